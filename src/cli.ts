@@ -1,0 +1,186 @@
+/**
+ * The command-line plumbing every command shares: option parsing over `node:util` (with agentcli's single-dash
+ * spellings), usage errors with exit code 2, help text, and the process facts a command may read.
+ *
+ * @module
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+/** Exit codes for every command. */
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+/** A user's mistake on the command line: printed without a stack trace, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string, readonly command?: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** What a command may read and write of its process; tests and library callers pass their own. */
+export interface Io {
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string;
+  readonly stdout: (text: string) => Promise<void>;
+  readonly stderr: (text: string) => Promise<void>;
+  readonly stdin: () => Promise<string>;
+  /** True when stdin and stderr are a terminal (prompts, progress). */
+  readonly interactive: boolean;
+}
+
+/** One option of a command, as `node:util` `parseArgs` takes it, plus its help line. */
+export interface OptionSpec {
+  type: "string" | "boolean";
+  short?: string;
+  multiple?: boolean;
+  /** The value's placeholder in help, e.g. `SEC`. */
+  value?: string;
+  help: string;
+}
+
+/** A command: its name, its help, its options and what it does. */
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  readonly usage: string;
+  readonly options: Readonly<Record<string, OptionSpec>>;
+  /** Extra help text after the options. */
+  readonly details?: string;
+  run(parsed: ParsedArgs, io: Io): Promise<number>;
+}
+
+/** Parsed options and positionals. */
+export interface ParsedArgs {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+}
+
+/** Options every command takes. */
+export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  tools: { type: "string", value: "PATH", help: "the manifest (default ./tools.json, env TOOLGATE_TOOLS)" },
+  "allow-absolute-commands": { type: "boolean", help: "accept absolute command[0] paths (meant for tests)" },
+  help: { type: "boolean", short: "h", help: "show this help" },
+  version: { type: "boolean", help: "print the version" },
+};
+
+/** agentcli spells long flags with one dash (`-tools x`); rewrite those that name a known long option. */
+export function normalizeDashes(argv: readonly string[], known: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  let rest = false;
+  for (const token of argv) {
+    if (rest || token === "--") {
+      rest = true;
+      out.push(token);
+      continue;
+    }
+    const match = /^-([A-Za-z][A-Za-z0-9-]+)(=.*)?$/.exec(token);
+    out.push(match && known.has(match[1]) ? `-${token}` : token);
+  }
+  return out;
+}
+
+function parseError(error: unknown, command: string): UsageError {
+  const message = error instanceof Error ? error.message : String(error);
+  // node:util's messages are long and mention "args"; keep the part that names the option.
+  const unknown = /Unknown option '([^']+)'/.exec(message);
+  if (unknown) return new UsageError(`unknown option ${unknown[1]}`, command);
+  const missing = /Option '([^']+)' argument missing/.exec(message);
+  if (missing) {
+    return new UsageError(`option ${missing[1].split(",").pop()?.trim().replace(/ <value>$/, "")} needs a value`, command);
+  }
+  const typed = /Option '([^']+)' does not take an argument/.exec(message);
+  if (typed) return new UsageError(`option ${typed[1].split(",").pop()?.trim()} takes no value`, command);
+  return new UsageError(message, command);
+}
+
+/** Parses a command's arguments (global options included); throws {@linkcode UsageError}. */
+export function parseCommandArgs(argv: readonly string[], command: Command): ParsedArgs {
+  const specs = { ...GLOBAL_OPTIONS, ...command.options };
+  const options: NonNullable<ParseArgsConfig["options"]> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    options[name] = {
+      type: spec.type,
+      ...(spec.short ? { short: spec.short } : {}),
+      multiple: spec.multiple ?? false,
+    };
+  }
+  try {
+    const parsed = parseArgs({
+      args: normalizeDashes(argv, new Set(Object.keys(specs))),
+      options,
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: parsed.values as ParsedArgs["values"], positionals: parsed.positionals };
+  } catch (error) {
+    // Only node:util's own verdicts on the arguments are the user's mistake; anything else is a bug.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) throw parseError(error, command.name);
+    throw error;
+  }
+}
+
+function optionLines(options: Readonly<Record<string, OptionSpec>>): string[] {
+  const rows = Object.entries(options).map(([name, spec]) => {
+    const flag = `${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` ${spec.value}` : ""}`;
+    return [flag, spec.help] as const;
+  });
+  const width = Math.max(0, ...rows.map(([flag]) => flag.length)) + 2;
+  return rows.map(([flag, help]) => `  ${flag.padEnd(width)}${help}`);
+}
+
+/** The `--help` text of a command. */
+export function commandHelp(command: Command): string {
+  const lines = [`toolgate ${command.name}: ${command.summary}`, "", `Usage: ${command.usage}`, ""];
+  if (Object.keys(command.options).length > 0) lines.push("Options:", ...optionLines(command.options), "");
+  lines.push("Global options:", ...optionLines(GLOBAL_OPTIONS), "");
+  if (command.details) lines.push(command.details.trimEnd(), "");
+  lines.push("Exit codes: 0 success, 1 failure, 2 usage error.");
+  return lines.join("\n") + "\n";
+}
+
+/** A string option's value, or `undefined`. */
+export function stringOption(parsed: ParsedArgs, name: string): string | undefined {
+  const value = parsed.values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** A boolean option's value. */
+export function flag(parsed: ParsedArgs, name: string): boolean {
+  return parsed.values[name] === true;
+}
+
+/** A positive number option (seconds, bytes, counts), or the fallback; anything else is a usage error. */
+export function numberOption(
+  parsed: ParsedArgs,
+  name: string,
+  fallback: number,
+  command: string,
+  { integer = false, min = 0, exclusive = true }: { integer?: boolean; min?: number; exclusive?: boolean } =
+    {},
+): number {
+  const raw = stringOption(parsed, name);
+  if (raw === undefined) return fallback;
+  return parseNumber(raw, `--${name}`, command, { integer, min, exclusive });
+}
+
+/** Parses a number given on the command line or in the environment; throws {@linkcode UsageError}. */
+export function parseNumber(
+  raw: string,
+  label: string,
+  command: string,
+  { integer = false, min = 0, exclusive = true }: { integer?: boolean; min?: number; exclusive?: boolean } =
+    {},
+): number {
+  const value = Number(raw.trim());
+  const ok = raw.trim() !== "" && Number.isFinite(value) && (!integer || Number.isInteger(value)) &&
+    (exclusive ? value > min : value >= min);
+  if (!ok) {
+    const what = integer ? "an integer" : "a number";
+    throw new UsageError(
+      `${label} must be ${what} ${exclusive ? ">" : ">="} ${min} (got ${JSON.stringify(raw)})`,
+      command,
+    );
+  }
+  return value;
+}

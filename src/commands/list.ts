@@ -1,0 +1,35 @@
+/** The `list` command: the manifest's tools as OpenAI, Anthropic or MCP definitions, or their names. @module */
+import { type Command, EXIT, stringOption, UsageError } from "../cli.ts";
+import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../exports.ts";
+import { loadForCommand } from "./load.ts";
+
+/** `toolgate list` */
+export const listCommand: Command = {
+  name: "list",
+  summary: "print the tool definitions",
+  usage: "toolgate list [--format openai|anthropic|mcp|names]",
+  options: {
+    format: {
+      type: "string",
+      value: "FORMAT",
+      help: "openai (default), anthropic, mcp, or names (one a line)",
+    },
+  },
+  async run(parsed, io) {
+    const format = stringOption(parsed, "format") ?? "openai";
+    if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
+      throw new UsageError(
+        `--format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(format)})`,
+        "list",
+      );
+    }
+    const manifest = await loadForCommand(parsed, io);
+    if (!manifest) return EXIT.failure;
+    const exported = exportTools(manifest, format as ExportFormat);
+    const body = format === "names"
+      ? exported.map((name) => `${name}\n`).join("")
+      : JSON.stringify(exported, null, 2) + "\n";
+    await io.stdout(body);
+    return EXIT.ok;
+  },
+};

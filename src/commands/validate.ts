@@ -1,0 +1,20 @@
+/** The `validate` command: checks every rule of the manifest and compiles every schema. @module */
+import { type Command, EXIT } from "../cli.ts";
+import { loadForCommand, manifestPath } from "./load.ts";
+
+/** `toolgate validate` */
+export const validateCommand: Command = {
+  name: "validate",
+  summary: "check the manifest: every rule, every schema compiled",
+  usage: "toolgate validate [--tools PATH]",
+  options: {},
+  details:
+    "Prints one summary line when the manifest is valid; otherwise every error, one per line, on stderr.",
+  async run(parsed, io) {
+    const manifest = await loadForCommand(parsed, io, { compileSchemas: true });
+    if (!manifest) return EXIT.failure;
+    const count = manifest.tools.length;
+    await io.stdout(`${manifestPath(parsed, io)}: valid, ${count} tool${count === 1 ? "" : "s"}\n`);
+    return EXIT.ok;
+  },
+};

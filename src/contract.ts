@@ -1,0 +1,344 @@
+/**
+ * The tool envelope contract: the one shape every tool result takes, success or failure, and the only module
+ * that builds, writes, reads or truncates envelopes.
+ *
+ * @module
+ */
+
+/** The failure kinds, each with the default `retryable` a model should assume. */
+export const FAILURE_KINDS = {
+  invalid_args: true,
+  rejected: false,
+  user_denied: false,
+  timeout: true,
+  execution_error: true,
+  not_found: false,
+  unavailable: true,
+  tool_not_found: false,
+} as const;
+
+/** A failure classification the agent loop routes on. */
+export type FailureKind = keyof typeof FAILURE_KINDS;
+
+/** A JSON value as it crosses a process boundary. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** The success shape: `ok: true` and the tool's payload. */
+export interface SuccessEnvelope {
+  readonly ok: true;
+  readonly result: unknown;
+  readonly tool?: string;
+  readonly warnings?: readonly string[];
+}
+
+/** The failure shape: `ok: false`, a kind, a message and whether a retry might succeed, plus metadata. */
+export interface FailureEnvelope {
+  readonly ok: false;
+  readonly kind: FailureKind;
+  readonly message: string;
+  readonly retryable: boolean;
+  readonly field?: string;
+  readonly expected?: string;
+  readonly tool?: string;
+  readonly [metadata: string]: unknown;
+}
+
+/** Either envelope; discriminate on `ok`. */
+export type Envelope = SuccessEnvelope | FailureEnvelope;
+
+/** Options shared by the success constructors. */
+export interface SuccessOptions {
+  /** The tool's name. */
+  tool?: string;
+  /** Non-fatal notes for the model; an empty list is left out. */
+  warnings?: readonly string[];
+}
+
+/** Options of {@linkcode failure}. */
+export interface FailureOptions {
+  /** The offending argument, for `invalid_args`. */
+  field?: string;
+  /** What the argument should look like. */
+  expected?: string;
+  /** The tool's name. */
+  tool?: string;
+  /** Overrides the kind's default. */
+  retryable?: boolean;
+  /** Extra keys (exit_code, signal, truncated, ...); they never overwrite a contract key. */
+  metadata?: Readonly<Record<string, unknown>>;
+}
+
+const CONTRACT_KEYS = new Set([
+  "ok",
+  "kind",
+  "message",
+  "retryable",
+  "field",
+  "expected",
+  "tool",
+  "result",
+  "warnings",
+]);
+
+/**
+ * Builds a success envelope.
+ *
+ * @example
+ * ```ts
+ * import { success } from "./contract.ts";
+ * success({ iso8601: "2026-01-01T00:00:00Z" }, { tool: "get_time" });
+ * // { ok: true, result: { iso8601: "2026-01-01T00:00:00Z" }, tool: "get_time" }
+ * ```
+ */
+export function success(result: unknown, options: SuccessOptions = {}): SuccessEnvelope {
+  const envelope: { ok: true; result: unknown; tool?: string; warnings?: readonly string[] } = {
+    ok: true,
+    result: result === undefined ? null : result,
+  };
+  if (options.tool !== undefined) envelope.tool = options.tool;
+  if (options.warnings && options.warnings.length > 0) envelope.warnings = [...options.warnings];
+  return envelope;
+}
+
+/**
+ * Builds a success envelope whose result is `{text}`: for tools whose output is one human-readable string.
+ *
+ * @example
+ * ```ts
+ * import { text } from "./contract.ts";
+ * text("Found 3 matches", { tool: "search" }).result; // { text: "Found 3 matches" }
+ * ```
+ */
+export function text(body: string, options: SuccessOptions = {}): SuccessEnvelope {
+  return success({ text: body }, options);
+}
+
+/**
+ * Builds a failure envelope; `retryable` defaults by kind, and metadata never overwrites a contract key.
+ *
+ * @example
+ * ```ts
+ * import { failure } from "./contract.ts";
+ * failure("invalid_args", "Missing required argument `timezone`.", { field: "timezone", expected: "string" });
+ * // { ok: false, kind: "invalid_args", message: "...", retryable: true, field: "timezone", expected: "string" }
+ * ```
+ */
+export function failure(kind: FailureKind, message: string, options: FailureOptions = {}): FailureEnvelope {
+  const envelope: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options.metadata ?? {})) {
+    if (!CONTRACT_KEYS.has(key) && value !== undefined) envelope[key] = value;
+  }
+  envelope.ok = false;
+  envelope.kind = kind;
+  envelope.message = message;
+  envelope.retryable = options.retryable ?? FAILURE_KINDS[kind];
+  if (options.field !== undefined) envelope.field = options.field;
+  if (options.expected !== undefined) envelope.expected = options.expected;
+  if (options.tool !== undefined) envelope.tool = options.tool;
+  return envelope as unknown as FailureEnvelope;
+}
+
+/**
+ * Returns the envelope with `tool` set, unless it already names one.
+ *
+ * @example
+ * ```ts
+ * import { success, withTool } from "./contract.ts";
+ * withTool(success(1), "count").tool; // "count"
+ * ```
+ */
+export function withTool<E extends Envelope>(envelope: E, tool: string): E {
+  return envelope.tool === undefined ? { ...envelope, tool } : envelope;
+}
+
+/**
+ * Returns the envelope with more warnings; on a failure the warnings ride along as metadata.
+ *
+ * @example
+ * ```ts
+ * import { success, withWarnings } from "./contract.ts";
+ * withWarnings(success(1), ["slow disk"]).warnings; // ["slow disk"]
+ * ```
+ */
+export function withWarnings<E extends Envelope>(envelope: E, warnings: readonly string[]): E {
+  if (warnings.length === 0) return envelope;
+  const previous = Array.isArray(envelope.warnings) ? envelope.warnings as string[] : [];
+  return { ...envelope, warnings: [...previous, ...warnings] };
+}
+
+/** Is `value` a known failure kind? */
+export function isFailureKind(value: unknown): value is FailureKind {
+  return typeof value === "string" && Object.hasOwn(FAILURE_KINDS, value);
+}
+
+/**
+ * Writes an envelope as one line: `ok` first, then the other keys sorted; empty `warnings` left out.
+ *
+ * @example
+ * ```ts
+ * import { serialize, success } from "./contract.ts";
+ * serialize(success({ b: 1, a: 2 }, { tool: "t" })); // '{"ok":true,"result":{"b":1,"a":2},"tool":"t"}'
+ * ```
+ */
+export function serialize(envelope: Envelope): string {
+  const ordered: Record<string, unknown> = { ok: envelope.ok };
+  for (const key of Object.keys(envelope).filter((k) => k !== "ok").sort()) {
+    const value = (envelope as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    if (key === "warnings" && Array.isArray(value) && value.length === 0) continue;
+    ordered[key] = value;
+  }
+  if (envelope.ok && ordered.result === undefined) ordered.result = null;
+  return JSON.stringify(ordered);
+}
+
+/**
+ * Reads a JSON value as an envelope, or `undefined` when it is not one: a success needs `ok: true`; a failure
+ * needs `ok: false`, a known `kind` and a string `message` (a missing `retryable` takes the kind's default).
+ *
+ * @example
+ * ```ts
+ * import { asEnvelope } from "./contract.ts";
+ * asEnvelope({ ok: false, kind: "timeout", message: "slow" })?.ok; // false
+ * asEnvelope({ hello: 1 }); // undefined
+ * ```
+ */
+export function asEnvelope(value: unknown): Envelope | undefined {
+  if (!isRecord(value) || typeof value.ok !== "boolean") return undefined;
+  if (value.ok) {
+    const warnings = Array.isArray(value.warnings) ? value.warnings.filter((w) => typeof w === "string") : [];
+    const base = success(value.result, {
+      tool: typeof value.tool === "string" ? value.tool : undefined,
+      warnings,
+    });
+    return base;
+  }
+  if (!isFailureKind(value.kind) || typeof value.message !== "string") return undefined;
+  const { ok: _ok, kind, message, retryable, field, expected, tool, ...metadata } = value;
+  return failure(kind, message, {
+    retryable: typeof retryable === "boolean" ? retryable : undefined,
+    field: typeof field === "string" ? field : undefined,
+    expected: typeof expected === "string" ? expected : undefined,
+    tool: typeof tool === "string" ? tool : undefined,
+    metadata,
+  });
+}
+
+const LEGACY_FAILURE_PREFIXES = ["[REJECTED]", "[TIMEOUT]"];
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isLegacyError(value: unknown): value is { error: string } {
+  return isRecord(value) && typeof value.error === "string" && value.ok === undefined;
+}
+
+/**
+ * True for a failure envelope, the legacy `[REJECTED]` / `[TIMEOUT]` prefixes, and the legacy
+ * `{"error": ..., "retryable": ...}` shape.
+ *
+ * @example
+ * ```ts
+ * import { isError } from "./contract.ts";
+ * isError('{"ok":false,"kind":"timeout","message":"slow","retryable":true}'); // true
+ * isError("[TIMEOUT] after 5s"); // true
+ * ```
+ */
+export function isError(resultText: string): boolean {
+  const trimmed = resultText.trimStart();
+  if (LEGACY_FAILURE_PREFIXES.some((prefix) => trimmed.startsWith(prefix))) return true;
+  const value = parseJson(trimmed);
+  return asEnvelope(value)?.ok === false || isLegacyError(value);
+}
+
+/**
+ * True for a success envelope: the symmetric twin of {@linkcode isError}.
+ *
+ * @example
+ * ```ts
+ * import { isSuccess } from "./contract.ts";
+ * isSuccess('{"ok":true,"result":1}'); // true
+ * ```
+ */
+export function isSuccess(resultText: string): boolean {
+  return asEnvelope(parseJson(resultText.trim()))?.ok === true;
+}
+
+/**
+ * The `result` of a success envelope, or `undefined` for anything else.
+ *
+ * @example
+ * ```ts
+ * import { successPayload } from "./contract.ts";
+ * successPayload('{"ok":true,"result":{"a":1}}'); // { a: 1 }
+ * ```
+ */
+export function successPayload(resultText: string): unknown {
+  const envelope = asEnvelope(parseJson(resultText.trim()));
+  return envelope?.ok ? envelope.result : undefined;
+}
+
+/**
+ * The `message` of a failure (or the `error` of the legacy shape); falls back to the input itself.
+ *
+ * @example
+ * ```ts
+ * import { failureMessage } from "./contract.ts";
+ * failureMessage('{"ok":false,"kind":"timeout","message":"slow","retryable":true}'); // "slow"
+ * failureMessage("[REJECTED] policy"); // "[REJECTED] policy"
+ * ```
+ */
+export function failureMessage(resultText: string): string {
+  const value = parseJson(resultText.trim());
+  const envelope = asEnvelope(value);
+  if (envelope && !envelope.ok) return envelope.message;
+  if (isLegacyError(value)) return value.error;
+  return resultText;
+}
+
+/** The default size, in UTF-16 code units, of text handed to a model. */
+export const MODEL_TEXT_LIMIT = 50_000;
+
+/** The marker {@linkcode truncateForModel} puts where it cut. */
+export function truncationMarker(removed: number, total: number): string {
+  return `\n…[truncated ${removed} of ${total} characters]…\n`;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/**
+ * Cuts text to at most `maxChars` characters, keeping 40% from the head and 60% from the tail around one marker
+ * that says how much was cut out of how much. Text at or under the limit comes back unchanged; a surrogate pair
+ * is never split.
+ *
+ * @example
+ * ```ts
+ * import { truncateForModel } from "./contract.ts";
+ * truncateForModel("short"); // "short"
+ * truncateForModel("x".repeat(1000), 200).length <= 200; // true
+ * ```
+ */
+export function truncateForModel(body: string, maxChars: number = MODEL_TEXT_LIMIT): string {
+  if (body.length <= maxChars) return body;
+  // The marker's length depends on the count it reports, so size it for the largest count it could report.
+  const budget = Math.max(0, maxChars - truncationMarker(body.length, body.length).length);
+  let headEnd = Math.floor(budget * 0.4);
+  let tailStart = body.length - (budget - headEnd);
+  if (headEnd > 0 && isHighSurrogate(body.charCodeAt(headEnd - 1))) headEnd -= 1;
+  if (tailStart < body.length && tailStart > 0 && isHighSurrogate(body.charCodeAt(tailStart - 1))) {
+    tailStart += 1;
+  }
+  return body.slice(0, headEnd) + truncationMarker(tailStart - headEnd, body.length) + body.slice(tailStart);
+}
+
+/** A plain JSON object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,113 @@
+/**
+ * toolgate's command-line entry: picks the command, parses its options, runs it, and turns a user's mistake into
+ * a message and exit code 2 instead of a stack trace.
+ *
+ * @module
+ */
+import denoJson from "../deno.json" with { type: "json" };
+import {
+  type Command,
+  commandHelp,
+  EXIT,
+  GLOBAL_OPTIONS,
+  type Io,
+  normalizeDashes,
+  parseCommandArgs,
+  UsageError,
+} from "./cli.ts";
+import { listCommand } from "./commands/list.ts";
+import { validateCommand } from "./commands/validate.ts";
+
+/** toolgate's version, from `deno.json`. */
+export const VERSION: string = denoJson.version;
+
+/** Every command, in the order help lists them. */
+export const COMMANDS: readonly Command[] = [validateCommand, listCommand];
+
+/** Global options that take a value: their value is not the command's name. */
+const VALUE_OPTIONS = new Set(
+  Object.entries(GLOBAL_OPTIONS).filter(([, spec]) => spec.type === "string").map(([name]) => `--${name}`),
+);
+
+function globalHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
+  return [
+    `toolgate ${VERSION}: run local tools for LLM agents, sandboxed, with typed result envelopes.`,
+    "",
+    "Usage: toolgate <command> [options]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    "",
+    "Global options:",
+    "  --tools PATH               the manifest (default ./tools.json, env TOOLGATE_TOOLS)",
+    "  --allow-absolute-commands  accept absolute command[0] paths (meant for tests)",
+    "  -h, --help                 show help (`toolgate <command> --help` for a command's own)",
+    "  --version                  print the version",
+    "",
+    "Exit codes: 0 success, 1 failure, 2 usage error.",
+    "",
+  ].join("\n");
+}
+
+/** Splits argv into the command and the rest: the command is the first token that is not an option. */
+function findCommand(argv: readonly string[]): { command?: Command; name?: string; rest: string[] } {
+  const tokens = normalizeDashes(argv, new Set(Object.keys(GLOBAL_OPTIONS)));
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token === "--") break;
+    if (VALUE_OPTIONS.has(token)) {
+      i++;
+      continue;
+    }
+    if (token.startsWith("-") && token !== "-") continue;
+    const command = COMMANDS.find((c) => c.name === token);
+    return { command, name: token, rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+  }
+  return { rest: [...argv] };
+}
+
+/**
+ * Runs the CLI with `argv` and returns the exit code.
+ *
+ * @example
+ * ```ts
+ * import { run } from "./main.ts";
+ * import { processIo } from "./process_io.ts";
+ * const code = await run(["validate", "--tools", "tools.json"], processIo());
+ * ```
+ */
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  const { command, name, rest } = findCommand(argv);
+  try {
+    if (!command) {
+      if (name !== undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}`);
+      if (rest.some((t) => t === "--version" || t === "-version")) {
+        await io.stdout(`toolgate ${VERSION}\n`);
+        return EXIT.ok;
+      }
+      if (rest.some((t) => t === "--help" || t === "-h" || t === "-help")) {
+        await io.stdout(globalHelp());
+        return EXIT.ok;
+      }
+      throw new UsageError("no command given");
+    }
+    if (rest.some((t) => t === "--help" || t === "-h" || t === "-help")) {
+      await io.stdout(commandHelp(command));
+      return EXIT.ok;
+    }
+    const parsed = parseCommandArgs(rest, command);
+    return await command.run(parsed, io);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    const where = error.command ?? command?.name;
+    const help = where ? `toolgate ${where} --help` : "toolgate --help";
+    await io.stderr(`toolgate: ${error.message}\nSee \`${help}\`.\n`);
+    return EXIT.usage;
+  }
+}
+
+if (import.meta.main) {
+  const { processIo } = await import("./process_io.ts");
+  Deno.exitCode = await run(Deno.args, processIo());
+}

@@ -1,0 +1,359 @@
+/**
+ * Loads and validates a `tools.json` manifest (the agentcli format plus toolgate's optional fields) into
+ * immutable tool specs, reporting every error with the tool's index and name.
+ *
+ * @module
+ */
+import { dirname, isAbsolute, join, posix, resolve, sep, win32 } from "node:path";
+import { isRecord } from "./contract.ts";
+import { parseJsonc } from "./jsonc.ts";
+import { SchemaCompiler } from "./schema.ts";
+
+/** One validated tool: what the runner needs to start it and what the exports need to describe it. */
+export interface ToolSpec {
+  /** Position in the manifest's `tools` array. */
+  readonly index: number;
+  readonly name: string;
+  readonly description?: string;
+  /** The JSON Schema of the arguments, as written. */
+  readonly schema?: Readonly<Record<string, unknown>>;
+  /** The argv as written in the manifest. */
+  readonly command: readonly string[];
+  /** `command[0]` resolved to an absolute path (against the manifest's folder when relative). */
+  readonly program: string;
+  /** The fixed arguments after the program. */
+  readonly args: readonly string[];
+  /** Per-call timeout in seconds; the caller's default applies when absent. */
+  readonly timeoutSec?: number;
+  /** Upper-cased, de-duplicated names of the variables passed from the parent. */
+  readonly envPassthrough: readonly string[];
+  /** The tool has no side effects: it needs no approval. */
+  readonly readOnly: boolean;
+  /** The tool may run in parallel with other calls. */
+  readonly concurrent: boolean;
+}
+
+/** A validated manifest. */
+export interface Manifest {
+  /** Absolute path of the manifest file. */
+  readonly path: string;
+  /** The folder relative commands resolve against. */
+  readonly dir: string;
+  /** `<dir>/tools/bin`, the only place relative commands may point into. */
+  readonly binDir: string;
+  readonly tools: readonly ToolSpec[];
+  /** The tools by name. */
+  readonly byName: ReadonlyMap<string, ToolSpec>;
+  /** Non-fatal findings (unknown fields). */
+  readonly warnings: readonly string[];
+  /** Compiles the tools' schemas on first use. */
+  readonly schemas: SchemaCompiler;
+}
+
+/** The outcome of loading: a manifest, or every error found (warnings either way). */
+export type ManifestResult =
+  | { ok: true; manifest: Manifest; warnings: readonly string[] }
+  | { ok: false; errors: readonly string[]; warnings: readonly string[] };
+
+/** Options of {@linkcode loadManifest}. */
+export interface ManifestOptions {
+  /** Accept absolute `command[0]` paths (meant for tests). */
+  allowAbsoluteCommands?: boolean;
+  /** Compile every schema now, so that a schema ajv cannot compile is a manifest error (the `validate` command). */
+  compileSchemas?: boolean;
+}
+
+/** The OpenAI function-name rule. */
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
+const BIN_PREFIX = "tools/bin/";
+const KNOWN_FIELDS = new Set([
+  "name",
+  "description",
+  "schema",
+  "command",
+  "timeoutSec",
+  "envPassthrough",
+  "readOnly",
+  "concurrent",
+]);
+const KNOWN_ROOT_FIELDS = new Set(["tools", "$schema"]);
+
+/** Go's %q for the strings we quote: JSON's quoting agrees on everything printable. */
+const quote = (value: string): string => JSON.stringify(value);
+
+function isAbsoluteAnywhere(path: string): boolean {
+  return isAbsolute(path) || posix.isAbsolute(path) || win32.isAbsolute(path);
+}
+
+/** Normalizes a relative command path with `\` as a separator too, without a leading `./`. */
+function normalizeRelative(raw: string): string {
+  return posix.normalize(raw.replaceAll("\\", "/"));
+}
+
+function isInside(child: string, parent: string): boolean {
+  return child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+}
+
+function realPath(path: string): string | undefined {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Checks that `program` (resolved) stays inside `binDir` once every symlink is followed. A program that does not
+ * exist yet passes: the runner reports it as unavailable when called.
+ */
+export function escapesBinDir(program: string, binDir: string): string | undefined {
+  const real = realPath(program);
+  if (real === undefined) return undefined;
+  const realBin = realPath(binDir) ?? binDir;
+  return isInside(real, realBin) ? undefined : real;
+}
+
+interface Checked<T> {
+  value?: T;
+  error?: string;
+}
+
+function checkCommand(
+  raw: unknown,
+  dir: string,
+  binDir: string,
+  options: ManifestOptions,
+): Checked<{ program: string; command: string[] }> {
+  if (!Array.isArray(raw) || raw.some((part) => typeof part !== "string")) {
+    return { error: "command must be an array of strings" };
+  }
+  if (raw.length === 0) return { error: "command must have at least program name" };
+  const command = raw as string[];
+  const first = command[0];
+  let program: string;
+  if (first !== "" && isAbsoluteAnywhere(first)) {
+    if (!options.allowAbsoluteCommands) {
+      return {
+        error: `absolute command[0] ${
+          quote(first)
+        } is refused; pass --allow-absolute-commands to allow it (meant for tests)`,
+      };
+    }
+    program = resolve(first);
+  } else {
+    const normalized = normalizeRelative(first);
+    const slashed = first.replaceAll("\\", "/").replace(/^(\.\/)+/, "");
+    if (slashed.startsWith(BIN_PREFIX)) {
+      if (!normalized.startsWith(BIN_PREFIX)) {
+        return {
+          error: `command[0] escapes ./tools/bin after normalization (got ${quote(first)} -> ${
+            quote("./" + normalized)
+          })`,
+        };
+      }
+      if (normalized === BIN_PREFIX) {
+        return { error: `command[0] must name a program inside ./tools/bin/ (got ${quote(first)})` };
+      }
+    } else if (normalized === ".." || normalized.startsWith("../")) {
+      return {
+        error: `command[0] escapes ./tools/bin after normalization (got ${quote(first)} -> ${
+          quote(normalized)
+        })`,
+      };
+    } else {
+      return { error: "relative command[0] must start with ./tools/bin/" };
+    }
+    program = join(dir, normalized);
+    const outside = escapesBinDir(program, binDir);
+    if (outside !== undefined) {
+      return {
+        error: `command[0] ${quote(first)} resolves outside ./tools/bin through a symlink (-> ${
+          quote(outside)
+        })`,
+      };
+    }
+  }
+  return { value: { program, command } };
+}
+
+function checkEnvPassthrough(raw: unknown): Checked<string[]> {
+  if (raw === undefined) return { value: [] };
+  if (!Array.isArray(raw)) return { error: "envPassthrough must be an array of strings" };
+  const names: string[] = [];
+  for (const [j, entry] of raw.entries()) {
+    if (typeof entry !== "string") return { error: `envPassthrough[${j}]: must be a string` };
+    const trimmed = entry.trim();
+    if (trimmed === "") return { error: `envPassthrough[${j}]: empty name` };
+    const upper = trimmed.toUpperCase();
+    if (!ENV_NAME_PATTERN.test(upper)) {
+      return { error: `envPassthrough[${j}]: invalid name ${quote(entry)} (must match [A-Z_][A-Z0-9_]*)` };
+    }
+    if (!names.includes(upper)) names.push(upper);
+  }
+  return { value: names };
+}
+
+function checkOptionalBoolean(entry: Record<string, unknown>, key: string, errors: string[]): boolean {
+  const value = entry[key];
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") {
+    errors.push(`${key} must be a boolean`);
+    return false;
+  }
+  return value;
+}
+
+function checkTool(
+  entry: unknown,
+  index: number,
+  context: {
+    dir: string;
+    binDir: string;
+    options: ManifestOptions;
+    seen: Set<string>;
+    schemas: SchemaCompiler;
+  },
+  errors: string[],
+  warnings: string[],
+): ToolSpec | undefined {
+  if (!isRecord(entry)) {
+    errors.push(`tool[${index}]: must be an object`);
+    return undefined;
+  }
+  const rawName = entry.name;
+  if (rawName === undefined || rawName === "" || rawName === null) {
+    errors.push(`tool[${index}]: name is required`);
+    return undefined;
+  }
+  if (typeof rawName !== "string") {
+    errors.push(`tool[${index}]: name must be a string`);
+    return undefined;
+  }
+  const prefix = `tool[${index}] ${quote(rawName)}: `;
+  const own: string[] = [];
+  if (!TOOL_NAME_PATTERN.test(rawName)) own.push("name must match ^[A-Za-z0-9_-]{1,64}$");
+  if (context.seen.has(rawName)) own.push("duplicate name");
+  context.seen.add(rawName);
+
+  if (entry.description !== undefined && typeof entry.description !== "string") {
+    own.push("description must be a string");
+  }
+  let schema: Record<string, unknown> | undefined;
+  if (entry.schema !== undefined) {
+    if (!isRecord(entry.schema)) {
+      own.push("schema must be a JSON object");
+    } else {
+      schema = entry.schema;
+      const problem = context.schemas.check(schema) ??
+        (context.options.compileSchemas ? compileProblem(context.schemas, schema) : undefined);
+      if (problem !== undefined) own.push(`schema is invalid: ${problem}`);
+    }
+  }
+  const command = checkCommand(entry.command, context.dir, context.binDir, context.options);
+  if (command.error) own.push(command.error);
+  const timeout = entry.timeoutSec;
+  if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout <= 0)) {
+    own.push(`timeoutSec must be a positive integer (got ${JSON.stringify(timeout)})`);
+  }
+  const env = checkEnvPassthrough(entry.envPassthrough);
+  if (env.error) own.push(env.error);
+  const readOnly = checkOptionalBoolean(entry, "readOnly", own);
+  const concurrent = checkOptionalBoolean(entry, "concurrent", own);
+  if (concurrent && !readOnly) own.push("concurrent requires readOnly: true");
+  for (const key of Object.keys(entry)) {
+    if (!KNOWN_FIELDS.has(key)) warnings.push(`${prefix}unknown field ${quote(key)} (ignored)`);
+  }
+  errors.push(...own.map((message) => prefix + message));
+  if (own.length > 0 || !command.value) return undefined;
+  return Object.freeze({
+    index,
+    name: rawName,
+    description: entry.description as string | undefined,
+    schema: schema === undefined ? undefined : Object.freeze(schema),
+    command: Object.freeze([...command.value.command]),
+    program: command.value.program,
+    args: Object.freeze(command.value.command.slice(1)),
+    timeoutSec: timeout as number | undefined,
+    envPassthrough: Object.freeze(env.value ?? []),
+    readOnly,
+    concurrent,
+  });
+}
+
+function compileProblem(schemas: SchemaCompiler, schema: Record<string, unknown>): string | undefined {
+  const compiled = schemas.compile(schema);
+  return compiled.ok ? undefined : compiled.reason;
+}
+
+/**
+ * Validates an already-parsed manifest value; `path` is the manifest's absolute path (commands resolve against
+ * its folder).
+ *
+ * @example
+ * ```ts
+ * import { validateManifest } from "./manifest.ts";
+ * const result = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
+ * result.ok && result.manifest.tools[0].program; // "/srv/tools/bin/t"
+ * ```
+ */
+export function validateManifest(
+  value: unknown,
+  path: string,
+  options: ManifestOptions = {},
+): ManifestResult {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const dir = dirname(path);
+  const binDir = join(dir, "tools", "bin");
+  const schemas = new SchemaCompiler();
+  if (!isRecord(value)) {
+    return { ok: false, errors: [`${path}: the manifest must be a JSON object`], warnings };
+  }
+  for (const key of Object.keys(value)) {
+    if (!KNOWN_ROOT_FIELDS.has(key)) warnings.push(`${path}: unknown field ${quote(key)} (ignored)`);
+  }
+  const rawTools = value.tools ?? [];
+  if (!Array.isArray(rawTools)) return { ok: false, errors: [`${path}: "tools" must be an array`], warnings };
+  const context = { dir, binDir, options, seen: new Set<string>(), schemas };
+  const tools: ToolSpec[] = [];
+  rawTools.forEach((entry, index) => {
+    const tool = checkTool(entry, index, context, errors, warnings);
+    if (tool) tools.push(tool);
+  });
+  if (errors.length > 0) return { ok: false, errors, warnings };
+  const manifest: Manifest = Object.freeze({
+    path,
+    dir,
+    binDir,
+    tools: Object.freeze(tools),
+    byName: new Map(tools.map((tool) => [tool.name, tool])),
+    warnings: Object.freeze(warnings),
+    schemas,
+  });
+  return { ok: true, manifest, warnings };
+}
+
+/**
+ * Reads, parses (JSONC) and validates a manifest file.
+ *
+ * @example
+ * ```ts
+ * import { loadManifest } from "./manifest.ts";
+ * const result = await loadManifest("tools.json");
+ * if (!result.ok) console.error(result.errors.join("\n"));
+ * ```
+ */
+export async function loadManifest(path: string, options: ManifestOptions = {}): Promise<ManifestResult> {
+  const absolute = resolve(path);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(absolute);
+  } catch (error) {
+    const reason = error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message;
+    return { ok: false, errors: [`${path}: cannot read the manifest: ${reason}`], warnings: [] };
+  }
+  const parsed = parseJsonc(text, path);
+  if (!parsed.ok) return { ok: false, errors: parsed.errors, warnings: [] };
+  return validateManifest(parsed.value, absolute, options);
+}
