@@ -79,14 +79,25 @@ export function normalizeDashes(argv: readonly string[], known: ReadonlySet<stri
   return out;
 }
 
-function parseError(error: unknown, command: string): UsageError {
+function parseError(error: unknown, command: string, args: readonly string[]): UsageError {
   const message = error instanceof Error ? error.message : String(error);
   // node:util's messages are long and mention "args"; keep the part that names the option.
   const unknown = /Unknown option '([^']+)'/.exec(message);
-  if (unknown) return new UsageError(`unknown option ${unknown[1]}`, command);
-  const missing = /Option '([^']+)' argument missing/.exec(message);
+  if (unknown) {
+    // node:util reads `-bogus` as the short options -b -o -g ...: name the token the user typed.
+    const token = /^-[^-]$/.test(unknown[1])
+      ? args.find((t) => t.startsWith(unknown[1]) && !t.startsWith("--"))?.replace(/=.*$/, "") ?? unknown[1]
+      : unknown[1];
+    return new UsageError(`unknown option ${token}`, command);
+  }
+  const missing = /Option '([^']+)' argument (missing|is ambiguous)/.exec(message);
   if (missing) {
-    return new UsageError(`option ${missing[1].split(",").pop()?.trim().replace(/ <value>$/, "")} needs a value`, command);
+    const name = missing[1].split(",").pop()?.trim().replace(/ <value>$/, "");
+    // "ambiguous" means the next token looks like an option: most often the value was forgotten.
+    const hint = missing[2] === "missing"
+      ? ""
+      : ` (a value that starts with a dash is written ${name}=-VALUE)`;
+    return new UsageError(`option ${name} needs a value${hint}`, command);
   }
   const typed = /Option '([^']+)' does not take an argument/.exec(message);
   if (typed) return new UsageError(`option ${typed[1].split(",").pop()?.trim()} takes no value`, command);
@@ -104,9 +115,10 @@ export function parseCommandArgs(argv: readonly string[], command: Command): Par
       multiple: spec.multiple ?? false,
     };
   }
+  const args = normalizeDashes(argv, new Set(Object.keys(specs)));
   try {
     const parsed = parseArgs({
-      args: normalizeDashes(argv, new Set(Object.keys(specs))),
+      args,
       options,
       allowPositionals: true,
       strict: true,
@@ -115,7 +127,9 @@ export function parseCommandArgs(argv: readonly string[], command: Command): Par
   } catch (error) {
     // Only node:util's own verdicts on the arguments are the user's mistake; anything else is a bug.
     const code = (error as { code?: unknown }).code;
-    if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) throw parseError(error, command.name);
+    if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
+      throw parseError(error, command.name, args);
+    }
     throw error;
   }
 }

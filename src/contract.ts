@@ -181,14 +181,16 @@ export function isFailureKind(value: unknown): value is FailureKind {
  * ```
  */
 export function serialize(envelope: Envelope): string {
+  const source: Record<string, unknown> = { ...envelope };
+  // A success without a result still says so, in its sorted place.
+  if (envelope.ok && source.result === undefined) source.result = null;
   const ordered: Record<string, unknown> = { ok: envelope.ok };
-  for (const key of Object.keys(envelope).filter((k) => k !== "ok").sort()) {
-    const value = (envelope as Record<string, unknown>)[key];
+  for (const key of Object.keys(source).filter((k) => k !== "ok").sort()) {
+    const value = source[key];
     if (value === undefined) continue;
     if (key === "warnings" && Array.isArray(value) && value.length === 0) continue;
     ordered[key] = value;
   }
-  if (envelope.ok && ordered.result === undefined) ordered.result = null;
   return JSON.stringify(ordered);
 }
 
@@ -328,7 +330,14 @@ function isHighSurrogate(code: number): boolean {
 export function truncateForModel(body: string, maxChars: number = MODEL_TEXT_LIMIT): string {
   if (body.length <= maxChars) return body;
   // The marker's length depends on the count it reports, so size it for the largest count it could report.
-  const budget = Math.max(0, maxChars - truncationMarker(body.length, body.length).length);
+  const markerSize = truncationMarker(body.length, body.length).length;
+  if (maxChars < markerSize) {
+    // No room for the marker: a plain cut is the only way to stay within the limit.
+    let end = Math.max(0, Math.floor(maxChars));
+    if (end > 0 && isHighSurrogate(body.charCodeAt(end - 1))) end -= 1;
+    return body.slice(0, end);
+  }
+  const budget = maxChars - markerSize;
   let headEnd = Math.floor(budget * 0.4);
   let tailStart = body.length - (budget - headEnd);
   if (headEnd > 0 && isHighSurrogate(body.charCodeAt(headEnd - 1))) headEnd -= 1;

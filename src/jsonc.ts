@@ -71,6 +71,8 @@ function duplicateKeys(node: Node | undefined, text: string, label: string, out:
  * ```
  */
 export function parseJsonc(text: string, label: string): JsoncResult {
+  // Editors on Windows save a byte-order mark; it is not content, and columns count from after it.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const syntax: ParseError[] = [];
   const tree = parseTree(text, syntax, { allowTrailingComma: true, disallowComments: false });
   if (syntax.length > 0) {

@@ -15,6 +15,7 @@ import {
   parseCommandArgs,
   UsageError,
 } from "./cli.ts";
+import { callCommand } from "./commands/call.ts";
 import { listCommand } from "./commands/list.ts";
 import { validateCommand } from "./commands/validate.ts";
 
@@ -22,7 +23,7 @@ import { validateCommand } from "./commands/validate.ts";
 export const VERSION: string = denoJson.version;
 
 /** Every command, in the order help lists them. */
-export const COMMANDS: readonly Command[] = [validateCommand, listCommand];
+export const COMMANDS: readonly Command[] = [validateCommand, listCommand, callCommand];
 
 /** Global options that take a value: their value is not the command's name. */
 const VALUE_OPTIONS = new Set(

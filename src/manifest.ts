@@ -125,6 +125,8 @@ function checkCommand(
   binDir: string,
   options: ManifestOptions,
 ): Checked<{ program: string; command: string[] }> {
+  // agentcli reads a missing or null command as an empty one: same message, so its users see what they know.
+  if (raw === undefined || raw === null) return { error: "command must have at least program name" };
   if (!Array.isArray(raw) || raw.some((part) => typeof part !== "string")) {
     return { error: "command must be an array of strings" };
   }
@@ -145,15 +147,16 @@ function checkCommand(
     const normalized = normalizeRelative(first);
     const slashed = first.replaceAll("\\", "/").replace(/^(\.\/)+/, "");
     if (slashed.startsWith(BIN_PREFIX)) {
+      // `./tools/bin/.` names the folder itself: it does not escape, it names no program.
+      if (normalized === BIN_PREFIX || normalized === BIN_PREFIX.slice(0, -1)) {
+        return { error: `command[0] must name a program inside ./tools/bin/ (got ${quote(first)})` };
+      }
       if (!normalized.startsWith(BIN_PREFIX)) {
         return {
           error: `command[0] escapes ./tools/bin after normalization (got ${quote(first)} -> ${
             quote("./" + normalized)
           })`,
         };
-      }
-      if (normalized === BIN_PREFIX) {
-        return { error: `command[0] must name a program inside ./tools/bin/ (got ${quote(first)})` };
       }
     } else if (normalized === ".." || normalized.startsWith("../")) {
       return {
@@ -177,21 +180,32 @@ function checkCommand(
   return { value: { program, command } };
 }
 
-function checkEnvPassthrough(raw: unknown): Checked<string[]> {
-  if (raw === undefined) return { value: [] };
-  if (!Array.isArray(raw)) return { error: "envPassthrough must be an array of strings" };
+/** Normalizes the env allowlist; every bad entry is an error of its own (agentcli stops at the first). */
+function checkEnvPassthrough(raw: unknown, errors: string[]): string[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) {
+    errors.push("envPassthrough must be an array of strings");
+    return [];
+  }
   const names: string[] = [];
   for (const [j, entry] of raw.entries()) {
-    if (typeof entry !== "string") return { error: `envPassthrough[${j}]: must be a string` };
+    if (typeof entry !== "string") {
+      errors.push(`envPassthrough[${j}]: must be a string`);
+      continue;
+    }
     const trimmed = entry.trim();
-    if (trimmed === "") return { error: `envPassthrough[${j}]: empty name` };
+    if (trimmed === "") {
+      errors.push(`envPassthrough[${j}]: empty name`);
+      continue;
+    }
     const upper = trimmed.toUpperCase();
     if (!ENV_NAME_PATTERN.test(upper)) {
-      return { error: `envPassthrough[${j}]: invalid name ${quote(entry)} (must match [A-Z_][A-Z0-9_]*)` };
+      errors.push(`envPassthrough[${j}]: invalid name ${quote(entry)} (must match [A-Z_][A-Z0-9_]*)`);
+      continue;
     }
     if (!names.includes(upper)) names.push(upper);
   }
-  return { value: names };
+  return names;
 }
 
 function checkOptionalBoolean(entry: Record<string, unknown>, key: string, errors: string[]): boolean {
@@ -256,8 +270,7 @@ function checkTool(
   if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout <= 0)) {
     own.push(`timeoutSec must be a positive integer (got ${JSON.stringify(timeout)})`);
   }
-  const env = checkEnvPassthrough(entry.envPassthrough);
-  if (env.error) own.push(env.error);
+  const env = checkEnvPassthrough(entry.envPassthrough, own);
   const readOnly = checkOptionalBoolean(entry, "readOnly", own);
   const concurrent = checkOptionalBoolean(entry, "concurrent", own);
   if (concurrent && !readOnly) own.push("concurrent requires readOnly: true");
@@ -275,7 +288,7 @@ function checkTool(
     program: command.value.program,
     args: Object.freeze(command.value.command.slice(1)),
     timeoutSec: timeout as number | undefined,
-    envPassthrough: Object.freeze(env.value ?? []),
+    envPassthrough: Object.freeze(env),
     readOnly,
     concurrent,
   });

@@ -5,18 +5,22 @@
  * @module
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 
 /** A compiled validator, or why the schema does not compile. */
 export type Compiled = { ok: true; validate: ValidateFunction } | { ok: false; reason: string };
 
-const DRAFT_2020 = /json-schema\.org\/draft\/(2020-12|2019-09)\/schema/;
+const DRAFT_2020 = /json-schema\.org\/draft\/2020-12\/schema/;
+const DRAFT_2019 = /json-schema\.org\/draft\/2019-09\/schema/;
 
 function newAjv<T extends Ajv>(Kind: new (options: object) => T): T {
   // ajv's own coercion stays off: the preflight coerces, so what ajv sees is what the tool gets.
   const ajv = new Kind({
     allErrors: true,
+    // verbose: errors carry their parentSchema, which the preflight describes to the model as `expected`.
+    verbose: true,
     strict: false,
     logger: false,
     coerceTypes: false,
@@ -47,12 +51,17 @@ export function describeAjvErrors(errors: readonly ErrorObject[] | null | undefi
  */
 export class SchemaCompiler {
   #draft7?: Ajv;
+  #draft2019?: Ajv;
   #draft2020?: Ajv;
   readonly #cache = new WeakMap<object, Compiled>();
 
   #ajvFor(schema: Record<string, unknown>): Ajv {
     if (typeof schema.$schema === "string" && DRAFT_2020.test(schema.$schema)) {
       return this.#draft2020 ??= newAjv(Ajv2020 as unknown as new (options: object) => Ajv);
+    }
+    // Each draft's meta-schema lives only in its own ajv class: Ajv2020 does not know 2019-09.
+    if (typeof schema.$schema === "string" && DRAFT_2019.test(schema.$schema)) {
+      return this.#draft2019 ??= newAjv(Ajv2019 as unknown as new (options: object) => Ajv);
     }
     return this.#draft7 ??= newAjv(Ajv);
   }

@@ -16,6 +16,10 @@ export const listCommand: Command = {
     },
   },
   async run(parsed, io) {
+    // A stray word is a mistake (a misspelled flag, a path without --tools), not something to ignore.
+    if (parsed.positionals.length > 0) {
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`, "list");
+    }
     const format = stringOption(parsed, "format") ?? "openai";
     if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
       throw new UsageError(

@@ -1,0 +1,32 @@
+/** The `call` command: runs one tool and prints its envelope. @module */
+import { type Command, EXIT, UsageError } from "../cli.ts";
+import { serialize } from "../contract.ts";
+import { EXECUTOR_OPTIONS, executorFromArgs } from "./executor_options.ts";
+import { loadForCommand } from "./load.ts";
+
+/** `toolgate call NAME [ARGS]` */
+export const callCommand: Command = {
+  name: "call",
+  summary: "run one tool and print its result envelope",
+  usage: "toolgate call NAME [ARGS | -] [options]",
+  options: EXECUTOR_OPTIONS,
+  details: [
+    "ARGS is the JSON arguments object as text; `-` reads it from stdin; absent means {}.",
+    "Prints exactly one envelope line on stdout: exit 0 when it is ok, 1 when not.",
+    'Example: toolgate call get_time \'{"timezone":"Europe/Helsinki"}\'',
+  ].join("\n"),
+  async run(parsed, io) {
+    const [name, argsText, ...extra] = parsed.positionals;
+    if (name === undefined) throw new UsageError("call needs a tool name", "call");
+    if (extra.length > 0) {
+      throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`, "call");
+    }
+    const manifest = await loadForCommand(parsed, io);
+    if (!manifest) return EXIT.failure;
+    const { executor } = await executorFromArgs(parsed, io, manifest, "call");
+    const args = argsText === "-" ? await io.stdin() : argsText ?? "{}";
+    const envelope = await executor.call(name, args);
+    await io.stdout(serialize(envelope) + "\n");
+    return envelope.ok ? EXIT.ok : EXIT.failure;
+  },
+};

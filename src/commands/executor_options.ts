@@ -1,0 +1,93 @@
+/**
+ * The options every command that runs tools shares (`call`, the agent loop, `serve`), and the executor they
+ * describe, so that the three callers cannot drift.
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import {
+  flag,
+  type Io,
+  numberOption,
+  type OptionSpec,
+  type ParsedArgs,
+  stringOption,
+  UsageError,
+} from "../cli.ts";
+import { Executor, EXECUTOR_DEFAULTS } from "../executor.ts";
+import type { Manifest } from "../manifest.ts";
+import { ProcessRegistry } from "../process_tree.ts";
+
+/** The options of a command that runs tools. */
+export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
+  "tool-timeout": {
+    type: "string",
+    value: "SEC",
+    help: `default per-call timeout (default ${EXECUTOR_DEFAULTS.timeoutSec}); a tool's timeoutSec wins`,
+  },
+  "kill-grace": {
+    type: "string",
+    value: "SEC",
+    help: `time between SIGTERM and SIGKILL when a tool is stopped (default ${
+      EXECUTOR_DEFAULTS.graceMs / 1000
+    })`,
+  },
+  "max-output-bytes": {
+    type: "string",
+    value: "N",
+    help:
+      `most bytes kept of each of stdout and stderr (default ${EXECUTOR_DEFAULTS.maxOutputBytes}); past it the tool is stopped`,
+  },
+  cwd: { type: "string", value: "DIR", help: "the tools' working directory (default: the current one)" },
+  "audit-dir": {
+    type: "string",
+    value: "DIR",
+    help: "where the audit log goes (default .toolgate/audit under the cwd)",
+  },
+  "no-audit": { type: "boolean", help: "write no audit log" },
+};
+
+/** An executor and the registry of its running trees, from a command's options. */
+export async function executorFromArgs(
+  parsed: ParsedArgs,
+  io: Io,
+  manifest: Manifest,
+  command: string,
+): Promise<{ executor: Executor; registry: ProcessRegistry }> {
+  const timeoutSec = numberOption(parsed, "tool-timeout", EXECUTOR_DEFAULTS.timeoutSec, command);
+  const graceMs =
+    numberOption(parsed, "kill-grace", EXECUTOR_DEFAULTS.graceMs / 1000, command, { exclusive: false }) *
+    1000;
+  const maxOutputBytes = numberOption(parsed, "max-output-bytes", EXECUTOR_DEFAULTS.maxOutputBytes, command, {
+    integer: true,
+  });
+  const cwdOption = stringOption(parsed, "cwd");
+  const cwd = cwdOption === undefined ? io.cwd : resolve(io.cwd, cwdOption);
+  if (cwdOption !== undefined) {
+    const info = await Deno.stat(cwd).catch(() => undefined);
+    if (!info?.isDirectory) {
+      throw new UsageError(`--cwd ${JSON.stringify(cwdOption)} is not a directory`, command);
+    }
+  }
+  const auditDir = flag(parsed, "no-audit")
+    ? null
+    : resolve(cwd, stringOption(parsed, "audit-dir") ?? ".toolgate/audit");
+  const registry = new ProcessRegistry(graceMs);
+  try {
+    const executor = new Executor({
+      manifest,
+      env: io.env,
+      cwd,
+      defaultTimeoutSec: timeoutSec,
+      graceMs,
+      maxOutputBytes,
+      auditDir,
+      registry,
+      onWarning: (message) => void io.stderr(message + "\n"),
+    });
+    return { executor, registry };
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new UsageError(error.message, command);
+    throw error;
+  }
+}

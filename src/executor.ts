@@ -1,0 +1,250 @@
+/**
+ * The executor: the one pipeline behind every caller (the CLI's `call`, the agent loop, the MCP server), so they
+ * cannot drift. lookup -> preflight -> (the caller's approval) -> run -> envelope -> audit.
+ *
+ * @module
+ */
+import { AuditLog, type AuditRecord } from "./audit.ts";
+import { type Envelope, failure, type FailureEnvelope } from "./contract.ts";
+import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
+import { envelopeFromRun } from "./outcome.ts";
+import { preflight } from "./preflight.ts";
+import type { ProcessRegistry } from "./process_tree.ts";
+import { makeRedactor, parseRedactPatterns, type Redactor, secretValues } from "./redact.ts";
+import { runProcess, type RunResult } from "./runner.ts";
+
+/** Defaults of the executor's limits. */
+export const EXECUTOR_DEFAULTS = {
+  timeoutSec: 30,
+  graceMs: 2000,
+  maxOutputBytes: 4 * 1024 * 1024,
+} as const;
+
+const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/** How an executor runs its tools. */
+export interface ExecutorOptions {
+  readonly manifest: Manifest;
+  /** The parent environment: the source of PATH, HOME, passthrough values, and the secrets to redact. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The tools' working directory. */
+  readonly cwd: string;
+  /** Used when a tool has no `timeoutSec`. */
+  readonly defaultTimeoutSec?: number;
+  readonly graceMs?: number;
+  readonly maxOutputBytes?: number;
+  /** The audit directory, or `null` for no audit log. */
+  readonly auditDir: string | null;
+  /** Where the executor reports its own trouble (a failed audit write), once. */
+  readonly onWarning?: (message: string) => void;
+  readonly clock?: () => Date;
+  readonly registry?: ProcessRegistry;
+}
+
+/** A call that passed lookup and preflight: what the caller approves, then runs. */
+export interface PreparedCall {
+  readonly tool: ToolSpec;
+  /** The checked, coerced arguments. */
+  readonly args: Readonly<Record<string, unknown>>;
+  /** The arguments as the caller sent them (hashed for the audit log, never written). */
+  readonly argsText: string;
+}
+
+/** The verdict of {@linkcode Executor.prepare}. */
+export type Prepared = { ok: true; call: PreparedCall } | { ok: false; envelope: FailureEnvelope };
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Cancels the call and ends the tool's tree. */
+  readonly signal?: AbortSignal;
+}
+
+const encoder = new TextEncoder();
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Runs a manifest's tools.
+ *
+ * @example
+ * ```ts
+ * import { Executor } from "./executor.ts";
+ * import { loadManifest } from "./manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (loaded.ok) {
+ *   const executor = new Executor({ manifest: loaded.manifest, env: Deno.env.toObject(), cwd: Deno.cwd(), auditDir: null });
+ *   const envelope = await executor.call("get_time", '{"timezone": "UTC"}');
+ * }
+ * ```
+ */
+export class Executor {
+  readonly manifest: Manifest;
+  readonly #options: ExecutorOptions;
+  readonly #audit?: AuditLog;
+  readonly #redact: Redactor;
+  readonly #clock: () => Date;
+
+  /** Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile. */
+  constructor(options: ExecutorOptions) {
+    this.#options = options;
+    this.manifest = options.manifest;
+    this.#clock = options.clock ?? (() => new Date());
+    const passed = options.manifest.tools.flatMap((tool) => tool.envPassthrough);
+    this.#redact = makeRedactor(
+      secretValues(options.env, passed),
+      parseRedactPatterns(options.env.TOOLGATE_REDACT),
+    );
+    if (options.auditDir !== null) {
+      this.#audit = new AuditLog({
+        dir: options.auditDir,
+        redact: this.#redact,
+        onError: options.onWarning ?? ((message) => console.error(message)),
+      });
+    }
+  }
+
+  /** Redacts text the same way the audit log does (for debug output and transcripts). */
+  redact(text: string): string {
+    return this.#redact(text);
+  }
+
+  /** Lookup and preflight. A failure is audited and comes back as the envelope to answer with. */
+  async prepare(name: string, argsText: string): Promise<Prepared> {
+    const tool = this.manifest.byName.get(name);
+    if (!tool) {
+      // No "did you mean": a list of near names invites the model to invent tools.
+      const envelope = failure("tool_not_found", `There is no tool named ${JSON.stringify(name)}.`, {
+        tool: name,
+      });
+      await this.#auditRefusal(name, argsText, envelope);
+      return { ok: false, envelope };
+    }
+    const verdict = preflight(tool, argsText, this.manifest.schemas);
+    if (!verdict.ok) {
+      await this.#auditRefusal(name, argsText, verdict.envelope);
+      return verdict;
+    }
+    return { ok: true, call: { tool, args: verdict.args, argsText } };
+  }
+
+  /** Records that a prepared call was not run (denied, rejected by policy) and returns the envelope. */
+  async refuse(call: PreparedCall, envelope: FailureEnvelope): Promise<FailureEnvelope> {
+    await this.#auditRefusal(call.tool.name, call.argsText, envelope);
+    return envelope;
+  }
+
+  /** Runs a prepared call to its envelope, and audits it. */
+  async run(call: PreparedCall, options: CallOptions = {}): Promise<Envelope> {
+    const { tool } = call;
+    const env = this.#toolEnv(tool);
+    const timeoutMs = (tool.timeoutSec ?? this.#options.defaultTimeoutSec ?? EXECUTOR_DEFAULTS.timeoutSec) *
+      1000;
+    const maxOutputBytes = this.#options.maxOutputBytes ?? EXECUTOR_DEFAULTS.maxOutputBytes;
+    const started = this.#clock();
+    let result: RunResult | undefined;
+    let envelope: Envelope;
+    const outside = this.#escapedBin(tool);
+    if (outside !== undefined) {
+      envelope = failure(
+        "rejected",
+        `The tool's program now resolves outside ./tools/bin (-> ${outside}); it was not run.`,
+        {
+          tool: tool.name,
+        },
+      );
+    } else {
+      result = await runProcess({
+        program: tool.program,
+        args: tool.args,
+        env,
+        cwd: this.#options.cwd,
+        stdin: encoder.encode(JSON.stringify(call.args)),
+        timeoutMs,
+        graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
+        maxOutputBytes,
+        signal: options.signal,
+        registry: this.#options.registry,
+      });
+      envelope = envelopeFromRun(result, {
+        tool: tool.name,
+        program: tool.program,
+        timeoutMs,
+        maxOutputBytes,
+      });
+    }
+    await this.#write({
+      ts: started.toISOString(),
+      tool: tool.name,
+      argv: [tool.program, ...tool.args],
+      cwd: this.#options.cwd,
+      exit: result?.code ?? null,
+      signal: result?.signal ?? null,
+      ms: Math.round(result?.durationMs ?? 0),
+      stdoutBytes: result?.stdoutBytes ?? 0,
+      stderrBytes: result?.stderrBytes ?? 0,
+      truncated: result?.overflow !== undefined,
+      envKeys: Object.keys(env),
+      ...(await this.#argsFacts(call.argsText)),
+      outcome: envelope.ok ? "ok" : envelope.kind,
+    });
+    return envelope;
+  }
+
+  /**
+   * The whole pipeline for callers without an approval step: lookup, preflight, run.
+   *
+   * @example
+   * ```ts
+   * // const envelope = await executor.call("get_time", '{"timezone":"UTC"}');
+   * ```
+   */
+  async call(name: string, argsText: string, options: CallOptions = {}): Promise<Envelope> {
+    const prepared = await this.prepare(name, argsText);
+    return prepared.ok ? await this.run(prepared.call, options) : prepared.envelope;
+  }
+
+  /** The child's whole environment: PATH, HOME, and the tool's passthrough names that are set. */
+  #toolEnv(tool: ToolSpec): Record<string, string> {
+    const parent = this.#options.env;
+    const env: Record<string, string> = { PATH: parent.PATH ?? FALLBACK_PATH };
+    if (parent.HOME !== undefined) env.HOME = parent.HOME;
+    for (const name of tool.envPassthrough) if (parent[name] !== undefined) env[name] = parent[name];
+    return env;
+  }
+
+  /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
+  #escapedBin(tool: ToolSpec): string | undefined {
+    const relative = !tool.command[0].startsWith("/") && !/^[A-Za-z]:[\\/]/.test(tool.command[0]);
+    return relative ? escapesBinDir(tool.program, this.manifest.binDir) : undefined;
+  }
+
+  async #argsFacts(argsText: string): Promise<{ argsBytes: number; argsSha256: string }> {
+    const bytes = encoder.encode(argsText);
+    return { argsBytes: bytes.length, argsSha256: await sha256(bytes) };
+  }
+
+  async #auditRefusal(name: string, argsText: string, envelope: FailureEnvelope): Promise<void> {
+    await this.#write({
+      ts: this.#clock().toISOString(),
+      tool: name,
+      argv: null,
+      cwd: this.#options.cwd,
+      exit: null,
+      signal: null,
+      ms: 0,
+      stdoutBytes: 0,
+      stderrBytes: 0,
+      truncated: false,
+      envKeys: [],
+      ...(await this.#argsFacts(argsText)),
+      outcome: envelope.kind,
+    });
+  }
+
+  async #write(record: AuditRecord): Promise<void> {
+    if (this.#audit) await this.#audit.write(record);
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * Reads how a tool process ended as an envelope: its stdout as the result, its stderr as the failure (a failure
+ * envelope, agentcli's `{"error", "hint"}`, or plain text), a timeout, a signal, a start failure, a flood of output.
+ *
+ * @module
+ */
+import {
+  asEnvelope,
+  type Envelope,
+  failure,
+  type FailureEnvelope,
+  isRecord,
+  success,
+  withWarnings,
+} from "./contract.ts";
+import type { RunResult } from "./runner.ts";
+
+/** The most characters of plain-text stderr carried into a failure message. */
+export const STDERR_MESSAGE_LIMIT = 10_000;
+
+/** Facts about the call the result alone does not carry. */
+export interface OutcomeContext {
+  readonly tool: string;
+  /** The resolved program, for start failures. */
+  readonly program: string;
+  readonly timeoutMs: number;
+  readonly maxOutputBytes: number;
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: false });
+
+/** Decodes bytes as UTF-8, with replacement characters for anything that is not. */
+export function decode(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function fromStdout(stdout: string, tool: string): Envelope {
+  const trimmed = stdout.trim();
+  if (trimmed === "") return success(null, { tool, warnings: ["the tool printed nothing on stdout"] });
+  const parsed = parseJson(trimmed);
+  if (!parsed.ok) {
+    return success({ text: stdout }, {
+      tool,
+      warnings: ["the tool's stdout was not JSON; it is passed as text"],
+    });
+  }
+  const envelope = asEnvelope(parsed.value);
+  if (envelope) return { ...envelope, tool };
+  return success(parsed.value, { tool });
+}
+
+function fromStderr(
+  stderr: string,
+  context: OutcomeContext,
+  metadata: Record<string, unknown>,
+): FailureEnvelope {
+  const trimmed = stderr.trim();
+  const parsed = trimmed.startsWith("{") ? parseJson(trimmed) : { ok: false as const };
+  if (parsed.ok) {
+    const envelope = asEnvelope(parsed.value);
+    if (envelope && !envelope.ok) return { ...envelope, ...metadata, tool: context.tool } as FailureEnvelope;
+    if (isRecord(parsed.value) && typeof parsed.value.error === "string") {
+      const hint = typeof parsed.value.hint === "string" ? parsed.value.hint : undefined;
+      return failure("execution_error", parsed.value.error, {
+        tool: context.tool,
+        metadata: { ...metadata, hint },
+      });
+    }
+  }
+  const message = trimmed === ""
+    ? `exit status ${metadata.exit_code ?? "unknown"}`
+    : trimmed.length > STDERR_MESSAGE_LIMIT
+    ? trimmed.slice(0, STDERR_MESSAGE_LIMIT) + "…"
+    : trimmed;
+  return failure("execution_error", message, { tool: context.tool, metadata });
+}
+
+/**
+ * Turns a finished run into the envelope the caller gets.
+ *
+ * @example
+ * ```ts
+ * import { envelopeFromRun } from "./outcome.ts";
+ * // envelopeFromRun(await runProcess(request), { tool: "get_time", program, timeoutMs, maxOutputBytes })
+ * ```
+ */
+export function envelopeFromRun(run: RunResult, context: OutcomeContext): Envelope {
+  const { tool } = context;
+  if (run.spawnError) {
+    const reason = run.spawnError.reason === "not_found"
+      ? `the program ${context.program} does not exist`
+      : run.spawnError.message;
+    return failure("unavailable", `The tool cannot start: ${reason}.`, { tool, retryable: false });
+  }
+  const metadata: Record<string, unknown> = {
+    exit_code: run.code ?? undefined,
+    signal: run.signal ?? undefined,
+  };
+  const warnings = run.escaped
+    ? ["a process the tool started left its process group and held the output open; it was cut off"]
+    : [];
+  if (run.aborted) {
+    return failure("execution_error", "The call was cancelled and the tool was stopped.", {
+      tool,
+      metadata: { ...metadata, cancelled: true },
+    });
+  }
+  if (run.timedOut) {
+    return failure(
+      "timeout",
+      `The tool ran past its ${seconds(context.timeoutMs)} time budget and was stopped.`,
+      {
+        tool,
+        metadata: { ...metadata, timeout_sec: context.timeoutMs / 1000 },
+      },
+    );
+  }
+  if (run.overflow) {
+    return failure(
+      "execution_error",
+      `The tool printed more than ${context.maxOutputBytes} bytes on ${run.overflow} and was stopped.`,
+      {
+        tool,
+        metadata: {
+          ...metadata,
+          truncated: true,
+          hint: "Narrow the arguments (a smaller range, a filter, a limit) so that the output is smaller.",
+        },
+      },
+    );
+  }
+  if (run.signal) {
+    const stderr = decode(run.stderr).trim();
+    return failure("execution_error", `The tool was killed by ${run.signal}.`, {
+      tool,
+      metadata: { ...metadata, stderr: stderr === "" ? undefined : stderr.slice(0, STDERR_MESSAGE_LIMIT) },
+    });
+  }
+  if (run.code === 0) return withWarnings(fromStdout(decode(run.stdout), tool), warnings);
+  return withWarnings(fromStderr(decode(run.stderr), context, metadata), warnings);
+}

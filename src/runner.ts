@@ -1,0 +1,241 @@
+/**
+ * Runs one tool process from start to end: argv without a shell, the arguments on stdin, a cleared environment,
+ * output capped per stream, a timeout that ends the whole tree (SIGTERM, a grace period, SIGKILL), and no
+ * descendant left alive when the call returns.
+ *
+ * @module
+ */
+import { type ProcessRegistry, signalGroup, type TreeSignal } from "./process_tree.ts";
+
+/** What to run. */
+export interface RunRequest {
+  /** Absolute path of the program. */
+  readonly program: string;
+  readonly args: readonly string[];
+  /** The complete environment of the child (nothing else is inherited). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string;
+  /** Written to the child's stdin, then closed. */
+  readonly stdin: Uint8Array;
+  readonly timeoutMs: number;
+  /** Time between SIGTERM and SIGKILL. */
+  readonly graceMs: number;
+  /** The most bytes kept per stream; past it the tree is ended. */
+  readonly maxOutputBytes: number;
+  /** Ends the tree when aborted (a cancelled request). */
+  readonly signal?: AbortSignal;
+  /** Trees to end if toolgate itself is told to stop. */
+  readonly registry?: ProcessRegistry;
+}
+
+/** How a run ended. */
+export interface RunResult {
+  /** Set when the process could not be started; nothing else is meaningful then. */
+  readonly spawnError?: {
+    readonly reason: "not_found" | "not_executable" | "not_permitted";
+    readonly message: string;
+  };
+  readonly code: number | null;
+  readonly signal: string | null;
+  /** The kept bytes (at most `maxOutputBytes`). */
+  readonly stdout: Uint8Array;
+  readonly stderr: Uint8Array;
+  /** Every byte the stream carried, kept or not. */
+  readonly stdoutBytes: number;
+  readonly stderrBytes: number;
+  readonly timedOut: boolean;
+  readonly aborted: boolean;
+  /** The stream that passed `maxOutputBytes`, if one did. */
+  readonly overflow?: "stdout" | "stderr";
+  /** A descendant that left the process group kept the output open after the tool exited. */
+  readonly escaped: boolean;
+  readonly durationMs: number;
+}
+
+interface Drained {
+  bytes: Uint8Array;
+  total: number;
+}
+
+/** Reads a stream to its end, keeping at most `cap` bytes; calls `onOverflow` once when it passes the cap. */
+async function drain(
+  stream: ReadableStream<Uint8Array>,
+  cap: number,
+  onOverflow: () => void,
+  stop: Promise<void>,
+): Promise<Drained> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let kept = 0;
+  let total = 0;
+  let stopped = false;
+  stop.then(() => {
+    stopped = true;
+    reader.cancel().catch(() => {});
+  });
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done || stopped) break;
+      total += value.length;
+      if (kept < cap) {
+        const take = Math.min(value.length, cap - kept);
+        chunks.push(take === value.length ? value : value.subarray(0, take));
+        kept += take;
+      }
+      if (total > cap) onOverflow();
+    }
+  } catch {
+    // A cancelled read ends the stream; what was kept stands.
+  }
+  const bytes = new Uint8Array(kept);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return { bytes, total };
+}
+
+async function feed(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
+  const writer = stdin.getWriter();
+  try {
+    if (bytes.length > 0) await writer.write(bytes);
+    await writer.close();
+  } catch {
+    // A tool may exit without reading its stdin (BrokenPipe): that is its right, not a failure.
+  }
+}
+
+function spawnError(error: unknown, program: string): RunResult["spawnError"] {
+  if (error instanceof Deno.errors.NotCapable) {
+    return { reason: "not_permitted", message: `toolgate is not permitted to run ${program} (--allow-run)` };
+  }
+  if (error instanceof Deno.errors.NotFound) {
+    return { reason: "not_found", message: `no such program: ${program}` };
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  return { reason: "not_executable", message: `cannot execute ${program}: ${detail}` };
+}
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * Runs one process to its end and reports how it ended; it never throws for what the tool does.
+ *
+ * @example
+ * ```ts
+ * import { runProcess } from "./runner.ts";
+ * const result = await runProcess({
+ *   program: "/bin/cat", args: [], env: { PATH: "/usr/bin:/bin" }, cwd: ".",
+ *   stdin: new TextEncoder().encode("{}"), timeoutMs: 5000, graceMs: 2000, maxOutputBytes: 1 << 20,
+ * });
+ * new TextDecoder().decode(result.stdout); // "{}"
+ * ```
+ */
+export async function runProcess(request: RunRequest): Promise<RunResult> {
+  const started = performance.now();
+  const failed = (spawn: RunResult["spawnError"], aborted = false): RunResult => ({
+    spawnError: spawn,
+    code: null,
+    signal: null,
+    stdout: EMPTY,
+    stderr: EMPTY,
+    stdoutBytes: 0,
+    stderrBytes: 0,
+    timedOut: false,
+    aborted,
+    escaped: false,
+    durationMs: performance.now() - started,
+  });
+  // spawn() ignores an already-aborted signal, so look first.
+  if (request.signal?.aborted) return failed(undefined, true);
+
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(request.program, {
+      args: [...request.args],
+      cwd: request.cwd,
+      env: { ...request.env },
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      // Its own session and process group, so that one signal reaches every descendant.
+      detached: true,
+    }).spawn();
+  } catch (error) {
+    return failed(spawnError(error, request.program));
+  }
+
+  const pgid = child.pid;
+  let timedOut = false;
+  let aborted = false;
+  let overflow: "stdout" | "stderr" | undefined;
+  let ending: Promise<void> | undefined;
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const endTree = (signal: TreeSignal): Promise<void> => signalGroup(pgid, signal);
+  const stopTree = (): Promise<void> => {
+    // SIGTERM now, SIGKILL after the grace period unless everything is already gone.
+    ending ??= endTree("SIGTERM").then(() => {
+      killTimer = setTimeout(() => void endTree("SIGKILL"), request.graceMs);
+    });
+    return ending;
+  };
+
+  const status = child.status;
+  const forget = request.registry?.track({ end: endTree, done: status });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void stopTree();
+  }, request.timeoutMs);
+  const onAbort = () => {
+    aborted = true;
+    void stopTree();
+  };
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+
+  let releaseStreams!: () => void;
+  const streamsReleased = new Promise<void>((resolve) => releaseStreams = resolve);
+  const overflowOn = (stream: "stdout" | "stderr") => () => {
+    if (overflow) return;
+    overflow = stream;
+    void stopTree();
+  };
+  const stdoutDone = drain(child.stdout, request.maxOutputBytes, overflowOn("stdout"), streamsReleased);
+  const stderrDone = drain(child.stderr, request.maxOutputBytes, overflowOn("stderr"), streamsReleased);
+  const fed = feed(child.stdin, request.stdin);
+
+  const exit = await status;
+  clearTimeout(timer);
+  request.signal?.removeEventListener("abort", onAbort);
+  // The tool is gone; whatever it left behind in its group goes too, so no descendant outlives the call.
+  await endTree("SIGKILL");
+  clearTimeout(killTimer);
+
+  // A descendant that escaped the group (setsid) may still hold the pipes open: wait a moment, then stop reading.
+  let escaped = false;
+  const release = setTimeout(() => {
+    escaped = true;
+    releaseStreams();
+  }, Math.min(request.graceMs, 1000));
+  const [out, err] = await Promise.all([stdoutDone, stderrDone, Promise.race([fed, streamsReleased])]);
+  clearTimeout(release);
+  releaseStreams();
+  forget?.();
+
+  return {
+    code: exit.signal ? null : exit.code,
+    signal: exit.signal ?? null,
+    stdout: out.bytes,
+    stderr: err.bytes,
+    stdoutBytes: out.total,
+    stderrBytes: err.total,
+    timedOut,
+    aborted,
+    overflow,
+    escaped,
+    durationMs: performance.now() - started,
+  };
+}
