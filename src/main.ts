@@ -17,13 +17,24 @@ import {
 } from "./cli.ts";
 import { callCommand } from "./commands/call.ts";
 import { listCommand } from "./commands/list.ts";
+import { runCommand } from "./commands/run.ts";
+import { serveCommand } from "./commands/serve.ts";
 import { validateCommand } from "./commands/validate.ts";
 
 /** toolgate's version, from `deno.json`. */
 export const VERSION: string = denoJson.version;
 
 /** Every command, in the order help lists them. */
-export const COMMANDS: readonly Command[] = [validateCommand, listCommand, callCommand];
+export const COMMANDS: readonly Command[] = [
+  validateCommand,
+  listCommand,
+  callCommand,
+  runCommand,
+  serveCommand,
+];
+
+/** Options that, given without a command, mean the agent loop. */
+const AGENT_OPTIONS = new Set(["--prompt", "--prompt-file", "--load-messages"]);
 
 /** Global options that take a value: their value is not the command's name. */
 const VALUE_OPTIONS = new Set(
@@ -51,12 +62,21 @@ function globalHelp(): string {
   ].join("\n");
 }
 
-/** Splits argv into the command and the rest: the command is the first token that is not an option. */
+/**
+ * Splits argv into the command and the rest: the command is the first token that is not an option. An agent-loop
+ * option before any command (`toolgate --prompt TEXT`) means the agent loop.
+ */
 function findCommand(argv: readonly string[]): { command?: Command; name?: string; rest: string[] } {
-  const tokens = normalizeDashes(argv, new Set(Object.keys(GLOBAL_OPTIONS)));
+  const tokens = normalizeDashes(
+    argv,
+    new Set([...Object.keys(GLOBAL_OPTIONS), ...Object.keys(runCommand.options)]),
+  );
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i];
     if (token === "--") break;
+    if (AGENT_OPTIONS.has(token.split("=")[0])) {
+      return { command: runCommand, name: runCommand.name, rest: [...argv] };
+    }
     if (VALUE_OPTIONS.has(token)) {
       i++;
       continue;
