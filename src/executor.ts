@@ -39,7 +39,14 @@ export interface ExecutorOptions {
   readonly onWarning?: (message: string) => void;
   readonly clock?: () => Date;
   readonly registry?: ProcessRegistry;
+  /** Confinement: `auto` (bubblewrap when it works), `require` (unavailable without it), `off`. */
+  readonly sandbox?: SandboxMode;
 }
+
+/** How tools are confined. */
+export type SandboxMode = "auto" | "require" | "off";
+/** The sandbox modes, for option parsing. */
+export const SANDBOX_MODES: readonly SandboxMode[] = ["auto", "require", "off"];
 
 /** A call that passed lookup and preflight: what the caller approves, then runs. */
 export interface PreparedCall {

@@ -45,6 +45,11 @@ export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
     help: "where the audit log goes (default .toolgate/audit under the cwd)",
   },
   "no-audit": { type: "boolean", help: "write no audit log" },
+  sandbox: {
+    type: "string",
+    value: "MODE",
+    help: "auto (bubblewrap when it works; default, env TOOLGATE_SANDBOX), require, or off",
+  },
 };
 
 /** An executor and the registry of its running trees, from a command's options. */
@@ -72,6 +77,13 @@ export async function executorFromArgs(
   const auditDir = flag(parsed, "no-audit")
     ? null
     : resolve(cwd, stringOption(parsed, "audit-dir") ?? ".toolgate/audit");
+  const sandbox = stringOption(parsed, "sandbox") ?? io.env.TOOLGATE_SANDBOX ?? "auto";
+  if (!(SANDBOX_MODES as readonly string[]).includes(sandbox)) {
+    throw new UsageError(
+      `--sandbox must be one of ${SANDBOX_MODES.join(", ")} (got ${JSON.stringify(sandbox)})`,
+      command,
+    );
+  }
   const registry = new ProcessRegistry(graceMs);
   try {
     const executor = new Executor({
@@ -83,6 +95,7 @@ export async function executorFromArgs(
       maxOutputBytes,
       auditDir,
       registry,
+      sandbox: sandbox as SandboxMode,
       onWarning: (message) => void io.stderr(message + "\n"),
     });
     return { executor, registry };
