@@ -14,7 +14,7 @@ import {
   stringOption,
   UsageError,
 } from "../cli.ts";
-import { Executor, EXECUTOR_DEFAULTS } from "../executor.ts";
+import { Executor, EXECUTOR_DEFAULTS, SANDBOX_MODES, type SandboxMode } from "../executor.ts";
 import type { Manifest } from "../manifest.ts";
 import { ProcessRegistry } from "../process_tree.ts";
 
