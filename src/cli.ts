@@ -26,6 +26,11 @@ export interface Io {
   readonly stdin: () => Promise<string>;
   /** True when stdin and stderr are a terminal (prompts, progress). */
   readonly interactive: boolean;
+  /**
+   * Reads more variables by name (a manifest's passthrough names) when `env` could not hold them all: under a
+   * scoped `--allow-env`, only named variables can be read. Absent: `env` is the whole environment.
+   */
+  readonly readEnv?: (names: readonly string[]) => Record<string, string>;
 }
 
 /** One option of a command, as `node:util` `parseArgs` takes it, plus its help line. */
@@ -59,6 +64,7 @@ export interface ParsedArgs {
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   tools: { type: "string", value: "PATH", help: "the manifest (default ./tools.json, env TOOLGATE_TOOLS)" },
   "allow-absolute-commands": { type: "boolean", help: "accept absolute command[0] paths (meant for tests)" },
+  locked: { type: "boolean", help: "refuse to start with broader Deno permissions than needed" },
   help: { type: "boolean", short: "h", help: "show this help" },
   version: { type: "boolean", help: "print the version" },
 };

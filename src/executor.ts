@@ -5,13 +5,14 @@
  * @module
  */
 import { AuditLog, type AuditRecord } from "./audit.ts";
-import { type Envelope, failure, type FailureEnvelope } from "./contract.ts";
+import { type Envelope, failure, type FailureEnvelope, withWarnings } from "./contract.ts";
 import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
 import { envelopeFromRun } from "./outcome.ts";
 import { preflight } from "./preflight.ts";
 import type { ProcessRegistry } from "./process_tree.ts";
 import { makeRedactor, parseRedactPatterns, type Redactor, secretValues } from "./redact.ts";
 import { runProcess, type RunResult } from "./runner.ts";
+import { bwrapArgs, probeSandbox, type SandboxSupport, unconfinedWarning } from "./sandbox.ts";
 
 /** Defaults of the executor's limits. */
 export const EXECUTOR_DEFAULTS = {
@@ -41,6 +42,8 @@ export interface ExecutorOptions {
   readonly registry?: ProcessRegistry;
   /** Confinement: `auto` (bubblewrap when it works), `require` (unavailable without it), `off`. */
   readonly sandbox?: SandboxMode;
+  /** The bubblewrap program (default `bwrap`, found on PATH). */
+  readonly bwrap?: string;
 }
 
 /** How tools are confined. */
@@ -68,6 +71,31 @@ export interface CallOptions {
 
 const encoder = new TextEncoder();
 
+/** How one call starts. */
+interface Launch {
+  readonly ok: true;
+  readonly program: string;
+  readonly args: readonly string[];
+  /** Inside bwrap: ending it ends the whole tree. */
+  readonly confined: boolean;
+  /** Warnings for the model (an unconfined run it should know of). */
+  readonly envelopeWarnings: readonly string[];
+  /** Warnings for the audit line (anything looser than the defaults). */
+  readonly auditWarnings: readonly string[];
+}
+
+/** Why a program cannot start (missing, a directory, not executable), or `undefined`. */
+async function startProblem(program: string): Promise<string | undefined> {
+  try {
+    const info = await Deno.stat(program);
+    if (info.isDirectory) return `${program} is a directory`;
+    if (info.mode !== null && (info.mode & 0o111) === 0) return `${program} is not executable`;
+    return undefined;
+  } catch {
+    return `the program ${program} does not exist`;
+  }
+}
+
 async function sha256(bytes: Uint8Array): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
@@ -93,6 +121,7 @@ export class Executor {
   readonly #audit?: AuditLog;
   readonly #redact: Redactor;
   readonly #clock: () => Date;
+  #support?: Promise<SandboxSupport>;
 
   /** Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile. */
   constructor(options: ExecutorOptions) {
@@ -154,6 +183,7 @@ export class Executor {
     let result: RunResult | undefined;
     let envelope: Envelope;
     const outside = this.#escapedBin(tool);
+    const launch = outside === undefined ? await this.#launch(tool) : undefined;
     if (outside !== undefined) {
       envelope = failure(
         "rejected",
@@ -162,10 +192,12 @@ export class Executor {
           tool: tool.name,
         },
       );
+    } else if (!launch?.ok) {
+      envelope = launch!.envelope;
     } else {
       result = await runProcess({
-        program: tool.program,
-        args: tool.args,
+        program: launch.program,
+        args: launch.args,
         env,
         cwd: this.#options.cwd,
         stdin: encoder.encode(JSON.stringify(call.args)),
@@ -174,13 +206,12 @@ export class Executor {
         maxOutputBytes,
         signal: options.signal,
         registry: this.#options.registry,
+        endsItsTree: launch.confined,
       });
-      envelope = envelopeFromRun(result, {
-        tool: tool.name,
-        program: tool.program,
-        timeoutMs,
-        maxOutputBytes,
-      });
+      envelope = withWarnings(
+        envelopeFromRun(result, { tool: tool.name, program: tool.program, timeoutMs, maxOutputBytes }),
+        launch.envelopeWarnings,
+      );
     }
     await this.#write({
       ts: started.toISOString(),
@@ -196,8 +227,74 @@ export class Executor {
       envKeys: Object.keys(env),
       ...(await this.#argsFacts(call.argsText)),
       outcome: envelope.ok ? "ok" : envelope.kind,
+      sandbox: launch?.ok ? (launch.confined ? "bwrap" : "none") : undefined,
+      profile: tool.profile.name,
+      warnings: launch?.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
     });
     return envelope;
+  }
+
+  /** Whether tools can be confined here; probed once per executor. */
+  sandboxSupport(): Promise<SandboxSupport> {
+    return this.#support ??= probeSandbox(this.#options.bwrap ?? "bwrap");
+  }
+
+  /** How to start a tool: inside bwrap, unconfined with a warning, or not at all. */
+  async #launch(tool: ToolSpec): Promise<Launch | { ok: false; envelope: FailureEnvelope }> {
+    const mode = this.#options.sandbox ?? "auto";
+    const direct = { ok: true as const, program: tool.program, args: [...tool.args], confined: false };
+    if (mode === "off") {
+      const warning = unconfinedWarning("off");
+      return { ...direct, envelopeWarnings: [], auditWarnings: [warning] };
+    }
+    const support = await this.sandboxSupport();
+    if (!support.ok) {
+      if (mode === "require") {
+        return {
+          ok: false,
+          envelope: failure(
+            "unavailable",
+            `The tool cannot be confined and --sandbox require is set: ${support.reason}.`,
+            {
+              tool: tool.name,
+              retryable: false,
+            },
+          ),
+        };
+      }
+      const warning = unconfinedWarning("auto", support.reason);
+      return { ...direct, envelopeWarnings: [warning], auditWarnings: [warning] };
+    }
+    // bwrap reports a missing program as its own failure; say it the way an unconfined start would.
+    const problem = await startProblem(tool.program);
+    if (problem !== undefined) {
+      return {
+        ok: false,
+        envelope: failure("unavailable", `The tool cannot start: ${problem}.`, {
+          tool: tool.name,
+          retryable: false,
+        }),
+      };
+    }
+    const args = bwrapArgs({
+      program: tool.program,
+      args: tool.args,
+      cwd: this.#options.cwd,
+      profile: tool.profile,
+      visible: [this.manifest.dir],
+      prlimit: support.prlimit,
+    });
+    const warnings = Array.isArray(tool.profile.net)
+      ? ["the profile names network hosts, which the sandbox cannot enforce: the tool has the whole network"]
+      : [];
+    return {
+      ok: true,
+      program: support.bwrap,
+      args,
+      confined: true,
+      envelopeWarnings: [],
+      auditWarnings: warnings,
+    };
   }
 
   /**

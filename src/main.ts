@@ -15,8 +15,10 @@ import {
   parseCommandArgs,
   UsageError,
 } from "./cli.ts";
+import { broadGrants } from "./permissions.ts";
 import { callCommand } from "./commands/call.ts";
 import { listCommand } from "./commands/list.ts";
+import { permissionsCommand } from "./commands/permissions.ts";
 import { runCommand } from "./commands/run.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { validateCommand } from "./commands/validate.ts";
@@ -31,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   callCommand,
   runCommand,
   serveCommand,
+  permissionsCommand,
 ];
 
 /** Options that, given without a command, mean the agent loop. */
@@ -54,6 +57,7 @@ function globalHelp(): string {
     "Global options:",
     "  --tools PATH               the manifest (default ./tools.json, env TOOLGATE_TOOLS)",
     "  --allow-absolute-commands  accept absolute command[0] paths (meant for tests)",
+    "  --locked                   refuse to start with broader Deno permissions than needed",
     "  -h, --help                 show help (`toolgate <command> --help` for a command's own)",
     "  --version                  print the version",
     "",
@@ -88,6 +92,24 @@ function findCommand(argv: readonly string[]): { command?: Command; name?: strin
   return { rest: [...argv] };
 }
 
+/** Warns about grants broader than toolgate needs; with `--locked`, refuses to go on. */
+async function grantsAcceptable(locked: boolean, io: Io): Promise<boolean> {
+  const broad = broadGrants();
+  if (broad.length === 0) return true;
+  const lines = broad.map((grant) => `  ${grant.flag} (unscoped): ${grant.why}`);
+  const hint = "`toolgate permissions` prints the least set.";
+  if (locked) {
+    await io.stderr(
+      `toolgate: refusing to start (--locked): broader permissions than needed:\n${
+        lines.join("\n")
+      }\n${hint}\n`,
+    );
+    return false;
+  }
+  await io.stderr(`toolgate: warning: broader permissions than needed:\n${lines.join("\n")}\n${hint}\n`);
+  return true;
+}
+
 /**
  * Runs the CLI with `argv` and returns the exit code.
  *
@@ -118,6 +140,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       return EXIT.ok;
     }
     const parsed = parseCommandArgs(rest, command);
+    if (!(await grantsAcceptable(parsed.values.locked === true, io))) return EXIT.failure;
     return await command.run(parsed, io);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

@@ -7,6 +7,7 @@
 import { dirname, isAbsolute, join, posix, resolve, sep, win32 } from "node:path";
 import { isRecord } from "./contract.ts";
 import { parseJsonc } from "./jsonc.ts";
+import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { SchemaCompiler } from "./schema.ts";
 
 /** One validated tool: what the runner needs to start it and what the exports need to describe it. */
@@ -31,6 +32,8 @@ export interface ToolSpec {
   readonly readOnly: boolean;
   /** The tool may run in parallel with other calls. */
   readonly concurrent: boolean;
+  /** What the tool may touch once confined (the `default` profile when the entry names none). */
+  readonly profile: PermissionProfile;
 }
 
 /** A validated manifest. */
@@ -76,6 +79,7 @@ const KNOWN_FIELDS = new Set([
   "envPassthrough",
   "readOnly",
   "concurrent",
+  "permissions",
 ]);
 const KNOWN_ROOT_FIELDS = new Set(["tools", "$schema"]);
 
@@ -227,6 +231,7 @@ function checkTool(
     options: ManifestOptions;
     seen: Set<string>;
     schemas: SchemaCompiler;
+    profiles: Map<string, ProfileResult>;
   },
   errors: string[],
   warnings: string[],
@@ -274,11 +279,15 @@ function checkTool(
   const readOnly = checkOptionalBoolean(entry, "readOnly", own);
   const concurrent = checkOptionalBoolean(entry, "concurrent", own);
   if (concurrent && !readOnly) own.push("concurrent requires readOnly: true");
+  const profile = resolveProfile(entry.permissions, context.dir, context.profiles);
+  if (!profile.ok) own.push(...profile.errors);
   for (const key of Object.keys(entry)) {
     if (!KNOWN_FIELDS.has(key)) warnings.push(`${prefix}unknown field ${quote(key)} (ignored)`);
   }
   errors.push(...own.map((message) => prefix + message));
-  if (own.length > 0 || !command.value) return undefined;
+  if (own.length > 0 || !command.value || !profile.ok) return undefined;
+  // A profile's variables are passed like envPassthrough's, after them.
+  const passed = [...env, ...profile.profile.env.filter((name) => !env.includes(name))];
   return Object.freeze({
     index,
     name: rawName,
@@ -288,9 +297,10 @@ function checkTool(
     program: command.value.program,
     args: Object.freeze(command.value.command.slice(1)),
     timeoutSec: timeout as number | undefined,
-    envPassthrough: Object.freeze(env),
+    envPassthrough: Object.freeze(passed),
     readOnly,
     concurrent,
+    profile: profile.profile,
   });
 }
 
@@ -328,7 +338,7 @@ export function validateManifest(
   }
   const rawTools = value.tools ?? [];
   if (!Array.isArray(rawTools)) return { ok: false, errors: [`${path}: "tools" must be an array`], warnings };
-  const context = { dir, binDir, options, seen: new Set<string>(), schemas };
+  const context = { dir, binDir, options, seen: new Set<string>(), schemas, profiles: new Map() };
   const tools: ToolSpec[] = [];
   rawTools.forEach((entry, index) => {
     const tool = checkTool(entry, index, context, errors, warnings);

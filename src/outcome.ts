@@ -11,6 +11,7 @@ import {
   type FailureEnvelope,
   isRecord,
   success,
+  truncateForModel,
   withWarnings,
 } from "./contract.ts";
 import type { RunResult } from "./runner.ts";
@@ -67,7 +68,13 @@ function fromStderr(
   metadata: Record<string, unknown>,
 ): FailureEnvelope {
   const trimmed = stderr.trim();
-  const parsed = trimmed.startsWith("{") ? parseJson(trimmed) : { ok: false as const };
+  // The error is the whole stderr, or its last line when log lines came first.
+  const lastLine = trimmed.slice(trimmed.lastIndexOf("\n") + 1).trim();
+  const parsed = trimmed.startsWith("{")
+    ? parseJson(trimmed)
+    : lastLine.startsWith("{")
+    ? parseJson(lastLine)
+    : { ok: false as const };
   if (parsed.ok) {
     const envelope = asEnvelope(parsed.value);
     if (envelope && !envelope.ok) return { ...envelope, ...metadata, tool: context.tool } as FailureEnvelope;
@@ -81,9 +88,7 @@ function fromStderr(
   }
   const message = trimmed === ""
     ? `exit status ${metadata.exit_code ?? "unknown"}`
-    : trimmed.length > STDERR_MESSAGE_LIMIT
-    ? trimmed.slice(0, STDERR_MESSAGE_LIMIT) + "…"
-    : trimmed;
+    : truncateForModel(trimmed, STDERR_MESSAGE_LIMIT);
   return failure("execution_error", message, { tool: context.tool, metadata });
 }
 
@@ -145,7 +150,10 @@ export function envelopeFromRun(run: RunResult, context: OutcomeContext): Envelo
     const stderr = decode(run.stderr).trim();
     return failure("execution_error", `The tool was killed by ${run.signal}.`, {
       tool,
-      metadata: { ...metadata, stderr: stderr === "" ? undefined : stderr.slice(0, STDERR_MESSAGE_LIMIT) },
+      metadata: {
+        ...metadata,
+        stderr: stderr === "" ? undefined : truncateForModel(stderr, STDERR_MESSAGE_LIMIT),
+      },
     });
   }
   if (run.code === 0) return withWarnings(fromStdout(decode(run.stdout), tool), warnings);

@@ -1,5 +1,6 @@
 /** The real process behind the CLI's {@linkcode Io}: Deno's stdout, stderr, stdin, environment and cwd. @module */
 import type { Io } from "./cli.ts";
+import { OWN_ENV } from "./permissions.ts";
 
 const encoder = new TextEncoder();
 
@@ -14,10 +15,34 @@ async function writeAll(stream: typeof Deno.stdout | typeof Deno.stderr, text: s
   }
 }
 
+/** Reads the named variables that are set and that this process may read. */
+function readNamed(names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    try {
+      const value = Deno.env.get(name);
+      if (value !== undefined) out[name] = value;
+    } catch {
+      // Not granted: a variable toolgate may not read is one it cannot pass on or leak.
+    }
+  }
+  return out;
+}
+
+/** The environment as far as this process may read it: all of it, or (scoped --allow-env) toolgate's own names. */
+function readableEnv(): { env: Record<string, string>; scoped: boolean } {
+  if (Deno.permissions.querySync({ name: "env" }).state === "granted") {
+    return { env: Deno.env.toObject(), scoped: false };
+  }
+  return { env: readNamed(OWN_ENV), scoped: true };
+}
+
 /** The current process as an {@linkcode Io}. */
 export function processIo(): Io {
+  const { env, scoped } = readableEnv();
   return {
-    env: Deno.env.toObject(),
+    env,
+    readEnv: scoped ? readNamed : undefined,
     cwd: Deno.cwd(),
     stdout: (text) => writeAll(Deno.stdout, text),
     stderr: (text) => writeAll(Deno.stderr, text),

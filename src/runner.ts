@@ -26,6 +26,11 @@ export interface RunRequest {
   readonly signal?: AbortSignal;
   /** Trees to end if toolgate itself is told to stop. */
   readonly registry?: ProcessRegistry;
+  /**
+   * The program is a sandbox (bwrap with a pid namespace) whose end ends every descendant: signal it directly
+   * (no unscoped `--allow-run` needed) and skip the sweep of the process group after it exits.
+   */
+  readonly endsItsTree?: boolean;
 }
 
 /** How a run ended. */
@@ -111,14 +116,26 @@ function spawnError(error: unknown, program: string): RunResult["spawnError"] {
   if (error instanceof Deno.errors.NotCapable) {
     return { reason: "not_permitted", message: `toolgate is not permitted to run ${program} (--allow-run)` };
   }
-  if (error instanceof Deno.errors.NotFound) {
+  // A missing cwd or script interpreter is NotFound too: only a missing program is reported as one.
+  if (error instanceof Deno.errors.NotFound && !exists(program)) {
     return { reason: "not_found", message: `no such program: ${program}` };
   }
   const detail = error instanceof Error ? error.message : String(error);
   return { reason: "not_executable", message: `cannot execute ${program}: ${detail}` };
 }
 
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const EMPTY = new Uint8Array(0);
+/** The longest delay a timer takes; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Runs one process to its end and reports how it ended; it never throws for what the tool does.
@@ -175,7 +192,15 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   let ending: Promise<void> | undefined;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
 
-  const endTree = (signal: TreeSignal): Promise<void> => signalGroup(pgid, signal);
+  const endTree = (signal: TreeSignal): Promise<void> => {
+    if (!request.endsItsTree) return signalGroup(pgid, signal);
+    try {
+      child.kill(signal);
+    } catch {
+      // Already gone.
+    }
+    return Promise.resolve();
+  };
   const stopTree = (): Promise<void> => {
     // SIGTERM now, SIGKILL after the grace period unless everything is already gone.
     ending ??= endTree("SIGTERM").then(() => {
@@ -189,7 +214,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   const timer = setTimeout(() => {
     timedOut = true;
     void stopTree();
-  }, request.timeoutMs);
+  }, Math.min(request.timeoutMs, MAX_TIMER_MS));
   const onAbort = () => {
     aborted = true;
     void stopTree();
@@ -211,7 +236,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   clearTimeout(timer);
   request.signal?.removeEventListener("abort", onAbort);
   // The tool is gone; whatever it left behind in its group goes too, so no descendant outlives the call.
-  await endTree("SIGKILL");
+  if (!request.endsItsTree) await endTree("SIGKILL");
   clearTimeout(killTimer);
 
   // A descendant that escaped the group (setsid) may still hold the pipes open: wait a moment, then stop reading.

@@ -85,10 +85,12 @@ export async function executorFromArgs(
     );
   }
   const registry = new ProcessRegistry(graceMs);
+  const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
+  const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
   try {
     const executor = new Executor({
       manifest,
-      env: io.env,
+      env,
       cwd,
       defaultTimeoutSec: timeoutSec,
       graceMs,

@@ -1,0 +1,17 @@
+/** The agent loop's own failures: an endpoint that fails or answers nonsense, a transcript that cannot be written. @module */
+
+/**
+ * A failure the agent loop reports as one message on stderr with exit code 1, never as a stack trace.
+ *
+ * @example
+ * ```ts
+ * import { AgentError } from "./errors.ts";
+ * throw new AgentError("the chat endpoint answered 401 Unauthorized: bad key");
+ * ```
+ */
+export class AgentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AgentError";
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * The chat-completions client: one POST per request, retried on network errors, timeouts, 429 and 5xx with
+ * exponential backoff and jitter (or the server's `Retry-After`), one `Idempotency-Key` across a request's retries.
+ *
+ * @module
+ */
+import { AgentError } from "./errors.ts";
+
+/** The most characters of an error body carried into the failure message. */
+export const ERROR_BODY_LIMIT = 2000;
+/** The first retry waits about this long; each later one twice as long. */
+export const BACKOFF_BASE_MS = 500;
+/** No computed backoff waits longer. */
+export const BACKOFF_CAP_MS = 30_000;
+/** A `Retry-After` longer than this is not waited for: the request fails and says so. */
+export const RETRY_AFTER_LIMIT_MS = 60_000;
+
+/** What the loop sends: the chat-completions body. */
+export type ChatRequest = Readonly<Record<string, unknown>>;
+
+/** How a {@linkcode ChatClient} reaches its endpoint; everything past `baseUrl` has a default. */
+export interface ChatClientOptions {
+  /** The API's base URL, e.g. `https://api.openai.com/v1` (a trailing slash is fine). */
+  readonly baseUrl: string;
+  /** Sent as a Bearer token when set. */
+  readonly apiKey?: string;
+  /** Per attempt: until the whole answer is read (or, when streaming, until the headers arrive). */
+  readonly timeoutMs: number;
+  /** Retries after the first attempt. */
+  readonly retries: number;
+  readonly fetch?: typeof fetch;
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** In [0, 1): the jitter's source. */
+  readonly random?: () => number;
+  /** Epoch milliseconds: for `Retry-After` dates. */
+  readonly now?: () => number;
+  /** A fresh idempotency key per request. */
+  readonly newKey?: () => string;
+  /** Receives each request and response as text, the key already masked. */
+  readonly debug?: (text: string) => Promise<void>;
+  readonly userAgent?: string;
+}
+
+/** A successful streamed answer: its body, unread. */
+export interface StreamedAnswer {
+  /** `text/event-stream`, or whatever else the server sent (some ignore `stream: true`). */
+  readonly contentType: string;
+  readonly body: ReadableStream<Uint8Array>;
+}
+
+type Attempt<T> =
+  | { kind: "done"; value: T }
+  | { kind: "retry"; reason: string; retryAfterMs?: number }
+  | { kind: "fail"; error: AgentError };
+
+const RETRYABLE_STATUS = (status: number) => status === 429 || (status >= 500 && status <= 599);
+
+/**
+ * Reads a `Retry-After` value (seconds, or an HTTP date) as milliseconds from `nowMs`, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { parseRetryAfter } from "./http.ts";
+ * parseRetryAfter("2", 0); // 2000
+ * parseRetryAfter("Thu, 01 Jan 1970 00:00:05 GMT", 1000); // 4000
+ * ```
+ */
+export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+/**
+ * The wait before retry number `retry` (0 for the first): exponential, capped, with "equal jitter" (half fixed,
+ * half random) so that many clients do not retry in step.
+ *
+ * @example
+ * ```ts
+ * import { backoffMs } from "./http.ts";
+ * backoffMs(0, () => 0); // 250
+ * backoffMs(1, () => 0.999) < 1000; // true
+ * ```
+ */
+export function backoffMs(retry: number, random: () => number): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry);
+  return Math.round(ceiling / 2 + (ceiling / 2) * random());
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function clip(text: string, limit: number): string {
+  return text.length > limit ? text.slice(0, limit) + "…" : text;
+}
+
+function isPermissionError(error: unknown): boolean {
+  return error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied;
+}
+
+/**
+ * Talks to one OpenAI-compatible chat-completions endpoint.
+ *
+ * @example
+ * ```ts
+ * import { ChatClient } from "./http.ts";
+ * const client = new ChatClient({ baseUrl: "http://127.0.0.1:8080/v1", timeoutMs: 90_000, retries: 2 });
+ * // const body = await client.complete({ model: "m", messages: [{ role: "user", content: "hi" }] });
+ * ```
+ */
+export class ChatClient {
+  /** `{base}/chat/completions`. */
+  readonly url: string;
+  readonly #options: ChatClientOptions;
+  readonly #fetch: typeof fetch;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #random: () => number;
+  readonly #now: () => number;
+  readonly #newKey: () => string;
+
+  constructor(options: ChatClientOptions) {
+    this.#options = options;
+    this.url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+    this.#fetch = options.fetch ?? fetch;
+    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.#random = options.random ?? Math.random;
+    this.#now = options.now ?? Date.now;
+    this.#newKey = options.newKey ?? (() => crypto.randomUUID());
+  }
+
+  /**
+   * Sends a request and returns the answer's body parsed as JSON; throws an {@linkcode AgentError} when every
+   * attempt failed or the answer is not JSON.
+   */
+  complete(body: ChatRequest): Promise<unknown> {
+    return this.#send(body, "application/json", async (response, signal) => {
+      const text = await readText(response, signal);
+      await this.#debug(`<- ${text}`);
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new AgentError(
+          `malformed answer from the chat endpoint: the body is not JSON: ${JSON.stringify(clip(text, 200))}`,
+        );
+      }
+    });
+  }
+
+  /**
+   * Sends a streaming request and returns the answer's body once its headers are in; the caller reads it (and
+   * times it). Nothing is retried once the body has started.
+   */
+  stream(body: ChatRequest): Promise<StreamedAnswer> {
+    return this.#send(body, "text/event-stream", (response) => {
+      if (response.body === null) throw new AgentError("malformed answer from the chat endpoint: no body");
+      return Promise.resolve({ contentType: response.headers.get("content-type") ?? "", body: response.body });
+    });
+  }
+
+  async #send<T>(
+    body: ChatRequest,
+    accept: string,
+    read: (response: Response, signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const { retries, timeoutMs } = this.#options;
+    const key = this.#newKey();
+    const text = JSON.stringify(body);
+    let last = "";
+    for (let attempt = 0; attempt <= retries; attempt++) {
+      const outcome = await this.#attempt(text, key, accept, attempt, read);
+      if (outcome.kind === "done") return outcome.value;
+      if (outcome.kind === "fail") throw outcome.error;
+      last = outcome.reason;
+      if (attempt === retries) break;
+      let wait = backoffMs(attempt, this.#random);
+      if (outcome.retryAfterMs !== undefined) {
+        if (outcome.retryAfterMs > RETRY_AFTER_LIMIT_MS) {
+          throw new AgentError(
+            `${last}; it asks to retry after ${seconds(outcome.retryAfterMs)}, longer than toolgate waits (${
+              seconds(RETRY_AFTER_LIMIT_MS)
+            })`,
+          );
+        }
+        wait = outcome.retryAfterMs;
+      }
+      await this.#debug(`retrying in ${seconds(wait)} (${last})`);
+      await this.#sleep(wait);
+    }
+    const attempts = retries + 1;
+    throw new AgentError(`${last} (${attempts} attempt${attempts === 1 ? "" : "s"}, timeout ${seconds(timeoutMs)})`);
+  }
+
+  async #attempt<T>(
+    body: string,
+    key: string,
+    accept: string,
+    attempt: number,
+    read: (response: Response, signal: AbortSignal) => Promise<T>,
+  ): Promise<Attempt<T>> {
+    const headers: Record<string, string> = {
+      "Content-Type": "application/json",
+      "Accept": accept,
+      "Idempotency-Key": key,
+    };
+    if (this.#options.userAgent) headers["User-Agent"] = this.#options.userAgent;
+    if (this.#options.apiKey) headers["Authorization"] = `Bearer ${this.#options.apiKey}`;
+    const shown = { ...headers, ...(this.#options.apiKey ? { Authorization: "Bearer [REDACTED]" } : {}) };
+    await this.#debug(`-> POST ${this.url} (attempt ${attempt + 1}) ${JSON.stringify(shown)}\n-> ${body}`);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.#options.timeoutMs);
+    const timedOut = () => controller.signal.aborted;
+    try {
+      let response: Response;
+      try {
+        response = await this.#fetch(this.url, { method: "POST", headers, body, signal: controller.signal });
+      } catch (error) {
+        return this.#networkFailure(error, timedOut());
+      }
+      await this.#debug(`<- ${response.status} ${response.statusText}`.trimEnd());
+      if (!response.ok) {
+        const text = await readText(response, controller.signal).catch(() => "");
+        if (text !== "") await this.#debug(`<- ${text}`);
+        const reason = `the chat endpoint answered ${response.status} ${response.statusText}`.trimEnd() +
+          (text.trim() === "" ? "" : `: ${clip(text.trim(), ERROR_BODY_LIMIT)}`);
+        if (!RETRYABLE_STATUS(response.status)) return { kind: "fail", error: new AgentError(reason) };
+        const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#now());
+        return { kind: "retry", reason, retryAfterMs };
+      }
+      try {
+        return { kind: "done", value: await read(response, controller.signal) };
+      } catch (error) {
+        if (error instanceof AgentError) return { kind: "fail", error };
+        return this.#networkFailure(error, timedOut());
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #networkFailure(error: unknown, timedOut: boolean): Attempt<never> {
+    if (isPermissionError(error)) {
+      return {
+        kind: "fail",
+        error: new AgentError(
+          `toolgate may not connect to ${new URL(this.url).host}: run it with --allow-net (${
+            (error as Error).message
+          })`,
+        ),
+      };
+    }
+    if (timedOut) {
+      return { kind: "retry", reason: `no answer from ${this.url} within ${seconds(this.#options.timeoutMs)}` };
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return { kind: "retry", reason: `cannot reach ${this.url}: ${message}` };
+  }
+
+  async #debug(text: string): Promise<void> {
+    if (this.#options.debug) await this.#options.debug(text);
+  }
+}
+
+/** Reads a body to text, giving up when `signal` aborts (a body that stalls must not hang the timeout). */
+async function readText(response: Response, signal: AbortSignal): Promise<string> {
+  if (signal.aborted) throw new DOMException("timed out", "AbortError");
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new DOMException("timed out", "AbortError"));
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([response.text(), aborted]);
+  } finally {
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
+}

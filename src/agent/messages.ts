@@ -1,0 +1,188 @@
+/**
+ * The chat-completions message shapes the loop sends and keeps, and the checks that turn an endpoint's answer (or a
+ * saved transcript) into them, naming the exact place where it is malformed.
+ *
+ * @module
+ */
+import { isRecord } from "../contract.ts";
+import { AgentError } from "./errors.ts";
+
+/** One function call the model asked for. */
+export interface ToolCall {
+  readonly id: string;
+  readonly type: "function";
+  readonly function: { readonly name: string; readonly arguments: string };
+}
+
+/** A system or developer instruction. */
+export interface InstructionMessage {
+  readonly role: "system" | "developer";
+  readonly content: string;
+}
+
+/** The user's words. */
+export interface UserMessage {
+  readonly role: "user";
+  readonly content: string;
+}
+
+/** The model's turn: text, tool calls, or both. */
+export interface AssistantMessage {
+  readonly role: "assistant";
+  readonly content: string | null;
+  readonly tool_calls?: readonly ToolCall[];
+}
+
+/** The answer to one tool call: a serialized envelope. */
+export interface ToolMessage {
+  readonly role: "tool";
+  readonly tool_call_id: string;
+  readonly content: string;
+}
+
+/** Any message of a conversation. */
+export type ChatMessage = InstructionMessage | UserMessage | AssistantMessage | ToolMessage;
+
+/** An assistant turn as the endpoint ended it. */
+export interface AssistantTurn {
+  readonly message: AssistantMessage;
+  /** `stop`, `tool_calls`, `length`, ... when the endpoint says. */
+  readonly finishReason?: string;
+}
+
+const quote = (value: string): string => JSON.stringify(value);
+
+function preview(text: string, limit = 200): string {
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
+}
+
+/** The tool calls of an assistant message at `where`; throws a message naming the broken part. */
+export function checkToolCalls(value: unknown, where: string, fail: (message: string) => Error): ToolCall[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw fail(`${where} is not an array`);
+  const seen = new Set<string>();
+  return value.map((raw, i) => {
+    const at = `${where}[${i}]`;
+    if (!isRecord(raw)) throw fail(`${at} is not an object`);
+    if (typeof raw.id !== "string" || raw.id === "") throw fail(`${at}.id is missing`);
+    if (seen.has(raw.id)) throw fail(`${at}.id ${quote(raw.id)} repeats an earlier call's id`);
+    seen.add(raw.id);
+    if (raw.type !== undefined && raw.type !== "function") {
+      throw fail(`${at}.type is ${quote(String(raw.type))}, not "function"`);
+    }
+    const fn = raw.function;
+    if (!isRecord(fn)) throw fail(`${at}.function is missing`);
+    if (typeof fn.name !== "string" || fn.name === "") throw fail(`${at}.function.name is missing`);
+    // Some servers send the arguments as an object rather than as JSON text: the same thing, so take it.
+    const args = fn.arguments === undefined || fn.arguments === null
+      ? ""
+      : typeof fn.arguments === "string"
+      ? fn.arguments
+      : isRecord(fn.arguments)
+      ? JSON.stringify(fn.arguments)
+      : undefined;
+    if (args === undefined) throw fail(`${at}.function.arguments is neither text nor an object`);
+    return { id: raw.id, type: "function", function: { name: fn.name, arguments: args } };
+  });
+}
+
+/** Builds an assistant message, leaving out `tool_calls` when there are none. */
+export function assistantMessage(content: string | null, toolCalls: readonly ToolCall[]): AssistantMessage {
+  return toolCalls.length > 0 ? { role: "assistant", content, tool_calls: toolCalls } : { role: "assistant", content };
+}
+
+/** The `error` an endpoint put in a body, as text, when there is one. */
+export function endpointError(value: unknown): string | undefined {
+  if (!isRecord(value) || value.error === undefined || value.error === null) return undefined;
+  const error = value.error;
+  if (typeof error === "string") return error;
+  if (isRecord(error) && typeof error.message === "string") return error.message;
+  return JSON.stringify(error);
+}
+
+/**
+ * Reads a chat-completions answer body (already JSON-parsed) as the assistant's turn; throws an
+ * {@linkcode AgentError} that names what is wrong when it is not one.
+ *
+ * @example
+ * ```ts
+ * import { parseCompletion } from "./messages.ts";
+ * parseCompletion({ choices: [{ message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] });
+ * // { message: { role: "assistant", content: "hi" }, finishReason: "stop" }
+ * ```
+ */
+export function parseCompletion(value: unknown): AssistantTurn {
+  const fail = (message: string) => new AgentError(`malformed answer from the chat endpoint: ${message}`);
+  const error = endpointError(value);
+  if (error !== undefined) throw new AgentError(`the chat endpoint answered with an error: ${preview(error, 2000)}`);
+  if (!isRecord(value)) throw fail("the body is not a JSON object");
+  if (!Array.isArray(value.choices) || value.choices.length === 0) throw fail("it has no choices");
+  const choice = value.choices[0];
+  if (!isRecord(choice) || !isRecord(choice.message)) throw fail("choices[0].message is missing");
+  const message = choice.message;
+  if (message.role !== undefined && message.role !== "assistant") {
+    throw fail(`choices[0].message.role is ${quote(String(message.role))}, not "assistant"`);
+  }
+  if (message.content !== undefined && message.content !== null && typeof message.content !== "string") {
+    throw fail("choices[0].message.content is neither text nor null");
+  }
+  const toolCalls = checkToolCalls(message.tool_calls, "choices[0].message.tool_calls", fail);
+  const content = typeof message.content === "string" ? message.content : null;
+  const finishReason = typeof choice.finish_reason === "string" ? choice.finish_reason : undefined;
+  return { message: assistantMessage(content, toolCalls), finishReason };
+}
+
+/**
+ * Checks a saved conversation message by message; `fail` builds the error for the first broken one.
+ *
+ * @example
+ * ```ts
+ * import { checkMessages } from "./messages.ts";
+ * checkMessages([{ role: "user", content: "hi" }], (m) => new Error(m)); // [{ role: "user", content: "hi" }]
+ * ```
+ */
+export function checkMessages(value: unknown, fail: (message: string) => Error): ChatMessage[] {
+  if (!Array.isArray(value)) throw fail("expected a JSON array of messages (or an object with one in `messages`)");
+  const answered = new Set<string>();
+  const asked = new Set<string>();
+  // The calls of the last assistant message still waiting for their answer.
+  let pending: string[] = [];
+  const messages = value.map((raw, i): ChatMessage => {
+    const at = `message[${i}]`;
+    if (!isRecord(raw)) throw fail(`${at} is not an object`);
+    if (raw.role !== "tool" && pending.length > 0) {
+      throw fail(`${at}: the tool call ${quote(pending[0])} before it was never answered`);
+    }
+    switch (raw.role) {
+      case "system":
+      case "developer":
+      case "user":
+        if (typeof raw.content !== "string") throw fail(`${at} (${raw.role}): content must be text`);
+        return { role: raw.role, content: raw.content };
+      case "assistant": {
+        if (raw.content !== undefined && raw.content !== null && typeof raw.content !== "string") {
+          throw fail(`${at} (assistant): content must be text or null`);
+        }
+        const calls = checkToolCalls(raw.tool_calls, `${at}.tool_calls`, fail);
+        for (const call of calls) asked.add(call.id);
+        pending = calls.map((call) => call.id);
+        return assistantMessage(typeof raw.content === "string" ? raw.content : null, calls);
+      }
+      case "tool":
+        if (typeof raw.tool_call_id !== "string" || !asked.has(raw.tool_call_id)) {
+          throw fail(`${at} (tool): tool_call_id does not name a call of an earlier assistant message`);
+        }
+        if (answered.has(raw.tool_call_id)) {
+          throw fail(`${at} (tool): a second answer to call ${quote(raw.tool_call_id)}`);
+        }
+        answered.add(raw.tool_call_id);
+        pending = pending.filter((id) => id !== raw.tool_call_id);
+        if (typeof raw.content !== "string") throw fail(`${at} (tool): content must be text`);
+        return { role: "tool", tool_call_id: raw.tool_call_id, content: raw.content };
+      default:
+        throw fail(`${at}: unknown role ${quote(String(raw.role))}`);
+    }
+  });
+  if (pending.length > 0) throw fail(`the tool call ${quote(pending[0])} at the end was never answered`);
+  return messages;
+}

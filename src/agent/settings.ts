@@ -1,0 +1,229 @@
+/**
+ * The agent loop's settings: its options, and their resolution, flag over environment over default, into one
+ * checked value (prompt and system texts read from their files or stdin).
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import { flag, type Io, type OptionSpec, type ParsedArgs, parseNumber, stringOption, UsageError } from "../cli.ts";
+
+/** Defaults of the agent loop's settings (agentcli's, where it has one). */
+export const AGENT_DEFAULTS = {
+  baseUrl: "https://api.openai.com/v1",
+  model: "oss-gpt-20b",
+  system: "You are a helpful, precise assistant. Use tools when strictly helpful.",
+  maxSteps: 8,
+  httpTimeoutSec: 90,
+  httpRetries: 2,
+} as const;
+
+/** The agent loop's own options (the executor's come from `EXECUTOR_OPTIONS`). */
+export const AGENT_OPTIONS: Record<string, OptionSpec> = {
+  prompt: { type: "string", value: "TEXT", help: "the user's request" },
+  "prompt-file": { type: "string", value: "PATH", help: "read the request from a file (`-` for stdin)" },
+  system: { type: "string", value: "TEXT", help: "the system prompt (default: agentcli's)" },
+  "system-file": { type: "string", value: "PATH", help: "read the system prompt from a file (`-` for stdin)" },
+  "base-url": {
+    type: "string",
+    value: "URL",
+    help: `the OpenAI-compatible API (env OAI_BASE_URL, default ${AGENT_DEFAULTS.baseUrl})`,
+  },
+  model: { type: "string", value: "ID", help: `the model (env OAI_MODEL, default ${AGENT_DEFAULTS.model})` },
+  "api-key": {
+    type: "string",
+    value: "KEY",
+    help: "sent as a Bearer token (env OAI_API_KEY, then OPENAI_API_KEY; prefer those: argv is visible to others)",
+  },
+  "max-steps": {
+    type: "string",
+    value: "N",
+    help: `most requests to the model before giving up (default ${AGENT_DEFAULTS.maxSteps})`,
+  },
+  "http-timeout": {
+    type: "string",
+    value: "SEC",
+    help: `per-attempt HTTP timeout in seconds, or 30s / 2m (env OAI_HTTP_TIMEOUT, default ${AGENT_DEFAULTS.httpTimeoutSec})`,
+  },
+  "http-retries": {
+    type: "string",
+    value: "N",
+    help:
+      `retries on network errors, timeouts, 429 and 5xx (env OAI_HTTP_RETRIES, default ${AGENT_DEFAULTS.httpRetries})`,
+  },
+  temperature: { type: "string", value: "T", help: "sampling temperature (default: the endpoint's)" },
+  stream: { type: "boolean", help: "stream the answer (server-sent events), printing it as it arrives" },
+  yes: { type: "boolean", short: "y", help: "approve every call of a tool that is not read-only" },
+  quiet: { type: "boolean", short: "q", help: "no progress on stderr" },
+  debug: { type: "boolean", help: "dump each request and response on stderr (the API key masked)" },
+  "save-messages": { type: "string", value: "PATH", help: "write the conversation as JSON at the end" },
+  "load-messages": {
+    type: "string",
+    value: "PATH",
+    help: "resume a conversation saved with --save-messages (a --prompt is added to it)",
+  },
+};
+
+/** Every setting of one agent run, checked. */
+export interface AgentSettings {
+  /** Without trailing slashes. */
+  readonly baseUrl: string;
+  readonly model: string;
+  readonly apiKey?: string;
+  readonly maxSteps: number;
+  readonly httpTimeoutMs: number;
+  readonly httpRetries: number;
+  readonly temperature?: number;
+  /** The system prompt given (`undefined` when none was: the default applies to a new conversation). */
+  readonly system?: string;
+  /** The user's request; absent only when resuming a conversation. */
+  readonly prompt?: string;
+  readonly stream: boolean;
+  readonly yes: boolean;
+  readonly quiet: boolean;
+  readonly debug: boolean;
+  /** Absolute paths. */
+  readonly saveMessages?: string;
+  readonly loadMessages?: string;
+}
+
+const COMMAND = "run";
+
+/** A value from a flag or, failing that, the first set variable; empty counts as unset. */
+function pick(
+  parsed: ParsedArgs,
+  name: string,
+  env: Readonly<Record<string, string>>,
+  variables: readonly string[],
+): { value: string; label: string } | undefined {
+  const value = stringOption(parsed, name);
+  if (value !== undefined) return { value, label: `--${name}` };
+  for (const variable of variables) {
+    const found = env[variable];
+    if (found !== undefined && found !== "") return { value: found, label: variable };
+  }
+  return undefined;
+}
+
+/**
+ * Reads a timeout in seconds: a plain number, or a Go-style duration (`90s`, `1m30s`, `500ms`) as agentcli's
+ * `OAI_HTTP_TIMEOUT` holds. Throws {@linkcode UsageError}.
+ *
+ * @example
+ * ```ts
+ * import { parseSeconds } from "./settings.ts";
+ * parseSeconds("90", "--http-timeout"); // 90
+ * parseSeconds("1m30s", "OAI_HTTP_TIMEOUT"); // 90
+ * ```
+ */
+export function parseSeconds(raw: string, label: string): number {
+  const text = raw.trim();
+  if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) {
+    const units: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
+    let total = 0;
+    for (const [, amount, , unit] of text.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) total += Number(amount) * units[unit];
+    if (total > 0) return total;
+  }
+  return parseNumber(raw, label, COMMAND);
+}
+
+async function readSource(path: string, label: string, io: Io): Promise<string> {
+  if (path === "-") return await io.stdin();
+  try {
+    return await Deno.readTextFile(resolve(io.cwd, path));
+  } catch (error) {
+    const reason = error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message;
+    throw new UsageError(`${label} ${JSON.stringify(path)}: cannot read it: ${reason}`, COMMAND);
+  }
+}
+
+async function text(
+  parsed: ParsedArgs,
+  io: Io,
+  inline: string,
+  file: string,
+): Promise<string | undefined> {
+  const given = stringOption(parsed, inline);
+  const path = stringOption(parsed, file);
+  if (given !== undefined && path !== undefined) {
+    throw new UsageError(`--${inline} and --${file} cannot be used together`, COMMAND);
+  }
+  return path !== undefined ? await readSource(path, `--${file}`, io) : given;
+}
+
+/**
+ * Resolves the agent loop's settings; throws {@linkcode UsageError} for anything missing or malformed.
+ *
+ * @example
+ * ```ts
+ * import { resolveSettings } from "./settings.ts";
+ * // const settings = await resolveSettings(parsed, io);
+ * // settings.baseUrl; // "https://api.openai.com/v1" unless --base-url or OAI_BASE_URL says otherwise
+ * ```
+ */
+export async function resolveSettings(parsed: ParsedArgs, io: Io): Promise<AgentSettings> {
+  const { env } = io;
+  if (stringOption(parsed, "prompt-file") === "-" && stringOption(parsed, "system-file") === "-") {
+    throw new UsageError("--prompt-file and --system-file cannot both read stdin", COMMAND);
+  }
+  const prompt = await text(parsed, io, "prompt", "prompt-file");
+  const system = await text(parsed, io, "system", "system-file");
+  const load = stringOption(parsed, "load-messages");
+  if (prompt === undefined && load === undefined) {
+    throw new UsageError("give the request with --prompt TEXT or --prompt-file PATH", COMMAND);
+  }
+  if (prompt !== undefined && prompt.trim() === "") throw new UsageError("the prompt is empty", COMMAND);
+
+  const base = pick(parsed, "base-url", env, ["OAI_BASE_URL"]);
+  const baseUrl = (base?.value ?? AGENT_DEFAULTS.baseUrl).trim().replace(/\/+$/, "");
+  let url: URL | undefined;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new UsageError(
+      `${base?.label ?? "the base URL"} must be an http(s) URL (got ${JSON.stringify(base?.value)})`,
+      COMMAND,
+    );
+  }
+
+  const model = pick(parsed, "model", env, ["OAI_MODEL"])?.value ?? AGENT_DEFAULTS.model;
+  const apiKey = pick(parsed, "api-key", env, ["OAI_API_KEY", "OPENAI_API_KEY"])?.value;
+
+  const steps = stringOption(parsed, "max-steps");
+  const maxSteps = steps === undefined
+    ? AGENT_DEFAULTS.maxSteps
+    : parseNumber(steps, "--max-steps", COMMAND, { integer: true });
+  const timeout = pick(parsed, "http-timeout", env, ["OAI_HTTP_TIMEOUT"]);
+  const httpTimeoutMs = Math.round(
+    (timeout === undefined ? AGENT_DEFAULTS.httpTimeoutSec : parseSeconds(timeout.value, timeout.label)) * 1000,
+  );
+  const retries = pick(parsed, "http-retries", env, ["OAI_HTTP_RETRIES"]);
+  const httpRetries = retries === undefined
+    ? AGENT_DEFAULTS.httpRetries
+    : parseNumber(retries.value, retries.label, COMMAND, { integer: true, exclusive: false });
+  const rawTemperature = stringOption(parsed, "temperature");
+  const temperature = rawTemperature === undefined
+    ? undefined
+    : parseNumber(rawTemperature, "--temperature", COMMAND, { exclusive: false });
+
+  const save = stringOption(parsed, "save-messages");
+  return {
+    baseUrl,
+    model,
+    apiKey,
+    maxSteps,
+    httpTimeoutMs,
+    httpRetries,
+    temperature,
+    system,
+    prompt,
+    stream: flag(parsed, "stream"),
+    yes: flag(parsed, "yes"),
+    quiet: flag(parsed, "quiet"),
+    debug: flag(parsed, "debug"),
+    saveMessages: save === undefined ? undefined : resolve(io.cwd, save),
+    loadMessages: load === undefined ? undefined : resolve(io.cwd, load),
+  };
+}

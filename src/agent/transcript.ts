@@ -1,0 +1,120 @@
+/**
+ * Transcripts: the conversation written as JSON (`--save-messages`, secrets redacted), read back and checked
+ * (`--load-messages`), and the opening messages of a run, new or resumed.
+ *
+ * @module
+ */
+import { dirname } from "node:path";
+import { UsageError } from "../cli.ts";
+import { isRecord } from "../contract.ts";
+import { redactDeep } from "../redact.ts";
+import { AgentError } from "./errors.ts";
+import { type ChatMessage, checkMessages } from "./messages.ts";
+
+/**
+ * Writes the messages as a pretty JSON array, every string redacted, through a temporary file so that a reader
+ * never sees half a transcript. Throws an {@linkcode AgentError} when it cannot.
+ *
+ * @example
+ * ```ts
+ * import { saveTranscript } from "./transcript.ts";
+ * await saveTranscript("/tmp/run.json", [{ role: "user", content: "hi" }], (text) => text);
+ * ```
+ */
+export async function saveTranscript(
+  path: string,
+  messages: readonly ChatMessage[],
+  redact: (text: string) => string,
+): Promise<void> {
+  const body = JSON.stringify(redactDeep(messages, redact), null, 2) + "\n";
+  const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  try {
+    await Deno.mkdir(dirname(path), { recursive: true });
+    await Deno.writeTextFile(temp, body, { mode: 0o600 });
+    await Deno.rename(temp, path);
+  } catch (error) {
+    await Deno.remove(temp).catch(() => {});
+    throw new AgentError(`cannot write the transcript ${path}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Reads a transcript written by {@linkcode saveTranscript} (a JSON array of messages, or an object holding one in
+ * `messages`); throws {@linkcode UsageError} naming the file and the first problem.
+ *
+ * @example
+ * ```ts
+ * import { loadTranscript } from "./transcript.ts";
+ * // const messages = await loadTranscript("run.json");
+ * ```
+ */
+export async function loadTranscript(path: string): Promise<ChatMessage[]> {
+  const fail = (message: string) => new UsageError(`--load-messages ${path}: ${message}`, "run");
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    throw fail(error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw fail(`not JSON (${(error as Error).message})`);
+  }
+  return checkMessages(isRecord(value) && "messages" in value ? value.messages : value, fail);
+}
+
+/** What a run starts from. */
+export interface OpeningOptions {
+  /** A loaded conversation, when resuming. */
+  readonly loaded?: readonly ChatMessage[];
+  /** A system prompt given on the command line. */
+  readonly system?: string;
+  /** Used for a new conversation when no system prompt is given. */
+  readonly defaultSystem: string;
+  /** The user's request; may be absent when resuming. */
+  readonly prompt?: string;
+}
+
+/**
+ * The messages a run starts from: a new conversation (system, user), or a loaded one with the given system prompt
+ * in place of its own and the prompt appended. Throws {@linkcode UsageError} when a resumed conversation leaves
+ * nothing to do.
+ *
+ * @example
+ * ```ts
+ * import { openingMessages } from "./transcript.ts";
+ * openingMessages({ defaultSystem: "Be brief.", prompt: "hi" });
+ * // [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }]
+ * ```
+ */
+export function openingMessages(options: OpeningOptions): ChatMessage[] {
+  if (options.loaded === undefined) {
+    return [
+      { role: "system", content: options.system ?? options.defaultSystem },
+      { role: "user", content: options.prompt ?? "" },
+    ];
+  }
+  const messages = [...options.loaded];
+  if (options.system !== undefined) {
+    if (messages[0]?.role === "system") messages[0] = { role: "system", content: options.system };
+    else messages.unshift({ role: "system", content: options.system });
+  }
+  if (options.prompt !== undefined) {
+    messages.push({ role: "user", content: options.prompt });
+    return messages;
+  }
+  const last = messages[messages.length - 1];
+  if (last === undefined) throw new UsageError("the loaded conversation is empty; give a --prompt", "run");
+  if (last.role === "assistant" && !(last.tool_calls?.length)) {
+    throw new UsageError("the loaded conversation ends with the model's answer; give a --prompt to go on", "run");
+  }
+  if (last.role === "assistant") {
+    throw new UsageError(
+      "the loaded conversation ends with tool calls that were never answered; it cannot be resumed as is",
+      "run",
+    );
+  }
+  return messages;
+}
