@@ -36,12 +36,17 @@ function isoIn(instant: Date, zone: string): string {
 }
 
 const raw = await new Response(Deno.stdin.readable).text();
-let input: Input;
+let parsed: unknown;
 try {
-  input = JSON.parse(raw || "{}");
+  parsed = JSON.parse(raw.trim() || "{}");
 } catch {
   fail("arguments must be a JSON object");
 }
+// `null`, an array or a scalar parses fine but is no arguments object: say so rather than crash.
+if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+  fail("arguments must be a JSON object");
+}
+const input = parsed as Input;
 const zone = input.timezone;
 if (typeof zone !== "string" || zone.trim() === "") fail("timezone is required, e.g. Europe/Helsinki");
 try {

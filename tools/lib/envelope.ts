@@ -1,0 +1,132 @@
+/**
+ * The output side of the tool execution model: a result is one JSON line on stdout with exit 0, a failure is one
+ * failure-envelope line on stderr with exit 1. Tools are separate programs, so this mirrors (and must agree
+ * with) the kinds and key order of `src/contract.ts` without importing it.
+ *
+ * @module
+ */
+
+/** The failure kinds, each with the default `retryable` of the envelope contract. */
+export const FAILURE_KINDS = {
+  invalid_args: true,
+  rejected: false,
+  user_denied: false,
+  timeout: true,
+  execution_error: true,
+  not_found: false,
+  unavailable: true,
+  tool_not_found: false,
+} as const;
+
+/** A failure classification the agent loop routes on. */
+export type FailureKind = keyof typeof FAILURE_KINDS;
+
+/** Options of {@linkcode ToolFailure}. */
+export interface ToolFailureOptions {
+  /** The offending argument. */
+  field?: string;
+  /** What the argument should look like. */
+  expected?: string;
+  /** Overrides the kind's default. */
+  retryable?: boolean;
+  /** Extra keys (stdout, exit_code, ...); contract keys are never overwritten. */
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * A failure a tool reports as an envelope: thrown anywhere in a tool body, written by {@linkcode runTool}.
+ *
+ * @example
+ * ```ts
+ * import { ToolFailure } from "./envelope.ts";
+ * throw new ToolFailure("not_found", "no such file: a.txt", { field: "path" });
+ * ```
+ */
+export class ToolFailure extends Error {
+  readonly kind: FailureKind;
+  readonly options: ToolFailureOptions;
+
+  constructor(kind: FailureKind, message: string, options: ToolFailureOptions = {}) {
+    super(message);
+    this.name = "ToolFailure";
+    this.kind = kind;
+    this.options = options;
+  }
+
+  /** The envelope: `ok` first, then the other keys sorted, as `src/contract.ts` serializes it. */
+  toEnvelope(): Record<string, unknown> {
+    const body: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(this.options.metadata ?? {})) {
+      if (value !== undefined && !CONTRACT_KEYS.has(key)) body[key] = value;
+    }
+    body.kind = this.kind;
+    body.message = this.message;
+    body.retryable = this.options.retryable ?? FAILURE_KINDS[this.kind];
+    if (this.options.field !== undefined) body.field = this.options.field;
+    if (this.options.expected !== undefined) body.expected = this.options.expected;
+    const ordered: Record<string, unknown> = { ok: false };
+    for (const key of Object.keys(body).sort()) ordered[key] = body[key];
+    return ordered;
+  }
+}
+
+const CONTRACT_KEYS = new Set(["ok", "kind", "message", "retryable", "field", "expected", "tool", "result"]);
+
+/** Shorthand for an `invalid_args` failure naming `field`. */
+export function invalidArgs(field: string, message: string, expected?: string): ToolFailure {
+  return new ToolFailure("invalid_args", message, { field, expected });
+}
+
+/** The message of anything thrown, without a stack trace. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Maps an error thrown by a Deno file-system call on `rel` to a failure: a missing path is `not_found`, anything
+ * else an `execution_error` that names the path.
+ */
+export function fsFailure(error: unknown, rel: string, field = "path"): ToolFailure {
+  if (error instanceof ToolFailure) return error;
+  if (error instanceof Deno.errors.NotFound) {
+    return new ToolFailure("not_found", `no such file or directory: ${JSON.stringify(rel)}`, { field });
+  }
+  if (error instanceof Deno.errors.NotADirectory) {
+    return new ToolFailure("not_found", `a parent of ${JSON.stringify(rel)} is not a directory`, { field });
+  }
+  if (error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable) {
+    return new ToolFailure("execution_error", `permission denied: ${JSON.stringify(rel)}`, {
+      retryable: false,
+    });
+  }
+  return new ToolFailure("execution_error", `${JSON.stringify(rel)}: ${errorMessage(error)}`);
+}
+
+/**
+ * Runs a tool body: reads nothing itself, prints the body's result as one JSON line on stdout (exit 0), or a
+ * failure envelope on stderr (exit 1). An unexpected error becomes an `execution_error`; no stack is printed.
+ *
+ * @example
+ * ```ts
+ * import { runTool } from "./envelope.ts";
+ * await runTool(() => ({ hello: "world" }));
+ * ```
+ */
+export async function runTool(body: () => unknown | Promise<unknown>): Promise<never> {
+  let failure: ToolFailure;
+  try {
+    const result = await body();
+    await writeLine(Deno.stdout, JSON.stringify(result ?? null));
+    Deno.exit(0);
+  } catch (error) {
+    failure = error instanceof ToolFailure ? error : new ToolFailure("execution_error", errorMessage(error));
+  }
+  await writeLine(Deno.stderr, JSON.stringify(failure.toEnvelope()));
+  Deno.exit(1);
+}
+
+async function writeLine(stream: { write(p: Uint8Array): Promise<number> }, line: string): Promise<void> {
+  const bytes = new TextEncoder().encode(line + "\n");
+  let written = 0;
+  while (written < bytes.length) written += await stream.write(bytes.subarray(written));
+}

@@ -1,0 +1,137 @@
+// fs_search: the lines of workspace files that contain a literal string or match a regular expression; large and
+// binary files are skipped (and counted), symlinks are not followed, and the result is capped.
+import { join } from "node:path";
+import { readStdinArgs } from "../lib/args.ts";
+import { errorMessage, fsFailure, invalidArgs, runTool } from "../lib/envelope.ts";
+import { compileGlob } from "../lib/glob.ts";
+import { childPath, resolveInWorkspace } from "../lib/paths.ts";
+
+/** A matching line is cut to this many characters. */
+const MAX_LINE_CHARS = 400;
+/** The walk stops after this many files, and says so. */
+const MAX_FILES = 20_000;
+
+interface Match {
+  path: string;
+  line: number;
+  column: number;
+  text: string;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+await runTool(async () => {
+  const args = await readStdinArgs();
+  const pattern = args.string("pattern", { expected: "text to find, e.g. TODO" });
+  const path = args.optionalString("path", ".");
+  const regex = args.boolean("regex", false);
+  const caseSensitive = args.boolean("case_sensitive", true);
+  const globText = args.optionalString("glob", "*");
+  const maxResults = args.integer("max_results", 100, { min: 1, max: 2000 });
+  const maxFileBytes = args.integer("max_file_bytes", 1_048_576, { min: 1, max: 16_777_216 });
+  args.done();
+
+  let matcher: RegExp;
+  try {
+    matcher = new RegExp(regex ? pattern : escapeRegExp(pattern), caseSensitive ? "" : "i");
+  } catch (error) {
+    throw invalidArgs(
+      "pattern",
+      `pattern is not a valid regular expression: ${errorMessage(error)}`,
+      "a JavaScript regular expression",
+    );
+  }
+  const glob = compileGlob(globText);
+  const target = resolveInWorkspace(path);
+  let rootInfo: Deno.FileInfo;
+  try {
+    rootInfo = await Deno.stat(target.real);
+  } catch (error) {
+    throw fsFailure(error, target.rel);
+  }
+
+  const matches: Match[] = [];
+  let truncated = false;
+  let filesSearched = 0;
+  let skippedLarge = 0;
+  let skippedBinary = 0;
+  let skippedUnreadable = 0;
+  const decoder = new TextDecoder();
+
+  const searchFile = async (real: string, relPath: string): Promise<void> => {
+    let bytes: Uint8Array;
+    try {
+      const info = await Deno.stat(real);
+      if (info.size > maxFileBytes) {
+        skippedLarge++;
+        return;
+      }
+      bytes = await Deno.readFile(real);
+    } catch {
+      skippedUnreadable++;
+      return;
+    }
+    if (bytes.subarray(0, 8192).includes(0)) {
+      skippedBinary++;
+      return;
+    }
+    filesSearched++;
+    const lines = decoder.decode(bytes).split("\n");
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i].endsWith("\r") ? lines[i].slice(0, -1) : lines[i];
+      const found = matcher.exec(line);
+      if (!found) continue;
+      if (matches.length >= maxResults) {
+        truncated = true;
+        return;
+      }
+      const start = Math.max(0, Math.min(found.index - 100, line.length - MAX_LINE_CHARS));
+      const text = line.length > MAX_LINE_CHARS ? line.slice(start, start + MAX_LINE_CHARS) : line;
+      matches.push({ path: relPath, line: i + 1, column: found.index + 1, text });
+    }
+  };
+
+  let filesSeen = 0;
+  const walk = async (dir: string, relFromRoot: string): Promise<void> => {
+    const children: Deno.DirEntry[] = [];
+    try {
+      for await (const child of Deno.readDir(dir)) children.push(child);
+    } catch (error) {
+      if (relFromRoot === "") throw fsFailure(error, target.rel);
+      skippedUnreadable++;
+      return;
+    }
+    children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const child of children) {
+      if (truncated) return;
+      const within = relFromRoot === "" ? child.name : `${relFromRoot}/${child.name}`;
+      if (child.isSymlink) continue;
+      if (child.isDirectory) {
+        await walk(join(dir, child.name), within);
+      } else if (child.isFile && glob.matches(child.name, within)) {
+        if (++filesSeen > MAX_FILES) {
+          truncated = true;
+          return;
+        }
+        await searchFile(join(dir, child.name), childPath(target.rel, within));
+      }
+    }
+  };
+
+  if (rootInfo.isDirectory) await walk(target.real, "");
+  else await searchFile(target.real, target.rel);
+
+  return {
+    pattern,
+    path: target.rel,
+    matches,
+    match_count: matches.length,
+    truncated,
+    files_searched: filesSearched,
+    skipped_large: skippedLarge,
+    skipped_binary: skippedBinary,
+    skipped_unreadable: skippedUnreadable,
+  };
+});
