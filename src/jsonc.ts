@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { getNodeValue, type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
+import { createScanner, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 
 /** The outcome of {@linkcode parseJsonc}: a value, or every problem found. */
 export type JsoncResult = { ok: true; value: unknown } | { ok: false; errors: string[] };
@@ -41,23 +41,86 @@ const MESSAGES: Record<string, string> = {
   InvalidCharacter: "invalid character",
 };
 
-function duplicateKeys(node: Node | undefined, text: string, label: string, out: string[]): void {
-  if (!node) return;
-  if (node.type === "object") {
-    const seen = new Set<string>();
-    for (const property of node.children ?? []) {
-      const key = property.children?.[0];
-      if (key && typeof key.value === "string") {
-        if (seen.has(key.value)) {
-          out.push(`${label}:${lineColumn(text, key.offset)}: duplicate key ${JSON.stringify(key.value)}`);
-        }
-        seen.add(key.value);
-      }
-      duplicateKeys(property.children?.[1], text, label, out);
+interface Frame {
+  readonly object: boolean;
+  readonly keys: Set<string>;
+  expectKey: boolean;
+}
+
+/** jsonc-parser's `SyntaxKind` and `ScanError` values: const enums, which isolated modules cannot read. */
+const TOKEN = {
+  openBrace: 1,
+  closeBrace: 2,
+  openBracket: 3,
+  closeBracket: 4,
+  comma: 5,
+  string: 10,
+  unknown: 16,
+  eof: 17,
+} as const;
+const NO_SCAN_ERROR = 0;
+
+/**
+ * One pass of jsonc-parser's scanner: the text as plain JSON (comments and trailing commas cut out) for the
+ * native `JSON.parse`, and the keys repeated inside one object. `undefined` when the scanner meets anything it
+ * cannot read: the slower tree parser then names the error.
+ */
+function scan(text: string, label: string): { json: string; duplicates: string[] } | undefined {
+  // Whitespace and comments are skipped by the scanner; a comment shows as a "/" between two tokens.
+  const scanner = createScanner(text, true);
+  const kept: string[] = [];
+  const duplicates: string[] = [];
+  const stack: Frame[] = [];
+  let from = 0;
+  let comma = -1;
+  let previousEnd = 0;
+  let slash = text.indexOf("/");
+  const cut = (start: number, end: number) => {
+    kept.push(text.slice(from, start));
+    from = Math.max(from, end);
+  };
+  for (let kind: number = scanner.scan(); kind !== TOKEN.eof; kind = scanner.scan()) {
+    if (scanner.getTokenError() !== NO_SCAN_ERROR || kind === TOKEN.unknown) return undefined;
+    const offset = scanner.getTokenOffset();
+    const closing = kind === TOKEN.closeBrace || kind === TOKEN.closeBracket;
+    // A trailing comma: the JSONC allowance JSON.parse does not have (cut before the gap that follows it).
+    if (closing && comma >= 0) cut(comma, comma + 1);
+    if (slash !== -1 && slash < previousEnd) slash = text.indexOf("/", previousEnd);
+    if (slash !== -1 && slash < offset) cut(previousEnd, offset);
+    previousEnd = offset + scanner.getTokenLength();
+    const top = stack[stack.length - 1];
+    if (kind === TOKEN.comma) {
+      if (top?.object) top.expectKey = true;
+      comma = offset;
+      continue;
     }
-  } else if (node.type === "array") {
-    for (const child of node.children ?? []) duplicateKeys(child, text, label, out);
+    if (closing) {
+      stack.pop();
+    } else if (kind === TOKEN.openBrace || kind === TOKEN.openBracket) {
+      stack.push({ object: kind === TOKEN.openBrace, keys: new Set(), expectKey: kind === TOKEN.openBrace });
+    } else if (kind === TOKEN.string && top?.object && top.expectKey) {
+      const key = scanner.getTokenValue();
+      if (top.keys.has(key)) {
+        duplicates.push(`${label}:${lineColumn(text, offset)}: duplicate key ${JSON.stringify(key)}`);
+      }
+      top.keys.add(key);
+      top.expectKey = false;
+    }
+    comma = -1;
   }
+  if (slash !== -1 && slash < previousEnd) slash = text.indexOf("/", previousEnd);
+  kept.push(slash === -1 ? text.slice(from) : text.slice(from, Math.max(from, previousEnd)));
+  return { json: kept.join(""), duplicates };
+}
+
+function syntaxErrors(text: string, label: string): string[] {
+  const syntax: ParseError[] = [];
+  const tree = parseTree(text, syntax, { allowTrailingComma: true, disallowComments: false });
+  if (syntax.length === 0 && !tree) return [`${label}:1:1: value expected`];
+  return syntax.map((e) => {
+    const code = printParseErrorCode(e.error);
+    return `${label}:${lineColumn(text, e.offset)}: ${MESSAGES[code] ?? code}`;
+  });
 }
 
 /**
@@ -73,20 +136,15 @@ function duplicateKeys(node: Node | undefined, text: string, label: string, out:
 export function parseJsonc(text: string, label: string): JsoncResult {
   // Editors on Windows save a byte-order mark; it is not content, and columns count from after it.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const syntax: ParseError[] = [];
-  const tree = parseTree(text, syntax, { allowTrailingComma: true, disallowComments: false });
-  if (syntax.length > 0) {
-    return {
-      ok: false,
-      errors: syntax.map((e) => {
-        const code = printParseErrorCode(e.error);
-        return `${label}:${lineColumn(text, e.offset)}: ${MESSAGES[code] ?? code}`;
-      }),
-    };
+  const scanned = scan(text, label);
+  let value: unknown;
+  try {
+    if (scanned === undefined) throw new SyntaxError("unreadable token");
+    value = JSON.parse(scanned.json);
+  } catch {
+    const errors = syntaxErrors(text, label);
+    return { ok: false, errors: errors.length > 0 ? errors : [`${label}:1:1: value expected`] };
   }
-  if (!tree) return { ok: false, errors: [`${label}:1:1: value expected`] };
-  const duplicates: string[] = [];
-  duplicateKeys(tree, text, label, duplicates);
-  if (duplicates.length > 0) return { ok: false, errors: duplicates };
-  return { ok: true, value: getNodeValue(tree) };
+  if (scanned.duplicates.length > 0) return { ok: false, errors: scanned.duplicates };
+  return { ok: true, value };
 }

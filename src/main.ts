@@ -39,10 +39,14 @@ export const COMMANDS: readonly Command[] = [
 /** Options that, given without a command, mean the agent loop. */
 const AGENT_OPTIONS = new Set(["--prompt", "--prompt-file", "--load-messages"]);
 
-/** Global options that take a value: their value is not the command's name. */
-const VALUE_OPTIONS = new Set(
-  Object.entries(GLOBAL_OPTIONS).filter(([, spec]) => spec.type === "string").map(([name]) => `--${name}`),
-);
+/** Options (of any command) that take a value: their value is never the command's name. */
+function valueOptions(): Set<string> {
+  const names = new Set<string>();
+  for (const options of [GLOBAL_OPTIONS, ...COMMANDS.map((c) => c.options)]) {
+    for (const [name, spec] of Object.entries(options)) if (spec.type === "string") names.add(`--${name}`);
+  }
+  return names;
+}
 
 function globalHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;
@@ -71,17 +75,16 @@ function globalHelp(): string {
  * option before any command (`toolgate --prompt TEXT`) means the agent loop.
  */
 function findCommand(argv: readonly string[]): { command?: Command; name?: string; rest: string[] } {
-  const tokens = normalizeDashes(
-    argv,
-    new Set([...Object.keys(GLOBAL_OPTIONS), ...Object.keys(runCommand.options)]),
-  );
+  const known = new Set([GLOBAL_OPTIONS, ...COMMANDS.map((c) => c.options)].flatMap((o) => Object.keys(o)));
+  const tokens = normalizeDashes(argv, known);
+  const takesValue = valueOptions();
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i];
     if (token === "--") break;
     if (AGENT_OPTIONS.has(token.split("=")[0])) {
       return { command: runCommand, name: runCommand.name, rest: [...argv] };
     }
-    if (VALUE_OPTIONS.has(token)) {
+    if (takesValue.has(token)) {
       i++;
       continue;
     }

@@ -49,7 +49,11 @@ export interface Manifest {
   readonly byName: ReadonlyMap<string, ToolSpec>;
   /** Non-fatal findings (unknown fields). */
   readonly warnings: readonly string[];
-  /** Compiles the tools' schemas on first use. */
+  /**
+   * Compiles the tools' schemas on first use (the executor's preflight reads it).
+   *
+   * @ignore Plumbing between the loader and the executor, typed with ajv's own types: not part of the library.
+   */
   readonly schemas: SchemaCompiler;
 }
 
@@ -69,6 +73,8 @@ export interface ManifestOptions {
 /** The OpenAI function-name rule. */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
+/** The longest timer a runtime keeps (2^31-1 ms); a longer one fires at once, so the tool would time out at once. */
+const MAX_TIMEOUT_SEC = Math.floor((2 ** 31 - 1) / 1000);
 const BIN_PREFIX = "tools/bin/";
 const KNOWN_FIELDS = new Set([
   "name",
@@ -274,6 +280,8 @@ function checkTool(
   const timeout = entry.timeoutSec;
   if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout <= 0)) {
     own.push(`timeoutSec must be a positive integer (got ${JSON.stringify(timeout)})`);
+  } else if (typeof timeout === "number" && timeout > MAX_TIMEOUT_SEC) {
+    own.push(`timeoutSec must be at most ${MAX_TIMEOUT_SEC} (got ${timeout})`);
   }
   const env = checkEnvPassthrough(entry.envPassthrough, own);
   const readOnly = checkOptionalBoolean(entry, "readOnly", own);

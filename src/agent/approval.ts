@@ -11,7 +11,10 @@ import type { PreparedCall } from "../executor.ts";
 export type Ask = (question: string) => Promise<string | null>;
 
 /** The approver's verdict on one call. */
-export type Approval = { readonly approved: true } | { readonly approved: false; readonly envelope: FailureEnvelope };
+export type Approval = { readonly approved: true } | {
+  readonly approved: false;
+  readonly envelope: FailureEnvelope;
+};
 
 /** How an {@linkcode Approver} decides. */
 export interface ApproverOptions {
@@ -71,7 +74,9 @@ export class Approver {
     }
     const question = this.#question(call);
     for (let i = 0; i < MAX_ASKS; i++) {
-      const line = await this.#options.ask(i === 0 ? question : "Please answer y (yes), n (no) or a (always): ");
+      const line = await this.#options.ask(
+        i === 0 ? question : "Please answer y (yes), n (no) or a (always): ",
+      );
       const answer = line === null ? "" : line.trim().toLowerCase();
       if (YES.has(answer)) return { approved: true };
       if (ALWAYS.has(answer)) {

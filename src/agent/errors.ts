@@ -6,7 +6,8 @@
  * @example
  * ```ts
  * import { AgentError } from "./errors.ts";
- * throw new AgentError("the chat endpoint answered 401 Unauthorized: bad key");
+ * const error = new AgentError("the chat endpoint answered 401 Unauthorized: bad key");
+ * error instanceof Error; // true
  * ```
  */
 export class AgentError extends Error {

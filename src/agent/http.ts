@@ -156,7 +156,10 @@ export class ChatClient {
   stream(body: ChatRequest): Promise<StreamedAnswer> {
     return this.#send(body, "text/event-stream", (response) => {
       if (response.body === null) throw new AgentError("malformed answer from the chat endpoint: no body");
-      return Promise.resolve({ contentType: response.headers.get("content-type") ?? "", body: response.body });
+      return Promise.resolve({
+        contentType: response.headers.get("content-type") ?? "",
+        body: response.body,
+      });
     });
   }
 
@@ -190,7 +193,9 @@ export class ChatClient {
       await this.#sleep(wait);
     }
     const attempts = retries + 1;
-    throw new AgentError(`${last} (${attempts} attempt${attempts === 1 ? "" : "s"}, timeout ${seconds(timeoutMs)})`);
+    throw new AgentError(
+      `${last} (${attempts} attempt${attempts === 1 ? "" : "s"}, timeout ${seconds(timeoutMs)})`,
+    );
   }
 
   async #attempt<T>(
@@ -245,14 +250,17 @@ export class ChatClient {
       return {
         kind: "fail",
         error: new AgentError(
-          `toolgate may not connect to ${new URL(this.url).host}: run it with --allow-net (${
+          `no permission to connect to ${new URL(this.url).host}: run toolgate with --allow-net (${
             (error as Error).message
           })`,
         ),
       };
     }
     if (timedOut) {
-      return { kind: "retry", reason: `no answer from ${this.url} within ${seconds(this.#options.timeoutMs)}` };
+      return {
+        kind: "retry",
+        reason: `no answer from ${this.url} within ${seconds(this.#options.timeoutMs)}`,
+      };
     }
     const message = error instanceof Error ? error.message : String(error);
     return { kind: "retry", reason: `cannot reach ${this.url}: ${message}` };

@@ -56,7 +56,16 @@ function preview(text: string, limit = 200): string {
   return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }
 
-/** The tool calls of an assistant message at `where`; throws a message naming the broken part. */
+/**
+ * The tool calls of an assistant message at `where`; throws `fail(message)` naming the broken part.
+ *
+ * @example
+ * ```ts
+ * import { checkToolCalls } from "./messages.ts";
+ * checkToolCalls([{ id: "c1", function: { name: "t", arguments: { a: 1 } } }], "tool_calls", (m) => new Error(m));
+ * // [{ id: "c1", type: "function", function: { name: "t", arguments: '{"a":1}' } }]
+ * ```
+ */
 export function checkToolCalls(value: unknown, where: string, fail: (message: string) => Error): ToolCall[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw fail(`${where} is not an array`);
@@ -86,12 +95,31 @@ export function checkToolCalls(value: unknown, where: string, fail: (message: st
   });
 }
 
-/** Builds an assistant message, leaving out `tool_calls` when there are none. */
+/**
+ * Builds an assistant message, leaving out `tool_calls` when there are none.
+ *
+ * @example
+ * ```ts
+ * import { assistantMessage } from "./messages.ts";
+ * assistantMessage("hi", []); // { role: "assistant", content: "hi" }
+ * ```
+ */
 export function assistantMessage(content: string | null, toolCalls: readonly ToolCall[]): AssistantMessage {
-  return toolCalls.length > 0 ? { role: "assistant", content, tool_calls: toolCalls } : { role: "assistant", content };
+  return toolCalls.length > 0
+    ? { role: "assistant", content, tool_calls: toolCalls }
+    : { role: "assistant", content };
 }
 
-/** The `error` an endpoint put in a body, as text, when there is one. */
+/**
+ * The `error` an endpoint put in a body, as text, when there is one.
+ *
+ * @example
+ * ```ts
+ * import { endpointError } from "./messages.ts";
+ * endpointError({ error: { message: "model not found" } }); // "model not found"
+ * endpointError({ choices: [] }); // undefined
+ * ```
+ */
 export function endpointError(value: unknown): string | undefined {
   if (!isRecord(value) || value.error === undefined || value.error === null) return undefined;
   const error = value.error;
@@ -114,7 +142,9 @@ export function endpointError(value: unknown): string | undefined {
 export function parseCompletion(value: unknown): AssistantTurn {
   const fail = (message: string) => new AgentError(`malformed answer from the chat endpoint: ${message}`);
   const error = endpointError(value);
-  if (error !== undefined) throw new AgentError(`the chat endpoint answered with an error: ${preview(error, 2000)}`);
+  if (error !== undefined) {
+    throw new AgentError(`the chat endpoint answered with an error: ${preview(error, 2000)}`);
+  }
   if (!isRecord(value)) throw fail("the body is not a JSON object");
   if (!Array.isArray(value.choices) || value.choices.length === 0) throw fail("it has no choices");
   const choice = value.choices[0];
@@ -142,7 +172,9 @@ export function parseCompletion(value: unknown): AssistantTurn {
  * ```
  */
 export function checkMessages(value: unknown, fail: (message: string) => Error): ChatMessage[] {
-  if (!Array.isArray(value)) throw fail("expected a JSON array of messages (or an object with one in `messages`)");
+  if (!Array.isArray(value)) {
+    throw fail("expected a JSON array of messages (or an object with one in `messages`)");
+  }
   const answered = new Set<string>();
   const asked = new Set<string>();
   // The calls of the last assistant message still waiting for their answer.

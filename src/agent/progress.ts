@@ -73,7 +73,9 @@ export class Progress {
     if (!running) return;
     this.#running.delete(id);
     const outcome = envelope.ok ? "ok" : envelope.kind;
-    const line = `  ${envelope.ok ? "✓" : "✗"} ${running.name} ${elapsed(this.#now() - running.started)} ${outcome}\n`;
+    const line = `  ${envelope.ok ? "✓" : "✗"} ${running.name} ${
+      elapsed(this.#now() - running.started)
+    } ${outcome}\n`;
     this.#write(`${this.#drawn ? CLEAR_LINE : ""}${line}`);
     this.#drawn = false;
     if (this.#running.size === 0) this.#stop();

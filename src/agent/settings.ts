@@ -5,7 +5,15 @@
  * @module
  */
 import { resolve } from "node:path";
-import { flag, type Io, type OptionSpec, type ParsedArgs, parseNumber, stringOption, UsageError } from "../cli.ts";
+import {
+  flag,
+  type Io,
+  type OptionSpec,
+  type ParsedArgs,
+  parseNumber,
+  stringOption,
+  UsageError,
+} from "../cli.ts";
 
 /** Defaults of the agent loop's settings (agentcli's, where it has one). */
 export const AGENT_DEFAULTS = {
@@ -22,7 +30,11 @@ export const AGENT_OPTIONS: Record<string, OptionSpec> = {
   prompt: { type: "string", value: "TEXT", help: "the user's request" },
   "prompt-file": { type: "string", value: "PATH", help: "read the request from a file (`-` for stdin)" },
   system: { type: "string", value: "TEXT", help: "the system prompt (default: agentcli's)" },
-  "system-file": { type: "string", value: "PATH", help: "read the system prompt from a file (`-` for stdin)" },
+  "system-file": {
+    type: "string",
+    value: "PATH",
+    help: "read the system prompt from a file (`-` for stdin)",
+  },
   "base-url": {
     type: "string",
     value: "URL",
@@ -32,7 +44,8 @@ export const AGENT_OPTIONS: Record<string, OptionSpec> = {
   "api-key": {
     type: "string",
     value: "KEY",
-    help: "sent as a Bearer token (env OAI_API_KEY, then OPENAI_API_KEY; prefer those: argv is visible to others)",
+    help:
+      "sent as a Bearer token (env OAI_API_KEY, then OPENAI_API_KEY; prefer those: argv is visible to others)",
   },
   "max-steps": {
     type: "string",
@@ -42,7 +55,8 @@ export const AGENT_OPTIONS: Record<string, OptionSpec> = {
   "http-timeout": {
     type: "string",
     value: "SEC",
-    help: `per-attempt HTTP timeout in seconds, or 30s / 2m (env OAI_HTTP_TIMEOUT, default ${AGENT_DEFAULTS.httpTimeoutSec})`,
+    help:
+      `per-attempt HTTP timeout in seconds, or 30s / 2m (env OAI_HTTP_TIMEOUT, default ${AGENT_DEFAULTS.httpTimeoutSec})`,
   },
   "http-retries": {
     type: "string",
@@ -120,7 +134,9 @@ export function parseSeconds(raw: string, label: string): number {
   if (/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) {
     const units: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
     let total = 0;
-    for (const [, amount, , unit] of text.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) total += Number(amount) * units[unit];
+    for (const [, amount, , unit] of text.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) {
+      total += Number(amount) * units[unit];
+    }
     if (total > 0) return total;
   }
   return parseNumber(raw, label, COMMAND);
@@ -197,7 +213,8 @@ export async function resolveSettings(parsed: ParsedArgs, io: Io): Promise<Agent
     : parseNumber(steps, "--max-steps", COMMAND, { integer: true });
   const timeout = pick(parsed, "http-timeout", env, ["OAI_HTTP_TIMEOUT"]);
   const httpTimeoutMs = Math.round(
-    (timeout === undefined ? AGENT_DEFAULTS.httpTimeoutSec : parseSeconds(timeout.value, timeout.label)) * 1000,
+    (timeout === undefined ? AGENT_DEFAULTS.httpTimeoutSec : parseSeconds(timeout.value, timeout.label)) *
+      1000,
   );
   const retries = pick(parsed, "http-retries", env, ["OAI_HTTP_RETRIES"]);
   const httpRetries = retries === undefined

@@ -138,7 +138,11 @@ export class StreamAssembler {
     if (!isRecord(choice)) throw fail("choices[0] is not an object");
     if (typeof choice.finish_reason === "string") this.#finishReason = choice.finish_reason;
     // Some servers end with a whole `message` instead of a delta.
-    const delta = isRecord(choice.delta) ? choice.delta : isRecord(choice.message) ? choice.message : undefined;
+    const delta = isRecord(choice.delta)
+      ? choice.delta
+      : isRecord(choice.message)
+      ? choice.message
+      : undefined;
     if (!delta) return "";
     let added = "";
     if (typeof delta.content === "string") {
@@ -228,7 +232,9 @@ export async function readStreamedTurn(
       chunk = JSON.parse(event.data);
     } catch {
       const shown = event.data.length > 200 ? event.data.slice(0, 200) + "…" : event.data;
-      throw new AgentError(`malformed stream from the chat endpoint: an event is not JSON: ${JSON.stringify(shown)}`);
+      throw new AgentError(
+        `malformed stream from the chat endpoint: an event is not JSON: ${JSON.stringify(shown)}`,
+      );
     }
     if (event.event === "error") {
       throw new AgentError(`the chat endpoint's stream carried an error: ${event.data}`);

@@ -42,13 +42,16 @@ export function toolMessageContent(envelope: Envelope, maxChars: number = MODEL_
 /** The text a success's result is cut from: a string as is, a `{text}` result's text, anything else as JSON. */
 function resultText(result: unknown): string {
   if (typeof result === "string") return result;
-  if (isRecord(result) && typeof result.text === "string" && Object.keys(result).length === 1) return result.text;
+  if (isRecord(result) && typeof result.text === "string" && Object.keys(result).length === 1) {
+    return result.text;
+  }
   return JSON.stringify(result) ?? "null";
 }
 
 function fitSuccess(envelope: SuccessEnvelope, maxChars: number): string {
   const text = resultText(envelope.result);
-  const note = `the result had ${text.length} characters, more than the ${maxChars} a tool message may hold; ` +
+  const note =
+    `the result had ${text.length} characters, more than the ${maxChars} a tool message may hold; ` +
     `result.content keeps its head and tail`;
   const build = (budget: number, keepWarnings: boolean) =>
     success({

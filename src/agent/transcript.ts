@@ -108,7 +108,10 @@ export function openingMessages(options: OpeningOptions): ChatMessage[] {
   const last = messages[messages.length - 1];
   if (last === undefined) throw new UsageError("the loaded conversation is empty; give a --prompt", "run");
   if (last.role === "assistant" && !(last.tool_calls?.length)) {
-    throw new UsageError("the loaded conversation ends with the model's answer; give a --prompt to go on", "run");
+    throw new UsageError(
+      "the loaded conversation ends with the model's answer; give a --prompt to go on",
+      "run",
+    );
   }
   if (last.role === "assistant") {
     throw new UsageError(

@@ -1,13 +1,177 @@
-/** The agent loop command (`toolgate --prompt TEXT`, also `toolgate run`). Not built yet. @module */
-import { type Command, UsageError } from "../cli.ts";
+/** The agent loop command (`toolgate --prompt TEXT`, also `toolgate run`): settings in, answer out. @module */
+import { resolve } from "node:path";
+import denoJson from "../../deno.json" with { type: "json" };
+import { type Command, EXIT, type Io, type ParsedArgs, stringOption, UsageError } from "../cli.ts";
+import { type Manifest, validateManifest } from "../manifest.ts";
+import { makeRedactor } from "../redact.ts";
+import { Approver, terminalAsk } from "../agent/approval.ts";
+import { AgentError } from "../agent/errors.ts";
+import { ChatClient } from "../agent/http.ts";
+import { type LoopOutcome, runLoop } from "../agent/loop.ts";
+import type { ChatMessage } from "../agent/messages.ts";
+import { Progress } from "../agent/progress.ts";
+import { AGENT_DEFAULTS, AGENT_OPTIONS, type AgentSettings, resolveSettings } from "../agent/settings.ts";
+import { loadTranscript, openingMessages, saveTranscript } from "../agent/transcript.ts";
+import { EXECUTOR_OPTIONS, executorFromArgs } from "./executor_options.ts";
+import { loadForCommand, manifestPath } from "./load.ts";
 
 /** `toolgate run --prompt TEXT` */
 export const runCommand: Command = {
   name: "run",
   summary: "run the agent loop against an OpenAI-compatible endpoint (the default with --prompt)",
   usage: "toolgate [run] --prompt TEXT [options]",
-  options: { prompt: { type: "string", value: "TEXT", help: "the user's request" } },
-  run() {
-    return Promise.reject(new UsageError("the agent loop is not built yet", "run"));
+  options: { ...AGENT_OPTIONS, ...EXECUTOR_OPTIONS },
+  details: [
+    "Sends the request and the manifest's tools to POST {base-url}/chat/completions, runs the tools the model",
+    "calls (concurrent ones side by side), and prints the final answer on stdout. Tools that are not read-only",
+    "need approval: asked on the terminal, or --yes. Without a manifest (no --tools, TOOLGATE_TOOLS or",
+    "./tools.json) the model gets no tools.",
+    "Exit 1 when the endpoint fails, answers nonsense or the model is still calling tools after --max-steps.",
+    'Example: OAI_MODEL=gpt-4o-mini toolgate --prompt "What time is it in Helsinki?"',
+  ].join("\n"),
+  async run(parsed, io) {
+    if (parsed.positionals.length > 0) {
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`, "run");
+    }
+    const settings = await resolveSettings(parsed, io);
+    const loaded = settings.loadMessages === undefined
+      ? undefined
+      : await loadTranscript(settings.loadMessages);
+    const messages = openingMessages({
+      loaded,
+      system: settings.system,
+      defaultSystem: AGENT_DEFAULTS.system,
+      prompt: settings.prompt,
+    });
+    const manifest = await manifestFor(parsed, io);
+    if (!manifest) return EXIT.failure;
+    const { executor } = await executorFromArgs(parsed, io, manifest, "run");
+    // A key given with --api-key is not in the environment the executor redacts: mask it too.
+    const maskKey = makeRedactor(settings.apiKey ? [settings.apiKey] : []);
+    const redact = (text: string) => executor.redact(maskKey(text));
+    const stderr = (text: string) => io.stderr(redact(text));
+    const client = new ChatClient({
+      baseUrl: settings.baseUrl,
+      apiKey: settings.apiKey,
+      timeoutMs: settings.httpTimeoutMs,
+      retries: settings.httpRetries,
+      userAgent: `toolgate/${denoJson.version}`,
+      debug: settings.debug ? (text) => stderr(debugLines(text)) : undefined,
+    });
+    const progress = new Progress({
+      enabled: io.interactive && !settings.quiet,
+      write: io.stderr,
+      columns: terminalColumns(),
+    });
+    let outcome: LoopOutcome | undefined;
+    try {
+      outcome = await runLoop(messages, {
+        executor,
+        client,
+        approver: new Approver({
+          yes: settings.yes,
+          interactive: io.interactive,
+          ask: terminalAsk(io.stderr),
+          redact,
+        }),
+        progress,
+        model: settings.model,
+        maxSteps: settings.maxSteps,
+        temperature: settings.temperature,
+        stream: settings.stream,
+        streamIdleMs: settings.httpTimeoutMs,
+        onText: io.stdout,
+        debug: settings.debug ? (text) => stderr(debugLines(text)) : undefined,
+        notice: settings.quiet ? undefined : stderr,
+      });
+    } catch (error) {
+      if (!(error instanceof AgentError)) throw error;
+      await progress.close();
+      await stderr(`toolgate: ${error.message}\n`);
+      return await finish(settings, messages, redact, io, EXIT.failure);
+    }
+    await progress.close();
+    return await finish(settings, messages, redact, io, await report(outcome, settings, io, stderr));
   },
 };
+
+/** Prints how the loop ended and returns the exit code. */
+async function report(
+  outcome: LoopOutcome,
+  settings: AgentSettings,
+  io: Io,
+  stderr: (text: string) => Promise<void>,
+): Promise<number> {
+  if (outcome.kind === "step_limit") {
+    await stderr(
+      `toolgate: the model was still calling tools after ${outcome.steps} step${
+        outcome.steps === 1 ? "" : "s"
+      } ` +
+        `(--max-steps ${settings.maxSteps}); no final answer. Raise --max-steps, or resume with ` +
+        `--save-messages and --load-messages.\n`,
+    );
+    return EXIT.failure;
+  }
+  if (outcome.text.trim() === "") {
+    await stderr("toolgate: the model's final answer is empty\n");
+    return EXIT.failure;
+  }
+  if (!outcome.streamed) await io.stdout(outcome.text.endsWith("\n") ? outcome.text : outcome.text + "\n");
+  if (outcome.finishReason === "length") {
+    await stderr("toolgate: warning: the endpoint cut the answer off at its length limit\n");
+  }
+  return EXIT.ok;
+}
+
+/** Saves the transcript when asked to; a failed save turns success into failure. */
+async function finish(
+  settings: AgentSettings,
+  messages: readonly ChatMessage[],
+  redact: (text: string) => string,
+  io: Io,
+  code: number,
+): Promise<number> {
+  if (settings.saveMessages === undefined) return code;
+  try {
+    await saveTranscript(settings.saveMessages, messages, redact);
+    return code;
+  } catch (error) {
+    if (!(error instanceof AgentError)) throw error;
+    await io.stderr(`toolgate: ${error.message}\n`);
+    return EXIT.failure;
+  }
+}
+
+/** The manifest named, or an empty one when none was named and `./tools.json` does not exist (as agentcli). */
+async function manifestFor(parsed: ParsedArgs, io: Io): Promise<Manifest | undefined> {
+  const named = stringOption(parsed, "tools") !== undefined || (io.env.TOOLGATE_TOOLS ?? "") !== "";
+  const path = manifestPath(parsed, io);
+  if (!named && !(await exists(path))) {
+    const empty = validateManifest({ tools: [] }, resolve(io.cwd, "tools.json"));
+    if (empty.ok) return empty.manifest;
+  }
+  return await loadForCommand(parsed, io);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (error) {
+    // Anything but absence is for the manifest loader to report.
+    return !(error instanceof Deno.errors.NotFound);
+  }
+}
+
+function debugLines(text: string): string {
+  return text.split("\n").map((line) => `debug: ${line}`).join("\n") + "\n";
+}
+
+function terminalColumns(): number {
+  try {
+    // A terminal that does not know its size says 0.
+    return Deno.consoleSize().columns || 80;
+  } catch {
+    return 80;
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * The agent loop: ask the model, answer its tool calls through the executor, until it gives a final answer or the
+ * step cap is reached. Each turn takes three passes: check every call in the model's order (lookup, arguments,
+ * approval); run them (calls of `concurrent` tools side by side, every other call alone, in the model's order);
+ * answer each call with exactly one tool message, in the model's order.
+ *
+ * @module
+ */
+import { type Envelope } from "../contract.ts";
+import type { Executor, PreparedCall } from "../executor.ts";
+import { toOpenAI } from "../exports.ts";
+import type { Approver } from "./approval.ts";
+import { AgentError } from "./errors.ts";
+import type { ChatRequest, StreamedAnswer } from "./http.ts";
+import {
+  type AssistantTurn,
+  type ChatMessage,
+  parseCompletion,
+  type ToolCall,
+  type ToolMessage,
+} from "./messages.ts";
+import type { Progress } from "./progress.ts";
+import { readStreamedTurn } from "./sse.ts";
+import { toolMessageContent } from "./tool_message.ts";
+
+/** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
+export interface ChatTransport {
+  complete(body: ChatRequest): Promise<unknown>;
+  stream(body: ChatRequest): Promise<StreamedAnswer>;
+}
+
+/** The most calls of one turn that run at the same time. */
+export const DEFAULT_MAX_PARALLEL = 64;
+
+/** How the calls of one turn are checked and run. */
+export interface TurnOptions {
+  readonly executor: Executor;
+  readonly approver: Approver;
+  readonly progress?: Progress;
+  /** The size limit of each tool message (default: the contract's model text limit). */
+  readonly maxToolChars?: number;
+  /** The most calls running at once (default {@linkcode DEFAULT_MAX_PARALLEL}). */
+  readonly maxParallel?: number;
+  /** Notes for the user (stderr): calls refused for want of a terminal. */
+  readonly notice?: (text: string) => Promise<void>;
+}
+
+/** How the loop talks to the model. */
+export interface LoopOptions extends TurnOptions {
+  readonly client: ChatTransport;
+  readonly model: string;
+  /** Requests to the model before giving up. */
+  readonly maxSteps: number;
+  readonly temperature?: number;
+  /** Ask for server-sent events and pass the text on as it arrives. */
+  readonly stream?: boolean;
+  /** A stream that sends nothing for this long fails. */
+  readonly streamIdleMs?: number;
+  /** Receives the answer's text as it streams (stdout). */
+  readonly onText?: (text: string) => Promise<void>;
+  /** Receives each streamed event (for `--debug`). */
+  readonly debug?: (text: string) => Promise<void>;
+}
+
+/** How a run ended. */
+export type LoopOutcome =
+  | {
+    readonly kind: "answer";
+    /** The final answer's text ("" when the model gave none). */
+    readonly text: string;
+    /** The text already went to `onText`. */
+    readonly streamed: boolean;
+    readonly steps: number;
+    readonly finishReason?: string;
+  }
+  | { readonly kind: "step_limit"; readonly steps: number };
+
+/**
+ * The chat-completions request for a conversation: the manifest's tools in OpenAI's shape with
+ * `tool_choice: "auto"`, or no tools key at all when there are none.
+ *
+ * @example
+ * ```ts
+ * import { chatRequest } from "./loop.ts";
+ * // chatRequest(executor, messages, { model: "gpt-4o-mini" })
+ * // { model: "gpt-4o-mini", messages, tools: [...], tool_choice: "auto" }
+ * ```
+ */
+export function chatRequest(
+  executor: Executor,
+  messages: readonly ChatMessage[],
+  options: { model: string; temperature?: number; stream?: boolean },
+): ChatRequest {
+  const body: Record<string, unknown> = { model: options.model, messages };
+  const tools = executor.manifest.tools.map(toOpenAI);
+  if (tools.length > 0) {
+    body.tools = tools;
+    body.tool_choice = "auto";
+  }
+  if (options.temperature !== undefined) body.temperature = options.temperature;
+  if (options.stream) body.stream = true;
+  return body;
+}
+
+/**
+ * Runs the loop on `messages`, appending every assistant and tool message to it (the caller keeps it, to save it
+ * even when the loop fails). Throws an {@linkcode AgentError} when the endpoint fails or answers nonsense.
+ *
+ * @example
+ * ```ts
+ * import { runLoop } from "./loop.ts";
+ * // const outcome = await runLoop(messages, { executor, approver, client, model: "m", maxSteps: 8 });
+ * // if (outcome.kind === "answer") console.log(outcome.text);
+ * ```
+ */
+export async function runLoop(messages: ChatMessage[], options: LoopOptions): Promise<LoopOutcome> {
+  let streamed = false;
+  for (let step = 1; step <= options.maxSteps; step++) {
+    const body = chatRequest(options.executor, messages, options);
+    const { turn, printed } = options.stream
+      ? await askStreaming(body, options)
+      : await askOnce(body, options);
+    streamed ||= printed !== "";
+    messages.push(turn.message);
+    const calls = turn.message.tool_calls ?? [];
+    if (calls.length === 0) {
+      const text = turn.message.content ?? "";
+      if (printed !== "" && !printed.endsWith("\n")) await options.onText?.("\n");
+      return { kind: "answer", text, streamed: printed !== "", steps: step, finishReason: turn.finishReason };
+    }
+    // Text streamed beside tool calls was the model thinking aloud: end its line before anything else prints.
+    if (printed !== "" && !printed.endsWith("\n")) await options.onText?.("\n");
+    messages.push(...await answerToolCalls(calls, options));
+  }
+  return { kind: "step_limit", steps: options.maxSteps };
+}
+
+async function askOnce(
+  body: ChatRequest,
+  options: LoopOptions,
+): Promise<{ turn: AssistantTurn; printed: string }> {
+  return { turn: parseCompletion(await options.client.complete(body)), printed: "" };
+}
+
+async function askStreaming(
+  body: ChatRequest,
+  options: LoopOptions,
+): Promise<{ turn: AssistantTurn; printed: string }> {
+  const answer = await options.client.stream(body);
+  let printed = "";
+  const onText = async (text: string) => {
+    printed += text;
+    await options.onText?.(text);
+  };
+  if (!answer.contentType.toLowerCase().includes("text/event-stream")) {
+    // The server ignored `stream: true` and answered in one piece.
+    const text = await new Response(answer.body).text();
+    await options.debug?.(`<- ${text}`);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new AgentError(
+        `malformed answer from the chat endpoint: neither an event stream nor JSON: ${
+          JSON.stringify(text.slice(0, 200))
+        }`,
+      );
+    }
+    const turn = parseCompletion(value);
+    if (turn.message.content) await onText(turn.message.content);
+    return { turn, printed };
+  }
+  const turn = await readStreamedTurn(answer.body, {
+    idleTimeoutMs: options.streamIdleMs,
+    onText,
+    debug: options.debug,
+  });
+  return { turn, printed };
+}
+
+interface Runnable {
+  readonly index: number;
+  readonly id: string;
+  readonly call: PreparedCall;
+}
+
+/**
+ * Answers one turn's tool calls: checks them in the model's order, runs the approved ones, and returns one tool
+ * message per call, in the model's order, each holding its envelope cut to fit.
+ *
+ * @example
+ * ```ts
+ * import { answerToolCalls } from "./loop.ts";
+ * // const toolMessages = await answerToolCalls(assistant.tool_calls, { executor, approver });
+ * ```
+ */
+export async function answerToolCalls(
+  calls: readonly ToolCall[],
+  options: TurnOptions,
+): Promise<ToolMessage[]> {
+  const { executor } = options;
+  const envelopes: Envelope[] = new Array(calls.length);
+  const runnable: Runnable[] = [];
+  // Pass 1: lookup, arguments, approval, one call at a time so that questions come in the model's order.
+  for (const [index, toolCall] of calls.entries()) {
+    const prepared = await executor.prepare(toolCall.function.name, toolCall.function.arguments);
+    if (!prepared.ok) {
+      envelopes[index] = prepared.envelope;
+      continue;
+    }
+    const approval = await options.approver.decide(prepared.call);
+    if (!approval.approved) {
+      envelopes[index] = await executor.refuse(prepared.call, approval.envelope);
+      if (approval.envelope.kind === "rejected") {
+        await options.notice?.(
+          `toolgate: did not run ${prepared.call.tool.name}: it is not read-only and there is no terminal to ask ` +
+            `on (pass --yes to approve such calls)\n`,
+        );
+      }
+      continue;
+    }
+    runnable.push({ index, id: toolCall.id, call: prepared.call });
+  }
+  // Pass 2: runs of consecutive concurrent calls side by side; any other call alone, in the model's order.
+  for (const group of groups(runnable)) {
+    await inParallel(group, options.maxParallel ?? DEFAULT_MAX_PARALLEL, async (item) => {
+      options.progress?.start(item.id, item.call.tool.name);
+      const envelope = await executor.run(item.call);
+      options.progress?.end(item.id, envelope);
+      envelopes[item.index] = envelope;
+    });
+  }
+  // Pass 3: one answer per call, in the model's order.
+  return calls.map((toolCall, index) => ({
+    role: "tool",
+    tool_call_id: toolCall.id,
+    content: toolMessageContent(envelopes[index], options.maxToolChars),
+  }));
+}
+
+/**
+ * Splits calls, in order, into groups that may run together: a side-effecting call alone, and each run of
+ * consecutive concurrent calls as one group. The outcome is that of running every call in the model's order, since
+ * concurrent tools have no side effects to order.
+ */
+function groups(runnable: readonly Runnable[]): Runnable[][] {
+  const out: Runnable[][] = [];
+  for (const item of runnable) {
+    const last = out[out.length - 1];
+    if (item.call.tool.concurrent && last !== undefined && last[0].call.tool.concurrent) last.push(item);
+    else out.push([item]);
+  }
+  return out;
+}
+
+/** Runs `work` on every item, at most `limit` at a time; waits for all of them even when one throws. */
+async function inParallel<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]);
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+}

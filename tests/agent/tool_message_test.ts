@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { failure, serialize, success, withWarnings } from "../../src/contract.ts";
+import { toolMessageContent } from "../../src/agent/tool_message.ts";
+
+Deno.test("tool message: an envelope that fits is the serialized envelope, unchanged", () => {
+  const envelope = success({ b: 1, a: 2 }, { tool: "t" });
+  assert.equal(toolMessageContent(envelope, 1000), serialize(envelope));
+});
+
+Deno.test("tool message: an oversized success becomes truncated_output with its head and tail, valid JSON", () => {
+  const body = "HEAD" + "x".repeat(200_000) + "TAIL";
+  const content = toolMessageContent(success({ text: body }, { tool: "big", warnings: ["slow"] }), 5000);
+  assert.ok(content.length <= 5000, `${content.length}`);
+  const parsed = JSON.parse(content);
+  assert.equal(parsed.ok, true);
+  assert.equal(parsed.tool, "big");
+  assert.equal(parsed.result.kind, "truncated_output");
+  assert.equal(parsed.result.truncated, true);
+  assert.equal(parsed.result.original_chars, body.length);
+  assert.ok(parsed.result.content.startsWith("HEAD"));
+  assert.ok(parsed.result.content.endsWith("TAIL"));
+  assert.match(parsed.result.content, /truncated \d+ of \d+ characters/);
+  assert.equal(parsed.warnings[0], "slow", "earlier warnings stay");
+  assert.match(parsed.warnings[1], /result\.content keeps its head and tail/);
+});
+
+Deno.test("tool message: text that grows when escaped (quotes, newlines, control characters) still fits", () => {
+  for (const unit of ['"', "\n", "\u0001", "é", "😀"]) {
+    const content = toolMessageContent(success(unit.repeat(50_000)), 3000);
+    assert.ok(content.length <= 3000, `${JSON.stringify(unit)}: ${content.length}`);
+    assert.equal(JSON.parse(content).result.kind, "truncated_output");
+    // A surrogate pair is never split: the text survives a round trip through UTF-8.
+    const text = JSON.parse(content).result.content as string;
+    assert.equal(new TextDecoder().decode(new TextEncoder().encode(text)), text);
+  }
+});
+
+Deno.test("tool message: a structured result is cut as its JSON text", () => {
+  const rows = Array.from({ length: 5000 }, (_, i) => ({ row: i, value: "v".repeat(20) }));
+  const parsed = JSON.parse(toolMessageContent(success(rows), 2000));
+  assert.equal(parsed.result.kind, "truncated_output");
+  assert.equal(parsed.result.original_chars, JSON.stringify(rows).length);
+  assert.ok(parsed.result.content.startsWith('[{"row":0'));
+});
+
+Deno.test("tool message: an oversized failure stays a failure of its kind, its message cut", () => {
+  const envelope = withWarnings(
+    failure("execution_error", "E" + "r".repeat(100_000) + "!", { tool: "t", metadata: { exit_code: 3 } }),
+    ["noted"],
+  );
+  const content = toolMessageContent(envelope, 4000);
+  assert.ok(content.length <= 4000);
+  const parsed = JSON.parse(content);
+  assert.equal(parsed.ok, false);
+  assert.equal(parsed.kind, "execution_error");
+  assert.equal(parsed.retryable, true);
+  assert.equal(parsed.tool, "t");
+  assert.equal(parsed.exit_code, 3);
+  assert.equal(parsed.truncated, true);
+  assert.ok(parsed.message.startsWith("E") && parsed.message.endsWith("!"));
+  assert.equal(parsed.warnings[0], "noted");
+});
+
+Deno.test("tool message: metadata too big to keep is dropped before the kind and message are", () => {
+  const envelope = failure("timeout", "slow", { metadata: { dump: "d".repeat(50_000) } });
+  const parsed = JSON.parse(toolMessageContent(envelope, 1000));
+  assert.equal(parsed.kind, "timeout");
+  assert.equal(parsed.message, "slow");
+  assert.equal(parsed.dump, undefined);
+});

@@ -1,0 +1,114 @@
+/** The manifest's tools as OpenAI functions, Anthropic tools and MCP tools, in manifest order. */
+import assert from "node:assert/strict";
+import { exportTools, toAnthropic, toMcp, toOpenAI } from "../src/exports.ts";
+import { loadManifest, type Manifest } from "../src/manifest.ts";
+import { tempDir, writeManifest } from "./helpers.ts";
+
+const TIME_SCHEMA = {
+  type: "object",
+  properties: { timezone: { type: "string", description: "IANA timezone, e.g. Europe/Helsinki" } },
+  required: ["timezone"],
+  additionalProperties: false,
+};
+
+/** Three tools: full, bare, and read-only with a description but no schema. */
+async function sampleManifest(): Promise<Manifest> {
+  await using dir = await tempDir();
+  const path = await writeManifest(dir.path, {
+    tools: [
+      {
+        name: "get_time",
+        description: "Get current time for an IANA timezone",
+        schema: TIME_SCHEMA,
+        command: ["./tools/bin/get_time"],
+        readOnly: true,
+        concurrent: true,
+      },
+      { name: "bare", command: ["./tools/bin/bare"] },
+      { name: "ro", description: "Reads", command: ["./tools/bin/ro"], readOnly: true },
+    ],
+  });
+  const result = await loadManifest(path);
+  assert.ok(result.ok, result.ok ? "" : result.errors.join("\n"));
+  return result.manifest;
+}
+
+/** Plain JSON, as it goes over the wire. */
+const wire = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+
+Deno.test("OpenAI: type function, in manifest order; description and parameters left out when absent", async () => {
+  const manifest = await sampleManifest();
+  const exported = exportTools(manifest, "openai");
+  assert.deepEqual(wire(exported), [
+    {
+      type: "function",
+      function: {
+        name: "get_time",
+        description: "Get current time for an IANA timezone",
+        parameters: TIME_SCHEMA,
+      },
+    },
+    { type: "function", function: { name: "bare" } },
+    { type: "function", function: { name: "ro", description: "Reads" } },
+  ]);
+  const bare = toOpenAI(manifest.tools[1]);
+  assert.ok(!("description" in bare.function));
+  assert.ok(!("parameters" in bare.function));
+});
+
+Deno.test("Anthropic: name, description, input_schema (an empty object schema when absent)", async () => {
+  const manifest = await sampleManifest();
+  assert.deepEqual(wire(exportTools(manifest, "anthropic")), [
+    { name: "get_time", description: "Get current time for an IANA timezone", input_schema: TIME_SCHEMA },
+    { name: "bare", input_schema: { type: "object", properties: {} } },
+    { name: "ro", description: "Reads", input_schema: { type: "object", properties: {} } },
+  ]);
+  assert.ok(!("description" in toAnthropic(manifest.tools[1])));
+});
+
+Deno.test("MCP: name, description, inputSchema and annotations with readOnlyHint from readOnly", async () => {
+  const manifest = await sampleManifest();
+  assert.deepEqual(wire(exportTools(manifest, "mcp")), [
+    {
+      name: "get_time",
+      description: "Get current time for an IANA timezone",
+      inputSchema: TIME_SCHEMA,
+      annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+    },
+    {
+      name: "bare",
+      inputSchema: { type: "object", properties: {} },
+      annotations: { readOnlyHint: false, openWorldHint: false },
+    },
+    {
+      name: "ro",
+      description: "Reads",
+      inputSchema: { type: "object", properties: {} },
+      annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+    },
+  ]);
+  assert.equal(toMcp(manifest.tools[1]).annotations.readOnlyHint, false);
+});
+
+Deno.test("names: the tool names in manifest order", async () => {
+  assert.deepEqual(exportTools(await sampleManifest(), "names"), ["get_time", "bare", "ro"]);
+});
+
+Deno.test("exports are fresh objects: changing one does not touch the manifest or the next export", async () => {
+  const manifest = await sampleManifest();
+  const first = toAnthropic(manifest.tools[1]);
+  first.input_schema.type = "changed";
+  assert.deepEqual(wire(toAnthropic(manifest.tools[1]).input_schema), { type: "object", properties: {} });
+  const openai = toOpenAI(manifest.tools[0]);
+  openai.function.parameters!.type = "changed";
+  assert.equal(manifest.tools[0].schema?.type, "object");
+});
+
+Deno.test("an empty manifest exports empty lists", async () => {
+  await using dir = await tempDir();
+  const result = await loadManifest(await writeManifest(dir.path, {}));
+  assert.ok(result.ok);
+  for (const format of ["openai", "anthropic", "mcp", "names"] as const) {
+    assert.deepEqual(exportTools(result.manifest, format), []);
+  }
+});
