@@ -5,7 +5,16 @@
  * @module
  */
 
-/** The failure kinds, each with the default `retryable` a model should assume. */
+/**
+ * The failure kinds, each with the default `retryable` a model should assume.
+ *
+ * @example
+ * ```ts
+ * import { FAILURE_KINDS } from "./contract.ts";
+ * FAILURE_KINDS.timeout; // true: a timeout may pass on a retry
+ * FAILURE_KINDS.rejected; // false
+ * ```
+ */
 export const FAILURE_KINDS = {
   invalid_args: true,
   rejected: false,
@@ -17,36 +26,99 @@ export const FAILURE_KINDS = {
   tool_not_found: false,
 } as const;
 
-/** A failure classification the agent loop routes on. */
+/**
+ * A failure classification the agent loop routes on.
+ *
+ * @example
+ * ```ts
+ * import type { FailureKind } from "./contract.ts";
+ * const kind: FailureKind = "not_found";
+ * ```
+ */
 export type FailureKind = keyof typeof FAILURE_KINDS;
 
-/** A JSON value as it crosses a process boundary. */
+/**
+ * A JSON value as it crosses a process boundary.
+ *
+ * @example
+ * ```ts
+ * import type { JsonValue } from "./contract.ts";
+ * const value: JsonValue = { path: "a.txt", lines: [1, 2], binary: false };
+ * ```
+ */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** The success shape: `ok: true` and the tool's payload. */
+/**
+ * The success shape: `ok: true` and the tool's payload.
+ *
+ * @example
+ * ```ts
+ * import { success, type SuccessEnvelope } from "./contract.ts";
+ * const envelope: SuccessEnvelope = success({ size: 123 }, { tool: "fs_stat", warnings: ["slow disk"] });
+ * ```
+ */
 export interface SuccessEnvelope {
+  /** Always `true`. */
   readonly ok: true;
+  /** The tool's payload: any JSON value (`null` when the tool gave none). */
   readonly result: unknown;
+  /** The tool's name. */
   readonly tool?: string;
+  /** Non-fatal notes the model should read. */
   readonly warnings?: readonly string[];
 }
 
-/** The failure shape: `ok: false`, a kind, a message and whether a retry might succeed, plus metadata. */
+/**
+ * The failure shape: `ok: false`, a kind, a message and whether a retry might succeed, plus metadata.
+ *
+ * @example
+ * ```ts
+ * import { failure, type FailureEnvelope } from "./contract.ts";
+ * const envelope: FailureEnvelope = failure("execution_error", "exit status 3", { metadata: { exit_code: 3 } });
+ * envelope.exit_code; // 3
+ * ```
+ */
 export interface FailureEnvelope {
+  /** Always `false`. */
   readonly ok: false;
+  /** The classification a caller routes on. */
   readonly kind: FailureKind;
+  /** The explanation, for people and models alike. */
   readonly message: string;
+  /** Whether a retry might succeed (defaulted by kind, see {@linkcode FAILURE_KINDS}). */
   readonly retryable: boolean;
+  /** The offending argument, for `invalid_args`. */
   readonly field?: string;
+  /** What the argument should look like. */
   readonly expected?: string;
+  /** The tool's name. */
   readonly tool?: string;
+  /** Extra facts about the failure: `exit_code`, `signal`, `cancelled`, `timeout_sec`, ... */
   readonly [metadata: string]: unknown;
 }
 
-/** Either envelope; discriminate on `ok`. */
+/**
+ * Either envelope; discriminate on `ok`.
+ *
+ * @example
+ * ```ts
+ * import type { Envelope } from "./contract.ts";
+ * function describe(envelope: Envelope): string {
+ *   return envelope.ok ? "done" : `${envelope.kind}: ${envelope.message}`;
+ * }
+ * ```
+ */
 export type Envelope = SuccessEnvelope | FailureEnvelope;
 
-/** Options shared by the success constructors. */
+/**
+ * Options shared by the success constructors.
+ *
+ * @example
+ * ```ts
+ * import { success } from "./contract.ts";
+ * success([1, 2], { tool: "list", warnings: [] }).warnings; // undefined: an empty list is left out
+ * ```
+ */
 export interface SuccessOptions {
   /** The tool's name. */
   tool?: string;
@@ -54,7 +126,16 @@ export interface SuccessOptions {
   warnings?: readonly string[];
 }
 
-/** Options of {@linkcode failure}. */
+/**
+ * Options of {@linkcode failure}.
+ *
+ * @example
+ * ```ts
+ * import { failure } from "./contract.ts";
+ * failure("timeout", "slow", { retryable: false, metadata: { timeout_sec: 5, ok: true } });
+ * // { timeout_sec: 5, ok: false, kind: "timeout", message: "slow", retryable: false }: metadata never wins
+ * ```
+ */
 export interface FailureOptions {
   /** The offending argument, for `invalid_args`. */
   field?: string;
@@ -166,7 +247,16 @@ export function withWarnings<E extends Envelope>(envelope: E, warnings: readonly
   return { ...envelope, warnings: [...previous, ...warnings] };
 }
 
-/** Is `value` a known failure kind? */
+/**
+ * Is `value` a known failure kind?
+ *
+ * @example
+ * ```ts
+ * import { isFailureKind } from "./contract.ts";
+ * isFailureKind("timeout"); // true
+ * isFailureKind("oops"); // false
+ * ```
+ */
 export function isFailureKind(value: unknown): value is FailureKind {
   return typeof value === "string" && Object.hasOwn(FAILURE_KINDS, value);
 }
@@ -303,10 +393,26 @@ export function failureMessage(resultText: string): string {
   return resultText;
 }
 
-/** The default size, in UTF-16 code units, of text handed to a model. */
+/**
+ * The default size, in UTF-16 code units, of text handed to a model.
+ *
+ * @example
+ * ```ts
+ * import { MODEL_TEXT_LIMIT, truncateForModel } from "./contract.ts";
+ * truncateForModel("x".repeat(60_000)).length <= MODEL_TEXT_LIMIT; // true
+ * ```
+ */
 export const MODEL_TEXT_LIMIT = 50_000;
 
-/** The marker {@linkcode truncateForModel} puts where it cut. */
+/**
+ * The marker {@linkcode truncateForModel} puts where it cut.
+ *
+ * @example
+ * ```ts
+ * import { truncationMarker } from "./contract.ts";
+ * truncationMarker(100, 1000); // "\n…[truncated 100 of 1000 characters]…\n"
+ * ```
+ */
 export function truncationMarker(removed: number, total: number): string {
   return `\n…[truncated ${removed} of ${total} characters]…\n`;
 }
@@ -347,7 +453,17 @@ export function truncateForModel(body: string, maxChars: number = MODEL_TEXT_LIM
   return body.slice(0, headEnd) + truncationMarker(tailStart - headEnd, body.length) + body.slice(tailStart);
 }
 
-/** A plain JSON object (not null, not an array). */
+/**
+ * A plain JSON object (not null, not an array).
+ *
+ * @example
+ * ```ts
+ * import { isRecord } from "./contract.ts";
+ * isRecord({ a: 1 }); // true
+ * isRecord([1]); // false
+ * isRecord(null); // false
+ * ```
+ */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -4,31 +4,85 @@
  * @module
  */
 import type { Manifest, ToolSpec } from "./manifest.ts";
+import { allowsNetwork } from "./profiles.ts";
 
-/** An OpenAI chat-completions tool. */
+/**
+ * An OpenAI chat-completions tool.
+ *
+ * @example
+ * ```ts
+ * import type { OpenAITool } from "./exports.ts";
+ * const tool: OpenAITool = { type: "function", function: { name: "get_time", parameters: { type: "object" } } };
+ * ```
+ */
 export interface OpenAITool {
+  /** Always `function`. */
   type: "function";
+  /** The function's name, description and JSON Schema of its parameters. */
   function: { name: string; description?: string; parameters?: Record<string, unknown> };
 }
 
-/** An Anthropic Messages API tool. */
+/**
+ * An Anthropic Messages API tool.
+ *
+ * @example
+ * ```ts
+ * import type { AnthropicTool } from "./exports.ts";
+ * const tool: AnthropicTool = { name: "get_time", input_schema: { type: "object", properties: {} } };
+ * ```
+ */
 export interface AnthropicTool {
+  /** The tool's name. */
   name: string;
+  /** What the tool does. */
   description?: string;
+  /** The JSON Schema of the input (an empty object schema when the manifest has none). */
   input_schema: Record<string, unknown>;
 }
 
-/** An MCP `tools/list` entry. */
+/**
+ * An MCP `tools/list` entry.
+ *
+ * @example
+ * ```ts
+ * import type { McpTool } from "./exports.ts";
+ * const tool: McpTool = {
+ *   name: "get_time",
+ *   inputSchema: { type: "object", properties: {} },
+ *   annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+ * };
+ * ```
+ */
 export interface McpTool {
+  /** The tool's name. */
   name: string;
+  /** What the tool does. */
   description?: string;
+  /** The JSON Schema of the arguments, always of `type: "object"`. */
   inputSchema: Record<string, unknown>;
-  annotations: { readOnlyHint: boolean; destructiveHint?: boolean; openWorldHint?: boolean };
+  /** Behaviour hints for the host; MCP reads a missing `destructiveHint` as true. */
+  annotations: { readOnlyHint: boolean; destructiveHint?: boolean; openWorldHint: boolean };
 }
 
-/** The export formats {@linkcode exportTools} knows. */
+/**
+ * The export formats {@linkcode exportTools} knows.
+ *
+ * @example
+ * ```ts
+ * import { EXPORT_FORMATS } from "./exports.ts";
+ * EXPORT_FORMATS.join(", "); // "openai, anthropic, mcp, names"
+ * ```
+ */
 export const EXPORT_FORMATS = ["openai", "anthropic", "mcp", "names"] as const;
-/** One of {@linkcode EXPORT_FORMATS}. */
+/**
+ * One of {@linkcode EXPORT_FORMATS}.
+ *
+ * @example
+ * ```ts
+ * import type { ExportFormat } from "./exports.ts";
+ * const format: ExportFormat = "anthropic";
+ * ```
+ */
 export type ExportFormat = typeof EXPORT_FORMATS[number];
 
 const EMPTY_OBJECT_SCHEMA = { type: "object", properties: {} };
@@ -53,18 +107,51 @@ export function toOpenAI(tool: ToolSpec): OpenAITool {
   return { type: "function", function: fn };
 }
 
-/** One tool in Anthropic's shape (an input schema is required there: an empty object schema when absent). */
+/**
+ * One tool in Anthropic's shape (an input schema is required there: an empty object schema when absent).
+ *
+ * @example
+ * ```ts
+ * import { toAnthropic } from "./exports.ts";
+ * import { validateManifest } from "./manifest.ts";
+ * const loaded = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
+ * if (loaded.ok) toAnthropic(loaded.manifest.tools[0]);
+ * // { name: "t", input_schema: { type: "object", properties: {} } }
+ * ```
+ */
 export function toAnthropic(tool: ToolSpec): AnthropicTool {
   const out: AnthropicTool = { name: tool.name, input_schema: schemaOf(tool) };
   if (tool.description !== undefined) out.description = tool.description;
   return out;
 }
 
-/** One tool in MCP's shape, with behaviour hints for the host. */
+/**
+ * One tool in MCP's shape, with behaviour hints for the host: `readOnlyHint` from `readOnly`, `destructiveHint:
+ * false` for a read-only tool, and `openWorldHint` from whether the tool's permission profile lets it reach the
+ * network (MCP reads a missing hint as true, so it is always written). MCP requires an object schema: a schema
+ * that names no `type` gets `type: "object"`.
+ *
+ * @example
+ * ```ts
+ * import { toMcp } from "./exports.ts";
+ * import { validateManifest } from "./manifest.ts";
+ * const loaded = validateManifest(
+ *   { tools: [{ name: "get_time", command: ["./tools/bin/get_time"], readOnly: true, permissions: "none" }] },
+ *   "/srv/tools.json",
+ * );
+ * if (loaded.ok) toMcp(loaded.manifest.tools[0]).annotations;
+ * // { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
+ * ```
+ */
 export function toMcp(tool: ToolSpec): McpTool {
-  const annotations: McpTool["annotations"] = { readOnlyHint: tool.readOnly };
-  if (tool.readOnly) annotations.destructiveHint = false;
-  const out: McpTool = { name: tool.name, inputSchema: schemaOf(tool), annotations };
+  const annotations: McpTool["annotations"] = {
+    readOnlyHint: tool.readOnly,
+    ...(tool.readOnly ? { destructiveHint: false } : {}),
+    openWorldHint: allowsNetwork(tool.profile),
+  };
+  const inputSchema = schemaOf(tool);
+  if (inputSchema.type === undefined) inputSchema.type = "object";
+  const out: McpTool = { name: tool.name, inputSchema, annotations };
   if (tool.description !== undefined) out.description = tool.description;
   return out;
 }

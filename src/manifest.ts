@@ -10,11 +10,23 @@ import { parseJsonc } from "./jsonc.ts";
 import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { SchemaCompiler } from "./schema.ts";
 
-/** One validated tool: what the runner needs to start it and what the exports need to describe it. */
+/**
+ * One validated tool: what the runner needs to start it and what the exports need to describe it.
+ *
+ * @example
+ * ```ts
+ * import { loadManifest, type ToolSpec } from "./manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * const tool: ToolSpec | undefined = loaded.ok ? loaded.manifest.byName.get("get_time") : undefined;
+ * tool?.program; // "/abs/path/to/tools/bin/get_time"
+ * ```
+ */
 export interface ToolSpec {
   /** Position in the manifest's `tools` array. */
   readonly index: number;
+  /** The tool's name, unique in the manifest (`^[A-Za-z0-9_-]{1,64}$`). */
   readonly name: string;
+  /** What the tool does, for the model. */
   readonly description?: string;
   /** The JSON Schema of the arguments, as written. */
   readonly schema?: Readonly<Record<string, unknown>>;
@@ -36,7 +48,16 @@ export interface ToolSpec {
   readonly profile: PermissionProfile;
 }
 
-/** A validated manifest. */
+/**
+ * A validated manifest.
+ *
+ * @example
+ * ```ts
+ * import { loadManifest } from "./manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (loaded.ok) console.log(loaded.manifest.tools.map((tool) => tool.name));
+ * ```
+ */
 export interface Manifest {
   /** Absolute path of the manifest file. */
   readonly path: string;
@@ -44,6 +65,7 @@ export interface Manifest {
   readonly dir: string;
   /** `<dir>/tools/bin`, the only place relative commands may point into. */
   readonly binDir: string;
+  /** The tools, in manifest order. */
   readonly tools: readonly ToolSpec[];
   /** The tools by name. */
   readonly byName: ReadonlyMap<string, ToolSpec>;
@@ -57,12 +79,30 @@ export interface Manifest {
   readonly schemas: SchemaCompiler;
 }
 
-/** The outcome of loading: a manifest, or every error found (warnings either way). */
+/**
+ * The outcome of loading: a manifest, or every error found (warnings either way).
+ *
+ * @example
+ * ```ts
+ * import { loadManifest } from "./manifest.ts";
+ * const result = await loadManifest("tools.json");
+ * if (!result.ok) for (const error of result.errors) console.error(error); // tool[3] "fetch": duplicate name
+ * for (const warning of result.warnings) console.error(`warning: ${warning}`);
+ * ```
+ */
 export type ManifestResult =
   | { ok: true; manifest: Manifest; warnings: readonly string[] }
   | { ok: false; errors: readonly string[]; warnings: readonly string[] };
 
-/** Options of {@linkcode loadManifest}. */
+/**
+ * Options of {@linkcode loadManifest}.
+ *
+ * @example
+ * ```ts
+ * import { loadManifest } from "./manifest.ts";
+ * await loadManifest("tests/fixtures/manifest.json", { allowAbsoluteCommands: true, compileSchemas: true });
+ * ```
+ */
 export interface ManifestOptions {
   /** Accept absolute `command[0]` paths (meant for tests). */
   allowAbsoluteCommands?: boolean;
@@ -70,7 +110,16 @@ export interface ManifestOptions {
   compileSchemas?: boolean;
 }
 
-/** The OpenAI function-name rule. */
+/**
+ * The OpenAI function-name rule.
+ *
+ * @example
+ * ```ts
+ * import { TOOL_NAME_PATTERN } from "./manifest.ts";
+ * TOOL_NAME_PATTERN.test("get_time"); // true
+ * TOOL_NAME_PATTERN.test("get time"); // false
+ * ```
+ */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
 /** The longest timer a runtime keeps (2^31-1 ms); a longer one fires at once, so the tool would time out at once. */

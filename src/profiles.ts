@@ -12,14 +12,34 @@ import networkProfile from "../permissions/network.json" with { type: "json" };
 import noneProfile from "../permissions/none.json" with { type: "json" };
 import workspaceProfile from "../permissions/workspace.json" with { type: "json" };
 
-/** Resource limits, applied with `prlimit` inside the sandbox. */
+/**
+ * Resource limits, applied with `prlimit` inside the sandbox.
+ *
+ * @example
+ * ```ts
+ * import type { ResourceLimits } from "./profiles.ts";
+ * const limits: ResourceLimits = { cpuSeconds: 60, processes: 64 };
+ * ```
+ */
 export interface ResourceLimits {
+  /** CPU time, in seconds (`RLIMIT_CPU`). */
   readonly cpuSeconds?: number;
+  /** The largest file the tool may write, in bytes (`RLIMIT_FSIZE`). */
   readonly fileSizeBytes?: number;
+  /** The most processes (`RLIMIT_NPROC`). */
   readonly processes?: number;
 }
 
-/** What a confined tool may touch. */
+/**
+ * What a confined tool may touch.
+ *
+ * @example
+ * ```ts
+ * import { resolveProfile } from "./profiles.ts";
+ * const result = resolveProfile({ write: ["out"], net: false }, "/srv/project");
+ * result.ok && result.profile.read; // ["/"]: reading defaults to everything
+ * ```
+ */
 export interface PermissionProfile {
   /** The profile's name, or `inline`. */
   readonly name: string;
@@ -31,6 +51,7 @@ export interface PermissionProfile {
   readonly net: boolean | readonly string[];
   /** Variables passed to the tool, added to its envPassthrough. */
   readonly env: readonly string[];
+  /** Resource limits, applied inside the sandbox. */
   readonly limits: ResourceLimits;
 }
 
@@ -155,7 +176,16 @@ function loadNamedProfile(value: string, manifestDir: string): ProfileResult {
   };
 }
 
-/** Does the profile let the tool reach the network? */
+/**
+ * Does the profile let the tool reach the network?
+ *
+ * @example
+ * ```ts
+ * import { allowsNetwork, resolveProfile } from "./profiles.ts";
+ * const result = resolveProfile("network", "/srv/project");
+ * result.ok && allowsNetwork(result.profile); // true
+ * ```
+ */
 export function allowsNetwork(profile: PermissionProfile): boolean {
   return profile.net !== false;
 }

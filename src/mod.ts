@@ -1,0 +1,92 @@
+/**
+ * toolgate as a library: load a `tools.json` manifest, run its tools through the same executor the CLI, the
+ * agent loop and the MCP server use (preflight, confinement, timeouts, tree kill, audit), and read or write the
+ * result envelopes.
+ *
+ * @example Run one tool
+ * ```ts
+ * import { Executor, loadManifest, serialize } from "./mod.ts";
+ *
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({
+ *   manifest: loaded.manifest,
+ *   env: { PATH: "/usr/bin:/bin" },
+ *   cwd: Deno.cwd(),
+ *   auditDir: null,
+ * });
+ * const envelope = await executor.call("get_time", '{"timezone":"UTC"}');
+ * console.log(serialize(envelope)); // {"ok":true,"result":{...},"tool":"get_time"}
+ * ```
+ *
+ * @example Hand the tools to a model API
+ * ```ts
+ * import { exportTools, loadManifest } from "./mod.ts";
+ *
+ * const loaded = await loadManifest("tools.json");
+ * if (loaded.ok) {
+ *   const tools = exportTools(loaded.manifest, "openai"); // or "anthropic", "mcp", "names"
+ * }
+ * ```
+ *
+ * @module
+ */
+
+export {
+  asEnvelope,
+  type Envelope,
+  failure,
+  FAILURE_KINDS,
+  type FailureEnvelope,
+  type FailureKind,
+  failureMessage,
+  type FailureOptions,
+  isError,
+  isFailureKind,
+  isRecord,
+  isSuccess,
+  type JsonValue,
+  MODEL_TEXT_LIMIT,
+  serialize,
+  success,
+  type SuccessEnvelope,
+  type SuccessOptions,
+  successPayload,
+  text,
+  truncateForModel,
+  truncationMarker,
+  withTool,
+  withWarnings,
+} from "./contract.ts";
+export {
+  loadManifest,
+  type Manifest,
+  type ManifestOptions,
+  type ManifestResult,
+  TOOL_NAME_PATTERN,
+  type ToolSpec,
+  validateManifest,
+} from "./manifest.ts";
+export { allowsNetwork, type PermissionProfile, type ResourceLimits } from "./profiles.ts";
+export type { SandboxSupport } from "./sandbox.ts";
+export {
+  type CallOptions,
+  Executor,
+  EXECUTOR_DEFAULTS,
+  type ExecutorOptions,
+  type Prepared,
+  type PreparedCall,
+  SANDBOX_MODES,
+  type SandboxMode,
+} from "./executor.ts";
+export {
+  type AnthropicTool,
+  EXPORT_FORMATS,
+  type ExportFormat,
+  exportTools,
+  type McpTool,
+  type OpenAITool,
+  toAnthropic,
+  toMcp,
+  toOpenAI,
+} from "./exports.ts";

@@ -1,0 +1,201 @@
+/**
+ * Helpers for the MCP server's tests: `toolgate serve` as a real process over the fixture manifest
+ * (`tests/fixtures/mcp/tools.json`), driven by the SDK's own client over stdio or Streamable HTTP.
+ *
+ * @module
+ */
+import { join } from "node:path";
+// The SDK's "./*" export points `x.js` at types in `x.js.d.ts`, which do not exist: name the types beside each import.
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+/** The repository's root folder. */
+export const ROOT: string = join(import.meta.dirname!, "..", "..");
+/** The fixture manifest. */
+export const MCP_MANIFEST: string = join(ROOT, "tests", "fixtures", "mcp", "tools.json");
+/** The token the HTTP tests serve with. */
+export const TOKEN = "test-token-0123456789";
+
+/** `deno run` with the permissions the test task grants, then `toolgate serve` over the fixture manifest. */
+export function serveArgs(extra: readonly string[], cwd: string): string[] {
+  return [
+    "run",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "--allow-run",
+    "--allow-net=127.0.0.1",
+    "--config",
+    join(ROOT, "deno.json"),
+    join(ROOT, "src", "main.ts"),
+    "serve",
+    "--tools",
+    MCP_MANIFEST,
+    "--sandbox",
+    "off",
+    "--no-audit",
+    "--kill-grace",
+    "0.5",
+    "--cwd",
+    cwd,
+    ...extra,
+  ];
+}
+
+/** A connected client and what it runs on; disposing it closes the client and the server. */
+export interface Connected extends AsyncDisposable {
+  readonly client: Client;
+  /** The server's stderr so far (stdio only). */
+  readonly stderr: () => string;
+  /** What the client's transport could not read or route (a stray line on stdout shows here). */
+  readonly protocolErrors: string[];
+}
+
+/** The test client's identity. */
+const CLIENT_INFO = { name: "toolgate-tests", version: "1.0.0" };
+
+/**
+ * Starts `toolgate serve` (stdio) through the SDK's StdioClientTransport and connects a client to it.
+ *
+ * @example
+ * ```ts
+ * await using served = await connectStdio([], dir.path);
+ * const { tools } = await served.client.listTools();
+ * ```
+ */
+export async function connectStdio(extra: readonly string[], cwd: string): Promise<Connected> {
+  const transport = new StdioClientTransport({
+    command: Deno.execPath(),
+    args: serveArgs(extra, cwd),
+    cwd: ROOT,
+    env: { ...getDefaultEnvironment(), NO_COLOR: "1" },
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk));
+  const client = new Client(CLIENT_INFO);
+  const protocolErrors: string[] = [];
+  client.onerror = (error) => void protocolErrors.push(error.message);
+  await client.connect(transport);
+  return {
+    client,
+    stderr: () => stderr,
+    protocolErrors,
+    [Symbol.asyncDispose]: () => client.close(),
+  };
+}
+
+/** A `toolgate serve --http` process. */
+export interface HttpServer extends AsyncDisposable {
+  readonly child: Deno.ChildProcess;
+  /** The URL the server printed on stderr. */
+  readonly url: URL;
+  /** Everything the server has printed on stderr so far. */
+  readonly stderr: () => string;
+  /** Sends SIGTERM and waits for the exit code. */
+  stop(): Promise<number>;
+}
+
+/**
+ * Starts `toolgate serve --http 0` and waits for the address it prints on stderr.
+ *
+ * @example
+ * ```ts
+ * await using server = await startHttp([], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN });
+ * await fetch(server.url, { method: "POST" }); // 401
+ * ```
+ */
+export async function startHttp(
+  extra: readonly string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<HttpServer> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: serveArgs(["--http", "0", ...extra], cwd),
+    cwd: ROOT,
+    env: { ...baseEnv(), ...env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  const { promise: listening, resolve, reject } = Promise.withResolvers<URL>();
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      stderr += decoder.decode(chunk, { stream: true });
+      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (match) resolve(new URL(match[1]));
+    }
+    reject(new Error(`the server stopped before listening:\n${stderr}`));
+  })();
+  const timer = setTimeout(() => reject(new Error(`no address within 30 s:\n${stderr}`)), 30_000);
+  let url: URL;
+  try {
+    url = await listening;
+  } catch (error) {
+    child.kill("SIGKILL");
+    await child.status;
+    await reading;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  let exit: Promise<number> | undefined;
+  const stop = () =>
+    exit ??= (async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // Already gone.
+      }
+      const { code } = await child.status;
+      await reading;
+      return code;
+    })();
+  return { child, url, stderr: () => stderr, stop, [Symbol.asyncDispose]: async () => void await stop() };
+}
+
+/** Connects a client to an HTTP server with a bearer token. */
+export async function connectHttp(url: URL, token: string): Promise<Connected> {
+  const transport = new StreamableHTTPClientTransport(url, {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  const client = new Client(CLIENT_INFO);
+  const protocolErrors: string[] = [];
+  client.onerror = (error) => void protocolErrors.push(error.message);
+  await client.connect(transport);
+  return {
+    client,
+    stderr: () => "",
+    protocolErrors,
+    [Symbol.asyncDispose]: async () => {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    },
+  };
+}
+
+/** PATH and HOME of this process (deno needs them; nothing else leaks into the server). */
+export function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = { NO_COLOR: "1" };
+  for (const name of ["PATH", "HOME", "DENO_DIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/** The envelope a tool result's text block holds. */
+export function envelopeOf(result: Record<string, unknown>): Record<string, unknown> {
+  const content = (Array.isArray(result.content) ? result.content : []) as { type: string; text?: string }[];
+  const block = content.find((c) => c.type === "text");
+  if (!block?.text) throw new Error(`no text block in ${JSON.stringify(result)}`);
+  return JSON.parse(block.text);
+}

@@ -1,0 +1,39 @@
+/** `toolgate serve`'s own options: mistakes are usage errors (exit 2) with a message, never a stack trace. */
+import assert from "node:assert/strict";
+import { hasStackTrace } from "../helpers.ts";
+import { scratch } from "../executor_helpers.ts";
+import { baseEnv, serveArgs } from "./helpers.ts";
+
+async function serve(extra: readonly string[]): Promise<{ code: number; stderr: string; stdout: string }> {
+  await using dir = await scratch();
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: serveArgs(extra, dir.path),
+    env: baseEnv(),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+const CASES: [string, string[], RegExp][] = [
+  ["--allow-tools naming a tool the manifest lacks", ["--allow-tools", "note,nope"], /"nope"/],
+  ["--token without --http", ["--token", "x"], /--token needs --http/],
+  ["--host without --http", ["--host", "0.0.0.0"], /--host needs --http/],
+  ["a port past 65535", ["--http", "70000", "--token", "x"], /--http must be a port number/],
+  ["a port that is not a number", ["--http", "eighty", "--token", "x"], /--http must be an integer/],
+  ["an empty token", ["--http", "0", "--token", "  "], /bearer token/],
+  ["a stray argument", ["now"], /unexpected argument "now"/],
+];
+
+for (const [what, args, message] of CASES) {
+  Deno.test(`serve: ${what} is a usage error`, async () => {
+    const { code, stderr, stdout } = await serve(args);
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, message);
+    assert.ok(!hasStackTrace(stderr), stderr);
+    assert.equal(stdout, "");
+  });
+}
