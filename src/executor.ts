@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import { AuditLog, type AuditRecord } from "./audit.ts";
 import { type Envelope, failure, type FailureEnvelope, withWarnings } from "./contract.ts";
 import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
@@ -14,7 +15,15 @@ import { makeRedactor, parseRedactPatterns, type Redactor, secretValues } from "
 import { runProcess, type RunResult } from "./runner.ts";
 import { bwrapArgs, probeSandbox, type SandboxSupport, unconfinedWarning } from "./sandbox.ts";
 
-/** Defaults of the executor's limits. */
+/**
+ * Defaults of the executor's limits.
+ *
+ * @example
+ * ```ts
+ * import { EXECUTOR_DEFAULTS } from "./executor.ts";
+ * EXECUTOR_DEFAULTS.timeoutSec; // 30
+ * ```
+ */
 export const EXECUTOR_DEFAULTS = {
   timeoutSec: 30,
   graceMs: 2000,
@@ -23,8 +32,28 @@ export const EXECUTOR_DEFAULTS = {
 
 const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
 
-/** How an executor runs its tools. */
+/**
+ * How an executor runs its tools.
+ *
+ * @example
+ * ```ts
+ * import { Executor } from "./executor.ts";
+ * import { loadManifest } from "./manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (loaded.ok) {
+ *   new Executor({
+ *     manifest: loaded.manifest,
+ *     env: { PATH: "/usr/bin:/bin", HOME: "/home/me" },
+ *     cwd: "/home/me/project",
+ *     auditDir: "/home/me/project/.toolgate/audit",
+ *     defaultTimeoutSec: 10,
+ *     sandbox: "require",
+ *   });
+ * }
+ * ```
+ */
 export interface ExecutorOptions {
+  /** The tools this executor runs. */
   readonly manifest: Manifest;
   /** The parent environment: the source of PATH, HOME, passthrough values, and the secrets to redact. */
   readonly env: Readonly<Record<string, string>>;
@@ -32,13 +61,21 @@ export interface ExecutorOptions {
   readonly cwd: string;
   /** Used when a tool has no `timeoutSec`. */
   readonly defaultTimeoutSec?: number;
+  /** Time between SIGTERM and SIGKILL when a tool is stopped (default {@linkcode EXECUTOR_DEFAULTS}). */
   readonly graceMs?: number;
+  /** The most bytes kept of each of stdout and stderr; past it the tool is stopped. */
   readonly maxOutputBytes?: number;
   /** The audit directory, or `null` for no audit log. */
   readonly auditDir: string | null;
   /** Where the executor reports its own trouble (a failed audit write), once. */
   readonly onWarning?: (message: string) => void;
+  /** The clock of the audit log's timestamps (tests hold it). */
   readonly clock?: () => Date;
+  /**
+   * The trees to end when toolgate itself is stopped (SIGINT, SIGTERM): the CLI's commands pass theirs.
+   *
+   * @ignore The registry's interface is the runner's, not yet part of the library.
+   */
   readonly registry?: ProcessRegistry;
   /** Confinement: `auto` (bubblewrap when it works), `require` (unavailable without it), `off`. */
   readonly sandbox?: SandboxMode;
@@ -46,13 +83,40 @@ export interface ExecutorOptions {
   readonly bwrap?: string;
 }
 
-/** How tools are confined. */
+/**
+ * How tools are confined.
+ *
+ * @example
+ * ```ts
+ * import type { SandboxMode } from "./executor.ts";
+ * const mode: SandboxMode = "require"; // no bubblewrap, no run: `unavailable`
+ * ```
+ */
 export type SandboxMode = "auto" | "require" | "off";
-/** The sandbox modes, for option parsing. */
+/**
+ * The sandbox modes, for option parsing.
+ *
+ * @example
+ * ```ts
+ * import { SANDBOX_MODES } from "./executor.ts";
+ * SANDBOX_MODES.includes("off"); // true
+ * ```
+ */
 export const SANDBOX_MODES: readonly SandboxMode[] = ["auto", "require", "off"];
 
-/** A call that passed lookup and preflight: what the caller approves, then runs. */
+/**
+ * A call that passed lookup and preflight: what the caller approves, then runs.
+ *
+ * @example
+ * ```ts
+ * import type { Executor } from "./executor.ts";
+ * declare const executor: Executor;
+ * const prepared = await executor.prepare("fs_write_file", '{"path":"a.txt","content":"hi"}');
+ * if (prepared.ok) console.log(prepared.call.tool.readOnly, prepared.call.args);
+ * ```
+ */
 export interface PreparedCall {
+  /** The tool the call names. */
   readonly tool: ToolSpec;
   /** The checked, coerced arguments. */
   readonly args: Readonly<Record<string, unknown>>;
@@ -60,10 +124,35 @@ export interface PreparedCall {
   readonly argsText: string;
 }
 
-/** The verdict of {@linkcode Executor.prepare}. */
+/**
+ * The verdict of {@linkcode Executor.prepare}.
+ *
+ * @example
+ * ```ts
+ * import { failure } from "./contract.ts";
+ * import type { Executor } from "./executor.ts";
+ * declare const executor: Executor;
+ * const prepared = await executor.prepare("fs_remove", '{"path":"build"}');
+ * const envelope = !prepared.ok
+ *   ? prepared.envelope
+ *   : prepared.call.tool.readOnly
+ *   ? await executor.run(prepared.call)
+ *   : await executor.refuse(prepared.call, failure("user_denied", "The user said no."));
+ * ```
+ */
 export type Prepared = { ok: true; call: PreparedCall } | { ok: false; envelope: FailureEnvelope };
 
-/** Per-call options. */
+/**
+ * Per-call options.
+ *
+ * @example
+ * ```ts
+ * import type { Executor } from "./executor.ts";
+ * declare const executor: Executor;
+ * const envelope = await executor.call("exec", '{"command":"sleep 60"}', { signal: AbortSignal.timeout(1000) });
+ * // { ok: false, kind: "execution_error", cancelled: true, ... }
+ * ```
+ */
 export interface CallOptions {
   /** Cancels the call and ends the tool's tree. */
   readonly signal?: AbortSignal;
@@ -96,9 +185,9 @@ async function startProblem(program: string): Promise<string | undefined> {
   }
 }
 
-async function sha256(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+/** Synchronous: `crypto.subtle` would cost a trip through the thread pool on every call. */
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /**
@@ -116,6 +205,7 @@ async function sha256(bytes: Uint8Array): Promise<string> {
  * ```
  */
 export class Executor {
+  /** The manifest whose tools this executor runs. */
   readonly manifest: Manifest;
   readonly #options: ExecutorOptions;
   readonly #audit?: AuditLog;
@@ -225,7 +315,7 @@ export class Executor {
       stderrBytes: result?.stderrBytes ?? 0,
       truncated: result?.overflow !== undefined,
       envKeys: Object.keys(env),
-      ...(await this.#argsFacts(call.argsText)),
+      ...this.#argsFacts(call.argsText),
       outcome: envelope.ok ? "ok" : envelope.kind,
       sandbox: launch?.ok ? (launch.confined ? "bwrap" : "none") : undefined,
       profile: tool.profile.name,
@@ -325,9 +415,9 @@ export class Executor {
     return relative ? escapesBinDir(tool.program, this.manifest.binDir) : undefined;
   }
 
-  async #argsFacts(argsText: string): Promise<{ argsBytes: number; argsSha256: string }> {
+  #argsFacts(argsText: string): { argsBytes: number; argsSha256: string } {
     const bytes = encoder.encode(argsText);
-    return { argsBytes: bytes.length, argsSha256: await sha256(bytes) };
+    return { argsBytes: bytes.length, argsSha256: sha256(bytes) };
   }
 
   async #auditRefusal(name: string, argsText: string, envelope: FailureEnvelope): Promise<void> {
@@ -343,7 +433,7 @@ export class Executor {
       stderrBytes: 0,
       truncated: false,
       envKeys: [],
-      ...(await this.#argsFacts(argsText)),
+      ...this.#argsFacts(argsText),
       outcome: envelope.kind,
     });
   }

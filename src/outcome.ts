@@ -64,10 +64,17 @@ function fromStdout(stdout: string, tool: string): Envelope {
 
 function fromStderr(
   stderr: string,
+  stdout: string,
   context: OutcomeContext,
   metadata: Record<string, unknown>,
 ): FailureEnvelope {
   const trimmed = stderr.trim();
+  if (trimmed === "" && stdout.trim().startsWith("{")) {
+    // Nothing on stderr, but a failure envelope on stdout: the tool said what went wrong, only in the other place.
+    const parsed = parseJson(stdout.trim());
+    const envelope = parsed.ok ? asEnvelope(parsed.value) : undefined;
+    if (envelope && !envelope.ok) return { ...envelope, ...metadata, tool: context.tool } as FailureEnvelope;
+  }
   // The error is the whole stderr, or its last line when log lines came first.
   const lastLine = trimmed.slice(trimmed.lastIndexOf("\n") + 1).trim();
   const parsed = trimmed.startsWith("{")
@@ -157,5 +164,5 @@ export function envelopeFromRun(run: RunResult, context: OutcomeContext): Envelo
     });
   }
   if (run.code === 0) return withWarnings(fromStdout(decode(run.stdout), tool), warnings);
-  return withWarnings(fromStderr(decode(run.stderr), context, metadata), warnings);
+  return withWarnings(fromStderr(decode(run.stderr), decode(run.stdout), context, metadata), warnings);
 }

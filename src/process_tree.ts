@@ -13,9 +13,40 @@ function canKillDirectly(): boolean {
   return Deno.permissions.querySync({ name: "run" }).state === "granted";
 }
 
+const SETSID_PATHS = ["/usr/bin/setsid", "/bin/setsid"];
+
 /**
- * Sends `signal` to the process group `pgid` (a tool started with `detached: true` leads its own group). A group
- * that is already gone is not an error. Without an unscoped `--allow-run`, the `kill` program does it.
+ * How to start a program as the leader of its own session and process group: `["/usr/bin/setsid"]` to run it
+ * through setsid(1), or `[]` for Deno's `detached: true`. Deno starts a detached child with fork() of the whole
+ * runtime, some milliseconds a call; setsid(1) costs one small exec. It is used only under an unscoped
+ * `--allow-run`: allowing setsid under a scoped one would allow every program.
+ *
+ * @example
+ * ```ts
+ * import { groupLauncher } from "./process_tree.ts";
+ * const [launcher] = groupLauncher();
+ * const command = launcher
+ *   ? new Deno.Command(launcher, { args: ["/bin/sleep", "1"] })
+ *   : new Deno.Command("/bin/sleep", { args: ["1"], detached: true });
+ * ```
+ */
+export function groupLauncher(): readonly string[] {
+  if (Deno.build.os !== "linux" || !canKillDirectly()) return [];
+  for (const path of SETSID_PATHS) {
+    try {
+      if (Deno.statSync(path).isFile) return [path];
+    } catch {
+      // Not here: look on.
+    }
+  }
+  return [];
+}
+
+/**
+ * Sends `signal` to the process group `pgid` (a tool started by {@linkcode groupLauncher} or with
+ * `detached: true` leads its own group); resolves to whether a group was there to receive it. It never throws:
+ * a group that is gone, or one whose last members toolgate may not signal (a setuid program), is not the call's
+ * failure. Without an unscoped `--allow-run`, the `kill` program does it.
  *
  * @example
  * ```ts
@@ -24,14 +55,14 @@ function canKillDirectly(): boolean {
  * await signalGroup(child.pid, "SIGKILL");
  * ```
  */
-export async function signalGroup(pgid: number, signal: TreeSignal): Promise<void> {
+export async function signalGroup(pgid: number, signal: TreeSignal): Promise<boolean> {
   if (canKillDirectly()) {
     try {
       Deno.kill(-pgid, signal);
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      return true;
+    } catch {
+      return false;
     }
-    return;
   }
   try {
     const killer = new Deno.Command("kill", {
@@ -41,9 +72,10 @@ export async function signalGroup(pgid: number, signal: TreeSignal): Promise<voi
       stderr: "null",
       clearEnv: true,
     });
-    await killer.output();
+    return (await killer.output()).success;
   } catch {
     // No kill program we may run: the tool's own timeout handling (bwrap, --die-with-parent) must do.
+    return false;
   }
 }
 

@@ -66,11 +66,36 @@ export function secretValues(env: Readonly<Record<string, string>>, passedNames:
 export function makeRedactor(secrets: readonly string[], patterns: readonly RegExp[] = []): Redactor {
   const literals = [...secrets].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
   return (text: string) => {
-    let out = text;
-    for (const secret of literals) if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
-    for (const pattern of patterns) out = out.replace(pattern, REDACTED);
+    let out = maskLiterals(text, literals);
+    // A pattern that matches the empty string would otherwise put a marker between every two characters.
+    for (const pattern of patterns) out = out.replace(pattern, (match) => match === "" ? "" : REDACTED);
     return out;
   };
+}
+
+/**
+ * Replaces every run of characters covered by any occurrence of any literal with one marker. Replacing one
+ * literal after another would leave the tail of a secret that overlaps another (or itself) in clear.
+ */
+function maskLiterals(text: string, literals: readonly string[]): string {
+  let covered: Uint8Array | undefined;
+  for (const secret of literals) {
+    for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + 1)) {
+      covered ??= new Uint8Array(text.length);
+      covered.fill(1, at, at + secret.length);
+    }
+  }
+  if (!covered) return text;
+  let out = "";
+  let start = 0;
+  while (start < text.length) {
+    let end = start;
+    const secret = covered[start] === 1;
+    while (end < text.length && (covered[end] === 1) === secret) end++;
+    out += secret ? REDACTED : text.slice(start, end);
+    start = end;
+  }
+  return out;
 }
 
 /** Applies a redactor to every string inside a JSON-like value. */

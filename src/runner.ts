@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type ProcessRegistry, signalGroup, type TreeSignal } from "./process_tree.ts";
+import { groupLauncher, type ProcessRegistry, signalGroup, type TreeSignal } from "./process_tree.ts";
 
 /** What to run. */
 export interface RunRequest {
@@ -68,6 +68,7 @@ async function drain(
   cap: number,
   onOverflow: () => void,
   stop: Promise<void>,
+  progress: { reads: number },
 ): Promise<Drained> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -82,13 +83,20 @@ async function drain(
     while (true) {
       const { done, value } = await reader.read();
       if (done || stopped) break;
+      progress.reads++;
       total += value.length;
       if (kept < cap) {
         const take = Math.min(value.length, cap - kept);
         chunks.push(take === value.length ? value : value.subarray(0, take));
         kept += take;
       }
-      if (total > cap) onOverflow();
+      if (total > cap) {
+        onOverflow();
+        // Reading on would only count bytes nobody keeps, and the garbage of a flood piles up faster than it
+        // is collected: close the pipe instead, which also stops a writer that ignores SIGTERM.
+        await reader.cancel();
+        break;
+      }
     }
   } catch {
     // A cancelled read ends the stream; what was kept stands.
@@ -124,16 +132,44 @@ function spawnError(error: unknown, program: string): RunResult["spawnError"] {
   return { reason: "not_executable", message: `cannot execute ${program}: ${detail}` };
 }
 
+/** Why `program` cannot start, found before setsid(1) would have to report it as its own failure. */
+function startProblem(program: string): RunResult["spawnError"] {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(program);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return { reason: "not_found", message: `no such program: ${program}` };
+    }
+    // Not ours to read (a scoped --allow-read): the start itself will tell.
+    if (error instanceof Deno.errors.NotCapable) return undefined;
+    return { reason: "not_executable", message: `cannot execute ${program}: ${(error as Error).message}` };
+  }
+  if (info.isDirectory) {
+    return { reason: "not_executable", message: `cannot execute ${program}: a directory` };
+  }
+  if (info.mode !== null && (info.mode & 0o111) === 0) {
+    return { reason: "not_executable", message: `cannot execute ${program}: not executable` };
+  }
+  return undefined;
+}
+
+/** setsid(1)'s words when it could not execute the program it was given. */
+const SETSID_FAILED = "setsid: failed to execute ";
+
 function exists(path: string): boolean {
   try {
     Deno.lstatSync(path);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    return !(error instanceof Deno.errors.NotFound);
   }
 }
 
 const EMPTY = new Uint8Array(0);
+const decoder = new TextDecoder();
+/** The least time to wait for the pipes to close once the tree is gone, whatever the grace period. */
+const ESCAPE_WAIT_MIN_MS = 250;
 /** The longest delay a timer takes; a longer one fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -168,18 +204,27 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   // spawn() ignores an already-aborted signal, so look first.
   if (request.signal?.aborted) return failed(undefined, true);
 
+  // A plain tool gets its own session and process group, so that one signal reaches every descendant: through
+  // setsid(1) when it may, else `detached` (which forks the whole runtime, a few ms). A sandbox needs neither:
+  // ending bwrap ends its pid namespace.
+  const launcher = request.endsItsTree ? [] : groupLauncher();
+  if (launcher.length > 0) {
+    const problem = startProblem(request.program);
+    if (problem) return failed(problem);
+  }
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(request.program, {
-      args: [...request.args],
+    child = new Deno.Command(launcher[0] ?? request.program, {
+      args: launcher.length > 0
+        ? [...launcher.slice(1), request.program, ...request.args]
+        : [...request.args],
       cwd: request.cwd,
       env: { ...request.env },
       clearEnv: true,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
-      // Its own session and process group, so that one signal reaches every descendant.
-      detached: true,
+      detached: launcher.length === 0 && !request.endsItsTree,
     }).spawn();
   } catch (error) {
     return failed(spawnError(error, request.program));
@@ -191,20 +236,25 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   let overflow: "stdout" | "stderr" | undefined;
   let ending: Promise<void> | undefined;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
+  let exited = false;
 
-  const endTree = (signal: TreeSignal): Promise<void> => {
-    if (!request.endsItsTree) return signalGroup(pgid, signal);
+  const killChild = (signal: TreeSignal) => {
     try {
       child.kill(signal);
     } catch {
       // Already gone.
     }
-    return Promise.resolve();
+  };
+  const endTree = async (signal: TreeSignal): Promise<void> => {
+    if (request.endsItsTree) return killChild(signal);
+    // Under setsid(1) the group exists only once setsid() has run in the child: until then, signal the child.
+    if (!(await signalGroup(pgid, signal)) && !exited) killChild(signal);
   };
   const stopTree = (): Promise<void> => {
     // SIGTERM now, SIGKILL after the grace period unless everything is already gone.
     ending ??= endTree("SIGTERM").then(() => {
-      killTimer = setTimeout(() => void endTree("SIGKILL"), request.graceMs);
+      // Sending SIGTERM may take a `kill` process: the tool may have ended (and been swept) meanwhile.
+      if (!exited) killTimer = setTimeout(() => void endTree("SIGKILL"), request.graceMs);
     });
     return ending;
   };
@@ -228,11 +278,25 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     overflow = stream;
     void stopTree();
   };
-  const stdoutDone = drain(child.stdout, request.maxOutputBytes, overflowOn("stdout"), streamsReleased);
-  const stderrDone = drain(child.stderr, request.maxOutputBytes, overflowOn("stderr"), streamsReleased);
+  const progress = { reads: 0 };
+  const stdoutDone = drain(
+    child.stdout,
+    request.maxOutputBytes,
+    overflowOn("stdout"),
+    streamsReleased,
+    progress,
+  );
+  const stderrDone = drain(
+    child.stderr,
+    request.maxOutputBytes,
+    overflowOn("stderr"),
+    streamsReleased,
+    progress,
+  );
   const fed = feed(child.stdin, request.stdin);
 
   const exit = await status;
+  exited = true;
   clearTimeout(timer);
   request.signal?.removeEventListener("abort", onAbort);
   // The tool is gone; whatever it left behind in its group goes too, so no descendant outlives the call.
@@ -240,16 +304,34 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   clearTimeout(killTimer);
 
   // A descendant that escaped the group (setsid) may still hold the pipes open: wait a moment, then stop reading.
+  // Never while output is still arriving, nor when the wait ran late (a busy event loop may have reads queued
+  // behind this timer): cutting then would lose what the tool printed.
   let escaped = false;
-  const release = setTimeout(() => {
-    escaped = true;
-    releaseStreams();
-  }, Math.min(request.graceMs, 1000));
+  const escapeWaitMs = Math.max(ESCAPE_WAIT_MIN_MS, Math.min(request.graceMs, 1000));
+  let release: ReturnType<typeof setTimeout> | undefined;
+  const watchPipes = () => {
+    const armedAt = performance.now();
+    const reads = progress.reads;
+    release = setTimeout(() => {
+      if (progress.reads !== reads || performance.now() - armedAt > 2 * escapeWaitMs) return watchPipes();
+      escaped = true;
+      releaseStreams();
+    }, escapeWaitMs);
+  };
+  watchPipes();
   const [out, err] = await Promise.all([stdoutDone, stderrDone, Promise.race([fed, streamsReleased])]);
   clearTimeout(release);
   releaseStreams();
   forget?.();
 
+  if (
+    launcher.length > 0 && !exit.success && out.total === 0 &&
+    decoder.decode(err.bytes).startsWith(SETSID_FAILED)
+  ) {
+    // The exec after setsid() failed (a bad interpreter line): the same start failure a direct spawn reports.
+    const detail = decoder.decode(err.bytes).slice(SETSID_FAILED.length).trim();
+    return failed({ reason: "not_executable", message: `cannot execute ${detail}` });
+  }
   return {
     code: exit.signal ? null : exit.code,
     signal: exit.signal ?? null,

@@ -152,7 +152,7 @@ Deno.test("parseJsonc cuts comments wherever they stand, and never inside string
     ['{"a": 1} // tail', { a: 1 }],
     ['{"a": 1 /* x */ , "c": 2 , // y\n }', { a: 1, c: 2 }],
     ['{"url": "http://x//y", "re": "a/*b*/c"}', { url: "http://x//y", re: "a/*b*/c" }],
-    ['[1, 2, /* gone */ ]', [1, 2]],
+    ["[1, 2, /* gone */ ]", [1, 2]],
     ['{"a": [1,], "b": {"c": 3,},}', { a: [1], b: { c: 3 } }],
   ];
   for (const [text, value] of cases) {

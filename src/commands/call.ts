@@ -1,7 +1,7 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
 import { type Command, EXIT, UsageError } from "../cli.ts";
 import { serialize } from "../contract.ts";
-import { EXECUTOR_OPTIONS, executorFromArgs } from "./executor_options.ts";
+import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 
 /** `toolgate call NAME [ARGS]` */
@@ -21,9 +21,10 @@ export const callCommand: Command = {
     if (extra.length > 0) {
       throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`, "call");
     }
+    const settings = await executorSettings(parsed, io, "call");
     const manifest = await loadForCommand(parsed, io);
     if (!manifest) return EXIT.failure;
-    const { executor } = await executorFromArgs(parsed, io, manifest, "call");
+    const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings);
     const args = argsText === "-" ? await io.stdin() : argsText ?? "{}";
     const envelope = await executor.call(name, args);
     await io.stdout(serialize(envelope) + "\n");

@@ -15,6 +15,7 @@ import {
   UsageError,
 } from "../cli.ts";
 import { Executor, EXECUTOR_DEFAULTS, SANDBOX_MODES, type SandboxMode } from "../executor.ts";
+import { DEFAULT_AUDIT_DIR } from "../permissions.ts";
 import type { Manifest } from "../manifest.ts";
 import { ProcessRegistry } from "../process_tree.ts";
 
@@ -42,7 +43,7 @@ export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
   "audit-dir": {
     type: "string",
     value: "DIR",
-    help: "where the audit log goes (default .toolgate/audit under the cwd)",
+    help: "where the audit log goes (default .toolgate/audit under the current folder, whatever --cwd says)",
   },
   "no-audit": { type: "boolean", help: "write no audit log" },
   sandbox: {
@@ -52,13 +53,25 @@ export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
   },
 };
 
-/** An executor and the registry of its running trees, from a command's options. */
-export async function executorFromArgs(
+/** What a command's executor options describe, checked. */
+export interface ExecutorSettings {
+  readonly timeoutSec: number;
+  readonly graceMs: number;
+  readonly maxOutputBytes: number;
+  readonly cwd: string;
+  readonly auditDir: string | null;
+  readonly sandbox: SandboxMode;
+}
+
+/**
+ * Reads and checks a command's executor options; throws {@linkcode UsageError}. A command calls it before it
+ * loads the manifest, so that a mistake on the command line is a usage error whatever the manifest holds.
+ */
+export async function executorSettings(
   parsed: ParsedArgs,
   io: Io,
-  manifest: Manifest,
   command: string,
-): Promise<{ executor: Executor; registry: ProcessRegistry }> {
+): Promise<ExecutorSettings> {
   const timeoutSec = numberOption(parsed, "tool-timeout", EXECUTOR_DEFAULTS.timeoutSec, command);
   const graceMs =
     numberOption(parsed, "kill-grace", EXECUTOR_DEFAULTS.graceMs / 1000, command, { exclusive: false }) *
@@ -69,14 +82,21 @@ export async function executorFromArgs(
   const cwdOption = stringOption(parsed, "cwd");
   const cwd = cwdOption === undefined ? io.cwd : resolve(io.cwd, cwdOption);
   if (cwdOption !== undefined) {
-    const info = await Deno.stat(cwd).catch(() => undefined);
-    if (!info?.isDirectory) {
+    const info = await Deno.stat(cwd).catch((error) => error);
+    if (info instanceof Deno.errors.NotCapable) {
+      throw new UsageError(
+        `--cwd ${JSON.stringify(cwdOption)} is outside what toolgate may read (--allow-read)`,
+        command,
+      );
+    }
+    if (info instanceof Error || !info.isDirectory) {
       throw new UsageError(`--cwd ${JSON.stringify(cwdOption)} is not a directory`, command);
     }
   }
   const auditDir = flag(parsed, "no-audit")
     ? null
-    : resolve(cwd, stringOption(parsed, "audit-dir") ?? ".toolgate/audit");
+    // Against the process cwd, not --cwd: that is where the least permission set lets toolgate write.
+    : resolve(io.cwd, stringOption(parsed, "audit-dir") ?? DEFAULT_AUDIT_DIR);
   const sandbox = stringOption(parsed, "sandbox") ?? io.env.TOOLGATE_SANDBOX ?? "auto";
   if (!(SANDBOX_MODES as readonly string[]).includes(sandbox)) {
     throw new UsageError(
@@ -84,6 +104,19 @@ export async function executorFromArgs(
       command,
     );
   }
+  return { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox: sandbox as SandboxMode };
+}
+
+/** An executor and the registry of its running trees, from a command's options (checked already, or now). */
+export async function executorFromArgs(
+  parsed: ParsedArgs,
+  io: Io,
+  manifest: Manifest,
+  command: string,
+  settings?: ExecutorSettings,
+): Promise<{ executor: Executor; registry: ProcessRegistry }> {
+  const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = settings ??
+    await executorSettings(parsed, io, command);
   const registry = new ProcessRegistry(graceMs);
   const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
@@ -97,7 +130,7 @@ export async function executorFromArgs(
       maxOutputBytes,
       auditDir,
       registry,
-      sandbox: sandbox as SandboxMode,
+      sandbox,
       onWarning: (message) => void io.stderr(message + "\n"),
     });
     return { executor, registry };

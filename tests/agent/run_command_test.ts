@@ -34,7 +34,7 @@ async function agent(script: Script, args: string[] = [], options: RunOptions = 
   const server = startChatServer(script);
   const dir = await Deno.makeTempDir({ prefix: "toolgate_agent_" });
   cleanups.push(() => server.close(), () => Deno.remove(dir, { recursive: true }));
-  // What routes to the agent loop comes first: src/main.ts takes the first bare word before it for a command name.
+  // Run from the temp folder too: the audit log lands under the process's cwd (where toolgate may write).
   const result = await runAgentCli([
     ...(options.noPrompt ? args : ["--prompt", "hi"]),
     "--base-url",
@@ -48,7 +48,7 @@ async function agent(script: Script, args: string[] = [], options: RunOptions = 
     "--cwd",
     dir,
     ...(options.noPrompt ? [] : args),
-  ], { env: options.env, stdin: options.stdin });
+  ], { env: options.env, stdin: options.stdin, cwd: dir });
   return { ...result, server, dir };
 }
 

@@ -1,0 +1,20 @@
+// `deno task bench`: every benchmark, one after the other, each comparing within its own run (the machines are
+// shared and noisy: read the ratios, not the milliseconds).
+import { benchAgent } from "./agent_bench.ts";
+import { benchExecutor } from "./executor_bench.ts";
+import { benchManifest } from "./manifest_bench.ts";
+import { benchSandbox } from "./sandbox_bench.ts";
+
+const results: Record<string, Record<string, number>> = {};
+for (
+  const [name, bench] of [
+    ["manifest", benchManifest],
+    ["executor", benchExecutor],
+    ["agent", benchAgent],
+    ["sandbox", benchSandbox],
+  ] as const
+) {
+  console.log(`\n## ${name}`);
+  results[name] = await bench();
+}
+if (Deno.args.includes("--json")) console.log(JSON.stringify(results, null, 2));

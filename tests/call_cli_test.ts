@@ -1,0 +1,252 @@
+/** The `call` command as a real process: one envelope line, exit codes, args, timeouts, signals, audit. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  alivePids,
+  cli,
+  FIXTURES,
+  killLeftovers,
+  parsePids,
+  ROOT,
+  scratch,
+  spawnCli,
+  waitForFile,
+  waitGone,
+} from "./executor_helpers.ts";
+
+const MANIFEST = join(FIXTURES, "call_manifest.json");
+/** Every test runs unconfined: pids the tools write are host pids, and behaviour does not hinge on bwrap. */
+const BASE = ["--tools", MANIFEST, "--sandbox", "off"];
+
+/** The one line a `call` printed, parsed; fails unless stdout is exactly one line. */
+function envelopeLine(stdout: string): Record<string, unknown> {
+  const lines = stdout.split("\n");
+  assert.equal(lines.length, 2, `expected exactly one line, got ${JSON.stringify(stdout)}`);
+  assert.equal(lines[1], "");
+  assert.ok(lines[0].startsWith('{"ok":'), lines[0]);
+  return JSON.parse(lines[0]);
+}
+
+function noStackTrace(text: string): void {
+  assert.ok(!/\n\s+at |Uncaught|Stack backtrace/.test(text), text);
+}
+
+Deno.test("call: a success prints one envelope line and exits 0", async () => {
+  await using dir = await scratch();
+  const run = await cli(["call", "echo", '{"n":"7","text":"hi"}', ...BASE, "--no-audit"], { cwd: dir.path });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(envelopeLine(run.stdout), { ok: true, result: { n: 7, text: "hi" }, tool: "echo" });
+});
+
+Deno.test("call: a failure prints one envelope line and exits 1", async () => {
+  await using dir = await scratch();
+  const run = await cli(["call", "fail", ...BASE, "--no-audit"], { cwd: dir.path });
+  assert.equal(run.code, 1);
+  const envelope = envelopeLine(run.stdout);
+  assert.equal(envelope.kind, "execution_error");
+  assert.equal(envelope.message, "boom");
+  assert.equal(envelope.hint, "try less");
+  for (const [name, args, kind] of [["nope", "{}", "tool_not_found"], ["echo", "[1]", "invalid_args"]]) {
+    const other = await cli(["call", name, args, ...BASE, "--no-audit"], { cwd: dir.path });
+    assert.equal(other.code, 1);
+    assert.equal(envelopeLine(other.stdout).kind, kind);
+    noStackTrace(other.stderr);
+  }
+});
+
+Deno.test("call: `-` reads the arguments from stdin; absent means {}", async () => {
+  await using dir = await scratch();
+  const piped = await cli(["call", "echo", "-", ...BASE, "--no-audit"], {
+    cwd: dir.path,
+    stdin: '{"n": 3}\n',
+  });
+  assert.equal(piped.code, 0, piped.stderr);
+  assert.deepEqual(envelopeLine(piped.stdout).result, { n: 3 });
+  const absent = await cli(["call", "echo", ...BASE, "--no-audit"], { cwd: dir.path });
+  assert.deepEqual(envelopeLine(absent.stdout).result, {});
+});
+
+Deno.test("call: --tool-timeout sets the default, a tool's timeoutSec wins", async () => {
+  await using dir = await scratch();
+  const defaulted = await cli([
+    "call",
+    "slow",
+    ...BASE,
+    "--no-audit",
+    "--tool-timeout",
+    "0.3",
+    "--kill-grace",
+    "0.2",
+  ], {
+    cwd: dir.path,
+  });
+  assert.equal(defaulted.code, 1);
+  const envelope = envelopeLine(defaulted.stdout);
+  assert.equal(envelope.kind, "timeout");
+  assert.match(envelope.message as string, /0\.3 s/);
+  // nap sleeps 0.6 s under its own timeoutSec of 5: the shorter default does not apply.
+  const own = await cli(["call", "nap", ...BASE, "--no-audit", "--tool-timeout", "0.2"], { cwd: dir.path });
+  assert.equal(own.code, 0, own.stdout);
+  assert.deepEqual(envelopeLine(own.stdout).result, { slept: 0.6 });
+  const help = await cli(["call", "--help"]);
+  assert.match(help.stdout, /--tool-timeout SEC.*default 30/);
+});
+
+Deno.test("call: --max-output-bytes caps a flood", async () => {
+  await using dir = await scratch();
+  const run = await cli(["call", "flood", ...BASE, "--no-audit", "--max-output-bytes", "5000"], {
+    cwd: dir.path,
+  });
+  assert.equal(run.code, 1);
+  const envelope = envelopeLine(run.stdout);
+  assert.equal(envelope.truncated, true);
+  assert.match(envelope.message as string, /5000 bytes/);
+});
+
+Deno.test("call: usage errors exit 2 with a message and no stack trace", async () => {
+  await using dir = await scratch();
+  const cases: [string[], RegExp][] = [
+    [["call", ...BASE], /needs a tool name/],
+    [["call", "echo", ...BASE, "--max-output-bytes", "0"], /--max-output-bytes/],
+    [["call", "echo", ...BASE, "--max-output-bytes", "lots"], /--max-output-bytes/],
+    [["call", "echo", ...BASE, "--max-output-bytes", "1.5"], /--max-output-bytes/],
+    [
+      ["call", "echo", "--tools", MANIFEST, "--sandbox", "maybe"],
+      /--sandbox must be one of auto, require, off/,
+    ],
+    [["call", "echo", ...BASE, "--tool-timeout", "-1"], /--tool-timeout/],
+    [["call", "echo", "{}", "extra", ...BASE], /unexpected argument "extra"/],
+    [["call", "echo", ...BASE, "--cwd", "/nonexistent/dir"], /--cwd/],
+    // A usage error wins over a manifest that cannot be read.
+    [
+      ["call", "echo", "--tools", "/nonexistent/tools.json", "--sandbox", "maybe"],
+      /--sandbox must be one of/,
+    ],
+  ];
+  for (const [args, message] of cases) {
+    const run = await cli(args, { cwd: dir.path });
+    assert.equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
+    assert.equal(run.stdout, "");
+    assert.match(run.stderr, message);
+    noStackTrace(run.stderr);
+  }
+});
+
+Deno.test("call: the audit log defaults to .toolgate/audit under the cwd; --audit-dir and --no-audit", async () => {
+  await using dir = await scratch();
+  await cli(["call", "echo", '{"n":1}', ...BASE], { cwd: dir.path });
+  const day = new Date().toISOString().slice(0, 10).replaceAll("-", "");
+  const line = JSON.parse(await Deno.readTextFile(join(dir.path, ".toolgate", "audit", `${day}.log`)));
+  assert.equal(line.tool, "echo");
+  assert.equal(line.outcome, "ok");
+  assert.equal(line.cwd, dir.path);
+
+  await cli(["call", "echo", ...BASE, "--audit-dir", "elsewhere"], { cwd: dir.path });
+  assert.ok((await Deno.stat(join(dir.path, "elsewhere", `${day}.log`))).isFile);
+
+  // --cwd moves the tools, not the audit log: that stays where toolgate was started (and may write).
+  await using work = await scratch();
+  await cli(["call", "echo", ...BASE, "--cwd", work.path, "--audit-dir", "moved"], { cwd: dir.path });
+  const moved = (await Deno.readTextFile(join(dir.path, "moved", `${day}.log`))).trim().split("\n");
+  assert.equal(JSON.parse(moved[moved.length - 1]).cwd, work.path);
+  assert.deepEqual([...Deno.readDirSync(work.path)], []);
+
+  await using quiet = await scratch();
+  await cli(["call", "echo", ...BASE, "--no-audit"], { cwd: quiet.path });
+  assert.deepEqual([...Deno.readDirSync(quiet.path)], []);
+});
+
+Deno.test("call: an audit log that cannot be written is reported once on stderr; the call still succeeds", async () => {
+  await using dir = await scratch();
+  await Deno.writeTextFile(join(dir.path, "not_a_dir"), "");
+  const run = await cli(["call", "echo", '{"n":1}', ...BASE, "--audit-dir", "not_a_dir"], { cwd: dir.path });
+  assert.equal(run.code, 0);
+  assert.deepEqual(envelopeLine(run.stdout).result, { n: 1 });
+  const reports = run.stderr.split("\n").filter((line) => line.includes("cannot write the audit log"));
+  assert.equal(reports.length, 1, run.stderr);
+  assert.ok(reports[0].includes(join(dir.path, "not_a_dir")), reports[0]);
+  noStackTrace(run.stderr);
+});
+
+Deno.test("call: --cwd is the tools' working directory", async () => {
+  await using dir = await scratch();
+  await using work = await scratch();
+  const child = spawnCli(
+    ["call", "hang", ...BASE, "--no-audit", "--cwd", work.path, "--tool-timeout", "0.5"],
+    {
+      cwd: dir.path,
+    },
+  );
+  await child.stdin.close();
+  const output = await child.output();
+  const pids = parsePids(await Deno.readTextFile(join(work.path, "pids")));
+  killLeftovers(await waitGone(pids));
+  assert.equal(output.code, 1);
+});
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.test(`call: ${signal} to toolgate ends the tool's tree, then toolgate exits`, async () => {
+    await using dir = await scratch();
+    const child = spawnCli(["call", "hang_stubborn", ...BASE, "--no-audit", "--kill-grace", "0.3"], {
+      cwd: dir.path,
+    });
+    await child.stdin.close();
+    let pids: number[] = [];
+    try {
+      pids = parsePids(await waitForFile(join(dir.path, "pids")));
+      assert.deepEqual(await alivePids(pids), pids);
+      child.kill(signal);
+      const output = await child.output();
+      assert.equal(output.code, signal === "SIGINT" ? 130 : 143);
+      const alive = await waitGone(pids);
+      assert.deepEqual(alive, [], `alive after toolgate exited: ${alive.join(", ")}`);
+    } finally {
+      killLeftovers(pids);
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+  });
+}
+
+Deno.test("call: under a scoped --allow-run (the `kill` program ends trees), a timeout still ends the tree", async () => {
+  await using dir = await scratch();
+  const tool = join(FIXTURES, "tools", "bin", "sleeper_pidfile");
+  const started = performance.now();
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      `--allow-run=kill,${tool}`,
+      "--config",
+      join(ROOT, "deno.json"),
+      join(ROOT, "src/main.ts"),
+      "call",
+      "hang_stubborn",
+      ...BASE,
+      "--no-audit",
+      "--tool-timeout",
+      "0.5",
+      "--kill-grace",
+      "0.5",
+    ],
+    cwd: dir.path,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const elapsed = performance.now() - started;
+  const pids = parsePids(await Deno.readTextFile(join(dir.path, "pids")));
+  const alive = await waitGone(pids);
+  killLeftovers(alive);
+  assert.deepEqual(alive, []);
+  const envelope = envelopeLine(new TextDecoder().decode(output.stdout));
+  assert.equal(envelope.kind, "timeout");
+  assert.equal(envelope.signal, "SIGKILL");
+  assert.ok(elapsed < 10_000, `${elapsed} ms`);
+});
