@@ -19,7 +19,7 @@ import {
   type ToolCall,
   type ToolMessage,
 } from "./messages.ts";
-import type { Progress } from "./progress.ts";
+import type { Progress } from "../progress.ts";
 import { readStreamedTurn } from "./sse.ts";
 import { toolMessageContent } from "./tool_message.ts";
 

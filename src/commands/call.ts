@@ -1,6 +1,7 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
 import { type Command, EXIT, UsageError } from "../cli.ts";
 import { serialize } from "../contract.ts";
+import { Progress, terminalColumns } from "../progress.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 
@@ -26,7 +27,12 @@ export const callCommand: Command = {
     if (!manifest) return EXIT.failure;
     const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings);
     const args = argsText === "-" ? await io.stdin() : argsText ?? "{}";
+    // On a terminal, a slow tool shows that it runs and for how long (on stderr; stdout stays one envelope).
+    const progress = new Progress({ enabled: io.interactive, write: io.stderr, columns: terminalColumns() });
+    progress.start("call", name);
     const envelope = await executor.call(name, args);
+    progress.end("call", envelope);
+    await progress.close();
     await io.stdout(serialize(envelope) + "\n");
     return envelope.ok ? EXIT.ok : EXIT.failure;
   },

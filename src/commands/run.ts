@@ -9,7 +9,7 @@ import { AgentError } from "../agent/errors.ts";
 import { ChatClient } from "../agent/http.ts";
 import { type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
-import { Progress } from "../agent/progress.ts";
+import { Progress, terminalColumns } from "../progress.ts";
 import { AGENT_DEFAULTS, AGENT_OPTIONS, type AgentSettings, resolveSettings } from "../agent/settings.ts";
 import { loadTranscript, openingMessages, saveTranscript } from "../agent/transcript.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs } from "./executor_options.ts";
@@ -165,13 +165,4 @@ async function exists(path: string): Promise<boolean> {
 
 function debugLines(text: string): string {
   return text.split("\n").map((line) => `debug: ${line}`).join("\n") + "\n";
-}
-
-function terminalColumns(): number {
-  try {
-    // A terminal that does not know its size says 0.
-    return Deno.consoleSize().columns || 80;
-  } catch {
-    return 80;
-  }
 }

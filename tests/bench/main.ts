@@ -16,5 +16,8 @@ for (
 ) {
   console.log(`\n## ${name}`);
   results[name] = await bench();
+  for (const [key, value] of Object.entries(results[name])) {
+    console.log(`  ${key}: ${Number(value.toFixed(3))}`);
+  }
 }
 if (Deno.args.includes("--json")) console.log(JSON.stringify(results, null, 2));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { failure, success } from "../../src/contract.ts";
-import { Progress } from "../../src/agent/progress.ts";
+import { failure, success } from "../src/contract.ts";
+import { Progress } from "../src/progress.ts";
 
 function harness(enabled = true) {
   const written: string[] = [];

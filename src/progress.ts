@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Envelope } from "../contract.ts";
+import type { Envelope } from "./contract.ts";
 
 /** How a {@linkcode Progress} shows itself. */
 export interface ProgressOptions {
@@ -115,5 +115,15 @@ export class Progress {
   #write(text: string): void {
     // Ordered, and a failed write to stderr must not fail a tool call.
     this.#queue = this.#queue.then(() => this.#options.write(text)).catch(() => {});
+  }
+}
+
+/** The terminal's width for a progress line (80 when it cannot be told). */
+export function terminalColumns(): number {
+  try {
+    // A terminal that does not know its size says 0.
+    return Deno.consoleSize().columns || 80;
+  } catch {
+    return 80;
   }
 }
