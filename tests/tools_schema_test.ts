@@ -57,7 +57,10 @@ Deno.test("the example manifest (tools.json) passes the loader and the schema", 
   const path = join(ROOT, "tools.json");
   const loaded = await loadManifest(path);
   assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
-  assert.ok(manifest(await readJsonc(path)), errorsOf(manifest));
+  assert.deepEqual(loaded.warnings, [], "the example manifest carries no field the loader does not know");
+  const value = await readJsonc(path) as Record<string, unknown>;
+  assert.equal(value.$schema, "./tools.schema.json", "editors find the schema through $schema");
+  assert.ok(manifest(value), errorsOf(manifest));
 });
 
 Deno.test("every fixture manifest the loader accepts passes the schema", async () => {
