@@ -5,6 +5,7 @@
  * @module
  */
 import { join } from "node:path";
+import { finish } from "./helpers.ts";
 import { Executor, type ExecutorOptions } from "../src/executor.ts";
 import { type Manifest, validateManifest } from "../src/manifest.ts";
 
@@ -173,11 +174,5 @@ export async function cli(
   args: readonly string[],
   options: { cwd?: string; env?: Record<string, string>; stdin?: string; clearEnv?: boolean } = {},
 ): Promise<CliResult> {
-  const child = spawnCli(args, options);
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(options.stdin ?? ""));
-  await writer.close();
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+  return await finish(spawnCli(args, options), options.stdin);
 }

@@ -82,7 +82,7 @@ export async function runProgram(
 ): Promise<ProcessResult> {
   const env: Record<string, string> = { NO_COLOR: "1", ...options.env };
   if (options.clearEnv) {
-    for (const key of ["PATH", "HOME"]) {
+    for (const key of ["PATH", "HOME", "DENO_DIR"]) {
       const value = Deno.env.get(key);
       if (value !== undefined && env[key] === undefined) env[key] = value;
     }
@@ -96,16 +96,17 @@ export async function runProgram(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  return await finish(child, options.stdin);
+}
+
+/** Feeds a piped child's stdin, waits for its end, and returns its exit code and decoded output. */
+export async function finish(child: Deno.ChildProcess, stdin = ""): Promise<ProcessResult> {
   const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(options.stdin ?? ""));
+  await writer.write(new TextEncoder().encode(stdin));
   await writer.close();
   const output = await child.output();
   const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
 }
 
 /** Where `Deno.makeTempDir` puts its folders. */

@@ -1,5 +1,6 @@
 /** Runs the real toolgate CLI as a subprocess, with the agent's fixture manifest and a clean environment. @module */
 import { join } from "node:path";
+import { runProgram } from "../helpers.ts";
 
 /** The repository's root folder. */
 export const ROOT = join(import.meta.dirname!, "..", "..");
@@ -29,37 +30,18 @@ export interface CliOptions {
  * const result = await runAgentCli(["--prompt", "hi", "--base-url", server.baseUrl]);
  * ```
  */
-export async function runAgentCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
-  const env: Record<string, string> = { NO_COLOR: "1", ...options.env };
-  for (const key of ["PATH", "HOME", "DENO_DIR"]) {
-    const value = Deno.env.get(key);
-    if (value !== undefined && env[key] === undefined) env[key] = value;
-  }
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-prompt",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-run",
-      "--allow-net",
-      "--config",
-      join(ROOT, "deno.json"),
-      join(ROOT, "src", "main.ts"),
-      ...args,
-    ],
-    cwd: options.cwd ?? ROOT,
-    env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(options.stdin ?? ""));
-  await writer.close();
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+export function runAgentCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  return runProgram(Deno.execPath(), [
+    "run",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "--allow-run",
+    "--allow-net",
+    "--config",
+    join(ROOT, "deno.json"),
+    join(ROOT, "src", "main.ts"),
+    ...args,
+  ], { cwd: options.cwd ?? ROOT, env: options.env, stdin: options.stdin, clearEnv: true });
 }

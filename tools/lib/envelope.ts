@@ -1,25 +1,11 @@
 /**
  * The output side of the tool execution model: a result is one JSON line on stdout with exit 0, a failure is one
- * failure-envelope line on stderr with exit 1. Tools are separate programs, so this mirrors (and must agree
- * with) the kinds and key order of `src/contract.ts` without importing it.
+ * failure-envelope line on stderr with exit 1. The envelope itself comes from toolgate's contract module (which
+ * imports nothing), so a tool's failure reads exactly like the executor's own.
  *
  * @module
  */
-
-/** The failure kinds, each with the default `retryable` of the envelope contract. */
-export const FAILURE_KINDS = {
-  invalid_args: true,
-  rejected: false,
-  user_denied: false,
-  timeout: true,
-  execution_error: true,
-  not_found: false,
-  unavailable: true,
-  tool_not_found: false,
-} as const;
-
-/** A failure classification the agent loop routes on. */
-export type FailureKind = keyof typeof FAILURE_KINDS;
+import { failure, type FailureEnvelope, type FailureKind, serialize } from "../../src/contract.ts";
 
 /** Options of {@linkcode ToolFailure}. */
 export interface ToolFailureOptions {
@@ -53,24 +39,11 @@ export class ToolFailure extends Error {
     this.options = options;
   }
 
-  /** The envelope: `ok` first, then the other keys sorted, as `src/contract.ts` serializes it. */
-  toEnvelope(): Record<string, unknown> {
-    const body: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(this.options.metadata ?? {})) {
-      if (value !== undefined && !CONTRACT_KEYS.has(key)) body[key] = value;
-    }
-    body.kind = this.kind;
-    body.message = this.message;
-    body.retryable = this.options.retryable ?? FAILURE_KINDS[this.kind];
-    if (this.options.field !== undefined) body.field = this.options.field;
-    if (this.options.expected !== undefined) body.expected = this.options.expected;
-    const ordered: Record<string, unknown> = { ok: false };
-    for (const key of Object.keys(body).sort()) ordered[key] = body[key];
-    return ordered;
+  /** The failure envelope, built by the contract's constructor. */
+  toEnvelope(): FailureEnvelope {
+    return failure(this.kind, this.message, this.options);
   }
 }
-
-const CONTRACT_KEYS = new Set(["ok", "kind", "message", "retryable", "field", "expected", "tool", "result"]);
 
 /** Shorthand for an `invalid_args` failure naming `field`. */
 export function invalidArgs(field: string, message: string, expected?: string): ToolFailure {
@@ -113,15 +86,15 @@ export function fsFailure(error: unknown, rel: string, field = "path"): ToolFail
  * ```
  */
 export async function runTool(body: () => unknown | Promise<unknown>): Promise<never> {
-  let failure: ToolFailure;
+  let problem: ToolFailure;
   try {
     const result = await body();
     await writeLine(Deno.stdout, JSON.stringify(result ?? null));
     Deno.exit(0);
   } catch (error) {
-    failure = error instanceof ToolFailure ? error : new ToolFailure("execution_error", errorMessage(error));
+    problem = error instanceof ToolFailure ? error : new ToolFailure("execution_error", errorMessage(error));
   }
-  await writeLine(Deno.stderr, JSON.stringify(failure.toEnvelope()));
+  await writeLine(Deno.stderr, serialize(problem.toEnvelope()));
   Deno.exit(1);
 }
 
