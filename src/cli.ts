@@ -204,3 +204,9 @@ export function parseNumber(
   }
   return value;
 }
+
+/** Refuses positional arguments past the first `allowed` ones: a stray word is a usage error, never ignored. */
+export function expectPositionals(parsed: ParsedArgs, allowed: number, command: string): void {
+  const extra = parsed.positionals[allowed];
+  if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`, command);
+}

@@ -1,5 +1,5 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
-import { type Command, EXIT, UsageError } from "../cli.ts";
+import { type Command, EXIT, expectPositionals, UsageError } from "../cli.ts";
 import { serialize } from "../contract.ts";
 import { Progress, terminalColumns } from "../progress.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
@@ -17,11 +17,9 @@ export const callCommand: Command = {
     'Example: toolgate call get_time \'{"timezone":"Europe/Helsinki"}\'',
   ].join("\n"),
   async run(parsed, io) {
-    const [name, argsText, ...extra] = parsed.positionals;
+    const [name, argsText] = parsed.positionals;
     if (name === undefined) throw new UsageError("call needs a tool name", "call");
-    if (extra.length > 0) {
-      throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`, "call");
-    }
+    expectPositionals(parsed, 2, "call");
     const settings = await executorSettings(parsed, io, "call");
     const manifest = await loadForCommand(parsed, io);
     if (!manifest) return EXIT.failure;

@@ -1,5 +1,5 @@
 /** The `list` command: the manifest's tools as OpenAI, Anthropic or MCP definitions, or their names. @module */
-import { type Command, EXIT, stringOption, UsageError } from "../cli.ts";
+import { type Command, EXIT, expectPositionals, stringOption, UsageError } from "../cli.ts";
 import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../exports.ts";
 import { loadForCommand } from "./load.ts";
 
@@ -17,9 +17,7 @@ export const listCommand: Command = {
   },
   async run(parsed, io) {
     // A stray word is a mistake (a misspelled flag, a path without --tools), not something to ignore.
-    if (parsed.positionals.length > 0) {
-      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`, "list");
-    }
+    expectPositionals(parsed, 0, "list");
     const format = stringOption(parsed, "format") ?? "openai";
     if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
       throw new UsageError(

@@ -1,5 +1,13 @@
 /** The `permissions` command: the least Deno permission flags that let toolgate run this manifest. @module */
-import { type Command, EXIT, type Io, type ParsedArgs, stringOption, UsageError } from "../cli.ts";
+import {
+  type Command,
+  EXIT,
+  expectPositionals,
+  type Io,
+  type ParsedArgs,
+  stringOption,
+  UsageError,
+} from "../cli.ts";
 import { DEFAULT_BASE_URL, derivePermissions, toDenoJson, toFlags } from "../permissions.ts";
 import { loadForCommand } from "./load.ts";
 
@@ -36,6 +44,7 @@ export const permissionsCommand: Command = {
     "Regenerate the kept set after changing tools.json: deno task permissions",
   ].join("\n"),
   async run(parsed, io) {
+    expectPositionals(parsed, 0, "permissions");
     const format = stringOption(parsed, "format") ?? "flags";
     if (!(FORMATS as readonly string[]).includes(format)) {
       throw new UsageError(

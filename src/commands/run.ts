@@ -1,7 +1,7 @@
 /** The agent loop command (`toolgate --prompt TEXT`, also `toolgate run`): settings in, answer out. @module */
 import { resolve } from "node:path";
 import denoJson from "../../deno.json" with { type: "json" };
-import { type Command, EXIT, type Io, type ParsedArgs, stringOption, UsageError } from "../cli.ts";
+import { type Command, EXIT, expectPositionals, type Io, type ParsedArgs, stringOption } from "../cli.ts";
 import { type Manifest, validateManifest } from "../manifest.ts";
 import { makeRedactor } from "../redact.ts";
 import { Approver, terminalAsk } from "../agent/approval.ts";
@@ -30,9 +30,7 @@ export const runCommand: Command = {
     'Example: OAI_MODEL=gpt-4o-mini toolgate --prompt "What time is it in Helsinki?"',
   ].join("\n"),
   async run(parsed, io) {
-    if (parsed.positionals.length > 0) {
-      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`, "run");
-    }
+    expectPositionals(parsed, 0, "run");
     const settings = await resolveSettings(parsed, io);
     const loaded = settings.loadMessages === undefined
       ? undefined

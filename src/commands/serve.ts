@@ -3,6 +3,7 @@ import denoJson from "../../deno.json" with { type: "json" };
 import {
   type Command,
   EXIT,
+  expectPositionals,
   flag,
   type Io,
   type ParsedArgs,
@@ -59,9 +60,7 @@ export const serveCommand: Command = {
     'Example (an MCP host\'s config): {"command": "deno", "args": ["task", "agent", "serve"]}',
   ].join("\n"),
   async run(parsed, io) {
-    if (parsed.positionals.length > 0) {
-      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`, "serve");
-    }
+    expectPositionals(parsed, 0, "serve");
     const http = httpSettings(parsed, io);
     const manifest = await loadForCommand(parsed, io);
     if (!manifest) return EXIT.failure;

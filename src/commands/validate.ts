@@ -1,5 +1,5 @@
 /** The `validate` command: checks every rule of the manifest and compiles every schema. @module */
-import { type Command, EXIT, UsageError } from "../cli.ts";
+import { type Command, EXIT, expectPositionals } from "../cli.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
 
 /** `toolgate validate` */
@@ -12,9 +12,7 @@ export const validateCommand: Command = {
     "Prints one summary line when the manifest is valid; otherwise every error, one per line, on stderr.",
   async run(parsed, io) {
     // A stray word is a mistake (a misspelled flag, a path without --tools), not something to ignore.
-    if (parsed.positionals.length > 0) {
-      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[0])}`, "validate");
-    }
+    expectPositionals(parsed, 0, "validate");
     const manifest = await loadForCommand(parsed, io, { compileSchemas: true });
     if (!manifest) return EXIT.failure;
     const count = manifest.tools.length;
