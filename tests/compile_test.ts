@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compileFlags, ROOT } from "../src/build/flags.ts";
+import { runProgram } from "./helpers.ts";
 
 Deno.test("the bundled entry runs validate, list and call from another folder under the baked flags", async () => {
   const out = await Deno.makeTempDir();
@@ -18,17 +19,18 @@ Deno.test("the bundled entry runs validate, list and call from another folder un
   assert.ok(flags.includes("--no-prompt"));
   assert.ok(flags.every((flag) => !/^--allow-(read|write|run|env|net)$/.test(flag)), "every grant is scoped");
   const elsewhere = await Deno.makeTempDir();
-  const run = async (...args: string[]) => {
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, bundle, "--tools", join(ROOT, "tools.json"), "--locked", ...args],
+  const run = (...args: string[]) =>
+    runProgram(Deno.execPath(), [
+      "run",
+      ...flags,
+      bundle,
+      "--tools",
+      join(ROOT, "tools.json"),
+      "--locked",
+      ...args,
+    ], {
       cwd: elsewhere,
-      env: { NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-    return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
-  };
+    });
   const validate = await run("validate");
   assert.equal(validate.code, 0, validate.stderr);
   assert.match(validate.stdout, /valid, \d+ tools?/);

@@ -7,6 +7,7 @@ import { agentTask } from "../src/build/regenerate.ts";
 import { ROOT, rootPermissions } from "../src/build/flags.ts";
 import { loadManifest } from "../src/manifest.ts";
 import { derivePermissions, OWN_ENV, toDenoJson, toFlags } from "../src/permissions.ts";
+import { runProgram } from "./helpers.ts";
 
 const SANDBOX_FIXTURE = fileURLToPath(new URL("./fixtures/sandbox/tools.json", import.meta.url));
 const MAIN = join(ROOT, "src", "main.ts");
@@ -17,16 +18,8 @@ async function flagsFor(manifestPath: string, cwd: string): Promise<string[]> {
   return toFlags(derivePermissions({ manifest: loaded.manifest, relativeTo: cwd }));
 }
 
-async function cli(flags: string[], args: string[], cwd: string) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, MAIN, ...args],
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+function cli(flags: string[], args: string[], cwd: string) {
+  return runProgram(Deno.execPath(), ["run", ...flags, MAIN, ...args], { cwd });
 }
 
 Deno.test("the derived set names exactly what toolgate touches for a manifest", async () => {
