@@ -58,23 +58,23 @@ const encoder = new TextEncoder();
  * ```
  */
 export class AuditLog {
-  #queue: Promise<void> = Promise.resolve();
   #dirReady = false;
   #reported = false;
 
   constructor(readonly options: AuditOptions) {}
 
-  /** Queues one record; resolves when it is written (or its failure reported). Never rejects. */
+  /**
+   * Writes one record; resolves once it is written (or its failure reported). Never rejects. The write is
+   * synchronous on purpose: a line is small, an async write costs a trip through the thread pool, several times
+   * the write itself, on every call, and lines written one at a time cannot interleave.
+   */
   write(record: AuditRecord): Promise<void> {
     const line = JSON.stringify(redactDeep(record, this.options.redact)) + "\n";
-    const file = auditFileFor(this.options.dir, new Date(record.ts));
-    this.#queue = this.#queue.then(() => this.#append(file, line));
-    return this.#queue;
+    this.#append(auditFileFor(this.options.dir, new Date(record.ts)), line);
+    return Promise.resolve();
   }
 
   #append(file: string, line: string): void {
-    // Synchronous on purpose: a line is small, and an async write costs a trip through the thread pool, several
-    // times the write itself, on every call.
     try {
       if (!this.#dirReady) {
         Deno.mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });

@@ -8,11 +8,11 @@ import { createHash } from "node:crypto";
 import { AuditLog, type AuditRecord } from "./audit.ts";
 import { type Envelope, failure, type FailureEnvelope, withWarnings } from "./contract.ts";
 import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
-import { envelopeFromRun } from "./outcome.ts";
+import { envelopeFromRun, startFailure } from "./outcome.ts";
 import { preflight } from "./preflight.ts";
-import type { ProcessRegistry } from "./process_tree.ts";
+import { groupLauncher, type ProcessRegistry } from "./process_tree.ts";
 import { makeRedactor, parseRedactPatterns, type Redactor, secretValues } from "./redact.ts";
-import { runProcess, type RunResult } from "./runner.ts";
+import { runProcess, type RunResult, startProblem } from "./runner.ts";
 import { bwrapArgs, probeSandbox, type SandboxSupport, unconfinedWarning } from "./sandbox.ts";
 
 /**
@@ -173,18 +173,6 @@ interface Launch {
   readonly auditWarnings: readonly string[];
 }
 
-/** Why a program cannot start (missing, a directory, not executable), or `undefined`. */
-async function startProblem(program: string): Promise<string | undefined> {
-  try {
-    const info = await Deno.stat(program);
-    if (info.isDirectory) return `${program} is a directory`;
-    if (info.mode !== null && (info.mode & 0o111) === 0) return `${program} is not executable`;
-    return undefined;
-  } catch {
-    return `the program ${program} does not exist`;
-  }
-}
-
 /** Synchronous: `crypto.subtle` would cost a trip through the thread pool on every call. */
 function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -212,6 +200,7 @@ export class Executor {
   readonly #redact: Redactor;
   readonly #clock: () => Date;
   #support?: Promise<SandboxSupport>;
+  #groupLauncher?: readonly string[];
 
   /** Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile. */
   constructor(options: ExecutorOptions) {
@@ -297,6 +286,8 @@ export class Executor {
         signal: options.signal,
         registry: this.#options.registry,
         endsItsTree: launch.confined,
+        // Where setsid(1) lives does not change during a run: look once, not at every call.
+        launcher: launch.confined ? [] : this.#groupLauncher ??= groupLauncher(),
       });
       envelope = withWarnings(
         envelopeFromRun(result, { tool: tool.name, program: tool.program, timeoutMs, maxOutputBytes }),
@@ -356,16 +347,8 @@ export class Executor {
       return { ...direct, envelopeWarnings: [warning], auditWarnings: [warning] };
     }
     // bwrap reports a missing program as its own failure; say it the way an unconfined start would.
-    const problem = await startProblem(tool.program);
-    if (problem !== undefined) {
-      return {
-        ok: false,
-        envelope: failure("unavailable", `The tool cannot start: ${problem}.`, {
-          tool: tool.name,
-          retryable: false,
-        }),
-      };
-    }
+    const problem = startProblem(tool.program);
+    if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, tool.program) };
     const args = bwrapArgs({
       program: tool.program,
       args: tool.args,

@@ -100,6 +100,25 @@ function fromStderr(
 }
 
 /**
+ * The envelope of a program that could not start: `unavailable`, not retryable (a retry will not fix it).
+ *
+ * @example
+ * ```ts
+ * import { startFailure } from "./outcome.ts";
+ * startFailure({ reason: "not_found", message: "" }, "t", "/srv/tools/bin/t").message;
+ * // "The tool cannot start: the program /srv/tools/bin/t does not exist."
+ * ```
+ */
+export function startFailure(
+  problem: NonNullable<RunResult["spawnError"]>,
+  tool: string,
+  program: string,
+): FailureEnvelope {
+  const reason = problem.reason === "not_found" ? `the program ${program} does not exist` : problem.message;
+  return failure("unavailable", `The tool cannot start: ${reason}.`, { tool, retryable: false });
+}
+
+/**
  * Turns a finished run into the envelope the caller gets.
  *
  * @example
@@ -110,12 +129,7 @@ function fromStderr(
  */
 export function envelopeFromRun(run: RunResult, context: OutcomeContext): Envelope {
   const { tool } = context;
-  if (run.spawnError) {
-    const reason = run.spawnError.reason === "not_found"
-      ? `the program ${context.program} does not exist`
-      : run.spawnError.message;
-    return failure("unavailable", `The tool cannot start: ${reason}.`, { tool, retryable: false });
-  }
+  if (run.spawnError) return startFailure(run.spawnError, tool, context.program);
   const metadata: Record<string, unknown> = {
     exit_code: run.code ?? undefined,
     signal: run.signal ?? undefined,

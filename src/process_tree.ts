@@ -87,7 +87,8 @@ interface Running {
 
 /**
  * The trees of the tools running now. When toolgate receives SIGINT or SIGTERM it sends SIGTERM to each, waits up
- * to `graceMs` for them, sends SIGKILL to what is left, and exits (130 or 143).
+ * to `graceMs` for them, sends SIGKILL to what is left, and exits (130 or 143). A caller with a shutdown of its
+ * own (the MCP server answers its calls in flight first) passes `handleSignals: false` and calls `endAll`.
  *
  * @example
  * ```ts
@@ -103,7 +104,11 @@ export class ProcessRegistry {
   readonly #onInt = this.#onSignal("SIGINT");
   readonly #onTerm = this.#onSignal("SIGTERM");
 
-  constructor(readonly graceMs: number, readonly exit: (code: number) => void = (code) => Deno.exit(code)) {}
+  constructor(
+    readonly graceMs: number,
+    readonly exit: (code: number) => void = (code) => Deno.exit(code),
+    readonly handleSignals = true,
+  ) {}
 
   /** Tracks a tree until the returned function is called. */
   track(running: Running): () => void {
@@ -121,7 +126,7 @@ export class ProcessRegistry {
   }
 
   #listen(on: boolean): void {
-    if (on === this.#listening || Deno.build.os === "windows") return;
+    if (on === this.#listening || !this.handleSignals || Deno.build.os === "windows") return;
     this.#listening = on;
     const method = on ? Deno.addSignalListener : Deno.removeSignalListener;
     method("SIGINT", this.#onInt);

@@ -31,6 +31,8 @@ export interface RunRequest {
    * (no unscoped `--allow-run` needed) and skip the sweep of the process group after it exits.
    */
   readonly endsItsTree?: boolean;
+  /** How to start a leader of its own process group (see `groupLauncher`); looked up when absent. */
+  readonly launcher?: readonly string[];
 }
 
 /** How a run ended. */
@@ -132,8 +134,11 @@ function spawnError(error: unknown, program: string): RunResult["spawnError"] {
   return { reason: "not_executable", message: `cannot execute ${program}: ${detail}` };
 }
 
-/** Why `program` cannot start, found before setsid(1) would have to report it as its own failure. */
-function startProblem(program: string): RunResult["spawnError"] {
+/**
+ * Why `program` cannot start (missing, a directory, not executable), found before a wrapper (setsid(1), bwrap)
+ * would have to report it as its own failure; `undefined` when it looks startable.
+ */
+export function startProblem(program: string): RunResult["spawnError"] {
   let info: Deno.FileInfo;
   try {
     info = Deno.statSync(program);
@@ -207,7 +212,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   // A plain tool gets its own session and process group, so that one signal reaches every descendant: through
   // setsid(1) when it may, else `detached` (which forks the whole runtime, a few ms). A sandbox needs neither:
   // ending bwrap ends its pid namespace.
-  const launcher = request.endsItsTree ? [] : groupLauncher();
+  const launcher = request.endsItsTree ? [] : request.launcher ?? groupLauncher();
   if (launcher.length > 0) {
     const problem = startProblem(request.program);
     if (problem) return failed(problem);

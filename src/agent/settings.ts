@@ -14,10 +14,11 @@ import {
   stringOption,
   UsageError,
 } from "../cli.ts";
+import { DEFAULT_BASE_URL } from "../permissions.ts";
 
 /** Defaults of the agent loop's settings (agentcli's, where it has one). */
 export const AGENT_DEFAULTS = {
-  baseUrl: "https://api.openai.com/v1",
+  baseUrl: DEFAULT_BASE_URL,
   model: "oss-gpt-20b",
   system: "You are a helpful, precise assistant. Use tools when strictly helpful.",
   maxSteps: 8,

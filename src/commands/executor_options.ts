@@ -114,10 +114,12 @@ export async function executorFromArgs(
   manifest: Manifest,
   command: string,
   settings?: ExecutorSettings,
+  /** False for a command that shuts down by itself on SIGINT/SIGTERM (then it must call `registry.endAll`). */
+  handleSignals = true,
 ): Promise<{ executor: Executor; registry: ProcessRegistry }> {
   const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = settings ??
     await executorSettings(parsed, io, command);
-  const registry = new ProcessRegistry(graceMs);
+  const registry = new ProcessRegistry(graceMs, undefined, handleSignals);
   const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
   try {

@@ -65,7 +65,8 @@ export const serveCommand: Command = {
     const manifest = await loadForCommand(parsed, io);
     if (!manifest) return EXIT.failure;
     const approval = approvalPolicy(parsed, manifest);
-    const { executor, registry } = await executorFromArgs(parsed, io, manifest, "serve");
+    // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
+    const { executor, registry } = await executorFromArgs(parsed, io, manifest, "serve", undefined, false);
     const onError = (message: string) => void io.stderr(message + "\n");
     const service = new ToolService({ executor, approval, version: denoJson.version, onError });
     const stop = untilSignal();

@@ -146,3 +146,25 @@ Deno.test("serve --http: --token serves as well as the environment, and other pa
   const result = await connected.client.callTool({ name: "echo", arguments: { text: "flag" } });
   assert.deepEqual(result.structuredContent, { echo: { text: "flag" } });
 });
+
+Deno.test("serve --http: SIGTERM answers a call in flight (unavailable, cancelled), ends its tree, exits 143", async () => {
+  await using dir = await scratch();
+  const server = await startHttp([], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN });
+  let pids: number[] = [];
+  try {
+    await using connected = await connectHttp(server.url, TOKEN);
+    const call = connected.client.callTool({ name: "tree", arguments: {} });
+    pids = parsePids(await waitForFile(join(dir.path, "pids"), 20_000));
+    const code = server.stop();
+    const result = await call as Record<string, unknown>;
+    assert.equal(result.isError, true);
+    const envelope = JSON.parse((result.content as { text: string }[])[0].text);
+    assert.equal(envelope.kind, "unavailable");
+    assert.equal(envelope.cancelled, true);
+    assert.equal(await code, 143, server.stderr());
+    assert.deepEqual(await waitGone(pids, 5000), []);
+  } finally {
+    killLeftovers(pids);
+    await server.stop();
+  }
+});

@@ -5,7 +5,7 @@ import { parseIPv6, refusedAddress } from "../../tools/lib/address.ts";
 import { Args } from "../../tools/lib/args.ts";
 import { ToolFailure } from "../../tools/lib/envelope.ts";
 import { compileGlob } from "../../tools/lib/glob.ts";
-import { HeadTail, truncateMiddle } from "../../tools/lib/truncate.ts";
+import { HeadTail } from "../../tools/lib/truncate.ts";
 
 Deno.test("address: refused classes, IPv4 and IPv6, embedded IPv4 forms included", () => {
   const refused: Record<string, string> = {
@@ -102,6 +102,13 @@ Deno.test("glob: names, paths, classes and alternatives", () => {
   }
   assert.throws(() => compileGlob("{a,b"), ToolFailure);
 });
+
+/** The whole text through the streaming collector at once. */
+function truncateMiddle(text: string, max: number): string {
+  const kept = new HeadTail(max);
+  kept.push(text);
+  return kept.text();
+}
 
 Deno.test("truncate: 40% head, 60% tail, a marker with counts, never over the limit, streaming or not", () => {
   assert.equal(truncateMiddle("short", 100), "short");

@@ -1,15 +1,10 @@
 /**
- * Head-and-tail truncation of long text for a model: keep 40% from the head and 60% from the tail around one
- * marker that says how many characters were cut out of how many. Mirrors `truncateForModel` in
- * `src/contract.ts` (same marker), and adds a streaming collector that never holds more than it will keep.
+ * Head-and-tail truncation of a stream of text: `truncateForModel` of `src/contract.ts` (40% head, 60% tail,
+ * its marker) for output that arrives in chunks, holding no more than it will keep.
  *
  * @module
  */
-
-/** The marker put where text was cut. */
-export function truncationMarker(removed: number, total: number): string {
-  return `\n…[truncated ${removed} of ${total} characters]…\n`;
-}
+import { truncationMarker } from "../../src/contract.ts";
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
@@ -85,19 +80,4 @@ export class HeadTail {
     if (tail.length > 0 && isLowSurrogate(tail.charCodeAt(0))) tail = tail.slice(1);
     return head + truncationMarker(this.#total - head.length - tail.length, this.#total) + tail;
   }
-}
-
-/**
- * Cuts text to at most `maxChars` characters, head and tail kept around a marker.
- *
- * @example
- * ```ts
- * import { truncateMiddle } from "./truncate.ts";
- * truncateMiddle("short", 100); // "short"
- * ```
- */
-export function truncateMiddle(text: string, maxChars: number): string {
-  const kept = new HeadTail(maxChars);
-  kept.push(text);
-  return kept.text();
 }
