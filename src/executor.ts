@@ -5,15 +5,30 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { join } from "node:path";
 import { AuditLog, type AuditRecord } from "./audit.ts";
+import { cgroupWrapper } from "./cgroups.ts";
 import { type Envelope, failure, type FailureEnvelope, withWarnings } from "./contract.ts";
+import { type ControlPlane, controlPlane, isWithin } from "./control_plane.ts";
 import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
 import { envelopeFromRun, startFailure } from "./outcome.ts";
 import { preflight } from "./preflight.ts";
 import { groupLauncher, type ProcessRegistry } from "./process_tree.ts";
+import { hasSideEffects } from "./profiles.ts";
 import { makeRedactor, parseRedactPatterns, type Redactor, secretValues } from "./redact.ts";
 import { runProcess, type RunResult, startProblem } from "./runner.ts";
-import { bwrapArgs, probeSandbox, type SandboxSupport, unconfinedWarning } from "./sandbox.ts";
+import {
+  bwrapArgs,
+  limitWarnings,
+  probeSandbox,
+  type SandboxMode,
+  type SandboxSupport,
+  unconfinedWarning,
+} from "./sandbox.ts";
+import { stateRoot } from "./state.ts";
+import { beltLaunch } from "./tool_belt.ts";
+
+export { SANDBOX_MODES, type SandboxMode } from "./sandbox.ts";
 
 /**
  * Defaults of the executor's limits.
@@ -77,32 +92,16 @@ export interface ExecutorOptions {
    * @ignore The registry's interface is the runner's, not yet part of the library.
    */
   readonly registry?: ProcessRegistry;
-  /** Confinement: `auto` (bubblewrap when it works), `require` (unavailable without it), `off`. */
+  /**
+   * Confinement: `auto` (bubblewrap when it works; unconfined only a tool that can neither write nor reach the
+   * network), `require` (unavailable without it), `off` (every tool unconfined, as the user).
+   */
   readonly sandbox?: SandboxMode;
-  /** The bubblewrap program (default `bwrap`, found on PATH). */
+  /** The bubblewrap program: a name looked up once on the environment's PATH, or a path (default `bwrap`). */
   readonly bwrap?: string;
+  /** The protected paths (default: {@linkcode controlPlane} of the manifest and the environment). */
+  readonly controlPlane?: ControlPlane;
 }
-
-/**
- * How tools are confined.
- *
- * @example
- * ```ts
- * import type { SandboxMode } from "./executor.ts";
- * const mode: SandboxMode = "require"; // no bubblewrap, no run: `unavailable`
- * ```
- */
-export type SandboxMode = "auto" | "require" | "off";
-/**
- * The sandbox modes, for option parsing.
- *
- * @example
- * ```ts
- * import { SANDBOX_MODES } from "./executor.ts";
- * SANDBOX_MODES.includes("off"); // true
- * ```
- */
-export const SANDBOX_MODES: readonly SandboxMode[] = ["auto", "require", "off"];
 
 /**
  * A call that passed lookup and preflight: what the caller approves, then runs.
@@ -173,6 +172,31 @@ interface Launch {
   readonly auditWarnings: readonly string[];
 }
 
+/** How a tool's own program starts, before any confinement: a built-in one through toolgate's runtime. */
+interface Program {
+  readonly program: string;
+  readonly args: readonly string[];
+  /** What the tool must see inside the sandbox: its program, or the runtime and code of a built-in tool. */
+  readonly files: readonly string[];
+}
+
+/** Makes a folder of toolgate's own (0700) if it is missing; trouble is for its user to report. */
+function prepareDir(path: string): void {
+  try {
+    Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+  } catch {
+    // Reported by whoever writes there (the audit log reports once and never fails a call).
+  }
+}
+
+function realPathOrUndefined(path: string): string | undefined {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Synchronous: `crypto.subtle` would cost a trip through the thread pool on every call. */
 function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -199,14 +223,35 @@ export class Executor {
   readonly #audit?: AuditLog;
   readonly #redact: Redactor;
   readonly #clock: () => Date;
+  readonly #workspace: string;
+  readonly #controlPlane: ControlPlane;
   #support?: Promise<SandboxSupport>;
   #groupLauncher?: readonly string[];
 
-  /** Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile. */
+  /**
+   * Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile, and `Deno.errors.NotFound`
+   * when the working directory does not exist.
+   */
   constructor(options: ExecutorOptions) {
     this.#options = options;
     this.manifest = options.manifest;
     this.#clock = options.clock ?? (() => new Date());
+    this.#workspace = Deno.realPathSync(options.cwd);
+    if (options.auditDir !== null) prepareDir(options.auditDir);
+    if (options.controlPlane === undefined) {
+      try {
+        // The state folder must exist before any tool runs, so that the sandbox can mask it where it would show.
+        prepareDir(stateRoot(options.env));
+      } catch {
+        // No HOME: nothing there to hide.
+      }
+    }
+    const plane = options.controlPlane ?? controlPlane(options.manifest, options.env);
+    // An audit folder given by hand is hidden from tools as well, wherever it is.
+    const audit = options.auditDir === null ? undefined : realPathOrUndefined(options.auditDir);
+    this.#controlPlane = audit === undefined || plane.hidden.some((path) => isWithin(audit, path))
+      ? plane
+      : { readOnly: plane.readOnly, hidden: [...plane.hidden, audit] };
     const passed = options.manifest.tools.flatMap((tool) => tool.envPassthrough);
     this.#redact = makeRedactor(
       secretValues(options.env, passed),
@@ -261,24 +306,15 @@ export class Executor {
     const started = this.#clock();
     let result: RunResult | undefined;
     let envelope: Envelope;
-    const outside = this.#escapedBin(tool);
-    const launch = outside === undefined ? await this.#launch(tool) : undefined;
-    if (outside !== undefined) {
-      envelope = failure(
-        "rejected",
-        `The tool's program now resolves outside ./tools/bin (-> ${outside}); it was not run.`,
-        {
-          tool: tool.name,
-        },
-      );
-    } else if (!launch?.ok) {
-      envelope = launch!.envelope;
+    const launch = await this.#launch(tool);
+    if (!launch.ok) {
+      envelope = launch.envelope;
     } else {
       result = await runProcess({
         program: launch.program,
         args: launch.args,
         env,
-        cwd: this.#options.cwd,
+        cwd: this.#workspace,
         stdin: encoder.encode(JSON.stringify(call.args)),
         timeoutMs,
         graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
@@ -298,7 +334,7 @@ export class Executor {
       ts: started.toISOString(),
       tool: tool.name,
       argv: [tool.program, ...tool.args],
-      cwd: this.#options.cwd,
+      cwd: this.#workspace,
       exit: result?.code ?? null,
       signal: result?.signal ?? null,
       ms: Math.round(result?.durationMs ?? 0),
@@ -308,62 +344,147 @@ export class Executor {
       envKeys: Object.keys(env),
       ...this.#argsFacts(call.argsText),
       outcome: envelope.ok ? "ok" : envelope.kind,
-      sandbox: launch?.ok ? (launch.confined ? "bwrap" : "none") : undefined,
+      sandbox: launch.ok ? (launch.confined ? "bwrap" : "none") : undefined,
       profile: tool.profile.name,
-      warnings: launch?.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
+      warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
     });
     return envelope;
   }
 
-  /** Whether tools can be confined here; probed once per executor. */
+  /** Whether tools can be confined here; probed once per executor, with the very bwrap that will run them. */
   sandboxSupport(): Promise<SandboxSupport> {
-    return this.#support ??= probeSandbox(this.#options.bwrap ?? "bwrap");
+    return this.#support ??= probeSandbox(
+      this.#options.env.PATH ?? FALLBACK_PATH,
+      this.#options.bwrap,
+      this.#options.env,
+    );
   }
 
-  /** How to start a tool: inside bwrap, unconfined with a warning, or not at all. */
-  async #launch(tool: ToolSpec): Promise<Launch | { ok: false; envelope: FailureEnvelope }> {
+  /**
+   * What a person should know before any tool runs, once, at start: tools that run unconfined (and why), limits
+   * that cannot hold here, a workspace inside toolgate's own files. Empty when there is nothing to say.
+   *
+   * @example
+   * ```ts
+   * import type { Executor } from "./executor.ts";
+   * declare const executor: Executor;
+   * for (const note of await executor.startNotes()) console.error(`toolgate: warning: ${note}`);
+   * ```
+   */
+  async startNotes(): Promise<string[]> {
+    const notes: string[] = [];
+    const inside = this.#controlPlane.readOnly.find((path) => isWithin(this.#workspace, path));
+    if (inside !== undefined) {
+      notes.push(
+        `the workspace ${this.#workspace} lies inside ${inside}, which belongs to toolgate: tools cannot change ` +
+          `anything there; run toolgate from your project's folder (or give --cwd)`,
+      );
+    }
     const mode = this.#options.sandbox ?? "auto";
-    const direct = { ok: true as const, program: tool.program, args: [...tool.args], confined: false };
     if (mode === "off") {
-      const warning = unconfinedWarning("off");
-      return { ...direct, envelopeWarnings: [], auditWarnings: [warning] };
+      notes.push("the sandbox is off (--sandbox off): every tool runs unconfined, as you");
+      return notes;
+    }
+    if (this.manifest.tools.length === 0) return notes;
+    const support = await this.sandboxSupport();
+    if (support.ok) return [...notes, ...limitWarnings(support)];
+    if (mode === "require") return notes;
+    const loose = this.manifest.tools.filter((tool) => !hasSideEffects(tool.profile)).map((tool) =>
+      tool.name
+    );
+    const strict = this.manifest.tools.length - loose.length;
+    notes.push(
+      `tools cannot be confined here (${support.reason}): ` +
+        (loose.length > 0 ? `${loose.join(", ")} will run unconfined, as you; ` : "") +
+        (strict > 0
+          ? `${strict} tool${strict === 1 ? "" : "s"} that can write or reach the network will not run; `
+          : "") +
+        "pass --sandbox require to run nothing unconfined, or --sandbox off to run every tool unconfined",
+    );
+    return notes;
+  }
+
+  /** The tool's own program: a built-in tool through toolgate's runtime, any other as the manifest says. */
+  #program(tool: ToolSpec): Program {
+    if (tool.builtin !== undefined) return beltLaunch(tool.builtin);
+    return { program: tool.program, args: tool.args, files: this.#toolFiles(tool) };
+  }
+
+  /** What a manifest tool must see of its own: the manifest's `tools/` folder, or an absolute program itself. */
+  #toolFiles(tool: ToolSpec): string[] {
+    const toolsDir = join(this.manifest.dir, "tools");
+    return isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
+  }
+
+  /** How to start a tool: inside bwrap, unconfined (a tool without side effects, or `--sandbox off`), or not. */
+  async #launch(tool: ToolSpec): Promise<Launch | { ok: false; envelope: FailureEnvelope }> {
+    const refused = (kind: "rejected" | "unavailable", message: string) => ({
+      ok: false as const,
+      envelope: failure(kind, message, { tool: tool.name, retryable: false }),
+    });
+    if (tool.builtin === undefined && !tool.present) {
+      // A program that appeared after the manifest was loaded may have been planted by a tool: not run.
+      return refused(
+        "unavailable",
+        `The tool's program ${tool.program} did not exist when toolgate loaded the manifest; it was not run ` +
+          `(restart toolgate once it is in place).`,
+      );
+    }
+    const outside = this.#escapedBin(tool);
+    if (outside !== undefined) {
+      return refused(
+        "rejected",
+        `The tool's program now resolves outside ./tools/bin (-> ${outside}); it was not run.`,
+      );
+    }
+    const own = this.#program(tool);
+    const mode = this.#options.sandbox ?? "auto";
+    const direct = { ok: true as const, program: own.program, args: own.args, confined: false };
+    if (mode === "off") {
+      return { ...direct, envelopeWarnings: [], auditWarnings: [unconfinedWarning("off")] };
     }
     const support = await this.sandboxSupport();
     if (!support.ok) {
       if (mode === "require") {
-        return {
-          ok: false,
-          envelope: failure(
-            "unavailable",
-            `The tool cannot be confined and --sandbox require is set: ${support.reason}.`,
-            {
-              tool: tool.name,
-              retryable: false,
-            },
-          ),
-        };
+        return refused(
+          "unavailable",
+          `The tool cannot be confined here and --sandbox require is set: ${support.reason}.`,
+        );
+      }
+      if (hasSideEffects(tool.profile)) {
+        return refused(
+          "unavailable",
+          `The tool cannot be confined here (${support.reason}), and its profile "${tool.profile.name}" lets ` +
+            `it write or reach the network, so it does not run unconfined. The user can rerun toolgate with ` +
+            `--sandbox off to run it unconfined, as themselves.`,
+        );
       }
       const warning = unconfinedWarning("auto", support.reason);
       return { ...direct, envelopeWarnings: [warning], auditWarnings: [warning] };
     }
     // bwrap reports a missing program as its own failure; say it the way an unconfined start would.
-    const problem = startProblem(tool.program);
-    if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, tool.program) };
-    const args = bwrapArgs({
-      program: tool.program,
-      args: tool.args,
-      cwd: this.#options.cwd,
+    const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
+    if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
+    const cgroups = support.cgroups;
+    const args = bwrapArgs(support, {
+      program: own.program,
+      args: own.args,
+      cwd: this.#workspace,
       profile: tool.profile,
-      visible: [this.manifest.dir],
-      prlimit: support.prlimit,
+      files: own.files,
+      controlPlane: this.#controlPlane,
+      cgroupLimits: cgroups &&
+        { processes: cgroups.pids !== undefined, memory: cgroups.memory !== undefined },
     });
     const warnings = Array.isArray(tool.profile.net)
       ? ["the profile names network hosts, which the sandbox cannot enforce: the tool has the whole network"]
       : [];
+    // With cgroups, the first process makes and joins the call's cgroups, then becomes bwrap.
+    const prefix = cgroups ? cgroupWrapper(cgroups, tool.profile.limits) : [];
     return {
       ok: true,
-      program: support.bwrap,
-      args,
+      program: prefix[0] ?? support.bwrap,
+      args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...args] : args,
       confined: true,
       envelopeWarnings: [],
       auditWarnings: warnings,
@@ -383,12 +504,16 @@ export class Executor {
     return prepared.ok ? await this.run(prepared.call, options) : prepared.envelope;
   }
 
-  /** The child's whole environment: PATH, HOME, and the tool's passthrough names that are set. */
+  /**
+   * The child's whole environment: PATH, HOME, and the tool's passthrough names that are set; a built-in tool
+   * also learns the control plane, which its file operations refuse to touch even when it runs unconfined.
+   */
   #toolEnv(tool: ToolSpec): Record<string, string> {
     const parent = this.#options.env;
     const env: Record<string, string> = { PATH: parent.PATH ?? FALLBACK_PATH };
     if (parent.HOME !== undefined) env.HOME = parent.HOME;
     for (const name of tool.envPassthrough) if (parent[name] !== undefined) env[name] = parent[name];
+    if (tool.builtin !== undefined) env.TOOLGATE_PROTECTED = JSON.stringify(this.#controlPlane);
     return env;
   }
 

@@ -9,6 +9,7 @@ import { isRecord } from "./contract.ts";
 import { parseJsonc } from "./jsonc.ts";
 import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { SchemaCompiler } from "./schema.ts";
+import { beltToolOf } from "./tool_belt.ts";
 
 /**
  * One validated tool: what the runner needs to start it and what the exports need to describe it.
@@ -46,6 +47,13 @@ export interface ToolSpec {
   readonly concurrent: boolean;
   /** What the tool may touch once confined (the `default` profile when the entry names none). */
   readonly profile: PermissionProfile;
+  /**
+   * The built-in tool this is (its program is one of toolgate's own launchers): it runs with toolgate's own
+   * runtime, wherever `deno` is or is not on PATH.
+   */
+  readonly builtin?: string;
+  /** Did the program exist when the manifest was loaded? One that appears later is not run. */
+  readonly present: boolean;
 }
 
 /**
@@ -338,6 +346,9 @@ function checkTool(
   if (concurrent && !readOnly) own.push("concurrent requires readOnly: true");
   const profile = resolveProfile(entry.permissions, context.dir, context.profiles);
   if (!profile.ok) own.push(...profile.errors);
+  else if (profile.warning !== undefined && !warnings.includes(profile.warning)) {
+    warnings.push(profile.warning);
+  }
   for (const key of Object.keys(entry)) {
     if (!KNOWN_FIELDS.has(key)) warnings.push(`${prefix}unknown field ${quote(key)} (ignored)`);
   }
@@ -358,7 +369,19 @@ function checkTool(
     readOnly,
     concurrent,
     profile: profile.profile,
+    builtin: beltToolOf(command.value.program),
+    present: exists(command.value.program),
   });
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (error) {
+    // Not ours to read (a scoped --allow-read): the runner will tell when it starts it.
+    return !(error instanceof Deno.errors.NotFound);
+  }
 }
 
 function compileProblem(schemas: SchemaCompiler, schema: Record<string, unknown>): string | undefined {

@@ -1,51 +1,77 @@
 /**
- * toolgate's own Deno permissions: the least set that lets it run a manifest (derived, like a lockfile), and a
- * look at what it was actually granted, so that a broader grant shows (or, locked, refuses to start).
+ * toolgate's own Deno permissions: the least set for one run, derived at launch from what the run touches (the
+ * manifest, the workspace, the endpoint, the port `serve --http` listens on, transcript files), and a look at what
+ * this process was actually granted, so that a broader grant shows (or, `--locked`, refuses to start).
  *
  * @module
  */
-import { isAbsolute, relative } from "node:path";
-import type { Manifest } from "./manifest.ts";
+import { dirname, isAbsolute, relative } from "node:path";
+import { STATE_ENV } from "./state.ts";
 
 /** Variables toolgate itself reads. */
 export const OWN_ENV = [
   "PATH",
-  "HOME",
+  ...STATE_ENV,
   "TOOLGATE_TOOLS",
   "TOOLGATE_SANDBOX",
   "TOOLGATE_REDACT",
   "TOOLGATE_MCP_TOKEN",
+  "TOOLGATE_BWRAP",
+  "TOOLGATE_CGROUP",
   "OAI_BASE_URL",
+  "OPENAI_BASE_URL",
   "OAI_MODEL",
   "OAI_API_KEY",
   "OPENAI_API_KEY",
   "OAI_HTTP_TIMEOUT",
   "OAI_HTTP_RETRIES",
+  "NO_COLOR",
 ] as const;
 
 /** The default chat-completions endpoint, when neither `--base-url` nor `OAI_BASE_URL` says otherwise. */
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
-/** The audit directory, relative to the working directory. */
-export const DEFAULT_AUDIT_DIR = ".toolgate/audit";
-
-/** A permission set in Deno's vocabulary; lists are scopes, `true` is unscoped (never produced here). */
+/** A permission set in Deno's vocabulary; every list is a scope (an unscoped grant is never produced here). */
 export interface PermissionSet {
   read: string[];
   write: string[];
   run: string[];
   env: string[];
   net: string[];
+  sys: string[];
 }
 
-/** What the set is derived from. */
-export interface DeriveOptions {
-  readonly manifest: Manifest;
-  /** Paths are written relative to this folder when inside it (for `deno.json` tasks), else absolute. */
-  readonly relativeTo?: string;
-  /** The LLM endpoint the agent loop talks to. */
-  readonly baseUrl?: string;
+/** What one run touches: the facts the least set is derived from. */
+export interface RunFacts {
+  /** The workspace (the tools' cwd), absolute. */
+  readonly workspace: string;
+  /** The manifest file, absolute (the built-in belt's own when none is given). */
+  readonly manifestPath: string;
+  /** The programs the manifest's tools start (for unconfined runs), absolute. */
+  readonly programs: readonly string[];
+  /** Variables the tools may receive (their passthrough names and their profiles'). */
+  readonly toolEnv: readonly string[];
+  /** toolgate's own code (its repository, or the bundle file) and the runtime that runs it. */
+  readonly code: readonly string[];
+  /** toolgate's state and config folders, and an audit folder given by hand. */
+  readonly stateDirs: readonly string[];
+  /** Files the run reads besides (prompt, system prompt, a transcript to resume). */
+  readonly readFiles: readonly string[];
+  /** Files the run writes (a transcript), each with the temporary file beside it. */
+  readonly writeFiles: readonly string[];
+  /** The chat endpoint's URL (the agent loop), if the run talks to one. */
+  readonly endpoint?: string;
+  /** Where `serve --http` listens, if it does. */
+  readonly listen?: { readonly hostname: string; readonly port: number };
+  /**
+   * The helper programs it starts: bwrap, sh (which makes, sets and joins a call's cgroups), cat (which tells a
+   * process's cgroups), kill (to signal a process group).
+   */
+  readonly helpers: readonly string[];
 }
+
+/** The folders a sandbox probe looks at: the system folders, and the files it masks. */
+const PROBED = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 
 function hostPort(url: string): string {
   const parsed = new URL(url);
@@ -53,49 +79,76 @@ function hostPort(url: string): string {
   return `${parsed.hostname}:${port}`;
 }
 
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
+
 /**
- * The least permission set for running `manifest`: read of the manifest's folder (the manifest, its tools/bin,
- * its profiles) and of the working directory; write of the audit directory only; run of bubblewrap, of `kill`
- * (to end a process group without an unscoped --allow-run) and of each tool's program (for unconfined runs);
- * env of the variables toolgate reads and the tools' passthrough names; net of the endpoint's host:port only.
+ * The least permission set for one run: read of the manifest's folder, the workspace, toolgate's own code and
+ * state, the system folders the sandbox probe looks at, and the files the run reads; write of the state folder,
+ * the call cgroups and the transcript only; run of the helper programs, the runtime (built-in tools) and each
+ * tool's program; env of the variables toolgate reads and those the tools receive; net of the endpoint and the
+ * listening address only; sys of the uid (root is confined differently).
  *
  * @example
  * ```ts
  * import { derivePermissions, toFlags } from "./permissions.ts";
- * // toFlags(derivePermissions({ manifest, relativeTo: Deno.cwd() })).join(" ")
+ * // toFlags(derivePermissions(facts)).join(" ")
+ * // "--no-prompt --allow-read=... --allow-write=/home/me/.local/state/toolgate --allow-run=/usr/bin/bwrap,..."
  * ```
  */
-export function derivePermissions(options: DeriveOptions): PermissionSet {
-  const { manifest } = options;
+export function derivePermissions(facts: RunFacts): PermissionSet {
+  const net: string[] = [];
+  if (facts.endpoint !== undefined) net.push(hostPort(facts.endpoint));
+  if (facts.listen !== undefined) {
+    const host = facts.listen.hostname.includes(":") ? `[${facts.listen.hostname}]` : facts.listen.hostname;
+    // Port 0 is any free port: only the host can be named ahead.
+    net.push(facts.listen.port === 0 ? host : `${host}:${facts.listen.port}`);
+  }
+  return {
+    read: unique([
+      dirname(facts.manifestPath),
+      facts.workspace,
+      ...facts.code,
+      ...facts.stateDirs,
+      ...facts.readFiles,
+      ...PROBED,
+    ]),
+    write: unique([...facts.stateDirs, ...facts.writeFiles]),
+    run: unique([
+      ...facts.helpers,
+      ...facts.code.filter((path) => path === Deno.execPath()),
+      ...facts.programs,
+    ]),
+    env: unique([...OWN_ENV, ...facts.toolEnv]),
+    net,
+    sys: ["uid"],
+  };
+}
+
+/**
+ * The set as `deno run` flags, `--no-prompt` first; paths relative to `relativeTo` when given and inside it.
+ *
+ * @example
+ * ```ts
+ * import { toFlags } from "./permissions.ts";
+ * toFlags({ read: ["/srv/p"], write: [], run: [], env: ["PATH"], net: [], sys: [] }, "/srv/p");
+ * // ["--no-prompt", "--allow-read=.", "--allow-env=PATH"]
+ * ```
+ */
+export function toFlags(set: PermissionSet, relativeTo?: string): string[] {
   const show = (path: string): string => {
-    if (options.relativeTo === undefined) return path;
-    const rel = relative(options.relativeTo, path);
+    if (relativeTo === undefined || !isAbsolute(path)) return path;
+    const rel = relative(relativeTo, path);
     if (rel === "") return ".";
     return rel.startsWith("..") || isAbsolute(rel) ? path : `./${rel}`;
   };
-  const programs = [...new Set(manifest.tools.map((tool) => show(tool.program)))];
-  const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
-  return {
-    read: [...new Set([show(manifest.dir), "."])],
-    write: [DEFAULT_AUDIT_DIR],
-    run: ["bwrap", "kill", ...programs],
-    env: [...new Set([...OWN_ENV, ...passthrough])],
-    net: [hostPort(options.baseUrl ?? DEFAULT_BASE_URL)],
-  };
-}
-
-/** The set as `deno run` flags, `--no-prompt` first. */
-export function toFlags(set: PermissionSet): string[] {
   const flags = ["--no-prompt"];
-  for (const name of ["read", "write", "run", "env", "net"] as const) {
-    if (set[name].length > 0) flags.push(`--allow-${name}=${set[name].join(",")}`);
+  for (const name of ["read", "write", "run", "env", "net", "sys"] as const) {
+    const values = name === "read" || name === "write" || name === "run" ? set[name].map(show) : set[name];
+    if (values.length > 0) flags.push(`--allow-${name}=${values.join(",")}`);
   }
   return flags;
-}
-
-/** The set as a `permissions` entry of `deno.json` (used with `deno run -P=toolgate`). */
-export function toDenoJson(set: PermissionSet): { permissions: { toolgate: PermissionSet } } {
-  return { permissions: { toolgate: set } };
 }
 
 /** A grant broader than toolgate needs. */
@@ -108,21 +161,21 @@ const UNSCOPED: [Deno.PermissionDescriptor, string, string][] = [
   [
     { name: "run" },
     "--allow-run",
-    "any program may be started; toolgate needs bwrap, kill and the tools only",
+    "any program may be started; toolgate needs bwrap, sh, kill, its runtime and the tools only",
   ],
   [
     { name: "read" },
     "--allow-read",
-    "every file may be read; toolgate needs the manifest's folder and the cwd",
+    "every file may be read; toolgate needs the manifest's folder, the workspace and its own state",
   ],
-  [{ name: "write" }, "--allow-write", "every file may be written; toolgate needs the audit directory only"],
+  [{ name: "write" }, "--allow-write", "every file may be written; toolgate needs its state folder only"],
   [
     { name: "env" },
     "--allow-env",
-    "every variable may be read; toolgate needs its own and the passthrough names",
+    "every variable may be read; toolgate needs its own and the tools' passthrough names",
   ],
   [{ name: "net" }, "--allow-net", "every host may be reached; toolgate needs the LLM endpoint only"],
-  [{ name: "sys" }, "--allow-sys", "toolgate needs no system information"],
+  [{ name: "sys" }, "--allow-sys", "toolgate needs the uid only"],
   [{ name: "ffi" }, "--allow-ffi", "toolgate loads no native library"],
 ];
 

@@ -1,7 +1,7 @@
 /**
  * Permission profiles: what a tool may touch once confined, in Deno's permission vocabulary (read, write, net,
- * env) plus resource limits. A manifest entry names one (`permissions/NAME.json` beside the manifest, or one that
- * toolgate ships) or writes one inline; a tool that says nothing gets `default`.
+ * env) plus resource limits. A manifest entry names one (a shipped one, or `permissions/NAME.json` beside the
+ * manifest for any other name) or writes one inline; a tool that says nothing gets `default`.
  *
  * @module
  */
@@ -13,22 +13,43 @@ import noneProfile from "../permissions/none.json" with { type: "json" };
 import workspaceProfile from "../permissions/workspace.json" with { type: "json" };
 
 /**
- * Resource limits, applied with `prlimit` inside the sandbox.
+ * Resource limits of a confined call: `prlimit` inside the sandbox, and a cgroup around it where one can be made.
  *
  * @example
  * ```ts
  * import type { ResourceLimits } from "./profiles.ts";
- * const limits: ResourceLimits = { cpuSeconds: 60, processes: 64 };
+ * const limits: ResourceLimits = { cpuSeconds: 60, processes: 64, memoryBytes: 512 * 1024 * 1024 };
  * ```
  */
 export interface ResourceLimits {
   /** CPU time, in seconds (`RLIMIT_CPU`). */
-  readonly cpuSeconds?: number;
+  readonly cpuSeconds: number;
   /** The largest file the tool may write, in bytes (`RLIMIT_FSIZE`). */
-  readonly fileSizeBytes?: number;
-  /** The most processes (`RLIMIT_NPROC`). */
-  readonly processes?: number;
+  readonly fileSizeBytes: number;
+  /** The most processes of the call's tree (a pids cgroup; `RLIMIT_NPROC` where the kernel applies it). */
+  readonly processes: number;
+  /** The most memory of the call's tree (a memory cgroup; else `RLIMIT_DATA` per process). */
+  readonly memoryBytes: number;
+  /** The size of each private tmpfs (`/tmp`, `/dev/shm`). */
+  readonly tmpfsBytes: number;
 }
+
+/**
+ * The limits of a profile that sets none, or leaves some out: every confined call has all five.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_LIMITS } from "./profiles.ts";
+ * DEFAULT_LIMITS.tmpfsBytes; // 268435456 (256 MiB)
+ * ```
+ */
+export const DEFAULT_LIMITS: ResourceLimits = Object.freeze({
+  cpuSeconds: 300,
+  fileSizeBytes: 1024 * 1024 * 1024,
+  processes: 256,
+  memoryBytes: 2 * 1024 * 1024 * 1024,
+  tmpfsBytes: 256 * 1024 * 1024,
+});
 
 /**
  * What a confined tool may touch.
@@ -43,11 +64,14 @@ export interface ResourceLimits {
 export interface PermissionProfile {
   /** The profile's name, or `inline`. */
   readonly name: string;
-  /** Paths visible read-only; `/` (the default) means the whole filesystem. */
+  /**
+   * Paths visible read-only besides what every tool sees (the system folders, the workspace, its own files);
+   * relative ones against the working directory. `/` shows the whole filesystem.
+   */
   readonly read: readonly string[];
   /** Paths the tool may write, relative ones against its working directory. */
   readonly write: readonly string[];
-  /** No network, all of it, or (not enforceable by the sandbox, so treated as all of it) named hosts. */
+  /** No network, all of it, or named hosts. */
   readonly net: boolean | readonly string[];
   /** Variables passed to the tool, added to its envPassthrough. */
   readonly env: readonly string[];
@@ -55,7 +79,10 @@ export interface PermissionProfile {
   readonly limits: ResourceLimits;
 }
 
-/** The profiles toolgate ships; `permissions/NAME.json` beside a manifest overrides one of the same name. */
+/**
+ * The profiles toolgate ships. Their names are reserved: a `permissions/NAME.json` of the same name beside a
+ * manifest is ignored (with a warning), so that a file a tool manages to plant there can never widen them.
+ */
 export const BUILTIN_PROFILES: Readonly<Record<string, unknown>> = {
   default: defaultProfile,
   none: noneProfile,
@@ -66,10 +93,15 @@ export const BUILTIN_PROFILES: Readonly<Record<string, unknown>> = {
 const PROFILE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 const PROFILE_FIELDS = new Set(["description", "read", "write", "net", "env", "limits"]);
-const LIMIT_FIELDS = new Set(["cpuSeconds", "fileSizeBytes", "processes"]);
+const LIMIT_FIELDS = new Set(Object.keys(DEFAULT_LIMITS));
+/** Below this, a tmpfs or a memory limit leaves a program no room to start. */
+const MIN_BYTES = 1024 * 1024;
 
-/** A profile, or the reasons it is not one. */
-export type ProfileResult = { ok: true; profile: PermissionProfile } | { ok: false; errors: string[] };
+/** A profile, or the reasons it is not one; `warning` when a file was passed over. */
+export type ProfileResult = { ok: true; profile: PermissionProfile; warning?: string } | {
+  ok: false;
+  errors: string[];
+};
 
 function stringList(value: unknown, field: string, errors: string[]): string[] {
   if (value === undefined) return [];
@@ -87,7 +119,7 @@ export function parseProfile(value: unknown, name: string): ProfileResult {
   for (const key of Object.keys(value)) {
     if (!PROFILE_FIELDS.has(key)) errors.push(`permissions: unknown field ${JSON.stringify(key)}`);
   }
-  const read = value.read === undefined ? ["/"] : stringList(value.read, "read", errors);
+  const read = stringList(value.read, "read", errors);
   const write = stringList(value.write, "write", errors);
   let net: boolean | string[] = false;
   if (typeof value.net === "boolean") net = value.net;
@@ -108,20 +140,23 @@ export function parseProfile(value: unknown, name: string): ProfileResult {
   if (value.env !== undefined && !Array.isArray(value.env)) {
     errors.push("permissions.env must be an array of names");
   }
-  const limits: Record<string, number> = {};
+  const limits: Record<string, number> = { ...DEFAULT_LIMITS };
   if (value.limits !== undefined) {
     if (!isRecord(value.limits)) errors.push("permissions.limits must be an object");
     else {
       for (const [key, limit] of Object.entries(value.limits)) {
         if (!LIMIT_FIELDS.has(key)) errors.push(`permissions.limits: unknown field ${JSON.stringify(key)}`);
-        else if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) {
+        else if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit <= 0) {
           errors.push(`permissions.limits.${key} must be a positive integer`);
+        } else if ((key === "memoryBytes" || key === "tmpfsBytes") && limit < MIN_BYTES) {
+          errors.push(`permissions.limits.${key} must be at least ${MIN_BYTES} (1 MiB)`);
         } else limits[key] = limit;
       }
     }
   }
   if (errors.length > 0) return { ok: false, errors };
-  return { ok: true, profile: Object.freeze({ name, read, write, net, env, limits: Object.freeze(limits) }) };
+  const frozenLimits = Object.freeze(limits) as unknown as ResourceLimits;
+  return { ok: true, profile: Object.freeze({ name, read, write, net, env, limits: frozenLimits }) };
 }
 
 /**
@@ -159,6 +194,15 @@ function loadNamedProfile(value: string, manifestDir: string): ProfileResult {
   } catch {
     text = undefined;
   }
+  if (Object.hasOwn(BUILTIN_PROFILES, value)) {
+    const builtin = parseProfile(BUILTIN_PROFILES[value], value);
+    if (text === undefined || !builtin.ok || sameJson(text, BUILTIN_PROFILES[value])) return builtin;
+    return {
+      ...builtin,
+      warning: `permissions: ${file} is ignored: "${value}" is a shipped profile and cannot be redefined ` +
+        `(give yours another name)`,
+    };
+  }
   if (text !== undefined) {
     let parsed: unknown;
     try {
@@ -169,11 +213,19 @@ function loadNamedProfile(value: string, manifestDir: string): ProfileResult {
     const result = parseProfile(parsed, value);
     return result.ok ? result : { ok: false, errors: result.errors.map((e) => `${e} (in ${file})`) };
   }
-  if (Object.hasOwn(BUILTIN_PROFILES, value)) return parseProfile(BUILTIN_PROFILES[value], value);
   return {
     ok: false,
     errors: [`permissions: unknown profile ${JSON.stringify(value)} (no permissions/${value}.json)`],
   };
+}
+
+/** Is `text` the JSON of `value` (the shipped profile files themselves, beside toolgate's own manifest)? */
+function sameJson(text: string, value: unknown): boolean {
+  try {
+    return JSON.stringify(JSON.parse(text)) === JSON.stringify(value);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -188,4 +240,19 @@ function loadNamedProfile(value: string, manifestDir: string): ProfileResult {
  */
 export function allowsNetwork(profile: PermissionProfile): boolean {
   return profile.net !== false;
+}
+
+/**
+ * Can a tool with this profile change anything or send anything off the machine? (Its private /tmp does not
+ * count: it is gone when the call ends.)
+ *
+ * @example
+ * ```ts
+ * import { hasSideEffects, resolveProfile } from "./profiles.ts";
+ * const none = resolveProfile("none", "/srv/project");
+ * none.ok && hasSideEffects(none.profile); // false
+ * ```
+ */
+export function hasSideEffects(profile: PermissionProfile): boolean {
+  return profile.write.length > 0 || allowsNetwork(profile);
 }

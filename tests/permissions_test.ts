@@ -1,104 +1,165 @@
-// toolgate's own permissions: the least set derived from a manifest, kept in sync like a lockfile, enough for
-// every command (and the tree kill), with broader grants warned about or, locked, refused.
+// toolgate's own permissions: the least set is derived at launch for each run, the `toolgate` command (the
+// launcher, as `deno task agent` runs it) starts every command under exactly that set from any folder, and broader
+// grants are warned about or, locked, refused.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { agentTask } from "../src/build/regenerate.ts";
-import { ROOT, rootPermissions } from "../src/build/flags.ts";
-import { loadManifest } from "../src/manifest.ts";
-import { derivePermissions, OWN_ENV, toDenoJson, toFlags } from "../src/permissions.ts";
-import { runProgram } from "./helpers.ts";
+import { planLaunch, scanArgs, VALUE_OPTIONS } from "../src/launch_plan.ts";
+import { COMMANDS } from "../src/main.ts";
+import { GLOBAL_OPTIONS } from "../src/cli.ts";
+import { OWN_ENV, toFlags } from "../src/permissions.ts";
+import { stateRoot } from "../src/state.ts";
+import { REPO, runProgram } from "./helpers.ts";
 
 const SANDBOX_FIXTURE = fileURLToPath(new URL("./fixtures/sandbox/tools.json", import.meta.url));
-const MAIN = join(ROOT, "src", "main.ts");
+const MAIN = join(REPO, "src", "main.ts");
+const LAUNCH = join(REPO, "src", "launch.ts");
+const BWRAP_FOUND = new Deno.Command("sh", { args: ["-c", "command -v bwrap"], stdout: "null" }).outputSync()
+  .success;
 
-async function flagsFor(manifestPath: string, cwd: string): Promise<string[]> {
-  const loaded = await loadManifest(manifestPath);
-  assert.ok(loaded.ok);
-  return toFlags(derivePermissions({ manifest: loaded.manifest, relativeTo: cwd }));
+/** The `agent` task's own flags: the launcher's, as `deno task agent` and the installed command start it. */
+function launcherFlags(): string[] {
+  const task: string = JSON.parse(Deno.readTextFileSync(join(REPO, "deno.json"))).tasks.agent;
+  return task.split(" ").filter((word) => word.startsWith("--"));
 }
 
-function cli(flags: string[], args: string[], cwd: string) {
-  return runProgram(Deno.execPath(), ["run", ...flags, MAIN, ...args], { cwd });
-}
-
-Deno.test("the derived set names exactly what toolgate touches for a manifest", async () => {
-  const loaded = await loadManifest(SANDBOX_FIXTURE);
-  assert.ok(loaded.ok);
-  const set = derivePermissions({
-    manifest: loaded.manifest,
-    relativeTo: ROOT,
-    baseUrl: "http://127.0.0.1:8080/v1",
+/** Runs `toolgate ARGS` the way the README does (the launcher), typed in `cwd`. */
+function toolgate(args: string[], cwd: string, env: Record<string, string> = {}) {
+  return runProgram(Deno.execPath(), [
+    "run",
+    ...launcherFlags(),
+    "--config",
+    join(REPO, "deno.json"),
+    LAUNCH,
+    ...args,
+  ], {
+    cwd,
+    env,
   });
-  assert.deepEqual(set.read, ["./tests/fixtures/sandbox", "."]);
-  assert.deepEqual(set.write, [".toolgate/audit"]);
-  assert.deepEqual(set.run.slice(0, 2), ["bwrap", "kill"]);
-  assert.ok(set.run.includes("./tests/fixtures/sandbox/tools/bin/writer"));
+}
+
+Deno.test("the launcher reads every option that takes a value as the commands do", () => {
+  const names = new Set<string>();
+  for (const options of [GLOBAL_OPTIONS, ...COMMANDS.map((c) => c.options)]) {
+    for (const [name, spec] of Object.entries(options)) if (spec.type === "string") names.add(name);
+  }
+  assert.deepEqual([...VALUE_OPTIONS].sort(), [...names].sort());
+  const scanned = scanArgs(["-tools", "t.json", "--cwd=/w", "call", "get_time", "{}"]);
+  assert.equal(scanned.command, "call");
+  assert.equal(scanned.values.get("tools"), "t.json");
+  assert.equal(scanned.values.get("cwd"), "/w");
+  assert.equal(scanArgs(["--prompt", "call"]).command, "run", "an agent option means the agent loop");
+});
+
+Deno.test("the derived set names what the run touches, every grant scoped and absolute", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/home/someone", FIXTURE_SECRET: "x" };
+  const plan = planLaunch(["--tools", SANDBOX_FIXTURE, "call", "writer_workspace", "{}"], env, workspace);
+  const { set } = plan;
+  assert.ok(set.read.includes(join(REPO, "tests", "fixtures", "sandbox")), "the manifest's folder");
+  assert.ok(set.read.includes(workspace), "the workspace");
+  assert.ok(set.read.includes(Deno.execPath()), "the runtime");
+  assert.deepEqual(set.write, [stateRoot(env), "/home/someone/.config/toolgate"], "toolgate's state only");
+  assert.ok(set.run.includes(join(REPO, "tests/fixtures/sandbox/tools/bin/writer")));
   assert.equal(set.run.filter((p) => p.endsWith("/writer")).length, 1, "one entry per program");
+  assert.ok(
+    set.run.every((p) => p.startsWith("/")),
+    "programs by absolute path: nothing is looked up on PATH",
+  );
   assert.deepEqual(set.env, [...OWN_ENV, "FIXTURE_SECRET"]);
-  assert.deepEqual(set.net, ["127.0.0.1:8080"]);
-  assert.deepEqual(toDenoJson(set), { permissions: { toolgate: set } });
-  assert.equal(toFlags(set)[0], "--no-prompt");
+  assert.deepEqual(set.net, [], "call talks to no network");
+  assert.deepEqual(set.sys, ["uid"]);
   assert.ok(toFlags(set).every((flag) => flag === "--no-prompt" || /^--allow-[a-z]+=\S+$/.test(flag)));
 });
 
-Deno.test("the https default endpoint is allowed on port 443 only", async () => {
-  const loaded = await loadManifest(SANDBOX_FIXTURE);
-  assert.ok(loaded.ok);
-  assert.deepEqual(derivePermissions({ manifest: loaded.manifest }).net, ["api.openai.com:443"]);
-});
-
-Deno.test("the kept set matches tools.json (regenerate with `deno task permissions`)", async () => {
-  const set = await rootPermissions();
-  const kept = JSON.parse(await Deno.readTextFile(join(ROOT, "permissions", "toolgate.json")));
-  assert.deepEqual(kept, set, "permissions/toolgate.json is stale: run `deno task permissions`");
-  const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
-  assert.equal(
-    config.tasks.agent,
-    agentTask(toFlags(set)),
-    "deno.json's agent task is stale: run `deno task permissions`",
+Deno.test("the endpoint, the listening port and transcript files are granted for the runs that use them", async () => {
+  const cwd = await Deno.makeTempDir();
+  const env = { PATH: "/usr/bin:/bin", HOME: "/home/someone" };
+  assert.deepEqual(planLaunch(["--prompt", "hi"], env, cwd).set.net, ["api.openai.com:443"]);
+  assert.deepEqual(
+    planLaunch(["--prompt", "hi"], { ...env, OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" }, cwd).set.net,
+    ["127.0.0.1:8080"],
+    "OPENAI_BASE_URL, as the OpenAI SDKs name it",
   );
+  assert.deepEqual(
+    planLaunch(["run", "--base-url", "http://localhost:1234/v1", "--prompt", "x"], env, cwd).set.net,
+    ["localhost:1234"],
+  );
+  assert.deepEqual(planLaunch(["serve", "--http", "8765"], env, cwd).set.net, ["127.0.0.1:8765"]);
+  assert.deepEqual(planLaunch(["serve", "--http", "0", "--host", "::1"], env, cwd).set.net, ["[::1]"]);
+  const saving = planLaunch(["--prompt", "x", "--save-messages", "out/run.json"], env, cwd).set;
+  assert.ok(saving.write.includes(join(cwd, "out/run.json")));
+  assert.ok(saving.write.includes(join(cwd, "out/run.json.tmp")));
+  assert.ok(!saving.write.includes(join(cwd, "out")), "the file and its temporary file, not the folder");
 });
 
-Deno.test("validate, list and call work under exactly the least set, with no warning", async () => {
-  const flags = await flagsFor(join(ROOT, "tools.json"), ROOT);
-  const validate = await cli(flags, ["validate", "--locked"], ROOT);
+Deno.test("from another folder, validate, list and call work under exactly the least set, with no noise", async () => {
+  const elsewhere = await Deno.makeTempDir();
+  await Deno.writeTextFile(join(elsewhere, "a.txt"), "hello\n");
+  const env = { XDG_STATE_HOME: await Deno.makeTempDir() };
+  const validate = await toolgate(["validate", "--locked"], elsewhere, env);
   assert.equal(validate.code, 0, validate.stderr);
+  assert.match(validate.stdout, /tools\.json: valid, 12 tools/, "the built-in belt when the folder has none");
   assert.equal(validate.stderr, "");
-  const list = await cli(flags, ["list", "--format", "names", "--locked"], ROOT);
+  const list = await toolgate(["list", "--format", "names", "--locked"], elsewhere, env);
   assert.equal(list.code, 0, list.stderr);
-  assert.ok(list.stdout.split("\n").includes("get_time"));
+  assert.ok(list.stdout.split("\n").includes("fs_list_dir"));
   for (const sandbox of ["auto", "off"]) {
-    const call = await cli(flags, [
-      "call",
-      "get_time",
-      '{"timezone":"Europe/Helsinki"}',
-      "--sandbox",
-      sandbox,
-      "--locked",
-    ], ROOT);
+    const call = await toolgate(
+      ["call", "fs_list_dir", '{"path":"."}', "--sandbox", sandbox, "--locked"],
+      elsewhere,
+      env,
+    );
     assert.equal(call.code, 0, call.stderr);
-    assert.equal(call.stderr, "");
-    assert.equal(JSON.parse(call.stdout).result.timezone, "Europe/Helsinki");
+    assert.deepEqual(JSON.parse(call.stdout).result.entries.map((e: { name: string }) => e.name), ["a.txt"]);
+    assert.doesNotMatch(call.stderr, /Info|Failed to resolve|broader/);
+    if (sandbox === "off") assert.match(call.stderr, /the sandbox is off/);
+    else if (BWRAP_FOUND) assert.equal(call.stderr, "");
+    else assert.match(call.stderr, /cannot be confined here.*--sandbox require/);
   }
+});
+
+Deno.test("with bubblewrap off the PATH, the launcher says so once and prints no runtime noise", async () => {
+  const bin = await Deno.makeTempDir();
+  await Deno.symlink("/bin/kill", join(bin, "kill")).catch(() =>
+    Deno.symlink("/usr/bin/kill", join(bin, "kill"))
+  );
+  const cwd = await Deno.makeTempDir();
+  const call = await toolgate(["call", "get_time", '{"timezone":"UTC"}', "--locked"], cwd, {
+    PATH: bin,
+    XDG_STATE_HOME: await Deno.makeTempDir(),
+  });
+  assert.equal(call.code, 0, call.stderr);
+  assert.equal(JSON.parse(call.stdout).result.timezone, "UTC");
+  const lines = call.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, call.stderr);
+  assert.match(
+    lines[0],
+    /^toolgate: warning: tools cannot be confined here \(bubblewrap \(bwrap\) is not installed\)/,
+  );
+  assert.match(lines[0], /--sandbox require/);
 });
 
 Deno.test("under the least set, an unconfined timeout still ends the whole tree (through the kill program)", async () => {
   const seconds = `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1000)}`;
   const cwd = await Deno.makeTempDir();
-  const flags = await flagsFor(SANDBOX_FIXTURE, cwd);
   try {
-    const call = await cli(flags, [
-      "--tools",
-      SANDBOX_FIXTURE,
-      "call",
-      "tree",
-      JSON.stringify({ seconds }),
-      "--sandbox",
-      "off",
-      "--kill-grace",
-      "0.2",
-    ], cwd);
+    const call = await toolgate(
+      [
+        "--tools",
+        SANDBOX_FIXTURE,
+        "call",
+        "tree",
+        JSON.stringify({ seconds }),
+        "--sandbox",
+        "off",
+        "--kill-grace",
+        "0.2",
+        "--locked",
+      ],
+      cwd,
+      { XDG_STATE_HOME: await Deno.makeTempDir() },
+    );
     assert.equal(call.code, 1, call.stderr);
     assert.equal(JSON.parse(call.stdout).kind, "timeout");
     const left = await new Deno.Command("pgrep", { args: ["-f", `sleep ${seconds}`], stdout: "piped" })
@@ -110,14 +171,16 @@ Deno.test("under the least set, an unconfined timeout still ends the whole tree 
 });
 
 Deno.test("broader grants are warned about, and refused with --locked", async () => {
-  const warned = await cli(["--allow-all"], ["validate"], ROOT);
+  const warned = await runProgram(Deno.execPath(), ["run", "--allow-all", MAIN, "validate"], { cwd: REPO });
   assert.equal(warned.code, 0);
   assert.match(warned.stderr, /warning: broader permissions than needed/);
   assert.match(warned.stderr, /--allow-run \(unscoped\)/);
-  const flags = (await flagsFor(join(ROOT, "tools.json"), ROOT)).map((f) =>
+  const flags = toFlags(planLaunch(["validate"], Deno.env.toObject(), REPO).set).map((f) =>
     f.startsWith("--allow-run=") ? "--allow-run" : f
   );
-  const locked = await cli(flags, ["validate", "--locked"], ROOT);
+  const locked = await runProgram(Deno.execPath(), ["run", ...flags, MAIN, "validate", "--locked"], {
+    cwd: REPO,
+  });
   assert.equal(locked.code, 1);
   assert.match(locked.stderr, /refusing to start \(--locked\)/);
   assert.match(locked.stderr, /--allow-run \(unscoped\)/);
@@ -125,21 +188,31 @@ Deno.test("broader grants are warned about, and refused with --locked", async ()
   assert.equal(locked.stdout, "");
 });
 
-Deno.test("the permissions command prints the set in each format", async () => {
-  const flags = await flagsFor(join(ROOT, "tools.json"), ROOT);
-  const asFlags = await cli(flags, ["permissions"], ROOT);
+Deno.test("the permissions command prints the set a command line runs under", async () => {
+  const cwd = await Deno.makeTempDir();
+  const env = { XDG_STATE_HOME: await Deno.makeTempDir() };
+  const asFlags = await toolgate(["permissions", "--", "call", "get_time"], cwd, env);
   assert.equal(asFlags.code, 0, asFlags.stderr);
-  assert.deepEqual(asFlags.stdout.trim().split(" "), flags);
-  const asJson = await cli(flags, ["permissions", "--format", "json"], ROOT);
-  assert.deepEqual(JSON.parse(asJson.stdout), await rootPermissions());
-  const asDenoJson = await cli(flags, [
-    "permissions",
-    "--format",
-    "deno-json",
-    "--base-url",
-    "http://localhost:1234/v1",
-  ], ROOT);
-  assert.deepEqual(JSON.parse(asDenoJson.stdout).permissions.toolgate.net, ["localhost:1234"]);
-  const bad = await cli(flags, ["permissions", "--format", "yaml"], ROOT);
+  const words = asFlags.stdout.trim().split(" ");
+  const real = await Deno.realPath(cwd);
+  assert.equal(words[0], "--no-prompt");
+  assert.ok(words.some((w) => w.startsWith("--allow-read=") && w.includes(real)));
+  const asJson = await toolgate(
+    [
+      "permissions",
+      "--format",
+      "json",
+      "--",
+      "run",
+      "--base-url",
+      "http://localhost:1234/v1",
+      "--prompt",
+      "x",
+    ],
+    cwd,
+    env,
+  );
+  assert.deepEqual(JSON.parse(asJson.stdout).net, ["localhost:1234"]);
+  const bad = await toolgate(["permissions", "--format", "yaml"], cwd, env);
   assert.equal(bad.code, 2);
 });

@@ -113,7 +113,7 @@ const BAD: [string, Record<string, unknown>][] = [
   ["net as a string", { ...TOOL, permissions: { net: "yes" } }],
   ["an empty write path", { ...TOOL, permissions: { write: [""] } }],
   ["a zero limit", { ...TOOL, permissions: { limits: { processes: 0 } } }],
-  ["an unknown limit", { ...TOOL, permissions: { limits: { memoryBytes: 1024 } } }],
+  ["an unknown limit", { ...TOOL, permissions: { limits: { threads: 1024 } } }],
 ];
 
 for (const [what, tool] of BAD) {

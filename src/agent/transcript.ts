@@ -27,9 +27,11 @@ export async function saveTranscript(
   redact: (text: string) => string,
 ): Promise<void> {
   const body = JSON.stringify(redactDeep(messages, redact), null, 2) + "\n";
-  const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  // A fixed name beside the file, so that the run's permission set can name it ahead (`PATH.tmp`).
+  const temp = `${path}.tmp`;
   try {
-    await Deno.mkdir(dirname(path), { recursive: true });
+    // A missing folder is made when this run may (the least set names only the file and its temporary file).
+    await Deno.mkdir(dirname(path), { recursive: true }).catch(() => {});
     await Deno.writeTextFile(temp, body, { mode: 0o600 });
     await Deno.rename(temp, path);
   } catch (error) {

@@ -1,6 +1,6 @@
 /**
- * `deno task compile [--target TRIPLE]`: builds `dist/toolgate` (or `dist/toolgate-TRIPLE`) with the least
- * permission flags and `--no-prompt` baked in.
+ * `deno task compile [--target TRIPLE]`: builds `dist/toolgate` (or `dist/toolgate-TRIPLE`) with a fixed least
+ * permission set and `--no-prompt` baked in (see `flags.ts`).
  *
  * @module
  */
@@ -13,7 +13,9 @@ if (import.meta.main) {
   const output = join(ROOT, "dist", values.target ? `toolgate-${values.target}` : "toolgate");
   const args = [
     "compile",
-    ...(await compileFlags()),
+    ...compileFlags(output, Deno.env.toObject()),
+    "--config",
+    join(ROOT, "deno.json"),
     ...(values.target ? ["--target", values.target] : []),
     "--output",
     output,

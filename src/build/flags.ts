@@ -1,26 +1,44 @@
 /**
- * The permission flags toolgate runs under for this repository's own manifest: the set kept in
- * `permissions/toolgate.json` and `deno.json` (relative paths, for `deno task agent`), and the set `deno task
- * compile` bakes into the binary (absolute paths, so the binary runs from any folder).
+ * The permission flags `deno task compile` bakes into the binary. A binary cannot work its set out at each start
+ * as the `toolgate` command does, so it carries one fixed set: its built-in tool belt in the folder it runs from
+ * (the workspace is `.`), the state folder of the user who builds it, the default endpoint.
  *
  * @module
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadManifest } from "../manifest.ts";
-import { derivePermissions, type PermissionSet, toFlags } from "../permissions.ts";
+import { helperPrograms } from "../launch_plan.ts";
+import { derivePermissions, toFlags } from "../permissions.ts";
+import { configRoot, stateRoot } from "../state.ts";
 
 /** The repository's root folder. */
 export const ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
 
-/** The least set for the root manifest; paths relative to the root, or absolute. */
-export async function rootPermissions(absolute = false): Promise<PermissionSet> {
-  const loaded = await loadManifest(join(ROOT, "tools.json"));
-  if (!loaded.ok) throw new Error(`tools.json is invalid:\n${loaded.errors.join("\n")}`);
-  return derivePermissions({ manifest: loaded.manifest, relativeTo: absolute ? undefined : ROOT });
-}
-
-/** The flags `deno task compile` bakes in. */
-export async function compileFlags(): Promise<string[]> {
-  return toFlags(await rootPermissions(true));
+/**
+ * The flags baked into the binary at `output`, for the environment `env` of the user who builds it; `runtime` is
+ * what starts the built-in tools (the binary itself; Deno, for a bundle run with `deno run`).
+ */
+export function compileFlags(
+  output: string,
+  env: Readonly<Record<string, string>>,
+  runtime: string = output,
+): string[] {
+  const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin");
+  const set = derivePermissions({
+    workspace: ".",
+    manifestPath: join(".", "tools.json"),
+    programs: [],
+    toolEnv: ["TOOLGATE_FETCH_ALLOW_HOSTS"],
+    code: [output, runtime],
+    stateDirs: [stateRoot(env), configRoot(env)],
+    readFiles: [],
+    writeFiles: [],
+    endpoint: env.OAI_BASE_URL || env.OPENAI_BASE_URL || "https://api.openai.com/v1",
+    helpers: [helpers.bwrap, helpers.sh, helpers.cat, helpers.kill].filter((p): p is string =>
+      p !== undefined
+    ),
+  });
+  // The runtime starts the built-in tools (the binary runs itself in tool mode).
+  set.run = [...new Set([...set.run, runtime])];
+  return toFlags(set);
 }

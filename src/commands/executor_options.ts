@@ -14,8 +14,9 @@ import {
   stringOption,
   UsageError,
 } from "../cli.ts";
-import { Executor, EXECUTOR_DEFAULTS, SANDBOX_MODES, type SandboxMode } from "../executor.ts";
-import { DEFAULT_AUDIT_DIR } from "../permissions.ts";
+import { Executor, EXECUTOR_DEFAULTS } from "../executor.ts";
+import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
+import { auditDirFor, StateDirError } from "../state.ts";
 import type { Manifest } from "../manifest.ts";
 import { ProcessRegistry } from "../process_tree.ts";
 
@@ -43,7 +44,8 @@ export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
   "audit-dir": {
     type: "string",
     value: "DIR",
-    help: "where the audit log goes (default .toolgate/audit under the current folder, whatever --cwd says)",
+    help:
+      "where the audit log goes (default: the workspace's folder in toolgate's state, ~/.local/state/toolgate)",
   },
   "no-audit": { type: "boolean", help: "write no audit log" },
   sandbox: {
@@ -93,10 +95,7 @@ export async function executorSettings(
       throw new UsageError(`--cwd ${JSON.stringify(cwdOption)} is not a directory`, command);
     }
   }
-  const auditDir = flag(parsed, "no-audit")
-    ? null
-    // Against the process cwd, not --cwd: that is where the least permission set lets toolgate write.
-    : resolve(io.cwd, stringOption(parsed, "audit-dir") ?? DEFAULT_AUDIT_DIR);
+  const auditDir = flag(parsed, "no-audit") ? null : auditLocation(parsed, io, cwd, command);
   const sandbox = stringOption(parsed, "sandbox") ?? io.env.TOOLGATE_SANDBOX ?? "auto";
   if (!(SANDBOX_MODES as readonly string[]).includes(sandbox)) {
     throw new UsageError(
@@ -105,6 +104,20 @@ export async function executorSettings(
     );
   }
   return { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox: sandbox as SandboxMode };
+}
+
+/** `--audit-dir`, else the workspace's audit folder in toolgate's state (never inside the workspace). */
+function auditLocation(parsed: ParsedArgs, io: Io, cwd: string, command: string): string {
+  const given = stringOption(parsed, "audit-dir");
+  if (given !== undefined) return resolve(io.cwd, given);
+  try {
+    return auditDirFor(io.env, Deno.realPathSync(cwd));
+  } catch (error) {
+    if (error instanceof StateDirError) {
+      throw new UsageError(`${error.message}; pass --audit-dir or --no-audit`, command);
+    }
+    throw error;
+  }
 }
 
 /** An executor and the registry of its running trees, from a command's options (checked already, or now). */
@@ -133,8 +146,11 @@ export async function executorFromArgs(
       auditDir,
       registry,
       sandbox,
+      // The launcher found bwrap once on PATH: the main entry runs that very binary.
+      bwrap: io.env.TOOLGATE_BWRAP || undefined,
       onWarning: (message) => void io.stderr(message + "\n"),
     });
+    for (const note of await executor.startNotes()) await io.stderr(`toolgate: warning: ${note}\n`);
     return { executor, registry };
   } catch (error) {
     if (error instanceof SyntaxError) throw new UsageError(error.message, command);

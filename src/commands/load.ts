@@ -4,13 +4,17 @@
  *
  * @module
  */
-import { resolve } from "node:path";
 import { flag, type Io, type ParsedArgs, stringOption } from "../cli.ts";
-import { loadManifest, type Manifest, type ManifestOptions } from "../manifest.ts";
+import { manifestLocation } from "../launch_plan.ts";
+import { loadManifest, type Manifest, type ManifestOptions, validateManifest } from "../manifest.ts";
+import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../tool_belt.ts";
 
-/** The manifest path a command was given, relative paths against the caller's cwd. */
+/**
+ * The manifest a command uses: `--tools`, else `TOOLGATE_TOOLS`, else `./tools.json` when it exists, else the
+ * built-in tool belt's own; relative paths against the caller's cwd.
+ */
 export function manifestPath(parsed: ParsedArgs, io: Io): string {
-  return resolve(io.cwd, stringOption(parsed, "tools") ?? io.env.TOOLGATE_TOOLS ?? "tools.json");
+  return manifestLocation(stringOption(parsed, "tools"), io.env, io.cwd);
 }
 
 /** Loads the manifest; on errors prints them all (then the warnings) and returns `undefined`. */
@@ -19,10 +23,12 @@ export async function loadForCommand(
   io: Io,
   options: ManifestOptions = {},
 ): Promise<Manifest | undefined> {
-  const result = await loadManifest(manifestPath(parsed, io), {
-    allowAbsoluteCommands: flag(parsed, "allow-absolute-commands"),
-    ...options,
-  });
+  const path = manifestPath(parsed, io);
+  const loadOptions = { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands"), ...options };
+  // The belt is built in: a bundle or a binary carries it without a file on disk.
+  const result = path === BELT_MANIFEST_PATH
+    ? validateManifest(BELT_MANIFEST, path, loadOptions)
+    : await loadManifest(path, loadOptions);
   const lines = result.ok ? [...result.warnings].map((w) => `warning: ${w}`) : [
     ...result.errors,
     ...result.warnings.map((w) => `warning: ${w}`),

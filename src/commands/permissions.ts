@@ -1,50 +1,28 @@
-/** The `permissions` command: the least Deno permission flags that let toolgate run this manifest. @module */
-import {
-  type Command,
-  EXIT,
-  expectPositionals,
-  type Io,
-  type ParsedArgs,
-  stringOption,
-  UsageError,
-} from "../cli.ts";
-import { DEFAULT_BASE_URL, derivePermissions, toDenoJson, toFlags } from "../permissions.ts";
-import { loadForCommand } from "./load.ts";
+/** The `permissions` command: the least Deno permission flags toolgate runs a command line under. @module */
+import { type Command, EXIT, stringOption, UsageError } from "../cli.ts";
+import { planLaunch } from "../launch_plan.ts";
+import { toFlags } from "../permissions.ts";
 
-const FORMATS = ["flags", "json", "deno-json"] as const;
+const FORMATS = ["flags", "json"] as const;
 
-function baseUrl(parsed: ParsedArgs, io: Io): string {
-  const url = stringOption(parsed, "base-url") ?? io.env.OAI_BASE_URL ?? DEFAULT_BASE_URL;
-  try {
-    new URL(url);
-  } catch {
-    throw new UsageError(`--base-url must be a URL (got ${JSON.stringify(url)})`, "permissions");
-  }
-  return url;
-}
-
-/** `toolgate permissions` */
+/** `toolgate permissions [--format flags|json] [--] COMMAND LINE` */
 export const permissionsCommand: Command = {
   name: "permissions",
-  summary: "print the least Deno permission flags for running this manifest",
-  usage: "toolgate permissions [--format flags|json|deno-json] [--base-url URL] [--absolute]",
+  summary: "print the least Deno permission flags toolgate runs a command line under",
+  usage: "toolgate permissions [--format flags|json] [--] [COMMAND [OPTIONS...]]",
   options: {
-    format: {
-      type: "string",
-      value: "FORMAT",
-      help: "flags (default), json, or deno-json (a `permissions` set)",
-    },
-    "base-url": { type: "string", value: "URL", help: "the LLM endpoint whose host:port the set allows" },
-    absolute: { type: "boolean", help: "write paths absolute (for a binary run from anywhere)" },
+    format: { type: "string", value: "FORMAT", help: "flags (default) or json" },
   },
   details: [
-    "The set: --allow-read of the manifest's folder and the cwd, --allow-write of .toolgate/audit only,",
-    "--allow-run of bwrap, kill and each tool's program, --allow-env of the variables toolgate reads and the",
-    "tools' passthrough names, --allow-net of the endpoint's host:port, and --no-prompt.",
-    "Regenerate the kept set after changing tools.json: deno task permissions",
+    "The `toolgate` command works this set out at every start, for that very run, and runs toolgate under it:",
+    "--allow-read of the manifest's folder, the workspace, toolgate's code and state and the system folders the",
+    "sandbox probe looks at; --allow-write of toolgate's state folder, the call cgroups and a transcript only;",
+    "--allow-run of bwrap, sh, kill, the runtime and each tool's program; --allow-env of the variables toolgate",
+    "reads and the tools' passthrough names; --allow-net of the endpoint (the agent loop) and of the address",
+    "`serve --http` listens on; --allow-sys=uid. Paths are absolute. Put the command line after `--`.",
+    'Example: toolgate permissions -- run --base-url http://127.0.0.1:8080/v1 --prompt "hi"',
   ].join("\n"),
   async run(parsed, io) {
-    expectPositionals(parsed, 0, "permissions");
     const format = stringOption(parsed, "format") ?? "flags";
     if (!(FORMATS as readonly string[]).includes(format)) {
       throw new UsageError(
@@ -52,17 +30,8 @@ export const permissionsCommand: Command = {
         "permissions",
       );
     }
-    const url = baseUrl(parsed, io);
-    const manifest = await loadForCommand(parsed, io);
-    if (!manifest) return EXIT.failure;
-    const set = derivePermissions({
-      manifest,
-      baseUrl: url,
-      relativeTo: parsed.values.absolute === true ? undefined : io.cwd,
-    });
-    const body = format === "flags"
-      ? toFlags(set).join(" ")
-      : JSON.stringify(format === "json" ? set : toDenoJson(set), null, 2);
+    const plan = planLaunch(parsed.positionals, io.env, io.cwd);
+    const body = format === "flags" ? toFlags(plan.set).join(" ") : JSON.stringify(plan.set, null, 2);
     await io.stdout(body + "\n");
     return EXIT.ok;
   },

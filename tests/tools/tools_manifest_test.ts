@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { REPO } from "./helpers.ts";
+import { launcherText, TOOL_DENO_FLAGS } from "../../tools/deno_flags.ts";
 
 interface Entry {
   name: string;
@@ -20,20 +21,24 @@ interface Entry {
 const manifest: { tools: Entry[] } = JSON.parse(await Deno.readTextFile(join(REPO, "tools.json")));
 const byName = new Map(manifest.tools.map((t) => [t.name, t]));
 
+/** The file tools read the workspace, and learn the control plane they must leave alone. */
+const READ = "--allow-read=. --allow-env=TOOLGATE_PROTECTED";
+const WRITE = "--allow-read=. --allow-write=. --allow-env=TOOLGATE_PROTECTED";
+
 /** name -> [readOnly, concurrent, permissions profile, the exact Deno permission flags of its launcher]. */
 const EXPECTED: Record<string, [boolean, boolean, string, string]> = {
   get_time: [true, true, "none", ""],
-  fs_read_file: [true, true, "none", "--allow-read=."],
-  fs_read_lines: [true, true, "none", "--allow-read=."],
-  fs_list_dir: [true, true, "none", "--allow-read=."],
-  fs_search: [true, true, "none", "--allow-read=."],
-  fs_stat: [true, true, "none", "--allow-read=."],
-  fs_write_file: [false, false, "workspace", "--allow-read=. --allow-write=."],
-  fs_edit: [false, false, "workspace", "--allow-read=. --allow-write=."],
-  fs_mkdir: [false, false, "workspace", "--allow-read=. --allow-write=."],
-  fs_remove: [false, false, "workspace", "--allow-read=. --allow-write=."],
+  fs_read_file: [true, true, "none", READ],
+  fs_read_lines: [true, true, "none", READ],
+  fs_list_dir: [true, true, "none", READ],
+  fs_search: [true, true, "none", READ],
+  fs_stat: [true, true, "none", READ],
+  fs_write_file: [false, false, "workspace", WRITE],
+  fs_edit: [false, false, "workspace", WRITE],
+  fs_mkdir: [false, false, "workspace", WRITE],
+  fs_remove: [false, false, "workspace", WRITE],
   http_fetch: [true, true, "network", "--allow-net --allow-env=TOOLGATE_FETCH_ALLOW_HOSTS"],
-  exec: [false, false, "workspace", "--allow-run --allow-read=. --allow-env=PATH,HOME"],
+  exec: [false, false, "workspace", "--allow-run --allow-read=. --allow-env=PATH,HOME,TOOLGATE_PROTECTED"],
 };
 
 /** Every object schema under `schema`, with where it is. */
@@ -106,7 +111,10 @@ Deno.test("launchers: executable sh scripts carrying exactly the least-privilege
       `"$(dirname -- "$0")/../src/${name}.ts"`;
     assert.equal(line, expected);
     assert.doesNotMatch(script, /--allow-all|\s-A\s/, name);
+    // The launcher is generated from the one declaration toolgate itself starts the tool with.
+    assert.equal(script, launcherText(name), `${name}: regenerate the launcher from tools/deno_flags.ts`);
   }
+  assert.deepEqual(Object.keys(TOOL_DENO_FLAGS).sort(), Object.keys(EXPECTED).sort());
 });
 
 Deno.test("tool sources: nothing from src/ but the contract, no npm or remote packages", async () => {

@@ -1,0 +1,248 @@
+/**
+ * A cgroup per confined call, where toolgate may make one: a process limit that holds for root too (the kernel
+ * never applies `RLIMIT_NPROC` to root) and a memory limit over the call's whole tree. cgroup v2 (unified) and v1
+ * (a `pids` and a `memory` hierarchy) are both handled; where neither can be written, the caller falls back to
+ * rlimits and says so.
+ *
+ * Deno lets no process without `--allow-all` touch `/proc/self` or `/sys`, and toolgate runs under its least
+ * permission set: every cgroup file is read and written by a small `sh` script in a child process instead. The
+ * first process of a call makes the call's cgroups, sets their limits, joins them and then becomes bwrap, so that
+ * every descendant is counted from its first instant.
+ *
+ * @module
+ */
+import { join } from "node:path";
+
+/** Where per-call cgroups can be made: one folder per controller (the same one under v2). */
+export interface CgroupSupport {
+  readonly version: 1 | 2;
+  /** The folder under which call cgroups for the process limit are made. */
+  readonly pids?: string;
+  /** The folder under which call cgroups for the memory limit are made. */
+  readonly memory?: string;
+  /** The shell that runs the cgroup scripts, as an absolute path. */
+  readonly shell: string;
+}
+
+const MOUNT = "/sys/fs/cgroup";
+/** The folder of toolgate's call cgroups inside the cgroup this process belongs to. */
+const OWN = "toolgate";
+
+/**
+ * The variable in which the launcher hands its `/proc/self/cgroup` to the main entry, which is in the same
+ * cgroups and may not read `/proc/self` itself.
+ */
+export const CGROUP_ENV = "TOOLGATE_CGROUP";
+
+const decoder = new TextDecoder();
+
+/**
+ * This process's `/proc/self/cgroup`: read directly (`--allow-all`), else through `cat`, a child process that is
+ * in the same cgroups; `undefined` when neither works.
+ *
+ * @example
+ * ```ts
+ * import { ownCgroups } from "./cgroups.ts";
+ * ownCgroups(); // "0::/user.slice/user-1000.slice/session-2.scope\n" (v2)
+ * ```
+ */
+export function ownCgroups(): string | undefined {
+  try {
+    return Deno.readTextFileSync("/proc/self/cgroup");
+  } catch {
+    // Deno wants --allow-all for /proc/self: ask a child.
+  }
+  for (const cat of ["/bin/cat", "/usr/bin/cat"]) {
+    try {
+      const output = new Deno.Command(cat, { args: ["/proc/self/cgroup"], stdin: "null", stderr: "null" })
+        .outputSync();
+      if (output.success) return decoder.decode(output.stdout);
+    } catch {
+      // Not there, or not ours to run.
+    }
+  }
+  return undefined;
+}
+
+/** Where toolgate's call cgroups would go, by controller: worked out from `/proc/self/cgroup` alone. */
+export interface CgroupPlaces {
+  readonly version: 1 | 2;
+  readonly pids?: string;
+  readonly memory?: string;
+}
+
+/**
+ * Where toolgate's call cgroups would go for a process whose `/proc/self/cgroup` is `text`: inside its own
+ * cgroup of each hierarchy. Nothing is checked or made; {@linkcode detectCgroups} tries them.
+ *
+ * @example
+ * ```ts
+ * import { cgroupPlaces } from "./cgroups.ts";
+ * cgroupPlaces("8:pids:/\n4:memory:/box\n0::/")?.memory; // "/sys/fs/cgroup/memory/box/toolgate"
+ * cgroupPlaces("0::/user.slice")?.pids; // "/sys/fs/cgroup/user.slice/toolgate"
+ * ```
+ */
+export function cgroupPlaces(text: string): CgroupPlaces | undefined {
+  const paths = new Map<string, string>();
+  for (const line of text.trim().split("\n")) {
+    const [, controllers, path] = line.split(":");
+    if (path === undefined) continue;
+    for (const controller of controllers.split(",")) paths.set(controller, path);
+  }
+  const pids = paths.get("pids");
+  const memory = paths.get("memory");
+  if (pids !== undefined || memory !== undefined) {
+    return {
+      version: 1,
+      pids: pids === undefined ? undefined : join(MOUNT, "pids", pids, OWN),
+      memory: memory === undefined ? undefined : join(MOUNT, "memory", memory, OWN),
+    };
+  }
+  const unified = paths.get("");
+  if (unified === undefined) return undefined;
+  const dir = join(MOUNT, unified, OWN);
+  return { version: 2, pids: dir, memory: dir };
+}
+
+/**
+ * Tries a folder for call cgroups (`$1`, controller file `$2`): makes it, enables the controllers for its
+ * children under v2 (`$3` = 2), sweeps call cgroups left behind for more than a minute by runs that were killed,
+ * and proves that a child gets the controller's file.
+ */
+const PROBE_SCRIPT = [
+  'mkdir -p "$1" 2>/dev/null || exit 1',
+  '[ "$3" = 2 ] && printf "+pids +memory" > "$1/cgroup.subtree_control" 2>/dev/null',
+  'find "$1" -mindepth 1 -maxdepth 1 -type d -name "call-*" -mmin +1 -exec rmdir {} + 2>/dev/null',
+  'probe="$1/probe-$$"',
+  'mkdir "$probe" 2>/dev/null || exit 1',
+  '[ -e "$probe/$2" ]; ok=$?',
+  'rmdir "$probe"',
+  "exit $ok",
+].join("\n");
+
+function findShell(): string | undefined {
+  for (const shell of ["/bin/sh", "/usr/bin/sh"]) {
+    try {
+      if (Deno.statSync(shell).isFile) return shell;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+function probe(shell: string, dir: string, file: string, version: 1 | 2): boolean {
+  try {
+    return new Deno.Command(shell, {
+      args: ["-c", PROBE_SCRIPT, "sh", dir, file, String(version)],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      clearEnv: true,
+      env: { PATH: "/usr/bin:/bin" },
+    }).outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Finds where this process may make per-call cgroups, or `undefined` when it may not (no cgroup filesystem, or
+ * not writable: the usual case for a user without a delegated cgroup).
+ *
+ * @example
+ * ```ts
+ * import { detectCgroups } from "./cgroups.ts";
+ * const support = detectCgroups(Deno.env.toObject());
+ * support?.pids; // e.g. "/sys/fs/cgroup/pids/toolgate" (v1) or "/sys/fs/cgroup/user.slice/.../toolgate" (v2)
+ * ```
+ */
+export function detectCgroups(env: Readonly<Record<string, string>> = {}): CgroupSupport | undefined {
+  if (Deno.build.os !== "linux") return undefined;
+  const text = env[CGROUP_ENV] || ownCgroups();
+  const places = text === undefined ? undefined : cgroupPlaces(text);
+  const shell = findShell();
+  if (places === undefined || shell === undefined) return undefined;
+  const memoryFile = places.version === 1 ? "memory.limit_in_bytes" : "memory.max";
+  const pids = places.pids !== undefined && probe(shell, places.pids, "pids.max", places.version)
+    ? places.pids
+    : undefined;
+  const memory = places.memory !== undefined && probe(shell, places.memory, memoryFile, places.version)
+    ? places.memory
+    : undefined;
+  return pids !== undefined || memory !== undefined
+    ? { version: places.version, pids, memory, shell }
+    : undefined;
+}
+
+/** The limits one call's cgroups enforce. */
+export interface CgroupLimits {
+  readonly processes: number;
+  readonly memoryBytes: number;
+}
+
+/**
+ * The script a call's first process runs (`sh -c SCRIPT sh PIDS_BASE MEMORY_BASE MEMORY_FILE ID PROCESSES BYTES
+ * SWAP_FILE PROGRAM ARGS...`, `-` for a base that is not used): it removes this toolgate process's earlier call
+ * cgroups that are empty, makes the call's own with their limits, joins them, and becomes the program. A cgroup
+ * it cannot set up stops the call rather than letting it run without its limits.
+ */
+const JOIN_SCRIPT = [
+  "pids=$1 mem=$2 memfile=$3 id=$4 nproc=$5 bytes=$6 swapfile=$7; shift 7",
+  "owner=${id%-*}",
+  // The tool's PATH is the tool's: the script's own programs come from the system folders.
+  "sys=/usr/bin:/bin",
+  'fail() { echo "toolgate: cannot set up the cgroup $1" >&2; exit 125; }',
+  'for base in "$pids" "$mem"; do',
+  '  [ "$base" = - ] && continue',
+  '  for old in "$base/$owner"-*; do',
+  '    [ -d "$old" ] && [ "${old##*-}" -lt "${id##*-}" ] && PATH=$sys rmdir "$old" 2>/dev/null',
+  "  done",
+  "done",
+  'if [ "$pids" != - ]; then',
+  '  PATH=$sys mkdir -p "$pids/$id" && printf %s "$nproc" > "$pids/$id/pids.max" || fail "$pids/$id"',
+  "fi",
+  'if [ "$mem" != - ]; then',
+  '  PATH=$sys mkdir -p "$mem/$id" && printf %s "$bytes" > "$mem/$id/$memfile" || fail "$mem/$id"',
+  '  [ "$swapfile" = - ] || printf 0 > "$mem/$id/$swapfile" 2>/dev/null',
+  "fi",
+  'for base in "$pids" "$mem"; do',
+  '  [ "$base" = - ] || printf %s "$$" > "$base/$id/cgroup.procs" || fail "$base/$id"',
+  "done",
+  'exec "$@"',
+].join("\n");
+
+let calls = 0;
+
+/**
+ * The argv prefix that starts a call inside cgroups of its own with `limits` (the program and its arguments
+ * follow it).
+ *
+ * @example
+ * ```ts
+ * import { cgroupWrapper, detectCgroups } from "./cgroups.ts";
+ * const support = detectCgroups();
+ * if (support) {
+ *   const prefix = cgroupWrapper(support, { processes: 64, memoryBytes: 512 << 20 });
+ *   // new Deno.Command(prefix[0], { args: [...prefix.slice(1), "/usr/bin/bwrap", ...] })
+ * }
+ * ```
+ */
+export function cgroupWrapper(support: CgroupSupport, limits: CgroupLimits): string[] {
+  const id = `call-${Deno.pid}-${++calls}`;
+  const v2 = support.version === 2;
+  return [
+    support.shell,
+    "-c",
+    JOIN_SCRIPT,
+    "sh",
+    support.pids ?? "-",
+    support.memory ?? "-",
+    v2 ? "memory.max" : "memory.limit_in_bytes",
+    id,
+    String(limits.processes),
+    String(limits.memoryBytes),
+    // Without it, a v2 memory limit only pushes the tree into swap.
+    v2 ? "memory.swap.max" : "-",
+  ];
+}

@@ -1,0 +1,243 @@
+/**
+ * The launch plan: from a command line, the environment and the folder it was typed in, the facts of the run
+ * (manifest, workspace, endpoint, listening port, transcript files, helper programs) and the least Deno permission
+ * set toolgate then runs under. Kept light (no manifest validation, no JSON Schema library): it runs before every
+ * command.
+ *
+ * @module
+ */
+import { dirname, isAbsolute, join, posix, resolve } from "node:path";
+import { CGROUP_ENV, ownCgroups } from "./cgroups.ts";
+import { isRecord } from "./contract.ts";
+import { parseJsonc } from "./jsonc.ts";
+import { DEFAULT_BASE_URL, derivePermissions, type PermissionSet, type RunFacts } from "./permissions.ts";
+import { parseProfile, resolveProfile } from "./profiles.ts";
+import { findProgram } from "./sandbox.ts";
+import { configRoot, stateRoot } from "./state.ts";
+import { BELT_MANIFEST_PATH, TOOLGATE_CODE } from "./tool_belt.ts";
+
+/**
+ * Options that take a value, of every command: their value is never the command's name. A test keeps this list
+ * equal to the commands' own option tables.
+ */
+export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  "tools",
+  "tool-timeout",
+  "kill-grace",
+  "max-output-bytes",
+  "cwd",
+  "audit-dir",
+  "sandbox",
+  "format",
+  "prompt",
+  "prompt-file",
+  "system",
+  "system-file",
+  "base-url",
+  "model",
+  "api-key",
+  "max-steps",
+  "http-timeout",
+  "http-retries",
+  "temperature",
+  "save-messages",
+  "load-messages",
+  "http",
+  "host",
+  "token",
+  "allow-tools",
+]);
+
+/** Options that, given without a command, mean the agent loop. */
+export const AGENT_TRIGGERS: ReadonlySet<string> = new Set(["prompt", "prompt-file", "load-messages"]);
+
+/** A command line read the way toolgate reads it: the command, and the last value of each option. */
+export interface ScannedArgs {
+  /** The command's name (`run` for the agent loop), or `undefined` (help, version, a mistake). */
+  readonly command?: string;
+  readonly values: ReadonlyMap<string, string>;
+  readonly flags: ReadonlySet<string>;
+}
+
+/**
+ * Reads a command line without judging it (the command itself reports mistakes): `--name value`, `--name=value`
+ * and agentcli's single-dash spellings; the command is the first word that is not an option's value.
+ *
+ * @example
+ * ```ts
+ * import { scanArgs } from "./launch_plan.ts";
+ * const scanned = scanArgs(["-tools", "t.json", "call", "get_time", "{}"]);
+ * scanned.command; // "call"
+ * scanned.values.get("tools"); // "t.json"
+ * ```
+ */
+export function scanArgs(argv: readonly string[]): ScannedArgs {
+  const values = new Map<string, string>();
+  const flags = new Set<string>();
+  let command: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i];
+    if (token === "--") break;
+    const match = /^--?([A-Za-z][A-Za-z0-9-]*)(?:=(.*))?$/s.exec(token);
+    if (match) {
+      const [, name, inline] = match;
+      if (VALUE_OPTIONS.has(name)) {
+        const value = inline ?? argv[++i];
+        if (value !== undefined) values.set(name, value);
+        if (command === undefined && AGENT_TRIGGERS.has(name)) command = "run";
+      } else flags.add(name);
+      continue;
+    }
+    if (command === undefined) command = token;
+  }
+  return { command, values, flags };
+}
+
+/** The manifest a run uses: `--tools`, else `TOOLGATE_TOOLS`, else `./tools.json` when it exists, else the belt. */
+export function manifestLocation(
+  tools: string | undefined,
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+): string {
+  const named = tools ?? (env.TOOLGATE_TOOLS || undefined);
+  if (named !== undefined) return resolve(cwd, named);
+  const local = join(cwd, "tools.json");
+  try {
+    Deno.statSync(local);
+    return local;
+  } catch {
+    return BELT_MANIFEST_PATH;
+  }
+}
+
+/** What a manifest's tools start and receive, read without validating it (the command validates it). */
+function manifestFacts(path: string): { programs: string[]; toolEnv: string[] } {
+  const programs: string[] = [];
+  const toolEnv: string[] = [];
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch {
+    return { programs, toolEnv };
+  }
+  const parsed = parseJsonc(text, path);
+  const tools = parsed.ok && isRecord(parsed.value) && Array.isArray(parsed.value.tools)
+    ? parsed.value.tools
+    : [];
+  const dir = dirname(path);
+  for (const tool of tools) {
+    if (!isRecord(tool)) continue;
+    const first = Array.isArray(tool.command) ? tool.command[0] : undefined;
+    if (typeof first === "string" && first !== "") {
+      programs.push(isAbsolute(first) ? first : join(dir, posix.normalize(first.replaceAll("\\", "/"))));
+    }
+    if (Array.isArray(tool.envPassthrough)) {
+      for (const name of tool.envPassthrough) {
+        if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
+      }
+    }
+    const profile = isRecord(tool.permissions)
+      ? parseProfile(tool.permissions, "inline")
+      : resolveProfile(tool.permissions, dir);
+    if (profile.ok) toolEnv.push(...profile.profile.env);
+  }
+  return { programs, toolEnv };
+}
+
+function realOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** The helper programs, found once on PATH (absolute paths: nothing is looked up again under the least set). */
+export function helperPrograms(path: string): { bwrap?: string; sh?: string; cat?: string; kill?: string } {
+  return {
+    bwrap: findProgram("bwrap", path),
+    sh: findProgram("sh", "/bin:/usr/bin"),
+    cat: findProgram("cat", "/bin:/usr/bin"),
+    kill: findProgram("kill", path),
+  };
+}
+
+/** A launch: the flags toolgate's main entry runs under, and what it learns from the launcher. */
+export interface LaunchPlan {
+  readonly facts: RunFacts;
+  readonly set: PermissionSet;
+  /** Variables the launcher adds for the main process (the bwrap it resolved). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/**
+ * Plans the run of `argv` typed in `cwd` with `env`.
+ *
+ * @example
+ * ```ts
+ * import { planLaunch } from "./launch_plan.ts";
+ * import { toFlags } from "./permissions.ts";
+ * const plan = planLaunch(["call", "get_time", "{}"], Deno.env.toObject(), Deno.cwd());
+ * toFlags(plan.set); // ["--no-prompt", "--allow-read=...", ...]
+ * ```
+ */
+export function planLaunch(
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+): LaunchPlan {
+  const { command, values, flags } = scanArgs(argv);
+  const at = (path: string) => resolve(cwd, path);
+  const manifestPath = manifestLocation(values.get("tools"), env, cwd);
+  const { programs, toolEnv } = manifestFacts(manifestPath);
+  const stateDirs: string[] = [];
+  for (const root of [stateRoot, configRoot]) {
+    try {
+      stateDirs.push(root(env));
+    } catch {
+      // No HOME: the command says so when it needs a state folder.
+    }
+  }
+  const auditDir = values.get("audit-dir");
+  if (auditDir !== undefined && !flags.has("no-audit")) stateDirs.push(at(auditDir));
+  const readFiles = ["prompt-file", "system-file", "load-messages"]
+    .map((name) => values.get(name))
+    .filter((value): value is string => value !== undefined && value !== "-")
+    .map(at);
+  const save = values.get("save-messages");
+  const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
+  const isRun = command === "run";
+  const endpoint = isRun
+    ? values.get("base-url") ?? (env.OAI_BASE_URL || env.OPENAI_BASE_URL || DEFAULT_BASE_URL)
+    : undefined;
+  const port = command === "serve" ? values.get("http") : undefined;
+  const listenPort = port === undefined ? undefined : Number(port);
+  const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin");
+  // Deno lets only --allow-all read /proc/self: hand the main entry this process's cgroups (the same as its own).
+  const cgroupText = env[CGROUP_ENV] || ownCgroups();
+  const facts: RunFacts = {
+    workspace: realOr(at(values.get("cwd") ?? ".")),
+    manifestPath,
+    programs,
+    toolEnv,
+    code: [TOOLGATE_CODE, Deno.execPath()],
+    stateDirs,
+    readFiles,
+    writeFiles,
+    endpoint: endpoint !== undefined && URL.canParse(endpoint) ? endpoint : undefined,
+    listen: listenPort !== undefined && Number.isInteger(listenPort) && listenPort >= 0 && listenPort <= 65535
+      ? { hostname: values.get("host") ?? "127.0.0.1", port: listenPort }
+      : undefined,
+    helpers: [helpers.bwrap, helpers.sh, helpers.cat, helpers.kill].filter((p): p is string =>
+      p !== undefined
+    ),
+  };
+  return {
+    facts,
+    set: derivePermissions(facts),
+    env: {
+      ...(helpers.bwrap === undefined ? {} : { TOOLGATE_BWRAP: helpers.bwrap }),
+      ...(cgroupText === undefined ? {} : { [CGROUP_ENV]: cgroupText }),
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The built-in tool belt: which tools toolgate ships, where their files live, and how each one starts with the
+ * very runtime that runs toolgate (no `deno` on PATH needed): from its source file, from the bundle in tool mode,
+ * or, in a binary from `deno compile`, by the binary itself in tool mode.
+ *
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { COMMON_DENO_FLAGS, TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
+import beltManifest from "../tools.json" with { type: "json" };
+
+/**
+ * The built-in belt's manifest itself, built into toolgate (so that a bundle or a binary carries it).
+ *
+ * @example
+ * ```ts
+ * import { BELT_MANIFEST } from "./tool_belt.ts";
+ * BELT_MANIFEST.tools.map((tool) => tool.name).includes("fs_read_file"); // true
+ * ```
+ */
+export const BELT_MANIFEST: { readonly tools: readonly { readonly name: string }[] } = beltManifest;
+
+/** The argument that puts toolgate's entry in tool mode: `toolgate __tool NAME`. */
+export const TOOL_MODE = "__tool";
+
+/** How this code runs: from its source files, bundled into one file, or inside a compiled binary. */
+export type Packaging = "source" | "bundle" | "binary";
+
+/** This module's own file: `src/tool_belt.ts` from source, the bundle file when bundled. */
+const SELF = import.meta.url.startsWith("file:") ? fileURLToPath(import.meta.url) : import.meta.url;
+
+/**
+ * How toolgate is packaged here.
+ *
+ * @example
+ * ```ts
+ * import { packaging } from "./tool_belt.ts";
+ * packaging(); // "source" when run as `deno run src/main.ts`
+ * ```
+ */
+export function packaging(): Packaging {
+  if (Deno.build.standalone) return "binary";
+  return SELF.endsWith(join("src", "tool_belt.ts")) ? "source" : "bundle";
+}
+
+/**
+ * The folder that holds toolgate's `tools.json`, `tools/` and `permissions/` (the repository root from source;
+ * beside the bundle or binary otherwise, where those folders do not exist: the belt is built in).
+ */
+export const TOOLGATE_ROOT: string = packaging() === "source" ? dirname(dirname(SELF)) : dirname(SELF);
+
+/**
+ * toolgate's own code on disk: the repository from source, the bundle file, or the binary itself.
+ */
+export const TOOLGATE_CODE: string = packaging() === "source"
+  ? TOOLGATE_ROOT
+  : packaging() === "binary"
+  ? Deno.execPath()
+  : SELF;
+
+/** `tools/bin` of toolgate's own manifest: a program there with a belt tool's name is that built-in tool. */
+export const BELT_BIN: string = join(TOOLGATE_ROOT, "tools", "bin");
+
+/**
+ * The name of the built-in tool that `program` is, or `undefined` for any other program.
+ *
+ * @example
+ * ```ts
+ * import { BELT_BIN, beltToolOf } from "./tool_belt.ts";
+ * beltToolOf(`${BELT_BIN}/fs_read_file`); // "fs_read_file"
+ * beltToolOf("/usr/bin/cat"); // undefined
+ * ```
+ */
+export function beltToolOf(program: string): string | undefined {
+  if (dirname(program) !== BELT_BIN) return undefined;
+  const name = program.slice(BELT_BIN.length + 1);
+  return Object.hasOwn(TOOL_DENO_FLAGS, name) ? name : undefined;
+}
+
+/** How one built-in tool starts, and the files it must see inside the sandbox. */
+export interface BeltLaunch {
+  readonly program: string;
+  readonly args: readonly string[];
+  /** The runtime and the code it runs: bound read-only into the sandbox. */
+  readonly files: readonly string[];
+}
+
+/**
+ * The command that runs built-in tool `name` under its own Deno flags with this process's runtime.
+ *
+ * @example
+ * ```ts
+ * import { beltLaunch } from "./tool_belt.ts";
+ * const launch = beltLaunch("get_time");
+ * // source: { program: "/usr/bin/deno", args: ["run", "--quiet", ..., "<root>/tools/src/get_time.ts"], ... }
+ * ```
+ */
+export function beltLaunch(name: string): BeltLaunch {
+  const runtime = Deno.execPath();
+  const flags = [...COMMON_DENO_FLAGS, ...TOOL_DENO_FLAGS[name].flags];
+  switch (packaging()) {
+    case "binary":
+      // The binary's flags were baked in at compile time: its tool mode revokes what this tool does not need.
+      return { program: runtime, args: [TOOL_MODE, name], files: [runtime] };
+    case "bundle":
+      return { program: runtime, args: ["run", ...flags, SELF, TOOL_MODE, name], files: [runtime, SELF] };
+    case "source":
+      return {
+        program: runtime,
+        args: ["run", ...flags, join(TOOLGATE_ROOT, "tools", "src", `${name}.ts`)],
+        files: [runtime, join(TOOLGATE_ROOT, "tools"), join(TOOLGATE_ROOT, "src", "contract.ts")],
+      };
+  }
+}
+
+/**
+ * Where the built-in belt's manifest lives (`tools.json` at toolgate's root): the manifest of a run that names
+ * none and finds no `./tools.json`. Bundled or compiled, the file is not on disk: {@linkcode BELT_MANIFEST} is.
+ */
+export const BELT_MANIFEST_PATH: string = join(TOOLGATE_ROOT, "tools.json");

@@ -1,0 +1,77 @@
+/**
+ * The one place where each built-in tool's Deno permissions are declared. toolgate starts a built-in tool with
+ * the runtime that runs toolgate itself and exactly these flags (a compiled binary drops every other permission
+ * in its tool mode); the launchers in `tools/bin/` are generated from this table, for running a tool by hand or
+ * under agentcli, and a test keeps them in step.
+ *
+ * @module
+ */
+
+/** One tool's permissions: why it needs them, and the flags. */
+export interface ToolDenoFlags {
+  /** Why these and no more, in one line (it heads the tool's launcher). */
+  readonly why: string;
+  /** `--allow-*` flags; relative paths are against the tool's working directory, the workspace. */
+  readonly flags: readonly string[];
+}
+
+const READ_WORKSPACE = ["--allow-read=.", "--allow-env=TOOLGATE_PROTECTED"];
+const WRITE_WORKSPACE = ["--allow-read=.", "--allow-write=.", "--allow-env=TOOLGATE_PROTECTED"];
+
+/**
+ * Every built-in tool, by name, with its Deno flags.
+ *
+ * @example
+ * ```ts
+ * import { TOOL_DENO_FLAGS } from "./deno_flags.ts";
+ * TOOL_DENO_FLAGS.fs_read_file.flags; // ["--allow-read=.", "--allow-env=TOOLGATE_PROTECTED"]
+ * ```
+ */
+export const TOOL_DENO_FLAGS: Readonly<Record<string, ToolDenoFlags>> = {
+  get_time: { why: "get_time needs no Deno permission: it reads stdin and writes stdout.", flags: [] },
+  fs_read_file: {
+    why: "fs_read_file reads files: the workspace (its cwd), read-only.",
+    flags: READ_WORKSPACE,
+  },
+  fs_read_lines: {
+    why: "fs_read_lines reads files: the workspace (its cwd), read-only.",
+    flags: READ_WORKSPACE,
+  },
+  fs_list_dir: {
+    why: "fs_list_dir reads folders: the workspace (its cwd), read-only.",
+    flags: READ_WORKSPACE,
+  },
+  fs_search: { why: "fs_search reads files: the workspace (its cwd), read-only.", flags: READ_WORKSPACE },
+  fs_stat: { why: "fs_stat reads metadata: the workspace (its cwd), read-only.", flags: READ_WORKSPACE },
+  fs_write_file: { why: "fs_write_file writes files: the workspace (its cwd) only.", flags: WRITE_WORKSPACE },
+  fs_edit: { why: "fs_edit rewrites files: the workspace (its cwd) only.", flags: WRITE_WORKSPACE },
+  fs_mkdir: { why: "fs_mkdir creates folders: the workspace (its cwd) only.", flags: WRITE_WORKSPACE },
+  fs_remove: { why: "fs_remove deletes: the workspace (its cwd) only.", flags: WRITE_WORKSPACE },
+  http_fetch: {
+    why: "http_fetch needs the network (it checks every address itself) and its one allow-hosts variable.",
+    flags: ["--allow-net", "--allow-env=TOOLGATE_FETCH_ALLOW_HOSTS"],
+  },
+  exec: {
+    why:
+      "exec runs programs (the sandbox profile confines them), checks its cwd in the workspace, passes PATH and HOME.",
+    flags: ["--allow-run", "--allow-read=.", "--allow-env=PATH,HOME,TOOLGATE_PROTECTED"],
+  },
+};
+
+/** The flags every built-in tool runs with, before its own. */
+export const COMMON_DENO_FLAGS: readonly string[] = ["--quiet", "--no-prompt", "--no-config", "--no-lock"];
+
+/**
+ * The text of a tool's launcher in `tools/bin/`: `deno` from PATH, the tool's flags, its source beside it.
+ *
+ * @example
+ * ```ts
+ * import { launcherText } from "./deno_flags.ts";
+ * launcherText("get_time").startsWith("#!/bin/sh\n"); // true
+ * ```
+ */
+export function launcherText(name: string): string {
+  const entry = TOOL_DENO_FLAGS[name];
+  const flags = [...COMMON_DENO_FLAGS, ...entry.flags].join(" ");
+  return `#!/bin/sh\n# ${entry.why}\nexec deno run ${flags} "$(dirname -- "$0")/../src/${name}.ts"\n`;
+}
