@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
-import { AuditLog, type AuditRecord } from "./audit.ts";
+import { AuditLog, type AuditRecord, loadAuditKey } from "./audit.ts";
 import { type Envelope, failure, type FailureEnvelope, withWarnings } from "./contract.ts";
 import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
 import { envelopeFromRun, startFailure } from "./outcome.ts";
@@ -45,7 +44,7 @@ const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
  *     manifest: loaded.manifest,
  *     env: { PATH: "/usr/bin:/bin", HOME: "/home/me" },
  *     cwd: "/home/me/project",
- *     auditDir: "/home/me/project/.toolgate/audit",
+ *     auditDir: "/home/me/.local/state/toolgate/workspaces/project-3f1c9a0b2e7d4c11/audit",
  *     defaultTimeoutSec: 10,
  *     sandbox: "require",
  *   });
@@ -67,6 +66,11 @@ export interface ExecutorOptions {
   readonly maxOutputBytes?: number;
   /** The audit directory, or `null` for no audit log. */
   readonly auditDir: string | null;
+  /**
+   * The key of the audit log's argument digests (default: read or made at the first record in
+   * `<stateRoot(env)>/audit.key`, see {@linkcode loadAuditKey}).
+   */
+  readonly auditKey?: Uint8Array;
   /** Where the executor reports its own trouble (a failed audit write), once. */
   readonly onWarning?: (message: string) => void;
   /** The clock of the audit log's timestamps (tests hold it). */
@@ -120,7 +124,7 @@ export interface PreparedCall {
   readonly tool: ToolSpec;
   /** The checked, coerced arguments. */
   readonly args: Readonly<Record<string, unknown>>;
-  /** The arguments as the caller sent them (hashed for the audit log, never written). */
+  /** The arguments as the caller sent them (digested with the audit key for the log, never written). */
   readonly argsText: string;
 }
 
@@ -173,11 +177,6 @@ interface Launch {
   readonly auditWarnings: readonly string[];
 }
 
-/** Synchronous: `crypto.subtle` would cost a trip through the thread pool on every call. */
-function sha256(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
-
 /**
  * Runs a manifest's tools.
  *
@@ -215,6 +214,7 @@ export class Executor {
     if (options.auditDir !== null) {
       this.#audit = new AuditLog({
         dir: options.auditDir,
+        key: options.auditKey ?? (() => loadAuditKey(options.env)),
         redact: this.#redact,
         onError: options.onWarning ?? ((message) => console.error(message)),
       });
@@ -398,9 +398,8 @@ export class Executor {
     return relative ? escapesBinDir(tool.program, this.manifest.binDir) : undefined;
   }
 
-  #argsFacts(argsText: string): { argsBytes: number; argsSha256: string } {
-    const bytes = encoder.encode(argsText);
-    return { argsBytes: bytes.length, argsSha256: sha256(bytes) };
+  #argsFacts(argsText: string): { argsBytes: number; argsHmac: string | null } {
+    return this.#audit?.argsFacts(argsText) ?? { argsBytes: 0, argsHmac: null };
   }
 
   async #auditRefusal(name: string, argsText: string, envelope: FailureEnvelope): Promise<void> {

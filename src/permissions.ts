@@ -6,11 +6,14 @@
  */
 import { isAbsolute, relative } from "node:path";
 import type { Manifest } from "./manifest.ts";
+import { stateRoot } from "./state.ts";
 
 /** Variables toolgate itself reads. */
 export const OWN_ENV = [
   "PATH",
   "HOME",
+  "XDG_STATE_HOME",
+  "XDG_CONFIG_HOME",
   "TOOLGATE_TOOLS",
   "TOOLGATE_SANDBOX",
   "TOOLGATE_REDACT",
@@ -26,8 +29,12 @@ export const OWN_ENV = [
 /** The default chat-completions endpoint, when neither `--base-url` nor `OAI_BASE_URL` says otherwise. */
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
-/** The audit directory, relative to the working directory. */
-export const DEFAULT_AUDIT_DIR = ".toolgate/audit";
+/**
+ * The state folder as the kept set writes it, for `deno task`, which expands `$HOME` (and nothing like
+ * `${XDG_STATE_HOME:-...}`): the XDG default. A user who sets `XDG_STATE_HOME` prints a set of their own with
+ * `toolgate permissions`, which reads the environment.
+ */
+export const KEPT_STATE_ROOT = "$HOME/.local/state/toolgate";
 
 /** A permission set in Deno's vocabulary; lists are scopes, `true` is unscoped (never produced here). */
 export interface PermissionSet {
@@ -45,6 +52,11 @@ export interface DeriveOptions {
   readonly relativeTo?: string;
   /** The LLM endpoint the agent loop talks to. */
   readonly baseUrl?: string;
+  /**
+   * The environment that places toolgate's state folder (`stateRoot(env)`, absolute). Without it, the folder is
+   * written {@linkcode KEPT_STATE_ROOT}, for the static set a `deno.json` task holds.
+   */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 function hostPort(url: string): string {
@@ -55,7 +67,8 @@ function hostPort(url: string): string {
 
 /**
  * The least permission set for running `manifest`: read of the manifest's folder (the manifest, its tools/bin,
- * its profiles) and of the working directory; write of the audit directory only; run of bubblewrap, of `kill`
+ * its profiles), of the working directory and of toolgate's state folder (where the audit log and its key live,
+ * checked before use); write of the state folder only; run of bubblewrap, of `kill`
  * (to end a process group without an unscoped --allow-run) and of each tool's program (for unconfined runs);
  * env of the variables toolgate reads and the tools' passthrough names; net of the endpoint's host:port only.
  *
@@ -75,9 +88,11 @@ export function derivePermissions(options: DeriveOptions): PermissionSet {
   };
   const programs = [...new Set(manifest.tools.map((tool) => show(tool.program)))];
   const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
+  // Absolute, never shown relative: the state folder is the user's, wherever the task runs.
+  const state = options.env === undefined ? KEPT_STATE_ROOT : stateRoot(options.env);
   return {
-    read: [...new Set([show(manifest.dir), "."])],
-    write: [DEFAULT_AUDIT_DIR],
+    read: [...new Set([show(manifest.dir), ".", state])],
+    write: [state],
     run: ["bwrap", "kill", ...programs],
     env: [...new Set([...OWN_ENV, ...passthrough])],
     net: [hostPort(options.baseUrl ?? DEFAULT_BASE_URL)],
@@ -113,9 +128,9 @@ const UNSCOPED: [Deno.PermissionDescriptor, string, string][] = [
   [
     { name: "read" },
     "--allow-read",
-    "every file may be read; toolgate needs the manifest's folder and the cwd",
+    "every file may be read; toolgate needs the manifest's folder, the cwd and its state folder",
   ],
-  [{ name: "write" }, "--allow-write", "every file may be written; toolgate needs the audit directory only"],
+  [{ name: "write" }, "--allow-write", "every file may be written; toolgate needs its state folder only"],
   [
     { name: "env" },
     "--allow-env",

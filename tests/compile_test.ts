@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compileFlags, ROOT } from "../src/build/flags.ts";
+import { auditDirFor } from "../src/state.ts";
 import { runProgram } from "./helpers.ts";
 
 Deno.test("the bundled entry runs validate, list and call from another folder under the baked flags", async () => {
@@ -15,7 +16,10 @@ Deno.test("the bundled entry runs validate, list and call from another folder un
     stderr: "piped",
   }).output();
   assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
-  const flags = await compileFlags();
+  // The state folder is baked in from the building environment: here a temp one, which the run then uses.
+  const state = await Deno.makeTempDir();
+  const env = { XDG_STATE_HOME: state };
+  const flags = await compileFlags({ ...Deno.env.toObject(), ...env });
   assert.ok(flags.includes("--no-prompt"));
   assert.ok(flags.every((flag) => !/^--allow-(read|write|run|env|net)$/.test(flag)), "every grant is scoped");
   const elsewhere = await Deno.makeTempDir();
@@ -30,6 +34,7 @@ Deno.test("the bundled entry runs validate, list and call from another folder un
       ...args,
     ], {
       cwd: elsewhere,
+      env,
     });
   const validate = await run("validate");
   assert.equal(validate.code, 0, validate.stderr);
@@ -39,6 +44,8 @@ Deno.test("the bundled entry runs validate, list and call from another folder un
   const call = await run("call", "get_time", '{"timezone":"Asia/Kolkata"}');
   assert.equal(call.code, 0, call.stderr);
   assert.match(JSON.parse(call.stdout).result.iso8601, /\+05:30$/);
-  // The audit log lands under the folder it runs from, the one place it may write.
-  assert.ok((await Array.fromAsync(Deno.readDir(join(elsewhere, ".toolgate", "audit")))).length === 1);
+  // The audit log lands in the state folder, under the workspace it ran in, never in the workspace itself.
+  const auditDir = auditDirFor(env, await Deno.realPath(elsewhere));
+  assert.equal((await Array.fromAsync(Deno.readDir(auditDir))).length, 1);
+  assert.deepEqual(await Array.fromAsync(Deno.readDir(elsewhere)), []);
 });

@@ -6,20 +6,28 @@ import { fileURLToPath } from "node:url";
 import { agentTask } from "../src/build/regenerate.ts";
 import { ROOT, rootPermissions } from "../src/build/flags.ts";
 import { loadManifest } from "../src/manifest.ts";
-import { derivePermissions, OWN_ENV, toDenoJson, toFlags } from "../src/permissions.ts";
+import { derivePermissions, KEPT_STATE_ROOT, OWN_ENV, toDenoJson, toFlags } from "../src/permissions.ts";
+import { auditDirFor } from "../src/state.ts";
 import { runProgram } from "./helpers.ts";
 
 const SANDBOX_FIXTURE = fileURLToPath(new URL("./fixtures/sandbox/tools.json", import.meta.url));
 const MAIN = join(ROOT, "src", "main.ts");
 
+/**
+ * The state folder of these runs: a temp one (XDG_STATE_HOME), made once, so that no test writes the real home.
+ * The flags are derived for it, as `toolgate permissions` derives them for the environment it runs in.
+ */
+const STATE_ENV = { XDG_STATE_HOME: await Deno.makeTempDir({ prefix: "toolgate_state_" }) };
+globalThis.addEventListener("unload", () => Deno.removeSync(STATE_ENV.XDG_STATE_HOME, { recursive: true }));
+
 async function flagsFor(manifestPath: string, cwd: string): Promise<string[]> {
   const loaded = await loadManifest(manifestPath);
   assert.ok(loaded.ok);
-  return toFlags(derivePermissions({ manifest: loaded.manifest, relativeTo: cwd }));
+  return toFlags(derivePermissions({ manifest: loaded.manifest, relativeTo: cwd, env: STATE_ENV }));
 }
 
 function cli(flags: string[], args: string[], cwd: string) {
-  return runProgram(Deno.execPath(), ["run", ...flags, MAIN, ...args], { cwd });
+  return runProgram(Deno.execPath(), ["run", ...flags, MAIN, ...args], { cwd, env: STATE_ENV });
 }
 
 Deno.test("the derived set names exactly what toolgate touches for a manifest", async () => {
@@ -30,8 +38,9 @@ Deno.test("the derived set names exactly what toolgate touches for a manifest", 
     relativeTo: ROOT,
     baseUrl: "http://127.0.0.1:8080/v1",
   });
-  assert.deepEqual(set.read, ["./tests/fixtures/sandbox", "."]);
-  assert.deepEqual(set.write, [".toolgate/audit"]);
+  // The kept form: `deno task` expands $HOME; the state folder is read (checked) and written, nothing else is.
+  assert.deepEqual(set.read, ["./tests/fixtures/sandbox", ".", KEPT_STATE_ROOT]);
+  assert.deepEqual(set.write, ["$HOME/.local/state/toolgate"]);
   assert.deepEqual(set.run.slice(0, 2), ["bwrap", "kill"]);
   assert.ok(set.run.includes("./tests/fixtures/sandbox/tools/bin/writer"));
   assert.equal(set.run.filter((p) => p.endsWith("/writer")).length, 1, "one entry per program");
@@ -40,6 +49,56 @@ Deno.test("the derived set names exactly what toolgate touches for a manifest", 
   assert.deepEqual(toDenoJson(set), { permissions: { toolgate: set } });
   assert.equal(toFlags(set)[0], "--no-prompt");
   assert.ok(toFlags(set).every((flag) => flag === "--no-prompt" || /^--allow-[a-z]+=\S+$/.test(flag)));
+});
+
+Deno.test("with an environment, the state folder is the one it places, absolute", async () => {
+  const loaded = await loadManifest(SANDBOX_FIXTURE);
+  assert.ok(loaded.ok);
+  const home = derivePermissions({
+    manifest: loaded.manifest,
+    relativeTo: "/home/me",
+    env: { HOME: "/home/me" },
+  });
+  assert.deepEqual(home.write, ["/home/me/.local/state/toolgate"]);
+  assert.ok(home.read.includes("/home/me/.local/state/toolgate"));
+  const xdg = derivePermissions({
+    manifest: loaded.manifest,
+    relativeTo: "/srv",
+    env: { HOME: "/home/me", XDG_STATE_HOME: "/srv/state" },
+  });
+  assert.deepEqual(xdg.write, ["/srv/state/toolgate"], "absolute even inside relativeTo");
+  assert.ok(OWN_ENV.includes("XDG_STATE_HOME") && OWN_ENV.includes("XDG_CONFIG_HOME"));
+});
+
+Deno.test("`deno task agent` (the kept set, $HOME expanded) audits into $HOME/.local/state/toolgate", async () => {
+  const home = await Deno.makeTempDir({ prefix: "toolgate_home_" });
+  try {
+    const info = await runProgram(Deno.execPath(), ["info", "--json"]);
+    const { denoDir } = JSON.parse(info.stdout);
+    // A fresh home (no ~/.local yet) and nothing else: the deno cache stays where it is.
+    const run = await runProgram(Deno.execPath(), [
+      "task",
+      "--quiet",
+      "agent",
+      "call",
+      "get_time",
+      '{"timezone":"UTC"}',
+      // Confinement is not what this test is about: off, so that a machine without bubblewrap says nothing.
+      "--sandbox",
+      "off",
+      "--locked",
+    ], { cwd: ROOT, clearEnv: true, env: { HOME: home, DENO_DIR: denoDir } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stderr, "");
+    assert.equal(JSON.parse(run.stdout).ok, true);
+    const auditDir = auditDirFor({ HOME: home }, await Deno.realPath(ROOT));
+    assert.equal((await Array.fromAsync(Deno.readDir(auditDir))).length, 1);
+    for (const folder of [".local", ".local/state", ".local/state/toolgate"]) {
+      assert.equal((await Deno.stat(join(home, folder))).mode! & 0o777, 0o700, folder);
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });
 
 Deno.test("the https default endpoint is allowed on port 443 only", async () => {
@@ -131,7 +190,7 @@ Deno.test("the permissions command prints the set in each format", async () => {
   assert.equal(asFlags.code, 0, asFlags.stderr);
   assert.deepEqual(asFlags.stdout.trim().split(" "), flags);
   const asJson = await cli(flags, ["permissions", "--format", "json"], ROOT);
-  assert.deepEqual(JSON.parse(asJson.stdout), await rootPermissions());
+  assert.deepEqual(JSON.parse(asJson.stdout), await rootPermissions(false, STATE_ENV));
   const asDenoJson = await cli(flags, [
     "permissions",
     "--format",

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import {
   flag,
   type Io,
@@ -15,8 +15,9 @@ import {
   UsageError,
 } from "../cli.ts";
 import { Executor, EXECUTOR_DEFAULTS, SANDBOX_MODES, type SandboxMode } from "../executor.ts";
-import { DEFAULT_AUDIT_DIR } from "../permissions.ts";
+import { loadAuditKey, prepareAuditDir } from "../audit.ts";
 import type { Manifest } from "../manifest.ts";
+import { auditDirFor, StateDirError, stateRoot } from "../state.ts";
 import { ProcessRegistry } from "../process_tree.ts";
 
 /** The options of a command that runs tools. */
@@ -43,7 +44,8 @@ export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
   "audit-dir": {
     type: "string",
     value: "DIR",
-    help: "where the audit log goes (default .toolgate/audit under the current folder, whatever --cwd says)",
+    help:
+      "where the audit log goes, a folder of your own with mode 0700 (default: the workspace's own folder under $XDG_STATE_HOME/toolgate, else ~/.local/state/toolgate)",
   },
   "no-audit": { type: "boolean", help: "write no audit log" },
   sandbox: {
@@ -60,6 +62,8 @@ export interface ExecutorSettings {
   readonly maxOutputBytes: number;
   readonly cwd: string;
   readonly auditDir: string | null;
+  /** For the default audit folder: the folder above toolgate's own ones (the state folder's parent). */
+  readonly auditTrusted?: string;
   readonly sandbox: SandboxMode;
 }
 
@@ -93,10 +97,25 @@ export async function executorSettings(
       throw new UsageError(`--cwd ${JSON.stringify(cwdOption)} is not a directory`, command);
     }
   }
-  const auditDir = flag(parsed, "no-audit")
-    ? null
-    // Against the process cwd, not --cwd: that is where the least permission set lets toolgate write.
-    : resolve(io.cwd, stringOption(parsed, "audit-dir") ?? DEFAULT_AUDIT_DIR);
+  const auditOption = stringOption(parsed, "audit-dir");
+  let auditDir: string | null = null;
+  let auditTrusted: string | undefined;
+  if (flag(parsed, "no-audit")) {
+    // No audit log, no state folder needed.
+  } else if (auditOption !== undefined) {
+    auditDir = resolve(io.cwd, auditOption);
+  } else {
+    // Per workspace (the tools' cwd, by its real path), in the user's state folder: never where a tool writes.
+    try {
+      const workspace = await Deno.realPath(cwd).catch((error) => {
+        throw new StateDirError(`cannot tell where the workspace ${cwd} is: ${error.message}`);
+      });
+      auditDir = auditDirFor(io.env, workspace);
+      auditTrusted = dirname(stateRoot(io.env));
+    } catch (error) {
+      throw auditRefused(error);
+    }
+  }
   const sandbox = stringOption(parsed, "sandbox") ?? io.env.TOOLGATE_SANDBOX ?? "auto";
   if (!(SANDBOX_MODES as readonly string[]).includes(sandbox)) {
     throw new UsageError(
@@ -104,7 +123,41 @@ export async function executorSettings(
       command,
     );
   }
-  return { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox: sandbox as SandboxMode };
+  return {
+    timeoutSec,
+    graceMs,
+    maxOutputBytes,
+    cwd,
+    auditDir,
+    auditTrusted,
+    sandbox: sandbox as SandboxMode,
+  };
+}
+
+/** A refused audit folder or key, said with the ways out; anything else unchanged. */
+function auditRefused(error: unknown): unknown {
+  if (!(error instanceof StateDirError)) return error;
+  return new StateDirError(
+    `no audit log can be kept: ${error.message}. Fix that, name another folder with --audit-dir DIR ` +
+      "(your own, mode 0700), or run with --no-audit.",
+  );
+}
+
+/**
+ * Makes and checks the audit folder and the digest key before any call: a folder or key toolgate may not use is
+ * refused at start (exit 1, naming it and the fix), never followed or repaired.
+ */
+function prepareAudit(
+  settings: ExecutorSettings,
+  env: Readonly<Record<string, string>>,
+): Uint8Array | undefined {
+  if (settings.auditDir === null) return undefined;
+  try {
+    prepareAuditDir(settings.auditDir, settings.auditTrusted);
+    return loadAuditKey(env);
+  } catch (error) {
+    throw auditRefused(error);
+  }
 }
 
 /** An executor and the registry of its running trees, from a command's options (checked already, or now). */
@@ -117,8 +170,9 @@ export async function executorFromArgs(
   /** False for a command that shuts down by itself on SIGINT/SIGTERM (then it must call `registry.endAll`). */
   handleSignals = true,
 ): Promise<{ executor: Executor; registry: ProcessRegistry }> {
-  const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = settings ??
-    await executorSettings(parsed, io, command);
+  const checked = settings ?? await executorSettings(parsed, io, command);
+  const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = checked;
+  const auditKey = prepareAudit(checked, io.env);
   const registry = new ProcessRegistry(graceMs, undefined, handleSignals);
   const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
@@ -131,6 +185,7 @@ export async function executorFromArgs(
       graceMs,
       maxOutputBytes,
       auditDir,
+      auditKey,
       registry,
       sandbox,
       onWarning: (message) => void io.stderr(message + "\n"),

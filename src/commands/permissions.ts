@@ -38,7 +38,8 @@ export const permissionsCommand: Command = {
     absolute: { type: "boolean", help: "write paths absolute (for a binary run from anywhere)" },
   },
   details: [
-    "The set: --allow-read of the manifest's folder and the cwd, --allow-write of .toolgate/audit only,",
+    "The set: --allow-read of the manifest's folder, the cwd and toolgate's state folder ($XDG_STATE_HOME/toolgate,",
+    "else ~/.local/state/toolgate, as this environment places it), --allow-write of the state folder only,",
     "--allow-run of bwrap, kill and each tool's program, --allow-env of the variables toolgate reads and the",
     "tools' passthrough names, --allow-net of the endpoint's host:port, and --no-prompt.",
     "Regenerate the kept set after changing tools.json: deno task permissions",
@@ -59,6 +60,7 @@ export const permissionsCommand: Command = {
       manifest,
       baseUrl: url,
       relativeTo: parsed.values.absolute === true ? undefined : io.cwd,
+      env: io.env,
     });
     const body = format === "flags"
       ? toFlags(set).join(" ")
