@@ -21,6 +21,7 @@ import {
   baseEnv,
   executorFor,
   executorOf,
+  IS_ROOT,
   manifestOf,
   readAudit,
   ROOT,
@@ -392,7 +393,7 @@ Deno.test("audit: a folder open to others (0755) is refused, and its mode is lef
 
 Deno.test({
   name: "audit: a folder that belongs to another user is refused",
-  ignore: Deno.uid() !== 0,
+  ignore: !IS_ROOT,
   fn: async () => {
     await using dir = await scratch();
     const auditDir = await privateDir(dir.path);

@@ -10,6 +10,7 @@ import {
   alivePids,
   cli,
   FIXTURES,
+  IS_ROOT,
   killLeftovers,
   parsePids,
   ROOT,
@@ -264,7 +265,7 @@ Deno.test("call: an audit folder toolgate may not use is refused at start: exit 
 Deno.test({
   name:
     "call: an audit folder of another user is refused, also without --allow-sys (the uid comes from a probe)",
-  ignore: Deno.uid() !== 0,
+  ignore: !IS_ROOT,
   fn: async () => {
     await using state = await scratch();
     await using dir = await scratch();
