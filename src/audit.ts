@@ -1,13 +1,29 @@
 /**
- * The audit log: one redacted NDJSON line per call in `<dir>/YYYYMMDD.log` (by UTC day), the directory 0700 and
- * the files 0600, lines from concurrent calls never interleaved, and a failed write reported once without ever
- * failing the call.
+ * The audit log: one redacted NDJSON line per call in `<dir>/YYYYMMDD.log` (by UTC day). Nothing in it can be
+ * redirected: the folder is the user's own with mode 0700 and never a link; a file is never created or opened
+ * through a link, and what was opened is checked (a regular file of this user's, 0600, one link, still the one the
+ * path names) before a byte goes in; no mode is ever changed through a path. Each record is one write of the whole line with O_APPEND, so lines from concurrent
+ * processes never interleave, and starts on a line of its own even after a torn write. Argument digests are
+ * HMAC-SHA256 under a per-user key. A failed write is reported once and never fails the call.
  *
  * @module
  */
-import { join } from "node:path";
+import { createHmac, randomBytes } from "node:crypto";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  type Stats,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { FailureKind } from "./contract.ts";
 import { redactDeep, type Redactor } from "./redact.ts";
+import { checkPrivateDir, ensurePrivateDir, ownUid, StateDirError, stateRoot } from "./state.ts";
 
 /** One call, as the audit log records it. Never an argument value, never a variable's value. */
 export interface AuditRecord {
@@ -23,45 +39,304 @@ export interface AuditRecord {
   truncated: boolean;
   envKeys: readonly string[];
   argsBytes: number;
-  argsSha256: string;
+  /** HMAC-SHA256 of the arguments text under the user's audit key; `null` when the key could not be had. */
+  argsHmac: string | null;
   outcome: "ok" | FailureKind;
   /** Anything looser than the defaults (sandbox off, unconfined), so that it shows. */
   warnings?: readonly string[];
   [extra: string]: unknown;
 }
 
-/** Where the audit log goes and how it reports its own trouble. */
+/** Where the audit log goes, what keys its digests, and how it reports its own trouble. */
 export interface AuditOptions {
   readonly dir: string;
+  /** The digest key, or how to get it at the first record (as {@linkcode loadAuditKey} does). */
+  readonly key: Uint8Array | (() => Uint8Array);
   readonly redact: Redactor;
-  /** Told once, the first time a write fails. */
+  /** Told once, the first time anything fails (the folder, the key, a write). */
   readonly onError: (message: string) => void;
 }
 
-/** The file of a UTC day. */
+/** The size of the audit key, in bytes: as long as a SHA-256 digest, which is all the secret HMAC can use well. */
+export const AUDIT_KEY_BYTES = 32;
+
+/** Node has no `O_CLOEXEC` constant; Deno's own opens set it anyway, this says so where the flags are read. */
+const O_CLOEXEC = Deno.build.os === "linux" ? 0o2000000 : Deno.build.os === "darwin" ? 0x1000000 : 0;
+const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR } = constants;
+/**
+ * Read and write: the last byte tells whether an earlier write was torn. Non-blocking: a FIFO in the log's place
+ * opens at once (and is then refused) instead of waiting for a reader.
+ */
+const LOG_FLAGS = O_RDWR | O_APPEND | O_NONBLOCK;
+const NEWLINE = 0x0a;
+
+/**
+ * The file of a UTC day.
+ *
+ * @example
+ * ```ts
+ * import { auditFileFor } from "./audit.ts";
+ * auditFileFor("/logs", new Date("2026-03-01T00:30:00+02:00")); // "/logs/20260228.log"
+ * ```
+ */
 export function auditFileFor(dir: string, when: Date): string {
   const day = when.toISOString().slice(0, 10).replaceAll("-", "");
   return join(dir, `${day}.log`);
 }
 
+/**
+ * Refuses what is at `path` unless it is a regular file: a link is never followed, a FIFO or device never opened.
+ */
+function refuseUnlessFile(info: Deno.FileInfo, path: string, what: string): void {
+  if (info.isSymlink) {
+    throw new StateDirError(
+      `${what} ${path} is a symbolic link; toolgate never follows one there (remove it)`,
+    );
+  }
+  if (!info.isFile) throw new StateDirError(`${what} ${path} is not a regular file (remove it)`);
+}
+
+/**
+ * Opens the regular file at `path`, or `undefined` when nothing is there. `O_NOFOLLOW` alone does not hold under
+ * Deno: with any grant short of `--allow-all`, Deno resolves a link itself (for its permission check) and opens
+ * the target. So the path is looked at first (a link or special file is refused unopened), and
+ * {@linkcode checkOpened} then proves that what was opened is still what the path names.
+ */
+function openExisting(path: string, flags: number, what: string): number | undefined {
+  let before: Deno.FileInfo;
+  try {
+    before = Deno.lstatSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  refuseUnlessFile(before, path, what);
+  return openSync(path, flags | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/**
+ * Creates `path` as a new file of this user's (0600), without ever creating through a link: the file is made
+ * under a random name (nothing can have been planted there), filled by `fill`, and hard-linked into place, which
+ * fails on anything already at `path`, a link included (then `undefined`: someone else made it). Returns the open
+ * descriptor.
+ */
+function createNew(path: string, flags: number, fill: (fd: number) => void = () => {}): number | undefined {
+  const temporary = join(dirname(path), `.${basename(path)}.${crypto.randomUUID()}`);
+  const fd = openSync(temporary, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600);
+  try {
+    fill(fd);
+    Deno.linkSync(temporary, path);
+  } catch (error) {
+    closeSync(fd);
+    if (error instanceof Deno.errors.AlreadyExists) return undefined;
+    throw error;
+  } finally {
+    unlinkSync(temporary);
+  }
+  return fd;
+}
+
+/**
+ * Checks an opened file: a regular file, this user's, no bits for group or others, one link, and still the very
+ * file `path` names (not a link swapped in while it was opened). Nothing is repaired (no chmod through a path,
+ * which a swapped link would redirect): a file that fails is refused.
+ */
+function checkOpened(fd: number, path: string, what: string): Stats {
+  let info = fstatSync(fd);
+  // A file another toolgate is just creating has two links for a moment (see createNew).
+  for (let waited = 0; info.nlink === 2 && waited < 100; waited += 5) {
+    pause(5);
+    info = fstatSync(fd);
+  }
+  if (!info.isFile()) throw new StateDirError(`${what} ${path} is not a regular file (remove it)`);
+  const uid = ownUid(dirname(path));
+  if (uid !== null && info.uid !== uid) {
+    throw new StateDirError(`${what} ${path} belongs to uid ${info.uid}, not to this user (uid ${uid})`);
+  }
+  if ((info.mode & 0o077) !== 0) {
+    throw new StateDirError(
+      `${what} ${path} has mode ${
+        (info.mode & 0o777).toString(8).padStart(4, "0")
+      }, open to others; toolgate wants 0600 (chmod 600 it, or remove it)`,
+    );
+  }
+  if (info.nlink !== 1) {
+    throw new StateDirError(`${what} ${path} has ${info.nlink} hard links; toolgate wants one (remove it)`);
+  }
+  const now = Deno.lstatSync(path);
+  if (now.isSymlink || now.ino !== info.ino || now.dev !== info.dev) {
+    throw new StateDirError(`${what} ${path} was replaced while toolgate opened it; refused`);
+  }
+  return info;
+}
+
+/** Waits `ms` without yielding: the audit log and its key are written on a synchronous path. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Makes the audit folder (0700) and checks it: a real folder, not a link, the user's own, mode 0700; throws
+ * {@linkcode StateDirError} otherwise. With `trusted`, every folder between it and `dir` is toolgate's own and is
+ * checked the same way (the default folder under the state folder); without, `dir` itself is (a folder the user
+ * named, whose parents are the user's business).
+ *
+ * @example
+ * ```ts
+ * import { prepareAuditDir } from "./audit.ts";
+ * prepareAuditDir("/home/me/.local/state/toolgate/workspaces/p-1/audit", "/home/me/.local/state");
+ * prepareAuditDir("/home/me/logs/toolgate");
+ * ```
+ */
+export function prepareAuditDir(dir: string, trusted?: string): void {
+  if (trusted !== undefined) return ensurePrivateDir(dir, trusted);
+  try {
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // Something in the way (a file, a dangling link): the check says what.
+    if (!(error instanceof Deno.errors.AlreadyExists)) {
+      throw new StateDirError(`cannot create ${dir}: ${(error as Error).message}`);
+    }
+  }
+  checkPrivateDir(dir);
+}
+
+/** Reads the key at `path` (never through a link, checked like a log file); `undefined` when there is none. */
+function readKey(path: string): Uint8Array | undefined {
+  const fd = openExisting(path, O_RDONLY | O_NONBLOCK, "the audit key");
+  if (fd === undefined) return undefined;
+  try {
+    const info = checkOpened(fd, path, "the audit key");
+    if (info.size !== AUDIT_KEY_BYTES) {
+      throw new StateDirError(
+        `the audit key ${path} holds ${info.size} bytes, not ${AUDIT_KEY_BYTES} (remove it: a new one is made)`,
+      );
+    }
+    const key = new Uint8Array(AUDIT_KEY_BYTES);
+    for (let got = 0; got < key.length;) {
+      const n = readSync(fd, key, got, key.length - got, got);
+      if (n === 0) throw new StateDirError(`the audit key ${path} ended early`);
+      got += n;
+    }
+    return key;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The audit key at `path`: read when it exists (refused when it is a link, someone else's, open to others, or not
+ * 32 bytes), else made: 32 random bytes written to a new 0600 file before it takes the name (see `createNew`), so
+ * that a reader never sees half a key and two toolgates starting at once agree on one.
+ *
+ * @example
+ * ```ts
+ * import { readOrMakeAuditKey } from "./audit.ts";
+ * const key = readOrMakeAuditKey("/home/me/.local/state/toolgate/audit.key"); // 32 bytes
+ * ```
+ */
+export function readOrMakeAuditKey(path: string): Uint8Array {
+  try {
+    const existing = readKey(path);
+    if (existing !== undefined) return existing;
+    const key = new Uint8Array(randomBytes(AUDIT_KEY_BYTES));
+    const fd = createNew(path, O_RDWR, (fd) => {
+      if (writeSync(fd, key) !== key.length) throw new Error("short write");
+      fsyncSync(fd);
+    });
+    if (fd === undefined) {
+      // Another toolgate made it first: use theirs.
+      const theirs = readKey(path);
+      if (theirs === undefined) throw new Error("it came and went while being made");
+      return theirs;
+    }
+    closeSync(fd);
+    return key;
+  } catch (error) {
+    if (error instanceof StateDirError) throw error;
+    throw new StateDirError(`cannot read or make the audit key ${path}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The user's audit key, `<stateRoot>/audit.key`: the state folder is made and checked (0700, the user's own, no
+ * link), then the key is read or made with {@linkcode readOrMakeAuditKey}. Throws {@linkcode StateDirError}.
+ *
+ * @example
+ * ```ts
+ * import { loadAuditKey } from "./audit.ts";
+ * const key = loadAuditKey({ HOME: "/home/me" }); // from /home/me/.local/state/toolgate/audit.key
+ * ```
+ */
+export function loadAuditKey(env: Readonly<Record<string, string>>): Uint8Array {
+  const root = stateRoot(env);
+  ensurePrivateDir(root, dirname(root));
+  return readOrMakeAuditKey(join(root, "audit.key"));
+}
+
 const encoder = new TextEncoder();
 
 /**
- * Appends audit records; writes are queued so that each line lands whole, in order.
+ * Appends one line to `file` in one write, after a newline when the file's last byte is not one: a record torn by
+ * a full disk (ours, or another process's, or one before a restart) must not swallow this one. The file itself
+ * remembers whether it was torn, so there is nothing to keep in memory that another process could not see.
+ */
+function appendLine(file: string, line: string): void {
+  const fd = openExisting(file, LOG_FLAGS, "the audit log") ?? createNew(file, LOG_FLAGS) ??
+    openExisting(file, LOG_FLAGS, "the audit log");
+  if (fd === undefined) throw new StateDirError(`the audit log ${file} came and went while being opened`);
+  try {
+    const info = checkOpened(fd, file, "the audit log");
+    const last = new Uint8Array(1);
+    const torn = info.size > 0 && readSync(fd, last, 0, 1, info.size - 1) === 1 && last[0] !== NEWLINE;
+    const bytes = encoder.encode(torn ? "\n" + line : line);
+    // One call with the whole line: with O_APPEND no other process's line can land inside it. (node:fs goes on
+    // by itself after a short write, which only a full disk causes; the next record then starts on its own line.)
+    const written = writeSync(fd, bytes);
+    if (written !== bytes.length) throw new Error(`only ${written} of ${bytes.length} bytes were written`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Appends audit records, each one whole line.
  *
  * @example
  * ```ts
  * import { AuditLog } from "./audit.ts";
  * import { makeRedactor } from "./redact.ts";
- * const audit = new AuditLog({ dir: ".toolgate/audit", redact: makeRedactor([]), onError: console.error });
- * // await audit.write(record);
+ * const audit = new AuditLog({
+ *   dir: "/home/me/.local/state/toolgate/workspaces/p-1/audit",
+ *   key: crypto.getRandomValues(new Uint8Array(32)),
+ *   redact: makeRedactor([]),
+ *   onError: console.error,
+ * });
+ * const facts = audit.argsFacts('{"path":"a.txt"}'); // { argsBytes: 16, argsHmac: "..." }
+ * // await audit.write({ ...record, ...facts });
  * ```
  */
 export class AuditLog {
-  #dirReady = false;
+  #dirMade = false;
   #reported = false;
+  /** `undefined` until the first record asks, `null` when it could not be had. */
+  #key?: Uint8Array | null;
 
   constructor(readonly options: AuditOptions) {}
+
+  /**
+   * The size and keyed digest of an arguments text. Keyed, because a bare SHA-256 of `{"token":"..."}` lets anyone
+   * who reads the log confirm a guessed secret offline; without the key, a digest tells nothing but equality.
+   * Synchronous (node:crypto): `crypto.subtle` would cost a trip through the thread pool on every call.
+   */
+  argsFacts(argsText: string): { argsBytes: number; argsHmac: string | null } {
+    const bytes = encoder.encode(argsText);
+    const key = this.#digestKey();
+    return {
+      argsBytes: bytes.length,
+      argsHmac: key === null ? null : createHmac("sha256", key).update(bytes).digest("hex"),
+    };
+  }
 
   /**
    * Writes one record; resolves once it is written (or its failure reported). Never rejects. The write is
@@ -70,24 +345,38 @@ export class AuditLog {
    */
   write(record: AuditRecord): Promise<void> {
     const line = JSON.stringify(redactDeep(record, this.options.redact)) + "\n";
-    this.#append(auditFileFor(this.options.dir, new Date(record.ts)), line);
+    const { dir } = this.options;
+    try {
+      if (!this.#dirMade) {
+        prepareAuditDir(dir);
+        this.#dirMade = true;
+      } else {
+        // Checked at every record: a folder swapped for a link since the last one is refused, not followed.
+        checkPrivateDir(dir);
+      }
+      appendLine(auditFileFor(dir, new Date(record.ts)), line);
+    } catch (error) {
+      this.#report(`toolgate: cannot write the audit log in ${dir}: ${(error as Error).message}`);
+    }
     return Promise.resolve();
   }
 
-  #append(file: string, line: string): void {
-    try {
-      if (!this.#dirReady) {
-        Deno.mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
-        this.#dirReady = true;
+  #digestKey(): Uint8Array | null {
+    if (this.#key === undefined) {
+      const { key } = this.options;
+      try {
+        this.#key = typeof key === "function" ? key() : key;
+      } catch (error) {
+        this.#key = null;
+        this.#report(`toolgate: the audit log goes without argument digests: ${(error as Error).message}`);
       }
-      // One write of the whole line with O_APPEND: other toolgate processes cannot split it either.
-      Deno.writeFileSync(file, encoder.encode(line), { append: true, create: true, mode: 0o600 });
-    } catch (error) {
-      if (this.#reported) return;
-      this.#reported = true;
-      this.options.onError(
-        `toolgate: cannot write the audit log in ${this.options.dir}: ${(error as Error).message}`,
-      );
     }
+    return this.#key;
+  }
+
+  #report(message: string): void {
+    if (this.#reported) return;
+    this.#reported = true;
+    this.options.onError(message);
   }
 }

@@ -4,9 +4,8 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { AuditLog, type AuditRecord } from "./audit.ts";
+import { AuditLog, type AuditRecord, loadAuditKey } from "./audit.ts";
 import { cgroupWrapper } from "./cgroups.ts";
 import { type Envelope, failure, type FailureEnvelope, withWarnings } from "./contract.ts";
 import { type ControlPlane, controlPlane, isWithin } from "./control_plane.ts";
@@ -60,7 +59,7 @@ const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
  *     manifest: loaded.manifest,
  *     env: { PATH: "/usr/bin:/bin", HOME: "/home/me" },
  *     cwd: "/home/me/project",
- *     auditDir: "/home/me/project/.toolgate/audit",
+ *     auditDir: "/home/me/.local/state/toolgate/workspaces/project-3f1c9a0b2e7d4c11/audit",
  *     defaultTimeoutSec: 10,
  *     sandbox: "require",
  *   });
@@ -82,6 +81,11 @@ export interface ExecutorOptions {
   readonly maxOutputBytes?: number;
   /** The audit directory, or `null` for no audit log. */
   readonly auditDir: string | null;
+  /**
+   * The key of the audit log's argument digests (default: read or made at the first record in
+   * `<stateRoot(env)>/audit.key`, see {@linkcode loadAuditKey}).
+   */
+  readonly auditKey?: Uint8Array;
   /** Where the executor reports its own trouble (a failed audit write), once. */
   readonly onWarning?: (message: string) => void;
   /** The clock of the audit log's timestamps (tests hold it). */
@@ -119,7 +123,7 @@ export interface PreparedCall {
   readonly tool: ToolSpec;
   /** The checked, coerced arguments. */
   readonly args: Readonly<Record<string, unknown>>;
-  /** The arguments as the caller sent them (hashed for the audit log, never written). */
+  /** The arguments as the caller sent them (digested with the audit key for the log, never written). */
   readonly argsText: string;
 }
 
@@ -197,11 +201,6 @@ function realPathOrUndefined(path: string): string | undefined {
   }
 }
 
-/** Synchronous: `crypto.subtle` would cost a trip through the thread pool on every call. */
-function sha256(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
-
 /**
  * Runs a manifest's tools.
  *
@@ -240,8 +239,10 @@ export class Executor {
     if (options.auditDir !== null) prepareDir(options.auditDir);
     if (options.controlPlane === undefined) {
       try {
-        // The state folder must exist before any tool runs, so that the sandbox can mask it where it would show.
-        prepareDir(stateRoot(options.env));
+        // A state folder inside the workspace must exist before any tool runs: the sandbox masks what exists, and
+        // a tool must not be the one to make it.
+        const root = stateRoot(options.env);
+        if (isWithin(root, this.#workspace)) prepareDir(root);
       } catch {
         // No HOME: nothing there to hide.
       }
@@ -260,6 +261,7 @@ export class Executor {
     if (options.auditDir !== null) {
       this.#audit = new AuditLog({
         dir: options.auditDir,
+        key: options.auditKey ?? (() => loadAuditKey(options.env)),
         redact: this.#redact,
         onError: options.onWarning ?? ((message) => console.error(message)),
       });
@@ -523,9 +525,8 @@ export class Executor {
     return relative ? escapesBinDir(tool.program, this.manifest.binDir) : undefined;
   }
 
-  #argsFacts(argsText: string): { argsBytes: number; argsSha256: string } {
-    const bytes = encoder.encode(argsText);
-    return { argsBytes: bytes.length, argsSha256: sha256(bytes) };
+  #argsFacts(argsText: string): { argsBytes: number; argsHmac: string | null } {
+    return this.#audit?.argsFacts(argsText) ?? { argsBytes: 0, argsHmac: null };
   }
 
   async #auditRefusal(name: string, argsText: string, envelope: FailureEnvelope): Promise<void> {

@@ -16,6 +16,7 @@ import {
   UsageError,
 } from "./cli.ts";
 import { broadGrants } from "./permissions.ts";
+import { StateDirError } from "./state.ts";
 import { callCommand } from "./commands/call.ts";
 import { listCommand } from "./commands/list.ts";
 import { permissionsCommand } from "./commands/permissions.ts";
@@ -146,6 +147,11 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (!(await grantsAcceptable(parsed.values.locked === true, io))) return EXIT.failure;
     return await command.run(parsed, io);
   } catch (error) {
+    if (error instanceof StateDirError) {
+      // Not a usage mistake and not a bug: a state folder or file toolgate refuses, named with its fix.
+      await io.stderr(`toolgate: ${error.message}\n`);
+      return EXIT.failure;
+    }
     if (!(error instanceof UsageError)) throw error;
     const where = error.command ?? command?.name;
     const help = where ? `toolgate ${where} --help` : "toolgate --help";

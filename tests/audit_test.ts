@@ -1,14 +1,36 @@
-/** The audit log through the executor: its fields, modes, UTC days, whole lines, failures, redaction. */
+/**
+ * The audit log through the executor: its fields, modes, UTC days, whole lines, failures, redaction; and what an
+ * attacker who can write near it cannot do (a planted link, a hard link, a folder open to others, a torn line),
+ * and the keyed digest of the arguments.
+ */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
-import { join } from "node:path";
-import { auditFileFor, AuditLog, type AuditRecord } from "../src/audit.ts";
+import { createHash, createHmac } from "node:crypto";
+import { dirname, join } from "node:path";
+import {
+  AUDIT_KEY_BYTES,
+  auditFileFor,
+  AuditLog,
+  type AuditRecord,
+  loadAuditKey,
+  prepareAuditDir,
+} from "../src/audit.ts";
 import { makeRedactor } from "../src/redact.ts";
-import { baseEnv, executorFor, executorOf, manifestOf, readAudit, scratch } from "./executor_helpers.ts";
+import { StateDirError, stateRoot } from "../src/state.ts";
+import {
+  AUDIT_KEY,
+  baseEnv,
+  executorFor,
+  executorOf,
+  IS_ROOT,
+  manifestOf,
+  readAudit,
+  ROOT,
+  scratch,
+} from "./executor_helpers.ts";
 
 const FIELDS = [
   "argsBytes",
-  "argsSha256",
+  "argsHmac",
   "argv",
   "cwd",
   "envKeys",
@@ -58,7 +80,8 @@ Deno.test("audit: one NDJSON line per call with every field, names of variables 
   assert.equal(record.truncated, false);
   assert.deepEqual(record.envKeys, ["PATH", "HOME", "MY_TOKEN"]);
   assert.equal(record.argsBytes, new TextEncoder().encode(args).length);
-  assert.equal(record.argsSha256, createHash("sha256").update(args).digest("hex"));
+  assert.equal(record.argsHmac, createHmac("sha256", AUDIT_KEY).update(args).digest("hex"));
+  assert.ok(!("argsSha256" in record), "no bare digest: it would confirm guessed secrets offline");
   assert.equal(record.outcome, "ok");
   const text = await Deno.readTextFile(join(auditDir, "20260504.log"));
   assert.ok(!text.includes("tok-value-1234"));
@@ -143,14 +166,14 @@ Deno.test("audit: 200 parallel calls leave 200 whole lines", async () => {
   const lines = text.split("\n");
   assert.equal(lines.pop(), "");
   assert.equal(lines.length, 200);
-  const hashes = new Set(lines.map((line) => JSON.parse(line).argsSha256));
+  const hashes = new Set(lines.map((line) => JSON.parse(line).argsHmac));
   assert.equal(hashes.size, 200);
 });
 
 Deno.test("audit: two logs (as two processes would) appending to one file never interleave", async () => {
   await using dir = await scratch();
   const logs = [0, 1].map(() =>
-    new AuditLog({ dir: dir.path, redact: makeRedactor([]), onError: assert.fail })
+    new AuditLog({ dir: dir.path, key: AUDIT_KEY, redact: makeRedactor([]), onError: assert.fail })
   );
   const record = (i: number): AuditRecord => ({
     ts: "2026-01-01T00:00:00.000Z",
@@ -165,7 +188,7 @@ Deno.test("audit: two logs (as two processes would) appending to one file never 
     truncated: false,
     envKeys: [],
     argsBytes: 2,
-    argsSha256: "0",
+    argsHmac: "0",
     outcome: "ok",
   });
   await Promise.all(Array.from({ length: 100 }, (_, i) => logs[i % 2].write(record(i % 10))));
@@ -260,4 +283,304 @@ Deno.test("audit: auditDir null writes nothing", async () => {
   const executor = executorOf({ command: ["/bin/cat"] }, { auditDir: null, cwd: dir.path });
   assert.equal((await executor.call("t", "{}")).ok, true);
   assert.deepEqual([...Deno.readDirSync(dir.path)], []);
+});
+
+// --- what an attacker near the log cannot do ------------------------------------------------------------------
+
+/** Today's file (the executor's clock is real): a file planted for the next call must be the one it writes. */
+function today(auditDir: string): string {
+  return auditFileFor(auditDir, new Date());
+}
+
+/** A private audit folder (0700) inside `root`. */
+async function privateDir(root: string, name = "audit"): Promise<string> {
+  const path = join(root, name);
+  await Deno.mkdir(path, { mode: 0o700 });
+  await Deno.chmod(path, 0o700);
+  return path;
+}
+
+/** Runs one call through an executor that audits to `auditDir` and returns what it reported. */
+async function callAndReports(auditDir: string): Promise<string[]> {
+  const warnings: string[] = [];
+  const executor = executorOf({ command: ["/bin/cat"] }, { auditDir, onWarning: (m) => warnings.push(m) });
+  for (let i = 0; i < 2; i++) {
+    assert.deepEqual(await executor.call("t", '{"x":1}'), { ok: true, result: { x: 1 }, tool: "t" });
+  }
+  return warnings;
+}
+
+Deno.test("audit: a symlink planted as today's log file is not followed; its target keeps its bytes and mode", async () => {
+  await using dir = await scratch();
+  const auditDir = await privateDir(dir.path);
+  const target = join(dir.path, "outside.txt");
+  await Deno.writeTextFile(target, "precious\n", { mode: 0o644 });
+  await Deno.chmod(target, 0o644);
+  const planted = today(auditDir);
+  await Deno.symlink(target, planted);
+  const warnings = await callAndReports(auditDir);
+  assert.equal(await Deno.readTextFile(target), "precious\n");
+  assert.equal((await Deno.stat(target)).mode! & 0o777, 0o644, "the target was chmod-ed through the link");
+  assert.ok((await Deno.lstat(planted)).isSymlink);
+  assert.equal(warnings.length, 1, warnings.join("\n"));
+  assert.match(warnings[0], /is a symbolic link; toolgate never follows one there/);
+  assert.ok(warnings[0].includes(planted), warnings[0]);
+});
+
+Deno.test("audit: a symlink planted as the audit folder is refused; nothing lands where it points", async () => {
+  await using dir = await scratch();
+  const real = await privateDir(dir.path, "elsewhere");
+  const auditDir = join(dir.path, "audit");
+  await Deno.symlink(real, auditDir);
+  const warnings = await callAndReports(auditDir);
+  assert.deepEqual([...Deno.readDirSync(real)], []);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /audit is a symbolic link/);
+  assert.throws(() => prepareAuditDir(auditDir), StateDirError);
+});
+
+Deno.test("audit: a folder swapped for a symlink between two calls is refused at the second", async () => {
+  await using dir = await scratch();
+  const auditDir = await privateDir(dir.path);
+  const real = await privateDir(dir.path, "elsewhere");
+  const warnings: string[] = [];
+  const executor = executorOf({ command: ["/bin/cat"] }, { auditDir, onWarning: (m) => warnings.push(m) });
+  await executor.call("t", "{}");
+  assert.equal((await readAudit(auditDir)).length, 1);
+  await Deno.rename(auditDir, join(dir.path, "old"));
+  await Deno.symlink(real, auditDir);
+  await executor.call("t", "{}");
+  assert.deepEqual([...Deno.readDirSync(real)], []);
+  assert.equal(warnings.length, 1);
+});
+
+Deno.test("audit: a log file open to others, hard-linked, or not a file is refused and never chmod-ed", async () => {
+  await using dir = await scratch();
+  // Open to others: left as it is, nothing appended.
+  const open = await privateDir(dir.path, "open");
+  await Deno.writeTextFile(today(open), "", { mode: 0o644 });
+  await Deno.chmod(today(open), 0o644);
+  const openWarnings = await callAndReports(open);
+  assert.equal((await Deno.stat(today(open))).mode! & 0o777, 0o644);
+  assert.equal(await Deno.readTextFile(today(open)), "");
+  assert.match(openWarnings[0], /has mode 0644, open to others/);
+  // A hard link to a file outside: its target's bytes stay.
+  const linked = await privateDir(dir.path, "linked");
+  const target = join(dir.path, "target.txt");
+  await Deno.writeTextFile(target, "precious\n", { mode: 0o600 });
+  await Deno.link(target, today(linked));
+  const linkWarnings = await callAndReports(linked);
+  assert.equal(await Deno.readTextFile(target), "precious\n");
+  assert.match(linkWarnings[0], /has 2 hard links/);
+  // A FIFO in the log's place: refused at once, not waited on.
+  const fifo = await privateDir(dir.path, "fifo");
+  const made = await new Deno.Command("mkfifo", { args: ["-m", "600", today(fifo)] }).output();
+  assert.equal(made.code, 0);
+  const fifoWarnings = await callAndReports(fifo);
+  assert.match(fifoWarnings[0], /is not a regular file/);
+});
+
+Deno.test("audit: a folder open to others (0755) is refused, and its mode is left alone", async () => {
+  await using dir = await scratch();
+  const auditDir = join(dir.path, "audit");
+  await Deno.mkdir(auditDir);
+  await Deno.chmod(auditDir, 0o755);
+  const warnings = await callAndReports(auditDir);
+  assert.deepEqual([...Deno.readDirSync(auditDir)], []);
+  assert.equal((await Deno.stat(auditDir)).mode! & 0o777, 0o755);
+  assert.match(warnings[0], /has mode 0755; toolgate wants 0700 \(chmod 700 it\)/);
+});
+
+Deno.test({
+  name: "audit: a folder that belongs to another user is refused",
+  ignore: !IS_ROOT,
+  fn: async () => {
+    await using dir = await scratch();
+    const auditDir = await privateDir(dir.path);
+    await Deno.chown(auditDir, 65534, 65534);
+    const warnings = await callAndReports(auditDir);
+    assert.deepEqual([...Deno.readDirSync(auditDir)], []);
+    assert.match(warnings[0], /belongs to uid 65534, not to this user \(uid 0\)/);
+  },
+});
+
+// --- torn lines ----------------------------------------------------------------------------------------------
+
+Deno.test("audit: a record after a torn line (a file that ends without a newline) starts on a line of its own", async () => {
+  await using dir = await scratch();
+  const auditDir = await privateDir(dir.path);
+  const clock = () => new Date("2026-05-04T10:00:00.000Z");
+  const file = join(auditDir, "20260504.log");
+  await Deno.writeTextFile(file, '{"whole":1}\n{"torn":', { mode: 0o600 });
+  const executor = executorOf({ command: ["/bin/cat"] }, { auditDir, clock, onWarning: assert.fail });
+  await executor.call("t", "{}");
+  await executor.call("t", "{}");
+  const lines = (await Deno.readTextFile(file)).split("\n");
+  assert.deepEqual(lines.slice(0, 2), ['{"whole":1}', '{"torn":']);
+  assert.equal(lines.length, 5);
+  assert.equal(lines[4], "");
+  for (const line of lines.slice(2, 4)) assert.equal(JSON.parse(line).tool, "t");
+});
+
+/** Reads a child's stdout line by line. */
+function lineReader(stream: ReadableStream<Uint8Array>): () => Promise<string> {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  return async () => {
+    while (!buffer.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the writer ended; left: ${JSON.stringify(buffer)}`);
+      buffer += value;
+    }
+    const at = buffer.indexOf("\n");
+    const line = buffer.slice(0, at);
+    buffer = buffer.slice(at + 1);
+    return line;
+  };
+}
+
+async function prlimit(pid: number, fsize: string): Promise<void> {
+  const output = await new Deno.Command("prlimit", { args: ["--pid", String(pid), `--fsize=${fsize}`] })
+    .output();
+  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+}
+
+Deno.test("audit: a write torn by a full file (RLIMIT_FSIZE on a real process) is reported once, the next record on a line of its own", async () => {
+  await using dir = await scratch();
+  const auditDir = await privateDir(dir.path);
+  const file = join(auditDir, "20260101.log");
+  await Deno.writeTextFile(file, '{"earlier":1}\n', { mode: 0o600 });
+  // SIGXFSZ ignored, as a process that must not die of a full file would have it: writes past the limit fail.
+  const child = new Deno.Command("sh", {
+    args: [
+      "-c",
+      'trap "" XFSZ; exec "$@"',
+      "sh",
+      Deno.execPath(),
+      "run",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-write",
+      join(ROOT, "tests", "fixtures", "audit_writer.ts"),
+      auditDir,
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const next = lineReader(child.stdout);
+  const writer = child.stdin.getWriter();
+  const errors: string[] = [];
+  const write = async (n: number) => {
+    await writer.write(new TextEncoder().encode(`write ${n}\n`));
+    for (let line = await next(); line !== `wrote ${n}`; line = await next()) {
+      assert.ok(line.startsWith("error "), line);
+      errors.push(line);
+    }
+  };
+  try {
+    assert.equal(await next(), "ready");
+    await write(1);
+    const size = (await Deno.stat(file)).size;
+    // Room for 40 more bytes: the next record is cut there, then the rest fails (EFBIG).
+    // The soft limit only: raising a hard limit again needs a privilege the test may not have.
+    await prlimit(child.pid, `${size + 40}:`);
+    await write(2);
+    await write(3); // fails outright: the file is full; not reported again
+    await prlimit(child.pid, "unlimited:");
+    await write(4);
+  } finally {
+    await writer.close();
+  }
+  assert.equal((await child.status).code, 0);
+  assert.equal(errors.length, 1, errors.join("\n"));
+  assert.match(errors[0], /cannot write the audit log/);
+  const lines = (await Deno.readTextFile(file)).split("\n");
+  assert.equal(lines.length, 5, JSON.stringify(lines));
+  assert.equal(lines[0], '{"earlier":1}');
+  assert.equal(JSON.parse(lines[1]).tool, "t1");
+  assert.equal(lines[2].length, 40);
+  assert.ok(lines[2].startsWith('{"ts":'), lines[2]);
+  assert.throws(() => JSON.parse(lines[2]));
+  assert.equal(JSON.parse(lines[3]).tool, "t4");
+  assert.equal(lines[4], "");
+});
+
+// --- the keyed digest ----------------------------------------------------------------------------------------
+
+Deno.test("audit: argsHmac is keyed by the user's key, stable for one key, never the bare SHA-256", async () => {
+  await using dir = await scratch();
+  const args = '{"token":"hunter2"}';
+  const digestsUnder = async (state: string): Promise<string[]> => {
+    const digests: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      // A new executor each time, as a new toolgate process would be: the key comes from the state folder.
+      const auditDir = join(dir.path, `audit-${digests.length}-${state.length}-${i}`);
+      const executor = executorOf({ command: ["/bin/cat"] }, {
+        auditDir,
+        auditKey: undefined,
+        env: baseEnv({ XDG_STATE_HOME: state }),
+        onWarning: assert.fail,
+      });
+      await executor.call("t", args);
+      digests.push((await readAudit(auditDir))[0].argsHmac as string);
+    }
+    return digests;
+  };
+  const one = join(dir.path, "state-one");
+  const [first, second] = await digestsUnder(one);
+  assert.equal(first, second, "one key, one digest");
+  const keyFile = join(one, "toolgate", "audit.key");
+  const key = await Deno.readFile(keyFile);
+  assert.equal(key.length, AUDIT_KEY_BYTES);
+  assert.equal((await Deno.lstat(keyFile)).mode! & 0o777, 0o600);
+  assert.equal((await Deno.lstat(dirname(keyFile))).mode! & 0o777, 0o700);
+  assert.equal(first, createHmac("sha256", key).update(args).digest("hex"));
+  assert.notEqual(first, createHash("sha256").update(args).digest("hex"));
+  const [other] = await digestsUnder(join(dir.path, "state-other-user"));
+  assert.notEqual(other, first, "another key, another digest");
+  assert.deepEqual(loadAuditKey({ XDG_STATE_HOME: one }), key, "read back, not made anew");
+});
+
+Deno.test("audit: a key file that is a symlink, open to others, or the wrong size is refused and left alone", async () => {
+  await using dir = await scratch();
+  const env = { XDG_STATE_HOME: join(dir.path, "state") };
+  const root = stateRoot(env);
+  await Deno.mkdir(root, { recursive: true, mode: 0o700 });
+  const keyFile = join(root, "audit.key");
+  // A link to a key of the attacker's choosing.
+  const chosen = join(dir.path, "chosen.key");
+  await Deno.writeFile(chosen, new Uint8Array(32), { mode: 0o600 });
+  await Deno.symlink(chosen, keyFile);
+  assert.throws(
+    () => loadAuditKey(env),
+    (e: Error) => e instanceof StateDirError && /symbolic link/.test(e.message),
+  );
+  // Through the executor: the call goes on, the record has no digest, and the trouble is told once.
+  const auditDir = join(dir.path, "audit");
+  const warnings: string[] = [];
+  const executor = executorOf({ command: ["/bin/cat"] }, {
+    auditDir,
+    auditKey: undefined,
+    env: baseEnv(env),
+    onWarning: (m) => warnings.push(m),
+  });
+  assert.equal((await executor.call("t", "{}")).ok, true);
+  assert.equal((await executor.call("t", "{}")).ok, true);
+  assert.equal(warnings.length, 1);
+  assert.ok(warnings[0].includes(keyFile), warnings[0]);
+  assert.deepEqual((await readAudit(auditDir)).map((r) => r.argsHmac), [null, null]);
+  assert.deepEqual(await Deno.readFile(chosen), new Uint8Array(32));
+  await Deno.remove(keyFile);
+  // Readable by others: refused, its mode untouched.
+  await Deno.writeFile(keyFile, new Uint8Array(32), { mode: 0o644 });
+  await Deno.chmod(keyFile, 0o644);
+  assert.throws(() => loadAuditKey(env), /has mode 0644, open to others/);
+  assert.equal((await Deno.stat(keyFile)).mode! & 0o777, 0o644);
+  // Short: refused (a new one is made only once it is removed).
+  await Deno.chmod(keyFile, 0o600);
+  await Deno.truncate(keyFile, 5);
+  assert.throws(() => loadAuditKey(env), /holds 5 bytes, not 32/);
+  await Deno.remove(keyFile);
+  assert.equal(loadAuditKey(env).length, 32);
 });

@@ -1,10 +1,16 @@
-/** The `call` command as a real process: one envelope line, exit codes, args, timeouts, signals, audit. */
+/**
+ * The `call` command as a real process: one envelope line, exit codes, args, timeouts, signals, audit (where it
+ * goes, and the folders and keys it refuses).
+ */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { auditFileFor } from "../src/audit.ts";
+import { auditDirFor } from "../src/state.ts";
 import {
   alivePids,
   cli,
   FIXTURES,
+  IS_ROOT,
   killLeftovers,
   parsePids,
   ROOT,
@@ -132,40 +138,172 @@ Deno.test("call: usage errors exit 2 with a message and no stack trace", async (
   }
 });
 
-Deno.test("call: the audit log defaults to .toolgate/audit under the cwd; --audit-dir and --no-audit", async () => {
+/** Today's UTC day, as the audit files are named. */
+function day(): string {
+  return new Date().toISOString().slice(0, 10).replaceAll("-", "");
+}
+
+Deno.test("call: the audit log defaults to the workspace's folder under XDG_STATE_HOME, never inside the workspace", async () => {
+  await using state = await scratch();
   await using dir = await scratch();
-  await cli(["call", "echo", '{"n":1}', ...BASE], { cwd: dir.path });
-  const day = new Date().toISOString().slice(0, 10).replaceAll("-", "");
-  const line = JSON.parse(await Deno.readTextFile(join(dir.path, ".toolgate", "audit", `${day}.log`)));
+  await using work = await scratch();
+  const env = { XDG_STATE_HOME: state.path };
+  const run = await cli(["call", "echo", '{"n":1}', ...BASE], { cwd: dir.path, env });
+  assert.equal(run.code, 0, run.stderr);
+  const own = auditDirFor(env, dir.path);
+  assert.ok(own.startsWith(join(state.path, "toolgate", "workspaces") + "/"), own);
+  const line = JSON.parse(await Deno.readTextFile(join(own, `${day()}.log`)));
   assert.equal(line.tool, "echo");
   assert.equal(line.outcome, "ok");
   assert.equal(line.cwd, dir.path);
+  assert.match(line.argsHmac, /^[0-9a-f]{64}$/);
+  // Every folder of toolgate's own is 0700, the key 0600.
+  for (let folder = own; folder !== state.path; folder = dirname(folder)) {
+    assert.equal((await Deno.stat(folder)).mode! & 0o777, 0o700, folder);
+  }
+  assert.equal((await Deno.stat(join(state.path, "toolgate", "audit.key"))).mode! & 0o777, 0o600);
 
-  await cli(["call", "echo", ...BASE, "--audit-dir", "elsewhere"], { cwd: dir.path });
-  assert.ok((await Deno.stat(join(dir.path, "elsewhere", `${day}.log`))).isFile);
-
-  // --cwd moves the tools, not the audit log: that stays where toolgate was started (and may write).
-  await using work = await scratch();
-  await cli(["call", "echo", ...BASE, "--cwd", work.path, "--audit-dir", "moved"], { cwd: dir.path });
-  const moved = (await Deno.readTextFile(join(dir.path, "moved", `${day}.log`))).trim().split("\n");
+  // --cwd names the workspace: its log is its own, and nothing lands in either workspace.
+  await cli(["call", "echo", ...BASE, "--cwd", work.path], { cwd: dir.path, env });
+  const other = auditDirFor(env, work.path);
+  assert.notEqual(other, own);
+  const moved = (await Deno.readTextFile(join(other, `${day()}.log`))).trim().split("\n");
   assert.equal(JSON.parse(moved[moved.length - 1]).cwd, work.path);
   assert.deepEqual([...Deno.readDirSync(work.path)], []);
+  assert.deepEqual([...Deno.readDirSync(dir.path)], []);
 
+  // --audit-dir overrides (made 0700 when missing); --no-audit writes nothing, the state folder included.
+  await cli(["call", "echo", ...BASE, "--audit-dir", "elsewhere"], { cwd: dir.path, env });
+  assert.ok((await Deno.stat(join(dir.path, "elsewhere", `${day()}.log`))).isFile);
+  assert.equal((await Deno.stat(join(dir.path, "elsewhere"))).mode! & 0o777, 0o700);
   await using quiet = await scratch();
-  await cli(["call", "echo", ...BASE, "--no-audit"], { cwd: quiet.path });
+  await using quietState = await scratch();
+  await cli(["call", "echo", ...BASE, "--no-audit"], {
+    cwd: quiet.path,
+    env: { XDG_STATE_HOME: quietState.path },
+  });
   assert.deepEqual([...Deno.readDirSync(quiet.path)], []);
+  assert.deepEqual([...Deno.readDirSync(quietState.path)], []);
 });
 
 Deno.test("call: an audit log that cannot be written is reported once on stderr; the call still succeeds", async () => {
+  await using state = await scratch();
   await using dir = await scratch();
-  await Deno.writeTextFile(join(dir.path, "not_a_dir"), "");
-  const run = await cli(["call", "echo", '{"n":1}', ...BASE, "--audit-dir", "not_a_dir"], { cwd: dir.path });
+  const auditDir = join(dir.path, "audit");
+  await Deno.mkdir(auditDir, { mode: 0o700 });
+  // Today's file (and tomorrow's, should the day turn mid-test) is a folder: every write fails.
+  for (const when of [new Date(), new Date(Date.now() + 60_000)]) {
+    await Deno.mkdir(auditFileFor(auditDir, when), { recursive: true });
+  }
+  const run = await cli(["call", "echo", '{"n":1}', ...BASE, "--audit-dir", "audit"], {
+    cwd: dir.path,
+    env: { XDG_STATE_HOME: state.path },
+  });
   assert.equal(run.code, 0);
   assert.deepEqual(envelopeLine(run.stdout).result, { n: 1 });
   const reports = run.stderr.split("\n").filter((line) => line.includes("cannot write the audit log"));
   assert.equal(reports.length, 1, run.stderr);
-  assert.ok(reports[0].includes(join(dir.path, "not_a_dir")), reports[0]);
+  assert.ok(reports[0].includes(auditDir), reports[0]);
   noStackTrace(run.stderr);
+});
+
+Deno.test("call: a symlink planted as today's log is not followed under scoped grants; the target keeps bytes and mode", async () => {
+  await using state = await scratch();
+  await using dir = await scratch();
+  const auditDir = join(dir.path, "audit");
+  await Deno.mkdir(auditDir, { mode: 0o700 });
+  const target = join(dir.path, "precious");
+  await Deno.writeTextFile(target, "keep\n");
+  await Deno.chmod(target, 0o644);
+  // Today's and (should the day turn mid-test) tomorrow's file.
+  for (const when of [new Date(), new Date(Date.now() + 60_000)]) {
+    await Deno.symlink(target, auditFileFor(auditDir, when)).catch(() => {});
+  }
+  // Not --allow-all: Deno then resolves links itself before it opens, so O_NOFOLLOW alone would not hold.
+  const run = await cli(["call", "echo", '{"n":1}', ...BASE, "--audit-dir", "audit"], {
+    cwd: dir.path,
+    env: { XDG_STATE_HOME: state.path },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(envelopeLine(run.stdout).result, { n: 1 });
+  assert.match(run.stderr, /is a symbolic link; toolgate never follows one there/);
+  assert.equal(await Deno.readTextFile(target), "keep\n");
+  assert.equal((await Deno.stat(target)).mode! & 0o777, 0o644);
+});
+
+Deno.test("call: an audit folder toolgate may not use is refused at start: exit 1, the folder and the fix named", async () => {
+  await using state = await scratch();
+  await using dir = await scratch();
+  const env = { XDG_STATE_HOME: state.path };
+  const open = join(dir.path, "open");
+  await Deno.mkdir(open);
+  await Deno.chmod(open, 0o755);
+  const real = join(dir.path, "real");
+  await Deno.mkdir(real, { mode: 0o700 });
+  await Deno.symlink(real, join(dir.path, "link"));
+  await Deno.writeTextFile(join(dir.path, "file"), "");
+  const cases: [string, RegExp][] = [
+    ["open", /open has mode 0755; toolgate wants 0700 \(chmod 700 it\)/],
+    ["link", /link is a symbolic link; toolgate never follows one there/],
+    ["file", /file is not a directory/],
+  ];
+  for (const [name, reason] of cases) {
+    const run = await cli(["call", "echo", '{"n":1}', ...BASE, "--audit-dir", name], { cwd: dir.path, env });
+    assert.equal(run.code, 1, `${name}: ${run.stderr}`);
+    assert.equal(run.stdout, "", "no tool ran");
+    assert.match(run.stderr, /^toolgate: no audit log can be kept: /m);
+    assert.ok(run.stderr.includes(join(dir.path, name)), run.stderr);
+    assert.match(run.stderr, reason);
+    assert.match(run.stderr, /--audit-dir DIR \(your own, mode 0700\), or run with --no-audit/);
+    noStackTrace(run.stderr);
+  }
+  assert.equal((await Deno.stat(open)).mode! & 0o777, 0o755, "never chmod-ed");
+  assert.deepEqual([...Deno.readDirSync(real)], []);
+  assert.deepEqual([...Deno.readDirSync(open)], []);
+});
+
+Deno.test({
+  name:
+    "call: an audit folder of another user is refused, also without --allow-sys (the uid comes from a probe)",
+  ignore: !IS_ROOT,
+  fn: async () => {
+    await using state = await scratch();
+    await using dir = await scratch();
+    const theirs = join(dir.path, "theirs");
+    await Deno.mkdir(theirs, { mode: 0o700 });
+    await Deno.chown(theirs, 65534, 65534);
+    const run = await cli(["call", "echo", ...BASE, "--audit-dir", "theirs"], {
+      cwd: dir.path,
+      env: { XDG_STATE_HOME: state.path },
+    });
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /theirs belongs to uid 65534, not to this user \(uid 0\)/);
+    assert.deepEqual([...Deno.readDirSync(theirs)], [], "no probe left behind");
+  },
+});
+
+Deno.test("call: a state folder or key that is a link is refused at start, its target untouched", async () => {
+  await using state = await scratch();
+  await using dir = await scratch();
+  await using outside = await scratch();
+  const env = { XDG_STATE_HOME: state.path };
+  // The default audit folder's chain: a link as the toolgate folder itself.
+  await Deno.symlink(outside.path, join(state.path, "toolgate"));
+  const linked = await cli(["call", "echo", ...BASE], { cwd: dir.path, env });
+  assert.equal(linked.code, 1, linked.stderr);
+  assert.match(linked.stderr, /toolgate is a symbolic link; toolgate never follows one there/);
+  assert.deepEqual([...Deno.readDirSync(outside.path)], []);
+  // A link as the key.
+  await Deno.remove(join(state.path, "toolgate"));
+  await Deno.mkdir(join(state.path, "toolgate"), { mode: 0o700 });
+  const chosen = join(outside.path, "chosen.key");
+  await Deno.writeFile(chosen, new Uint8Array(32), { mode: 0o600 });
+  await Deno.symlink(chosen, join(state.path, "toolgate", "audit.key"));
+  const keyed = await cli(["call", "echo", ...BASE], { cwd: dir.path, env });
+  assert.equal(keyed.code, 1, keyed.stderr);
+  assert.match(keyed.stderr, /the audit key .*audit\.key is a symbolic link/);
+  assert.deepEqual(await Deno.readFile(chosen), new Uint8Array(32));
+  noStackTrace(keyed.stderr);
 });
 
 Deno.test("call: --cwd is the tools' working directory", async () => {

@@ -56,7 +56,9 @@ const CALLS: [string, unknown][] = [
 
 Deno.test("the bundled entry runs every built-in tool from another folder, under the baked flags, with no deno on PATH", async () => {
   assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
-  const flags = compileFlags(BUNDLE, Deno.env.toObject(), Deno.execPath());
+  // The state folder of the user who builds it is baked in: the same one the runs below use.
+  const state = await Deno.makeTempDir();
+  const flags = compileFlags(BUNDLE, { ...Deno.env.toObject(), XDG_STATE_HOME: state }, Deno.execPath());
   assert.ok(flags.includes("--no-prompt"));
   assert.ok(flags.every((flag) => !/^--allow-(read|write|run|env|net)$/.test(flag)), "every grant is scoped");
   const elsewhere = await Deno.makeTempDir();
@@ -75,7 +77,7 @@ Deno.test("the bundled entry runs every built-in tool from another folder, under
   });
   const env: Record<string, string> = {
     PATH: path,
-    XDG_STATE_HOME: await Deno.makeTempDir(),
+    XDG_STATE_HOME: state,
     TOOLGATE_FETCH_ALLOW_HOSTS: `127.0.0.1:${server.addr.port}`,
   };
   // What the launcher tells a run: the bwrap it found (this PATH's folder is not one a run may read).

@@ -40,6 +40,13 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
   return { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root", ...extra };
 }
 
+/** Whether the tests run as root (who can give a folder to another user). `id`: the test task grants no sys. */
+export const IS_ROOT: boolean =
+  new TextDecoder().decode(new Deno.Command("id", { args: ["-u"] }).outputSync().stdout).trim() === "0";
+
+/** The audit key of the tests' executors: a fixed one, so that no test makes a key in the real home. */
+export const AUDIT_KEY: Uint8Array = new Uint8Array(32).fill(7);
+
 /** An executor with no audit log and the sandbox off, unless `options` say otherwise. */
 export function executorFor(manifest: Manifest, options: Partial<ExecutorOptions> = {}): Executor {
   return new Executor({
@@ -47,6 +54,7 @@ export function executorFor(manifest: Manifest, options: Partial<ExecutorOptions
     env: baseEnv(),
     cwd: FIXTURES,
     auditDir: null,
+    auditKey: AUDIT_KEY,
     sandbox: "off",
     graceMs: 500,
     ...options,

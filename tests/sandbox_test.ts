@@ -44,6 +44,8 @@ async function executor(cwd: string, options: Partial<ExecutorOptions> = {}): Pr
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" },
     cwd,
     auditDir: null,
+    // A fixed digest key: no test makes one in the real home.
+    auditKey: new Uint8Array(32),
     sandbox: "require",
     ...options,
   });

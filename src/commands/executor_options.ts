@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import {
   flag,
   type Io,
@@ -16,8 +16,9 @@ import {
 } from "../cli.ts";
 import { Executor, EXECUTOR_DEFAULTS } from "../executor.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
-import { auditDirFor, StateDirError } from "../state.ts";
+import { loadAuditKey, prepareAuditDir } from "../audit.ts";
 import type { Manifest } from "../manifest.ts";
+import { auditDirFor, StateDirError, stateRoot } from "../state.ts";
 import { ProcessRegistry } from "../process_tree.ts";
 
 /** The options of a command that runs tools. */
@@ -45,7 +46,7 @@ export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
     type: "string",
     value: "DIR",
     help:
-      "where the audit log goes (default: the workspace's folder in toolgate's state, ~/.local/state/toolgate)",
+      "where the audit log goes, a folder of your own with mode 0700 (default: the workspace's own folder under $XDG_STATE_HOME/toolgate, else ~/.local/state/toolgate)",
   },
   "no-audit": { type: "boolean", help: "write no audit log" },
   sandbox: {
@@ -62,6 +63,8 @@ export interface ExecutorSettings {
   readonly maxOutputBytes: number;
   readonly cwd: string;
   readonly auditDir: string | null;
+  /** For the default audit folder: the folder above toolgate's own ones (the state folder's parent). */
+  readonly auditTrusted?: string;
   readonly sandbox: SandboxMode;
 }
 
@@ -95,7 +98,25 @@ export async function executorSettings(
       throw new UsageError(`--cwd ${JSON.stringify(cwdOption)} is not a directory`, command);
     }
   }
-  const auditDir = flag(parsed, "no-audit") ? null : auditLocation(parsed, io, cwd, command);
+  const auditOption = stringOption(parsed, "audit-dir");
+  let auditDir: string | null = null;
+  let auditTrusted: string | undefined;
+  if (flag(parsed, "no-audit")) {
+    // No audit log, no state folder needed.
+  } else if (auditOption !== undefined) {
+    auditDir = resolve(io.cwd, auditOption);
+  } else {
+    // Per workspace (the tools' cwd, by its real path), in the user's state folder: never where a tool writes.
+    try {
+      const workspace = await Deno.realPath(cwd).catch((error) => {
+        throw new StateDirError(`cannot tell where the workspace ${cwd} is: ${error.message}`);
+      });
+      auditDir = auditDirFor(io.env, workspace);
+      auditTrusted = dirname(stateRoot(io.env));
+    } catch (error) {
+      throw auditRefused(error);
+    }
+  }
   const sandbox = stringOption(parsed, "sandbox") ?? io.env.TOOLGATE_SANDBOX ?? "auto";
   if (!(SANDBOX_MODES as readonly string[]).includes(sandbox)) {
     throw new UsageError(
@@ -103,20 +124,40 @@ export async function executorSettings(
       command,
     );
   }
-  return { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox: sandbox as SandboxMode };
+  return {
+    timeoutSec,
+    graceMs,
+    maxOutputBytes,
+    cwd,
+    auditDir,
+    auditTrusted,
+    sandbox: sandbox as SandboxMode,
+  };
 }
 
-/** `--audit-dir`, else the workspace's audit folder in toolgate's state (never inside the workspace). */
-function auditLocation(parsed: ParsedArgs, io: Io, cwd: string, command: string): string {
-  const given = stringOption(parsed, "audit-dir");
-  if (given !== undefined) return resolve(io.cwd, given);
+/** A refused audit folder or key, said with the ways out; anything else unchanged. */
+function auditRefused(error: unknown): unknown {
+  if (!(error instanceof StateDirError)) return error;
+  return new StateDirError(
+    `no audit log can be kept: ${error.message}. Fix that, name another folder with --audit-dir DIR ` +
+      "(your own, mode 0700), or run with --no-audit.",
+  );
+}
+
+/**
+ * Makes and checks the audit folder and the digest key before any call: a folder or key toolgate may not use is
+ * refused at start (exit 1, naming it and the fix), never followed or repaired.
+ */
+function prepareAudit(
+  settings: ExecutorSettings,
+  env: Readonly<Record<string, string>>,
+): Uint8Array | undefined {
+  if (settings.auditDir === null) return undefined;
   try {
-    return auditDirFor(io.env, Deno.realPathSync(cwd));
+    prepareAuditDir(settings.auditDir, settings.auditTrusted);
+    return loadAuditKey(env);
   } catch (error) {
-    if (error instanceof StateDirError) {
-      throw new UsageError(`${error.message}; pass --audit-dir or --no-audit`, command);
-    }
-    throw error;
+    throw auditRefused(error);
   }
 }
 
@@ -130,8 +171,9 @@ export async function executorFromArgs(
   /** False for a command that shuts down by itself on SIGINT/SIGTERM (then it must call `registry.endAll`). */
   handleSignals = true,
 ): Promise<{ executor: Executor; registry: ProcessRegistry }> {
-  const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = settings ??
-    await executorSettings(parsed, io, command);
+  const checked = settings ?? await executorSettings(parsed, io, command);
+  const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = checked;
+  const auditKey = prepareAudit(checked, io.env);
   const registry = new ProcessRegistry(graceMs, undefined, handleSignals);
   const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
@@ -144,6 +186,7 @@ export async function executorFromArgs(
       graceMs,
       maxOutputBytes,
       auditDir,
+      auditKey,
       registry,
       sandbox,
       // The launcher found bwrap once on PATH: the main entry runs that very binary.

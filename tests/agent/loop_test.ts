@@ -128,7 +128,9 @@ Deno.test("loop: an oversized result reaches the model as truncated_output withi
 Deno.test("loop: a denial on the terminal answers user_denied and is audited, the tool never runs", async () => {
   await using env = await setup();
   const auditDir = join(env.dir, "audit");
-  const executor = new Executor({ manifest, env: ENV, cwd: env.dir, auditDir, sandbox: "off" });
+  // A fixed digest key: no test makes one in the real home.
+  const auditKey = new Uint8Array(32);
+  const executor = new Executor({ manifest, env: ENV, cwd: env.dir, auditDir, auditKey, sandbox: "off" });
   const [message] = await answerToolCalls([call("n1", "note", { text: "x" })], {
     executor,
     approver: new Approver({ yes: false, interactive: true, ask: () => Promise.resolve("n") }),

@@ -1,6 +1,7 @@
 /** The agent loop end to end: the real CLI as a subprocess against a scripted endpoint on 127.0.0.1. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { auditDirFor } from "../../src/state.ts";
 import {
   answer,
   callTools,
@@ -16,8 +17,10 @@ import { AGENT_TOOLS, type CliResult, runAgentCli } from "./run_cli.ts";
 
 interface Run extends CliResult {
   readonly server: ChatServer;
-  /** The tools' working directory (the audit log is under `.toolgate/audit`). */
+  /** The tools' working directory. */
   readonly dir: string;
+  /** Where the run's audit log went: the workspace's folder in a temp state folder (XDG_STATE_HOME). */
+  readonly auditDir: string;
 }
 
 interface RunOptions {
@@ -32,9 +35,15 @@ const cleanups: (() => Promise<void>)[] = [];
 /** Runs the CLI against a server playing `script`; the server and the temp folder live until `done()`. */
 async function agent(script: Script, args: string[] = [], options: RunOptions = {}): Promise<Run> {
   const server = startChatServer(script);
-  const dir = await Deno.makeTempDir({ prefix: "toolgate_agent_" });
-  cleanups.push(() => server.close(), () => Deno.remove(dir, { recursive: true }));
-  // Run from the temp folder too: the audit log lands under the process's cwd (where toolgate may write).
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_agent_" }));
+  const state = await Deno.makeTempDir({ prefix: "toolgate_agent_state_" });
+  cleanups.push(
+    () => server.close(),
+    () => Deno.remove(dir, { recursive: true }),
+    () => Deno.remove(state, { recursive: true }),
+  );
+  // A state folder of the test's own: the audit log (and its key) never land in the real home.
+  const stateEnv = { XDG_STATE_HOME: state };
   const result = await runAgentCli([
     ...(options.noPrompt ? args : ["--prompt", "hi"]),
     "--base-url",
@@ -48,8 +57,8 @@ async function agent(script: Script, args: string[] = [], options: RunOptions = 
     "--cwd",
     dir,
     ...(options.noPrompt ? [] : args),
-  ], { env: options.env, stdin: options.stdin, cwd: dir });
-  return { ...result, server, dir };
+  ], { env: { ...stateEnv, ...options.env }, stdin: options.stdin, cwd: dir });
+  return { ...result, server, dir, auditDir: auditDirFor(stateEnv, dir) };
 }
 
 async function done(): Promise<void> {
@@ -325,7 +334,7 @@ Deno.test("cli: the API key is sent, but is absent from --debug output and from 
       assert.match(run.stderr, /Bearer \[REDACTED\]/);
       assert.ok(!run.stderr.includes(key), `${how}: the key leaked into stderr`);
       assert.ok(!run.stderr.includes("0123456789-SECRET"), `${how}: a fragment of the key leaked`);
-      const auditDir = join(run.dir, ".toolgate", "audit");
+      const auditDir = run.auditDir;
       const files = [...Deno.readDirSync(auditDir)];
       assert.ok(files.length > 0, "the call was audited");
       for (const file of files) {

@@ -113,6 +113,8 @@ export async function benchExecutor(): Promise<Record<string, number>> {
       env: { PATH: "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/" },
       cwd: FIXTURES,
       auditDir,
+      // Not the user's key: a benchmark leaves nothing in the home directory.
+      auditKey: crypto.getRandomValues(new Uint8Array(32)),
       sandbox: "off",
     });
 

@@ -10,7 +10,11 @@ import { probeSandbox } from "../../src/sandbox.ts";
 export const SCRIPT_FIXTURE: string = join(import.meta.dirname!, "..", "fixtures", "security", "tools.json");
 
 /** What confinement can use on this machine. */
-export const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "bwrap", Deno.env.toObject());
+export const SUPPORT = await probeSandbox(
+  Deno.env.get("PATH") ?? "/usr/bin:/bin",
+  "bwrap",
+  Deno.env.toObject(),
+);
 /** On CI a test that needs bubblewrap (or the cgroups root needs) fails instead of skipping. */
 export const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
 

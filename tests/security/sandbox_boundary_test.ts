@@ -13,67 +13,90 @@ import {
   SUPPORT,
 } from "./helpers.ts";
 
-confinedTest("a confined tool keeps no capability, cannot remount / read-write, and cannot nest a user namespace", async () => {
-  const workspace = await realTempDir();
-  const executor = await scriptExecutor(workspace);
-  const result = await runScript(
-    executor,
-    "script_workspace",
-    "grep CapEff /proc/self/status; mount -o remount,rw / 2>/dev/null; echo remount=$?; " +
-      "touch /usr/planted 2>/dev/null; echo usr=$?; unshare -U true 2>/dev/null; echo userns=$?",
-  );
-  assert.match(result.out, /CapEff: 0000000000000000/);
-  assert.match(result.out, /remount=[1-9]/);
-  assert.match(result.out, /usr=[1-9]/);
-  assert.match(result.out, /userns=[1-9]/);
-});
+confinedTest(
+  "a confined tool keeps no capability, cannot remount / read-write, and cannot nest a user namespace",
+  async () => {
+    const workspace = await realTempDir();
+    const executor = await scriptExecutor(workspace);
+    const result = await runScript(
+      executor,
+      "script_workspace",
+      "grep CapEff /proc/self/status; mount -o remount,rw / 2>/dev/null; echo remount=$?; " +
+        "touch /usr/planted 2>/dev/null; echo usr=$?; unshare -U true 2>/dev/null; echo userns=$?",
+    );
+    assert.match(result.out, /CapEff: 0000000000000000/);
+    assert.match(result.out, /remount=[1-9]/);
+    assert.match(result.out, /usr=[1-9]/);
+    assert.match(result.out, /userns=[1-9]/);
+  },
+);
 
 const NO_PIDS_LIMIT = NO_BWRAP ??
   (SUPPORT.ok && SUPPORT.root && SUPPORT.cgroups?.pids === undefined
     ? "running as root without a pids cgroup toolgate may make: the process limit cannot hold here"
     : undefined);
 
-hostTest("the process limit holds for root too: a tool cannot start more processes than its profile allows", NO_PIDS_LIMIT, async () => {
-  const workspace = await realTempDir();
-  const executor = await scriptExecutor(workspace);
-  // The tight profile allows 16 processes; 40 sleepers are asked for.
-  const result = await runScript(
-    executor,
-    "script_tight",
-    // Each sleeper notes itself before it sleeps; the loop dies at the first fork the limit refuses, and the count
-    // is read once the sleepers are gone and forks work again.
-    `(for i in ${Array.from({ length: 40 }, (_, i) => i).join(" ")}; do (echo x >> /tmp/started; exec sleep 1) & ` +
-      "done) 2>/dev/null; until sleep 1.2 2>/dev/null; do :; done; echo started=$(wc -l < /tmp/started)",
-  );
-  const started = Number(/started=(\d+)/.exec(result.out)?.[1]);
-  assert.ok(started > 1 && started < 16, `processes started in the sandbox: ${started} (${result.out.slice(0, 300)})`);
-});
+hostTest(
+  "the process limit holds for root too: a tool cannot start more processes than its profile allows",
+  NO_PIDS_LIMIT,
+  async () => {
+    const workspace = await realTempDir();
+    const executor = await scriptExecutor(workspace);
+    // The tight profile allows 16 processes; 40 sleepers are asked for.
+    const result = await runScript(
+      executor,
+      "script_tight",
+      // Each sleeper notes itself before it sleeps; the loop dies at the first fork the limit refuses, and the count
+      // is read once the sleepers are gone and forks work again.
+      `(for i in ${
+        Array.from({ length: 40 }, (_, i) => i).join(" ")
+      }; do (echo x >> /tmp/started; exec sleep 1) & ` +
+        "done) 2>/dev/null; until sleep 1.2 2>/dev/null; do :; done; echo started=$(wc -l < /tmp/started)",
+    );
+    const started = Number(/started=(\d+)/.exec(result.out)?.[1]);
+    assert.ok(
+      started > 1 && started < 16,
+      `processes started in the sandbox: ${started} (${result.out.slice(0, 300)})`,
+    );
+  },
+);
 
-confinedTest("memory: each private tmpfs has its size limit, /dev and the sandbox root take no writes", async () => {
-  const workspace = await realTempDir();
-  const executor = await scriptExecutor(workspace);
-  const result = await runScript(
-    executor,
-    "script_tight",
-    "dd if=/dev/zero of=/tmp/big bs=1M count=32 2>/dev/null; echo tmp=$(du -k /tmp/big | cut -f1); " +
-      "dd if=/dev/zero of=/dev/shm/big bs=1M count=32 2>/dev/null; echo shm=$(du -k /dev/shm/big | cut -f1); " +
-      "touch /dev/planted 2>/dev/null; echo dev=$?; mkdir /planted 2>/dev/null; echo root=$?",
-  );
-  const tmp = Number(/tmp=(\d+)/.exec(result.out)?.[1]);
-  const shm = Number(/shm=(\d+)/.exec(result.out)?.[1]);
-  assert.ok(tmp > 0 && tmp <= 8 * 1024, `/tmp took ${tmp} KiB under an 8 MiB limit`);
-  assert.ok(shm > 0 && shm <= 8 * 1024, `/dev/shm took ${shm} KiB under an 8 MiB limit`);
-  assert.match(result.out, /dev=[1-9]/);
-  assert.match(result.out, /root=[1-9]/);
-});
+confinedTest(
+  "memory: each private tmpfs has its size limit, /dev and the sandbox root take no writes",
+  async () => {
+    const workspace = await realTempDir();
+    const executor = await scriptExecutor(workspace);
+    const result = await runScript(
+      executor,
+      "script_tight",
+      "dd if=/dev/zero of=/tmp/big bs=1M count=32 2>/dev/null; echo tmp=$(du -k /tmp/big | cut -f1); " +
+        "dd if=/dev/zero of=/dev/shm/big bs=1M count=32 2>/dev/null; echo shm=$(du -k /dev/shm/big | cut -f1); " +
+        "touch /dev/planted 2>/dev/null; echo dev=$?; mkdir /planted 2>/dev/null; echo root=$?",
+    );
+    const tmp = Number(/tmp=(\d+)/.exec(result.out)?.[1]);
+    const shm = Number(/shm=(\d+)/.exec(result.out)?.[1]);
+    assert.ok(tmp > 0 && tmp <= 8 * 1024, `/tmp took ${tmp} KiB under an 8 MiB limit`);
+    assert.ok(shm > 0 && shm <= 8 * 1024, `/dev/shm took ${shm} KiB under an 8 MiB limit`);
+    assert.match(result.out, /dev=[1-9]/);
+    assert.match(result.out, /root=[1-9]/);
+  },
+);
 
 confinedTest("memory: a tool cannot allocate past its profile's memory limit", async () => {
   const workspace = await realTempDir();
   const executor = await scriptExecutor(workspace);
   // dd holds one whole block in memory: 256 MiB against a 64 MiB limit.
-  const result = await runScript(executor, "script_tight", "dd if=/dev/zero of=/dev/null bs=256M count=1 2>/dev/null; echo dd=$?");
+  const result = await runScript(
+    executor,
+    "script_tight",
+    "dd if=/dev/zero of=/dev/null bs=256M count=1 2>/dev/null; echo dd=$?",
+  );
   assert.match(result.out, /dd=[1-9]/, result.out);
-  const small = await runScript(executor, "script_tight", "dd if=/dev/zero of=/dev/null bs=8M count=1 2>/dev/null; echo dd=$?");
+  const small = await runScript(
+    executor,
+    "script_tight",
+    "dd if=/dev/zero of=/dev/null bs=8M count=1 2>/dev/null; echo dd=$?",
+  );
   assert.match(small.out, /dd=0/, "a block within the limit is fine");
 });
 
@@ -127,7 +150,8 @@ confinedTest("a network profile tool shares the network, a none profile tool has
   });
   try {
     const executor = await scriptExecutor(await realTempDir());
-    const probe = `exec 3<>/dev/tcp/127.0.0.1/${server.addr.port} 2>/dev/null && echo connected || echo refused`;
+    const probe =
+      `exec 3<>/dev/tcp/127.0.0.1/${server.addr.port} 2>/dev/null && echo connected || echo refused`;
     // sh has no /dev/tcp: bash does.
     const offline = await runScript(executor, "script_none", `bash -c '${probe}'`);
     assert.match(offline.out, /refused/);
