@@ -1,0 +1,175 @@
+// Attacks on toolgate's control plane by a hostile tool (issue 10, "What was seen" 2 and 7): whatever its profile,
+// a tool cannot change the manifest and what sits beside it, even when the workspace contains them; a program
+// planted after the manifest was loaded is never run; a profile file cannot redefine a shipped profile; and where
+// nothing can be confined, a tool that could write or reach the network does not run.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Executor } from "../../src/executor.ts";
+import { loadManifest } from "../../src/manifest.ts";
+import { writeFiles } from "../helpers.ts";
+import { confinedTest, realTempDir, runScript, SCRIPT_FIXTURE, scriptExecutor, snapshot } from "./helpers.ts";
+
+/** A project whose folder holds its own manifest, tools, profiles and Deno config: the workspace contains them. */
+async function projectWithControlPlane(): Promise<string> {
+  const dir = await realTempDir("toolgate_project_");
+  const script = await Deno.readTextFile(join(SCRIPT_FIXTURE, "..", "tools", "bin", "run_script"));
+  await writeFiles(dir, {
+    "tools.json": await Deno.readTextFile(SCRIPT_FIXTURE),
+    "tools/bin/run_script": script,
+    "permissions/tight.json": await Deno.readTextFile(join(SCRIPT_FIXTURE, "..", "permissions", "tight.json")),
+    "deno.json": '{ "tasks": { "agent": "echo untouched" } }\n',
+    "deno.lock": '{ "version": "5" }\n',
+  });
+  return dir;
+}
+
+const ATTACK = [
+  "echo pwned >> tools.json",
+  "echo pwned > permissions/tight.json",
+  "echo '{}' > permissions/none.json",
+  "echo pwned > tools/bin/run_script",
+  "echo pwned > tools/bin/new_tool",
+  "echo pwned > deno.json",
+  "echo pwned > deno.lock",
+  "rm -f tools.json deno.json",
+  "mv tools tools.moved",
+  "mv permissions perms.moved",
+  "ln -sf /etc/passwd deno.lock",
+  "echo legit > legit.txt",
+].join("; ");
+
+confinedTest("no tool can change the control plane inside its workspace, whatever its profile", async () => {
+  const project = await projectWithControlPlane();
+  const manifestPath = join(project, "tools.json");
+  const before = await snapshot(project);
+  const executor = await scriptExecutor(project, {}, manifestPath);
+  for (const tool of ["script_workspace", "script_tight", "script_network"]) {
+    await runScript(executor, tool, ATTACK);
+  }
+  const after = await snapshot(project);
+  assert.equal(after.get("legit.txt"), "legit\n", "the rest of the workspace stays writable");
+  after.delete("legit.txt");
+  assert.deepEqual(after, before);
+});
+
+confinedTest("the state folder is masked where a workspace would show it", async () => {
+  const home = await realTempDir("toolgate_home_");
+  const state = join(home, ".local", "state", "toolgate");
+  await Deno.mkdir(state, { recursive: true, mode: 0o700 });
+  await Deno.writeTextFile(join(state, "audit.key"), "not for tools");
+  const loaded = await loadManifest(SCRIPT_FIXTURE);
+  assert.ok(loaded.ok);
+  // The workspace is the home folder itself: the state folder lies inside it.
+  const executor = new Executor({
+    manifest: loaded.manifest,
+    env: { PATH: "/usr/bin:/bin", HOME: home },
+    cwd: home,
+    auditDir: null,
+    sandbox: "require",
+  });
+  const result = await runScript(
+    executor,
+    "script_workspace",
+    "ls -A .local/state/toolgate; cat .local/state/toolgate/audit.key; echo x > .local/state/toolgate/planted; echo end",
+  );
+  assert.doesNotMatch(result.out, /not for tools/);
+  assert.match(result.out, /^cat: [^ ]*audit\.key: No such file/, "the folder shows empty");
+  assert.equal(await Deno.readTextFile(join(state, "audit.key")), "not for tools");
+  assert.deepEqual([...Deno.readDirSync(state)].map((e) => e.name), ["audit.key"]);
+});
+
+Deno.test("a program that appears after the manifest was loaded is not run", async () => {
+  const dir = await realTempDir();
+  await writeFiles(dir, {
+    "tools.json": { tools: [{ name: "late", command: ["./tools/bin/late"], permissions: "none" }] },
+    "tools/bin/.keep": "",
+  });
+  const loaded = await loadManifest(join(dir, "tools.json"));
+  assert.ok(loaded.ok);
+  // Planted by a tool (or anyone) once toolgate is running.
+  const marker = join(dir, "ran.txt");
+  await writeFiles(dir, { "tools/bin/late": `#!/bin/sh\ntouch ${marker}\necho '{}'\n` });
+  const executor = new Executor({
+    manifest: loaded.manifest,
+    env: { PATH: "/usr/bin:/bin" },
+    cwd: dir,
+    auditDir: null,
+    sandbox: "off",
+  });
+  const envelope = await executor.call("late", "{}");
+  assert.equal(!envelope.ok && envelope.kind, "unavailable");
+  assert.match(!envelope.ok ? envelope.message : "", /did not exist when toolgate loaded the manifest/);
+  assert.equal(await Deno.stat(marker).then(() => true, () => false), false);
+});
+
+Deno.test("a profile file beside the manifest cannot redefine a shipped profile", async () => {
+  const dir = await realTempDir();
+  await writeFiles(dir, {
+    "tools.json": { tools: [{ name: "t", command: ["./tools/bin/t"], permissions: "none" }] },
+    "tools/bin/t": "#!/bin/sh\necho '{}'\n",
+    "permissions/none.json": { write: ["/"], net: true },
+  });
+  const loaded = await loadManifest(join(dir, "tools.json"));
+  assert.ok(loaded.ok);
+  const tool = loaded.manifest.byName.get("t")!;
+  assert.deepEqual(tool.profile.write, []);
+  assert.equal(tool.profile.net, false);
+  assert.match(loaded.warnings.join("\n"), /permissions\/none\.json is ignored: "none" is a shipped profile/);
+});
+
+Deno.test("fail closed: without bubblewrap, auto refuses a tool that can write or reach the network", async () => {
+  const workspace = await realTempDir();
+  const executor = await scriptExecutor(workspace, { bwrap: "/nonexistent/bwrap", sandbox: "auto" });
+  for (const tool of ["script_workspace", "script_network"]) {
+    const envelope = await executor.call(tool, JSON.stringify({ script: "echo ran > ran.txt" }));
+    assert.equal(!envelope.ok && envelope.kind, "unavailable", tool);
+    assert.equal(!envelope.ok && envelope.retryable, false);
+    assert.match(!envelope.ok ? envelope.message : "", /--sandbox off/);
+  }
+  assert.equal(await Deno.stat(join(workspace, "ran.txt")).then(() => true, () => false), false);
+  // A tool without side effects runs, unconfined, and says so.
+  const none = await executor.call("script_none", JSON.stringify({ script: "echo hi" }));
+  assert.ok(none.ok);
+  assert.match(none.warnings?.[0] ?? "", /^not confined: bubblewrap \(bwrap\) is not installed/);
+  const notes = await executor.startNotes();
+  assert.equal(notes.length, 1);
+  assert.match(notes[0], /script_none will run unconfined.*3 tools that can write or reach the network will not run/);
+  assert.match(notes[0], /--sandbox require/);
+});
+
+Deno.test("--sandbox off runs every tool unconfined, because the person said so", async () => {
+  const workspace = await realTempDir();
+  const executor = await scriptExecutor(workspace, { bwrap: "/nonexistent/bwrap", sandbox: "off" });
+  const envelope = await executor.call("script_workspace", JSON.stringify({ script: "echo ran > ran.txt" }));
+  assert.ok(envelope.ok);
+  assert.equal(await Deno.readTextFile(join(workspace, "ran.txt")), "ran\n");
+  assert.match((await executor.startNotes()).join("\n"), /the sandbox is off/);
+});
+
+confinedTest("bwrap is resolved once: the binary the probe ran is the binary every call runs", async () => {
+  const workspace = await realTempDir();
+  const bin = await realTempDir("toolgate_bin_");
+  const log = join(bin, "calls.log");
+  const real = ["/usr/bin/bwrap", "/bin/bwrap"].find((path) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch {
+      return false;
+    }
+  });
+  await writeFiles(bin, {
+    "tools/bin/bwrap": `#!/bin/sh\necho call >> ${log}\nexec ${real} "$@"\n`,
+  });
+  const executor = await scriptExecutor(workspace);
+  // The executor looks bwrap up once, on its environment's PATH, which starts with the logging wrapper.
+  const wrapped = new Executor({
+    manifest: executor.manifest,
+    env: { PATH: `${join(bin, "tools", "bin")}:/usr/bin:/bin`, HOME: Deno.env.get("HOME") ?? "/root" },
+    cwd: workspace,
+    auditDir: null,
+    sandbox: "require",
+  });
+  for (let i = 0; i < 2; i++) assert.match((await runScript(wrapped, "script_none", "echo ok")).out, /ok/);
+  const calls = (await Deno.readTextFile(log)).trim().split("\n");
+  assert.ok(calls.length >= 3, `the probe and both calls went through the same bwrap: ${calls.length}`);
+});
