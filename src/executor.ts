@@ -4,9 +4,11 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { AuditLog, type AuditRecord, loadAuditKey } from "./audit.ts";
 import { cgroupWrapper } from "./cgroups.ts";
+import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_proxy.ts";
+import { BRIDGE_PORT } from "./net_bridge.ts";
 import { type Envelope, failure, type FailureEnvelope, withWarnings } from "./contract.ts";
 import { type ControlPlane, controlPlane, isWithin } from "./control_plane.ts";
 import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
@@ -25,7 +27,7 @@ import {
   unconfinedWarning,
 } from "./sandbox.ts";
 import { stateRoot } from "./state.ts";
-import { beltLaunch } from "./tool_belt.ts";
+import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "./tool_belt.ts";
 
 export { SANDBOX_MODES, type SandboxMode } from "./sandbox.ts";
 
@@ -174,7 +176,20 @@ interface Launch {
   readonly envelopeWarnings: readonly string[];
   /** Warnings for the audit line (anything looser than the defaults). */
   readonly auditWarnings: readonly string[];
+  /** Forgets the call at the egress proxy (a profile that names hosts) when it ends. */
+  readonly unregister?: () => void;
+  /** What the proxy let through or refused, for the audit line. */
+  readonly egress?: EgressDecision[];
 }
+
+/** Where a proxied tool finds the egress proxy: the bridge inside its sandbox. */
+const PROXY_ENV = {
+  HTTP_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
+  HTTPS_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
+  http_proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
+  https_proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
+  ALL_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
+};
 
 /** How a tool's own program starts, before any confinement: a built-in one through toolgate's runtime. */
 interface Program {
@@ -225,6 +240,7 @@ export class Executor {
   readonly #workspace: string;
   readonly #controlPlane: ControlPlane;
   #support?: Promise<SandboxSupport>;
+  #proxy?: EgressProxy;
   #groupLauncher?: readonly string[];
 
   /**
@@ -315,7 +331,7 @@ export class Executor {
       result = await runProcess({
         program: launch.program,
         args: launch.args,
-        env,
+        env: launch.unregister ? { ...env, ...PROXY_ENV } : env,
         cwd: this.#workspace,
         stdin: encoder.encode(JSON.stringify(call.args)),
         timeoutMs,
@@ -349,6 +365,7 @@ export class Executor {
       sandbox: launch.ok ? (launch.confined ? "bwrap" : "none") : undefined,
       profile: tool.profile.name,
       warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
+      egress: launch.ok && launch.egress && launch.egress.length > 0 ? launch.egress : undefined,
     });
     return envelope;
   }
@@ -468,19 +485,36 @@ export class Executor {
     const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
     const cgroups = support.cgroups;
+    // A profile that names hosts reaches them through a filtering proxy, the call's only way out.
+    let unregister: (() => void) | undefined;
+    const egress: EgressDecision[] = [];
+    let inner = own;
+    if (Array.isArray(tool.profile.net)) {
+      let proxy: EgressProxy;
+      try {
+        proxy = this.#proxy ??= this.#startProxy();
+      } catch (error) {
+        return refused("unavailable", `The tool's egress proxy cannot start: ${(error as Error).message}.`);
+      }
+      const registered = proxy.register(tool.profile.net, (decision) => egress.push(decision));
+      unregister = registered.unregister;
+      const bridge = bridgeLaunch();
+      inner = {
+        program: bridge.program,
+        args: [...bridge.args, registered.token, own.program, ...own.args],
+        files: [...own.files, ...bridge.files],
+      };
+    }
     const args = bwrapArgs(support, {
-      program: own.program,
-      args: own.args,
+      program: inner.program,
+      args: inner.args,
       cwd: this.#workspace,
       profile: tool.profile,
-      files: own.files,
+      files: inner.files,
       controlPlane: this.#controlPlane,
-      cgroupLimits: cgroups &&
-        { processes: cgroups.pids !== undefined, memory: cgroups.memory !== undefined },
+      cgroupLimits: cgroups && { processes: cgroups.pids !== undefined, memory: cgroups.memory !== undefined },
+      proxy: unregister && this.#proxy && { socket: this.#proxy.socket, inside: BRIDGE_SOCKET },
     });
-    const warnings = Array.isArray(tool.profile.net)
-      ? ["the profile names network hosts, which the sandbox cannot enforce: the tool has the whole network"]
-      : [];
     // With cgroups, the first process makes and joins the call's cgroups, then becomes bwrap.
     const prefix = cgroups ? cgroupWrapper(cgroups, tool.profile.limits) : [];
     return {
@@ -489,8 +523,17 @@ export class Executor {
       args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...args] : args,
       confined: true,
       envelopeWarnings: [],
-      auditWarnings: warnings,
+      auditWarnings: [],
+      unregister,
+      egress,
     };
+  }
+
+  /** The egress proxy of this executor, started at the first call whose profile names hosts. */
+  #startProxy(): EgressProxy {
+    const socket = proxySocketPath(this.#options.env, stateRoot(this.#options.env));
+    prepareDir(dirname(socket));
+    return EgressProxy.start(socket);
   }
 
   /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createScanner, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
+import { createScanner, type ParseError, parseTree, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
 
 /** The outcome of {@linkcode parseJsonc}: a value, or every problem found. */
 export type JsoncResult = { ok: true; value: unknown } | { ok: false; errors: string[] };

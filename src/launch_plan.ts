@@ -8,6 +8,7 @@
  */
 import { dirname, isAbsolute, join, posix, resolve } from "node:path";
 import { CGROUP_ENV, ownCgroups } from "./cgroups.ts";
+import { PROXY_SOCKET_ENV } from "./egress_proxy.ts";
 import { isRecord } from "./contract.ts";
 import { parseJsonc } from "./jsonc.ts";
 import { DEFAULT_BASE_URL, derivePermissions, type PermissionSet, type RunFacts } from "./permissions.ts";
@@ -111,14 +112,15 @@ export function manifestLocation(
 }
 
 /** What a manifest's tools start and receive, read without validating it (the command validates it). */
-function manifestFacts(path: string): { programs: string[]; toolEnv: string[] } {
+function manifestFacts(path: string): { programs: string[]; toolEnv: string[]; egressHosts: string[] } {
   const programs: string[] = [];
   const toolEnv: string[] = [];
+  const egressHosts: string[] = [];
   let text: string;
   try {
     text = Deno.readTextFileSync(path);
   } catch {
-    return { programs, toolEnv };
+    return { programs, toolEnv, egressHosts };
   }
   const parsed = parseJsonc(text, path);
   const tools = parsed.ok && isRecord(parsed.value) && Array.isArray(parsed.value.tools)
@@ -139,9 +141,12 @@ function manifestFacts(path: string): { programs: string[]; toolEnv: string[] } 
     const profile = isRecord(tool.permissions)
       ? parseProfile(tool.permissions, "inline")
       : resolveProfile(tool.permissions, dir);
-    if (profile.ok) toolEnv.push(...profile.profile.env);
+    if (profile.ok) {
+      toolEnv.push(...profile.profile.env);
+      if (Array.isArray(profile.profile.net)) egressHosts.push(...profile.profile.net);
+    }
   }
-  return { programs, toolEnv };
+  return { programs, toolEnv, egressHosts };
 }
 
 function realOr(path: string): string {
@@ -189,7 +194,7 @@ export function planLaunch(
   const { command, values, flags } = scanArgs(argv);
   const at = (path: string) => resolve(cwd, path);
   const manifestPath = manifestLocation(values.get("tools"), env, cwd);
-  const { programs, toolEnv } = manifestFacts(manifestPath);
+  const { programs, toolEnv, egressHosts } = manifestFacts(manifestPath);
   const stateDirs: string[] = [];
   for (const root of [stateRoot, configRoot]) {
     try {
@@ -213,6 +218,10 @@ export function planLaunch(
   const port = command === "serve" ? values.get("http") : undefined;
   const listenPort = port === undefined ? undefined : Number(port);
   const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin");
+  // Deno scopes a Unix socket by its exact path: the egress proxy's is chosen here, and granted.
+  const proxySocket = egressHosts.length > 0 && stateDirs.length > 0
+    ? join(stateDirs[0], "proxy", `${crypto.randomUUID()}.sock`)
+    : undefined;
   // Deno lets only --allow-all read /proc/self: hand the main entry this process's cgroups (the same as its own).
   const cgroupText = env[CGROUP_ENV] || ownCgroups();
   const facts: RunFacts = {
@@ -220,6 +229,8 @@ export function planLaunch(
     manifestPath,
     programs,
     toolEnv,
+    egressHosts,
+    proxySocket,
     code: [TOOLGATE_CODE, Deno.execPath()],
     stateDirs,
     readFiles,
@@ -238,6 +249,7 @@ export function planLaunch(
     env: {
       ...(helpers.bwrap === undefined ? {} : { TOOLGATE_BWRAP: helpers.bwrap }),
       ...(cgroupText === undefined ? {} : { [CGROUP_ENV]: cgroupText }),
+      ...(proxySocket === undefined ? {} : { [PROXY_SOCKET_ENV]: proxySocket }),
     },
   };
 }

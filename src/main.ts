@@ -161,9 +161,11 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
 }
 
 if (import.meta.main) {
-  const { TOOL_MODE } = await import("./tool_belt.ts");
+  const { BRIDGE_MODE, TOOL_MODE } = await import("./tool_belt.ts");
   if (Deno.args[0] === TOOL_MODE) {
     await (await import("./tool_mode.ts")).runToolMode(Deno.args[1]);
+  } else if (Deno.args[0] === BRIDGE_MODE) {
+    Deno.exit(await (await import("./net_bridge.ts")).runBridge(Deno.args.slice(1)));
   } else {
     const { processIo } = await import("./process_io.ts");
     Deno.exitCode = await run(Deno.args, processIo());

@@ -18,6 +18,7 @@ export const OWN_ENV = [
   "TOOLGATE_MCP_TOKEN",
   "TOOLGATE_BWRAP",
   "TOOLGATE_CGROUP",
+  "TOOLGATE_PROXY_SOCKET",
   "OAI_BASE_URL",
   "OPENAI_BASE_URL",
   "OAI_MODEL",
@@ -51,6 +52,10 @@ export interface RunFacts {
   readonly programs: readonly string[];
   /** Variables the tools may receive (their passthrough names and their profiles'). */
   readonly toolEnv: readonly string[];
+  /** The hosts of profiles' host lists: the egress proxy connects to them on the tools' behalf. */
+  readonly egressHosts?: readonly string[];
+  /** The egress proxy's Unix socket (Deno scopes one by its exact path). */
+  readonly proxySocket?: string;
   /** toolgate's own code (its repository, or the bundle file) and the runtime that runs it. */
   readonly code: readonly string[];
   /** toolgate's state and config folders, and an audit folder given by hand. */
@@ -105,6 +110,9 @@ export function derivePermissions(facts: RunFacts): PermissionSet {
     // Port 0 is any free port: only the host can be named ahead.
     net.push(facts.listen.port === 0 ? host : `${host}:${facts.listen.port}`);
   }
+  // Deno's net scope names a host (any port) or host:port, as the profiles' lists do.
+  net.push(...facts.egressHosts ?? []);
+  if (facts.proxySocket !== undefined) net.push(`unix:${facts.proxySocket}`);
   return {
     read: unique([
       dirname(facts.manifestPath),
@@ -121,7 +129,7 @@ export function derivePermissions(facts: RunFacts): PermissionSet {
       ...facts.programs,
     ]),
     env: unique([...OWN_ENV, ...facts.toolEnv]),
-    net,
+    net: unique(net),
     sys: ["uid"],
   };
 }

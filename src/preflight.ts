@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ErrorObject } from "ajv";
+import type { ErrorObject } from "npm:ajv@8.17.1";
 import { failure, type FailureEnvelope, isRecord } from "./contract.ts";
 import type { ToolSpec } from "./manifest.ts";
 import type { SchemaCompiler } from "./schema.ts";

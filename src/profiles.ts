@@ -91,6 +91,8 @@ export const BUILTIN_PROFILES: Readonly<Record<string, unknown>> = {
 };
 
 const PROFILE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** One host of a profile's list: a name or an IP literal, with a port or not. */
+const HOST_ENTRY = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)(:\d{1,5})?$/;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 const PROFILE_FIELDS = new Set(["description", "read", "write", "net", "env", "limits"]);
 const LIMIT_FIELDS = new Set(Object.keys(DEFAULT_LIMITS));
@@ -123,10 +125,13 @@ export function parseProfile(value: unknown, name: string): ProfileResult {
   const write = stringList(value.write, "write", errors);
   let net: boolean | string[] = false;
   if (typeof value.net === "boolean") net = value.net;
-  else if (Array.isArray(value.net) && value.net.every((h) => typeof h === "string" && h.trim() !== "")) {
-    net = value.net.length === 0 ? false : value.net as string[];
+  else if (Array.isArray(value.net) && value.net.every((h) => typeof h === "string" && HOST_ENTRY.test(h))) {
+    net = value.net.length === 0 ? false : value.net.map((h: string) => h.toLowerCase());
   } else if (value.net !== undefined) {
-    errors.push("permissions.net must be false, true, or an array of host names");
+    errors.push(
+      'permissions.net must be false, true, or an array of hosts ("api.example.com", "api.example.com:443", ' +
+        '"[::1]:8080"): each one exactly, no wildcard, no scheme',
+    );
   }
   const env: string[] = [];
   for (const [j, entry] of (Array.isArray(value.env) ? value.env : []).entries()) {

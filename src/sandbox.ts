@@ -277,6 +277,11 @@ export interface ConfineRequest {
   readonly controlPlane: ControlPlane;
   /** Limits a cgroup around the call already enforces (so no rlimit is needed for them). */
   readonly cgroupLimits?: { readonly processes: boolean; readonly memory: boolean };
+  /**
+   * For a profile that names hosts: the egress proxy's socket on the host, and where it shows inside (the call
+   * then has no network but its loopback, and the proxy is its only way out).
+   */
+  readonly proxy?: { readonly socket: string; readonly inside: string };
 }
 
 function limitArgs(
@@ -314,7 +319,8 @@ export function bwrapArgs(support: Extract<SandboxSupport, { ok: true }>, reques
   const place = (path: string) => isAbsolute(path) ? resolve(path) : resolve(cwd, path);
   const wholeFs = profile.read.includes("/");
   const args = baseArgs(support, wholeFs);
-  if (profile.net !== false) args.push("--share-net");
+  // A host list is enforced by the egress proxy: the network namespace stays the sandbox's own.
+  if (profile.net === true) args.push("--share-net");
   args.push(...privateMounts(profile.limits.tmpfsBytes));
 
   const systemDirs = support.system.map((entry) => entry.path);
@@ -329,6 +335,7 @@ export function bwrapArgs(support: Extract<SandboxSupport, { ok: true }>, reques
   const binds = new Map<string, "--ro-bind-try" | "--bind-try">();
   for (const path of readable) if (!within(path, hidden)) binds.set(path, "--ro-bind-try");
   for (const path of writable) binds.set(path, "--bind-try");
+  if (request.proxy) args.push("--bind", request.proxy.socket, request.proxy.inside);
   const depth = (path: string) => path.split("/").length;
   for (const [path, how] of [...binds].sort(([a], [b]) => depth(a) - depth(b))) args.push(how, path, path);
   // The control plane over everything the tool may write: a read-only bind of each protected path inside a

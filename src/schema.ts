@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Ajv2019 } from "ajv/dist/2019.js";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import { Ajv, type ErrorObject, type ValidateFunction } from "npm:ajv@8.17.1";
+import { Ajv2019 } from "npm:ajv@8.17.1/dist/2019.js";
+import { Ajv2020 } from "npm:ajv@8.17.1/dist/2020.js";
+import addFormats from "npm:ajv-formats@3.0.1";
 
 /** A compiled validator, or why the schema does not compile. */
 export type Compiled = { ok: true; validate: ValidateFunction } | { ok: false; reason: string };

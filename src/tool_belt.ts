@@ -23,6 +23,10 @@ export const BELT_MANIFEST: { readonly tools: readonly { readonly name: string }
 
 /** The argument that puts toolgate's entry in tool mode: `toolgate __tool NAME`. */
 export const TOOL_MODE = "__tool";
+/** The argument that runs the egress bridge: `toolgate __bridge SOCKET PROGRAM ARGS...`. */
+export const BRIDGE_MODE = "__bridge";
+/** Where the egress proxy's socket is bound inside a sandbox. */
+export const BRIDGE_SOCKET = "/tmp/.toolgate-proxy.sock";
 
 /** How this code runs: from its source files, bundled into one file, or inside a compiled binary. */
 export type Packaging = "source" | "bundle" | "binary";
@@ -119,3 +123,35 @@ export function beltLaunch(name: string): BeltLaunch {
  * none and finds no `./tools.json`. Bundled or compiled, the file is not on disk: {@linkcode BELT_MANIFEST} is.
  */
 export const BELT_MANIFEST_PATH: string = join(TOOLGATE_ROOT, "tools.json");
+
+/**
+ * The command that runs the egress bridge (`src/net_bridge.ts`) inside a sandbox, in front of a tool whose profile
+ * names hosts: the program and arguments to put before the tool's own.
+ *
+ * @example
+ * ```ts
+ * import { bridgeLaunch } from "./tool_belt.ts";
+ * const bridge = bridgeLaunch();
+ * // [bridge.program, ...bridge.args, "/usr/bin/curl", "https://api.example.com"]
+ * ```
+ */
+export function bridgeLaunch(): BeltLaunch {
+  const runtime = Deno.execPath();
+  const flags = [
+    ...COMMON_DENO_FLAGS,
+    `--allow-net=127.0.0.1:3128,unix:${BRIDGE_SOCKET}`,
+    `--allow-read=${BRIDGE_SOCKET}`,
+    `--allow-write=${BRIDGE_SOCKET}`,
+    "--allow-run",
+  ];
+  switch (packaging()) {
+    case "binary":
+      return { program: runtime, args: [BRIDGE_MODE, BRIDGE_SOCKET], files: [runtime] };
+    case "bundle":
+      return { program: runtime, args: ["run", ...flags, SELF, BRIDGE_MODE, BRIDGE_SOCKET], files: [runtime, SELF] };
+    case "source": {
+      const bridge = join(TOOLGATE_ROOT, "src", "net_bridge.ts");
+      return { program: runtime, args: ["run", ...flags, bridge, BRIDGE_SOCKET], files: [runtime, bridge] };
+    }
+  }
+}

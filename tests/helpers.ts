@@ -135,3 +135,25 @@ export function runCli(args: readonly string[], options: RunOptions = {}): Promi
 export function hasStackTrace(text: string): boolean {
   return text.includes("    at ") || text.includes("Uncaught") || text.includes("Stack backtrace");
 }
+
+/** The `agent` task's own flags: the launcher's, as `deno task agent` and the installed command start it. */
+function launcherFlags(): string[] {
+  const task: string = JSON.parse(Deno.readTextFileSync(join(REPO, "deno.json"))).tasks.agent;
+  return task.split(" ").filter((word) => word.startsWith("--"));
+}
+
+/**
+ * Runs `toolgate ARGS` the way the README does: the launcher, which works out the least permission set for the
+ * run and starts toolgate under it, typed in `cwd`.
+ */
+export function runToolgate(
+  args: readonly string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<ProcessResult> {
+  return runProgram(
+    Deno.execPath(),
+    ["run", ...launcherFlags(), "--config", join(REPO, "deno.json"), join(REPO, "src", "launch.ts"), ...args],
+    { cwd, env },
+  );
+}

@@ -9,34 +9,15 @@ import { COMMANDS } from "../src/main.ts";
 import { GLOBAL_OPTIONS } from "../src/cli.ts";
 import { OWN_ENV, toFlags } from "../src/permissions.ts";
 import { stateRoot } from "../src/state.ts";
-import { REPO, runProgram } from "./helpers.ts";
+import { REPO, runProgram, runToolgate } from "./helpers.ts";
 
 const SANDBOX_FIXTURE = fileURLToPath(new URL("./fixtures/sandbox/tools.json", import.meta.url));
 const MAIN = join(REPO, "src", "main.ts");
-const LAUNCH = join(REPO, "src", "launch.ts");
 const BWRAP_FOUND = new Deno.Command("sh", { args: ["-c", "command -v bwrap"], stdout: "null" }).outputSync()
   .success;
 
-/** The `agent` task's own flags: the launcher's, as `deno task agent` and the installed command start it. */
-function launcherFlags(): string[] {
-  const task: string = JSON.parse(Deno.readTextFileSync(join(REPO, "deno.json"))).tasks.agent;
-  return task.split(" ").filter((word) => word.startsWith("--"));
-}
-
 /** Runs `toolgate ARGS` the way the README does (the launcher), typed in `cwd`. */
-function toolgate(args: string[], cwd: string, env: Record<string, string> = {}) {
-  return runProgram(Deno.execPath(), [
-    "run",
-    ...launcherFlags(),
-    "--config",
-    join(REPO, "deno.json"),
-    LAUNCH,
-    ...args,
-  ], {
-    cwd,
-    env,
-  });
-}
+const toolgate = runToolgate;
 
 Deno.test("the launcher reads every option that takes a value as the commands do", () => {
   const names = new Set<string>();

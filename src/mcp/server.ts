@@ -6,9 +6,9 @@
  * @module
  */
 // The SDK's "./*" export points `x.js` at types in `x.js.d.ts`, which do not exist: name the types beside each import.
-// @ts-types="@modelcontextprotocol/sdk/server/index"
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-// @ts-types="@modelcontextprotocol/sdk/types"
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
+import { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -16,7 +16,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { type Envelope, failure, type FailureEnvelope, isRecord, serialize } from "../contract.ts";
 import type { Executor } from "../executor.ts";
 import { toMcp } from "../exports.ts";

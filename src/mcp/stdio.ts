@@ -7,8 +7,8 @@
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
 // The SDK's "./*" export points `x.js` at types in `x.js.d.ts`, which do not exist: name the types beside each import.
-// @ts-types="@modelcontextprotocol/sdk/server/stdio"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/stdio"
+import { StdioServerTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/server/stdio.js";
 import type { ToolService } from "./server.ts";
 
 /** A running stdio server. */

@@ -1,72 +1,123 @@
-// A trivial tool's call confined by bubblewrap versus unconfined, interleaved in one run.
+/**
+ * A trivial tool's confined call through the executor against a bare spawn of the very same confined command line
+ * (the cgroup wrapper where cgroups are used, bwrap with the same arguments), interleaved in one run: the
+ * hardening must not cost more than 1.1x. Also the confined call against a bare bwrap without the cgroup wrapper,
+ * and against an unconfined call, for scale.
+ *
+ * @module
+ */
 import { join } from "node:path";
+import { cgroupWrapper } from "../../src/cgroups.ts";
+import { controlPlane } from "../../src/control_plane.ts";
 import { Executor } from "../../src/executor.ts";
 import { validateManifest } from "../../src/manifest.ts";
-import { probeSandbox } from "../../src/sandbox.ts";
+import { bwrapArgs, probeSandbox } from "../../src/sandbox.ts";
 
-const ROUNDS = 40;
-const ROOT = new URL("../../", import.meta.url).pathname;
+/** The issue's target: a confined call over a bare bwrap spawn with the same arguments. */
+export const TARGET_RATIO = 1.1;
+const ROUNDS = 60;
+const encoder = new TextEncoder();
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-/** Median per-call time of each mode and their ratio; empty when bubblewrap does not work here. */
+async function spawn(program: string, args: string[], cwd: string): Promise<void> {
+  const child = new Deno.Command(program, {
+    args,
+    cwd,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin" },
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(encoder.encode("{}"));
+  await writer.close();
+  const [out] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  if (!(await child.status).success || !out.includes("ok")) throw new Error(`the bare run failed: ${out}`);
+}
+
+/** Median per-call times and their ratios; empty when bubblewrap does not work here. */
 export async function benchSandbox(): Promise<Record<string, number>> {
-  const support = await probeSandbox("bwrap");
+  const env = { PATH: "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" };
+  const support = await probeSandbox(env.PATH, "bwrap", Deno.env.toObject());
   if (!support.ok) {
     console.log(`sandbox bench skipped: ${support.reason}`);
     return {};
   }
-  const dir = await Deno.makeTempDir();
+  const dir = await Deno.realPath(await Deno.makeTempDir());
   await Deno.mkdir(join(dir, "tools", "bin"), { recursive: true });
   await Deno.writeTextFile(join(dir, "tools", "bin", "trivial"), "#!/bin/sh\necho '{\"ok\":1}'\n", {
     mode: 0o755,
   });
   const loaded = validateManifest(
-    {
-      tools: [
-        { name: "trivial", command: ["./tools/bin/trivial"] },
-        { name: "get_time", command: [join(ROOT, "tools", "bin", "get_time")] },
-      ],
-    },
+    { tools: [{ name: "trivial", command: ["./tools/bin/trivial"], permissions: "none" }] },
     join(dir, "tools.json"),
-    { allowAbsoluteCommands: true },
   );
   if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+  const tool = loaded.manifest.tools[0];
   const make = (sandbox: "require" | "off") =>
-    new Executor({
-      manifest: loaded.manifest,
-      env: { PATH: "/usr/bin:/bin" },
-      cwd: dir,
-      auditDir: null,
-      sandbox,
-    });
+    new Executor({ manifest: loaded.manifest, env, cwd: dir, auditDir: null, sandbox });
   const confined = make("require");
   const unconfined = make("off");
-  const result: Record<string, number> = {};
-  for (const [tool, args] of [["trivial", "{}"], ["get_time", '{"timezone":"UTC"}']] as const) {
-    await confined.call(tool, args);
-    await unconfined.call(tool, args);
-    const times = { confined: [] as number[], unconfined: [] as number[] };
-    for (let i = 0; i < ROUNDS; i++) {
-      for (const [name, executor] of [["confined", confined], ["unconfined", unconfined]] as const) {
-        const start = performance.now();
-        const envelope = await executor.call(tool, args);
-        times[name].push(performance.now() - start);
-        if (!envelope.ok) throw new Error(JSON.stringify(envelope));
-      }
+  const args = bwrapArgs(support, {
+    program: tool.program,
+    args: [],
+    cwd: dir,
+    profile: tool.profile,
+    files: [join(dir, "tools")],
+    controlPlane: controlPlane(loaded.manifest, env),
+    cgroupLimits: support.cgroups && {
+      processes: support.cgroups.pids !== undefined,
+      memory: support.cgroups.memory !== undefined,
+    },
+  });
+  const same = () => {
+    const prefix = support.cgroups ? cgroupWrapper(support.cgroups, tool.profile.limits) : [];
+    return prefix.length > 0
+      ? spawn(prefix[0], [...prefix.slice(1), support.bwrap, ...args], dir)
+      : spawn(support.bwrap, args, dir);
+  };
+  const runs: Record<string, () => Promise<unknown>> = {
+    executor: async () => {
+      const envelope = await confined.call("trivial", "{}");
+      if (!envelope.ok) throw new Error(JSON.stringify(envelope));
+    },
+    bare_same_command: same,
+    bare_bwrap_only: () => spawn(support.bwrap, args, dir),
+    unconfined: () => unconfined.call("trivial", "{}"),
+  };
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
+  for (const run of Object.values(runs)) await run();
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const [name, run] of Object.entries(runs)) {
+      const start = performance.now();
+      await run();
+      times[name].push(performance.now() - start);
     }
-    const ratio = median(times.confined) / median(times.unconfined);
-    result[`${tool}_confined_over_unconfined`] = ratio;
-    console.log(
-      `sandbox, ${tool}: a confined call takes ${ratio.toFixed(2)}x an unconfined one ` +
-        `(medians of ${ROUNDS}, interleaved; ${median(times.confined).toFixed(1)} vs ${
-          median(times.unconfined).toFixed(1)
-        } ms)`,
-    );
   }
+  const m = (name: string) => median(times[name]);
+  const result = {
+    confined_over_bare_same_command: m("executor") / m("bare_same_command"),
+    confined_over_bare_bwrap: m("executor") / m("bare_bwrap_only"),
+    confined_over_unconfined: m("executor") / m("unconfined"),
+  };
+  console.log(
+    `sandbox: a confined call takes ${
+      result.confined_over_bare_same_command.toFixed(2)
+    }x a bare spawn of the same ` +
+      `confined command (target ${TARGET_RATIO}x; ${m("executor").toFixed(1)} vs ${
+        m("bare_same_command").toFixed(1)
+      } ms), ` +
+      `${result.confined_over_bare_bwrap.toFixed(2)}x bwrap alone (${m("bare_bwrap_only").toFixed(1)} ms), ` +
+      `${result.confined_over_unconfined.toFixed(2)}x an unconfined call (${
+        m("unconfined").toFixed(1)
+      } ms); ` +
+      `medians of ${ROUNDS}, interleaved`,
+  );
   return result;
 }
 

@@ -16,7 +16,9 @@ async function projectWithControlPlane(): Promise<string> {
   await writeFiles(dir, {
     "tools.json": await Deno.readTextFile(SCRIPT_FIXTURE),
     "tools/bin/run_script": script,
-    "permissions/tight.json": await Deno.readTextFile(join(SCRIPT_FIXTURE, "..", "permissions", "tight.json")),
+    "permissions/tight.json": await Deno.readTextFile(
+      join(SCRIPT_FIXTURE, "..", "permissions", "tight.json"),
+    ),
     "deno.json": '{ "tasks": { "agent": "echo untouched" } }\n',
     "deno.lock": '{ "version": "5" }\n',
   });
@@ -133,7 +135,10 @@ Deno.test("fail closed: without bubblewrap, auto refuses a tool that can write o
   assert.match(none.warnings?.[0] ?? "", /^not confined: bubblewrap \(bwrap\) is not installed/);
   const notes = await executor.startNotes();
   assert.equal(notes.length, 1);
-  assert.match(notes[0], /script_none will run unconfined.*3 tools that can write or reach the network will not run/);
+  assert.match(
+    notes[0],
+    /script_none will run unconfined.*3 tools that can write or reach the network will not run/,
+  );
   assert.match(notes[0], /--sandbox require/);
 });
 

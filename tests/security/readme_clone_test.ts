@@ -26,12 +26,23 @@ Deno.test("started as the README says, in a clone, no tool changes a byte of the
   try {
     for (const [tool, args] of ATTACKS) {
       // The README's first command, with this runtime in place of npx's.
-      const run = await runProgram(Deno.execPath(), ["task", "--quiet", "agent", "call", tool, JSON.stringify(args)], {
+      const run = await runProgram(Deno.execPath(), [
+        "task",
+        "--quiet",
+        "agent",
+        "call",
+        tool,
+        JSON.stringify(args),
+      ], {
         cwd: clone,
         env,
       });
       const envelope = JSON.parse(run.stdout || "{}");
-      assert.equal(envelope.ok, false, `${tool} ${JSON.stringify(args)}: ${run.stdout} ${run.stderr}`);
+      // exec reports a failed program as a result with its exit code; every other tool fails outright.
+      const refused = tool === "exec"
+        ? envelope.ok && envelope.result.exit_code !== 0
+        : envelope.ok === false;
+      assert.ok(refused, `${tool} ${JSON.stringify(args)}: ${run.stdout} ${run.stderr}`);
     }
     const status = await runProgram("git", ["status", "--porcelain", "--ignored", "--untracked-files=all"], {
       cwd: clone,

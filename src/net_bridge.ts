@@ -1,0 +1,64 @@
+/**
+ * The sandbox side of the egress proxy (`net_bridge.ts SOCKET TOKEN PROGRAM ARGS...`), run inside a confined call whose
+ * profile names hosts: the call has no network of its own, only its loopback. The bridge listens on
+ * `127.0.0.1:3128` there, carries each connection to toolgate's filtering proxy through the Unix socket bound into
+ * the sandbox, then starts the tool (stdin, stdout and stderr its own) with `HTTP_PROXY` and `HTTPS_PROXY`
+ * pointing at it, and exits with the tool's status. It imports nothing: it is a self-contained program.
+ *
+ * @module
+ */
+
+/** Where the bridge listens inside the sandbox. */
+export const BRIDGE_PORT = 3128;
+
+/** Copies one stream into another until either ends. */
+async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
+  try {
+    await from.readable.pipeTo(to.writable, { preventClose: false });
+  } catch {
+    // The other side went away.
+  }
+}
+
+async function carry(client: Deno.Conn, socket: string, token: string): Promise<void> {
+  let upstream: Deno.Conn;
+  try {
+    upstream = await Deno.connect({ transport: "unix", path: socket });
+    // Which call this connection belongs to: the proxy applies that call's host list.
+    await upstream.write(new TextEncoder().encode(`toolgate-call ${token}\r\n`));
+  } catch {
+    client.close();
+    return;
+  }
+  await Promise.allSettled([pipe(client, upstream), pipe(upstream, client)]);
+}
+
+/**
+ * Runs the bridge and the tool; resolves to the tool's exit code.
+ *
+ * @example
+ * ```ts
+ * import { runBridge } from "./net_bridge.ts";
+ * // Deno.exit(await runBridge(["/tmp/.toolgate-proxy.sock", token, "/usr/bin/curl", "https://example.com"]));
+ * ```
+ */
+export async function runBridge(args: readonly string[]): Promise<number> {
+  const [socket, token, program, ...rest] = args;
+  if (socket === undefined || token === undefined || program === undefined) {
+    console.error("toolgate: net bridge: usage: net_bridge SOCKET TOKEN PROGRAM [ARGS...]");
+    return 2;
+  }
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: BRIDGE_PORT });
+  (async () => {
+    for await (const client of listener) void carry(client, socket, token);
+  })();
+  const status = await new Deno.Command(program, {
+    args: rest,
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  return status.code;
+}
+
+if (import.meta.main) Deno.exit(await runBridge(Deno.args));
