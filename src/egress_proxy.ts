@@ -65,7 +65,9 @@ async function readHead(conn: Deno.Conn): Promise<{ head: string; rest: Uint8Arr
 }
 
 async function answer(conn: Deno.Conn, status: string, body = ""): Promise<void> {
-  const text = `HTTP/1.1 ${status}\r\nContent-Length: ${encoder.encode(body).length}\r\nConnection: close\r\n\r\n${body}`;
+  const text = `HTTP/1.1 ${status}\r\nContent-Length: ${
+    encoder.encode(body).length
+  }\r\nConnection: close\r\n\r\n${body}`;
   try {
     await conn.write(encoder.encode(text));
   } catch {
@@ -149,7 +151,10 @@ export class EgressProxy {
     allow: readonly string[],
     onDecision?: (decision: EgressDecision) => void,
   ): { token: string; unregister: () => void } {
-    const token = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0"))
+    const token = Array.from(
+      crypto.getRandomValues(new Uint8Array(16)),
+      (b) => b.toString(16).padStart(2, "0"),
+    )
       .join("");
     this.#calls.set(token, { allow, onDecision });
     return { token, unregister: () => void this.#calls.delete(token) };
@@ -195,7 +200,9 @@ export class EgressProxy {
       } else {
         // Forwarded in origin form; the proxy's own headers stop here.
         const kept = headers.filter((h) => h !== "" && !/^proxy-/i.test(h));
-        await upstream.write(encoder.encode(`${method} ${where.path} ${version}\r\n${kept.join("\r\n")}\r\n\r\n`));
+        await upstream.write(
+          encoder.encode(`${method} ${where.path} ${version}\r\n${kept.join("\r\n")}\r\n\r\n`),
+        );
       }
       if (read.rest.length > 0) await upstream.write(read.rest);
       await Promise.allSettled([pipe(conn, upstream), pipe(upstream, conn)]);

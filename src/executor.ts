@@ -512,7 +512,8 @@ export class Executor {
       profile: tool.profile,
       files: inner.files,
       controlPlane: this.#controlPlane,
-      cgroupLimits: cgroups && { processes: cgroups.pids !== undefined, memory: cgroups.memory !== undefined },
+      cgroupLimits: cgroups &&
+        { processes: cgroups.pids !== undefined, memory: cgroups.memory !== undefined },
       proxy: unregister && this.#proxy && { socket: this.#proxy.socket, inside: BRIDGE_SOCKET },
     });
     // With cgroups, the first process makes and joins the call's cgroups, then becomes bwrap.

@@ -148,7 +148,11 @@ export function bridgeLaunch(): BeltLaunch {
     case "binary":
       return { program: runtime, args: [BRIDGE_MODE, BRIDGE_SOCKET], files: [runtime] };
     case "bundle":
-      return { program: runtime, args: ["run", ...flags, SELF, BRIDGE_MODE, BRIDGE_SOCKET], files: [runtime, SELF] };
+      return {
+        program: runtime,
+        args: ["run", ...flags, SELF, BRIDGE_MODE, BRIDGE_SOCKET],
+        files: [runtime, SELF],
+      };
     case "source": {
       const bridge = join(TOOLGATE_ROOT, "src", "net_bridge.ts");
       return { program: runtime, args: ["run", ...flags, bridge, BRIDGE_SOCKET], files: [runtime, bridge] };

@@ -35,6 +35,9 @@ const KINDS = ["read", "write", "net", "env", "run", "ffi", "sys", "import"] as 
  * ```
  */
 export function dropPermissions(name: string): void {
+  // A tool that takes every permission needs Deno to pass its paths through untouched: any revoked kind would stop
+  // that (see tools/deno_flags.ts).
+  if (TOOL_DENO_FLAGS[name].flags.includes("--allow-all")) return;
   const named = new Set(TOOL_DENO_FLAGS[name].flags.map((flag) => /^--allow-([a-z]+)/.exec(flag)?.[1]));
   for (const kind of KINDS) {
     // The import permission gates only remote imports, and the tool's modules are already inside the program.

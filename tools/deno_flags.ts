@@ -15,8 +15,16 @@ export interface ToolDenoFlags {
   readonly flags: readonly string[];
 }
 
-const READ_WORKSPACE = ["--allow-read=.", "--allow-env=TOOLGATE_PROTECTED"];
-const WRITE_WORKSPACE = ["--allow-read=.", "--allow-write=.", "--allow-env=TOOLGATE_PROTECTED"];
+/**
+ * The file tools confine themselves (tools/lib/workspace.ts): they work in pinned directories, one path component
+ * at a time with O_NOFOLLOW, so no symlink swapped in can lead out of the workspace. Deno passes relative paths
+ * and open flags to the kernel unchanged only with every permission granted: under scoped flags it makes each
+ * path absolute and opens the canonicalized one, which reopens the race. The sandbox profile bounds them.
+ */
+const FILE_TOOL = ["--allow-all"];
+const why = (name: string, what: string) =>
+  `${name} ${what} in the workspace only, confined by its own code (pinned directories, O_NOFOLLOW); ` +
+  "that needs every permission, as tools/deno_flags.ts says.";
 
 /**
  * Every built-in tool, by name, with its Deno flags.
@@ -24,29 +32,20 @@ const WRITE_WORKSPACE = ["--allow-read=.", "--allow-write=.", "--allow-env=TOOLG
  * @example
  * ```ts
  * import { TOOL_DENO_FLAGS } from "./deno_flags.ts";
- * TOOL_DENO_FLAGS.fs_read_file.flags; // ["--allow-read=.", "--allow-env=TOOLGATE_PROTECTED"]
+ * TOOL_DENO_FLAGS.http_fetch.flags; // ["--allow-net", "--allow-env=TOOLGATE_FETCH_ALLOW_HOSTS"]
  * ```
  */
 export const TOOL_DENO_FLAGS: Readonly<Record<string, ToolDenoFlags>> = {
   get_time: { why: "get_time needs no Deno permission: it reads stdin and writes stdout.", flags: [] },
-  fs_read_file: {
-    why: "fs_read_file reads files: the workspace (its cwd), read-only.",
-    flags: READ_WORKSPACE,
-  },
-  fs_read_lines: {
-    why: "fs_read_lines reads files: the workspace (its cwd), read-only.",
-    flags: READ_WORKSPACE,
-  },
-  fs_list_dir: {
-    why: "fs_list_dir reads folders: the workspace (its cwd), read-only.",
-    flags: READ_WORKSPACE,
-  },
-  fs_search: { why: "fs_search reads files: the workspace (its cwd), read-only.", flags: READ_WORKSPACE },
-  fs_stat: { why: "fs_stat reads metadata: the workspace (its cwd), read-only.", flags: READ_WORKSPACE },
-  fs_write_file: { why: "fs_write_file writes files: the workspace (its cwd) only.", flags: WRITE_WORKSPACE },
-  fs_edit: { why: "fs_edit rewrites files: the workspace (its cwd) only.", flags: WRITE_WORKSPACE },
-  fs_mkdir: { why: "fs_mkdir creates folders: the workspace (its cwd) only.", flags: WRITE_WORKSPACE },
-  fs_remove: { why: "fs_remove deletes: the workspace (its cwd) only.", flags: WRITE_WORKSPACE },
+  fs_read_file: { why: why("fs_read_file", "reads files"), flags: FILE_TOOL },
+  fs_read_lines: { why: why("fs_read_lines", "reads files"), flags: FILE_TOOL },
+  fs_list_dir: { why: why("fs_list_dir", "lists folders"), flags: FILE_TOOL },
+  fs_search: { why: why("fs_search", "searches files"), flags: FILE_TOOL },
+  fs_stat: { why: why("fs_stat", "reads metadata"), flags: FILE_TOOL },
+  fs_write_file: { why: why("fs_write_file", "writes files"), flags: FILE_TOOL },
+  fs_edit: { why: why("fs_edit", "rewrites files"), flags: FILE_TOOL },
+  fs_mkdir: { why: why("fs_mkdir", "creates folders"), flags: FILE_TOOL },
+  fs_remove: { why: why("fs_remove", "deletes"), flags: FILE_TOOL },
   http_fetch: {
     why: "http_fetch needs the network (it checks every address itself) and its one allow-hosts variable.",
     flags: ["--allow-net", "--allow-env=TOOLGATE_FETCH_ALLOW_HOSTS"],

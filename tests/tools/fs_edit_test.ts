@@ -1,6 +1,14 @@
 /** fs_edit: unique string replacement, line ranges, the sha256 guard, and workspace confinement. */
 import assert from "node:assert/strict";
-import { assertEscapesRefused, assertFailure, assertOk, runTool, withWorkspace } from "./helpers.ts";
+import { join } from "node:path";
+import {
+  assertEscapesRefused,
+  assertFailure,
+  assertOk,
+  makeFifo,
+  runTool,
+  withWorkspace,
+} from "./helpers.ts";
 
 async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
@@ -134,4 +142,27 @@ Deno.test("fs_edit: a missing file is not_found; a binary file is refused", asyn
 
 Deno.test("fs_edit: escapes out of the workspace are refused and change nothing", async () => {
   await assertEscapesRefused("fs_edit", (path) => ({ path, old_string: "secret", new_string: "pwned" }));
+});
+
+Deno.test("fs_edit: a path ending in / is refused, and the file is not edited", async () => {
+  await withWorkspace(async (w) => {
+    await w.write("a.txt", SOURCE);
+    for (const path of ["a.txt/", "a.txt/.", "sub/"]) {
+      const run = await runTool("fs_edit", { path, old_string: "one", new_string: "1" }, { cwd: w.ws });
+      assertFailure(run, "invalid_args", "path");
+    }
+    assert.equal(await w.read("a.txt"), SOURCE);
+  });
+});
+
+Deno.test("fs_edit: a FIFO is refused at once, never waited on", async () => {
+  await withWorkspace(async (w) => {
+    await makeFifo(join(w.ws, "pipe"));
+    const run = await runTool("fs_edit", { path: "pipe", start_line: 1, new_string: "x" }, {
+      cwd: w.ws,
+      timeoutMs: 10_000,
+    });
+    assertFailure(run, "invalid_args", "path");
+    assert.ok((await Deno.lstat(join(w.ws, "pipe"))).isFifo);
+  });
 });

@@ -46,14 +46,31 @@ Deno.test("fs_remove: an inside symlink is removed itself, not its target", asyn
   });
 });
 
-Deno.test("fs_remove: the workspace itself is refused, however it is named", async () => {
+Deno.test("fs_remove: the workspace itself is refused, however it is named; a link to it goes, not it", async () => {
   await withWorkspace(async (w) => {
     await Deno.symlink(".", join(w.ws, "self"));
-    for (const path of [".", "./", "sub/..", "self"]) {
+    for (const path of [".", "./", "sub/.."]) {
       const run = await runTool("fs_remove", { path, recursive: true }, { cwd: w.ws });
       assertFailure(run, "invalid_args", "path");
     }
+    // A symlink is removed itself, never its target: here the target is the workspace.
+    const link = assertOk(await runTool("fs_remove", { path: "self", recursive: true }, { cwd: w.ws }));
+    assert.equal(link.type, "symlink");
+    await assert.rejects(Deno.lstat(join(w.ws, "self")), Deno.errors.NotFound);
     assert.ok((await Deno.stat(join(w.ws, "sub"))).isDirectory);
+  });
+});
+
+Deno.test("fs_remove: a symlink that points outside is removed itself, and its target stays", async () => {
+  await withWorkspace(async (w) => {
+    const before = await w.outsideSnapshot();
+    for (const path of ["out", "sub/out", "dangling"]) {
+      const result = assertOk(await runTool("fs_remove", { path, recursive: true }, { cwd: w.ws }));
+      assert.deepEqual(result, { path, removed: true, type: "symlink" });
+      await assert.rejects(Deno.lstat(join(w.ws, path)), Deno.errors.NotFound, path);
+    }
+    assert.deepEqual(await w.outsideSnapshot(), before, "the targets outside are untouched");
+    assert.equal(await Deno.readTextFile(join(w.outside, "secret.txt")), "secret\n");
   });
 });
 
@@ -64,5 +81,9 @@ Deno.test("fs_remove: a missing path is not_found", async () => {
 });
 
 Deno.test("fs_remove: escapes out of the workspace are refused and remove nothing", async () => {
-  await assertEscapesRefused("fs_remove", (path) => ({ path, recursive: true }));
+  // A final symlink out is the link itself, inside: removing it is covered above.
+  await assertEscapesRefused("fs_remove", (path) => ({ path, recursive: true }), "path", [
+    "final symlink out",
+    "dangling symlink out",
+  ]);
 });

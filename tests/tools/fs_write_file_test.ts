@@ -1,7 +1,14 @@
 /** fs_write_file: atomic whole-file writes, parents only when asked, base64, and workspace confinement. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { assertEscapesRefused, assertFailure, assertOk, runTool, withWorkspace } from "./helpers.ts";
+import {
+  assertEscapesRefused,
+  assertFailure,
+  assertOk,
+  makeFifo,
+  runTool,
+  withWorkspace,
+} from "./helpers.ts";
 
 async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
@@ -94,4 +101,34 @@ Deno.test("fs_write_file: writes through a symlink that stays inside to its targ
 
 Deno.test("fs_write_file: escapes out of the workspace are refused and write nothing", async () => {
   await assertEscapesRefused("fs_write_file", (path) => ({ path, content: "pwned", create_parents: true }));
+});
+
+Deno.test("fs_write_file: a path ending in / names a directory and is refused, creating nothing", async () => {
+  await withWorkspace(async (w) => {
+    for (const path of ["newdir/", "newdir/.", "sub/", "x/y/", "sub/new/"]) {
+      const run = await runTool("fs_write_file", { path, content: "x", create_parents: true }, { cwd: w.ws });
+      assertFailure(run, "invalid_args", "path");
+    }
+    for (const path of ["newdir", "x", "sub/new"]) {
+      await assert.rejects(Deno.lstat(join(w.ws, path)), Deno.errors.NotFound, path);
+    }
+  });
+});
+
+Deno.test("fs_write_file: a FIFO, a socket or a symlink to one is refused at once, and stays", async () => {
+  await withWorkspace(async (w) => {
+    await makeFifo(join(w.ws, "pipe"));
+    await Deno.symlink("pipe", join(w.ws, "pipe_link"));
+    const listener = Deno.listen({ transport: "unix", path: join(w.ws, "sock") });
+    try {
+      for (const path of ["pipe", "pipe_link", "sock"]) {
+        const run = await runTool("fs_write_file", { path, content: "x" }, { cwd: w.ws, timeoutMs: 10_000 });
+        assertFailure(run, "invalid_args", "path");
+      }
+      assert.ok((await Deno.lstat(join(w.ws, "pipe"))).isFifo);
+      assert.ok((await Deno.lstat(join(w.ws, "sock"))).isSocket);
+    } finally {
+      listener.close();
+    }
+  });
 });

@@ -72,6 +72,32 @@ function fetchRun(cwd: string, args: Record<string, unknown>, allow?: string): P
   return runTool("http_fetch", args, { cwd, env: allow === undefined ? {} : { [ALLOW]: allow } });
 }
 
+/**
+ * This machine's own IPv4 addresses, from the kernel's routing trie (Deno.networkInterfaces would need
+ * --allow-sys, which the test task does not grant, and reading /proc directly needs every permission).
+ */
+async function localIPv4Addresses(): Promise<string[]> {
+  const out = await new Deno.Command("cat", { args: ["/proc/net/fib_trie"], stdout: "piped", stderr: "null" })
+    .output();
+  const found = new Set<string>();
+  let last: string | undefined;
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const address = /\|-- (\d+\.\d+\.\d+\.\d+)$/.exec(line.trim())?.[1];
+    if (address !== undefined) last = address;
+    else if (line.includes("/32 host LOCAL") && last !== undefined) found.add(last);
+  }
+  return [...found];
+}
+
+/** Is the dotted quad in one of the non-global IPv4 ranges a host's own address is likely to be in? */
+function isNonGlobalV4(address: string): boolean {
+  const [a, b, c] = address.split(".").map(Number);
+  return a === 10 || (a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168) ||
+    (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) || (a === 192 && b === 0 && c === 2) ||
+    (a === 198 && (b === 18 || b === 19)) || (a === 198 && b === 51 && c === 100) ||
+    (a === 203 && b === 0 && c === 113) || (a === 192 && b === 0 && c === 0);
+}
+
 /** Runs `count` at a time: enough to be quick, few enough for two shared cores. */
 async function inBatches<T, R>(items: T[], count: number, each: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = [];
@@ -116,6 +142,25 @@ Deno.test("http_fetch: every refused address class is refused, and no request re
       ["multicast 239/8", `http://239.255.255.250:${p}/`],
       ["multicast IPv6 ff00::/8", `http://[ff02::1]:${p}/`],
       ["NAT64 of loopback", `http://[64:ff9b::127.0.0.1]:${p}/`],
+      ["TEST-NET-1 192.0.2/24", `http://192.0.2.1:${p}/`],
+      ["TEST-NET-2 198.51.100/24", `http://198.51.100.1:${p}/`],
+      ["TEST-NET-3 203.0.113/24", `http://203.0.113.1:${p}/`],
+      ["benchmarking 198.18/15", `http://198.19.255.254:${p}/`],
+      ["IETF protocol assignments 192.0.0/24", `http://192.0.0.9:${p}/`],
+      ["6to4 relay anycast 192.88.99/24", `http://192.88.99.1:${p}/`],
+      ["AS112 192.31.196/24", `http://192.31.196.1:${p}/`],
+      ["reserved 240/4", `http://240.0.0.1:${p}/`],
+      ["limited broadcast", `http://255.255.255.255:${p}/`],
+      ["IPv4-mapped public address", `http://[::ffff:8.8.8.8]:${p}/`],
+      ["IPv4-mapped TEST-NET", `http://[::ffff:192.0.2.1]:${p}/`],
+      ["documentation IPv6 2001:db8::/32", `http://[2001:db8::1]:${p}/`],
+      ["Teredo 2001::/32", `http://[2001::1]:${p}/`],
+      ["IETF protocol assignments 2001::/23", `http://[2001:1ff::1]:${p}/`],
+      ["NAT64 local use 64:ff9b:1::/48", `http://[64:ff9b:1::1]:${p}/`],
+      ["discard-only 100::/64", `http://[100::1]:${p}/`],
+      ["6to4 of TEST-NET", `http://[2002:c000:201::1]:${p}/`],
+      ["documentation IPv6 3fff::/20", `http://[3fff::1]:${p}/`],
+      ["not global unicast 4000::/3", `http://[4000::1]:${p}/`],
     ];
     const started = Date.now();
     const runs = await inBatches(refused, 4, ([, url]) => fetchRun(cwd, { url, timeout_ms: 5000 }));
@@ -129,6 +174,34 @@ Deno.test("http_fetch: every refused address class is refused, and no request re
     assert.ok(Date.now() - started < 60_000, "refusals happen before any connection attempt");
     assert.deepEqual(hits, [], "no request reached the server");
   });
+});
+
+Deno.test("http_fetch: this machine's own special-purpose addresses are refused; allowing the host opens them", async () => {
+  const hits: string[] = [];
+  const server = Deno.serve({ hostname: "0.0.0.0", port: 0, onListen() {} }, (request) => {
+    hits.push(new URL(request.url).pathname);
+    return new Response("reached");
+  });
+  const workspace = await makeWorkspace();
+  try {
+    const port = server.addr.port;
+    // Such as 192.0.2.2 (TEST-NET-1) on our machines, or a private address on CI: none of them is loopback.
+    const own = (await localIPv4Addresses()).filter((a) => !a.startsWith("127.") && isNonGlobalV4(a));
+    for (const address of own) {
+      const run = await fetchRun(workspace.ws, { url: `http://${address}:${port}/own`, timeout_ms: 5000 });
+      const envelope = assertFailure(run, "rejected", "url");
+      assert.match(String(envelope.message), /refused to connect/);
+      assert.deepEqual(hits, [], `${address}: the request reached this machine's server`);
+      const allowed = assertOk(
+        await fetchRun(workspace.ws, { url: `http://${address}:${port}/allowed` }, `${address}:${port}`),
+      );
+      assert.equal(allowed.body, "reached");
+      hits.length = 0;
+    }
+  } finally {
+    await server.shutdown();
+    await workspace.cleanup();
+  }
 });
 
 Deno.test("http_fetch: an allowed host is fetched, with status, headers and body", async () => {

@@ -22,7 +22,8 @@ Deno.test("address: refused classes, IPv4 and IPv6, embedded IPv4 forms included
     "100.127.255.255": "CGNAT (shared address space)",
     "224.0.0.1": "multicast",
     "239.255.255.255": "multicast",
-    "255.255.255.255": "reserved",
+    "255.255.255.255": "limited broadcast",
+    "::ffff:8.8.8.8": "IPv4-mapped",
     "::": "unspecified",
     "::1": "loopback",
     "::ffff:127.0.0.1": "IPv4-mapped loopback",
@@ -55,7 +56,6 @@ Deno.test("address: refused classes, IPv4 and IPv6, embedded IPv4 forms included
       "172.15.255.255",
       "172.32.0.0",
       "2606:4700::1111",
-      "::ffff:8.8.8.8",
       "64:ff9b::8.8.8.8",
       "2002:808:808::",
     ]

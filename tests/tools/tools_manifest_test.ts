@@ -21,22 +21,25 @@ interface Entry {
 const manifest: { tools: Entry[] } = JSON.parse(await Deno.readTextFile(join(REPO, "tools.json")));
 const byName = new Map(manifest.tools.map((t) => [t.name, t]));
 
-/** The file tools read the workspace, and learn the control plane they must leave alone. */
-const READ = "--allow-read=. --allow-env=TOOLGATE_PROTECTED";
-const WRITE = "--allow-read=. --allow-write=. --allow-env=TOOLGATE_PROTECTED";
+/**
+ * The file tools' own confinement (tools/lib/workspace.ts) needs Deno to pass relative paths and open flags to the
+ * kernel unchanged, which it does only with every permission granted: scoped --allow-read/--allow-write make every
+ * path absolute and open the canonicalized path, which reopens the check-then-open race (issue 10, item 5).
+ */
+const FILE_TOOL_FLAGS = "--allow-all";
 
 /** name -> [readOnly, concurrent, permissions profile, the exact Deno permission flags of its launcher]. */
 const EXPECTED: Record<string, [boolean, boolean, string, string]> = {
   get_time: [true, true, "none", ""],
-  fs_read_file: [true, true, "none", READ],
-  fs_read_lines: [true, true, "none", READ],
-  fs_list_dir: [true, true, "none", READ],
-  fs_search: [true, true, "none", READ],
-  fs_stat: [true, true, "none", READ],
-  fs_write_file: [false, false, "workspace", WRITE],
-  fs_edit: [false, false, "workspace", WRITE],
-  fs_mkdir: [false, false, "workspace", WRITE],
-  fs_remove: [false, false, "workspace", WRITE],
+  fs_read_file: [true, true, "none", FILE_TOOL_FLAGS],
+  fs_read_lines: [true, true, "none", FILE_TOOL_FLAGS],
+  fs_list_dir: [true, true, "none", FILE_TOOL_FLAGS],
+  fs_search: [true, true, "none", FILE_TOOL_FLAGS],
+  fs_stat: [true, true, "none", FILE_TOOL_FLAGS],
+  fs_write_file: [false, false, "workspace", FILE_TOOL_FLAGS],
+  fs_edit: [false, false, "workspace", FILE_TOOL_FLAGS],
+  fs_mkdir: [false, false, "workspace", FILE_TOOL_FLAGS],
+  fs_remove: [false, false, "workspace", FILE_TOOL_FLAGS],
   http_fetch: [true, true, "network", "--allow-net --allow-env=TOOLGATE_FETCH_ALLOW_HOSTS"],
   exec: [false, false, "workspace", "--allow-run --allow-read=. --allow-env=PATH,HOME,TOOLGATE_PROTECTED"],
 };
@@ -110,7 +113,9 @@ Deno.test("launchers: executable sh scripts carrying exactly the least-privilege
     const expected = `exec deno run --quiet --no-prompt --no-config --no-lock ${flags ? flags + " " : ""}` +
       `"$(dirname -- "$0")/../src/${name}.ts"`;
     assert.equal(line, expected);
-    assert.doesNotMatch(script, /--allow-all|\s-A\s/, name);
+    // Only the file tools run with every permission, and each launcher says why in its comment.
+    if (flags === FILE_TOOL_FLAGS) assert.match(script, /# .*O_NOFOLLOW/, name);
+    else assert.doesNotMatch(script, /--allow-all|\s-A\s/, name);
     // The launcher is generated from the one declaration toolgate itself starts the tool with.
     assert.equal(script, launcherText(name), `${name}: regenerate the launcher from tools/deno_flags.ts`);
   }
@@ -132,5 +137,38 @@ Deno.test("tool sources: nothing from src/ but the contract, no npm or remote pa
         );
       }
     }
+  }
+});
+
+Deno.test("launchers: why the file tools take every permission (scoped flags reopen the race in Deno)", async () => {
+  // If this starts failing, Deno passes relative paths and O_NOFOLLOW through under scoped flags too, and the file
+  // tools' launchers can go back to --allow-read=. / --allow-write=.
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    await Deno.mkdir(join(dir, "ws"));
+    await Deno.writeTextFile(join(dir, "outside.txt"), "outside\n");
+    await Deno.symlink("../outside.txt", join(dir, "ws", "link"));
+    const probe = join(dir, "probe.ts");
+    await Deno.writeTextFile(
+      probe,
+      `import * as fs from "node:fs";
+      const { O_RDONLY, O_NOFOLLOW } = fs.constants;
+      try { fs.openSync("link", O_RDONLY | O_NOFOLLOW); console.log("followed"); } catch (e) { console.log(e.code); }`,
+    );
+    const run = (flags: string[]) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "--quiet", "--no-prompt", "--no-config", "--no-lock", ...flags, probe],
+        cwd: join(dir, "ws"),
+        stdout: "piped",
+        stderr: "piped",
+      }).output().then((out) => new TextDecoder().decode(out.stdout).trim());
+    assert.equal(await run(["--allow-all"]), "ELOOP", "every permission: the flag reaches the kernel");
+    assert.equal(
+      await run([`--allow-read=${join(dir, "ws")},${probe}`]),
+      "followed",
+      "scoped: Deno canonicalizes and opens the target",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

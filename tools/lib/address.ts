@@ -1,7 +1,7 @@
 /**
- * Which IP addresses `http_fetch` refuses to connect to: loopback, private, link-local, CGNAT, multicast,
- * unspecified and other non-public ranges, in IPv4 and IPv6, including IPv6 forms that embed an IPv4 address
- * (IPv4-mapped, IPv4-compatible, NAT64, 6to4, IPv4-translated).
+ * Which IP addresses `http_fetch` refuses to connect to: every range of IANA's IPv4 and IPv6 Special-Purpose Address
+ * Registries (loopback, private, link-local, shared, documentation TEST-NETs, benchmarking, protocol assignments,
+ * ...), multicast, and IPv6 outside global unicast, including IPv6 forms that embed an IPv4 address.
  *
  * @module
  */
@@ -55,7 +55,17 @@ export function parseIPv6(text: string): number[] | undefined {
   return [...head, ...new Array<number>(8 - known).fill(0), ...rest];
 }
 
-const IPV4_REFUSED: ReadonlyArray<[base: string, bits: number, reason: string]> = [
+/**
+ * The IANA IPv4 Special-Purpose Address Registry, every entry (sub-blocks of 192.0.0.0/24 included in it), plus
+ * multicast: `[network, prefix length, reason]`. The most specific entry names the reason.
+ *
+ * @example
+ * ```ts
+ * import { IPV4_SPECIAL } from "./address.ts";
+ * IPV4_SPECIAL.find(([base]) => base === "192.0.2.0"); // ["192.0.2.0", 24, "documentation (TEST-NET-1)"]
+ * ```
+ */
+export const IPV4_SPECIAL: ReadonlyArray<readonly [base: string, bits: number, reason: string]> = [
   ["0.0.0.0", 8, "unspecified"],
   ["10.0.0.0", 8, "private"],
   ["100.64.0.0", 10, "CGNAT (shared address space)"],
@@ -63,20 +73,98 @@ const IPV4_REFUSED: ReadonlyArray<[base: string, bits: number, reason: string]> 
   ["169.254.0.0", 16, "link-local"],
   ["172.16.0.0", 12, "private"],
   ["192.0.0.0", 24, "IETF protocol assignments"],
+  ["192.0.2.0", 24, "documentation (TEST-NET-1)"],
+  ["192.31.196.0", 24, "AS112"],
+  ["192.52.193.0", 24, "AMT"],
+  ["192.88.99.0", 24, "6to4 relay anycast (deprecated)"],
   ["192.168.0.0", 16, "private"],
+  ["192.175.48.0", 24, "AS112 direct delegation"],
   ["198.18.0.0", 15, "benchmarking"],
+  ["198.51.100.0", 24, "documentation (TEST-NET-2)"],
+  ["203.0.113.0", 24, "documentation (TEST-NET-3)"],
   ["224.0.0.0", 4, "multicast"],
   ["240.0.0.0", 4, "reserved"],
+  ["255.255.255.255", 32, "limited broadcast"],
 ];
+
+/**
+ * The IANA IPv6 Special-Purpose Address Registry, every entry (the named sub-blocks of 2001::/23 too), plus
+ * multicast and the deprecated site-local block. Two entries are judged by the IPv4 address they carry instead of
+ * outright: the NAT64 well-known prefix 64:ff9b::/96 and 6to4 2002::/16, the ways IPv6-only hosts reach public IPv4
+ * hosts (IANA marks them globally reachable); IPv4-mapped and IPv4-translated addresses are never a destination on
+ * the wire and are refused whatever they carry. Outside these, anything not in global unicast 2000::/3 is refused.
+ *
+ * @example
+ * ```ts
+ * import { IPV6_SPECIAL } from "./address.ts";
+ * IPV6_SPECIAL.find(([base]) => base === "2001:db8::"); // ["2001:db8::", 32, "documentation"]
+ * ```
+ */
+export const IPV6_SPECIAL: ReadonlyArray<readonly [base: string, bits: number, reason: string]> = [
+  ["::", 128, "unspecified"],
+  ["::1", 128, "loopback"],
+  ["::", 96, "IPv4-compatible (deprecated)"],
+  ["::ffff:0:0", 96, "IPv4-mapped"],
+  ["::ffff:0:0:0", 96, "IPv4-translated"],
+  ["64:ff9b::", 96, "NAT64"],
+  ["64:ff9b:1::", 48, "NAT64 local use"],
+  ["100::", 64, "discard-only"],
+  ["100:0:0:1::", 64, "dummy prefix"],
+  ["2001::", 23, "IETF protocol assignments"],
+  ["2001::", 32, "Teredo"],
+  ["2001:1::1", 128, "PCP anycast"],
+  ["2001:1::2", 128, "TURN anycast"],
+  ["2001:1::3", 128, "DNS-SD SRP anycast"],
+  ["2001:2::", 48, "benchmarking"],
+  ["2001:3::", 32, "AMT"],
+  ["2001:4:112::", 48, "AS112"],
+  ["2001:10::", 28, "ORCHID (deprecated)"],
+  ["2001:20::", 28, "ORCHIDv2"],
+  ["2001:30::", 28, "drone remote ID"],
+  ["2001:db8::", 32, "documentation"],
+  ["2002::", 16, "6to4"],
+  ["2620:4f:8000::", 48, "AS112 direct delegation"],
+  ["3fff::", 20, "documentation"],
+  ["5f00::", 16, "segment routing SIDs"],
+  ["fc00::", 7, "private (unique local)"],
+  ["fe80::", 10, "link-local"],
+  ["fec0::", 10, "site-local (deprecated)"],
+  ["ff00::", 8, "multicast"],
+];
+
+/** Prefixes judged by the IPv4 address they carry: [reason, index of its first group]. */
+const EMBEDDING: Record<string, number> = { "IPv4-mapped": 6, "IPv4-translated": 6, NAT64: 6, "6to4": 1 };
+/** Refused whatever IPv4 address they carry. */
+const ALWAYS_REFUSED = new Set(["IPv4-mapped", "IPv4-translated"]);
+
+const V4_TABLE = IPV4_SPECIAL.map(([base, bits, reason]) => ({
+  start: parseIPv4(base)!,
+  size: 2 ** (32 - bits),
+  bits,
+  reason,
+}));
+
+function toBigInt(groups: number[]): bigint {
+  return groups.reduce((value, group) => (value << 16n) | BigInt(group), 0n);
+}
+
+const V6_TABLE = IPV6_SPECIAL.map(([base, bits, reason]) => {
+  const mask = bits === 0 ? 0n : ((1n << BigInt(bits)) - 1n) << BigInt(128 - bits);
+  return { network: toBigInt(parseIPv6(base)!), mask, bits, reason };
+});
 
 /** Why an IPv4 address (as a 32-bit value) is refused, or `undefined` when it is public. */
 export function refusedIPv4(value: number): string | undefined {
-  for (const [base, bits, reason] of IPV4_REFUSED) {
-    const size = 2 ** (32 - bits);
-    const start = parseIPv4(base)!;
-    if (value >= start && value < start + size) return reason;
+  let best: { bits: number; reason: string } | undefined;
+  for (const entry of V4_TABLE) {
+    if (
+      value >= entry.start && value < entry.start + entry.size &&
+      (best === undefined || entry.bits > best.bits)
+    ) {
+      best = entry;
+    }
   }
-  return undefined;
+  return best?.reason;
 }
 
 function embeddedV4(groups: number[], index: number): number {
@@ -85,33 +173,22 @@ function embeddedV4(groups: number[], index: number): number {
 
 /** Why an IPv6 address (eight groups) is refused, or `undefined` when it is public. */
 export function refusedIPv6(groups: number[]): string | undefined {
-  const zeros = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
-  if (zeros(0, 8)) return "unspecified";
-  if (zeros(0, 7) && groups[7] === 1) return "loopback";
-  if (zeros(0, 5) && groups[5] === 0xffff) {
-    const reason = refusedIPv4(embeddedV4(groups, 6));
-    return reason && `IPv4-mapped ${reason}`;
+  const value = toBigInt(groups);
+  let best: { bits: number; reason: string } | undefined;
+  for (const entry of V6_TABLE) {
+    if ((value & entry.mask) === entry.network && (best === undefined || entry.bits > best.bits)) {
+      best = entry;
+    }
   }
-  if (zeros(0, 4) && groups[4] === 0xffff && groups[5] === 0) {
-    const reason = refusedIPv4(embeddedV4(groups, 6));
-    return reason && `IPv4-translated ${reason}`;
+  if (best !== undefined) {
+    const at = EMBEDDING[best.reason];
+    if (at === undefined) return best.reason;
+    const carried = refusedIPv4(embeddedV4(groups, at));
+    if (carried !== undefined) return `${best.reason} ${carried}`;
+    return ALWAYS_REFUSED.has(best.reason) ? best.reason : undefined;
   }
-  if (zeros(0, 6)) return "IPv4-compatible (deprecated)";
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) {
-    const reason = refusedIPv4(embeddedV4(groups, 6));
-    return reason && `NAT64 ${reason}`;
-  }
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups[2] === 1) return "NAT64 local use";
-  if (groups[0] === 0x2002) {
-    const reason = refusedIPv4(embeddedV4(groups, 1));
-    return reason && `6to4 ${reason}`;
-  }
-  if (groups[0] === 0x2001 && groups[1] === 0) return "Teredo";
-  if (groups[0] === 0x100 && zeros(1, 4)) return "discard-only";
-  if ((groups[0] & 0xfe00) === 0xfc00) return "private (unique local)";
-  if ((groups[0] & 0xffc0) === 0xfe80) return "link-local";
-  if ((groups[0] & 0xffc0) === 0xfec0) return "site-local (deprecated)";
-  if ((groups[0] & 0xff00) === 0xff00) return "multicast";
+  // Global unicast is 2000::/3; the rest of the space is reserved or unassigned.
+  if ((groups[0] & 0xe000) !== 0x2000) return "reserved (not global unicast)";
   return undefined;
 }
 

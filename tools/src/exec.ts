@@ -3,8 +3,8 @@
 // {exit_code, stdout, stderr, duration_ms} with long outputs cut head-and-tail.
 import { readStdinArgs } from "../lib/args.ts";
 import { errorMessage, fsFailure, invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
-import { resolveInWorkspace } from "../lib/paths.ts";
 import { HeadTail } from "../lib/truncate.ts";
+import { Workspace } from "../lib/workspace.ts";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** After the group is killed, how long stray holders of the pipes get before the reads are abandoned. */
@@ -73,18 +73,20 @@ await runTool(async () => {
   const maxOutputChars = args.integer("max_output_chars", 20_000, { min: 200, max: 1_000_000 });
   args.done();
 
-  const cwd = resolveInWorkspace(cwdArg, "cwd");
-  try {
-    if (!(await Deno.stat(cwd.real)).isDirectory) {
-      throw invalidArgs(
-        "cwd",
-        `not a directory: ${JSON.stringify(cwd.rel)}`,
-        "a directory inside the workspace",
-      );
-    }
-  } catch (error) {
-    throw fsFailure(error, cwd.rel, "cwd");
+  // The cwd is entered and checked to be inside the workspace. The child is then started by that path (Deno has
+  // no other way), so a racing swap could still move it elsewhere: that grants nothing, since the program itself
+  // may change directory anywhere it can see. The sandbox, not this check, bounds what it reaches.
+  const workspace = new Workspace(Deno.cwd());
+  const located = workspace.locate(cwdArg, { field: "cwd", follow: true });
+  if (located.info === undefined) throw fsFailure(new Deno.errors.NotFound(), located.rel, "cwd");
+  if (!located.info.isDirectory) {
+    throw invalidArgs(
+      "cwd",
+      `not a directory: ${JSON.stringify(located.rel)}`,
+      "a directory inside the workspace",
+    );
   }
+  const cwd = workspace.enter(located);
 
   const env: Record<string, string> = {};
   for (const name of ["PATH", "HOME"]) {
@@ -98,7 +100,7 @@ await runTool(async () => {
   try {
     child = new Deno.Command(argv[0], {
       args: argv.slice(1),
-      cwd: cwd.real,
+      cwd,
       clearEnv: true,
       env,
       stdin: "piped",

@@ -1,9 +1,11 @@
 // fs_edit: replaces one exact, unique string, or a 1-based inclusive line range, in a workspace text file; an
-// optional sha256 of the original file guards against editing a file that changed since it was read.
+// optional sha256 of the original file guards against editing a file that changed since it was read. Only a regular
+// file is edited; the new version replaces it by a rename in the same pinned directory.
 import { readStdinArgs } from "../lib/args.ts";
-import { fsFailure, invalidArgs, runTool } from "../lib/envelope.ts";
-import { atomicWrite, sha256Hex } from "../lib/files.ts";
-import { resolveInWorkspace } from "../lib/paths.ts";
+import { invalidArgs, runTool } from "../lib/envelope.ts";
+import { sha256Hex } from "../lib/files.ts";
+import { parseRelative } from "../lib/paths.ts";
+import { Workspace } from "../lib/workspace.ts";
 
 /** Files larger than this are not edited in memory. */
 const MAX_FILE_BYTES = 16_777_216;
@@ -44,22 +46,28 @@ await runTool(async () => {
     throw invalidArgs("expected_sha256", "expected_sha256 is not a sha256 hex digest", "64 hex characters");
   }
 
-  const target = resolveInWorkspace(path);
-  let bytes: Uint8Array;
-  let mode: number | undefined;
-  try {
-    const info = await Deno.stat(target.real);
-    if (!info.isFile) {
-      throw invalidArgs("path", `not a regular file: ${JSON.stringify(target.rel)}`, "a file path");
-    }
-    if (info.size > MAX_FILE_BYTES) {
-      throw invalidArgs("path", `file is too large to edit (${info.size} bytes, limit ${MAX_FILE_BYTES})`);
-    }
-    mode = info.mode === null ? undefined : info.mode & 0o7777;
-    bytes = await Deno.readFile(target.real);
-  } catch (error) {
-    throw fsFailure(error, target.rel);
+  const { rel, namesDirectory } = parseRelative(path);
+  if (namesDirectory && rel !== ".") {
+    throw invalidArgs(
+      "path",
+      `path ends in "/", so it names a directory: ${JSON.stringify(path)}`,
+      "a file path",
+    );
   }
+  const workspace = Workspace.fromEnvironment();
+  const target = workspace.locate(path, { follow: true });
+  if (target.info !== undefined) workspace.guardChange(target.real, target.rel, "path");
+  const file = workspace.openFile(target);
+  let bytes: Uint8Array;
+  try {
+    if (file.size > MAX_FILE_BYTES) {
+      throw invalidArgs("path", `file is too large to edit (${file.size} bytes, limit ${MAX_FILE_BYTES})`);
+    }
+    bytes = file.read(0, file.size);
+  } finally {
+    file.close();
+  }
+  const mode = file.mode;
   const previousSha = await sha256Hex(bytes);
   if (expectedSha !== "" && expectedSha !== previousSha) {
     throw invalidArgs(
@@ -122,11 +130,8 @@ await runTool(async () => {
   }
 
   const out = new TextEncoder().encode(updated);
-  try {
-    await atomicWrite(target.real, out, mode);
-  } catch (error) {
-    throw fsFailure(error, target.rel);
-  }
+  // Nothing moved the cwd since the file was opened: the new file lands beside the one that was read.
+  workspace.writeFile(target, out, mode);
   return {
     path: target.rel,
     replaced_lines: { start: firstLine, end: lastLine },

@@ -1,8 +1,9 @@
 // fs_mkdir: creates a directory in the workspace (and its missing parents when asked); an existing directory is
-// not an error.
+// not an error. Each directory is created in its pinned parent, which was checked to be inside the workspace.
 import { readStdinArgs } from "../lib/args.ts";
-import { fsFailure, invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
-import { resolveInWorkspace } from "../lib/paths.ts";
+import { invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
+import { parseRelative } from "../lib/paths.ts";
+import { Workspace } from "../lib/workspace.ts";
 
 await runTool(async () => {
   const args = await readStdinArgs();
@@ -10,14 +11,20 @@ await runTool(async () => {
   const parents = args.boolean("parents", false);
   args.done();
 
-  const target = resolveInWorkspace(path);
-  if (target.exists) {
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.stat(target.real);
-    } catch (error) {
-      throw fsFailure(error, target.rel);
-    }
+  const { rel } = parseRelative(path);
+  const workspace = Workspace.fromEnvironment();
+  const target = workspace.locate(path, {
+    follow: true,
+    createParents: parents,
+    missingParent: () =>
+      new ToolFailure(
+        "not_found",
+        `the parent directory of ${JSON.stringify(rel)} does not exist (set parents to create it)`,
+        { field: "path" },
+      ),
+  });
+  workspace.guardChange(target.real, target.rel, "path");
+  const refuseExisting = (info: Deno.FileInfo) => {
     if (!info.isDirectory) {
       throw invalidArgs(
         "path",
@@ -25,19 +32,20 @@ await runTool(async () => {
         "a new directory path",
       );
     }
+  };
+  if (target.info !== undefined) {
+    refuseExisting(target.info);
     return { path: target.rel, created: false };
   }
   try {
-    await Deno.mkdir(target.real, { recursive: parents });
+    workspace.makeDirectory(target);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new ToolFailure(
-        "not_found",
-        `the parent directory of ${JSON.stringify(target.rel)} does not exist (set parents to create it)`,
-        { field: "path" },
-      );
-    }
-    throw fsFailure(error, target.rel);
+    // Created meanwhile by someone else: judged as if it had been there.
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    const now = workspace.locate(path, { follow: true });
+    if (now.info === undefined) throw error;
+    refuseExisting(now.info);
+    return { path: target.rel, created: false };
   }
   return { path: target.rel, created: true };
 });

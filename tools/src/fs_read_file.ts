@@ -1,8 +1,9 @@
-// fs_read_file: a byte range of a file in the workspace, as text or base64, never more than the size cap.
+// fs_read_file: a byte range of a file in the workspace, as text or base64, never more than the size cap; only a
+// regular file is read (opened without following a swapped-in symlink, a FIFO refused without waiting).
 import { encodeBase64 } from "../lib/base64.ts";
 import { readStdinArgs } from "../lib/args.ts";
-import { fsFailure, invalidArgs, runTool } from "../lib/envelope.ts";
-import { resolveInWorkspace } from "../lib/paths.ts";
+import { runTool } from "../lib/envelope.ts";
+import { Workspace } from "../lib/workspace.ts";
 
 /** The most bytes one call returns. */
 const MAX_LENGTH = 1_048_576;
@@ -16,42 +17,23 @@ await runTool(async () => {
   const encoding = args.choice("encoding", ["text", "base64"] as const, "text");
   args.done();
 
-  const target = resolveInWorkspace(path);
-  let file: Deno.FsFile;
+  const workspace = Workspace.fromEnvironment();
+  const target = workspace.locate(path, { follow: true });
+  const file = workspace.openFile(target);
   try {
-    file = await Deno.open(target.real, { read: true });
-  } catch (error) {
-    throw fsFailure(error, target.rel);
-  }
-  try {
-    const info = await file.stat();
-    if (!info.isFile) {
-      throw invalidArgs("path", `not a regular file: ${JSON.stringify(target.rel)}`, "a file path");
-    }
-    const size = info.size;
+    const size = file.size;
     const start = Math.min(offset, size);
-    const want = Math.min(length, size - start);
-    const bytes = new Uint8Array(want);
-    await file.seek(start, Deno.SeekMode.Start);
-    let got = 0;
-    while (got < want) {
-      const n = await file.read(bytes.subarray(got));
-      if (n === null) break;
-      got += n;
-    }
-    const chunk = bytes.subarray(0, got);
+    const chunk = file.read(start, Math.min(length, size - start));
     return {
       kind: "file",
       path: target.rel,
       encoding,
       content: encoding === "base64" ? encodeBase64(chunk) : new TextDecoder().decode(chunk),
       offset: start,
-      bytes: got,
+      bytes: chunk.length,
       size,
-      truncated: start + got < size,
+      truncated: start + chunk.length < size,
     };
-  } catch (error) {
-    throw fsFailure(error, target.rel);
   } finally {
     file.close();
   }

@@ -1,13 +1,15 @@
 // fs_read_lines: lines start_line..end_line (1-based, inclusive) of a text file in the workspace; a range past the
-// end is an empty result, never an error.
+// end is an empty result, never an error. Only a regular file is read, opened as fs_read_file opens it.
 import { readStdinArgs } from "../lib/args.ts";
-import { fsFailure, invalidArgs, runTool } from "../lib/envelope.ts";
-import { resolveInWorkspace } from "../lib/paths.ts";
+import { invalidArgs, runTool } from "../lib/envelope.ts";
+import { Workspace } from "../lib/workspace.ts";
 
 /** The most lines one call returns. */
 const MAX_LINES = 2000;
 /** The most characters one call returns; a longer line is cut (and the result says so). */
 const MAX_CHARS = 200_000;
+/** Bytes read at a time. */
+const CHUNK = 65_536;
 
 await runTool(async () => {
   const args = await readStdinArgs();
@@ -23,17 +25,9 @@ await runTool(async () => {
     );
   }
 
-  const target = resolveInWorkspace(path);
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(target.real, { read: true });
-    if (!(await file.stat()).isFile) {
-      file.close();
-      throw invalidArgs("path", `not a regular file: ${JSON.stringify(target.rel)}`, "a file path");
-    }
-  } catch (error) {
-    throw fsFailure(error, target.rel);
-  }
+  const workspace = Workspace.fromEnvironment();
+  const target = workspace.locate(path, { follow: true });
+  const file = workspace.openFile(target);
 
   // At most MAX_LINES lines per call; the result says when the requested range went further.
   const last = Math.min(endLine === 0 ? Number.MAX_SAFE_INTEGER : endLine, startLine + MAX_LINES - 1);
@@ -57,12 +51,12 @@ await runTool(async () => {
   };
   let eof = true;
   try {
-    const reader = file.readable.pipeThrough(new TextDecoderStream()).getReader();
+    const decoder = new TextDecoder();
     let pending = "";
     reading: while (true) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      pending += value;
+      const bytes = file.readNext(CHUNK);
+      if (bytes.length === 0) break;
+      pending += decoder.decode(bytes, { stream: true });
       let newline: number;
       while ((newline = pending.indexOf("\n")) !== -1) {
         const line = pending.slice(0, newline);
@@ -82,10 +76,10 @@ await runTool(async () => {
         }
       }
     }
+    if (eof) pending += decoder.decode();
     if (eof && pending !== "") take(pending);
-    if (!eof) await reader.cancel();
-  } catch (error) {
-    throw fsFailure(error, target.rel);
+  } finally {
+    file.close();
   }
   const truncated = charCapHit || (!eof && last < (endLine === 0 ? Number.MAX_SAFE_INTEGER : endLine));
   return {

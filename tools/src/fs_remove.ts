@@ -1,8 +1,9 @@
-// fs_remove: removes a file, a symlink (not its target) or a directory in the workspace; a non-empty directory
-// only when recursive is asked, and never the workspace itself.
+// fs_remove: removes a file, a symlink (the link itself, wherever it points, never its target) or a directory in
+// the workspace; a non-empty directory only when recursive is asked, and never the workspace itself. The entry is
+// removed by its name in its pinned parent directory, so a symlink swapped in is unlinked, not followed.
 import { readStdinArgs } from "../lib/args.ts";
-import { fsFailure, invalidArgs, runTool } from "../lib/envelope.ts";
-import { resolveInWorkspace } from "../lib/paths.ts";
+import { fsFailure, invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
+import { Workspace } from "../lib/workspace.ts";
 
 await runTool(async () => {
   const args = await readStdinArgs();
@@ -10,28 +11,22 @@ await runTool(async () => {
   const recursive = args.boolean("recursive", false);
   args.done();
 
-  const target = resolveInWorkspace(path);
+  const workspace = Workspace.fromEnvironment();
+  const target = workspace.locate(path);
   if (target.isRoot) {
     throw invalidArgs("path", "refusing to remove the workspace itself", "a path inside the workspace");
   }
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.lstat(target.entry);
-  } catch (error) {
-    throw fsFailure(error, target.rel);
+  const info = target.info;
+  if (info === undefined) {
+    throw new ToolFailure("not_found", `no such file or directory: ${JSON.stringify(target.rel)}`, {
+      field: "path",
+    });
   }
   const type = info.isSymlink ? "symlink" : info.isDirectory ? "directory" : info.isFile ? "file" : "other";
-  if (type === "directory" && !recursive) {
-    let empty = true;
-    try {
-      for await (const _ of Deno.readDir(target.entry)) {
-        empty = false;
-        break;
-      }
-    } catch (error) {
-      throw fsFailure(error, target.rel);
-    }
-    if (!empty) {
+  try {
+    workspace.remove(target, type === "directory" && recursive);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOTEMPTY") {
       throw invalidArgs(
         "recursive",
         `directory is not empty: ${
@@ -40,11 +35,6 @@ await runTool(async () => {
         "true to remove a non-empty directory",
       );
     }
-  }
-  try {
-    // A symlink is unlinked, never followed; recursive removal does not descend into symlinks either.
-    await Deno.remove(target.entry, { recursive: type === "directory" && recursive });
-  } catch (error) {
     throw fsFailure(error, target.rel);
   }
   return { path: target.rel, removed: true, type };

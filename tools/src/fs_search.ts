@@ -1,10 +1,13 @@
 // fs_search: the lines of workspace files that contain a literal string or match a regular expression; large and
-// binary files are skipped (and counted), symlinks are not followed, and the result is capped.
+// binary files are skipped (and counted), symlinks are not followed, and the result is capped. Every directory is
+// searched from inside it and every file opened without following links, so a swapped-in symlink leads nowhere,
+// and only regular files are read (a FIFO is never waited on).
 import { join } from "node:path";
 import { readStdinArgs } from "../lib/args.ts";
 import { errorMessage, fsFailure, invalidArgs, runTool } from "../lib/envelope.ts";
 import { compileGlob } from "../lib/glob.ts";
-import { childPath, resolveInWorkspace } from "../lib/paths.ts";
+import { childPath } from "../lib/paths.ts";
+import { type OpenedFile, Workspace } from "../lib/workspace.ts";
 
 /** A matching line is cut to this many characters. */
 const MAX_LINE_CHARS = 400;
@@ -44,13 +47,9 @@ await runTool(async () => {
     );
   }
   const glob = compileGlob(globText);
-  const target = resolveInWorkspace(path);
-  let rootInfo: Deno.FileInfo;
-  try {
-    rootInfo = await Deno.stat(target.real);
-  } catch (error) {
-    throw fsFailure(error, target.rel);
-  }
+  const workspace = Workspace.fromEnvironment();
+  const target = workspace.locate(path, { follow: true });
+  if (target.info === undefined) throw fsFailure(new Deno.errors.NotFound(), target.rel);
 
   const matches: Match[] = [];
   let truncated = false;
@@ -60,17 +59,23 @@ await runTool(async () => {
   let skippedUnreadable = 0;
   const decoder = new TextDecoder();
 
-  const searchFile = async (real: string, relPath: string): Promise<void> => {
+  const searchFile = (file: OpenedFile, relPath: string): void => {
     let bytes: Uint8Array;
     try {
-      const info = await Deno.stat(real);
-      if (info.size > maxFileBytes) {
+      if (file.size > maxFileBytes) {
         skippedLarge++;
         return;
       }
-      bytes = await Deno.readFile(real);
+      // One byte more than its size tells a file that grew past the cap since it was opened.
+      bytes = file.read(0, file.size + 1);
     } catch {
       skippedUnreadable++;
+      return;
+    } finally {
+      file.close();
+    }
+    if (bytes.length > maxFileBytes) {
+      skippedLarge++;
       return;
     }
     if (bytes.subarray(0, 8192).includes(0)) {
@@ -94,34 +99,43 @@ await runTool(async () => {
   };
 
   let filesSeen = 0;
-  const walk = async (dir: string, relFromRoot: string): Promise<void> => {
-    const children: Deno.DirEntry[] = [];
+  // The cwd is the directory being searched (`dir` is its real path) whenever `walk` lists, opens or returns.
+  const walk = (dir: string, relFromRoot: string): void => {
+    let children: Deno.DirEntry[];
     try {
-      for await (const child of Deno.readDir(dir)) children.push(child);
+      children = workspace.listHere();
     } catch (error) {
       if (relFromRoot === "") throw fsFailure(error, target.rel);
       skippedUnreadable++;
       return;
     }
-    children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const child of children) {
       if (truncated) return;
+      const real = join(dir, child.name);
+      if (child.isSymlink || workspace.isHidden(real)) continue;
       const within = relFromRoot === "" ? child.name : `${relFromRoot}/${child.name}`;
-      if (child.isSymlink) continue;
       if (child.isDirectory) {
-        await walk(join(dir, child.name), within);
+        const entered = workspace.descend(child.name);
+        if (entered === undefined) {
+          skippedUnreadable++;
+        } else {
+          if (!workspace.isHidden(entered.real)) walk(entered.real, within);
+          workspace.ascend(entered);
+        }
       } else if (child.isFile && glob.matches(child.name, within)) {
         if (++filesSeen > MAX_FILES) {
           truncated = true;
           return;
         }
-        await searchFile(join(dir, child.name), childPath(target.rel, within));
+        const file = workspace.openChild(child.name);
+        if (file === undefined) skippedUnreadable++;
+        else searchFile(file, childPath(target.rel, within));
       }
     }
   };
 
-  if (rootInfo.isDirectory) await walk(target.real, "");
-  else await searchFile(target.real, target.rel);
+  if (target.info.isDirectory) walk(workspace.enter(target), "");
+  else searchFile(workspace.openFile(target), target.rel);
 
   return {
     pattern,

@@ -1,11 +1,11 @@
-// fs_write_file: writes a whole file in the workspace atomically (a temporary file in the same directory, then a
-// rename); missing parent directories are created only when asked.
-import { dirname } from "node:path";
+// fs_write_file: writes a whole file in the workspace atomically (a new file in the same pinned directory, then a
+// rename); missing parent directories are created only when asked; only a regular file is replaced.
 import { decodeBase64 } from "../lib/base64.ts";
 import { readStdinArgs } from "../lib/args.ts";
-import { fsFailure, invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
-import { atomicWrite, sha256Hex } from "../lib/files.ts";
-import { resolveInWorkspace } from "../lib/paths.ts";
+import { invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
+import { sha256Hex } from "../lib/files.ts";
+import { parseRelative } from "../lib/paths.ts";
+import { describeType, Workspace } from "../lib/workspace.ts";
 
 await runTool(async () => {
   const args = await readStdinArgs();
@@ -17,45 +17,40 @@ await runTool(async () => {
 
   const bytes = encoding === "base64" ? decodeBase64(content) : new TextEncoder().encode(content);
   if (bytes === undefined) throw invalidArgs("content", "content is not valid base64", "base64 text");
-  const target = resolveInWorkspace(path);
-  if (target.isRoot) throw invalidArgs("path", "path names the workspace itself", "a file path");
-
-  let mode: number | undefined;
-  try {
-    if (target.exists) {
-      const info = await Deno.stat(target.real);
-      if (!info.isFile) {
-        throw invalidArgs("path", `not a regular file: ${JSON.stringify(target.rel)}`, "a file path");
-      }
-      mode = info.mode === null ? undefined : info.mode & 0o7777;
-    } else {
-      const parent = dirname(target.real);
-      const parentInfo = await Deno.stat(parent).catch((error) => {
-        if (error instanceof Deno.errors.NotFound) return undefined;
-        throw error;
-      });
-      if (parentInfo === undefined) {
-        if (!createParents) {
-          throw new ToolFailure(
-            "not_found",
-            `the parent directory of ${
-              JSON.stringify(target.rel)
-            } does not exist (set create_parents to create it)`,
-            { field: "path" },
-          );
-        }
-        await Deno.mkdir(parent, { recursive: true });
-      } else if (!parentInfo.isDirectory) {
-        throw invalidArgs(
-          "path",
-          `a parent of ${JSON.stringify(target.rel)} is not a directory`,
-          "a file path",
-        );
-      }
-    }
-    await atomicWrite(target.real, bytes, mode);
-  } catch (error) {
-    throw fsFailure(error, target.rel);
+  const { rel, namesDirectory } = parseRelative(path);
+  // `notes/` names a directory: refused before anything is created, whatever exists there.
+  if (namesDirectory && rel !== ".") {
+    throw invalidArgs(
+      "path",
+      `path ends in "/", so it names a directory: ${JSON.stringify(path)}`,
+      "a file path",
+    );
   }
-  return { path: target.rel, bytes: bytes.length, created: !target.exists, sha256: await sha256Hex(bytes) };
+  const workspace = Workspace.fromEnvironment();
+  const target = workspace.locate(path, {
+    follow: true,
+    createParents,
+    missingParent: () =>
+      new ToolFailure(
+        "not_found",
+        `the parent directory of ${JSON.stringify(rel)} does not exist (set create_parents to create it)`,
+        { field: "path" },
+      ),
+    parentNotDirectory: () =>
+      invalidArgs("path", `a parent of ${JSON.stringify(rel)} is not a directory`, "a file path"),
+  });
+  if (target.isRoot) throw invalidArgs("path", "path names the workspace itself", "a file path");
+  if (target.info !== undefined && !target.info.isFile) {
+    throw workspace.notRegular(target, describeType(target.info));
+  }
+  const mode = target.info?.mode === null || target.info === undefined
+    ? undefined
+    : target.info.mode & 0o7777;
+  workspace.writeFile(target, bytes, mode);
+  return {
+    path: target.rel,
+    bytes: bytes.length,
+    created: target.info === undefined,
+    sha256: await sha256Hex(bytes),
+  };
 });

@@ -1,7 +1,8 @@
-// http_fetch: GET or HEAD of an http(s) URL, refusing loopback, private, link-local, CGNAT, multicast and
-// unspecified addresses (IPv4-mapped IPv6 forms included) after DNS resolution, and connecting to the very address
-// it checked; redirects (at most 5) are checked again. TOOLGATE_FETCH_ALLOW_HOSTS (host or host:port, comma-separated)
-// names local hosts that may be reached anyway, for testing.
+// http_fetch: GET or HEAD of an http(s) URL, refusing every IANA special-purpose address (IPv4 and IPv6: loopback,
+// private, link-local, shared, documentation TEST-NETs, benchmarking, ...), multicast and IPv6 outside global
+// unicast, IPv4-mapped forms included, after DNS resolution, and connecting to the very address it checked;
+// redirects (at most 5) are checked again. TOOLGATE_FETCH_ALLOW_HOSTS (host or host:port, comma-separated) names
+// local hosts that may be reached anyway, for testing.
 import { lookup } from "node:dns/promises";
 import { isIPLiteral, refusedAddress } from "../lib/address.ts";
 import { readStdinArgs } from "../lib/args.ts";
