@@ -80,7 +80,13 @@ export async function runProgram(
   args: readonly string[],
   options: RunOptions = {},
 ): Promise<ProcessResult> {
-  const env: Record<string, string> = { NO_COLOR: "1", ...options.env };
+  // An INIT_CWD inherited from the `deno task test` that runs these tests would tell a nested `deno task` (and
+  // toolgate's launcher) that the command was typed in this repository: no child sees it.
+  const inherited = Deno.env.toObject();
+  delete inherited.INIT_CWD;
+  const env: Record<string, string> = options.clearEnv
+    ? { NO_COLOR: "1", ...options.env }
+    : { ...inherited, NO_COLOR: "1", ...options.env };
   if (options.clearEnv) {
     for (const key of ["PATH", "HOME", "DENO_DIR"]) {
       const value = Deno.env.get(key);
@@ -91,7 +97,7 @@ export async function runProgram(
     args: [...args],
     cwd: options.cwd ?? REPO,
     env,
-    clearEnv: options.clearEnv ?? false,
+    clearEnv: true,
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
