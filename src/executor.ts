@@ -362,6 +362,8 @@ export class Executor {
       envKeys: Object.keys(env),
       ...this.#argsFacts(call.argsText),
       outcome: envelope.ok ? "ok" : envelope.kind,
+      // A call stopped on request is no crash: the line says so.
+      cancelled: result?.aborted ? true : undefined,
       sandbox: launch.ok ? (launch.confined ? "bwrap" : "none") : undefined,
       profile: tool.profile.name,
       warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,

@@ -9,6 +9,7 @@ import {
   type Command,
   commandHelp,
   EXIT,
+  expectPositionals,
   GLOBAL_OPTIONS,
   type Io,
   normalizeDashes,
@@ -27,6 +28,24 @@ import { validateCommand } from "./commands/validate.ts";
 /** toolgate's version, from `deno.json`. */
 export const VERSION: string = denoJson.version;
 
+/** `toolgate help [COMMAND]`, as git and npm spell it. */
+const helpCommand: Command = {
+  name: "help",
+  summary: "this help, or a command's (toolgate help COMMAND)",
+  usage: "toolgate help [COMMAND]",
+  options: {},
+  async run(parsed, io) {
+    const [topic] = parsed.positionals;
+    expectPositionals(parsed, 1, "help");
+    const about = topic === undefined ? undefined : COMMANDS.find((c) => c.name === topic);
+    if (topic !== undefined && !about) {
+      throw new UsageError(`unknown command ${JSON.stringify(topic)}`, "help");
+    }
+    await io.stdout(about ? commandHelp(about) : globalHelp());
+    return EXIT.ok;
+  },
+};
+
 /** Every command, in the order help lists them. */
 export const COMMANDS: readonly Command[] = [
   validateCommand,
@@ -35,6 +54,7 @@ export const COMMANDS: readonly Command[] = [
   runCommand,
   serveCommand,
   permissionsCommand,
+  helpCommand,
 ];
 
 /** Options that, given without a command, mean the agent loop. */
@@ -126,20 +146,24 @@ async function grantsAcceptable(locked: boolean, io: Io): Promise<boolean> {
  */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   const { command, name, rest } = findCommand(argv);
+  // Only what comes before `--` can ask for help or the version: after it, every word is an argument.
+  const end = rest.indexOf("--");
+  const asks = (...flags: string[]) =>
+    (end === -1 ? rest : rest.slice(0, end)).some((t) => flags.includes(t));
   try {
+    if (asks("--version", "-version")) {
+      await io.stdout(`toolgate ${VERSION}\n`);
+      return EXIT.ok;
+    }
     if (!command) {
       if (name !== undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}`);
-      if (rest.some((t) => t === "--version" || t === "-version")) {
-        await io.stdout(`toolgate ${VERSION}\n`);
-        return EXIT.ok;
-      }
-      if (rest.some((t) => t === "--help" || t === "-h" || t === "-help")) {
+      if (asks("--help", "-h", "-help")) {
         await io.stdout(globalHelp());
         return EXIT.ok;
       }
       throw new UsageError("no command given");
     }
-    if (rest.some((t) => t === "--help" || t === "-h" || t === "-help")) {
+    if (asks("--help", "-h", "-help")) {
       await io.stdout(commandHelp(command));
       return EXIT.ok;
     }

@@ -118,6 +118,24 @@ Deno.test("audit: failures record their kind, exit, signal and truncation", asyn
   for (const record of records) assertFields(record);
 });
 
+Deno.test("audit: a call cancelled on request says so, unlike one that crashed", async () => {
+  await using dir = await scratch();
+  const auditDir = join(dir.path, "audit");
+  const manifest = manifestOf([
+    { name: "slow", command: ["./tools/bin/nap", "5"] },
+    { name: "segv", command: ["./tools/bin/self_signal", "SEGV"] },
+  ]);
+  const executor = executorFor(manifest, { auditDir });
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 200);
+  const cancelled = await executor.call("slow", "{}", { signal: controller.signal });
+  assert.equal(!cancelled.ok && cancelled.cancelled, true);
+  await executor.call("segv", "{}");
+  const [first, second] = await readAudit(auditDir);
+  assert.equal(first.cancelled, true);
+  assert.equal(second.cancelled, undefined, "a crash is not a cancellation");
+});
+
 Deno.test("audit: the directory is 0700 and the files 0600", async () => {
   await using dir = await scratch();
   const auditDir = join(dir.path, "deep", "audit");

@@ -28,16 +28,16 @@ async function timeIn(timezone: string): Promise<{ timezone: string; iso8601: st
   return value;
 }
 
-/** Runs get_time with input it must refuse; returns the error message. */
-async function refusal(stdin: string): Promise<string> {
+/** Runs get_time with input it must refuse: one invalid_args envelope line on stderr; returns it. */
+async function refusal(stdin: string): Promise<{ message: string; field?: string; retryable: boolean }> {
   const result = await getTime(stdin);
   assert.notEqual(result.code, 0);
   assert.equal(result.stdout, "");
   assert.ok(result.stderr.endsWith("\n") && !result.stderr.slice(0, -1).includes("\n"), result.stderr);
   const value = JSON.parse(result.stderr);
-  assert.deepEqual(Object.keys(value), ["error"]);
-  assert.equal(typeof value.error, "string");
-  return value.error;
+  assert.equal(value.ok, false);
+  assert.equal(value.kind, "invalid_args");
+  return value;
 }
 
 Deno.test("get_time: a fixed-offset zone carries its offset (Etc/GMT-3 is +03:00)", async () => {
@@ -58,15 +58,22 @@ Deno.test("get_time: a zone with daylight saving gives one of its two offsets, c
   assert.ok(iso8601.endsWith("+02:00") || iso8601.endsWith("+03:00"), iso8601);
 });
 
-Deno.test("get_time: an unknown timezone is a JSON error on stderr and a non-zero exit", async () => {
-  assert.equal(await refusal('{"timezone": "Mars/Olympus_Mons"}'), 'unknown timezone "Mars/Olympus_Mons"');
+Deno.test("get_time: an unknown timezone is invalid_args on timezone, not an execution error", async () => {
+  const refused = await refusal('{"timezone": "Mars/Olympus_Mons"}');
+  assert.equal(refused.message, 'unknown timezone "Mars/Olympus_Mons"');
+  assert.equal(refused.field, "timezone");
+  assert.equal(refused.retryable, true, "the model can correct it");
 });
 
-Deno.test("get_time: a missing timezone or arguments that are not an object are JSON errors", async () => {
-  assert.equal(await refusal("{}"), "timezone is required, e.g. Europe/Helsinki");
-  assert.equal(await refusal(""), "timezone is required, e.g. Europe/Helsinki");
-  assert.equal(await refusal('{"timezone": 3}'), "timezone is required, e.g. Europe/Helsinki");
+Deno.test("get_time: a missing timezone or arguments that are not an object are invalid_args", async () => {
+  for (const stdin of ["{}", "", '{"timezone": 3}']) {
+    assert.equal((await refusal(stdin)).field, "timezone", stdin);
+  }
   for (const stdin of ["not json", "null", "[]", '"UTC"', "42"]) {
-    assert.equal(await refusal(stdin), "arguments must be a JSON object", stdin);
+    assert.match(
+      (await refusal(stdin)).message,
+      /arguments (are not valid JSON|must be a JSON object)/,
+      stdin,
+    );
   }
 });

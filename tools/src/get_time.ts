@@ -1,13 +1,8 @@
 // get_time: the current time in an IANA timezone, as {timezone, iso8601}. Needs no Deno permission at all.
+import { readStdinArgs } from "../lib/args.ts";
+import { invalidArgs, runTool } from "../lib/envelope.ts";
 
-interface Input {
-  timezone?: unknown;
-}
-
-function fail(message: string): never {
-  console.error(JSON.stringify({ error: message }));
-  Deno.exit(1);
-}
+const EXPECTED = "an IANA timezone, e.g. Europe/Helsinki";
 
 /** The offset of `zone` at `instant`, as `+HH:MM`. */
 function offsetOf(instant: Date, zone: string): string {
@@ -35,23 +30,14 @@ function isoIn(instant: Date, zone: string): string {
   }`;
 }
 
-const raw = await new Response(Deno.stdin.readable).text();
-let parsed: unknown;
-try {
-  parsed = JSON.parse(raw.trim() || "{}");
-} catch {
-  fail("arguments must be a JSON object");
-}
-// `null`, an array or a scalar parses fine but is no arguments object: say so rather than crash.
-if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-  fail("arguments must be a JSON object");
-}
-const input = parsed as Input;
-const zone = input.timezone;
-if (typeof zone !== "string" || zone.trim() === "") fail("timezone is required, e.g. Europe/Helsinki");
-try {
-  new Intl.DateTimeFormat("en-US", { timeZone: zone });
-} catch {
-  fail(`unknown timezone ${JSON.stringify(zone)}`);
-}
-console.log(JSON.stringify({ timezone: zone, iso8601: isoIn(new Date(), zone) }));
+await runTool(async () => {
+  const args = await readStdinArgs();
+  const zone = args.string("timezone", { expected: EXPECTED });
+  args.done();
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+  } catch {
+    throw invalidArgs("timezone", `unknown timezone ${JSON.stringify(zone)}`, EXPECTED);
+  }
+  return { timezone: zone, iso8601: isoIn(new Date(), zone) };
+});
