@@ -1,0 +1,39 @@
+// `deno task install` puts a `toolgate` command on the PATH that works from any folder, on that folder, with the
+// built-in belt when the folder has no manifest; if the runtime that installed it is gone, it finds another.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { shimText } from "../src/build/install.ts";
+import { REPO, runProgram } from "./helpers.ts";
+
+Deno.test("install: the installed command runs from any folder, on that folder", async () => {
+  const bin = await Deno.makeTempDir();
+  const installed = await runProgram(Deno.execPath(), ["task", "-q", "install", "--bin", bin], { cwd: REPO });
+  assert.equal(installed.code, 0, installed.stderr);
+  assert.match(installed.stdout, new RegExp(`installed ${join(bin, "toolgate")}`));
+  const info = await Deno.stat(join(bin, "toolgate"));
+  assert.ok((info.mode ?? 0) & 0o100, "executable");
+  const project = await Deno.makeTempDir();
+  await Deno.writeTextFile(join(project, "notes.md"), "# notes\n");
+  const env = { XDG_STATE_HOME: await Deno.makeTempDir() };
+  const call = await runProgram(join(bin, "toolgate"), ["call", "fs_list_dir", '{"path":"."}'], { cwd: project, env });
+  assert.equal(call.code, 0, call.stderr);
+  assert.deepEqual(JSON.parse(call.stdout).result.entries.map((e: { name: string }) => e.name), ["notes.md"]);
+  const version = await runProgram(join(bin, "toolgate"), ["--version"], { cwd: project, env });
+  assert.match(version.stdout, /^toolgate \d+\.\d+\.\d+\n$/);
+});
+
+Deno.test("install: when the runtime that installed it is gone, the command uses deno from PATH", async () => {
+  const bin = await Deno.makeTempDir();
+  await Deno.writeTextFile(join(bin, "toolgate"), shimText("/nonexistent/deno", REPO.replace(/\/$/, ""), "2.9.6"), {
+    mode: 0o755,
+  });
+  const path = await Deno.makeTempDir();
+  await Deno.symlink(Deno.execPath(), join(path, "deno"));
+  const project = await Deno.makeTempDir();
+  const call = await runProgram(join(bin, "toolgate"), ["call", "get_time", '{"timezone":"UTC"}'], {
+    cwd: project,
+    env: { PATH: `${path}:/usr/bin:/bin`, XDG_STATE_HOME: await Deno.makeTempDir() },
+  });
+  assert.equal(call.code, 0, call.stderr);
+  assert.equal(JSON.parse(call.stdout).result.timezone, "UTC");
+});
