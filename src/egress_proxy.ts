@@ -117,9 +117,11 @@ const CALL_LINE = /^toolgate-call ([0-9a-f]{32})$/;
  * @example
  * ```ts
  * import { EgressProxy } from "./egress_proxy.ts";
- * const proxy = EgressProxy.start("/home/me/.local/state/toolgate/proxy/x.sock");
+ * const proxy = EgressProxy.start(`${await Deno.makeTempDir()}/proxy.sock`);
  * const { token, unregister } = proxy.register(["api.example.com"]);
- * // bind proxy.socket into the sandbox, give the bridge `token`; ... unregister();
+ * // bind proxy.socket into the sandbox, give the bridge `token`; when the call ends:
+ * unregister();
+ * proxy.close();
  * ```
  */
 export class EgressProxy {

@@ -56,12 +56,13 @@ const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
  * import { Executor } from "./executor.ts";
  * import { loadManifest } from "./manifest.ts";
  * const loaded = await loadManifest("tools.json");
+ * const project = await Deno.makeTempDir();
  * if (loaded.ok) {
  *   new Executor({
  *     manifest: loaded.manifest,
- *     env: { PATH: "/usr/bin:/bin", HOME: "/home/me" },
- *     cwd: "/home/me/project",
- *     auditDir: "/home/me/.local/state/toolgate/workspaces/project-3f1c9a0b2e7d4c11/audit",
+ *     env: { PATH: "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" },
+ *     cwd: project,
+ *     auditDir: null, // or a folder of your own (mode 0700); the CLI's default is the workspace's state folder
  *     defaultTimeoutSec: 10,
  *     sandbox: "require",
  *   });
@@ -114,8 +115,11 @@ export interface ExecutorOptions {
  *
  * @example
  * ```ts
- * import type { Executor } from "./executor.ts";
- * declare const executor: Executor;
+ * import { Executor } from "./executor.ts";
+ * import { loadManifest } from "./manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
  * const prepared = await executor.prepare("fs_write_file", '{"path":"a.txt","content":"hi"}');
  * if (prepared.ok) console.log(prepared.call.tool.readOnly, prepared.call.args);
  * ```
@@ -135,8 +139,11 @@ export interface PreparedCall {
  * @example
  * ```ts
  * import { failure } from "./contract.ts";
- * import type { Executor } from "./executor.ts";
- * declare const executor: Executor;
+ * import { Executor } from "./executor.ts";
+ * import { loadManifest } from "./manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
  * const prepared = await executor.prepare("fs_remove", '{"path":"build"}');
  * const envelope = !prepared.ok
  *   ? prepared.envelope
@@ -152,10 +159,13 @@ export type Prepared = { ok: true; call: PreparedCall } | { ok: false; envelope:
  *
  * @example
  * ```ts
- * import type { Executor } from "./executor.ts";
- * declare const executor: Executor;
- * const envelope = await executor.call("exec", '{"command":"sleep 60"}', { signal: AbortSignal.timeout(1000) });
- * // { ok: false, kind: "execution_error", cancelled: true, ... }
+ * import { Executor } from "./executor.ts";
+ * import { loadManifest } from "./manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+ * const envelope = await executor.call("exec", '{"argv":["sleep","60"]}', { signal: AbortSignal.timeout(500) });
+ * // { ok: false, kind: "execution_error", cancelled: true, ... } (or unavailable, where it cannot be confined)
  * ```
  */
 export interface CallOptions {
@@ -387,8 +397,11 @@ export class Executor {
    *
    * @example
    * ```ts
-   * import type { Executor } from "./executor.ts";
-   * declare const executor: Executor;
+   * import { Executor } from "./executor.ts";
+   * import { loadManifest } from "./manifest.ts";
+   * const loaded = await loadManifest("tools.json");
+   * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+   * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
    * for (const note of await executor.startNotes()) console.error(`toolgate: warning: ${note}`);
    * ```
    */

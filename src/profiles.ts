@@ -18,7 +18,8 @@ import workspaceProfile from "../permissions/workspace.json" with { type: "json"
  * @example
  * ```ts
  * import type { ResourceLimits } from "./profiles.ts";
- * const limits: ResourceLimits = { cpuSeconds: 60, processes: 64, memoryBytes: 512 * 1024 * 1024 };
+ * import { DEFAULT_LIMITS } from "./profiles.ts";
+ * const limits: ResourceLimits = { ...DEFAULT_LIMITS, processes: 64, memoryBytes: 512 * 1024 * 1024 };
  * ```
  */
 export interface ResourceLimits {

@@ -31,7 +31,8 @@ const KINDS = ["read", "write", "net", "env", "run", "ffi", "sys", "import"] as 
  * @example
  * ```ts
  * import { dropPermissions } from "./tool_mode.ts";
- * dropPermissions("get_time"); // read, write, net, env, run, ffi, sys: all revoked
+ * // In tool mode, before get_time's module loads: read, write, net, env, run, ffi and sys are revoked.
+ * if (Deno.args[0] === "__tool") dropPermissions("get_time");
  * ```
  */
 export function dropPermissions(name: string): void {

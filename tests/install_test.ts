@@ -15,7 +15,10 @@ Deno.test("install: the installed command runs from any folder, on that folder",
   const project = await Deno.makeTempDir();
   await Deno.writeTextFile(join(project, "notes.md"), "# notes\n");
   const env = { XDG_STATE_HOME: await Deno.makeTempDir() };
-  const call = await runProgram(join(bin, "toolgate"), ["call", "fs_list_dir", '{"path":"."}'], { cwd: project, env });
+  const call = await runProgram(join(bin, "toolgate"), ["call", "fs_list_dir", '{"path":"."}'], {
+    cwd: project,
+    env,
+  });
   assert.equal(call.code, 0, call.stderr);
   assert.deepEqual(JSON.parse(call.stdout).result.entries.map((e: { name: string }) => e.name), ["notes.md"]);
   const version = await runProgram(join(bin, "toolgate"), ["--version"], { cwd: project, env });
@@ -24,9 +27,13 @@ Deno.test("install: the installed command runs from any folder, on that folder",
 
 Deno.test("install: when the runtime that installed it is gone, the command uses deno from PATH", async () => {
   const bin = await Deno.makeTempDir();
-  await Deno.writeTextFile(join(bin, "toolgate"), shimText("/nonexistent/deno", REPO.replace(/\/$/, ""), "2.9.6"), {
-    mode: 0o755,
-  });
+  await Deno.writeTextFile(
+    join(bin, "toolgate"),
+    shimText("/nonexistent/deno", REPO.replace(/\/$/, ""), "2.9.6"),
+    {
+      mode: 0o755,
+    },
+  );
   const path = await Deno.makeTempDir();
   await Deno.symlink(Deno.execPath(), join(path, "deno"));
   const project = await Deno.makeTempDir();
