@@ -25,7 +25,7 @@ export type ToolEntry = Record<string, unknown>;
  * Validates `tools` as a manifest placed in `tests/fixtures` (absolute commands allowed); throws on any error.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const manifest = manifestOf([{ name: "cat", command: ["/bin/cat"] }]);
  * ```
  */

@@ -13,7 +13,7 @@ export interface TempDir extends AsyncDisposable {
  * Makes a temp folder, removed when the scope that holds it ends.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * await using dir = await tempDir();
  * await Deno.writeTextFile(`${dir.path}/a.txt`, "a");
  * ```

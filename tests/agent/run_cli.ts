@@ -26,7 +26,7 @@ export interface CliOptions {
  * Runs `deno run ... src/main.ts ARGS` and waits for it. stdin is a pipe, so the CLI sees no terminal.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * const result = await runAgentCli(["--prompt", "hi", "--base-url", server.baseUrl]);
  * ```
  */

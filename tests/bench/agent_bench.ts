@@ -40,7 +40,7 @@ const round = (value: number, digits = 2) => Number(value.toFixed(digits));
  * Runs the benchmark and returns its figures (milliseconds, and ratios).
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { benchAgent } from "./agent_bench.ts";
  * const figures = await benchAgent();
  * console.log(figures.sleep8_ratio); // target: under 1.1

@@ -145,7 +145,7 @@ async function load(path: string, options: ManifestOptions): Promise<void> {
  * after a warm-up), in milliseconds.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { benchManifest } from "./manifest_bench.ts";
  * const { manifest_load_compiled_ms } = await benchManifest();
  * ```

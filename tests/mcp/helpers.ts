@@ -63,7 +63,7 @@ const CLIENT_INFO = { name: "toolgate-tests", version: "1.0.0" };
  * Starts `toolgate serve` (stdio) through the SDK's StdioClientTransport and connects a client to it.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * await using served = await connectStdio([], dir.path);
  * const { tools } = await served.client.listTools();
  * ```
@@ -105,7 +105,7 @@ export interface HttpServer extends AsyncDisposable {
  * Starts `toolgate serve --http 0` and waits for the address it prints on stderr.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * await using server = await startHttp([], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN });
  * await fetch(server.url, { method: "POST" }); // 401
  * ```
