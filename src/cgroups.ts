@@ -182,40 +182,60 @@ export interface CgroupLimits {
 }
 
 /**
- * The script a call's first process runs (`sh -c SCRIPT sh PIDS_BASE MEMORY_BASE MEMORY_FILE ID PROCESSES BYTES
- * SWAP_FILE PROGRAM ARGS...`, `-` for a base that is not used): it removes this toolgate process's earlier call
- * cgroups that are empty, makes the call's own with their limits, joins them, and becomes the program. A cgroup
- * it cannot set up stops the call rather than letting it run without its limits.
+ * The script a call's first process runs (`sh -c SCRIPT sh PIDS_BASE MEMORY_BASE MEMORY_FILE SLOT PROCESSES BYTES
+ * SWAP_FILE PROGRAM ARGS...`, `-` for a base that is not used): it makes the slot's cgroups the first time, sets
+ * their limits, joins them, and becomes the program, with shell builtins only once the slot exists (a call pays
+ * for no extra process). A cgroup it cannot set up stops the call rather than letting it run without its limits.
  */
 const JOIN_SCRIPT = [
-  "pids=$1 mem=$2 memfile=$3 id=$4 nproc=$5 bytes=$6 swapfile=$7; shift 7",
-  "owner=${id%-*}",
-  // The tool's PATH is the tool's: the script's own programs come from the system folders.
-  "sys=/usr/bin:/bin",
+  "pids=$1 mem=$2 memfile=$3 slot=$4 nproc=$5 bytes=$6 swapfile=$7; shift 7",
   'fail() { echo "toolgate: cannot set up the cgroup $1" >&2; exit 125; }',
-  'for base in "$pids" "$mem"; do',
-  '  [ "$base" = - ] && continue',
-  '  for old in "$base/$owner"-*; do',
-  '    [ -d "$old" ] && [ "${old##*-}" -lt "${id##*-}" ] && PATH=$sys rmdir "$old" 2>/dev/null',
-  "  done",
-  "done",
   'if [ "$pids" != - ]; then',
-  '  PATH=$sys mkdir -p "$pids/$id" && printf %s "$nproc" > "$pids/$id/pids.max" || fail "$pids/$id"',
+  '  [ -d "$pids/$slot" ] || /bin/mkdir -p "$pids/$slot" || fail "$pids/$slot"',
+  '  printf %s "$nproc" > "$pids/$slot/pids.max" || fail "$pids/$slot"',
   "fi",
   'if [ "$mem" != - ]; then',
-  '  PATH=$sys mkdir -p "$mem/$id" && printf %s "$bytes" > "$mem/$id/$memfile" || fail "$mem/$id"',
-  '  [ "$swapfile" = - ] || printf 0 > "$mem/$id/$swapfile" 2>/dev/null',
+  '  [ -d "$mem/$slot" ] || /bin/mkdir -p "$mem/$slot" || fail "$mem/$slot"',
+  '  printf %s "$bytes" > "$mem/$slot/$memfile" || fail "$mem/$slot"',
+  '  [ "$swapfile" = - ] || printf 0 > "$mem/$slot/$swapfile" 2>/dev/null',
   "fi",
   'for base in "$pids" "$mem"; do',
-  '  [ "$base" = - ] || printf %s "$$" > "$base/$id/cgroup.procs" || fail "$base/$id"',
+  '  [ "$base" = - ] || printf %s "$$" > "$base/$slot/cgroup.procs" || fail "$base/$slot"',
   "done",
   'exec "$@"',
 ].join("\n");
 
-let calls = 0;
+/**
+ * Hands out cgroup slots to calls: a slot (`call-PID-N`) is one call's cgroups at a time, reused by the next call
+ * once it is free, so that only a slot's first call makes folders. Slots left when toolgate ends are removed by a
+ * later probe once they are a minute old and empty.
+ *
+ * @example
+ * ```ts
+ * import { CgroupSlots } from "./cgroups.ts";
+ * const slots = new CgroupSlots();
+ * const slot = slots.take();
+ * // ... run the call in `slot` ...
+ * slots.give(slot);
+ * ```
+ */
+export class CgroupSlots {
+  readonly #free: number[] = [];
+  #next = 0;
+
+  /** A free slot's name. */
+  take(): string {
+    return `call-${Deno.pid}-${this.#free.pop() ?? ++this.#next}`;
+  }
+
+  /** Frees a slot once its call's processes are all gone. */
+  give(slot: string): void {
+    this.#free.push(Number(slot.slice(slot.lastIndexOf("-") + 1)));
+  }
+}
 
 /**
- * The argv prefix that starts a call inside cgroups of its own with `limits` (the program and its arguments
+ * The argv prefix that starts a call inside the cgroups of `slot` with `limits` (the program and its arguments
  * follow it).
  *
  * @example
@@ -223,13 +243,12 @@ let calls = 0;
  * import { cgroupWrapper, detectCgroups } from "./cgroups.ts";
  * const support = detectCgroups();
  * if (support) {
- *   const prefix = cgroupWrapper(support, { processes: 64, memoryBytes: 512 << 20 });
+ *   const prefix = cgroupWrapper(support, { processes: 64, memoryBytes: 512 << 20 }, "call-1-1");
  *   // new Deno.Command(prefix[0], { args: [...prefix.slice(1), "/usr/bin/bwrap", ...] })
  * }
  * ```
  */
-export function cgroupWrapper(support: CgroupSupport, limits: CgroupLimits): string[] {
-  const id = `call-${Deno.pid}-${++calls}`;
+export function cgroupWrapper(support: CgroupSupport, limits: CgroupLimits, slot: string): string[] {
   const v2 = support.version === 2;
   return [
     support.shell,
@@ -239,7 +258,7 @@ export function cgroupWrapper(support: CgroupSupport, limits: CgroupLimits): str
     support.pids ?? "-",
     support.memory ?? "-",
     v2 ? "memory.max" : "memory.limit_in_bytes",
-    id,
+    slot,
     String(limits.processes),
     String(limits.memoryBytes),
     // Without it, a v2 memory limit only pushes the tree into swap.

@@ -6,7 +6,7 @@
  */
 import { dirname, join } from "node:path";
 import { AuditLog, type AuditRecord, loadAuditKey } from "./audit.ts";
-import { cgroupWrapper } from "./cgroups.ts";
+import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
 import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_proxy.ts";
 import { BRIDGE_PORT } from "./net_bridge.ts";
 import { type Envelope, failure, type FailureEnvelope, withWarnings } from "./contract.ts";
@@ -21,7 +21,7 @@ import { runProcess, type RunResult, startProblem } from "./runner.ts";
 import {
   bwrapArgs,
   limitWarnings,
-  probeSandbox,
+  probeSandboxCached,
   type SandboxMode,
   type SandboxSupport,
   unconfinedWarning,
@@ -188,6 +188,8 @@ interface Launch {
   readonly auditWarnings: readonly string[];
   /** Forgets the call at the egress proxy (a profile that names hosts) when it ends. */
   readonly unregister?: () => void;
+  /** The call's cgroup slot, given back when it ends. */
+  readonly slot?: string;
   /** What the proxy let through or refused, for the audit line. */
   readonly egress?: EgressDecision[];
 }
@@ -251,6 +253,7 @@ export class Executor {
   readonly #controlPlane: ControlPlane;
   #support?: Promise<SandboxSupport>;
   #proxy?: EgressProxy;
+  readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
 
   /**
@@ -384,10 +387,11 @@ export class Executor {
 
   /** Whether tools can be confined here; probed once per executor, with the very bwrap that will run them. */
   sandboxSupport(): Promise<SandboxSupport> {
-    return this.#support ??= probeSandbox(
+    return this.#support ??= probeSandboxCached(
       this.#options.env.PATH ?? FALLBACK_PATH,
-      this.#options.bwrap,
+      this.#options.bwrap ?? "bwrap",
       this.#options.env,
+      this.#stateDir(),
     );
   }
 
@@ -531,8 +535,9 @@ export class Executor {
         { processes: cgroups.pids !== undefined, memory: cgroups.memory !== undefined },
       proxy: unregister && this.#proxy && { socket: this.#proxy.socket, inside: BRIDGE_SOCKET },
     });
-    // With cgroups, the first process makes and joins the call's cgroups, then becomes bwrap.
-    const prefix = cgroups ? cgroupWrapper(cgroups, tool.profile.limits) : [];
+    // With cgroups, the first process sets up and joins the call's cgroups, then becomes bwrap.
+    const slot = cgroups ? this.#slots.take() : undefined;
+    const prefix = cgroups && slot ? cgroupWrapper(cgroups, tool.profile.limits, slot) : [];
     return {
       ok: true,
       program: prefix[0] ?? support.bwrap,
@@ -542,7 +547,17 @@ export class Executor {
       auditWarnings: [],
       unregister,
       egress,
+      slot,
     };
+  }
+
+  /** toolgate's state folder, or `undefined` without HOME (nothing is cached then). */
+  #stateDir(): string | undefined {
+    try {
+      return stateRoot(this.#options.env);
+    } catch {
+      return undefined;
+    }
   }
 
   /** The egress proxy of this executor, started at the first call whose profile names hosts. */

@@ -76,7 +76,18 @@ export interface RunFacts {
 }
 
 /** The folders a sandbox probe looks at: the system folders, and the files it masks. */
-const PROBED = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+const PROBED = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/etc",
+  // The boot a cached probe belongs to.
+  "/proc/sys/kernel/random/boot_id",
+];
 
 function hostPort(url: string): string {
   const parsed = new URL(url);

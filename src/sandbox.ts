@@ -9,7 +9,8 @@
  * @module
  */
 import { isAbsolute, join, resolve } from "node:path";
-import { type CgroupSupport, detectCgroups } from "./cgroups.ts";
+import { CGROUP_ENV, type CgroupSupport, detectCgroups, ownCgroups } from "./cgroups.ts";
+import { readCache, writeCache } from "./state_cache.ts";
 import { type ControlPlane, isWithin } from "./control_plane.ts";
 import type { PermissionProfile } from "./profiles.ts";
 
@@ -238,6 +239,65 @@ export async function probeSandbox(
   }
   const prlimit = findProgram("prlimit", "/usr/bin:/bin");
   return { ...candidate, prlimit, cgroups: detectCgroups(env) };
+}
+
+/** Bumped when what a probe finds out, or how, changes: older cached probes are then ignored. */
+const PROBE_FORMAT = 1;
+/** A cached probe is trusted this long; a kernel or policy change shows within the hour. */
+const PROBE_TTL_MS = 60 * 60 * 1000;
+
+function identity(path: string | undefined): string {
+  if (path === undefined) return "-";
+  try {
+    const info = Deno.statSync(path);
+    return `${path}:${info.size}:${info.mtime?.getTime()}:${info.ino}`;
+  } catch {
+    return `${path}:?`;
+  }
+}
+
+function bootId(): string {
+  try {
+    return Deno.readTextFileSync("/proc/sys/kernel/random/boot_id").trim();
+  } catch {
+    return "?";
+  }
+}
+
+/**
+ * {@linkcode probeSandbox}, remembered in toolgate's state folder for an hour per host and binaries (the bwrap and
+ * prlimit files, the boot, the user, the cgroups): a probe runs bwrap twice and a shell per cgroup controller,
+ * which every start would otherwise pay. A cached result that has gone stale fails closed: a call bwrap can no
+ * longer run fails, and nothing runs unconfined that the probe did not allow.
+ *
+ * @example
+ * ```ts
+ * import { probeSandboxCached } from "./sandbox.ts";
+ * const support = await probeSandboxCached("/usr/bin:/bin", "bwrap", {}, await Deno.makeTempDir());
+ * ```
+ */
+export async function probeSandboxCached(
+  path: string,
+  bwrapName: string,
+  env: Readonly<Record<string, string>>,
+  stateDir: string | undefined,
+): Promise<SandboxSupport> {
+  if (stateDir === undefined || Deno.build.os !== "linux") return await probeSandbox(path, bwrapName, env);
+  const bwrap = findProgram(bwrapName, path);
+  const cgroups = env[CGROUP_ENV] || ownCgroups() || "";
+  const key = [
+    PROBE_FORMAT,
+    identity(bwrap),
+    identity(findProgram("prlimit", "/usr/bin:/bin")),
+    bootId(),
+    ownUid(),
+    cgroups,
+  ].join("|");
+  const cached = readCache<{ at: number; support: SandboxSupport }>(stateDir, "sandbox-probe", key);
+  if (cached && Date.now() - cached.at < PROBE_TTL_MS) return cached.support;
+  const support = await probeSandbox(path, bwrapName, { ...env, [CGROUP_ENV]: cgroups });
+  writeCache(stateDir, "sandbox-probe", key, { at: Date.now(), support });
+  return support;
 }
 
 /**

@@ -52,7 +52,10 @@ export function packaging(): Packaging {
  * The folder that holds toolgate's `tools.json`, `tools/` and `permissions/` (the repository root from source;
  * beside the bundle or binary otherwise, where those folders do not exist: the belt is built in).
  */
-export const TOOLGATE_ROOT: string = packaging() === "source" ? dirname(dirname(SELF)) : dirname(SELF);
+export const TOOLGATE_ROOT: string = packaging() === "source"
+  ? dirname(dirname(SELF))
+  // A folder that is never there, so that a `tools.json` beside the bundle is never taken for the belt's.
+  : join(dirname(SELF), "(built-in)");
 
 /**
  * toolgate's own code on disk: the repository from source, the bundle file, or the binary itself.

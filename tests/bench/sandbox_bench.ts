@@ -76,7 +76,7 @@ export async function benchSandbox(): Promise<Record<string, number>> {
     },
   });
   const same = () => {
-    const prefix = support.cgroups ? cgroupWrapper(support.cgroups, tool.profile.limits) : [];
+    const prefix = support.cgroups ? cgroupWrapper(support.cgroups, tool.profile.limits, "call-bench-1") : [];
     return prefix.length > 0
       ? spawn(prefix[0], [...prefix.slice(1), support.bwrap, ...args], dir)
       : spawn(support.bwrap, args, dir);
