@@ -15,6 +15,7 @@ import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
 import { envelopeFromRun, startFailure } from "./outcome.ts";
 import { preflight } from "./preflight.ts";
 import { groupLauncher, type ProcessRegistry } from "./process_tree.ts";
+import { OWN_COMMAND, type Policy } from "./policy.ts";
 import { hasSideEffects } from "./profiles.ts";
 import { makeRedactor, parseRedactPatterns, type Redactor, secretValues } from "./redact.ts";
 import { runProcess, type RunResult, startProblem } from "./runner.ts";
@@ -171,6 +172,12 @@ export type Prepared = { ok: true; call: PreparedCall } | { ok: false; envelope:
 export interface CallOptions {
   /** Cancels the call and ends the tool's tree. */
   readonly signal?: AbortSignal;
+  /**
+   * Decides whether {@linkcode Executor.call} runs the call (default {@linkcode OWN_COMMAND}: the caller's own
+   * command, approved by definition, as `toolgate call`). A caller that runs calls a model or a client chose passes
+   * its `Policy`, as the agent loop and `serve` do; {@linkcode Executor.run} takes a call already decided.
+   */
+  readonly policy?: Policy;
 }
 
 const encoder = new TextEncoder();
@@ -568,16 +575,22 @@ export class Executor {
   }
 
   /**
-   * The whole pipeline for callers without an approval step: lookup, preflight, run.
+   * The whole pipeline: lookup, preflight, the approval policy (`options.policy`, by default the caller's own
+   * command), run. A call the policy refuses is audited and answered with its refusal.
    *
    * @example
    * ```ts
+   * import { Policy } from "./policy.ts";
    * // const envelope = await executor.call("get_time", '{"timezone":"UTC"}');
+   * // const refused = await executor.call("fs_remove", '{"path":"src"}', { policy: new Policy() }); // rejected
    * ```
    */
   async call(name: string, argsText: string, options: CallOptions = {}): Promise<Envelope> {
     const prepared = await this.prepare(name, argsText);
-    return prepared.ok ? await this.run(prepared.call, options) : prepared.envelope;
+    if (!prepared.ok) return prepared.envelope;
+    const verdict = await (options.policy ?? OWN_COMMAND).decide(prepared.call, { signal: options.signal });
+    if (!verdict.approved) return await this.refuse(prepared.call, verdict.envelope);
+    return await this.run(prepared.call, options);
   }
 
   /**

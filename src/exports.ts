@@ -87,8 +87,32 @@ export type ExportFormat = typeof EXPORT_FORMATS[number];
 
 const EMPTY_OBJECT_SCHEMA = { type: "object", properties: {} };
 
+/** toolgate's own schema annotations (`x-toolgate-risk`): for the approval prompt, not for models or hosts. */
+const OWN_ANNOTATION = /^x-toolgate-/;
+
+function hasOwnAnnotation(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasOwnAnnotation);
+  if (typeof value !== "object" || value === null) return false;
+  return Object.entries(value).some(([key, item]) => OWN_ANNOTATION.test(key) || hasOwnAnnotation(item));
+}
+
+function withoutOwnAnnotations(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutOwnAnnotations);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).filter(([key]) => !OWN_ANNOTATION.test(key)).map((
+      [key, item],
+    ) => [key, withoutOwnAnnotations(item)]),
+  );
+}
+
+/** The tool's schema as a model or host gets it: a copy, without toolgate's own annotations (some APIs refuse them). */
+function exported(schema: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return hasOwnAnnotation(schema) ? withoutOwnAnnotations(schema) as Record<string, unknown> : { ...schema };
+}
+
 function schemaOf(tool: ToolSpec): Record<string, unknown> {
-  return tool.schema ? { ...tool.schema } : { ...EMPTY_OBJECT_SCHEMA };
+  return tool.schema ? exported(tool.schema) : { ...EMPTY_OBJECT_SCHEMA };
 }
 
 /**
@@ -103,7 +127,7 @@ function schemaOf(tool: ToolSpec): Record<string, unknown> {
 export function toOpenAI(tool: ToolSpec): OpenAITool {
   const fn: OpenAITool["function"] = { name: tool.name };
   if (tool.description !== undefined) fn.description = tool.description;
-  if (tool.schema !== undefined) fn.parameters = { ...tool.schema };
+  if (tool.schema !== undefined) fn.parameters = exported(tool.schema);
   return { type: "function", function: fn };
 }
 

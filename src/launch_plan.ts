@@ -47,6 +47,11 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "host",
   "token",
   "allow-tools",
+  "approve-hosts",
+  "max-calls",
+  "max-session-calls",
+  "max-sessions",
+  "session-idle",
 ]);
 
 /** Options that, given without a command, mean the agent loop. */

@@ -327,7 +327,7 @@ function checkTool(
       own.push("schema must be a JSON object");
     } else {
       schema = entry.schema;
-      const problem = context.schemas.check(schema) ??
+      const problem = context.schemas.check(schema) ?? riskAnnotationProblem(schema) ??
         (context.options.compileSchemas ? compileProblem(context.schemas, schema) : undefined);
       if (problem !== undefined) own.push(`schema is invalid: ${problem}`);
     }
@@ -382,6 +382,18 @@ function exists(path: string): boolean {
     // Not ours to read (a scoped --allow-read): the runner will tell when it starts it.
     return !(error instanceof Deno.errors.NotFound);
   }
+}
+
+/** A risk mark (`"x-toolgate-risk"` on a property, read by the approval prompt) that is not a boolean. */
+function riskAnnotationProblem(schema: Record<string, unknown>): string | undefined {
+  if (!isRecord(schema.properties)) return undefined;
+  for (const [name, property] of Object.entries(schema.properties)) {
+    const mark = isRecord(property) ? property["x-toolgate-risk"] : undefined;
+    if (mark !== undefined && typeof mark !== "boolean") {
+      return `/properties/${name}/x-toolgate-risk must be true or false`;
+    }
+  }
+  return undefined;
 }
 
 function compileProblem(schemas: SchemaCompiler, schema: Record<string, unknown>): string | undefined {

@@ -1,7 +1,7 @@
 /**
  * toolgate as a library: load a `tools.json` manifest, run its tools through the same executor the CLI, the
- * agent loop and the MCP server use (preflight, confinement, timeouts, tree kill, audit), and read or write the
- * result envelopes.
+ * agent loop and the MCP server use (preflight, the one approval policy, confinement, timeouts, tree kill, audit),
+ * schedule calls as they do, and read or write the result envelopes.
  *
  * @example Run one tool
  * ```ts
@@ -17,6 +17,18 @@
  * });
  * const envelope = await executor.call("get_time", '{"timezone":"UTC"}');
  * console.log(serialize(envelope)); // {"ok":true,"result":{...},"tool":"get_time"}
+ * ```
+ *
+ * @example Calls a model chose: the approval policy decides, as in the agent loop
+ * ```ts
+ * import { Executor, loadManifest, Policy } from "./mod.ts";
+ *
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: Deno.cwd(), auditDir: null });
+ * // Writes, programs and the network need approval: here only fs_write_file, and http_fetch to one host.
+ * const policy = new Policy({ allowTools: ["fs_write_file"], approveHosts: [{ host: "api.example.com" }] });
+ * const envelope = await executor.call("exec", '{"argv":["true"]}', { policy }); // rejected: nobody approved it
  * ```
  *
  * @example Hand the tools to a model API
@@ -68,6 +80,23 @@ export {
   validateManifest,
 } from "./manifest.ts";
 export { allowsNetwork, type PermissionProfile, type ResourceLimits } from "./profiles.ts";
+export {
+  type Answer,
+  type ApprovalQuestion,
+  type ApprovedBy,
+  type Ask,
+  assessCall,
+  type CallRisk,
+  type DecideOptions,
+  type Destination,
+  type HostEntry,
+  OWN_COMMAND,
+  parseHostList,
+  Policy,
+  type PolicyOptions,
+  type Verdict,
+} from "./policy.ts";
+export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./scheduler.ts";
 export type { SandboxSupport } from "./sandbox.ts";
 export {
   type CallOptions,

@@ -1,5 +1,6 @@
 /** The manifest's tools as OpenAI functions, Anthropic tools and MCP tools, in manifest order. */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { exportTools, toAnthropic, toMcp, toOpenAI } from "../src/exports.ts";
 import { loadManifest, type Manifest } from "../src/manifest.ts";
 import { tempDir, writeManifest } from "./helpers.ts";
@@ -110,5 +111,25 @@ Deno.test("an empty manifest exports empty lists", async () => {
   assert.ok(result.ok);
   for (const format of ["openai", "anthropic", "mcp", "names"] as const) {
     assert.deepEqual(exportTools(result.manifest, format), []);
+  }
+});
+
+Deno.test("toolgate's own risk marks stay home: models and hosts get the schema without x-toolgate-risk", async () => {
+  const loaded = await loadManifest(join(import.meta.dirname!, "..", "tools.json"));
+  assert.ok(loaded.ok);
+  const exec = loaded.manifest.byName.get("exec")!;
+  const properties = exec.schema!.properties as Record<string, Record<string, unknown>>;
+  assert.equal(properties.argv["x-toolgate-risk"], true, "the manifest keeps the mark");
+  for (
+    const schema of [
+      toOpenAI(exec).function.parameters,
+      toAnthropic(exec).input_schema,
+      toMcp(exec).inputSchema,
+    ]
+  ) {
+    assert.doesNotMatch(JSON.stringify(schema), /x-toolgate-/);
+    const argv = (schema!.properties as Record<string, Record<string, unknown>>).argv;
+    assert.equal(argv.type, "array", "the rest of the schema is intact");
+    assert.deepEqual(argv.items, { type: "string" });
   }
 });

@@ -10,6 +10,7 @@ import {
   isError,
   isSuccess,
   loadManifest,
+  Policy,
   serialize,
   success,
   successPayload,
@@ -37,7 +38,7 @@ async function executor(): Promise<{ exec: Executor; cwd: string } & AsyncDispos
   return { exec, cwd, [Symbol.asyncDispose]: () => Deno.remove(cwd, { recursive: true }) };
 }
 
-Deno.test("mod.ts exports the loader, the executor, the exports and the contract", () => {
+Deno.test("mod.ts exports the loader, the executor, the policy, the scheduler, the exports and the contract", () => {
   const expected = [
     // manifest
     "loadManifest",
@@ -55,6 +56,13 @@ Deno.test("mod.ts exports the loader, the executor, the exports and the contract
     "EXPORT_FORMATS",
     // profiles
     "allowsNetwork",
+    // the approval policy and the scheduler
+    "Policy",
+    "OWN_COMMAND",
+    "assessCall",
+    "parseHostList",
+    "Scheduler",
+    "CallLimit",
     // contract
     "FAILURE_KINDS",
     "success",
@@ -107,6 +115,29 @@ Deno.test("the executor's pipeline step by step: prepare, the caller's verdict, 
 
   const cancelled = await exec.call("tree", "{}", { signal: AbortSignal.abort() });
   assert.equal(!cancelled.ok && cancelled.cancelled, true);
+});
+
+Deno.test("a library caller that runs calls a model chose passes the one policy: writes and egress need approval", async () => {
+  await using ctx = await executor();
+  const { exec } = ctx;
+  const policy = new Policy();
+  const write = await exec.call("note", '{"text":"x"}', { policy });
+  assert.equal(!write.ok && write.kind, "rejected");
+  await assert.rejects(Deno.stat(join(ctx.cwd, "notes")), Deno.errors.NotFound);
+  // Read-only, but its profile reaches the network: egress needs approval too.
+  const egress = await exec.call("net_echo", "{}", { policy });
+  assert.equal(!egress.ok && egress.kind, "rejected");
+  assert.equal(
+    (await exec.call("echo", '{"text":"free"}', { policy })).ok,
+    true,
+    "read-only and local: free",
+  );
+  const asked: string[] = [];
+  const person = new Policy({ ask: (question) => (asked.push(question.tool), Promise.resolve("yes")) });
+  assert.equal((await exec.call("note", '{"text":"y"}', { policy: person })).ok, true);
+  assert.deepEqual(asked, ["note"]);
+  // Without a policy, executor.call is the caller's own command, as `toolgate call`: approved by definition.
+  assert.equal((await exec.call("note", '{"text":"z"}')).ok, true);
 });
 
 Deno.test("the exports: OpenAI, Anthropic and MCP shapes of the same tools", async () => {

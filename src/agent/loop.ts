@@ -1,15 +1,14 @@
 /**
  * The agent loop: ask the model, answer its tool calls through the executor, until it gives a final answer or the
  * step cap is reached. Each turn takes three passes: check every call in the model's order (lookup, arguments,
- * approval); run them (calls of `concurrent` tools side by side, every other call alone, in the model's order);
- * answer each call with exactly one tool message, in the model's order.
+ * the approval policy); run them through the scheduler (calls of `concurrent` tools side by side, every other call
+ * alone, in the model's order); answer each call with exactly one tool message, in the model's order.
  *
  * @module
  */
 import { type Envelope } from "../contract.ts";
 import type { Executor, PreparedCall } from "../executor.ts";
 import { toOpenAI } from "../exports.ts";
-import type { Approver } from "./approval.ts";
 import { AgentError } from "./errors.ts";
 import type { ChatRequest, StreamedAnswer } from "./http.ts";
 import {
@@ -19,7 +18,9 @@ import {
   type ToolCall,
   type ToolMessage,
 } from "./messages.ts";
+import type { Policy } from "../policy.ts";
 import type { Progress } from "../progress.ts";
+import { Scheduler } from "../scheduler.ts";
 import { readStreamedTurn } from "./sse.ts";
 import { toolMessageContent } from "./tool_message.ts";
 
@@ -35,13 +36,14 @@ export const DEFAULT_MAX_PARALLEL = 64;
 /** How the calls of one turn are checked and run. */
 export interface TurnOptions {
   readonly executor: Executor;
-  readonly approver: Approver;
+  /** Decides whether each call runs (asking the person when it may). */
+  readonly policy: Policy;
   readonly progress?: Progress;
   /** The size limit of each tool message (default: the contract's model text limit). */
   readonly maxToolChars?: number;
   /** The most calls running at once (default {@linkcode DEFAULT_MAX_PARALLEL}). */
   readonly maxParallel?: number;
-  /** Notes for the user (stderr): calls refused for want of a terminal. */
+  /** Notes for the user (stderr): calls refused for want of approval. */
   readonly notice?: (text: string) => Promise<void>;
 }
 
@@ -109,7 +111,7 @@ export function chatRequest(
  * @example
  * ```ts
  * import { runLoop } from "./loop.ts";
- * // const outcome = await runLoop(messages, { executor, approver, client, model: "m", maxSteps: 8 });
+ * // const outcome = await runLoop(messages, { executor, policy: new Policy({ yes: true }), client, model: "m", maxSteps: 8 });
  * // if (outcome.kind === "answer") console.log(outcome.text);
  * ```
  */
@@ -191,7 +193,7 @@ interface Runnable {
  * @example
  * ```ts
  * import { answerToolCalls } from "./loop.ts";
- * // const toolMessages = await answerToolCalls(assistant.tool_calls, { executor, approver });
+ * // const toolMessages = await answerToolCalls(assistant.tool_calls, { executor, policy });
  * ```
  */
 export async function answerToolCalls(
@@ -208,62 +210,37 @@ export async function answerToolCalls(
       envelopes[index] = prepared.envelope;
       continue;
     }
-    const approval = await options.approver.decide(prepared.call);
-    if (!approval.approved) {
-      envelopes[index] = await executor.refuse(prepared.call, approval.envelope);
-      if (approval.envelope.kind === "rejected") {
+    const verdict = await options.policy.decide(prepared.call);
+    if (!verdict.approved) {
+      envelopes[index] = await executor.refuse(prepared.call, verdict.envelope);
+      if (verdict.envelope.kind === "rejected") {
         await options.notice?.(
-          `toolgate: did not run ${prepared.call.tool.name}: it is not read-only and there is no terminal to ask ` +
-            `on (pass --yes to approve such calls)\n`,
+          `toolgate: did not run ${prepared.call.tool.name}: ${verdict.envelope.message}\n`,
         );
       }
       continue;
     }
     runnable.push({ index, id: toolCall.id, call: prepared.call });
   }
-  // Pass 2: runs of consecutive concurrent calls side by side; any other call alone, in the model's order.
-  for (const group of groups(runnable)) {
-    await inParallel(group, options.maxParallel ?? DEFAULT_MAX_PARALLEL, async (item) => {
-      options.progress?.start(item.id, item.call.tool.name);
-      const envelope = await executor.run(item.call);
-      options.progress?.end(item.id, envelope);
-      envelopes[item.index] = envelope;
-    });
-  }
+  // Pass 2: in the model's order through the scheduler: runs of consecutive concurrent calls side by side, any
+  // other call alone. Every call is waited for, even when one throws (a bug), before the error goes on.
+  const scheduler = new Scheduler({ maxInFlight: options.maxParallel ?? DEFAULT_MAX_PARALLEL });
+  const results = await Promise.allSettled(
+    runnable.map((item) =>
+      scheduler.run(item.call.tool.concurrent, undefined, async () => {
+        options.progress?.start(item.id, item.call.tool.name);
+        const envelope = await executor.run(item.call);
+        options.progress?.end(item.id, envelope);
+        envelopes[item.index] = envelope;
+      })
+    ),
+  );
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
   // Pass 3: one answer per call, in the model's order.
   return calls.map((toolCall, index) => ({
     role: "tool",
     tool_call_id: toolCall.id,
     content: toolMessageContent(envelopes[index], options.maxToolChars),
   }));
-}
-
-/**
- * Splits calls, in order, into groups that may run together: a side-effecting call alone, and each run of
- * consecutive concurrent calls as one group. The outcome is that of running every call in the model's order, since
- * concurrent tools have no side effects to order.
- */
-function groups(runnable: readonly Runnable[]): Runnable[][] {
-  const out: Runnable[][] = [];
-  for (const item of runnable) {
-    const last = out[out.length - 1];
-    if (item.call.tool.concurrent && last !== undefined && last[0].call.tool.concurrent) last.push(item);
-    else out.push([item]);
-  }
-  return out;
-}
-
-/** Runs `work` on every item, at most `limit` at a time; waits for all of them even when one throws. */
-async function inParallel<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]);
-  };
-  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed) throw failed.reason;
 }

@@ -67,7 +67,6 @@ export const AGENT_OPTIONS: Record<string, OptionSpec> = {
   },
   temperature: { type: "string", value: "T", help: "sampling temperature (default: the endpoint's)" },
   stream: { type: "boolean", help: "stream the answer (server-sent events), printing it as it arrives" },
-  yes: { type: "boolean", short: "y", help: "approve every call of a tool that is not read-only" },
   quiet: { type: "boolean", short: "q", help: "no progress on stderr" },
   debug: { type: "boolean", help: "dump each request and response on stderr (the API key masked)" },
   "save-messages": { type: "string", value: "PATH", help: "write the conversation as JSON at the end" },
@@ -93,6 +92,7 @@ export interface AgentSettings {
   /** The user's request; absent only when resuming a conversation. */
   readonly prompt?: string;
   readonly stream: boolean;
+  /** `--yes` (an approval option, declared with the others in `commands/approval_options.ts`). */
   readonly yes: boolean;
   readonly quiet: boolean;
   readonly debug: boolean;

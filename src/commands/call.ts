@@ -1,6 +1,7 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
 import { type Command, EXIT, expectPositionals, UsageError } from "../cli.ts";
 import { serialize } from "../contract.ts";
+import { OWN_COMMAND } from "../policy.ts";
 import { Progress, terminalColumns } from "../progress.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
@@ -14,6 +15,7 @@ export const callCommand: Command = {
   details: [
     "ARGS is the JSON arguments object as text; `-` reads it from stdin; absent means {}.",
     "Prints exactly one envelope line on stdout: exit 0 when it is ok, 1 when not.",
+    "The call is your own command, so it needs no further approval (the agent loop and serve ask for it).",
     'Example: toolgate call get_time \'{"timezone":"Europe/Helsinki"}\'',
   ].join("\n"),
   async run(parsed, io) {
@@ -28,7 +30,8 @@ export const callCommand: Command = {
     // On a terminal, a slow tool shows that it runs and for how long (on stderr; stdout stays one envelope).
     const progress = new Progress({ enabled: io.interactive, write: io.stderr, columns: terminalColumns() });
     progress.start("call", name);
-    const envelope = await executor.call(name, args);
+    // The person typed this very call: the policy approves it by definition.
+    const envelope = await executor.call(name, args, { policy: OWN_COMMAND });
     progress.end("call", envelope);
     await progress.close();
     await io.stdout(serialize(envelope) + "\n");

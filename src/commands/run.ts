@@ -4,7 +4,8 @@ import denoJson from "../../deno.json" with { type: "json" };
 import { type Command, EXIT, expectPositionals, type Io, type ParsedArgs, stringOption } from "../cli.ts";
 import { type Manifest, validateManifest } from "../manifest.ts";
 import { makeRedactor } from "../redact.ts";
-import { Approver, terminalAsk } from "../agent/approval.ts";
+import { terminalAsker, terminalReadLine } from "../ask.ts";
+import { Policy } from "../policy.ts";
 import { AgentError } from "../agent/errors.ts";
 import { ChatClient } from "../agent/http.ts";
 import { type LoopOutcome, runLoop } from "../agent/loop.ts";
@@ -12,6 +13,7 @@ import type { ChatMessage } from "../agent/messages.ts";
 import { Progress, terminalColumns } from "../progress.ts";
 import { AGENT_DEFAULTS, AGENT_OPTIONS, type AgentSettings, resolveSettings } from "../agent/settings.ts";
 import { loadTranscript, openingMessages, saveTranscript } from "../agent/transcript.ts";
+import { APPROVAL_OPTIONS, approvalSettings } from "./approval_options.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs } from "./executor_options.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
 
@@ -20,12 +22,13 @@ export const runCommand: Command = {
   name: "run",
   summary: "run the agent loop against an OpenAI-compatible endpoint (the default with --prompt)",
   usage: "toolgate [run] --prompt TEXT [options]",
-  options: { ...AGENT_OPTIONS, ...EXECUTOR_OPTIONS },
+  options: { ...AGENT_OPTIONS, ...APPROVAL_OPTIONS, ...EXECUTOR_OPTIONS },
   details: [
     "Sends the request and the manifest's tools to POST {base-url}/chat/completions, runs the tools the model",
-    "calls (concurrent ones side by side), and prints the final answer on stdout. Tools that are not read-only",
-    "need approval: asked on the terminal, or --yes. Without a manifest (no --tools, TOOLGATE_TOOLS or",
-    "./tools.json) the model gets no tools.",
+    "calls (concurrent ones side by side), and prints the final answer on stdout. A call that writes, runs",
+    "programs or can reach the network needs approval: asked on the terminal (yes / no / always), or given with",
+    "--yes, --allow-tools or (http_fetch to a listed host) --approve-hosts; without a terminal and without those",
+    "it is refused. Without a manifest (no --tools, TOOLGATE_TOOLS or ./tools.json) the model gets no tools.",
     "Exit 1 when the endpoint fails, answers nonsense or the model is still calling tools after --max-steps.",
     'Example: OAI_MODEL=gpt-4o-mini toolgate --prompt "What time is it in Helsinki?"',
   ].join("\n"),
@@ -43,6 +46,7 @@ export const runCommand: Command = {
     });
     const manifest = await manifestFor(parsed, io);
     if (!manifest) return EXIT.failure;
+    const approval = approvalSettings(parsed, manifest, "run");
     const { executor } = await executorFromArgs(parsed, io, manifest, "run");
     // A key given with --api-key is not in the environment the executor redacts: mask it too.
     const maskKey = makeRedactor(settings.apiKey ? [settings.apiKey] : []);
@@ -66,11 +70,11 @@ export const runCommand: Command = {
       outcome = await runLoop(messages, {
         executor,
         client,
-        approver: new Approver({
-          yes: settings.yes,
-          interactive: io.interactive,
-          ask: terminalAsk(io.stderr),
+        policy: new Policy({
+          ...approval,
+          ask: io.interactive ? terminalAsker(terminalReadLine(io.stderr)) : undefined,
           redact,
+          width: terminalColumns(),
         }),
         progress,
         model: settings.model,

@@ -4,19 +4,18 @@ import {
   type Command,
   EXIT,
   expectPositionals,
-  flag,
   type Io,
+  numberOption,
   type ParsedArgs,
   parseNumber,
   stringOption,
   UsageError,
 } from "../cli.ts";
-import type { Manifest } from "../manifest.ts";
-import type { ApprovalPolicy } from "../mcp/approval.ts";
-import { type HttpServing, serveHttp } from "../mcp/http.ts";
-import { ToolService } from "../mcp/server.ts";
+import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http.ts";
+import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
 import { serveStdio } from "../mcp/stdio.ts";
 import type { ProcessRegistry } from "../process_tree.ts";
+import { APPROVAL_OPTIONS, approvalSettings } from "./approval_options.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 
@@ -28,7 +27,8 @@ type StopSignal = keyof typeof SIGNAL_EXIT;
 export const serveCommand: Command = {
   name: "serve",
   summary: "serve the tools over the Model Context Protocol (stdio, or HTTP with --http)",
-  usage: "toolgate serve [--http PORT [--host HOST] [--token TOKEN]] [--yes | --allow-tools A,B] [options]",
+  usage:
+    "toolgate serve [--http PORT [--host HOST] [--token TOKEN]] [--yes | --allow-tools A,B | --approve-hosts H] [options]",
   options: {
     http: {
       type: "string",
@@ -41,13 +41,29 @@ export const serveCommand: Command = {
       value: "TOKEN",
       help: "the bearer token HTTP clients must send (default env TOOLGATE_MCP_TOKEN; required with --http)",
     },
-    yes: { type: "boolean", help: "let every tool run, including those that are not read-only" },
-    "allow-tools": {
+    "max-calls": {
       type: "string",
-      multiple: true,
-      value: "A,B",
-      help: "let these tools run although they are not read-only (repeatable)",
+      value: "N",
+      help:
+        `most calls in flight across all sessions (default ${CALL_LIMITS.maxCalls}); more wait their turn`,
     },
+    "max-session-calls": {
+      type: "string",
+      value: "N",
+      help:
+        `most calls in flight in one session (default ${CALL_LIMITS.maxSessionCalls}); more wait their turn`,
+    },
+    "max-sessions": {
+      type: "string",
+      value: "N",
+      help: `most HTTP sessions open at once (default ${SESSION_LIMITS.maxSessions}); more are refused (503)`,
+    },
+    "session-idle": {
+      type: "string",
+      value: "SEC",
+      help: `close an HTTP session idle this long (default ${SESSION_LIMITS.idleSec})`,
+    },
+    ...APPROVAL_OPTIONS,
     ...EXECUTOR_OPTIONS,
   },
   details: [
@@ -55,20 +71,34 @@ export const serveCommand: Command = {
     "With --http the endpoint is http://HOST:PORT/mcp, and every request needs `Authorization: Bearer TOKEN`;",
     "the bound address is printed on stderr. Prefer TOOLGATE_MCP_TOKEN to --token: arguments are visible to",
     "other users in the process list.",
-    "Read-only tools always run; any other tool is answered `rejected` unless --yes or --allow-tools names it.",
+    "Read-only tools that stay on the machine always run. A call that writes, runs programs or can reach the",
+    "network runs when --yes, --allow-tools or (http_fetch to a listed host) --approve-hosts approves it; else the",
+    "client's user is asked through MCP elicitation when the client declared it, and it is `rejected` otherwise.",
+    "Each session has its own scheduler: calls of concurrent tools side by side, any other call alone, in arrival",
+    "order; calls past --max-session-calls or --max-calls wait their turn (a cancelled one leaves the line).",
+    "Over HTTP a client that disconnects cancels its calls; a browser Origin other than this host or loopback",
+    "gets 403.",
     "SIGINT or SIGTERM ends the tools' process trees and stops the server.",
     'Example (an MCP host\'s config): {"command": "deno", "args": ["task", "agent", "serve"]}',
   ].join("\n"),
   async run(parsed, io) {
     expectPositionals(parsed, 0, "serve");
     const http = httpSettings(parsed, io);
+    const limits = callLimits(parsed);
     const manifest = await loadForCommand(parsed, io);
     if (!manifest) return EXIT.failure;
-    const approval = approvalPolicy(parsed, manifest);
+    const approval = approvalSettings(parsed, manifest, "serve");
     // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
     const { executor, registry } = await executorFromArgs(parsed, io, manifest, "serve", undefined, false);
     const onError = (message: string) => void io.stderr(message + "\n");
-    const service = new ToolService({ executor, approval, version: denoJson.version, onError });
+    const service = new ToolService({
+      executor,
+      approval,
+      version: denoJson.version,
+      maxCalls: limits.maxCalls,
+      maxSessionCalls: limits.maxSessionCalls,
+      onError,
+    });
     const stop = untilSignal();
     try {
       let stopped: StopSignal | undefined;
@@ -97,17 +127,33 @@ export const serveCommand: Command = {
   },
 };
 
-/** `--http`, `--host` and the token, checked; `undefined` for stdio. */
-function httpSettings(
-  parsed: ParsedArgs,
-  io: Io,
-): { hostname: string; port: number; token: string } | undefined {
+/** `--max-calls` and `--max-session-calls`, checked. */
+function callLimits(parsed: ParsedArgs): { maxCalls: number; maxSessionCalls: number } {
+  const maxCalls = numberOption(parsed, "max-calls", CALL_LIMITS.maxCalls, "serve", { integer: true });
+  const maxSessionCalls = numberOption(parsed, "max-session-calls", CALL_LIMITS.maxSessionCalls, "serve", {
+    integer: true,
+  });
+  return { maxCalls, maxSessionCalls };
+}
+
+/** What `--http` and the options that go with it say, checked. */
+interface HttpSettings {
+  readonly hostname: string;
+  readonly port: number;
+  readonly token: string;
+  readonly maxSessions: number;
+  readonly sessionIdleMs: number;
+}
+
+/** `--http`, `--host`, the token and the session limits, checked; `undefined` for stdio. */
+function httpSettings(parsed: ParsedArgs, io: Io): HttpSettings | undefined {
   const port = stringOption(parsed, "http");
   const host = stringOption(parsed, "host");
   const tokenOption = stringOption(parsed, "token");
   if (port === undefined) {
-    if (host !== undefined) throw new UsageError("--host needs --http", "serve");
-    if (tokenOption !== undefined) throw new UsageError("--token needs --http", "serve");
+    for (const name of ["host", "token", "max-sessions", "session-idle"]) {
+      if (stringOption(parsed, name) !== undefined) throw new UsageError(`--${name} needs --http`, "serve");
+    }
     return undefined;
   }
   const number = parseNumber(port, "--http", "serve", { integer: true, min: 0, exclusive: false });
@@ -124,7 +170,11 @@ function httpSettings(
       "serve",
     );
   }
-  return { hostname, port: number, token };
+  const maxSessions = numberOption(parsed, "max-sessions", SESSION_LIMITS.maxSessions, "serve", {
+    integer: true,
+  });
+  const sessionIdleMs = numberOption(parsed, "session-idle", SESSION_LIMITS.idleSec, "serve") * 1000;
+  return { hostname, port: number, token, maxSessions, sessionIdleMs };
 }
 
 /** Why the socket cannot be bound (in use, no such address, no permission), or `undefined` for a bug. */
@@ -138,24 +188,6 @@ function listenProblem(error: unknown, http: { hostname: string; port: number })
   const known = error instanceof Deno.errors.AddrInUse || error instanceof Deno.errors.AddrNotAvailable ||
     error instanceof Deno.errors.PermissionDenied;
   return known ? `cannot listen on ${where}: ${(error as Error).message}` : undefined;
-}
-
-/** `--yes` and `--allow-tools`; a name the manifest does not have is a usage error (a typo would deny silently). */
-function approvalPolicy(parsed: ParsedArgs, manifest: Manifest): ApprovalPolicy {
-  const raw = parsed.values["allow-tools"];
-  const names = (Array.isArray(raw) ? raw : typeof raw === "string" ? [raw] : [])
-    .flatMap((value) => value.split(","))
-    .map((name) => name.trim())
-    .filter((name) => name !== "");
-  for (const name of names) {
-    if (!manifest.byName.has(name)) {
-      throw new UsageError(
-        `--allow-tools names ${JSON.stringify(name)}, which the manifest does not have`,
-        "serve",
-      );
-    }
-  }
-  return { yes: flag(parsed, "yes"), allowTools: new Set(names) };
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * The MCP server over Streamable HTTP (`POST/GET/DELETE /mcp`), on `Deno.serve`: every request must carry
- * `Authorization: Bearer <token>` (compared in constant time), and each MCP session gets its own server over the
- * one shared {@linkcode ToolService}.
+ * `Authorization: Bearer <token>` (compared in constant time) and, when a browser sends one, an `Origin` of this
+ * server or of a loopback host (against DNS rebinding). Each MCP session gets its own server (and scheduler) over
+ * the one shared {@linkcode ToolService}; sessions are capped in number and closed when idle. A client that goes
+ * away while a call runs cancels that call: its tree ends.
  *
  * @module
  */
@@ -11,10 +13,27 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody"
+import {
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
+  readRequestBody,
+} from "npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody.js";
 import type { ToolService } from "./server.ts";
 
 /** The one path the server answers on. */
 export const MCP_PATH = "/mcp";
+
+/**
+ * The default session limits: how many sessions may be open at once, and how long one may sit idle (no request,
+ * no call in flight) before it is closed.
+ *
+ * @example
+ * ```ts
+ * import { SESSION_LIMITS } from "./http.ts";
+ * SESSION_LIMITS.idleSec; // 600
+ * ```
+ */
+export const SESSION_LIMITS = { maxSessions: 32, idleSec: 600 } as const;
 
 /** Where and how to listen. */
 export interface HttpOptions {
@@ -24,6 +43,10 @@ export interface HttpOptions {
   readonly port: number;
   /** The bearer token every request must carry; must not be empty. */
   readonly token: string;
+  /** The most sessions open at once (default {@linkcode SESSION_LIMITS}); past it, `initialize` gets 503. */
+  readonly maxSessions?: number;
+  /** A session idle this long is closed (default {@linkcode SESSION_LIMITS}). */
+  readonly sessionIdleMs?: number;
   /** Called once the socket is bound, with the URL clients connect to. */
   readonly onListen?: (url: URL) => void;
   /** Where trouble while answering a request is reported; never stdout. */
@@ -43,6 +66,10 @@ export interface HttpServing {
 interface Session {
   readonly server: Server;
   readonly transport: WebStandardStreamableHTTPServerTransport;
+  /** `performance.now()` of the last request, or of the end of the last request stream. */
+  lastActive: number;
+  /** POST streams still open: calls in flight (or waiting their turn, or waiting for an answer). */
+  open: number;
 }
 
 const sha256 = (text: string): Uint8Array => createHash("sha256").update(text, "utf8").digest();
@@ -78,6 +105,100 @@ function hostForUrl(hostname: string): string {
   return hostname.includes(":") ? `[${hostname}]` : hostname;
 }
 
+/** Is `hostname` (as a URL has it: IPv6 in brackets) the loopback interface? */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** Addresses that bind every interface: no one host is "this server" for an Origin. */
+const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
+
+/**
+ * A check of `Origin` headers for a server bound to `hostname`: no header (a client that is not a browser) passes;
+ * an origin whose host is a loopback name or address, or the very host the server was bound to, passes; any other
+ * (another site, `null`) does not. A browser page of another site reaching a local server through DNS rebinding
+ * names its own site as the origin.
+ *
+ * @example
+ * ```ts
+ * import { originCheck } from "./http.ts";
+ * const check = originCheck("127.0.0.1");
+ * check(null); // true
+ * check("http://localhost:5173"); // true
+ * check("https://evil.example"); // false
+ * ```
+ */
+export function originCheck(hostname: string): (origin: string | null) => boolean {
+  const own = WILDCARD_HOSTS.has(hostname) ? undefined : hostForUrl(hostname).toLowerCase();
+  return (origin) => {
+    if (origin === null) return true;
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      return false;
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return false;
+    return isLoopback(url.hostname) || url.hostname.toLowerCase() === own;
+  };
+}
+
+/** The ids of the JSON-RPC requests (not notifications, not responses) in a POST body. */
+function requestIds(body: unknown): (string | number)[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.flatMap((message) =>
+    message !== null && typeof message === "object" && typeof message.method === "string" &&
+      (typeof message.id === "string" || typeof message.id === "number")
+      ? [message.id]
+      : []
+  );
+}
+
+/**
+ * The response with its body passed through, calling `onGone` when the client stops reading before the end (it
+ * went away: Deno cancels the body of a response whose connection closed) and `onEnd` once either way.
+ */
+function watched(response: Response, onGone: () => void, onEnd: () => void): Response {
+  if (response.body === null) {
+    onEnd();
+    return response;
+  }
+  const reader = response.body.getReader();
+  let ended = false;
+  const end = () => {
+    if (!ended) {
+      ended = true;
+      onEnd();
+    }
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          end();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        end();
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      if (!ended) onGone();
+      end();
+      await reader.cancel(reason);
+    },
+  });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
 /**
  * Serves `service` over Streamable HTTP until {@linkcode HttpServing.close}.
  *
@@ -91,7 +212,12 @@ function hostForUrl(hostname: string): string {
 export function serveHttp(service: ToolService, options: HttpOptions): HttpServing {
   if (options.token === "") throw new Error("serveHttp needs a token");
   const authorized = bearerCheck(options.token);
+  const originAllowed = originCheck(options.hostname);
+  const maxSessions = options.maxSessions ?? SESSION_LIMITS.maxSessions;
+  const idleMs = options.sessionIdleMs ?? SESSION_LIMITS.idleSec * 1000;
   const sessions = new Map<string, Session>();
+  /** Sessions being made (an initialize in progress): counted against the cap before they have an id. */
+  let opening = 0;
 
   const newSession = async (): Promise<Session> => {
     const server = service.server();
@@ -100,7 +226,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
       onsessioninitialized: (id) => void sessions.set(id, session),
       onsessionclosed: (id) => void sessions.delete(id),
     });
-    const session = { server, transport };
+    const session: Session = { server, transport, lastActive: performance.now(), open: 0 };
     server.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
     };
@@ -108,8 +234,55 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
     return session;
   };
 
+  /** Hands a request to a session's transport; a POST's calls are cancelled if its client goes away mid-answer. */
+  const forward = async (session: Session, request: Request): Promise<Response> => {
+    session.lastActive = performance.now();
+    if (request.method !== "POST") return await session.transport.handleRequest(request);
+    const read = await readRequestBody(request, DEFAULT_MAX_REQUEST_BODY_SIZE).catch(() => undefined);
+    if (read === undefined) {
+      return jsonRpcError(400, -32700, "Parse error: the request body could not be read");
+    }
+    if (read.tooLarge) {
+      return jsonRpcError(413, -32000, `Payload Too Large: at most ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`);
+    }
+    let parsedBody: unknown;
+    try {
+      parsedBody = JSON.parse(read.text);
+    } catch {
+      return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
+    }
+    const ids = requestIds(parsedBody);
+    session.open += 1;
+    let response: Response;
+    try {
+      response = await session.transport.handleRequest(request, { parsedBody });
+    } catch (error) {
+      session.open -= 1;
+      throw error;
+    }
+    const ended = () => {
+      session.open -= 1;
+      session.lastActive = performance.now();
+    };
+    // The SDK's transport only forgets a stream whose client went away; the calls on it would run to their end.
+    // Cancel them the way a client does, so that each one's AbortSignal fires and its tree ends.
+    const gone = () => {
+      for (const id of ids) {
+        session.transport.onmessage?.({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: id, reason: "the client closed the connection" },
+        });
+      }
+    };
+    return watched(response, gone, ended);
+  };
+
   const handle = async (request: Request): Promise<Response> => {
     if (new URL(request.url).pathname !== MCP_PATH) return jsonRpcError(404, -32000, "Not found: use /mcp");
+    if (!originAllowed(request.headers.get("origin"))) {
+      return jsonRpcError(403, -32000, "Forbidden: the Origin is not this server's");
+    }
     if (!authorized(request.headers.get("authorization"))) {
       return jsonRpcError(401, -32001, "Unauthorized: a valid Authorization: Bearer token is required", {
         "WWW-Authenticate": 'Bearer realm="toolgate"',
@@ -119,17 +292,46 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
     if (id !== null) {
       const session = sessions.get(id);
       if (!session) return jsonRpcError(404, -32001, "Session not found");
-      return await session.transport.handleRequest(request);
+      return await forward(session, request);
     }
     if (request.method !== "POST") {
       return jsonRpcError(400, -32000, "Bad Request: no valid session ID; initialize with a POST first");
     }
-    const session = await newSession();
-    const response = await session.transport.handleRequest(request);
-    // Anything but an initialize request leaves the transport without a session: nothing will use it again.
-    if (session.transport.sessionId === undefined) await session.server.close();
-    return response;
+    if (sessions.size + opening >= maxSessions) {
+      return jsonRpcError(
+        503,
+        -32000,
+        `Too many sessions (at most ${maxSessions}); close one, or retry later`,
+        {
+          "Retry-After": "10",
+        },
+      );
+    }
+    opening += 1;
+    try {
+      const session = await newSession();
+      const response = await forward(session, request);
+      // Anything but an initialize request leaves the transport without a session: nothing will use it again.
+      if (session.transport.sessionId === undefined) await session.server.close();
+      return response;
+    } finally {
+      opening -= 1;
+    }
   };
+
+  // Idle sessions are closed (their streams end, anything still waiting in them is aborted): a client that went
+  // away without saying so must not hold a session, or its memory, for ever.
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const session of [...sessions.values()]) {
+      if (session.open === 0 && now - session.lastActive >= idleMs) {
+        if (session.transport.sessionId !== undefined) sessions.delete(session.transport.sessionId);
+        session.server.close().catch((error) =>
+          options.onError?.(`toolgate: mcp: closing an idle session: ${(error as Error).message}`)
+        );
+      }
+    }
+  }, Math.max(50, Math.min(idleMs / 4, 30_000)));
 
   const server = Deno.serve({
     hostname: options.hostname,
@@ -148,10 +350,12 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
   let closing: Promise<void> | undefined;
   const close = () =>
     closing ??= (async () => {
+      clearInterval(sweep);
       // Closing a session aborts its calls in flight and ends its open SSE streams, so that shutdown can finish.
       await Promise.allSettled([...sessions.values()].map((session) => session.server.close()));
       sessions.clear();
       await server.shutdown();
     })();
+  server.finished.then(() => clearInterval(sweep));
   return { url, finished: server.finished, close };
 }

@@ -1,7 +1,8 @@
 /**
  * The MCP face of a manifest: `tools/list` from the MCP export, `tools/call` through the shared executor
- * (prepare -> approval -> run with the request's AbortSignal), envelopes mapped to MCP results, and progress
- * notifications while a tool runs.
+ * (prepare -> the one approval policy, asking the client's user by elicitation where it can -> the session's
+ * scheduler -> run with the request's AbortSignal), envelopes mapped to MCP results, and progress notifications
+ * while a tool runs.
  *
  * @module
  */
@@ -20,11 +21,26 @@ import {
 import { type Envelope, failure, type FailureEnvelope, isRecord, serialize } from "../contract.ts";
 import type { Executor } from "../executor.ts";
 import { toMcp } from "../exports.ts";
-import { type ApprovalPolicy, refusal } from "./approval.ts";
-import { CallGate } from "./gate.ts";
+import { type Ask, Policy, type PolicyOptions } from "../policy.ts";
+import { CallLimit, Scheduler } from "../scheduler.ts";
 
 /** How often a running call reports progress when the client asked for it. */
 export const PROGRESS_INTERVAL_MS = 1000;
+
+/**
+ * The server's default caps: calls in flight across all sessions and in one session. A call over a cap waits its
+ * turn, in arrival order, and can be cancelled while it waits.
+ *
+ * @example
+ * ```ts
+ * import { CALL_LIMITS } from "./server.ts";
+ * CALL_LIMITS.maxCalls; // 16
+ * ```
+ */
+export const CALL_LIMITS = { maxCalls: 16, maxSessionCalls: 4 } as const;
+
+/** How long a person has to answer an approval question sent through the client (elicitation). */
+export const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** What the server tells a host about its tools' results (the host may pass it to its model). */
 const INSTRUCTIONS = "Every tool result is a JSON envelope: " +
@@ -34,9 +50,14 @@ const INSTRUCTIONS = "Every tool result is a JSON envelope: " +
 /** How a {@linkcode ToolService} runs calls. */
 export interface ToolServiceOptions {
   readonly executor: Executor;
-  readonly approval: ApprovalPolicy;
+  /** What the operator approved when starting the server (`--yes`, `--allow-tools`, `--approve-hosts`). */
+  readonly approval: Pick<PolicyOptions, "yes" | "allowTools" | "approveHosts">;
   /** The server's version, as `initialize` reports it. */
   readonly version: string;
+  /** The most calls in flight across every session (default {@linkcode CALL_LIMITS}). */
+  readonly maxCalls?: number;
+  /** The most calls in flight in one session (default {@linkcode CALL_LIMITS}). */
+  readonly maxSessionCalls?: number;
   /** Between two progress notifications (default {@linkcode PROGRESS_INTERVAL_MS}). */
   readonly progressIntervalMs?: number;
   /** Where protocol trouble (a malformed message, a failed send) is reported; never stdout. */
@@ -49,6 +70,14 @@ export interface CallContext {
   readonly signal: AbortSignal;
   /** Reports progress (elapsed seconds and a message); absent when the client sent no progress token. */
   readonly progress?: (progress: number, message: string) => Promise<void>;
+  /** Asks the person through the client (elicitation); absent when the client cannot be asked. */
+  readonly ask?: Ask;
+}
+
+/** What one MCP session (one connection, or one HTTP session) owns: its turn-taking and its "always" answers. */
+interface Session {
+  readonly scheduler: Scheduler;
+  readonly policy: Policy;
 }
 
 /**
@@ -78,20 +107,25 @@ function shuttingDown(tool: string): FailureEnvelope {
 }
 
 /**
- * The tools of one executor as an MCP service, shared by every connection (the stdio one, or each HTTP session):
- * one scheduling gate, one approval policy, one list of calls in flight.
+ * The tools of one executor as an MCP service, shared by every connection (the stdio one, or each HTTP session).
+ * Each session gets its own scheduler (so that one session's long call that is not concurrent never holds up
+ * another's) and its own memory of "always" answers; a cap on calls in flight holds across all of them.
  *
  * @example
  * ```ts
  * import { ToolService } from "./server.ts";
- * // const service = new ToolService({ executor, approval: { yes: false, allowTools: new Set() }, version: "0.1.0" });
+ * // const service = new ToolService({
+ * //   executor,
+ * //   approval: { yes: false, allowTools: [], approveHosts: [] },
+ * //   version: "0.1.0",
+ * // });
  * // await service.server().connect(transport);
  * ```
  */
 export class ToolService {
   readonly #options: ToolServiceOptions;
   readonly #tools: Tool[];
-  readonly #gate = new CallGate();
+  readonly #limit: CallLimit;
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Aborted by {@linkcode ToolService.stop}: every call in flight, and every call after it, ends. */
   readonly #stopping = new AbortController();
@@ -100,6 +134,7 @@ export class ToolService {
     this.#options = options;
     // toMcp writes an object inputSchema (type "object" added when absent), which is what MCP's Tool requires.
     this.#tools = options.executor.manifest.tools.map((tool) => toMcp(tool) as Tool);
+    this.#limit = new CallLimit(options.maxCalls ?? CALL_LIMITS.maxCalls);
   }
 
   /** The `tools/list` entries. */
@@ -108,11 +143,11 @@ export class ToolService {
   }
 
   /**
-   * Runs one `tools/call`. An unknown tool is a JSON-RPC error (`McpError` with `InvalidParams`); everything else,
-   * refusals included, is a result holding an envelope.
+   * Runs one `tools/call` of `session`. An unknown tool is a JSON-RPC error (`McpError` with `InvalidParams`);
+   * everything else, refusals included, is a result holding an envelope.
    */
-  call(name: string, args: unknown, context: CallContext): Promise<CallToolResult> {
-    const running = this.#call(name, args, context);
+  #track(name: string, args: unknown, context: CallContext, session: Session): Promise<CallToolResult> {
+    const running = this.#call(name, args, context, session);
     this.#inFlight.add(running);
     const forget = () => void this.#inFlight.delete(running);
     running.then(forget, forget);
@@ -134,12 +169,24 @@ export class ToolService {
     await this.idle();
   }
 
-  /** A new MCP server over this service, for one connection. */
+  /** A new MCP server over this service, for one connection (one session). */
   server(): Server {
     const server = new Server(
       { name: "toolgate", version: this.#options.version },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
     );
+    const session: Session = {
+      scheduler: new Scheduler({
+        maxInFlight: this.#options.maxSessionCalls ?? CALL_LIMITS.maxSessionCalls,
+        limit: this.#limit,
+      }),
+      policy: new Policy({
+        ...this.#options.approval,
+        redact: (text) => this.#options.executor.redact(text),
+        nobodyToAsk: "this MCP client cannot be asked (it did not declare the elicitation capability)",
+        restart: "restart toolgate serve",
+      }),
+    };
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.list() }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       const token = request.params._meta?.progressToken;
@@ -150,14 +197,22 @@ export class ToolService {
             method: "notifications/progress",
             params: { progressToken: token, progress: value, message },
           });
-      return this.call(request.params.name, request.params.arguments, { signal: extra.signal, progress });
+      // Elicitation only when this client said at initialize that it can show a form to its user.
+      const ask = server.getClientCapabilities()?.elicitation?.form
+        ? elicitingAsk(server, extra.requestId)
+        : undefined;
+      return this.#track(request.params.name, request.params.arguments, {
+        signal: extra.signal,
+        progress,
+        ask,
+      }, session);
     });
     const onError = this.#options.onError;
     if (onError) server.onerror = (error) => onError(`toolgate: mcp: ${error.message}`);
     return server;
   }
 
-  async #call(name: string, args: unknown, context: CallContext): Promise<CallToolResult> {
+  async #call(name: string, args: unknown, context: CallContext, session: Session): Promise<CallToolResult> {
     const { executor } = this.#options;
     if (this.#stopping.signal.aborted) return toCallResult(shuttingDown(name));
     const prepared = await executor.prepare(name, JSON.stringify(args ?? {}));
@@ -169,10 +224,11 @@ export class ToolService {
       return toCallResult(prepared.envelope);
     }
     const { call } = prepared;
-    const refused = refusal(call.tool, this.#options.approval);
-    if (refused) return toCallResult(await executor.refuse(call, refused));
     const signal = AbortSignal.any([context.signal, this.#stopping.signal]);
-    const release = await this.#gate.acquire(!call.tool.concurrent, signal);
+    // Asked before the call takes its turn: a person thinking holds no slot.
+    const verdict = await session.policy.decide(call, { ask: context.ask, signal });
+    if (!verdict.approved) return toCallResult(await executor.refuse(call, verdict.envelope));
+    const release = await session.scheduler.acquire(call.tool.concurrent, signal);
     // Cancelled while waiting for its turn: run() sees the aborted signal, starts nothing and audits the call.
     const stopProgress = release ? this.#reportProgress(call.tool.name, context) : () => {};
     try {
@@ -204,4 +260,28 @@ export class ToolService {
     }, interval);
     return () => clearInterval(timer);
   }
+}
+
+/**
+ * Asks the client's user through MCP elicitation (a form with one "always" checkbox), on the stream of the call
+ * that needs approval: accept is yes (or always), decline and cancel are no.
+ */
+function elicitingAsk(server: Server, requestId: string | number): Ask {
+  return async (question, signal) => {
+    const result = await server.elicitInput({
+      message: `${question.lines.join("\n")}\n\nRun ${question.tool}?`,
+      requestedSchema: {
+        type: "object",
+        properties: {
+          always: {
+            type: "boolean",
+            title: `Allow every later call of ${question.tool} in this session`,
+            default: false,
+          },
+        },
+      },
+    }, { relatedRequestId: requestId, signal, timeout: ELICITATION_TIMEOUT_MS });
+    if (result.action !== "accept") return "no";
+    return result.content?.always === true ? "always" : "yes";
+  };
 }

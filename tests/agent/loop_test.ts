@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Approver } from "../../src/agent/approval.ts";
 import { ChatClient } from "../../src/agent/http.ts";
 import { answerToolCalls, type LoopOptions, runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage, ToolCall } from "../../src/agent/messages.ts";
 import { Executor } from "../../src/executor.ts";
 import { loadManifest, validateManifest } from "../../src/manifest.ts";
+import { Policy } from "../../src/policy.ts";
 import { answer, callTools, deltaChunk, sseData, startChatServer, toolMessages } from "./chat_server.ts";
 import { AGENT_TOOLS } from "./run_cli.ts";
 
@@ -30,7 +30,7 @@ function options(executor: Executor, baseUrl: string, extra: Partial<LoopOptions
   return {
     executor,
     client: new ChatClient({ baseUrl, timeoutMs: 10_000, retries: 0 }),
-    approver: new Approver({ yes: true, interactive: false }),
+    policy: new Policy({ yes: true }),
     model: "test-model",
     maxSteps: 8,
     ...extra,
@@ -100,7 +100,7 @@ Deno.test("loop: a side-effecting call runs alone, between the runs of concurren
     call("c", "note", { text: "middle" }),
     call("d", "nap", { label: "d", ms: 300 }),
     call("e", "nap", { label: "e", ms: 300 }),
-  ], { executor: env.executor, approver: new Approver({ yes: true, interactive: false }) });
+  ], { executor: env.executor, policy: new Policy({ yes: true }) });
   assert.deepEqual(messages.map((m) => m.tool_call_id), ["a", "b", "c", "d", "e"]);
   const [a, b, c, d, e] = messages.map((m) => JSON.parse(m.content).result);
   const overlap = (x: { start: number; end: number }, y: { start: number; end: number }) =>
@@ -115,7 +115,7 @@ Deno.test("loop: an oversized result reaches the model as truncated_output withi
   await using env = await setup();
   const [message] = await answerToolCalls([call("big", "big", { chars: 120_000 })], {
     executor: env.executor,
-    approver: new Approver({ yes: false, interactive: false }),
+    policy: new Policy(),
     maxToolChars: 10_000,
   });
   assert.ok(message.content.length <= 10_000);
@@ -133,7 +133,7 @@ Deno.test("loop: a denial on the terminal answers user_denied and is audited, th
   const executor = new Executor({ manifest, env: ENV, cwd: env.dir, auditDir, auditKey, sandbox: "off" });
   const [message] = await answerToolCalls([call("n1", "note", { text: "x" })], {
     executor,
-    approver: new Approver({ yes: false, interactive: true, ask: () => Promise.resolve("n") }),
+    policy: new Policy({ ask: () => Promise.resolve("no") }),
   });
   const parsed = JSON.parse(message.content);
   assert.equal(parsed.kind, "user_denied");

@@ -267,6 +267,26 @@ Deno.test("cli: --yes approves a tool that is not read-only", async () => {
   }
 });
 
+Deno.test("cli: --allow-tools approves the named tool for the agent loop too, and only it", async () => {
+  try {
+    const run = await agent([
+      callTools([{ id: "n1", name: "note", args: { text: "allowed" } }]),
+      answer("Noted."),
+    ], ["--allow-tools", "note"]);
+    assert.equal(run.code, 0, run.stderr);
+    const [result] = parsedToolMessages(run.server.requests[1].body);
+    assert.equal(result.ok, true, JSON.stringify(result));
+    assert.equal(await Deno.readTextFile(join(run.dir, "notes.txt")), "allowed\n");
+    const typo = await agent([], ["--allow-tools", "note,noet"]);
+    assert.equal(typo.code, 2);
+    assert.match(typo.stderr, /--allow-tools names "noet", which the manifest does not have/);
+    noStackTrace(typo.stderr);
+    assert.equal(typo.server.requests.length, 0);
+  } finally {
+    await done();
+  }
+});
+
 Deno.test("cli: --stream assembles tool-call deltas split across chunks and prints the answer as it arrives", async () => {
   try {
     const first = [

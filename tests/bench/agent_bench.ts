@@ -11,7 +11,7 @@
  * @module
  */
 import { join } from "node:path";
-import { Approver } from "../../src/agent/approval.ts";
+import { Policy } from "../../src/policy.ts";
 import { ChatClient } from "../../src/agent/http.ts";
 import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage } from "../../src/agent/messages.ts";
@@ -64,10 +64,10 @@ export async function benchAgent(): Promise<Record<string, number>> {
     return last?.role === "user" ? callTools(calls) : answer("done");
   });
   const client = new ChatClient({ baseUrl: server.baseUrl, timeoutMs: 30_000, retries: 0 });
-  const approver = new Approver({ yes: false, interactive: false });
+  const policy = new Policy();
   const turn = async () => {
     const messages: ChatMessage[] = [{ role: "user", content: "go" }];
-    const outcome = await runLoop(messages, { executor, client, approver, model: "bench", maxSteps: 2 });
+    const outcome = await runLoop(messages, { executor, client, policy, model: "bench", maxSteps: 2 });
     if (outcome.kind !== "answer") throw new Error("the benchmark turn did not finish");
   };
   try {

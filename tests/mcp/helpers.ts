@@ -12,16 +12,20 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 
 /** The repository's root folder. */
 export const ROOT: string = join(import.meta.dirname!, "..", "..");
 /** The fixture manifest. */
 export const MCP_MANIFEST: string = join(ROOT, "tests", "fixtures", "mcp", "tools.json");
+/** The fixture manifest of the session, cap and approval tests: long calls, timed naps, a tree, a note. */
+export const SESSIONS_MANIFEST: string = join(ROOT, "tests", "fixtures", "mcp", "sessions.json");
 /** The token the HTTP tests serve with. */
 export const TOKEN = "test-token-0123456789";
 
-/** `deno run` with the permissions the test task grants, then `toolgate serve` over the fixture manifest. */
-export function serveArgs(extra: readonly string[], cwd: string): string[] {
+/** `deno run` with the permissions the test task grants, then `toolgate serve` over a fixture manifest. */
+export function serveArgs(extra: readonly string[], cwd: string, manifest: string = MCP_MANIFEST): string[] {
   return [
     "run",
     "--no-prompt",
@@ -35,7 +39,7 @@ export function serveArgs(extra: readonly string[], cwd: string): string[] {
     join(ROOT, "src", "main.ts"),
     "serve",
     "--tools",
-    MCP_MANIFEST,
+    manifest,
     "--sandbox",
     "off",
     "--no-audit",
@@ -114,9 +118,10 @@ export async function startHttp(
   extra: readonly string[],
   cwd: string,
   env: Record<string, string> = {},
+  manifest: string = MCP_MANIFEST,
 ): Promise<HttpServer> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: serveArgs(["--http", "0", ...extra], cwd),
+    args: serveArgs(["--http", "0", ...extra], cwd, manifest),
     cwd: ROOT,
     env: { ...baseEnv(), ...env },
     clearEnv: true,
@@ -162,17 +167,31 @@ export async function startHttp(
   return { child, url, stderr: () => stderr, stop, [Symbol.asyncDispose]: async () => void await stop() };
 }
 
-/** Connects a client to an HTTP server with a bearer token. */
-export async function connectHttp(url: URL, token: string): Promise<Connected> {
+/** A client connected over HTTP, with its transport (closing the transport alone is a client going away). */
+export interface HttpConnected extends Connected {
+  readonly transport: StreamableHTTPClientTransport;
+}
+
+/**
+ * Connects a client to an HTTP server with a bearer token; `capabilities` are what the client declares (e.g.
+ * `{ elicitation: {} }`), `setup` registers its handlers before it connects.
+ */
+export async function connectHttp(
+  url: URL,
+  token: string,
+  options: { capabilities?: ClientCapabilities; setup?: (client: Client) => void } = {},
+): Promise<HttpConnected> {
   const transport = new StreamableHTTPClientTransport(url, {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
   });
-  const client = new Client(CLIENT_INFO);
+  const client = new Client(CLIENT_INFO, { capabilities: options.capabilities ?? {} });
+  options.setup?.(client);
   const protocolErrors: string[] = [];
   client.onerror = (error) => void protocolErrors.push(error.message);
   await client.connect(transport);
   return {
     client,
+    transport,
     stderr: () => "",
     protocolErrors,
     [Symbol.asyncDispose]: async () => {

@@ -26,6 +26,24 @@ const CASES: [string, string[], RegExp][] = [
   ["a port that is not a number", ["--http", "eighty", "--token", "x"], /--http must be an integer/],
   ["an empty token", ["--http", "0", "--token", "  "], /bearer token/],
   ["a stray argument", ["now"], /unexpected argument "now"/],
+  ["--max-calls 0", ["--max-calls", "0"], /--max-calls must be an integer > 0/],
+  [
+    "--max-session-calls that is not a number",
+    ["--max-session-calls", "many"],
+    /--max-session-calls must be/,
+  ],
+  ["--max-sessions without --http", ["--max-sessions", "4"], /--max-sessions needs --http/],
+  ["--session-idle without --http", ["--session-idle", "60"], /--session-idle needs --http/],
+  [
+    "--session-idle 0",
+    ["--http", "0", "--token", "x", "--session-idle", "0"],
+    /--session-idle must be a number > 0/,
+  ],
+  [
+    "--approve-hosts given a URL",
+    ["--approve-hosts", "https://example.com"],
+    /--approve-hosts: "https:\/\/example.com" is not a host/,
+  ],
 ];
 
 for (const [what, args, message] of CASES) {

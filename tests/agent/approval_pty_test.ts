@@ -1,0 +1,119 @@
+/**
+ * The approval question on a real terminal (issue 11, item 2): the CLI runs under `script` (util-linux), which
+ * gives it a pty, so it asks. The model sends exec's arguments with a long `env` before `argv`: argv must still
+ * show first and whole, the env value folded whole with its length, an escape sequence in argv visible and inert,
+ * and the person's "n" must keep the program from running.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
+import { ROOT } from "./run_cli.ts";
+
+/** Quotes one word for sh. */
+const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+Deno.test("approval on a pty: exec's argv shows first and whole although the model sent a long env before it", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_pty_" }));
+  const state = await Deno.makeTempDir({ prefix: "toolgate_pty_state_" });
+  const noise = "N".repeat(3000);
+  const argv = ["sh", "-c", "echo pwned > pwned.txt # \x1b]0;pwned\x07"];
+  // The arguments as the model wrote them, in its key order: env first.
+  const argsText = JSON.stringify({ env: [{ name: "NOISE", value: noise }], argv });
+  const endpoint = startChatServer([
+    callTools([{ id: "x1", name: "exec", args: argsText }]),
+    answer("Done."),
+  ]);
+  const cli = [
+    Deno.execPath(),
+    "run",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "--allow-run",
+    "--allow-net",
+    "--config",
+    join(ROOT, "deno.json"),
+    join(ROOT, "src", "main.ts"),
+    "--prompt",
+    "tidy up",
+    "--base-url",
+    endpoint.baseUrl,
+    "--model",
+    "test-model",
+    "--tools",
+    join(ROOT, "tools.json"),
+    "--sandbox",
+    "off",
+    "--cwd",
+    dir,
+  ].map(quote).join(" ");
+  const env: Record<string, string> = { XDG_STATE_HOME: state, NO_COLOR: "1" };
+  for (const name of ["PATH", "HOME", "DENO_DIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  const child = new Deno.Command("script", {
+    args: ["-q", "-e", "-c", cli, "/dev/null"],
+    cwd: dir,
+    env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  let output = "";
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  try {
+    const reader = child.stdout.getReader();
+    let answered = false;
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      output += decoder.decode(value, { stream: true });
+      if (!answered && output.includes("[a]lways for exec: ")) {
+        answered = true;
+        await writer.write(encoder.encode("n\n"));
+      }
+    }
+    const status = await child.status;
+    const text = output.replaceAll("\r", "");
+    assert.ok(answered, `the question never came:\n${text}`);
+    assert.equal(status.code, 0, text);
+
+    const lines = text.split("\n");
+    const header = lines.findIndex((line) => line.startsWith("toolgate: the model asks to run exec"));
+    assert.ok(header >= 0, text);
+    // argv right after the tool's name, whole, its escape sequence written out rather than sent to the terminal.
+    assert.equal(
+      lines[header + 1],
+      `  argv: ["sh","-c","echo pwned > pwned.txt # \\u001b]0;pwned\\u0007"]`,
+    );
+    assert.ok(!text.includes("\x1b]0;pwned"), "the raw escape sequence reached the terminal");
+    // The long env value comes after, folded but whole, with its length.
+    const envText = JSON.stringify([{ name: "NOISE", value: noise }]);
+    assert.match(lines[header + 2], /^ {2}env \(3,029 characters, in \d+ lines\):$/);
+    const folded: string[] = [];
+    for (const line of lines.slice(header + 3)) {
+      if (!line.startsWith("    ")) break;
+      folded.push(line.slice(4));
+    }
+    assert.equal(folded.join(""), envText);
+    assert.ok(folded.every((line) => line.length <= 76), "every line fits the terminal");
+    // The person said no: nothing ran, and the model hears user_denied.
+    await assert.rejects(Deno.stat(join(dir, "pwned.txt")), Deno.errors.NotFound);
+    const [result] = toolMessages(endpoint.requests[1].body);
+    assert.equal(JSON.parse(result.content).kind, "user_denied");
+  } finally {
+    clearTimeout(timer);
+    await writer.close().catch(() => {});
+    await child.stderr.cancel().catch(() => {});
+    await endpoint.close();
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(state, { recursive: true });
+  }
+});
