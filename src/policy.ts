@@ -33,13 +33,17 @@ export interface CallRisk {
 
 /** A host (lower-cased, IPv6 without brackets) and a port. */
 export interface Destination {
+  /** The host name or address, lower-cased; an IPv6 address without brackets. */
   readonly host: string;
+  /** The port, the scheme's default when the URL names none. */
   readonly port: string;
 }
 
 /** One `--approve-hosts` entry: a host, and a port when the entry names one. */
 export interface HostEntry {
+  /** The host name or address, lower-cased; an IPv6 address without brackets. */
   readonly host: string;
+  /** The one port approved; absent: any port. */
   readonly port?: string;
 }
 
@@ -136,8 +140,11 @@ export type Answer = "yes" | "no" | "always";
  * ```
  */
 export interface ApprovalQuestion {
+  /** The tool's name. */
   readonly tool: string;
+  /** Why the call needs approval, e.g. "it can send data off the machine (to example.com)". */
   readonly reason: string;
+  /** What to show, risky fields first (see `approvalLines`); the asker adds the question itself. */
   readonly lines: readonly string[];
 }
 
@@ -256,6 +263,7 @@ export class Policy {
   /** Tools a person approved for the rest of the session. */
   readonly #always = new Set<string>();
 
+  /** A policy with these approvals set up front, and who to ask. */
   constructor(options: PolicyOptions = {}) {
     this.#options = options;
     this.#allowTools = new Set(options.allowTools ?? []);

@@ -30,6 +30,7 @@ export class CallLimit {
   /** Schedulers with a call that could start but for this limit, in the order they asked. */
   readonly #waiting: (() => void)[] = [];
 
+  /** A cap of `max` calls (an integer, at least 1). */
   constructor(max: number) {
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`a call limit must be >= 1 (got ${max})`);
     this.max = max;
@@ -100,6 +101,7 @@ export class Scheduler {
   readonly #queue: Waiter[] = [];
   readonly #wake = () => this.#pump();
 
+  /** A scheduler with the given caps (none by default). */
   constructor(options: SchedulerOptions = {}) {
     const max = options.maxInFlight ?? Infinity;
     if (!(max >= 1)) throw new RangeError(`maxInFlight must be >= 1 (got ${max})`);
