@@ -393,7 +393,7 @@ export class Executor {
   }
 
   /** Whether tools can be confined here; probed once per executor, with the very bwrap that will run them. */
-  sandboxSupport(): Promise<SandboxSupport> {
+  #sandboxSupport(): Promise<SandboxSupport> {
     return this.#support ??= probeSandboxCached(
       this.#options.env.PATH ?? FALLBACK_PATH,
       this.#options.bwrap ?? "bwrap",
@@ -431,7 +431,7 @@ export class Executor {
       return notes;
     }
     if (this.manifest.tools.length === 0) return notes;
-    const support = await this.sandboxSupport();
+    const support = await this.#sandboxSupport();
     if (support.ok) return [...notes, ...limitWarnings(support)];
     if (mode === "require") return notes;
     const loose = this.manifest.tools.filter((tool) => !hasSideEffects(tool.profile)).map((tool) =>
@@ -488,7 +488,7 @@ export class Executor {
     if (mode === "off") {
       return { ...direct, envelopeWarnings: [], auditWarnings: [unconfinedWarning("off")] };
     }
-    const support = await this.sandboxSupport();
+    const support = await this.#sandboxSupport();
     if (!support.ok) {
       if (mode === "require") {
         return refused(

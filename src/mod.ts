@@ -97,7 +97,7 @@ export {
   type Verdict,
 } from "./policy.ts";
 export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./scheduler.ts";
-export type { SandboxSupport } from "./sandbox.ts";
+export type { ControlPlane } from "./control_plane.ts";
 export {
   type CallOptions,
   Executor,
