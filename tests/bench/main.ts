@@ -4,6 +4,7 @@ import { benchAgent } from "./agent_bench.ts";
 import { benchExecutor } from "./executor_bench.ts";
 import { benchManifest } from "./manifest_bench.ts";
 import { benchSandbox } from "./sandbox_bench.ts";
+import { benchStartup } from "./startup_bench.ts";
 
 const results: Record<string, Record<string, number>> = {};
 for (
@@ -12,6 +13,7 @@ for (
     ["executor", benchExecutor],
     ["agent", benchAgent],
     ["sandbox", benchSandbox],
+    ["startup", benchStartup],
   ] as const
 ) {
   console.log(`\n## ${name}`);

@@ -1,0 +1,137 @@
+/**
+ * Whole-process figures of the `toolgate` command against the runtime's floor, `deno run` of a hello-world file,
+ * each run interleaved with the others in one loop (the machines are shared and noisy: read the ratios):
+ * - `toolgate call` of a trivial tool (target: at most 3x hello-world);
+ * - the agent loop, one tool call then the answer, against a loopback endpoint (target: at most 3.5x);
+ * - the agent loop with eight parallel 200 ms calls against the loop with one (target: at most 1.1x);
+ * - `toolgate validate` of a 1,000-tool manifest, unchanged since the last run and just changed (targets: at most
+ *   10x and 40x hello-world).
+ *
+ * Run: `deno run -A tests/bench/startup_bench.ts`
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { REPO } from "../helpers.ts";
+import { answer, callTools, type RecordedRequest, startChatServer } from "../agent/chat_server.ts";
+import { generateManifest } from "./manifest_bench.ts";
+
+/** The issue's targets, as ratios. */
+export const TARGETS = {
+  call_over_hello: 3,
+  agent_one_call_over_hello: 3.5,
+  agent_eight_parallel_over_one: 1.1,
+  validate_unchanged_over_hello: 10,
+  validate_changed_over_hello: 40,
+} as const;
+
+const ROUNDS = 12;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function time(args: string[], cwd: string, env: Record<string, string>): Promise<number> {
+  const start = performance.now();
+  const output = await new Deno.Command(Deno.execPath(), { args, cwd, env, stdout: "piped", stderr: "piped" })
+    .output();
+  const elapsed = performance.now() - start;
+  if (!output.success) {
+    throw new Error(`${args.join(" ")} failed: ${new TextDecoder().decode(output.stderr).slice(0, 500)}`);
+  }
+  return elapsed;
+}
+
+/** The figures, in milliseconds and ratios. */
+export async function benchStartup(): Promise<Record<string, number>> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_startup_" }));
+  const hello = join(dir, "hello.ts");
+  await Deno.writeTextFile(hello, 'console.log("hello");\n');
+  await Deno.mkdir(join(dir, "tools", "bin"), { recursive: true });
+  await Deno.writeTextFile(join(dir, "tools", "bin", "trivial"), "#!/bin/sh\necho '{\"ok\":1}'\n", { mode: 0o755 });
+  await Deno.writeTextFile(join(dir, "tools", "bin", "nap"), "#!/bin/sh\nsleep 0.2\necho '{\"slept\":1}'\n", {
+    mode: 0o755,
+  });
+  await Deno.writeTextFile(
+    join(dir, "tools.json"),
+    JSON.stringify({
+      tools: [
+        { name: "trivial", command: ["./tools/bin/trivial"], permissions: "none", readOnly: true, concurrent: true },
+        { name: "nap", command: ["./tools/bin/nap"], permissions: "none", readOnly: true, concurrent: true },
+      ],
+    }),
+  );
+  const big = join(dir, "big");
+  await Deno.mkdir(big);
+  await Deno.writeTextFile(join(big, "tools.json"), JSON.stringify(generateManifest(1_000)));
+  const env = { XDG_STATE_HOME: join(dir, "state"), NO_COLOR: "1" };
+  const launcher = [
+    "run",
+    "--quiet",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-env",
+    "--allow-run",
+    "--config",
+    join(REPO, "deno.json"),
+    join(REPO, "src", "launch.ts"),
+  ];
+  // The endpoint asks for N calls of a tool, then answers once their results are in.
+  let calls: { name: string; count: number } = { name: "trivial", count: 1 };
+  const server = startChatServer((request: RecordedRequest) => {
+    const messages = request.body?.messages ?? [];
+    if (messages.some((m: { role: string }) => m.role === "tool")) return answer("done");
+    return callTools(Array.from({ length: calls.count }, (_, i) => ({ id: `c${i}`, name: calls.name, args: {} })));
+  });
+  const agent = (name: string, count: number) => async () => {
+    calls = { name, count };
+    return await time(
+      [...launcher, "--prompt", "go", "--base-url", server.baseUrl, "--model", "m", "--quiet"],
+      dir,
+      env,
+    );
+  };
+  let generation = 0;
+  const runs: Record<string, () => Promise<number>> = {
+    hello: () => time(["run", "--quiet", hello], dir, env),
+    call: () => time([...launcher, "call", "trivial"], dir, env),
+    agent_one: agent("trivial", 1),
+    agent_nap_one: agent("nap", 1),
+    agent_nap_eight: agent("nap", 8),
+    validate_unchanged: () => time([...launcher, "validate", "--tools", join(big, "tools.json")], dir, env),
+    validate_changed: async () => {
+      // A new description each time: the manifest's bytes change, so nothing about it can be reused.
+      const manifest = generateManifest(1_000);
+      manifest.tools[0] = { ...manifest.tools[0], description: `Changed ${++generation}.` };
+      await Deno.writeTextFile(join(big, "changed.json"), JSON.stringify(manifest));
+      return await time([...launcher, "validate", "--tools", join(big, "changed.json")], dir, env);
+    },
+  };
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
+  try {
+    for (const run of Object.values(runs)) await run();
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const [name, run] of Object.entries(runs)) times[name].push(await run());
+    }
+  } finally {
+    await server[Symbol.asyncDispose]();
+  }
+  const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
+  const figures = {
+    hello_ms: m.hello,
+    call_ms: m.call,
+    call_over_hello: m.call / m.hello,
+    agent_one_call_over_hello: m.agent_one / m.hello,
+    agent_eight_parallel_over_one: m.agent_nap_eight / m.agent_nap_one,
+    validate_unchanged_over_hello: m.validate_unchanged / m.hello,
+    validate_changed_over_hello: m.validate_changed / m.hello,
+  };
+  for (const [key, target] of Object.entries(TARGETS)) {
+    const value = figures[key as keyof typeof figures];
+    console.log(`startup: ${key} ${value.toFixed(2)} (target ${target}; floor hello-world ${m.hello.toFixed(1)} ms)`);
+  }
+  return figures;
+}
+
+if (import.meta.main) await benchStartup();
