@@ -1,10 +1,11 @@
 /**
  * Reads JSONC (comments, trailing commas) strictly: syntax errors and keys repeated inside one object become
- * `PATH:LINE:COL: message` lines instead of being silently accepted.
+ * `PATH:LINE:COL: message` lines instead of being silently accepted. The common case, a well-formed file, takes
+ * one scan of our own and the native `JSON.parse`; jsonc-parser is loaded only to say what is wrong with a file
+ * that is not (loading an npm package costs a start-up tens of milliseconds).
  *
  * @module
  */
-import { createScanner, type ParseError, parseTree, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
 
 /** The outcome of {@linkcode parseJsonc}: a value, or every problem found. */
 export type JsoncResult = { ok: true; value: unknown } | { ok: false; errors: string[] };
@@ -47,80 +48,136 @@ interface Frame {
   expectKey: boolean;
 }
 
-/** jsonc-parser's `SyntaxKind` and `ScanError` values: const enums, which isolated modules cannot read. */
-const TOKEN = {
-  openBrace: 1,
-  closeBrace: 2,
-  openBracket: 3,
-  closeBracket: 4,
-  comma: 5,
-  string: 10,
-  unknown: 16,
-  eof: 17,
-} as const;
-const NO_SCAN_ERROR = 0;
+const WHITESPACE = new Set([" ", "\t", "\n", "\r"]);
+
+/** The end of the string token that starts at `start` (its closing quote + 1), or -1 when it does not end. */
+function stringEnd(text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i + 1;
+    else if (c === 0x0a || c === 0x0d) return -1;
+  }
+  return -1;
+}
 
 /**
- * One pass of jsonc-parser's scanner: the text as plain JSON (comments and trailing commas cut out) for the
- * native `JSON.parse`, and the keys repeated inside one object. `undefined` when the scanner meets anything it
- * cannot read: the slower tree parser then names the error.
+ * One pass over the text: the text as plain JSON (comments and trailing commas cut out) for the native
+ * `JSON.parse`, and the keys repeated inside one object. `undefined` for anything it does not expect (an
+ * unterminated string or comment): the error path then names the problem.
  */
 function scan(text: string, label: string): { json: string; duplicates: string[] } | undefined {
-  // Whitespace and comments are skipped by the scanner; a comment shows as a "/" between two tokens.
-  const scanner = createScanner(text, true);
-  const kept: string[] = [];
+  /** Spans to leave out: comments and trailing commas. */
+  const cuts: [number, number][] = [];
   const duplicates: string[] = [];
   const stack: Frame[] = [];
-  let from = 0;
+  /** Where the last comma sits while only whitespace and comments follow it. */
   let comma = -1;
-  let previousEnd = 0;
-  let slash = text.indexOf("/");
-  const cut = (start: number, end: number) => {
-    kept.push(text.slice(from, start));
-    from = Math.max(from, end);
-  };
-  for (let kind: number = scanner.scan(); kind !== TOKEN.eof; kind = scanner.scan()) {
-    if (scanner.getTokenError() !== NO_SCAN_ERROR || kind === TOKEN.unknown) return undefined;
-    const offset = scanner.getTokenOffset();
-    const closing = kind === TOKEN.closeBrace || kind === TOKEN.closeBracket;
-    // A trailing comma: the JSONC allowance JSON.parse does not have (cut before the gap that follows it).
-    if (closing && comma >= 0) cut(comma, comma + 1);
-    if (slash !== -1 && slash < previousEnd) slash = text.indexOf("/", previousEnd);
-    if (slash !== -1 && slash < offset) cut(previousEnd, offset);
-    previousEnd = offset + scanner.getTokenLength();
-    const top = stack[stack.length - 1];
-    if (kind === TOKEN.comma) {
-      if (top?.object) top.expectKey = true;
-      comma = offset;
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i];
+    if (WHITESPACE.has(ch)) {
+      i++;
       continue;
     }
-    if (closing) {
+    if (ch === "/" && (text[i + 1] === "/" || text[i + 1] === "*")) {
+      const block = text[i + 1] === "*";
+      const end = block ? text.indexOf("*/", i + 2) : text.indexOf("\n", i);
+      if (block && end === -1) return undefined;
+      const stop = end === -1 ? text.length : block ? end + 2 : end;
+      cuts.push([i, stop]);
+      i = stop;
+      continue;
+    }
+    const top = stack[stack.length - 1];
+    if (ch === "}" || ch === "]") {
+      // A trailing comma: the JSONC allowance JSON.parse does not have.
+      if (comma >= 0) cuts.push([comma, comma + 1]);
       stack.pop();
-    } else if (kind === TOKEN.openBrace || kind === TOKEN.openBracket) {
-      stack.push({ object: kind === TOKEN.openBrace, keys: new Set(), expectKey: kind === TOKEN.openBrace });
-    } else if (kind === TOKEN.string && top?.object && top.expectKey) {
-      const key = scanner.getTokenValue();
-      if (top.keys.has(key)) {
-        duplicates.push(`${label}:${lineColumn(text, offset)}: duplicate key ${JSON.stringify(key)}`);
-      }
-      top.keys.add(key);
-      top.expectKey = false;
+      comma = -1;
+      i++;
+      continue;
     }
     comma = -1;
+    if (ch === ",") {
+      if (top?.object) top.expectKey = true;
+      comma = i;
+      i++;
+      continue;
+    }
+    if (ch === "{" || ch === "[") {
+      stack.push({ object: ch === "{", keys: new Set(), expectKey: ch === "{" });
+      i++;
+      continue;
+    }
+    if (ch === '"') {
+      const end = stringEnd(text, i);
+      if (end === -1) return undefined;
+      if (top?.object && top.expectKey) {
+        let key: string;
+        try {
+          key = JSON.parse(text.slice(i, end));
+        } catch {
+          return undefined;
+        }
+        if (top.keys.has(key)) {
+          duplicates.push(`${label}:${lineColumn(text, i)}: duplicate key ${JSON.stringify(key)}`);
+        }
+        top.keys.add(key);
+        top.expectKey = false;
+      }
+      i = end;
+      continue;
+    }
+    // A colon, a number, true, false, null, or something JSON.parse will refuse.
+    i++;
   }
-  if (slash !== -1 && slash < previousEnd) slash = text.indexOf("/", previousEnd);
-  kept.push(slash === -1 ? text.slice(from) : text.slice(from, Math.max(from, previousEnd)));
+  if (cuts.length === 0) return { json: text, duplicates };
+  cuts.sort((a, b) => a[0] - b[0]);
+  const kept: string[] = [];
+  let from = 0;
+  for (const [start, end] of cuts) {
+    kept.push(text.slice(from, start));
+    // A comment's place keeps a space, so that tokens on both sides of it stay apart.
+    kept.push(" ");
+    from = end;
+  }
+  kept.push(text.slice(from));
   return { json: kept.join(""), duplicates };
 }
 
-function syntaxErrors(text: string, label: string): string[] {
-  const syntax: ParseError[] = [];
-  const tree = parseTree(text, syntax, { allowTrailingComma: true, disallowComments: false });
+/** What is wrong with text that does not parse, by jsonc-parser's tree parser (loaded now, only for this). */
+async function syntaxErrors(text: string, label: string): Promise<string[]> {
+  const { parseTree, printParseErrorCode } = await import("npm:jsonc-parser@3.3.1");
+  const syntax: { error: number; offset: number }[] = [];
+  const tree = parseTree(text, syntax as never, { allowTrailingComma: true, disallowComments: false });
   if (syntax.length === 0 && !tree) return [`${label}:1:1: value expected`];
   return syntax.map((e) => {
-    const code = printParseErrorCode(e.error);
+    const code = printParseErrorCode(e.error as never);
     return `${label}:${lineColumn(text, e.offset)}: ${MESSAGES[code] ?? code}`;
   });
+}
+
+/**
+ * Reads well-formed JSONC quickly: the value, or `undefined` for text with any problem (a syntax error, a repeated
+ * key). For callers that only need the value and leave reporting to {@linkcode parseJsonc}.
+ *
+ * @example
+ * ```ts
+ * import { readJsonc } from "./jsonc.ts";
+ * readJsonc('{"a": 1, /* note *\/ }'); // { a: 1 }
+ * readJsonc('{"a": 1 "b": 2}'); // undefined
+ * ```
+ */
+export function readJsonc(text: string): unknown {
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const scanned = scan(text, "");
+  if (scanned === undefined || scanned.duplicates.length > 0) return undefined;
+  try {
+    return JSON.parse(scanned.json);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -129,11 +186,11 @@ function syntaxErrors(text: string, label: string): string[] {
  * @example
  * ```ts
  * import { parseJsonc } from "./jsonc.ts";
- * parseJsonc('{"a": 1, // note\n}', "x.json"); // { ok: true, value: { a: 1 } }
- * parseJsonc('{"a": 1, "a": 2}', "x.json"); // { ok: false, errors: ['x.json:1:10: duplicate key "a"'] }
+ * await parseJsonc('{"a": 1, // note\n}', "x.json"); // { ok: true, value: { a: 1 } }
+ * await parseJsonc('{"a": 1, "a": 2}', "x.json"); // { ok: false, errors: ['x.json:1:10: duplicate key "a"'] }
  * ```
  */
-export function parseJsonc(text: string, label: string): JsoncResult {
+export async function parseJsonc(text: string, label: string): Promise<JsoncResult> {
   // Editors on Windows save a byte-order mark; it is not content, and columns count from after it.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const scanned = scan(text, label);
@@ -142,7 +199,7 @@ export function parseJsonc(text: string, label: string): JsoncResult {
     if (scanned === undefined) throw new SyntaxError("unreadable token");
     value = JSON.parse(scanned.json);
   } catch {
-    const errors = syntaxErrors(text, label);
+    const errors = await syntaxErrors(text, label);
     return { ok: false, errors: errors.length > 0 ? errors : [`${label}:1:1: value expected`] };
   }
   if (scanned.duplicates.length > 0) return { ok: false, errors: scanned.duplicates };

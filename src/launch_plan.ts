@@ -10,7 +10,7 @@ import { dirname, isAbsolute, join, posix, resolve } from "node:path";
 import { CGROUP_ENV, ownCgroups } from "./cgroups.ts";
 import { PROXY_SOCKET_ENV } from "./egress_proxy.ts";
 import { isRecord } from "./contract.ts";
-import { parseJsonc } from "./jsonc.ts";
+import { readJsonc } from "./jsonc.ts";
 import { DEFAULT_BASE_URL, derivePermissions, type PermissionSet, type RunFacts } from "./permissions.ts";
 import { parseProfile, resolveProfile } from "./profiles.ts";
 import { findProgram } from "./sandbox.ts";
@@ -127,10 +127,8 @@ function manifestFacts(path: string): { programs: string[]; toolEnv: string[]; e
   } catch {
     return { programs, toolEnv, egressHosts };
   }
-  const parsed = parseJsonc(text, path);
-  const tools = parsed.ok && isRecord(parsed.value) && Array.isArray(parsed.value.tools)
-    ? parsed.value.tools
-    : [];
+  const parsed = readJsonc(text);
+  const tools = isRecord(parsed) && Array.isArray(parsed.tools) ? parsed.tools : [];
   const dir = dirname(path);
   for (const tool of tools) {
     if (!isRecord(tool)) continue;

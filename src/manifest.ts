@@ -468,7 +468,7 @@ export async function loadManifest(path: string, options: ManifestOptions = {}):
     const reason = error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message;
     return { ok: false, errors: [`${path}: cannot read the manifest: ${reason}`], warnings: [] };
   }
-  const parsed = parseJsonc(text, path);
+  const parsed = await parseJsonc(text, path);
   if (!parsed.ok) return { ok: false, errors: parsed.errors, warnings: [] };
   return validateManifest(parsed.value, absolute, options);
 }

@@ -7,7 +7,7 @@ import { tempDir, writeManifest } from "./helpers.ts";
 /** Plain objects to compare with: the parser's objects have no prototype. */
 const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
-Deno.test("lineColumn counts 1-based lines and columns", () => {
+Deno.test("lineColumn counts 1-based lines and columns", async () => {
   const text = "ab\ncd\n\nef";
   assert.equal(lineColumn(text, 0), "1:1");
   assert.equal(lineColumn(text, 1), "1:2");
@@ -16,7 +16,7 @@ Deno.test("lineColumn counts 1-based lines and columns", () => {
   assert.equal(lineColumn(text, 8), "4:2");
 });
 
-Deno.test("comments and trailing commas are accepted", () => {
+Deno.test("comments and trailing commas are accepted", async () => {
   const text = `// the manifest
 {
   /* block
@@ -29,17 +29,17 @@ Deno.test("comments and trailing commas are accepted", () => {
   ],
 }
 `;
-  const result = parseJsonc(text, "m.json");
+  const result = await parseJsonc(text, "m.json");
   assert.ok(result.ok);
   assert.deepEqual(plain(result.value), { tools: [{ name: "a", command: ["./tools/bin/a"] }] });
 });
 
-Deno.test("a syntax error reads PATH:LINE:COL: what is wrong", () => {
+Deno.test("a syntax error reads PATH:LINE:COL: what is wrong", async () => {
   const text = '{\n  "tools": [\n    {"name": "a" "command": []}\n  ]\n}\n';
-  assert.deepEqual(parseJsonc(text, "m.json"), { ok: false, errors: ["m.json:3:18: comma expected"] });
+  assert.deepEqual(await parseJsonc(text, "m.json"), { ok: false, errors: ["m.json:3:18: comma expected"] });
 });
 
-Deno.test("syntax errors of several sorts, each at its line and column", () => {
+Deno.test("syntax errors of several sorts, each at its line and column", async () => {
   const cases: [string, string][] = [
     ['{"a": "abc\n}', "m.json:1:7: unterminated string"],
     ['{"a": 1} x', "m.json:1:10: invalid symbol"],
@@ -49,33 +49,33 @@ Deno.test("syntax errors of several sorts, each at its line and column", () => {
     ['{\r\n  "a": 1\r\n  "b": 2\r\n}', "m.json:3:3: comma expected"],
   ];
   for (const [text, first] of cases) {
-    const result = parseJsonc(text, "m.json");
+    const result = await parseJsonc(text, "m.json");
     assert.ok(!result.ok, text);
     assert.equal(result.errors[0], first, text);
   }
 });
 
-Deno.test("empty or blank text is an error, not a value", () => {
-  assert.deepEqual(parseJsonc("", "m.json"), { ok: false, errors: ["m.json:1:1: value expected"] });
-  assert.deepEqual(parseJsonc("  \n", "m.json"), { ok: false, errors: ["m.json:2:1: value expected"] });
+Deno.test("empty or blank text is an error, not a value", async () => {
+  assert.deepEqual(await parseJsonc("", "m.json"), { ok: false, errors: ["m.json:1:1: value expected"] });
+  assert.deepEqual(await parseJsonc("  \n", "m.json"), { ok: false, errors: ["m.json:2:1: value expected"] });
 });
 
-Deno.test("a byte-order mark is not content", () => {
-  const result = parseJsonc('\uFEFF{"tools": []}', "m.json");
+Deno.test("a byte-order mark is not content", async () => {
+  const result = await parseJsonc('\uFEFF{"tools": []}', "m.json");
   assert.ok(result.ok);
   assert.deepEqual(plain(result.value), { tools: [] });
-  assert.deepEqual(parseJsonc('\uFEFF{"a": 1,, }', "m.json"), {
+  assert.deepEqual(await parseJsonc('\uFEFF{"a": 1,, }', "m.json"), {
     ok: false,
     errors: ["m.json:1:9: property name expected", "m.json:1:9: value expected"],
   });
 });
 
-Deno.test("a key repeated at the root is an error at the repeat's line:col", () => {
+Deno.test("a key repeated at the root is an error at the repeat's line:col", async () => {
   const text = '{\n  "tools": [],\n  "tools": []\n}';
-  assert.deepEqual(parseJsonc(text, "m.json"), { ok: false, errors: ['m.json:3:3: duplicate key "tools"'] });
+  assert.deepEqual(await parseJsonc(text, "m.json"), { ok: false, errors: ['m.json:3:3: duplicate key "tools"'] });
 });
 
-Deno.test("a key repeated inside a tool is an error", () => {
+Deno.test("a key repeated inside a tool is an error", async () => {
   const text = `{
   "tools": [
     {
@@ -85,10 +85,10 @@ Deno.test("a key repeated inside a tool is an error", () => {
     }
   ]
 }`;
-  assert.deepEqual(parseJsonc(text, "m.json"), { ok: false, errors: ['m.json:6:7: duplicate key "name"'] });
+  assert.deepEqual(await parseJsonc(text, "m.json"), { ok: false, errors: ['m.json:6:7: duplicate key "name"'] });
 });
 
-Deno.test("a key repeated deep in a schema is an error; every repeat is reported", () => {
+Deno.test("a key repeated deep in a schema is an error; every repeat is reported", async () => {
   const text = `{"tools": [{"name": "a", "command": ["./tools/bin/a"], "schema": {
   "type": "object",
   "properties": {
@@ -96,15 +96,15 @@ Deno.test("a key repeated deep in a schema is an error; every repeat is reported
     "x": {"type": "number", "type": "integer"}
   }
 }}]}`;
-  assert.deepEqual(parseJsonc(text, "m.json"), {
+  assert.deepEqual(await parseJsonc(text, "m.json"), {
     ok: false,
     errors: ['m.json:5:5: duplicate key "x"', 'm.json:5:29: duplicate key "type"'],
   });
 });
 
-Deno.test("the same key in different objects is not a repeat", () => {
+Deno.test("the same key in different objects is not a repeat", async () => {
   const text = '{"tools": [{"name": "a"}, {"name": "b", "schema": {"name": {"name": 1}}}]}';
-  assert.ok(parseJsonc(text, "m.json").ok);
+  assert.ok((await parseJsonc(text, "m.json")).ok);
 });
 
 Deno.test("loadManifest reports syntax errors with the manifest's path", async () => {
@@ -145,7 +145,7 @@ Deno.test("loadManifest reads a JSONC manifest with comments and trailing commas
   assert.deepEqual(result.manifest.tools.map((t) => t.name), ["a"]);
 });
 
-Deno.test("parseJsonc cuts comments wherever they stand, and never inside strings", () => {
+Deno.test("parseJsonc cuts comments wherever they stand, and never inside strings", async () => {
   const cases: [string, unknown][] = [
     ['// head\n{"a": 1}', { a: 1 }],
     ['{"a": 1} /* tail */', { a: 1 }],
@@ -156,14 +156,14 @@ Deno.test("parseJsonc cuts comments wherever they stand, and never inside string
     ['{"a": [1,], "b": {"c": 3,},}', { a: [1], b: { c: 3 } }],
   ];
   for (const [text, value] of cases) {
-    const result = parseJsonc(text, "m.json");
+    const result = await parseJsonc(text, "m.json");
     assert.ok(result.ok, `${text}: ${JSON.stringify(result)}`);
     assert.deepEqual(result.value, value, text);
   }
 });
 
-Deno.test("parseJsonc still names a syntax error's place after a comment", () => {
-  const result = parseJsonc('{\n  // fine\n  "a": 1,,\n}', "m.json");
+Deno.test("parseJsonc still names a syntax error's place after a comment", async () => {
+  const result = await parseJsonc('{\n  // fine\n  "a": 1,,\n}', "m.json");
   assert.equal(result.ok, false);
   assert.equal(!result.ok && result.errors[0], "m.json:3:10: property name expected");
 });

@@ -42,7 +42,7 @@ async function filesUnder(dir: string, suffix: string): Promise<string[]> {
 }
 
 async function readJsonc(path: string): Promise<unknown> {
-  const parsed = parseJsonc(await Deno.readTextFile(path), path);
+  const parsed = await parseJsonc(await Deno.readTextFile(path), path);
   return parsed.ok ? parsed.value : undefined;
 }
 
