@@ -23,7 +23,8 @@ import {
 import { basename, dirname, join } from "node:path";
 import type { FailureKind } from "./contract.ts";
 import { redactDeep, type Redactor } from "./redact.ts";
-import { checkPrivateDir, ensurePrivateDir, ownUid, StateDirError, stateRoot } from "./state.ts";
+import { checkPrivateDir, ensurePrivateDir, ownUid } from "./private_dir.ts";
+import { StateDirError, stateRoot } from "./state.ts";
 
 /** One call, as the audit log records it. Never an argument value, never a variable's value. */
 export interface AuditRecord {

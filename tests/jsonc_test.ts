@@ -72,7 +72,10 @@ Deno.test("a byte-order mark is not content", async () => {
 
 Deno.test("a key repeated at the root is an error at the repeat's line:col", async () => {
   const text = '{\n  "tools": [],\n  "tools": []\n}';
-  assert.deepEqual(await parseJsonc(text, "m.json"), { ok: false, errors: ['m.json:3:3: duplicate key "tools"'] });
+  assert.deepEqual(await parseJsonc(text, "m.json"), {
+    ok: false,
+    errors: ['m.json:3:3: duplicate key "tools"'],
+  });
 });
 
 Deno.test("a key repeated inside a tool is an error", async () => {
@@ -85,7 +88,10 @@ Deno.test("a key repeated inside a tool is an error", async () => {
     }
   ]
 }`;
-  assert.deepEqual(await parseJsonc(text, "m.json"), { ok: false, errors: ['m.json:6:7: duplicate key "name"'] });
+  assert.deepEqual(await parseJsonc(text, "m.json"), {
+    ok: false,
+    errors: ['m.json:6:7: duplicate key "name"'],
+  });
 });
 
 Deno.test("a key repeated deep in a schema is an error; every repeat is reported", async () => {

@@ -49,7 +49,9 @@ export async function benchStartup(): Promise<Record<string, number>> {
   const hello = join(dir, "hello.ts");
   await Deno.writeTextFile(hello, 'console.log("hello");\n');
   await Deno.mkdir(join(dir, "tools", "bin"), { recursive: true });
-  await Deno.writeTextFile(join(dir, "tools", "bin", "trivial"), "#!/bin/sh\necho '{\"ok\":1}'\n", { mode: 0o755 });
+  await Deno.writeTextFile(join(dir, "tools", "bin", "trivial"), "#!/bin/sh\necho '{\"ok\":1}'\n", {
+    mode: 0o755,
+  });
   await Deno.writeTextFile(join(dir, "tools", "bin", "nap"), "#!/bin/sh\nsleep 0.2\necho '{\"slept\":1}'\n", {
     mode: 0o755,
   });
@@ -57,7 +59,13 @@ export async function benchStartup(): Promise<Record<string, number>> {
     join(dir, "tools.json"),
     JSON.stringify({
       tools: [
-        { name: "trivial", command: ["./tools/bin/trivial"], permissions: "none", readOnly: true, concurrent: true },
+        {
+          name: "trivial",
+          command: ["./tools/bin/trivial"],
+          permissions: "none",
+          readOnly: true,
+          concurrent: true,
+        },
         { name: "nap", command: ["./tools/bin/nap"], permissions: "none", readOnly: true, concurrent: true },
       ],
     }),
@@ -82,7 +90,9 @@ export async function benchStartup(): Promise<Record<string, number>> {
   const server = startChatServer((request: RecordedRequest) => {
     const messages = request.body?.messages ?? [];
     if (messages.some((m: { role: string }) => m.role === "tool")) return answer("done");
-    return callTools(Array.from({ length: calls.count }, (_, i) => ({ id: `c${i}`, name: calls.name, args: {} })));
+    return callTools(
+      Array.from({ length: calls.count }, (_, i) => ({ id: `c${i}`, name: calls.name, args: {} })),
+    );
   });
   const agent = (name: string, count: number) => async () => {
     calls = { name, count };
@@ -129,7 +139,9 @@ export async function benchStartup(): Promise<Record<string, number>> {
   };
   for (const [key, target] of Object.entries(TARGETS)) {
     const value = figures[key as keyof typeof figures];
-    console.log(`startup: ${key} ${value.toFixed(2)} (target ${target}; floor hello-world ${m.hello.toFixed(1)} ms)`);
+    console.log(
+      `startup: ${key} ${value.toFixed(2)} (target ${target}; floor hello-world ${m.hello.toFixed(1)} ms)`,
+    );
   }
   return figures;
 }
