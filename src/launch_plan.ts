@@ -39,6 +39,7 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "max-steps",
   "http-timeout",
   "http-retries",
+  "http-max-bytes",
   "temperature",
   "save-messages",
   "load-messages",
