@@ -21,8 +21,15 @@ export class UsageError extends Error {
 export interface Io {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
+  /** The process's stdout: on a terminal, control characters are made visible (a pipe gets the bytes as they are). */
   readonly stdout: (text: string) => Promise<void>;
+  /** The process's stderr, for people only: control characters are always made visible. */
   readonly stderr: (text: string) => Promise<void>;
+  /**
+   * Writes toolgate's own terminal control sequences to stderr unaltered (the progress line's redraws); its text
+   * must come from toolgate or be made safe first. Absent: use `stderr`.
+   */
+  readonly stderrControl?: (text: string) => Promise<void>;
   readonly stdin: () => Promise<string>;
   /** True when stdin and stderr are a terminal (prompts, progress). */
   readonly interactive: boolean;

@@ -248,6 +248,53 @@ export function withWarnings<E extends Envelope>(envelope: E, warnings: readonly
 }
 
 /**
+ * Returns the failure with `retryable` set: for a caller that knows better than the kind's default or the tool
+ * (a call of a tool with side effects that started is never safe to run again).
+ *
+ * @example
+ * ```ts
+ * import { failure, withRetryable } from "./contract.ts";
+ * withRetryable(failure("timeout", "slow"), false).retryable; // false
+ * ```
+ */
+export function withRetryable<E extends FailureEnvelope>(envelope: E, retryable: boolean): E {
+  return envelope.retryable === retryable ? envelope : { ...envelope, retryable };
+}
+
+/** The keys whose values the contract itself defines: never rewritten by {@linkcode mapEnvelopeStrings}. */
+const STRUCTURAL_KEYS = new Set(["ok", "kind", "retryable", "tool"]);
+
+function mapStrings(value: unknown, map: (text: string) => string): unknown {
+  if (typeof value === "string") return map(value);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map));
+  if (isRecord(value)) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [map(key), mapStrings(item, map)]));
+  }
+  return value;
+}
+
+/**
+ * Returns the envelope with `map` applied to every string it carries for its reader, keys included, at any depth:
+ * a success's result and warnings, a failure's message, field, expected, warnings and metadata. `ok`, `kind`,
+ * `retryable` and `tool` are the contract's own and stay as they are, so the envelope stays one.
+ *
+ * @example
+ * ```ts
+ * import { mapEnvelopeStrings, success } from "./contract.ts";
+ * mapEnvelopeStrings(success({ said: "hello" }, { tool: "t" }), (text) => text.toUpperCase());
+ * // { ok: true, result: { SAID: "HELLO" }, tool: "t" }
+ * ```
+ */
+export function mapEnvelopeStrings<E extends Envelope>(envelope: E, map: (text: string) => string): E {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(envelope)) {
+    if (STRUCTURAL_KEYS.has(key)) out[key] = value;
+    else out[CONTRACT_KEYS.has(key) ? key : map(key)] = mapStrings(value, map);
+  }
+  return out as unknown as E;
+}
+
+/**
  * Is `value` a known failure kind?
  *
  * @example

@@ -1,6 +1,7 @@
 /**
  * The executor: the one pipeline behind every caller (the CLI's `call`, the agent loop, the MCP server), so they
- * cannot drift. lookup -> preflight -> (the caller's approval) -> run -> envelope -> audit.
+ * cannot drift. lookup -> preflight -> (the caller's approval) -> run -> envelope -> audit; every envelope handed
+ * back has the values of secret variables taken out.
  *
  * @module
  */
@@ -17,7 +18,7 @@ import { preflight } from "./preflight.ts";
 import { groupLauncher, type ProcessRegistry } from "./process_tree.ts";
 import { OWN_COMMAND, type Policy } from "./policy.ts";
 import { hasSideEffects } from "./profiles.ts";
-import { makeRedactor, parseRedactPatterns, type Redactor, secretValues } from "./redact.ts";
+import { makeRedactor, parseRedactPatterns, type Redactor, scrubEnvelope, secretValues } from "./redact.ts";
 import { runProcess, type RunResult, startProblem } from "./runner.ts";
 import {
   bwrapArgs,
@@ -255,6 +256,8 @@ export class Executor {
   readonly #options: ExecutorOptions;
   readonly #audit?: AuditLog;
   readonly #redact: Redactor;
+  /** The secret values alone (no patterns), taken out of every envelope this executor hands back; none: none. */
+  readonly #scrub?: Redactor;
   readonly #clock: () => Date;
   readonly #workspace: string;
   readonly #controlPlane: ControlPlane;
@@ -290,10 +293,9 @@ export class Executor {
       ? plane
       : { readOnly: plane.readOnly, hidden: [...plane.hidden, audit] };
     const passed = options.manifest.tools.flatMap((tool) => tool.envPassthrough);
-    this.#redact = makeRedactor(
-      secretValues(options.env, passed),
-      parseRedactPatterns(options.env.TOOLGATE_REDACT),
-    );
+    const secrets = secretValues(options.env, passed);
+    this.#redact = makeRedactor(secrets, parseRedactPatterns(options.env.TOOLGATE_REDACT));
+    if (secrets.length > 0) this.#scrub = makeRedactor(secrets);
     if (options.auditDir !== null) {
       this.#audit = new AuditLog({
         dir: options.auditDir,
@@ -318,12 +320,12 @@ export class Executor {
         tool: name,
       });
       await this.#auditRefusal(name, argsText, envelope);
-      return { ok: false, envelope };
+      return { ok: false, envelope: this.#forCaller(envelope) };
     }
     const verdict = preflight(tool, argsText, this.manifest.schemas);
     if (!verdict.ok) {
       await this.#auditRefusal(name, argsText, verdict.envelope);
-      return verdict;
+      return { ok: false, envelope: this.#forCaller(verdict.envelope) };
     }
     return { ok: true, call: { tool, args: verdict.args, argsText } };
   }
@@ -331,7 +333,7 @@ export class Executor {
   /** Records that a prepared call was not run (denied, rejected by policy) and returns the envelope. */
   async refuse(call: PreparedCall, envelope: FailureEnvelope): Promise<FailureEnvelope> {
     await this.#auditRefusal(call.tool.name, call.argsText, envelope);
-    return envelope;
+    return this.#forCaller(envelope);
   }
 
   /** Runs a prepared call to its envelope, and audits it. */
@@ -364,7 +366,14 @@ export class Executor {
         launcher: launch.confined ? [] : this.#groupLauncher ??= groupLauncher(),
       });
       envelope = withWarnings(
-        envelopeFromRun(result, { tool: tool.name, program: tool.program, timeoutMs, maxOutputBytes }),
+        envelopeFromRun(result, {
+          tool: tool.name,
+          program: tool.program,
+          timeoutMs,
+          maxOutputBytes,
+          readOnly: tool.readOnly,
+          scrub: this.#scrub,
+        }),
         launch.envelopeWarnings,
       );
     }
@@ -389,7 +398,7 @@ export class Executor {
       warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
       egress: launch.ok && launch.egress && launch.egress.length > 0 ? launch.egress : undefined,
     });
-    return envelope;
+    return this.#forCaller(envelope);
   }
 
   /** Whether tools can be confined here; probed once per executor, with the very bwrap that will run them. */
@@ -610,6 +619,14 @@ export class Executor {
   #escapedBin(tool: ToolSpec): string | undefined {
     const relative = !tool.command[0].startsWith("/") && !/^[A-Za-z]:[\\/]/.test(tool.command[0]);
     return relative ? escapesBinDir(tool.program, this.manifest.binDir) : undefined;
+  }
+
+  /**
+   * Every envelope this executor hands back passes here: the values of secret variables (a passthrough variable a
+   * tool printed, a key in an error) never reach a model or an MCP client, whichever caller asked.
+   */
+  #forCaller<E extends Envelope>(envelope: E): E {
+    return this.#scrub ? scrubEnvelope(envelope, this.#scrub) : envelope;
   }
 
   #argsFacts(argsText: string): { argsBytes: number; argsHmac: string | null } {

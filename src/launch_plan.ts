@@ -40,6 +40,7 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "max-steps",
   "http-timeout",
   "http-retries",
+  "http-max-bytes",
   "temperature",
   "save-messages",
   "load-messages",

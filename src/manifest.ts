@@ -8,7 +8,7 @@ import { dirname, isAbsolute, join, posix, resolve, sep, win32 } from "node:path
 import { isRecord } from "./contract.ts";
 import { parseJsonc } from "./jsonc.ts";
 import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
-import { SchemaCompiler } from "./schema.ts";
+import { patternProblems, SchemaCompiler } from "./schema.ts";
 import { beltToolOf } from "./tool_belt.ts";
 
 /**
@@ -329,7 +329,14 @@ function checkTool(
       schema = entry.schema;
       const problem = context.schemas.check(schema) ?? riskAnnotationProblem(schema) ??
         (context.options.compileSchemas ? compileProblem(context.schemas, schema) : undefined);
-      if (problem !== undefined) own.push(`schema is invalid: ${problem}`);
+      if (problem !== undefined) {
+        own.push(`schema is invalid: ${problem}`);
+      } else {
+        // Schemas compile at a tool's first call: say now what will make its calls fail then.
+        for (const pattern of patternProblems(schema)) {
+          warnings.push(`${prefix}schema: ${pattern}; calls of this tool will be answered unavailable`);
+        }
+      }
     }
   }
   const command = checkCommand(entry.command, context.dir, context.binDir, context.options);

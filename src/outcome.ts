@@ -1,6 +1,8 @@
 /**
  * Reads how a tool process ended as an envelope: its stdout as the result, its stderr as the failure (a failure
  * envelope, agentcli's `{"error", "hint"}`, or plain text), a timeout, a signal, a start failure, a flood of output.
+ * A failure of a tool that is not read-only is never `retryable` once it started: whatever it did before it
+ * failed may not bear doing twice, and neither toolgate nor the tool can know.
  *
  * @module
  */
@@ -12,8 +14,10 @@ import {
   isRecord,
   success,
   truncateForModel,
+  withRetryable,
   withWarnings,
 } from "./contract.ts";
+import { SECRET_REMOVED_WARNING } from "./redact.ts";
 import type { RunResult } from "./runner.ts";
 
 /** The most characters of plain-text stderr carried into a failure message. */
@@ -26,7 +30,22 @@ export interface OutcomeContext {
   readonly program: string;
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
+  /**
+   * The tool's `readOnly`: only a read-only tool's failure may say `retryable: true` once the tool started (the
+   * kind's default or the tool's own say). Absent counts as not read-only: when in doubt, no retry.
+   */
+  readonly readOnly?: boolean;
+  /**
+   * Takes secret values out of the tool's output as soon as it is decoded, before anything is cut from it: a cut
+   * through a secret would leave a fragment that no later redaction recognizes.
+   */
+  readonly scrub?: (text: string) => string;
 }
+
+/** Said with a failure of a tool that is not read-only, once it started. */
+export const NOT_RETRYABLE_WARNING =
+  "the tool is not read-only and it started: it may have changed something " +
+  "before it failed, so the call is not retryable; check what it did before calling it again";
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -124,12 +143,29 @@ export function startFailure(
  * @example
  * ```ts
  * import { envelopeFromRun } from "./outcome.ts";
- * // envelopeFromRun(await runProcess(request), { tool: "get_time", program, timeoutMs, maxOutputBytes })
+ * // const context = { tool: "get_time", program, timeoutMs, maxOutputBytes, readOnly: true };
+ * // envelopeFromRun(await runProcess(request), context)
  * ```
  */
 export function envelopeFromRun(run: RunResult, context: OutcomeContext): Envelope {
+  if (run.spawnError) return startFailure(run.spawnError, context.tool, context.program);
+  let removed = false;
+  const text = (bytes: Uint8Array): string => {
+    const decoded = decode(bytes);
+    if (!context.scrub) return decoded;
+    const scrubbed = context.scrub(decoded);
+    if (scrubbed !== decoded) removed = true;
+    return scrubbed;
+  };
+  let envelope = fromRun(run, context, text);
+  if (removed) envelope = withWarnings(envelope, [SECRET_REMOVED_WARNING]);
+  // A start failure (above) ran nothing, so a retry of it is as safe as its kind says; anything below ran.
+  if (envelope.ok || context.readOnly === true || !envelope.retryable) return envelope;
+  return withWarnings(withRetryable(envelope, false), [NOT_RETRYABLE_WARNING]);
+}
+
+function fromRun(run: RunResult, context: OutcomeContext, text: (bytes: Uint8Array) => string): Envelope {
   const { tool } = context;
-  if (run.spawnError) return startFailure(run.spawnError, tool, context.program);
   const metadata: Record<string, unknown> = {
     exit_code: run.code ?? undefined,
     signal: run.signal ?? undefined,
@@ -168,7 +204,7 @@ export function envelopeFromRun(run: RunResult, context: OutcomeContext): Envelo
     );
   }
   if (run.signal) {
-    const stderr = decode(run.stderr).trim();
+    const stderr = text(run.stderr).trim();
     return failure("execution_error", `The tool was killed by ${run.signal}.`, {
       tool,
       metadata: {
@@ -177,6 +213,6 @@ export function envelopeFromRun(run: RunResult, context: OutcomeContext): Envelo
       },
     });
   }
-  if (run.code === 0) return withWarnings(fromStdout(decode(run.stdout), tool), warnings);
-  return withWarnings(fromStderr(decode(run.stderr), decode(run.stdout), context, metadata), warnings);
+  if (run.code === 0) return withWarnings(fromStdout(text(run.stdout), tool), warnings);
+  return withWarnings(fromStderr(text(run.stderr), text(run.stdout), context, metadata), warnings);
 }

@@ -26,6 +26,7 @@ export const OWN_ENV = [
   "OPENAI_API_KEY",
   "OAI_HTTP_TIMEOUT",
   "OAI_HTTP_RETRIES",
+  "OAI_HTTP_MAX_BYTES",
   "NO_COLOR",
 ] as const;
 

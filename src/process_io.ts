@@ -1,6 +1,7 @@
 /** The real process behind the CLI's {@linkcode Io}: Deno's stdout, stderr, stdin, environment and cwd. @module */
 import type { Io } from "./cli.ts";
 import { OWN_ENV } from "./permissions.ts";
+import { neutralizeControls } from "./terminal.ts";
 
 const encoder = new TextEncoder();
 
@@ -37,15 +38,22 @@ function readableEnv(): { env: Record<string, string>; scoped: boolean } {
   return { env: readNamed(OWN_ENV), scoped: true };
 }
 
-/** The current process as an {@linkcode Io}. */
+/**
+ * The current process as an {@linkcode Io}. What toolgate writes carries text others supplied (the endpoint's
+ * answers and error bodies, tools' messages, MCP clients' requests), so every write goes through
+ * {@linkcode neutralizeControls}: on stdout when it is a terminal (a pipe gets the answer's bytes as they are, for
+ * the script that reads them), on stderr always (it is for people, and a log file is read on a terminal too).
+ */
 export function processIo(): Io {
   const { env, scoped } = readableEnv();
+  const stdoutTerminal = Deno.stdout.isTerminal();
   return {
     env,
     readEnv: scoped ? readNamed : undefined,
     cwd: Deno.cwd(),
-    stdout: (text) => writeAll(Deno.stdout, text),
-    stderr: (text) => writeAll(Deno.stderr, text),
+    stdout: (text) => writeAll(Deno.stdout, stdoutTerminal ? neutralizeControls(text) : text),
+    stderr: (text) => writeAll(Deno.stderr, neutralizeControls(text)),
+    stderrControl: (text) => writeAll(Deno.stderr, text),
     stdin: () => new Response(Deno.stdin.readable).text(),
     interactive: Deno.stdin.isTerminal() && Deno.stderr.isTerminal(),
   };

@@ -5,12 +5,16 @@
  * @module
  */
 import type { Envelope } from "./contract.ts";
+import { neutralizeControls } from "./terminal.ts";
 
 /** How a {@linkcode Progress} shows itself. */
 export interface ProgressOptions {
   /** False without a terminal or with `--quiet`: every method does nothing. */
   readonly enabled: boolean;
-  /** Writes to stderr. */
+  /**
+   * Writes to stderr as is: the line's redraws are control sequences. Whatever else goes in the line is made safe
+   * for the terminal here.
+   */
   readonly write: (text: string) => Promise<void>;
   /** Milliseconds, monotonic. */
   readonly now?: () => number;
@@ -61,7 +65,7 @@ export class Progress {
   /** A call started. */
   start(id: string, name: string): void {
     if (!this.#options.enabled) return;
-    this.#running.set(id, { name, started: this.#now() });
+    this.#running.set(id, { name: neutralizeControls(name), started: this.#now() });
     this.#timer ??= setInterval(() => this.#draw(), this.#options.intervalMs ?? 200);
     this.#draw();
   }
@@ -72,7 +76,7 @@ export class Progress {
     const running = this.#running.get(id);
     if (!running) return;
     this.#running.delete(id);
-    const outcome = envelope.ok ? "ok" : envelope.kind;
+    const outcome = envelope.ok ? "ok" : neutralizeControls(String(envelope.kind));
     const line = `  ${envelope.ok ? "✓" : "✗"} ${running.name} ${
       elapsed(this.#now() - running.started)
     } ${outcome}\n`;

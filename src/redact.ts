@@ -1,10 +1,12 @@
 /**
- * Redaction for anything toolgate writes down: secret values replaced as literals (longest first, so that no
- * fragment of a longer secret survives a shorter one's or a pattern's replacement), then the patterns of
- * `TOOLGATE_REDACT`.
+ * Redaction for anything toolgate writes down or hands on: secret values replaced as literals (longest first, so
+ * that no fragment of a longer secret survives a shorter one's or a pattern's replacement), in each of the forms
+ * JSON escaping gives them, then the patterns of `TOOLGATE_REDACT`; and the scrubbing of envelopes, which takes the
+ * secret values out of everything a model or an MCP client is sent.
  *
  * @module
  */
+import { type Envelope, mapEnvelopeStrings, withWarnings } from "./contract.ts";
 
 /** What replaces a secret. */
 export const REDACTED = "[REDACTED]";
@@ -53,18 +55,110 @@ export function secretValues(env: Readonly<Record<string, string>>, passedNames:
   return [...values].sort((a, b) => b.length - a.length);
 }
 
+/** How one JSON serializer writes a string's inside. */
+interface JsonStyle {
+  /** Characters past ASCII: as they are (`JSON.stringify`, Go), or `\u00e9` (Python, Java: lower or upper hex). */
+  readonly nonAscii: "raw" | "lower" | "upper";
+  /** `/` written `\/` (PHP, some Java libraries). */
+  readonly slash: boolean;
+}
+
+const SHORT_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '\\"',
+  "\\": "\\\\",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+};
+
+function unicodeEscape(code: number, upper: boolean): string {
+  const hex = code.toString(16).padStart(4, "0");
+  return `\\u${upper ? hex.toUpperCase() : hex}`;
+}
+
+function isSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdfff;
+}
+
+/** Whether the surrogate at `i` is half of a pair (JSON.stringify escapes a lone one, and keeps a pair as is). */
+function paired(text: string, i: number): boolean {
+  const code = text.charCodeAt(i);
+  const low = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+  const high = (c: number) => c >= 0xd800 && c <= 0xdbff;
+  return high(code) ? low(text.charCodeAt(i + 1)) : high(text.charCodeAt(i - 1));
+}
+
+/** The inside of a JSON string holding `text`, as a serializer of `style` writes it. */
+function escapeJson(text: string, style: JsonStyle): string {
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    const code = text.charCodeAt(i);
+    const short = SHORT_ESCAPES[char];
+    if (short !== undefined) out += short;
+    else if (char === "/" && style.slash) out += "\\/";
+    else if (code < 0x20) out += unicodeEscape(code, style.nonAscii === "upper");
+    else if (code < 0x80) out += char;
+    else if (style.nonAscii !== "raw") out += unicodeEscape(code, style.nonAscii === "upper");
+    else if (isSurrogate(code) && !paired(text, i)) out += unicodeEscape(code, false);
+    else out += char;
+  }
+  return out;
+}
+
+/** The escaping styles of the serializers a secret is likely to have passed through. */
+const ONCE: readonly JsonStyle[] = [
+  { nonAscii: "raw", slash: false },
+  { nonAscii: "lower", slash: false },
+  { nonAscii: "upper", slash: false },
+  { nonAscii: "raw", slash: true },
+  { nonAscii: "lower", slash: true },
+];
+/** JSON text inside a JSON string was escaped again by toolgate itself, or a serializer like it. */
+const AGAIN: readonly JsonStyle[] = [{ nonAscii: "raw", slash: false }, { nonAscii: "lower", slash: false }];
+
 /**
- * Builds a redactor from literal secrets and patterns.
+ * Every form a secret takes in text: the value itself; JSON-escaped once (a tool's JSON output, an envelope in a
+ * tool message, a tool call's arguments), as `JSON.stringify` writes it and as ASCII-only serializers do
+ * (`\u00e9`, lower or upper hex, `\/` or not); and each of those escaped again (that JSON text inside another
+ * JSON string: a request body in `--debug`, a transcript on disk). A value that JSON does not escape has one form.
+ *
+ * @example
+ * ```ts
+ * import { secretForms } from "./redact.ts";
+ * secretForms("plain-value"); // ["plain-value"]
+ * secretForms('pa"ss').includes('pa\\"ss'); // true: the form JSON.stringify writes
+ * secretForms('pa"ss').includes('pa\\\\\\"ss'); // true: escaped twice
+ * ```
+ */
+export function secretForms(secret: string): string[] {
+  const forms = new Set([secret]);
+  for (const style of ONCE) {
+    const once = escapeJson(secret, style);
+    forms.add(once);
+    for (const again of AGAIN) forms.add(escapeJson(once, again));
+  }
+  return [...forms];
+}
+
+/**
+ * Builds a redactor from literal secrets and patterns. Each secret is masked in every form of
+ * {@linkcode secretForms}, so that text holding JSON (a transcript, a request body) cannot carry a secret with a
+ * quote, a backslash, a newline or a character past ASCII past it.
  *
  * @example
  * ```ts
  * import { makeRedactor } from "./redact.ts";
- * const redact = makeRedactor(["s3cr3t-value"], [/value-\d+/g]);
+ * const redact = makeRedactor(["s3cr3t-value", 'pa"ss'], [/value-\d+/g]);
  * redact("token=s3cr3t-value id=value-42"); // "token=[REDACTED] id=[REDACTED]"
+ * redact(JSON.stringify({ password: 'pa"ss' })); // '{"password":"[REDACTED]"}'
  * ```
  */
 export function makeRedactor(secrets: readonly string[], patterns: readonly RegExp[] = []): Redactor {
-  const literals = [...secrets].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+  const literals = [...new Set(secrets.filter((s) => s.length > 0).flatMap(secretForms))]
+    .sort((a, b) => b.length - a.length);
   return (text: string) => {
     let out = maskLiterals(text, literals);
     // A pattern that matches the empty string would otherwise put a marker between every two characters.
@@ -108,4 +202,38 @@ export function redactDeep<T>(value: T, redact: Redactor): T {
     ) as T;
   }
   return value;
+}
+
+/**
+ * The warning an envelope carries once a secret value was taken out of it: the model (or the MCP client) learns
+ * why a value reads `[REDACTED]`, and that asking again will not show it.
+ */
+export const SECRET_REMOVED_WARNING = "a value of a secret variable was removed from the result";
+
+/**
+ * Takes every secret value out of an envelope before it goes to a model or an MCP client: each string it carries
+ * (the result at any depth, keys included, the message, the metadata) goes through `scrub`, and when anything was
+ * removed the envelope says so with {@linkcode SECRET_REMOVED_WARNING} (once). `scrub` is a redactor of the secret
+ * values alone: the patterns of `TOOLGATE_REDACT` are for what toolgate writes down, not for tool results. The
+ * same envelope comes back when nothing was removed.
+ *
+ * @example
+ * ```ts
+ * import { makeRedactor, scrubEnvelope } from "./redact.ts";
+ * import { success } from "./contract.ts";
+ * const scrub = makeRedactor(["hunter2-token"]);
+ * scrubEnvelope(success({ env: "TOKEN=hunter2-token" }), scrub);
+ * // { ok: true, result: { env: "TOKEN=[REDACTED]" }, warnings: ["a value of a secret variable was removed ..."] }
+ * ```
+ */
+export function scrubEnvelope<E extends Envelope>(envelope: E, scrub: Redactor): E {
+  let removed = false;
+  const scrubbed = mapEnvelopeStrings(envelope, (text) => {
+    const out = scrub(text);
+    if (out !== text) removed = true;
+    return out;
+  });
+  if (!removed) return envelope;
+  const warned = Array.isArray(scrubbed.warnings) && scrubbed.warnings.includes(SECRET_REMOVED_WARNING);
+  return warned ? scrubbed : withWarnings(scrubbed, [SECRET_REMOVED_WARNING]);
 }

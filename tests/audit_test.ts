@@ -14,7 +14,7 @@ import {
   loadAuditKey,
   prepareAuditDir,
 } from "../src/audit.ts";
-import { makeRedactor } from "../src/redact.ts";
+import { makeRedactor, secretForms, secretValues } from "../src/redact.ts";
 import { StateDirError, stateRoot } from "../src/state.ts";
 import {
   AUDIT_KEY,
@@ -294,6 +294,49 @@ Deno.test("audit: no secret value, nor any 4-character fragment of one, reaches 
   assert.deepEqual(record.envKeys, ["PATH", "HOME", "PASSED_VALUE"]);
   // The executor's own redaction for transcripts agrees.
   assert.deepEqual(fragments(executor.redact(`x${secrets.SERVICE_KEY}y`), secrets.SERVICE_KEY), []);
+});
+
+Deno.test("audit: a secret with a quote, a backslash, a newline or non-ASCII is masked raw and JSON-escaped", async () => {
+  await using dir = await scratch();
+  const pem = '-----BEGIN KEY-----\nMIIEv"QIB\\ADAN\tBgkq€é\n-----END KEY-----\n';
+  const lines: string[] = [];
+  const audit = new AuditLog({
+    dir: join(dir.path, "audit"),
+    key: AUDIT_KEY,
+    redact: makeRedactor(secretValues({ DB_PASSWORD: pem }, [])),
+    onError: (message) => lines.push(message),
+  });
+  const once = JSON.stringify({ key: pem });
+  await audit.write({
+    ts: new Date().toISOString(),
+    tool: "t",
+    argv: ["/bin/prog", pem],
+    cwd: "/work",
+    exit: 0,
+    signal: null,
+    ms: 1,
+    stdoutBytes: 0,
+    stderrBytes: 0,
+    truncated: false,
+    envKeys: ["DB_PASSWORD"],
+    argsBytes: 0,
+    argsHmac: null,
+    outcome: "ok",
+    // Strings that hold JSON text: the secret inside them is escaped once, and twice.
+    warnings: [`the tool said ${once}`, JSON.stringify({ said: once })],
+  });
+  assert.deepEqual(lines, []);
+  let text = "";
+  for await (const entry of Deno.readDir(join(dir.path, "audit"))) {
+    text += await Deno.readTextFile(join(dir.path, "audit", entry.name));
+  }
+  assert.deepEqual(secretForms(pem).filter((form) => text.includes(form)), [], text);
+  for (const piece of ["MIIEv", "QIB", "ADAN", "Bgkq€é"]) {
+    assert.ok(!text.includes(piece), `${piece} in ${text}`);
+  }
+  const record = JSON.parse(text);
+  assert.deepEqual(record.argv, ["/bin/prog", "[REDACTED]"]);
+  assert.equal(record.warnings[0], 'the tool said {"key":"[REDACTED]"}');
 });
 
 Deno.test("audit: auditDir null writes nothing", async () => {

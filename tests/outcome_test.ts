@@ -2,13 +2,20 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Envelope, FailureEnvelope, SuccessEnvelope } from "../src/contract.ts";
-import { envelopeFromRun, STDERR_MESSAGE_LIMIT } from "../src/outcome.ts";
+import { envelopeFromRun, NOT_RETRYABLE_WARNING, STDERR_MESSAGE_LIMIT } from "../src/outcome.ts";
 import type { RunResult } from "../src/runner.ts";
-import { executorFor, executorOf, manifestOf, scratch } from "./executor_helpers.ts";
+import { baseEnv, BIN, executorFor, executorOf, manifestOf, scratch } from "./executor_helpers.ts";
 
-/** Runs the `respond` fixture: `stdout` on stdout, `stderr` on stderr, exit `code`. */
-function respond(stdout: string, stderr = "", code = 0): Promise<Envelope> {
-  return executorOf({ command: ["./tools/bin/respond", stdout, stderr, String(code)] }).call("t", "{}");
+/**
+ * Runs the `respond` fixture: `stdout` on stdout, `stderr` on stderr, exit `code`. A read-only tool, so that a
+ * failure keeps the `retryable` of its kind or of the tool; a tool with side effects that started never retries
+ * (issue 11, tested below).
+ */
+function respond(stdout: string, stderr = "", code = 0, readOnly = true): Promise<Envelope> {
+  return executorOf({ command: ["./tools/bin/respond", stdout, stderr, String(code)], readOnly }).call(
+    "t",
+    "{}",
+  );
 }
 
 function ok(envelope: Envelope): SuccessEnvelope {
@@ -157,7 +164,9 @@ Deno.test("outcome: killed by a signal toolgate did not send is an execution_err
 });
 
 Deno.test("outcome: a timeout is kind timeout, naming the limit", async () => {
-  const executor = executorOf({ command: ["/bin/sleep", "30"], timeoutSec: 1 }, { graceMs: 200 });
+  const executor = executorOf({ command: ["/bin/sleep", "30"], timeoutSec: 1, readOnly: true }, {
+    graceMs: 200,
+  });
   const envelope = failed(await executor.call("t", "{}"));
   assert.equal(envelope.kind, "timeout");
   assert.match(envelope.message, /\b1 s\b/);
@@ -276,4 +285,109 @@ Deno.test("envelopeFromRun: an escaped descendant adds a warning to a success", 
   const envelope = envelopeFromRun(fakeRun({ stdout, stdoutBytes: stdout.length, escaped: true }), context);
   assert.equal(envelope.ok, true);
   assert.equal(envelope.warnings?.length, 1);
+});
+
+// Honest retries (issue 11, "What was seen" 7): a call of a tool that is not read-only is never retryable once the
+// tool started, whatever its kind's default or the tool itself says; a call that never started keeps its kind's.
+
+Deno.test("retries: a tool with side effects that overflowed its output cap is not retryable; a read-only one is", async () => {
+  await using dir = await scratch();
+  // It writes, then floods: running it again would write again.
+  const command = ["/bin/sh", "-c", 'echo once >> written.txt; exec "$0"', join(BIN, "flood")];
+  const writer = failed(
+    await executorOf({ command }, { cwd: dir.path, maxOutputBytes: 100_000 }).call("t", "{}"),
+  );
+  assert.equal(writer.kind, "execution_error");
+  assert.equal(writer.truncated, true);
+  assert.equal(writer.retryable, false);
+  assert.ok((writer.warnings as string[]).includes(NOT_RETRYABLE_WARNING), JSON.stringify(writer));
+  assert.equal(await Deno.readTextFile(join(dir.path, "written.txt")), "once\n");
+  const reader = failed(
+    await executorOf({ command, readOnly: true }, { cwd: dir.path, maxOutputBytes: 100_000 }).call("t", "{}"),
+  );
+  assert.equal(reader.retryable, true);
+  assert.equal(reader.warnings, undefined);
+});
+
+Deno.test("retries: a tool with side effects that timed out, failed or was killed is not retryable", async () => {
+  const timedOut = failed(
+    await executorOf({ command: ["/bin/sleep", "30"], timeoutSec: 1 }, { graceMs: 200 }).call("t", "{}"),
+  );
+  assert.equal(timedOut.kind, "timeout");
+  assert.equal(timedOut.retryable, false);
+  const failedPlain = failed(await respond("", "it broke halfway", 1, false));
+  assert.equal(failedPlain.kind, "execution_error");
+  assert.equal(failedPlain.retryable, false);
+  const killed = failed(await executorOf({ command: ["./tools/bin/self_signal", "KILL"] }).call("t", "{}"));
+  assert.equal(killed.signal, "SIGKILL");
+  assert.equal(killed.retryable, false);
+});
+
+Deno.test("retries: a tool with side effects cannot declare its own failure retryable; a read-only tool can", async () => {
+  const said = '{"ok":false,"kind":"unavailable","message":"busy, try again","retryable":true}';
+  for (const [where, stdout, stderr] of [["stderr", "", said], ["stdout", said, ""]] as const) {
+    const writer = failed(await respond(stdout, stderr, 1, false));
+    assert.equal(writer.kind, "unavailable", where);
+    assert.equal(writer.message, "busy, try again");
+    assert.equal(writer.retryable, false, where);
+    const reader = failed(await respond(stdout, stderr, 1, true));
+    assert.equal(reader.retryable, true, where);
+  }
+  // A failure envelope with exit 0 is the same: the tool ran.
+  assert.equal(failed(await respond(said, "", 0, false)).retryable, false);
+});
+
+Deno.test("retries: a call that never started keeps its kind's default, side effects or not", async () => {
+  const executor = executorFor(manifestOf([{
+    name: "t",
+    command: ["./tools/bin/respond", "{}", "", "0"],
+    schema: { type: "object", properties: { n: { type: "integer" } }, additionalProperties: false },
+  }]));
+  const invalid = failed(await executor.call("t", '{"n":"many"}'));
+  assert.equal(invalid.kind, "invalid_args");
+  assert.equal(invalid.retryable, true);
+  assert.equal(invalid.warnings, undefined);
+  const unconfined = failed(
+    await executorFor(manifestOf([{ name: "t", command: ["./tools/bin/respond", "{}", "", "0"] }]), {
+      sandbox: "require",
+      bwrap: "/nonexistent/bwrap",
+    }).call("t", "{}"),
+  );
+  assert.equal(unconfined.kind, "unavailable");
+  assert.equal(unconfined.retryable, false, "the executor's own refusal says so already");
+});
+
+Deno.test("envelopeFromRun: a cancelled or timed-out run of a tool with side effects is not retryable", () => {
+  const writer = { ...context, readOnly: false };
+  for (const run of [{ timedOut: true }, { aborted: true }, { overflow: "stdout" as const }]) {
+    const envelope = envelopeFromRun(
+      fakeRun({ code: null, signal: "SIGTERM", ...run }),
+      writer,
+    ) as FailureEnvelope;
+    assert.equal(envelope.retryable, false, JSON.stringify(run));
+    const reader = envelopeFromRun(fakeRun({ code: null, signal: "SIGTERM", ...run }), {
+      ...context,
+      readOnly: true,
+    });
+    assert.equal((reader as FailureEnvelope).retryable, true, JSON.stringify(run));
+  }
+  // Without the fact, the safe answer: no retry.
+  assert.equal((envelopeFromRun(fakeRun({ code: 1 }), context) as FailureEnvelope).retryable, false);
+});
+
+Deno.test("outcome: a secret across the cut of a long stderr leaves no fragment in the message", async () => {
+  const secret = "Zk4-Qw8-Lp2-Vx6-Rn0";
+  // Copies of the secret on both sides of where the 10,000-character message is cut (40% from the head).
+  const stderr = "e".repeat(3950) + `${secret} `.repeat(8) + "f".repeat(20_000);
+  const envelope = failed(
+    await executorOf({ command: ["./tools/bin/respond", "", stderr, "1"], readOnly: true }, {
+      env: baseEnv({ DEPLOY_PASSWORD: secret }),
+    }).call("t", "{}"),
+  );
+  assert.ok(envelope.message.length <= STDERR_MESSAGE_LIMIT);
+  assert.match(envelope.message, /\[REDACTED\]/);
+  for (let i = 0; i + 4 <= secret.length; i++) {
+    const piece = secret.slice(i, i + 4);
+    assert.ok(!envelope.message.includes(piece), `${piece} left in the message`);
+  }
 });

@@ -1,6 +1,16 @@
 /** Redaction: which values are secrets, literals before patterns, and no fragment of a secret left behind. */
 import assert from "node:assert/strict";
-import { makeRedactor, parseRedactPatterns, redactDeep, REDACTED, secretValues } from "../src/redact.ts";
+import { failure, success } from "../src/contract.ts";
+import {
+  makeRedactor,
+  parseRedactPatterns,
+  redactDeep,
+  REDACTED,
+  scrubEnvelope,
+  SECRET_REMOVED_WARNING,
+  secretForms,
+  secretValues,
+} from "../src/redact.ts";
 
 /** Every fragment of four characters or more of `secret` that survives in `text`. */
 function fragments(text: string, secret: string): string[] {
@@ -102,4 +112,90 @@ Deno.test("redactDeep: every string, keys included, at any depth; other values u
     list: [REDACTED, 1, null, true],
     nested: { [REDACTED]: { deep: `${REDACTED}!` } },
   });
+});
+
+/** A secret with everything JSON escapes: a quote, a backslash, newlines, a tab, a slash, non-ASCII, an emoji. */
+const NASTY = '-----BEGIN KEY-----\nab"cd\\ef/gh\tij€é😀\n-----END KEY-----';
+
+Deno.test("secretForms: raw, JSON-escaped as JSON.stringify and ASCII-only serializers write it, and twice", () => {
+  const forms = secretForms(NASTY);
+  const once = JSON.stringify(NASTY).slice(1, -1);
+  assert.ok(forms.includes(NASTY));
+  assert.ok(forms.includes(once));
+  assert.ok(forms.includes(JSON.stringify(once).slice(1, -1)), "escaped twice");
+  // Python's json.dumps (ensure_ascii), and PHP's \/ .
+  const ascii = once.replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  assert.ok(forms.includes(ascii), ascii);
+  assert.ok(forms.includes(ascii.replaceAll("/", "\\/")));
+  assert.ok(forms.includes(ascii.replace(/\\u([0-9a-f]{4})/g, (_, hex) => `\\u${hex.toUpperCase()}`)));
+  assert.ok(forms.includes(JSON.stringify(ascii).slice(1, -1)), "ASCII-escaped, then escaped again");
+  assert.deepEqual(secretForms("plain-Value_123"), ["plain-Value_123"], "nothing to escape, one form");
+  // A lone surrogate is escaped by JSON.stringify; its form must match what JSON.stringify writes.
+  const lone = "ab\ud800cd";
+  assert.ok(secretForms(lone).includes(JSON.stringify(lone).slice(1, -1)));
+});
+
+Deno.test("makeRedactor: a secret is masked in JSON text, escaped once or twice, leaving no fragment", () => {
+  const redact = makeRedactor([NASTY]);
+  const once = JSON.stringify({ key: NASTY });
+  const twice = JSON.stringify({ body: once });
+  const pretty = JSON.stringify({ messages: [{ content: once }] }, null, 2);
+  for (const text of [NASTY, once, twice, pretty]) {
+    const out = redact(text);
+    assert.ok(out.includes(REDACTED), out);
+    for (const piece of ["ab", "cd", "ef/gh", "ij€é"]) {
+      assert.ok(!out.includes(piece), `${JSON.stringify(piece)} left in ${out}`);
+    }
+  }
+  assert.equal(redact(once), `{"key":"${REDACTED}"}`);
+  assert.equal(JSON.parse(JSON.parse(redact(twice)).body).key, REDACTED, "the JSON stays JSON");
+});
+
+Deno.test("scrubEnvelope: secrets out of the result, keys, message and metadata, with one warning", () => {
+  const scrub = makeRedactor(["hunter2-token"]);
+  const out = scrubEnvelope(
+    success({ env: "TOKEN=hunter2-token", list: ["hunter2-token", 1], "hunter2-token": true }, {
+      tool: "t",
+      warnings: ["saw hunter2-token"],
+    }),
+    scrub,
+  );
+  assert.deepEqual(out, {
+    ok: true,
+    result: { env: `TOKEN=${REDACTED}`, list: [REDACTED, 1], [REDACTED]: true },
+    tool: "t",
+    warnings: [`saw ${REDACTED}`, SECRET_REMOVED_WARNING],
+  });
+  const failed = scrubEnvelope(
+    failure("execution_error", "login failed for hunter2-token", {
+      tool: "t",
+      metadata: { stderr: "hunter2-token" },
+    }),
+    scrub,
+  );
+  assert.equal(failed.ok, false);
+  assert.equal(failed.kind, "execution_error");
+  assert.equal(failed.message, `login failed for ${REDACTED}`);
+  assert.equal(failed.stderr, REDACTED);
+  assert.deepEqual(failed.warnings, [SECRET_REMOVED_WARNING]);
+  // Scrubbed again: no second warning.
+  assert.deepEqual(scrubEnvelope(failed, scrub).warnings, [SECRET_REMOVED_WARNING]);
+  // Nothing to remove: the very same envelope.
+  const clean = success({ a: "b" });
+  assert.equal(scrubEnvelope(clean, scrub), clean);
+});
+
+Deno.test("scrubEnvelope: the contract's own fields stay, even when a secret equals one of their values", () => {
+  const scrub = makeRedactor(["execution_error", "tool-name"]);
+  const out = scrubEnvelope(
+    failure("execution_error", "it was execution_error", { tool: "tool-name" }),
+    scrub,
+  );
+  assert.equal(out.kind, "execution_error");
+  assert.equal(out.tool, "tool-name");
+  assert.equal(out.retryable, true);
+  assert.equal(out.message, `it was ${REDACTED}`);
 });

@@ -1,13 +1,24 @@
 /**
  * The chat-completions client: one POST per request, retried on network errors, timeouts, 429 and 5xx with
  * exponential backoff and jitter (or the server's `Retry-After`), one `Idempotency-Key` across a request's retries.
+ * The endpoint is not trusted with toolgate's memory: no answer, streamed or not, is read past a size cap, and an
+ * answer over it fails at once (a retry would only fetch it again).
  *
  * @module
  */
+import { redactDeep } from "../redact.ts";
 import { AgentError } from "./errors.ts";
 
 /** The most characters of an error body carried into the failure message. */
 export const ERROR_BODY_LIMIT = 2000;
+/**
+ * The most bytes of an answer read by default (16 MiB): a chat completion is a few kilobytes, a long one with
+ * tool calls a few hundred; past this size an answer is a fault or an attack, and reading it whole could take the
+ * process's memory (Deno cannot make a string past about 512 MB at all).
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+/** Of an error answer only this much is read: its message keeps {@linkcode ERROR_BODY_LIMIT} characters anyway. */
+export const ERROR_BODY_READ_BYTES = 64 * 1024;
 /** The first retry waits about this long; each later one twice as long. */
 export const BACKOFF_BASE_MS = 500;
 /** No computed backoff waits longer. */
@@ -38,6 +49,13 @@ export interface ChatClientOptions {
   readonly newKey?: () => string;
   /** Receives each request and response as text, the key already masked. */
   readonly debug?: (text: string) => Promise<void>;
+  /**
+   * Masks secrets in what `debug` receives: each string of a request before it is serialized (so that a secret's
+   * quotes and newlines are still themselves), and each answer's text.
+   */
+  readonly redact?: (text: string) => string;
+  /** The most bytes of one answer, streamed or not (default {@linkcode DEFAULT_MAX_RESPONSE_BYTES}). */
+  readonly maxResponseBytes?: number;
   readonly userAgent?: string;
 }
 
@@ -45,7 +63,25 @@ export interface ChatClientOptions {
 export interface StreamedAnswer {
   /** `text/event-stream`, or whatever else the server sent (some ignore `stream: true`). */
   readonly contentType: string;
+  /** Errors with an {@linkcode AgentError} once more bytes than the client's cap came through it. */
   readonly body: ReadableStream<Uint8Array>;
+}
+
+/**
+ * The error of an answer past the size cap. Not a network failure: it is never retried, and it does not say that
+ * the endpoint cannot be reached.
+ *
+ * @example
+ * ```ts
+ * import { answerTooLarge } from "./http.ts";
+ * answerTooLarge(1024).message; // "the chat endpoint's answer is larger than 1024 bytes (...)"
+ * ```
+ */
+export function answerTooLarge(maxBytes: number): AgentError {
+  return new AgentError(
+    `the chat endpoint's answer is larger than ${maxBytes} bytes (raise --http-max-bytes or ` +
+      `OAI_HTTP_MAX_BYTES if such answers are expected)`,
+  );
 }
 
 type Attempt<T> =
@@ -137,8 +173,8 @@ export class ChatClient {
    */
   complete(body: ChatRequest): Promise<unknown> {
     return this.#send(body, "application/json", async (response, signal) => {
-      const text = await readText(response, signal);
-      await this.#debug(`<- ${text}`);
+      const text = await readText(response, signal, this.#maxBytes, "fail");
+      await this.#debug(`<- ${this.#redact(text)}`);
       try {
         return JSON.parse(text) as unknown;
       } catch {
@@ -156,11 +192,32 @@ export class ChatClient {
   stream(body: ChatRequest): Promise<StreamedAnswer> {
     return this.#send(body, "text/event-stream", (response) => {
       if (response.body === null) throw new AgentError("malformed answer from the chat endpoint: no body");
-      return Promise.resolve({
-        contentType: response.headers.get("content-type") ?? "",
-        body: response.body,
-      });
+      const max = this.#maxBytes;
+      if (declaredLength(response) > max) {
+        response.body.cancel().catch(() => {});
+        throw answerTooLarge(max);
+      }
+      const contentType = response.headers.get("content-type") ?? "";
+      // An event stream is timed by its reader (no event data for the timeout: see readSse). A server that
+      // ignored `stream: true` sends one answer, read whole: it gets the same deadline as `complete`'s.
+      const whole = !contentType.toLowerCase().includes("text/event-stream");
+      const deadline = whole
+        ? { ms: this.#options.timeoutMs, error: () => this.#noWholeAnswer() }
+        : undefined;
+      return Promise.resolve({ contentType, body: response.body.pipeThrough(byteCap(max, deadline)) });
     });
+  }
+
+  get #maxBytes(): number {
+    return this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  }
+
+  #noWholeAnswer(): AgentError {
+    return new AgentError(`no whole answer from ${this.url} within ${seconds(this.#options.timeoutMs)}`);
+  }
+
+  #redact(text: string): string {
+    return this.#options.redact ? this.#options.redact(text) : text;
   }
 
   async #send<T>(
@@ -171,9 +228,12 @@ export class ChatClient {
     const { retries, timeoutMs } = this.#options;
     const key = this.#newKey();
     const text = JSON.stringify(body);
+    // Redacted before it is serialized: in the JSON text a secret's quotes and newlines are escapes.
+    const redact = this.#options.redact;
+    const shown = this.#options.debug && redact ? JSON.stringify(redactDeep(body, redact)) : text;
     let last = "";
     for (let attempt = 0; attempt <= retries; attempt++) {
-      const outcome = await this.#attempt(text, key, accept, attempt, read);
+      const outcome = await this.#attempt(text, shown, key, accept, attempt, read);
       if (outcome.kind === "done") return outcome.value;
       if (outcome.kind === "fail") throw outcome.error;
       last = outcome.reason;
@@ -200,6 +260,7 @@ export class ChatClient {
 
   async #attempt<T>(
     body: string,
+    shownBody: string,
     key: string,
     accept: string,
     attempt: number,
@@ -213,7 +274,9 @@ export class ChatClient {
     if (this.#options.userAgent) headers["User-Agent"] = this.#options.userAgent;
     if (this.#options.apiKey) headers["Authorization"] = `Bearer ${this.#options.apiKey}`;
     const shown = { ...headers, ...(this.#options.apiKey ? { Authorization: "Bearer [REDACTED]" } : {}) };
-    await this.#debug(`-> POST ${this.url} (attempt ${attempt + 1}) ${JSON.stringify(shown)}\n-> ${body}`);
+    await this.#debug(
+      `-> POST ${this.url} (attempt ${attempt + 1}) ${JSON.stringify(shown)}\n-> ${shownBody}`,
+    );
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.#options.timeoutMs);
     const timedOut = () => controller.signal.aborted;
@@ -226,8 +289,11 @@ export class ChatClient {
       }
       await this.#debug(`<- ${response.status} ${response.statusText}`.trimEnd());
       if (!response.ok) {
-        const text = await readText(response, controller.signal).catch(() => "");
-        if (text !== "") await this.#debug(`<- ${text}`);
+        // An error body is read only so far: its message keeps ERROR_BODY_LIMIT characters.
+        const text = await readText(response, controller.signal, ERROR_BODY_READ_BYTES, "cut").catch(() =>
+          ""
+        );
+        if (text !== "") await this.#debug(`<- ${this.#redact(text)}`);
         const reason = `the chat endpoint answered ${response.status} ${response.statusText}`.trimEnd() +
           (text.trim() === "" ? "" : `: ${clip(text.trim(), ERROR_BODY_LIMIT)}`);
         if (!RETRYABLE_STATUS(response.status)) return { kind: "fail", error: new AgentError(reason) };
@@ -271,17 +337,93 @@ export class ChatClient {
   }
 }
 
-/** Reads a body to text, giving up when `signal` aborts (a body that stalls must not hang the timeout). */
-async function readText(response: Response, signal: AbortSignal): Promise<string> {
+/** The answer's `Content-Length`, or 0 when it declares none (or nonsense): then the bytes themselves are counted. */
+function declaredLength(response: Response): number {
+  const length = Number(response.headers.get("content-length") ?? "");
+  return Number.isSafeInteger(length) && length > 0 ? length : 0;
+}
+
+/**
+ * A pass-through stream that errors with {@linkcode answerTooLarge} once more than `maxBytes` came through, and,
+ * given a deadline, with its error when the body has not ended within that many milliseconds.
+ */
+function byteCap(
+  maxBytes: number,
+  deadline?: { ms: number; error: () => AgentError },
+): TransformStream<Uint8Array, Uint8Array> {
+  let total = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stop = () => clearTimeout(timer);
+  return new TransformStream({
+    start(controller) {
+      if (deadline === undefined) return;
+      const id = setTimeout(() => controller.error(deadline.error()), deadline.ms);
+      // The body's own read keeps the process alive while it is wanted; an abandoned one must not.
+      Deno.unrefTimer(id);
+      timer = id;
+    },
+    transform(chunk, controller) {
+      total += chunk.byteLength;
+      if (total <= maxBytes) return controller.enqueue(chunk);
+      stop();
+      controller.error(answerTooLarge(maxBytes));
+    },
+    flush: stop,
+    cancel: stop,
+  });
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Reads a body to text, at most `maxBytes` of it: past that, `fail` throws {@linkcode answerTooLarge} and `cut`
+ * keeps what came first. Gives up when `signal` aborts (a body that stalls must not hang the timeout). The bytes are
+ * read one chunk at a time, so an oversized answer costs no more memory than the cap.
+ */
+async function readText(
+  response: Response,
+  signal: AbortSignal,
+  maxBytes: number,
+  over: "fail" | "cut",
+): Promise<string> {
   if (signal.aborted) throw new DOMException("timed out", "AbortError");
+  const body = response.body;
+  if (body === null) return "";
+  if (over === "fail" && declaredLength(response) > maxBytes) {
+    await body.cancel().catch(() => {});
+    throw answerTooLarge(maxBytes);
+  }
+  const reader = body.getReader();
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(new DOMException("timed out", "AbortError"));
     signal.addEventListener("abort", onAbort, { once: true });
   });
+  const chunks: Uint8Array[] = [];
+  let total = 0;
   try {
-    return await Promise.race([response.text(), aborted]);
+    while (true) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      if (total + value.byteLength > maxBytes) {
+        if (over === "fail") throw answerTooLarge(maxBytes);
+        chunks.push(value.subarray(0, maxBytes - total));
+        total = maxBytes;
+        break;
+      }
+      chunks.push(value);
+      total += value.byteLength;
+    }
   } finally {
     if (onAbort) signal.removeEventListener("abort", onAbort);
+    // The rest of an oversized or abandoned body is not wanted: let the connection go.
+    reader.cancel().catch(() => {});
   }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return decoder.decode(bytes);
 }

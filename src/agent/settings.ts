@@ -15,6 +15,7 @@ import {
   UsageError,
 } from "../cli.ts";
 import { DEFAULT_BASE_URL } from "../permissions.ts";
+import { DEFAULT_MAX_RESPONSE_BYTES } from "./http.ts";
 
 /** Defaults of the agent loop's settings (agentcli's, where it has one). */
 export const AGENT_DEFAULTS = {
@@ -24,6 +25,7 @@ export const AGENT_DEFAULTS = {
   maxSteps: 8,
   httpTimeoutSec: 90,
   httpRetries: 2,
+  httpMaxBytes: DEFAULT_MAX_RESPONSE_BYTES,
 } as const;
 
 /** The agent loop's own options (the executor's come from `EXECUTOR_OPTIONS`). */
@@ -65,6 +67,12 @@ export const AGENT_OPTIONS: Record<string, OptionSpec> = {
     help:
       `retries on network errors, timeouts, 429 and 5xx (env OAI_HTTP_RETRIES, default ${AGENT_DEFAULTS.httpRetries})`,
   },
+  "http-max-bytes": {
+    type: "string",
+    value: "N",
+    help:
+      `most bytes of one answer, streamed or not; a larger one fails, unretried (env OAI_HTTP_MAX_BYTES, default ${AGENT_DEFAULTS.httpMaxBytes}, 16 MiB)`,
+  },
   temperature: { type: "string", value: "T", help: "sampling temperature (default: the endpoint's)" },
   stream: { type: "boolean", help: "stream the answer (server-sent events), printing it as it arrives" },
   quiet: { type: "boolean", short: "q", help: "no progress on stderr" },
@@ -86,6 +94,8 @@ export interface AgentSettings {
   readonly maxSteps: number;
   readonly httpTimeoutMs: number;
   readonly httpRetries: number;
+  /** The most bytes of one answer from the endpoint. */
+  readonly httpMaxBytes: number;
   readonly temperature?: number;
   /** The system prompt given (`undefined` when none was: the default applies to a new conversation). */
   readonly system?: string;
@@ -221,6 +231,10 @@ export async function resolveSettings(parsed: ParsedArgs, io: Io): Promise<Agent
   const httpRetries = retries === undefined
     ? AGENT_DEFAULTS.httpRetries
     : parseNumber(retries.value, retries.label, COMMAND, { integer: true, exclusive: false });
+  const maxBytes = pick(parsed, "http-max-bytes", env, ["OAI_HTTP_MAX_BYTES"]);
+  const httpMaxBytes = maxBytes === undefined
+    ? AGENT_DEFAULTS.httpMaxBytes
+    : parseNumber(maxBytes.value, maxBytes.label, COMMAND, { integer: true });
   const rawTemperature = stringOption(parsed, "temperature");
   const temperature = rawTemperature === undefined
     ? undefined
@@ -234,6 +248,7 @@ export async function resolveSettings(parsed: ParsedArgs, io: Io): Promise<Agent
     maxSteps,
     httpTimeoutMs,
     httpRetries,
+    httpMaxBytes,
     temperature,
     system,
     prompt,

@@ -16,7 +16,11 @@ export interface SseEvent {
 
 /** Options of {@linkcode readSse}. */
 export interface SseOptions {
-  /** Fails the read when no bytes arrive for this long. */
+  /**
+   * Fails the read when no event carrying data arrives for this long. Comments, empty events and bytes that end
+   * no event do not count: a server that only keeps the connection alive (`: ping` every second) is as stalled as
+   * a silent one.
+   */
   readonly idleTimeoutMs?: number;
 }
 
@@ -37,19 +41,31 @@ export async function* readSse(
 ): AsyncGenerator<SseEvent> {
   const reader = stream.getReader();
   const decoder = new TextDecoder();
+  const idle = options.idleTimeoutMs;
+  // Moved on only by an event with data (and only once its reader is done with it).
+  let deadline = idle === undefined ? Infinity : performance.now() + idle;
   let buffer = "";
   let data: string[] = [];
   let event = "";
   let finished = false;
+  /** The buffer ends with a CR that may be half a CRLF. */
+  let heldCr = false;
   try {
     while (true) {
-      const chunk = await readWithin(reader, options.idleTimeoutMs);
+      const chunk = await readBefore(reader, deadline, idle);
+      let text: string;
       if (chunk.done) {
-        buffer += decoder.decode();
+        text = decoder.decode();
         finished = true;
       } else {
-        buffer += decoder.decode(chunk.value, { stream: true });
+        text = decoder.decode(chunk.value, { stream: true });
       }
+      // A piece that ends no line is only kept: splitting the whole buffer again at every piece of one long line
+      // would cost time in the square of its length (so would looking at the buffer's end: it is not flat).
+      const endsLine = /[\r\n]/.test(text) || heldCr;
+      if (text !== "") heldCr = text.endsWith("\r");
+      buffer += text;
+      if (!finished && !endsLine) continue;
       // A lone CR at the end may be the first half of a CRLF: keep it until more arrives.
       const lines = buffer.split(/\r\n|\n|\r(?!$)/);
       buffer = finished ? "" : lines.pop() ?? "";
@@ -57,7 +73,10 @@ export async function* readSse(
       for (const raw of lines) {
         const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
         if (line === "") {
-          if (data.length > 0) yield { event: event || "message", data: data.join("\n") };
+          if (data.length > 0) {
+            yield { event: event || "message", data: data.join("\n") };
+            if (idle !== undefined) deadline = performance.now() + idle;
+          }
           data = [];
           event = "";
           continue;
@@ -78,16 +97,21 @@ export async function* readSse(
   }
 }
 
-async function readWithin(
+/** The next chunk, or an {@linkcode AgentError} when `deadline` (a `performance.now()` time) passes first. */
+async function readBefore(
   reader: ReadableStreamDefaultReader<Uint8Array>,
-  timeoutMs: number | undefined,
+  deadline: number,
+  idleMs: number | undefined,
 ): Promise<ReadableStreamReadResult<Uint8Array>> {
-  if (timeoutMs === undefined) return await reader.read();
+  if (idleMs === undefined || deadline === Infinity) return await reader.read();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const idle = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new AgentError(`the chat endpoint's stream went quiet for ${timeoutMs / 1000} s`)),
-      timeoutMs,
+      () =>
+        reject(
+          new AgentError(`the chat endpoint's stream went quiet: no event data for ${idleMs / 1000} s`),
+        ),
+      Math.max(0, deadline - performance.now()),
     );
   });
   try {

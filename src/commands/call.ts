@@ -28,7 +28,11 @@ export const callCommand: Command = {
     const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings);
     const args = argsText === "-" ? await io.stdin() : argsText ?? "{}";
     // On a terminal, a slow tool shows that it runs and for how long (on stderr; stdout stays one envelope).
-    const progress = new Progress({ enabled: io.interactive, write: io.stderr, columns: terminalColumns() });
+    const progress = new Progress({
+      enabled: io.interactive,
+      write: io.stderrControl ?? io.stderr,
+      columns: terminalColumns(),
+    });
     progress.start("call", name);
     // The person typed this very call: the policy approves it by definition.
     const envelope = await executor.call(name, args, { policy: OWN_COMMAND });

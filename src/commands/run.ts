@@ -57,12 +57,14 @@ export const runCommand: Command = {
       apiKey: settings.apiKey,
       timeoutMs: settings.httpTimeoutMs,
       retries: settings.httpRetries,
+      maxResponseBytes: settings.httpMaxBytes,
       userAgent: `toolgate/${denoJson.version}`,
       debug: settings.debug ? (text) => stderr(debugLines(text)) : undefined,
+      redact,
     });
     const progress = new Progress({
       enabled: io.interactive && !settings.quiet,
-      write: io.stderr,
+      write: io.stderrControl ?? io.stderr,
       columns: terminalColumns(),
     });
     let outcome: LoopOutcome | undefined;

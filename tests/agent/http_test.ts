@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { AgentError } from "../../src/agent/errors.ts";
 import { backoffMs, ChatClient, type ChatClientOptions, parseRetryAfter } from "../../src/agent/http.ts";
+import { makeRedactor } from "../../src/redact.ts";
 import { answer, startChatServer } from "./chat_server.ts";
 
 const BODY = { model: "m", messages: [{ role: "user", content: "hi" }] };
@@ -171,4 +172,73 @@ Deno.test("http: backoff doubles, is capped, and jitters within its upper half",
   assert.equal(backoffMs(0, () => 1), 500);
   assert.equal(backoffMs(3, () => 0), 2000);
   assert.equal(backoffMs(20, () => 1), 30_000);
+});
+
+Deno.test("http: an answer past maxResponseBytes fails with a clear error and is not retried", async () => {
+  // With a Content-Length (refused before it is read) and without one (counted as it comes).
+  const sized = answer("x".repeat(10_000));
+  const chunked = {
+    sse: Array.from({ length: 20 }, () => "y".repeat(1000)),
+    chunkDelayMs: 0,
+    headers: { "content-type": "application/json" },
+  };
+  for (const reply of [sized, chunked]) {
+    await using server = startChatServer([reply, reply, reply]);
+    const { client: chat } = client(server.baseUrl, { maxResponseBytes: 5000 });
+    const error = await chat.complete(BODY).then(() => undefined, (e) => e);
+    assert.ok(error instanceof AgentError, String(error));
+    assert.equal(error.message.startsWith("the chat endpoint's answer is larger than 5000 bytes"), true);
+    assert.doesNotMatch(error.message, /cannot reach/);
+    assert.equal(server.requests.length, 1);
+  }
+});
+
+Deno.test("http: a streamed body errors once more than maxResponseBytes came through it", async () => {
+  await using server = startChatServer([{ sse: Array.from({ length: 10 }, () => "z".repeat(1000)) }]);
+  const { client: chat } = client(server.baseUrl, { maxResponseBytes: 4000 });
+  const streamed = await chat.stream(BODY);
+  const error = await new Response(streamed.body).text().then(() => undefined, (e) => e);
+  assert.ok(error instanceof AgentError, String(error));
+  assert.match(error.message, /larger than 4000 bytes/);
+});
+
+Deno.test("http: a huge error body is read only so far, and still named in the message", async () => {
+  await using server = startChatServer([{ status: 400, text: "E".repeat(5 * 1024 * 1024) }]);
+  const { client: chat } = client(server.baseUrl);
+  const error = await chat.complete(BODY).then(() => undefined, (e) => e);
+  assert.ok(error instanceof AgentError);
+  assert.match(error.message, /answered 400 Bad Request: E{100}/);
+  assert.ok(error.message.length < 2200);
+});
+
+Deno.test("http: --debug sees the request redacted before it is serialized, and the answer redacted", async () => {
+  const secret = 'pa"ss\nw\\ord';
+  await using server = startChatServer([answer(`echo ${secret}`)]);
+  const lines: string[] = [];
+  const { client: chat } = client(server.baseUrl, {
+    debug: (text) => Promise.resolve(void lines.push(text)),
+    redact: makeRedactor([secret]),
+  });
+  await chat.complete({ model: "m", messages: [{ role: "user", content: `my secret is ${secret}` }] });
+  const shown = lines.join("\n");
+  assert.match(shown, /"content":"my secret is \[REDACTED\]"/);
+  assert.ok(!shown.includes(JSON.stringify(secret).slice(1, -1)), shown);
+  // The request itself went whole.
+  assert.equal(server.requests[0].body.messages[0].content, `my secret is ${secret}`);
+});
+
+Deno.test("http: a server that ignores stream: true and drips its one answer fails after the timeout", async () => {
+  const drip = {
+    sse: Array.from({ length: 100 }, () => " "),
+    chunkDelayMs: 50,
+    headers: { "content-type": "application/json" },
+  };
+  await using server = startChatServer([drip]);
+  const { client: chat } = client(server.baseUrl, { timeoutMs: 500 });
+  const streamed = await chat.stream(BODY);
+  const started = performance.now();
+  const error = await new Response(streamed.body).text().then(() => undefined, (e) => e);
+  assert.ok(error instanceof AgentError, String(error));
+  assert.match(error.message, /no whole answer from .* within 0\.5 s/);
+  assert.ok(performance.now() - started < 2000);
 });

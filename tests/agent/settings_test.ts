@@ -153,3 +153,20 @@ Deno.test("settings: timeouts in seconds or as Go durations", () => {
   assert.throws(() => parseSeconds("0s", "x"), UsageError);
   assert.throws(() => parseSeconds("-1", "x"), UsageError);
 });
+
+Deno.test("settings: the answer size cap: 16 MiB by default, OAI_HTTP_MAX_BYTES, --http-max-bytes over it", async () => {
+  assert.equal((await settingsOf(["--prompt", "hi"])).httpMaxBytes, 16 * 1024 * 1024);
+  assert.equal((await settingsOf(["--prompt", "hi"], { OAI_HTTP_MAX_BYTES: "2048" })).httpMaxBytes, 2048);
+  const both = await settingsOf(["--prompt", "hi", "--http-max-bytes", "4096"], {
+    OAI_HTTP_MAX_BYTES: "2048",
+  });
+  assert.equal(both.httpMaxBytes, 4096);
+  await usageError(
+    settingsOf(["--prompt", "hi", "--http-max-bytes", "0"]),
+    /--http-max-bytes must be an integer > 0/,
+  );
+  await usageError(
+    settingsOf(["--prompt", "hi"], { OAI_HTTP_MAX_BYTES: "lots" }),
+    /OAI_HTTP_MAX_BYTES must be/,
+  );
+});

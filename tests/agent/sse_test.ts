@@ -65,6 +65,70 @@ Deno.test("sse: a stream that goes quiet fails after the idle timeout", async ()
   assert.match(error.message, /went quiet/);
 });
 
+Deno.test("sse: comments alone do not keep a stream alive: no event data for the idle timeout fails", async () => {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let giveUp: ReturnType<typeof setTimeout> | undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode("data: first\n\n"));
+      // A keep-alive comment, an event with no data and a stray field every 20 ms, for 3 s.
+      timer = setInterval(() => controller.enqueue(encoder.encode(": ping\n\nevent: x\n\nid: 1\n")), 20);
+      giveUp = setTimeout(() => {
+        clearInterval(timer);
+        controller.close();
+      }, 3000);
+    },
+    cancel() {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+    },
+  });
+  const got: string[] = [];
+  const started = performance.now();
+  const error = await (async () => {
+    for await (const event of readSse(stream, { idleTimeoutMs: 200 })) got.push(event.data);
+  })().then(() => undefined, (e) => e);
+  clearInterval(timer);
+  clearTimeout(giveUp);
+  assert.deepEqual(got, ["first"]);
+  assert.ok(error instanceof AgentError, String(error));
+  assert.match(error.message, /went quiet: no event data for 0\.2 s/);
+  assert.ok(performance.now() - started < 1000);
+});
+
+Deno.test("sse: events with data reset the idle timeout, however long the stream", async () => {
+  let sent = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      if (sent++ < 12) controller.enqueue(encoder.encode(`data: ${sent}\n\n`));
+      else controller.close();
+    },
+  });
+  const got: string[] = [];
+  for await (const event of readSse(stream, { idleTimeoutMs: 100 })) got.push(event.data);
+  assert.equal(got.length, 12);
+});
+
+Deno.test("sse: one long line in many pieces is read in linear time", async () => {
+  const piece = encoder.encode("x".repeat(16 * 1024));
+  let sent = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent === 0) controller.enqueue(encoder.encode("data: "));
+      if (sent++ < 1024) controller.enqueue(piece);
+      else {
+        controller.enqueue(encoder.encode("\n\n"));
+        controller.close();
+      }
+    },
+  });
+  const started = performance.now();
+  const [event] = await events(stream);
+  assert.equal(event.data.length, 16 * 1024 * 1024);
+  assert.ok(performance.now() - started < 2000, `${(performance.now() - started).toFixed(0)} ms`);
+});
+
 Deno.test("sse: tool-call deltas are joined by index, id and name from the first, arguments concatenated", () => {
   const assembler = new StreamAssembler();
   const chunk = (delta: unknown) => ({ choices: [{ index: 0, delta }] });
