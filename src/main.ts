@@ -19,6 +19,7 @@ import {
 import { broadGrants } from "./permissions.ts";
 import { StateDirError } from "./state.ts";
 import { callCommand } from "./commands/call.ts";
+import { lintCommand } from "./commands/lint.ts";
 import { listCommand } from "./commands/list.ts";
 import { permissionsCommand } from "./commands/permissions.ts";
 import { runCommand } from "./commands/run.ts";
@@ -49,6 +50,7 @@ const helpCommand: Command = {
 /** Every command, in the order help lists them. */
 export const COMMANDS: readonly Command[] = [
   validateCommand,
+  lintCommand,
   listCommand,
   callCommand,
   runCommand,

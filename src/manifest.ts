@@ -31,6 +31,11 @@ export interface ToolSpec {
   readonly description?: string;
   /** The JSON Schema of the arguments, as written. */
   readonly schema?: Readonly<Record<string, unknown>>;
+  /**
+   * The JSON Schema of the tool's success `result`, as written: always an object schema (`type: "object"`), as
+   * MCP requires of an `outputSchema`.
+   */
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
   /** The argv as written in the manifest. */
   readonly command: readonly string[];
   /** `command[0]` resolved to an absolute path (against the manifest's folder when relative). */
@@ -45,6 +50,8 @@ export interface ToolSpec {
   readonly readOnly: boolean;
   /** The tool may run in parallel with other calls. */
   readonly concurrent: boolean;
+  /** The tool is always sent in full, even when the tools are disclosed to the model on demand. */
+  readonly alwaysLoad: boolean;
   /** What the tool may touch once confined (the `default` profile when the entry names none). */
   readonly profile: PermissionProfile;
   /**
@@ -143,6 +150,8 @@ const KNOWN_FIELDS = new Set([
   "readOnly",
   "concurrent",
   "permissions",
+  "alwaysLoad",
+  "outputSchema",
 ]);
 const KNOWN_ROOT_FIELDS = new Set(["tools", "$schema"]);
 
@@ -285,6 +294,34 @@ function checkOptionalBoolean(entry: Record<string, unknown>, key: string, error
   return value;
 }
 
+/** A JSON Schema field (`schema`, `outputSchema`): an object the meta-schema accepts (and ajv compiles, when asked). */
+function checkSchema(
+  entry: Record<string, unknown>,
+  key: "schema" | "outputSchema",
+  context: { options: ManifestOptions; schemas: SchemaCompiler },
+  errors: string[],
+  warn: (message: string) => void,
+): Record<string, unknown> | undefined {
+  const value = entry[key];
+  if (value === undefined) return undefined;
+  if (!isRecord(value)) {
+    errors.push(`${key} must be a JSON object`);
+    return undefined;
+  }
+  const problem = context.schemas.check(value) ??
+    (key === "schema" ? riskAnnotationProblem(value) : undefined) ??
+    (context.options.compileSchemas ? compileProblem(context.schemas, value) : undefined);
+  if (problem !== undefined) {
+    errors.push(`${key} is invalid: ${problem}`);
+    return undefined;
+  }
+  // Schemas compile at a tool's first call: say now what will make its calls fail then.
+  for (const pattern of patternProblems(value)) {
+    warn(`${key}: ${pattern}; calls of this tool will be answered unavailable`);
+  }
+  return value;
+}
+
 function checkTool(
   entry: unknown,
   index: number,
@@ -321,23 +358,13 @@ function checkTool(
   if (entry.description !== undefined && typeof entry.description !== "string") {
     own.push("description must be a string");
   }
-  let schema: Record<string, unknown> | undefined;
-  if (entry.schema !== undefined) {
-    if (!isRecord(entry.schema)) {
-      own.push("schema must be a JSON object");
-    } else {
-      schema = entry.schema;
-      const problem = context.schemas.check(schema) ?? riskAnnotationProblem(schema) ??
-        (context.options.compileSchemas ? compileProblem(context.schemas, schema) : undefined);
-      if (problem !== undefined) {
-        own.push(`schema is invalid: ${problem}`);
-      } else {
-        // Schemas compile at a tool's first call: say now what will make its calls fail then.
-        for (const pattern of patternProblems(schema)) {
-          warnings.push(`${prefix}schema: ${pattern}; calls of this tool will be answered unavailable`);
-        }
-      }
-    }
+  const warn = (message: string) => warnings.push(`${prefix}${message}`);
+  const schema = checkSchema(entry, "schema", context, own, warn);
+  const outputSchema = checkSchema(entry, "outputSchema", context, own, warn);
+  // MCP's structuredContent is a JSON object, so an outputSchema that describes anything else cannot be served.
+  if (outputSchema !== undefined && outputSchema.type !== "object") {
+    const got = outputSchema.type === undefined ? "no type" : JSON.stringify(outputSchema.type);
+    own.push(`outputSchema must have "type": "object", as MCP requires (got ${got})`);
   }
   const command = checkCommand(entry.command, context.dir, context.binDir, context.options);
   if (command.error) own.push(command.error);
@@ -351,6 +378,7 @@ function checkTool(
   const readOnly = checkOptionalBoolean(entry, "readOnly", own);
   const concurrent = checkOptionalBoolean(entry, "concurrent", own);
   if (concurrent && !readOnly) own.push("concurrent requires readOnly: true");
+  const alwaysLoad = checkOptionalBoolean(entry, "alwaysLoad", own);
   const profile = resolveProfile(entry.permissions, context.dir, context.profiles);
   if (!profile.ok) own.push(...profile.errors);
   else if (profile.warning !== undefined && !warnings.includes(profile.warning)) {
@@ -368,6 +396,7 @@ function checkTool(
     name: rawName,
     description: entry.description as string | undefined,
     schema: schema === undefined ? undefined : Object.freeze(schema),
+    outputSchema: outputSchema === undefined ? undefined : Object.freeze(outputSchema),
     command: Object.freeze([...command.value.command]),
     program: command.value.program,
     args: Object.freeze(command.value.command.slice(1)),
@@ -375,6 +404,7 @@ function checkTool(
     envPassthrough: Object.freeze(passed),
     readOnly,
     concurrent,
+    alwaysLoad,
     profile: profile.profile,
     builtin: beltToolOf(command.value.program),
     present: exists(command.value.program),

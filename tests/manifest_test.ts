@@ -555,6 +555,80 @@ Deno.test("compiled schemas are compiled once and validate arguments", async () 
   assert.equal(first.validate({ n: "1" }), false, "no coercion inside ajv");
 });
 
+// --- alwaysLoad and outputSchema ----------------------------------------------------------------------------------
+
+const RESULT_SCHEMA = {
+  type: "object",
+  properties: { timezone: { type: "string" }, iso8601: { type: "string" } },
+  required: ["timezone", "iso8601"],
+  additionalProperties: false,
+};
+
+Deno.test("alwaysLoad is a boolean that defaults to false; outputSchema is kept as written", async () => {
+  const { tools, manifest } = await toolsOf([
+    { name: "plain", command: ["./tools/bin/x"] },
+    { name: "loaded", command: ["./tools/bin/x"], alwaysLoad: true, outputSchema: RESULT_SCHEMA },
+    { name: "off", command: ["./tools/bin/x"], alwaysLoad: false },
+  ]);
+  assert.deepEqual(tools.map((t) => [t.name, t.alwaysLoad]), [["plain", false], ["loaded", true], [
+    "off",
+    false,
+  ]]);
+  assert.equal(tools[0].outputSchema, undefined);
+  assert.deepEqual(plain(tools[1].outputSchema), RESULT_SCHEMA);
+  assert.ok(Object.isFrozen(tools[1].outputSchema));
+  assert.deepEqual(manifest.warnings, [], "both are fields the loader knows");
+});
+
+Deno.test("alwaysLoad must be a boolean", async () => {
+  for (const alwaysLoad of ["yes", 1, null]) {
+    assert.equal(
+      await errorOf({ name: "x", command: ["./tools/bin/x"], alwaysLoad }),
+      'tool[0] "x": alwaysLoad must be a boolean',
+    );
+  }
+});
+
+Deno.test("outputSchema must be a JSON object", async () => {
+  for (const outputSchema of ["object", [], null, 1]) {
+    assert.equal(
+      await errorOf({ name: "x", command: ["./tools/bin/x"], outputSchema }),
+      'tool[0] "x": outputSchema must be a JSON object',
+    );
+  }
+});
+
+Deno.test("outputSchema is checked against the meta-schema like schema, and compiled by compileSchemas", async () => {
+  assert.equal(
+    await errorOf({ name: "x", command: ["./tools/bin/x"], outputSchema: { type: "object", required: "a" } }),
+    'tool[0] "x": outputSchema is invalid: /required must be array',
+  );
+  const tool = {
+    name: "x",
+    command: ["./tools/bin/x"],
+    outputSchema: { type: "object", properties: { a: { $ref: "#/definitions/nope" } } },
+  };
+  await toolsOf([tool]);
+  assert.equal(
+    await errorOf(tool, { compileSchemas: true }),
+    `tool[0] "x": outputSchema is invalid: can't resolve reference #/definitions/nope from id #`,
+  );
+});
+
+Deno.test('outputSchema must be of "type": "object", as MCP requires of structured results', async () => {
+  const cases: [unknown, string][] = [
+    [{ type: "string" }, '(got "string")'],
+    [{ type: ["object", "null"] }, '(got ["object","null"])'],
+    [{ properties: {} }, "(got no type)"],
+  ];
+  for (const [outputSchema, got] of cases) {
+    assert.equal(
+      await errorOf({ name: "x", command: ["./tools/bin/x"], outputSchema }),
+      `tool[0] "x": outputSchema must have "type": "object", as MCP requires ${got}`,
+    );
+  }
+});
+
 // --- warnings, every error, immutability --------------------------------------------------------------------------
 
 Deno.test("unknown fields are warnings, not errors", async () => {

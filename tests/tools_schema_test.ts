@@ -114,6 +114,10 @@ const BAD: [string, Record<string, unknown>][] = [
   ["an empty write path", { ...TOOL, permissions: { write: [""] } }],
   ["a zero limit", { ...TOOL, permissions: { limits: { processes: 0 } } }],
   ["an unknown limit", { ...TOOL, permissions: { limits: { threads: 1024 } } }],
+  ["alwaysLoad as a string", { ...TOOL, alwaysLoad: "yes" }],
+  ["an outputSchema that is not an object", { ...TOOL, outputSchema: "object" }],
+  ["an outputSchema of another type", { ...TOOL, outputSchema: { type: "string" } }],
+  ["an outputSchema without a type", { ...TOOL, outputSchema: { properties: {} } }],
 ];
 
 for (const [what, tool] of BAD) {
@@ -148,6 +152,13 @@ Deno.test("the schema accepts every field in its documented forms", async () => 
         envPassthrough: ["MY_TOKEN", "tz"],
         readOnly: true,
         concurrent: true,
+        alwaysLoad: true,
+        outputSchema: {
+          type: "object",
+          properties: { now: { type: "string" } },
+          required: ["now"],
+          additionalProperties: false,
+        },
         permissions: {
           description: "inline",
           read: ["/usr", "."],
@@ -162,5 +173,7 @@ Deno.test("the schema accepts every field in its documented forms", async () => 
     ],
   };
   assert.ok(manifest(value), errorsOf(manifest));
+  const loaded = validateManifest(value, "/srv/project/tools.json", { allowAbsoluteCommands: true });
+  assert.ok(loaded.ok && loaded.warnings.length === 0, JSON.stringify(loaded));
   assert.ok(manifest({}), "a manifest without tools is empty, not wrong");
 });
