@@ -363,6 +363,9 @@ export class Executor {
         // Where setsid(1) lives does not change during a run: look once, not at every call.
         launcher: launch.confined ? [] : this.#groupLauncher ??= groupLauncher(),
       });
+      // The call's tree is gone: its egress token and its cgroup slot are free for the next call.
+      launch.unregister?.();
+      if (launch.slot !== undefined) this.#slots.give(launch.slot);
       envelope = withWarnings(
         envelopeFromRun(result, { tool: tool.name, program: tool.program, timeoutMs, maxOutputBytes }),
         launch.envelopeWarnings,
