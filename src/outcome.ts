@@ -15,6 +15,7 @@ import {
   withWarnings,
 } from "./contract.ts";
 import type { RunResult } from "./runner.ts";
+import { userStopped } from "./stop.ts";
 
 /** The most characters of plain-text stderr carried into a failure message. */
 export const STDERR_MESSAGE_LIMIT = 10_000;
@@ -26,6 +27,10 @@ export interface OutcomeContext {
   readonly program: string;
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
+  /** The idle limit, when the call had one. */
+  readonly idleTimeoutMs?: number;
+  /** Set when a person stopped the call (the stop button, an MCP client's cancellation). */
+  readonly killedBy?: "user";
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
@@ -137,6 +142,24 @@ export function envelopeFromRun(run: RunResult, context: OutcomeContext): Envelo
   const warnings = run.escaped
     ? ["a process the tool started left its process group and held the output open; it was cut off"]
     : [];
+  // A person's stop; a confined tool may have died of the terminal's own Ctrl-C a moment before the abort came.
+  if (context.killedBy === "user" && (run.aborted || run.code !== 0)) return userStopped(tool, metadata);
+  if (run.idleTimedOut && context.idleTimeoutMs !== undefined) {
+    const wall = Number.isFinite(context.timeoutMs) ? context.timeoutMs / 1000 : 0;
+    return failure(
+      "timeout",
+      `The tool printed nothing for ${seconds(context.idleTimeoutMs)} (its idle timeout) and was stopped.`,
+      {
+        tool,
+        metadata: {
+          ...metadata,
+          idle: true,
+          idle_timeout_sec: context.idleTimeoutMs / 1000,
+          timeout_sec: wall,
+        },
+      },
+    );
+  }
   if (run.aborted) {
     return failure("execution_error", "The call was cancelled and the tool was stopped.", {
       tool,

@@ -2,6 +2,7 @@
 // shared and noisy: read the ratios, not the milliseconds).
 import { benchAgent } from "./agent_bench.ts";
 import { benchExecutor } from "./executor_bench.ts";
+import { benchJobs } from "./jobs_bench.ts";
 import { benchManifest } from "./manifest_bench.ts";
 import { benchSandbox } from "./sandbox_bench.ts";
 
@@ -12,6 +13,7 @@ for (
     ["executor", benchExecutor],
     ["agent", benchAgent],
     ["sandbox", benchSandbox],
+    ["jobs", benchJobs],
   ] as const
 ) {
   console.log(`\n## ${name}`);
