@@ -1,35 +1,42 @@
 /**
  * The executor: the one pipeline behind every caller (the CLI's `call`, the agent loop, the MCP server), so they
- * cannot drift. lookup -> preflight -> (the caller's approval) -> run -> envelope -> audit; every envelope handed
- * back has the values of secret variables taken out.
+ * cannot drift. lookup -> preflight -> (the caller's approval) -> run -> envelope -> audit; every envelope handed back has the values of secret
+ * variables taken out. Two built-in calls take
+ * a turn at the run step: `exec` with `background: true` is launched the same way but handed to the job manager
+ * (src/jobs.ts) instead of being waited for, and the `job` tool is answered from that table, in this process.
  *
  * @module
  */
 import { dirname, join } from "node:path";
+import { answerJobCall, type Job, jobLauncher, JobManager, readJobArgs } from "./jobs.ts";
 import { AuditLog, type AuditRecord, loadAuditKey } from "./audit.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
 import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_proxy.ts";
 import { BRIDGE_PORT } from "./net_bridge.ts";
-import { type Envelope, failure, type FailureEnvelope, withWarnings } from "./contract.ts";
+import { type Envelope, failure, type FailureEnvelope, success, withWarnings } from "./contract.ts";
 import { type ControlPlane, controlPlane, isWithin } from "./control_plane.ts";
 import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
 import { envelopeFromRun, startFailure } from "./outcome.ts";
 import { preflight } from "./preflight.ts";
 import { groupLauncher, type ProcessRegistry } from "./process_tree.ts";
-import { OWN_COMMAND, type Policy } from "./policy.ts";
+import { type ApprovedBy, OWN_COMMAND, type Policy } from "./policy.ts";
 import { hasSideEffects } from "./profiles.ts";
 import { makeRedactor, parseRedactPatterns, type Redactor, scrubEnvelope, secretValues } from "./redact.ts";
 import { runProcess, type RunResult, startProblem } from "./runner.ts";
 import {
   bwrapArgs,
+  findProgram,
   limitWarnings,
   probeSandboxCached,
   type SandboxMode,
   type SandboxSupport,
   unconfinedWarning,
 } from "./sandbox.ts";
-import { stateRoot } from "./state.ts";
+import { ensurePrivateDir } from "./private_dir.ts";
+import { stateRoot, workspaceStateDir } from "./state.ts";
+import { stoppedByUser, userStopped } from "./stop.ts";
 import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "./tool_belt.ts";
+import { ToolFailure } from "../tools/lib/envelope.ts";
 
 export { SANDBOX_MODES, type SandboxMode } from "./sandbox.ts";
 
@@ -110,6 +117,13 @@ export interface ExecutorOptions {
   readonly bwrap?: string;
   /** The protected paths (default: {@linkcode controlPlane} of the manifest and the environment). */
   readonly controlPlane?: ControlPlane;
+  /**
+   * Keep background jobs (default true): `exec` with `background: true` starts one, the `job` tool reads them.
+   * False for a caller that exits when its call ends (`toolgate call`): both then answer `unavailable`.
+   */
+  readonly jobs?: boolean;
+  /** The most bytes of one job log file before it is rotated (default 1 MiB; one older file is kept). */
+  readonly jobLogBytes?: number;
 }
 
 /**
@@ -179,6 +193,29 @@ export interface CallOptions {
    * its `Policy`, as the agent loop and `serve` do; {@linkcode Executor.run} takes a call already decided.
    */
   readonly policy?: Policy;
+  /**
+   * What approved the call (the policy's verdict, for {@linkcode Executor.run}): a `job` kill that a person asked
+   * for or approved answers `killed_by: "user"`, any other `"model"`.
+   */
+  readonly approvedBy?: ApprovedBy;
+  /** Whose background jobs the call starts and sees (an MCP session's own id; default: one shared scope). */
+  readonly jobScope?: string;
+}
+
+/**
+ * The limits of one call as a caller shows them (the heartbeat's `elapsed=Ys/Zs`), in seconds.
+ *
+ * @example
+ * ```ts
+ * import type { CallLimits } from "./executor.ts";
+ * const limits: CallLimits = { timeoutSec: 30, idleTimeoutSec: undefined };
+ * ```
+ */
+export interface CallLimits {
+  /** The wall-clock limit; `undefined` when there is none. */
+  readonly timeoutSec?: number;
+  /** The idle limit, if any. */
+  readonly idleTimeoutSec?: number;
 }
 
 const encoder = new TextEncoder();
@@ -228,6 +265,14 @@ function prepareDir(path: string): void {
   }
 }
 
+/** The built-in tools the executor treats apart: a background `exec` becomes a job, `job` reads the jobs. */
+const EXEC_TOOL = "exec";
+const JOB_TOOL = "job";
+/** A built-in tool that is answered in toolgate's own process: it starts no program. */
+function inProcess(tool: ToolSpec): boolean {
+  return tool.builtin === JOB_TOOL;
+}
+
 function realPathOrUndefined(path: string): string | undefined {
   try {
     return Deno.realPathSync(path);
@@ -265,6 +310,7 @@ export class Executor {
   #proxy?: EgressProxy;
   readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
+  #jobs?: JobManager;
 
   /**
    * Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile, and `Deno.errors.NotFound`
@@ -339,9 +385,12 @@ export class Executor {
   /** Runs a prepared call to its envelope, and audits it. */
   async run(call: PreparedCall, options: CallOptions = {}): Promise<Envelope> {
     const { tool } = call;
+    if (inProcess(tool)) return await this.#answerJob(call, options);
+    if (tool.builtin === EXEC_TOOL && call.args.background === true) {
+      return await this.#startJob(call, options);
+    }
     const env = this.#toolEnv(tool);
-    const timeoutMs = (tool.timeoutSec ?? this.#options.defaultTimeoutSec ?? EXECUTOR_DEFAULTS.timeoutSec) *
-      1000;
+    const { timeoutMs, idleTimeoutMs } = this.#processLimits(tool);
     const maxOutputBytes = this.#options.maxOutputBytes ?? EXECUTOR_DEFAULTS.maxOutputBytes;
     const started = this.#clock();
     let result: RunResult | undefined;
@@ -357,6 +406,7 @@ export class Executor {
         cwd: this.#workspace,
         stdin: encoder.encode(JSON.stringify(call.args)),
         timeoutMs,
+        idleTimeoutMs,
         graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
         maxOutputBytes,
         signal: options.signal,
@@ -365,6 +415,9 @@ export class Executor {
         // Where setsid(1) lives does not change during a run: look once, not at every call.
         launcher: launch.confined ? [] : this.#groupLauncher ??= groupLauncher(),
       });
+      // The call's tree is gone: its egress token and its cgroup slot are free for the next call.
+      launch.unregister?.();
+      if (launch.slot !== undefined) this.#slots.give(launch.slot);
       envelope = withWarnings(
         envelopeFromRun(result, {
           tool: tool.name,
@@ -373,6 +426,8 @@ export class Executor {
           maxOutputBytes,
           readOnly: tool.readOnly,
           scrub: this.#scrub,
+          idleTimeoutMs,
+          killedBy: stoppedByUser(options.signal) ? "user" : undefined,
         }),
         launch.envelopeWarnings,
       );
@@ -391,8 +446,11 @@ export class Executor {
       envKeys: Object.keys(env),
       ...this.#argsFacts(call.argsText),
       outcome: envelope.ok ? "ok" : envelope.kind,
-      // A call stopped on request is no crash: the line says so.
+      // A call stopped on request is no crash: the line says so, and who stopped it (a cancelled MCP call's answer
+      // is never sent, so this line is where its killed_by shows).
       cancelled: result?.aborted ? true : undefined,
+      killed_by: !envelope.ok && envelope.killed_by === "user" ? "user" : undefined,
+      idle: result?.idleTimedOut ? true : undefined,
       sandbox: launch.ok ? (launch.confined ? "bwrap" : "none") : undefined,
       profile: tool.profile.name,
       warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
@@ -439,14 +497,14 @@ export class Executor {
       notes.push("the sandbox is off (--sandbox off): every tool runs unconfined, as you");
       return notes;
     }
-    if (this.manifest.tools.length === 0) return notes;
+    // A tool answered in toolgate's own process is never confined or unconfined: it starts nothing.
+    const processes = this.manifest.tools.filter((tool) => !inProcess(tool));
+    if (processes.length === 0) return notes;
     const support = await this.#sandboxSupport();
     if (support.ok) return [...notes, ...limitWarnings(support)];
     if (mode === "require") return notes;
-    const loose = this.manifest.tools.filter((tool) => !hasSideEffects(tool.profile)).map((tool) =>
-      tool.name
-    );
-    const strict = this.manifest.tools.length - loose.length;
+    const loose = processes.filter((tool) => !hasSideEffects(tool.profile)).map((tool) => tool.name);
+    const strict = processes.length - loose.length;
     notes.push(
       `tools cannot be confined here (${support.reason}): ` +
         (loose.length > 0 ? `${loose.join(", ")} will run unconfined, as you; ` : "") +
@@ -470,8 +528,14 @@ export class Executor {
     return isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
   }
 
-  /** How to start a tool: inside bwrap, unconfined (a tool without side effects, or `--sandbox off`), or not. */
-  async #launch(tool: ToolSpec): Promise<Launch | { ok: false; envelope: FailureEnvelope }> {
+  /**
+   * How to start a tool (or, for a background job, `own`: what the job runs under the tool's profile): inside
+   * bwrap, unconfined (a tool without side effects, or `--sandbox off`), or not.
+   */
+  async #launch(
+    tool: ToolSpec,
+    own: Program = this.#program(tool),
+  ): Promise<Launch | { ok: false; envelope: FailureEnvelope }> {
     const refused = (kind: "rejected" | "unavailable", message: string) => ({
       ok: false as const,
       envelope: failure(kind, message, { tool: tool.name, retryable: false }),
@@ -491,7 +555,6 @@ export class Executor {
         `The tool's program now resolves outside ./tools/bin (-> ${outside}); it was not run.`,
       );
     }
-    const own = this.#program(tool);
     const mode = this.#options.sandbox ?? "auto";
     const direct = { ok: true as const, program: own.program, args: own.args, confined: false };
     if (mode === "off") {
@@ -599,7 +662,271 @@ export class Executor {
     if (!prepared.ok) return prepared.envelope;
     const verdict = await (options.policy ?? OWN_COMMAND).decide(prepared.call, { signal: options.signal });
     if (!verdict.approved) return await this.refuse(prepared.call, verdict.envelope);
-    return await this.run(prepared.call, options);
+    return await this.run(prepared.call, { ...options, approvedBy: verdict.by });
+  }
+
+  /**
+   * The limits of a prepared call as a caller shows them: the tool's (for `exec`, the smaller of the tool's and the
+   * call's own `timeout_ms`), in seconds; a background `exec` answers at once, and a `job` wait lasts its
+   * `timeout_ms`.
+   *
+   * @example
+   * ```ts
+   * import { Executor } from "./executor.ts";
+   * import { loadManifest } from "./manifest.ts";
+   * const loaded = await loadManifest("tools.json");
+   * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+   * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+   * const prepared = await executor.prepare("exec", '{"argv":["make"],"timeout_ms":600000}');
+   * if (prepared.ok) executor.limits(prepared.call).timeoutSec; // 600
+   * ```
+   */
+  limits(call: PreparedCall): CallLimits {
+    const { tool, args } = call;
+    const seconds = (value: unknown, fallback: number) =>
+      (typeof value === "number" ? value : fallback) / 1000;
+    if (tool.builtin === JOB_TOOL) {
+      return { timeoutSec: args.action === "wait" ? seconds(args.timeout_ms, 30_000) : undefined };
+    }
+    if (tool.builtin === EXEC_TOOL && args.background === true) return {};
+    const { timeoutMs, idleTimeoutMs } = this.#processLimits(tool);
+    let timeoutSec = Number.isFinite(timeoutMs) ? timeoutMs / 1000 : undefined;
+    let idleTimeoutSec = idleTimeoutMs === undefined ? undefined : idleTimeoutMs / 1000;
+    if (tool.builtin === EXEC_TOOL) {
+      timeoutSec = Math.min(timeoutSec ?? Infinity, seconds(args.timeout_ms, 30_000));
+      const idle = seconds(args.idle_timeout_ms, 0);
+      if (idle > 0) idleTimeoutSec = Math.min(idleTimeoutSec ?? Infinity, idle);
+    }
+    return { timeoutSec, idleTimeoutSec };
+  }
+
+  /** How many background jobs run now. */
+  get runningJobs(): number {
+    return this.#jobs?.running ?? 0;
+  }
+
+  /**
+   * Ends every background job's tree and waits for them: a caller calls it before it exits (jobs outlive a call,
+   * never toolgate). A registry's `endAll` (SIGINT, SIGTERM, SIGHUP) ends them too.
+   */
+  async endJobs(): Promise<void> {
+    await this.#jobs?.endAll();
+  }
+
+  /** The tool's limits in milliseconds: its `timeoutSec` (0: none) or the caller's default, its `idleTimeoutSec`. */
+  #processLimits(tool: ToolSpec): { timeoutMs: number; idleTimeoutMs?: number } {
+    const timeoutSec = tool.timeoutSec ?? this.#options.defaultTimeoutSec ?? EXECUTOR_DEFAULTS.timeoutSec;
+    return {
+      timeoutMs: timeoutSec === 0 ? Infinity : timeoutSec * 1000,
+      idleTimeoutMs: tool.idleTimeoutSec === undefined ? undefined : tool.idleTimeoutSec * 1000,
+    };
+  }
+
+  /** The job table of this executor, made at the first job (its log folder is toolgate's own, per workspace). */
+  #jobTable(): JobManager | undefined {
+    if (this.#options.jobs === false) return undefined;
+    if (this.#jobs !== undefined) return this.#jobs;
+    let root: string;
+    try {
+      root = stateRoot(this.#options.env);
+    } catch {
+      return undefined;
+    }
+    return this.#jobs = new JobManager({
+      dir: join(workspaceStateDir(root, this.#workspace), "jobs"),
+      prepareDir: (dir) => ensurePrivateDir(dir, dirname(root)),
+      registry: this.#options.registry,
+      maxLogBytes: this.#options.jobLogBytes,
+    });
+  }
+
+  /** Refuses a background `exec` or a `job` call where this executor keeps no jobs, saying why. */
+  #noJobs(call: PreparedCall): Promise<FailureEnvelope> {
+    const why = this.#options.jobs === false
+      ? "this toolgate runs one call and exits (`toolgate call`), so a background job would end with it; run " +
+        "the command in the foreground (timeout_ms up to an hour), or from the agent loop or `toolgate serve`, " +
+        "which keep their jobs while they run"
+      : "toolgate has no state folder for job logs here (neither XDG_STATE_HOME nor HOME is set)";
+    return this.refuse(
+      call,
+      failure("unavailable", `Background jobs are not available: ${why}.`, {
+        tool: call.tool.name,
+        retryable: false,
+      }),
+    );
+  }
+
+  /** A `job` call, answered from the job table in this process (no program runs), and audited. */
+  async #answerJob(call: PreparedCall, options: CallOptions): Promise<Envelope> {
+    const jobs = this.#jobTable();
+    if (jobs === undefined) return await this.#noJobs(call);
+    const started = this.#clock();
+    const clock = performance.now();
+    const envelope = await answerJobCall(jobs, call.args, {
+      scope: options.jobScope ?? "",
+      signal: options.signal,
+      byPerson: options.approvedBy === "person" || options.approvedBy === "own-command",
+      graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
+    });
+    await this.#write({
+      ts: started.toISOString(),
+      tool: call.tool.name,
+      argv: null,
+      cwd: this.#workspace,
+      exit: null,
+      signal: null,
+      ms: Math.round(performance.now() - clock),
+      stdoutBytes: 0,
+      stderrBytes: 0,
+      truncated: false,
+      envKeys: [],
+      ...this.#argsFacts(call.argsText),
+      outcome: envelope.ok ? "ok" : envelope.kind,
+      job: typeof call.args.job_id === "string" ? call.args.job_id : undefined,
+      killed_by: !envelope.ok && envelope.killed_by === "user" ? "user" : undefined,
+    });
+    return envelope;
+  }
+
+  /**
+   * A background `exec`: its arguments checked as exec checks them, then its program launched the way any call is
+   * (the exec tool's profile: bwrap, cgroups, limits) and handed to the job table, which answers as soon as it
+   * runs. The start and the end are audited.
+   */
+  async #startJob(call: PreparedCall, options: CallOptions): Promise<Envelope> {
+    const { tool } = call;
+    const jobs = this.#jobTable();
+    if (jobs === undefined) return await this.#noJobs(call);
+    if (options.signal?.aborted) {
+      // Stopped before its turn came: no job starts behind a stop.
+      const message = "The call was stopped before the job started; nothing ran.";
+      return await this.refuse(
+        call,
+        stoppedByUser(options.signal)
+          ? userStopped(tool.name, {}, message)
+          : failure("execution_error", message, { tool: tool.name, metadata: { cancelled: true } }),
+      );
+    }
+    const env = this.#toolEnv(tool);
+    delete env.TOOLGATE_PROTECTED;
+    let args;
+    try {
+      args = readJobArgs(call.args, {
+        workspace: this.#workspace,
+        hidden: this.#controlPlane.hidden,
+        path: env.PATH,
+      });
+    } catch (error) {
+      if (!(error instanceof ToolFailure)) throw error;
+      return await this.refuse(call, { ...error.toEnvelope(), tool: tool.name });
+    }
+    const sh = findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh";
+    const [program, ...programArgs] = jobLauncher(sh, args.cwdPath, args.argv);
+    const started = this.#clock();
+    const launch = await this.#launch(tool, { program, args: programArgs, files: [] });
+    let envelope: Envelope;
+    let job: Job | undefined;
+    let result: RunResult | undefined;
+    if (!launch.ok) {
+      envelope = launch.envelope;
+    } else {
+      const release = () => {
+        launch.unregister?.();
+        if (launch.slot !== undefined) this.#slots.give(launch.slot);
+      };
+      const outcome = await jobs.start({
+        scope: options.jobScope ?? "",
+        command: args.command,
+        cwd: args.cwd,
+        request: {
+          program: launch.program,
+          args: launch.args,
+          env: { ...env, ...args.env, ...(launch.unregister ? PROXY_ENV : {}) },
+          cwd: args.cwdPath,
+          stdin: encoder.encode(args.stdin),
+          timeoutMs: args.timeoutMs,
+          idleTimeoutMs: args.idleTimeoutMs,
+          graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
+          endsItsTree: launch.confined,
+          launcher: launch.confined ? [] : this.#groupLauncher ??= groupLauncher(),
+        },
+        onEnd: (ended, run) => {
+          release();
+          void this.#auditJobEnd(call, ended, run, launch);
+        },
+      });
+      if (outcome.ok) {
+        job = outcome.job;
+        envelope = success(
+          { job_id: job.id, pid: job.pid, log_file: job.logFile, cwd: args.cwd, background: true },
+          { tool: tool.name, warnings: [...launch.envelopeWarnings, ...args.warnings] },
+        );
+      } else {
+        release();
+        result = outcome.result;
+        envelope = outcome.envelope !== undefined
+          ? { ...outcome.envelope, tool: tool.name }
+          : envelopeFromRun(outcome.result!, {
+            tool: tool.name,
+            program: args.argv[0],
+            timeoutMs: args.timeoutMs,
+            maxOutputBytes: 0,
+          });
+      }
+    }
+    await this.#write({
+      ts: started.toISOString(),
+      tool: tool.name,
+      argv: [tool.program, ...tool.args],
+      cwd: this.#workspace,
+      exit: result?.code ?? null,
+      signal: result?.signal ?? null,
+      ms: 0,
+      stdoutBytes: 0,
+      stderrBytes: 0,
+      truncated: false,
+      envKeys: Object.keys(env),
+      ...this.#argsFacts(call.argsText),
+      outcome: envelope.ok ? "ok" : envelope.kind,
+      background: true,
+      job: job?.id,
+      pid: job?.pid,
+      sandbox: launch.ok ? (launch.confined ? "bwrap" : "none") : undefined,
+      profile: tool.profile.name,
+      warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
+    });
+    return envelope;
+  }
+
+  /** The audit line of a job's end: how it ended and how much it printed. */
+  async #auditJobEnd(call: PreparedCall, job: Job, run: RunResult, launch: Launch): Promise<void> {
+    const state = job.state;
+    await this.#write({
+      ts: this.#clock().toISOString(),
+      tool: call.tool.name,
+      argv: [call.tool.program, ...call.tool.args],
+      cwd: this.#workspace,
+      exit: run.code,
+      signal: run.signal,
+      ms: Math.round(run.durationMs),
+      stdoutBytes: run.stdoutBytes,
+      stderrBytes: run.stderrBytes,
+      truncated: false,
+      envKeys: [],
+      ...this.#argsFacts(call.argsText),
+      outcome: run.timedOut || run.idleTimedOut
+        ? "timeout"
+        : state === "exited" && run.code === 0
+        ? "ok"
+        : "execution_error",
+      background: true,
+      job: job.id,
+      job_state: state,
+      killed_by: job.killedBy,
+      idle: run.idleTimedOut ? true : undefined,
+      sandbox: launch.confined ? "bwrap" : "none",
+      egress: launch.egress && launch.egress.length > 0 ? launch.egress : undefined,
+    });
   }
 
   /**

@@ -42,8 +42,13 @@ export interface ToolSpec {
   readonly program: string;
   /** The fixed arguments after the program. */
   readonly args: readonly string[];
-  /** Per-call timeout in seconds; the caller's default applies when absent. */
+  /**
+   * Per-call wall-clock timeout in seconds; the caller's default applies when absent; 0 (only beside
+   * `idleTimeoutSec`) means no wall-clock limit.
+   */
   readonly timeoutSec?: number;
+  /** Stop the call when it printed nothing on stdout or stderr for this many seconds; absent: no idle limit. */
+  readonly idleTimeoutSec?: number;
   /** Upper-cased, de-duplicated names of the variables passed from the parent. */
   readonly envPassthrough: readonly string[];
   /** The tool has no side effects: it needs no approval. */
@@ -146,6 +151,7 @@ const KNOWN_FIELDS = new Set([
   "schema",
   "command",
   "timeoutSec",
+  "idleTimeoutSec",
   "envPassthrough",
   "readOnly",
   "concurrent",
@@ -369,10 +375,14 @@ function checkTool(
   const command = checkCommand(entry.command, context.dir, context.binDir, context.options);
   if (command.error) own.push(command.error);
   const timeout = entry.timeoutSec;
-  if (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout <= 0)) {
-    own.push(`timeoutSec must be a positive integer (got ${JSON.stringify(timeout)})`);
-  } else if (typeof timeout === "number" && timeout > MAX_TIMEOUT_SEC) {
-    own.push(`timeoutSec must be at most ${MAX_TIMEOUT_SEC} (got ${timeout})`);
+  const idle = entry.idleTimeoutSec;
+  const idleProblem = secondsProblem("idleTimeoutSec", idle);
+  if (idleProblem !== undefined) own.push(idleProblem);
+  if (timeout === 0 && idle !== undefined) {
+    // No wall-clock limit: the idle timeout is the call's only one (a build that prints as it goes).
+  } else {
+    const problem = secondsProblem("timeoutSec", timeout);
+    if (problem !== undefined) own.push(problem);
   }
   const env = checkEnvPassthrough(entry.envPassthrough, own);
   const readOnly = checkOptionalBoolean(entry, "readOnly", own);
@@ -401,6 +411,7 @@ function checkTool(
     program: command.value.program,
     args: Object.freeze(command.value.command.slice(1)),
     timeoutSec: timeout as number | undefined,
+    idleTimeoutSec: idle as number | undefined,
     envPassthrough: Object.freeze(passed),
     readOnly,
     concurrent,
@@ -409,6 +420,16 @@ function checkTool(
     builtin: beltToolOf(command.value.program),
     present: exists(command.value.program),
   });
+}
+
+/** What is wrong with a limit in seconds (a positive integer a timer can hold), or `undefined`. */
+function secondsProblem(key: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
+    return `${key} must be a positive integer (got ${JSON.stringify(value)})`;
+  }
+  if (value > MAX_TIMEOUT_SEC) return `${key} must be at most ${MAX_TIMEOUT_SEC} (got ${value})`;
+  return undefined;
 }
 
 function exists(path: string): boolean {

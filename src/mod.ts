@@ -31,6 +31,19 @@
  * const envelope = await executor.call("exec", '{"argv":["true"]}', { policy }); // rejected: nobody approved it
  * ```
  *
+ * @example A person's stop: the call's tree ends, and its envelope says `killed_by: "user"`
+ * ```ts
+ * import { Executor, loadManifest, UserStop } from "./mod.ts";
+ *
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: Deno.cwd(), auditDir: null });
+ * const stop = new AbortController();
+ * setTimeout(() => stop.abort(new UserStop("the person pressed stop")), 200);
+ * const envelope = await executor.call("exec", '{"argv":["sleep","5"]}', { signal: stop.signal });
+ * // { ok: false, kind: "execution_error", killed_by: "user", retryable: false, ... } (unavailable where it cannot be confined)
+ * ```
+ *
  * @example Hand the tools to a model API
  * ```ts
  * import { exportTools, loadManifest } from "./mod.ts";
@@ -90,6 +103,7 @@ export {
   type DecideOptions,
   type Destination,
   type HostEntry,
+  isReadOnlyCall,
   OWN_COMMAND,
   parseHostList,
   Policy,
@@ -98,7 +112,9 @@ export {
 } from "./policy.ts";
 export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./scheduler.ts";
 export type { ControlPlane } from "./control_plane.ts";
+export { type StopButton, stoppedByUser, UserStop, userStopped } from "./stop.ts";
 export {
+  type CallLimits,
   type CallOptions,
   Executor,
   EXECUTOR_DEFAULTS,

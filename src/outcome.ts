@@ -19,6 +19,7 @@ import {
 } from "./contract.ts";
 import { SECRET_REMOVED_WARNING } from "./redact.ts";
 import type { RunResult } from "./runner.ts";
+import { userStopped } from "./stop.ts";
 
 /** The most characters of plain-text stderr carried into a failure message. */
 export const STDERR_MESSAGE_LIMIT = 10_000;
@@ -40,6 +41,10 @@ export interface OutcomeContext {
    * through a secret would leave a fragment that no later redaction recognizes.
    */
   readonly scrub?: (text: string) => string;
+  /** The idle limit, when the call had one. */
+  readonly idleTimeoutMs?: number;
+  /** Set when a person stopped the call (the stop button, an MCP client's cancellation). */
+  readonly killedBy?: "user";
 }
 
 /** Said with a failure of a tool that is not read-only, once it started. */
@@ -173,6 +178,24 @@ function fromRun(run: RunResult, context: OutcomeContext, text: (bytes: Uint8Arr
   const warnings = run.escaped
     ? ["a process the tool started left its process group and held the output open; it was cut off"]
     : [];
+  // A person's stop; a confined tool may have died of the terminal's own Ctrl-C a moment before the abort came.
+  if (context.killedBy === "user" && (run.aborted || run.code !== 0)) return userStopped(tool, metadata);
+  if (run.idleTimedOut && context.idleTimeoutMs !== undefined) {
+    const wall = Number.isFinite(context.timeoutMs) ? context.timeoutMs / 1000 : 0;
+    return failure(
+      "timeout",
+      `The tool printed nothing for ${seconds(context.idleTimeoutMs)} (its idle timeout) and was stopped.`,
+      {
+        tool,
+        metadata: {
+          ...metadata,
+          idle: true,
+          idle_timeout_sec: context.idleTimeoutMs / 1000,
+          timeout_sec: wall,
+        },
+      },
+    );
+  }
   if (run.aborted) {
     return failure("execution_error", "The call was cancelled and the tool was stopped.", {
       tool,

@@ -50,6 +50,34 @@ export interface HostEntry {
 /** The built-in tool whose destination is known from its arguments. */
 const FETCH_TOOL = "http_fetch";
 
+/**
+ * Built-in tools whose calls only look for some arguments, though the tool can change things (and so is not
+ * `readOnly`): the call is read-only when its predicate holds. The `job` tool's `poll` and `wait` read toolgate's
+ * job table; its `kill` ends a process tree and needs approval like any change. Classified per call, and only for
+ * toolgate's own tools: a manifest's tool of the same name is what its flags say.
+ */
+const READ_ONLY_CALLS: Readonly<Record<string, (args: Readonly<Record<string, unknown>>) => boolean>> = {
+  job: (args) => args.action === "poll" || args.action === "wait",
+};
+
+/**
+ * Does this call only look, whatever its tool could do? The tool's `readOnly`, or for a built-in tool whose risk
+ * depends on its arguments (the `job` tool: `poll` and `wait`, not `kill`), what this very call asks.
+ *
+ * @example
+ * ```ts
+ * import { isReadOnlyCall } from "./policy.ts";
+ * // isReadOnlyCall(jobPoll); // true
+ * // isReadOnlyCall(jobKill); // false
+ * ```
+ */
+export function isReadOnlyCall(call: PreparedCall): boolean {
+  if (call.tool.readOnly) return true;
+  const builtin = call.tool.builtin;
+  return builtin !== undefined && Object.hasOwn(READ_ONLY_CALLS, builtin) &&
+    READ_ONLY_CALLS[builtin](call.args);
+}
+
 /** The URL's host as written in an allow list: lower-cased, brackets stripped. */
 function bareHost(url: URL): string {
   const host = url.hostname.toLowerCase();
@@ -72,8 +100,9 @@ function fetchDestination(call: PreparedCall): Destination | undefined {
 }
 
 /**
- * What a call could do that needs approval: change things (a tool that is not read-only) and send data off the
- * machine (a tool whose profile allows the network), with the destination when the call names it.
+ * What a call could do that needs approval: change things (a call that is not read-only, see
+ * {@linkcode isReadOnlyCall}) and send data off the machine (a tool whose profile allows the network), with the
+ * destination when the call names it.
  *
  * @example
  * ```ts
@@ -86,7 +115,7 @@ export function assessCall(call: PreparedCall): CallRisk {
   const egress = allowsNetwork(call.tool.profile);
   // Only toolgate's own http_fetch is known to connect where its `url` says: a manifest's tool of that name is not.
   const destination = egress && call.tool.builtin === FETCH_TOOL ? fetchDestination(call) : undefined;
-  return { changes: !call.tool.readOnly, egress, ...(destination ? { destination } : {}) };
+  return { changes: !isReadOnlyCall(call), egress, ...(destination ? { destination } : {}) };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Ending whole process trees: a signal to a tool's process group, and a registry of running groups that toolgate
- * ends before it exits on SIGINT or SIGTERM.
+ * ends before it exits on SIGINT, SIGTERM or SIGHUP (a Ctrl-C may first go to the agent loop's stop button).
  *
  * @module
  */
@@ -85,10 +85,28 @@ interface Running {
   readonly done: Promise<unknown>;
 }
 
+/** The signals that stop toolgate, and the exit codes a shell reports for them. */
+const STOP_SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+type StopSignal = keyof typeof STOP_SIGNALS;
+
 /**
- * The trees of the tools running now. When toolgate receives SIGINT or SIGTERM it sends SIGTERM to each, waits up
- * to `graceMs` for them, sends SIGKILL to what is left, and exits (130 or 143). A caller with a shutdown of its
- * own (the MCP server answers its calls in flight first) passes `handleSignals: false` and calls `endAll`.
+ * How long after a Ctrl-C that stopped the calls in flight a second one ends toolgate.
+ *
+ * @example
+ * ```ts
+ * import { SECOND_INTERRUPT_MS } from "./process_tree.ts";
+ * SECOND_INTERRUPT_MS; // 2000
+ * ```
+ */
+export const SECOND_INTERRUPT_MS = 2000;
+
+/**
+ * The trees of the tools running now (calls in flight and background jobs). When toolgate receives SIGINT,
+ * SIGTERM or SIGHUP it sends SIGTERM to each, waits up to `graceMs` for them, sends SIGKILL to what is left, and
+ * exits (130, 143 or 129). A caller with a shutdown of its own (the MCP server answers its calls in flight first)
+ * passes `handleSignals: false` and calls `endAll`. A caller with a stop button (the agent loop on a terminal)
+ * takes the first SIGINT with {@linkcode ProcessRegistry.interceptInterrupt}; a second one within
+ * {@linkcode SECOND_INTERRUPT_MS} ends toolgate as above.
  *
  * @example
  * ```ts
@@ -100,23 +118,31 @@ interface Running {
 export class ProcessRegistry {
   readonly #running = new Set<Running>();
   #listening = false;
-  readonly #onSignal = (signal: "SIGINT" | "SIGTERM") => () => void this.#shutdown(signal);
-  readonly #onInt = this.#onSignal("SIGINT");
-  readonly #onTerm = this.#onSignal("SIGTERM");
+  #interceptor?: () => boolean;
+  /** When a Ctrl-C last went to the interceptor (monotonic ms). */
+  #lastIntercepted = -Infinity;
+  /** Keeps SIGINT heard for the window after an intercepted one, whatever else stops listening. */
+  #window?: ReturnType<typeof setTimeout>;
+  #stopping = false;
+  readonly #onInt = () => this.#interrupt();
+  readonly #onTerm = () => void this.#shutdown("SIGTERM");
+  readonly #onHup = () => void this.#shutdown("SIGHUP");
 
   constructor(
     readonly graceMs: number,
     readonly exit: (code: number) => void = (code) => Deno.exit(code),
     readonly handleSignals = true,
+    /** The time within which a second Ctrl-C ends toolgate (default {@linkcode SECOND_INTERRUPT_MS}). */
+    readonly interruptWindowMs: number = SECOND_INTERRUPT_MS,
   ) {}
 
   /** Tracks a tree until the returned function is called. */
   track(running: Running): () => void {
     this.#running.add(running);
-    this.#listen(true);
+    this.#update();
     return () => {
       this.#running.delete(running);
-      if (this.#running.size === 0) this.#listen(false);
+      this.#update();
     };
   }
 
@@ -125,12 +151,59 @@ export class ProcessRegistry {
     return this.#running.size;
   }
 
+  /**
+   * Routes the first Ctrl-C (SIGINT) to `stop` until the returned function is called: `stop` ends what it owns
+   * (the calls in flight) and returns true, and toolgate goes on; it returns false when it had nothing to stop,
+   * and toolgate ends as without it. A second Ctrl-C within `interruptWindowMs` of one that `stop` took ends
+   * toolgate (every tree, then exit 130).
+   *
+   * @example
+   * ```ts
+   * import { ProcessRegistry } from "./process_tree.ts";
+   * const registry = new ProcessRegistry(2000);
+   * const controller = new AbortController();
+   * const disarm = registry.interceptInterrupt(() => (controller.abort(), true));
+   * // ... the calls run with controller.signal ...
+   * disarm();
+   * ```
+   */
+  interceptInterrupt(stop: () => boolean): () => void {
+    this.#interceptor = stop;
+    this.#update();
+    return () => {
+      if (this.#interceptor === stop) this.#interceptor = undefined;
+      this.#update();
+    };
+  }
+
+  #update(): void {
+    this.#listen(this.#running.size > 0 || this.#interceptor !== undefined || this.#window !== undefined);
+  }
+
   #listen(on: boolean): void {
     if (on === this.#listening || !this.handleSignals || Deno.build.os === "windows") return;
     this.#listening = on;
     const method = on ? Deno.addSignalListener : Deno.removeSignalListener;
     method("SIGINT", this.#onInt);
     method("SIGTERM", this.#onTerm);
+    method("SIGHUP", this.#onHup);
+  }
+
+  #interrupt(): void {
+    const now = performance.now();
+    if (now - this.#lastIntercepted > this.interruptWindowMs && this.#interceptor?.()) {
+      this.#lastIntercepted = now;
+      clearTimeout(this.#window);
+      this.#window = setTimeout(() => {
+        this.#window = undefined;
+        this.#update();
+      }, this.interruptWindowMs);
+      // The window must not hold toolgate open once its work is done.
+      Deno.unrefTimer(this.#window);
+      this.#update();
+      return;
+    }
+    void this.#shutdown("SIGINT");
   }
 
   /** Ends every running tree: SIGTERM, a grace period, then SIGKILL. */
@@ -144,8 +217,11 @@ export class ProcessRegistry {
     await Promise.all(running.map((r) => r.end("SIGKILL")));
   }
 
-  async #shutdown(signal: "SIGINT" | "SIGTERM"): Promise<void> {
+  async #shutdown(signal: StopSignal): Promise<void> {
+    // A second signal while the trees are being ended changes nothing.
+    if (this.#stopping) return;
+    this.#stopping = true;
     await this.endAll();
-    this.exit(signal === "SIGINT" ? 130 : 143);
+    this.exit(STOP_SIGNALS[signal]);
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Progress on the terminal: one stderr line, redrawn in place, naming each running tool and how long it has run;
- * a finished tool leaves one line behind. Nothing at all when disabled (no terminal, or `--quiet`).
+ * a heartbeat line that stays (`running NAME elapsed=Ys/Zs`) every 30 s of a running call; a finished tool leaves
+ * one line behind. Nothing at all when disabled (no terminal, or `--quiet`).
  *
  * @module
  */
@@ -22,11 +23,44 @@ export interface ProgressOptions {
   readonly intervalMs?: number;
   /** The terminal's width: a longer line would wrap and could not be redrawn in place. */
   readonly columns?: number;
+  /** Between two heartbeat lines of a running call (default {@linkcode HEARTBEAT_MS}). */
+  readonly heartbeatMs?: number;
 }
 
 interface Running {
   readonly name: string;
   readonly started: number;
+  /** The call's wall-clock limit in seconds, if it has one. */
+  readonly limitSec?: number;
+  /** When its last heartbeat was due. */
+  beat: number;
+}
+
+/**
+ * Between two heartbeat lines of a running call: a long call says it is still alive, in the agent loop and `call`
+ * on a terminal (and as an MCP progress notification's message in `serve`).
+ *
+ * @example
+ * ```ts
+ * import { HEARTBEAT_MS } from "./progress.ts";
+ * HEARTBEAT_MS; // 30000
+ * ```
+ */
+export const HEARTBEAT_MS = 30_000;
+
+/**
+ * The heartbeat's words: `running NAME elapsed=Ys/Zs`, or `elapsed=Ys` for a call without a wall-clock limit.
+ *
+ * @example
+ * ```ts
+ * import { heartbeatText } from "./progress.ts";
+ * heartbeatText("exec", 30_200, 310); // "running exec elapsed=30s/310s"
+ * heartbeatText("build", 60_000); // "running build elapsed=60s"
+ * ```
+ */
+export function heartbeatText(name: string, elapsedMs: number, limitSec?: number): string {
+  const limit = limitSec === undefined || !Number.isFinite(limitSec) ? "" : `/${limitSec}s`;
+  return `running ${name} elapsed=${Math.round(elapsedMs / 1000)}s${limit}`;
 }
 
 /** Clears the current terminal line. */
@@ -62,12 +96,18 @@ export class Progress {
     this.#now = options.now ?? (() => performance.now());
   }
 
-  /** A call started. */
-  start(id: string, name: string): void {
+  /** A call started; `limitSec` is its wall-clock limit, for the heartbeat (none: no limit). */
+  start(id: string, name: string, limitSec?: number): void {
     if (!this.#options.enabled) return;
-    this.#running.set(id, { name: neutralizeControls(name), started: this.#now() });
-    this.#timer ??= setInterval(() => this.#draw(), this.#options.intervalMs ?? 200);
+    const now = this.#now();
+    this.#running.set(id, { name: neutralizeControls(name), started: now, limitSec, beat: now });
+    const every = Math.min(this.#options.intervalMs ?? 200, this.#heartbeatMs);
+    this.#timer ??= setInterval(() => this.#draw(), every);
     this.#draw();
+  }
+
+  get #heartbeatMs(): number {
+    return this.#options.heartbeatMs ?? HEARTBEAT_MS;
   }
 
   /** A call ended: its line stays, and the others' line is redrawn. */
@@ -103,6 +143,17 @@ export class Progress {
   #draw(): void {
     if (this.#running.size === 0) return;
     const now = this.#now();
+    // Heartbeats first, each a line of its own that stays; the progress line is drawn again below them.
+    const beats: string[] = [];
+    for (const running of this.#running.values()) {
+      if (now - running.beat < this.#heartbeatMs) continue;
+      running.beat = now;
+      beats.push(heartbeatText(running.name, now - running.started, running.limitSec));
+    }
+    if (beats.length > 0) {
+      this.#write(`${this.#drawn ? CLEAR_LINE : ""}${beats.join("\n")}\n`);
+      this.#drawn = false;
+    }
     const parts = [...this.#running.values()].map((r) => `${r.name} ${elapsed(now - r.started)}`);
     let line = `  running ${parts.length === 1 ? "" : `${parts.length} tools: `}${parts.join(", ")}`;
     const columns = Math.max(20, (this.#options.columns ?? 80) - 1);
@@ -120,6 +171,22 @@ export class Progress {
     // Ordered, and a failed write to stderr must not fail a tool call.
     this.#queue = this.#queue.then(() => this.#options.write(text)).catch(() => {});
   }
+}
+
+/**
+ * The heartbeat interval a run was given: `TOOLGATE_HEARTBEAT_SEC` (seconds, a positive number; tests shorten it),
+ * else {@linkcode HEARTBEAT_MS}.
+ *
+ * @example
+ * ```ts
+ * import { heartbeatMsFrom } from "./progress.ts";
+ * heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "0.5" }); // 500
+ * heartbeatMsFrom({}); // 30000
+ * ```
+ */
+export function heartbeatMsFrom(env: Readonly<Record<string, string>>): number {
+  const seconds = Number(env.TOOLGATE_HEARTBEAT_SEC);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : HEARTBEAT_MS;
 }
 
 /** The terminal's width for a progress line (80 when it cannot be told). */

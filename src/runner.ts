@@ -1,7 +1,7 @@
 /**
  * Runs one tool process from start to end: argv without a shell, the arguments on stdin, a cleared environment,
- * output capped per stream, a timeout that ends the whole tree (SIGTERM, a grace period, SIGKILL), and no
- * descendant left alive when the call returns.
+ * output capped per stream (or handed to a sink as it arrives), a wall-clock and an idle timeout that end the whole
+ * tree (SIGTERM, a grace period, SIGKILL), and no descendant left alive when the call returns.
  *
  * @module
  */
@@ -17,7 +17,13 @@ export interface RunRequest {
   readonly cwd: string;
   /** Written to the child's stdin, then closed. */
   readonly stdin: Uint8Array;
+  /** The wall-clock limit; `Infinity` for none. */
   readonly timeoutMs: number;
+  /**
+   * Ends the tree when nothing came on stdout or stderr for this long; every byte resets the clock. Absent: no
+   * idle limit.
+   */
+  readonly idleTimeoutMs?: number;
   /** Time between SIGTERM and SIGKILL. */
   readonly graceMs: number;
   /** The most bytes kept per stream; past it the tree is ended. */
@@ -33,6 +39,18 @@ export interface RunRequest {
   readonly endsItsTree?: boolean;
   /** How to start a leader of its own process group (see `groupLauncher`); looked up when absent. */
   readonly launcher?: readonly string[];
+  /**
+   * Start a sandbox in a session of its own too (a background job): a Ctrl-C on the terminal reaches toolgate's
+   * process group, and it must not end a job that outlives the call.
+   */
+  readonly detach?: boolean;
+  /** Told the process's pid as soon as it started (before any output). */
+  readonly onSpawn?: (pid: number) => void;
+  /**
+   * Receives the output as it arrives instead of the result keeping it: nothing is kept, and no cap stops the
+   * tool (the sink keeps what it wants: a job's capped log).
+   */
+  readonly sink?: (chunk: Uint8Array, stream: "stdout" | "stderr") => void;
 }
 
 /** How a run ended. */
@@ -50,7 +68,10 @@ export interface RunResult {
   /** Every byte the stream carried, kept or not. */
   readonly stdoutBytes: number;
   readonly stderrBytes: number;
+  /** The wall-clock limit ended it. */
   readonly timedOut: boolean;
+  /** The idle limit ended it: nothing came on stdout or stderr for `idleTimeoutMs` (absent: it did not). */
+  readonly idleTimedOut?: boolean;
   readonly aborted: boolean;
   /** The stream that passed `maxOutputBytes`, if one did. */
   readonly overflow?: "stdout" | "stderr";
@@ -64,13 +85,17 @@ interface Drained {
   total: number;
 }
 
-/** Reads a stream to its end, keeping at most `cap` bytes; calls `onOverflow` once when it passes the cap. */
+/**
+ * Reads a stream to its end, keeping at most `cap` bytes (none with a sink, which gets every chunk instead); calls
+ * `onOverflow` once when it passes the cap, and `progress.onData` for every chunk.
+ */
 async function drain(
   stream: ReadableStream<Uint8Array>,
   cap: number,
   onOverflow: () => void,
   stop: Promise<void>,
-  progress: { reads: number },
+  progress: { reads: number; onData: () => void },
+  sink?: (chunk: Uint8Array) => void,
 ): Promise<Drained> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -86,7 +111,12 @@ async function drain(
       const { done, value } = await reader.read();
       if (done || stopped) break;
       progress.reads++;
+      progress.onData();
       total += value.length;
+      if (sink) {
+        sink(value);
+        continue;
+      }
       if (kept < cap) {
         const take = Math.min(value.length, cap - kept);
         chunks.push(take === value.length ? value : value.subarray(0, take));
@@ -202,6 +232,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     stdoutBytes: 0,
     stderrBytes: 0,
     timedOut: false,
+    idleTimedOut: false,
     aborted,
     escaped: false,
     durationMs: performance.now() - started,
@@ -229,14 +260,17 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
-      detached: launcher.length === 0 && !request.endsItsTree,
+      // Never both: setsid(1) in a process that already leads a group forks, and its parent exits at once.
+      detached: launcher.length === 0 && (!request.endsItsTree || request.detach === true),
     }).spawn();
   } catch (error) {
     return failed(spawnError(error, request.program));
   }
+  request.onSpawn?.(child.pid);
 
   const pgid = child.pid;
   let timedOut = false;
+  let idleTimedOut = false;
   let aborted = false;
   let overflow: "stdout" | "stderr" | undefined;
   let ending: Promise<void> | undefined;
@@ -266,10 +300,28 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
 
   const status = child.status;
   const forget = request.registry?.track({ end: endTree, done: status });
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void stopTree();
-  }, Math.min(request.timeoutMs, MAX_TIMER_MS));
+  // A limit fires only when nothing else is ending the tree already: the envelope names the first reason.
+  const timer = Number.isFinite(request.timeoutMs)
+    ? setTimeout(() => {
+      if (ending !== undefined) return;
+      timedOut = true;
+      void stopTree();
+    }, Math.min(request.timeoutMs, MAX_TIMER_MS))
+    : undefined;
+  // One timer for the idle limit, moved on lazily: re-arming it for every chunk of a flood would cost more.
+  const idleMs = request.idleTimeoutMs;
+  let lastOutput = performance.now();
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  const watchIdle = (delay: number) => {
+    idleTimer = setTimeout(() => {
+      const quiet = performance.now() - lastOutput;
+      if (quiet < idleMs!) return watchIdle(idleMs! - quiet);
+      if (ending !== undefined) return;
+      idleTimedOut = true;
+      void stopTree();
+    }, Math.min(delay, MAX_TIMER_MS));
+  };
+  if (idleMs !== undefined && Number.isFinite(idleMs)) watchIdle(idleMs);
   const onAbort = () => {
     aborted = true;
     void stopTree();
@@ -283,26 +335,31 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     overflow = stream;
     void stopTree();
   };
-  const progress = { reads: 0 };
+  const progress = { reads: 0, onData: () => lastOutput = performance.now() };
+  const sink = request.sink;
+  const cap = sink ? Infinity : request.maxOutputBytes;
   const stdoutDone = drain(
     child.stdout,
-    request.maxOutputBytes,
+    cap,
     overflowOn("stdout"),
     streamsReleased,
     progress,
+    sink && ((chunk) => sink(chunk, "stdout")),
   );
   const stderrDone = drain(
     child.stderr,
-    request.maxOutputBytes,
+    cap,
     overflowOn("stderr"),
     streamsReleased,
     progress,
+    sink && ((chunk) => sink(chunk, "stderr")),
   );
   const fed = feed(child.stdin, request.stdin);
 
   const exit = await status;
   exited = true;
   clearTimeout(timer);
+  clearTimeout(idleTimer);
   request.signal?.removeEventListener("abort", onAbort);
   // The tool is gone; whatever it left behind in its group goes too, so no descendant outlives the call.
   if (!request.endsItsTree) await endTree("SIGKILL");
@@ -345,6 +402,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     stdoutBytes: out.total,
     stderrBytes: err.total,
     timedOut,
+    idleTimedOut,
     aborted,
     overflow,
     escaped,

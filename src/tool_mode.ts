@@ -20,6 +20,7 @@ const TOOLS: Readonly<Record<string, () => Promise<unknown>>> = {
   fs_remove: () => import("../tools/src/fs_remove.ts"),
   http_fetch: () => import("../tools/src/http_fetch.ts"),
   exec: () => import("../tools/src/exec.ts"),
+  job: () => import("../tools/src/job.ts"),
 };
 
 const KINDS = ["read", "write", "net", "env", "run", "ffi", "sys", "import"] as const;

@@ -93,7 +93,7 @@ Deno.test("the bundled entry runs every built-in tool from another folder, under
       });
     const validate = await run("validate");
     assert.equal(validate.code, 0, validate.stderr);
-    assert.match(validate.stdout, /valid, 12 tools/);
+    assert.match(validate.stdout, /valid, 13 tools/);
     for (const [name, args] of CALLS) {
       const text = JSON.stringify(args).replace("PORT", String(server.addr.port));
       const call = await run("call", name, text, "--sandbox", sandbox);

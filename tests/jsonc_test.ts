@@ -7,7 +7,7 @@ import { tempDir, writeManifest } from "./helpers.ts";
 /** Plain objects to compare with: the parser's objects have no prototype. */
 const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
-Deno.test("lineColumn counts 1-based lines and columns", async () => {
+Deno.test("lineColumn counts 1-based lines and columns", () => {
   const text = "ab\ncd\n\nef";
   assert.equal(lineColumn(text, 0), "1:1");
   assert.equal(lineColumn(text, 1), "1:2");

@@ -60,9 +60,14 @@ Deno.test("mod.ts exports the loader, the executor, the policy, the scheduler, t
     "Policy",
     "OWN_COMMAND",
     "assessCall",
+    "isReadOnlyCall",
     "parseHostList",
     "Scheduler",
     "CallLimit",
+    // a person's stop (issue 14)
+    "UserStop",
+    "stoppedByUser",
+    "userStopped",
     // contract
     "FAILURE_KINDS",
     "success",

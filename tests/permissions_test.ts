@@ -80,7 +80,7 @@ Deno.test("from another folder, validate, list and call work under exactly the l
   const env = { XDG_STATE_HOME: await Deno.makeTempDir() };
   const validate = await toolgate(["validate", "--locked"], elsewhere, env);
   assert.equal(validate.code, 0, validate.stderr);
-  assert.match(validate.stdout, /tools\.json: valid, 12 tools/, "the built-in belt when the folder has none");
+  assert.match(validate.stdout, /tools\.json: valid, 13 tools/, "the built-in belt when the folder has none");
   assert.equal(validate.stderr, "");
   const list = await toolgate(["list", "--format", "names", "--locked"], elsewhere, env);
   assert.equal(list.code, 0, list.stderr);

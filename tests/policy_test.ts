@@ -6,7 +6,14 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { PreparedCall } from "../src/executor.ts";
 import { loadManifest, type Manifest } from "../src/manifest.ts";
-import { type ApprovalQuestion, assessCall, OWN_COMMAND, parseHostList, Policy } from "../src/policy.ts";
+import {
+  type ApprovalQuestion,
+  assessCall,
+  isReadOnlyCall,
+  OWN_COMMAND,
+  parseHostList,
+  Policy,
+} from "../src/policy.ts";
 
 const ROOT = join(import.meta.dirname!, "..");
 
@@ -195,5 +202,43 @@ Deno.test("parseHostList: hosts, ports, IPv6; anything else is an error naming i
       (error: Error) => error.message.includes(JSON.stringify(bad)),
       bad,
     );
+  }
+});
+
+Deno.test("policy: the job tool's poll and wait only look and run freely; its kill needs approval", async () => {
+  const { ask, questions } = scripted("no");
+  const policy = new Policy({ ask });
+  for (const action of ["poll", "wait"]) {
+    const job = call(belt, "job", { action, job_id: "job-1" });
+    assert.equal(isReadOnlyCall(job), true, action);
+    assert.deepEqual(await policy.decide(job), { approved: true, by: "read-only" }, action);
+  }
+  const kill = call(belt, "job", { action: "kill", job_id: "job-1" });
+  assert.equal(isReadOnlyCall(kill), false);
+  assert.deepEqual(assessCall(kill), { changes: true, egress: false });
+  const verdict = await policy.decide(kill);
+  assert.equal(verdict.approved, false);
+  assert.equal(!verdict.approved && verdict.envelope.kind, "user_denied");
+  assert.deepEqual(questions.map((q) => q.tool), ["job"]);
+  // Nobody to ask: refused, naming the flags that would approve it.
+  const refused = await new Policy().decide(kill);
+  assert.equal(!refused.approved && refused.envelope.kind, "rejected");
+});
+
+Deno.test("policy: the per-call classification is toolgate's own job tool's, not a manifest tool's of that name", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "tools", "bin"), { recursive: true });
+    await Deno.writeTextFile(join(dir, "tools", "bin", "job"), "#!/bin/sh\necho '{}'\n", { mode: 0o755 });
+    await Deno.writeTextFile(
+      join(dir, "tools.json"),
+      JSON.stringify({ tools: [{ name: "job", command: ["./tools/bin/job"] }] }),
+    );
+    const own = await manifestAt(join(dir, "tools.json"));
+    const poll = call(own, "job", { action: "poll", job_id: "job-1" });
+    assert.equal(isReadOnlyCall(poll), false);
+    assert.equal(assessCall(poll).changes, true);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { failure, success } from "../src/contract.ts";
-import { Progress } from "../src/progress.ts";
+import { HEARTBEAT_MS, heartbeatMsFrom, heartbeatText, Progress } from "../src/progress.ts";
 
 function harness(enabled = true) {
   const written: string[] = [];
@@ -58,4 +58,68 @@ Deno.test("progress: the line never outgrows the terminal", async () => {
   for (let i = 0; i < 20; i++) progress.start(`c${i}`, `tool_number_${i}`);
   await progress.close();
   for (const line of written) assert.ok(line.replace("\r\x1b[2K", "").length <= 39, line);
+});
+
+Deno.test("progress: a heartbeat line every interval of a running call, with its limit, and the line redrawn after", async () => {
+  const written: string[] = [];
+  let now = 0;
+  const progress = new Progress({
+    enabled: true,
+    write: (text) => Promise.resolve(void written.push(text)),
+    now: () => now,
+    intervalMs: 60_000,
+    heartbeatMs: 30_000,
+  });
+  progress.start("c1", "exec", 310);
+  progress.start("c2", "build");
+  now = 29_999;
+  progress.draw();
+  assert.ok(!written.join("").includes("elapsed="), "nothing before the interval");
+  now = 30_000;
+  progress.draw();
+  now = 45_000;
+  progress.draw();
+  now = 60_400;
+  progress.draw();
+  progress.end("c1", success(1));
+  await progress.close();
+  const clear = "\x1b[2K";
+  const beats = written.join("").split("\n").map((line) =>
+    line.includes(clear) ? line.slice(line.lastIndexOf(clear) + clear.length) : line
+  )
+    .filter((line) => line.includes("elapsed="));
+  assert.deepEqual(beats, [
+    "running exec elapsed=30s/310s",
+    "running build elapsed=30s",
+    "running exec elapsed=60s/310s",
+    "running build elapsed=60s",
+  ]);
+  // Each heartbeat stays on a line of its own; the progress line comes back below it.
+  const at = written.findIndex((text) => text.includes("elapsed=30s/310s"));
+  assert.ok(written[at].endsWith("\n"));
+  assert.match(written[at + 1], /running 2 tools/);
+});
+
+Deno.test("progress: heartbeats come on their own timer at the injected interval, from a real running call", async () => {
+  const written: string[] = [];
+  const progress = new Progress({
+    enabled: true,
+    write: (text) => Promise.resolve(void written.push(text)),
+    heartbeatMs: 150,
+  });
+  progress.start("c1", "nap", 10);
+  const child = new Deno.Command("sleep", { args: ["0.8"] }).spawn();
+  await child.status;
+  progress.end("c1", success(1));
+  await progress.close();
+  const beats = written.join("").match(/running nap elapsed=\d+s\/10s\n/g) ?? [];
+  assert.ok(beats.length >= 3 && beats.length <= 6, `${beats.length} heartbeats in 0.8 s: ${beats.join("")}`);
+});
+
+Deno.test("heartbeatMsFrom: TOOLGATE_HEARTBEAT_SEC, else 30 s", () => {
+  assert.equal(heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "0.25" }), 250);
+  assert.equal(heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "nonsense" }), 30_000);
+  assert.equal(heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "-1" }), 30_000);
+  assert.equal(heartbeatMsFrom({}), HEARTBEAT_MS);
+  assert.equal(heartbeatText("exec", 89_600, 3610), "running exec elapsed=90s/3610s");
 });

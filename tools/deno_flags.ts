@@ -55,6 +55,11 @@ export const TOOL_DENO_FLAGS: Readonly<Record<string, ToolDenoFlags>> = {
       "exec runs programs (the sandbox profile confines them), checks its cwd in the workspace, passes PATH and HOME.",
     flags: ["--allow-run", "--allow-read=.", "--allow-env=PATH,HOME,TOOLGATE_PROTECTED"],
   },
+  job: {
+    why:
+      "job runs inside toolgate, which owns the jobs and starts no process for it; run on its own it only says so.",
+    flags: [],
+  },
 };
 
 /** The flags every built-in tool runs with, before its own. */

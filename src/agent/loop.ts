@@ -2,7 +2,9 @@
  * The agent loop: ask the model, answer its tool calls through the executor, until it gives a final answer or the
  * step cap is reached. Each turn takes three passes: check every call in the model's order (lookup, arguments,
  * the approval policy); run them through the scheduler (calls of `concurrent` tools side by side, every other call
- * alone, in the model's order); answer each call with exactly one tool message, in the model's order.
+ * alone, in the model's order); answer each call with exactly one tool message, in the model's order. On a
+ * terminal the stop button (Ctrl-C) ends the calls of the turn in flight: each is answered `killed_by: "user"`, and
+ * the loop goes on to the model.
  *
  * @module
  */
@@ -18,9 +20,10 @@ import {
   type ToolCall,
   type ToolMessage,
 } from "./messages.ts";
-import type { Policy } from "../policy.ts";
+import type { ApprovedBy, Policy } from "../policy.ts";
 import type { Progress } from "../progress.ts";
 import { Scheduler } from "../scheduler.ts";
+import { type StopButton, UserStop } from "../stop.ts";
 import { readStreamedTurn } from "./sse.ts";
 import { toolMessageContent } from "./tool_message.ts";
 
@@ -43,8 +46,13 @@ export interface TurnOptions {
   readonly maxToolChars?: number;
   /** The most calls running at once (default {@linkcode DEFAULT_MAX_PARALLEL}). */
   readonly maxParallel?: number;
-  /** Notes for the user (stderr): calls refused for want of approval. */
+  /** Notes for the user (stderr): calls refused for want of approval, a stop. */
   readonly notice?: (text: string) => Promise<void>;
+  /**
+   * A person's stop (Ctrl-C on a terminal): armed while the turn's calls run; a press ends every call in flight
+   * (and every call still waiting for its turn), each answered `killed_by: "user"`.
+   */
+  readonly stopButton?: StopButton;
 }
 
 /** How the loop talks to the model. */
@@ -184,6 +192,8 @@ interface Runnable {
   readonly index: number;
   readonly id: string;
   readonly call: PreparedCall;
+  /** What approved it (a person, `--yes`, ...): a `job` kill a person approved says `killed_by: "user"`. */
+  readonly approvedBy: ApprovedBy;
 }
 
 /**
@@ -220,21 +230,45 @@ export async function answerToolCalls(
       }
       continue;
     }
-    runnable.push({ index, id: toolCall.id, call: prepared.call });
+    runnable.push({ index, id: toolCall.id, call: prepared.call, approvedBy: verdict.by });
   }
   // Pass 2: in the model's order through the scheduler: runs of consecutive concurrent calls side by side, any
-  // other call alone. Every call is waited for, even when one throws (a bug), before the error goes on.
+  // other call alone. Every call is waited for, even when one throws (a bug), before the error goes on. A stop
+  // aborts every call not yet answered: one in flight ends its tree, one still waiting runs nothing; the executor
+  // answers both (and audits them).
   const scheduler = new Scheduler({ maxInFlight: options.maxParallel ?? DEFAULT_MAX_PARALLEL });
-  const results = await Promise.allSettled(
-    runnable.map((item) =>
-      scheduler.run(item.call.tool.concurrent, undefined, async () => {
-        options.progress?.start(item.id, item.call.tool.name);
-        const envelope = await executor.run(item.call);
-        options.progress?.end(item.id, envelope);
-        envelopes[item.index] = envelope;
-      })
-    ),
-  );
+  const stops = runnable.map(() => new AbortController());
+  const answered = new Set<number>();
+  const disarm = runnable.length === 0 ? undefined : options.stopButton?.arm(() => {
+    const open = runnable.filter((_, i) => !answered.has(i) && !stops[i].signal.aborted);
+    if (open.length === 0) return false;
+    for (const [i, stop] of stops.entries()) if (!answered.has(i)) stop.abort(new UserStop("Ctrl-C"));
+    void options.notice?.(
+      `toolgate: stopping ${open.length} call${
+        open.length === 1 ? "" : "s"
+      } (Ctrl-C again within 2 s quits)\n`,
+    );
+    return true;
+  });
+  let results: PromiseSettledResult<unknown>[];
+  try {
+    results = await Promise.allSettled(
+      runnable.map((item, i) =>
+        scheduler.run(item.call.tool.concurrent, undefined, async () => {
+          options.progress?.start(item.id, item.call.tool.name, executor.limits(item.call).timeoutSec);
+          const envelope = await executor.run(item.call, {
+            signal: stops[i].signal,
+            approvedBy: item.approvedBy,
+          });
+          answered.add(i);
+          options.progress?.end(item.id, envelope);
+          envelopes[item.index] = envelope;
+        })
+      ),
+    );
+  } finally {
+    disarm?.();
+  }
   const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) throw failed.reason;
   // Pass 3: one answer per call, in the model's order.

@@ -1,8 +1,8 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
 import { type Command, EXIT, expectPositionals, UsageError } from "../cli.ts";
-import { serialize } from "../contract.ts";
+import { type Envelope, serialize } from "../contract.ts";
 import { OWN_COMMAND } from "../policy.ts";
-import { Progress, terminalColumns } from "../progress.ts";
+import { heartbeatMsFrom, Progress, terminalColumns } from "../progress.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 
@@ -16,6 +16,8 @@ export const callCommand: Command = {
     "ARGS is the JSON arguments object as text; `-` reads it from stdin; absent means {}.",
     "Prints exactly one envelope line on stdout: exit 0 when it is ok, 1 when not.",
     "The call is your own command, so it needs no further approval (the agent loop and serve ask for it).",
+    "On a terminal a running call shows its time, and a line `running NAME elapsed=Ys/Zs` every 30 s.",
+    "exec with background: true is refused here: call exits when its call ends, and a job would end with it.",
     'Example: toolgate call get_time \'{"timezone":"Europe/Helsinki"}\'',
   ].join("\n"),
   async run(parsed, io) {
@@ -25,17 +27,30 @@ export const callCommand: Command = {
     const settings = await executorSettings(parsed, io, "call");
     const manifest = await loadForCommand(parsed, io);
     if (!manifest) return EXIT.failure;
-    const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings);
+    // One call and out: a background job could not outlive it, so this executor keeps none.
+    const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings, { jobs: false });
     const args = argsText === "-" ? await io.stdin() : argsText ?? "{}";
     // On a terminal, a slow tool shows that it runs and for how long (on stderr; stdout stays one envelope).
     const progress = new Progress({
       enabled: io.interactive,
       write: io.stderrControl ?? io.stderr,
       columns: terminalColumns(),
+      heartbeatMs: heartbeatMsFrom(io.env),
     });
     progress.start("call", name);
-    // The person typed this very call: the policy approves it by definition.
-    const envelope = await executor.call(name, args, { policy: OWN_COMMAND });
+    let envelope: Envelope;
+    const prepared = await executor.prepare(name, args);
+    if (!prepared.ok) {
+      envelope = prepared.envelope;
+    } else {
+      // Now its limit is known, for the heartbeat.
+      progress.start("call", name, executor.limits(prepared.call).timeoutSec);
+      // The person typed this very call: the policy approves it by definition.
+      const verdict = await OWN_COMMAND.decide(prepared.call);
+      envelope = verdict.approved
+        ? await executor.run(prepared.call, { approvedBy: verdict.by })
+        : await executor.refuse(prepared.call, verdict.envelope);
+    }
     progress.end("call", envelope);
     await progress.close();
     await io.stdout(serialize(envelope) + "\n");

@@ -161,6 +161,14 @@ function prepareAudit(
   }
 }
 
+/** How a command's executor lives beside the command. */
+export interface ExecutorLife {
+  /** False for a command that shuts down by itself on SIGINT/SIGTERM (then it must call `registry.endAll`). */
+  readonly handleSignals?: boolean;
+  /** False for a command that exits when its one call ends (`call`): no background jobs. */
+  readonly jobs?: boolean;
+}
+
 /** An executor and the registry of its running trees, from a command's options (checked already, or now). */
 export async function executorFromArgs(
   parsed: ParsedArgs,
@@ -168,13 +176,12 @@ export async function executorFromArgs(
   manifest: Manifest,
   command: string,
   settings?: ExecutorSettings,
-  /** False for a command that shuts down by itself on SIGINT/SIGTERM (then it must call `registry.endAll`). */
-  handleSignals = true,
+  life: ExecutorLife = {},
 ): Promise<{ executor: Executor; registry: ProcessRegistry }> {
   const checked = settings ?? await executorSettings(parsed, io, command);
   const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = checked;
   const auditKey = prepareAudit(checked, io.env);
-  const registry = new ProcessRegistry(graceMs, undefined, handleSignals);
+  const registry = new ProcessRegistry(graceMs, undefined, life.handleSignals ?? true);
   const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
   try {
@@ -189,6 +196,7 @@ export async function executorFromArgs(
       auditKey,
       registry,
       sandbox,
+      jobs: life.jobs ?? true,
       // The launcher found bwrap once on PATH: the main entry runs that very binary.
       bwrap: io.env.TOOLGATE_BWRAP || undefined,
       onWarning: (message) => void io.stderr(message + "\n"),

@@ -2,6 +2,7 @@
 import { resolve } from "node:path";
 import denoJson from "../../deno.json" with { type: "json" };
 import { type Command, EXIT, expectPositionals, type Io, type ParsedArgs, stringOption } from "../cli.ts";
+import type { Executor } from "../executor.ts";
 import { type Manifest, validateManifest } from "../manifest.ts";
 import { makeRedactor } from "../redact.ts";
 import { terminalAsker, terminalReadLine } from "../ask.ts";
@@ -10,7 +11,7 @@ import { AgentError } from "../agent/errors.ts";
 import { ChatClient } from "../agent/http.ts";
 import { type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
-import { Progress, terminalColumns } from "../progress.ts";
+import { heartbeatMsFrom, Progress, terminalColumns } from "../progress.ts";
 import { AGENT_DEFAULTS, AGENT_OPTIONS, type AgentSettings, resolveSettings } from "../agent/settings.ts";
 import { loadTranscript, openingMessages, saveTranscript } from "../agent/transcript.ts";
 import { APPROVAL_OPTIONS, approvalSettings } from "./approval_options.ts";
@@ -29,6 +30,8 @@ export const runCommand: Command = {
     "programs or can reach the network needs approval: asked on the terminal (yes / no / always), or given with",
     "--yes, --allow-tools or (http_fetch to a listed host) --approve-hosts; without a terminal and without those",
     "it is refused. Without a manifest (no --tools, TOOLGATE_TOOLS or ./tools.json) the model gets no tools.",
+    "On a terminal, Ctrl-C stops the calls in flight (each answered killed_by: user) and the loop goes on to the",
+    "model; a second Ctrl-C within 2 s quits (exit 130). Background jobs end when the run ends.",
     "Exit 1 when the endpoint fails, answers nonsense or the model is still calling tools after --max-steps.",
     'Example: OAI_MODEL=gpt-4o-mini toolgate --prompt "What time is it in Helsinki?"',
   ].join("\n"),
@@ -47,7 +50,7 @@ export const runCommand: Command = {
     const manifest = await manifestFor(parsed, io);
     if (!manifest) return EXIT.failure;
     const approval = approvalSettings(parsed, manifest, "run");
-    const { executor } = await executorFromArgs(parsed, io, manifest, "run");
+    const { executor, registry } = await executorFromArgs(parsed, io, manifest, "run");
     // A key given with --api-key is not in the environment the executor redacts: mask it too.
     const maskKey = makeRedactor(settings.apiKey ? [settings.apiKey] : []);
     const redact = (text: string) => executor.redact(maskKey(text));
@@ -66,6 +69,7 @@ export const runCommand: Command = {
       enabled: io.interactive && !settings.quiet,
       write: io.stderrControl ?? io.stderr,
       columns: terminalColumns(),
+      heartbeatMs: heartbeatMsFrom(io.env),
     });
     let outcome: LoopOutcome | undefined;
     try {
@@ -87,17 +91,33 @@ export const runCommand: Command = {
         onText: io.stdout,
         debug: settings.debug ? (text) => stderr(debugLines(text)) : undefined,
         notice: settings.quiet ? undefined : stderr,
+        // On a terminal, Ctrl-C stops the calls in flight and the loop goes on; a second one within 2 s quits.
+        stopButton: io.interactive ? { arm: (stop) => registry.interceptInterrupt(stop) } : undefined,
       });
     } catch (error) {
       if (!(error instanceof AgentError)) throw error;
       await progress.close();
+      await endJobs(executor, stderr, settings.quiet);
       await stderr(`toolgate: ${error.message}\n`);
       return await finish(settings, messages, redact, io, EXIT.failure);
     }
     await progress.close();
+    await endJobs(executor, stderr, settings.quiet);
     return await finish(settings, messages, redact, io, await report(outcome, settings, io, stderr));
   },
 };
+
+/** Background jobs outlive a call, never the run: their trees end before toolgate exits, and it says so. */
+async function endJobs(
+  executor: Executor,
+  stderr: (text: string) => Promise<void>,
+  quiet: boolean,
+): Promise<void> {
+  const running = executor.runningJobs;
+  if (running === 0) return;
+  if (!quiet) await stderr(`toolgate: ending ${running} background job${running === 1 ? "" : "s"}\n`);
+  await executor.endJobs();
+}
 
 /** Prints how the loop ended and returns the exit code. */
 async function report(

@@ -78,7 +78,9 @@ export const serveCommand: Command = {
     "order; calls past --max-session-calls or --max-calls wait their turn (a cancelled one leaves the line).",
     "Over HTTP a client that disconnects cancels its calls; a browser Origin other than this host or loopback",
     "gets 403.",
-    "SIGINT or SIGTERM ends the tools' process trees and stops the server.",
+    "A client's cancellation ends the call's tree. Background jobs (exec with background: true) belong to the",
+    "session that started them and end with the server.",
+    "SIGINT or SIGTERM ends the tools' process trees, background jobs included, and stops the server.",
     'Example (an MCP host\'s config): {"command": "deno", "args": ["task", "agent", "serve"]}',
   ].join("\n"),
   async run(parsed, io) {
@@ -89,7 +91,9 @@ export const serveCommand: Command = {
     if (!manifest) return EXIT.failure;
     const approval = approvalSettings(parsed, manifest, "serve");
     // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
-    const { executor, registry } = await executorFromArgs(parsed, io, manifest, "serve", undefined, false);
+    const { executor, registry } = await executorFromArgs(parsed, io, manifest, "serve", undefined, {
+      handleSignals: false,
+    });
     const onError = (message: string) => void io.stderr(message + "\n");
     const service = new ToolService({
       executor,

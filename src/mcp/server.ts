@@ -2,7 +2,9 @@
  * The MCP face of a manifest: `tools/list` from the MCP export, `tools/call` through the shared executor
  * (prepare -> the one approval policy, asking the client's user by elicitation where it can -> the session's
  * scheduler -> run with the request's AbortSignal), envelopes mapped to MCP results, and progress notifications
- * while a tool runs.
+ * while a tool runs (`running NAME elapsed=Ys/Zs`, the heartbeat's words). A client's cancellation is a person's
+ * stop: the tree ends and the call's envelope (which MCP never sends back for a cancelled request; the audit line
+ * keeps it) says `killed_by: "user"`. Each session has its own background jobs.
  *
  * @module
  */
@@ -22,7 +24,9 @@ import { type Envelope, failure, type FailureEnvelope, isRecord, serialize } fro
 import type { Executor } from "../executor.ts";
 import { toMcp } from "../exports.ts";
 import { type Ask, Policy, type PolicyOptions } from "../policy.ts";
+import { heartbeatText } from "../progress.ts";
 import { CallLimit, Scheduler } from "../scheduler.ts";
+import { UserStop } from "../stop.ts";
 
 /** How often a running call reports progress when the client asked for it. */
 export const PROGRESS_INTERVAL_MS = 1000;
@@ -74,10 +78,14 @@ export interface CallContext {
   readonly ask?: Ask;
 }
 
-/** What one MCP session (one connection, or one HTTP session) owns: its turn-taking and its "always" answers. */
+/**
+ * What one MCP session (one connection, or one HTTP session) owns: its turn-taking, its "always" answers and its
+ * background jobs (no other session can poll or kill them).
+ */
 interface Session {
   readonly scheduler: Scheduler;
   readonly policy: Policy;
+  readonly id: string;
 }
 
 /**
@@ -186,6 +194,7 @@ export class ToolService {
         nobodyToAsk: "this MCP client cannot be asked (it did not declare the elicitation capability)",
         restart: "restart toolgate serve",
       }),
+      id: crypto.randomUUID(),
     };
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.list() }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
@@ -224,27 +233,34 @@ export class ToolService {
       return toCallResult(prepared.envelope);
     }
     const { call } = prepared;
-    const signal = AbortSignal.any([context.signal, this.#stopping.signal]);
+    // The client's cancellation is its user's stop (killed_by: "user"); the server's own shutdown is not.
+    const userStop = new AbortController();
+    const onCancel = () => userStop.abort(new UserStop("the MCP client cancelled the call"));
+    if (context.signal.aborted) onCancel();
+    else context.signal.addEventListener("abort", onCancel, { once: true });
+    const signal = AbortSignal.any([userStop.signal, this.#stopping.signal]);
     // Asked before the call takes its turn: a person thinking holds no slot.
     const verdict = await session.policy.decide(call, { ask: context.ask, signal });
     if (!verdict.approved) return toCallResult(await executor.refuse(call, verdict.envelope));
     const release = await session.scheduler.acquire(call.tool.concurrent, signal);
     // Cancelled while waiting for its turn: run() sees the aborted signal, starts nothing and audits the call.
-    const stopProgress = release ? this.#reportProgress(call.tool.name, context) : () => {};
+    const limit = executor.limits(call).timeoutSec;
+    const stopProgress = release ? this.#reportProgress(call.tool.name, limit, context) : () => {};
     try {
-      const envelope = await executor.run(call, { signal });
+      const envelope = await executor.run(call, { signal, approvedBy: verdict.by, jobScope: session.id });
       // A call the client did not cancel was stopped by the shutdown: say so, and that a retry may work.
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&
         !context.signal.aborted;
       return toCallResult(stopped ? shuttingDown(call.tool.name) : envelope);
     } finally {
+      context.signal.removeEventListener("abort", onCancel);
       stopProgress();
       release?.();
     }
   }
 
   /** Sends elapsed seconds every interval until the returned function is called. */
-  #reportProgress(tool: string, context: CallContext): () => void {
+  #reportProgress(tool: string, limitSec: number | undefined, context: CallContext): () => void {
     const send = context.progress;
     if (!send) return () => {};
     const interval = this.#options.progressIntervalMs ?? PROGRESS_INTERVAL_MS;
@@ -252,9 +268,11 @@ export class ToolService {
     let ticks = 0;
     const timer = setInterval(() => {
       ticks += 1;
-      // Progress must grow with every notification: count ticks, and say the measured time in the message.
-      const elapsed = Math.round((performance.now() - started) / 1000);
-      send(ticks * interval / 1000, `${tool}: running for ${elapsed} s`).catch((error) =>
+      // Progress must grow with every notification: count ticks, and say the measured time in the message, in
+      // the words of the terminal's heartbeat.
+      send(ticks * interval / 1000, heartbeatText(tool, performance.now() - started, limitSec)).catch((
+        error,
+      ) =>
         this.#options.onError?.(`toolgate: mcp: progress for ${tool} not sent: ${(error as Error).message}`)
       );
     }, interval);

@@ -2,6 +2,7 @@
 // shared and noisy: read the ratios, not the milliseconds).
 import { benchAgent } from "./agent_bench.ts";
 import { benchExecutor } from "./executor_bench.ts";
+import { benchJobs } from "./jobs_bench.ts";
 import { benchManifest } from "./manifest_bench.ts";
 import { benchSandbox } from "./sandbox_bench.ts";
 import { benchStartup } from "./startup_bench.ts";
@@ -14,6 +15,7 @@ for (
     ["agent", benchAgent],
     ["sandbox", benchSandbox],
     ["startup", benchStartup],
+    ["jobs", benchJobs],
   ] as const
 ) {
   console.log(`\n## ${name}`);

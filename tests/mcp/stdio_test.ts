@@ -142,7 +142,8 @@ Deno.test("serve over stdio: tools, results, errors, cancellation, concurrency a
     assert.deepEqual(result.structuredContent, { slept: { seconds: 2.5 } });
     assert.ok(updates.length >= 1, `no progress: ${JSON.stringify(updates)}`);
     assert.equal(updates[0].progress, 1);
-    assert.match(updates[0].message ?? "", /^slow: running for \d+ s$/);
+    // The heartbeat's words (issue 14): the tool, its elapsed time and its wall-clock limit.
+    assert.match(updates[0].message ?? "", /^running slow elapsed=\d+s\/20s$/);
     for (let i = 1; i < updates.length; i++) assert.ok(updates[i].progress > updates[i - 1].progress);
   });
 

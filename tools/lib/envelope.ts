@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { failure, type FailureEnvelope, type FailureKind, serialize } from "../../src/contract.ts";
+import { failure, type FailureEnvelope, type FailureKind, serialize, success } from "../../src/contract.ts";
 
 /** Options of {@linkcode ToolFailure}. */
 export interface ToolFailureOptions {
@@ -43,6 +43,21 @@ export class ToolFailure extends Error {
   toEnvelope(): FailureEnvelope {
     return failure(this.kind, this.message, this.options);
   }
+}
+
+/**
+ * A tool body's result with warnings for the model: a success envelope (toolgate honors one on stdout) when there
+ * are any, the plain result otherwise (so that a tool's output keeps its shape when there is nothing to say).
+ *
+ * @example
+ * ```ts
+ * import { withWarnings } from "./envelope.ts";
+ * withWarnings({ exit_code: 0 }, ["slow disk"]); // { ok: true, result: { exit_code: 0 }, warnings: ["slow disk"] }
+ * withWarnings({ exit_code: 0 }, []); // { exit_code: 0 }
+ * ```
+ */
+export function withWarnings(result: unknown, warnings: readonly string[]): unknown {
+  return warnings.length > 0 ? success(result, { warnings }) : result;
 }
 
 /** Shorthand for an `invalid_args` failure naming `field`. */

@@ -1,54 +1,33 @@
-// exec: runs a program from an argv (no shell) in a workspace directory, with a timeout that kills its whole
-// process group, only PATH, HOME and the listed variables in its environment, and optional stdin text; returns
-// {exit_code, stdout, stderr, duration_ms} with long outputs cut head-and-tail.
+// exec: runs a program from an argv (no shell), or a command line through bash with pipefail, in a workspace
+// directory, with a wall-clock and an idle timeout that kill its whole process group, only PATH, HOME and the listed
+// variables in its environment, and optional stdin text; returns {exit_code, stdout, stderr, duration_ms} with long
+// outputs cut head-and-tail (an envelope with warnings when a pipeline ended by SIGPIPE or printed nothing).
+// `background: true` is toolgate's own business (its job manager runs the command): here it is refused.
 import { readStdinArgs } from "../lib/args.ts";
-import { errorMessage, fsFailure, invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
+import { errorMessage, fsFailure, invalidArgs, runTool, ToolFailure, withWarnings } from "../lib/envelope.ts";
+import {
+  type ExecCommand,
+  FALLBACK_SHELL,
+  finishedCommand,
+  NO_PIPEFAIL_WARNING,
+  PIPEFAIL_SHELLS,
+  readCommand,
+  readEnv,
+  shellArgv,
+} from "../lib/exec_args.ts";
 import { HeadTail } from "../lib/truncate.ts";
 import { Workspace } from "../lib/workspace.ts";
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** After the group is killed, how long stray holders of the pipes get before the reads are abandoned. */
 const DRAIN_GRACE_MS = 500;
-
-function readArgv(value: unknown): string[] {
-  const expected = 'a non-empty array of strings, e.g. ["ls", "-la"]';
-  if (!Array.isArray(value) || value.length === 0) {
-    throw invalidArgs("argv", "argv must be a non-empty array", expected);
-  }
-  for (const [i, item] of value.entries()) {
-    if (typeof item !== "string") throw invalidArgs("argv", `argv[${i}] must be a string`, expected);
-    if (item.includes("\0")) throw invalidArgs("argv", `argv[${i}] contains a NUL byte`, expected);
-  }
-  if (value[0] === "") throw invalidArgs("argv", "argv[0] (the program) must not be empty", expected);
-  return value as string[];
-}
-
-function readEnv(value: unknown): Record<string, string> {
-  const expected = 'an array of {name, value}, e.g. [{"name": "CI", "value": "1"}]';
-  const env: Record<string, string> = {};
-  if (value === undefined || value === null || value === "") return env;
-  if (!Array.isArray(value)) throw invalidArgs("env", "env must be an array", expected);
-  for (const [i, item] of value.entries()) {
-    if (typeof item !== "object" || item === null || Array.isArray(item)) {
-      throw invalidArgs("env", `env[${i}] must be an object`, expected);
-    }
-    const { name, value: text, ...rest } = item as Record<string, unknown>;
-    if (Object.keys(rest).length > 0) throw invalidArgs("env", `env[${i}] has unknown keys`, expected);
-    if (typeof name !== "string" || !ENV_NAME.test(name)) {
-      throw invalidArgs("env", `env[${i}].name must be a variable name`, expected);
-    }
-    if (typeof text !== "string" || text.includes("\0")) {
-      throw invalidArgs("env", `env[${i}].value must be a string`, expected);
-    }
-    env[name] = text;
-  }
-  return env;
-}
+/** The longest wall-clock and idle limits a call may ask for: an hour (a longer build runs as a background job). */
+const MAX_LIMIT_MS = 3_600_000;
 
 async function collect(
   stream: ReadableStream<Uint8Array>,
   sink: HeadTail,
   stop: Promise<void>,
+  onData: () => void,
 ): Promise<void> {
   const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
   const stopped = stop.then(() => "stop" as const);
@@ -59,19 +38,83 @@ async function collect(
       return;
     }
     if (next.done) return;
+    onData();
     sink.push(next.value);
   }
 }
 
+interface Spawned {
+  readonly child: Deno.ChildProcess;
+  readonly warnings: string[];
+}
+
+function spawn(program: string, args: string[], cwd: string, env: Record<string, string>): Deno.ChildProcess {
+  return new Deno.Command(program, {
+    args,
+    cwd,
+    clearEnv: true,
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    // Its own process group, so the timeout can kill everything it started, not just the first process.
+    detached: true,
+  }).spawn();
+}
+
+/** Does this sh know `set -o pipefail`? (dash before 0.5.13 does not.) */
+async function shHasPipefail(): Promise<boolean> {
+  try {
+    const probe = new Deno.Command(FALLBACK_SHELL, {
+      args: ["-o", "pipefail", "-c", ":"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      clearEnv: true,
+    });
+    return (await probe.output()).success;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts the command: an argv as is, a command line in the first shell with pipefail that exists. */
+async function start(command: ExecCommand, cwd: string, env: Record<string, string>): Promise<Spawned> {
+  if (command.argv !== undefined) {
+    return { child: spawn(command.argv[0], command.argv.slice(1), cwd, env), warnings: [] };
+  }
+  for (const shell of PIPEFAIL_SHELLS) {
+    try {
+      const [program, ...args] = shellArgv(shell, command.shell, true);
+      return { child: spawn(program, args, cwd, env), warnings: [] };
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  const pipefail = await shHasPipefail();
+  const [program, ...args] = shellArgv(FALLBACK_SHELL, command.shell, pipefail);
+  return { child: spawn(program, args, cwd, env), warnings: pipefail ? [] : [NO_PIPEFAIL_WARNING] };
+}
+
 await runTool(async () => {
   const args = await readStdinArgs();
-  const argv = readArgv(args.raw("argv"));
+  const command = readCommand(args.raw("argv"), args.optionalText("shell", ""));
   const cwdArg = args.optionalString("cwd", ".");
-  const timeoutMs = args.integer("timeout_ms", 30_000, { min: 1, max: 300_000 });
+  const timeoutMs = args.integer("timeout_ms", 30_000, { min: 1, max: MAX_LIMIT_MS });
+  const idleTimeoutMs = args.integer("idle_timeout_ms", 0, { min: 0, max: MAX_LIMIT_MS });
+  const background = args.boolean("background", false);
   const extraEnv = readEnv(args.raw("env"));
   const stdinText = args.optionalText("stdin", "");
   const maxOutputChars = args.integer("max_output_chars", 20_000, { min: 200, max: 1_000_000 });
   args.done();
+  if (background) {
+    throw new ToolFailure(
+      "unavailable",
+      "background jobs are started and owned by toolgate itself (its agent loop or its MCP server); this exec " +
+        "runs outside it, so run the command in the foreground",
+      { field: "background", retryable: false },
+    );
+  }
 
   // The cwd is entered and checked to be inside the workspace. The child is then started by that path (Deno has
   // no other way), so a racing swap could still move it elsewhere: that grants nothing, since the program itself
@@ -96,34 +139,29 @@ await runTool(async () => {
   Object.assign(env, extraEnv);
 
   const started = performance.now();
-  let child: Deno.ChildProcess;
+  // How failures name what ran: the program, or the command line (cut, it can be long).
+  const line = command.shell ?? "";
+  const what = command.argv?.[0] ?? (line.length > 80 ? `${line.slice(0, 77)}...` : line);
+  let spawned: Spawned;
   try {
-    child = new Deno.Command(argv[0], {
-      args: argv.slice(1),
-      cwd,
-      clearEnv: true,
-      env,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      // Its own process group, so the timeout can kill everything it started, not just the first process.
-      detached: true,
-    }).spawn();
+    spawned = await start(command, cwd, env);
   } catch (error) {
+    const field = command.argv ? "argv" : "shell";
     if (error instanceof Deno.errors.NotFound) {
-      throw new ToolFailure("not_found", `program not found: ${JSON.stringify(argv[0])}`, { field: "argv" });
+      throw new ToolFailure("not_found", `program not found: ${JSON.stringify(what)}`, { field });
     }
     if (error instanceof Deno.errors.PermissionDenied) {
-      throw new ToolFailure("execution_error", `program is not executable: ${JSON.stringify(argv[0])}`, {
-        field: "argv",
+      throw new ToolFailure("execution_error", `program is not executable: ${JSON.stringify(what)}`, {
+        field,
         retryable: false,
       });
     }
     throw new ToolFailure(
       "execution_error",
-      `could not start ${JSON.stringify(argv[0])}: ${errorMessage(error)}`,
+      `could not start ${JSON.stringify(what)}: ${errorMessage(error)}`,
     );
   }
+  const { child } = spawned;
 
   const killGroup = () => {
     try {
@@ -139,11 +177,24 @@ await runTool(async () => {
   };
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) Deno.addSignalListener(signal, onSignal);
 
-  let timedOut = false;
+  let timedOut: "wall" | "idle" | undefined;
   const timer = setTimeout(() => {
-    timedOut = true;
+    timedOut ??= "wall";
     killGroup();
   }, timeoutMs);
+  // The idle clock: every chunk on stdout or stderr resets it; one timer, moved on lazily.
+  let lastOutput = performance.now();
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  const watchIdle = (delay: number) => {
+    idleTimer = setTimeout(() => {
+      const quiet = performance.now() - lastOutput;
+      if (quiet < idleTimeoutMs) return watchIdle(idleTimeoutMs - quiet);
+      timedOut ??= "idle";
+      killGroup();
+    }, delay);
+  };
+  if (idleTimeoutMs > 0) watchIdle(idleTimeoutMs);
+  const onData = () => lastOutput = performance.now();
 
   const feed = (async () => {
     const writer = child.stdin.getWriter();
@@ -160,12 +211,13 @@ await runTool(async () => {
   let releaseDrain!: () => void;
   const drainStop = new Promise<void>((resolve) => (releaseDrain = resolve));
   const reading = Promise.all([
-    collect(child.stdout, stdout, drainStop),
-    collect(child.stderr, stderr, drainStop),
+    collect(child.stdout, stdout, drainStop, onData),
+    collect(child.stderr, stderr, drainStop, onData),
   ]);
 
   const status = await child.status;
   clearTimeout(timer);
+  clearTimeout(idleTimer);
   // Whatever the program left behind in its group must not outlive it (and keep the pipes open).
   killGroup();
   const drainTimer = setTimeout(releaseDrain, DRAIN_GRACE_MS);
@@ -184,14 +236,28 @@ await runTool(async () => {
     stderr_truncated: stderr.truncated,
     duration_ms: durationMs,
   };
-  if (timedOut) {
+  if (timedOut === "idle") {
     throw new ToolFailure(
       "timeout",
-      `${JSON.stringify(argv[0])} ran past its ${timeoutMs} ms timeout and was killed`,
-      {
-        metadata: output,
-      },
+      `${JSON.stringify(what)} printed nothing for ${idleTimeoutMs} ms (its idle timeout) and was killed`,
+      { metadata: { ...output, idle: true, idle_timeout_ms: idleTimeoutMs, timeout_ms: timeoutMs } },
     );
   }
-  return output;
+  if (timedOut === "wall") {
+    throw new ToolFailure(
+      "timeout",
+      `${JSON.stringify(what)} ran past its ${timeoutMs} ms timeout and was killed`,
+      { metadata: output },
+    );
+  }
+  const finished = finishedCommand(
+    command,
+    status.signal === null ? status.code : null,
+    output.stdout,
+    output.stderr,
+  );
+  const warnings = [...spawned.warnings, ...finished.warnings];
+  if (finished.sigpipe) Object.assign(output, { exit_code: finished.exitCode, sigpipe: true });
+  // Warnings ride in an envelope (which toolgate honors); without any, the plain result stays as it always was.
+  return withWarnings(output, warnings);
 });

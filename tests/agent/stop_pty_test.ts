@@ -1,0 +1,296 @@
+/**
+ * The stop button on a real terminal (issue 14): the agent loop runs under `script` (util-linux), which gives it a
+ * pty, against a scripted endpoint, with the belt's `exec` confined by bubblewrap. A Ctrl-C typed on the pty stops
+ * the call in flight (its tree ends) and answers it `killed_by: "user"`, and the loop goes on to the model; two
+ * Ctrl-C within 2 s end toolgate (exit 130) with every tree, a background job's included. The heartbeat shows at
+ * an interval shortened through TOOLGATE_HEARTBEAT_SEC.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { answer, callTools, type Reply, startChatServer, toolMessages } from "./chat_server.ts";
+import { ROOT } from "./run_cli.ts";
+import { probeSandbox } from "../../src/sandbox.ts";
+
+const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
+const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
+
+/** Quotes one word for sh. */
+const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+const encoder = new TextEncoder();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A sleep length no other process uses: pgrep finds exactly that process, inside the sandbox or not. */
+function uniqueSleep(): string {
+  return `${900 + Math.floor(Math.random() * 90)}.${Math.floor(Math.random() * 1000)}`;
+}
+
+async function pgrep(command: string): Promise<number[]> {
+  const out = await new Deno.Command("pgrep", {
+    args: ["-x", "-f", command],
+    stdout: "piped",
+    stderr: "null",
+  })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.trim() !== "").map(Number);
+}
+
+async function until(check: () => Promise<boolean> | boolean, what: string, ms = 30_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await sleep(50);
+  }
+}
+
+/** The agent loop on a pty: its output so far, a way to type, and its exit. */
+interface Terminal extends AsyncDisposable {
+  output(): string;
+  type(text: string): Promise<void>;
+  readonly status: Promise<Deno.CommandStatus>;
+}
+
+function agentOnPty(
+  baseUrl: string,
+  dir: string,
+  state: string,
+  sandbox: "require" | "off" = "require",
+): Terminal {
+  const cli = [
+    Deno.execPath(),
+    "run",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "--allow-run",
+    "--allow-net",
+    "--config",
+    join(ROOT, "deno.json"),
+    join(ROOT, "src", "main.ts"),
+    "--prompt",
+    "build it",
+    "--base-url",
+    baseUrl,
+    "--model",
+    "test-model",
+    "--tools",
+    join(ROOT, "tools.json"),
+    "--sandbox",
+    sandbox,
+    "--yes",
+    "--kill-grace",
+    "0.5",
+    "--cwd",
+    dir,
+  ].map(quote).join(" ");
+  const env: Record<string, string> = { XDG_STATE_HOME: state, NO_COLOR: "1", TOOLGATE_HEARTBEAT_SEC: "0.3" };
+  for (const name of ["PATH", "HOME", "DENO_DIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  // `exec`: the shell becomes toolgate, so that the pty's Ctrl-C reaches toolgate and no shell in between.
+  const child = new Deno.Command("script", {
+    args: ["-q", "-e", "-c", `exec ${cli}`, "/dev/null"],
+    cwd: dir,
+    env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  let text = "";
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stdout) text += decoder.decode(chunk, { stream: true });
+  })();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+  return {
+    output: () => text.replaceAll("\r", ""),
+    type: (keys) => writer.write(encoder.encode(keys)),
+    status: child.status.then(async (status) => {
+      clearTimeout(timer);
+      await reading;
+      return status;
+    }),
+    async [Symbol.asyncDispose]() {
+      clearTimeout(timer);
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Ended already.
+      }
+      await writer.close().catch(() => {});
+      await child.stderr.cancel().catch(() => {});
+      await child.status;
+      await reading;
+    },
+  };
+}
+
+function ptyTest(name: string, fn: (dir: string, state: string) => Promise<void>): void {
+  Deno.test({
+    name,
+    ignore: !SUPPORT.ok && !REQUIRED,
+    fn: async () => {
+      assert.ok(
+        SUPPORT.ok,
+        `bubblewrap is required here (TOOLGATE_REQUIRE_BWRAP=1): ${SUPPORT.ok || SUPPORT.reason}`,
+      );
+      const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_stop_" }));
+      const state = await Deno.makeTempDir({ prefix: "toolgate_stop_state_" });
+      try {
+        await fn(dir, state);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+        await Deno.remove(state, { recursive: true });
+      }
+    },
+  });
+}
+
+function kill(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch {
+      // Gone.
+    }
+  }
+}
+
+// Confined, the terminal's Ctrl-C also reaches bwrap (it shares toolgate's process group); unconfined, the call
+// leads a session of its own and only the stop button ends it: both must answer killed_by user.
+for (const sandbox of ["require", "off"] as const) {
+  ptyTest(
+    `stop button (sandbox ${sandbox}): the first Ctrl-C stops the call in flight (killed_by user) and the loop goes on to the model`,
+    async (dir, state) => {
+      const seconds = uniqueSleep();
+      const script: Reply[] = [
+        callTools([{ id: "x1", name: "exec", args: { shell: `sleep ${seconds}`, timeout_ms: 120_000 } }]),
+        answer("Stopped, as you asked."),
+      ];
+      const endpoint = startChatServer(script);
+      await using terminal = agentOnPty(endpoint.baseUrl, dir, state, sandbox);
+      try {
+        await until(async () => (await pgrep(`sleep ${seconds}`)).length === 1, "the tool runs");
+        // The heartbeat, at the shortened interval: the call, its elapsed time and exec's own limit.
+        await until(() => /running exec elapsed=\d+s\/120s\n/.test(terminal.output()), "a heartbeat line");
+        await terminal.type("\x03");
+        const status = await terminal.status;
+        const output = terminal.output();
+        assert.equal(status.code, 0, output);
+        assert.match(output, /toolgate: stopping 1 call \(Ctrl-C again within 2 s quits\)/);
+        assert.match(
+          output,
+          /Stopped, as you asked\./,
+          "the loop went on to the model and printed its answer",
+        );
+        assert.equal(endpoint.requests.length, 2);
+        const [message] = toolMessages(endpoint.requests[1].body);
+        const envelope = JSON.parse(message.content);
+        assert.equal(envelope.ok, false);
+        assert.equal(envelope.kind, "execution_error");
+        assert.equal(envelope.killed_by, "user");
+        assert.equal(envelope.retryable, false);
+        assert.deepEqual(await pgrep(`sleep ${seconds}`), [], "the call's tree is gone");
+      } finally {
+        kill(await pgrep(`sleep ${seconds}`));
+        await endpoint.close();
+      }
+    },
+  );
+}
+
+ptyTest(
+  "stop button: two Ctrl-C within 2 s end toolgate (exit 130), every tree with it, a background job's too",
+  async (dir, state) => {
+    const job = uniqueSleep();
+    const call = uniqueSleep();
+    const endpoint = startChatServer([
+      callTools([{ id: "j1", name: "exec", args: { shell: `sleep ${job}`, background: true } }]),
+      callTools([{ id: "x2", name: "exec", args: { shell: `sleep ${call}` } }]),
+      // After the first press the loop asks the model again: the answer is slow, so that the second press comes
+      // while toolgate waits for it (the stop button is not armed then; the registry still takes the press).
+      { ...answer("never printed"), delayMs: 3000 },
+    ]);
+    await using terminal = agentOnPty(endpoint.baseUrl, dir, state);
+    try {
+      await until(async () => (await pgrep(`sleep ${call}`)).length === 1, "the call runs");
+      assert.equal((await pgrep(`sleep ${job}`)).length, 1, "the background job runs beside it");
+      // The job answered at once, and the loop went on to the model with it.
+      const [started] = toolMessages(endpoint.requests[1].body);
+      assert.equal(JSON.parse(started.content).result.background, true);
+      await terminal.type("\x03");
+      await until(() => terminal.output().includes("toolgate: stopping 1 call"), "the first press");
+      await sleep(200);
+      await terminal.type("\x03");
+      const status = await terminal.status;
+      assert.equal(status.code, 130, terminal.output());
+      assert.deepEqual(await pgrep(`sleep ${call}`), [], "the call's tree is gone");
+      assert.deepEqual(
+        await pgrep(`sleep ${job}`),
+        [],
+        "the job's tree is gone: jobs never outlive toolgate",
+      );
+      assert.doesNotMatch(terminal.output(), /never printed/, "toolgate quit before the model's answer");
+    } finally {
+      kill([...await pgrep(`sleep ${job}`), ...await pgrep(`sleep ${call}`)]);
+      await endpoint.close();
+    }
+  },
+);
+
+Deno.test("heartbeat: `toolgate call` on a terminal prints `running NAME elapsed=Ys/Zs` at the (shortened) interval", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_beat_" }));
+  const state = await Deno.makeTempDir({ prefix: "toolgate_beat_state_" });
+  try {
+    const cli = [
+      Deno.execPath(),
+      "run",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-run",
+      "--config",
+      join(ROOT, "deno.json"),
+      join(ROOT, "src", "main.ts"),
+      "call",
+      "exec",
+      JSON.stringify({ shell: "sleep 1.5; echo built", timeout_ms: 5000 }),
+      "--tools",
+      join(ROOT, "tools.json"),
+      "--sandbox",
+      "off",
+      "--cwd",
+      dir,
+    ].map(quote).join(" ");
+    const env: Record<string, string> = {
+      XDG_STATE_HOME: state,
+      NO_COLOR: "1",
+      TOOLGATE_HEARTBEAT_SEC: "0.4",
+    };
+    for (const name of ["PATH", "HOME", "DENO_DIR"]) {
+      const value = Deno.env.get(name);
+      if (value !== undefined) env[name] = value;
+    }
+    const output = await new Deno.Command("script", {
+      args: ["-q", "-e", "-c", `exec ${cli}`, "/dev/null"],
+      cwd: dir,
+      env,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout).replaceAll("\r", "");
+    assert.equal(output.code, 0, text);
+    const beats = text.match(/running exec elapsed=\d+s\/5s\n/g) ?? [];
+    assert.ok(beats.length >= 2 && beats.length <= 5, `${beats.length} heartbeats in 1.5 s:\n${text}`);
+    assert.match(text, /"stdout":"built\\n"/, "the envelope still comes whole");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(state, { recursive: true });
+  }
+});

@@ -1,0 +1,191 @@
+/**
+ * `toolgate serve` and long-running work (issue 14): a background job started over MCP answers at once, is polled
+ * and killed through the `job` tool, and never outlives the server (SIGTERM: the registry ends it; SIGKILL: bwrap's
+ * --die-with-parent does); a client's cancellation is a person's stop, `killed_by: "user"` (MCP drops the answer of
+ * a cancelled request: the audit line keeps it).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { probeSandbox } from "../../src/sandbox.ts";
+import { auditDirFor } from "../../src/state.ts";
+import { alivePids, readAudit } from "../executor_helpers.ts";
+import { envelopeOf, ROOT } from "./helpers.ts";
+
+const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
+const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function uniqueSleep(): string {
+  return `${1000 + Math.floor(Math.random() * 90)}.${Math.floor(Math.random() * 1000)}`;
+}
+
+async function pgrep(command: string): Promise<number[]> {
+  const out = await new Deno.Command("pgrep", {
+    args: ["-x", "-f", command],
+    stdout: "piped",
+    stderr: "null",
+  })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.trim() !== "").map(Number);
+}
+
+async function until(check: () => Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await sleep(50);
+  }
+}
+
+interface Served extends AsyncDisposable {
+  readonly client: Client;
+  /** toolgate's own pid. */
+  readonly pid: number;
+  readonly workspace: string;
+  readonly state: string;
+}
+
+/** `toolgate serve` over stdio with the built-in belt, confined, every call approved (--yes), the audit log on. */
+async function serveBelt(): Promise<Served> {
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_mcp_jobs_" }));
+  const state = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_mcp_jobs_state_" }));
+  const transport = new StdioClientTransport({
+    command: Deno.execPath(),
+    args: [
+      "run",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-run",
+      "--config",
+      join(ROOT, "deno.json"),
+      join(ROOT, "src", "main.ts"),
+      "serve",
+      "--tools",
+      join(ROOT, "tools.json"),
+      "--sandbox",
+      "require",
+      "--yes",
+      "--kill-grace",
+      "0.5",
+      "--cwd",
+      workspace,
+    ],
+    cwd: ROOT,
+    env: { ...getDefaultEnvironment(), NO_COLOR: "1", XDG_STATE_HOME: state },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "toolgate-tests", version: "1.0.0" });
+  await client.connect(transport);
+  const pid = transport.pid!;
+  return {
+    client,
+    pid,
+    workspace,
+    state,
+    async [Symbol.asyncDispose]() {
+      await client.close().catch(() => {});
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch {
+        // Gone.
+      }
+      await Deno.remove(workspace, { recursive: true });
+      await Deno.remove(state, { recursive: true });
+    },
+  };
+}
+
+function confinedTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({
+    name,
+    ignore: !SUPPORT.ok && !REQUIRED,
+    fn: async () => {
+      assert.ok(
+        SUPPORT.ok,
+        `bubblewrap is required here (TOOLGATE_REQUIRE_BWRAP=1): ${SUPPORT.ok || SUPPORT.reason}`,
+      );
+      await fn();
+    },
+  });
+}
+
+async function startJob(served: Served, seconds: string): Promise<{ job_id: string; pid: number }> {
+  const started = envelopeOf(
+    await served.client.callTool({
+      name: "exec",
+      arguments: { shell: `sleep ${seconds}`, background: true },
+    }),
+  );
+  assert.equal(started.ok, true, JSON.stringify(started));
+  await until(async () => (await pgrep(`sleep ${seconds}`)).length === 1, "the job runs");
+  return started.result as { job_id: string; pid: number };
+}
+
+for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+  confinedTest(`serve: a background job does not outlive toolgate (${signal})`, async () => {
+    await using served = await serveBelt();
+    const seconds = uniqueSleep();
+    const job = await startJob(served, seconds);
+    const poll = envelopeOf(
+      await served.client.callTool({ name: "job", arguments: { action: "poll", job_id: job.job_id } }),
+    );
+    assert.equal((poll.result as { state: string }).state, "running");
+    try {
+      Deno.kill(served.pid, signal);
+      await until(async () => (await alivePids([served.pid])).length === 0, "toolgate exits");
+      await until(async () => (await pgrep(`sleep ${seconds}`)).length === 0, "the job's tree ends", 5000);
+      assert.deepEqual(await alivePids([job.pid]), []);
+    } finally {
+      for (const pid of await pgrep(`sleep ${seconds}`)) Deno.kill(pid, "SIGKILL");
+    }
+  });
+}
+
+confinedTest(
+  "serve: kill through the job tool ends the job's tree; a client's cancellation is killed_by user",
+  async () => {
+    await using served = await serveBelt();
+    const seconds = uniqueSleep();
+    const job = await startJob(served, seconds);
+    const killed = envelopeOf(
+      await served.client.callTool({ name: "job", arguments: { action: "kill", job_id: job.job_id } }),
+    );
+    const result = killed.result as { state: string; killed_by: string };
+    assert.equal(result.state, "killed");
+    // Approved by --yes, not by a person asked: the model's kill.
+    assert.equal(result.killed_by, "model");
+    assert.deepEqual(await pgrep(`sleep ${seconds}`), []);
+
+    // A foreground call the client cancels: its tree ends, and the envelope (dropped by MCP) says who stopped it.
+    const call = uniqueSleep();
+    const controller = new AbortController();
+    const pending = served.client.callTool(
+      { name: "exec", arguments: { shell: `sleep ${call}` } },
+      undefined,
+      { signal: controller.signal },
+    ).then(() => "answered", () => "cancelled");
+    await until(async () => (await pgrep(`sleep ${call}`)).length === 1, "the call runs");
+    controller.abort();
+    assert.equal(await pending, "cancelled");
+    await until(async () => (await pgrep(`sleep ${call}`)).length === 0, "the call's tree ends", 5000);
+    const audit = auditDirFor({ XDG_STATE_HOME: served.state }, served.workspace);
+    let stopped: Record<string, unknown> | undefined;
+    await until(async () => {
+      stopped = (await readAudit(audit)).find((r) => r.tool === "exec" && r.killed_by === "user");
+      return stopped !== undefined;
+    }, "the audit line of the cancelled call");
+    assert.equal(stopped!.outcome, "execution_error");
+    assert.equal(stopped!.cancelled, true);
+    // The job's kill is in the log too, as the model's.
+    const records = await readAudit(audit);
+    assert.ok(
+      records.some((r) => r.job === job.job_id && r.job_state === "killed" && r.killed_by === "model"),
+    );
+  },
+);
