@@ -477,7 +477,7 @@ Deno.test("lint: the shipped tool belt (tools.json) passes --strict", async () =
   const io = memoryIo();
   const path = join(REPO, "tools.json");
   assert.equal(await run(["lint", "--strict", "--tools", path], io), 0, io.out);
-  assert.equal(io.out, `${path}: no findings, 12 tools\n`);
+  assert.equal(io.out, `${path}: no findings, 13 tools\n`);
 });
 
 Deno.test("lint: the real command through the launcher, as CI runs it: exit codes and --strict", async () => {
@@ -500,7 +500,7 @@ Deno.test("lint: the real command through the launcher, as CI runs it: exit code
   assert.match(invalid.stderr, /concurrent requires readOnly: true/);
   const belt = await runToolgate(["lint", "--strict"], REPO);
   assert.equal(belt.code, 0, belt.stdout + belt.stderr);
-  assert.match(belt.stdout, /tools\.json: no findings, 12 tools\n$/);
+  assert.match(belt.stdout, /tools\.json: no findings, 13 tools\n$/);
   for (const result of [found, strict, usage, invalid, belt]) {
     assert.ok(!hasStackTrace(result.stderr), result.stderr);
   }

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { Executor } from "../../src/executor.ts";
 import { loadManifest, type ToolSpec } from "../../src/manifest.ts";
 import { describeAjvErrors } from "../../src/schema.ts";
 import { assertOk, REPO, runTool, withWorkspace } from "./helpers.ts";
@@ -80,6 +81,36 @@ Deno.test("outputSchema: every shipped tool's results match the outputSchema it 
     });
   } finally {
     await server.shutdown();
+  }
+  // exec's background start and the job tool are answered by toolgate itself: through an executor.
+  const workspace = await Deno.realPath(await Deno.makeTempDir());
+  const executor = new Executor({
+    manifest,
+    env: {
+      PATH: "/usr/bin:/bin",
+      HOME: Deno.env.get("HOME") ?? "/root",
+      XDG_STATE_HOME: await Deno.makeTempDir(),
+    },
+    cwd: workspace,
+    auditDir: null,
+    sandbox: "off",
+  });
+  try {
+    const started = await executor.call(
+      "exec",
+      JSON.stringify({ shell: "echo started; sleep 30", background: true }),
+    );
+    assert.ok(started.ok, JSON.stringify(started));
+    assertMatches(manifest.byName.get("exec")!, started.result, "exec background");
+    const jobId = (started.result as { job_id: string }).job_id;
+    for (const action of ["poll", "kill", "wait"]) {
+      const answered = await executor.call("job", JSON.stringify({ action, job_id: jobId }));
+      assert.ok(answered.ok, JSON.stringify(answered));
+      assertMatches(manifest.byName.get("job")!, answered.result, `job ${action}`);
+    }
+    exercised.add("job");
+  } finally {
+    await executor.endJobs();
   }
   assert.deepEqual([...exercised].sort(), manifest.tools.map((tool) => tool.name).sort());
 });
