@@ -8,18 +8,6 @@
  *
  * @module
  */
-import { createHmac, randomBytes } from "node:crypto";
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  fsyncSync,
-  openSync,
-  readSync,
-  type Stats,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { FailureKind } from "./contract.ts";
 import { redactDeep, type Redactor } from "./redact.ts";
@@ -61,14 +49,9 @@ export interface AuditOptions {
 /** The size of the audit key, in bytes: as long as a SHA-256 digest, which is all the secret HMAC can use well. */
 export const AUDIT_KEY_BYTES = 32;
 
-/** Node has no `O_CLOEXEC` constant; Deno's own opens set it anyway, this says so where the flags are read. */
-const O_CLOEXEC = Deno.build.os === "linux" ? 0o2000000 : Deno.build.os === "darwin" ? 0x1000000 : 0;
-const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR } = constants;
-/**
- * Read and write: the last byte tells whether an earlier write was torn. Non-blocking: a FIFO in the log's place
- * opens at once (and is then refused) instead of waiting for a reader.
- */
-const LOG_FLAGS = O_RDWR | O_APPEND | O_NONBLOCK;
+/** Read and append: the last byte tells whether an earlier write was torn. */
+const LOG_OPEN: Deno.OpenOptions = { read: true, append: true };
+const KEY_OPEN: Deno.OpenOptions = { read: true };
 const NEWLINE = 0x0a;
 
 /**
@@ -98,12 +81,13 @@ function refuseUnlessFile(info: Deno.FileInfo, path: string, what: string): void
 }
 
 /**
- * Opens the regular file at `path`, or `undefined` when nothing is there. `O_NOFOLLOW` alone does not hold under
- * Deno: with any grant short of `--allow-all`, Deno resolves a link itself (for its permission check) and opens
- * the target. So the path is looked at first (a link or special file is refused unopened), and
- * {@linkcode checkOpened} then proves that what was opened is still what the path names.
+ * Opens the regular file at `path`, or `undefined` when nothing is there. `O_NOFOLLOW` would not hold under Deno:
+ * with any grant short of `--allow-all`, Deno resolves a link itself (for its permission check) and opens the
+ * target. So the path is looked at first (a link, a FIFO or a device is refused unopened), and
+ * {@linkcode checkOpened} then proves that what was opened is still what the path names. Only the user (whose
+ * 0700 folder this is) could swap a FIFO in between the look and the open, and would only stall their own run.
  */
-function openExisting(path: string, flags: number, what: string): number | undefined {
+function openExisting(path: string, options: Deno.OpenOptions, what: string): Deno.FsFile | undefined {
   let before: Deno.FileInfo;
   try {
     before = Deno.lstatSync(path);
@@ -112,7 +96,7 @@ function openExisting(path: string, flags: number, what: string): number | undef
     throw error;
   }
   refuseUnlessFile(before, path, what);
-  return openSync(path, flags | O_NOFOLLOW | O_CLOEXEC);
+  return Deno.openSync(path, options);
 }
 
 /**
@@ -121,20 +105,24 @@ function openExisting(path: string, flags: number, what: string): number | undef
  * fails on anything already at `path`, a link included (then `undefined`: someone else made it). Returns the open
  * descriptor.
  */
-function createNew(path: string, flags: number, fill: (fd: number) => void = () => {}): number | undefined {
+function createNew(
+  path: string,
+  options: Deno.OpenOptions,
+  fill: (file: Deno.FsFile) => void = () => {},
+): Deno.FsFile | undefined {
   const temporary = join(dirname(path), `.${basename(path)}.${crypto.randomUUID()}`);
-  const fd = openSync(temporary, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600);
+  const file = Deno.openSync(temporary, { ...options, write: true, createNew: true, mode: 0o600 });
   try {
-    fill(fd);
+    fill(file);
     Deno.linkSync(temporary, path);
   } catch (error) {
-    closeSync(fd);
+    file.close();
     if (error instanceof Deno.errors.AlreadyExists) return undefined;
     throw error;
   } finally {
-    unlinkSync(temporary);
+    Deno.removeSync(temporary);
   }
-  return fd;
+  return file;
 }
 
 /**
@@ -142,22 +130,23 @@ function createNew(path: string, flags: number, fill: (fd: number) => void = () 
  * file `path` names (not a link swapped in while it was opened). Nothing is repaired (no chmod through a path,
  * which a swapped link would redirect): a file that fails is refused.
  */
-function checkOpened(fd: number, path: string, what: string): Stats {
-  let info = fstatSync(fd);
+function checkOpened(file: Deno.FsFile, path: string, what: string): Deno.FileInfo {
+  let info = file.statSync();
   // A file another toolgate is just creating has two links for a moment (see createNew).
   for (let waited = 0; info.nlink === 2 && waited < 100; waited += 5) {
     pause(5);
-    info = fstatSync(fd);
+    info = file.statSync();
   }
-  if (!info.isFile()) throw new StateDirError(`${what} ${path} is not a regular file (remove it)`);
+  if (!info.isFile) throw new StateDirError(`${what} ${path} is not a regular file (remove it)`);
   const uid = ownUid(dirname(path));
   if (uid !== null && info.uid !== uid) {
     throw new StateDirError(`${what} ${path} belongs to uid ${info.uid}, not to this user (uid ${uid})`);
   }
-  if ((info.mode & 0o077) !== 0) {
+  const mode = info.mode ?? 0o600;
+  if ((mode & 0o077) !== 0) {
     throw new StateDirError(
       `${what} ${path} has mode ${
-        (info.mode & 0o777).toString(8).padStart(4, "0")
+        (mode & 0o777).toString(8).padStart(4, "0")
       }, open to others; toolgate wants 0600 (chmod 600 it, or remove it)`,
     );
   }
@@ -204,10 +193,10 @@ export function prepareAuditDir(dir: string, trusted?: string): void {
 
 /** Reads the key at `path` (never through a link, checked like a log file); `undefined` when there is none. */
 function readKey(path: string): Uint8Array | undefined {
-  const fd = openExisting(path, O_RDONLY | O_NONBLOCK, "the audit key");
-  if (fd === undefined) return undefined;
+  const file = openExisting(path, KEY_OPEN, "the audit key");
+  if (file === undefined) return undefined;
   try {
-    const info = checkOpened(fd, path, "the audit key");
+    const info = checkOpened(file, path, "the audit key");
     if (info.size !== AUDIT_KEY_BYTES) {
       throw new StateDirError(
         `the audit key ${path} holds ${info.size} bytes, not ${AUDIT_KEY_BYTES} (remove it: a new one is made)`,
@@ -215,13 +204,13 @@ function readKey(path: string): Uint8Array | undefined {
     }
     const key = new Uint8Array(AUDIT_KEY_BYTES);
     for (let got = 0; got < key.length;) {
-      const n = readSync(fd, key, got, key.length - got, got);
-      if (n === 0) throw new StateDirError(`the audit key ${path} ended early`);
+      const n = file.readSync(key.subarray(got));
+      if (n === null || n === 0) throw new StateDirError(`the audit key ${path} ended early`);
       got += n;
     }
     return key;
   } finally {
-    closeSync(fd);
+    file.close();
   }
 }
 
@@ -240,18 +229,18 @@ export function readOrMakeAuditKey(path: string): Uint8Array {
   try {
     const existing = readKey(path);
     if (existing !== undefined) return existing;
-    const key = new Uint8Array(randomBytes(AUDIT_KEY_BYTES));
-    const fd = createNew(path, O_RDWR, (fd) => {
-      if (writeSync(fd, key) !== key.length) throw new Error("short write");
-      fsyncSync(fd);
+    const key = crypto.getRandomValues(new Uint8Array(AUDIT_KEY_BYTES));
+    const file = createNew(path, { read: true }, (file) => {
+      if (file.writeSync(key) !== key.length) throw new Error("short write");
+      file.syncSync();
     });
-    if (fd === undefined) {
+    if (file === undefined) {
       // Another toolgate made it first: use theirs.
       const theirs = readKey(path);
       if (theirs === undefined) throw new Error("it came and went while being made");
       return theirs;
     }
-    closeSync(fd);
+    file.close();
     return key;
   } catch (error) {
     if (error instanceof StateDirError) throw error;
@@ -283,20 +272,24 @@ const encoder = new TextEncoder();
  * remembers whether it was torn, so there is nothing to keep in memory that another process could not see.
  */
 function appendLine(file: string, line: string): void {
-  const fd = openExisting(file, LOG_FLAGS, "the audit log") ?? createNew(file, LOG_FLAGS) ??
-    openExisting(file, LOG_FLAGS, "the audit log");
-  if (fd === undefined) throw new StateDirError(`the audit log ${file} came and went while being opened`);
+  const opened = openExisting(file, LOG_OPEN, "the audit log") ?? createNew(file, LOG_OPEN) ??
+    openExisting(file, LOG_OPEN, "the audit log");
+  if (opened === undefined) throw new StateDirError(`the audit log ${file} came and went while being opened`);
   try {
-    const info = checkOpened(fd, file, "the audit log");
+    const info = checkOpened(opened, file, "the audit log");
     const last = new Uint8Array(1);
-    const torn = info.size > 0 && readSync(fd, last, 0, 1, info.size - 1) === 1 && last[0] !== NEWLINE;
+    let torn = false;
+    if (info.size > 0) {
+      opened.seekSync(info.size - 1, Deno.SeekMode.Start);
+      torn = opened.readSync(last) === 1 && last[0] !== NEWLINE;
+    }
     const bytes = encoder.encode(torn ? "\n" + line : line);
-    // One call with the whole line: with O_APPEND no other process's line can land inside it. (node:fs goes on
-    // by itself after a short write, which only a full disk causes; the next record then starts on its own line.)
-    const written = writeSync(fd, bytes);
+    // One call with the whole line: with O_APPEND no other process's line can land inside it. A short write,
+    // which only a full disk causes, is reported; the next record then starts on a line of its own.
+    const written = opened.writeSync(bytes);
     if (written !== bytes.length) throw new Error(`only ${written} of ${bytes.length} bytes were written`);
   } finally {
-    closeSync(fd);
+    opened.close();
   }
 }
 
@@ -313,7 +306,7 @@ function appendLine(file: string, line: string): void {
  *   redact: makeRedactor([]),
  *   onError: console.error,
  * });
- * const facts = audit.argsFacts('{"path":"a.txt"}'); // { argsBytes: 16, argsHmac: "..." }
+ * const facts = await audit.argsFacts('{"path":"a.txt"}'); // { argsBytes: 16, argsHmac: "..." }
  * // await audit.write({ ...record, ...facts });
  * ```
  */
@@ -322,20 +315,32 @@ export class AuditLog {
   #reported = false;
   /** `undefined` until the first record asks, `null` when it could not be had. */
   #key?: Uint8Array | null;
+  #hmacKey?: Promise<CryptoKey>;
 
   constructor(readonly options: AuditOptions) {}
 
   /**
    * The size and keyed digest of an arguments text. Keyed, because a bare SHA-256 of `{"token":"..."}` lets anyone
    * who reads the log confirm a guessed secret offline; without the key, a digest tells nothing but equality.
-   * Synchronous (node:crypto): `crypto.subtle` would cost a trip through the thread pool on every call.
+   * Web Crypto's HMAC: node:crypto would cost every start-up the loading of Node's whole crypto module.
    */
-  argsFacts(argsText: string): { argsBytes: number; argsHmac: string | null } {
+  async argsFacts(argsText: string): Promise<{ argsBytes: number; argsHmac: string | null }> {
     const bytes = encoder.encode(argsText);
     const key = this.#digestKey();
+    if (key === null) return { argsBytes: bytes.length, argsHmac: null };
+    this.#hmacKey ??= crypto.subtle.importKey(
+      "raw",
+      key as Uint8Array<ArrayBuffer>,
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const digest = new Uint8Array(
+      await crypto.subtle.sign("HMAC", await this.#hmacKey, bytes as Uint8Array<ArrayBuffer>),
+    );
     return {
       argsBytes: bytes.length,
-      argsHmac: key === null ? null : createHmac("sha256", key).update(bytes).digest("hex"),
+      argsHmac: Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join(""),
     };
   }
 

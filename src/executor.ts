@@ -18,6 +18,7 @@ import { type ControlPlane, controlPlane, isWithin } from "./control_plane.ts";
 import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
 import { envelopeFromRun, startFailure } from "./outcome.ts";
 import { preflight } from "./preflight.ts";
+import { loadSchemaEngine } from "./schema.ts";
 import { groupLauncher, type ProcessRegistry } from "./process_tree.ts";
 import { type ApprovedBy, OWN_COMMAND, type Policy } from "./policy.ts";
 import { hasSideEffects } from "./profiles.ts";
@@ -40,20 +41,8 @@ import { ToolFailure } from "../tools/lib/envelope.ts";
 
 export { SANDBOX_MODES, type SandboxMode } from "./sandbox.ts";
 
-/**
- * Defaults of the executor's limits.
- *
- * @example
- * ```ts
- * import { EXECUTOR_DEFAULTS } from "./executor.ts";
- * EXECUTOR_DEFAULTS.timeoutSec; // 30
- * ```
- */
-export const EXECUTOR_DEFAULTS = {
-  timeoutSec: 30,
-  graceMs: 2000,
-  maxOutputBytes: 4 * 1024 * 1024,
-} as const;
+export { EXECUTOR_DEFAULTS } from "./executor_defaults.ts";
+import { EXECUTOR_DEFAULTS } from "./executor_defaults.ts";
 
 const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
 
@@ -368,6 +357,8 @@ export class Executor {
       await this.#auditRefusal(name, argsText, envelope);
       return { ok: false, envelope: this.#forCaller(envelope) };
     }
+    // The schema engine loads at the first call that needs it: start-up does not pay for it.
+    if (tool.schema !== undefined) await loadSchemaEngine();
     const verdict = preflight(tool, argsText, this.manifest.schemas);
     if (!verdict.ok) {
       await this.#auditRefusal(name, argsText, verdict.envelope);
@@ -444,7 +435,7 @@ export class Executor {
       stderrBytes: result?.stderrBytes ?? 0,
       truncated: result?.overflow !== undefined,
       envKeys: Object.keys(env),
-      ...this.#argsFacts(call.argsText),
+      ...await this.#argsFacts(call.argsText),
       outcome: envelope.ok ? "ok" : envelope.kind,
       // A call stopped on request is no crash: the line says so, and who stopped it (a cancelled MCP call's answer
       // is never sent, so this line is where its killed_by shows).
@@ -780,7 +771,7 @@ export class Executor {
       stderrBytes: 0,
       truncated: false,
       envKeys: [],
-      ...this.#argsFacts(call.argsText),
+      ...await this.#argsFacts(call.argsText),
       outcome: envelope.ok ? "ok" : envelope.kind,
       job: typeof call.args.job_id === "string" ? call.args.job_id : undefined,
       killed_by: !envelope.ok && envelope.killed_by === "user" ? "user" : undefined,
@@ -886,7 +877,7 @@ export class Executor {
       stderrBytes: 0,
       truncated: false,
       envKeys: Object.keys(env),
-      ...this.#argsFacts(call.argsText),
+      ...await this.#argsFacts(call.argsText),
       outcome: envelope.ok ? "ok" : envelope.kind,
       background: true,
       job: job?.id,
@@ -913,7 +904,7 @@ export class Executor {
       stderrBytes: run.stderrBytes,
       truncated: false,
       envKeys: [],
-      ...this.#argsFacts(call.argsText),
+      ...await this.#argsFacts(call.argsText),
       outcome: run.timedOut || run.idleTimedOut
         ? "timeout"
         : state === "exited" && run.code === 0
@@ -956,8 +947,8 @@ export class Executor {
     return this.#scrub ? scrubEnvelope(envelope, this.#scrub) : envelope;
   }
 
-  #argsFacts(argsText: string): { argsBytes: number; argsHmac: string | null } {
-    return this.#audit?.argsFacts(argsText) ?? { argsBytes: 0, argsHmac: null };
+  async #argsFacts(argsText: string): Promise<{ argsBytes: number; argsHmac: string | null }> {
+    return await this.#audit?.argsFacts(argsText) ?? { argsBytes: 0, argsHmac: null };
   }
 
   async #auditRefusal(name: string, argsText: string, envelope: FailureEnvelope): Promise<void> {
@@ -973,7 +964,7 @@ export class Executor {
       stderrBytes: 0,
       truncated: false,
       envKeys: [],
-      ...this.#argsFacts(argsText),
+      ...await this.#argsFacts(argsText),
       outcome: envelope.kind,
     });
   }

@@ -8,7 +8,8 @@ import { dirname, isAbsolute, join, posix, resolve, sep, win32 } from "node:path
 import { isRecord } from "./contract.ts";
 import { parseJsonc } from "./jsonc.ts";
 import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
-import { patternProblems, SchemaCompiler } from "./schema.ts";
+import { loadSchemaEngine, patternProblems, SchemaCompiler, schemaEngineLoaded } from "./schema.ts";
+import { readCache, writeCache } from "./state_cache.ts";
 import { beltToolOf } from "./tool_belt.ts";
 
 /**
@@ -128,6 +129,16 @@ export interface ManifestOptions {
   allowAbsoluteCommands?: boolean;
   /** Compile every schema now, so that a schema ajv cannot compile is a manifest error (the `validate` command). */
   compileSchemas?: boolean;
+  /**
+   * Where {@linkcode loadManifest} remembers manifests whose schemas passed (toolgate's state folder): an unchanged
+   * manifest is then loaded without the schema engine. Absent: no cache.
+   */
+  cacheDir?: string;
+  /**
+   * The schemas were checked already (a cache says so): skip the meta-schema check, the compile and the pattern
+   * warnings. Set by {@linkcode loadManifest}; a caller of {@linkcode validateManifest} leaves it out.
+   */
+  schemasChecked?: boolean;
 }
 
 /**
@@ -314,8 +325,16 @@ function checkSchema(
     errors.push(`${key} must be a JSON object`);
     return undefined;
   }
-  const problem = context.schemas.check(value) ??
-    (key === "schema" ? riskAnnotationProblem(value) : undefined) ??
+  const risk = key === "schema" ? riskAnnotationProblem(value) : undefined;
+  // Schemas a cache says were checked (the same bytes, the same toolgate) skip the engine altogether.
+  if (context.options.schemasChecked) {
+    if (risk !== undefined) errors.push(`${key} is invalid: ${risk}`);
+    return risk === undefined ? value : undefined;
+  }
+  if (!schemaEngineLoaded()) {
+    throw new Error("validateManifest checks schemas: await loadSchemaEngine() first (loadManifest does)");
+  }
+  const problem = context.schemas.check(value) ?? risk ??
     (context.options.compileSchemas ? compileProblem(context.schemas, value) : undefined);
   if (problem !== undefined) {
     errors.push(`${key} is invalid: ${problem}`);
@@ -528,5 +547,38 @@ export async function loadManifest(path: string, options: ManifestOptions = {}):
   }
   const parsed = await parseJsonc(text, path);
   if (!parsed.ok) return { ok: false, errors: parsed.errors, warnings: [] };
-  return validateManifest(parsed.value, absolute, options);
+  const key = options.cacheDir === undefined ? undefined : await schemaCacheKey(text, options);
+  const checked = key === undefined
+    ? undefined
+    : readCache<string[]>(options.cacheDir!, "manifest-schemas", key);
+  if (checked !== undefined) {
+    const result = validateManifest(parsed.value, absolute, { ...options, schemasChecked: true });
+    return result.ok ? withWarnings(result, checked) : result;
+  }
+  await loadSchemaEngine();
+  const result = validateManifest(parsed.value, absolute, options);
+  if (result.ok && key !== undefined) {
+    // Only what the schemas said (the pattern warnings) is remembered; everything else is checked at every load.
+    writeCache(options.cacheDir!, "manifest-schemas", key, result.warnings.filter(isSchemaWarning));
+  }
+  return result;
+}
+
+/** What the schema cache is keyed by: the manifest's bytes, how it is checked, and toolgate's schema rules. */
+async function schemaCacheKey(text: string, options: ManifestOptions): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${SCHEMA_RULES_VERSION}|${options.compileSchemas ? "compiled" : "checked"}|${hex}`;
+}
+
+/** Bumped when what the schema checks find changes: older cached verdicts are then ignored. */
+const SCHEMA_RULES_VERSION = 1;
+
+function isSchemaWarning(warning: string): boolean {
+  return /: (schema|outputSchema): /.test(warning);
+}
+
+function withWarnings(result: ManifestResult & { ok: true }, more: readonly string[]): ManifestResult {
+  const warnings = [...result.warnings, ...more.filter((w) => !result.warnings.includes(w))];
+  return { ok: true, manifest: Object.freeze({ ...result.manifest, warnings }), warnings };
 }

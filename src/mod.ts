@@ -56,6 +56,11 @@
  *
  * @module
  */
+import { loadSchemaEngine } from "./schema.ts";
+
+// The library checks schemas synchronously (validateManifest, the executor's preflight): its engine loads here,
+// once, when the library is imported. (The CLI loads it only when a command needs it.)
+await loadSchemaEngine();
 
 export {
   asEnvelope,

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { closeSync, constants, fstatSync, openSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { StateDirError } from "./state.ts";
 
@@ -33,21 +32,18 @@ export function ownUid(dir: string): number | null {
     if (!(error instanceof Deno.errors.NotCapable)) throw error;
   }
   const probe = join(dir, `.uid-probe-${crypto.randomUUID()}`);
-  let fd: number;
+  let file: Deno.FsFile;
   try {
-    fd = openSync(
-      probe,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o600,
-    );
+    // A random name, made exclusively: nothing can have been planted there to be followed.
+    file = Deno.openSync(probe, { write: true, createNew: true, mode: 0o600 });
   } catch (error) {
     throw new StateDirError(`cannot tell whether ${dir} is this user's: ${(error as Error).message}`);
   }
   try {
-    learnedUid = fstatSync(fd).uid;
+    learnedUid = file.statSync().uid;
   } finally {
-    closeSync(fd);
-    unlinkSync(probe);
+    file.close();
+    Deno.removeSync(probe);
   }
   return learnedUid;
 }

@@ -39,8 +39,20 @@ export function readCache<T>(stateDir: string, name: string, key: string): T | u
   }
 }
 
+/** Whether `path` is a folder itself, not a link to one. */
+function isRealDir(path: string): boolean {
+  try {
+    const info = Deno.lstatSync(path);
+    return info.isDirectory && !info.isSymlink;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Caches `value` under `name` for `key` (silently does nothing when the folder cannot be written).
+ * Caches `value` under `name` for `key`. It silently does nothing when the folder cannot be written, and it never
+ * creates the state folder nor follows a link to it: a cache is not a reason to leave a trace where toolgate was
+ * told to write nothing (`--no-audit`), nor to write where a link points.
  *
  * @example
  * ```ts
@@ -52,8 +64,18 @@ export function writeCache<T>(stateDir: string, name: string, key: string, value
   const target = file(stateDir, name);
   const temp = `${target}.${Deno.pid}.tmp`;
   try {
-    Deno.mkdirSync(join(stateDir, "cache"), { recursive: true, mode: 0o700 });
-    Deno.writeTextFileSync(temp, JSON.stringify({ key, value } satisfies Entry<T>), { mode: 0o600 });
+    if (!isRealDir(stateDir)) return;
+    const folder = join(stateDir, "cache");
+    try {
+      Deno.mkdirSync(folder, { mode: 0o700 });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    }
+    if (!isRealDir(folder)) return;
+    Deno.writeTextFileSync(temp, JSON.stringify({ key, value } satisfies Entry<T>), {
+      mode: 0o600,
+      createNew: true,
+    });
     Deno.renameSync(temp, target);
   } catch {
     try {

@@ -8,6 +8,10 @@ import { join } from "node:path";
 import { finish } from "./helpers.ts";
 import { Executor, type ExecutorOptions } from "../src/executor.ts";
 import { type Manifest, validateManifest } from "../src/manifest.ts";
+import { loadSchemaEngine } from "../src/schema.ts";
+
+// validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
+await loadSchemaEngine();
 
 /** The repository's root folder. */
 export const ROOT: string = join(import.meta.dirname!, "..");

@@ -12,6 +12,10 @@ import { runProcess } from "../src/runner.ts";
 import { probeSandbox } from "../src/sandbox.ts";
 import { executorFor, manifestOf, scratch, waitGone } from "./executor_helpers.ts";
 import { writeFiles } from "./helpers.ts";
+import { loadSchemaEngine } from "../src/schema.ts";
+
+// validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
+await loadSchemaEngine();
 
 const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
 const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";

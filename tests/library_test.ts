@@ -20,6 +20,10 @@ import {
   truncateForModel,
   validateManifest,
 } from "../src/mod.ts";
+import { loadSchemaEngine } from "../src/schema.ts";
+
+// validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
+await loadSchemaEngine();
 
 const MANIFEST = join(import.meta.dirname!, "fixtures", "mcp", "tools.json");
 

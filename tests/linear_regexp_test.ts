@@ -1,7 +1,7 @@
 /** Schema patterns in linear time: ECMAScript's meaning kept under RE2, and what needs backtracking refused. */
 import assert from "node:assert/strict";
 import { linearPatternProblem, linearRegExp, toRe2Syntax } from "../src/linear_regexp.ts";
-import { patternProblems } from "../src/schema.ts";
+import { patternProblems } from "../src/schema_engine.ts";
 
 Deno.test("toRe2Syntax: the escapes and classes RE2 spells otherwise", () => {
   assert.equal(toRe2Syntax("^\\u00e9+$"), "^\\x{00e9}+$");

@@ -8,6 +8,10 @@ import {
   validateManifest,
 } from "../src/manifest.ts";
 import { REPO, tempDir, writeFiles, writeManifest } from "./helpers.ts";
+import { loadSchemaEngine } from "../src/schema.ts";
+
+// validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
+await loadSchemaEngine();
 
 /** Writes `manifest` and the `programs` into a fresh temp folder, loads it, and hands back the folder too. */
 async function load(

@@ -3,6 +3,10 @@ import assert from "node:assert/strict";
 import type { FailureEnvelope } from "../src/contract.ts";
 import { preflight } from "../src/preflight.ts";
 import { executorOf, manifestOf } from "./executor_helpers.ts";
+import { loadSchemaEngine } from "../src/schema.ts";
+
+// validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
+await loadSchemaEngine();
 
 type Schema = Record<string, unknown>;
 

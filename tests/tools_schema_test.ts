@@ -9,6 +9,10 @@ import { isRecord } from "../src/contract.ts";
 import { parseJsonc } from "../src/jsonc.ts";
 import { loadManifest, validateManifest } from "../src/manifest.ts";
 import { BUILTIN_PROFILES } from "../src/profiles.ts";
+import { loadSchemaEngine } from "../src/schema.ts";
+
+// validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
+await loadSchemaEngine();
 
 const ROOT = join(import.meta.dirname!, "..");
 const FIXTURES = join(ROOT, "tests", "fixtures");

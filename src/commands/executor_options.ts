@@ -14,12 +14,12 @@ import {
   stringOption,
   UsageError,
 } from "../cli.ts";
-import { Executor, EXECUTOR_DEFAULTS } from "../executor.ts";
+import type { Executor } from "../executor.ts";
+import { EXECUTOR_DEFAULTS } from "../executor_defaults.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
-import { loadAuditKey, prepareAuditDir } from "../audit.ts";
 import type { Manifest } from "../manifest.ts";
 import { auditDirFor, StateDirError, stateRoot } from "../state.ts";
-import { ProcessRegistry } from "../process_tree.ts";
+import type { ProcessRegistry } from "../process_tree.ts";
 
 /** The options of a command that runs tools. */
 export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
@@ -148,11 +148,12 @@ function auditRefused(error: unknown): unknown {
  * Makes and checks the audit folder and the digest key before any call: a folder or key toolgate may not use is
  * refused at start (exit 1, naming it and the fix), never followed or repaired.
  */
-function prepareAudit(
+async function prepareAudit(
   settings: ExecutorSettings,
   env: Readonly<Record<string, string>>,
-): Uint8Array | undefined {
+): Promise<Uint8Array | undefined> {
   if (settings.auditDir === null) return undefined;
+  const { loadAuditKey, prepareAuditDir } = await import("../audit.ts");
   try {
     prepareAuditDir(settings.auditDir, settings.auditTrusted);
     return loadAuditKey(env);
@@ -180,7 +181,12 @@ export async function executorFromArgs(
 ): Promise<{ executor: Executor; registry: ProcessRegistry }> {
   const checked = settings ?? await executorSettings(parsed, io, command);
   const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = checked;
-  const auditKey = prepareAudit(checked, io.env);
+  const auditKey = await prepareAudit(checked, io.env);
+  // Loaded when a command runs tools, not when it starts: start-up pays for what the command uses.
+  const [{ Executor }, { ProcessRegistry }] = await Promise.all([
+    import("../executor.ts"),
+    import("../process_tree.ts"),
+  ]);
   const registry = new ProcessRegistry(graceMs, undefined, life.handleSignals ?? true);
   const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;

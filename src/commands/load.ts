@@ -6,8 +6,18 @@
  */
 import { flag, type Io, type ParsedArgs, stringOption } from "../cli.ts";
 import { manifestLocation } from "../launch_plan.ts";
-import { loadManifest, type Manifest, type ManifestOptions, validateManifest } from "../manifest.ts";
+import type { Manifest, ManifestOptions } from "../manifest.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../tool_belt.ts";
+import { stateRoot } from "../state.ts";
+
+/** toolgate's state folder, where a manifest's checked schemas are remembered; none without HOME. */
+function cacheDir(env: Readonly<Record<string, string>>): string | undefined {
+  try {
+    return stateRoot(env);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The manifest a command uses: `--tools`, else `TOOLGATE_TOOLS`, else `./tools.json` when it exists, else the
@@ -24,11 +34,24 @@ export async function loadForCommand(
   options: ManifestOptions = {},
 ): Promise<Manifest | undefined> {
   const path = manifestPath(parsed, io);
-  const loadOptions = { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands"), ...options };
-  // The belt is built in: a bundle or a binary carries it without a file on disk.
-  const result = path === BELT_MANIFEST_PATH
-    ? validateManifest(BELT_MANIFEST, path, loadOptions)
-    : await loadManifest(path, loadOptions);
+  const { loadManifest, validateManifest } = await import("../manifest.ts");
+  const loadOptions: ManifestOptions = {
+    allowAbsoluteCommands: flag(parsed, "allow-absolute-commands"),
+    cacheDir: cacheDir(io.env),
+    ...options,
+  };
+  let result;
+  if (path === BELT_MANIFEST_PATH) {
+    // The belt is built in (a bundle or a binary carries it without a file on disk), and its schemas are held to
+    // the rules by toolgate's own tests: only `validate` checks them again.
+    if (options.compileSchemas) await (await import("../schema.ts")).loadSchemaEngine();
+    result = validateManifest(BELT_MANIFEST, path, {
+      ...loadOptions,
+      schemasChecked: !options.compileSchemas,
+    });
+  } else {
+    result = await loadManifest(path, loadOptions);
+  }
   const lines = result.ok ? [...result.warnings].map((w) => `warning: ${w}`) : [
     ...result.errors,
     ...result.warnings.map((w) => `warning: ${w}`),

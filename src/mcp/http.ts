@@ -23,17 +23,8 @@ import type { ToolService } from "./server.ts";
 /** The one path the server answers on. */
 export const MCP_PATH = "/mcp";
 
-/**
- * The default session limits: how many sessions may be open at once, and how long one may sit idle (no request,
- * no call in flight) before it is closed.
- *
- * @example
- * ```ts
- * import { SESSION_LIMITS } from "./http.ts";
- * SESSION_LIMITS.idleSec; // 600
- * ```
- */
-export const SESSION_LIMITS = { maxSessions: 32, idleSec: 600 } as const;
+export { SESSION_LIMITS } from "./limits.ts";
+import { SESSION_LIMITS } from "./limits.ts";
 
 /** Where and how to listen. */
 export interface HttpOptions {

@@ -31,17 +31,8 @@ import { UserStop } from "../stop.ts";
 /** How often a running call reports progress when the client asked for it. */
 export const PROGRESS_INTERVAL_MS = 1000;
 
-/**
- * The server's default caps: calls in flight across all sessions and in one session. A call over a cap waits its
- * turn, in arrival order, and can be cancelled while it waits.
- *
- * @example
- * ```ts
- * import { CALL_LIMITS } from "./server.ts";
- * CALL_LIMITS.maxCalls; // 16
- * ```
- */
-export const CALL_LIMITS = { maxCalls: 16, maxSessionCalls: 4 } as const;
+export { CALL_LIMITS } from "./limits.ts";
+import { CALL_LIMITS } from "./limits.ts";
 
 /** How long a person has to answer an approval question sent through the client (elicitation). */
 export const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;

@@ -8,6 +8,10 @@ import { loadManifest, validateManifest } from "../../src/manifest.ts";
 import { Policy } from "../../src/policy.ts";
 import { answer, callTools, deltaChunk, sseData, startChatServer, toolMessages } from "./chat_server.ts";
 import { AGENT_TOOLS } from "./run_cli.ts";
+import { loadSchemaEngine } from "../../src/schema.ts";
+
+// validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
+await loadSchemaEngine();
 
 const loaded = await loadManifest(AGENT_TOOLS);
 if (!loaded.ok) throw new Error(loaded.errors.join("\n"));

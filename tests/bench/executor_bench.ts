@@ -13,6 +13,10 @@
 import { join } from "node:path";
 import { Executor } from "../../src/executor.ts";
 import { validateManifest } from "../../src/manifest.ts";
+import { loadSchemaEngine } from "../../src/schema.ts";
+
+// validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
+await loadSchemaEngine();
 
 /** The target for the executor's cost over a bare spawn. */
 export const TARGET_RATIO = 1.15;

@@ -12,6 +12,10 @@ import { controlPlane } from "../../src/control_plane.ts";
 import { Executor } from "../../src/executor.ts";
 import { validateManifest } from "../../src/manifest.ts";
 import { bwrapArgs, probeSandbox } from "../../src/sandbox.ts";
+import { loadSchemaEngine } from "../../src/schema.ts";
+
+// validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
+await loadSchemaEngine();
 
 /** The target: a confined call over a bare bwrap spawn with the same arguments. */
 export const TARGET_RATIO = 1.1;

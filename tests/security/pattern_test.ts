@@ -7,6 +7,10 @@ import { Executor } from "../../src/executor.ts";
 import { loadManifest, validateManifest } from "../../src/manifest.ts";
 import { HOSTILE } from "./hostile.ts";
 import { realTempDir } from "./helpers.ts";
+import { loadSchemaEngine } from "../../src/schema.ts";
+
+// validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
+await loadSchemaEngine();
 
 async function hostileExecutor(): Promise<Executor> {
   const loaded = await loadManifest(HOSTILE);

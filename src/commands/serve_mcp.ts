@@ -1,0 +1,168 @@
+/** The `serve` command's work: the manifest's tools over MCP (loaded only when serving). @module */
+import denoJson from "../../deno.json" with { type: "json" };
+import {
+  EXIT,
+  expectPositionals,
+  type Io,
+  numberOption,
+  type ParsedArgs,
+  parseNumber,
+  stringOption,
+  UsageError,
+} from "../cli.ts";
+import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http.ts";
+import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
+import { serveStdio } from "../mcp/stdio.ts";
+import type { ProcessRegistry } from "../process_tree.ts";
+import { approvalSettings } from "./approval_options.ts";
+import { executorFromArgs } from "./executor_options.ts";
+import { loadForCommand } from "./load.ts";
+
+/** The exit codes of a stop by signal, as the shell reports them. */
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+type StopSignal = keyof typeof SIGNAL_EXIT;
+
+/** Serves the tools over MCP for `toolgate serve`. */
+export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
+  expectPositionals(parsed, 0, "serve");
+  const http = httpSettings(parsed, io);
+  const limits = callLimits(parsed);
+  const manifest = await loadForCommand(parsed, io);
+  if (!manifest) return EXIT.failure;
+  const approval = approvalSettings(parsed, manifest, "serve");
+  // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
+  const { executor, registry } = await executorFromArgs(parsed, io, manifest, "serve", undefined, {
+    handleSignals: false,
+  });
+  const onError = (message: string) => void io.stderr(message + "\n");
+  const service = new ToolService({
+    executor,
+    approval,
+    version: denoJson.version,
+    maxCalls: limits.maxCalls,
+    maxSessionCalls: limits.maxSessionCalls,
+    onError,
+  });
+  const stop = untilSignal();
+  try {
+    let stopped: StopSignal | undefined;
+    if (http) {
+      let serving: HttpServing;
+      try {
+        serving = serveHttp(service, { ...http, onError });
+      } catch (error) {
+        const problem = listenProblem(error, http);
+        if (problem === undefined) throw error;
+        await io.stderr(`toolgate: ${problem}\n`);
+        return EXIT.failure;
+      }
+      await io.stderr(`toolgate: MCP server listening on ${serving.url}\n`);
+      stopped = await Promise.race([stop.signal, serving.finished.then(() => undefined)]);
+      await shutdown(service, registry, serving.close);
+    } else {
+      const serving = await serveStdio(service);
+      stopped = await Promise.race([stop.signal, serving.ended.then(() => undefined)]);
+      await shutdown(service, registry, serving.close);
+    }
+    return stopped === undefined ? EXIT.ok : SIGNAL_EXIT[stopped];
+  } finally {
+    stop.dispose();
+  }
+}
+
+/** `--max-calls` and `--max-session-calls`, checked. */
+function callLimits(parsed: ParsedArgs): { maxCalls: number; maxSessionCalls: number } {
+  const maxCalls = numberOption(parsed, "max-calls", CALL_LIMITS.maxCalls, "serve", { integer: true });
+  const maxSessionCalls = numberOption(parsed, "max-session-calls", CALL_LIMITS.maxSessionCalls, "serve", {
+    integer: true,
+  });
+  return { maxCalls, maxSessionCalls };
+}
+
+/** What `--http` and the options that go with it say, checked. */
+interface HttpSettings {
+  readonly hostname: string;
+  readonly port: number;
+  readonly token: string;
+  readonly maxSessions: number;
+  readonly sessionIdleMs: number;
+}
+
+/** `--http`, `--host`, the token and the session limits, checked; `undefined` for stdio. */
+function httpSettings(parsed: ParsedArgs, io: Io): HttpSettings | undefined {
+  const port = stringOption(parsed, "http");
+  const host = stringOption(parsed, "host");
+  const tokenOption = stringOption(parsed, "token");
+  if (port === undefined) {
+    for (const name of ["host", "token", "max-sessions", "session-idle"]) {
+      if (stringOption(parsed, name) !== undefined) throw new UsageError(`--${name} needs --http`, "serve");
+    }
+    return undefined;
+  }
+  const number = parseNumber(port, "--http", "serve", { integer: true, min: 0, exclusive: false });
+  if (number > 65535) {
+    throw new UsageError(`--http must be a port number 0-65535 (got ${JSON.stringify(port)})`, "serve");
+  }
+  const hostname = host ?? "127.0.0.1";
+  if (hostname.trim() === "") throw new UsageError("--host must not be empty", "serve");
+  const token = (tokenOption ?? io.env.TOOLGATE_MCP_TOKEN ?? "").trim();
+  if (token === "") {
+    throw new UsageError(
+      "--http needs a bearer token: set TOOLGATE_MCP_TOKEN (or pass --token); clients send it as " +
+        "`Authorization: Bearer TOKEN`",
+      "serve",
+    );
+  }
+  const maxSessions = numberOption(parsed, "max-sessions", SESSION_LIMITS.maxSessions, "serve", {
+    integer: true,
+  });
+  const sessionIdleMs = numberOption(parsed, "session-idle", SESSION_LIMITS.idleSec, "serve") * 1000;
+  return { hostname, port: number, token, maxSessions, sessionIdleMs };
+}
+
+/** Why the socket cannot be bound (in use, no such address, no permission), or `undefined` for a bug. */
+function listenProblem(error: unknown, http: { hostname: string; port: number }): string | undefined {
+  const where = `${http.hostname}:${http.port}`;
+  if (error instanceof Deno.errors.NotCapable) {
+    // Port 0 is any free port: only the host can be granted ahead.
+    const grant = http.port === 0 ? http.hostname : where;
+    return `cannot listen on ${where}: Deno's net permission is missing; run with --allow-net=${grant}`;
+  }
+  const known = error instanceof Deno.errors.AddrInUse || error instanceof Deno.errors.AddrNotAvailable ||
+    error instanceof Deno.errors.PermissionDenied;
+  return known ? `cannot listen on ${where}: ${(error as Error).message}` : undefined;
+}
+
+/**
+ * Stops the service (the calls in flight are stopped and answered, within the kill grace and a second), closes
+ * the transport, and ends any tree still registered.
+ */
+async function shutdown(
+  service: ToolService,
+  registry: ProcessRegistry,
+  close: () => Promise<void>,
+): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, registry.graceMs + 1000));
+  await Promise.race([service.stop(), grace]);
+  clearTimeout(timer);
+  await close();
+  await registry.endAll();
+}
+
+/** SIGINT and SIGTERM as a promise, while the server runs. */
+function untilSignal(): { signal: Promise<StopSignal>; dispose: () => void } {
+  const { promise, resolve } = Promise.withResolvers<StopSignal>();
+  if (Deno.build.os === "windows") return { signal: promise, dispose: () => {} };
+  const onInt = () => resolve("SIGINT");
+  const onTerm = () => resolve("SIGTERM");
+  Deno.addSignalListener("SIGINT", onInt);
+  Deno.addSignalListener("SIGTERM", onTerm);
+  return {
+    signal: promise,
+    dispose: () => {
+      Deno.removeSignalListener("SIGINT", onInt);
+      Deno.removeSignalListener("SIGTERM", onTerm);
+    },
+  };
+}
