@@ -8,10 +8,11 @@
  *
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import type { FailureKind } from "./contract.ts";
 import { redactDeep, type Redactor } from "./redact.ts";
-import { checkPrivateDir, ensurePrivateDir, ownUid } from "./private_dir.ts";
+import { checkPrivateDir, ensurePrivateDir } from "./private_dir.ts";
+import { checkOpened, createNew, openExisting, readOrMakeKey } from "./private_file.ts";
 import { StateDirError, stateRoot } from "./state.ts";
 
 /** One call, as the audit log records it. Never an argument value, never a variable's value. */
@@ -51,7 +52,6 @@ export const AUDIT_KEY_BYTES = 32;
 
 /** Read and append: the last byte tells whether an earlier write was torn. */
 const LOG_OPEN: Deno.OpenOptions = { read: true, append: true };
-const KEY_OPEN: Deno.OpenOptions = { read: true };
 const NEWLINE = 0x0a;
 
 /**
@@ -66,103 +66,6 @@ const NEWLINE = 0x0a;
 export function auditFileFor(dir: string, when: Date): string {
   const day = when.toISOString().slice(0, 10).replaceAll("-", "");
   return join(dir, `${day}.log`);
-}
-
-/**
- * Refuses what is at `path` unless it is a regular file: a link is never followed, a FIFO or device never opened.
- */
-function refuseUnlessFile(info: Deno.FileInfo, path: string, what: string): void {
-  if (info.isSymlink) {
-    throw new StateDirError(
-      `${what} ${path} is a symbolic link; toolgate never follows one there (remove it)`,
-    );
-  }
-  if (!info.isFile) throw new StateDirError(`${what} ${path} is not a regular file (remove it)`);
-}
-
-/**
- * Opens the regular file at `path`, or `undefined` when nothing is there. `O_NOFOLLOW` would not hold under Deno:
- * with any grant short of `--allow-all`, Deno resolves a link itself (for its permission check) and opens the
- * target. So the path is looked at first (a link, a FIFO or a device is refused unopened), and
- * {@linkcode checkOpened} then proves that what was opened is still what the path names. Only the user (whose
- * 0700 folder this is) could swap a FIFO in between the look and the open, and would only stall their own run.
- */
-function openExisting(path: string, options: Deno.OpenOptions, what: string): Deno.FsFile | undefined {
-  let before: Deno.FileInfo;
-  try {
-    before = Deno.lstatSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
-  }
-  refuseUnlessFile(before, path, what);
-  return Deno.openSync(path, options);
-}
-
-/**
- * Creates `path` as a new file of this user's (0600), without ever creating through a link: the file is made
- * under a random name (nothing can have been planted there), filled by `fill`, and hard-linked into place, which
- * fails on anything already at `path`, a link included (then `undefined`: someone else made it). Returns the open
- * descriptor.
- */
-function createNew(
-  path: string,
-  options: Deno.OpenOptions,
-  fill: (file: Deno.FsFile) => void = () => {},
-): Deno.FsFile | undefined {
-  const temporary = join(dirname(path), `.${basename(path)}.${crypto.randomUUID()}`);
-  const file = Deno.openSync(temporary, { ...options, write: true, createNew: true, mode: 0o600 });
-  try {
-    fill(file);
-    Deno.linkSync(temporary, path);
-  } catch (error) {
-    file.close();
-    if (error instanceof Deno.errors.AlreadyExists) return undefined;
-    throw error;
-  } finally {
-    Deno.removeSync(temporary);
-  }
-  return file;
-}
-
-/**
- * Checks an opened file: a regular file, this user's, no bits for group or others, one link, and still the very
- * file `path` names (not a link swapped in while it was opened). Nothing is repaired (no chmod through a path,
- * which a swapped link would redirect): a file that fails is refused.
- */
-function checkOpened(file: Deno.FsFile, path: string, what: string): Deno.FileInfo {
-  let info = file.statSync();
-  // A file another toolgate is just creating has two links for a moment (see createNew).
-  for (let waited = 0; info.nlink === 2 && waited < 100; waited += 5) {
-    pause(5);
-    info = file.statSync();
-  }
-  if (!info.isFile) throw new StateDirError(`${what} ${path} is not a regular file (remove it)`);
-  const uid = ownUid(dirname(path));
-  if (uid !== null && info.uid !== uid) {
-    throw new StateDirError(`${what} ${path} belongs to uid ${info.uid}, not to this user (uid ${uid})`);
-  }
-  const mode = info.mode ?? 0o600;
-  if ((mode & 0o077) !== 0) {
-    throw new StateDirError(
-      `${what} ${path} has mode ${
-        (mode & 0o777).toString(8).padStart(4, "0")
-      }, open to others; toolgate wants 0600 (chmod 600 it, or remove it)`,
-    );
-  }
-  if (info.nlink !== 1) {
-    throw new StateDirError(`${what} ${path} has ${info.nlink} hard links; toolgate wants one (remove it)`);
-  }
-  const now = Deno.lstatSync(path);
-  if (now.isSymlink || now.ino !== info.ino || now.dev !== info.dev) {
-    throw new StateDirError(`${what} ${path} was replaced while toolgate opened it; refused`);
-  }
-  return info;
-}
-
-/** Waits `ms` without yielding: the audit log and its key are written on a synchronous path. */
-function pause(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**
@@ -191,33 +94,9 @@ export function prepareAuditDir(dir: string, trusted?: string): void {
   checkPrivateDir(dir);
 }
 
-/** Reads the key at `path` (never through a link, checked like a log file); `undefined` when there is none. */
-function readKey(path: string): Uint8Array | undefined {
-  const file = openExisting(path, KEY_OPEN, "the audit key");
-  if (file === undefined) return undefined;
-  try {
-    const info = checkOpened(file, path, "the audit key");
-    if (info.size !== AUDIT_KEY_BYTES) {
-      throw new StateDirError(
-        `the audit key ${path} holds ${info.size} bytes, not ${AUDIT_KEY_BYTES} (remove it: a new one is made)`,
-      );
-    }
-    const key = new Uint8Array(AUDIT_KEY_BYTES);
-    for (let got = 0; got < key.length;) {
-      const n = file.readSync(key.subarray(got));
-      if (n === null || n === 0) throw new StateDirError(`the audit key ${path} ended early`);
-      got += n;
-    }
-    return key;
-  } finally {
-    file.close();
-  }
-}
-
 /**
  * The audit key at `path`: read when it exists (refused when it is a link, someone else's, open to others, or not
- * 32 bytes), else made: 32 random bytes written to a new 0600 file before it takes the name (see `createNew`), so
- * that a reader never sees half a key and two toolgates starting at once agree on one.
+ * 32 bytes), else made (see {@linkcode readOrMakeKey}), so that two toolgates starting at once agree on one.
  *
  * @example
  * ```ts
@@ -226,26 +105,7 @@ function readKey(path: string): Uint8Array | undefined {
  * ```
  */
 export function readOrMakeAuditKey(path: string): Uint8Array {
-  try {
-    const existing = readKey(path);
-    if (existing !== undefined) return existing;
-    const key = crypto.getRandomValues(new Uint8Array(AUDIT_KEY_BYTES));
-    const file = createNew(path, { read: true }, (file) => {
-      if (file.writeSync(key) !== key.length) throw new Error("short write");
-      file.syncSync();
-    });
-    if (file === undefined) {
-      // Another toolgate made it first: use theirs.
-      const theirs = readKey(path);
-      if (theirs === undefined) throw new Error("it came and went while being made");
-      return theirs;
-    }
-    file.close();
-    return key;
-  } catch (error) {
-    if (error instanceof StateDirError) throw error;
-    throw new StateDirError(`cannot read or make the audit key ${path}: ${(error as Error).message}`);
-  }
+  return readOrMakeKey(path, AUDIT_KEY_BYTES, "the audit key");
 }
 
 /**
