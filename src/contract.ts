@@ -93,6 +93,11 @@ export interface FailureEnvelope {
   readonly expected?: string;
   /** The tool's name. */
   readonly tool?: string;
+  /**
+   * The secret (by name, never by value) that is missing or was refused: the caller may ask the person for a new
+   * one (`store_secret`) and retry.
+   */
+  readonly credential?: string;
   /** Extra facts about the failure: `exit_code`, `signal`, `cancelled`, `timeout_sec`, ... */
   readonly [metadata: string]: unknown;
 }
@@ -145,6 +150,8 @@ export interface FailureOptions {
   tool?: string;
   /** Overrides the kind's default. */
   retryable?: boolean;
+  /** The secret, by name, that is missing or was refused. */
+  credential?: string;
   /** Extra keys (exit_code, signal, truncated, ...); they never overwrite a contract key. */
   metadata?: Readonly<Record<string, unknown>>;
 }
@@ -159,6 +166,7 @@ const CONTRACT_KEYS = new Set([
   "tool",
   "result",
   "warnings",
+  "credential",
 ]);
 
 /**
@@ -216,6 +224,7 @@ export function failure(kind: FailureKind, message: string, options: FailureOpti
   if (options.field !== undefined) envelope.field = options.field;
   if (options.expected !== undefined) envelope.expected = options.expected;
   if (options.tool !== undefined) envelope.tool = options.tool;
+  if (options.credential !== undefined) envelope.credential = options.credential;
   return envelope as unknown as FailureEnvelope;
 }
 
@@ -353,12 +362,13 @@ export function asEnvelope(value: unknown): Envelope | undefined {
     return base;
   }
   if (!isFailureKind(value.kind) || typeof value.message !== "string") return undefined;
-  const { ok: _ok, kind, message, retryable, field, expected, tool, ...metadata } = value;
+  const { ok: _ok, kind, message, retryable, field, expected, tool, credential, ...metadata } = value;
   return failure(kind, message, {
     retryable: typeof retryable === "boolean" ? retryable : undefined,
     field: typeof field === "string" ? field : undefined,
     expected: typeof expected === "string" ? expected : undefined,
     tool: typeof tool === "string" ? tool : undefined,
+    credential: typeof credential === "string" ? credential : undefined,
     metadata,
   });
 }

@@ -22,7 +22,14 @@ import { loadSchemaEngine } from "./schema.ts";
 import { groupLauncher, type ProcessRegistry } from "./process_tree.ts";
 import { type ApprovedBy, OWN_COMMAND, type Policy } from "./policy.ts";
 import { hasSideEffects } from "./profiles.ts";
-import { makeRedactor, parseRedactPatterns, type Redactor, scrubEnvelope, secretValues } from "./redact.ts";
+import {
+  makeRedactor,
+  MIN_SECRET_LENGTH,
+  parseRedactPatterns,
+  type Redactor,
+  scrubEnvelope,
+  secretValues,
+} from "./redact.ts";
 import { runProcess, type RunResult, startProblem } from "./runner.ts";
 import {
   bwrapArgs,
@@ -113,6 +120,11 @@ export interface ExecutorOptions {
   readonly jobs?: boolean;
   /** The most bytes of one job log file before it is rotated (default 1 MiB; one older file is kept). */
   readonly jobLogBytes?: number;
+  /**
+   * The secrets of toolgate's store, by name: a tool that declares one receives it as a variable (before the
+   * environment's value of that name), and every value is redacted like an environment secret.
+   */
+  readonly secrets?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -289,9 +301,11 @@ export class Executor {
   readonly manifest: Manifest;
   readonly #options: ExecutorOptions;
   readonly #audit?: AuditLog;
-  readonly #redact: Redactor;
+  #redact!: Redactor;
   /** The secret values alone (no patterns), taken out of every envelope this executor hands back; none: none. */
-  readonly #scrub?: Redactor;
+  #scrub?: Redactor;
+  /** The stored secrets, by name: those of the store at start, and those a person gave since (`store_secret`). */
+  readonly #stored: Map<string, string>;
   readonly #clock: () => Date;
   readonly #workspace: string;
   readonly #controlPlane: ControlPlane;
@@ -327,23 +341,100 @@ export class Executor {
     this.#controlPlane = audit === undefined || plane.hidden.some((path) => isWithin(audit, path))
       ? plane
       : { readOnly: plane.readOnly, hidden: [...plane.hidden, audit] };
-    const passed = options.manifest.tools.flatMap((tool) => tool.envPassthrough);
-    const secrets = secretValues(options.env, passed);
-    this.#redact = makeRedactor(secrets, parseRedactPatterns(options.env.TOOLGATE_REDACT));
-    if (secrets.length > 0) this.#scrub = makeRedactor(secrets);
+    this.#stored = new Map(Object.entries(options.secrets ?? {}));
+    this.#makeRedactors();
     if (options.auditDir !== null) {
       this.#audit = new AuditLog({
         dir: options.auditDir,
         key: options.auditKey ?? (() => loadAuditKey(options.env)),
-        redact: this.#redact,
+        // Through the field: a secret stored during the run is redacted from the next line on.
+        redact: (text) => this.#redact(text),
         onError: options.onWarning ?? ((message) => console.error(message)),
       });
     }
   }
 
+  /**
+   * The redactors from every secret value: the environment's secret variables, the passthrough and declared
+   * secret names' values, and the stored secrets.
+   */
+  #makeRedactors(): void {
+    const { env, manifest } = this.#options;
+    const passed = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
+    const secrets = [...new Set([...secretValues(env, passed), ...this.#stored.values()])]
+      .filter((value) => value.length >= MIN_SECRET_LENGTH);
+    this.#redact = makeRedactor(secrets, parseRedactPatterns(env.TOOLGATE_REDACT));
+    this.#scrub = secrets.length > 0 ? makeRedactor(secrets) : undefined;
+  }
+
   /** Redacts text the same way the audit log does (for debug output and transcripts). */
   redact(text: string): string {
     return this.#redact(text);
+  }
+
+  /**
+   * Takes a secret a person just gave (`store_secret`) for the rest of the run: the tools that declare `name`
+   * receive it from the next call on, and its value is redacted everywhere from now on.
+   *
+   * @example
+   * ```ts
+   * // executor.useSecret("GITHUB_TOKEN", value); // after the store has it
+   * ```
+   */
+  useSecret(name: string, value: string): void {
+    this.#stored.set(name, value);
+    this.#makeRedactors();
+  }
+
+  /** The environment this executor was given (where toolgate's state and secret store are). */
+  get environment(): Readonly<Record<string, string>> {
+    return this.#options.env;
+  }
+
+  /**
+   * Audits a call a caller answered in its own process (`store_secret`: no program runs) and returns its envelope
+   * as every envelope leaves the executor: with secret values taken out.
+   */
+  async recordInProcess<E extends Envelope>(tool: string, argsText: string, envelope: E): Promise<E> {
+    await this.#write({
+      ts: this.#clock().toISOString(),
+      tool,
+      argv: null,
+      cwd: this.#workspace,
+      exit: null,
+      signal: null,
+      ms: 0,
+      stdoutBytes: 0,
+      stderrBytes: 0,
+      truncated: false,
+      envKeys: [],
+      ...await this.#argsFacts(argsText),
+      outcome: envelope.ok ? "ok" : envelope.kind,
+    });
+    return this.#forCaller(envelope);
+  }
+
+  /** The secret names some tool of the manifest declares, in manifest order. */
+  get declaredSecrets(): string[] {
+    return [...new Set(this.manifest.tools.flatMap((tool) => tool.secrets))];
+  }
+
+  /** The first secret `tool` declares that is neither stored nor in the environment. */
+  #missingSecret(tool: ToolSpec): string | undefined {
+    return tool.secrets.find((name) => !this.#stored.has(name) && this.#options.env[name] === undefined);
+  }
+
+  /** The answer to a call whose declared secret is nowhere: nothing starts, and the caller learns which one. */
+  #noSecret(call: PreparedCall, name: string): Promise<FailureEnvelope> {
+    return this.refuse(
+      call,
+      failure(
+        "unavailable",
+        `The tool needs the secret ${name}, which is neither in toolgate's secret store nor in its environment; ` +
+          `the tool was not run. The user can store it (toolgate secrets set ${name}, or store_secret), then retry.`,
+        { tool: call.tool.name, credential: name },
+      ),
+    );
   }
 
   /** Lookup and preflight. A failure is audited and comes back as the envelope to answer with. */
@@ -377,6 +468,8 @@ export class Executor {
   async run(call: PreparedCall, options: CallOptions = {}): Promise<Envelope> {
     const { tool } = call;
     if (inProcess(tool)) return await this.#answerJob(call, options);
+    const missing = this.#missingSecret(tool);
+    if (missing !== undefined) return await this.#noSecret(call, missing);
     if (tool.builtin === EXEC_TOOL && call.args.background === true) {
       return await this.#startJob(call, options);
     }
@@ -929,6 +1022,11 @@ export class Executor {
     const env: Record<string, string> = { PATH: parent.PATH ?? FALLBACK_PATH };
     if (parent.HOME !== undefined) env.HOME = parent.HOME;
     for (const name of tool.envPassthrough) if (parent[name] !== undefined) env[name] = parent[name];
+    // A declared secret: the store's value first, then the environment's (the call was refused when neither).
+    for (const name of tool.secrets) {
+      const value = this.#stored.get(name) ?? parent[name];
+      if (value !== undefined) env[name] = value;
+    }
     if (tool.builtin !== undefined) env.TOOLGATE_PROTECTED = JSON.stringify(this.#controlPlane);
     return env;
   }

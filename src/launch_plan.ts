@@ -137,10 +137,10 @@ function manifestFacts(path: string): { programs: string[]; toolEnv: string[]; e
     if (typeof first === "string" && first !== "") {
       programs.push(isAbsolute(first) ? first : join(dir, posix.normalize(first.replaceAll("\\", "/"))));
     }
-    if (Array.isArray(tool.envPassthrough)) {
-      for (const name of tool.envPassthrough) {
-        if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
-      }
+    // Declared secrets are read from toolgate's environment when the store has none, like passthrough names.
+    for (const names of [tool.envPassthrough, tool.secrets]) {
+      if (!Array.isArray(names)) continue;
+      for (const name of names) if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
     }
     const profile = isRecord(tool.permissions)
       ? parseProfile(tool.permissions, "inline")
@@ -161,14 +161,27 @@ function realOr(path: string): string {
   }
 }
 
-/** The helper programs, found once on PATH (absolute paths: nothing is looked up again under the least set). */
-export function helperPrograms(path: string): { bwrap?: string; sh?: string; cat?: string; kill?: string } {
+/**
+ * The helper programs, found once on PATH (absolute paths: nothing is looked up again under the least set);
+ * `secret-tool` holds the secret store's key in the desktop keyring.
+ */
+export function helperPrograms(
+  path: string,
+): { bwrap?: string; sh?: string; cat?: string; kill?: string; secretTool?: string } {
   return {
     bwrap: findProgram("bwrap", path),
     sh: findProgram("sh", "/bin:/usr/bin"),
     cat: findProgram("cat", "/bin:/usr/bin"),
     kill: findProgram("kill", path),
+    secretTool: findProgram("secret-tool", path),
   };
+}
+
+/** The helper programs that were found, as the run grant lists them. */
+export function helperPaths(helpers: ReturnType<typeof helperPrograms>): string[] {
+  return [helpers.bwrap, helpers.sh, helpers.cat, helpers.kill, helpers.secretTool].filter((p): p is string =>
+    p !== undefined
+  );
 }
 
 /** A launch: the flags toolgate's main entry runs under, and what it learns from the launcher. */
@@ -243,9 +256,7 @@ export function planLaunch(
     listen: listenPort !== undefined && Number.isInteger(listenPort) && listenPort >= 0 && listenPort <= 65535
       ? { hostname: values.get("host") ?? "127.0.0.1", port: listenPort }
       : undefined,
-    helpers: [helpers.bwrap, helpers.sh, helpers.cat, helpers.kill].filter((p): p is string =>
-      p !== undefined
-    ),
+    helpers: helperPaths(helpers),
   };
   return {
     facts,

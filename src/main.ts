@@ -23,6 +23,7 @@ import { lintCommand } from "./commands/lint.ts";
 import { listCommand } from "./commands/list.ts";
 import { permissionsCommand } from "./commands/permissions.ts";
 import { runCommand } from "./commands/run.ts";
+import { secretsCommand } from "./commands/secrets.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { validateCommand } from "./commands/validate.ts";
 
@@ -55,6 +56,7 @@ export const COMMANDS: readonly Command[] = [
   callCommand,
   runCommand,
   serveCommand,
+  secretsCommand,
   permissionsCommand,
   helpCommand,
 ];

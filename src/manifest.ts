@@ -52,6 +52,12 @@ export interface ToolSpec {
   readonly idleTimeoutSec?: number;
   /** Upper-cased, de-duplicated names of the variables passed from the parent. */
   readonly envPassthrough: readonly string[];
+  /**
+   * Upper-cased, de-duplicated names of the secrets the tool receives as variables: from toolgate's secret store
+   * first, then from toolgate's environment. A call whose secret is in neither answers `unavailable` with
+   * `credential` before the tool starts.
+   */
+  readonly secrets: readonly string[];
   /** The tool has no side effects: it needs no approval. */
   readonly readOnly: boolean;
   /** The tool may run in parallel with other calls. */
@@ -153,6 +159,8 @@ export interface ManifestOptions {
  */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
+/** The in-process tool toolgate offers beside a manifest's (src/store_secret.ts): no manifest tool may take it. */
+const RESERVED_TOOL_NAME = "store_secret";
 /** The longest timer a runtime keeps (2^31-1 ms); a longer one fires at once, so the tool would time out at once. */
 const MAX_TIMEOUT_SEC = Math.floor((2 ** 31 - 1) / 1000);
 const BIN_PREFIX = "tools/bin/";
@@ -164,6 +172,7 @@ const KNOWN_FIELDS = new Set([
   "timeoutSec",
   "idleTimeoutSec",
   "envPassthrough",
+  "secrets",
   "readOnly",
   "concurrent",
   "permissions",
@@ -273,27 +282,30 @@ function checkCommand(
   return { value: { program, command } };
 }
 
-/** Normalizes the env allowlist; every bad entry is an error of its own (agentcli stops at the first). */
-function checkEnvPassthrough(raw: unknown, errors: string[]): string[] {
+/**
+ * Normalizes a list of variable names (`envPassthrough`, `secrets`); every bad entry is an error of its own
+ * (agentcli stops at the first).
+ */
+function checkEnvNames(raw: unknown, errors: string[], key = "envPassthrough"): string[] {
   if (raw === undefined) return [];
   if (!Array.isArray(raw)) {
-    errors.push("envPassthrough must be an array of strings");
+    errors.push(`${key} must be an array of strings`);
     return [];
   }
   const names: string[] = [];
   for (const [j, entry] of raw.entries()) {
     if (typeof entry !== "string") {
-      errors.push(`envPassthrough[${j}]: must be a string`);
+      errors.push(`${key}[${j}]: must be a string`);
       continue;
     }
     const trimmed = entry.trim();
     if (trimmed === "") {
-      errors.push(`envPassthrough[${j}]: empty name`);
+      errors.push(`${key}[${j}]: empty name`);
       continue;
     }
     const upper = trimmed.toUpperCase();
     if (!ENV_NAME_PATTERN.test(upper)) {
-      errors.push(`envPassthrough[${j}]: invalid name ${quote(entry)} (must match [A-Z_][A-Z0-9_]*)`);
+      errors.push(`${key}[${j}]: invalid name ${quote(entry)} (must match [A-Z_][A-Z0-9_]*)`);
       continue;
     }
     if (!names.includes(upper)) names.push(upper);
@@ -378,6 +390,9 @@ function checkTool(
   const own: string[] = [];
   if (!TOOL_NAME_PATTERN.test(rawName)) own.push("name must match ^[A-Za-z0-9_-]{1,64}$");
   if (context.seen.has(rawName)) own.push("duplicate name");
+  if (rawName === RESERVED_TOOL_NAME) {
+    own.push("the name is toolgate's own (the secret tool every caller offers); rename the tool");
+  }
   context.seen.add(rawName);
 
   if (entry.description !== undefined && typeof entry.description !== "string") {
@@ -403,7 +418,8 @@ function checkTool(
     const problem = secondsProblem("timeoutSec", timeout);
     if (problem !== undefined) own.push(problem);
   }
-  const env = checkEnvPassthrough(entry.envPassthrough, own);
+  const env = checkEnvNames(entry.envPassthrough, own);
+  const secrets = checkEnvNames(entry.secrets, own, "secrets");
   const readOnly = checkOptionalBoolean(entry, "readOnly", own);
   const concurrent = checkOptionalBoolean(entry, "concurrent", own);
   if (concurrent && !readOnly) own.push("concurrent requires readOnly: true");
@@ -432,6 +448,7 @@ function checkTool(
     timeoutSec: timeout as number | undefined,
     idleTimeoutSec: idle as number | undefined,
     envPassthrough: Object.freeze(passed),
+    secrets: Object.freeze(secrets),
     readOnly,
     concurrent,
     alwaysLoad,

@@ -26,6 +26,8 @@ import { Scheduler } from "../scheduler.ts";
 import { type StopButton, UserStop } from "../stop.ts";
 import { readStreamedTurn } from "./sse.ts";
 import { toolMessageContent } from "./tool_message.ts";
+import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
+import { STORE_SECRET, storeSecretOpenAI } from "../store_secret.ts";
 
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {
@@ -53,6 +55,8 @@ export interface TurnOptions {
    * (and every call still waiting for its turn), each answered `killed_by: "user"`.
    */
   readonly stopButton?: StopButton;
+  /** The in-process `store_secret` tool and the turn's credential auto-heal (offered when a tool declares a secret). */
+  readonly secrets?: LoopSecrets;
 }
 
 /** How the loop talks to the model. */
@@ -99,10 +103,12 @@ export type LoopOutcome =
 export function chatRequest(
   executor: Executor,
   messages: readonly ChatMessage[],
-  options: { model: string; temperature?: number; stream?: boolean },
+  options: { model: string; temperature?: number; stream?: boolean; secrets?: LoopSecrets },
 ): ChatRequest {
   const body: Record<string, unknown> = { model: options.model, messages };
-  const tools = executor.manifest.tools.map(toOpenAI);
+  const tools: unknown[] = executor.manifest.tools.map(toOpenAI);
+  // store_secret on every request from the first: a credential failure can be healed at once.
+  if (options.secrets && executor.declaredSecrets.length > 0) tools.push(storeSecretOpenAI());
   if (tools.length > 0) {
     body.tools = tools;
     body.tool_choice = "auto";
@@ -215,6 +221,11 @@ export async function answerToolCalls(
   const runnable: Runnable[] = [];
   // Pass 1: lookup, arguments, approval, one call at a time so that questions come in the model's order.
   for (const [index, toolCall] of calls.entries()) {
+    if (options.secrets && toolCall.function.name === STORE_SECRET) {
+      // Answered here, in the model's order: the person's answer is its approval.
+      envelopes[index] = await answerSecretCall(toolCall.function.arguments, executor, options.secrets);
+      continue;
+    }
     const prepared = await executor.prepare(toolCall.function.name, toolCall.function.arguments);
     if (!prepared.ok) {
       envelopes[index] = prepared.envelope;
@@ -271,6 +282,16 @@ export async function answerToolCalls(
   }
   const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) throw failed.reason;
+  // A failure for want of a secret tells the model to renew it with store_secret (within the turn's cap).
+  const heal = options.secrets?.heal;
+  if (heal) {
+    calls.forEach((toolCall, index) => {
+      envelopes[index] = heal.annotate(
+        envelopes[index],
+        executor.manifest.byName.get(toolCall.function.name),
+      );
+    });
+  }
   // Pass 3: one answer per call, in the model's order.
   return calls.map((toolCall, index) => ({
     role: "tool",

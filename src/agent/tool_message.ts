@@ -65,7 +65,8 @@ function fitSuccess(envelope: SuccessEnvelope, maxChars: number): string {
 }
 
 function fitFailure(envelope: FailureEnvelope, maxChars: number): string {
-  const { ok: _ok, kind, message, retryable, field, expected, tool, warnings, ...metadata } = envelope;
+  const { ok: _ok, kind, message, retryable, field, expected, tool, warnings, credential, ...metadata } =
+    envelope;
   const note = `the failure had ${message.length} characters of message, more than fit in a tool message; ` +
     `its head and tail are kept`;
   const earlier = Array.isArray(warnings) ? warnings.filter((w): w is string => typeof w === "string") : [];
@@ -76,6 +77,7 @@ function fitFailure(envelope: FailureEnvelope, maxChars: number): string {
         field,
         expected: expected === undefined ? undefined : truncateForModel(expected, 200),
         tool,
+        credential,
         metadata: { ...(keepMetadata ? metadata : {}), truncated: true, original_chars: message.length },
       }),
       [...(keepMetadata ? earlier : []), note],

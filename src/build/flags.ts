@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { helperPrograms } from "../launch_plan.ts";
+import { helperPaths, helperPrograms } from "../launch_plan.ts";
 import { derivePermissions, toFlags } from "../permissions.ts";
 import { configRoot, stateRoot } from "../state.ts";
 
@@ -34,9 +34,7 @@ export function compileFlags(
     readFiles: [],
     writeFiles: [],
     endpoint: env.OAI_BASE_URL || env.OPENAI_BASE_URL || "https://api.openai.com/v1",
-    helpers: [helpers.bwrap, helpers.sh, helpers.cat, helpers.kill].filter((p): p is string =>
-      p !== undefined
-    ),
+    helpers: helperPaths(helpers),
   });
   // The runtime starts the built-in tools (the binary runs itself in tool mode).
   set.run = [...new Set([...set.run, runtime])];

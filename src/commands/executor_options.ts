@@ -162,6 +162,25 @@ async function prepareAudit(
   }
 }
 
+/**
+ * The values of toolgate's secret store, when there is one (its module loads only then): what tools that declare
+ * them receive, and what is redacted everywhere. A store that cannot be read is said once and left out: tools
+ * that need one of its secrets then answer `unavailable` with `credential`.
+ */
+async function storedSecrets(io: Io): Promise<Record<string, string>> {
+  let store;
+  try {
+    const { SecretStore } = await import("../secret_store.ts");
+    store = new SecretStore({ env: io.env });
+    if (!store.exists()) return {};
+    return await store.values();
+  } catch (error) {
+    if (!(error instanceof StateDirError)) throw error;
+    await io.stderr(`toolgate: warning: the secret store is not used: ${error.message}\n`);
+    return {};
+  }
+}
+
 /** How a command's executor lives beside the command. */
 export interface ExecutorLife {
   /** False for a command that shuts down by itself on SIGINT/SIGTERM (then it must call `registry.endAll`). */
@@ -188,8 +207,9 @@ export async function executorFromArgs(
     import("../process_tree.ts"),
   ]);
   const registry = new ProcessRegistry(graceMs, undefined, life.handleSignals ?? true);
-  const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
+  const passthrough = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
+  const secrets = await storedSecrets(io);
   try {
     const executor = new Executor({
       manifest,
@@ -203,6 +223,7 @@ export async function executorFromArgs(
       registry,
       sandbox,
       jobs: life.jobs ?? true,
+      secrets,
       // The launcher found bwrap once on PATH: the main entry runs that very binary.
       bwrap: io.env.TOOLGATE_BWRAP || undefined,
       onWarning: (message) => void io.stderr(message + "\n"),

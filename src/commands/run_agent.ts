@@ -14,6 +14,8 @@ import type { ChatMessage } from "../agent/messages.ts";
 import { heartbeatMsFrom, Progress, terminalColumns } from "../progress.ts";
 import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "../agent/settings.ts";
 import { loadTranscript, openingMessages, saveTranscript } from "../agent/transcript.ts";
+import { CredentialHeal } from "../agent/credential_heal.ts";
+import { terminalSecretAsker } from "../secret_input.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs } from "./executor_options.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
@@ -77,6 +79,14 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       notice: settings.quiet ? undefined : stderr,
       // On a terminal, Ctrl-C stops the calls in flight and the loop goes on; a second one within 2 s quits.
       stopButton: io.interactive ? { arm: (stop) => registry.interceptInterrupt(stop) } : undefined,
+      // One run is one turn: the two store_secret rounds per failing tool hold for the whole run.
+      secrets: {
+        ask: io.interactive ? terminalSecretAsker(io.stderr) : undefined,
+        nobodyToAsk:
+          "toolgate runs without a terminal, so nobody can type it (toolgate secrets set NAME stores " +
+          "it ahead)",
+        heal: new CredentialHeal(),
+      },
     });
   } catch (error) {
     if (!(error instanceof AgentError)) throw error;

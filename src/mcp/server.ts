@@ -27,6 +27,7 @@ import { type Ask, Policy, type PolicyOptions } from "../policy.ts";
 import { heartbeatText } from "../progress.ts";
 import { CallLimit, Scheduler } from "../scheduler.ts";
 import { UserStop } from "../stop.ts";
+import { answerStoreSecret, type AskSecret, STORE_SECRET, storeSecretMcp } from "../store_secret.ts";
 
 /** How often a running call reports progress when the client asked for it. */
 export const PROGRESS_INTERVAL_MS = 1000;
@@ -133,6 +134,8 @@ export class ToolService {
     this.#options = options;
     // toMcp writes an object inputSchema (type "object" added when absent), which is what MCP's Tool requires.
     this.#tools = options.executor.manifest.tools.map((tool) => toMcp(tool) as Tool);
+    // store_secret beside them whenever a tool declares a secret: the person types it into the client's form.
+    if (options.executor.declaredSecrets.length > 0) this.#tools.push(storeSecretMcp() as Tool);
     this.#limit = new CallLimit(options.maxCalls ?? CALL_LIMITS.maxCalls);
   }
 
@@ -198,9 +201,15 @@ export class ToolService {
             params: { progressToken: token, progress: value, message },
           });
       // Elicitation only when this client said at initialize that it can show a form to its user.
-      const ask = server.getClientCapabilities()?.elicitation?.form
-        ? elicitingAsk(server, extra.requestId)
-        : undefined;
+      const canAsk = server.getClientCapabilities()?.elicitation?.form !== undefined;
+      if (request.params.name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) {
+        return this.#storeSecret(
+          request.params.arguments,
+          canAsk ? elicitingSecret(server, extra.requestId) : undefined,
+          extra.signal,
+        );
+      }
+      const ask = canAsk ? elicitingAsk(server, extra.requestId) : undefined;
       return this.#track(request.params.name, request.params.arguments, {
         signal: extra.signal,
         progress,
@@ -210,6 +219,22 @@ export class ToolService {
     const onError = this.#options.onError;
     if (onError) server.onerror = (error) => onError(`toolgate: mcp: ${error.message}`);
     return server;
+  }
+
+  /** A `store_secret` call: the value typed into the client's form goes to the store, never into the answer. */
+  async #storeSecret(
+    args: unknown,
+    ask: AskSecret | undefined,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> {
+    if (this.#stopping.signal.aborted) return toCallResult(shuttingDown(STORE_SECRET));
+    const envelope = await answerStoreSecret(JSON.stringify(args ?? {}), {
+      executor: this.#options.executor,
+      ask,
+      nobodyToAsk: "this MCP client cannot be asked (it did not declare the elicitation capability)",
+      signal: AbortSignal.any([signal, this.#stopping.signal]),
+    });
+    return toCallResult(envelope);
   }
 
   async #call(name: string, args: unknown, context: CallContext, session: Session): Promise<CallToolResult> {
@@ -269,6 +294,43 @@ export class ToolService {
     }, interval);
     return () => clearInterval(timer);
   }
+}
+
+/**
+ * Asks the client's user for a secret through MCP elicitation: a form with one text field, on the stream of the
+ * `store_secret` call. Only an accepted form with a value gives one; decline and cancel give none.
+ */
+function elicitingSecret(server: Server, requestId: string | number): AskSecret {
+  return async (request, signal) => {
+    const tools = request.tools.join(", ");
+    let result;
+    try {
+      result = await server.elicitInput({
+        message: `The model asks for the secret ${request.name}, which ${tools} receive. Its reason: ` +
+          `${
+            JSON.stringify(request.reason)
+          }. toolgate stores the value encrypted and gives it to those tools ` +
+          "only; the model never sees it.",
+        requestedSchema: {
+          type: "object",
+          properties: {
+            value: {
+              type: "string",
+              title: request.name,
+              description: `The value of ${request.name}`,
+              minLength: 1,
+            },
+          },
+          required: ["value"],
+        },
+      }, { relatedRequestId: requestId, signal, timeout: ELICITATION_TIMEOUT_MS });
+    } catch {
+      // No answer (a timeout, the client failed or went away): no value.
+      return null;
+    }
+    const value = result.action === "accept" ? result.content?.value : undefined;
+    return typeof value === "string" && value !== "" ? value : null;
+  };
 }
 
 /**

@@ -1,0 +1,213 @@
+/**
+ * The `store_secret` tool: answered in toolgate's own process, offered beside a manifest's tools whenever one of
+ * them declares a secret. The model names the secret and says why; the person is asked (a terminal without echo
+ * in the agent loop, an MCP client's form in `serve`), the value goes to the secret store and to the tools of this
+ * run, and the model only ever hears `{"stored": "NAME"}`. The person's answer is the approval: nobody to ask, or
+ * no value given, is `user_denied`.
+ *
+ * @module
+ */
+import { type Envelope, failure, type FailureEnvelope, isRecord, success } from "./contract.ts";
+import type { Executor } from "./executor.ts";
+
+/** The tool's name (reserved: no manifest tool may take it). */
+export const STORE_SECRET = "store_secret";
+
+/** The longest `reason` shown to the person. */
+const MAX_REASON = 500;
+
+/** The tool's description, for the model. */
+const DESCRIPTION =
+  "Ask the user for a secret a tool needs (an API key or token that is missing, expired or " +
+  "refused) and store it for the tools that declare it. The user types the value; you never see it, and the " +
+  'answer is only {"stored": NAME}. Call it when a tool failure names a `credential`, then retry that call.';
+
+/**
+ * The tool's argument schema.
+ *
+ * @example
+ * ```ts
+ * import { STORE_SECRET_SCHEMA } from "./store_secret.ts";
+ * STORE_SECRET_SCHEMA.required; // ["name", "reason"]
+ * ```
+ */
+export const STORE_SECRET_SCHEMA = {
+  type: "object",
+  properties: {
+    name: { type: "string", description: "The secret's name, as the failure's `credential` gives it" },
+    reason: { type: "string", description: "Why it is needed, shown to the user (one sentence)" },
+  },
+  required: ["name", "reason"],
+  additionalProperties: false,
+} as const;
+
+/**
+ * The tool in OpenAI's chat-completions shape.
+ *
+ * @example
+ * ```ts
+ * import { storeSecretOpenAI } from "./store_secret.ts";
+ * storeSecretOpenAI().function.name; // "store_secret"
+ * ```
+ */
+export function storeSecretOpenAI(): {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+} {
+  return {
+    type: "function",
+    function: {
+      name: STORE_SECRET,
+      description: DESCRIPTION,
+      parameters: structuredClone(STORE_SECRET_SCHEMA),
+    },
+  };
+}
+
+/**
+ * The tool in MCP's `tools/list` shape.
+ *
+ * @example
+ * ```ts
+ * import { storeSecretMcp } from "./store_secret.ts";
+ * storeSecretMcp().inputSchema.type; // "object"
+ * ```
+ */
+export function storeSecretMcp(): {
+  name: string;
+  description: string;
+  inputSchema: { type: "object"; [key: string]: unknown };
+  annotations: Record<string, boolean>;
+} {
+  return {
+    name: STORE_SECRET,
+    description: DESCRIPTION,
+    inputSchema: structuredClone(STORE_SECRET_SCHEMA) as unknown as { type: "object" },
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+  };
+}
+
+/** What the person is asked: the secret's name, the model's reason, and which tools receive it. */
+export interface SecretRequest {
+  readonly name: string;
+  /** The model's words: shown quoted, as the model's. */
+  readonly reason: string;
+  /** The tools that declare the secret. */
+  readonly tools: readonly string[];
+}
+
+/** Asks the person for a secret's value; `null` when they gave none (refused, gave up, nobody answered). */
+export type AskSecret = (request: SecretRequest, signal?: AbortSignal) => Promise<string | null>;
+
+/** How one `store_secret` call is answered. */
+export interface StoreSecretOptions {
+  readonly executor: Executor;
+  /** Asks the person; absent when nobody can be asked (no terminal, an MCP client without elicitation). */
+  readonly ask?: AskSecret;
+  /** Why nobody can be asked, for the `user_denied` message. */
+  readonly nobodyToAsk: string;
+  /** Writes the value to the secret store (default: toolgate's store of the executor's environment). */
+  readonly persist?: (name: string, value: string) => Promise<void>;
+  /** May refuse the call before the person is asked (the agent loop's two-rounds cap). */
+  readonly admit?: (name: string) => FailureEnvelope | undefined;
+  readonly signal?: AbortSignal;
+}
+
+/** The arguments, checked: a declared secret's name and a reason. */
+function readArgs(
+  argsText: string,
+  declared: readonly string[],
+): { name: string; reason: string } | FailureEnvelope {
+  const invalid = (message: string, field: string, expected: string) =>
+    failure("invalid_args", message, { tool: STORE_SECRET, field, expected });
+  let value: unknown;
+  try {
+    value = argsText.trim() === "" ? {} : JSON.parse(argsText);
+  } catch {
+    return invalid("The arguments are not JSON.", "name", 'an object {"name": ..., "reason": ...}');
+  }
+  if (!isRecord(value)) return invalid("The arguments are not an object.", "name", "an object");
+  const extra = Object.keys(value).find((key) => key !== "name" && key !== "reason");
+  if (extra !== undefined) {
+    return invalid(`Unknown argument \`${extra}\`.`, extra, "only name and reason");
+  }
+  const expected = declared.length > 0 ? `one of ${declared.join(", ")}` : "a secret some tool declares";
+  if (typeof value.name !== "string") return invalid("Missing required argument `name`.", "name", expected);
+  const name = value.name.trim().toUpperCase();
+  if (!declared.includes(name)) {
+    // Only a secret a tool receives: a model may not collect values no tool asked for.
+    return invalid(
+      `No tool declares a secret named ${JSON.stringify(value.name)}; only those can be stored.`,
+      "name",
+      expected,
+    );
+  }
+  if (typeof value.reason !== "string" || value.reason.trim() === "") {
+    return invalid("Missing required argument `reason`.", "reason", "a sentence saying why it is needed");
+  }
+  return { name, reason: value.reason.trim().slice(0, MAX_REASON) };
+}
+
+/**
+ * Answers one `store_secret` call: checks it, asks the person, stores the value and gives it to this run's tools.
+ * The envelope never holds the value; the call is audited like any other (its arguments digested, never written).
+ *
+ * @example
+ * ```ts
+ * import { answerStoreSecret } from "./store_secret.ts";
+ * // await answerStoreSecret('{"name":"GITHUB_TOKEN","reason":"the token expired"}', { executor, ask, nobodyToAsk: "no terminal" });
+ * // { ok: true, result: { stored: "GITHUB_TOKEN" }, tool: "store_secret" }
+ * ```
+ */
+export async function answerStoreSecret(argsText: string, options: StoreSecretOptions): Promise<Envelope> {
+  const { executor } = options;
+  const args = readArgs(argsText, executor.declaredSecrets);
+  if ("ok" in args) return await executor.recordInProcess(STORE_SECRET, argsText, args);
+  const refused = options.admit?.(args.name);
+  if (refused !== undefined) return await executor.recordInProcess(STORE_SECRET, argsText, refused);
+  if (options.ask === undefined) {
+    return await executor.recordInProcess(
+      STORE_SECRET,
+      argsText,
+      failure("user_denied", `Nobody can be asked for ${args.name}: ${options.nobodyToAsk}.`, {
+        tool: STORE_SECRET,
+        credential: args.name,
+      }),
+    );
+  }
+  const tools = executor.manifest.tools.filter((tool) => tool.secrets.includes(args.name)).map((t) => t.name);
+  const value = await options.ask({ name: args.name, reason: args.reason, tools }, options.signal);
+  if (value === null || value === "") {
+    return await executor.recordInProcess(
+      STORE_SECRET,
+      argsText,
+      failure("user_denied", `The user gave no value for ${args.name}.`, {
+        tool: STORE_SECRET,
+        credential: args.name,
+      }),
+    );
+  }
+  // The run's tools and its redaction have it first: even when the store cannot keep it, it never leaks.
+  executor.useSecret(args.name, value);
+  const warnings: string[] = [];
+  try {
+    await (options.persist ?? defaultPersist(executor))(args.name, value);
+  } catch (error) {
+    warnings.push(
+      `the secret is kept for this run only: the secret store cannot keep it (${(error as Error).message})`,
+    );
+  }
+  return await executor.recordInProcess(
+    STORE_SECRET,
+    argsText,
+    success({ stored: args.name }, { tool: STORE_SECRET, warnings }),
+  );
+}
+
+/** Writes to toolgate's store of the executor's environment (its module loads at the first value). */
+function defaultPersist(executor: Executor): (name: string, value: string) => Promise<void> {
+  return async (name, value) => {
+    const { SecretStore } = await import("./secret_store.ts");
+    await new SecretStore({ env: executor.environment }).set(name, value);
+  };
+}
