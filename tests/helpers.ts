@@ -156,10 +156,11 @@ export function runToolgate(
   args: readonly string[],
   cwd: string,
   env: Record<string, string> = {},
+  stdin?: string,
 ): Promise<ProcessResult> {
   return runProgram(
     Deno.execPath(),
     ["run", ...launcherFlags(), "--config", join(REPO, "deno.json"), join(REPO, "src", "launch.ts"), ...args],
-    { cwd, env },
+    { cwd, env, stdin },
   );
 }

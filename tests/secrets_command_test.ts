@@ -1,0 +1,62 @@
+/**
+ * `toolgate secrets set | list | rm` through the launcher (the least permission set of the run, as a user types
+ * it): a value read from stdin is stored encrypted, listed by name and time only, and removed.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { SecretStore } from "../src/secret_store.ts";
+import { runToolgate } from "./helpers.ts";
+
+const VALUE = "tok-Zq9x7Kp-2026-secret-value";
+
+Deno.test("toolgate secrets: set from stdin, list without values, rm; the keyring's secret-tool runs under the least set", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_secrets_cli_" }));
+  try {
+    const bin = join(root, "bin");
+    await Deno.mkdir(bin);
+    await Deno.writeTextFile(
+      join(bin, "secret-tool"),
+      `#!/bin/sh\nhere=$(dirname "$0")\ncase "$1" in\n  store) cat > "$here/keyring.txt" ;;\n  lookup) [ -s "$here/keyring.txt" ] || exit 1; cat "$here/keyring.txt" ;;\nesac\n`,
+      { mode: 0o755 },
+    );
+    const env = {
+      XDG_CONFIG_HOME: join(root, "config"),
+      XDG_STATE_HOME: join(root, "state"),
+      PATH: `${bin}:${Deno.env.get("PATH")}`,
+    };
+    const set = await runToolgate(["secrets", "set", "github_token"], root, env, VALUE + "\n");
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(
+      set.stderr,
+      /stored the secret GITHUB_TOKEN in .*secrets\.json \(encrypted, its key in the desktop keyring\)/,
+    );
+    assert.ok(!set.stderr.includes(VALUE) && !set.stdout.includes(VALUE));
+    const store = new SecretStore({ env });
+    assert.deepEqual(
+      await store.values(),
+      { GITHUB_TOKEN: VALUE },
+      "the final line break is not part of the value",
+    );
+
+    const list = await runToolgate(["secrets", "list"], root, env);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /^GITHUB_TOKEN\t\d{4}-\d\d-\d\dT[\d:.]+Z\n$/);
+    assert.ok(!list.stdout.includes(VALUE));
+
+    const empty = await runToolgate(["secrets", "set", "OTHER"], root, env, "");
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /no value given; OTHER was not stored/);
+    const bad = await runToolgate(["secrets", "set", "no-dashes"], root, env, "x");
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /invalid secret name "NO-DASHES"/);
+
+    const rm = await runToolgate(["secrets", "rm", "GITHUB_TOKEN"], root, env);
+    assert.equal(rm.code, 0, rm.stderr);
+    assert.deepEqual(store.list(), []);
+    const again = await runToolgate(["secrets", "rm", "GITHUB_TOKEN"], root, env);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /no secret named GITHUB_TOKEN is stored/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
