@@ -306,6 +306,8 @@ export class Executor {
   #scrub?: Redactor;
   /** The stored secrets, by name: those of the store at start, and those a person gave since (`store_secret`). */
   readonly #stored: Map<string, string>;
+  /** Every stored value this executor has held, a replaced one included: a renewed key is still a secret. */
+  readonly #storedValues = new Set<string>();
   readonly #clock: () => Date;
   readonly #workspace: string;
   readonly #controlPlane: ControlPlane;
@@ -361,7 +363,8 @@ export class Executor {
   #makeRedactors(): void {
     const { env, manifest } = this.#options;
     const passed = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
-    const secrets = [...new Set([...secretValues(env, passed), ...this.#stored.values()])]
+    for (const value of this.#stored.values()) this.#storedValues.add(value);
+    const secrets = [...new Set([...secretValues(env, passed), ...this.#storedValues])]
       .filter((value) => value.length >= MIN_SECRET_LENGTH);
     this.#redact = makeRedactor(secrets, parseRedactPatterns(env.TOOLGATE_REDACT));
     this.#scrub = secrets.length > 0 ? makeRedactor(secrets) : undefined;

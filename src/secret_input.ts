@@ -34,12 +34,14 @@ export async function readHiddenLine(
   write: (text: string) => Promise<void>,
   stdin: SecretTerminal = Deno.stdin,
 ): Promise<string | null> {
-  await write(question);
   const bytes: number[] = [];
   const buffer = new Uint8Array(256);
   let ended: "enter" | "gave-up" | undefined;
+  // Raw before the question shows: what is typed as soon as it appears is never echoed. (Deno's raw mode keeps
+  // output processing: a line feed still starts a new line.)
   stdin.setRaw(true);
   try {
+    await write(question);
     while (ended === undefined) {
       const n = await stdin.read(buffer);
       if (n === null) {

@@ -1,0 +1,138 @@
+// Attacks on stored and declared secrets (issue 15): a tool that prints the secret it was given by name gets it
+// neither to the LLM endpoint, nor to the audit log, a transcript or --debug output; a model cannot have a
+// secret collected without a person to type it.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { SecretStore } from "../../src/secret_store.ts";
+import {
+  answer,
+  callTools,
+  type ChatServer,
+  type Script,
+  startChatServer,
+  toolMessages,
+} from "../agent/chat_server.ts";
+import { type CliResult, ROOT, runAgentCli } from "../agent/run_cli.ts";
+import { realTempDir } from "./helpers.ts";
+import { allText, leaksOf } from "./hostile.ts";
+
+/** The fixture manifest of the secret tests: `api` prints API_TOKEN back, `always401` refuses any. */
+export const SECRETS_TOOLS: string = join(ROOT, "tests", "fixtures", "secrets", "tools.json");
+
+/** A token with a quote, a backslash and characters past ASCII: every JSON form of it must be caught. */
+const TOKEN = 'tok-"Qx7\\Zp9-é€-2026';
+
+interface Run extends CliResult {
+  readonly server: ChatServer;
+  readonly state: string;
+  readonly config: string;
+  cleanup(): Promise<void>;
+}
+
+/** `toolgate --prompt hi` over the secrets fixture, the store in its own config folder, no terminal. */
+async function runWithStore(
+  script: Script,
+  stored: Record<string, string>,
+  args: readonly string[] = [],
+): Promise<Run> {
+  const server = startChatServer(script);
+  const dir = await realTempDir("toolgate_stored_");
+  const state = await realTempDir("toolgate_stored_state_");
+  const config = await realTempDir("toolgate_stored_config_");
+  const env = { XDG_STATE_HOME: state, XDG_CONFIG_HOME: config };
+  const store = new SecretStore({ env: { ...env, PATH: "/usr/bin:/bin" }, keyring: null });
+  for (const [name, value] of Object.entries(stored)) await store.set(name, value);
+  const result = await runAgentCli([
+    "--prompt",
+    "hi",
+    "--base-url",
+    server.baseUrl,
+    "--model",
+    "test-model",
+    "--tools",
+    SECRETS_TOOLS,
+    "--sandbox",
+    "off",
+    "--cwd",
+    dir,
+    ...args,
+  ], { env, cwd: dir });
+  return {
+    ...result,
+    server,
+    state,
+    config,
+    cleanup: async () => {
+      await server.close();
+      for (const path of [dir, state, config]) await Deno.remove(path, { recursive: true });
+    },
+  };
+}
+
+Deno.test("a stored secret a tool prints reaches no endpoint request, audit line, transcript or --debug output", async () => {
+  const scratch = await realTempDir("toolgate_stored_out_");
+  const saved = join(scratch, "run.json");
+  const run = await runWithStore(
+    [callTools([{ id: "a1", name: "api", args: { mode: "show" } }]), answer("done")],
+    { API_TOKEN: TOKEN },
+    ["--debug", "--save-messages", saved],
+  );
+  try {
+    assert.equal(run.code, 0, run.stderr);
+    const [result] = toolMessages(run.server.requests[1].body);
+    const envelope = JSON.parse(result.content);
+    assert.equal(envelope.ok, true, result.content);
+    assert.equal(
+      envelope.result.said,
+      "the token is [REDACTED]",
+      "the tool got the stored value, and it was masked",
+    );
+    // store_secret is on the first request already, beside the manifest's tools.
+    const offered = run.server.requests[0].body.tools.map((t: { function: { name: string } }) =>
+      t.function.name
+    );
+    assert.deepEqual(offered, ["api", "always401", "pair", "store_secret"]);
+    const places: [string, string][] = [
+      ["the endpoint requests", JSON.stringify(run.server.requests.map((r) => r.body))],
+      ["the audit log", await allText(run.state)],
+      ["the transcript", await Deno.readTextFile(saved)],
+      ["--debug output", run.stderr],
+      ["stdout", run.stdout],
+    ];
+    assert.match(places[1][1], /"tool":"api"/, "the call was audited");
+    for (const [where, text] of places) {
+      assert.deepEqual(leaksOf(text, TOKEN), [], `${where} shows the secret`);
+    }
+  } finally {
+    await run.cleanup();
+    await Deno.remove(scratch, { recursive: true });
+  }
+});
+
+Deno.test("a missing secret: unavailable with credential and the way to renew it; without a terminal store_secret is user_denied", async () => {
+  const run = await runWithStore([
+    callTools([{ id: "a1", name: "api", args: { mode: "check" } }]),
+    callTools([{ id: "s1", name: "store_secret", args: { name: "API_TOKEN", reason: "the API needs it" } }]),
+    callTools([{ id: "s2", name: "store_secret", args: { name: "HOME_DIR_KEY", reason: "just curious" } }]),
+    answer("cannot"),
+  ], {});
+  try {
+    assert.equal(run.code, 0, run.stderr);
+    const [missing] = toolMessages(run.server.requests[1].body).map((m) => JSON.parse(m.content));
+    assert.equal(missing.kind, "unavailable");
+    assert.equal(missing.credential, "API_TOKEN");
+    assert.match(missing.warnings.join("\n"), /call store_secret with \{"name":"API_TOKEN"/);
+    const denied = JSON.parse(toolMessages(run.server.requests[2].body).at(-1)!.content);
+    assert.equal(denied.kind, "user_denied");
+    assert.match(denied.message, /without a terminal/);
+    // A name no tool declares is never asked for: a model cannot use store_secret to collect other secrets.
+    const undeclared = JSON.parse(toolMessages(run.server.requests[3].body).at(-1)!.content);
+    assert.equal(undeclared.kind, "invalid_args");
+    assert.equal(undeclared.field, "name");
+    assert.equal(undeclared.expected, "one of API_TOKEN, FIRST_KEY, SECOND_KEY");
+    const audit = await allText(run.state);
+    assert.match(audit, /"tool":"store_secret".*"outcome":"user_denied"/);
+  } finally {
+    await run.cleanup();
+  }
+});
