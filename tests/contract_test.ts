@@ -325,3 +325,19 @@ Deno.test("truncateForModel: a limit too small for the marker still keeps within
   assert.equal(truncateForModel("😀😀😀😀😀😀😀😀😀😀😀😀", 5), "😀😀");
   assert.equal(truncateForModel("abc", 0), "");
 });
+
+Deno.test("credential: a failure names the secret it wants, and keeps it through serialize, asEnvelope and metadata", () => {
+  const envelope = failure("unavailable", "no token", { tool: "gh", credential: "GITHUB_TOKEN" });
+  assert.equal(envelope.credential, "GITHUB_TOKEN");
+  assert.deepEqual(asEnvelope(JSON.parse(serialize(envelope))), envelope);
+  // A tool's own failure envelope may name it too; metadata never overwrites it.
+  const fromTool = asEnvelope({
+    ok: false,
+    kind: "execution_error",
+    message: "401",
+    credential: "NPM_TOKEN",
+  });
+  assert.equal(fromTool?.ok === false && fromTool.credential, "NPM_TOKEN");
+  const forged = failure("timeout", "slow", { credential: "A", metadata: { credential: "B" } });
+  assert.equal(forged.credential, "A");
+});

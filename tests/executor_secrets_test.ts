@@ -84,3 +84,18 @@ Deno.test("executor: a stored secret a tool prints is taken out of the envelope 
   assert.ok(!records.includes(STORED) && !records.includes("renewed-value-4c5d6e"), records);
   assert.deepEqual((await readAudit(audit.path))[0].envKeys, ["PATH", "HOME", "SESSION_ID"]);
 });
+
+Deno.test("executor: a secret goes to the tool in its environment, never in any process's argv", async () => {
+  await using dir = await scratch();
+  const executor = executorOf({
+    command: ["/bin/sh", "-c", "cat >/dev/null; ps -eo args > ps.txt"],
+    secrets: ["API_TOKEN"],
+  }, {
+    cwd: dir.path,
+    secrets: { API_TOKEN: STORED },
+  });
+  assert.equal((await executor.call("t", "{}")).ok, true);
+  const processes = await Deno.readTextFile(join(dir.path, "ps.txt"));
+  assert.match(processes, /ps -eo args/, "the listing holds the tool's own processes");
+  assert.ok(!processes.includes(STORED), processes);
+});

@@ -690,3 +690,32 @@ Deno.test("tool specs are frozen", async () => {
   assert.ok(Object.isFrozen(tools[0].args));
   assert.ok(Object.isFrozen(tools[0].envPassthrough));
 });
+
+// --- secrets ------------------------------------------------------------------------------------------------------
+
+Deno.test("secrets are validated like envPassthrough: trimmed, upper-cased, de-duplicated, bad names by index", async () => {
+  const { tools } = await toolsOf([
+    { name: "x", command: ["./tools/bin/x"], secrets: [" github_token ", "GITHUB_TOKEN", "NPM_TOKEN"] },
+  ], ["x"]);
+  assert.deepEqual(tools[0].secrets, ["GITHUB_TOKEN", "NPM_TOKEN"]);
+  assert.deepEqual(tools[0].envPassthrough, [], "a secret is not a passthrough name");
+  assert.deepEqual(
+    await errorsOf([{ name: "x", command: ["./tools/bin/x"], secrets: ["GH-TOKEN", "", 3] }]),
+    [
+      'tool[0] "x": secrets[0]: invalid name "GH-TOKEN" (must match [A-Z_][A-Z0-9_]*)',
+      'tool[0] "x": secrets[1]: empty name',
+      'tool[0] "x": secrets[2]: must be a string',
+    ],
+  );
+  assert.equal(
+    await errorOf({ name: "x", command: ["./tools/bin/x"], secrets: "GITHUB_TOKEN" }),
+    'tool[0] "x": secrets must be an array of strings',
+  );
+});
+
+Deno.test("store_secret is toolgate's own: no manifest tool may take the name", async () => {
+  assert.equal(
+    await errorOf({ name: "store_secret", command: ["./tools/bin/x"] }),
+    `tool[0] "store_secret": the name is toolgate's own (the secret tool every caller offers); rename the tool`,
+  );
+});

@@ -197,3 +197,29 @@ Deno.test("the permissions command prints the set a command line runs under", as
   const bad = await toolgate(["permissions", "--format", "yaml"], cwd, env);
   assert.equal(bad.code, 2);
 });
+
+Deno.test("declared secrets may be read from the environment, and secret-tool found on PATH may run", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    const bin = join(cwd, "bin");
+    await Deno.mkdir(bin);
+    await Deno.writeTextFile(join(bin, "secret-tool"), "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+    await Deno.writeTextFile(
+      join(cwd, "tools.json"),
+      JSON.stringify({ tools: [{ name: "gh", command: ["./tools/bin/gh"], secrets: ["github_token"] }] }),
+    );
+    const env = { PATH: `${bin}:/usr/bin:/bin`, HOME: "/home/someone" };
+    const { set } = planLaunch(["call", "gh", "{}"], env, cwd);
+    assert.ok(set.env.includes("GITHUB_TOKEN"));
+    assert.ok(set.run.includes(join(bin, "secret-tool")));
+    assert.deepEqual(
+      set.write,
+      [stateRoot(env), "/home/someone/.config/toolgate"],
+      "the store is in the config folder",
+    );
+    const secrets = planLaunch(["secrets", "set", "X"], { ...env, PATH: "/usr/bin:/bin" }, cwd).set;
+    assert.ok(!secrets.run.some((p) => p.endsWith("/secret-tool")), "none on PATH, none granted");
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});

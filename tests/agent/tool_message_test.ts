@@ -68,3 +68,13 @@ Deno.test("tool message: metadata too big to keep is dropped before the kind and
   assert.equal(parsed.message, "slow");
   assert.equal(parsed.dump, undefined);
 });
+
+Deno.test("a failure cut to fit keeps the secret it names (credential), so that auto-heal still works", () => {
+  const long = failure("execution_error", `HTTP 401 ${"x".repeat(5000)}`, {
+    tool: "gh",
+    credential: "GITHUB_TOKEN",
+  });
+  const content = JSON.parse(toolMessageContent(long, 500));
+  assert.equal(content.truncated, true);
+  assert.equal(content.credential, "GITHUB_TOKEN");
+});
