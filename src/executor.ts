@@ -399,21 +399,7 @@ export class Executor {
    * as every envelope leaves the executor: with secret values taken out.
    */
   async recordInProcess<E extends Envelope>(tool: string, argsText: string, envelope: E): Promise<E> {
-    await this.#write({
-      ts: this.#clock().toISOString(),
-      tool,
-      argv: null,
-      cwd: this.#workspace,
-      exit: null,
-      signal: null,
-      ms: 0,
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      truncated: false,
-      envKeys: [],
-      ...await this.#argsFacts(argsText),
-      outcome: envelope.ok ? "ok" : envelope.kind,
-    });
+    await this.#auditUnrun(tool, argsText, envelope);
     return this.#forCaller(envelope);
   }
 
@@ -448,14 +434,14 @@ export class Executor {
       const envelope = failure("tool_not_found", `There is no tool named ${JSON.stringify(name)}.`, {
         tool: name,
       });
-      await this.#auditRefusal(name, argsText, envelope);
+      await this.#auditUnrun(name, argsText, envelope);
       return { ok: false, envelope: this.#forCaller(envelope) };
     }
     // The schema engine loads at the first call that needs it: start-up does not pay for it.
     if (tool.schema !== undefined) await loadSchemaEngine();
     const verdict = preflight(tool, argsText, this.manifest.schemas);
     if (!verdict.ok) {
-      await this.#auditRefusal(name, argsText, verdict.envelope);
+      await this.#auditUnrun(name, argsText, verdict.envelope);
       return { ok: false, envelope: this.#forCaller(verdict.envelope) };
     }
     return { ok: true, call: { tool, args: verdict.args, argsText } };
@@ -463,7 +449,7 @@ export class Executor {
 
   /** Records that a prepared call was not run (denied, rejected by policy) and returns the envelope. */
   async refuse(call: PreparedCall, envelope: FailureEnvelope): Promise<FailureEnvelope> {
-    await this.#auditRefusal(call.tool.name, call.argsText, envelope);
+    await this.#auditUnrun(call.tool.name, call.argsText, envelope);
     return this.#forCaller(envelope);
   }
 
@@ -1052,7 +1038,8 @@ export class Executor {
     return await this.#audit?.argsFacts(argsText) ?? { argsBytes: 0, argsHmac: null };
   }
 
-  async #auditRefusal(name: string, argsText: string, envelope: FailureEnvelope): Promise<void> {
+  /** The audit line of a call that started no program: refused, or answered in this process. */
+  async #auditUnrun(name: string, argsText: string, envelope: Envelope): Promise<void> {
     await this.#write({
       ts: this.#clock().toISOString(),
       tool: name,
@@ -1066,7 +1053,7 @@ export class Executor {
       truncated: false,
       envKeys: [],
       ...await this.#argsFacts(argsText),
-      outcome: envelope.kind,
+      outcome: envelope.ok ? "ok" : envelope.kind,
     });
   }
 

@@ -188,3 +188,14 @@ export async function cli(
 ): Promise<CliResult> {
   return await finish(spawnCli(args, options), options.stdin);
 }
+
+/** The environment `/usr/bin/env` wrote to `env.txt` in `dir`: the values themselves, which no envelope carries. */
+export async function envWritten(dir: string): Promise<Record<string, string>> {
+  const text = await Deno.readTextFile(join(dir, "env.txt"));
+  return Object.fromEntries(
+    text.trim().split("\n").map((line) => {
+      const at = line.indexOf("=");
+      return [line.slice(0, at), line.slice(at + 1)];
+    }),
+  );
+}

@@ -1,23 +1,13 @@
 /** Declared secrets through the executor with real processes: given by name, store first, missing refused. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { baseEnv, executorOf, readAudit, scratch } from "./executor_helpers.ts";
+import { baseEnv, envWritten, executorOf, readAudit, scratch } from "./executor_helpers.ts";
 
 const STORED = "stored-value-7f3a9c1e";
 const FROM_ENV = "env-value-b2d4e6f8";
 
 /** Writes the child's environment to env.txt (the values themselves, which no envelope carries). */
 const DUMP = ["/bin/sh", "-c", "exec /usr/bin/env > env.txt"];
-
-async function envWritten(dir: string): Promise<Record<string, string>> {
-  const text = await Deno.readTextFile(join(dir, "env.txt"));
-  return Object.fromEntries(
-    text.trim().split("\n").map((line) => {
-      const at = line.indexOf("=");
-      return [line.slice(0, at), line.slice(at + 1)];
-    }),
-  );
-}
 
 Deno.test("executor: a declared secret reaches the tool from the store first, then from the environment", async () => {
   await using dir = await scratch();

@@ -7,6 +7,7 @@ import { ProcessRegistry } from "../src/process_tree.ts";
 import {
   alivePids,
   baseEnv,
+  envWritten,
   executorFor,
   executorOf,
   FIXTURES,
@@ -28,17 +29,6 @@ function resultOf(envelope: Envelope): unknown {
 /** `NAME=VALUE` lines of `/usr/bin/env` (no shell in between) as an object. */
 function envFrom(envelope: Envelope): Record<string, string> {
   const text = (resultOf(envelope) as { text: string }).text;
-  return Object.fromEntries(
-    text.trim().split("\n").map((line) => {
-      const at = line.indexOf("=");
-      return [line.slice(0, at), line.slice(at + 1)];
-    }),
-  );
-}
-
-/** The environment `/usr/bin/env` wrote to `env.txt` in `dir`: the values themselves, which no envelope carries. */
-async function envWritten(dir: string): Promise<Record<string, string>> {
-  const text = await Deno.readTextFile(join(dir, "env.txt"));
   return Object.fromEntries(
     text.trim().split("\n").map((line) => {
       const at = line.indexOf("=");

@@ -31,7 +31,27 @@ export interface CliOptions {
  * ```
  */
 export function runAgentCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
-  return runProgram(Deno.execPath(), [
+  const [program, ...rest] = cliArgv(args);
+  return runProgram(program, rest, {
+    cwd: options.cwd ?? ROOT,
+    env: options.env,
+    stdin: options.stdin,
+    clearEnv: true,
+  });
+}
+
+/**
+ * The argv that runs the CLI with ARGS under the test task's permissions (for a pty test, which starts it
+ * through `script`).
+ *
+ * @example
+ * ```ts ignore
+ * const line = cliArgv(["--prompt", "hi"]).map(quote).join(" ");
+ * ```
+ */
+export function cliArgv(args: readonly string[]): string[] {
+  return [
+    Deno.execPath(),
     "run",
     "--no-prompt",
     "--allow-read",
@@ -43,5 +63,5 @@ export function runAgentCli(args: readonly string[], options: CliOptions = {}): 
     join(ROOT, "deno.json"),
     join(ROOT, "src", "main.ts"),
     ...args,
-  ], { cwd: options.cwd ?? ROOT, env: options.env, stdin: options.stdin, clearEnv: true });
+  ];
 }

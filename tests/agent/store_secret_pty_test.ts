@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SecretStore } from "../../src/secret_store.ts";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
-import { ROOT } from "./run_cli.ts";
+import { baseEnv } from "../mcp/helpers.ts";
+import { cliArgv, ROOT } from "./run_cli.ts";
 
 /** Quotes one word for sh. */
 const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
@@ -29,18 +30,7 @@ Deno.test("store_secret on a pty: typed without echo, stored encrypted, given to
     callTools([{ id: "s2", name: "store_secret", args: { name: "API_TOKEN", reason: "once more \x1b[2J" } }]),
     answer("Done."),
   ]);
-  const cli = [
-    Deno.execPath(),
-    "run",
-    "--no-prompt",
-    "--allow-read",
-    "--allow-write",
-    "--allow-env",
-    "--allow-run",
-    "--allow-net",
-    "--config",
-    join(ROOT, "deno.json"),
-    join(ROOT, "src", "main.ts"),
+  const cli = cliArgv([
     "--prompt",
     "call the api",
     "--base-url",
@@ -53,12 +43,8 @@ Deno.test("store_secret on a pty: typed without echo, stored encrypted, given to
     "off",
     "--cwd",
     dir,
-  ].map(quote).join(" ");
-  const env: Record<string, string> = { XDG_STATE_HOME: state, XDG_CONFIG_HOME: config, NO_COLOR: "1" };
-  for (const name of ["PATH", "HOME", "DENO_DIR"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
-  }
+  ]).map(quote).join(" ");
+  const env: Record<string, string> = { ...baseEnv(), XDG_STATE_HOME: state, XDG_CONFIG_HOME: config };
   // No keyring here: the key goes to the state folder's key file.
   env.PATH = env.PATH.split(":").filter((folder) => !exists(join(folder, "secret-tool"))).join(":");
   const child = new Deno.Command("script", {

@@ -51,11 +51,15 @@ export interface AgentRun extends CliResult {
   cleanup(): Promise<void>;
 }
 
-/** Runs `toolgate --prompt hi` over the hostile manifest against a server playing `script`. */
+/**
+ * Runs `toolgate --prompt hi` over the hostile manifest (or `manifest`) against a server playing `script`; `env`
+ * may place the state folder elsewhere (then `state` is an empty folder of its own).
+ */
 export async function runAgent(
   script: Script,
   args: readonly string[] = [],
   env: Record<string, string> = {},
+  manifest: string = HOSTILE,
 ): Promise<AgentRun> {
   const server = startChatServer(script);
   const dir = await realTempDir("toolgate_hostile_");
@@ -68,7 +72,7 @@ export async function runAgent(
     "--model",
     "test-model",
     "--tools",
-    HOSTILE,
+    manifest,
     "--sandbox",
     "off",
     "--cwd",

@@ -4,29 +4,20 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SecretStore } from "../../src/secret_store.ts";
-import {
-  answer,
-  callTools,
-  type ChatServer,
-  type Script,
-  startChatServer,
-  toolMessages,
-} from "../agent/chat_server.ts";
-import { type CliResult, ROOT, runAgentCli } from "../agent/run_cli.ts";
+import { answer, callTools, type Script, toolMessages } from "../agent/chat_server.ts";
+import { ROOT } from "../agent/run_cli.ts";
 import { realTempDir } from "./helpers.ts";
-import { allText, leaksOf } from "./hostile.ts";
+import { type AgentRun, allText, leaksOf, runAgent } from "./hostile.ts";
 
 /** The fixture manifest of the secret tests: `api` prints API_TOKEN back, `always401` refuses any. */
-export const SECRETS_TOOLS: string = join(ROOT, "tests", "fixtures", "secrets", "tools.json");
+const SECRETS_TOOLS: string = join(ROOT, "tests", "fixtures", "secrets", "tools.json");
 
 /** A token with a quote, a backslash and characters past ASCII: every JSON form of it must be caught. */
 const TOKEN = 'tok-"Qx7\\Zp9-é€-2026';
 
-interface Run extends CliResult {
-  readonly server: ChatServer;
+interface Run extends AgentRun {
+  /** The state folder the run used (its audit log is there). */
   readonly state: string;
-  readonly config: string;
-  cleanup(): Promise<void>;
 }
 
 /** `toolgate --prompt hi` over the secrets fixture, the store in its own config folder, no terminal. */
@@ -35,36 +26,18 @@ async function runWithStore(
   stored: Record<string, string>,
   args: readonly string[] = [],
 ): Promise<Run> {
-  const server = startChatServer(script);
-  const dir = await realTempDir("toolgate_stored_");
   const state = await realTempDir("toolgate_stored_state_");
   const config = await realTempDir("toolgate_stored_config_");
   const env = { XDG_STATE_HOME: state, XDG_CONFIG_HOME: config };
-  const store = new SecretStore({ env: { ...env, PATH: "/usr/bin:/bin" }, keyring: null });
+  const store = new SecretStore({ env, keyring: null });
   for (const [name, value] of Object.entries(stored)) await store.set(name, value);
-  const result = await runAgentCli([
-    "--prompt",
-    "hi",
-    "--base-url",
-    server.baseUrl,
-    "--model",
-    "test-model",
-    "--tools",
-    SECRETS_TOOLS,
-    "--sandbox",
-    "off",
-    "--cwd",
-    dir,
-    ...args,
-  ], { env, cwd: dir });
+  const run = await runAgent(script, args, env, SECRETS_TOOLS);
   return {
-    ...result,
-    server,
+    ...run,
     state,
-    config,
     cleanup: async () => {
-      await server.close();
-      for (const path of [dir, state, config]) await Deno.remove(path, { recursive: true });
+      await run.cleanup();
+      for (const path of [state, config]) await Deno.remove(path, { recursive: true });
     },
   };
 }
