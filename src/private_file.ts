@@ -138,8 +138,10 @@ function readKey(path: string, bytes: number, what: string): Uint8Array | undefi
  *
  * @example
  * ```ts
+ * import { join } from "node:path";
  * import { readOrMakeKey } from "./private_file.ts";
- * const key = readOrMakeKey("/home/me/.local/state/toolgate/audit.key", 32, "the audit key");
+ * const state = await Deno.makeTempDir(); // say ~/.local/state/toolgate
+ * const key = readOrMakeKey(join(state, "audit.key"), 32, "the audit key"); // 32 bytes, the same next time
  * ```
  */
 export function readOrMakeKey(path: string, bytes: number, what: string): Uint8Array {
@@ -171,8 +173,9 @@ export function readOrMakeKey(path: string, bytes: number, what: string): Uint8A
  *
  * @example
  * ```ts
+ * import { join } from "node:path";
  * import { readPrivateText } from "./private_file.ts";
- * readPrivateText("/home/me/.config/toolgate/secrets.json", "the secret store"); // "{...}" or undefined
+ * readPrivateText(join(await Deno.makeTempDir(), "secrets.json"), "the secret store"); // undefined: none yet
  * ```
  */
 export function readPrivateText(path: string, what: string): string | undefined {
@@ -199,8 +202,10 @@ export function readPrivateText(path: string, what: string): string | undefined 
  *
  * @example
  * ```ts
+ * import { join } from "node:path";
  * import { writePrivateText } from "./private_file.ts";
- * writePrivateText("/home/me/.config/toolgate/secrets.json", "{}");
+ * const config = await Deno.makeTempDir(); // say ~/.config/toolgate, mode 0700
+ * writePrivateText(join(config, "secrets.json"), "{}");
  * ```
  */
 export function writePrivateText(path: string, text: string): void {

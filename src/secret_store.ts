@@ -86,7 +86,8 @@ export function checkSecretName(name: string): string {
  * @example
  * ```ts
  * import { SecretStore } from "./secret_store.ts";
- * const store = new SecretStore({ env: { HOME: "/home/me", PATH: "/usr/bin" } });
+ * const home = await Deno.makeTempDir(); // your HOME: ~/.config/toolgate/secrets.json, ~/.local/state/toolgate
+ * const store = new SecretStore({ env: { HOME: home }, keyring: null });
  * await store.set("GITHUB_TOKEN", "ghp_example");
  * store.list(); // [{ name: "GITHUB_TOKEN", setAt: "2026-..." }]
  * await store.values(); // { GITHUB_TOKEN: "ghp_example" }
