@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { SecretStore } from "../../src/secret_store.ts";
 import { answer, callTools, type Script, toolMessages } from "../agent/chat_server.ts";
 import { ROOT } from "../agent/run_cli.ts";
-import { realTempDir } from "./helpers.ts";
+import { confinedTest, realTempDir, scriptExecutor } from "./helpers.ts";
 import { type AgentRun, allText, leaksOf, runAgent } from "./hostile.ts";
 
 /** The fixture manifest of the secret tests: `api` prints API_TOKEN back, `always401` refuses any. */
@@ -109,3 +109,24 @@ Deno.test("a missing secret: unavailable with credential and the way to renew it
     await run.cleanup();
   }
 });
+
+confinedTest(
+  "a confined tool receives its declared secret through bubblewrap's environment, and prints it masked",
+  async () => {
+    const dir = await realTempDir("toolgate_stored_confined_");
+    try {
+      const executor = await scriptExecutor(
+        dir,
+        { secrets: { API_TOKEN: "valid-token-2026-xyz" } },
+        SECRETS_TOOLS,
+      );
+      const checked = await executor.call("api", '{"mode":"check"}');
+      assert.deepEqual(checked.ok && checked.result, { user: "octocat" }, JSON.stringify(checked));
+      const shown = JSON.stringify(await executor.call("api", '{"mode":"show"}'));
+      assert.ok(!shown.includes("valid-token-2026-xyz"), shown);
+      assert.match(shown, /the token is \[REDACTED\]/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
