@@ -14,6 +14,9 @@ import { answerStoreSecret, type AskSecret, STORE_SECRET } from "../store_secret
 /** The most `store_secret` rounds per failing tool per turn. */
 export const MAX_SECRET_ROUNDS = 2;
 
+/** Failures that are never about a credential, whatever their message says. */
+const NOT_CREDENTIAL: ReadonlySet<string> = new Set(["invalid_args", "tool_not_found", "user_denied"]);
+
 /** The usual signs of a missing, refused or expired credential in a failure's message. */
 const REFUSED_CREDENTIAL =
   /\b(?:401|403)\b|\bunauthori[sz]ed\b|\bforbidden\b|\binvalid[ _-]?api[ _-]?key\b|\bexpired[ _-]?token\b|\btoken (?:has )?expired\b|\b(?:bad|invalid) credentials?\b/i;
@@ -32,6 +35,8 @@ const REFUSED_CREDENTIAL =
  */
 export function credentialOf(envelope: Envelope, tool: ToolSpec | undefined): string | undefined {
   if (envelope.ok || tool === undefined || tool.secrets.length === 0) return undefined;
+  // The call never reached the tool's service: its arguments, its name or the person said no.
+  if (NOT_CREDENTIAL.has(envelope.kind)) return undefined;
   const named = envelope.credential;
   if (typeof named === "string") return tool.secrets.includes(named) ? named : undefined;
   if (tool.secrets.length !== 1) return undefined;

@@ -7,10 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
-import { ROOT } from "./run_cli.ts";
-
-/** Quotes one word for sh. */
-const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+import { cliArgv, ROOT, spawnOnPty } from "./run_cli.ts";
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -26,18 +23,7 @@ Deno.test("approval on a pty: exec's argv shows first and whole although the mod
     callTools([{ id: "x1", name: "exec", args: argsText }]),
     answer("Done."),
   ]);
-  const cli = [
-    Deno.execPath(),
-    "run",
-    "--no-prompt",
-    "--allow-read",
-    "--allow-write",
-    "--allow-env",
-    "--allow-run",
-    "--allow-net",
-    "--config",
-    join(ROOT, "deno.json"),
-    join(ROOT, "src", "main.ts"),
+  const cli = cliArgv([
     "--prompt",
     "tidy up",
     "--base-url",
@@ -50,21 +36,13 @@ Deno.test("approval on a pty: exec's argv shows first and whole although the mod
     "off",
     "--cwd",
     dir,
-  ].map(quote).join(" ");
+  ]);
   const env: Record<string, string> = { XDG_STATE_HOME: state, NO_COLOR: "1" };
   for (const name of ["PATH", "HOME", "DENO_DIR"]) {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }
-  const child = new Deno.Command("script", {
-    args: ["-q", "-e", "-c", cli, "/dev/null"],
-    cwd: dir,
-    env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnOnPty(cli, { cwd: dir, env });
   const writer = child.stdin.getWriter();
   let output = "";
   const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);

@@ -117,4 +117,6 @@ Deno.test("auto-heal: a credential failure is its credential field, or the signs
   assert.equal(credentialOf(failed("missing", "OTHER"), pair), undefined, "only a secret the tool declares");
   assert.equal(credentialOf(failed("HTTP 401"), noSecrets), undefined);
   assert.equal(credentialOf(success({ status: 401 }), api), undefined);
+  const badArgs = failure("invalid_args", "mode must be one of show, check (got 401)", { field: "mode" });
+  assert.equal(credentialOf(badArgs, api), undefined, "the call never reached the service");
 });

@@ -65,3 +65,30 @@ export function cliArgv(args: readonly string[]): string[] {
     ...args,
   ];
 }
+
+/** Quotes one word for sh. */
+const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * Starts `argv` under `script` (util-linux), which gives it a pty: the child's stdin is what a person types, its
+ * stdout what the terminal shows.
+ *
+ * @example
+ * ```ts ignore
+ * const child = spawnOnPty(cliArgv(["--prompt", "hi"]), { cwd: dir, env });
+ * ```
+ */
+export function spawnOnPty(
+  argv: readonly string[],
+  options: { cwd: string; env: Record<string, string> },
+): Deno.ChildProcess {
+  return new Deno.Command("script", {
+    args: ["-q", "-e", "-c", argv.map(quote).join(" "), "/dev/null"],
+    cwd: options.cwd,
+    env: options.env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}

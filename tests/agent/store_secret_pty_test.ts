@@ -9,10 +9,7 @@ import { join } from "node:path";
 import { SecretStore } from "../../src/secret_store.ts";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
 import { baseEnv } from "../mcp/helpers.ts";
-import { cliArgv, ROOT } from "./run_cli.ts";
-
-/** Quotes one word for sh. */
-const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+import { cliArgv, ROOT, spawnOnPty } from "./run_cli.ts";
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -43,19 +40,11 @@ Deno.test("store_secret on a pty: typed without echo, stored encrypted, given to
     "off",
     "--cwd",
     dir,
-  ]).map(quote).join(" ");
+  ]);
   const env: Record<string, string> = { ...baseEnv(), XDG_STATE_HOME: state, XDG_CONFIG_HOME: config };
   // No keyring here: the key goes to the state folder's key file.
   env.PATH = env.PATH.split(":").filter((folder) => !exists(join(folder, "secret-tool"))).join(":");
-  const child = new Deno.Command("script", {
-    args: ["-q", "-e", "-c", cli, "/dev/null"],
-    cwd: dir,
-    env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnOnPty(cli, { cwd: dir, env });
   const writer = child.stdin.getWriter();
   let output = "";
   let asked = 0;
