@@ -60,6 +60,20 @@ export function configRoot(env: Readonly<Record<string, string>>): string {
 }
 
 /**
+ * toolgate's data folder (the bundle `deno task install` builds): `$XDG_DATA_HOME/toolgate`, else
+ * `$HOME/.local/share/toolgate`.
+ *
+ * @example
+ * ```ts
+ * import { dataRoot } from "./state.ts";
+ * dataRoot({ HOME: "/home/me" }); // "/home/me/.local/share/toolgate"
+ * ```
+ */
+export function dataRoot(env: Readonly<Record<string, string>>): string {
+  return xdg(env, "XDG_DATA_HOME", ".local/share");
+}
+
+/**
  * FNV-1a, 64 bits, as 16 hex digits: enough to tell folders apart by name, and cheap (no crypto module to load at
  * start-up; nothing here is a secret or a check).
  */
