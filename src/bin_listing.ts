@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { dirname, sep } from "node:path";
+import { dirname, sep } from "./paths.ts";
 import { isWithin } from "./control_plane.ts";
 
 function realPath(path: string): string | undefined {

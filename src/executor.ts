@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "./paths.ts";
 import { answerJobCall, type Job, jobLauncher, JobManager, readJobArgs } from "./jobs.ts";
 import { AuditLog, type AuditRecord, loadAuditKey } from "./audit.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";

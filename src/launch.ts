@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "./paths.ts";
 import { planLaunch } from "./launch_plan.ts";
 import { toFlags } from "./permissions.ts";
 import { bundleEntry, packaging, TOOLGATE_ROOT } from "./tool_belt.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join, posix, resolve } from "node:path";
+import { dirname, isAbsolute, join, normalize, resolve } from "./paths.ts";
 import { CGROUP_ENV, ownCgroups } from "./cgroups.ts";
 import { PROXY_SOCKET_ENV } from "./egress_proxy.ts";
 import { isRecord } from "./contract.ts";
@@ -137,7 +137,7 @@ function manifestFacts(path: string): { programs: string[]; toolEnv: string[]; e
     if (!isRecord(tool)) continue;
     const first = Array.isArray(tool.command) ? tool.command[0] : undefined;
     if (typeof first === "string" && first !== "") {
-      programs.push(isAbsolute(first) ? first : join(dir, posix.normalize(first.replaceAll("\\", "/"))));
+      programs.push(isAbsolute(first) ? first : join(dir, normalize(first.replaceAll("\\", "/"))));
     }
     if (Array.isArray(tool.envPassthrough)) {
       for (const name of tool.envPassthrough) {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join, posix, resolve, win32 } from "node:path";
+import { dirname, isAbsolute, isWindowsAbsolute, join, normalize, resolve } from "./paths.ts";
 import { BinListing } from "./bin_listing.ts";
 import { isRecord } from "./contract.ts";
 import { parseJsonc } from "./jsonc.ts";
@@ -177,12 +177,12 @@ const KNOWN_ROOT_FIELDS = new Set(["tools", "$schema"]);
 const quote = (value: string): string => JSON.stringify(value);
 
 function isAbsoluteAnywhere(path: string): boolean {
-  return isAbsolute(path) || posix.isAbsolute(path) || win32.isAbsolute(path);
+  return isAbsolute(path) || isWindowsAbsolute(path);
 }
 
 /** Normalizes a relative command path with `\` as a separator too, without a leading `./`. */
 function normalizeRelative(raw: string): string {
-  return posix.normalize(raw.replaceAll("\\", "/"));
+  return normalize(raw.replaceAll("\\", "/"));
 }
 
 interface Checked<T> {

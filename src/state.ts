@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { basename, isAbsolute, join } from "node:path";
+import { basename, isAbsolute, join } from "./paths.ts";
 
 /** The variables that place toolgate's state and configuration. */
 export const STATE_ENV = ["HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"] as const;

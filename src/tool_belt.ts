@@ -5,8 +5,7 @@
  *
  * @module
  */
-import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, dirname, fromFileUrl, join } from "./paths.ts";
 import { COMMON_DENO_FLAGS, TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
 import beltManifest from "../tools.json" with { type: "json" };
 
@@ -32,7 +31,7 @@ export const BRIDGE_SOCKET = "/tmp/.toolgate-proxy.sock";
 export type Packaging = "source" | "bundle" | "binary";
 
 /** This module's own file: `src/tool_belt.ts` from source, the bundle file when bundled. */
-const SELF = import.meta.url.startsWith("file:") ? fileURLToPath(import.meta.url) : import.meta.url;
+const SELF = import.meta.url.startsWith("file:") ? fromFileUrl(import.meta.url) : import.meta.url;
 
 /**
  * How toolgate is packaged here.
@@ -59,7 +58,7 @@ export const TOOLGATE_ROOT: string = packaging() === "source"
 
 /** The main module's file, when it is one. */
 function mainFile(): string | undefined {
-  return Deno.mainModule.startsWith("file:") ? fileURLToPath(Deno.mainModule) : undefined;
+  return Deno.mainModule.startsWith("file:") ? fromFileUrl(Deno.mainModule) : undefined;
 }
 
 /**

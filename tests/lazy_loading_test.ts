@@ -39,12 +39,15 @@ async function staticGraph(entry: string): Promise<Set<string>> {
 }
 
 /**
- * What must never load at start: the npm packages (an npm import shows as `npm:`), the agent loop and its chat
+ * What must never load at start: the npm packages (an npm import shows as `npm:`), Node's built-ins, the agent
+ * loop and its chat
  * client, the MCP server, the lint, the schema engine. (The light option tables beside them may load: `--help`
  * prints them.)
  */
 const HEAVY = [
   /^npm:/,
+  // The first Node built-in a process loads costs it about 7 ms (src/paths.ts stands in for node:path).
+  /^node:/,
   /\/src\/agent\/(loop|http|sse|messages|transcript)\.ts$/,
   /\/src\/mcp\/(server|http|stdio)\.ts$/,
   /\/src\/lint\.ts$/,
@@ -66,4 +69,6 @@ Deno.test("start-up: the test above sees a heavy module when one is imported sta
   // serve's own module imports the MCP SDK statically: the same walk must find it there.
   const graph = await staticGraph(join(REPO, "src", "mcp", "server.ts"));
   assert.ok([...graph].some((m) => m.startsWith("npm:") && m.includes("modelcontextprotocol")));
+  // The stdio transport imports node:process: a Node built-in shows too.
+  assert.ok([...await staticGraph(join(REPO, "src", "mcp", "stdio.ts"))].some((m) => m.startsWith("node:")));
 });

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "../paths.ts";
 import { parseArgs } from "node:util";
 import { dataRoot } from "../state.ts";
 import { ROOT } from "./flags.ts";
