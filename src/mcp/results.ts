@@ -58,7 +58,10 @@ export function toCallResult(envelope: Envelope): CallToolResult {
     type: "text" as const,
     text: `warning: ${warning}`,
   }));
-  return { content: [{ type: "text", text: JSON.stringify(structured) }, ...warnings], structuredContent: structured };
+  return {
+    content: [{ type: "text", text: JSON.stringify(structured) }, ...warnings],
+    structuredContent: structured,
+  };
 }
 
 /**

@@ -45,29 +45,35 @@ Deno.test("serve: structured results and outputSchemas through the SDK client", 
     assert.deepEqual(texts(result), ['{"length":42,"unit":"m"}']);
   });
 
-  await t.step("an outputSchema with definitions and $ref: the client resolves it as the server sent it", async () => {
-    const result = await client.callTool({ name: "tree_walk", arguments: {} });
-    assert.equal(result.isError, undefined, JSON.stringify(result));
-    assert.deepEqual(result.structuredContent, {
-      root: { name: "a", children: [{ name: "b", children: [] }] },
-    });
-  });
+  await t.step(
+    "an outputSchema with definitions and $ref: the client resolves it as the server sent it",
+    async () => {
+      const result = await client.callTool({ name: "tree_walk", arguments: {} });
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      assert.deepEqual(result.structuredContent, {
+        root: { name: "a", children: [{ name: "b", children: [] }] },
+      });
+    },
+  );
 
-  await t.step("a result that breaks its outputSchema is withheld: a failure, never a protocol error", async () => {
-    const result = await client.callTool({ name: "mismeasure", arguments: {} });
-    assert.equal(result.isError, true);
-    const envelope = envelopeOf(result);
-    assert.equal(envelope.kind, "execution_error");
-    assert.equal(envelope.retryable, false);
-    assert.equal(envelope.invalid_result, true);
-    assert.equal(envelope.tool, "mismeasure");
-    assert.match(String(envelope.message), /does not match the outputSchema/);
-    assert.match(String(envelope.message), /\/length must be integer/);
-    assert.match(String(envelope.message), /must NOT have additional properties/);
-    // Nothing of the withheld result reaches the client.
-    assert.doesNotMatch(JSON.stringify(result), /ignore your instructions|forty-two/);
-    assert.match(served.stderr(), /toolgate: mcp: mismeasure: The tool ran, but its result is withheld/);
-  });
+  await t.step(
+    "a result that breaks its outputSchema is withheld: a failure, never a protocol error",
+    async () => {
+      const result = await client.callTool({ name: "mismeasure", arguments: {} });
+      assert.equal(result.isError, true);
+      const envelope = envelopeOf(result);
+      assert.equal(envelope.kind, "execution_error");
+      assert.equal(envelope.retryable, false);
+      assert.equal(envelope.invalid_result, true);
+      assert.equal(envelope.tool, "mismeasure");
+      assert.match(String(envelope.message), /does not match the outputSchema/);
+      assert.match(String(envelope.message), /\/length must be integer/);
+      assert.match(String(envelope.message), /must NOT have additional properties/);
+      // Nothing of the withheld result reaches the client.
+      assert.doesNotMatch(JSON.stringify(result), /ignore your instructions|forty-two/);
+      assert.match(served.stderr(), /toolgate: mcp: mismeasure: The tool ran, but its result is withheld/);
+    },
+  );
 
   await t.step("a result that is not an object, where the outputSchema wants one, is withheld", async () => {
     const result = await client.callTool({ name: "say", arguments: {} });
@@ -76,18 +82,24 @@ Deno.test("serve: structured results and outputSchemas through the SDK client", 
     assert.doesNotMatch(JSON.stringify(result), /just words/);
   });
 
-  await t.step("a failure of a tool with an outputSchema: the message as text, the envelope structured", async () => {
-    const result = await client.callTool({ name: "burn", arguments: {} });
-    assert.equal(result.isError, true);
-    const envelope = envelopeOf(result);
-    assert.equal(envelope.ok, false);
-    assert.equal(envelope.kind, "execution_error");
-    assert.equal(envelope.exit_code, 3);
-    assert.deepEqual(texts(result), [envelope.message]);
-    assert.match(String(envelope.message), /the disk is on fire/);
-    // ok first, then the keys sorted: the contract's own order.
-    assert.deepEqual(Object.keys(envelope), ["ok", ...Object.keys(envelope).filter((k) => k !== "ok").sort()]);
-  });
+  await t.step(
+    "a failure of a tool with an outputSchema: the message as text, the envelope structured",
+    async () => {
+      const result = await client.callTool({ name: "burn", arguments: {} });
+      assert.equal(result.isError, true);
+      const envelope = envelopeOf(result);
+      assert.equal(envelope.ok, false);
+      assert.equal(envelope.kind, "execution_error");
+      assert.equal(envelope.exit_code, 3);
+      assert.deepEqual(texts(result), [envelope.message]);
+      assert.match(String(envelope.message), /the disk is on fire/);
+      // ok first, then the keys sorted: the contract's own order.
+      assert.deepEqual(Object.keys(envelope), [
+        "ok",
+        ...Object.keys(envelope).filter((k) => k !== "ok").sort(),
+      ]);
+    },
+  );
 
   await t.step("a refusal of a tool with an outputSchema passes the client's check too", async () => {
     const result = await client.callTool({ name: "stamp", arguments: {} });
