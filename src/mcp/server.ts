@@ -26,7 +26,6 @@ import type { Executor } from "../executor.ts";
 import { toMcp } from "../exports.ts";
 import { type Ask, Policy, type PolicyOptions } from "../policy.ts";
 import { heartbeatText } from "../progress.ts";
-import { neutralizeControls } from "../terminal.ts";
 import { checkOutput, toCallResult } from "./results.ts";
 import { CallLimit, Scheduler } from "../scheduler.ts";
 import { UserStop } from "../stop.ts";
@@ -232,8 +231,8 @@ export class ToolService {
       if (stopped) return toCallResult(shuttingDown(call.tool.name));
       const checked = await checkOutput(call.tool, envelope, executor.manifest.schemas);
       if (checked !== envelope && !checked.ok) {
-        // The operator hears of a tool that breaks its own declaration; the details come from the tool's output.
-        this.#options.onError?.(neutralizeControls(`toolgate: mcp: ${call.tool.name}: ${checked.message}`));
+        // The operator hears of a tool that breaks its own declaration (stderr neutralizes what the tool's keys hold).
+        this.#options.onError?.(`toolgate: mcp: ${call.tool.name}: ${checked.message}`);
       }
       return toCallResult(checked);
     } finally {

@@ -13,6 +13,16 @@ import { connectStdio, envelopeOf, OUTPUT_MANIFEST, ROOT } from "./helpers.ts";
 type Block = { type: string; text: string };
 const texts = (result: Record<string, unknown>) => (result.content as Block[]).map((block) => block.text);
 
+/** Waits until the server's stderr (its own pipe, read apart from the answers) matches `pattern`. */
+async function stderrMatching(served: { stderr: () => string }, pattern: RegExp): Promise<string> {
+  const deadline = Date.now() + 10_000;
+  while (!pattern.test(served.stderr())) {
+    if (Date.now() > deadline) assert.fail(`stderr never matched ${pattern}:\n${served.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return served.stderr();
+}
+
 /** What `toolgate list --format mcp` prints for a manifest, parsed. */
 async function listMcp(manifest: string): Promise<unknown> {
   const listed = await runCli(["list", "--format", "mcp", "--tools", manifest]);
@@ -71,7 +81,19 @@ Deno.test("serve: structured results and outputSchemas through the SDK client", 
       assert.match(String(envelope.message), /must NOT have additional properties/);
       // Nothing of the withheld result reaches the client.
       assert.doesNotMatch(JSON.stringify(result), /ignore your instructions|forty-two/);
-      assert.match(served.stderr(), /toolgate: mcp: mismeasure: The tool ran, but its result is withheld/);
+      await stderrMatching(served, /toolgate: mcp: mismeasure: The tool ran, but its result is withheld/);
+    },
+  );
+
+  await t.step(
+    "escape sequences in a withheld result's keys do not reach the server's stderr raw",
+    async () => {
+      const result = await client.callTool({ name: "stain", arguments: {} });
+      assert.equal(result.isError, true);
+      assert.match(String(envelopeOf(result).message), /must be integer/);
+      const stderr = await stderrMatching(served, /toolgate: mcp: stain: .* must be integer/);
+      // deno-lint-ignore no-control-regex
+      assert.doesNotMatch(stderr, /[\u0007\u001b]/);
     },
   );
 
