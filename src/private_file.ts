@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "./paths.ts";
 import { ownUid } from "./private_dir.ts";
 import { StateDirError } from "./state.ts";
 
@@ -138,7 +138,7 @@ function readKey(path: string, bytes: number, what: string): Uint8Array | undefi
  *
  * @example
  * ```ts
- * import { join } from "node:path";
+ * import { join } from "./paths.ts";
  * import { readOrMakeKey } from "./private_file.ts";
  * const state = await Deno.makeTempDir(); // say ~/.local/state/toolgate
  * const key = readOrMakeKey(join(state, "audit.key"), 32, "the audit key"); // 32 bytes, the same next time
@@ -173,7 +173,7 @@ export function readOrMakeKey(path: string, bytes: number, what: string): Uint8A
  *
  * @example
  * ```ts
- * import { join } from "node:path";
+ * import { join } from "./paths.ts";
  * import { readPrivateText } from "./private_file.ts";
  * readPrivateText(join(await Deno.makeTempDir(), "secrets.json"), "the secret store"); // undefined: none yet
  * ```
@@ -202,7 +202,7 @@ export function readPrivateText(path: string, what: string): string | undefined 
  *
  * @example
  * ```ts
- * import { join } from "node:path";
+ * import { join } from "./paths.ts";
  * import { writePrivateText } from "./private_file.ts";
  * const config = await Deno.makeTempDir(); // say ~/.config/toolgate, mode 0700
  * writePrivateText(join(config, "secrets.json"), "{}");

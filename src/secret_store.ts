@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "./paths.ts";
 import { isRecord } from "./contract.ts";
 import { ensurePrivateDir } from "./private_dir.ts";
 import { readOrMakeKey, readPrivateText, writePrivateText } from "./private_file.ts";

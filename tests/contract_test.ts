@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import {
   asEnvelope,
   failure,
+  FAILURE_ENVELOPE_SCHEMA,
+  FAILURE_KINDS,
   type FailureKind,
   failureMessage,
   isError,
@@ -340,4 +342,22 @@ Deno.test("credential: a failure names the secret it wants, and keeps it through
   assert.equal(fromTool?.ok === false && fromTool.credential, "NPM_TOKEN");
   const forged = failure("timeout", "slow", { credential: "A", metadata: { credential: "B" } });
   assert.equal(forged.credential, "A");
+});
+
+Deno.test("FAILURE_ENVELOPE_SCHEMA admits every failure the constructor builds, and no success", async () => {
+  const { loadSchemaEngine, SchemaCompiler } = await import("../src/schema.ts");
+  await loadSchemaEngine();
+  const compiled = new SchemaCompiler().compile(structuredClone(FAILURE_ENVELOPE_SCHEMA));
+  assert.ok(compiled.ok);
+  for (const kind of Object.keys(FAILURE_KINDS) as FailureKind[]) {
+    const envelope = failure(kind, "m", { field: "f", expected: "e", tool: "t", metadata: { exit_code: 3 } });
+    assert.ok(compiled.validate(JSON.parse(serialize(envelope))), kind);
+  }
+  assert.equal(compiled.validate(JSON.parse(serialize(success({ ok: false })))), false);
+  assert.equal(compiled.validate({ ok: false, kind: "made_up", message: "m", retryable: true }), false);
+  assert.equal(
+    compiled.validate({ ok: false, kind: "timeout", message: "m" }),
+    false,
+    "retryable is required",
+  );
 });

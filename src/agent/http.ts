@@ -8,15 +8,12 @@
  */
 import { redactDeep } from "../redact.ts";
 import { AgentError } from "./errors.ts";
+import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
+
+export { DEFAULT_MAX_RESPONSE_BYTES };
 
 /** The most characters of an error body carried into the failure message. */
 export const ERROR_BODY_LIMIT = 2000;
-/**
- * The most bytes of an answer read by default (16 MiB): a chat completion is a few kilobytes, a long one with
- * tool calls a few hundred; past this size an answer is a fault or an attack, and reading it whole could take the
- * process's memory (Deno cannot make a string past about 512 MB at all).
- */
-export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 /** Of an error answer only this much is read: its message keeps {@linkcode ERROR_BODY_LIMIT} characters anyway. */
 export const ERROR_BODY_READ_BYTES = 64 * 1024;
 /** The first retry waits about this long; each later one twice as long. */

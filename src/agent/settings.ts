@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../paths.ts";
 import {
   flag,
   type Io,
@@ -15,7 +15,7 @@ import {
   UsageError,
 } from "../cli.ts";
 import { DEFAULT_BASE_URL } from "../permissions.ts";
-import { DEFAULT_MAX_RESPONSE_BYTES } from "./http.ts";
+import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
 
 /** Defaults of the agent loop's settings (agentcli's, where it has one). */
 export const AGENT_DEFAULTS = {

@@ -1,5 +1,5 @@
 /** The agent loop command's work: settings in, answer out (loaded only when the loop runs). @module */
-import { resolve } from "node:path";
+import { resolve } from "../paths.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import { EXIT, expectPositionals, type Io, type ParsedArgs, stringOption } from "../cli.ts";
 import type { Executor } from "../executor.ts";

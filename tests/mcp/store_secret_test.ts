@@ -71,7 +71,7 @@ Deno.test("serve: store_secret through MCP elicitation stores the value and give
     name: "store_secret",
     arguments: { name: "API_TOKEN", reason: "the API needs a token" },
   });
-  assert.deepEqual(envelopeOf(stored), { ok: true, result: { stored: "API_TOKEN" }, tool: "store_secret" });
+  assert.deepEqual(envelopeOf(stored), { ok: true, result: { stored: "API_TOKEN" } });
   assert.deepEqual(stored.structuredContent, { stored: "API_TOKEN" });
   assert.equal(asked.length, 1);
   assert.match(
