@@ -12,7 +12,7 @@ import { isRecord } from "./contract.ts";
 import { ensurePrivateDir } from "./private_dir.ts";
 import { readOrMakeKey, readPrivateText, writePrivateText } from "./private_file.ts";
 import { findProgram } from "./sandbox.ts";
-import { configRoot, StateDirError, stateRoot } from "./state.ts";
+import { configRoot, secretStoreFile, StateDirError, stateRoot } from "./state.ts";
 
 /** Where the key of a store lives: the desktop keyring (`secret-tool`), or a key file in the state folder. */
 export type KeySource = "keyring" | "file";
@@ -107,7 +107,7 @@ export class SecretStore {
   constructor(options: SecretStoreOptions) {
     this.#configRoot = configRoot(options.env);
     this.#stateRoot = stateRoot(options.env);
-    this.path = join(this.#configRoot, "secrets.json");
+    this.path = secretStoreFile(options.env);
     this.keyPath = join(this.#stateRoot, "secrets.key");
     this.#keyring = options.keyring === null
       ? undefined

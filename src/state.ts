@@ -74,6 +74,19 @@ export function dataRoot(env: Readonly<Record<string, string>>): string {
 }
 
 /**
+ * The secret store's file: `<config>/secrets.json` (its key, where there is no keyring, is in the state folder).
+ *
+ * @example
+ * ```ts
+ * import { secretStoreFile } from "./state.ts";
+ * secretStoreFile({ HOME: "/home/me" }); // "/home/me/.config/toolgate/secrets.json"
+ * ```
+ */
+export function secretStoreFile(env: Readonly<Record<string, string>>): string {
+  return join(configRoot(env), "secrets.json");
+}
+
+/**
  * FNV-1a, 64 bits, as 16 hex digits: enough to tell folders apart by name, and cheap (no crypto module to load at
  * start-up; nothing here is a secret or a check).
  */

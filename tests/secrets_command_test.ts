@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SecretStore } from "../src/secret_store.ts";
-import { runToolgate } from "./helpers.ts";
+import { REPO, runToolgate } from "./helpers.ts";
 
 const VALUE = "tok-Zq9x7Kp-2026-secret-value";
 
@@ -56,6 +56,36 @@ Deno.test("toolgate secrets: set from stdin, list without values, rm; the keyrin
     const again = await runToolgate(["secrets", "rm", "GITHUB_TOKEN"], root, env);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /no secret named GITHUB_TOKEN is stored/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("toolgate call: a stored secret reaches the tool under the least set; a store that cannot be read is said, and its secrets are missing", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_secrets_call_" }));
+  try {
+    const env = {
+      XDG_CONFIG_HOME: join(root, "config"),
+      XDG_STATE_HOME: join(root, "state"),
+      PATH: "/usr/bin:/bin",
+    };
+    const store = new SecretStore({ env, keyring: null });
+    await store.set("API_TOKEN", "valid-token-2026-xyz");
+    const tools = join(REPO, "tests", "fixtures", "secrets", "tools.json");
+    const args = ["call", "api", '{"mode":"check"}', "--tools", tools, "--sandbox", "off", "--no-audit"];
+    const ok = await runToolgate(args, root, env);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual(JSON.parse(ok.stdout).result, { user: "octocat" });
+    await Deno.remove(store.keyPath);
+    const broken = await runToolgate(args, root, env);
+    assert.equal(broken.code, 1);
+    assert.match(
+      broken.stderr,
+      /warning: the secret store is not used: the secret API_TOKEN .* does not decrypt/,
+    );
+    const envelope = JSON.parse(broken.stdout);
+    assert.equal(envelope.kind, "unavailable");
+    assert.equal(envelope.credential, "API_TOKEN");
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -18,7 +18,7 @@ import type { Executor } from "../executor.ts";
 import { EXECUTOR_DEFAULTS } from "../executor_defaults.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
 import type { Manifest } from "../manifest.ts";
-import { auditDirFor, StateDirError, stateRoot } from "../state.ts";
+import { auditDirFor, secretStoreFile, StateDirError, stateRoot } from "../state.ts";
 import type { ProcessRegistry } from "../process_tree.ts";
 
 /** The options of a command that runs tools. */
@@ -168,12 +168,15 @@ async function prepareAudit(
  * that need one of its secrets then answer `unavailable` with `credential`.
  */
 async function storedSecrets(io: Io): Promise<Record<string, string>> {
-  let store;
   try {
+    // A look first: without a store (or a place for one), start-up loads none of its code.
+    try {
+      Deno.lstatSync(secretStoreFile(io.env));
+    } catch {
+      return {};
+    }
     const { SecretStore } = await import("../secret_store.ts");
-    store = new SecretStore({ env: io.env });
-    if (!store.exists()) return {};
-    return await store.values();
+    return await new SecretStore({ env: io.env }).values();
   } catch (error) {
     if (!(error instanceof StateDirError)) throw error;
     await io.stderr(`toolgate: warning: the secret store is not used: ${error.message}\n`);
