@@ -93,7 +93,7 @@ export interface DisclosureOptions {
  * ```ts
  * import { validateManifest } from "../manifest.ts";
  * import { ToolDisclosure } from "./lazy_tools.ts";
- * const loaded = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"], schema: { type: "object" } }] }, "/srv/tools.json");
+ * const loaded = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
  * if (loaded.ok) {
  *   const disclosure = new ToolDisclosure(loaded.manifest, { lazy: true });
  *   disclosure.isStub("t"); // true
