@@ -320,10 +320,8 @@ Deno.test("lazy tools: stubs first; a stub's first call is not run but answered 
 Deno.test("lazy tools: without --lazy-tools every tool goes in full", async () => {
   const run = await agent([answer("ok")]);
   assert.equal(run.code, 0, run.stderr);
-  // deno-lint-ignore no-explicit-any
-  assert.ok(
-    run.server.requests[0].body.tools.every((t: any) => t.function.parameters.properties !== undefined),
-  );
+  const tools: { function: { parameters: { properties?: unknown } } }[] = run.server.requests[0].body.tools;
+  assert.ok(tools.every((t) => t.function.parameters.properties !== undefined));
 });
 
 Deno.test("run: with no --tools and no ./tools.json, a folder's run gets the built-in belt, as call does", async () => {
