@@ -295,7 +295,9 @@ export class ChatClient {
         if (text !== "") await this.#debug(`<- ${this.#redact(text)}`);
         const reason = `the chat endpoint answered ${response.status} ${response.statusText}`.trimEnd() +
           (text.trim() === "" ? "" : `: ${clip(text.trim(), ERROR_BODY_LIMIT)}`);
-        if (!RETRYABLE_STATUS(response.status)) return { kind: "fail", error: new AgentError(reason) };
+        if (!RETRYABLE_STATUS(response.status)) {
+          return { kind: "fail", error: new AgentError(reason, { status: response.status }) };
+        }
         const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#now());
         return { kind: "retry", reason, retryAfterMs };
       }

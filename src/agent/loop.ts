@@ -106,7 +106,14 @@ export type LoopOutcome =
 export function chatRequest(
   executor: Executor,
   messages: readonly ChatMessage[],
-  options: { model: string; temperature?: number; stream?: boolean; tools?: readonly OpenAITool[] },
+  options: {
+    model: string;
+    temperature?: number;
+    stream?: boolean;
+    tools?: readonly OpenAITool[];
+    /** Leave out `stream_options` (for an endpoint that refuses it). */
+    streamWithoutUsage?: boolean;
+  },
 ): ChatRequest {
   const body: Record<string, unknown> = { model: options.model, messages };
   const tools = options.tools ?? executor.manifest.tools.map(toOpenAI);
@@ -117,7 +124,7 @@ export function chatRequest(
   if (options.temperature !== undefined) body.temperature = options.temperature;
   if (options.stream) {
     body.stream = true;
-    body.stream_options = { include_usage: true };
+    if (!options.streamWithoutUsage) body.stream_options = { include_usage: true };
   }
   return body;
 }
@@ -136,9 +143,14 @@ export function chatRequest(
 export async function runLoop(messages: ChatMessage[], options: LoopOptions): Promise<LoopOutcome> {
   const disclosure = options.disclosure ?? new ToolDisclosure(options.executor.manifest, { lazy: false });
   const emit = options.onEvent ?? (() => Promise.resolve());
+  const endpoint: EndpointQuirks = { refusesStreamOptions: false };
   for (let step = 1; step <= options.maxSteps; step++) {
     const tools = disclosure.definitions();
-    const body = chatRequest(options.executor, messages, { ...options, tools });
+    const body = chatRequest(options.executor, messages, {
+      ...options,
+      tools,
+      streamWithoutUsage: endpoint.refusesStreamOptions,
+    });
     await emit({
       type: "request",
       step,
@@ -149,7 +161,7 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
       bytes: new TextEncoder().encode(JSON.stringify(body)).byteLength,
     });
     const { turn, printed } = options.stream
-      ? await askStreaming(body, options)
+      ? await askStreaming(body, options, endpoint)
       : await askOnce(body, options);
     messages.push(turn.message);
     const calls = turn.message.tool_calls ?? [];
@@ -225,11 +237,33 @@ async function askOnce(
   return { turn: parseCompletion(await options.client.complete(body)), printed: "" };
 }
 
+/** What the loop learned about its endpoint during a run. */
+interface EndpointQuirks {
+  /** It answered 4xx naming `stream_options` (some older servers reject fields they do not know). */
+  refusesStreamOptions: boolean;
+}
+
+/** Whether an endpoint's refusal is of `stream_options` itself: then the same request goes again without it. */
+function refusesStreamOptions(error: unknown): boolean {
+  return error instanceof AgentError && error.status !== undefined && error.status >= 400 &&
+    error.status < 500 && error.message.includes("stream_options");
+}
+
 async function askStreaming(
   body: ChatRequest,
   options: LoopOptions,
+  endpoint: EndpointQuirks,
 ): Promise<{ turn: AssistantTurn; printed: string }> {
-  const answer = await options.client.stream(body);
+  let answer: StreamedAnswer;
+  try {
+    answer = await options.client.stream(body);
+  } catch (error) {
+    if (!("stream_options" in body) || !refusesStreamOptions(error)) throw error;
+    endpoint.refusesStreamOptions = true;
+    await options.notice?.("toolgate: the endpoint refused stream_options: streaming without token usage\n");
+    const { stream_options: _, ...plain } = body;
+    answer = await options.client.stream(plain);
+  }
   let printed = "";
   const onText = async (text: string) => {
     printed += text;

@@ -353,3 +353,47 @@ Deno.test("run: with no --tools and no ./tools.json, a folder's run gets the bui
     await Deno.remove(state, { recursive: true });
   }
 });
+
+Deno.test("usage: an endpoint that refuses stream_options gets the request again without it, for the whole run", async () => {
+  const streamed = (content: string): Reply => ({
+    sse: [sseData(deltaChunk({ role: "assistant", content }, "stop")), sseData("[DONE]")],
+  });
+  const run = await agent((request, index) => {
+    if (request.body.stream_options !== undefined) {
+      return {
+        status: 400,
+        json: { error: { message: "Unrecognized request argument supplied: stream_options" } },
+      };
+    }
+    return index === 1
+      ? { sse: [sseData(deltaChunk({ tool_calls: wireCallsOf("e1") })), sseData("[DONE]")] }
+      : streamed("Done.");
+  }, ["--stream"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout, "Done.\n");
+  assert.deepEqual(run.server.requests.map((r) => r.body.stream_options !== undefined), [true, false, false]);
+  assert.match(run.stderr, /refused stream_options: streaming without token usage/);
+  assert.ok(!run.stderr.includes("tokens:"), "no usage, no line");
+  // Any other refusal is the run's failure, as before.
+  const other = await agent([{ status: 400, json: { error: { message: "model not found" } } }], ["--stream"]);
+  assert.equal(other.code, 1);
+  assert.equal(other.server.requests.length, 1);
+});
+
+function wireCallsOf(id: string): unknown[] {
+  return [{ index: 0, id, type: "function", function: { name: "echo", arguments: "{}" } }];
+}
+
+Deno.test("lazy tools: a stub's permissive schema is no way around approval: the stub call runs nothing, the next is refused", async () => {
+  const run = await agent([
+    callTools([{ id: "n1", name: "note", args: { text: "sneaky", anything: { goes: true } } }]),
+    callTools([{ id: "n2", name: "note", args: { text: "sneaky" } }]),
+    answer("Could not."),
+  ], ["--lazy-tools"]);
+  assert.equal(run.code, 0, run.stderr);
+  const [stub] = toolMessages(run.server.requests[1].body).map((m) => JSON.parse(m.content));
+  assert.equal(stub.not_run, true);
+  const second = toolMessages(run.server.requests[2].body).map((m) => JSON.parse(m.content)).at(-1);
+  assert.equal(second.kind, "rejected", "without a terminal and without --yes the real call is refused");
+  await assert.rejects(Deno.stat(join(run.dir, "notes.txt")), "the tool never ran");
+});
