@@ -15,7 +15,7 @@ import {
   startChatServer,
   toolMessages,
 } from "./chat_server.ts";
-import { AGENT_TOOLS, type CliResult, runAgentCli } from "./run_cli.ts";
+import { AGENT_TOOLS, type CliResult, runAgentCli, scriptedRunArgs } from "./run_cli.ts";
 import { BELT_MANIFEST } from "../../src/tool_belt.ts";
 import { runToolgate } from "../helpers.ts";
 
@@ -24,26 +24,22 @@ interface Run extends CliResult {
   readonly dir: string;
 }
 
+/** The runs' temp workspaces, removed when the tests end (a test reads its own after the run). */
+const workspaces: string[] = [];
+globalThis.addEventListener("unload", () => {
+  for (const dir of workspaces) Deno.removeSync(dir, { recursive: true });
+});
+
 /** Runs the CLI (fixture manifest, no sandbox, a temp workspace and state folder) against `script`. */
 async function agent(script: Script, args: string[] = [], env: Record<string, string> = {}): Promise<Run> {
   const server = startChatServer(script);
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_output_" }));
+  workspaces.push(dir);
   try {
-    const result = await runAgentCli([
-      "--prompt",
-      "hi",
-      "--base-url",
-      server.baseUrl,
-      "--model",
-      "test-model",
-      "--tools",
-      AGENT_TOOLS,
-      "--sandbox",
-      "off",
-      "--cwd",
-      dir,
-      ...args,
-    ], { env: { XDG_STATE_HOME: join(dir, ".state"), ...env }, cwd: dir });
+    const result = await runAgentCli([...scriptedRunArgs(server.baseUrl, AGENT_TOOLS, dir), ...args], {
+      env: { XDG_STATE_HOME: join(dir, ".state"), ...env },
+      cwd: dir,
+    });
     return { ...result, server, dir };
   } finally {
     await server.close();
