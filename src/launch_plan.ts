@@ -44,6 +44,7 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "temperature",
   "save-messages",
   "load-messages",
+  "output",
   "http",
   "host",
   "token",

@@ -284,7 +284,8 @@ export async function probeSandboxCached(
 ): Promise<SandboxSupport> {
   if (stateDir === undefined || Deno.build.os !== "linux") return await probeSandbox(path, bwrapName, env);
   const bwrap = findProgram(bwrapName, path);
-  const cgroups = env[CGROUP_ENV] || ownCgroups() || "";
+  // Trimmed: the same cgroups read by a shell's `$(cat ...)` or by a program carry a final newline or not.
+  const cgroups = (env[CGROUP_ENV] || ownCgroups() || "").trim();
   const key = [
     PROBE_FORMAT,
     identity(bwrap),

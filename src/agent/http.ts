@@ -222,7 +222,7 @@ export class ChatClient {
     accept: string,
     read: (response: Response, signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
-    const { retries, timeoutMs } = this.#options;
+    const { retries } = this.#options;
     const key = this.#newKey();
     const text = JSON.stringify(body);
     // Redacted before it is serialized: in the JSON text a secret's quotes and newlines are escapes.
@@ -249,10 +249,9 @@ export class ChatClient {
       await this.#debug(`retrying in ${seconds(wait)} (${last})`);
       await this.#sleep(wait);
     }
+    // The reason says what failed (a timeout names its limit itself): nothing unrelated is added to it.
     const attempts = retries + 1;
-    throw new AgentError(
-      `${last} (${attempts} attempt${attempts === 1 ? "" : "s"}, timeout ${seconds(timeoutMs)})`,
-    );
+    throw new AgentError(`${last} (${attempts} attempt${attempts === 1 ? "" : "s"})`);
   }
 
   async #attempt<T>(
@@ -293,7 +292,9 @@ export class ChatClient {
         if (text !== "") await this.#debug(`<- ${this.#redact(text)}`);
         const reason = `the chat endpoint answered ${response.status} ${response.statusText}`.trimEnd() +
           (text.trim() === "" ? "" : `: ${clip(text.trim(), ERROR_BODY_LIMIT)}`);
-        if (!RETRYABLE_STATUS(response.status)) return { kind: "fail", error: new AgentError(reason) };
+        if (!RETRYABLE_STATUS(response.status)) {
+          return { kind: "fail", error: new AgentError(reason, { status: response.status }) };
+        }
         const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#now());
         return { kind: "retry", reason, retryAfterMs };
       }

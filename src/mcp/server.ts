@@ -84,12 +84,19 @@ interface Session {
   readonly id: string;
 }
 
-/** The answer to a call that the server's shutdown stopped, or that came after it. */
-function shuttingDown(tool: string): FailureEnvelope {
-  return failure("unavailable", "The MCP server is shutting down; the tool was not run to its end.", {
-    tool,
-    metadata: { cancelled: true },
-  });
+/**
+ * The answer to a call that the server's shutdown stopped, or that came after it (`started`: false). A retry
+ * elsewhere is safe only when the tool never started, or when it only reads: one that may have acted says so.
+ */
+function shuttingDown(tool: string, started = false, readOnly = false): FailureEnvelope {
+  const mayHaveActed = started && !readOnly;
+  return failure(
+    "unavailable",
+    mayHaveActed
+      ? "The MCP server is shutting down; the tool was stopped before its end and may have acted: check before calling it again."
+      : "The MCP server is shutting down; the tool was not run to its end.",
+    { tool, retryable: !mayHaveActed, metadata: { cancelled: true } },
+  );
 }
 
 /**
@@ -253,7 +260,7 @@ export class ToolService {
       // A call the client did not cancel was stopped by the shutdown: say so, and that a retry may work.
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&
         !context.signal.aborted;
-      if (stopped) return toCallResult(shuttingDown(call.tool.name));
+      if (stopped) return toCallResult(shuttingDown(call.tool.name, true, call.tool.readOnly));
       const checked = await checkOutput(call.tool, envelope, executor.manifest.schemas);
       if (checked !== envelope && !checked.ok) {
         // The operator hears of a tool that breaks its own declaration (stderr neutralizes what the tool's keys hold).

@@ -92,3 +92,24 @@ export function spawnOnPty(
     stderr: "piped",
   }).spawn();
 }
+
+/**
+ * The usual arguments of a test run: a prompt, the scripted endpoint, a model, a manifest, no sandbox (the tests
+ * of confinement are elsewhere) and the workspace.
+ */
+export function scriptedRunArgs(baseUrl: string, tools: string, workspace: string): string[] {
+  return [
+    "--prompt",
+    "hi",
+    "--base-url",
+    baseUrl,
+    "--model",
+    "test-model",
+    "--tools",
+    tools,
+    "--sandbox",
+    "off",
+    "--cwd",
+    workspace,
+  ];
+}

@@ -4,7 +4,15 @@ import { join } from "node:path";
 import { bearerCheck } from "../../src/mcp/http.ts";
 import { hasStackTrace } from "../helpers.ts";
 import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
-import { baseEnv, connectHttp, envelopeOf, serveArgs, startHttp, TOKEN } from "./helpers.ts";
+import {
+  baseEnv,
+  connectHttp,
+  envelopeOf,
+  serveArgs,
+  SESSIONS_MANIFEST,
+  startHttp,
+  TOKEN,
+} from "./helpers.ts";
 
 const INITIALIZE = {
   jsonrpc: "2.0",
@@ -165,6 +173,31 @@ Deno.test("serve --http: SIGTERM answers a call in flight (unavailable, cancelle
     assert.deepEqual(await waitGone(pids, 5000), []);
   } finally {
     killLeftovers(pids);
+    await server.stop();
+  }
+});
+
+Deno.test("serve --http: a tool that may have acted when SIGTERM stopped it is answered unavailable with no retry invited", async () => {
+  await using dir = await scratch();
+  const server = await startHttp(
+    ["--allow-tools", "hold"],
+    dir.path,
+    { TOOLGATE_MCP_TOKEN: TOKEN },
+    SESSIONS_MANIFEST,
+  );
+  try {
+    await using connected = await connectHttp(server.url, TOKEN);
+    // hold writes a file, then sleeps: it has acted by the time the server stops.
+    const call = connected.client.callTool({ name: "hold", arguments: { seconds: 30 } });
+    await waitForFile(join(dir.path, "hold.started"), 20_000);
+    const code = server.stop();
+    const envelope = envelopeOf(await call as Record<string, unknown>);
+    assert.equal(envelope.kind, "unavailable");
+    assert.equal(envelope.cancelled, true);
+    assert.equal(envelope.retryable, false);
+    assert.match(String(envelope.message), /may have acted/);
+    assert.equal(await code, 143, server.stderr());
+  } finally {
     await server.stop();
   }
 });

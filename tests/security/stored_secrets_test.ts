@@ -4,6 +4,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SecretStore } from "../../src/secret_store.ts";
+import { storeSecretOpenAI } from "../../src/store_secret.ts";
+import { STUB_PARAMETERS } from "../../src/agent/lazy_tools.ts";
 import { answer, callTools, type Script, toolMessages } from "../agent/chat_server.ts";
 import { ROOT } from "../agent/run_cli.ts";
 import { confinedTest, realTempDir, scriptExecutor } from "./helpers.ts";
@@ -130,3 +132,16 @@ confinedTest(
     }
   },
 );
+
+Deno.test("with --lazy-tools the manifest's tools go as stubs, store_secret whole from the first request", async () => {
+  const run = await runWithStore([answer("nothing to do")], {}, ["--lazy-tools"]);
+  try {
+    assert.equal(run.code, 0, run.stderr);
+    const tools = run.server.requests[0].body.tools as { function: { name: string; parameters?: unknown } }[];
+    assert.deepEqual(tools.find((t) => t.function.name === "store_secret"), storeSecretOpenAI());
+    const api = tools.find((t) => t.function.name === "api");
+    assert.deepEqual(api?.function.parameters, STUB_PARAMETERS, "the manifest's tool is a stub");
+  } finally {
+    await run.cleanup();
+  }
+});

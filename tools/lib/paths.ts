@@ -5,8 +5,10 @@
  *
  * @module
  */
-import { sep } from "node:path";
 import { invalidArgs } from "./envelope.ts";
+
+/** The path separator (no `node:path` here: toolgate's executor loads this file, and a Node built-in costs start-up). */
+const sep = Deno.build.os === "windows" ? "\\" : "/";
 
 /**
  * What every path field expects, for `invalid_args` failures.
