@@ -44,13 +44,13 @@ async function runWithStore(
   };
 }
 
-Deno.test("a stored secret a tool prints reaches no endpoint request, audit line, transcript or --debug output", async () => {
+Deno.test("a stored secret a tool prints reaches no endpoint request, audit line, transcript, --debug or --output jsonl", async () => {
   const scratch = await realTempDir("toolgate_stored_out_");
   const saved = join(scratch, "run.json");
   const run = await runWithStore(
     [callTools([{ id: "a1", name: "api", args: { mode: "show" } }]), answer("done")],
     { API_TOKEN: TOKEN },
-    ["--debug", "--save-messages", saved],
+    ["--debug", "--save-messages", saved, "--output", "jsonl"],
   );
   try {
     assert.equal(run.code, 0, run.stderr);
@@ -72,9 +72,10 @@ Deno.test("a stored secret a tool prints reaches no endpoint request, audit line
       ["the audit log", await allText(run.state)],
       ["the transcript", await Deno.readTextFile(saved)],
       ["--debug output", run.stderr],
-      ["stdout", run.stdout],
+      ["--output jsonl", run.stdout],
     ];
     assert.match(places[1][1], /"tool":"api"/, "the call was audited");
+    assert.match(run.stdout, /"type":"tool_result"/, "the events were written");
     for (const [where, text] of places) {
       assert.deepEqual(leaksOf(text, TOKEN), [], `${where} shows the secret`);
     }
