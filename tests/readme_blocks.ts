@@ -37,6 +37,7 @@ export function fencedBlocks(markdown: string): Block[] {
   let open: { line: number; fence: string; lang: string; indent: number; notRun?: string } | undefined;
   let body: { line: number; text: string }[] = [];
   let pendingMarker: string | undefined;
+  let markerLine = 0;
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i];
     const fence = /^(\s*)(`{3,}|~{3,})\s*([^`\s]*)/.exec(text);
@@ -60,7 +61,7 @@ export function fencedBlocks(markdown: string): Block[] {
       continue;
     }
     const trimmed = text.trim();
-    if (trimmed.includes("readme-test")) {
+    if (/^<!--\s*readme-test\b/.test(trimmed)) {
       const marker = MARKER.exec(trimmed);
       if (!marker) {
         throw new Error(
@@ -69,15 +70,16 @@ export function fencedBlocks(markdown: string): Block[] {
         );
       }
       pendingMarker = marker[1].trim();
+      markerLine = i + 1;
       continue;
     }
     if (trimmed !== "" && pendingMarker !== undefined) {
-      throw new Error(`README.md:${i}: a readme-test marker must stand right above a fenced block`);
+      throw new Error(`README.md:${markerLine}: a readme-test marker must stand right above a fenced block`);
     }
   }
   if (open) throw new Error(`README.md:${open.line}: the fenced block is never closed`);
   if (pendingMarker !== undefined) {
-    throw new Error("README.md: a readme-test marker stands after the last block");
+    throw new Error(`README.md:${markerLine}: a readme-test marker stands after the last block`);
   }
   return blocks;
 }

@@ -138,6 +138,15 @@ Deno.test("README harness: a block it cannot run fails naming its line, unless m
     () => fencedBlocks("<!-- readme-test: skip -->\n```sh\nx\n```\n"),
     /README\.md:1: malformed marker/,
   );
+  assert.throws(
+    () => fencedBlocks("<!-- readme-test: not run (far) -->\n\nprose\n```sh\nx\n```\n"),
+    /README\.md:1: a readme-test marker must stand right above a fenced block/,
+  );
+  // Prose that names the marker is no marker.
+  assert.equal(
+    fencedBlocks("put `<!-- readme-test: not run (R) -->` above\n```sh\nx\n```\n")[0].notRun,
+    undefined,
+  );
   const lines = commandLines({
     line: 1,
     lang: "sh",
