@@ -80,52 +80,58 @@ async function helpText(argv: string[]): Promise<string> {
   return out;
 }
 
-/** The `--flags` of a Markdown cell's code spans. */
-function flagsOf(cell: string): string[] {
-  return codeSpans(cell).flatMap((span) => [...span.matchAll(/(?<![\w-])--[a-z][\w-]*/g)].map((m) => m[0]));
+/** The `--flags` of a Markdown cell's code spans, each with the choices written after it (`--format a|b`). */
+function flagsOf(cell: string): { flag: string; choices: string[] }[] {
+  return codeSpans(cell).flatMap((span) =>
+    [...span.matchAll(/(?<![\w-])(--[a-z][\w-]*)(?: \[?([\w-]+(?:\|[\w-]+)+))?/g)].map((m) => ({
+      flag: m[1],
+      choices: m[2]?.split("|") ?? [],
+    }))
+  );
 }
 
-Deno.test("README: every command and flag of the Commands section is in toolgate's help", async () => {
+/** Every flag of a README cell, and each choice it lists, is in the help text of `argv`. */
+async function assertInHelp(cell: string, argv: string[]): Promise<void> {
+  const help = await helpText(argv);
+  for (const { flag, choices } of flagsOf(cell)) {
+    assert.match(
+      help,
+      new RegExp(`${flag}(?![\\w-])`),
+      `toolgate ${argv.join(" ")} lacks ${flag}, which the README names`,
+    );
+    for (const choice of choices) {
+      assert.match(help, new RegExp(`\\b${choice}\\b`), `toolgate ${argv.join(" ")} lacks ${flag} ${choice}`);
+    }
+  }
+}
+
+Deno.test("README: every command and flag of the Commands section and the MCP server's table is in the help", async () => {
   const global = await helpText(["--help"]);
   const commands = tableUnder(README, "Commands");
   assert.ok(commands.length >= 7, `only ${commands.length} rows in the Commands table`);
   for (const [cell] of commands) {
     for (const span of codeSpans(cell)) {
-      const words = span.split(/\s+/);
-      assert.equal(words[0], "toolgate", `Commands table: ${span} does not start with toolgate`);
-      const name = words[1];
+      const [program, name] = span.split(/\s+/);
+      assert.equal(program, "toolgate", `Commands table: ${span} does not start with toolgate`);
       if (name.startsWith("--")) {
         // `toolgate --prompt TEXT`: an option of the agent loop, which `run` is.
-        assert.match(await helpText(["run", "--help"]), new RegExp(`${name}\\b`), `run --help lacks ${name}`);
+        await assertInHelp(`\`${span}\``, ["run", "--help"]);
         continue;
       }
       assert.ok(COMMANDS.some((c) => c.name === name), `Commands table: no command ${name}`);
       assert.match(global, new RegExp(`^  ${name} `, "m"), `toolgate --help does not list ${name}`);
-      const own = await helpText([name, "--help"]);
-      for (const flag of flagsOf(span)) {
-        assert.match(own, new RegExp(`${flag}\\b`), `${name} --help lacks ${flag}`);
-      }
+      await assertInHelp(`\`${span}\``, [name, "--help"]);
     }
   }
-  // The global options line, and the options of every command that runs tools.
   const section = README.slice(README.indexOf("## Commands"), README.indexOf("## The manifest"));
   const globalLine = section.split("\n\n").find((p) => p.startsWith("Global options:"));
   assert.ok(globalLine, "no Global options paragraph");
-  for (const flag of flagsOf(globalLine.split("agentcli's")[0])) {
-    assert.match(global, new RegExp(`${flag}\\b`), `toolgate --help lacks the global option ${flag}`);
-  }
-  const runners = ["call", "run", "serve"];
+  await assertInHelp(globalLine.split("agentcli's")[0], ["--help"]);
+  // The options of every command that runs tools, and the server's caps.
   for (const [cell] of tableUnder(README, "Commands", 1)) {
-    for (const flag of flagsOf(cell)) {
-      for (const name of runners) {
-        assert.match(
-          await helpText([name, "--help"]),
-          new RegExp(`${flag}\\b`),
-          `${name} --help lacks ${flag}`,
-        );
-      }
-    }
+    for (const name of ["call", "run", "serve"]) await assertInHelp(cell, [name, "--help"]);
   }
+  for (const [cell] of tableUnder(README, "MCP server")) await assertInHelp(cell, ["serve", "--help"]);
 });
 
 Deno.test("README harness: a block it cannot run fails naming its line, unless marked with a reason", () => {
