@@ -498,6 +498,12 @@ function consoleOutputProblems(expected: readonly string[], stdout: string): str
 async function runShell(block: Block, world: World): Promise<string[]> {
   const prepared = commandLines(block).map((line) => prepare(line, world));
   if (prepared.length === 0) return [`README.md:${block.line}: a ${block.lang} block without a command`];
+  // A reader of any later section has installed `toolgate` as the README's opening says; so has this world.
+  if (
+    prepared.some((l) => TOOLGATE_WORD.test(l.shell)) && !prepared.some((l) => INSTALL_TASK.test(l.shell))
+  ) {
+    await ensureInstalled(world);
+  }
   for (const line of prepared) {
     if (line.skip) {
       world.notRun.push(`README.md:${line.source.line}: \`${line.source.command}\`: ${line.skip}`);
@@ -547,6 +553,8 @@ const SAMPLE_CALLS: Record<string, Record<string, unknown>> = {
 async function runMcpConfig(block: Block, config: McpConfig, world: World): Promise<string[]> {
   await ensureInstalled(world);
   const hostFolder = await Deno.makeTempDir({ dir: world.root, prefix: "host_" });
+  // What the sample edit changes, whether or not the sample write ran before it.
+  await Deno.writeTextFile(join(world.project, "readme-check.txt"), "written through MCP\n");
   const problems: string[] = [];
   for (const [name, server] of Object.entries(config.mcpServers)) {
     const args = (server.args ?? []).map((arg) => arg.replaceAll("/path/to/your/project", world.project));
@@ -583,8 +591,8 @@ async function runMcpConfig(block: Block, config: McpConfig, world: World): Prom
           );
         }
       }
-      const allowed = (args[args.indexOf("--allow-tools") + 1] ?? "").split(",").filter((t) => t !== "");
       if (args.includes("--allow-tools")) {
+        const allowed = args[args.indexOf("--allow-tools") + 1].split(",");
         for (const tool of allowed.filter((t) => SAMPLE_CALLS[t])) {
           const envelope = await call(tool, SAMPLE_CALLS[tool]);
           if (envelope?.ok !== true) {
