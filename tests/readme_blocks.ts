@@ -28,7 +28,7 @@ const MARKER = /^<!--\s*readme-test:\s*not run\s*\((.+)\)\s*-->$/;
  * @example
  * ```ts
  * import { fencedBlocks } from "./readme_blocks.ts";
- * fencedBlocks("text\n```sh\necho hi\n```\n")[0].lines[0].text; // "echo hi"
+ * fencedBlocks("text\n~~~sh\necho hi\n~~~\n")[0].lines[0].text; // "echo hi"
  * ```
  */
 export function fencedBlocks(markdown: string): Block[] {
