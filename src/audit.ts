@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "./paths.ts";
 import type { FailureKind } from "./contract.ts";
 import { redactDeep, type Redactor } from "./redact.ts";
 import { checkPrivateDir, ensurePrivateDir, ownUid } from "./private_dir.ts";

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "./paths.ts";
 
 /** Where per-call cgroups can be made: one folder per controller (the same one under v2). */
 export interface CgroupSupport {
@@ -175,20 +175,25 @@ export function detectCgroups(env: Readonly<Record<string, string>> = {}): Cgrou
     : undefined;
 }
 
-/** The limits one call's cgroups enforce. */
+/** The limits one call's cgroups enforce, and the rlimits the wrapper sets before it becomes the sandbox. */
 export interface CgroupLimits {
   readonly processes: number;
   readonly memoryBytes: number;
+  /** `RLIMIT_CPU`, in seconds. */
+  readonly cpuSeconds: number;
+  /** `RLIMIT_FSIZE`, in bytes (set in the shell's 512-byte blocks, rounded down). */
+  readonly fileSizeBytes: number;
 }
 
 /**
  * The script a call's first process runs (`sh -c SCRIPT sh PIDS_BASE MEMORY_BASE MEMORY_FILE SLOT PROCESSES BYTES
- * SWAP_FILE PROGRAM ARGS...`, `-` for a base that is not used): it makes the slot's cgroups the first time, sets
- * their limits, joins them, and becomes the program, with shell builtins only once the slot exists (a call pays
- * for no extra process). A cgroup it cannot set up stops the call rather than letting it run without its limits.
+ * SWAP_FILE CPU_SECONDS FILE_BLOCKS DATA_KIB PROGRAM ARGS...`, `-` for a base or a limit that is not used): it makes
+ * the slot's cgroups the first time, sets their limits, joins them, sets the rlimits (inherited by everything the
+ * program starts), and becomes the program, with shell builtins only once the slot exists (a call pays for no extra
+ * process, and needs no prlimit inside). A limit it cannot set stops the call rather than letting it run without.
  */
 const JOIN_SCRIPT = [
-  "pids=$1 mem=$2 memfile=$3 slot=$4 nproc=$5 bytes=$6 swapfile=$7; shift 7",
+  "pids=$1 mem=$2 memfile=$3 slot=$4 nproc=$5 bytes=$6 swapfile=$7 cpu=$8 blocks=$9 data=${10}; shift 10",
   'fail() { echo "toolgate: cannot set up the cgroup $1" >&2; exit 125; }',
   'if [ "$pids" != - ]; then',
   '  [ -d "$pids/$slot" ] || /bin/mkdir -p "$pids/$slot" || fail "$pids/$slot"',
@@ -202,6 +207,8 @@ const JOIN_SCRIPT = [
   'for base in "$pids" "$mem"; do',
   '  [ "$base" = - ] || printf %s "$$" > "$base/$slot/cgroup.procs" || fail "$base/$slot"',
   "done",
+  'ulimit -t "$cpu" && ulimit -f "$blocks" || fail "rlimits"',
+  '[ "$data" = - ] || ulimit -d "$data" || fail "rlimits"',
   'exec "$@"',
 ].join("\n");
 
@@ -243,7 +250,8 @@ export class CgroupSlots {
  * import { cgroupWrapper, detectCgroups } from "./cgroups.ts";
  * const support = detectCgroups();
  * if (support) {
- *   const prefix = cgroupWrapper(support, { processes: 64, memoryBytes: 512 << 20 }, "call-1-1");
+ *   const limits = { processes: 64, memoryBytes: 512 << 20, cpuSeconds: 30, fileSizeBytes: 64 << 20 };
+ *   const prefix = cgroupWrapper(support, limits, "call-1-1");
  *   // new Deno.Command(prefix[0], { args: [...prefix.slice(1), "/usr/bin/bwrap", ...] })
  * }
  * ```
@@ -263,5 +271,9 @@ export function cgroupWrapper(support: CgroupSupport, limits: CgroupLimits, slot
     String(limits.memoryBytes),
     // Without it, a v2 memory limit only pushes the tree into swap.
     v2 ? "memory.swap.max" : "-",
+    String(limits.cpuSeconds),
+    String(Math.max(1, Math.floor(limits.fileSizeBytes / 512))),
+    // Without a memory cgroup, each process's data segment is capped instead (as prlimit --data did).
+    support.memory === undefined ? String(Math.ceil(limits.memoryBytes / 1024)) : "-",
   ];
 }

@@ -1,10 +1,10 @@
 /**
- * The command-line plumbing every command shares: option parsing over `node:util` (with agentcli's single-dash
- * spellings), usage errors with exit code 2, help text, and the process facts a command may read.
+ * The command-line plumbing every command shares: option parsing with `node:util` `parseArgs`'s rules (and
+ * agentcli's single-dash spellings), usage errors with exit code 2, help text, and the process facts a command may
+ * read.
  *
  * @module
  */
-import { parseArgs, type ParseArgsConfig } from "node:util";
 
 /** Exit codes for every command. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -40,7 +40,7 @@ export interface Io {
   readonly readEnv?: (names: readonly string[]) => Record<string, string>;
 }
 
-/** One option of a command, as `node:util` `parseArgs` takes it, plus its help line. */
+/** One option of a command (the shapes `node:util` `parseArgs` takes), plus its help line. */
 export interface OptionSpec {
   type: "string" | "boolean";
   short?: string;
@@ -92,59 +92,87 @@ export function normalizeDashes(argv: readonly string[], known: ReadonlySet<stri
   return out;
 }
 
-function parseError(error: unknown, command: string, args: readonly string[]): UsageError {
-  const message = error instanceof Error ? error.message : String(error);
-  // node:util's messages are long and mention "args"; keep the part that names the option.
-  const unknown = /Unknown option '([^']+)'/.exec(message);
-  if (unknown) {
-    // node:util reads `-bogus` as the short options -b -o -g ...: name the token the user typed.
-    const token = /^-[^-]$/.test(unknown[1])
-      ? args.find((t) => t.startsWith(unknown[1]) && !t.startsWith("--"))?.replace(/=.*$/, "") ?? unknown[1]
-      : unknown[1];
-    return new UsageError(`unknown option ${token}`, command);
+/** An option's value that looks like another option: most often the value was forgotten. */
+function looksLikeOption(token: string): boolean {
+  return token.length > 1 && token.startsWith("-");
+}
+
+/**
+ * Reads `args` against `specs` the way `node:util` `parseArgs` does in strict mode with positionals allowed
+ * (`--name value`, `--name=value`, `-x`, grouped short flags, `-xVALUE`, `--` ending the options), and says each
+ * mistake in a user's words. Written here because loading `node:util` alone costs a run more start-up time than
+ * all of its argument reading.
+ */
+function readArgs(
+  args: readonly string[],
+  specs: Readonly<Record<string, OptionSpec>>,
+  command: string,
+): ParsedArgs {
+  const values: ParsedArgs["values"] = {};
+  const positionals: string[] = [];
+  const shorts = new Map(
+    Object.entries(specs).flatMap(([name, spec]) => spec.short ? [[spec.short, name] as const] : []),
+  );
+  const store = (name: string, value: string | boolean) => {
+    if (specs[name].multiple) values[name] = [...(values[name] as string[] | undefined ?? []), String(value)];
+    else values[name] = value;
+  };
+  /** The value of string option `name` from the next token, which must be there and not look like an option. */
+  const nextValue = (name: string, index: number): string => {
+    const next = args[index + 1];
+    if (next === undefined) throw new UsageError(`option --${name} needs a value`, command);
+    if (looksLikeOption(next)) {
+      throw new UsageError(
+        `option --${name} needs a value (a value that starts with a dash is written --${name}=-VALUE)`,
+        command,
+      );
+    }
+    return next;
+  };
+  for (let i = 0; i < args.length; i++) {
+    const token = args[i];
+    if (token === "--") {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (token.startsWith("--")) {
+      const equals = token.indexOf("=");
+      const name = token.slice(2, equals === -1 ? undefined : equals);
+      const spec = Object.hasOwn(specs, name) ? specs[name] : undefined;
+      if (!spec) throw new UsageError(`unknown option --${name}`, command);
+      if (spec.type === "boolean") {
+        if (equals !== -1) throw new UsageError(`option --${name} takes no value`, command);
+        store(name, true);
+      } else if (equals !== -1) {
+        store(name, token.slice(equals + 1));
+      } else {
+        store(name, nextValue(name, i++));
+      }
+      continue;
+    }
+    if (!looksLikeOption(token)) {
+      positionals.push(token);
+      continue;
+    }
+    // Short options: -h, -qy (grouped flags), -tVALUE or -t VALUE.
+    for (let at = 1; at < token.length; at++) {
+      const name = shorts.get(token[at]);
+      if (name === undefined) throw new UsageError(`unknown option ${token.replace(/=.*$/, "")}`, command);
+      if (specs[name].type === "boolean") {
+        store(name, true);
+        continue;
+      }
+      store(name, at + 1 < token.length ? token.slice(at + 1) : nextValue(name, i++));
+      break;
+    }
   }
-  const missing = /Option '([^']+)' argument (missing|is ambiguous)/.exec(message);
-  if (missing) {
-    const name = missing[1].split(",").pop()?.trim().replace(/ <value>$/, "");
-    // "ambiguous" means the next token looks like an option: most often the value was forgotten.
-    const hint = missing[2] === "missing"
-      ? ""
-      : ` (a value that starts with a dash is written ${name}=-VALUE)`;
-    return new UsageError(`option ${name} needs a value${hint}`, command);
-  }
-  const typed = /Option '([^']+)' does not take an argument/.exec(message);
-  if (typed) return new UsageError(`option ${typed[1].split(",").pop()?.trim()} takes no value`, command);
-  return new UsageError(message, command);
+  return { values, positionals };
 }
 
 /** Parses a command's arguments (global options included); throws {@linkcode UsageError}. */
 export function parseCommandArgs(argv: readonly string[], command: Command): ParsedArgs {
   const specs = { ...GLOBAL_OPTIONS, ...command.options };
-  const options: NonNullable<ParseArgsConfig["options"]> = {};
-  for (const [name, spec] of Object.entries(specs)) {
-    options[name] = {
-      type: spec.type,
-      ...(spec.short ? { short: spec.short } : {}),
-      multiple: spec.multiple ?? false,
-    };
-  }
-  const args = normalizeDashes(argv, new Set(Object.keys(specs)));
-  try {
-    const parsed = parseArgs({
-      args,
-      options,
-      allowPositionals: true,
-      strict: true,
-    });
-    return { values: parsed.values as ParsedArgs["values"], positionals: parsed.positionals };
-  } catch (error) {
-    // Only node:util's own verdicts on the arguments are the user's mistake; anything else is a bug.
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) {
-      throw parseError(error, command.name, args);
-    }
-    throw error;
-  }
+  return readArgs(normalizeDashes(argv, new Set(Object.keys(specs))), specs, command.name);
 }
 
 function optionLines(options: Readonly<Record<string, OptionSpec>>): string[] {

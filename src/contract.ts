@@ -27,6 +27,35 @@ export const FAILURE_KINDS = {
 } as const;
 
 /**
+ * The JSON Schema of a failure envelope (draft-07): `ok: false`, a known `kind`, a `message` and `retryable`,
+ * with `field`, `expected` and `tool` when present, and any metadata besides. The MCP server admits it beside a
+ * tool's own `outputSchema`, since a failure's `structuredContent` is the envelope.
+ *
+ * @example
+ * ```ts
+ * import { FAILURE_ENVELOPE_SCHEMA } from "./contract.ts";
+ * FAILURE_ENVELOPE_SCHEMA.required; // ["ok", "kind", "message", "retryable"]
+ * ```
+ */
+export const FAILURE_ENVELOPE_SCHEMA: {
+  readonly type: "object";
+  readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly required: readonly string[];
+} = Object.freeze({
+  type: "object",
+  properties: Object.freeze({
+    ok: Object.freeze({ const: false }),
+    kind: Object.freeze({ type: "string", enum: Object.freeze(Object.keys(FAILURE_KINDS)) }),
+    message: Object.freeze({ type: "string" }),
+    retryable: Object.freeze({ type: "boolean" }),
+    field: Object.freeze({ type: "string" }),
+    expected: Object.freeze({ type: "string" }),
+    tool: Object.freeze({ type: "string" }),
+  }),
+  required: Object.freeze(["ok", "kind", "message", "retryable"]),
+});
+
+/**
  * A failure classification the agent loop routes on.
  *
  * @example

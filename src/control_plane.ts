@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { join, sep } from "node:path";
+import { join, sep } from "./paths.ts";
 import type { Manifest } from "./manifest.ts";
 import { configRoot, stateRoot } from "./state.ts";
 import { TOOLGATE_CODE } from "./tool_belt.ts";

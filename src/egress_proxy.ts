@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "./paths.ts";
 
 /** The most bytes of a request head the proxy reads before it gives up on it. */
 const MAX_HEAD = 16 * 1024;

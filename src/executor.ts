@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "./paths.ts";
 import { answerJobCall, type Job, jobLauncher, JobManager, readJobArgs } from "./jobs.ts";
 import { AuditLog, type AuditRecord, loadAuditKey } from "./audit.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
@@ -15,7 +15,8 @@ import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_prox
 import { BRIDGE_PORT } from "./net_bridge.ts";
 import { type Envelope, failure, type FailureEnvelope, success, withWarnings } from "./contract.ts";
 import { type ControlPlane, controlPlane, isWithin } from "./control_plane.ts";
-import { escapesBinDir, type Manifest, type ToolSpec } from "./manifest.ts";
+import { escapesBinDir } from "./bin_listing.ts";
+import type { Manifest, ToolSpec } from "./manifest.ts";
 import { envelopeFromRun, startFailure } from "./outcome.ts";
 import { preflight } from "./preflight.ts";
 import { loadSchemaEngine } from "./schema.ts";

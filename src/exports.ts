@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { FAILURE_ENVELOPE_SCHEMA } from "./contract.ts";
 import type { Manifest, ToolSpec } from "./manifest.ts";
 import { allowsNetwork } from "./profiles.ts";
 
@@ -60,6 +61,11 @@ export interface McpTool {
   description?: string;
   /** The JSON Schema of the arguments, always of `type: "object"`. */
   inputSchema: Record<string, unknown>;
+  /**
+   * What `structuredContent` holds, when the manifest declares an `outputSchema`: the tool's result as declared,
+   * or (`isError`) a failure envelope; see {@linkcode mcpOutputSchema}.
+   */
+  outputSchema?: Record<string, unknown>;
   /** Behaviour hints for the host; MCP reads a missing `destructiveHint` as true. */
   annotations: { readOnlyHint: boolean; destructiveHint?: boolean; openWorldHint: boolean };
 }
@@ -153,7 +159,8 @@ export function toAnthropic(tool: ToolSpec): AnthropicTool {
  * One tool in MCP's shape, with behaviour hints for the host: `readOnlyHint` from `readOnly`, `destructiveHint:
  * false` for a read-only tool, and `openWorldHint` from whether the tool's permission profile lets it reach the
  * network (MCP reads a missing hint as true, so it is always written). MCP requires an object schema: a schema
- * that names no `type` gets `type: "object"`.
+ * that names no `type` gets `type: "object"`. A declared `outputSchema` goes out as {@linkcode mcpOutputSchema}
+ * makes it. `toolgate list --format mcp` and the server's `tools/list` both come from here.
  *
  * @example
  * ```ts
@@ -177,7 +184,39 @@ export function toMcp(tool: ToolSpec): McpTool {
   if (inputSchema.type === undefined) inputSchema.type = "object";
   const out: McpTool = { name: tool.name, inputSchema, annotations };
   if (tool.description !== undefined) out.description = tool.description;
+  if (tool.outputSchema !== undefined) out.outputSchema = mcpOutputSchema(tool.outputSchema);
   return out;
+}
+
+/** The keys that name a schema's dialect, identity and shared definitions: they stay at the root of the union. */
+const ROOT_KEYS = ["$schema", "$id", "definitions", "$defs"];
+
+/**
+ * A tool's `outputSchema` as MCP hosts get it: `{"type": "object", "anyOf": [DECLARED, FAILURE_ENVELOPE]}`. A
+ * failure's `structuredContent` is the failure envelope, and a client that checks every `structuredContent`
+ * against the schema, `isError` or not (the official TypeScript SDK's `callTool` does, up to 1.32.2 at least),
+ * would otherwise turn a tool's failure into a protocol error. A success is checked by the server against the
+ * declared schema alone, so a tool cannot pass a forged failure envelope off as its result. The declared schema's
+ * `$schema`, `$id` and definitions stay at the root, so that its `#/definitions/...` references still resolve.
+ *
+ * @example
+ * ```ts
+ * import { mcpOutputSchema } from "./exports.ts";
+ * const schema = mcpOutputSchema({ type: "object", properties: { n: { type: "integer" } }, required: ["n"] });
+ * schema.type; // "object"
+ * (schema.anyOf as unknown[]).length; // 2: the declared schema, and a failure envelope
+ * ```
+ */
+export function mcpOutputSchema(declared: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const own = exported(declared);
+  const root: Record<string, unknown> = { type: "object" };
+  const branch: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(own)) {
+    if (ROOT_KEYS.includes(key)) root[key] = structuredClone(value);
+    else branch[key] = structuredClone(value);
+  }
+  root.anyOf = [branch, structuredClone(FAILURE_ENVELOPE_SCHEMA)];
+  return root;
 }
 
 /**

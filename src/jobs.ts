@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "./paths.ts";
 import { type Envelope, failure, type FailureEnvelope, success, truncateForModel } from "./contract.ts";
 import { isWithin } from "./control_plane.ts";
 import { runProcess, type RunRequest, type RunResult } from "./runner.ts";

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "./paths.ts";
 import { planLaunch } from "./launch_plan.ts";
 import { toFlags } from "./permissions.ts";
-import { packaging, TOOLGATE_ROOT } from "./tool_belt.ts";
+import { bundleEntry, packaging, TOOLGATE_ROOT } from "./tool_belt.ts";
 
 /** The main entry and the options that make the runtime load it the same way from any folder. */
 function entry(): string[] {
@@ -16,7 +16,7 @@ function entry(): string[] {
     // toolgate's own configuration (its import map and lockfile), never one found in the user's folders.
     return ["--config", join(TOOLGATE_ROOT, "deno.json"), join(TOOLGATE_ROOT, "src", "main.ts")];
   }
-  return ["--no-config", new URL(Deno.mainModule).pathname];
+  return ["--no-config", bundleEntry()];
 }
 
 if (import.meta.main) {

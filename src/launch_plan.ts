@@ -6,13 +6,13 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join, posix, resolve } from "node:path";
+import { dirname, isAbsolute, join, normalize, resolve } from "./paths.ts";
 import { CGROUP_ENV, ownCgroups } from "./cgroups.ts";
 import { PROXY_SOCKET_ENV } from "./egress_proxy.ts";
 import { isRecord } from "./contract.ts";
 import { readJsonc } from "./jsonc.ts";
 import { DEFAULT_BASE_URL, derivePermissions, type PermissionSet, type RunFacts } from "./permissions.ts";
-import { parseProfile, resolveProfile } from "./profiles.ts";
+import { parseProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { findProgram } from "./sandbox.ts";
 import { configRoot, stateRoot } from "./state.ts";
 import { BELT_MANIFEST_PATH, TOOLGATE_CODE } from "./tool_belt.ts";
@@ -44,6 +44,7 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "temperature",
   "save-messages",
   "load-messages",
+  "output",
   "http",
   "host",
   "token",
@@ -131,11 +132,13 @@ function manifestFacts(path: string): { programs: string[]; toolEnv: string[]; e
   const parsed = readJsonc(text);
   const tools = isRecord(parsed) && Array.isArray(parsed.tools) ? parsed.tools : [];
   const dir = dirname(path);
+  // Each named profile is read once, however many tools name it.
+  const profiles = new Map<string, ProfileResult>();
   for (const tool of tools) {
     if (!isRecord(tool)) continue;
     const first = Array.isArray(tool.command) ? tool.command[0] : undefined;
     if (typeof first === "string" && first !== "") {
-      programs.push(isAbsolute(first) ? first : join(dir, posix.normalize(first.replaceAll("\\", "/"))));
+      programs.push(isAbsolute(first) ? first : join(dir, normalize(first.replaceAll("\\", "/"))));
     }
     if (Array.isArray(tool.envPassthrough)) {
       for (const name of tool.envPassthrough) {
@@ -144,7 +147,7 @@ function manifestFacts(path: string): { programs: string[]; toolEnv: string[]; e
     }
     const profile = isRecord(tool.permissions)
       ? parseProfile(tool.permissions, "inline")
-      : resolveProfile(tool.permissions, dir);
+      : resolveProfile(tool.permissions, dir, profiles);
     if (profile.ok) {
       toolEnv.push(...profile.profile.env);
       if (Array.isArray(profile.profile.net)) egressHosts.push(...profile.profile.net);

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join, posix, resolve, sep, win32 } from "node:path";
+import { dirname, isAbsolute, isWindowsAbsolute, join, normalize, resolve } from "./paths.ts";
+import { BinListing } from "./bin_listing.ts";
 import { isRecord } from "./contract.ts";
 import { parseJsonc } from "./jsonc.ts";
 import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
@@ -176,35 +177,12 @@ const KNOWN_ROOT_FIELDS = new Set(["tools", "$schema"]);
 const quote = (value: string): string => JSON.stringify(value);
 
 function isAbsoluteAnywhere(path: string): boolean {
-  return isAbsolute(path) || posix.isAbsolute(path) || win32.isAbsolute(path);
+  return isAbsolute(path) || isWindowsAbsolute(path);
 }
 
 /** Normalizes a relative command path with `\` as a separator too, without a leading `./`. */
 function normalizeRelative(raw: string): string {
-  return posix.normalize(raw.replaceAll("\\", "/"));
-}
-
-function isInside(child: string, parent: string): boolean {
-  return child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
-}
-
-function realPath(path: string): string | undefined {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Checks that `program` (resolved) stays inside `binDir` once every symlink is followed. A program that does not
- * exist yet passes: the runner reports it as unavailable when called.
- */
-export function escapesBinDir(program: string, binDir: string): string | undefined {
-  const real = realPath(program);
-  if (real === undefined) return undefined;
-  const realBin = realPath(binDir) ?? binDir;
-  return isInside(real, realBin) ? undefined : real;
+  return normalize(raw.replaceAll("\\", "/"));
 }
 
 interface Checked<T> {
@@ -215,7 +193,7 @@ interface Checked<T> {
 function checkCommand(
   raw: unknown,
   dir: string,
-  binDir: string,
+  bin: BinListing,
   options: ManifestOptions,
 ): Checked<{ program: string; command: string[] }> {
   // agentcli reads a missing or null command as an empty one: same message, so its users see what they know.
@@ -261,7 +239,7 @@ function checkCommand(
       return { error: "relative command[0] must start with ./tools/bin/" };
     }
     program = join(dir, normalized);
-    const outside = escapesBinDir(program, binDir);
+    const outside = bin.escapes(program);
     if (outside !== undefined) {
       return {
         error: `command[0] ${quote(first)} resolves outside ./tools/bin through a symlink (-> ${
@@ -352,7 +330,7 @@ function checkTool(
   index: number,
   context: {
     dir: string;
-    binDir: string;
+    bin: BinListing;
     options: ManifestOptions;
     seen: Set<string>;
     schemas: SchemaCompiler;
@@ -391,7 +369,7 @@ function checkTool(
     const got = outputSchema.type === undefined ? "no type" : JSON.stringify(outputSchema.type);
     own.push(`outputSchema must have "type": "object", as MCP requires (got ${got})`);
   }
-  const command = checkCommand(entry.command, context.dir, context.binDir, context.options);
+  const command = checkCommand(entry.command, context.dir, context.bin, context.options);
   if (command.error) own.push(command.error);
   const timeout = entry.timeoutSec;
   const idle = entry.idleTimeoutSec;
@@ -437,7 +415,7 @@ function checkTool(
     alwaysLoad,
     profile: profile.profile,
     builtin: beltToolOf(command.value.program),
-    present: exists(command.value.program),
+    present: context.bin.exists(command.value.program),
   });
 }
 
@@ -449,16 +427,6 @@ function secondsProblem(key: string, value: unknown): string | undefined {
   }
   if (value > MAX_TIMEOUT_SEC) return `${key} must be at most ${MAX_TIMEOUT_SEC} (got ${value})`;
   return undefined;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch (error) {
-    // Not ours to read (a scoped --allow-read): the runner will tell when it starts it.
-    return !(error instanceof Deno.errors.NotFound);
-  }
 }
 
 /** A risk mark (`"x-toolgate-risk"` on a property, read by the approval prompt) that is not a boolean. */
@@ -507,7 +475,9 @@ export function validateManifest(
   }
   const rawTools = value.tools ?? [];
   if (!Array.isArray(rawTools)) return { ok: false, errors: [`${path}: "tools" must be an array`], warnings };
-  const context = { dir, binDir, options, seen: new Set<string>(), schemas, profiles: new Map() };
+  // One listing of tools/bin for every command of the manifest.
+  const bin = new BinListing(binDir);
+  const context = { dir, bin, options, seen: new Set<string>(), schemas, profiles: new Map() };
   const tools: ToolSpec[] = [];
   rawTools.forEach((entry, index) => {
     const tool = checkTool(entry, index, context, errors, warnings);

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { dirname, isAbsolute, relative } from "node:path";
+import { dirname, isAbsolute, relative } from "./paths.ts";
 import { STATE_ENV } from "./state.ts";
 
 /** Variables toolgate itself reads. */

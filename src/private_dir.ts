@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
+import { dirname, join } from "./paths.ts";
 import { StateDirError } from "./state.ts";
 
 /**

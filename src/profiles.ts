@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "./paths.ts";
 import { isRecord } from "./contract.ts";
 import defaultProfile from "../permissions/default.json" with { type: "json" };
 import networkProfile from "../permissions/network.json" with { type: "json" };

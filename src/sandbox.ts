@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "./paths.ts";
 import { CGROUP_ENV, type CgroupSupport, detectCgroups, ownCgroups } from "./cgroups.ts";
 import { readCache, writeCache } from "./state_cache.ts";
 import { type ControlPlane, isWithin } from "./control_plane.ts";
@@ -319,8 +319,10 @@ export function limitWarnings(support: Extract<SandboxSupport, { ok: true }>): s
         "from RLIMIT_NPROC) and may not make a pids cgroup here",
     );
   }
-  if (support.prlimit === undefined) {
+  if (support.prlimit === undefined && support.cgroups === undefined) {
     warnings.push("prlimit is not installed: confined tools run without CPU-time, file-size and rlimit caps");
+  } else if (support.prlimit === undefined && support.cgroups?.pids === undefined && !support.root) {
+    warnings.push("prlimit is not installed: the process limit of confined tools cannot be enforced");
   }
   return warnings;
 }
@@ -349,13 +351,16 @@ function limitArgs(
   profile: PermissionProfile,
   cgroupLimits: ConfineRequest["cgroupLimits"],
 ): string[] {
-  if (support.prlimit === undefined) return [];
   const { cpuSeconds, fileSizeBytes, processes, memoryBytes } = profile.limits;
-  const args = [support.prlimit, `--cpu=${cpuSeconds}`, `--fsize=${fileSizeBytes}`];
-  // Root is exempt from RLIMIT_NPROC; for anyone else it counts the sandbox's own user namespace only.
+  // With cgroups, the wrapper in front of bwrap sets the CPU, file-size and data rlimits, and everything inside
+  // inherits them: no prlimit process per call for those.
+  const args = cgroupLimits
+    ? []
+    : [`--cpu=${cpuSeconds}`, `--fsize=${fileSizeBytes}`, `--data=${memoryBytes}`];
+  // Root is exempt from RLIMIT_NPROC; for anyone else it counts the sandbox's own user namespace only: set inside.
   if (!cgroupLimits?.processes && !support.root) args.push(`--nproc=${processes}`);
-  if (!cgroupLimits?.memory) args.push(`--data=${memoryBytes}`);
-  return [...args, "--"];
+  if (support.prlimit === undefined || args.length === 0) return [];
+  return [support.prlimit, ...args, "--"];
 }
 
 function within(path: string, folders: readonly string[]): boolean {

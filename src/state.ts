@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { basename, isAbsolute, join } from "node:path";
+import { basename, isAbsolute, join } from "./paths.ts";
 
 /** The variables that place toolgate's state and configuration. */
 export const STATE_ENV = ["HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"] as const;
@@ -57,6 +57,20 @@ export function stateRoot(env: Readonly<Record<string, string>>): string {
  */
 export function configRoot(env: Readonly<Record<string, string>>): string {
   return xdg(env, "XDG_CONFIG_HOME", ".config");
+}
+
+/**
+ * toolgate's data folder (the bundle `deno task install` builds): `$XDG_DATA_HOME/toolgate`, else
+ * `$HOME/.local/share/toolgate`.
+ *
+ * @example
+ * ```ts
+ * import { dataRoot } from "./state.ts";
+ * dataRoot({ HOME: "/home/me" }); // "/home/me/.local/share/toolgate"
+ * ```
+ */
+export function dataRoot(env: Readonly<Record<string, string>>): string {
+  return xdg(env, "XDG_DATA_HOME", ".local/share");
 }
 
 /**

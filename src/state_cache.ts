@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "./paths.ts";
 
 /** A cached value and the key it was found for. */
 interface Entry<T> {

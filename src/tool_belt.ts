@@ -5,8 +5,7 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, dirname, fromFileUrl, join } from "./paths.ts";
 import { COMMON_DENO_FLAGS, TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
 import beltManifest from "../tools.json" with { type: "json" };
 
@@ -32,7 +31,7 @@ export const BRIDGE_SOCKET = "/tmp/.toolgate-proxy.sock";
 export type Packaging = "source" | "bundle" | "binary";
 
 /** This module's own file: `src/tool_belt.ts` from source, the bundle file when bundled. */
-const SELF = import.meta.url.startsWith("file:") ? fileURLToPath(import.meta.url) : import.meta.url;
+const SELF = import.meta.url.startsWith("file:") ? fromFileUrl(import.meta.url) : import.meta.url;
 
 /**
  * How toolgate is packaged here.
@@ -57,14 +56,32 @@ export const TOOLGATE_ROOT: string = packaging() === "source"
   // A folder that is never there, so that a `tools.json` beside the bundle is never taken for the belt's.
   : join(dirname(SELF), "(built-in)");
 
+/** The main module's file, when it is one. */
+function mainFile(): string | undefined {
+  return Deno.mainModule.startsWith("file:") ? fromFileUrl(Deno.mainModule) : undefined;
+}
+
 /**
- * toolgate's own code on disk: the repository from source, the bundle file, or the binary itself.
+ * The bundle's entry, `main.js`, which also runs the built-in tools in tool mode: the main module itself in a
+ * one-file bundle; beside it when the main module is the bundled launcher (`launch.js`, of the split bundle that
+ * `deno task install` builds).
+ */
+export function bundleEntry(): string {
+  const main = mainFile() ?? SELF;
+  return basename(main) === "launch.js" ? join(dirname(main), "main.js") : main;
+}
+
+/**
+ * toolgate's own code on disk: the repository from source, the binary itself, the bundle file, or the folder of a
+ * split bundle (whose modules, this one included, are chunks beside its entries).
  */
 export const TOOLGATE_CODE: string = packaging() === "source"
   ? TOOLGATE_ROOT
   : packaging() === "binary"
   ? Deno.execPath()
-  : SELF;
+  : SELF === mainFile()
+  ? SELF
+  : dirname(SELF);
 
 /** `tools/bin` of toolgate's own manifest: a program there with a belt tool's name is that built-in tool. */
 export const BELT_BIN: string = join(TOOLGATE_ROOT, "tools", "bin");
@@ -111,7 +128,11 @@ export function beltLaunch(name: string): BeltLaunch {
       // The binary's flags were baked in at compile time: its tool mode revokes what this tool does not need.
       return { program: runtime, args: [TOOL_MODE, name], files: [runtime] };
     case "bundle":
-      return { program: runtime, args: ["run", ...flags, SELF, TOOL_MODE, name], files: [runtime, SELF] };
+      return {
+        program: runtime,
+        args: ["run", ...flags, bundleEntry(), TOOL_MODE, name],
+        files: [runtime, TOOLGATE_CODE],
+      };
     case "source":
       return {
         program: runtime,
@@ -153,8 +174,8 @@ export function bridgeLaunch(): BeltLaunch {
     case "bundle":
       return {
         program: runtime,
-        args: ["run", ...flags, SELF, BRIDGE_MODE, BRIDGE_SOCKET],
-        files: [runtime, SELF],
+        args: ["run", ...flags, bundleEntry(), BRIDGE_MODE, BRIDGE_SOCKET],
+        files: [runtime, TOOLGATE_CODE],
       };
     case "source": {
       const bridge = join(TOOLGATE_ROOT, "src", "net_bridge.ts");

@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import {
   asEnvelope,
   failure,
+  FAILURE_ENVELOPE_SCHEMA,
+  FAILURE_KINDS,
   type FailureKind,
   failureMessage,
   isError,
@@ -324,4 +326,22 @@ Deno.test("truncateForModel: a limit too small for the marker still keeps within
   assert.equal(truncateForModel("abcdefghijklmnop", 5), "abcde");
   assert.equal(truncateForModel("😀😀😀😀😀😀😀😀😀😀😀😀", 5), "😀😀");
   assert.equal(truncateForModel("abc", 0), "");
+});
+
+Deno.test("FAILURE_ENVELOPE_SCHEMA admits every failure the constructor builds, and no success", async () => {
+  const { loadSchemaEngine, SchemaCompiler } = await import("../src/schema.ts");
+  await loadSchemaEngine();
+  const compiled = new SchemaCompiler().compile(structuredClone(FAILURE_ENVELOPE_SCHEMA));
+  assert.ok(compiled.ok);
+  for (const kind of Object.keys(FAILURE_KINDS) as FailureKind[]) {
+    const envelope = failure(kind, "m", { field: "f", expected: "e", tool: "t", metadata: { exit_code: 3 } });
+    assert.ok(compiled.validate(JSON.parse(serialize(envelope))), kind);
+  }
+  assert.equal(compiled.validate(JSON.parse(serialize(success({ ok: false })))), false);
+  assert.equal(compiled.validate({ ok: false, kind: "made_up", message: "m", retryable: true }), false);
+  assert.equal(
+    compiled.validate({ ok: false, kind: "timeout", message: "m" }),
+    false,
+    "retryable is required",
+  );
 });

@@ -1,7 +1,8 @@
 /** The manifest's tools as OpenAI functions, Anthropic tools and MCP tools, in manifest order. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { exportTools, toAnthropic, toMcp, toOpenAI } from "../src/exports.ts";
+import { FAILURE_ENVELOPE_SCHEMA } from "../src/contract.ts";
+import { exportTools, mcpOutputSchema, toAnthropic, toMcp, toOpenAI } from "../src/exports.ts";
 import { loadManifest, type Manifest } from "../src/manifest.ts";
 import { tempDir, writeManifest } from "./helpers.ts";
 
@@ -132,4 +133,49 @@ Deno.test("toolgate's own risk marks stay home: models and hosts get the schema 
     assert.equal(argv.type, "array", "the rest of the schema is intact");
     assert.deepEqual(argv.items, { type: "string" });
   }
+});
+
+Deno.test("MCP: a declared outputSchema goes out beside the failure envelope, and no other export carries it", async () => {
+  await using dir = await tempDir();
+  const declared = {
+    type: "object",
+    properties: { n: { type: "integer", "x-toolgate-risk": true } },
+    required: ["n"],
+    additionalProperties: false,
+  };
+  const path = await writeManifest(dir.path, {
+    tools: [{ name: "count", command: ["./tools/bin/count"], outputSchema: declared }],
+  });
+  const loaded = await loadManifest(path);
+  assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
+  const tool = loaded.manifest.tools[0];
+  const own = { ...declared, properties: { n: { type: "integer" } } };
+  assert.deepEqual(wire(toMcp(tool).outputSchema), { type: "object", anyOf: [own, FAILURE_ENVELOPE_SCHEMA] });
+  assert.ok(!("outputSchema" in toMcp(loaded.manifest.tools[0]).inputSchema));
+  assert.doesNotMatch(JSON.stringify([toOpenAI(tool), toAnthropic(tool)]), /anyOf|"n"/);
+  // A fresh copy each time: changing one leaves the manifest and the contract as they were.
+  const first = toMcp(tool).outputSchema!;
+  ((first.anyOf as Record<string, unknown>[])[1].required as string[]).push("changed");
+  (first.anyOf as Record<string, unknown>[])[0].type = "changed";
+  assert.deepEqual(wire(toMcp(tool).outputSchema), { type: "object", anyOf: [own, FAILURE_ENVELOPE_SCHEMA] });
+  assert.equal(tool.outputSchema?.type, "object");
+});
+
+Deno.test("MCP: an outputSchema's dialect, identity and definitions stay at the root, so its $refs resolve", () => {
+  const declared = {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    $id: "https://example.com/tree.json",
+    type: "object",
+    definitions: { node: { type: "object", properties: { name: { type: "string" } } } },
+    $defs: { leaf: { type: "string" } },
+    properties: { root: { $ref: "#/definitions/node" }, tip: { $ref: "#/$defs/leaf" } },
+  };
+  assert.deepEqual(mcpOutputSchema(declared), {
+    type: "object",
+    $schema: declared.$schema,
+    $id: declared.$id,
+    definitions: declared.definitions,
+    $defs: declared.$defs,
+    anyOf: [{ type: "object", properties: declared.properties }, FAILURE_ENVELOPE_SCHEMA],
+  });
 });

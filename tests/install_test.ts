@@ -7,11 +7,21 @@ import { REPO, runProgram } from "./helpers.ts";
 
 Deno.test("install: the installed command runs from any folder, on that folder", async () => {
   const bin = await Deno.makeTempDir();
-  const installed = await runProgram(Deno.execPath(), ["task", "-q", "install", "--bin", bin], { cwd: REPO });
+  const data = await Deno.makeTempDir();
+  const installed = await runProgram(Deno.execPath(), ["task", "-q", "install", "--bin", bin], {
+    cwd: REPO,
+    env: { XDG_DATA_HOME: data },
+  });
   assert.equal(installed.code, 0, installed.stderr);
+  assert.equal(installed.stderr, "", "the bundle builds");
   assert.match(installed.stdout, new RegExp(`installed ${join(bin, "toolgate")}`));
   const info = await Deno.stat(join(bin, "toolgate"));
   assert.ok((info.mode ?? 0) & 0o100, "executable");
+  // The command runs the bundle built into the data folder, not the checkout's source files.
+  const shim = await Deno.readTextFile(join(bin, "toolgate"));
+  assert.ok(shim.includes(join(data, "toolgate", "bundle", "launch.js")), shim);
+  assert.ok(!shim.includes(join(REPO, "src")), shim);
+  for (const entry of ["launch.js", "main.js"]) await Deno.stat(join(data, "toolgate", "bundle", entry));
   const project = await Deno.makeTempDir();
   await Deno.writeTextFile(join(project, "notes.md"), "# notes\n");
   const env = { XDG_STATE_HOME: await Deno.makeTempDir() };
@@ -29,7 +39,7 @@ Deno.test("install: when the runtime that installed it is gone, the command uses
   const bin = await Deno.makeTempDir();
   await Deno.writeTextFile(
     join(bin, "toolgate"),
-    shimText("/nonexistent/deno", REPO.replace(/\/$/, ""), "2.9.6"),
+    shimText("/nonexistent/deno", { source: REPO.replace(/\/$/, "") }, "2.9.6"),
     {
       mode: 0o755,
     },

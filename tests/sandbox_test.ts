@@ -166,6 +166,15 @@ confinedTest("the profile's file-size limit holds inside the sandbox", async () 
   assert.ok((await Deno.stat(join(workspace, "big.bin"))).size <= 1024);
 });
 
+confinedTest("the profile's CPU-time limit ends a tool that spins, long before its timeout", async () => {
+  const run = await executor(await Deno.makeTempDir());
+  const started = performance.now();
+  const envelope = await run.call("spin", "{}");
+  assert.equal(envelope.ok, false);
+  assert.notEqual(!envelope.ok && envelope.kind, "timeout", JSON.stringify(envelope));
+  assert.ok(performance.now() - started < 15_000, "ended by the 1 s CPU limit, not the 20 s timeout");
+});
+
 Deno.test("require without bubblewrap answers unavailable, not retryable, and runs nothing", async () => {
   const workspace = await Deno.makeTempDir();
   const run = await executor(workspace, { bwrap: "/nonexistent/bwrap", sandbox: "require" });

@@ -11,8 +11,12 @@
  * ```
  */
 export class AgentError extends Error {
-  constructor(message: string) {
+  /** The HTTP status of the endpoint's answer, when the failure is one. */
+  readonly status?: number;
+
+  constructor(message: string, options: { status?: number } = {}) {
     super(message);
     this.name = "AgentError";
+    if (options.status !== undefined) this.status = options.status;
   }
 }

@@ -8,15 +8,12 @@
  */
 import { redactDeep } from "../redact.ts";
 import { AgentError } from "./errors.ts";
+import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
+
+export { DEFAULT_MAX_RESPONSE_BYTES };
 
 /** The most characters of an error body carried into the failure message. */
 export const ERROR_BODY_LIMIT = 2000;
-/**
- * The most bytes of an answer read by default (16 MiB): a chat completion is a few kilobytes, a long one with
- * tool calls a few hundred; past this size an answer is a fault or an attack, and reading it whole could take the
- * process's memory (Deno cannot make a string past about 512 MB at all).
- */
-export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 /** Of an error answer only this much is read: its message keeps {@linkcode ERROR_BODY_LIMIT} characters anyway. */
 export const ERROR_BODY_READ_BYTES = 64 * 1024;
 /** The first retry waits about this long; each later one twice as long. */
@@ -225,7 +222,7 @@ export class ChatClient {
     accept: string,
     read: (response: Response, signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
-    const { retries, timeoutMs } = this.#options;
+    const { retries } = this.#options;
     const key = this.#newKey();
     const text = JSON.stringify(body);
     // Redacted before it is serialized: in the JSON text a secret's quotes and newlines are escapes.
@@ -252,10 +249,9 @@ export class ChatClient {
       await this.#debug(`retrying in ${seconds(wait)} (${last})`);
       await this.#sleep(wait);
     }
+    // The reason says what failed (a timeout names its limit itself): nothing unrelated is added to it.
     const attempts = retries + 1;
-    throw new AgentError(
-      `${last} (${attempts} attempt${attempts === 1 ? "" : "s"}, timeout ${seconds(timeoutMs)})`,
-    );
+    throw new AgentError(`${last} (${attempts} attempt${attempts === 1 ? "" : "s"})`);
   }
 
   async #attempt<T>(
@@ -296,7 +292,9 @@ export class ChatClient {
         if (text !== "") await this.#debug(`<- ${this.#redact(text)}`);
         const reason = `the chat endpoint answered ${response.status} ${response.statusText}`.trimEnd() +
           (text.trim() === "" ? "" : `: ${clip(text.trim(), ERROR_BODY_LIMIT)}`);
-        if (!RETRYABLE_STATUS(response.status)) return { kind: "fail", error: new AgentError(reason) };
+        if (!RETRYABLE_STATUS(response.status)) {
+          return { kind: "fail", error: new AgentError(reason, { status: response.status }) };
+        }
         const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#now());
         return { kind: "retry", reason, retryAfterMs };
       }

@@ -10,8 +10,9 @@
  */
 import { type Envelope } from "../contract.ts";
 import type { Executor, PreparedCall } from "../executor.ts";
-import { toOpenAI } from "../exports.ts";
+import { type OpenAITool, toOpenAI } from "../exports.ts";
 import { AgentError } from "./errors.ts";
+import type { EventSink } from "./events.ts";
 import type { ChatRequest, StreamedAnswer } from "./http.ts";
 import {
   type AssistantTurn,
@@ -26,6 +27,7 @@ import { Scheduler } from "../scheduler.ts";
 import { type StopButton, UserStop } from "../stop.ts";
 import { readStreamedTurn } from "./sse.ts";
 import { toolMessageContent } from "./tool_message.ts";
+import { ToolDisclosure } from "./lazy_tools.ts";
 
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {
@@ -70,6 +72,10 @@ export interface LoopOptions extends TurnOptions {
   readonly onText?: (text: string) => Promise<void>;
   /** Receives each streamed event (for `--debug`). */
   readonly debug?: (text: string) => Promise<void>;
+  /** Receives what happens: each request, answer, tool call and tool result (for `--output jsonl`, and usage). */
+  readonly onEvent?: EventSink;
+  /** Which tools are sent in full (`--lazy-tools` starts with stubs); default: every tool in full. */
+  readonly disclosure?: ToolDisclosure;
 }
 
 /** How a run ended. */
@@ -86,8 +92,9 @@ export type LoopOutcome =
   | { readonly kind: "step_limit"; readonly steps: number };
 
 /**
- * The chat-completions request for a conversation: the manifest's tools in OpenAI's shape with
- * `tool_choice: "auto"`, or no tools key at all when there are none.
+ * The chat-completions request for a conversation: the manifest's tools in OpenAI's shape (or the `tools` given,
+ * such as stubs) with `tool_choice: "auto"`, or no tools key at all when there are none. A streamed request asks
+ * for the token usage in the stream's last chunk (`stream_options.include_usage`).
  *
  * @example
  * ```ts
@@ -99,16 +106,26 @@ export type LoopOutcome =
 export function chatRequest(
   executor: Executor,
   messages: readonly ChatMessage[],
-  options: { model: string; temperature?: number; stream?: boolean },
+  options: {
+    model: string;
+    temperature?: number;
+    stream?: boolean;
+    tools?: readonly OpenAITool[];
+    /** Leave out `stream_options` (for an endpoint that refuses it). */
+    streamWithoutUsage?: boolean;
+  },
 ): ChatRequest {
   const body: Record<string, unknown> = { model: options.model, messages };
-  const tools = executor.manifest.tools.map(toOpenAI);
+  const tools = options.tools ?? executor.manifest.tools.map(toOpenAI);
   if (tools.length > 0) {
     body.tools = tools;
     body.tool_choice = "auto";
   }
   if (options.temperature !== undefined) body.temperature = options.temperature;
-  if (options.stream) body.stream = true;
+  if (options.stream) {
+    body.stream = true;
+    if (!options.streamWithoutUsage) body.stream_options = { include_usage: true };
+  }
   return body;
 }
 
@@ -124,15 +141,38 @@ export function chatRequest(
  * ```
  */
 export async function runLoop(messages: ChatMessage[], options: LoopOptions): Promise<LoopOutcome> {
-  let streamed = false;
+  const disclosure = options.disclosure ?? new ToolDisclosure(options.executor.manifest, { lazy: false });
+  const emit = options.onEvent ?? (() => Promise.resolve());
+  const endpoint: EndpointQuirks = { refusesStreamOptions: false };
   for (let step = 1; step <= options.maxSteps; step++) {
-    const body = chatRequest(options.executor, messages, options);
+    const tools = disclosure.definitions();
+    const body = chatRequest(options.executor, messages, {
+      ...options,
+      tools,
+      streamWithoutUsage: endpoint.refusesStreamOptions,
+    });
+    await emit({
+      type: "request",
+      step,
+      model: options.model,
+      messages: messages.length,
+      tools: tools.length,
+      tool_stubs: disclosure.stubs,
+      bytes: new TextEncoder().encode(JSON.stringify(body)).byteLength,
+    });
     const { turn, printed } = options.stream
-      ? await askStreaming(body, options)
+      ? await askStreaming(body, options, endpoint)
       : await askOnce(body, options);
-    streamed ||= printed !== "";
     messages.push(turn.message);
     const calls = turn.message.tool_calls ?? [];
+    await emit({
+      type: "response",
+      step,
+      ...(turn.finishReason === undefined ? {} : { finish_reason: turn.finishReason }),
+      text: turn.message.content,
+      tool_calls: calls.length,
+      ...(turn.usage === undefined ? {} : { usage: turn.usage }),
+    });
     if (calls.length === 0) {
       const text = turn.message.content ?? "";
       if (printed !== "" && !printed.endsWith("\n")) await options.onText?.("\n");
@@ -140,9 +180,54 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
     }
     // Text streamed beside tool calls was the model thinking aloud: end its line before anything else prints.
     if (printed !== "" && !printed.endsWith("\n")) await options.onText?.("\n");
-    messages.push(...await answerToolCalls(calls, options));
+    for (const call of calls) {
+      await emit({
+        type: "tool_call",
+        step,
+        id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      });
+    }
+    const answers = await answerTurn(calls, disclosure, options);
+    for (const [index, answer] of answers.entries()) {
+      const envelope = JSON.parse(answer.content) as Envelope;
+      await emit({
+        type: "tool_result",
+        step,
+        id: answer.tool_call_id,
+        name: calls[index].function.name,
+        ok: envelope.ok,
+        envelope,
+      });
+    }
+    messages.push(...answers);
   }
   return { kind: "step_limit", steps: options.maxSteps };
+}
+
+/**
+ * Answers a turn's calls: the first call of a stub with its definition (not run), every other call through
+ * {@linkcode answerToolCalls}; one tool message per call, in the model's order.
+ */
+async function answerTurn(
+  calls: readonly ToolCall[],
+  disclosure: ToolDisclosure,
+  options: TurnOptions,
+): Promise<ToolMessage[]> {
+  const stubbed = calls.map((call) => disclosure.isStub(call.function.name));
+  if (!stubbed.includes(true)) return await answerToolCalls(calls, options);
+  const disclosed = calls.map((call, i) => stubbed[i] ? disclosure.disclose(call) : undefined);
+  const ran = await answerToolCalls(calls.filter((_, i) => !stubbed[i]), options);
+  let next = 0;
+  return calls.map((call, i): ToolMessage => {
+    const envelope = disclosed[i];
+    return envelope === undefined ? ran[next++] : {
+      role: "tool",
+      tool_call_id: call.id,
+      content: toolMessageContent(envelope, options.maxToolChars),
+    };
+  });
 }
 
 async function askOnce(
@@ -152,11 +237,33 @@ async function askOnce(
   return { turn: parseCompletion(await options.client.complete(body)), printed: "" };
 }
 
+/** What the loop learned about its endpoint during a run. */
+interface EndpointQuirks {
+  /** It answered 4xx naming `stream_options` (some older servers reject fields they do not know). */
+  refusesStreamOptions: boolean;
+}
+
+/** Whether an endpoint's refusal is of `stream_options` itself: then the same request goes again without it. */
+function refusesStreamOptions(error: unknown): boolean {
+  return error instanceof AgentError && error.status !== undefined && error.status >= 400 &&
+    error.status < 500 && error.message.includes("stream_options");
+}
+
 async function askStreaming(
   body: ChatRequest,
   options: LoopOptions,
+  endpoint: EndpointQuirks,
 ): Promise<{ turn: AssistantTurn; printed: string }> {
-  const answer = await options.client.stream(body);
+  let answer: StreamedAnswer;
+  try {
+    answer = await options.client.stream(body);
+  } catch (error) {
+    if (!("stream_options" in body) || !refusesStreamOptions(error)) throw error;
+    endpoint.refusesStreamOptions = true;
+    await options.notice?.("toolgate: the endpoint refused stream_options: streaming without token usage\n");
+    const { stream_options: _, ...plain } = body;
+    answer = await options.client.stream(plain);
+  }
   let printed = "";
   const onText = async (text: string) => {
     printed += text;

@@ -6,6 +6,7 @@
  */
 import { isRecord } from "../contract.ts";
 import { AgentError } from "./errors.ts";
+import { readUsage, type Usage } from "./usage.ts";
 
 /** One function call the model asked for. */
 export interface ToolCall {
@@ -48,6 +49,8 @@ export interface AssistantTurn {
   readonly message: AssistantMessage;
   /** `stop`, `tool_calls`, `length`, ... when the endpoint says. */
   readonly finishReason?: string;
+  /** The tokens the endpoint counted for this answer, when it said. */
+  readonly usage?: Usage;
 }
 
 const quote = (value: string): string => JSON.stringify(value);
@@ -159,7 +162,8 @@ export function parseCompletion(value: unknown): AssistantTurn {
   const toolCalls = checkToolCalls(message.tool_calls, "choices[0].message.tool_calls", fail);
   const content = typeof message.content === "string" ? message.content : null;
   const finishReason = typeof choice.finish_reason === "string" ? choice.finish_reason : undefined;
-  return { message: assistantMessage(content, toolCalls), finishReason };
+  const usage = readUsage(value);
+  return { message: assistantMessage(content, toolCalls), finishReason, ...(usage ? { usage } : {}) };
 }
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../paths.ts";
 import {
   flag,
   type Io,
@@ -15,7 +15,7 @@ import {
   UsageError,
 } from "../cli.ts";
 import { DEFAULT_BASE_URL } from "../permissions.ts";
-import { DEFAULT_MAX_RESPONSE_BYTES } from "./http.ts";
+import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
 
 /** Defaults of the agent loop's settings (agentcli's, where it has one). */
 export const AGENT_DEFAULTS = {
@@ -83,7 +83,22 @@ export const AGENT_OPTIONS: Record<string, OptionSpec> = {
     value: "PATH",
     help: "resume a conversation saved with --save-messages (a --prompt is added to it)",
   },
+  output: {
+    type: "string",
+    value: "FORMAT",
+    help:
+      "text (default: the answer on stdout) or jsonl (one JSON event a line on stdout, nothing else there)",
+  },
+  "lazy-tools": {
+    type: "boolean",
+    help: "send each tool as a name and a summary first; its full definition after its first call",
+  },
 };
+
+/** The forms of `--output`. */
+export const OUTPUT_FORMATS = ["text", "jsonl"] as const;
+/** What stdout carries: the answer's text, or one JSON event a line. */
+export type OutputFormat = typeof OUTPUT_FORMATS[number];
 
 /** Every setting of one agent run, checked. */
 export interface AgentSettings {
@@ -106,6 +121,9 @@ export interface AgentSettings {
   readonly yes: boolean;
   readonly quiet: boolean;
   readonly debug: boolean;
+  readonly output: OutputFormat;
+  /** Tools disclosed on demand: stubs first. */
+  readonly lazyTools: boolean;
   /** Absolute paths. */
   readonly saveMessages?: string;
   readonly loadMessages?: string;
@@ -240,6 +258,14 @@ export async function resolveSettings(parsed: ParsedArgs, io: Io): Promise<Agent
     ? undefined
     : parseNumber(rawTemperature, "--temperature", COMMAND, { exclusive: false });
 
+  const output = stringOption(parsed, "output") ?? "text";
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(output)) {
+    throw new UsageError(
+      `--output must be one of ${OUTPUT_FORMATS.join(", ")} (got ${JSON.stringify(output)})`,
+      COMMAND,
+    );
+  }
+
   const save = stringOption(parsed, "save-messages");
   return {
     baseUrl,
@@ -256,6 +282,8 @@ export async function resolveSettings(parsed: ParsedArgs, io: Io): Promise<Agent
     yes: flag(parsed, "yes"),
     quiet: flag(parsed, "quiet"),
     debug: flag(parsed, "debug"),
+    output: output as OutputFormat,
+    lazyTools: flag(parsed, "lazy-tools"),
     saveMessages: save === undefined ? undefined : resolve(io.cwd, save),
     loadMessages: load === undefined ? undefined : resolve(io.cwd, load),
   };

@@ -7,6 +7,7 @@
 import { isRecord } from "../contract.ts";
 import { AgentError } from "./errors.ts";
 import { assistantMessage, type AssistantTurn, checkToolCalls, endpointError } from "./messages.ts";
+import { readUsage, type Usage } from "./usage.ts";
 
 /** One server-sent event: its type (`message` unless named) and its data lines joined by `\n`. */
 export interface SseEvent {
@@ -148,6 +149,7 @@ export class StreamAssembler {
   #lastIndex = -1;
   #finishReason?: string;
   #chunks = 0;
+  #usage?: Usage;
 
   /** Takes one parsed chunk; returns the text it adds (for printing as it arrives). */
   add(chunk: unknown): string {
@@ -156,6 +158,9 @@ export class StreamAssembler {
     if (error !== undefined) throw new AgentError(`the chat endpoint's stream carried an error: ${error}`);
     if (!isRecord(chunk)) throw fail("a chunk is not a JSON object");
     this.#chunks++;
+    // Asked with `stream_options.include_usage`, the usage comes in a last chunk of its own (some servers repeat
+    // it, or send it beside a choice): the last one counts.
+    this.#usage = readUsage(chunk) ?? this.#usage;
     // A usage-only chunk has no choices: nothing to add.
     if (!Array.isArray(chunk.choices) || chunk.choices.length === 0) return "";
     const choice = chunk.choices[0];
@@ -220,6 +225,7 @@ export class StreamAssembler {
     return {
       message: assistantMessage(this.#sawText ? this.#text : null, toolCalls),
       finishReason: this.#finishReason,
+      ...(this.#usage ? { usage: this.#usage } : {}),
     };
   }
 }

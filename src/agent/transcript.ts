@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { dirname } from "node:path";
+import { dirname } from "../paths.ts";
 import { UsageError } from "../cli.ts";
 import { isRecord } from "../contract.ts";
 import { redactDeep } from "../redact.ts";

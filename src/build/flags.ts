@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "../paths.ts";
 import { fileURLToPath } from "node:url";
 import { helperPrograms } from "../launch_plan.ts";
 import { derivePermissions, toFlags } from "../permissions.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../paths.ts";
 import {
   flag,
   type Io,

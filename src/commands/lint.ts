@@ -5,7 +5,6 @@
  * @module
  */
 import { type Command, EXIT, expectPositionals, flag, type Io } from "../cli.ts";
-import { formatFinding, lintSummary, lintTools } from "../lint.ts";
 import type { Manifest } from "../manifest.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
 
@@ -36,6 +35,8 @@ export const STRICT_OPTION = {
  * ```
  */
 export async function reportLint(manifest: Manifest, path: string, io: Io, strict: boolean): Promise<number> {
+  // The rules load when a lint runs: no other command pays for them.
+  const { formatFinding, lintSummary, lintTools } = await import("../lint.ts");
   const findings = lintTools(manifest.tools);
   const lines = [...findings.map(formatFinding), lintSummary(path, findings, manifest.tools.length)];
   await io.stdout(lines.join("\n") + "\n");

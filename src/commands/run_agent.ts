@@ -1,22 +1,23 @@
 /** The agent loop command's work: settings in, answer out (loaded only when the loop runs). @module */
-import { resolve } from "node:path";
 import denoJson from "../../deno.json" with { type: "json" };
-import { EXIT, expectPositionals, type Io, type ParsedArgs, stringOption } from "../cli.ts";
+import { EXIT, expectPositionals, type Io, type ParsedArgs } from "../cli.ts";
 import type { Executor } from "../executor.ts";
-import { type Manifest, validateManifest } from "../manifest.ts";
 import { makeRedactor } from "../redact.ts";
 import { terminalAsker, terminalReadLine } from "../ask.ts";
 import { Policy } from "../policy.ts";
 import { AgentError } from "../agent/errors.ts";
+import { type AgentEvent, type ErrorEvent, type EventSink, jsonlSink } from "../agent/events.ts";
 import { ChatClient } from "../agent/http.ts";
+import { calledTools, ToolDisclosure } from "../agent/lazy_tools.ts";
 import { type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
 import { heartbeatMsFrom, Progress, terminalColumns } from "../progress.ts";
 import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "../agent/settings.ts";
 import { loadTranscript, openingMessages, saveTranscript } from "../agent/transcript.ts";
+import { usageLine, UsageMeter } from "../agent/usage.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs } from "./executor_options.ts";
-import { loadForCommand, manifestPath } from "./load.ts";
+import { loadForCommand } from "./load.ts";
 
 /** Runs the agent loop for `toolgate run` / `toolgate --prompt`. */
 export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
@@ -31,7 +32,8 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
     defaultSystem: AGENT_DEFAULTS.system,
     prompt: settings.prompt,
   });
-  const manifest = await manifestFor(parsed, io);
+  // The manifest every command uses: --tools, TOOLGATE_TOOLS, ./tools.json, else the built-in tool belt's.
+  const manifest = await loadForCommand(parsed, io);
   if (!manifest) return EXIT.failure;
   const approval = approvalSettings(parsed, manifest, "run");
   const { executor, registry } = await executorFromArgs(parsed, io, manifest, "run");
@@ -39,6 +41,15 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   const maskKey = makeRedactor(settings.apiKey ? [settings.apiKey] : []);
   const redact = (text: string) => executor.redact(maskKey(text));
   const stderr = (text: string) => io.stderr(redact(text));
+  const jsonl = settings.output === "jsonl";
+  // What happened, for scripts (--output jsonl: stdout carries the events and nothing else) and the usage totals.
+  const meter = new UsageMeter();
+  const write = jsonl ? jsonlSink(io.stdout, redact) : undefined;
+  const emit: EventSink = async (event: AgentEvent) => {
+    if (event.type === "response") meter.add(event.usage);
+    await write?.(event);
+  };
+  const out: RunOutput = { emit, stderr, stdout: jsonl ? undefined : io.stdout };
   const client = new ChatClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,
@@ -72,7 +83,9 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       temperature: settings.temperature,
       stream: settings.stream,
       streamIdleMs: settings.httpTimeoutMs,
-      onText: io.stdout,
+      onText: out.stdout,
+      onEvent: emit,
+      disclosure: new ToolDisclosure(manifest, { lazy: settings.lazyTools, loaded: calledTools(messages) }),
       debug: settings.debug ? (text) => stderr(debugLines(text)) : undefined,
       notice: settings.quiet ? undefined : stderr,
       // On a terminal, Ctrl-C stops the calls in flight and the loop goes on; a second one within 2 s quits.
@@ -82,12 +95,25 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
     if (!(error instanceof AgentError)) throw error;
     await progress.close();
     await endJobs(executor, stderr, settings.quiet);
-    await stderr(`toolgate: ${error.message}\n`);
-    return await finish(settings, messages, redact, io, EXIT.failure);
+    await fail(out, "endpoint", error.message);
+    return await finish(settings, messages, redact, out, meter, EXIT.failure);
   }
   await progress.close();
   await endJobs(executor, stderr, settings.quiet);
-  return await finish(settings, messages, redact, io, await report(outcome, settings, io, stderr));
+  return await finish(settings, messages, redact, out, meter, await report(outcome, settings, out));
+}
+
+/** Where a run's outcome goes: stdout in text mode (absent with --output jsonl), stderr, the event sink. */
+interface RunOutput {
+  readonly emit: EventSink;
+  readonly stderr: (text: string) => Promise<void>;
+  readonly stdout?: (text: string) => Promise<void>;
+}
+
+/** A failure: its message on stderr, and an `error` event. */
+async function fail(out: RunOutput, reason: ErrorEvent["reason"], message: string): Promise<void> {
+  await out.stderr(`toolgate: ${message}\n`);
+  await out.emit({ type: "error", reason, message });
 }
 
 /** Background jobs outlive a call, never the run: their trees end before toolgate exits, and it says so. */
@@ -103,71 +129,62 @@ async function endJobs(
 }
 
 /** Prints how the loop ended and returns the exit code. */
-async function report(
-  outcome: LoopOutcome,
-  settings: AgentSettings,
-  io: Io,
-  stderr: (text: string) => Promise<void>,
-): Promise<number> {
+async function report(outcome: LoopOutcome, settings: AgentSettings, out: RunOutput): Promise<number> {
   if (outcome.kind === "step_limit") {
-    await stderr(
-      `toolgate: the model was still calling tools after ${outcome.steps} step${
-        outcome.steps === 1 ? "" : "s"
-      } ` +
+    await fail(
+      out,
+      "step_limit",
+      `the model was still calling tools after ${outcome.steps} step${outcome.steps === 1 ? "" : "s"} ` +
         `(--max-steps ${settings.maxSteps}); no final answer. Raise --max-steps, or resume with ` +
-        `--save-messages and --load-messages.\n`,
+        `--save-messages and --load-messages.`,
     );
     return EXIT.failure;
   }
   if (outcome.text.trim() === "") {
-    await stderr("toolgate: the model's final answer is empty\n");
+    await fail(out, "empty_answer", "the model's final answer is empty");
     return EXIT.failure;
   }
-  if (!outcome.streamed) await io.stdout(outcome.text.endsWith("\n") ? outcome.text : outcome.text + "\n");
+  await out.emit({
+    type: "answer",
+    step: outcome.steps,
+    text: outcome.text,
+    ...(outcome.finishReason === undefined ? {} : { finish_reason: outcome.finishReason }),
+  });
+  if (!outcome.streamed) await out.stdout?.(outcome.text.endsWith("\n") ? outcome.text : outcome.text + "\n");
   if (outcome.finishReason === "length") {
-    await stderr("toolgate: warning: the endpoint cut the answer off at its length limit\n");
+    await out.stderr("toolgate: warning: the endpoint cut the answer off at its length limit\n");
   }
   return EXIT.ok;
 }
 
-/** Saves the transcript when asked to; a failed save turns success into failure. */
+/**
+ * Ends the run: saves the transcript when asked to (a failed save turns success into failure), then the token
+ * totals (when the endpoint reported any): a line on stderr, or the `usage` event with --output jsonl.
+ */
 async function finish(
   settings: AgentSettings,
   messages: readonly ChatMessage[],
   redact: (text: string) => string,
-  io: Io,
+  out: RunOutput,
+  meter: UsageMeter,
   code: number,
 ): Promise<number> {
-  if (settings.saveMessages === undefined) return code;
-  try {
-    await saveTranscript(settings.saveMessages, messages, redact);
-    return code;
-  } catch (error) {
-    if (!(error instanceof AgentError)) throw error;
-    await io.stderr(`toolgate: ${error.message}\n`);
-    return EXIT.failure;
+  let exit = code;
+  if (settings.saveMessages !== undefined) {
+    try {
+      await saveTranscript(settings.saveMessages, messages, redact);
+    } catch (error) {
+      if (!(error instanceof AgentError)) throw error;
+      await fail(out, "transcript", error.message);
+      exit = EXIT.failure;
+    }
   }
-}
-
-/** The manifest named, or an empty one when none was named and `./tools.json` does not exist (as agentcli). */
-async function manifestFor(parsed: ParsedArgs, io: Io): Promise<Manifest | undefined> {
-  const named = stringOption(parsed, "tools") !== undefined || (io.env.TOOLGATE_TOOLS ?? "") !== "";
-  const path = manifestPath(parsed, io);
-  if (!named && !(await exists(path))) {
-    const empty = validateManifest({ tools: [] }, resolve(io.cwd, "tools.json"));
-    if (empty.ok) return empty.manifest;
+  const totals = meter.totals();
+  if (totals !== undefined) {
+    if (settings.output === "jsonl") await out.emit({ type: "usage", ...totals });
+    else if (!settings.quiet) await out.stderr(`toolgate: ${usageLine(totals)}\n`);
   }
-  return await loadForCommand(parsed, io);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch (error) {
-    // Anything but absence is for the manifest loader to report.
-    return !(error instanceof Deno.errors.NotFound);
-  }
+  return exit;
 }
 
 function debugLines(text: string): string {

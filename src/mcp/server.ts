@@ -4,7 +4,8 @@
  * scheduler -> run with the request's AbortSignal), envelopes mapped to MCP results, and progress notifications
  * while a tool runs (`running NAME elapsed=Ys/Zs`, the heartbeat's words). A client's cancellation is a person's
  * stop: the tree ends and the call's envelope (which MCP never sends back for a cancelled request; the audit line
- * keeps it) says `killed_by: "user"`. Each session has its own background jobs.
+ * keeps it) says `killed_by: "user"`. Each session has its own background jobs. A tool's result that breaks the
+ * `outputSchema` it declares is answered as a failure (`results.ts`).
  *
  * @module
  */
@@ -20,11 +21,12 @@ import {
   McpError,
   type Tool,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { type Envelope, failure, type FailureEnvelope, isRecord, serialize } from "../contract.ts";
+import { failure, type FailureEnvelope } from "../contract.ts";
 import type { Executor } from "../executor.ts";
 import { toMcp } from "../exports.ts";
 import { type Ask, Policy, type PolicyOptions } from "../policy.ts";
 import { heartbeatText } from "../progress.ts";
+import { checkOutput, toCallResult } from "./results.ts";
 import { CallLimit, Scheduler } from "../scheduler.ts";
 import { UserStop } from "../stop.ts";
 
@@ -32,15 +34,17 @@ import { UserStop } from "../stop.ts";
 export const PROGRESS_INTERVAL_MS = 1000;
 
 export { CALL_LIMITS } from "./limits.ts";
+export { toCallResult } from "./results.ts";
 import { CALL_LIMITS } from "./limits.ts";
 
 /** How long a person has to answer an approval question sent through the client (elicitation). */
 export const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** What the server tells a host about its tools' results (the host may pass it to its model). */
-const INSTRUCTIONS = "Every tool result is a JSON envelope: " +
-  '{"ok":true,"result":...} on success, or {"ok":false,"kind":...,"message":...,"retryable":...} on failure; ' +
-  "read `kind`, `field` and `expected` to correct a failed call.";
+const INSTRUCTIONS = "A tool's success is its result as JSON (structuredContent; a result that is not an " +
+  'object comes as {"result":...}). A failure (isError) says what went wrong in its text; its structuredContent ' +
+  'is the envelope {"ok":false,"kind":...,"message":...,"retryable":...}: read `kind`, `field` and `expected` ' +
+  "to correct a failed call, and `retryable` before calling again.";
 
 /** How a {@linkcode ToolService} runs calls. */
 export interface ToolServiceOptions {
@@ -77,24 +81,6 @@ interface Session {
   readonly scheduler: Scheduler;
   readonly policy: Policy;
   readonly id: string;
-}
-
-/**
- * An envelope as an MCP tool result: the serialized envelope as text, plus the result as `structuredContent` when
- * it is an object; a failure is `isError: true`.
- *
- * @example
- * ```ts
- * import { toCallResult } from "./server.ts";
- * import { success } from "../contract.ts";
- * toCallResult(success({ a: 1 }, { tool: "t" }));
- * // { content: [{ type: "text", text: '{"ok":true,"result":{"a":1},"tool":"t"}' }], structuredContent: { a: 1 } }
- * ```
- */
-export function toCallResult(envelope: Envelope): CallToolResult {
-  const content = [{ type: "text" as const, text: serialize(envelope) }];
-  if (!envelope.ok) return { content, isError: true };
-  return isRecord(envelope.result) ? { content, structuredContent: envelope.result } : { content };
 }
 
 /** The answer to a call that the server's shutdown stopped, or that came after it. */
@@ -242,7 +228,13 @@ export class ToolService {
       // A call the client did not cancel was stopped by the shutdown: say so, and that a retry may work.
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&
         !context.signal.aborted;
-      return toCallResult(stopped ? shuttingDown(call.tool.name) : envelope);
+      if (stopped) return toCallResult(shuttingDown(call.tool.name));
+      const checked = await checkOutput(call.tool, envelope, executor.manifest.schemas);
+      if (checked !== envelope && !checked.ok) {
+        // The operator hears of a tool that breaks its own declaration (stderr neutralizes what the tool's keys hold).
+        this.#options.onError?.(`toolgate: mcp: ${call.tool.name}: ${checked.message}`);
+      }
+      return toCallResult(checked);
     } finally {
       context.signal.removeEventListener("abort", onCancel);
       stopProgress();

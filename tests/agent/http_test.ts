@@ -92,6 +92,23 @@ Deno.test("http: retries exhausted fail with the status and the first 2,000 char
   assert.ok(!error.message.includes("E".repeat(2001)));
 });
 
+Deno.test("http: a 429 after every retry names the status and the attempts, and no unrelated timeout", async () => {
+  await using server = startChatServer(() => ({
+    status: 429,
+    headers: { "retry-after": "0" },
+    json: { error: { message: "Rate limit reached" } },
+  }));
+  const { client: chat } = client(server.baseUrl, { retries: 2, timeoutMs: 90_000 });
+  const error = await chat.complete(BODY).then(() => undefined, (e) => e);
+  assert.ok(error instanceof AgentError);
+  assert.equal(server.requests.length, 3);
+  assert.match(
+    error.message,
+    /^the chat endpoint answered 429 Too Many Requests: .*Rate limit reached.* \(3 attempts\)$/,
+  );
+  assert.ok(!/timeout|90 s/.test(error.message), error.message);
+});
+
 Deno.test("http: a client error (400, 401) is not retried", async () => {
   await using server = startChatServer([
     { status: 401, json: { error: { message: "bad key" } } },

@@ -45,3 +45,24 @@ export function runAgentCli(args: readonly string[], options: CliOptions = {}): 
     ...args,
   ], { cwd: options.cwd ?? ROOT, env: options.env, stdin: options.stdin, clearEnv: true });
 }
+
+/**
+ * The usual arguments of a test run: a prompt, the scripted endpoint, a model, a manifest, no sandbox (the tests
+ * of confinement are elsewhere) and the workspace.
+ */
+export function scriptedRunArgs(baseUrl: string, tools: string, workspace: string): string[] {
+  return [
+    "--prompt",
+    "hi",
+    "--base-url",
+    baseUrl,
+    "--model",
+    "test-model",
+    "--tools",
+    tools,
+    "--sandbox",
+    "off",
+    "--cwd",
+    workspace,
+  ];
+}

@@ -209,3 +209,18 @@ Deno.test("sse: readStreamedTurn stops at [DONE], passes text on, and rejects an
   assert.ok(error instanceof AgentError);
   assert.match(error.message, /not JSON: "\{oops"/);
 });
+
+Deno.test("sse: the usage of a stream's last chunk (stream_options.include_usage) is the turn's usage", async () => {
+  const turn = await readStreamedTurn(
+    streamOf(
+      'data: {"choices":[{"delta":{"content":"hi"}}],"usage":null}\n\n',
+      'data: {"choices":[{"delta":{},"finish_reason":"stop"}],"usage":null}\n\n',
+      'data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}\n\n',
+      "data: [DONE]\n\n",
+    ),
+  );
+  assert.equal(turn.message.content, "hi");
+  assert.deepEqual(turn.usage, { prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 });
+  const silent = await readStreamedTurn(streamOf('data: {"choices":[{"delta":{"content":"x"}}]}\n\n'));
+  assert.equal(silent.usage, undefined, "a stream without usage has none, not zeros");
+});

@@ -1,7 +1,8 @@
 /**
  * The agent loop's benchmark, against a loopback endpoint that answers at once:
  * - 64 parallel calls of a trivial concurrent tool in one turn, against the same 64 calls made straight through the
- *   executor: the loop's own overhead;
+ *   executor: the loop's own overhead; and against 64 bare spawns of the same command line at once (the issue's
+ *   target: at most 1.5x), unconfined and confined, each against its own bare spawn;
  * - 8 parallel calls of a tool that sleeps 200 ms in one turn, against one such call: the target is under 1.1x.
  *   The same 8 calls straight through the executor, and a turn whose calls spawn nothing, show what part of the
  *   difference is the loop's and what part is the cost of starting 8 processes at once.
@@ -17,7 +18,12 @@ import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage } from "../../src/agent/messages.ts";
 import { Executor } from "../../src/executor.ts";
 import { loadManifest } from "../../src/manifest.ts";
+import { probeSandbox } from "../../src/sandbox.ts";
 import { answer, callTools, startChatServer } from "../agent/chat_server.ts";
+import { confinedCommandLine, spawn } from "./sandbox_bench.ts";
+
+/** The issue's target: a turn of 64 trivial calls over 64 bare spawns of the same command line at once. */
+export const PARALLEL64_TARGET = 1.5;
 
 const TOOLS = join(import.meta.dirname!, "..", "fixtures", "agent", "tools.json");
 const ROUNDS = 5;
@@ -101,6 +107,64 @@ export async function benchAgent(): Promise<Record<string, number>> {
       eightDirect.push(await timed(() => Promise.all(naps.map(() => executor.call("pause", "{}")))));
     }
 
+    // 64 calls in one turn against 64 bare spawns of the very command line each call starts, at once: unconfined,
+    // and confined where bubblewrap works (each against its own bare spawns).
+    const echo = loaded.manifest.byName.get("echo")!;
+    const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: cwd };
+    const support = await probeSandbox(env.PATH, "bwrap", Deno.env.toObject());
+    const modes: Record<string, { executor: Executor; bare: (i: number) => Promise<void> }> = {
+      unconfined: { executor, bare: () => spawn(echo.program, [], cwd) },
+    };
+    if (support.ok) {
+      modes.confined = {
+        executor: new Executor({ manifest: loaded.manifest, env, cwd, auditDir: null, sandbox: "require" }),
+        bare: (i) => {
+          const [program, ...args] = confinedCommandLine(
+            support,
+            loaded.manifest,
+            echo,
+            env,
+            cwd,
+            `call-b64-${i}`,
+          );
+          return spawn(program, args, cwd);
+        },
+      };
+    } else {
+      console.log(`agent: the confined 64-call figure is skipped: ${support.reason}`);
+    }
+    const against: Record<string, number> = {};
+    for (const [mode, { executor: modeExecutor, bare }] of Object.entries(modes)) {
+      const loop: number[] = [];
+      const spawns: number[] = [];
+      const modeTurn = async () => {
+        const messages: ChatMessage[] = [{ role: "user", content: "go" }];
+        const outcome = await runLoop(messages, {
+          executor: modeExecutor,
+          client,
+          policy,
+          model: "bench",
+          maxSteps: 2,
+        });
+        if (outcome.kind !== "answer") throw new Error("the benchmark turn did not finish");
+      };
+      calls = echoes;
+      await modeTurn();
+      await Promise.all(echoes.map((_, i) => bare(i)));
+      for (let i = 0; i < ROUNDS; i++) {
+        spawns.push(await timed(() => Promise.all(echoes.map((_, j) => bare(j)))));
+        loop.push(await timed(modeTurn));
+      }
+      against[`parallel64_${mode}_loop_ms`] = round(median(loop), 1);
+      against[`parallel64_${mode}_bare_spawns_ms`] = round(median(spawns), 1);
+      against[`parallel64_${mode}_over_bare_spawns`] = round(median(loop) / median(spawns));
+      console.log(
+        `agent: 64 calls in one turn, ${mode}: ${
+          (median(loop) / median(spawns)).toFixed(2)
+        }x 64 bare spawns at once (target ${PARALLEL64_TARGET}x; floor ${median(spawns).toFixed(1)} ms)`,
+      );
+    }
+
     // The loop alone: a turn whose 8 calls name no tool, so that nothing is spawned (two requests and bookkeeping).
     const bare: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
@@ -117,6 +181,7 @@ export async function benchAgent(): Promise<Record<string, number>> {
       sleep8_direct_ms: round(median(eightDirect), 1),
       sleep8_direct_ratio: round(median(eightDirect) / median(one)),
       loop_turn_without_tools_ms: round(median(bare), 1),
+      ...against,
     };
   } finally {
     await server.close();

@@ -3,6 +3,7 @@
 import { benchAgent } from "./agent_bench.ts";
 import { benchExecutor } from "./executor_bench.ts";
 import { benchJobs } from "./jobs_bench.ts";
+import { benchLazyTools } from "./lazy_tools_bench.ts";
 import { benchManifest } from "./manifest_bench.ts";
 import { benchSandbox } from "./sandbox_bench.ts";
 import { benchStartup } from "./startup_bench.ts";
@@ -16,6 +17,7 @@ for (
     ["sandbox", benchSandbox],
     ["startup", benchStartup],
     ["jobs", benchJobs],
+    ["lazy_tools", benchLazyTools],
   ] as const
 ) {
   console.log(`\n## ${name}`);

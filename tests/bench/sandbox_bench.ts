@@ -6,12 +6,12 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { cgroupWrapper } from "../../src/cgroups.ts";
 import { controlPlane } from "../../src/control_plane.ts";
 import { Executor } from "../../src/executor.ts";
-import { validateManifest } from "../../src/manifest.ts";
-import { bwrapArgs, probeSandbox } from "../../src/sandbox.ts";
+import { type Manifest, type ToolSpec, validateManifest } from "../../src/manifest.ts";
+import { bwrapArgs, probeSandbox, type SandboxSupport } from "../../src/sandbox.ts";
 import { loadSchemaEngine } from "../../src/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
@@ -27,7 +27,49 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-async function spawn(program: string, args: string[], cwd: string): Promise<void> {
+type Support = Extract<SandboxSupport, { ok: true }>;
+
+/** The bwrap arguments the executor gives `tool` (its profile, its files, the control plane). */
+function bareBwrapArgs(
+  support: Support,
+  manifest: Manifest,
+  tool: ToolSpec,
+  env: Record<string, string>,
+  cwd: string,
+): string[] {
+  return bwrapArgs(support, {
+    program: tool.program,
+    args: [],
+    cwd,
+    profile: tool.profile,
+    files: [dirname(dirname(tool.program))],
+    controlPlane: controlPlane(manifest, env),
+    cgroupLimits: support.cgroups && {
+      processes: support.cgroups.pids !== undefined,
+      memory: support.cgroups.memory !== undefined,
+    },
+  });
+}
+
+/**
+ * The very command line a confined call of `tool` starts: the cgroup wrapper of `slot` where cgroups are used,
+ * then bwrap with the executor's arguments.
+ */
+export function confinedCommandLine(
+  support: Support,
+  manifest: Manifest,
+  tool: ToolSpec,
+  env: Record<string, string>,
+  cwd: string,
+  slot: string,
+): string[] {
+  const args = bareBwrapArgs(support, manifest, tool, env, cwd);
+  const prefix = support.cgroups ? cgroupWrapper(support.cgroups, tool.profile.limits, slot) : [];
+  return [...prefix, support.bwrap, ...args];
+}
+
+/** Spawns `program` as the executor would (stdin `{}`, every stream piped) and waits for it to succeed. */
+export async function spawn(program: string, args: string[], cwd: string): Promise<void> {
   const child = new Deno.Command(program, {
     args,
     cwd,
@@ -41,7 +83,7 @@ async function spawn(program: string, args: string[], cwd: string): Promise<void
   await writer.write(encoder.encode("{}"));
   await writer.close();
   const [out] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
-  if (!(await child.status).success || !out.includes("ok")) throw new Error(`the bare run failed: ${out}`);
+  if (!(await child.status).success || !out.includes("{")) throw new Error(`the bare run failed: ${out}`);
 }
 
 /** Median per-call times and their ratios; empty when bubblewrap does not work here. */
@@ -67,23 +109,10 @@ export async function benchSandbox(): Promise<Record<string, number>> {
     new Executor({ manifest: loaded.manifest, env, cwd: dir, auditDir: null, sandbox });
   const confined = make("require");
   const unconfined = make("off");
-  const args = bwrapArgs(support, {
-    program: tool.program,
-    args: [],
-    cwd: dir,
-    profile: tool.profile,
-    files: [join(dir, "tools")],
-    controlPlane: controlPlane(loaded.manifest, env),
-    cgroupLimits: support.cgroups && {
-      processes: support.cgroups.pids !== undefined,
-      memory: support.cgroups.memory !== undefined,
-    },
-  });
+  const args = bareBwrapArgs(support, loaded.manifest, tool, env, dir);
   const same = () => {
-    const prefix = support.cgroups ? cgroupWrapper(support.cgroups, tool.profile.limits, "call-bench-1") : [];
-    return prefix.length > 0
-      ? spawn(prefix[0], [...prefix.slice(1), support.bwrap, ...args], dir)
-      : spawn(support.bwrap, args, dir);
+    const [program, ...rest] = confinedCommandLine(support, loaded.manifest, tool, env, dir, "call-bench-1");
+    return spawn(program, rest, dir);
   };
   const runs: Record<string, () => Promise<unknown>> = {
     executor: async () => {

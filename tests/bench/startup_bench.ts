@@ -1,7 +1,8 @@
 /**
  * Whole-process figures of the `toolgate` command against the runtime's floor, `deno run` of a hello-world file,
  * each run interleaved with the others in one loop (the machines are shared and noisy: read the ratios):
- * - `toolgate call` of a trivial tool (target: at most 3x hello-world);
+ * - `toolgate call` of a trivial tool (target: at most 3x hello-world), as installed (the split bundle that
+ *   `deno task install` builds) and from the source files (`deno task agent`);
  * - the agent loop, one tool call then the answer, against a loopback endpoint (target: at most 3.5x);
  * - the agent loop with eight parallel 200 ms calls against the loop with one (target: at most 1.1x);
  * - `toolgate validate` of a 1,000-tool manifest, unchanged since the last run and just changed (targets: at most
@@ -15,6 +16,7 @@ import { join } from "node:path";
 import { REPO } from "../helpers.ts";
 import { answer, callTools, type RecordedRequest, startChatServer } from "../agent/chat_server.ts";
 import { generateManifest } from "./manifest_bench.ts";
+import { buildBundle } from "../../src/build/install.ts";
 
 /** The issue's targets, as ratios. */
 export const TARGETS = {
@@ -25,7 +27,7 @@ export const TARGETS = {
   validate_changed_over_hello: 40,
 } as const;
 
-const ROUNDS = 12;
+const ROUNDS = Number(Deno.env.get("TOOLGATE_BENCH_ROUNDS") ?? 12);
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -74,6 +76,8 @@ export async function benchStartup(): Promise<Record<string, number>> {
   await Deno.mkdir(big);
   await Deno.writeTextFile(join(big, "tools.json"), JSON.stringify(generateManifest(1_000)));
   const env = { XDG_STATE_HOME: join(dir, "state"), NO_COLOR: "1" };
+  // The state folder of a user who has run toolgate before (a cache is never the reason to create it).
+  await Deno.mkdir(join(dir, "state", "toolgate"), { recursive: true, mode: 0o700 });
   const launcher = [
     "run",
     "--quiet",
@@ -85,6 +89,20 @@ export async function benchStartup(): Promise<Record<string, number>> {
     join(REPO, "deno.json"),
     join(REPO, "src", "launch.ts"),
   ];
+  // The installed command's launcher: the split bundle `deno task install` builds.
+  const bundle = join(dir, "bundle");
+  const built = await buildBundle(bundle);
+  if (!built.ok) throw new Error(`cannot build the bundle: ${built.message}`);
+  const installed = [
+    "run",
+    "--quiet",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-env",
+    "--allow-run",
+    "--no-config",
+    join(bundle, "launch.js"),
+  ];
   // The endpoint asks for N calls of a tool, then answers once their results are in.
   let calls: { name: string; count: number } = { name: "trivial", count: 1 };
   const server = startChatServer((request: RecordedRequest) => {
@@ -94,10 +112,10 @@ export async function benchStartup(): Promise<Record<string, number>> {
       Array.from({ length: calls.count }, (_, i) => ({ id: `c${i}`, name: calls.name, args: {} })),
     );
   });
-  const agent = (name: string, count: number) => async () => {
+  const agent = (name: string, count: number, via = installed) => async () => {
     calls = { name, count };
     return await time(
-      [...launcher, "--prompt", "go", "--base-url", server.baseUrl, "--model", "m", "--quiet"],
+      [...via, "--prompt", "go", "--base-url", server.baseUrl, "--model", "m", "--quiet"],
       dir,
       env,
     );
@@ -105,17 +123,20 @@ export async function benchStartup(): Promise<Record<string, number>> {
   let generation = 0;
   const runs: Record<string, () => Promise<number>> = {
     hello: () => time(["run", "--quiet", hello], dir, env),
-    call: () => time([...launcher, "call", "trivial"], dir, env),
+    call: () => time([...installed, "call", "trivial"], dir, env),
+    call_source: () => time([...launcher, "call", "trivial"], dir, env),
+    call_unconfined: () => time([...installed, "call", "--sandbox", "off", "trivial"], dir, env),
     agent_one: agent("trivial", 1),
+    agent_one_source: agent("trivial", 1, launcher),
     agent_nap_one: agent("nap", 1),
     agent_nap_eight: agent("nap", 8),
-    validate_unchanged: () => time([...launcher, "validate", "--tools", join(big, "tools.json")], dir, env),
+    validate_unchanged: () => time([...installed, "validate", "--tools", join(big, "tools.json")], dir, env),
     validate_changed: async () => {
       // A new description each time: the manifest's bytes change, so nothing about it can be reused.
       const manifest = generateManifest(1_000);
       manifest.tools[0] = { ...manifest.tools[0], description: `Changed ${++generation}.` };
       await Deno.writeTextFile(join(big, "changed.json"), JSON.stringify(manifest));
-      return await time([...launcher, "validate", "--tools", join(big, "changed.json")], dir, env);
+      return await time([...installed, "validate", "--tools", join(big, "changed.json")], dir, env);
     },
   };
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
@@ -132,15 +153,21 @@ export async function benchStartup(): Promise<Record<string, number>> {
     hello_ms: m.hello,
     call_ms: m.call,
     call_over_hello: m.call / m.hello,
+    call_source_over_hello: m.call_source / m.hello,
+    call_unconfined_over_hello: m.call_unconfined / m.hello,
     agent_one_call_over_hello: m.agent_one / m.hello,
+    agent_one_call_source_over_hello: m.agent_one_source / m.hello,
     agent_eight_parallel_over_one: m.agent_nap_eight / m.agent_nap_one,
     validate_unchanged_over_hello: m.validate_unchanged / m.hello,
     validate_changed_over_hello: m.validate_changed / m.hello,
   };
-  for (const [key, target] of Object.entries(TARGETS)) {
-    const value = figures[key as keyof typeof figures];
+  for (const [key, value] of Object.entries(figures)) {
+    if (key.endsWith("_ms")) continue;
+    const target = TARGETS[key.replace("_source", "").replace("_unconfined", "") as keyof typeof TARGETS];
     console.log(
-      `startup: ${key} ${value.toFixed(2)} (target ${target}; floor hello-world ${m.hello.toFixed(1)} ms)`,
+      `startup: ${key} ${value.toFixed(2)} (target ${target ?? "-"}; floor hello-world ${
+        m.hello.toFixed(1)
+      } ms)`,
     );
   }
   return figures;

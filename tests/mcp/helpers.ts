@@ -21,6 +21,8 @@ export const ROOT: string = join(import.meta.dirname!, "..", "..");
 export const MCP_MANIFEST: string = join(ROOT, "tests", "fixtures", "mcp", "tools.json");
 /** The fixture manifest of the session, cap and approval tests: long calls, timed naps, a tree, a note. */
 export const SESSIONS_MANIFEST: string = join(ROOT, "tests", "fixtures", "mcp", "sessions.json");
+/** The fixture manifest of the structured results: tools that keep, break or lack their outputSchema. */
+export const OUTPUT_MANIFEST: string = join(ROOT, "tests", "fixtures", "mcp", "output.json");
 /** The token the HTTP tests serve with. */
 export const TOKEN = "test-token-0123456789";
 
@@ -72,10 +74,14 @@ const CLIENT_INFO = { name: "toolgate-tests", version: "1.0.0" };
  * const { tools } = await served.client.listTools();
  * ```
  */
-export async function connectStdio(extra: readonly string[], cwd: string): Promise<Connected> {
+export async function connectStdio(
+  extra: readonly string[],
+  cwd: string,
+  manifest: string = MCP_MANIFEST,
+): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: serveArgs(extra, cwd),
+    args: serveArgs(extra, cwd, manifest),
     cwd: ROOT,
     env: { ...getDefaultEnvironment(), NO_COLOR: "1" },
     stderr: "pipe",
@@ -211,10 +217,17 @@ export function baseEnv(): Record<string, string> {
   return env;
 }
 
-/** The envelope a tool result's text block holds. */
+/**
+ * The envelope behind a tool result: a failure's `structuredContent` (after checking that its text block is the
+ * envelope's message), or a success's structured result as `{ok: true, result}`.
+ */
 export function envelopeOf(result: Record<string, unknown>): Record<string, unknown> {
   const content = (Array.isArray(result.content) ? result.content : []) as { type: string; text?: string }[];
-  const block = content.find((c) => c.type === "text");
-  if (!block?.text) throw new Error(`no text block in ${JSON.stringify(result)}`);
-  return JSON.parse(block.text);
+  const structured = result.structuredContent as Record<string, unknown> | undefined;
+  if (!structured) throw new Error(`no structuredContent in ${JSON.stringify(result)}`);
+  if (result.isError !== true) return { ok: true, result: structured };
+  if (content[0]?.text !== structured.message) {
+    throw new Error(`the text block is not the failure's message: ${JSON.stringify(result)}`);
+  }
+  return structured;
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { bearerCheck } from "../../src/mcp/http.ts";
 import { hasStackTrace } from "../helpers.ts";
 import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
-import { baseEnv, connectHttp, serveArgs, startHttp, TOKEN } from "./helpers.ts";
+import { baseEnv, connectHttp, envelopeOf, serveArgs, startHttp, TOKEN } from "./helpers.ts";
 
 const INITIALIZE = {
   jsonrpc: "2.0",
@@ -158,7 +158,7 @@ Deno.test("serve --http: SIGTERM answers a call in flight (unavailable, cancelle
     const code = server.stop();
     const result = await call as Record<string, unknown>;
     assert.equal(result.isError, true);
-    const envelope = JSON.parse((result.content as { text: string }[])[0].text);
+    const envelope = envelopeOf(result);
     assert.equal(envelope.kind, "unavailable");
     assert.equal(envelope.cancelled, true);
     assert.equal(await code, 143, server.stderr());

@@ -45,26 +45,31 @@ Deno.test("serve over stdio: tools, results, errors, cancellation, concurrency a
     assert.deepEqual(byName.get("fail")!.inputSchema, { type: "object", properties: {} });
   });
 
-  await t.step("a successful call: the result as structuredContent, the envelope as text", async () => {
+  await t.step("a successful call: the result as structuredContent, its JSON as text", async () => {
     const result = await client.callTool({ name: "echo", arguments: { text: "hello" } });
     assert.equal(result.isError, undefined);
     assert.deepEqual(result.structuredContent, { echo: { text: "hello" } });
     const content = result.content as { type: string; text: string }[];
     assert.equal(content.length, 1);
-    assert.equal(content[0].text, '{"ok":true,"result":{"echo":{"text":"hello"}},"tool":"echo"}');
+    assert.equal(content[0].text, '{"echo":{"text":"hello"}}');
   });
 
-  await t.step("a failing call: isError and the failure envelope as text", async () => {
-    const result = await client.callTool({ name: "fail", arguments: {} });
-    assert.equal(result.isError, true);
-    assert.equal(result.structuredContent, undefined);
-    const envelope = envelopeOf(result);
-    assert.equal(envelope.ok, false);
-    assert.equal(envelope.kind, "execution_error");
-    assert.equal(envelope.tool, "fail");
-    assert.equal(envelope.exit_code, 3);
-    assert.match(String(envelope.message), /the disk is on fire/);
-  });
+  await t.step(
+    "a failing call: isError, the message as text and the failure envelope structured",
+    async () => {
+      const result = await client.callTool({ name: "fail", arguments: {} });
+      assert.equal(result.isError, true);
+      const content = result.content as { type: string; text: string }[];
+      assert.equal(content.length, 1);
+      assert.match(content[0].text, /the disk is on fire/);
+      const envelope = envelopeOf(result);
+      assert.equal(envelope.ok, false);
+      assert.equal(envelope.kind, "execution_error");
+      assert.equal(envelope.tool, "fail");
+      assert.equal(envelope.exit_code, 3);
+      assert.match(String(envelope.message), /the disk is on fire/);
+    },
+  );
 
   await t.step("invalid arguments: isError and an invalid_args envelope naming the field", async () => {
     const missing = envelopeOf(await client.callTool({ name: "echo", arguments: {} }));
@@ -211,7 +216,8 @@ Deno.test("serve over stdio: the end of stdin stops the server, ends a running t
     const lines = text.trim().split("\n").map((line) => JSON.parse(line));
     assert.deepEqual(lines.map((line) => line.id), [1, 2]);
     assert.equal(lines[1].result.isError, true);
-    const envelope = JSON.parse(lines[1].result.content[0].text);
+    const envelope = lines[1].result.structuredContent;
+    assert.equal(lines[1].result.content[0].text, envelope.message);
     assert.equal(envelope.kind, "unavailable");
     assert.equal(envelope.cancelled, true);
     assert.deepEqual(await waitGone(pids, 5000), []);

@@ -135,9 +135,13 @@ Deno.test("a tool that prints a passthrough secret does not get it to an MCP cli
     for (const mode of ["json", "text", "fail"]) {
       const result = await client.callTool({ name: "leak", arguments: { mode } });
       assertNoLeak(JSON.stringify(result), PASSED, `the ${mode} result`);
+      // A success's warnings follow its JSON as text blocks; a failure's ride in its envelope.
       const content = result.content as { type: string; text: string }[];
-      const envelope = JSON.parse(content[0].text);
-      assert.ok(envelope.warnings.includes(SECRET_REMOVED_WARNING), content[0].text);
+      const warnings = result.isError
+        ? (result.structuredContent as { warnings?: string[] }).warnings ?? []
+        : content.slice(1).map((block) => block.text);
+      const expected = result.isError ? SECRET_REMOVED_WARNING : `warning: ${SECRET_REMOVED_WARNING}`;
+      assert.ok(warnings.includes(expected), JSON.stringify(result));
       assert.equal(result.isError, mode === "fail" ? true : undefined);
     }
     const json = await client.callTool({ name: "leak", arguments: { mode: "json" } });

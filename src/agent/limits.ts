@@ -1,0 +1,13 @@
+/**
+ * The agent loop's default bounds, in a module of their own so that reading the settings does not load the chat
+ * client.
+ *
+ * @module
+ */
+
+/**
+ * The most bytes of an answer read by default (16 MiB): a chat completion is a few kilobytes, a long one with
+ * tool calls a few hundred; past this size an answer is a fault or an attack, and reading it whole could take the
+ * process's memory (Deno cannot make a string past about 512 MB at all).
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;

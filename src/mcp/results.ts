@@ -1,0 +1,112 @@
+/**
+ * Envelopes as MCP tool results: a success's result checked against the tool's declared `outputSchema`, then
+ * mapped the way the MCP specification recommends (the structured result as `structuredContent`, its JSON as the
+ * text block); a failure as `isError` with its message as text and the envelope as `structuredContent`.
+ *
+ * @module
+ */
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import type { CallToolResult } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import { type Envelope, failure, isRecord, serialize, truncateForModel } from "../contract.ts";
+import type { ToolSpec } from "../manifest.ts";
+import { describeAjvErrors, loadSchemaEngine, type SchemaCompiler } from "../schema.ts";
+
+/** The most characters of ajv's findings a mismatch's message carries (a hostile result can make them long). */
+export const MISMATCH_DETAIL_LIMIT = 1000;
+
+/**
+ * What `structuredContent` holds for a success: the result itself when it is a JSON object (MCP requires an
+ * object), or `{"result": VALUE}` around any other value (a string, a number, an array, `null`).
+ *
+ * @example
+ * ```ts
+ * import { structuredResult } from "./results.ts";
+ * structuredResult({ a: 1 }); // { a: 1 }
+ * structuredResult([1, 2]); // { result: [1, 2] }
+ * ```
+ */
+export function structuredResult(result: unknown): Record<string, unknown> {
+  return isRecord(result) ? result : { result: result === undefined ? null : result };
+}
+
+/**
+ * An envelope as an MCP tool result. A success: `structuredContent` is {@linkcode structuredResult}, the first
+ * text block its JSON, and each of the envelope's warnings a text block of its own after it (`warning: ...`). A
+ * failure: `isError: true`, the message as the text block, the whole envelope (`ok` first, keys sorted) as
+ * `structuredContent`.
+ *
+ * @example
+ * ```ts
+ * import { toCallResult } from "./results.ts";
+ * import { failure, success } from "../contract.ts";
+ * toCallResult(success({ a: 1 }, { tool: "t" }));
+ * // { content: [{ type: "text", text: '{"a":1}' }], structuredContent: { a: 1 } }
+ * toCallResult(failure("timeout", "slow", { tool: "t" })).content;
+ * // [{ type: "text", text: "slow" }]
+ * ```
+ */
+export function toCallResult(envelope: Envelope): CallToolResult {
+  if (!envelope.ok) {
+    return {
+      content: [{ type: "text", text: envelope.message }],
+      structuredContent: JSON.parse(serialize(envelope)),
+      isError: true,
+    };
+  }
+  const structured = structuredResult(envelope.result);
+  const warnings = (envelope.warnings ?? []).map((warning) => ({
+    type: "text" as const,
+    text: `warning: ${warning}`,
+  }));
+  return {
+    content: [{ type: "text", text: JSON.stringify(structured) }, ...warnings],
+    structuredContent: structured,
+  };
+}
+
+/**
+ * A success checked against the tool's declared `outputSchema` (the schema engine is loaded when needed). A
+ * result that does not match is withheld: the answer is an `execution_error` failure that names what is wrong and
+ * invites no retry (the tool ran, and will answer the same way). A failure, or a tool without an `outputSchema`,
+ * passes as it is.
+ *
+ * @example
+ * ```ts
+ * import { checkOutput } from "./results.ts";
+ * import { success } from "../contract.ts";
+ * import { SchemaCompiler } from "../schema.ts";
+ * import { validateManifest } from "../manifest.ts";
+ * const loaded = validateManifest({
+ *   tools: [{
+ *     name: "count",
+ *     command: ["./tools/bin/count"],
+ *     outputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] },
+ *   }],
+ * }, "/srv/tools.json", { schemasChecked: true });
+ * if (loaded.ok) {
+ *   const checked = await checkOutput(loaded.manifest.tools[0], success({ n: "many" }), new SchemaCompiler());
+ *   checked.ok; // false: "/n must be integer"
+ * }
+ * ```
+ */
+export async function checkOutput(
+  tool: ToolSpec,
+  envelope: Envelope,
+  schemas: SchemaCompiler,
+): Promise<Envelope> {
+  if (!envelope.ok || tool.outputSchema === undefined) return envelope;
+  await loadSchemaEngine();
+  const compiled = schemas.compile(tool.outputSchema as Record<string, unknown>);
+  const problem = !compiled.ok
+    ? `its outputSchema does not compile: ${compiled.reason}`
+    : compiled.validate(envelope.result)
+    ? undefined
+    : `it does not match the outputSchema the tool declares: ${describeAjvErrors(compiled.validate.errors)}`;
+  if (problem === undefined) return envelope;
+  const acted = tool.readOnly ? "" : " The tool may have acted: check before calling it again.";
+  return failure(
+    "execution_error",
+    `The tool ran, but its result is withheld: ${truncateForModel(problem, MISMATCH_DETAIL_LIMIT)}.${acted}`,
+    { tool: tool.name, retryable: false, metadata: { invalid_result: true } },
+  );
+}

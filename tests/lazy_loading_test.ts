@@ -1,0 +1,74 @@
+// Start-up pays only for what a command uses: the modules that load before any command runs (what `src/main.ts`
+// and the launcher import statically, `call` included) hold none of the heavy ones. The agent loop, the MCP
+// server and SDK, the JSON Schema library and the lint load with `await import` when their command needs them.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { REPO } from "./helpers.ts";
+
+interface Dependency {
+  readonly code?: { readonly specifier: string };
+  readonly isDynamic?: boolean;
+}
+interface ModuleInfo {
+  readonly specifier: string;
+  readonly dependencies?: readonly Dependency[];
+}
+
+/** Every module `entry` loads before its first line runs: its static imports, followed all the way down. */
+async function staticGraph(entry: string): Promise<Set<string>> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--config", join(REPO, "deno.json"), entry],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  assert.ok(output.success, new TextDecoder().decode(output.stderr));
+  const info = JSON.parse(new TextDecoder().decode(output.stdout));
+  const modules = new Map<string, ModuleInfo>(info.modules.map((m: ModuleInfo) => [m.specifier, m]));
+  const seen = new Set<string>();
+  const pending = [...info.roots as string[]];
+  while (pending.length > 0) {
+    const specifier = pending.pop()!;
+    if (seen.has(specifier)) continue;
+    seen.add(specifier);
+    for (const dependency of modules.get(specifier)?.dependencies ?? []) {
+      if (!dependency.isDynamic && dependency.code) pending.push(dependency.code.specifier);
+    }
+  }
+  return seen;
+}
+
+/**
+ * What must never load at start: the npm packages (an npm import shows as `npm:`), Node's built-ins, the agent
+ * loop and its chat
+ * client, the MCP server, the lint, the schema engine. (The light option tables beside them may load: `--help`
+ * prints them.)
+ */
+const HEAVY = [
+  /^npm:/,
+  // The first Node built-in a process loads costs it about 7 ms (src/paths.ts stands in for node:path).
+  /^node:/,
+  /\/src\/agent\/(loop|http|sse|messages|transcript)\.ts$/,
+  /\/src\/mcp\/(server|http|stdio)\.ts$/,
+  /\/src\/lint\.ts$/,
+  /\/src\/schema_engine\.ts$/,
+];
+
+for (const entry of ["src/main.ts", "src/launch.ts"]) {
+  Deno.test(`start-up: ${entry} loads no heavy module before a command needs it`, async () => {
+    const graph = await staticGraph(join(REPO, entry));
+    assert.ok(graph.size > 5, `the graph was read (${graph.size} modules)`);
+    const expected = entry.endsWith("main.ts") ? "/src/commands/call.ts" : "/src/launch_plan.ts";
+    assert.ok([...graph].some((m) => m.endsWith(expected)), `${expected} is among what loads`);
+    const heavy = [...graph].filter((m) => HEAVY.some((pattern) => pattern.test(m)));
+    assert.deepEqual(heavy, []);
+  });
+}
+
+Deno.test("start-up: the test above sees a heavy module when one is imported statically", async () => {
+  // serve's own module imports the MCP SDK statically: the same walk must find it there.
+  const graph = await staticGraph(join(REPO, "src", "mcp", "server.ts"));
+  assert.ok([...graph].some((m) => m.startsWith("npm:") && m.includes("modelcontextprotocol")));
+  // The stdio transport imports node:process: a Node built-in shows too.
+  assert.ok([...await staticGraph(join(REPO, "src", "mcp", "stdio.ts"))].some((m) => m.startsWith("node:")));
+});
