@@ -98,6 +98,8 @@ export type BlockKind =
   | { readonly kind: "envelopes"; readonly values: readonly unknown[] }
   /** A `tools.json` manifest. */
   | { readonly kind: "manifest"; readonly value: unknown }
+  /** The agent loop's `--output jsonl` events, one JSON line each. */
+  | { readonly kind: "agent-events"; readonly values: readonly Record<string, unknown>[] }
   /** A program using the library (`src/mod.ts`). */
   | { readonly kind: "library"; readonly code: string }
   /** What `toolgate lint` prints. */
@@ -128,7 +130,7 @@ const LINT_SUMMARY = /^\S+: (?:no findings, \d+ tools?|\d+ findings? in \d+ of \
 
 /**
  * Decides what a block is. Shell fences are commands; a JSON fence is an MCP host's configuration, a manifest,
- * or envelopes one per line; a TypeScript fence that imports `src/mod.ts` is a library program; an unlabeled
+ * or envelopes one per line; a JSON-lines fence of objects with a `type` is the agent loop's events; a TypeScript fence that imports `src/mod.ts` is a library program; an unlabeled
  * or text fence is `toolgate lint` output when every line reads as such. Anything else is `unknown`.
  *
  * @example
@@ -155,6 +157,13 @@ export function classify(block: Block): BlockKind {
       why: "a JSON block that is neither an MCP host's configuration (mcpServers), a manifest (tools) " +
         "nor envelopes one per line",
     };
+  }
+  if (block.lang === "jsonl" || block.lang === "ndjson") {
+    const values = block.lines.filter((l) => l.text.trim() !== "").map((l) => parseJson(l.text));
+    if (values.length > 0 && values.every((v) => isObject(v) && typeof v.type === "string")) {
+      return { kind: "agent-events", values: values as Record<string, unknown>[] };
+    }
+    return { kind: "unknown", why: "a JSON-lines block that is not events (objects with a `type`)" };
   }
   if (block.lang === "ts" || block.lang === "typescript") {
     if (/from\s+["'](?:\.\/src\/mod\.ts|@toolgate\/toolgate)["']/.test(text)) {

@@ -209,7 +209,7 @@ function standInMessage(request: RecordedRequest): Record<string, unknown> {
       role: "assistant",
       content: null,
       tool_calls: [{
-        id: "call_readme_1",
+        id: "call_1",
         type: "function",
         function: { name: "get_time", arguments: args },
       }],
@@ -237,16 +237,24 @@ function standIn(request: RecordedRequest): Reply {
       object: "chat.completion.chunk",
       choices: [{ index: 0, delta: d, finish_reason: reason }],
     });
-    return { sse: [sseData(chunk(delta, null)), sseData(chunk({}, finish)), sseData("[DONE]")] };
+    const pieces = [sseData(chunk(delta, null)), sseData(chunk({}, finish))];
+    if (request.body?.stream_options?.include_usage) {
+      pieces.push(sseData({ ...chunk(null, null), choices: [], usage: USAGE }));
+    }
+    return { sse: [...pieces, sseData("[DONE]")] };
   }
   return {
     json: {
       id: "chatcmpl-readme",
       object: "chat.completion",
       choices: [{ index: 0, message, finish_reason: finish }],
+      usage: USAGE,
     },
   };
 }
+
+/** The token usage the stand-in reports with each answer, as endpoints do. */
+const USAGE = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
 
 /** Where Deno keeps its cache for this user: the temp HOME must not start an empty one. */
 function denoDir(): string {
@@ -575,17 +583,19 @@ async function runMcpConfig(block: Block, config: McpConfig, world: World): Prom
       await client.connect(transport);
       const { tools } = await client.listTools();
       if (tools.length === 0) problems.push(`${where}: lists no tools`);
+      // As the README's MCP results say: a success's structuredContent is the result, a failure's
+      // (isError) the envelope.
       const call = async (tool: string, toolArgs: Record<string, unknown>) => {
-        const result = await client.callTool({ name: tool, arguments: toolArgs });
-        const content = (result.content ?? []) as { type: string; text?: string }[];
-        return JSON.parse(content.find((c) => c.type === "text")?.text ?? "null");
+        const answer = await client.callTool({ name: tool, arguments: toolArgs });
+        // deno-lint-ignore no-explicit-any
+        return { isError: answer.isError === true, structured: answer.structuredContent as any };
       };
       const cwd = args.indexOf("--cwd");
       if (cwd !== -1) {
         const listing = await call("fs_list_dir", { path: "." });
         // deno-lint-ignore no-explicit-any
-        const names = (listing?.result?.entries ?? []).map((e: any) => e.name);
-        if (!names.includes("notes.md")) {
+        const names = (listing.structured?.entries ?? []).map((e: any) => e.name);
+        if (listing.isError || !names.includes("notes.md")) {
           problems.push(
             `${where}: fs_list_dir of "." does not show the project: ${cut(JSON.stringify(listing))}`,
           );
@@ -594,15 +604,17 @@ async function runMcpConfig(block: Block, config: McpConfig, world: World): Prom
       if (args.includes("--allow-tools")) {
         const allowed = args[args.indexOf("--allow-tools") + 1].split(",");
         for (const tool of allowed.filter((t) => SAMPLE_CALLS[t])) {
-          const envelope = await call(tool, SAMPLE_CALLS[tool]);
-          if (envelope?.ok !== true) {
-            problems.push(`${where}: ${tool}, approved, answered ${cut(JSON.stringify(envelope))}`);
+          const answer = await call(tool, SAMPLE_CALLS[tool]);
+          if (answer.isError) {
+            problems.push(`${where}: ${tool}, approved, answered ${cut(JSON.stringify(answer.structured))}`);
           }
         }
         if (!args.includes("--yes") && !allowed.includes("fs_remove")) {
-          const envelope = await call("fs_remove", { path: "notes.md" });
-          if (envelope?.kind !== "rejected") {
-            problems.push(`${where}: fs_remove, not approved, answered ${cut(JSON.stringify(envelope))}`);
+          const answer = await call("fs_remove", { path: "notes.md" });
+          if (!answer.isError || answer.structured?.kind !== "rejected") {
+            problems.push(
+              `${where}: fs_remove, not approved, answered ${cut(JSON.stringify(answer.structured))}`,
+            );
           }
         }
       }
@@ -640,6 +652,75 @@ async function runLibrary(block: Block, code: string, world: World): Promise<str
     const kind = KINDS.find((k) => comment !== undefined && new RegExp(`\\b${k}\\b`).test(comment));
     const problem = envelopeProblem(out[i], kind ? { ok: false, kind } : { ok: true });
     return problem ? [`README.md:${line.line}: ${problem}`] : [];
+  });
+}
+
+/** The keys of an event, and of each object in it, one level down: its shape, whatever the values. */
+function eventShape(event: Record<string, unknown>): string[] {
+  return Object.entries(event).flatMap(([key, value]) =>
+    typeof value === "object" && value !== null && !Array.isArray(value)
+      ? [key, ...Object.keys(value).map((inner) => `${key}.${inner}`)]
+      : [key]
+  ).sort();
+}
+
+/** The event fields that must be equal, not only present: what the conversation was, not what it measured. */
+const EVENT_FIELDS = [
+  "type",
+  "step",
+  "name",
+  "ok",
+  "finish_reason",
+  "tool_calls",
+  "arguments",
+  "tools",
+  "tool_stubs",
+];
+
+/**
+ * `--output jsonl` events: the agent loop asked for the time in Tokyo (the conversation the README's example
+ * shows) against the stand-in, which reports usage, from the project folder (so with the built-in belt). Its
+ * events must come in the README's order, each with the README's keys (and those of its objects), and with
+ * the same type, step, tool, outcome and counts.
+ */
+async function runAgentEvents(
+  block: Block,
+  values: readonly Record<string, unknown>[],
+  world: World,
+): Promise<string[]> {
+  await ensureInstalled(world);
+  const prompt = "What time is it in Tokyo?";
+  const result = await runProgram("toolgate", ["--prompt", prompt, "--output", "jsonl"], {
+    cwd: world.project,
+    env: world.env,
+    clearEnv: true,
+  });
+  const where = `README.md:${block.line}: \`toolgate --prompt ${JSON.stringify(prompt)} --output jsonl\``;
+  if (result.code !== 0) return [`${where}: exit ${result.code}\n${result.stderr}`];
+  const events = result.stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+  const types = (list: readonly Record<string, unknown>[]) => list.map((e) => e.type).join(", ");
+  if (events.length !== values.length) {
+    return [
+      `${where}: printed ${events.length} events (${types(events)}), the README shows ${values.length} (${
+        types(values)
+      })`,
+    ];
+  }
+  const lines = block.lines.filter((l) => l.text.trim() !== "");
+  return values.flatMap((shown, i) => {
+    const got = events[i];
+    const problems: string[] = [];
+    if (eventShape(shown).join() !== eventShape(got).join()) {
+      problems.push(`keys ${eventShape(shown).join(", ")}; the run printed ${eventShape(got).join(", ")}`);
+    }
+    for (const field of EVENT_FIELDS.filter((f) => f in shown)) {
+      if (JSON.stringify(shown[field]) !== JSON.stringify(got[field])) {
+        problems.push(
+          `${field} ${JSON.stringify(shown[field])}; the run printed ${JSON.stringify(got[field])}`,
+        );
+      }
+    }
+    return problems.map((p) => `README.md:${lines[i].line}: ${p}\n  run: ${cut(JSON.stringify(got))}`);
   });
 }
 
@@ -683,6 +764,9 @@ Deno.test("README: every fenced block runs as written, or says why it cannot", a
             break;
           case "mcp-config":
             problems = await runMcpConfig(block, kind.config, world);
+            break;
+          case "agent-events":
+            problems = await runAgentEvents(block, kind.values, world);
             break;
           case "library":
             problems = await runLibrary(block, kind.code, world);
