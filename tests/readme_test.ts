@@ -327,7 +327,38 @@ function prepare(source: CommandLine, world: World): Prepared {
       skip: "the test suite itself (this test is part of it; .ci/run runs it as the README's test command)",
     };
   }
+  if (ASKS_ON_TERMINAL.test(source.comment ?? "")) {
+    // It wants a person at a terminal: it gets one (script(1) makes a pty), and the answer typed into it.
+    shell = `printf '%s\\n' ${TYPED_ANSWER} | script -qefc ${singleQuoted(shell)} /dev/null`;
+  }
   return { source, shell };
+}
+
+/** A comment saying the line asks a person something on the terminal. */
+const ASKS_ON_TERMINAL = /\b(?:asks?|prompts?)\b.*\bterminal\b/i;
+/** What a person types when a line asks on the terminal. */
+const TYPED_ANSWER = "readme-test-typed-answer";
+
+/** A shell word in single quotes. */
+function singleQuoted(text: string): string {
+  return `'${text.replaceAll("'", `'"'"'`)}'`;
+}
+
+/**
+ * The variables a block uses that a reader is expected to have set (`"$TOKEN"`) and this world does not set:
+ * each gets a stand-in value, `readme-test-NAME`, unless a line of the block assigns it.
+ */
+function readerVariables(lines: readonly Prepared[], world: World): Record<string, string> {
+  const text = lines.map((l) => l.shell).join("\n");
+  const assigned = new Set(
+    [...text.matchAll(/(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=/g)].map((m) => m[1]),
+  );
+  const used = [...text.matchAll(/\$\{?([A-Z_][A-Z0-9_]*)/g)].map((m) => m[1]);
+  return Object.fromEntries(
+    used.filter((name) => !(name in world.env) && !assigned.has(name)).map((
+      name,
+    ) => [name, `readme-test-${name}`]),
+  );
 }
 
 /** What one line left behind. */
@@ -341,7 +372,7 @@ interface LineRun {
   readonly requests: readonly RecordedRequest[];
 }
 
-const BLOCK_TIMEOUT_MS = 60_000;
+const BLOCK_TIMEOUT_MS = 30_000;
 
 /**
  * Runs a shell block's lines one by one in one bash, started in this checkout (the folder the README's first
@@ -354,7 +385,12 @@ type LineOutcome = LineRun | "hung" | "not reached";
 
 async function runShellBlock(lines: readonly Prepared[], world: World): Promise<LineOutcome[]> {
   const dir = await Deno.makeTempDir({ dir: world.root, prefix: "block_" });
-  const script = [`cd ${JSON.stringify(REPO)} || exit 99`];
+  const script = [
+    ...Object.entries(readerVariables(lines, world)).map(([name, value]) =>
+      `export ${name}=${singleQuoted(value)}`
+    ),
+    `cd ${JSON.stringify(REPO)} || exit 99`,
+  ];
   lines.forEach((line, i) => {
     const at = (what: string) => JSON.stringify(join(dir, `${i}.${what}`));
     script.push(
