@@ -17,6 +17,17 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * A failure a command reports in one line and exit code 1: not the user's mistake on the command line (that is a
+ * {@linkcode UsageError}) and not a bug (a worker pool that cannot be reached, say).
+ */
+export class CommandFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CommandFailure";
+  }
+}
+
 /** What a command may read and write of its process; tests and library callers pass their own. */
 export interface Io {
   readonly env: Readonly<Record<string, string>>;

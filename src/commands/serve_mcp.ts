@@ -13,6 +13,7 @@ import {
 import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http.ts";
 import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
 import { serveStdio } from "../mcp/stdio.ts";
+import type { Executor } from "../executor.ts";
 import type { ProcessRegistry } from "../process_tree.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs } from "./executor_options.ts";
@@ -58,11 +59,11 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
       }
       await io.stderr(`toolgate: MCP server listening on ${serving.url}\n`);
       stopped = await Promise.race([stop.signal, serving.finished.then(() => undefined)]);
-      await shutdown(service, registry, serving.close);
+      await shutdown(service, registry, serving.close, executor);
     } else {
       const serving = await serveStdio(service);
       stopped = await Promise.race([stop.signal, serving.ended.then(() => undefined)]);
-      await shutdown(service, registry, serving.close);
+      await shutdown(service, registry, serving.close, executor);
     }
     return stopped === undefined ? EXIT.ok : SIGNAL_EXIT[stopped];
   } finally {
@@ -141,6 +142,7 @@ async function shutdown(
   service: ToolService,
   registry: ProcessRegistry,
   close: () => Promise<void>,
+  executor: Executor,
 ): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, registry.graceMs + 1000));
@@ -148,6 +150,8 @@ async function shutdown(
   clearTimeout(timer);
   await close();
   await registry.endAll();
+  // A worker pool's connection is let go of (its calls were answered above).
+  await executor.close();
 }
 
 /** SIGINT and SIGTERM as a promise, while the server runs. */
