@@ -39,10 +39,13 @@ import {
  * ```
  */
 export interface PoolRequest {
+  /** The tool's name. */
   readonly tool: string;
   /** The tool has no side effects: a worker that dies running it is replaced by another. */
   readonly readOnly: boolean;
+  /** The arguments as the caller's model or client sent them (checked here already, and again on the worker). */
   readonly argsText: string;
+  /** The caller's limits, which the worker runs the call under. */
   readonly defaults: CallDefaults;
   /** How long the call may wait for a worker to take it (its timeout): past it, it answers `unavailable`. */
   readonly startWithinMs: number;
@@ -60,8 +63,11 @@ export interface PoolRequest {
  * ```
  */
 export interface PoolAnswer {
+  /** The call's id, in the caller's and the worker's audit lines. */
   readonly id: string;
+  /** The worker that answered, if one did. */
   readonly worker?: string;
+  /** The call's envelope: the worker's, or the pool's own `unavailable` (or a stop's) saying why there is none. */
   readonly envelope: Envelope;
 }
 
@@ -81,6 +87,7 @@ export interface PoolAnswer {
 export interface ToolPool {
   /** The pool's address, as it may be shown (no secrets). */
   readonly shown: string;
+  /** Runs one call on a worker; never throws for the pool's trouble: that is an envelope too. */
   run(request: PoolRequest): Promise<PoolAnswer>;
   /** Lets go of the connection. */
   close(): Promise<void>;

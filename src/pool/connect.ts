@@ -30,7 +30,8 @@ import { POOL } from "./protocol.ts";
  * @example
  * ```ts
  * import { PoolError } from "./connect.ts";
- * throw new PoolError("cannot reach the worker pool at nats://127.0.0.1:4222: connection refused");
+ * const error = new PoolError("cannot reach the worker pool at nats://127.0.0.1:4222: connection refused");
+ * error.message; // printed as one line by the CLI, exit 1
  * ```
  */
 export class PoolError extends CommandFailure {

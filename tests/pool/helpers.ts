@@ -10,6 +10,7 @@ import type { Manifest } from "../../src/manifest.ts";
 import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
 import { PoolClient } from "../../src/pool/client.ts";
 import { baseEnv, BIN, ROOT } from "../executor_helpers.ts";
+import { launcherFlags } from "../helpers.ts";
 
 /** `nats-server`, where Debian puts it or on PATH. */
 export const NATS_SERVER: string | undefined = findProgram(
@@ -45,19 +46,19 @@ export interface NatsServer extends AsyncDisposable {
   readonly address: PoolAddress;
 }
 
-async function freePort(): Promise<number> {
+function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
   return port;
 }
 
-/** Starts `nats-server -js` on loopback and waits until it takes connections. */
-export async function natsServer(): Promise<NatsServer> {
+/** Starts `nats-server -js` on loopback (with `serverArgs`, e.g. `--auth TOKEN`) and waits until it takes connections. */
+export async function natsServer(serverArgs: readonly string[] = []): Promise<NatsServer> {
   const store = await Deno.makeTempDir({ prefix: "toolgate_nats_" });
-  const port = await freePort();
+  const port = freePort();
   const child = new Deno.Command(NATS_SERVER!, {
-    args: ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", store],
+    args: ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", store, ...serverArgs],
     stdout: "null",
     stderr: "null",
   }).spawn();
@@ -108,20 +109,28 @@ const WORKER_FLAGS = [
   "--allow-net=127.0.0.1",
 ];
 
+/** How a test worker starts besides its pool, manifest, folder and name. */
+export interface WorkerStart {
+  /** Through the `toolgate` launcher (the least permission set), as a user runs it. */
+  readonly launcher?: boolean;
+  /** Variables added to its environment. */
+  readonly env?: Record<string, string>;
+}
+
 /** Starts `toolgate worker --nats URL --tools MANIFEST ...` in `cwd` and waits until it serves. */
 export async function startWorker(
   url: string,
   manifestPath: string,
   cwd: string,
   name: string,
-  extra: readonly string[] = [],
+  start: WorkerStart = {},
 ): Promise<WorkerProcess> {
+  const entry = start.launcher
+    ? ["run", ...launcherFlags(), "--config", join(ROOT, "deno.json"), join(ROOT, "src/launch.ts")]
+    : [...WORKER_FLAGS, "--config", join(ROOT, "deno.json"), join(ROOT, "src/main.ts")];
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      ...WORKER_FLAGS,
-      "--config",
-      join(ROOT, "deno.json"),
-      join(ROOT, "src/main.ts"),
+      ...entry,
       "worker",
       "--nats",
       url,
@@ -135,10 +144,9 @@ export async function startWorker(
       name,
       "--concurrency",
       "1",
-      ...extra,
     ],
     cwd,
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...start.env },
     stdin: "null",
     stdout: "null",
     stderr: "piped",
@@ -166,6 +174,8 @@ export async function startWorker(
     cwd,
     stderr: () => text,
     async kill() {
+      // Through the launcher, SIGKILL would end the launcher alone: these tests kill direct workers only.
+      if (start.launcher) throw new Error("kill() needs a worker started without the launcher");
       if (!ended) child.kill("SIGKILL");
       await status;
       await reading;
@@ -177,7 +187,8 @@ export async function startWorker(
       return code;
     },
     async [Symbol.asyncDispose]() {
-      if (!ended) child.kill("SIGKILL");
+      // The launcher passes SIGTERM on to the worker it started; a direct worker is simply killed.
+      if (!ended) child.kill(start.launcher ? "SIGTERM" : "SIGKILL");
       await status;
       await reading;
     },
