@@ -325,3 +325,10 @@ Deno.test("truncateForModel: a limit too small for the marker still keeps within
   assert.equal(truncateForModel("😀😀😀😀😀😀😀😀😀😀😀😀", 5), "😀😀");
   assert.equal(truncateForModel("abc", 0), "");
 });
+
+Deno.test("asEnvelope keeps a failure's warnings (an envelope that crossed a process comes back whole)", () => {
+  const envelope = withWarnings(failure("execution_error", "boom", { tool: "t", retryable: false }), [
+    "not safe",
+  ]);
+  assert.deepEqual(asEnvelope(JSON.parse(serialize(envelope))), envelope);
+});

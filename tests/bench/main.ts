@@ -4,6 +4,7 @@ import { benchAgent } from "./agent_bench.ts";
 import { benchExecutor } from "./executor_bench.ts";
 import { benchJobs } from "./jobs_bench.ts";
 import { benchManifest } from "./manifest_bench.ts";
+import { benchPool } from "./pool_bench.ts";
 import { benchSandbox } from "./sandbox_bench.ts";
 import { benchStartup } from "./startup_bench.ts";
 
@@ -16,6 +17,7 @@ for (
     ["sandbox", benchSandbox],
     ["startup", benchStartup],
     ["jobs", benchJobs],
+    ["pool", benchPool],
   ] as const
 ) {
   console.log(`\n## ${name}`);
