@@ -7,6 +7,9 @@ import {
   numberOption,
   type ParsedArgs,
   parseNumber,
+  SIGNAL_EXIT,
+  type StopSignal,
+  stopSignals,
   stringOption,
   UsageError,
 } from "../cli.ts";
@@ -18,10 +21,6 @@ import type { ProcessRegistry } from "../process_tree.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
-
-/** The exit codes of a stop by signal, as the shell reports them. */
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
-type StopSignal = keyof typeof SIGNAL_EXIT;
 
 /** Serves the tools over MCP for `toolgate serve`. */
 export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
@@ -44,7 +43,8 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     maxSessionCalls: limits.maxSessionCalls,
     onError,
   });
-  const stop = untilSignal();
+  const stop = stopSignals();
+  const signal = stop.next();
   try {
     let stopped: StopSignal | undefined;
     if (http) {
@@ -58,11 +58,11 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
         return EXIT.failure;
       }
       await io.stderr(`toolgate: MCP server listening on ${serving.url}\n`);
-      stopped = await Promise.race([stop.signal, serving.finished.then(() => undefined)]);
+      stopped = await Promise.race([signal, serving.finished.then(() => undefined)]);
       await shutdown(service, registry, serving.close, executor);
     } else {
       const serving = await serveStdio(service);
-      stopped = await Promise.race([stop.signal, serving.ended.then(() => undefined)]);
+      stopped = await Promise.race([signal, serving.ended.then(() => undefined)]);
       await shutdown(service, registry, serving.close, executor);
     }
     return stopped === undefined ? EXIT.ok : SIGNAL_EXIT[stopped];
@@ -152,21 +152,4 @@ async function shutdown(
   await registry.endAll();
   // A worker pool's connection is let go of (its calls were answered above).
   await executor.close();
-}
-
-/** SIGINT and SIGTERM as a promise, while the server runs. */
-function untilSignal(): { signal: Promise<StopSignal>; dispose: () => void } {
-  const { promise, resolve } = Promise.withResolvers<StopSignal>();
-  if (Deno.build.os === "windows") return { signal: promise, dispose: () => {} };
-  const onInt = () => resolve("SIGINT");
-  const onTerm = () => resolve("SIGTERM");
-  Deno.addSignalListener("SIGINT", onInt);
-  Deno.addSignalListener("SIGTERM", onTerm);
-  return {
-    signal: promise,
-    dispose: () => {
-      Deno.removeSignalListener("SIGINT", onInt);
-      Deno.removeSignalListener("SIGTERM", onTerm);
-    },
-  };
 }

@@ -5,6 +5,8 @@ import {
   type Io,
   numberOption,
   type ParsedArgs,
+  SIGNAL_EXIT,
+  stopSignals,
   stringOption,
   UsageError,
 } from "../cli.ts";
@@ -14,10 +16,6 @@ import { manifestHash, shortHash } from "../pool/protocol.ts";
 import { PoolWorker } from "../pool/worker.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
-
-/** The exit codes of a stop by signal, as the shell reports them. */
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
-type StopSignal = keyof typeof SIGNAL_EXIT;
 
 /** Serves calls from the pool until a stop signal (or a connection closed for good). */
 export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
@@ -66,18 +64,4 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
     await registry.endAll();
     await executor.close();
   }
-}
-
-/** SIGINT and SIGTERM, one after the other, while the worker runs. */
-function stopSignals(): { next: () => Promise<StopSignal>; dispose: () => void } {
-  const waiting: ((signal: StopSignal) => void)[] = [];
-  const listeners = (["SIGINT", "SIGTERM"] as const).map((signal) => {
-    const listener = () => waiting.splice(0).forEach((resolve) => resolve(signal));
-    Deno.addSignalListener(signal, listener);
-    return [signal, listener] as const;
-  });
-  return {
-    next: () => new Promise((resolve) => waiting.push(resolve)),
-    dispose: () => listeners.forEach(([signal, listener]) => Deno.removeSignalListener(signal, listener)),
-  };
 }
