@@ -7,6 +7,7 @@
 import denoJson from "../deno.json" with { type: "json" };
 import {
   type Command,
+  CommandFailure,
   commandHelp,
   EXIT,
   expectPositionals,
@@ -25,6 +26,7 @@ import { permissionsCommand } from "./commands/permissions.ts";
 import { runCommand } from "./commands/run.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { validateCommand } from "./commands/validate.ts";
+import { workerCommand } from "./commands/worker.ts";
 
 /** toolgate's version, from `deno.json`. */
 export const VERSION: string = denoJson.version;
@@ -55,6 +57,7 @@ export const COMMANDS: readonly Command[] = [
   callCommand,
   runCommand,
   serveCommand,
+  workerCommand,
   permissionsCommand,
   helpCommand,
 ];
@@ -173,7 +176,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (!(await grantsAcceptable(parsed.values.locked === true, io))) return EXIT.failure;
     return await command.run(parsed, io);
   } catch (error) {
-    if (error instanceof StateDirError) {
+    if (error instanceof StateDirError || error instanceof CommandFailure) {
       // Not a usage mistake and not a bug: a state folder or file toolgate refuses, named with its fix.
       await io.stderr(`toolgate: ${error.message}\n`);
       return EXIT.failure;
