@@ -9,11 +9,47 @@
 /** Exit codes for every command. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
+/** The exit codes of a stop by signal, as the shell reports them (the long-running commands: serve, worker). */
+export const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/** A signal that stops a long-running command. */
+export type StopSignal = keyof typeof SIGNAL_EXIT;
+
+/**
+ * SIGINT and SIGTERM, one after the other, while a long-running command runs: `next()` waits for the next one
+ * (a first stops the command gently, a second, for a worker, at once). Nothing on Windows, where neither is sent.
+ */
+export function stopSignals(): { next: () => Promise<StopSignal>; dispose: () => void } {
+  const waiting: ((signal: StopSignal) => void)[] = [];
+  const next = () => new Promise<StopSignal>((resolve) => waiting.push(resolve));
+  if (Deno.build.os === "windows") return { next, dispose: () => {} };
+  const listeners = (["SIGINT", "SIGTERM"] as const).map((signal) => {
+    const listener = () => waiting.splice(0).forEach((resolve) => resolve(signal));
+    Deno.addSignalListener(signal, listener);
+    return [signal, listener] as const;
+  });
+  return {
+    next,
+    dispose: () => listeners.forEach(([signal, listener]) => Deno.removeSignalListener(signal, listener)),
+  };
+}
+
 /** A user's mistake on the command line: printed without a stack trace, exit code 2. */
 export class UsageError extends Error {
   constructor(message: string, readonly command?: string) {
     super(message);
     this.name = "UsageError";
+  }
+}
+
+/**
+ * A failure a command reports in one line and exit code 1: not the user's mistake on the command line (that is a
+ * {@linkcode UsageError}) and not a bug (a worker pool that cannot be reached, say).
+ */
+export class CommandFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CommandFailure";
   }
 }
 

@@ -392,15 +392,20 @@ export function asEnvelope(value: unknown): Envelope | undefined {
     return base;
   }
   if (!isFailureKind(value.kind) || typeof value.message !== "string") return undefined;
-  const { ok: _ok, kind, message, retryable, field, expected, tool, credential, ...metadata } = value;
-  return failure(kind, message, {
-    retryable: typeof retryable === "boolean" ? retryable : undefined,
-    field: typeof field === "string" ? field : undefined,
-    expected: typeof expected === "string" ? expected : undefined,
-    tool: typeof tool === "string" ? tool : undefined,
-    credential: typeof credential === "string" ? credential : undefined,
-    metadata,
-  });
+  const { ok: _ok, kind, message, retryable, field, expected, tool, credential, warnings, ...metadata } =
+    value;
+  // A failure's warnings (why it is not retryable, say) are read back too: they are the model's to see.
+  return withWarnings(
+    failure(kind, message, {
+      retryable: typeof retryable === "boolean" ? retryable : undefined,
+      field: typeof field === "string" ? field : undefined,
+      expected: typeof expected === "string" ? expected : undefined,
+      tool: typeof tool === "string" ? tool : undefined,
+      credential: typeof credential === "string" ? credential : undefined,
+      metadata,
+    }),
+    Array.isArray(warnings) ? warnings.filter((w): w is string => typeof w === "string") : [],
+  );
 }
 
 const LEGACY_FAILURE_PREFIXES = ["[REJECTED]", "[TIMEOUT]"];

@@ -46,6 +46,8 @@ import { stateRoot, workspaceStateDir } from "./state.ts";
 import { stoppedByUser, userStopped } from "./stop.ts";
 import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "./tool_belt.ts";
 import { ToolFailure } from "../tools/lib/envelope.ts";
+import type { ToolPool } from "./pool/client.ts";
+import type { CallDefaults } from "./pool/protocol.ts";
 
 export { SANDBOX_MODES, type SandboxMode } from "./sandbox.ts";
 
@@ -126,6 +128,11 @@ export interface ExecutorOptions {
    * environment's value of that name), and every value is redacted like an environment secret.
    */
   readonly secrets?: Readonly<Record<string, string>>;
+  /**
+   * A pool of workers that runs the calls instead (`--executor nats://...`): lookup, preflight and approval stay
+   * here, the run, its sandbox and its own audit line happen on a worker, and the envelope comes back unchanged.
+   */
+  readonly pool?: ToolPool;
 }
 
 /**
@@ -202,6 +209,13 @@ export interface CallOptions {
   readonly approvedBy?: ApprovedBy;
   /** Whose background jobs the call starts and sees (an MCP session's own id; default: one shared scope). */
   readonly jobScope?: string;
+  /**
+   * The limits of this one call, in place of the executor's own: a pool worker runs each call under those of the
+   * caller that sent it.
+   */
+  readonly defaults?: CallDefaults;
+  /** The id the call goes by elsewhere (a pool call's, in both the caller's and the worker's audit log). */
+  readonly callId?: string;
 }
 
 /**
@@ -457,6 +471,7 @@ export class Executor {
   /** Runs a prepared call to its envelope, and audits it. */
   async run(call: PreparedCall, options: CallOptions = {}): Promise<Envelope> {
     const { tool } = call;
+    if (this.#options.pool !== undefined) return await this.#runInPool(this.#options.pool, call, options);
     if (inProcess(tool)) return await this.#answerJob(call, options);
     const missing = this.#missingSecret(tool);
     if (missing !== undefined) return await this.#noSecret(call, missing);
@@ -464,8 +479,9 @@ export class Executor {
       return await this.#startJob(call, options);
     }
     const env = this.#toolEnv(tool);
-    const { timeoutMs, idleTimeoutMs } = this.#processLimits(tool);
-    const maxOutputBytes = this.#options.maxOutputBytes ?? EXECUTOR_DEFAULTS.maxOutputBytes;
+    const defaults = this.#defaults(options);
+    const { timeoutMs, idleTimeoutMs } = this.#processLimits(tool, defaults.timeoutSec);
+    const { maxOutputBytes, graceMs } = defaults;
     const started = this.#clock();
     let result: RunResult | undefined;
     let envelope: Envelope;
@@ -481,7 +497,7 @@ export class Executor {
         stdin: encoder.encode(JSON.stringify(call.args)),
         timeoutMs,
         idleTimeoutMs,
-        graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
+        graceMs,
         maxOutputBytes,
         signal: options.signal,
         registry: this.#options.registry,
@@ -529,8 +545,78 @@ export class Executor {
       profile: tool.profile.name,
       warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
       egress: launch.ok && launch.egress && launch.egress.length > 0 ? launch.egress : undefined,
+      call_id: options.callId,
     });
     return this.#forCaller(envelope);
+  }
+
+  /** The limits of a call: the ones it brings (a pool caller's), else this executor's. */
+  #defaults(options: CallOptions): CallDefaults {
+    return options.defaults ?? {
+      timeoutSec: this.#options.defaultTimeoutSec ?? EXECUTOR_DEFAULTS.timeoutSec,
+      graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
+      maxOutputBytes: this.#options.maxOutputBytes ?? EXECUTOR_DEFAULTS.maxOutputBytes,
+    };
+  }
+
+  /**
+   * A call run by the pool: handed over with this executor's limits, waited for (a worker must take it within its
+   * timeout), and audited here too (the worker's own line holds the run; both carry the call's id). Background jobs
+   * stay with the process that starts them, so a pool takes none.
+   */
+  async #runInPool(pool: ToolPool, call: PreparedCall, options: CallOptions): Promise<Envelope> {
+    const { tool } = call;
+    if (inProcess(tool) || (tool.builtin === EXEC_TOOL && call.args.background === true)) {
+      return await this.refuse(
+        call,
+        failure(
+          "unavailable",
+          `Background jobs are not available: this toolgate's calls run on the worker pool at ${pool.shown}, ` +
+            "and a job belongs to the process that starts it; run the command in the foreground (timeout_ms up " +
+            "to an hour).",
+          { tool: tool.name, retryable: false },
+        ),
+      );
+    }
+    const defaults = this.#defaults(options);
+    const started = this.#clock();
+    const clock = performance.now();
+    const answer = await pool.run({
+      tool: tool.name,
+      readOnly: tool.readOnly,
+      argsText: call.argsText,
+      defaults,
+      startWithinMs: (this.limits(call).timeoutSec ?? defaults.timeoutSec) * 1000,
+      signal: options.signal,
+    });
+    const envelope = answer.envelope;
+    await this.#write({
+      ts: started.toISOString(),
+      tool: tool.name,
+      argv: null,
+      cwd: this.#workspace,
+      exit: null,
+      signal: null,
+      ms: Math.round(performance.now() - clock),
+      stdoutBytes: 0,
+      stderrBytes: 0,
+      truncated: false,
+      envKeys: [],
+      ...await this.#argsFacts(call.argsText),
+      outcome: envelope.ok ? "ok" : envelope.kind,
+      cancelled: options.signal?.aborted ? true : undefined,
+      killed_by: !envelope.ok && envelope.killed_by === "user" ? "user" : undefined,
+      pool: pool.shown,
+      worker: answer.worker,
+      call_id: answer.id,
+    });
+    return this.#forCaller(envelope);
+  }
+
+  /** Ends the background jobs and lets go of the pool: a caller calls it before it exits. */
+  async close(): Promise<void> {
+    await this.endJobs();
+    await this.#options.pool?.close();
   }
 
   /** Whether tools can be confined here; probed once per executor, with the very bwrap that will run them. */
@@ -559,6 +645,8 @@ export class Executor {
    */
   async startNotes(): Promise<string[]> {
     const notes: string[] = [];
+    // The pool's workers run the tools, under their own sandbox: there is nothing to say of this machine's.
+    if (this.#options.pool !== undefined) return notes;
     const inside = this.#controlPlane.readOnly.find((path) => isWithin(this.#workspace, path));
     if (inside !== undefined) {
       notes.push(
@@ -788,8 +876,11 @@ export class Executor {
   }
 
   /** The tool's limits in milliseconds: its `timeoutSec` (0: none) or the caller's default, its `idleTimeoutSec`. */
-  #processLimits(tool: ToolSpec): { timeoutMs: number; idleTimeoutMs?: number } {
-    const timeoutSec = tool.timeoutSec ?? this.#options.defaultTimeoutSec ?? EXECUTOR_DEFAULTS.timeoutSec;
+  #processLimits(
+    tool: ToolSpec,
+    defaultSec = this.#options.defaultTimeoutSec ?? EXECUTOR_DEFAULTS.timeoutSec,
+  ): { timeoutMs: number; idleTimeoutMs?: number } {
+    const timeoutSec = tool.timeoutSec ?? defaultSec;
     return {
       timeoutMs: timeoutSec === 0 ? Infinity : timeoutSec * 1000,
       idleTimeoutMs: tool.idleTimeoutSec === undefined ? undefined : tool.idleTimeoutSec * 1000,

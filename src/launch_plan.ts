@@ -14,6 +14,7 @@ import { readJsonc } from "./jsonc.ts";
 import { DEFAULT_BASE_URL, derivePermissions, type PermissionSet, type RunFacts } from "./permissions.ts";
 import { parseProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { findProgram } from "./sandbox.ts";
+import { credentialFiles, parsePoolUrl } from "./pool/address.ts";
 import { configRoot, stateRoot } from "./state.ts";
 import { BELT_MANIFEST_PATH, TOOLGATE_CODE } from "./tool_belt.ts";
 
@@ -54,6 +55,10 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "max-session-calls",
   "max-sessions",
   "session-idle",
+  "executor",
+  "nats",
+  "concurrency",
+  "name",
 ]);
 
 /** Options that, given without a command, mean the agent loop. */
@@ -238,6 +243,11 @@ export function planLaunch(
   const port = command === "serve" ? values.get("http") : undefined;
   const listenPort = port === undefined ? undefined : Number(port);
   const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin");
+  // A worker, or a caller whose calls run on a worker pool: the pool's servers and the credential files.
+  const poolUrl = command === "worker"
+    ? values.get("nats") ?? (env.NATS_URL || undefined)
+    : values.get("executor");
+  const poolAddress = poolUrl === undefined || poolUrl === "local" ? undefined : parsePoolUrl(poolUrl);
   // Deno scopes a Unix socket by its exact path: the egress proxy's is chosen here, and granted.
   const proxySocket = egressHosts.length > 0 && stateDirs.length > 0
     ? join(stateDirs[0], "proxy", `${crypto.randomUUID()}.sock`)
@@ -260,6 +270,11 @@ export function planLaunch(
       ? { hostname: values.get("host") ?? "127.0.0.1", port: listenPort }
       : undefined,
     helpers: helperPaths(helpers),
+    pool: poolAddress === undefined || typeof poolAddress === "string" ? undefined : {
+      servers: poolAddress.servers,
+      files: credentialFiles(env).map(at),
+      worker: command === "worker",
+    },
   };
   return {
     facts,

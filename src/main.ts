@@ -7,6 +7,7 @@
 import denoJson from "../deno.json" with { type: "json" };
 import {
   type Command,
+  CommandFailure,
   commandHelp,
   EXIT,
   expectPositionals,
@@ -26,6 +27,7 @@ import { runCommand } from "./commands/run.ts";
 import { secretsCommand } from "./commands/secrets.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { validateCommand } from "./commands/validate.ts";
+import { workerCommand } from "./commands/worker.ts";
 
 /** toolgate's version, from `deno.json`. */
 export const VERSION: string = denoJson.version;
@@ -57,6 +59,7 @@ export const COMMANDS: readonly Command[] = [
   runCommand,
   serveCommand,
   secretsCommand,
+  workerCommand,
   permissionsCommand,
   helpCommand,
 ];
@@ -175,7 +178,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (!(await grantsAcceptable(parsed.values.locked === true, io))) return EXIT.failure;
     return await command.run(parsed, io);
   } catch (error) {
-    if (error instanceof StateDirError) {
+    if (error instanceof StateDirError || error instanceof CommandFailure) {
       // Not a usage mistake and not a bug: a state folder or file toolgate refuses, named with its fix.
       await io.stderr(`toolgate: ${error.message}\n`);
       return EXIT.failure;

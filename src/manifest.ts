@@ -532,12 +532,14 @@ export async function loadManifest(path: string, options: ManifestOptions = {}):
     const reason = error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message;
     return { ok: false, errors: [`${path}: cannot read the manifest: ${reason}`], warnings: [] };
   }
-  const parsed = await parseJsonc(text, path);
-  if (!parsed.ok) return { ok: false, errors: parsed.errors, warnings: [] };
   const key = options.cacheDir === undefined ? undefined : await schemaCacheKey(text, options);
   const checked = key === undefined
     ? undefined
     : readCache<string[]>(options.cacheDir!, "manifest-schemas", key);
+  // These very bytes were a valid manifest before (so no key repeats): plain JSON needs no scan for repeated keys.
+  const known = checked === undefined ? undefined : plainJson(text);
+  const parsed = known ?? await parseJsonc(text, path);
+  if (!parsed.ok) return { ok: false, errors: parsed.errors, warnings: [] };
   if (checked !== undefined) {
     const result = validateManifest(parsed.value, absolute, { ...options, schemasChecked: true });
     return result.ok ? withWarnings(result, checked) : result;
@@ -549,6 +551,15 @@ export async function loadManifest(path: string, options: ManifestOptions = {}):
     writeCache(options.cacheDir!, "manifest-schemas", key, result.warnings.filter(isSchemaWarning));
   }
   return result;
+}
+
+/** The value of `text` when it is plain JSON (no comments, no trailing commas), else `undefined`. */
+function plainJson(text: string): { ok: true; value: unknown } | undefined {
+  try {
+    return { ok: true, value: JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** What the schema cache is keyed by: the manifest's bytes, how it is checked, and toolgate's schema rules. */

@@ -117,6 +117,8 @@ export {
 } from "./policy.ts";
 export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./scheduler.ts";
 export type { ControlPlane } from "./control_plane.ts";
+export type { PoolAnswer, PoolRequest, ToolPool } from "./pool/client.ts";
+export type { CallDefaults } from "./pool/protocol.ts";
 export { type StopButton, stoppedByUser, UserStop, userStopped } from "./stop.ts";
 export {
   type CallLimits,

@@ -7,6 +7,7 @@
  */
 import { dirname, isAbsolute, relative } from "./paths.ts";
 import { STATE_ENV } from "./state.ts";
+import { NATS_ENV } from "./pool/address.ts";
 
 /** Variables toolgate itself reads. */
 export const OWN_ENV = [
@@ -29,6 +30,8 @@ export const OWN_ENV = [
   "OAI_HTTP_RETRIES",
   "OAI_HTTP_MAX_BYTES",
   "NO_COLOR",
+  // The worker pool's address and credentials, under the names the NATS tools use.
+  ...NATS_ENV,
 ] as const;
 
 /** The default chat-completions endpoint, when neither `--base-url` nor `OAI_BASE_URL` says otherwise. */
@@ -75,6 +78,15 @@ export interface RunFacts {
    * process's cgroups), kill (to signal a process group).
    */
   readonly helpers: readonly string[];
+  /**
+   * The worker pool a run reaches (`worker`, or `--executor`): its servers (`host:port`), the credential and TLS
+   * files the NATS variables name, and whether the run is a worker (which names itself by the host's name).
+   */
+  readonly pool?: {
+    readonly servers: readonly string[];
+    readonly files: readonly string[];
+    readonly worker: boolean;
+  };
 }
 
 /** The folders a sandbox probe looks at: the system folders, and the files it masks. */
@@ -126,6 +138,7 @@ export function derivePermissions(facts: RunFacts): PermissionSet {
   // Deno's net scope names a host (any port) or host:port, as the profiles' lists do.
   net.push(...facts.egressHosts ?? []);
   if (facts.proxySocket !== undefined) net.push(`unix:${facts.proxySocket}`);
+  net.push(...facts.pool?.servers ?? []);
   return {
     read: unique([
       dirname(facts.manifestPath),
@@ -133,6 +146,7 @@ export function derivePermissions(facts: RunFacts): PermissionSet {
       ...facts.code,
       ...facts.stateDirs,
       ...facts.readFiles,
+      ...facts.pool?.files ?? [],
       ...PROBED,
     ]),
     write: unique([...facts.stateDirs, ...facts.writeFiles]),
@@ -143,7 +157,7 @@ export function derivePermissions(facts: RunFacts): PermissionSet {
     ]),
     env: unique([...OWN_ENV, ...facts.toolEnv]),
     net: unique(net),
-    sys: ["uid"],
+    sys: facts.pool?.worker ? ["uid", "hostname"] : ["uid"],
   };
 }
 
@@ -195,8 +209,12 @@ const UNSCOPED: [Deno.PermissionDescriptor, string, string][] = [
     "--allow-env",
     "every variable may be read; toolgate needs its own and the tools' passthrough names",
   ],
-  [{ name: "net" }, "--allow-net", "every host may be reached; toolgate needs the LLM endpoint only"],
-  [{ name: "sys" }, "--allow-sys", "toolgate needs the uid only"],
+  [
+    { name: "net" },
+    "--allow-net",
+    "every host may be reached; toolgate needs the LLM endpoint and the worker pool's servers only",
+  ],
+  [{ name: "sys" }, "--allow-sys", "toolgate needs the uid (and a worker the host's name) only"],
   [{ name: "ffi" }, "--allow-ffi", "toolgate loads no native library"],
 ];
 

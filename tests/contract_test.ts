@@ -361,3 +361,10 @@ Deno.test("FAILURE_ENVELOPE_SCHEMA admits every failure the constructor builds, 
     "retryable is required",
   );
 });
+
+Deno.test("asEnvelope keeps a failure's warnings (an envelope that crossed a process comes back whole)", () => {
+  const envelope = withWarnings(failure("execution_error", "boom", { tool: "t", retryable: false }), [
+    "not safe",
+  ]);
+  assert.deepEqual(asEnvelope(JSON.parse(serialize(envelope))), envelope);
+});

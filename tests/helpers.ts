@@ -143,7 +143,7 @@ export function hasStackTrace(text: string): boolean {
 }
 
 /** The `agent` task's own flags: the launcher's, as `deno task agent` and the installed command start it. */
-function launcherFlags(): string[] {
+export function launcherFlags(): string[] {
   const task: string = JSON.parse(Deno.readTextFileSync(join(REPO, "deno.json"))).tasks.agent;
   return task.split(" ").filter((word) => word.startsWith("--"));
 }

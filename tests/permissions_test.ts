@@ -74,6 +74,30 @@ Deno.test("the endpoint, the listening port and transcript files are granted for
   assert.ok(!saving.write.includes(join(cwd, "out")), "the file and its temporary file, not the folder");
 });
 
+Deno.test("a worker pool's servers and credential files are granted to the runs that reach it, and only them", async () => {
+  const cwd = await Deno.makeTempDir();
+  const env = {
+    PATH: "/usr/bin:/bin",
+    HOME: "/home/someone",
+    NATS_CREDS: "pool.creds",
+    NATS_CA: "/etc/ca.pem",
+  };
+  const caller = planLaunch(["call", "get_time", "{}", "--executor", "tls://queue.internal"], env, cwd).set;
+  assert.deepEqual(caller.net, ["queue.internal:4222"]);
+  assert.ok(caller.read.includes(join(cwd, "pool.creds")) && caller.read.includes("/etc/ca.pem"));
+  assert.deepEqual(caller.sys, ["uid"]);
+  const worker = planLaunch(["worker", "--nats", "nats://10.0.0.5:4333,nats://10.0.0.6:4333"], env, cwd).set;
+  assert.deepEqual(worker.net, ["10.0.0.5:4333", "10.0.0.6:4333"]);
+  assert.deepEqual(worker.sys, ["uid", "hostname"], "a worker names itself by its host");
+  const fromEnv = planLaunch(["worker"], { ...env, NATS_URL: "nats://127.0.0.1:4222" }, cwd).set;
+  assert.deepEqual(fromEnv.net, ["127.0.0.1:4222"], "NATS_URL, as the NATS tools name it");
+  for (const argv of [["call", "get_time"], ["call", "get_time", "--executor", "local"], ["serve"]]) {
+    const set = planLaunch(argv, env, cwd).set;
+    assert.deepEqual(set.net, [], argv.join(" "));
+    assert.ok(!set.read.includes(join(cwd, "pool.creds")), "no pool, no credentials read");
+  }
+});
+
 Deno.test("from another folder, validate, list and call work under exactly the least set, with no noise", async () => {
   const elsewhere = await Deno.makeTempDir();
   await Deno.writeTextFile(join(elsewhere, "a.txt"), "hello\n");

@@ -53,6 +53,7 @@ export const callCommand: Command = {
     }
     progress.end("call", envelope);
     await progress.close();
+    await executor.close();
     await io.stdout(serialize(envelope) + "\n");
     return envelope.ok ? EXIT.ok : EXIT.failure;
   },

@@ -20,6 +20,7 @@ import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
 import type { Manifest } from "../manifest.ts";
 import { auditDirFor, secretStoreFile, StateDirError, stateRoot } from "../state.ts";
 import type { ProcessRegistry } from "../process_tree.ts";
+import { parsePoolUrl, type PoolAddress } from "../pool/address.ts";
 
 /** The options of a command that runs tools. */
 export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
@@ -54,6 +55,12 @@ export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
     value: "MODE",
     help: "auto (bubblewrap when it works; default, env TOOLGATE_SANDBOX), require, or off",
   },
+  executor: {
+    type: "string",
+    value: "URL",
+    help:
+      "run the calls on a worker pool (nats://HOST:PORT or tls://HOST:PORT; `toolgate worker` serves it) instead of here; `local` (the default) runs them here",
+  },
 };
 
 /** What a command's executor options describe, checked. */
@@ -66,6 +73,8 @@ export interface ExecutorSettings {
   /** For the default audit folder: the folder above toolgate's own ones (the state folder's parent). */
   readonly auditTrusted?: string;
   readonly sandbox: SandboxMode;
+  /** The worker pool that runs the calls (`--executor`), or none: they run here. */
+  readonly pool?: PoolAddress;
 }
 
 /**
@@ -132,7 +141,19 @@ export async function executorSettings(
     auditDir,
     auditTrusted,
     sandbox: sandbox as SandboxMode,
+    pool: poolOption(parsed, command),
   };
+}
+
+/** `--executor`: a worker pool's address, or `undefined` for `local` (and when it is not given). */
+function poolOption(parsed: ParsedArgs, command: string): PoolAddress | undefined {
+  const executor = stringOption(parsed, "executor");
+  if (executor === undefined || executor === "local") return undefined;
+  const address = parsePoolUrl(executor);
+  if (typeof address === "string") {
+    throw new UsageError(`--executor is local or a pool's URL, which ${address}`, command);
+  }
+  return address;
 }
 
 /** A refused audit folder or key, said with the ways out; anything else unchanged. */
@@ -213,6 +234,9 @@ export async function executorFromArgs(
   const passthrough = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
   const secrets = await storedSecrets(io);
+  // The pool is reached before anything runs: one that cannot be is said at start (exit 1), not at every call.
+  const pool = checked.pool &&
+    await (await import("../pool/client.ts")).PoolClient.open(checked.pool, env, manifest);
   try {
     const executor = new Executor({
       manifest,
@@ -227,6 +251,7 @@ export async function executorFromArgs(
       sandbox,
       jobs: life.jobs ?? true,
       secrets,
+      pool,
       // The launcher found bwrap once on PATH: the main entry runs that very binary.
       bwrap: io.env.TOOLGATE_BWRAP || undefined,
       onWarning: (message) => void io.stderr(message + "\n"),
@@ -234,6 +259,7 @@ export async function executorFromArgs(
     for (const note of await executor.startNotes()) await io.stderr(`toolgate: warning: ${note}\n`);
     return { executor, registry };
   } catch (error) {
+    await pool?.close();
     if (error instanceof SyntaxError) throw new UsageError(error.message, command);
     throw error;
   }

@@ -133,9 +133,11 @@ async function endJobs(
   quiet: boolean,
 ): Promise<void> {
   const running = executor.runningJobs;
-  if (running === 0) return;
-  if (!quiet) await stderr(`toolgate: ending ${running} background job${running === 1 ? "" : "s"}\n`);
-  await executor.endJobs();
+  if (running > 0 && !quiet) {
+    await stderr(`toolgate: ending ${running} background job${running === 1 ? "" : "s"}\n`);
+  }
+  // The jobs' trees end, and a worker pool's connection is let go of.
+  await executor.close();
 }
 
 /** Prints how the loop ended and returns the exit code. */

@@ -7,20 +7,20 @@ import {
   numberOption,
   type ParsedArgs,
   parseNumber,
+  SIGNAL_EXIT,
+  type StopSignal,
+  stopSignals,
   stringOption,
   UsageError,
 } from "../cli.ts";
 import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http.ts";
 import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
 import { serveStdio } from "../mcp/stdio.ts";
+import type { Executor } from "../executor.ts";
 import type { ProcessRegistry } from "../process_tree.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
-
-/** The exit codes of a stop by signal, as the shell reports them. */
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
-type StopSignal = keyof typeof SIGNAL_EXIT;
 
 /** Serves the tools over MCP for `toolgate serve`. */
 export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
@@ -43,7 +43,8 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     maxSessionCalls: limits.maxSessionCalls,
     onError,
   });
-  const stop = untilSignal();
+  const stop = stopSignals();
+  const signal = stop.next();
   try {
     let stopped: StopSignal | undefined;
     if (http) {
@@ -57,12 +58,12 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
         return EXIT.failure;
       }
       await io.stderr(`toolgate: MCP server listening on ${serving.url}\n`);
-      stopped = await Promise.race([stop.signal, serving.finished.then(() => undefined)]);
-      await shutdown(service, registry, serving.close);
+      stopped = await Promise.race([signal, serving.finished.then(() => undefined)]);
+      await shutdown(service, registry, serving.close, executor);
     } else {
       const serving = await serveStdio(service);
-      stopped = await Promise.race([stop.signal, serving.ended.then(() => undefined)]);
-      await shutdown(service, registry, serving.close);
+      stopped = await Promise.race([signal, serving.ended.then(() => undefined)]);
+      await shutdown(service, registry, serving.close, executor);
     }
     return stopped === undefined ? EXIT.ok : SIGNAL_EXIT[stopped];
   } finally {
@@ -141,6 +142,7 @@ async function shutdown(
   service: ToolService,
   registry: ProcessRegistry,
   close: () => Promise<void>,
+  executor: Executor,
 ): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, registry.graceMs + 1000));
@@ -148,21 +150,6 @@ async function shutdown(
   clearTimeout(timer);
   await close();
   await registry.endAll();
-}
-
-/** SIGINT and SIGTERM as a promise, while the server runs. */
-function untilSignal(): { signal: Promise<StopSignal>; dispose: () => void } {
-  const { promise, resolve } = Promise.withResolvers<StopSignal>();
-  if (Deno.build.os === "windows") return { signal: promise, dispose: () => {} };
-  const onInt = () => resolve("SIGINT");
-  const onTerm = () => resolve("SIGTERM");
-  Deno.addSignalListener("SIGINT", onInt);
-  Deno.addSignalListener("SIGTERM", onTerm);
-  return {
-    signal: promise,
-    dispose: () => {
-      Deno.removeSignalListener("SIGINT", onInt);
-      Deno.removeSignalListener("SIGTERM", onTerm);
-    },
-  };
+  // A worker pool's connection is let go of (its calls were answered above).
+  await executor.close();
 }

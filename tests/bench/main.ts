@@ -5,6 +5,7 @@ import { benchExecutor } from "./executor_bench.ts";
 import { benchJobs } from "./jobs_bench.ts";
 import { benchLazyTools } from "./lazy_tools_bench.ts";
 import { benchManifest } from "./manifest_bench.ts";
+import { benchPool } from "./pool_bench.ts";
 import { benchSandbox } from "./sandbox_bench.ts";
 import { benchStartup } from "./startup_bench.ts";
 
@@ -18,6 +19,7 @@ for (
     ["startup", benchStartup],
     ["jobs", benchJobs],
     ["lazy_tools", benchLazyTools],
+    ["pool", benchPool],
   ] as const
 ) {
   console.log(`\n## ${name}`);

@@ -1,0 +1,67 @@
+/** The `worker` command's work: a pool worker over this machine's executor (loaded only when it runs). @module */
+import {
+  EXIT,
+  expectPositionals,
+  type Io,
+  numberOption,
+  type ParsedArgs,
+  SIGNAL_EXIT,
+  stopSignals,
+  stringOption,
+  UsageError,
+} from "../cli.ts";
+import { parsePoolUrl } from "../pool/address.ts";
+import { connectPool } from "../pool/connect.ts";
+import { manifestHash, shortHash } from "../pool/protocol.ts";
+import { PoolWorker } from "../pool/worker.ts";
+import { executorFromArgs, executorSettings } from "./executor_options.ts";
+import { loadForCommand } from "./load.ts";
+
+/** Serves calls from the pool until a stop signal (or a connection closed for good). */
+export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
+  expectPositionals(parsed, 0, "worker");
+  const url = stringOption(parsed, "nats") ?? (io.env.NATS_URL || undefined);
+  if (url === undefined) throw new UsageError("worker needs --nats URL (or NATS_URL)", "worker");
+  const address = parsePoolUrl(url);
+  if (typeof address === "string") throw new UsageError(`--nats ${address}`, "worker");
+  const concurrency = numberOption(parsed, "concurrency", navigator.hardwareConcurrency || 1, "worker", {
+    integer: true,
+  });
+  const name = stringOption(parsed, "name") ?? `${Deno.hostname()}:${Deno.pid}`;
+  const settings = await executorSettings(parsed, io, "worker");
+  const manifest = await loadForCommand(parsed, io);
+  if (!manifest) return EXIT.failure;
+  // Calls end when they end, not with a signal to this process: the worker decides (first stop: let them finish).
+  const { executor, registry } = await executorFromArgs(parsed, io, manifest, "worker", settings, {
+    handleSignals: false,
+    jobs: false,
+  });
+  const hash = await manifestHash(manifest);
+  const nc = await connectPool(address, io.env, `toolgate worker ${name}`);
+  const log = (line: string) => void io.stderr(`toolgate worker: ${line}\n`);
+  const worker = new PoolWorker({ nc, executor, manifest: hash, name, concurrency, log });
+  const signals = stopSignals();
+  try {
+    await worker.start();
+    await io.stderr(
+      `toolgate worker ${name}: serving the ${manifest.tools.length} tools of ${manifest.path} (manifest ` +
+        `${shortHash(hash)}) from ${address.shown}, ${concurrency} at a time\n`,
+    );
+    const first = await Promise.race([signals.next(), nc.closed().then(() => undefined)]);
+    if (first === undefined) {
+      log("the connection to the pool closed");
+      return EXIT.failure;
+    }
+    if (worker.running > 0) log(`finishing ${worker.running} call(s); signal again to stop them`);
+    const stopped = worker.stop();
+    const again = signals.next().then(() => worker.cancelAll());
+    await stopped;
+    void again;
+    return SIGNAL_EXIT[first];
+  } finally {
+    signals.dispose();
+    await nc.drain().catch(() => nc.close());
+    await registry.endAll();
+    await executor.close();
+  }
+}

@@ -1,0 +1,49 @@
+/** The `worker` command: runs calls taken from a worker pool on NATS JetStream. @module */
+import type { Command } from "../cli.ts";
+import { EXECUTOR_OPTIONS } from "./executor_options.ts";
+
+/** The executor options a worker takes: where and how it runs tools. The limits travel with each call. */
+const WORKER_EXECUTOR_OPTIONS = Object.fromEntries(
+  ["cwd", "audit-dir", "no-audit", "sandbox"].map((name) => [name, EXECUTOR_OPTIONS[name]]),
+);
+
+/** `toolgate worker --nats URL` */
+export const workerCommand: Command = {
+  name: "worker",
+  summary: "run calls from a worker pool on NATS JetStream (callers use --executor URL)",
+  usage: "toolgate worker --nats URL [--tools PATH] [--concurrency N] [options]",
+  options: {
+    nats: {
+      type: "string",
+      value: "URL",
+      help: "the pool's NATS server: nats://HOST:PORT or tls://HOST:PORT (default env NATS_URL)",
+    },
+    concurrency: {
+      type: "string",
+      value: "N",
+      help: "most calls run at once (default: the number of CPUs)",
+    },
+    name: {
+      type: "string",
+      value: "NAME",
+      help: "the worker's name in callers' messages and audit lines (default HOST:PID)",
+    },
+    ...WORKER_EXECUTOR_OPTIONS,
+  },
+  details: [
+    "Takes calls from the pool's work queue and runs each exactly as `toolgate call` would here: the same",
+    "preflight, sandbox, limits (the caller's --tool-timeout, --kill-grace and --max-output-bytes travel with",
+    "the call), audit log and envelope, which goes back to the caller. Workers may start and stop at any time;",
+    "any number share the queue. A call made for another manifest than this worker's is not run (the caller",
+    "is told). A read-only tool's call whose worker dies is run again by another worker; any other call runs at",
+    "most once. Credentials and TLS come from NATS_CREDS, NATS_NKEY, NATS_USER/NATS_PASSWORD, NATS_TOKEN,",
+    "NATS_CA, NATS_CERT and NATS_KEY. Anyone who may publish to the pool's subject can run its tools here, as",
+    "approved by their own toolgate: secure the NATS server (accounts, credentials) accordingly.",
+    "SIGINT or SIGTERM: take no more calls and finish those running; a second one stops them too.",
+    "Example: toolgate worker --nats nats://queue.internal:4222 --tools ./tools.json --concurrency 4",
+  ].join("\n"),
+  async run(parsed, io) {
+    // The implementation (and the NATS client) loads only when this command runs.
+    return await (await import("./serve_worker.ts")).serveWorker(parsed, io);
+  },
+};

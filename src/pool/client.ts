@@ -1,0 +1,376 @@
+/**
+ * The caller's side of the worker pool: hands a call to the stream and waits for its envelope. Only the caller
+ * knows whether a call is still wanted and whether it already ran somewhere, so every worker asks it for the go;
+ * that one rule gives the pool its guarantees: a call nobody took in time never runs later, a read-only call whose
+ * worker died runs again on another, and any other call runs at most once.
+ *
+ * @module
+ */
+import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
+import { asEnvelope, type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import type { Manifest } from "../manifest.ts";
+import { stoppedByUser, userStopped } from "../stop.ts";
+import type { PoolAddress } from "./address.ts";
+import { connectPool, PoolError } from "./connect.ts";
+import {
+  type CallDefaults,
+  type CallMessage,
+  type ClaimAnswer,
+  type ClaimMessage,
+  encode,
+  manifestHash,
+  POOL,
+  PROTOCOL_VERSION,
+  readReply,
+  shortHash,
+} from "./protocol.ts";
+
+/**
+ * One call for the pool: what a caller's executor hands over once the call is checked and approved.
+ *
+ * @example
+ * ```ts
+ * import type { PoolRequest } from "./client.ts";
+ * const request: PoolRequest = {
+ *   tool: "get_time", readOnly: true, argsText: '{"timezone":"UTC"}', startWithinMs: 30_000,
+ *   defaults: { timeoutSec: 30, graceMs: 2000, maxOutputBytes: 4194304 },
+ * };
+ * ```
+ */
+export interface PoolRequest {
+  /** The tool's name. */
+  readonly tool: string;
+  /** The tool has no side effects: a worker that dies running it is replaced by another. */
+  readonly readOnly: boolean;
+  /** The arguments as the caller's model or client sent them (checked here already, and again on the worker). */
+  readonly argsText: string;
+  /** The caller's limits, which the worker runs the call under. */
+  readonly defaults: CallDefaults;
+  /** How long the call may wait for a worker to take it (its timeout): past it, it answers `unavailable`. */
+  readonly startWithinMs: number;
+  /** Stops the call: before a worker took it, it never runs; after, its tree ends on the worker. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * What came of a call: its envelope, the id both audit logs know it by, and the worker that answered (if any).
+ *
+ * @example
+ * ```ts
+ * import type { PoolAnswer } from "./client.ts";
+ * const answer: PoolAnswer = { id: "0b7c...", worker: "build-1:4242", envelope: { ok: true, result: {} } };
+ * ```
+ */
+export interface PoolAnswer {
+  /** The call's id, in the caller's and the worker's audit lines. */
+  readonly id: string;
+  /** The worker that answered, if one did. */
+  readonly worker?: string;
+  /** The call's envelope: the worker's, or the pool's own `unavailable` (or a stop's) saying why there is none. */
+  readonly envelope: Envelope;
+}
+
+/**
+ * A pool of workers that runs calls in a caller's stead (what `--executor nats://...` gives the executor).
+ *
+ * @example
+ * ```ts
+ * import type { ToolPool } from "./client.ts";
+ * const inline: ToolPool = {
+ *   shown: "inline",
+ *   run: (request) => Promise.resolve({ id: "1", envelope: { ok: true, result: {}, tool: request.tool } }),
+ *   close: () => Promise.resolve(),
+ * };
+ * ```
+ */
+export interface ToolPool {
+  /** The pool's address, as it may be shown (no secrets). */
+  readonly shown: string;
+  /** Runs one call on a worker; never throws for the pool's trouble: that is an envelope too. */
+  run(request: PoolRequest): Promise<PoolAnswer>;
+  /** Lets go of the connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * The pool behind a NATS server with JetStream.
+ *
+ * @example
+ * ```ts ignore
+ * import { PoolClient } from "./client.ts";
+ * import { parsePoolUrl } from "./address.ts";
+ * const address = parsePoolUrl("nats://127.0.0.1:4222");
+ * // const pool = await PoolClient.open(address, Deno.env.toObject(), manifest);
+ * // const answer = await pool.run({ tool: "get_time", readOnly: true, argsText: "{}", startWithinMs: 5000, defaults });
+ * ```
+ */
+export class PoolClient implements ToolPool {
+  readonly shown: string;
+  readonly #nc: NatsConnection;
+  readonly #js: JetStreamClient;
+  readonly #manifest: string;
+
+  private constructor(nc: NatsConnection, shown: string, manifest: string) {
+    this.#nc = nc;
+    this.#js = jetstream(nc, { timeout: POOL.publishMs });
+    this.shown = shown;
+    this.#manifest = manifest;
+  }
+
+  /** Connects to the pool for the calls of `manifest`; throws {@linkcode PoolError}. */
+  static async open(
+    address: PoolAddress,
+    env: Readonly<Record<string, string>>,
+    manifest: Manifest,
+  ): Promise<PoolClient> {
+    const hash = await manifestHash(manifest);
+    const nc = await connectPool(address, env, "toolgate caller");
+    return new PoolClient(nc, address.shown, hash);
+  }
+
+  /** Runs one call on a worker and returns its envelope (or the pool's own `unavailable`, saying why). */
+  async run(request: PoolRequest): Promise<PoolAnswer> {
+    const id = crypto.randomUUID();
+    const reply = createInbox();
+    const pending = new PendingCall(id, request, this.shown, this.#nc);
+    // Subscribed before the call is published: a worker's claim cannot come first.
+    const subscription = this.#nc.subscribe(reply, { callback: (_error, msg) => pending.receive(msg) });
+    try {
+      const message: CallMessage = {
+        v: PROTOCOL_VERSION,
+        id,
+        tool: request.tool,
+        args: request.argsText,
+        manifest: this.#manifest,
+        reply,
+        defaults: request.defaults,
+      };
+      const problem = await this.#publish(id, message);
+      if (problem !== undefined) {
+        // Even if the stream kept it, no worker can run it: its claim finds nobody to answer.
+        pending.finish(
+          failure(
+            "unavailable",
+            `The worker pool at ${this.shown} cannot take the call (${problem}); it did not run.`,
+            {
+              tool: request.tool,
+            },
+          ),
+        );
+      }
+      return await pending.answer;
+    } finally {
+      pending.dispose();
+      subscription.unsubscribe();
+    }
+  }
+
+  /** Publishes a call, once more on a lost acknowledgement (the stream keeps one copy of an id); a problem, or none. */
+  async #publish(id: string, message: CallMessage): Promise<string | undefined> {
+    let problem = "";
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.#js.publish(POOL.subject, encode(message), { msgID: id, timeout: POOL.publishMs });
+        return undefined;
+      } catch (error) {
+        problem = (error as Error).message;
+      }
+    }
+    return problem;
+  }
+
+  async close(): Promise<void> {
+    await this.#nc.drain().catch(() => this.#nc.close());
+  }
+}
+
+/** Where one call stands, seen from its caller. */
+type Stage =
+  | { readonly name: "queued"; readonly until: number }
+  | { readonly name: "running"; readonly worker: string; readonly control: string; lastBeat: number }
+  | { readonly name: "lost"; readonly worker: string; readonly until: number }
+  | { readonly name: "stopping"; readonly worker: string; readonly until: number }
+  | { readonly name: "done" };
+
+/** How often a waiting call looks at its clocks. */
+const TICK_MS = 100;
+
+/** One call in flight: the claim rule, the beats, the stop, and the one answer. */
+class PendingCall {
+  readonly answer: Promise<PoolAnswer>;
+  readonly #resolve: (answer: PoolAnswer) => void;
+  #stage: Stage;
+  /** The last worker that ran the call (or refused it for another manifest), for the answer. */
+  #worker?: string;
+  /** Workers that run another manifest, and their hash. */
+  readonly #mismatches = new Map<string, string>();
+  readonly #timer: ReturnType<typeof setInterval>;
+  readonly #onAbort = () => this.#stop();
+
+  constructor(
+    readonly id: string,
+    readonly request: PoolRequest,
+    readonly shown: string,
+    readonly nc: NatsConnection,
+  ) {
+    const { promise, resolve } = Promise.withResolvers<PoolAnswer>();
+    this.answer = promise;
+    this.#resolve = resolve;
+    this.#stage = { name: "queued", until: performance.now() + request.startWithinMs };
+    this.#timer = setInterval(() => this.#tick(), TICK_MS);
+    request.signal?.addEventListener("abort", this.#onAbort, { once: true });
+    if (request.signal?.aborted) this.#stop();
+  }
+
+  /** A message on the call's reply subject. */
+  receive(msg: Msg): void {
+    const reply = readReply(msg.data);
+    if (reply === undefined || reply.id !== this.id) {
+      if (msg.reply) msg.respond(encode({ go: "no" } satisfies ClaimAnswer));
+      return;
+    }
+    switch (reply.t) {
+      case "claim":
+        msg.respond(encode({ go: this.#claim(reply) } satisfies ClaimAnswer));
+        return;
+      case "mismatch":
+        this.#mismatches.set(reply.worker, reply.manifest);
+        msg.respond(encode({}));
+        return;
+      case "beat":
+        if (this.#stage.name === "running" && this.#stage.worker === reply.worker) {
+          this.#stage.lastBeat = performance.now();
+        }
+        return;
+      case "result": {
+        msg.respond(encode({}));
+        this.#worker = reply.worker;
+        const envelope = asEnvelope(reply.envelope) ??
+          failure(
+            "execution_error",
+            `The worker ${reply.worker} answered with something that is not an envelope.`,
+            {
+              tool: this.request.tool,
+              retryable: false,
+            },
+          );
+        this.finish(envelope);
+      }
+    }
+  }
+
+  /**
+   * The go for a worker: a waiting call runs (once); while a worker runs it, another is told to wait (a read-only
+   * call, which it may take up should that worker die) or to drop it; once the call has an answer, nobody runs it.
+   */
+  #claim(claim: ClaimMessage): ClaimAnswer["go"] {
+    const stage = this.#stage;
+    if (stage.name === "queued" || (stage.name === "lost" && this.request.readOnly)) {
+      this.#worker = claim.worker;
+      this.#stage = {
+        name: "running",
+        worker: claim.worker,
+        control: claim.control,
+        lastBeat: performance.now(),
+      };
+      return "yes";
+    }
+    if (stage.name === "running" && this.request.readOnly) return "later";
+    return "no";
+  }
+
+  #tick(): void {
+    const stage = this.#stage;
+    const now = performance.now();
+    if (stage.name === "queued" && now > stage.until) {
+      this.finish(this.#noWorker());
+    } else if (stage.name === "running" && now - stage.lastBeat > POOL.heartbeatMs * POOL.missedBeats) {
+      if (!this.request.readOnly) {
+        this.finish(failure(
+          "unavailable",
+          `The worker ${stage.worker} stopped answering while it ran the call: the call may have run, in full ` +
+            `or in part, and is not run again. Check what it did before running it again.`,
+          { tool: this.request.tool, retryable: false },
+        ));
+        return;
+      }
+      // A read-only call: the stream hands it to another worker once the dead one's hold on it lapses.
+      this.#stage = {
+        name: "lost",
+        worker: stage.worker,
+        until: now + POOL.ackWaitMs + this.request.startWithinMs,
+      };
+    } else if (stage.name === "lost" && now > stage.until) {
+      this.finish(failure(
+        "unavailable",
+        `The worker ${stage.worker} stopped answering while it ran the call, and no other worker took it up in ` +
+          `time; the call has no side effects and may be run again.`,
+        { tool: this.request.tool },
+      ));
+    } else if (stage.name === "stopping" && now > stage.until) {
+      this.finish(this.#stopped(
+        `The call was stopped; its worker ${stage.worker} did not confirm that its processes ended.`,
+      ));
+    }
+  }
+
+  /** The caller stopped the call: one not taken yet never runs; one running is stopped on its worker. */
+  #stop(): void {
+    const stage = this.#stage;
+    if (stage.name === "queued" || stage.name === "lost") {
+      this.finish(this.#stopped("The call was stopped before a worker ran it; nothing ran."));
+    } else if (stage.name === "running") {
+      const byUser = stoppedByUser(this.request.signal);
+      this.nc.publish(stage.control, encode({ t: "cancel", id: this.id, byUser }));
+      // The worker answers with the stopped call's envelope once its tree is gone (within the kill grace).
+      this.#stage = {
+        name: "stopping",
+        worker: stage.worker,
+        until: performance.now() + this.request.defaults.graceMs + POOL.answerMs + POOL.heartbeatMs,
+      };
+    }
+  }
+
+  /** The envelope of a stop the worker did not answer, or that came before any worker. */
+  #stopped(message: string): FailureEnvelope {
+    return stoppedByUser(this.request.signal)
+      ? userStopped(this.request.tool, {}, message)
+      : failure("execution_error", message, { tool: this.request.tool, metadata: { cancelled: true } });
+  }
+
+  /** Nobody ran the call in time: no worker at all, or none with this caller's manifest. */
+  #noWorker(): FailureEnvelope {
+    const seconds = Math.round(this.request.startWithinMs / 100) / 10;
+    if (this.#mismatches.size > 0) {
+      const [worker, theirs] = [...this.#mismatches][0];
+      return failure(
+        "unavailable",
+        `No worker of the pool at ${this.shown} runs this caller's tools: worker ${worker} serves manifest ` +
+          `${shortHash(theirs)}, which is not this caller's. Start the workers with the same tools.json as ` +
+          `the caller. The call did not run.`,
+        { tool: this.request.tool, retryable: false },
+      );
+    }
+    return failure(
+      "unavailable",
+      `No worker of the pool at ${this.shown} took the call within ${seconds} s; it did not run. Workers may ` +
+        `all be busy or none may be running: retry later.`,
+      { tool: this.request.tool },
+    );
+  }
+
+  /** The call's one answer: whatever comes after it (a late result, a claim) is turned away. */
+  finish(envelope: Envelope): void {
+    if (this.#stage.name === "done") return;
+    this.#stage = { name: "done" };
+    this.#resolve({ id: this.id, worker: this.#worker, envelope });
+  }
+
+  dispose(): void {
+    clearInterval(this.#timer);
+    this.request.signal?.removeEventListener("abort", this.#onAbort);
+  }
+}
+
+export { PoolError };

@@ -1,0 +1,387 @@
+/**
+ * The wire format of toolgate's worker pool over NATS JetStream: the stream, the subjects, the timings both sides
+ * keep, every message (checked on receipt: a message is `unknown` until it is one), and the manifest's hash.
+ *
+ * The flow of one call: the caller publishes a {@linkcode CallMessage} to the work-queue stream (its id is the
+ * JetStream message id, so a repeated publish is dropped); a worker takes it, checks the manifest's hash, and asks
+ * the caller for the go (a {@linkcode ClaimMessage}, a request on the caller's reply subject): only the caller knows
+ * whether the call is still wanted and whether it already ran somewhere. With the go, the worker runs the call,
+ * beats every {@linkcode POOL}.heartbeatMs, and hands the envelope back (a {@linkcode ResultMessage}). The caller
+ * stops a call on the worker's control subject (a {@linkcode CancelMessage}).
+ *
+ * @module
+ */
+import { isRecord } from "../contract.ts";
+import type { Manifest } from "../manifest.ts";
+
+/**
+ * The names and timings of the pool: the same for every caller and worker (the stream and its consumer are made by
+ * whichever starts first).
+ *
+ * @example
+ * ```ts
+ * import { POOL } from "./protocol.ts";
+ * POOL.subject; // "toolgate.calls"
+ * ```
+ */
+export const POOL = {
+  /** The work-queue stream: a call is kept until a worker acknowledges it. */
+  stream: "TOOLGATE_CALLS",
+  /** The subject calls are published on. */
+  subject: "toolgate.calls",
+  /** The one durable consumer every worker pulls from. */
+  consumer: "toolgate-workers",
+  /** A call unacknowledged this long is delivered again (a worker that runs one says it works every beat). */
+  ackWaitMs: 5_000,
+  /** How often a worker running a call tells the caller (and the stream) that it still does. */
+  heartbeatMs: 1_000,
+  /** Beats a caller may miss before it takes the worker for dead. */
+  missedBeats: 3,
+  /** The stream drops a call published again with the same id within this window. */
+  duplicateWindowMs: 120_000,
+  /** A call nobody took this long is dropped by the stream (its caller gave up long before). */
+  maxAgeMs: 3_600_000,
+  /** How long a worker waits for a caller's answer (the go, a result's receipt) before it gives the call up. */
+  answerMs: 2_000,
+  /** How long a caller waits for a publish to be stored before it tries again (with the same id). */
+  publishMs: 2_000,
+} as const;
+
+/** The version of these messages: a worker refuses a call of another version, by name. */
+export const PROTOCOL_VERSION = 1;
+
+/**
+ * The limits a call runs under: the caller's, so that a call through the pool stops when a local one would.
+ *
+ * @example
+ * ```ts
+ * import type { CallDefaults } from "./protocol.ts";
+ * const defaults: CallDefaults = { timeoutSec: 30, graceMs: 2000, maxOutputBytes: 4194304 };
+ * ```
+ */
+export interface CallDefaults {
+  /** Used when the tool has no `timeoutSec` of its own. */
+  readonly timeoutSec: number;
+  /** Time between SIGTERM and SIGKILL when the tool is stopped. */
+  readonly graceMs: number;
+  /** The most bytes kept of each of stdout and stderr. */
+  readonly maxOutputBytes: number;
+}
+
+/**
+ * A call, as the stream holds it. Nothing in it is secret beyond what the caller chose to send: the tool's name
+ * and arguments, the manifest's hash, the caller's limits and where to answer.
+ *
+ * @example
+ * ```ts
+ * import type { CallMessage } from "./protocol.ts";
+ * const call: CallMessage = {
+ *   v: 1, id: "0b7c...", tool: "get_time", args: '{"timezone":"UTC"}', manifest: "sha256:...",
+ *   reply: "_INBOX.abc", defaults: { timeoutSec: 30, graceMs: 2000, maxOutputBytes: 4194304 },
+ * };
+ * ```
+ */
+export interface CallMessage {
+  readonly v: number;
+  /** The call's id: the stream's de-duplication key, and the name it goes by in both audit logs. */
+  readonly id: string;
+  readonly tool: string;
+  /** The arguments as the caller sent them (the worker checks them again). */
+  readonly args: string;
+  /** The hash of the caller's manifest ({@linkcode manifestHash}). */
+  readonly manifest: string;
+  /** The caller's subject for the claim, the beats and the result. */
+  readonly reply: string;
+  readonly defaults: CallDefaults;
+}
+
+/**
+ * A worker asks the caller for the go before it runs a call (a request on the call's reply subject).
+ *
+ * @example
+ * ```ts
+ * import type { ClaimMessage } from "./protocol.ts";
+ * const claim: ClaimMessage = { t: "claim", id: "0b7c...", worker: "build-1:4242", control: "_INBOX.w1" };
+ * ```
+ */
+export interface ClaimMessage {
+  readonly t: "claim";
+  readonly id: string;
+  /** The worker's name, for messages and the audit log. */
+  readonly worker: string;
+  /** Where the caller sends a {@linkcode CancelMessage} while the worker runs the call. */
+  readonly control: string;
+}
+
+/**
+ * The caller's answer to a claim: run it (`go`), not now (`later`: the stream delivers it again), or never (`no`).
+ *
+ * @example
+ * ```ts
+ * import type { ClaimAnswer } from "./protocol.ts";
+ * const answer: ClaimAnswer = { go: "later" };
+ * ```
+ */
+export interface ClaimAnswer {
+  readonly go: "yes" | "later" | "no";
+}
+
+/**
+ * A worker that runs another manifest tells the caller so (a request; no answer: the caller is gone).
+ *
+ * @example
+ * ```ts
+ * import type { MismatchMessage } from "./protocol.ts";
+ * const mismatch: MismatchMessage = { t: "mismatch", id: "0b7c...", worker: "build-1:4242", manifest: "sha256:..." };
+ * ```
+ */
+export interface MismatchMessage {
+  readonly t: "mismatch";
+  readonly id: string;
+  readonly worker: string;
+  /** The worker's own manifest hash, or why it cannot take the call at all. */
+  readonly manifest: string;
+}
+
+/**
+ * A worker's beat while it runs a call.
+ *
+ * @example
+ * ```ts
+ * import type { BeatMessage } from "./protocol.ts";
+ * const beat: BeatMessage = { t: "beat", id: "0b7c...", worker: "build-1:4242" };
+ * ```
+ */
+export interface BeatMessage {
+  readonly t: "beat";
+  readonly id: string;
+  readonly worker: string;
+}
+
+/**
+ * A call's envelope, from the worker that ran it (a request: the caller's answer is its receipt).
+ *
+ * @example
+ * ```ts
+ * import type { ResultMessage } from "./protocol.ts";
+ * const result: ResultMessage = { t: "result", id: "0b7c...", worker: "build-1:4242", envelope: { ok: true, result: {} } };
+ * ```
+ */
+export interface ResultMessage {
+  readonly t: "result";
+  readonly id: string;
+  readonly worker: string;
+  /** The envelope, as the worker's executor made it (checked by the caller with `asEnvelope`). */
+  readonly envelope: unknown;
+}
+
+/**
+ * Stops a call on the worker that runs it: its tree ends there, as a local call's would.
+ *
+ * @example
+ * ```ts
+ * import type { CancelMessage } from "./protocol.ts";
+ * const cancel: CancelMessage = { t: "cancel", id: "0b7c...", byUser: true };
+ * ```
+ */
+export interface CancelMessage {
+  readonly t: "cancel";
+  readonly id: string;
+  /** A person stopped it (the envelope then says `killed_by: "user"`). */
+  readonly byUser: boolean;
+}
+
+/**
+ * Any message on a call's reply subject.
+ *
+ * @example
+ * ```ts
+ * import type { ReplyMessage } from "./protocol.ts";
+ * const reply: ReplyMessage = { t: "beat", id: "0b7c...", worker: "w" };
+ * ```
+ */
+export type ReplyMessage = ClaimMessage | MismatchMessage | BeatMessage | ResultMessage;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * A message as bytes on the wire.
+ *
+ * @example
+ * ```ts
+ * import { encode } from "./protocol.ts";
+ * encode({ go: "yes" }); // Uint8Array of '{"go":"yes"}'
+ * ```
+ */
+export function encode(message: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(message));
+}
+
+function decode(data: Uint8Array): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(decoder.decode(data));
+    return isRecord(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const isText = (value: unknown): value is string => typeof value === "string" && value !== "";
+const isCount = (value: unknown): value is number =>
+  typeof value === "number" && Number.isFinite(value) && value > 0;
+
+/**
+ * A call from the stream, or why it is not one (said in the worker's log; the call is then dropped).
+ *
+ * @example
+ * ```ts
+ * import { encode, readCall } from "./protocol.ts";
+ * readCall(encode({ v: 1 })); // { ok: false, problem: "..." }
+ * ```
+ */
+export function readCall(data: Uint8Array): { ok: true; call: CallMessage } | { ok: false; problem: string } {
+  const value = decode(data);
+  if (value === undefined) return { ok: false, problem: "not a JSON object" };
+  if (value.v !== PROTOCOL_VERSION) {
+    return {
+      ok: false,
+      problem: `protocol version ${JSON.stringify(value.v)}, this worker speaks ${PROTOCOL_VERSION}`,
+    };
+  }
+  const { id, tool, args, manifest, reply, defaults } = value;
+  if (!isText(id) || !isText(tool) || typeof args !== "string" || !isText(manifest) || !isText(reply)) {
+    return { ok: false, problem: "id, tool, args, manifest and reply must be strings" };
+  }
+  if (
+    !isRecord(defaults) || !isCount(defaults.timeoutSec) || !isCount(defaults.graceMs) ||
+    !isCount(defaults.maxOutputBytes) || !Number.isInteger(defaults.maxOutputBytes)
+  ) {
+    return { ok: false, problem: "defaults must hold positive timeoutSec, graceMs and maxOutputBytes" };
+  }
+  const { timeoutSec, graceMs, maxOutputBytes } = defaults;
+  return {
+    ok: true,
+    call: {
+      v: PROTOCOL_VERSION,
+      id,
+      tool,
+      args,
+      manifest,
+      reply,
+      defaults: { timeoutSec, graceMs, maxOutputBytes },
+    },
+  };
+}
+
+/**
+ * A message on a call's reply subject, or `undefined` for anything else (ignored).
+ *
+ * @example
+ * ```ts
+ * import { encode, readReply } from "./protocol.ts";
+ * readReply(encode({ t: "beat", id: "a", worker: "w" }))?.t; // "beat"
+ * ```
+ */
+export function readReply(data: Uint8Array): ReplyMessage | undefined {
+  const value = decode(data);
+  if (value === undefined || !isText(value.id) || !isText(value.worker)) return undefined;
+  const { id, worker } = value;
+  switch (value.t) {
+    case "claim":
+      return isText(value.control) ? { t: "claim", id, worker, control: value.control } : undefined;
+    case "mismatch":
+      return isText(value.manifest) ? { t: "mismatch", id, worker, manifest: value.manifest } : undefined;
+    case "beat":
+      return { t: "beat", id, worker };
+    case "result":
+      return { t: "result", id, worker, envelope: value.envelope };
+  }
+  return undefined;
+}
+
+/**
+ * The caller's answer to a claim; anything unreadable means `no` (a worker never runs on a doubt).
+ *
+ * @example
+ * ```ts
+ * import { encode, readClaimAnswer } from "./protocol.ts";
+ * readClaimAnswer(encode({ go: "yes" })); // "yes"
+ * readClaimAnswer(encode({ go: true })); // "no"
+ * ```
+ */
+export function readClaimAnswer(data: Uint8Array): ClaimAnswer["go"] {
+  const go = decode(data)?.go;
+  return go === "yes" || go === "later" ? go : "no";
+}
+
+/**
+ * A cancellation on a worker's control subject, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { encode, readCancel } from "./protocol.ts";
+ * readCancel(encode({ t: "cancel", id: "a", byUser: true }))?.byUser; // true
+ * ```
+ */
+export function readCancel(data: Uint8Array): CancelMessage | undefined {
+  const value = decode(data);
+  if (value === undefined || value.t !== "cancel" || !isText(value.id)) return undefined;
+  return { t: "cancel", id: value.id, byUser: value.byUser === true };
+}
+
+/** JSON with every object's keys sorted: the same value gives the same text on every machine. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (isRecord(value)) {
+    const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * The hash of what a manifest's tools are, as both sides of the pool must agree on it: each tool's name,
+ * description, schemas, command as written, limits, environment names, flags and resolved sandbox profile. Where
+ * the manifest lies (its absolute paths) is left out: the same `tools.json` on two machines has one hash.
+ *
+ * @example
+ * ```ts
+ * import { manifestHash } from "./protocol.ts";
+ * import { loadManifest } from "../manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (loaded.ok) console.log(await manifestHash(loaded.manifest)); // "sha256:9f86d0..."
+ * ```
+ */
+export async function manifestHash(manifest: Manifest): Promise<string> {
+  const tools = manifest.tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    schema: tool.schema,
+    outputSchema: tool.outputSchema,
+    command: tool.command,
+    timeoutSec: tool.timeoutSec,
+    idleTimeoutSec: tool.idleTimeoutSec,
+    envPassthrough: tool.envPassthrough,
+    readOnly: tool.readOnly,
+    concurrent: tool.concurrent,
+    alwaysLoad: tool.alwaysLoad,
+    profile: tool.profile,
+    builtin: tool.builtin,
+  }));
+  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(canonical(tools)));
+  return `sha256:${Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/**
+ * A hash short enough for a message (`sha256:` and 12 hex digits).
+ *
+ * @example
+ * ```ts
+ * import { shortHash } from "./protocol.ts";
+ * shortHash("sha256:9f86d081884c7d659a2feaa0c55ad015"); // "sha256:9f86d081884c"
+ * ```
+ */
+export function shortHash(hash: string): string {
+  return hash.slice(0, "sha256:".length + 12);
+}

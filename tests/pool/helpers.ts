@@ -1,0 +1,248 @@
+/**
+ * Helpers for the worker pool's tests: a NATS server with JetStream on loopback (skipped where `nats-server` is
+ * missing, unless TOOLGATE_REQUIRE_NATS=1), workers as real `toolgate worker` processes, and in-process callers.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { findProgram } from "../../src/sandbox.ts";
+import type { Manifest } from "../../src/manifest.ts";
+import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
+import { PoolClient } from "../../src/pool/client.ts";
+import { baseEnv, BIN, ROOT } from "../executor_helpers.ts";
+import { launcherFlags } from "../helpers.ts";
+
+/** `nats-server`, where Debian puts it or on PATH. */
+export const NATS_SERVER: string | undefined = findProgram(
+  "nats-server",
+  `${Deno.env.get("PATH") ?? ""}:/usr/sbin:/usr/bin:/usr/local/bin`,
+);
+
+const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_NATS") === "1";
+if (NATS_SERVER === undefined && !REQUIRED) {
+  console.log(
+    "skipping the worker pool tests: nats-server is not installed (apt-get install nats-server; set " +
+      "TOOLGATE_REQUIRE_NATS=1 to fail instead)",
+  );
+}
+
+/** A test that needs a NATS server: skipped with a printed reason without one, failed instead on CI. */
+export function poolTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({
+    name,
+    ignore: NATS_SERVER === undefined && !REQUIRED,
+    fn: async () => {
+      if (NATS_SERVER === undefined) {
+        throw new Error("nats-server is required here (TOOLGATE_REQUIRE_NATS=1)");
+      }
+      await fn();
+    },
+  });
+}
+
+/** A NATS server of a test's own, on a free loopback port, stopped and its store removed at the end of the scope. */
+export interface NatsServer extends AsyncDisposable {
+  readonly url: string;
+  readonly address: PoolAddress;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Starts `nats-server -js` on loopback (with `serverArgs`, e.g. `--auth TOKEN`) and waits until it takes connections. */
+export async function natsServer(serverArgs: readonly string[] = []): Promise<NatsServer> {
+  const store = await Deno.makeTempDir({ prefix: "toolgate_nats_" });
+  const port = freePort();
+  const child = new Deno.Command(NATS_SERVER!, {
+    args: ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", store, ...serverArgs],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const deadline = performance.now() + 10_000;
+  while (true) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+      break;
+    } catch {
+      if (performance.now() > deadline) throw new Error("nats-server did not start within 10 s");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  const url = `nats://127.0.0.1:${port}`;
+  return {
+    url,
+    address: parsePoolUrl(url) as PoolAddress,
+    async [Symbol.asyncDispose]() {
+      child.kill("SIGKILL");
+      await child.status;
+      await Deno.remove(store, { recursive: true });
+    },
+  };
+}
+
+/** A `toolgate worker` process. */
+export interface WorkerProcess extends AsyncDisposable {
+  readonly name: string;
+  readonly pid: number;
+  /** Its workspace: the tools it runs write here. */
+  readonly cwd: string;
+  /** What it printed on stderr so far. */
+  stderr(): string;
+  /** SIGKILL: a worker that dies mid-call. */
+  kill(): Promise<void>;
+  /** SIGTERM, and its exit code. */
+  stop(): Promise<number>;
+}
+
+/** The CLI's flags for a worker: broad file grants as the other CLI tests use, and the loopback network. */
+const WORKER_FLAGS = [
+  "run",
+  "--no-prompt",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-run",
+  "--allow-net=127.0.0.1",
+];
+
+/** How a test worker starts besides its pool, manifest, folder and name. */
+export interface WorkerStart {
+  /** Through the `toolgate` launcher (the least permission set), as a user runs it. */
+  readonly launcher?: boolean;
+  /** Variables added to its environment. */
+  readonly env?: Record<string, string>;
+}
+
+/** Starts `toolgate worker --nats URL --tools MANIFEST ...` in `cwd` and waits until it serves. */
+export async function startWorker(
+  url: string,
+  manifestPath: string,
+  cwd: string,
+  name: string,
+  start: WorkerStart = {},
+): Promise<WorkerProcess> {
+  const entry = start.launcher
+    ? ["run", ...launcherFlags(), "--config", join(ROOT, "deno.json"), join(ROOT, "src/launch.ts")]
+    : [...WORKER_FLAGS, "--config", join(ROOT, "deno.json"), join(ROOT, "src/main.ts")];
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      ...entry,
+      "worker",
+      "--nats",
+      url,
+      "--tools",
+      manifestPath,
+      "--allow-absolute-commands",
+      "--sandbox",
+      "off",
+      "--no-audit",
+      "--name",
+      name,
+      "--concurrency",
+      "1",
+    ],
+    cwd,
+    env: { NO_COLOR: "1", ...start.env },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const reading = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) text += chunk;
+  })();
+  const deadline = performance.now() + 20_000;
+  while (!text.includes("serving the")) {
+    if (performance.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`worker ${name} did not start: ${text}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  let ended = false;
+  const status = child.status.then((s) => {
+    ended = true;
+    return s;
+  });
+  return {
+    name,
+    pid: child.pid,
+    cwd,
+    stderr: () => text,
+    async kill() {
+      // Through the launcher, SIGKILL would end the launcher alone: these tests kill direct workers only.
+      if (start.launcher) throw new Error("kill() needs a worker started without the launcher");
+      if (!ended) child.kill("SIGKILL");
+      await status;
+      await reading;
+    },
+    async stop() {
+      if (!ended) child.kill("SIGTERM");
+      const { code } = await status;
+      await reading;
+      return code;
+    },
+    async [Symbol.asyncDispose]() {
+      // The launcher passes SIGTERM on to the worker it started; a direct worker is simply killed.
+      if (!ended) child.kill(start.launcher ? "SIGTERM" : "SIGKILL");
+      await status;
+      await reading;
+    },
+  };
+}
+
+/** A manifest file of `tools` in `dir`, commands absolute (the fixture tools): for workers and callers alike. */
+export async function writePoolManifest(
+  dir: string,
+  tools: readonly Record<string, unknown>[],
+): Promise<string> {
+  const path = join(dir, "tools.json");
+  await Deno.writeTextFile(path, JSON.stringify({ tools }, null, 2));
+  return path;
+}
+
+/** The fixture tools of the pool's tests. */
+export const POOL_TOOLS: readonly Record<string, unknown>[] = [
+  {
+    name: "echo",
+    readOnly: true,
+    concurrent: true,
+    schema: {
+      type: "object",
+      properties: { n: { type: "integer" }, text: { type: "string" } },
+      additionalProperties: false,
+    },
+    command: [join(BIN, "echo_stdin")],
+  },
+  { name: "fail", command: [join(BIN, "respond"), "", '{"error":"boom","hint":"try less"}', "1"] },
+  { name: "nap", readOnly: true, command: [join(BIN, "nap"), "3"] },
+  { name: "slow_read", readOnly: true, command: [join(BIN, "mark_nap"), "3"] },
+  { name: "slow_write", command: [join(BIN, "mark_nap"), "3"] },
+  { name: "hang", command: [join(BIN, "sleeper_pidfile")] },
+];
+
+/** A caller's pool connection for `manifest`, closed at the end of the scope. */
+export async function poolFor(
+  server: NatsServer,
+  manifest: Manifest,
+): Promise<PoolClient & AsyncDisposable> {
+  const pool = await PoolClient.open(server.address, baseEnv(), manifest);
+  return Object.assign(pool, { [Symbol.asyncDispose]: () => pool.close() });
+}
+
+/** The pid lines (`pids SELF CHILD`) a `mark_nap` run appended to `runs` in `dir`. */
+export async function runsIn(dir: string): Promise<number[][]> {
+  try {
+    const text = await Deno.readTextFile(join(dir, "runs"));
+    return text.trim().split("\n").filter((line) => line !== "").map((line) =>
+      line.split(" ").slice(1).map(Number)
+    );
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+}

@@ -1,0 +1,353 @@
+/**
+ * Reads a Markdown text the way the README test needs it: its fenced blocks (with the README line of each line),
+ * what kind of block each is, the command lines of a shell block and what their comments claim, and the
+ * `readme-test` markers that keep a block from running. Pure functions: the test runs what they find.
+ *
+ * @module
+ */
+
+/** One fenced block. */
+export interface Block {
+  /** The README line of the opening fence (1-based). */
+  readonly line: number;
+  /** The fence's language, lower-cased (`""` for none). */
+  readonly lang: string;
+  /** The lines between the fences, with their README line numbers. */
+  readonly lines: readonly { readonly line: number; readonly text: string }[];
+  /** Why the block is not run, from a `<!-- readme-test: not run (REASON) -->` right above it. */
+  readonly notRun?: string;
+}
+
+/** The marker that keeps the next block from running, with its reason. */
+const MARKER = /^<!--\s*readme-test:\s*not run\s*\((.+)\)\s*-->$/;
+
+/**
+ * Every fenced block of a Markdown text, in order. A malformed `readme-test` comment is an error, so that a typo
+ * cannot turn a marker into prose and the block back into one that silently escapes.
+ *
+ * @example
+ * ```ts
+ * import { fencedBlocks } from "./readme_blocks.ts";
+ * fencedBlocks("text\n~~~sh\necho hi\n~~~\n")[0].lines[0].text; // "echo hi"
+ * ```
+ */
+export function fencedBlocks(markdown: string): Block[] {
+  const lines = markdown.split("\n");
+  const blocks: Block[] = [];
+  let open: { line: number; fence: string; lang: string; indent: number; notRun?: string } | undefined;
+  let body: { line: number; text: string }[] = [];
+  let pendingMarker: string | undefined;
+  let markerLine = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i];
+    const fence = /^(\s*)(`{3,}|~{3,})\s*([^`\s]*)/.exec(text);
+    if (open) {
+      if (fence && fence[2].startsWith(open.fence) && text.trim() === fence[2]) {
+        blocks.push({ line: open.line, lang: open.lang, lines: body, notRun: open.notRun });
+        open = undefined;
+      } else {
+        body.push({
+          line: i + 1,
+          text: text.slice(Math.min(open.indent, text.length - text.trimStart().length)),
+        });
+      }
+      continue;
+    }
+    if (fence) {
+      open = { line: i + 1, fence: fence[2], lang: fence[3].toLowerCase(), indent: fence[1].length };
+      if (pendingMarker !== undefined) open.notRun = pendingMarker;
+      pendingMarker = undefined;
+      body = [];
+      continue;
+    }
+    const trimmed = text.trim();
+    if (/^<!--\s*readme-test\b/.test(trimmed)) {
+      const marker = MARKER.exec(trimmed);
+      if (!marker) {
+        throw new Error(
+          `README.md:${i + 1}: malformed marker ${JSON.stringify(trimmed)}: ` +
+            "write <!-- readme-test: not run (REASON) --> right above the block",
+        );
+      }
+      pendingMarker = marker[1].trim();
+      markerLine = i + 1;
+      continue;
+    }
+    if (trimmed !== "" && pendingMarker !== undefined) {
+      throw new Error(`README.md:${markerLine}: a readme-test marker must stand right above a fenced block`);
+    }
+  }
+  if (open) throw new Error(`README.md:${open.line}: the fenced block is never closed`);
+  if (pendingMarker !== undefined) {
+    throw new Error(`README.md:${markerLine}: a readme-test marker stands after the last block`);
+  }
+  return blocks;
+}
+
+/** The fence languages whose lines are commands. */
+const SHELL_LANGS = new Set(["sh", "bash", "shell", "zsh", "console", "shell-session"]);
+
+/** What a block is, and so how the test runs or checks it. */
+export type BlockKind =
+  | { readonly kind: "not-run"; readonly reason: string }
+  /** Command lines for a shell. */
+  | { readonly kind: "shell" }
+  /** An MCP host's configuration (`mcpServers`). */
+  | { readonly kind: "mcp-config"; readonly config: McpConfig }
+  /** Envelopes, one JSON line each. */
+  | { readonly kind: "envelopes"; readonly values: readonly unknown[] }
+  /** A `tools.json` manifest. */
+  | { readonly kind: "manifest"; readonly value: unknown }
+  /** The agent loop's `--output jsonl` events, one JSON line each. */
+  | { readonly kind: "agent-events"; readonly values: readonly Record<string, unknown>[] }
+  /** A program using the library (`src/mod.ts`). */
+  | { readonly kind: "library"; readonly code: string }
+  /** What `toolgate lint` prints. */
+  | { readonly kind: "lint-output" }
+  /** A block nobody taught the test to run: a failure naming the line. */
+  | { readonly kind: "unknown"; readonly why: string };
+
+/** The `mcpServers` object of an MCP host's configuration. */
+export interface McpConfig {
+  readonly mcpServers: Record<string, { command: string; args?: string[]; env?: Record<string, string> }>;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** One line of `toolgate lint` output: a finding, or the closing summary. */
+const LINT_FINDING = /^tool\[\d+\](?: "[^"]*")?: ([a-z-]+): \S.*$/;
+const LINT_SUMMARY = /^\S+: (?:no findings, \d+ tools?|\d+ findings? in \d+ of \d+ tools?)$/;
+
+/**
+ * Decides what a block is. Shell fences are commands; a JSON fence is an MCP host's configuration, a manifest,
+ * or envelopes one per line; a JSON-lines fence of objects with a `type` is the agent loop's events; a TypeScript fence that imports `src/mod.ts` is a library program; an unlabeled
+ * or text fence is `toolgate lint` output when every line reads as such. Anything else is `unknown`.
+ *
+ * @example
+ * ```ts
+ * import { classify } from "./readme_blocks.ts";
+ * classify({ line: 1, lang: "sh", lines: [{ line: 2, text: "toolgate validate" }] }).kind; // "shell"
+ * ```
+ */
+export function classify(block: Block): BlockKind {
+  if (block.notRun !== undefined) return { kind: "not-run", reason: block.notRun };
+  const text = block.lines.map((l) => l.text).join("\n");
+  if (SHELL_LANGS.has(block.lang)) return { kind: "shell" };
+  if (block.lang === "json" || block.lang === "jsonc") {
+    const whole = parseJson(text);
+    if (isObject(whole) && isObject(whole.mcpServers)) return { kind: "mcp-config", config: whole as never };
+    if (isObject(whole) && Array.isArray(whole.tools)) return { kind: "manifest", value: whole };
+    const lines = block.lines.map((l) => l.text).filter((t) => t.trim() !== "");
+    const values = lines.map(parseJson);
+    if (lines.length > 0 && values.every(isObject) && values.some((v) => isObject(v) && "ok" in v)) {
+      return { kind: "envelopes", values };
+    }
+    return {
+      kind: "unknown",
+      why: "a JSON block that is neither an MCP host's configuration (mcpServers), a manifest (tools) " +
+        "nor envelopes one per line",
+    };
+  }
+  if (block.lang === "jsonl" || block.lang === "ndjson") {
+    const values = block.lines.filter((l) => l.text.trim() !== "").map((l) => parseJson(l.text));
+    if (values.length > 0 && values.every((v) => isObject(v) && typeof v.type === "string")) {
+      return { kind: "agent-events", values: values as Record<string, unknown>[] };
+    }
+    return { kind: "unknown", why: "a JSON-lines block that is not events (objects with a `type`)" };
+  }
+  if (block.lang === "ts" || block.lang === "typescript") {
+    if (/from\s+["'](?:\.\/src\/mod\.ts|@toolgate\/toolgate)["']/.test(text)) {
+      return { kind: "library", code: text };
+    }
+    return { kind: "unknown", why: "a TypeScript block that does not import the library (./src/mod.ts)" };
+  }
+  if (block.lang === "" || block.lang === "text" || block.lang === "txt") {
+    const lines = block.lines.map((l) => l.text).filter((t) => t.trim() !== "");
+    if (lines.length > 0 && lines.every((t) => LINT_FINDING.test(t) || LINT_SUMMARY.test(t))) {
+      return { kind: "lint-output" };
+    }
+    return { kind: "unknown", why: "a block without a language that is not `toolgate lint` output" };
+  }
+  return { kind: "unknown", why: `a block of language ${JSON.stringify(block.lang)}` };
+}
+
+/** A `toolgate lint` output block checked against the lint's own rules: each finding's rule, and the summary. */
+export function lintOutputProblems(block: Block, ruleNames: readonly string[]): string[] {
+  const problems: string[] = [];
+  const indices = new Set<string>();
+  let findings = 0;
+  for (const { line, text } of block.lines) {
+    const finding = LINT_FINDING.exec(text);
+    if (finding) {
+      findings++;
+      indices.add(/^tool\[(\d+)\]/.exec(text)![1]);
+      if (!ruleNames.includes(finding[1])) {
+        problems.push(`README.md:${line}: no lint rule is named ${finding[1]}`);
+      }
+      continue;
+    }
+    const summary = /: (\d+) findings? in (\d+) of \d+ tools?$/.exec(text);
+    if (summary && (Number(summary[1]) !== findings || Number(summary[2]) !== indices.size)) {
+      problems.push(
+        `README.md:${line}: the summary says ${summary[1]} findings in ${summary[2]} tools, ` +
+          `the lines above show ${findings} in ${indices.size}`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** One command line of a shell block. */
+export interface CommandLine {
+  /** The README line where it starts. */
+  readonly line: number;
+  /** The command as written (continuation lines joined), without its trailing comment. */
+  readonly command: string;
+  /** The trailing `# comment`, if any: what the line claims. */
+  readonly comment?: string;
+  /** In a `console` block, the output lines shown under the `$` line. */
+  readonly output: readonly string[];
+}
+
+/** Where a `#` outside quotes starts a comment (at the start of a word), or -1. */
+export function commentStart(text: string): number {
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === "\\") i++;
+    else if (c === "'" || c === '"') quote = c;
+    else if (c === "#" && (i === 0 || /\s/.test(text[i - 1]))) return i;
+  }
+  return -1;
+}
+
+/**
+ * The command lines of a shell block: comment lines and blank lines skipped, `\` continuations joined, a
+ * trailing comment kept apart; in a `console` block only `$ ` lines are commands and the lines under one are
+ * its output.
+ *
+ * @example
+ * ```ts
+ * import { commandLines } from "./readme_blocks.ts";
+ * const block = { line: 1, lang: "sh", lines: [{ line: 2, text: "toolgate validate   # exits 0" }] };
+ * commandLines(block)[0].comment; // "exits 0"
+ * ```
+ */
+export function commandLines(block: Block): CommandLine[] {
+  const result: { line: number; command: string; comment?: string; output: string[] }[] = [];
+  const consoleBlock = block.lang === "console" || block.lang === "shell-session";
+  let pending: { line: number; text: string } | undefined;
+  for (const { line, text } of block.lines) {
+    let current = text;
+    if (consoleBlock && !pending) {
+      if (!/^\s*\$ /.test(text)) {
+        if (text.trim() !== "") result.at(-1)?.output.push(text);
+        continue;
+      }
+      current = text.replace(/^\s*\$ /, "");
+    }
+    if (!pending && (current.trim() === "" || current.trimStart().startsWith("#"))) continue;
+    const joined = pending
+      ? { line: pending.line, text: `${pending.text} ${current.trim()}` }
+      : { line, text: current };
+    if (/\\$/.test(joined.text) && commentStart(joined.text) === -1) {
+      pending = { line: joined.line, text: joined.text.slice(0, -1).trimEnd() };
+      continue;
+    }
+    pending = undefined;
+    const at = commentStart(joined.text);
+    const command = (at === -1 ? joined.text : joined.text.slice(0, at)).trim();
+    const comment = at === -1 ? undefined : joined.text.slice(at + 1).trim();
+    result.push({ line: joined.line, command, comment, output: [] });
+  }
+  if (pending) result.push({ line: pending.line, command: pending.text, output: [] });
+  return result;
+}
+
+/** What a command line's comment claims about its run. */
+export interface Claim {
+  /** The exit status (default 0). */
+  readonly exit: number;
+  /** Whether stdout is one envelope line, and which. */
+  readonly envelope?: { readonly ok: boolean; readonly kind?: string };
+}
+
+/**
+ * What a line's trailing comment claims: `exits N` (else 0); `envelope` (stdout is one envelope line, `ok: true`
+ * unless the comment says `ok: false`, `fails` or names a failure kind).
+ *
+ * @example
+ * ```ts
+ * import { claimOf } from "./readme_blocks.ts";
+ * claimOf("run a tool, print its envelope", ["timeout"]); // { exit: 0, envelope: { ok: true } }
+ * ```
+ */
+export function claimOf(comment: string | undefined, failureKinds: readonly string[]): Claim {
+  if (comment === undefined) return { exit: 0 };
+  const exit = /\bexit(?:s| status| code)?(?: with)? (\d+)\b/i.exec(comment);
+  const kind = failureKinds.find((k) => new RegExp(`\\b${k}\\b`).test(comment));
+  const failing = kind !== undefined || /ok: ?false|"ok": ?false|\bfails\b/.test(comment);
+  const envelope = /\benvelope\b/i.test(comment) || kind !== undefined
+    ? { ok: !failing, ...(kind ? { kind } : {}) }
+    : undefined;
+  return { exit: exit ? Number(exit[1]) : 0, ...(envelope ? { envelope } : {}) };
+}
+
+/**
+ * Every `deno task NAME` the text mentions (`deno task -q NAME`, `npx -y deno@V task NAME` included).
+ *
+ * @example
+ * ```ts
+ * import { taskNames } from "./readme_blocks.ts";
+ * taskNames("run `deno task -q agent call x` or `deno task test`"); // ["agent", "test"]
+ * ```
+ */
+export function taskNames(markdown: string): string[] {
+  const names = new Set<string>();
+  for (const match of markdown.matchAll(/\bdeno(?:@[\d.]+)? task((?: -[-\w]+)*) ([a-z][\w:-]*)/g)) {
+    names.add(match[2]);
+  }
+  return [...names];
+}
+
+/** The rows of the first table under a `## TITLE` heading: its cells, code spans unwrapped. */
+export function tableUnder(markdown: string, title: string, nth = 0): string[][] {
+  const lines = markdown.split("\n");
+  const start = lines.findIndex((l) => l.trim() === `## ${title}`);
+  if (start === -1) throw new Error(`README.md: no "## ${title}" section`);
+  const rows: string[][][] = [];
+  let current: string[][] | undefined;
+  for (let i = start + 1; i < lines.length && !/^## /.test(lines[i]); i++) {
+    const line = lines[i].trim();
+    if (line.startsWith("|")) {
+      if (!current) rows.push(current = []);
+      if (/^\|[\s|:-]+\|$/.test(line)) continue;
+      current.push(
+        line.slice(1, -1).split(/(?<!\\)\|/).map((cell) => cell.trim().replaceAll("\\|", "|")),
+      );
+    } else current = undefined;
+  }
+  const table = rows[nth];
+  if (!table) throw new Error(`README.md: no table ${nth + 1} under "## ${title}"`);
+  return table.slice(1);
+}
+
+/** The code spans of a Markdown cell or line. */
+export function codeSpans(text: string): string[] {
+  return [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+}

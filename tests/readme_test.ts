@@ -1,0 +1,835 @@
+// The README is tested (issue 12): every fenced block a reader could run is run here as written, by a real shell
+// in a temp HOME, against a loopback stand-in for the chat endpoint named through the variables the README
+// documents; its MCP host configuration starts the installed server as a host would; its other claims that are
+// cheap to check (the Deno pin, the tasks, the Commands table) are checked. A block the test cannot run must say
+// so in the README (`<!-- readme-test: not run (REASON) -->`); an unmarked block it does not know fails.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { asEnvelope, FAILURE_KINDS, serialize } from "../src/contract.ts";
+import { LINT_RULES } from "../src/lint.ts";
+import { COMMANDS, run } from "../src/main.ts";
+import type { Io } from "../src/cli.ts";
+import {
+  type ChatServer,
+  type RecordedRequest,
+  type Reply,
+  sseData,
+  startChatServer,
+} from "./agent/chat_server.ts";
+import { hasStackTrace, REPO, runProgram } from "./helpers.ts";
+import {
+  type Block,
+  claimOf,
+  classify,
+  codeSpans,
+  type CommandLine,
+  commandLines,
+  fencedBlocks,
+  lintOutputProblems,
+  type McpConfig,
+  tableUnder,
+  taskNames,
+} from "./readme_blocks.ts";
+
+const README = await Deno.readTextFile(join(REPO, "README.md"));
+const KINDS = Object.keys(FAILURE_KINDS);
+
+/** The README's pinned Deno, from `npx -y deno@VERSION`. */
+function readmePins(): string[] {
+  return [...new Set([...README.matchAll(/npx -y deno@([\d.]+)/g)].map((m) => m[1]))];
+}
+
+Deno.test("README: the pinned Deno is the one running the tests, and the one CI installs", async () => {
+  const pins = readmePins();
+  assert.deepEqual(
+    pins,
+    [Deno.version.deno],
+    `README pins ${pins.join(", ")}; the tests run ${Deno.version.deno}`,
+  );
+  const ci = await Deno.readTextFile(join(REPO, ".ci", "run"));
+  assert.equal(/^DENO_VERSION=([\d.]+)$/m.exec(ci)?.[1], Deno.version.deno, ".ci/run pins another Deno");
+});
+
+Deno.test("README: every `deno task NAME` it mentions exists in deno.json", async () => {
+  const tasks = Object.keys(JSON.parse(await Deno.readTextFile(join(REPO, "deno.json"))).tasks);
+  const named = taskNames(README);
+  assert.ok(named.includes("test") && named.includes("agent"), `found only ${named.join(", ")}`);
+  for (const name of named) {
+    assert.ok(tasks.includes(name), `README names \`deno task ${name}\`; deno.json has none`);
+  }
+});
+
+/** Runs the CLI's own entry in this process and returns what it printed. */
+async function helpText(argv: string[]): Promise<string> {
+  let out = "";
+  let err = "";
+  const io: Io = {
+    env: {},
+    cwd: REPO,
+    stdout: (text) => Promise.resolve(void (out += text)),
+    stderr: (text) => Promise.resolve(void (err += text)),
+    stdin: () => Promise.resolve(""),
+    interactive: false,
+  };
+  const code = await run(argv, io);
+  assert.equal(code, 0, `toolgate ${argv.join(" ")} exited ${code}: ${err}`);
+  return out;
+}
+
+/** The `--flags` of a Markdown cell's code spans, each with the choices written after it (`--format a|b`). */
+function flagsOf(cell: string): { flag: string; choices: string[] }[] {
+  return codeSpans(cell).flatMap((span) =>
+    [...span.matchAll(/(?<![\w-])(--[a-z][\w-]*)(?: \[?([\w-]+(?:\|[\w-]+)+))?/g)].map((m) => ({
+      flag: m[1],
+      choices: m[2]?.split("|") ?? [],
+    }))
+  );
+}
+
+/** Every flag of a README cell, and each choice it lists, is in the help text of `argv`. */
+async function assertInHelp(cell: string, argv: string[]): Promise<void> {
+  const help = await helpText(argv);
+  for (const { flag, choices } of flagsOf(cell)) {
+    assert.match(
+      help,
+      new RegExp(`${flag}(?![\\w-])`),
+      `toolgate ${argv.join(" ")} lacks ${flag}, which the README names`,
+    );
+    for (const choice of choices) {
+      assert.match(help, new RegExp(`\\b${choice}\\b`), `toolgate ${argv.join(" ")} lacks ${flag} ${choice}`);
+    }
+  }
+}
+
+Deno.test("README: every command and flag of the Commands section and the MCP server's table is in the help", async () => {
+  const global = await helpText(["--help"]);
+  const commands = tableUnder(README, "Commands");
+  assert.ok(commands.length >= 7, `only ${commands.length} rows in the Commands table`);
+  for (const [cell] of commands) {
+    for (const span of codeSpans(cell)) {
+      const [program, name] = span.split(/\s+/);
+      assert.equal(program, "toolgate", `Commands table: ${span} does not start with toolgate`);
+      if (name.startsWith("--")) {
+        // `toolgate --prompt TEXT`: an option of the agent loop, which `run` is.
+        await assertInHelp(`\`${span}\``, ["run", "--help"]);
+        continue;
+      }
+      assert.ok(COMMANDS.some((c) => c.name === name), `Commands table: no command ${name}`);
+      assert.match(global, new RegExp(`^  ${name} `, "m"), `toolgate --help does not list ${name}`);
+      await assertInHelp(`\`${span}\``, [name, "--help"]);
+    }
+  }
+  const section = README.slice(README.indexOf("## Commands"), README.indexOf("## The manifest"));
+  const globalLine = section.split("\n\n").find((p) => p.startsWith("Global options:"));
+  assert.ok(globalLine, "no Global options paragraph");
+  await assertInHelp(globalLine.split("agentcli's")[0], ["--help"]);
+  // The options of every command that runs tools, and the server's caps.
+  for (const [cell] of tableUnder(README, "Commands", 1)) {
+    for (const name of ["call", "run", "serve"]) await assertInHelp(cell, [name, "--help"]);
+  }
+  for (const [cell] of tableUnder(README, "MCP server")) await assertInHelp(cell, ["serve", "--help"]);
+});
+
+Deno.test("README harness: a block it cannot run fails naming its line, unless marked with a reason", () => {
+  const text =
+    "# t\n\n```python\nprint(1)\n```\n\n<!-- readme-test: not run (two machines) -->\n```sh\nssh b\n```\n";
+  const blocks = fencedBlocks(text);
+  assert.deepEqual(blocks.map((b) => [b.line, classify(b).kind]), [[3, "unknown"], [8, "not-run"]]);
+  assert.deepEqual(classify(blocks[1]), { kind: "not-run", reason: "two machines" });
+  assert.throws(
+    () => fencedBlocks("<!-- readme-test: skip -->\n```sh\nx\n```\n"),
+    /README\.md:1: malformed marker/,
+  );
+  assert.throws(
+    () => fencedBlocks("<!-- readme-test: not run (far) -->\n\nprose\n```sh\nx\n```\n"),
+    /README\.md:1: a readme-test marker must stand right above a fenced block/,
+  );
+  // Prose that names the marker is no marker.
+  assert.equal(
+    fencedBlocks("put `<!-- readme-test: not run (R) -->` above\n```sh\nx\n```\n")[0].notRun,
+    undefined,
+  );
+  const lines = commandLines({
+    line: 1,
+    lang: "sh",
+    lines: [
+      { line: 2, text: "# a comment line" },
+      { line: 3, text: 'toolgate call x \'{"a":"#b"}\'   # exits 1, kind timeout' },
+      { line: 4, text: "toolgate validate \\" },
+      { line: 5, text: "  --tools t.json" },
+    ],
+  });
+  assert.deepEqual(lines.map((l) => [l.line, l.command]), [
+    [3, `toolgate call x '{"a":"#b"}'`],
+    [4, "toolgate validate --tools t.json"],
+  ]);
+  assert.deepEqual(claimOf(lines[0].comment, KINDS), { exit: 1, envelope: { ok: false, kind: "timeout" } });
+});
+
+/** The folders and processes every block shares: one temp HOME, one project, one stand-in, one install. */
+interface World {
+  readonly root: string;
+  readonly home: string;
+  /** `~/my-project`, and the folder a host's configuration names as the project. */
+  readonly project: string;
+  readonly env: Record<string, string>;
+  readonly chat: ChatServer;
+  /** Blocks not run, with their reason, for the closing list. */
+  readonly notRun: string[];
+}
+
+/** A city in a prompt, and its zone: what the stand-in model asks `get_time` for. */
+const ZONES: Record<string, string> = {
+  Tokyo: "Asia/Tokyo",
+  Helsinki: "Europe/Helsinki",
+  London: "Europe/London",
+};
+/** The stand-in's final answers start with this. */
+const ANSWER = "stand-in answer";
+
+/** The message the stand-in model answers a request with: a `get_time` call for a time question, else text. */
+function standInMessage(request: RecordedRequest): Record<string, unknown> {
+  const messages: { role: string; content?: unknown }[] = request.body?.messages ?? [];
+  const last = messages.at(-1);
+  if (last?.role === "tool") {
+    const results = messages.slice(messages.findLastIndex((m) => m.role === "assistant") + 1);
+    return { role: "assistant", content: `${ANSWER}: ${results.map((m) => String(m.content)).join(" ")}` };
+  }
+  const prompt = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
+  // deno-lint-ignore no-explicit-any
+  const offered: string[] = (request.body?.tools ?? []).map((t: any) => t?.function?.name);
+  if (/\btime\b/i.test(prompt) && offered.includes("get_time")) {
+    const city = Object.keys(ZONES).find((name) => prompt.includes(name));
+    const args = JSON.stringify({ timezone: city ? ZONES[city] : "UTC" });
+    return {
+      role: "assistant",
+      content: null,
+      tool_calls: [{
+        id: "call_1",
+        type: "function",
+        function: { name: "get_time", arguments: args },
+      }],
+    };
+  }
+  return { role: "assistant", content: `${ANSWER}.` };
+}
+
+/** The stand-in endpoint's reply, streamed when the request asks for a stream. */
+function standIn(request: RecordedRequest): Reply {
+  const message = standInMessage(request);
+  const finish = message.tool_calls ? "tool_calls" : "stop";
+  if (request.body?.stream === true) {
+    const delta = message.tool_calls
+      ? {
+        role: "assistant",
+        tool_calls: (message.tool_calls as Record<string, unknown>[]).map((call, index) => ({
+          index,
+          ...call,
+        })),
+      }
+      : { role: "assistant", content: message.content };
+    const chunk = (d: unknown, reason: string | null) => ({
+      id: "chatcmpl-readme",
+      object: "chat.completion.chunk",
+      choices: [{ index: 0, delta: d, finish_reason: reason }],
+    });
+    const pieces = [sseData(chunk(delta, null)), sseData(chunk({}, finish))];
+    if (request.body?.stream_options?.include_usage) {
+      pieces.push(sseData({ ...chunk(null, null), choices: [], usage: USAGE }));
+    }
+    return { sse: [...pieces, sseData("[DONE]")] };
+  }
+  return {
+    json: {
+      id: "chatcmpl-readme",
+      object: "chat.completion",
+      choices: [{ index: 0, message, finish_reason: finish }],
+      usage: USAGE,
+    },
+  };
+}
+
+/** The token usage the stand-in reports with each answer, as endpoints do. */
+const USAGE = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
+
+/** Where Deno keeps its cache for this user: the temp HOME must not start an empty one. */
+function denoDir(): string {
+  const set = Deno.env.get("DENO_DIR");
+  if (set) return set;
+  const cache = Deno.env.get("XDG_CACHE_HOME") || join(Deno.env.get("HOME") ?? "/root", ".cache");
+  return join(cache, "deno");
+}
+
+async function makeWorld(): Promise<World> {
+  const root = await Deno.makeTempDir({ prefix: "toolgate_readme_" });
+  const home = join(root, "home");
+  const project = join(home, "my-project");
+  await Deno.mkdir(project, { recursive: true });
+  await Deno.writeTextFile(join(project, "notes.md"), "# notes\n");
+  // `npx -y deno@VERSION` becomes `deno`: this runtime, first on PATH (its version is checked above).
+  const shims = join(root, "bin");
+  await Deno.mkdir(shims);
+  await Deno.symlink(Deno.execPath(), join(shims, "deno"));
+  const hostPath = (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":").filter((dir) => {
+    try {
+      Deno.statSync(join(dir, "toolgate"));
+      return false;
+    } catch {
+      return dir !== "";
+    }
+  });
+  const chat = startChatServer(standIn);
+  const env: Record<string, string> = {
+    HOME: home,
+    PATH: [join(home, ".local", "bin"), shims, ...hostPath].join(":"),
+    DENO_DIR: denoDir(),
+    NO_COLOR: "1",
+    LANG: "C.UTF-8",
+    // The endpoint, as the README names it; a line that sets its own loopback URL is pointed here too.
+    OAI_BASE_URL: chat.baseUrl,
+    OPENAI_BASE_URL: chat.baseUrl,
+    OAI_MODEL: "readme-stand-in",
+  };
+  return { root, home, project, env, chat, notRun: [] };
+}
+
+/** A command line as the shell runs it here, and what the test knows about it. */
+interface Prepared {
+  readonly source: CommandLine;
+  /** The text given to the shell. */
+  readonly shell: string;
+  /** Why it is not run, when the test knows it must not be. */
+  readonly skip?: string;
+}
+
+/** The README's loopback endpoint URLs, to be pointed at the stand-in. */
+const ENDPOINT_URL =
+  /((?:OAI_BASE_URL|OPENAI_BASE_URL)=|--base-url[= ])(["']?)http:\/\/(?:127\.0\.0\.1|localhost|\[::1\]):\d+(?:\/v1)?/g;
+const TEST_TASK = /\bdeno task(?: -q| --quiet)? test\b/;
+const INSTALL_TASK = /\bdeno task(?: -q| --quiet)? install\b/;
+const CALL = /(?:^|[\s;&|(])(?:toolgate|deno task(?: -q| --quiet)? agent)\s(?:.*\s)?call\s/;
+const AGENT =
+  /(?:^|[\s;&|(])(?:toolgate|deno task(?: -q| --quiet)? agent)\s(?:.*\s)?(?:--?prompt(?:-file)?[\s=]|run\s)/;
+const TOOLGATE_WORD = /(?:^|[;&|(]\s*|\s)toolgate(?:\s|$)/;
+
+function prepare(source: CommandLine, world: World): Prepared {
+  let shell = source.command.replace(/\bnpx -y deno@[\d.]+(?=\s)/g, "deno");
+  shell = shell.replace(ENDPOINT_URL, (_m, name, quote) => `${name}${quote}${world.chat.baseUrl}`);
+  shell = shell.replaceAll("/path/to/your/project", world.project);
+  if (TEST_TASK.test(shell)) {
+    return {
+      source,
+      shell: "true",
+      skip: "the test suite itself (this test is part of it; .ci/run runs it as the README's test command)",
+    };
+  }
+  if (ASKS_ON_TERMINAL.test(source.comment ?? "")) {
+    // It wants a person at a terminal: it gets one (script(1) makes a pty), and the answer typed into it.
+    shell = `printf '%s\\n' ${TYPED_ANSWER} | script -qefc ${singleQuoted(shell)} /dev/null`;
+  }
+  return { source, shell };
+}
+
+/** A comment saying the line asks a person something on the terminal. */
+const ASKS_ON_TERMINAL = /\b(?:asks?|prompts?)\b.*\bterminal\b/i;
+/** What a person types when a line asks on the terminal. */
+const TYPED_ANSWER = "readme-test-typed-answer";
+
+/** A shell word in single quotes. */
+function singleQuoted(text: string): string {
+  return `'${text.replaceAll("'", `'"'"'`)}'`;
+}
+
+/**
+ * The variables a block uses that a reader is expected to have set (`"$TOKEN"`) and this world does not set:
+ * each gets a stand-in value, `readme-test-NAME`, unless a line of the block assigns it.
+ */
+function readerVariables(lines: readonly Prepared[], world: World): Record<string, string> {
+  const text = lines.map((l) => l.shell).join("\n");
+  const assigned = new Set(
+    [...text.matchAll(/(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=/g)].map((m) => m[1]),
+  );
+  const used = [...text.matchAll(/\$\{?([A-Z_][A-Z0-9_]*)/g)].map((m) => m[1]);
+  return Object.fromEntries(
+    used.filter((name) => !(name in world.env) && !assigned.has(name)).map((
+      name,
+    ) => [name, `readme-test-${name}`]),
+  );
+}
+
+/** What one line left behind. */
+interface LineRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** `command -v toolgate` after the line. */
+  readonly which: string;
+  /** Requests the stand-in endpoint got during the line. */
+  readonly requests: readonly RecordedRequest[];
+}
+
+const BLOCK_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs a shell block's lines one by one in one bash, started in this checkout (the folder the README's first
+ * commands are typed in), so that `cd` and `export` carry on to the next line as they do for a reader. Each
+ * line's output, status and `command -v toolgate` go to files; the block's process group is ended afterwards,
+ * so that a line that started a server in the background leaves nothing behind.
+ */
+/** A line's run, or why there is none. */
+type LineOutcome = LineRun | "hung" | "not reached";
+
+async function runShellBlock(lines: readonly Prepared[], world: World): Promise<LineOutcome[]> {
+  const dir = await Deno.makeTempDir({ dir: world.root, prefix: "block_" });
+  const script = [
+    ...Object.entries(readerVariables(lines, world)).map(([name, value]) =>
+      `export ${name}=${singleQuoted(value)}`
+    ),
+    `cd ${JSON.stringify(REPO)} || exit 99`,
+  ];
+  lines.forEach((line, i) => {
+    const at = (what: string) => JSON.stringify(join(dir, `${i}.${what}`));
+    script.push(
+      `printf '%s' "$(date +%s%3N)" >${at("start")}`,
+      `{ ${line.shell}\n} >${at("out")} 2>${at("err")} </dev/null; echo $? >${at("rc")}`,
+      `command -v toolgate >${at("which")}`,
+    );
+  });
+  await Deno.writeTextFile(join(dir, "script.sh"), script.join("\n") + "\n");
+  const before = world.chat.requests.length;
+  const child = new Deno.Command("setsid", {
+    args: ["bash", "--noprofile", "--norc", join(dir, "script.sh")],
+    env: world.env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const timer = setTimeout(() => killGroup(child.pid), BLOCK_TIMEOUT_MS);
+  await child.status;
+  clearTimeout(timer);
+  killGroup(child.pid);
+  const read = (i: number, what: string) => {
+    try {
+      return Deno.readTextFileSync(join(dir, `${i}.${what}`));
+    } catch {
+      return undefined;
+    }
+  };
+  const requests = world.chat.requests.slice(before);
+  return lines.map((_line, i): LineOutcome => {
+    const rc = read(i, "rc");
+    if (rc === undefined) return read(i, "start") === undefined ? "not reached" : "hung";
+    const start = Number(read(i, "start"));
+    const end = Number(read(i + 1, "start") ?? Infinity);
+    return {
+      code: Number(rc.trim()),
+      stdout: read(i, "out") ?? "",
+      stderr: read(i, "err") ?? "",
+      which: (read(i, "which") ?? "").trim(),
+      requests: requests.filter((r) => r.at >= start && r.at <= end),
+    };
+  });
+}
+
+/** Ends a block's process group (bash and anything a line left in the background). */
+function killGroup(pid: number): void {
+  try {
+    Deno.kill(-pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+/** A long text cut for a failure message. */
+function cut(text: string, max = 600): string {
+  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length} characters)`;
+}
+
+/** One envelope line on stdout, or why not. */
+function envelopeProblem(stdout: string, expected: { ok: boolean; kind?: string }): string | undefined {
+  const lines = stdout.split("\n").filter((l) => l !== "");
+  if (lines.length !== 1) return `expected exactly one envelope line on stdout, got ${lines.length}`;
+  let value: unknown;
+  try {
+    value = JSON.parse(lines[0]);
+  } catch {
+    return `stdout is not JSON: ${cut(lines[0])}`;
+  }
+  const envelope = asEnvelope(value);
+  if (!envelope) return `stdout is not an envelope: ${cut(lines[0])}`;
+  if (envelope.ok !== expected.ok) {
+    return `expected an envelope with ok: ${expected.ok}, got ${cut(lines[0])}`;
+  }
+  if (expected.kind && !envelope.ok && envelope.kind !== expected.kind) {
+    return `expected kind ${expected.kind}, got ${envelope.kind}`;
+  }
+  return undefined;
+}
+
+/** What is wrong with one line's run, measured against what the README (and the line's comment) claims. */
+function lineProblems(line: Prepared, result: LineOutcome, world: World): string[] {
+  const claim = claimOf(line.source.comment, KINDS);
+  if (result === "hung") {
+    return [
+      `did not finish within ${BLOCK_TIMEOUT_MS / 1000} s (a server? end the line with & or mark the block)`,
+    ];
+  }
+  if (result === "not reached") return ["not reached: a line above did not finish"];
+  const problems: string[] = [];
+  const tail = (text: string) => text.trim().split("\n").slice(-15).join("\n");
+  if (result.code !== claim.exit) {
+    problems.push(
+      `exit ${result.code}, expected ${claim.exit}\nstdout:\n${tail(result.stdout)}\nstderr:\n${
+        tail(result.stderr)
+      }`,
+    );
+  }
+  if (hasStackTrace(result.stderr)) problems.push(`a stack trace on stderr:\n${tail(result.stderr)}`);
+  const envelope = claim.envelope ?? (CALL.test(line.shell) ? { ok: claim.exit === 0 } : undefined);
+  if (envelope) {
+    const problem = envelopeProblem(result.stdout, envelope);
+    if (problem) problems.push(problem);
+  }
+  const installed = join(world.home, ".local", "bin", "toolgate");
+  if (INSTALL_TASK.test(line.shell) && !result.stdout.includes(`installed ${installed}`)) {
+    problems.push(`expected "installed ${installed}" on stdout, got: ${result.stdout.trim()}`);
+  }
+  if (TOOLGATE_WORD.test(line.shell) && result.which !== installed) {
+    problems.push(`\`toolgate\` on PATH is ${JSON.stringify(result.which)}, not the installed ${installed}`);
+  }
+  if (AGENT.test(line.shell) && claim.exit === 0) {
+    if (result.requests.length === 0) problems.push("the stand-in endpoint got no request");
+    if (!result.stdout.includes(ANSWER)) {
+      problems.push(`the stand-in's answer is not on stdout: ${tail(result.stdout)}`);
+    }
+    for (const request of result.requests) {
+      // deno-lint-ignore no-explicit-any
+      for (const message of (request.body?.messages ?? []).filter((m: any) => m.role === "tool")) {
+        const problem = envelopeProblem(String(message.content), { ok: true });
+        if (problem) problems.push(`a tool result sent to the model: ${problem}`);
+      }
+    }
+  }
+  problems.push(...consoleOutputProblems(line.source.output, result.stdout));
+  return problems;
+}
+
+/**
+ * A `console` block's output lines under a command: a JSON line must match a stdout line in `ok`, `kind` and its
+ * keys; a text line must appear with its digits free to differ.
+ */
+function consoleOutputProblems(expected: readonly string[], stdout: string): string[] {
+  const shape = (text: string) => {
+    try {
+      const value = JSON.parse(text);
+      if (typeof value === "object" && value !== null) {
+        return JSON.stringify([value.ok, value.kind, Object.keys(value).sort()]);
+      }
+    } catch {
+      // Text.
+    }
+    return text.trim().replace(/\d+/g, "0");
+  };
+  const actual = new Set(stdout.split("\n").map(shape));
+  return expected.filter((line) => !actual.has(shape(line))).map((line) => `output line not seen: ${line}`);
+}
+
+async function runShell(block: Block, world: World): Promise<string[]> {
+  const prepared = commandLines(block).map((line) => prepare(line, world));
+  if (prepared.length === 0) return [`README.md:${block.line}: a ${block.lang} block without a command`];
+  // A reader of any later section has installed `toolgate` as the README's opening says; so has this world.
+  if (
+    prepared.some((l) => TOOLGATE_WORD.test(l.shell)) && !prepared.some((l) => INSTALL_TASK.test(l.shell))
+  ) {
+    await ensureInstalled(world);
+  }
+  for (const line of prepared) {
+    if (line.skip) {
+      world.notRun.push(`README.md:${line.source.line}: \`${line.source.command}\`: ${line.skip}`);
+    }
+  }
+  const results = await runShellBlock(prepared, world);
+  return prepared.flatMap((line, i) => {
+    if (line.skip) return [];
+    const ran = line.shell === line.source.command ? "" : ` (run as \`${line.shell}\`)`;
+    return lineProblems(line, results[i], world).map((p) =>
+      `README.md:${line.source.line}: \`${line.source.command}\`${ran}: ${p}`
+    );
+  });
+}
+
+/** Installs `toolgate` into the temp HOME as the README says, unless a block did already. */
+async function ensureInstalled(world: World): Promise<void> {
+  const installed = join(world.home, ".local", "bin", "toolgate");
+  try {
+    await Deno.stat(installed);
+    return;
+  } catch {
+    // Not yet.
+  }
+  const result = await runProgram(Deno.execPath(), ["task", "-q", "install"], {
+    cwd: REPO,
+    env: world.env,
+    clearEnv: true,
+  });
+  assert.equal(result.code, 0, result.stderr);
+}
+
+/** Sample arguments for tools a configuration approves, to call them through the host's server. */
+const SAMPLE_CALLS: Record<string, Record<string, unknown>> = {
+  fs_write_file: { path: "readme-check.txt", content: "written through MCP\n" },
+  fs_edit: { path: "readme-check.txt", old_string: "through MCP", new_string: "and edited through MCP" },
+  fs_mkdir: { path: "readme-check-dir" },
+};
+
+/**
+ * An MCP host's configuration: each server is started exactly as it says (the command found on PATH, the args
+ * with the README's placeholder project path made real), from a folder of the host's own, and driven by the
+ * official SDK client over stdio. The server must list tools; with `--cwd` it works on that project (the seeded
+ * file is listed); the tools `--allow-tools` names run; a tool that changes things and is not named is
+ * `rejected`, since this client cannot be asked.
+ */
+async function runMcpConfig(block: Block, config: McpConfig, world: World): Promise<string[]> {
+  await ensureInstalled(world);
+  const hostFolder = await Deno.makeTempDir({ dir: world.root, prefix: "host_" });
+  // What the sample edit changes, whether or not the sample write ran before it.
+  await Deno.writeTextFile(join(world.project, "readme-check.txt"), "written through MCP\n");
+  const problems: string[] = [];
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    const args = (server.args ?? []).map((arg) => arg.replaceAll("/path/to/your/project", world.project));
+    const where = `README.md:${block.line}: server ${JSON.stringify(name)} (${server.command} ${
+      args.join(" ")
+    })`;
+    const transport = new StdioClientTransport({
+      command: server.command,
+      args,
+      cwd: hostFolder,
+      env: { ...world.env, ...server.env },
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk));
+    const client = new Client({ name: "readme-host", version: "1.0.0" });
+    try {
+      await client.connect(transport);
+      const { tools } = await client.listTools();
+      if (tools.length === 0) problems.push(`${where}: lists no tools`);
+      // As the README's MCP results say: a success's structuredContent is the result, a failure's
+      // (isError) the envelope.
+      const call = async (tool: string, toolArgs: Record<string, unknown>) => {
+        const answer = await client.callTool({ name: tool, arguments: toolArgs });
+        // deno-lint-ignore no-explicit-any
+        return { isError: answer.isError === true, structured: answer.structuredContent as any };
+      };
+      const cwd = args.indexOf("--cwd");
+      if (cwd !== -1) {
+        const listing = await call("fs_list_dir", { path: "." });
+        // deno-lint-ignore no-explicit-any
+        const names = (listing.structured?.entries ?? []).map((e: any) => e.name);
+        if (listing.isError || !names.includes("notes.md")) {
+          problems.push(
+            `${where}: fs_list_dir of "." does not show the project: ${cut(JSON.stringify(listing))}`,
+          );
+        }
+      }
+      if (args.includes("--allow-tools")) {
+        const allowed = args[args.indexOf("--allow-tools") + 1].split(",");
+        for (const tool of allowed.filter((t) => SAMPLE_CALLS[t])) {
+          const answer = await call(tool, SAMPLE_CALLS[tool]);
+          if (answer.isError) {
+            problems.push(`${where}: ${tool}, approved, answered ${cut(JSON.stringify(answer.structured))}`);
+          }
+        }
+        if (!args.includes("--yes") && !allowed.includes("fs_remove")) {
+          const answer = await call("fs_remove", { path: "notes.md" });
+          if (!answer.isError || answer.structured?.kind !== "rejected") {
+            problems.push(
+              `${where}: fs_remove, not approved, answered ${cut(JSON.stringify(answer.structured))}`,
+            );
+          }
+        }
+      }
+    } catch (error) {
+      problems.push(
+        `${where}: ${error instanceof Error ? error.message : String(error)}\nstderr:\n${stderr}`,
+      );
+    } finally {
+      await client.close();
+    }
+  }
+  return problems;
+}
+
+/**
+ * A library program: run with this runtime from the checkout (its `./src/mod.ts` import is relative to it),
+ * type-checked. Each `console.log(serialize(...))` prints an envelope: a failure kind named in that line's
+ * comment is the one expected, else `ok: true`.
+ */
+async function runLibrary(block: Block, code: string, world: World): Promise<string[]> {
+  const result = await runProgram(Deno.execPath(), ["eval", "--check", "--ext=ts", code], {
+    cwd: REPO,
+    env: world.env,
+    clearEnv: true,
+  });
+  const where = `README.md:${block.line}`;
+  if (result.code !== 0) return [`${where}: exit ${result.code}\n${result.stderr}`];
+  const printed = block.lines.filter((l) => /console\.log\(serialize\(/.test(l.text));
+  const out = result.stdout.split("\n").filter((l) => l !== "");
+  if (out.length !== printed.length) {
+    return [`${where}: ${printed.length} envelopes expected, got:\n${result.stdout}`];
+  }
+  return printed.flatMap((line, i) => {
+    const comment = line.text.split("//")[1];
+    const kind = KINDS.find((k) => comment !== undefined && new RegExp(`\\b${k}\\b`).test(comment));
+    const problem = envelopeProblem(out[i], kind ? { ok: false, kind } : { ok: true });
+    return problem ? [`README.md:${line.line}: ${problem}`] : [];
+  });
+}
+
+/** The keys of an event, and of each object in it, one level down: its shape, whatever the values. */
+function eventShape(event: Record<string, unknown>): string[] {
+  return Object.entries(event).flatMap(([key, value]) =>
+    typeof value === "object" && value !== null && !Array.isArray(value)
+      ? [key, ...Object.keys(value).map((inner) => `${key}.${inner}`)]
+      : [key]
+  ).sort();
+}
+
+/** The event fields that must be equal, not only present: what the conversation was, not what it measured. */
+const EVENT_FIELDS = [
+  "type",
+  "step",
+  "name",
+  "ok",
+  "finish_reason",
+  "tool_calls",
+  "arguments",
+  "tools",
+  "tool_stubs",
+];
+
+/**
+ * `--output jsonl` events: the agent loop asked for the time in Tokyo (the conversation the README's example
+ * shows) against the stand-in, which reports usage, from the project folder (so with the built-in belt). Its
+ * events must come in the README's order, each with the README's keys (and those of its objects), and with
+ * the same type, step, tool, outcome and counts.
+ */
+async function runAgentEvents(
+  block: Block,
+  values: readonly Record<string, unknown>[],
+  world: World,
+): Promise<string[]> {
+  await ensureInstalled(world);
+  const prompt = "What time is it in Tokyo?";
+  const result = await runProgram("toolgate", ["--prompt", prompt, "--output", "jsonl"], {
+    cwd: world.project,
+    env: world.env,
+    clearEnv: true,
+  });
+  const where = `README.md:${block.line}: \`toolgate --prompt ${JSON.stringify(prompt)} --output jsonl\``;
+  if (result.code !== 0) return [`${where}: exit ${result.code}\n${result.stderr}`];
+  const events = result.stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+  const types = (list: readonly Record<string, unknown>[]) => list.map((e) => e.type).join(", ");
+  if (events.length !== values.length) {
+    return [
+      `${where}: printed ${events.length} events (${types(events)}), the README shows ${values.length} (${
+        types(values)
+      })`,
+    ];
+  }
+  const lines = block.lines.filter((l) => l.text.trim() !== "");
+  return values.flatMap((shown, i) => {
+    const got = events[i];
+    const problems: string[] = [];
+    if (eventShape(shown).join() !== eventShape(got).join()) {
+      problems.push(`keys ${eventShape(shown).join(", ")}; the run printed ${eventShape(got).join(", ")}`);
+    }
+    for (const field of EVENT_FIELDS.filter((f) => f in shown)) {
+      if (JSON.stringify(shown[field]) !== JSON.stringify(got[field])) {
+        problems.push(
+          `${field} ${JSON.stringify(shown[field])}; the run printed ${JSON.stringify(got[field])}`,
+        );
+      }
+    }
+    return problems.map((p) => `README.md:${lines[i].line}: ${p}\n  run: ${cut(JSON.stringify(got))}`);
+  });
+}
+
+/** Envelope examples: each must read as an envelope and be written as `serialize` writes it. */
+function checkEnvelopes(block: Block, values: readonly unknown[]): string[] {
+  const lines = block.lines.filter((l) => l.text.trim() !== "");
+  return values.flatMap((value, i) => {
+    const envelope = asEnvelope(value);
+    if (!envelope) return [`README.md:${lines[i].line}: not an envelope`];
+    const canonical = serialize(value as never);
+    return canonical === lines[i].text.trim()
+      ? []
+      : [`README.md:${lines[i].line}: not as serialize writes it (ok first, keys sorted):\n${canonical}`];
+  });
+}
+
+/** A manifest example: it must hold to `tools.schema.json`. */
+async function checkManifest(block: Block, value: unknown): Promise<string[]> {
+  const { Ajv } = await import("ajv");
+  const schema = JSON.parse(await Deno.readTextFile(join(REPO, "tools.schema.json")));
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  return validate(value) ? [] : [`README.md:${block.line}: ${JSON.stringify(validate.errors)}`];
+}
+
+Deno.test("README: every fenced block runs as written, or says why it cannot", async (t) => {
+  const world = await makeWorld();
+  try {
+    const blocks = fencedBlocks(README);
+    assert.ok(blocks.length > 0, "no fenced blocks found");
+    for (const block of blocks) {
+      const kind = classify(block);
+      await t.step(`README.md:${block.line} (${block.lang || "no language"}: ${kind.kind})`, async () => {
+        let problems: string[];
+        switch (kind.kind) {
+          case "not-run":
+            world.notRun.push(`README.md:${block.line}: the whole block: ${kind.reason}`);
+            problems = [];
+            break;
+          case "shell":
+            problems = await runShell(block, world);
+            break;
+          case "mcp-config":
+            problems = await runMcpConfig(block, kind.config, world);
+            break;
+          case "agent-events":
+            problems = await runAgentEvents(block, kind.values, world);
+            break;
+          case "library":
+            problems = await runLibrary(block, kind.code, world);
+            break;
+          case "envelopes":
+            problems = checkEnvelopes(block, kind.values);
+            break;
+          case "manifest":
+            problems = await checkManifest(block, kind.value);
+            break;
+          case "lint-output":
+            problems = lintOutputProblems(block, LINT_RULES.map((rule) => rule.name));
+            break;
+          case "unknown":
+            problems = [
+              `README.md:${block.line}: ${kind.why}: the README test does not know how to run it. Teach ` +
+              "tests/readme_test.ts, or, if it truly cannot run here, put " +
+              "<!-- readme-test: not run (REASON) --> right above it",
+            ];
+        }
+        assert.deepEqual(problems, [], problems.join("\n\n"));
+      });
+    }
+    const listed = world.notRun.length === 0 ? "none" : `\n  ${world.notRun.join("\n  ")}`;
+    console.log(`README: ${blocks.length} fenced blocks; not run: ${listed}`);
+  } finally {
+    await world.chat.close();
+    await Deno.remove(world.root, { recursive: true });
+  }
+});

@@ -1,0 +1,98 @@
+/**
+ * A publisher on the worker pool's subject, crafting calls by hand instead of through a caller's toolgate: the
+ * worker checks every call again (its own preflight, its own manifest), and nothing a message adds (an
+ * environment, a sandbox mode, a command) changes how a tool runs.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { createInbox, type NatsConnection } from "@nats-io/transport-node";
+import { jetstream } from "@nats-io/jetstream";
+import { isRecord } from "../../src/contract.ts";
+import { connectPool } from "../../src/pool/connect.ts";
+import { encode, manifestHash, POOL, PROTOCOL_VERSION, readReply } from "../../src/pool/protocol.ts";
+import { baseEnv, BIN, manifestOf, scratch } from "../executor_helpers.ts";
+import { natsServer, POOL_TOOLS, poolTest, startWorker, writePoolManifest } from "../pool/helpers.ts";
+
+const TOOLS = [...POOL_TOOLS, { name: "env_dump", readOnly: true, command: [join(BIN, "env_dump")] }];
+
+/** Publishes `fields` as a call (over well-formed defaults), says yes to the claim, and returns the envelope. */
+async function craftedCall(
+  nc: NatsConnection,
+  fields: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const reply = createInbox();
+  const { promise, resolve } = Promise.withResolvers<Record<string, unknown>>();
+  const subscription = nc.subscribe(reply, {
+    callback: (_error, msg) => {
+      const message = readReply(msg.data);
+      if (message?.t === "claim") msg.respond(encode({ go: "yes" }));
+      if (message?.t === "result") {
+        msg.respond(encode({}));
+        resolve(isRecord(message.envelope) ? message.envelope : {});
+      }
+    },
+  });
+  const id = crypto.randomUUID();
+  await jetstream(nc).publish(
+    POOL.subject,
+    encode({
+      v: PROTOCOL_VERSION,
+      id,
+      reply,
+      manifest: await manifestHash(manifestOf(TOOLS)),
+      defaults: { timeoutSec: 10, graceMs: 500, maxOutputBytes: 65536 },
+      ...fields,
+    }),
+    { msgID: id },
+  );
+  const timer = setTimeout(() => resolve({ timedOut: true }), 15_000);
+  try {
+    return await promise;
+  } finally {
+    clearTimeout(timer);
+    subscription.unsubscribe();
+  }
+}
+
+poolTest(
+  "pool attack: a crafted call is checked again on the worker; what it adds changes nothing",
+  async () => {
+    await using server = await natsServer();
+    await using dir = await scratch();
+    const path = await writePoolManifest(dir.path, TOOLS);
+    await using _worker = await startWorker(server.url, path, dir.path, "a");
+    const nc = await connectPool(server.address, baseEnv(), "attacker");
+    try {
+      // Arguments a caller's preflight would refuse are refused by the worker's own.
+      const bad = await craftedCall(nc, { tool: "echo", args: '{"n":"many","extra":true}' });
+      assert.equal(bad.ok, false);
+      assert.equal(bad.kind, "invalid_args");
+      // A tool the manifest does not have does not run, whatever command the message names.
+      const unknown = await craftedCall(nc, {
+        tool: "sh",
+        args: "{}",
+        command: ["/bin/sh", "-c", "touch pwned"],
+      });
+      assert.equal(unknown.kind, "tool_not_found");
+      // Extra keys (an environment, a sandbox mode, a command) are dropped before anything runs.
+      const env = await craftedCall(nc, {
+        tool: "env_dump",
+        args: "{}",
+        env: { INJECTED: "1", LD_PRELOAD: "/tmp/evil.so" },
+        sandbox: "off",
+        command: ["/bin/sh", "-c", "touch pwned"],
+      });
+      assert.equal(env.ok, true, JSON.stringify(env));
+      const seen = env.result as Record<string, string>;
+      assert.equal(seen.INJECTED, undefined);
+      assert.equal(seen.LD_PRELOAD, undefined);
+      assert.deepEqual(
+        Object.keys(seen).filter((name) => !["PATH", "HOME", "PWD", "SHLVL", "_"].includes(name)),
+        [],
+      );
+      await assert.rejects(Deno.stat(join(dir.path, "pwned")), Deno.errors.NotFound);
+    } finally {
+      await nc.close();
+    }
+  },
+);
