@@ -77,8 +77,9 @@ export function auditFileFor(dir: string, when: Date): string {
  * @example
  * ```ts
  * import { prepareAuditDir } from "./audit.ts";
- * prepareAuditDir("/home/me/.local/state/toolgate/workspaces/p-1/audit", "/home/me/.local/state");
- * prepareAuditDir("/home/me/logs/toolgate");
+ * const home = Deno.makeTempDirSync(); // say /home/me
+ * prepareAuditDir(`${home}/.local/state/toolgate/workspaces/p-1/audit`, `${home}/.local/state`);
+ * prepareAuditDir(`${home}/logs/toolgate`);
  * ```
  */
 export function prepareAuditDir(dir: string, trusted?: string): void {
@@ -101,7 +102,7 @@ export function prepareAuditDir(dir: string, trusted?: string): void {
  * @example
  * ```ts
  * import { readOrMakeAuditKey } from "./audit.ts";
- * const key = readOrMakeAuditKey("/home/me/.local/state/toolgate/audit.key"); // 32 bytes
+ * const key = readOrMakeAuditKey(`${Deno.makeTempDirSync()}/audit.key`); // 32 bytes
  * ```
  */
 export function readOrMakeAuditKey(path: string): Uint8Array {
@@ -115,7 +116,8 @@ export function readOrMakeAuditKey(path: string): Uint8Array {
  * @example
  * ```ts
  * import { loadAuditKey } from "./audit.ts";
- * const key = loadAuditKey({ HOME: "/home/me" }); // from /home/me/.local/state/toolgate/audit.key
+ * const home = Deno.makeTempDirSync(); // say /home/me
+ * const key = loadAuditKey({ HOME: home }); // from /home/me/.local/state/toolgate/audit.key
  * ```
  */
 export function loadAuditKey(env: Readonly<Record<string, string>>): Uint8Array {

@@ -93,7 +93,8 @@ function exists(path: string): boolean {
  * @example
  * ```ts
  * import { ensurePrivateDir } from "./private_dir.ts";
- * ensurePrivateDir("/home/me/.local/state/toolgate/workspaces/p-1/audit", "/home/me/.local/state");
+ * const home = Deno.makeTempDirSync(); // say /home/me
+ * ensurePrivateDir(`${home}/.local/state/toolgate/workspaces/p-1/audit`, `${home}/.local/state`);
  * ```
  */
 export function ensurePrivateDir(path: string, trusted: string = dirname(path)): void {
