@@ -120,7 +120,7 @@ function findCommand(argv: readonly string[]): { command?: Command; name?: strin
 
 /** Warns about grants broader than toolgate needs; with `--locked`, refuses to go on. */
 async function grantsAcceptable(locked: boolean, io: Io): Promise<boolean> {
-  const broad = broadGrants();
+  const broad = (io.broadGrants ?? broadGrants)();
   if (broad.length === 0) return true;
   const lines = broad.map((grant) => `  ${grant.flag} (unscoped): ${grant.why}`);
   const hint = "`toolgate permissions` prints the least set.";

@@ -24,9 +24,9 @@ import {
   IS_ROOT,
   manifestOf,
   readAudit,
-  ROOT,
   scratch,
 } from "./executor_helpers.ts";
+import { REPO } from "./support.ts";
 
 const FIELDS = [
   "argsBytes",
@@ -522,7 +522,7 @@ Deno.test("audit: a write torn by a full file (RLIMIT_FSIZE on a real process) i
       "--no-prompt",
       "--allow-read",
       "--allow-write",
-      join(ROOT, "tests", "fixtures", "audit_writer.ts"),
+      join(REPO, "tests", "fixtures", "audit_writer.ts"),
       auditDir,
     ],
     stdin: "piped",

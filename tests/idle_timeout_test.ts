@@ -11,7 +11,7 @@ import { envelopeFromRun } from "../src/outcome.ts";
 import { runProcess } from "../src/runner.ts";
 import { probeSandbox } from "../src/sandbox.ts";
 import { executorFor, manifestOf, scratch, waitGone } from "./executor_helpers.ts";
-import { writeFiles } from "./helpers.ts";
+import { writeFiles } from "./support.ts";
 import { loadSchemaEngine } from "../src/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.

@@ -21,11 +21,12 @@ import {
   validateManifest,
 } from "../src/mod.ts";
 import { loadSchemaEngine } from "../src/schema.ts";
+import { FIXTURES } from "./support.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
 
-const MANIFEST = join(import.meta.dirname!, "fixtures", "mcp", "tools.json");
+const MANIFEST = join(FIXTURES, "mcp", "tools.json");
 
 /** An executor over the fixture manifest, working in a temp folder removed with it. */
 async function executor(): Promise<{ exec: Executor; cwd: string } & AsyncDisposable> {

@@ -7,7 +7,7 @@ import {
   type ManifestResult,
   validateManifest,
 } from "../src/manifest.ts";
-import { REPO, tempDir, writeFiles, writeManifest } from "./helpers.ts";
+import { REPO, tempDir, writeFiles, writeManifest } from "./support.ts";
 import { loadSchemaEngine } from "../src/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.

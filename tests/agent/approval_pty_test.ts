@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
-import { ROOT } from "./run_cli.ts";
+import { cliArgs, REPO } from "../support.ts";
 
 /** Quotes one word for sh. */
 const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
@@ -28,16 +28,7 @@ Deno.test("approval on a pty: exec's argv shows first and whole although the mod
   ]);
   const cli = [
     Deno.execPath(),
-    "run",
-    "--no-prompt",
-    "--allow-read",
-    "--allow-write",
-    "--allow-env",
-    "--allow-run",
-    "--allow-net",
-    "--config",
-    join(ROOT, "deno.json"),
-    join(ROOT, "src", "main.ts"),
+    ...cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run", "--allow-net"], []),
     "--prompt",
     "tidy up",
     "--base-url",
@@ -45,7 +36,7 @@ Deno.test("approval on a pty: exec's argv shows first and whole although the mod
     "--model",
     "test-model",
     "--tools",
-    join(ROOT, "tools.json"),
+    join(REPO, "tools.json"),
     "--sandbox",
     "off",
     "--cwd",

@@ -18,8 +18,9 @@ import type { ChatMessage } from "../../src/agent/messages.ts";
 import { Executor } from "../../src/executor.ts";
 import { loadManifest } from "../../src/manifest.ts";
 import { answer, callTools, startChatServer } from "../agent/chat_server.ts";
+import { FIXTURES } from "../support.ts";
 
-const TOOLS = join(import.meta.dirname!, "..", "fixtures", "agent", "tools.json");
+const TOOLS = join(FIXTURES, "agent", "tools.json");
 const ROUNDS = 5;
 
 function median(values: number[]): number {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { bearerCheck } from "../../src/mcp/http.ts";
-import { hasStackTrace } from "../helpers.ts";
+import { hasStackTrace } from "../support.ts";
 import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
 import { baseEnv, connectHttp, envelopeOf, serveArgs, startHttp, TOKEN } from "./helpers.ts";
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { failure, success } from "../../src/contract.ts";
 import { loadManifest, type Manifest } from "../../src/manifest.ts";
 import { checkOutput, MISMATCH_DETAIL_LIMIT, structuredResult, toCallResult } from "../../src/mcp/results.ts";
-import { tempDir, writeManifest } from "../helpers.ts";
+import { tempDir, writeManifest } from "../support.ts";
 
 const LENGTH = {
   type: "object",

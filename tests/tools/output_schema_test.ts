@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { Executor } from "../../src/executor.ts";
 import { loadManifest, type ToolSpec } from "../../src/manifest.ts";
 import { describeAjvErrors } from "../../src/schema.ts";
-import { assertOk, REPO, runTool, withWorkspace } from "./helpers.ts";
+import { assertOk, runTool, withWorkspace } from "./helpers.ts";
+import { REPO } from "../support.ts";
 
 const loaded = await loadManifest(join(REPO, "tools.json"), { compileSchemas: true });
 if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
