@@ -23,7 +23,7 @@ import { loadSchemaEngine } from "./schema.ts";
 import { groupLauncher, type ProcessRegistry } from "./process_tree.ts";
 import { type ApprovedBy, OWN_COMMAND, type Policy } from "./policy.ts";
 import { hasSideEffects } from "./profiles.ts";
-import { makeRedactor, parseRedactPatterns, type Redactor, scrubEnvelope, secretValues } from "./redact.ts";
+import { type Redaction, redactionFor, type Redactor, scrubEnvelope } from "./redact.ts";
 import { runProcess, type RunResult, startProblem } from "./runner.ts";
 import {
   bwrapArgs,
@@ -81,6 +81,11 @@ export interface ExecutorOptions {
   readonly graceMs?: number;
   /** The most bytes kept of each of stdout and stderr; past it the tool is stopped. */
   readonly maxOutputBytes?: number;
+  /**
+   * What this run keeps secret (default: {@linkcode redactionFor} the environment and the manifest's passthrough
+   * names). A command builds it where it starts and hands the same one to everything else that writes.
+   */
+  readonly redaction?: Redaction;
   /** The audit directory, or `null` for no audit log. */
   readonly auditDir: string | null;
   /**
@@ -303,8 +308,8 @@ export class Executor {
   #jobs?: JobManager;
 
   /**
-   * Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile, and `Deno.errors.NotFound`
-   * when the working directory does not exist.
+   * Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile (without a `redaction`
+   * given), and `Deno.errors.NotFound` when the working directory does not exist.
    */
   constructor(options: ExecutorOptions) {
     this.#options = options;
@@ -328,10 +333,10 @@ export class Executor {
     this.#controlPlane = audit === undefined || plane.hidden.some((path) => isWithin(audit, path))
       ? plane
       : { readOnly: plane.readOnly, hidden: [...plane.hidden, audit] };
-    const passed = options.manifest.tools.flatMap((tool) => tool.envPassthrough);
-    const secrets = secretValues(options.env, passed);
-    this.#redact = makeRedactor(secrets, parseRedactPatterns(options.env.TOOLGATE_REDACT));
-    if (secrets.length > 0) this.#scrub = makeRedactor(secrets);
+    const redaction = options.redaction ??
+      redactionFor(options.env, options.manifest.tools.flatMap((tool) => tool.envPassthrough));
+    this.#redact = redaction.redact;
+    this.#scrub = redaction.scrub;
     if (options.auditDir !== null) {
       this.#audit = new AuditLog({
         dir: options.auditDir,
@@ -340,11 +345,6 @@ export class Executor {
         onError: options.onWarning ?? ((message) => console.error(message)),
       });
     }
-  }
-
-  /** Redacts text the same way the audit log does (for debug output and transcripts). */
-  redact(text: string): string {
-    return this.#redact(text);
   }
 
   /** Lookup and preflight. A failure is audited and comes back as the envelope to answer with. */

@@ -15,6 +15,7 @@ import {
   UsageError,
 } from "../cli.ts";
 import type { Executor } from "../executor.ts";
+import type { Redactor } from "../redact.ts";
 import { EXECUTOR_DEFAULTS } from "../executor_defaults.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
 import type { Manifest } from "../manifest.ts";
@@ -178,22 +179,26 @@ export async function executorFromArgs(
   command: string,
   settings?: ExecutorSettings,
   life: ExecutorLife = {},
-): Promise<{ executor: Executor; registry: ProcessRegistry }> {
+): Promise<{ executor: Executor; registry: ProcessRegistry; redact: Redactor }> {
   const checked = settings ?? await executorSettings(parsed, io, command);
   const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = checked;
   const auditKey = await prepareAudit(checked, io.env);
   // Loaded when a command runs tools, not when it starts: start-up pays for what the command uses.
-  const [{ Executor }, { ProcessRegistry }] = await Promise.all([
+  const [{ Executor }, { ProcessRegistry }, { redactionFor }] = await Promise.all([
     import("../executor.ts"),
     import("../process_tree.ts"),
+    import("../redact.ts"),
   ]);
   const registry = new ProcessRegistry(graceMs, undefined, life.handleSignals ?? true);
   const passthrough = manifest.tools.flatMap((tool) => tool.envPassthrough);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
   try {
+    // One redaction for the whole run: the executor's audit and envelopes, and the command's own output.
+    const redaction = redactionFor(env, passthrough);
     const executor = new Executor({
       manifest,
       env,
+      redaction,
       cwd,
       defaultTimeoutSec: timeoutSec,
       graceMs,
@@ -208,7 +213,7 @@ export async function executorFromArgs(
       onWarning: (message) => void io.stderr(message + "\n"),
     });
     for (const note of await executor.startNotes()) await io.stderr(`toolgate: warning: ${note}\n`);
-    return { executor, registry };
+    return { executor, registry, redact: redaction.redact };
   } catch (error) {
     if (error instanceof SyntaxError) throw new UsageError(error.message, command);
     throw error;

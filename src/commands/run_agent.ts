@@ -36,10 +36,10 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   const manifest = await loadForCommand(parsed, io);
   if (!manifest) return EXIT.failure;
   const approval = approvalSettings(parsed, manifest, "run");
-  const { executor, registry } = await executorFromArgs(parsed, io, manifest, "run");
-  // A key given with --api-key is not in the environment the executor redacts: mask it too.
+  const { executor, registry, redact: redactSecrets } = await executorFromArgs(parsed, io, manifest, "run");
+  // A key given with --api-key is not in the environment the run's redaction was built from: mask it too.
   const maskKey = makeRedactor(settings.apiKey ? [settings.apiKey] : []);
-  const redact = (text: string) => executor.redact(maskKey(text));
+  const redact = (text: string) => redactSecrets(maskKey(text));
   const stderr = (text: string) => io.stderr(redact(text));
   const jsonl = settings.output === "jsonl";
   // What happened, for scripts (--output jsonl: stdout carries the events and nothing else) and the usage totals.

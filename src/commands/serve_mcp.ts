@@ -31,12 +31,13 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   if (!manifest) return EXIT.failure;
   const approval = approvalSettings(parsed, manifest, "serve");
   // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
-  const { executor, registry } = await executorFromArgs(parsed, io, manifest, "serve", undefined, {
+  const { executor, registry, redact } = await executorFromArgs(parsed, io, manifest, "serve", undefined, {
     handleSignals: false,
   });
   const onError = (message: string) => void io.stderr(message + "\n");
   const service = new ToolService({
     executor,
+    redact,
     approval,
     version: denoJson.version,
     maxCalls: limits.maxCalls,

@@ -23,6 +23,7 @@ import {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { failure, type FailureEnvelope } from "../contract.ts";
 import type { Executor } from "../executor.ts";
+import type { Redactor } from "../redact.ts";
 import { toMcp } from "../exports.ts";
 import { type Ask, Policy, type PolicyOptions } from "../policy.ts";
 import { heartbeatText } from "../progress.ts";
@@ -49,6 +50,8 @@ const INSTRUCTIONS = "A tool's success is its result as JSON (structuredContent;
 /** How a {@linkcode ToolService} runs calls. */
 export interface ToolServiceOptions {
   readonly executor: Executor;
+  /** The run's redaction of secrets, for what the approval policy shows a person (the one the executor has). */
+  readonly redact: Redactor;
   /** What the operator approved when starting the server (`--yes`, `--allow-tools`, `--approve-hosts`). */
   readonly approval: Pick<PolicyOptions, "yes" | "allowTools" | "approveHosts">;
   /** The server's version, as `initialize` reports it. */
@@ -101,6 +104,7 @@ function shuttingDown(tool: string): FailureEnvelope {
  * import { ToolService } from "./server.ts";
  * // const service = new ToolService({
  * //   executor,
+ * //   redact, // the run's redaction, as the executor's
  * //   approval: { yes: false, allowTools: [], approveHosts: [] },
  * //   version: "0.1.0",
  * // });
@@ -167,7 +171,7 @@ export class ToolService {
       }),
       policy: new Policy({
         ...this.#options.approval,
-        redact: (text) => this.#options.executor.redact(text),
+        redact: this.#options.redact,
         nobodyToAsk: "this MCP client cannot be asked (it did not declare the elicitation capability)",
         restart: "restart toolgate serve",
       }),
