@@ -9,7 +9,17 @@
  */
 import { dirname, join } from "./paths.ts";
 import { answerJobCall, type Job, jobLauncher, JobManager, readJobArgs } from "./jobs.ts";
-import { AuditLog, type AuditRecord, loadAuditKey } from "./audit.ts";
+import {
+  AuditLog,
+  type AuditRecord,
+  type CallFacts,
+  jobAnswerRecord,
+  jobEndRecord,
+  jobStartRecord,
+  loadAuditKey,
+  refusalRecord,
+  runRecord,
+} from "./audit.ts";
 import { type Envelope, failure, type FailureEnvelope, success, withWarnings } from "./contract.ts";
 import { type ControlPlane, controlPlane, isWithin } from "./control_plane.ts";
 import type { Manifest, ToolSpec } from "./manifest.ts";
@@ -368,30 +378,14 @@ export class Executor {
         launch.envelopeWarnings,
       );
     }
-    await this.#write({
-      ts: started.toISOString(),
-      tool: tool.name,
+    await this.#write(runRecord(await this.#facts(started, tool.name, call.argsText), {
       argv: [tool.program, ...tool.args],
-      cwd: this.#workspace,
-      exit: result?.code ?? null,
-      signal: result?.signal ?? null,
-      ms: Math.round(result?.durationMs ?? 0),
-      stdoutBytes: result?.stdoutBytes ?? 0,
-      stderrBytes: result?.stderrBytes ?? 0,
-      truncated: result?.overflow !== undefined,
+      result,
       envKeys: Object.keys(env),
-      ...await this.#argsFacts(call.argsText),
-      outcome: envelope.ok ? "ok" : envelope.kind,
-      // A call stopped on request is no crash: the line says so, and who stopped it (a cancelled MCP call's answer
-      // is never sent, so this line is where its killed_by shows).
-      cancelled: result?.aborted ? true : undefined,
-      killed_by: !envelope.ok && envelope.killed_by === "user" ? "user" : undefined,
-      idle: result?.idleTimedOut ? true : undefined,
-      sandbox: launch.ok ? (launch.confined ? "bwrap" : "none") : undefined,
+      envelope,
+      launch: launch.ok ? launch : undefined,
       profile: tool.profile.name,
-      warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
-      egress: launch.ok && launch.egress && launch.egress.length > 0 ? launch.egress : undefined,
-    });
+    }));
     return this.#forCaller(envelope);
   }
 
@@ -564,23 +558,11 @@ export class Executor {
       byPerson: options.approvedBy === "person" || options.approvedBy === "own-command",
       graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
     });
-    await this.#write({
-      ts: started.toISOString(),
-      tool: call.tool.name,
-      argv: null,
-      cwd: this.#workspace,
-      exit: null,
-      signal: null,
-      ms: Math.round(performance.now() - clock),
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      truncated: false,
-      envKeys: [],
-      ...await this.#argsFacts(call.argsText),
-      outcome: envelope.ok ? "ok" : envelope.kind,
+    await this.#write(jobAnswerRecord(await this.#facts(started, call.tool.name, call.argsText), {
+      ms: performance.now() - clock,
+      envelope,
       job: typeof call.args.job_id === "string" ? call.args.job_id : undefined,
-      killed_by: !envelope.ok && envelope.killed_by === "user" ? "user" : undefined,
-    });
+    }));
     return envelope;
   }
 
@@ -667,59 +649,26 @@ export class Executor {
           });
       }
     }
-    await this.#write({
-      ts: started.toISOString(),
-      tool: tool.name,
+    await this.#write(jobStartRecord(await this.#facts(started, tool.name, call.argsText), {
       argv: [tool.program, ...tool.args],
-      cwd: this.#workspace,
-      exit: result?.code ?? null,
-      signal: result?.signal ?? null,
-      ms: 0,
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      truncated: false,
+      result,
       envKeys: Object.keys(env),
-      ...await this.#argsFacts(call.argsText),
-      outcome: envelope.ok ? "ok" : envelope.kind,
-      background: true,
-      job: job?.id,
-      pid: job?.pid,
-      sandbox: launch.ok ? (launch.confined ? "bwrap" : "none") : undefined,
+      envelope,
+      job,
+      launch: launch.ok ? launch : undefined,
       profile: tool.profile.name,
-      warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
-    });
+    }));
     return envelope;
   }
 
   /** The audit line of a job's end: how it ended and how much it printed. */
   async #auditJobEnd(call: PreparedCall, job: Job, run: RunResult, launch: Launch): Promise<void> {
-    const state = job.state;
-    await this.#write({
-      ts: this.#clock().toISOString(),
-      tool: call.tool.name,
+    await this.#write(jobEndRecord(await this.#facts(this.#clock(), call.tool.name, call.argsText), {
       argv: [call.tool.program, ...call.tool.args],
-      cwd: this.#workspace,
-      exit: run.code,
-      signal: run.signal,
-      ms: Math.round(run.durationMs),
-      stdoutBytes: run.stdoutBytes,
-      stderrBytes: run.stderrBytes,
-      truncated: false,
-      envKeys: [],
-      ...await this.#argsFacts(call.argsText),
-      outcome: run.timedOut || run.idleTimedOut
-        ? "timeout"
-        : state === "exited" && run.code === 0
-        ? "ok"
-        : "execution_error",
-      background: true,
-      job: job.id,
-      job_state: state,
-      killed_by: job.killedBy,
-      idle: run.idleTimedOut ? true : undefined,
-      sandbox: launch.confined ? "bwrap" : "none",
-      egress: launch.egress && launch.egress.length > 0 ? launch.egress : undefined,
-    });
+      run,
+      job,
+      launch,
+    }));
   }
 
   /**
@@ -743,26 +692,18 @@ export class Executor {
     return this.#scrub ? scrubEnvelope(envelope, this.#scrub) : envelope;
   }
 
-  async #argsFacts(argsText: string): Promise<{ argsBytes: number; argsHmac: string | null }> {
-    return await this.#audit?.argsFacts(argsText) ?? { argsBytes: 0, argsHmac: null };
+  /** What every audit line of a call holds: when, which tool, where (default the workspace), the arguments' facts. */
+  async #facts(when: Date, tool: string, argsText: string, cwd = this.#workspace): Promise<CallFacts> {
+    const { argsBytes, argsHmac } = await this.#audit?.argsFacts(argsText) ??
+      { argsBytes: 0, argsHmac: null };
+    return { ts: when.toISOString(), tool, cwd, argsBytes, argsHmac };
   }
 
   async #auditRefusal(name: string, argsText: string, envelope: FailureEnvelope): Promise<void> {
-    await this.#write({
-      ts: this.#clock().toISOString(),
-      tool: name,
-      argv: null,
-      cwd: this.#options.cwd,
-      exit: null,
-      signal: null,
-      ms: 0,
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      truncated: false,
-      envKeys: [],
-      ...await this.#argsFacts(argsText),
-      outcome: envelope.kind,
-    });
+    if (!this.#audit) return;
+    await this.#write(
+      refusalRecord(await this.#facts(this.#clock(), name, argsText, this.#options.cwd), envelope),
+    );
   }
 
   async #write(record: AuditRecord): Promise<void> {
