@@ -25,7 +25,7 @@ import { type ControlPlane, controlPlane, isWithin } from "./control_plane.ts";
 import type { Manifest, ToolSpec } from "./manifest.ts";
 import { envelopeFromRun } from "./outcome.ts";
 import { preflight } from "./preflight.ts";
-import { loadSchemaEngine } from "./schema.ts";
+import { loadSchemaEngine, SchemaCompiler } from "./schema.ts";
 import type { ProcessRegistry } from "./process_tree.ts";
 import { type ApprovedBy, OWN_COMMAND, type Policy } from "./policy.ts";
 import { hasSideEffects } from "./profiles.ts";
@@ -253,6 +253,12 @@ export class Executor {
   readonly #workspace: string;
   readonly #controlPlane: ControlPlane;
   readonly #launcher: ToolLauncher;
+  /**
+   * Compiles the tools' schemas on first use, each once (preflight, and the MCP server's output check).
+   *
+   * @ignore Typed with ajv's own types: not part of the library.
+   */
+  readonly schemas: SchemaCompiler = new SchemaCompiler();
   #jobs?: JobManager;
 
   /**
@@ -316,7 +322,7 @@ export class Executor {
     }
     // The schema engine loads at the first call that needs it: start-up does not pay for it.
     if (tool.schema !== undefined) await loadSchemaEngine();
-    const verdict = preflight(tool, argsText, this.manifest.schemas);
+    const verdict = preflight(tool, argsText, this.schemas);
     if (!verdict.ok) {
       await this.#auditRefusal(name, argsText, verdict.envelope);
       return { ok: false, envelope: this.#forCaller(verdict.envelope) };

@@ -233,7 +233,7 @@ export class ToolService {
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&
         !context.signal.aborted;
       if (stopped) return toCallResult(shuttingDown(call.tool.name));
-      const checked = await checkOutput(call.tool, envelope, executor.manifest.schemas);
+      const checked = await checkOutput(call.tool, envelope, executor.schemas);
       if (checked !== envelope && !checked.ok) {
         // The operator hears of a tool that breaks its own declaration (stderr neutralizes what the tool's keys hold).
         this.#options.onError?.(`toolgate: mcp: ${call.tool.name}: ${checked.message}`);
