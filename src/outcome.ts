@@ -18,7 +18,7 @@ import {
   withWarnings,
 } from "./contract.ts";
 import { SECRET_REMOVED_WARNING } from "./redact.ts";
-import type { RunResult } from "./runner.ts";
+import type { RunResult, StartProblem } from "./runner.ts";
 import { userStopped } from "./stop.ts";
 
 /** The most characters of plain-text stderr carried into a failure message. */
@@ -134,7 +134,7 @@ function fromStderr(
  * ```
  */
 export function startFailure(
-  problem: NonNullable<RunResult["spawnError"]>,
+  problem: StartProblem,
   tool: string,
   program: string,
 ): FailureEnvelope {
