@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { dirname, join } from "./paths.ts";
+import { dirname, isWithin, join } from "./paths.ts";
 import { answerJobCall, type Job, jobLauncher, JobManager, readJobArgs } from "./jobs.ts";
 import {
   AuditLog,
@@ -21,7 +21,7 @@ import {
   runRecord,
 } from "./audit.ts";
 import { type Envelope, failure, type FailureEnvelope, success, withWarnings } from "./contract.ts";
-import { type ControlPlane, controlPlane, isWithin } from "./control_plane.ts";
+import { type ControlPlane, controlPlane } from "./control_plane.ts";
 import type { Manifest, ToolSpec } from "./manifest.ts";
 import { envelopeFromRun } from "./outcome.ts";
 import { preflight } from "./preflight.ts";

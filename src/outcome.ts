@@ -20,6 +20,7 @@ import {
 import { SECRET_REMOVED_WARNING } from "./redact.ts";
 import type { RunResult, StartProblem } from "./runner.ts";
 import { userStopped } from "./stop.ts";
+import { seconds } from "./text.ts";
 
 /** The most characters of plain-text stderr carried into a failure message. */
 export const STDERR_MESSAGE_LIMIT = 10_000;
@@ -65,10 +66,6 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   } catch {
     return { ok: false };
   }
-}
-
-function seconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 function fromStdout(stdout: string, tool: string): Envelope {

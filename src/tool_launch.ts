@@ -5,12 +5,12 @@
  *
  * @module
  */
-import { dirname, join } from "./paths.ts";
+import { dirname, isWithin, join } from "./paths.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
 import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_proxy.ts";
 import { BRIDGE_PORT } from "./net_bridge.ts";
 import { failure, type FailureEnvelope } from "./contract.ts";
-import { type ControlPlane, isWithin } from "./control_plane.ts";
+import { type ControlPlane } from "./control_plane.ts";
 import { escapesBinDir } from "./bin_listing.ts";
 import type { Manifest, ToolSpec } from "./manifest.ts";
 import { startFailure } from "./outcome.ts";

@@ -9,6 +9,7 @@
 import { redactDeep } from "../redact.ts";
 import { AgentError } from "./errors.ts";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
+import { clip, seconds } from "../text.ts";
 
 export { DEFAULT_MAX_RESPONSE_BYTES };
 
@@ -120,14 +121,6 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
 export function backoffMs(retry: number, random: () => number): number {
   const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry);
   return Math.round(ceiling / 2 + (ceiling / 2) * random());
-}
-
-function seconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
-}
-
-function clip(text: string, limit: number): string {
-  return text.length > limit ? text.slice(0, limit) + "…" : text;
 }
 
 function isPermissionError(error: unknown): boolean {

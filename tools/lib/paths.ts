@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { sep } from "node:path";
 import { invalidArgs } from "./envelope.ts";
 
 /**
@@ -59,21 +58,6 @@ export function parseRelative(raw: string, field = "path"): RelativePath {
     segments,
     namesDirectory: segments.length === 0 || /\/\.?$/.test(raw),
   };
-}
-
-/**
- * Is `child` the directory `parent` or inside it? Both must be absolute and normalized (real paths are).
- *
- * @example
- * ```ts
- * import { isInside } from "./paths.ts";
- * isInside("/ws/src/a.ts", "/ws"); // true
- * isInside("/ws2", "/ws"); // false
- * ```
- */
-export function isInside(child: string, parent: string): boolean {
-  if (child === parent) return true;
-  return child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 }
 
 /**
