@@ -206,7 +206,9 @@ function maskLiterals(text: string, literals: readonly string[]): string {
  * ```
  */
 export interface Redaction {
+  /** Masks the secret values and the `TOOLGATE_REDACT` patterns. */
   readonly redact: Redactor;
+  /** Masks the secret values alone; absent when there are none. */
   readonly scrub?: Redactor;
 }
 
