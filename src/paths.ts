@@ -259,16 +259,5 @@ export function fromFileUrl(url: string | URL): string {
   return decodeURIComponent(parsed.pathname);
 }
 
-/**
- * Is `path` the folder `parent` or inside it? Lexical: both must be absolute and normalized (real paths are).
- *
- * @example
- * ```ts
- * import { isWithin } from "./paths.ts";
- * isWithin("/a/b/c", "/a/b"); // true
- * isWithin("/a/bc", "/a/b"); // false
- * ```
- */
-export function isWithin(path: string, parent: string): boolean {
-  return path === parent || path.startsWith(parent.endsWith(sep) ? parent : parent + sep);
-}
+// The one lexical "inside" test, shared with the tools (which may import nothing of src/ but the contract).
+export { isWithin } from "../tools/lib/paths.ts";

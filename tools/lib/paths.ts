@@ -73,3 +73,17 @@ export function parseRelative(raw: string, field = "path"): RelativePath {
 export function childPath(rel: string, name: string): string {
   return rel === "." ? name : `${rel}/${name}`;
 }
+
+/**
+ * Is `path` the folder `parent` or inside it? Lexical: both must be absolute and normalized (real paths are).
+ *
+ * @example
+ * ```ts
+ * import { isWithin } from "./paths.ts";
+ * isWithin("/a/b/c", "/a/b"); // true
+ * isWithin("/a/bc", "/a/b"); // false
+ * ```
+ */
+export function isWithin(path: string, parent: string): boolean {
+  return path === parent || path.startsWith(parent.endsWith("/") ? parent : parent + "/");
+}

@@ -9,7 +9,7 @@
  */
 import { basename, dirname, isAbsolute, join, normalize } from "node:path";
 import { errorMessage, ToolFailure } from "./envelope.ts";
-import { isWithin } from "../../src/paths.ts";
+import { isWithin } from "./paths.ts";
 
 /**
  * The environment variable the executor fills.

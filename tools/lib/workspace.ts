@@ -24,8 +24,7 @@
 import * as fs from "node:fs";
 import { join, relative, sep } from "node:path";
 import { errorMessage, fsFailure, invalidArgs, ToolFailure } from "./envelope.ts";
-import { parseRelative, PATH_EXPECTED } from "./paths.ts";
-import { isWithin } from "../../src/paths.ts";
+import { isWithin, parseRelative, PATH_EXPECTED } from "./paths.ts";
 import {
   loadProtection,
   NOTHING_PROTECTED,
