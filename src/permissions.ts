@@ -31,9 +31,6 @@ export const OWN_ENV = [
   "NO_COLOR",
 ] as const;
 
-/** The default chat-completions endpoint, when neither `--base-url` nor `OAI_BASE_URL` says otherwise. */
-export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
-
 /** A permission set in Deno's vocabulary; every list is a scope (an unscoped grant is never produced here). */
 export interface PermissionSet {
   read: string[];

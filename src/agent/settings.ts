@@ -14,8 +14,7 @@ import {
   stringOption,
   UsageError,
 } from "../cli.ts";
-import { DEFAULT_BASE_URL } from "../permissions.ts";
-import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
+import { DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
 
 /** Defaults of the agent loop's settings (agentcli's, where it has one). */
 export const AGENT_DEFAULTS = {
