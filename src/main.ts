@@ -15,7 +15,7 @@ import {
   normalizeDashes,
   parseCommandArgs,
   UsageError,
-} from "./cli.ts";
+} from "./commands/cli.ts";
 import { broadGrants } from "./permissions.ts";
 import { StateDirError } from "./state.ts";
 import { callCommand } from "./commands/call.ts";

@@ -7,7 +7,7 @@
  */
 import { dirname, join } from "node:path";
 import { run as runMain } from "../src/main.ts";
-import type { Io } from "../src/cli.ts";
+import type { Io } from "../src/commands/cli.ts";
 
 /** The repository's root folder. */
 export const REPO: string = join(import.meta.dirname!, "..");

@@ -13,7 +13,7 @@ import {
   parseNumber,
   stringOption,
   UsageError,
-} from "../cli.ts";
+} from "../commands/cli.ts";
 import { DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
 
 /** Defaults of the agent loop's settings (agentcli's, where it has one). */

@@ -5,7 +5,7 @@
  * @module
  */
 import { dirname } from "../paths.ts";
-import { UsageError } from "../cli.ts";
+import { UsageError } from "../commands/cli.ts";
 import { isRecord } from "../contract.ts";
 import { redactDeep } from "../redact.ts";
 import { AgentError } from "./errors.ts";

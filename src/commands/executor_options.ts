@@ -13,7 +13,7 @@ import {
   type ParsedArgs,
   stringOption,
   UsageError,
-} from "../cli.ts";
+} from "./cli.ts";
 import type { Executor } from "../executor.ts";
 import type { Redactor } from "../redact.ts";
 import { EXECUTOR_DEFAULTS } from "../executor_defaults.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Command, EXIT, expectPositionals, flag, type Io } from "../cli.ts";
+import { type Command, EXIT, expectPositionals, flag, type Io } from "./cli.ts";
 import type { Manifest } from "../manifest.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
 

@@ -1,6 +1,6 @@
 /** The agent loop command's work: settings in, answer out (loaded only when the loop runs). @module */
 import denoJson from "../../deno.json" with { type: "json" };
-import { EXIT, expectPositionals, type Io, type ParsedArgs } from "../cli.ts";
+import { EXIT, expectPositionals, type Io, type ParsedArgs } from "./cli.ts";
 import type { Executor } from "../executor.ts";
 import { makeRedactor } from "../redact.ts";
 import { terminalAsker, terminalReadLine } from "../ask.ts";

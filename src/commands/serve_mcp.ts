@@ -9,7 +9,7 @@ import {
   parseNumber,
   stringOption,
   UsageError,
-} from "../cli.ts";
+} from "./cli.ts";
 import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http.ts";
 import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
 import { serveStdio } from "../mcp/stdio.ts";

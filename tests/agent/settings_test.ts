@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Io, parseCommandArgs, UsageError } from "../../src/cli.ts";
+import { type Io, parseCommandArgs, UsageError } from "../../src/commands/cli.ts";
 import { runCommand } from "../../src/commands/run.ts";
 import { AGENT_DEFAULTS, parseSeconds, resolveSettings } from "../../src/agent/settings.ts";
 

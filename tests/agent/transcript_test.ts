@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { UsageError } from "../../src/cli.ts";
+import { UsageError } from "../../src/commands/cli.ts";
 import type { ChatMessage } from "../../src/agent/messages.ts";
 import { loadTranscript, openingMessages, saveTranscript } from "../../src/agent/transcript.ts";
 
