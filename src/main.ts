@@ -142,7 +142,7 @@ async function grantsAcceptable(locked: boolean, io: Io): Promise<boolean> {
  * @example
  * ```ts
  * import { run } from "./main.ts";
- * import { processIo } from "./process_io.ts";
+ * import { processIo } from "./commands/process_io.ts";
  * const code = await run(["validate", "--tools", "tools.json"], processIo());
  * ```
  */
@@ -193,7 +193,7 @@ if (import.meta.main) {
   } else if (Deno.args[0] === BRIDGE_MODE) {
     Deno.exit(await (await import("./net_bridge.ts")).runBridge(Deno.args.slice(1)));
   } else {
-    const { processIo } = await import("./process_io.ts");
+    const { processIo } = await import("./commands/process_io.ts");
     Deno.exitCode = await run(Deno.args, processIo());
   }
 }

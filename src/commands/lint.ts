@@ -29,7 +29,7 @@ export const STRICT_OPTION = {
  * ```ts
  * import { reportLint } from "./lint.ts";
  * import { validateManifest } from "../manifest.ts";
- * import { processIo } from "../process_io.ts";
+ * import { processIo } from "./process_io.ts";
  * const loaded = validateManifest({ tools: [{ name: "helper", command: ["./tools/bin/h"] }] }, "/srv/tools.json");
  * if (loaded.ok) await reportLint(loaded.manifest, "/srv/tools.json", processIo(), true); // 1
  * ```
