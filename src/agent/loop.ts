@@ -22,7 +22,7 @@ import {
   type ToolMessage,
 } from "./messages.ts";
 import type { ApprovedBy, Policy } from "../policy.ts";
-import type { Progress } from "../progress.ts";
+import type { Progress } from "../commands/progress.ts";
 import { Scheduler } from "../scheduler.ts";
 import { type StopButton, UserStop } from "../stop.ts";
 import { readStreamedTurn } from "./sse.ts";

@@ -11,7 +11,7 @@ import { ChatClient } from "../agent/http.ts";
 import { calledTools, ToolDisclosure } from "../agent/lazy_tools.ts";
 import { type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
-import { heartbeatMsFrom, Progress, terminalColumns } from "../progress.ts";
+import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
 import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "../agent/settings.ts";
 import { loadTranscript, openingMessages, saveTranscript } from "../agent/transcript.ts";
 import { usageLine, UsageMeter } from "../agent/usage.ts";

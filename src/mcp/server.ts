@@ -26,7 +26,7 @@ import type { Executor } from "../executor.ts";
 import type { Redactor } from "../redact.ts";
 import { toMcp } from "../exports.ts";
 import { type Ask, Policy, type PolicyOptions } from "../policy.ts";
-import { heartbeatText } from "../progress.ts";
+import { heartbeatText } from "../commands/progress.ts";
 import { checkOutput, toCallResult } from "./results.ts";
 import { CallLimit, Scheduler } from "../scheduler.ts";
 import { UserStop } from "../stop.ts";

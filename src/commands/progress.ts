@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { Envelope } from "./contract.ts";
-import { neutralizeControls } from "./terminal.ts";
-import { fit } from "./text.ts";
+import type { Envelope } from "../contract.ts";
+import { neutralizeControls } from "../terminal.ts";
+import { fit } from "../text.ts";
 
 /** How a {@linkcode Progress} shows itself. */
 export interface ProgressOptions {
