@@ -16,7 +16,7 @@ import {
   parseCommandArgs,
   UsageError,
 } from "./commands/cli.ts";
-import { broadGrants } from "./permissions.ts";
+import { broadGrants } from "./own_grants.ts";
 import { StateDirError } from "./state.ts";
 import { callCommand } from "./commands/call.ts";
 import { lintCommand } from "./commands/lint.ts";

@@ -1,7 +1,8 @@
 /**
- * toolgate's own Deno permissions: the least set for one run, derived at launch from what the run touches (the
- * manifest, the workspace, the endpoint, the port `serve --http` listens on, transcript files), and a look at what
- * this process was actually granted, so that a broader grant shows (or, `--locked`, refuses to start).
+ * toolgate's own Deno grants (a tool's confinement is its profile, `profiles.ts`, read from `permissions/`): the
+ * least set for one run, derived at launch from what the run touches (the manifest, the workspace, the endpoint,
+ * the port `serve --http` listens on, transcript files), and a look at what this process was actually granted, so
+ * that a broader grant shows (or, `--locked`, refuses to start).
  *
  * @module
  */
@@ -107,7 +108,7 @@ function unique(values: readonly string[]): string[] {
  *
  * @example
  * ```ts
- * import { derivePermissions, toFlags } from "./permissions.ts";
+ * import { derivePermissions, toFlags } from "./own_grants.ts";
  * // toFlags(derivePermissions(facts)).join(" ")
  * // "--no-prompt --allow-read=... --allow-write=/home/me/.local/state/toolgate --allow-run=/usr/bin/bwrap,..."
  * ```
@@ -149,7 +150,7 @@ export function derivePermissions(facts: RunFacts): PermissionSet {
  *
  * @example
  * ```ts
- * import { toFlags } from "./permissions.ts";
+ * import { toFlags } from "./own_grants.ts";
  * toFlags({ read: ["/srv/p"], write: [], run: [], env: ["PATH"], net: [], sys: [] }, "/srv/p");
  * // ["--no-prompt", "--allow-read=.", "--allow-env=PATH"]
  * ```
@@ -202,7 +203,7 @@ const UNSCOPED: [Deno.PermissionDescriptor, string, string][] = [
  *
  * @example
  * ```ts
- * import { broadGrants } from "./permissions.ts";
+ * import { broadGrants } from "./own_grants.ts";
  * for (const grant of broadGrants()) console.error(`${grant.flag}: ${grant.why}`);
  * ```
  */

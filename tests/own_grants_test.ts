@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { planLaunch, scanArgs, VALUE_OPTIONS } from "../src/launch_plan.ts";
 import { COMMANDS } from "../src/main.ts";
 import { GLOBAL_OPTIONS } from "../src/commands/cli.ts";
-import { OWN_ENV, toFlags } from "../src/permissions.ts";
+import { OWN_ENV, toFlags } from "../src/own_grants.ts";
 import { stateRoot } from "../src/state.ts";
 import { cliArgs, REPO, runProgram, runToolgate } from "./support.ts";
 
