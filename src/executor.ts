@@ -23,7 +23,7 @@ import {
 import { type Envelope, failure, type FailureEnvelope, success, withWarnings } from "./contract.ts";
 import { type ControlPlane, controlPlane } from "./control_plane.ts";
 import type { Manifest, ToolSpec } from "./manifest.ts";
-import { envelopeFromRun } from "./outcome.ts";
+import { envelopeFromRun } from "./run_envelope.ts";
 import { preflight } from "./preflight.ts";
 import { loadSchemaEngine, SchemaCompiler } from "./schema.ts";
 import type { ProcessRegistry } from "./process_tree.ts";

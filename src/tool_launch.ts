@@ -13,7 +13,7 @@ import { failure, type FailureEnvelope } from "./contract.ts";
 import { type ControlPlane } from "./control_plane.ts";
 import { escapesBinDir } from "./bin_listing.ts";
 import type { Manifest, ToolSpec } from "./manifest.ts";
-import { startFailure } from "./outcome.ts";
+import { startFailure } from "./run_envelope.ts";
 import { hasSideEffects } from "./profiles.ts";
 import { startProblem } from "./runner.ts";
 import { groupLauncher } from "./process_tree.ts";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { FailureEnvelope } from "../src/contract.ts";
 import { validateManifest } from "../src/manifest.ts";
-import { envelopeFromRun } from "../src/outcome.ts";
+import { envelopeFromRun } from "../src/run_envelope.ts";
 import { runProcess } from "../src/runner.ts";
 import { probeSandbox } from "../src/sandbox.ts";
 import { executorFor, manifestOf, scratch, waitGone } from "./executor_helpers.ts";

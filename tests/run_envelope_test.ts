@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Envelope, FailureEnvelope, SuccessEnvelope } from "../src/contract.ts";
-import { envelopeFromRun, NOT_RETRYABLE_WARNING, STDERR_MESSAGE_LIMIT } from "../src/outcome.ts";
+import { envelopeFromRun, NOT_RETRYABLE_WARNING, STDERR_MESSAGE_LIMIT } from "../src/run_envelope.ts";
 import type { Ended } from "../src/runner.ts";
 import { baseEnv, BIN, executorFor, executorOf, manifestOf, scratch } from "./executor_helpers.ts";
 

@@ -125,7 +125,7 @@ function fromStderr(
  *
  * @example
  * ```ts
- * import { startFailure } from "./outcome.ts";
+ * import { startFailure } from "./run_envelope.ts";
  * startFailure({ reason: "not_found", message: "" }, "t", "/srv/tools/bin/t").message;
  * // "The tool cannot start: the program /srv/tools/bin/t does not exist."
  * ```
@@ -144,7 +144,7 @@ export function startFailure(
  *
  * @example
  * ```ts
- * import { envelopeFromRun } from "./outcome.ts";
+ * import { envelopeFromRun } from "./run_envelope.ts";
  * // const context = { tool: "get_time", program, timeoutMs, maxOutputBytes, readOnly: true };
  * // envelopeFromRun(await runProcess(request), context)
  * ```
