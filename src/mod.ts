@@ -127,4 +127,4 @@ export {
   exportTools,
   type McpTool,
   type OpenAITool,
-} from "./exports.ts";
+} from "./tool_definitions.ts";

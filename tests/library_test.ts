@@ -18,7 +18,7 @@ import {
   validateManifest,
 } from "../src/mod.ts";
 // One format at a time is the exports module's own business; the library hands out exportTools.
-import { toAnthropic, toMcp, toOpenAI } from "../src/exports.ts";
+import { toAnthropic, toMcp, toOpenAI } from "../src/tool_definitions.ts";
 import { loadSchemaEngine } from "../src/schema.ts";
 import { FIXTURES } from "./support.ts";
 

@@ -10,7 +10,7 @@
  */
 import { type Envelope } from "../contract.ts";
 import type { Executor, PreparedCall } from "../executor.ts";
-import { type OpenAITool, toOpenAI } from "../exports.ts";
+import { type OpenAITool, toOpenAI } from "../tool_definitions.ts";
 import { AgentError } from "./errors.ts";
 import type { EventSink } from "./events.ts";
 import type { ChatRequest, StreamedAnswer } from "./http.ts";

@@ -24,7 +24,7 @@ import {
 import { failure, type FailureEnvelope } from "../contract.ts";
 import type { Executor } from "../executor.ts";
 import type { Redactor } from "../redact.ts";
-import { toMcp } from "../exports.ts";
+import { toMcp } from "../tool_definitions.ts";
 import { type Ask, Policy, type PolicyOptions } from "../policy.ts";
 import { heartbeatText } from "../commands/progress.ts";
 import { checkOutput, toCallResult } from "./results.ts";

@@ -19,7 +19,7 @@ import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage, ToolCall } from "../../src/agent/messages.ts";
 import { UsageMeter } from "../../src/agent/usage.ts";
 import { Executor } from "../../src/executor.ts";
-import { toOpenAI } from "../../src/exports.ts";
+import { toOpenAI } from "../../src/tool_definitions.ts";
 import { loadManifest, type Manifest } from "../../src/manifest.ts";
 import { toStub } from "../../src/agent/lazy_tools.ts";
 import { BELT_MANIFEST_PATH } from "../../src/tool_belt.ts";

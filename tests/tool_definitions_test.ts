@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FAILURE_ENVELOPE_SCHEMA } from "../src/contract.ts";
-import { exportTools, mcpOutputSchema, toAnthropic, toMcp, toOpenAI } from "../src/exports.ts";
+import { exportTools, mcpOutputSchema, toAnthropic, toMcp, toOpenAI } from "../src/tool_definitions.ts";
 import { loadManifest, type Manifest } from "../src/manifest.ts";
 import { tempDir, writeManifest } from "./support.ts";
 import { REPO } from "./support.ts";
