@@ -13,7 +13,7 @@ import type { Executor, PreparedCall } from "../executor.ts";
 import { type OpenAITool, toOpenAI } from "../tool_definitions.ts";
 import { AgentError } from "./errors.ts";
 import type { EventSink } from "./events.ts";
-import type { ChatRequest, StreamedAnswer } from "./http.ts";
+import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
 import {
   type AssistantTurn,
   type ChatMessage,

@@ -7,7 +7,7 @@ import { terminalAsker, terminalReadLine } from "../ask.ts";
 import { Policy } from "../policy.ts";
 import { AgentError } from "../agent/errors.ts";
 import { type AgentEvent, type ErrorEvent, type EventSink, jsonlSink } from "../agent/events.ts";
-import { ChatClient } from "../agent/http.ts";
+import { ChatClient } from "../agent/chat_client.ts";
 import { calledTools, ToolDisclosure } from "../agent/lazy_tools.ts";
 import { type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";

@@ -12,7 +12,7 @@
  */
 import { join } from "node:path";
 import { Policy } from "../../src/policy.ts";
-import { ChatClient } from "../../src/agent/http.ts";
+import { ChatClient } from "../../src/agent/chat_client.ts";
 import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage } from "../../src/agent/messages.ts";
 import { Executor } from "../../src/executor.ts";

@@ -13,7 +13,7 @@
  */
 import { Policy } from "../../src/policy.ts";
 import type { AgentEvent } from "../../src/agent/events.ts";
-import { ChatClient } from "../../src/agent/http.ts";
+import { ChatClient } from "../../src/agent/chat_client.ts";
 import { ToolDisclosure } from "../../src/agent/lazy_tools.ts";
 import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage, ToolCall } from "../../src/agent/messages.ts";
