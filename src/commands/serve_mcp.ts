@@ -10,7 +10,7 @@ import {
   stringOption,
   UsageError,
 } from "./cli.ts";
-import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http.ts";
+import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http_server.ts";
 import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
 import { serveStdio } from "../mcp/stdio.ts";
 import type { ProcessRegistry } from "../process_tree.ts";
