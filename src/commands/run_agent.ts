@@ -1,6 +1,6 @@
 /** The agent loop command's work: settings in, answer out (loaded only when the loop runs). @module */
 import denoJson from "../../deno.json" with { type: "json" };
-import { EXIT, expectPositionals, type Io, type ParsedArgs } from "./cli.ts";
+import { EXIT, expectPositionals, type Io, type ParsedArgs, UsageError } from "./cli.ts";
 import type { Executor } from "../executor.ts";
 import { makeRedactor } from "../redact.ts";
 import { terminalAsker, terminalReadLine } from "../ask.ts";
@@ -13,25 +13,34 @@ import { type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
 import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
 import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "../agent/settings.ts";
-import { loadTranscript, openingMessages, saveTranscript } from "../agent/transcript.ts";
+import { loadTranscript, openingMessages, saveTranscript, TranscriptError } from "../agent/transcript.ts";
 import { usageLine, UsageMeter } from "../agent/usage.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 
+/** A transcript the person cannot resume is their mistake: a usage error of `run`. */
+async function asUsage<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof TranscriptError) throw new UsageError(error.message, "run");
+    throw error;
+  }
+}
+
 /** Runs the agent loop for `toolgate run` / `toolgate --prompt`. */
 export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   expectPositionals(parsed, 0, "run");
   const settings = await resolveSettings(parsed, io);
-  const loaded = settings.loadMessages === undefined
-    ? undefined
-    : await loadTranscript(settings.loadMessages);
-  const messages = openingMessages({
-    loaded,
-    system: settings.system,
-    defaultSystem: AGENT_DEFAULTS.system,
-    prompt: settings.prompt,
-  });
+  const messages = await asUsage(async () =>
+    openingMessages({
+      loaded: settings.loadMessages === undefined ? undefined : await loadTranscript(settings.loadMessages),
+      system: settings.system,
+      defaultSystem: AGENT_DEFAULTS.system,
+      prompt: settings.prompt,
+    })
+  );
   // The manifest every command uses: --tools, TOOLGATE_TOOLS, ./tools.json, else the built-in tool belt's.
   const manifest = await loadForCommand(parsed, io);
   if (!manifest) return EXIT.failure;
