@@ -12,7 +12,7 @@ import { calledTools, ToolDisclosure } from "../agent/lazy_tools.ts";
 import { type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
 import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
-import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "../agent/settings.ts";
+import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "./run_settings.ts";
 import { loadTranscript, openingMessages, saveTranscript, TranscriptError } from "../agent/transcript.ts";
 import { usageLine, UsageMeter } from "../agent/usage.ts";
 import { approvalSettings } from "./approval_options.ts";
