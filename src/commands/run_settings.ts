@@ -1,6 +1,6 @@
 /**
- * The `run` command's settings (the agent loop's): its options, and their resolution, flag over environment over default, into one
- * checked value (prompt and system texts read from their files or stdin).
+ * The `run` command's settings (the agent loop's): its options, and their resolution, flag over environment over
+ * default, into one checked value (prompt and system texts read from their files or stdin).
  *
  * @module
  */
