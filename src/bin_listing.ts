@@ -6,8 +6,7 @@
  *
  * @module
  */
-import { dirname, sep } from "./paths.ts";
-import { isWithin } from "./control_plane.ts";
+import { dirname, isWithin, sep } from "./paths.ts";
 
 function realPath(path: string): string | undefined {
   try {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { join, sep } from "./paths.ts";
+import { join } from "./paths.ts";
 import type { Manifest } from "./manifest.ts";
 import { configRoot, stateRoot } from "./state.ts";
 import { TOOLGATE_CODE } from "./tool_belt.ts";
@@ -69,18 +69,4 @@ export function controlPlane(manifest: Manifest, env: Readonly<Record<string, st
     ]),
     hidden: present(roots),
   };
-}
-
-/**
- * Is `path` the folder `parent` or inside it?
- *
- * @example
- * ```ts
- * import { isWithin } from "./control_plane.ts";
- * isWithin("/a/b/c", "/a/b"); // true
- * isWithin("/a/bc", "/a/b"); // false
- * ```
- */
-export function isWithin(path: string, parent: string): boolean {
-  return path === parent || path.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 }

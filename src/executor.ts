@@ -7,44 +7,43 @@
  *
  * @module
  */
-import { dirname, join } from "./paths.ts";
+import { dirname, isWithin, join } from "./paths.ts";
 import { answerJobCall, type Job, jobLauncher, JobManager, readJobArgs } from "./jobs.ts";
-import { AuditLog, type AuditRecord, loadAuditKey } from "./audit.ts";
-import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
-import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_proxy.ts";
-import { BRIDGE_PORT } from "./net_bridge.ts";
+import {
+  AuditLog,
+  type AuditRecord,
+  type CallFacts,
+  jobAnswerRecord,
+  jobEndRecord,
+  jobStartRecord,
+  loadAuditKey,
+  refusalRecord,
+  runRecord,
+} from "./audit.ts";
 import { type Envelope, failure, type FailureEnvelope, success, withWarnings } from "./contract.ts";
-import { type ControlPlane, controlPlane, isWithin } from "./control_plane.ts";
-import { escapesBinDir } from "./bin_listing.ts";
+import { type ControlPlane, controlPlane } from "./control_plane.ts";
 import type { Manifest, ToolSpec } from "./manifest.ts";
-import { envelopeFromRun, startFailure } from "./outcome.ts";
+import { envelopeFromRun } from "./run_envelope.ts";
 import { preflight } from "./preflight.ts";
-import { loadSchemaEngine } from "./schema.ts";
-import { groupLauncher, type ProcessRegistry } from "./process_tree.ts";
+import { loadSchemaEngine, SchemaCompiler } from "./schema.ts";
+import type { ProcessRegistry } from "./process_tree.ts";
 import { type ApprovedBy, OWN_COMMAND, type Policy } from "./policy.ts";
 import { hasSideEffects } from "./profiles.ts";
 import {
   makeRedactor,
   MIN_SECRET_LENGTH,
   parseRedactPatterns,
+  type Redaction,
   type Redactor,
   scrubEnvelope,
   secretValues,
 } from "./redact.ts";
-import { runProcess, type RunResult, startProblem } from "./runner.ts";
-import {
-  bwrapArgs,
-  findProgram,
-  limitWarnings,
-  probeSandboxCached,
-  type SandboxMode,
-  type SandboxSupport,
-  unconfinedWarning,
-} from "./sandbox.ts";
-import { ensurePrivateDir } from "./private_dir.ts";
+import { runProcess, type RunResult } from "./runner.ts";
+import { findProgram, limitWarnings, type SandboxMode } from "./sandbox.ts";
+import { ensurePrivateDir, prepareDir } from "./private_dir.ts";
 import { stateRoot, workspaceStateDir } from "./state.ts";
 import { stoppedByUser, userStopped } from "./stop.ts";
-import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "./tool_belt.ts";
+import { FALLBACK_PATH, type Launch, PROXY_ENV, ToolLauncher } from "./tool_launch.ts";
 import { ToolFailure } from "../tools/lib/envelope.ts";
 import type { ToolPool } from "./pool/client.ts";
 import type { CallDefaults } from "./pool/protocol.ts";
@@ -53,8 +52,6 @@ export { SANDBOX_MODES, type SandboxMode } from "./sandbox.ts";
 
 export { EXECUTOR_DEFAULTS } from "./executor_defaults.ts";
 import { EXECUTOR_DEFAULTS } from "./executor_defaults.ts";
-
-const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /**
  * How an executor runs its tools.
@@ -90,6 +87,11 @@ export interface ExecutorOptions {
   readonly graceMs?: number;
   /** The most bytes kept of each of stdout and stderr; past it the tool is stopped. */
   readonly maxOutputBytes?: number;
+  /**
+   * What this run keeps secret (default: {@linkcode redactionFor} the environment and the manifest's passthrough
+   * names). A command builds it where it starts and hands the same one to everything else that writes.
+   */
+  readonly redaction?: Redaction;
   /** The audit directory, or `null` for no audit log. */
   readonly auditDir: string | null;
   /**
@@ -236,51 +238,6 @@ export interface CallLimits {
 
 const encoder = new TextEncoder();
 
-/** How one call starts. */
-interface Launch {
-  readonly ok: true;
-  readonly program: string;
-  readonly args: readonly string[];
-  /** Inside bwrap: ending it ends the whole tree. */
-  readonly confined: boolean;
-  /** Warnings for the model (an unconfined run it should know of). */
-  readonly envelopeWarnings: readonly string[];
-  /** Warnings for the audit line (anything looser than the defaults). */
-  readonly auditWarnings: readonly string[];
-  /** Forgets the call at the egress proxy (a profile that names hosts) when it ends. */
-  readonly unregister?: () => void;
-  /** The call's cgroup slot, given back when it ends. */
-  readonly slot?: string;
-  /** What the proxy let through or refused, for the audit line. */
-  readonly egress?: EgressDecision[];
-}
-
-/** Where a proxied tool finds the egress proxy: the bridge inside its sandbox. */
-const PROXY_ENV = {
-  HTTP_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
-  HTTPS_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
-  http_proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
-  https_proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
-  ALL_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
-};
-
-/** How a tool's own program starts, before any confinement: a built-in one through toolgate's runtime. */
-interface Program {
-  readonly program: string;
-  readonly args: readonly string[];
-  /** What the tool must see inside the sandbox: its program, or the runtime and code of a built-in tool. */
-  readonly files: readonly string[];
-}
-
-/** Makes a folder of toolgate's own (0700) if it is missing; trouble is for its user to report. */
-function prepareDir(path: string): void {
-  try {
-    Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
-  } catch {
-    // Reported by whoever writes there (the audit log reports once and never fails a call).
-  }
-}
-
 /** The built-in tools the executor treats apart: a background `exec` becomes a job, `job` reads the jobs. */
 const EXEC_TOOL = "exec";
 const JOB_TOOL = "job";
@@ -326,15 +283,18 @@ export class Executor {
   readonly #clock: () => Date;
   readonly #workspace: string;
   readonly #controlPlane: ControlPlane;
-  #support?: Promise<SandboxSupport>;
-  #proxy?: EgressProxy;
-  readonly #slots = new CgroupSlots();
-  #groupLauncher?: readonly string[];
+  readonly #launcher: ToolLauncher;
+  /**
+   * Compiles the tools' schemas on first use, each once (preflight, and the MCP server's output check).
+   *
+   * @ignore Typed with ajv's own types: not part of the library.
+   */
+  readonly schemas: SchemaCompiler = new SchemaCompiler();
   #jobs?: JobManager;
 
   /**
-   * Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile, and `Deno.errors.NotFound`
-   * when the working directory does not exist.
+   * Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile (without a `redaction`
+   * given), and `Deno.errors.NotFound` when the working directory does not exist.
    */
   constructor(options: ExecutorOptions) {
     this.#options = options;
@@ -358,6 +318,14 @@ export class Executor {
     this.#controlPlane = audit === undefined || plane.hidden.some((path) => isWithin(audit, path))
       ? plane
       : { readOnly: plane.readOnly, hidden: [...plane.hidden, audit] };
+    this.#launcher = new ToolLauncher({
+      manifest: options.manifest,
+      env: options.env,
+      workspace: this.#workspace,
+      controlPlane: this.#controlPlane,
+      sandbox: options.sandbox,
+      bwrap: options.bwrap,
+    });
     this.#stored = new Map(Object.entries(options.secrets ?? {}));
     this.#makeRedactors();
     if (options.auditDir !== null) {
@@ -381,11 +349,17 @@ export class Executor {
     for (const value of this.#stored.values()) this.#storedValues.add(value);
     const secrets = [...new Set([...secretValues(env, passed), ...this.#storedValues])]
       .filter((value) => value.length >= MIN_SECRET_LENGTH);
-    this.#redact = makeRedactor(secrets, parseRedactPatterns(env.TOOLGATE_REDACT));
+    const own = makeRedactor(secrets, parseRedactPatterns(env.TOOLGATE_REDACT));
+    // A redaction the command built at its start (with what it alone knows) applies too.
+    const given = this.#options.redaction?.redact;
+    this.#redact = given ? (text) => own(given(text)) : own;
     this.#scrub = secrets.length > 0 ? makeRedactor(secrets) : undefined;
   }
 
-  /** Redacts text the same way the audit log does (for debug output and transcripts). */
+  /**
+   * Redacts text the same way the audit log does, with every secret known so far (one `store_secret` gave in this
+   * run included): for debug output, transcripts and `--output jsonl`.
+   */
   redact(text: string): string {
     return this.#redact(text);
   }
@@ -454,7 +428,7 @@ export class Executor {
     }
     // The schema engine loads at the first call that needs it: start-up does not pay for it.
     if (tool.schema !== undefined) await loadSchemaEngine();
-    const verdict = preflight(tool, argsText, this.manifest.schemas);
+    const verdict = preflight(tool, argsText, this.schemas);
     if (!verdict.ok) {
       await this.#auditUnrun(name, argsText, verdict.envelope);
       return { ok: false, envelope: this.#forCaller(verdict.envelope) };
@@ -485,7 +459,7 @@ export class Executor {
     const started = this.#clock();
     let result: RunResult | undefined;
     let envelope: Envelope;
-    const launch = await this.#launch(tool);
+    const launch = await this.#launcher.launch(tool);
     if (!launch.ok) {
       envelope = launch.envelope;
     } else {
@@ -502,12 +476,10 @@ export class Executor {
         signal: options.signal,
         registry: this.#options.registry,
         endsItsTree: launch.confined,
-        // Where setsid(1) lives does not change during a run: look once, not at every call.
-        launcher: launch.confined ? [] : this.#groupLauncher ??= groupLauncher(),
+        launcher: this.#launcher.groupLauncher(launch),
       });
       // The call's tree is gone: its egress token and its cgroup slot are free for the next call.
-      launch.unregister?.();
-      if (launch.slot !== undefined) this.#slots.give(launch.slot);
+      this.#launcher.release(launch);
       envelope = withWarnings(
         envelopeFromRun(result, {
           tool: tool.name,
@@ -523,28 +495,15 @@ export class Executor {
       );
     }
     await this.#write({
-      ts: started.toISOString(),
-      tool: tool.name,
-      argv: [tool.program, ...tool.args],
-      cwd: this.#workspace,
-      exit: result?.code ?? null,
-      signal: result?.signal ?? null,
-      ms: Math.round(result?.durationMs ?? 0),
-      stdoutBytes: result?.stdoutBytes ?? 0,
-      stderrBytes: result?.stderrBytes ?? 0,
-      truncated: result?.overflow !== undefined,
-      envKeys: Object.keys(env),
-      ...await this.#argsFacts(call.argsText),
-      outcome: envelope.ok ? "ok" : envelope.kind,
-      // A call stopped on request is no crash: the line says so, and who stopped it (a cancelled MCP call's answer
-      // is never sent, so this line is where its killed_by shows).
-      cancelled: result?.aborted ? true : undefined,
-      killed_by: !envelope.ok && envelope.killed_by === "user" ? "user" : undefined,
-      idle: result?.idleTimedOut ? true : undefined,
-      sandbox: launch.ok ? (launch.confined ? "bwrap" : "none") : undefined,
-      profile: tool.profile.name,
-      warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
-      egress: launch.ok && launch.egress && launch.egress.length > 0 ? launch.egress : undefined,
+      ...runRecord(await this.#facts(started, tool.name, call.argsText), {
+        argv: [tool.program, ...tool.args],
+        result,
+        envKeys: Object.keys(env),
+        envelope,
+        launch: launch.ok ? launch : undefined,
+        profile: tool.profile.name,
+      }),
+      // A pool worker's line carries the caller's call id, as the caller's own line does.
       call_id: options.callId,
     });
     return this.#forCaller(envelope);
@@ -591,21 +550,11 @@ export class Executor {
     });
     const envelope = answer.envelope;
     await this.#write({
-      ts: started.toISOString(),
-      tool: tool.name,
-      argv: null,
-      cwd: this.#workspace,
-      exit: null,
-      signal: null,
-      ms: Math.round(performance.now() - clock),
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      truncated: false,
-      envKeys: [],
-      ...await this.#argsFacts(call.argsText),
-      outcome: envelope.ok ? "ok" : envelope.kind,
+      ...jobAnswerRecord(await this.#facts(started, tool.name, call.argsText), {
+        ms: Math.round(performance.now() - clock),
+        envelope,
+      }),
       cancelled: options.signal?.aborted ? true : undefined,
-      killed_by: !envelope.ok && envelope.killed_by === "user" ? "user" : undefined,
       pool: pool.shown,
       worker: answer.worker,
       call_id: answer.id,
@@ -617,16 +566,6 @@ export class Executor {
   async close(): Promise<void> {
     await this.endJobs();
     await this.#options.pool?.close();
-  }
-
-  /** Whether tools can be confined here; probed once per executor, with the very bwrap that will run them. */
-  #sandboxSupport(): Promise<SandboxSupport> {
-    return this.#support ??= probeSandboxCached(
-      this.#options.env.PATH ?? FALLBACK_PATH,
-      this.#options.bwrap ?? "bwrap",
-      this.#options.env,
-      this.#stateDir(),
-    );
   }
 
   /**
@@ -662,7 +601,7 @@ export class Executor {
     // A tool answered in toolgate's own process is never confined or unconfined: it starts nothing.
     const processes = this.manifest.tools.filter((tool) => !inProcess(tool));
     if (processes.length === 0) return notes;
-    const support = await this.#sandboxSupport();
+    const support = await this.#launcher.support();
     if (support.ok) return [...notes, ...limitWarnings(support)];
     if (mode === "require") return notes;
     const loose = processes.filter((tool) => !hasSideEffects(tool.profile)).map((tool) => tool.name);
@@ -676,136 +615,6 @@ export class Executor {
         "pass --sandbox require to run nothing unconfined, or --sandbox off to run every tool unconfined",
     );
     return notes;
-  }
-
-  /** The tool's own program: a built-in tool through toolgate's runtime, any other as the manifest says. */
-  #program(tool: ToolSpec): Program {
-    if (tool.builtin !== undefined) return beltLaunch(tool.builtin);
-    return { program: tool.program, args: tool.args, files: this.#toolFiles(tool) };
-  }
-
-  /** What a manifest tool must see of its own: the manifest's `tools/` folder, or an absolute program itself. */
-  #toolFiles(tool: ToolSpec): string[] {
-    const toolsDir = join(this.manifest.dir, "tools");
-    return isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
-  }
-
-  /**
-   * How to start a tool (or, for a background job, `own`: what the job runs under the tool's profile): inside
-   * bwrap, unconfined (a tool without side effects, or `--sandbox off`), or not.
-   */
-  async #launch(
-    tool: ToolSpec,
-    own: Program = this.#program(tool),
-  ): Promise<Launch | { ok: false; envelope: FailureEnvelope }> {
-    const refused = (kind: "rejected" | "unavailable", message: string) => ({
-      ok: false as const,
-      envelope: failure(kind, message, { tool: tool.name, retryable: false }),
-    });
-    if (tool.builtin === undefined && !tool.present) {
-      // A program that appeared after the manifest was loaded may have been planted by a tool: not run.
-      return refused(
-        "unavailable",
-        `The tool's program ${tool.program} did not exist when toolgate loaded the manifest; it was not run ` +
-          `(restart toolgate once it is in place).`,
-      );
-    }
-    const outside = this.#escapedBin(tool);
-    if (outside !== undefined) {
-      return refused(
-        "rejected",
-        `The tool's program now resolves outside ./tools/bin (-> ${outside}); it was not run.`,
-      );
-    }
-    const mode = this.#options.sandbox ?? "auto";
-    const direct = { ok: true as const, program: own.program, args: own.args, confined: false };
-    if (mode === "off") {
-      return { ...direct, envelopeWarnings: [], auditWarnings: [unconfinedWarning("off")] };
-    }
-    const support = await this.#sandboxSupport();
-    if (!support.ok) {
-      if (mode === "require") {
-        return refused(
-          "unavailable",
-          `The tool cannot be confined here and --sandbox require is set: ${support.reason}.`,
-        );
-      }
-      if (hasSideEffects(tool.profile)) {
-        return refused(
-          "unavailable",
-          `The tool cannot be confined here (${support.reason}), and its profile "${tool.profile.name}" lets ` +
-            `it write or reach the network, so it does not run unconfined. The user can rerun toolgate with ` +
-            `--sandbox off to run it unconfined, as themselves.`,
-        );
-      }
-      const warning = unconfinedWarning("auto", support.reason);
-      return { ...direct, envelopeWarnings: [warning], auditWarnings: [warning] };
-    }
-    // bwrap reports a missing program as its own failure; say it the way an unconfined start would.
-    const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
-    if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
-    const cgroups = support.cgroups;
-    // A profile that names hosts reaches them through a filtering proxy, the call's only way out.
-    let unregister: (() => void) | undefined;
-    const egress: EgressDecision[] = [];
-    let inner = own;
-    if (Array.isArray(tool.profile.net)) {
-      let proxy: EgressProxy;
-      try {
-        proxy = this.#proxy ??= this.#startProxy();
-      } catch (error) {
-        return refused("unavailable", `The tool's egress proxy cannot start: ${(error as Error).message}.`);
-      }
-      const registered = proxy.register(tool.profile.net, (decision) => egress.push(decision));
-      unregister = registered.unregister;
-      const bridge = bridgeLaunch();
-      inner = {
-        program: bridge.program,
-        args: [...bridge.args, registered.token, own.program, ...own.args],
-        files: [...own.files, ...bridge.files],
-      };
-    }
-    const args = bwrapArgs(support, {
-      program: inner.program,
-      args: inner.args,
-      cwd: this.#workspace,
-      profile: tool.profile,
-      files: inner.files,
-      controlPlane: this.#controlPlane,
-      cgroupLimits: cgroups &&
-        { processes: cgroups.pids !== undefined, memory: cgroups.memory !== undefined },
-      proxy: unregister && this.#proxy && { socket: this.#proxy.socket, inside: BRIDGE_SOCKET },
-    });
-    // With cgroups, the first process sets up and joins the call's cgroups, then becomes bwrap.
-    const slot = cgroups ? this.#slots.take() : undefined;
-    const prefix = cgroups && slot ? cgroupWrapper(cgroups, tool.profile.limits, slot) : [];
-    return {
-      ok: true,
-      program: prefix[0] ?? support.bwrap,
-      args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...args] : args,
-      confined: true,
-      envelopeWarnings: [],
-      auditWarnings: [],
-      unregister,
-      egress,
-      slot,
-    };
-  }
-
-  /** toolgate's state folder, or `undefined` without HOME (nothing is cached then). */
-  #stateDir(): string | undefined {
-    try {
-      return stateRoot(this.#options.env);
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** The egress proxy of this executor, started at the first call whose profile names hosts. */
-  #startProxy(): EgressProxy {
-    const socket = proxySocketPath(this.#options.env, stateRoot(this.#options.env));
-    prepareDir(dirname(socket));
-    return EgressProxy.start(socket);
   }
 
   /**
@@ -933,23 +742,11 @@ export class Executor {
       byPerson: options.approvedBy === "person" || options.approvedBy === "own-command",
       graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
     });
-    await this.#write({
-      ts: started.toISOString(),
-      tool: call.tool.name,
-      argv: null,
-      cwd: this.#workspace,
-      exit: null,
-      signal: null,
-      ms: Math.round(performance.now() - clock),
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      truncated: false,
-      envKeys: [],
-      ...await this.#argsFacts(call.argsText),
-      outcome: envelope.ok ? "ok" : envelope.kind,
+    await this.#write(jobAnswerRecord(await this.#facts(started, call.tool.name, call.argsText), {
+      ms: performance.now() - clock,
+      envelope,
       job: typeof call.args.job_id === "string" ? call.args.job_id : undefined,
-      killed_by: !envelope.ok && envelope.killed_by === "user" ? "user" : undefined,
-    });
+    }));
     return envelope;
   }
 
@@ -988,17 +785,14 @@ export class Executor {
     const sh = findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh";
     const [program, ...programArgs] = jobLauncher(sh, args.cwdPath, args.argv);
     const started = this.#clock();
-    const launch = await this.#launch(tool, { program, args: programArgs, files: [] });
+    const launch = await this.#launcher.launch(tool, { program, args: programArgs, files: [] });
     let envelope: Envelope;
     let job: Job | undefined;
     let result: RunResult | undefined;
     if (!launch.ok) {
       envelope = launch.envelope;
     } else {
-      const release = () => {
-        launch.unregister?.();
-        if (launch.slot !== undefined) this.#slots.give(launch.slot);
-      };
+      const release = () => this.#launcher.release(launch);
       const outcome = await jobs.start({
         scope: options.jobScope ?? "",
         command: args.command,
@@ -1013,7 +807,7 @@ export class Executor {
           idleTimeoutMs: args.idleTimeoutMs,
           graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
           endsItsTree: launch.confined,
-          launcher: launch.confined ? [] : this.#groupLauncher ??= groupLauncher(),
+          launcher: this.#launcher.groupLauncher(launch),
         },
         onEnd: (ended, run) => {
           release();
@@ -1039,59 +833,26 @@ export class Executor {
           });
       }
     }
-    await this.#write({
-      ts: started.toISOString(),
-      tool: tool.name,
+    await this.#write(jobStartRecord(await this.#facts(started, tool.name, call.argsText), {
       argv: [tool.program, ...tool.args],
-      cwd: this.#workspace,
-      exit: result?.code ?? null,
-      signal: result?.signal ?? null,
-      ms: 0,
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      truncated: false,
+      result,
       envKeys: Object.keys(env),
-      ...await this.#argsFacts(call.argsText),
-      outcome: envelope.ok ? "ok" : envelope.kind,
-      background: true,
-      job: job?.id,
-      pid: job?.pid,
-      sandbox: launch.ok ? (launch.confined ? "bwrap" : "none") : undefined,
+      envelope,
+      job,
+      launch: launch.ok ? launch : undefined,
       profile: tool.profile.name,
-      warnings: launch.ok && launch.auditWarnings.length > 0 ? launch.auditWarnings : undefined,
-    });
+    }));
     return envelope;
   }
 
   /** The audit line of a job's end: how it ended and how much it printed. */
   async #auditJobEnd(call: PreparedCall, job: Job, run: RunResult, launch: Launch): Promise<void> {
-    const state = job.state;
-    await this.#write({
-      ts: this.#clock().toISOString(),
-      tool: call.tool.name,
+    await this.#write(jobEndRecord(await this.#facts(this.#clock(), call.tool.name, call.argsText), {
       argv: [call.tool.program, ...call.tool.args],
-      cwd: this.#workspace,
-      exit: run.code,
-      signal: run.signal,
-      ms: Math.round(run.durationMs),
-      stdoutBytes: run.stdoutBytes,
-      stderrBytes: run.stderrBytes,
-      truncated: false,
-      envKeys: [],
-      ...await this.#argsFacts(call.argsText),
-      outcome: run.timedOut || run.idleTimedOut
-        ? "timeout"
-        : state === "exited" && run.code === 0
-        ? "ok"
-        : "execution_error",
-      background: true,
-      job: job.id,
-      job_state: state,
-      killed_by: job.killedBy,
-      idle: run.idleTimedOut ? true : undefined,
-      sandbox: launch.confined ? "bwrap" : "none",
-      egress: launch.egress && launch.egress.length > 0 ? launch.egress : undefined,
-    });
+      run,
+      job,
+      launch,
+    }));
   }
 
   /**
@@ -1112,12 +873,6 @@ export class Executor {
     return env;
   }
 
-  /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
-  #escapedBin(tool: ToolSpec): string | undefined {
-    const relative = !tool.command[0].startsWith("/") && !/^[A-Za-z]:[\\/]/.test(tool.command[0]);
-    return relative ? escapesBinDir(tool.program, this.manifest.binDir) : undefined;
-  }
-
   /**
    * Every envelope this executor hands back passes here: the values of secret variables (a passthrough variable a
    * tool printed, a key in an error) never reach a model or an MCP client, whichever caller asked.
@@ -1126,27 +881,19 @@ export class Executor {
     return this.#scrub ? scrubEnvelope(envelope, this.#scrub) : envelope;
   }
 
-  async #argsFacts(argsText: string): Promise<{ argsBytes: number; argsHmac: string | null }> {
-    return await this.#audit?.argsFacts(argsText) ?? { argsBytes: 0, argsHmac: null };
+  /** What every audit line of a call holds: when, which tool, where (default the workspace), the arguments' facts. */
+  async #facts(when: Date, tool: string, argsText: string, cwd = this.#workspace): Promise<CallFacts> {
+    const { argsBytes, argsHmac } = await this.#audit?.argsFacts(argsText) ??
+      { argsBytes: 0, argsHmac: null };
+    return { ts: when.toISOString(), tool, cwd, argsBytes, argsHmac };
   }
 
   /** The audit line of a call that started no program: refused, or answered in this process. */
   async #auditUnrun(name: string, argsText: string, envelope: Envelope): Promise<void> {
-    await this.#write({
-      ts: this.#clock().toISOString(),
-      tool: name,
-      argv: null,
-      cwd: this.#options.cwd,
-      exit: null,
-      signal: null,
-      ms: 0,
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      truncated: false,
-      envKeys: [],
-      ...await this.#argsFacts(argsText),
-      outcome: envelope.ok ? "ok" : envelope.kind,
-    });
+    if (!this.#audit) return;
+    await this.#write(
+      refusalRecord(await this.#facts(this.#clock(), name, argsText, this.#options.cwd), envelope),
+    );
   }
 
   async #write(record: AuditRecord): Promise<void> {

@@ -10,9 +10,8 @@
  *
  * @module
  */
-import { isAbsolute, join, resolve } from "./paths.ts";
+import { isAbsolute, isWithin, join, resolve } from "./paths.ts";
 import { type Envelope, failure, type FailureEnvelope, success, truncateForModel } from "./contract.ts";
-import { isWithin } from "./control_plane.ts";
 import { runProcess, type RunRequest, type RunResult } from "./runner.ts";
 import type { ProcessRegistry } from "./process_tree.ts";
 import { findProgram } from "./sandbox.ts";

@@ -7,7 +7,7 @@
  */
 import { join } from "./paths.ts";
 import { planLaunch } from "./launch_plan.ts";
-import { toFlags } from "./permissions.ts";
+import { toFlags } from "./own_grants.ts";
 import { bundleEntry, packaging, TOOLGATE_ROOT } from "./tool_belt.ts";
 
 /** The main entry and the options that make the runtime load it the same way from any folder. */

@@ -11,7 +11,8 @@ import { CGROUP_ENV, ownCgroups } from "./cgroups.ts";
 import { PROXY_SOCKET_ENV } from "./egress_proxy.ts";
 import { isRecord } from "./contract.ts";
 import { readJsonc } from "./jsonc.ts";
-import { DEFAULT_BASE_URL, derivePermissions, type PermissionSet, type RunFacts } from "./permissions.ts";
+import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
+import { DEFAULT_BASE_URL } from "./agent/limits.ts";
 import { parseProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { findProgram } from "./sandbox.ts";
 import { credentialFiles, parsePoolUrl } from "./pool/address.ts";
@@ -206,7 +207,7 @@ export interface LaunchPlan {
  * @example
  * ```ts
  * import { planLaunch } from "./launch_plan.ts";
- * import { toFlags } from "./permissions.ts";
+ * import { toFlags } from "./own_grants.ts";
  * const plan = planLaunch(["call", "get_time", "{}"], Deno.env.toObject(), Deno.cwd());
  * toFlags(plan.set); // ["--no-prompt", "--allow-read=...", ...]
  * ```

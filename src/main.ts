@@ -16,8 +16,8 @@ import {
   normalizeDashes,
   parseCommandArgs,
   UsageError,
-} from "./cli.ts";
-import { broadGrants } from "./permissions.ts";
+} from "./commands/cli.ts";
+import { broadGrants } from "./own_grants.ts";
 import { StateDirError } from "./state.ts";
 import { callCommand } from "./commands/call.ts";
 import { lintCommand } from "./commands/lint.ts";
@@ -125,7 +125,7 @@ function findCommand(argv: readonly string[]): { command?: Command; name?: strin
 
 /** Warns about grants broader than toolgate needs; with `--locked`, refuses to go on. */
 async function grantsAcceptable(locked: boolean, io: Io): Promise<boolean> {
-  const broad = broadGrants();
+  const broad = (io.broadGrants ?? broadGrants)();
   if (broad.length === 0) return true;
   const lines = broad.map((grant) => `  ${grant.flag} (unscoped): ${grant.why}`);
   const hint = "`toolgate permissions` prints the least set.";
@@ -147,7 +147,7 @@ async function grantsAcceptable(locked: boolean, io: Io): Promise<boolean> {
  * @example
  * ```ts
  * import { run } from "./main.ts";
- * import { processIo } from "./process_io.ts";
+ * import { processIo } from "./commands/process_io.ts";
  * const code = await run(["validate", "--tools", "tools.json"], processIo());
  * ```
  */
@@ -198,7 +198,7 @@ if (import.meta.main) {
   } else if (Deno.args[0] === BRIDGE_MODE) {
     Deno.exit(await (await import("./net_bridge.ts")).runBridge(Deno.args.slice(1)));
   } else {
-    const { processIo } = await import("./process_io.ts");
+    const { processIo } = await import("./commands/process_io.ts");
     Deno.exitCode = await run(Deno.args, processIo());
   }
 }

@@ -99,12 +99,6 @@ export interface Manifest {
   readonly byName: ReadonlyMap<string, ToolSpec>;
   /** Non-fatal findings (unknown fields). */
   readonly warnings: readonly string[];
-  /**
-   * Compiles the tools' schemas on first use (the executor's preflight reads it).
-   *
-   * @ignore Plumbing between the loader and the executor, typed with ajv's own types: not part of the library.
-   */
-  readonly schemas: SchemaCompiler;
 }
 
 /**
@@ -508,7 +502,6 @@ export function validateManifest(
     tools: Object.freeze(tools),
     byName: new Map(tools.map((tool) => [tool.name, tool])),
     warnings: Object.freeze(warnings),
-    schemas,
   });
   return { ok: true, manifest, warnings };
 }

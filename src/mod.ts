@@ -1,5 +1,5 @@
 /**
- * toolgate as a library: load a `tools.json` manifest, run its tools through the same executor the CLI, the
+ * toolgate as a library: what a Deno program needs to load a `tools.json` manifest, run its tools through the same executor the CLI, the
  * agent loop and the MCP server use (preflight, the one approval policy, confinement, timeouts, tree kill, audit),
  * schedule calls as they do, and read or write the result envelopes.
  *
@@ -72,8 +72,6 @@ export {
   failureMessage,
   type FailureOptions,
   isError,
-  isFailureKind,
-  isRecord,
   isSuccess,
   type JsonValue,
   MODEL_TEXT_LIMIT,
@@ -82,35 +80,27 @@ export {
   type SuccessEnvelope,
   type SuccessOptions,
   successPayload,
-  text,
   truncateForModel,
-  truncationMarker,
-  withTool,
-  withWarnings,
 } from "./contract.ts";
 export {
   loadManifest,
   type Manifest,
   type ManifestOptions,
   type ManifestResult,
-  TOOL_NAME_PATTERN,
   type ToolSpec,
   validateManifest,
 } from "./manifest.ts";
-export { allowsNetwork, type PermissionProfile, type ResourceLimits } from "./profiles.ts";
+export type { PermissionProfile, ResourceLimits } from "./profiles.ts";
 export {
   type Answer,
   type ApprovalQuestion,
   type ApprovedBy,
   type Ask,
-  assessCall,
   type CallRisk,
   type DecideOptions,
   type Destination,
   type HostEntry,
-  isReadOnlyCall,
   OWN_COMMAND,
-  parseHostList,
   Policy,
   type PolicyOptions,
   type Verdict,
@@ -119,7 +109,8 @@ export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./sch
 export type { ControlPlane } from "./control_plane.ts";
 export type { PoolAnswer, PoolRequest, ToolPool } from "./pool/client.ts";
 export type { CallDefaults } from "./pool/protocol.ts";
-export { type StopButton, stoppedByUser, UserStop, userStopped } from "./stop.ts";
+export { type Redaction, redactionFor, type Redactor } from "./redact.ts";
+export { type StopButton, UserStop } from "./stop.ts";
 export {
   type CallLimits,
   type CallOptions,
@@ -138,7 +129,4 @@ export {
   exportTools,
   type McpTool,
   type OpenAITool,
-  toAnthropic,
-  toMcp,
-  toOpenAI,
-} from "./exports.ts";
+} from "./tool_definitions.ts";

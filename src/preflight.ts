@@ -272,7 +272,7 @@ function invalidFromAjv(
  * @example
  * ```ts
  * import { preflight } from "./preflight.ts";
- * // const verdict = preflight(tool, '{"timezone": "UTC"}', manifest.schemas);
+ * // const verdict = preflight(tool, '{"timezone": "UTC"}', executor.schemas);
  * // verdict.ok ? verdict.args : verdict.envelope
  * ```
  */

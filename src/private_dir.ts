@@ -117,3 +117,20 @@ export function ensurePrivateDir(path: string, trusted: string = dirname(path)):
     checkPrivateDir(dir);
   });
 }
+
+/**
+ * Makes a folder of toolgate's own (0700) if it is missing; trouble is for its user to report.
+ *
+ * @example
+ * ```ts
+ * import { prepareDir } from "./private_dir.ts";
+ * prepareDir(await Deno.makeTempDir() + "/audit");
+ * ```
+ */
+export function prepareDir(path: string): void {
+  try {
+    Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+  } catch {
+    // Reported by whoever writes there (the audit log reports once and never fails a call).
+  }
+}

@@ -192,6 +192,46 @@ function maskLiterals(text: string, literals: readonly string[]): string {
   return out;
 }
 
+/**
+ * What one run keeps secret, built once where a command starts and handed to everything that writes: `redact`
+ * masks the secret values and the `TOOLGATE_REDACT` patterns (the audit log, transcripts, debug output, prompts);
+ * `scrub` masks the secret values alone, in every envelope handed back (absent when there are none).
+ *
+ * @example
+ * ```ts
+ * import { redactionFor } from "./redact.ts";
+ * const { redact, scrub } = redactionFor({ API_TOKEN: "tok-0123456789", TOOLGATE_REDACT: "id-\\d+" }, []);
+ * redact("tok-0123456789 id-42"); // "[REDACTED] [REDACTED]"
+ * scrub?.("tok-0123456789 id-42"); // "[REDACTED] id-42"
+ * ```
+ */
+export interface Redaction {
+  /** Masks the secret values and the `TOOLGATE_REDACT` patterns. */
+  readonly redact: Redactor;
+  /** Masks the secret values alone; absent when there are none. */
+  readonly scrub?: Redactor;
+}
+
+/**
+ * The {@linkcode Redaction} of a run in `env` whose tools pass the variables `passedNames` through. Throws a
+ * `SyntaxError` naming a `TOOLGATE_REDACT` pattern that does not compile.
+ *
+ * @example
+ * ```ts
+ * import { redactionFor } from "./redact.ts";
+ * const redaction = redactionFor(Deno.env.toObject(), ["GITHUB_TOKEN"]);
+ * console.error(redaction.redact("a line that may hold a secret"));
+ * ```
+ */
+export function redactionFor(
+  env: Readonly<Record<string, string>>,
+  passedNames: Iterable<string>,
+): Redaction {
+  const secrets = secretValues(env, passedNames);
+  const redact = makeRedactor(secrets, parseRedactPatterns(env.TOOLGATE_REDACT));
+  return secrets.length > 0 ? { redact, scrub: makeRedactor(secrets) } : { redact };
+}
+
 /** Applies a redactor to every string inside a JSON-like value. */
 export function redactDeep<T>(value: T, redact: Redactor): T {
   if (typeof value === "string") return redact(value) as T;

@@ -53,13 +53,14 @@ export interface RunRequest {
   readonly sink?: (chunk: Uint8Array, stream: "stdout" | "stderr") => void;
 }
 
-/** How a run ended. */
-export interface RunResult {
-  /** Set when the process could not be started; nothing else is meaningful then. */
-  readonly spawnError?: {
-    readonly reason: "not_found" | "not_executable" | "not_permitted";
-    readonly message: string;
-  };
+/** Why a process could not start. */
+export interface StartProblem {
+  readonly reason: "not_found" | "not_executable" | "not_permitted";
+  readonly message: string;
+}
+
+/** What every run reports, started or not. */
+interface RunFacts {
   readonly code: number | null;
   readonly signal: string | null;
   /** The kept bytes (at most `maxOutputBytes`). */
@@ -79,6 +80,34 @@ export interface RunResult {
   readonly escaped: boolean;
   readonly durationMs: number;
 }
+
+/** A process that never started: it could not (`spawnError`), or its signal was aborted before it. */
+export interface NotStarted extends RunFacts {
+  readonly started: false;
+  readonly spawnError?: StartProblem;
+  readonly code: null;
+  readonly signal: null;
+}
+
+/** A process that started and ended (by itself, or ended by a limit, an abort or a cap). */
+export interface Ended extends RunFacts {
+  readonly started: true;
+  readonly spawnError?: undefined;
+}
+
+/**
+ * How a run ended: {@linkcode NotStarted} (no output, no exit) or {@linkcode Ended}.
+ *
+ * @example
+ * ```ts
+ * import type { RunResult } from "./runner.ts";
+ * function describe(result: RunResult): string {
+ *   if (!result.started) return result.spawnError?.message ?? "stopped before it started";
+ *   return result.signal ? `killed by ${result.signal}` : `exit ${result.code}`;
+ * }
+ * ```
+ */
+export type RunResult = NotStarted | Ended;
 
 interface Drained {
   bytes: Uint8Array;
@@ -152,7 +181,7 @@ async function feed(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promi
   }
 }
 
-function spawnError(error: unknown, program: string): RunResult["spawnError"] {
+function spawnError(error: unknown, program: string): StartProblem {
   if (error instanceof Deno.errors.NotCapable) {
     return { reason: "not_permitted", message: `toolgate is not permitted to run ${program} (--allow-run)` };
   }
@@ -168,7 +197,7 @@ function spawnError(error: unknown, program: string): RunResult["spawnError"] {
  * Why `program` cannot start (missing, a directory, not executable), found before a wrapper (setsid(1), bwrap)
  * would have to report it as its own failure; `undefined` when it looks startable.
  */
-export function startProblem(program: string): RunResult["spawnError"] {
+export function startProblem(program: string): StartProblem | undefined {
   let info: Deno.FileInfo;
   try {
     info = Deno.statSync(program);
@@ -223,7 +252,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 export async function runProcess(request: RunRequest): Promise<RunResult> {
   const started = performance.now();
-  const failed = (spawn: RunResult["spawnError"], aborted = false): RunResult => ({
+  const failed = (spawn: StartProblem | undefined, aborted = false): NotStarted => ({
+    started: false,
     spawnError: spawn,
     code: null,
     signal: null,
@@ -395,6 +425,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     return failed({ reason: "not_executable", message: `cannot execute ${detail}` });
   }
   return {
+    started: true,
     code: exit.signal ? null : exit.code,
     signal: exit.signal ?? null,
     stdout: out.bytes,

@@ -8,10 +8,10 @@
  *
  * @module
  */
-import { isAbsolute, join, resolve } from "./paths.ts";
+import { isAbsolute, isWithin, join, resolve } from "./paths.ts";
 import { CGROUP_ENV, type CgroupSupport, detectCgroups, ownCgroups } from "./cgroups.ts";
 import { readCache, writeCache } from "./state_cache.ts";
-import { type ControlPlane, isWithin } from "./control_plane.ts";
+import { type ControlPlane } from "./control_plane.ts";
 import type { PermissionProfile } from "./profiles.ts";
 
 /** How tools are confined: `auto` (when bubblewrap works), `require` (unavailable without it), `off`. */

@@ -7,11 +7,12 @@ import { join } from "node:path";
 import { approvalLines, fold, riskyFields, showValue, visible } from "../src/approval_prompt.ts";
 import { loadManifest, type ToolSpec, validateManifest } from "../src/manifest.ts";
 import { loadSchemaEngine } from "../src/schema.ts";
+import { REPO } from "./support.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
 
-const loaded = await loadManifest(join(import.meta.dirname!, "..", "tools.json"));
+const loaded = await loadManifest(join(REPO, "tools.json"));
 if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
 const belt = loaded.manifest;
 const tool = (name: string): ToolSpec => belt.byName.get(name)!;

@@ -14,7 +14,7 @@ import {
   loadAuditKey,
   prepareAuditDir,
 } from "../src/audit.ts";
-import { makeRedactor, secretForms, secretValues } from "../src/redact.ts";
+import { makeRedactor, redactionFor, secretForms, secretValues } from "../src/redact.ts";
 import { StateDirError, stateRoot } from "../src/state.ts";
 import {
   AUDIT_KEY,
@@ -24,9 +24,9 @@ import {
   IS_ROOT,
   manifestOf,
   readAudit,
-  ROOT,
   scratch,
 } from "./executor_helpers.ts";
+import { REPO } from "./support.ts";
 
 const FIELDS = [
   "argsBytes",
@@ -274,11 +274,10 @@ Deno.test("audit: no secret value, nor any 4-character fragment of one, reaches 
       ],
     },
   ]);
-  const executor = executorFor(manifest, {
-    auditDir,
-    cwd,
-    env: baseEnv({ ...secrets, TOOLGATE_REDACT: "ghp_[A-Za-z]+" }),
-  });
+  const env = baseEnv({ ...secrets, TOOLGATE_REDACT: "ghp_[A-Za-z]+" });
+  // Built as a command builds it where it starts, and handed to the executor and the command's own output alike.
+  const redaction = redactionFor(env, ["PASSED_VALUE"]);
+  const executor = executorFor(manifest, { auditDir, cwd, env, redaction });
   assert.equal((await executor.call("t", "{}")).ok, true);
   assert.equal((await executor.call("u", "{}")).ok, false);
   let text = "";
@@ -292,8 +291,8 @@ Deno.test("audit: no secret value, nor any 4-character fragment of one, reaches 
   assert.ok(text.includes("[REDACTED]"));
   const [record] = await readAudit(auditDir);
   assert.deepEqual(record.envKeys, ["PATH", "HOME", "PASSED_VALUE"]);
-  // The executor's own redaction for transcripts agrees.
-  assert.deepEqual(fragments(executor.redact(`x${secrets.SERVICE_KEY}y`), secrets.SERVICE_KEY), []);
+  // The run's redaction for transcripts agrees.
+  assert.deepEqual(fragments(redaction.redact(`x${secrets.SERVICE_KEY}y`), secrets.SERVICE_KEY), []);
 });
 
 Deno.test("audit: a secret with a quote, a backslash, a newline or non-ASCII is masked raw and JSON-escaped", async () => {
@@ -522,7 +521,7 @@ Deno.test("audit: a write torn by a full file (RLIMIT_FSIZE on a real process) i
       "--no-prompt",
       "--allow-read",
       "--allow-write",
-      join(ROOT, "tests", "fixtures", "audit_writer.ts"),
+      join(REPO, "tests", "fixtures", "audit_writer.ts"),
       auditDir,
     ],
     stdin: "piped",

@@ -13,12 +13,12 @@ import {
   IS_ROOT,
   killLeftovers,
   parsePids,
-  ROOT,
   scratch,
   spawnCli,
   waitForFile,
   waitGone,
 } from "./executor_helpers.ts";
+import { cliArgs, runInProcess } from "./support.ts";
 
 const MANIFEST = join(FIXTURES, "call_manifest.json");
 /** Every test runs unconfined: pids the tools write are host pids, and behaviour does not hinge on bwrap. */
@@ -130,7 +130,7 @@ Deno.test("call: usage errors exit 2 with a message and no stack trace", async (
     ],
   ];
   for (const [args, message] of cases) {
-    const run = await cli(args, { cwd: dir.path });
+    const run = await runInProcess(args, { cwd: dir.path });
     assert.equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
     assert.equal(run.stdout, "");
     assert.match(run.stderr, message);
@@ -355,15 +355,7 @@ Deno.test("call: under a scoped --allow-run (the `kill` program ends trees), a t
   const started = performance.now();
   const output = await new Deno.Command(Deno.execPath(), {
     args: [
-      "run",
-      "--no-prompt",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      `--allow-run=kill,${tool}`,
-      "--config",
-      join(ROOT, "deno.json"),
-      join(ROOT, "src/main.ts"),
+      ...cliArgs(["--allow-read", "--allow-write", "--allow-env", `--allow-run=kill,${tool}`], []),
       "call",
       "hang_stubborn",
       ...BASE,

@@ -2,7 +2,7 @@
 // parseArgs reads in strict mode, and each mistake must still be a usage error.
 import assert from "node:assert/strict";
 import { parseArgs } from "node:util";
-import { type Command, GLOBAL_OPTIONS, parseCommandArgs, UsageError } from "../src/cli.ts";
+import { type Command, GLOBAL_OPTIONS, parseCommandArgs, UsageError } from "../src/commands/cli.ts";
 
 const command: Command = {
   name: "demo",

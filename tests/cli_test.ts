@@ -1,4 +1,9 @@
-/** The CLI as a user meets it: the real `src/main.ts` run as a subprocess, exit codes, stdout and stderr. */
+/**
+ * The CLI as a user meets it: exit codes, stdout and stderr. `validate` runs the real `src/main.ts` as a subprocess
+ * under scoped grants; listing, usage errors, help and the version run in-process through `main.run`.
+ *
+ * @module
+ */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import denoJson from "../deno.json" with { type: "json" };
@@ -7,10 +12,11 @@ import {
   type ProcessResult,
   REPO,
   runCli,
+  runInProcess,
   tempDir,
   writeFiles,
   writeManifest,
-} from "./helpers.ts";
+} from "./support.ts";
 
 const TIME_TOOL = {
   name: "get_time",
@@ -139,7 +145,7 @@ Deno.test("validate: absolute commands need --allow-absolute-commands", async ()
 Deno.test("list: OpenAI definitions by default, as JSON on stdout", async () => {
   await using dir = await tempDir();
   const path = await writeManifest(dir.path, { tools: [TIME_TOOL, ECHO_TOOL] });
-  const result = await runCli(["list", "--tools", path]);
+  const result = await runInProcess(["list", "--tools", path]);
   expectExit(result, 0);
   assert.equal(result.stderr, "");
   assert.deepEqual(JSON.parse(result.stdout), [
@@ -149,20 +155,20 @@ Deno.test("list: OpenAI definitions by default, as JSON on stdout", async () => 
     },
     { type: "function", function: { name: "echo" } },
   ]);
-  const explicit = await runCli(["list", "--tools", path, "--format", "openai"]);
+  const explicit = await runInProcess(["list", "--tools", path, "--format", "openai"]);
   assert.equal(explicit.stdout, result.stdout);
 });
 
 Deno.test("list --format anthropic and mcp", async () => {
   await using dir = await tempDir();
   const path = await writeManifest(dir.path, { tools: [TIME_TOOL, ECHO_TOOL] });
-  const anthropic = await runCli(["list", "--tools", path, "--format", "anthropic"]);
+  const anthropic = await runInProcess(["list", "--tools", path, "--format", "anthropic"]);
   expectExit(anthropic, 0);
   assert.deepEqual(JSON.parse(anthropic.stdout), [
     { name: "get_time", description: "Get the current time", input_schema: TIME_TOOL.schema },
     { name: "echo", input_schema: { type: "object", properties: {} } },
   ]);
-  const mcp = await runCli(["list", "--tools", path, "--format=mcp"]);
+  const mcp = await runInProcess(["list", "--tools", path, "--format=mcp"]);
   expectExit(mcp, 0);
   assert.deepEqual(JSON.parse(mcp.stdout), [
     {
@@ -182,7 +188,7 @@ Deno.test("list --format anthropic and mcp", async () => {
 Deno.test("list --format names prints one name a line", async () => {
   await using dir = await tempDir();
   const path = await writeManifest(dir.path, { tools: [TIME_TOOL, ECHO_TOOL] });
-  const result = await runCli(["list", "--tools", path, "--format", "names"]);
+  const result = await runInProcess(["list", "--tools", path, "--format", "names"]);
   expectExit(result, 0);
   assert.equal(result.stdout, "get_time\necho\n");
 });
@@ -190,7 +196,7 @@ Deno.test("list --format names prints one name a line", async () => {
 Deno.test("list: an invalid manifest exits 1 with its errors and prints no definitions", async () => {
   await using dir = await tempDir();
   const path = await writeManifest(dir.path, { tools: [{ name: "x", command: ["echo"] }] });
-  const result = await runCli(["list", "--tools", path]);
+  const result = await runInProcess(["list", "--tools", path]);
   expectExit(result, 1);
   assert.equal(result.stdout, "");
   assert.equal(result.stderr, 'tool[0] "x": relative command[0] must start with ./tools/bin/\n');
@@ -201,7 +207,7 @@ Deno.test("list: an invalid manifest exits 1 with its errors and prints no defin
 Deno.test("the manifest defaults to ./tools.json in the working directory", async () => {
   await using dir = await tempDir();
   await writeManifest(dir.path, { tools: [ECHO_TOOL] });
-  const result = await runCli(["list", "--format", "names"], { cwd: dir.path });
+  const result = await runInProcess(["list", "--format", "names"], { cwd: dir.path });
   expectExit(result, 0);
   assert.equal(result.stdout, "echo\n");
 });
@@ -211,17 +217,20 @@ Deno.test("TOOLGATE_TOOLS names the manifest; --tools wins over it", async () =>
   const fromEnv = await writeManifest(join(dir.path, "env"), { tools: [ECHO_TOOL] });
   const fromFlag = await writeManifest(join(dir.path, "flag"), { tools: [TIME_TOOL] });
   const env = { TOOLGATE_TOOLS: fromEnv };
-  const viaEnv = await runCli(["list", "--format", "names"], { cwd: dir.path, env });
+  const viaEnv = await runInProcess(["list", "--format", "names"], { cwd: dir.path, env });
   expectExit(viaEnv, 0);
   assert.equal(viaEnv.stdout, "echo\n");
-  const viaFlag = await runCli(["list", "--format", "names", "--tools", fromFlag], { cwd: dir.path, env });
+  const viaFlag = await runInProcess(["list", "--format", "names", "--tools", fromFlag], {
+    cwd: dir.path,
+    env,
+  });
   assert.equal(viaFlag.stdout, "get_time\n");
 });
 
 Deno.test("a relative --tools resolves against the working directory", async () => {
   await using dir = await tempDir();
   const path = await writeManifest(join(dir.path, "sub"), { tools: [ECHO_TOOL] });
-  const result = await runCli(["validate", "--tools", "sub/tools.json"], { cwd: dir.path });
+  const result = await runInProcess(["validate", "--tools", "sub/tools.json"], { cwd: dir.path });
   expectExit(result, 0);
   assert.equal(result.stdout, `${path}: valid, 1 tool\n`);
 });
@@ -238,10 +247,10 @@ Deno.test("relative commands resolve against the manifest's folder when the CLI 
   await writeManifest(manifestDir, manifest);
   await writeManifest(cwd, manifest);
 
-  const fromElsewhere = await runCli(["validate", "--tools", join(manifestDir, "tools.json")], { cwd });
+  const fromElsewhere = await runInProcess(["validate", "--tools", join(manifestDir, "tools.json")], { cwd });
   expectExit(fromElsewhere, 0);
   // And the other way round: the manifest whose own tools/bin/x escapes is refused from any cwd.
-  const escaping = await runCli(["validate", "--tools", join(cwd, "tools.json")], { cwd: manifestDir });
+  const escaping = await runInProcess(["validate", "--tools", join(cwd, "tools.json")], { cwd: manifestDir });
   expectExit(escaping, 1);
   assert.match(
     escaping.stderr,
@@ -252,24 +261,32 @@ Deno.test("relative commands resolve against the manifest's folder when the CLI 
 // --- usage errors, help, version ----------------------------------------------------------------------------------
 
 Deno.test("an unknown command exits 2, names it, and points at --help", async () => {
-  expectUsage(await runCli(["frobnicate"]), 'unknown command "frobnicate"', "toolgate --help");
+  expectUsage(await runInProcess(["frobnicate"]), 'unknown command "frobnicate"', "toolgate --help");
 });
 
 Deno.test("an unknown flag exits 2, names it, and points at the command's --help", async () => {
-  expectUsage(await runCli(["validate", "--bogus"]), "unknown option --bogus", "toolgate validate --help");
-  expectUsage(await runCli(["list", "-bogus"]), "unknown option -bogus", "toolgate list --help");
-  expectUsage(await runCli(["list", "-x"]), "unknown option -x", "toolgate list --help");
+  expectUsage(
+    await runInProcess(["validate", "--bogus"]),
+    "unknown option --bogus",
+    "toolgate validate --help",
+  );
+  expectUsage(await runInProcess(["list", "-bogus"]), "unknown option -bogus", "toolgate list --help");
+  expectUsage(await runInProcess(["list", "-x"]), "unknown option -x", "toolgate list --help");
 });
 
 Deno.test("a missing value exits 2 and names the option", async () => {
   expectUsage(
-    await runCli(["validate", "--tools"]),
+    await runInProcess(["validate", "--tools"]),
     "option --tools needs a value",
     "toolgate validate --help",
   );
-  expectUsage(await runCli(["list", "--format"]), "option --format needs a value", "toolgate list --help");
   expectUsage(
-    await runCli(["list", "--tools", "--format", "names"]),
+    await runInProcess(["list", "--format"]),
+    "option --format needs a value",
+    "toolgate list --help",
+  );
+  expectUsage(
+    await runInProcess(["list", "--tools", "--format", "names"]),
     "option --tools needs a value (a value that starts with a dash is written --tools=-VALUE)",
     "toolgate list --help",
   );
@@ -277,7 +294,7 @@ Deno.test("a missing value exits 2 and names the option", async () => {
 
 Deno.test("a bad --format exits 2 and lists the good ones", async () => {
   expectUsage(
-    await runCli(["list", "--format", "xml"]),
+    await runInProcess(["list", "--format", "xml"]),
     '--format must be one of openai, anthropic, mcp, names (got "xml")',
     "toolgate list --help",
   );
@@ -285,21 +302,21 @@ Deno.test("a bad --format exits 2 and lists the good ones", async () => {
 
 Deno.test("a value given to a flag that takes none, or a stray argument, exits 2", async () => {
   expectUsage(
-    await runCli(["validate", "--allow-absolute-commands=yes"]),
+    await runInProcess(["validate", "--allow-absolute-commands=yes"]),
     "option --allow-absolute-commands takes no value",
     "toolgate validate --help",
   );
   expectUsage(
-    await runCli(["validate", "tools.json"]),
+    await runInProcess(["validate", "tools.json"]),
     'unexpected argument "tools.json"',
     "toolgate validate --help",
   );
-  expectUsage(await runCli(["list", "names"]), 'unexpected argument "names"', "toolgate list --help");
+  expectUsage(await runInProcess(["list", "names"]), 'unexpected argument "names"', "toolgate list --help");
 });
 
 Deno.test("--help shows the global help and exits 0", async () => {
   for (const flag of ["--help", "-h", "-help"]) {
-    const result = await runCli([flag]);
+    const result = await runInProcess([flag]);
     expectExit(result, 0);
     assert.match(result.stdout, /^Usage: toolgate <command> \[options\]$/m);
     assert.match(result.stdout, /^ {2}validate /m);
@@ -311,7 +328,7 @@ Deno.test("--help shows the global help and exits 0", async () => {
 
 Deno.test("every command has its own --help, exit 0", async () => {
   // Every command the global help lists, so that a command added later is held to the same rule.
-  const global = (await runCli(["--help"])).stdout;
+  const global = (await runInProcess(["--help"])).stdout;
   const section = global.slice(global.indexOf("Commands:\n") + "Commands:\n".length);
   const commands = section.slice(0, section.indexOf("\n\n")).split("\n").map((line) =>
     line.trim().split(/\s+/)[0]
@@ -323,20 +340,20 @@ Deno.test("every command has its own --help, exit 0", async () => {
       : [[command, "--help"]];
   for (const command of commands) {
     for (const args of spellings(command)) {
-      const result = await runCli(args);
+      const result = await runInProcess(args);
       expectExit(result, 0);
       assert.ok(result.stdout.startsWith(`toolgate ${command}: `), result.stdout);
       assert.match(result.stdout, new RegExp(`^Usage: toolgate \\[?${command}\\b`, "m"));
       assert.match(result.stdout, /Exit codes: 0 success, 1 failure, 2 usage error\./);
     }
   }
-  const list = await runCli(["list", "--help"]);
+  const list = await runInProcess(["list", "--help"]);
   assert.match(list.stdout, /--format FORMAT/);
 });
 
 Deno.test("--version prints the version from deno.json", async () => {
   for (const flag of ["--version", "-version"]) {
-    const result = await runCli([flag]);
+    const result = await runInProcess([flag]);
     expectExit(result, 0);
     assert.equal(result.stdout, `toolgate ${denoJson.version}\n`);
   }
@@ -353,22 +370,22 @@ Deno.test("agentcli's single-dash spellings work: -tools PATH, -tools=PATH, -for
       ["--tools", path, "list", "--format", "names"],
     ]
   ) {
-    const result = await runCli(args);
+    const result = await runInProcess(args);
     expectExit(result, 0);
     assert.equal(result.stdout, "get_time\necho\n", args.join(" "));
   }
-  const validate = await runCli(["-tools", path, "validate", "-allow-absolute-commands"]);
+  const validate = await runInProcess(["-tools", path, "validate", "-allow-absolute-commands"]);
   expectExit(validate, 0);
 });
 
 Deno.test("the repository's own tools.json validates and lists get_time from the repository root", async () => {
-  const validate = await runCli(["validate"], { cwd: REPO });
+  const validate = await runInProcess(["validate"], { cwd: REPO });
   expectExit(validate, 0);
   assert.match(
     validate.stdout,
     new RegExp(`^${RegExp.escape(join(REPO, "tools.json"))}: valid, \\d+ tools?\n$`),
   );
-  const list = await runCli(["list", "--format", "names"], { cwd: REPO });
+  const list = await runInProcess(["list", "--format", "names"], { cwd: REPO });
   expectExit(list, 0);
   assert.ok(list.stdout.split("\n").includes("get_time"), list.stdout);
 });

@@ -3,8 +3,8 @@
 // is not on PATH: every built-in tool must run with that runtime, in tool mode of the bundle.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { compileFlags, ROOT } from "../src/build/flags.ts";
-import { runProgram } from "./helpers.ts";
+import { compileFlags } from "../src/build/flags.ts";
+import { REPO, runProgram } from "./support.ts";
 
 const bundleDir = await Deno.makeTempDir();
 const BUNDLE = join(bundleDir, "toolgate.js");
@@ -13,8 +13,8 @@ const built = await new Deno.Command(Deno.execPath(), {
     "bundle",
     "--quiet",
     "--config",
-    join(ROOT, "deno.json"),
-    join(ROOT, "src", "main.ts"),
+    join(REPO, "deno.json"),
+    join(REPO, "src", "main.ts"),
     "-o",
     BUNDLE,
   ],

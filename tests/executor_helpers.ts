@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { finish } from "./helpers.ts";
+import { cliArgs, finish, FIXTURES, GRANTS, REPO } from "./support.ts";
 import { Executor, type ExecutorOptions } from "../src/executor.ts";
 import { type Manifest, validateManifest } from "../src/manifest.ts";
 import { loadSchemaEngine } from "../src/schema.ts";
@@ -13,10 +13,8 @@ import { loadSchemaEngine } from "../src/schema.ts";
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
 
-/** The repository's root folder. */
-export const ROOT: string = join(import.meta.dirname!, "..");
-/** `tests/fixtures`: relative `./tools/bin/x` commands of a manifest placed here resolve to its tools. */
-export const FIXTURES: string = join(import.meta.dirname!, "fixtures");
+// `tests/fixtures`: relative `./tools/bin/x` commands of a manifest placed there resolve to its tools.
+export { FIXTURES } from "./support.ts";
 /** The fixture tools' folder. */
 export const BIN: string = join(FIXTURES, "tools", "bin");
 /** A manifest path in the fixtures folder (the file need not exist for {@linkcode manifestOf}). */
@@ -155,17 +153,14 @@ export async function scratch(): Promise<AsyncDisposable & { path: string }> {
   return { path, [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }) };
 }
 
-/** The permission flags the CLI runs with in these tests. */
-const CLI_FLAGS = ["run", "--no-prompt", "--allow-read", "--allow-write", "--allow-env", "--allow-run"];
-
 /** Starts the CLI (`src/main.ts`) as a process with piped stdio; the caller reads and waits. */
 export function spawnCli(
   args: readonly string[],
   options: { cwd?: string; env?: Record<string, string>; clearEnv?: boolean } = {},
 ): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: [...CLI_FLAGS, "--config", join(ROOT, "deno.json"), join(ROOT, "src/main.ts"), ...args],
-    cwd: options.cwd ?? ROOT,
+    args: cliArgs(GRANTS.broad, args),
+    cwd: options.cwd ?? REPO,
     env: { NO_COLOR: "1", ...options.env },
     clearEnv: options.clearEnv ?? false,
     stdin: "piped",

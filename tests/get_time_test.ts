@@ -1,7 +1,7 @@
 /** The example tool, run as the runner runs it: JSON on stdin, a scrubbed environment, one JSON line out. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type ProcessResult, REPO, runProgram } from "./helpers.ts";
+import { type ProcessResult, REPO, runProgram } from "./support.ts";
 
 const GET_TIME = join(REPO, "tools/bin/get_time");
 

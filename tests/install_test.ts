@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { shimText } from "../src/build/install.ts";
-import { REPO, runProgram } from "./helpers.ts";
+import { REPO, runProgram } from "./support.ts";
 
 Deno.test("install: the installed command runs from any folder, on that folder", async () => {
   const bin = await Deno.makeTempDir();

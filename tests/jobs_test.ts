@@ -10,9 +10,9 @@ import { Executor, type ExecutorOptions } from "../src/executor.ts";
 import { loadManifest, type Manifest } from "../src/manifest.ts";
 import { ProcessRegistry } from "../src/process_tree.ts";
 import { probeSandbox } from "../src/sandbox.ts";
-import { isWithin } from "../src/control_plane.ts";
+import { isWithin } from "../src/paths.ts";
 import { AUDIT_KEY, cli, readAudit, waitGone } from "./executor_helpers.ts";
-import { REPO, runToolgate } from "./helpers.ts";
+import { REPO, runToolgate } from "./support.ts";
 import { answer, callTools, startChatServer, toolMessages } from "./agent/chat_server.ts";
 
 const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");

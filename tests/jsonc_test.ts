@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { lineColumn, parseJsonc } from "../src/jsonc.ts";
 import { loadManifest } from "../src/manifest.ts";
-import { tempDir, writeManifest } from "./helpers.ts";
+import { tempDir, writeManifest } from "./support.ts";
 
 /** Plain objects to compare with: the parser's objects have no prototype. */
 const plain = (value: unknown): unknown => JSON.parse(JSON.stringify(value));

@@ -3,7 +3,7 @@
 // server and SDK, the JSON Schema library and the lint load with `await import` when their command needs them.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REPO } from "./helpers.ts";
+import { REPO } from "./support.ts";
 
 interface Dependency {
   readonly code?: { readonly specifier: string };

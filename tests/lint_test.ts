@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { Io } from "../src/cli.ts";
+import type { Io } from "../src/commands/cli.ts";
 import { LINT_RULES } from "../src/lint.ts";
 import { run } from "../src/main.ts";
-import { hasStackTrace, REPO, runToolgate, tempDir, writeManifest } from "./helpers.ts";
+import { hasStackTrace, REPO, runToolgate, tempDir, writeManifest } from "./support.ts";
 
 /** An Io that keeps what the command writes. */
 function memoryIo(): Io & { out: string; err: string } {

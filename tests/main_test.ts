@@ -1,7 +1,7 @@
 // The CLI entry in-process (`run(argv, io)`): version and help wherever they are asked for, the `help` command,
 // and `--` ending what counts as an option.
 import assert from "node:assert/strict";
-import type { Io } from "../src/cli.ts";
+import type { Io } from "../src/commands/cli.ts";
 import { run, VERSION } from "../src/main.ts";
 
 /** An Io that keeps what the command writes. */

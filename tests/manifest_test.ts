@@ -7,8 +7,8 @@ import {
   type ManifestResult,
   validateManifest,
 } from "../src/manifest.ts";
-import { REPO, tempDir, writeFiles, writeManifest } from "./helpers.ts";
-import { loadSchemaEngine } from "../src/schema.ts";
+import { REPO, tempDir, writeFiles, writeManifest } from "./support.ts";
+import { loadSchemaEngine, SchemaCompiler } from "../src/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
@@ -498,7 +498,7 @@ Deno.test("a schema that does not compile passes the lazy load but not compileSc
     schema: { type: "object", properties: { a: { $ref: "#/definitions/nope" } } },
   };
   const { manifest } = await toolsOf([tool]);
-  const compiled = manifest.schemas.compile(manifest.tools[0].schema as Record<string, unknown>);
+  const compiled = new SchemaCompiler().compile(manifest.tools[0].schema as Record<string, unknown>);
   assert.deepEqual(compiled, { ok: false, reason: "can't resolve reference #/definitions/nope from id #" });
   assert.equal(
     await errorOf(tool, { compileSchemas: true }),
@@ -532,7 +532,7 @@ Deno.test("schemas of drafts 07, 2019-09 and 2020-12 are checked against their o
     [],
     { compileSchemas: true },
   );
-  const d2019 = manifest.schemas.compile(manifest.byName.get("d2019")!.schema as Record<string, unknown>);
+  const d2019 = new SchemaCompiler().compile(manifest.byName.get("d2019")!.schema as Record<string, unknown>);
   assert.ok(d2019.ok);
   assert.equal(d2019.validate({ extra: 1 }), false);
   assert.equal(
@@ -552,8 +552,10 @@ Deno.test("compiled schemas are compiled once and validate arguments", async () 
     schema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] },
   }]);
   const schema = manifest.tools[0].schema as Record<string, unknown>;
-  const first = manifest.schemas.compile(schema);
-  assert.equal(manifest.schemas.compile(schema), first);
+  // The executor owns one compiler per manifest it runs: it compiles each schema once.
+  const schemas = new SchemaCompiler();
+  const first = schemas.compile(schema);
+  assert.equal(schemas.compile(schema), first);
   assert.ok(first.ok);
   assert.equal(first.validate({ n: 1 }), true);
   assert.equal(first.validate({ n: "1" }), false, "no coercion inside ajv");

@@ -14,8 +14,7 @@ import {
   parseHostList,
   Policy,
 } from "../src/policy.ts";
-
-const ROOT = join(import.meta.dirname!, "..");
+import { REPO } from "./support.ts";
 
 async function manifestAt(path: string): Promise<Manifest> {
   const loaded = await loadManifest(path);
@@ -24,8 +23,8 @@ async function manifestAt(path: string): Promise<Manifest> {
 }
 
 /** toolgate's own tools (http_fetch, exec, the file tools) and the MCP fixture's (net_echo: read-only, network). */
-const belt = await manifestAt(join(ROOT, "tools.json"));
-const fixture = await manifestAt(join(ROOT, "tests", "fixtures", "mcp", "tools.json"));
+const belt = await manifestAt(join(REPO, "tools.json"));
+const fixture = await manifestAt(join(REPO, "tests", "fixtures", "mcp", "tools.json"));
 
 function call(manifest: Manifest, name: string, args: Record<string, unknown>): PreparedCall {
   const tool = manifest.byName.get(name);

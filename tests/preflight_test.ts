@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { FailureEnvelope } from "../src/contract.ts";
 import { preflight } from "../src/preflight.ts";
 import { executorOf, manifestOf } from "./executor_helpers.ts";
-import { loadSchemaEngine } from "../src/schema.ts";
+import { loadSchemaEngine, SchemaCompiler } from "../src/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
@@ -12,7 +12,7 @@ type Schema = Record<string, unknown>;
 
 function check(schema: Schema | undefined, argsText: string) {
   const manifest = manifestOf([{ name: "t", command: ["/bin/cat"], ...(schema ? { schema } : {}) }]);
-  return preflight(manifest.tools[0], argsText, manifest.schemas);
+  return preflight(manifest.tools[0], argsText, new SchemaCompiler());
 }
 
 /** The checked arguments, or a failed assertion carrying the envelope. */

@@ -6,8 +6,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { alivePids, killLeftovers } from "./executor_helpers.ts";
+import { FIXTURES } from "./support.ts";
 
-const PROBE = join(import.meta.dirname!, "fixtures", "interrupt_probe.ts");
+const PROBE = join(FIXTURES, "interrupt_probe.ts");
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Probe {

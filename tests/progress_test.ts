@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { failure, success } from "../src/contract.ts";
-import { HEARTBEAT_MS, heartbeatMsFrom, heartbeatText, Progress } from "../src/progress.ts";
+import { HEARTBEAT_MS, heartbeatMsFrom, heartbeatText, Progress } from "../src/commands/progress.ts";
 
 function harness(enabled = true) {
   const written: string[] = [];

@@ -12,7 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { asEnvelope, FAILURE_KINDS, serialize } from "../src/contract.ts";
 import { LINT_RULES } from "../src/lint.ts";
 import { COMMANDS, run } from "../src/main.ts";
-import type { Io } from "../src/cli.ts";
+import type { Io } from "../src/commands/cli.ts";
 import {
   type ChatServer,
   type RecordedRequest,
@@ -20,7 +20,7 @@ import {
   sseData,
   startChatServer,
 } from "./agent/chat_server.ts";
-import { hasStackTrace, REPO, runProgram } from "./helpers.ts";
+import { hasStackTrace, REPO, runProgram } from "./support.ts";
 import {
   type Block,
   claimOf,

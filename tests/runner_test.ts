@@ -3,7 +3,15 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ProcessRegistry } from "../src/process_tree.ts";
 import { runProcess, type RunRequest, type RunResult } from "../src/runner.ts";
-import { baseEnv, BIN, killLeftovers, parsePids, scratch, waitGone } from "./executor_helpers.ts";
+import {
+  baseEnv,
+  BIN,
+  killLeftovers,
+  parsePids,
+  scratch,
+  waitForFile,
+  waitGone,
+} from "./executor_helpers.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -90,9 +98,16 @@ Deno.test("runProcess: a grandchild left behind by a tool that exited is ended w
 });
 
 Deno.test("runProcess: an abort ends the tree and says so", async () => {
+  await using dir = await scratch();
   const controller = new AbortController();
-  setTimeout(() => controller.abort(), 300);
-  const { result } = await runAndCheckTree(request("sleeper", { signal: controller.signal }));
+  const running = runProcess(request("sleeper_pidfile", { cwd: dir.path, signal: controller.signal }));
+  // The tree is whole once the tool wrote its pids (itself and its grandchild): abort then, not after a guess.
+  const pids = parsePids(await waitForFile(join(dir.path, "pids")));
+  controller.abort();
+  const result = await running;
+  const alive = await waitGone(pids);
+  killLeftovers(alive);
+  assert.deepEqual(alive, [], `processes of the tree still alive: ${alive.join(", ")}`);
   assert.equal(result.aborted, true);
   assert.equal(result.timedOut, false);
 });
@@ -227,8 +242,11 @@ Deno.test("runProcess: a killed-by-signal exit reports the signal, not a code", 
 
 Deno.test("ProcessRegistry: tracks a running tree and forgets it after", async () => {
   const registry = new ProcessRegistry(300, () => {});
-  const running = runProcess(request("/bin/sleep", { args: ["0.3"], registry }));
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  const spawned = Promise.withResolvers<void>();
+  const running = runProcess(
+    request("/bin/sleep", { args: ["0.3"], registry, onSpawn: () => spawned.resolve() }),
+  );
+  await spawned.promise;
   assert.equal(registry.size, 1);
   await running;
   assert.equal(registry.size, 0);
@@ -236,14 +254,19 @@ Deno.test("ProcessRegistry: tracks a running tree and forgets it after", async (
 
 Deno.test("ProcessRegistry: endAll ends every running tree, SIGTERM-proof ones included", async () => {
   const registry = new ProcessRegistry(300, () => {});
+  await using plain = await scratch();
+  await using stubborn = await scratch();
   const runs = [
-    runProcess(request("sleeper", { registry })),
-    runProcess(request("stubborn", { registry })),
+    runProcess(request("sleeper_pidfile", { registry, cwd: plain.path })),
+    runProcess(request("sleeper_pidfile", { args: ["stubborn"], registry, cwd: stubborn.path })),
   ];
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Both trees are whole (and the stubborn one ignores SIGTERM) once each tool wrote its pids.
+  const pids = [
+    ...parsePids(await waitForFile(join(plain.path, "pids"))),
+    ...parsePids(await waitForFile(join(stubborn.path, "pids"))),
+  ];
   await registry.endAll();
   const results = await Promise.all(runs);
-  const pids = results.flatMap((r) => parsePids(decoder.decode(r.stderr)));
   const alive = await waitGone(pids);
   killLeftovers(alive);
   assert.deepEqual(alive, []);

@@ -10,16 +10,16 @@ import { parseJsonc } from "../src/jsonc.ts";
 import { loadManifest, validateManifest } from "../src/manifest.ts";
 import { BUILTIN_PROFILES } from "../src/profiles.ts";
 import { loadSchemaEngine } from "../src/schema.ts";
+import { REPO } from "./support.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
 
-const ROOT = join(import.meta.dirname!, "..");
-const FIXTURES = join(ROOT, "tests", "fixtures");
+const FIXTURES = join(REPO, "tests", "fixtures");
 const SCHEMA_ID = "tools.schema.json";
 
 async function compile(): Promise<{ manifest: ValidateFunction; profile: ValidateFunction }> {
-  const schema = JSON.parse(await Deno.readTextFile(join(ROOT, "tools.schema.json")));
+  const schema = JSON.parse(await Deno.readTextFile(join(REPO, "tools.schema.json")));
   // Strict mode: a keyword ajv does not know, or a type clash inside the schema, is a mistake in it. Only its
   // tuple rule is off: `command` is a tuple of one program followed by any number of arguments, on purpose.
   const ajv = new Ajv({ allErrors: true, strict: true, strictTuples: false });
@@ -51,14 +51,14 @@ async function readJsonc(path: string): Promise<unknown> {
 }
 
 Deno.test("tools.schema.json is a draft-07 schema that compiles in strict mode", async () => {
-  const schema = JSON.parse(await Deno.readTextFile(join(ROOT, "tools.schema.json")));
+  const schema = JSON.parse(await Deno.readTextFile(join(REPO, "tools.schema.json")));
   assert.equal(schema.$schema, "http://json-schema.org/draft-07/schema#");
   await compile();
 });
 
 Deno.test("the example manifest (tools.json) passes the loader and the schema", async () => {
   const { manifest } = await compile();
-  const path = join(ROOT, "tools.json");
+  const path = join(REPO, "tools.json");
   const loaded = await loadManifest(path);
   assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
   assert.deepEqual(loaded.warnings, [], "the example manifest carries no field the loader does not know");
@@ -77,8 +77,8 @@ Deno.test("every fixture manifest the loader accepts passes the schema", async (
     const loaded = await loadManifest(path, { allowAbsoluteCommands: true });
     // Deliberately broken fixtures are for the loader's errors, and fields it warns about are for its warnings.
     if (!loaded.ok || loaded.warnings.length > 0) continue;
-    assert.ok(manifest(value), `${relative(ROOT, path)}: ${errorsOf(manifest)}`);
-    checked.push(relative(ROOT, path));
+    assert.ok(manifest(value), `${relative(REPO, path)}: ${errorsOf(manifest)}`);
+    checked.push(relative(REPO, path));
   }
   assert.ok(checked.includes(join("tests", "fixtures", "mcp", "tools.json")), checked.join(", "));
   assert.ok(checked.length >= 2, checked.join(", "));
@@ -91,7 +91,7 @@ Deno.test("every permission profile, built in or beside a fixture manifest, pass
   }
   for (const path of await filesUnder(FIXTURES, ".json")) {
     if (!path.includes("/permissions/")) continue;
-    assert.ok(profile(await readJsonc(path)), `${relative(ROOT, path)}: ${errorsOf(profile)}`);
+    assert.ok(profile(await readJsonc(path)), `${relative(REPO, path)}: ${errorsOf(profile)}`);
   }
 });
 

@@ -7,7 +7,7 @@
  * @module
  */
 import { failure, type FailureEnvelope } from "../contract.ts";
-import { type OpenAITool, toOpenAI } from "../exports.ts";
+import { type OpenAITool, toOpenAI } from "../tool_definitions.ts";
 import type { Manifest, ToolSpec } from "../manifest.ts";
 import type { ChatMessage, ToolCall } from "./messages.ts";
 

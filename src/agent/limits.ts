@@ -1,6 +1,6 @@
 /**
- * The agent loop's default bounds, in a module of their own so that reading the settings does not load the chat
- * client.
+ * The agent loop's chat client defaults (its endpoint and bounds), in a module of their own so that reading the
+ * settings, or planning a launch's permissions, does not load the chat client.
  *
  * @module
  */
@@ -11,3 +11,6 @@
  * process's memory (Deno cannot make a string past about 512 MB at all).
  */
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+/** The default chat-completions endpoint, when neither `--base-url` nor `OAI_BASE_URL` says otherwise. */
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";

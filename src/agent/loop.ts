@@ -10,10 +10,10 @@
  */
 import { type Envelope } from "../contract.ts";
 import type { Executor, PreparedCall } from "../executor.ts";
-import { type OpenAITool, toOpenAI } from "../exports.ts";
+import { type OpenAITool, toOpenAI } from "../tool_definitions.ts";
 import { AgentError } from "./errors.ts";
 import type { EventSink } from "./events.ts";
-import type { ChatRequest, StreamedAnswer } from "./http.ts";
+import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
 import {
   type AssistantTurn,
   type ChatMessage,
@@ -22,7 +22,7 @@ import {
   type ToolMessage,
 } from "./messages.ts";
 import type { ApprovedBy, Policy } from "../policy.ts";
-import type { Progress } from "../progress.ts";
+import type { Progress } from "../commands/progress.ts";
 import { Scheduler } from "../scheduler.ts";
 import { type StopButton, UserStop } from "../stop.ts";
 import { readStreamedTurn } from "./sse.ts";

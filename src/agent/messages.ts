@@ -7,6 +7,7 @@
 import { isRecord } from "../contract.ts";
 import { AgentError } from "./errors.ts";
 import { readUsage, type Usage } from "./usage.ts";
+import { clip } from "../text.ts";
 
 /** One function call the model asked for. */
 export interface ToolCall {
@@ -54,10 +55,6 @@ export interface AssistantTurn {
 }
 
 const quote = (value: string): string => JSON.stringify(value);
-
-function preview(text: string, limit = 200): string {
-  return text.length > limit ? `${text.slice(0, limit)}…` : text;
-}
 
 /**
  * The tool calls of an assistant message at `where`; throws `fail(message)` naming the broken part.
@@ -146,7 +143,7 @@ export function parseCompletion(value: unknown): AssistantTurn {
   const fail = (message: string) => new AgentError(`malformed answer from the chat endpoint: ${message}`);
   const error = endpointError(value);
   if (error !== undefined) {
-    throw new AgentError(`the chat endpoint answered with an error: ${preview(error, 2000)}`);
+    throw new AgentError(`the chat endpoint answered with an error: ${clip(error, 2000)}`);
   }
   if (!isRecord(value)) throw fail("the body is not a JSON object");
   if (!Array.isArray(value.choices) || value.choices.length === 0) throw fail("it has no choices");

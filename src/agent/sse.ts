@@ -8,6 +8,7 @@ import { isRecord } from "../contract.ts";
 import { AgentError } from "./errors.ts";
 import { assistantMessage, type AssistantTurn, checkToolCalls, endpointError } from "./messages.ts";
 import { readUsage, type Usage } from "./usage.ts";
+import { clip } from "../text.ts";
 
 /** One server-sent event: its type (`message` unless named) and its data lines joined by `\n`. */
 export interface SseEvent {
@@ -261,7 +262,7 @@ export async function readStreamedTurn(
     try {
       chunk = JSON.parse(event.data);
     } catch {
-      const shown = event.data.length > 200 ? event.data.slice(0, 200) + "…" : event.data;
+      const shown = clip(event.data, 200);
       throw new AgentError(
         `malformed stream from the chat endpoint: an event is not JSON: ${JSON.stringify(shown)}`,
       );

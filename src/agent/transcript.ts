@@ -5,11 +5,27 @@
  * @module
  */
 import { dirname } from "../paths.ts";
-import { UsageError } from "../cli.ts";
 import { isRecord } from "../contract.ts";
 import { redactDeep } from "../redact.ts";
 import { AgentError } from "./errors.ts";
 import { type ChatMessage, checkMessages } from "./messages.ts";
+
+/**
+ * A transcript that cannot be read or resumed: the person's mistake (a bad `--load-messages` file, a conversation
+ * that ends where no prompt may follow), which the command reports as a usage error.
+ *
+ * @example
+ * ```ts
+ * import { TranscriptError } from "./transcript.ts";
+ * new TranscriptError("--load-messages run.json: no such file").name; // "TranscriptError"
+ * ```
+ */
+export class TranscriptError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TranscriptError";
+  }
+}
 
 /**
  * Writes the messages as a pretty JSON array, every string redacted, through a temporary file so that a reader
@@ -42,7 +58,7 @@ export async function saveTranscript(
 
 /**
  * Reads a transcript written by {@linkcode saveTranscript} (a JSON array of messages, or an object holding one in
- * `messages`); throws {@linkcode UsageError} naming the file and the first problem.
+ * `messages`); throws {@linkcode TranscriptError} naming the file and the first problem.
  *
  * @example
  * ```ts
@@ -51,7 +67,7 @@ export async function saveTranscript(
  * ```
  */
 export async function loadTranscript(path: string): Promise<ChatMessage[]> {
-  const fail = (message: string) => new UsageError(`--load-messages ${path}: ${message}`, "run");
+  const fail = (message: string) => new TranscriptError(`--load-messages ${path}: ${message}`);
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -81,7 +97,7 @@ export interface OpeningOptions {
 
 /**
  * The messages a run starts from: a new conversation (system, user), or a loaded one with the given system prompt
- * in place of its own and the prompt appended. Throws {@linkcode UsageError} when a resumed conversation leaves
+ * in place of its own and the prompt appended. Throws {@linkcode TranscriptError} when a resumed conversation leaves
  * nothing to do.
  *
  * @example
@@ -108,17 +124,15 @@ export function openingMessages(options: OpeningOptions): ChatMessage[] {
     return messages;
   }
   const last = messages[messages.length - 1];
-  if (last === undefined) throw new UsageError("the loaded conversation is empty; give a --prompt", "run");
+  if (last === undefined) throw new TranscriptError("the loaded conversation is empty; give a --prompt");
   if (last.role === "assistant" && !(last.tool_calls?.length)) {
-    throw new UsageError(
+    throw new TranscriptError(
       "the loaded conversation ends with the model's answer; give a --prompt to go on",
-      "run",
     );
   }
   if (last.role === "assistant") {
-    throw new UsageError(
+    throw new TranscriptError(
       "the loaded conversation ends with tool calls that were never answered; it cannot be resumed as is",
-      "run",
     );
   }
   return messages;

@@ -8,7 +8,7 @@
 import { join } from "../paths.ts";
 import { fileURLToPath } from "node:url";
 import { helperPaths, helperPrograms } from "../launch_plan.ts";
-import { derivePermissions, toFlags } from "../permissions.ts";
+import { derivePermissions, toFlags } from "../own_grants.ts";
 import { configRoot, stateRoot } from "../state.ts";
 
 /** The repository's root folder. */

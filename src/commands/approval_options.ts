@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { flag, type OptionSpec, type ParsedArgs, UsageError } from "../cli.ts";
+import { flag, type OptionSpec, type ParsedArgs, UsageError } from "./cli.ts";
 import type { Manifest } from "../manifest.ts";
 import { type HostEntry, parseHostList } from "../policy.ts";
 

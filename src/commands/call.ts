@@ -1,8 +1,8 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
-import { type Command, EXIT, expectPositionals, UsageError } from "../cli.ts";
+import { type Command, EXIT, expectPositionals, UsageError } from "./cli.ts";
 import { type Envelope, serialize } from "../contract.ts";
 import { OWN_COMMAND } from "../policy.ts";
-import { heartbeatMsFrom, Progress, terminalColumns } from "../progress.ts";
+import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 

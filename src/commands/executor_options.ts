@@ -13,8 +13,9 @@ import {
   type ParsedArgs,
   stringOption,
   UsageError,
-} from "../cli.ts";
+} from "./cli.ts";
 import type { Executor } from "../executor.ts";
+import type { Redactor } from "../redact.ts";
 import { EXECUTOR_DEFAULTS } from "../executor_defaults.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
 import type { Manifest } from "../manifest.ts";
@@ -221,7 +222,7 @@ export async function executorFromArgs(
   command: string,
   settings?: ExecutorSettings,
   life: ExecutorLife = {},
-): Promise<{ executor: Executor; registry: ProcessRegistry }> {
+): Promise<{ executor: Executor; registry: ProcessRegistry; redact: Redactor }> {
   const checked = settings ?? await executorSettings(parsed, io, command);
   const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = checked;
   const auditKey = await prepareAudit(checked, io.env);
@@ -257,7 +258,9 @@ export async function executorFromArgs(
       onWarning: (message) => void io.stderr(message + "\n"),
     });
     for (const note of await executor.startNotes()) await io.stderr(`toolgate: warning: ${note}\n`);
-    return { executor, registry };
+    // One redaction for the whole run, the executor's: its audit and envelopes, and the command's own output, with
+    // every secret it knows so far (one a person gives through store_secret mid-run included).
+    return { executor, registry, redact: (text) => executor.redact(text) };
   } catch (error) {
     await pool?.close();
     if (error instanceof SyntaxError) throw new UsageError(error.message, command);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Command, EXIT, expectPositionals, flag, type Io } from "../cli.ts";
+import { type Command, EXIT, expectPositionals, flag, type Io } from "./cli.ts";
 import type { Manifest } from "../manifest.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
 
@@ -29,7 +29,7 @@ export const STRICT_OPTION = {
  * ```ts
  * import { reportLint } from "./lint.ts";
  * import { validateManifest } from "../manifest.ts";
- * import { processIo } from "../process_io.ts";
+ * import { processIo } from "./process_io.ts";
  * const loaded = validateManifest({ tools: [{ name: "helper", command: ["./tools/bin/h"] }] }, "/srv/tools.json");
  * if (loaded.ok) await reportLint(loaded.manifest, "/srv/tools.json", processIo(), true); // 1
  * ```

@@ -1,6 +1,6 @@
 /** The `list` command: the manifest's tools as OpenAI, Anthropic or MCP definitions, or their names. @module */
-import { type Command, EXIT, expectPositionals, stringOption, UsageError } from "../cli.ts";
-import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../exports.ts";
+import { type Command, EXIT, expectPositionals, stringOption, UsageError } from "./cli.ts";
+import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../tool_definitions.ts";
 import { loadForCommand } from "./load.ts";
 
 /** `toolgate list` */

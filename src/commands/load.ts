@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { flag, type Io, type ParsedArgs, stringOption } from "../cli.ts";
+import { flag, type Io, type ParsedArgs, stringOption } from "./cli.ts";
 import { manifestLocation } from "../launch_plan.ts";
 import type { Manifest, ManifestOptions } from "../manifest.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../tool_belt.ts";

@@ -1,7 +1,7 @@
 /** The `permissions` command: the least Deno permission flags toolgate runs a command line under. @module */
-import { type Command, EXIT, stringOption, UsageError } from "../cli.ts";
+import { type Command, EXIT, stringOption, UsageError } from "./cli.ts";
 import { planLaunch } from "../launch_plan.ts";
-import { toFlags } from "../permissions.ts";
+import { toFlags } from "../own_grants.ts";
 
 const FORMATS = ["flags", "json"] as const;
 

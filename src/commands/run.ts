@@ -1,6 +1,6 @@
 /** The agent loop command (`toolgate --prompt TEXT`, also `toolgate run`): its options and help. @module */
-import type { Command } from "../cli.ts";
-import { AGENT_OPTIONS } from "../agent/settings.ts";
+import type { Command } from "./cli.ts";
+import { AGENT_OPTIONS } from "./run_settings.ts";
 import { APPROVAL_OPTIONS } from "./approval_options.ts";
 import { EXECUTOR_OPTIONS } from "./executor_options.ts";
 

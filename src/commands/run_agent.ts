@@ -1,19 +1,19 @@
 /** The agent loop command's work: settings in, answer out (loaded only when the loop runs). @module */
 import denoJson from "../../deno.json" with { type: "json" };
-import { EXIT, expectPositionals, type Io, type ParsedArgs } from "../cli.ts";
+import { EXIT, expectPositionals, type Io, type ParsedArgs, UsageError } from "./cli.ts";
 import type { Executor } from "../executor.ts";
 import { makeRedactor } from "../redact.ts";
 import { terminalAsker, terminalReadLine } from "../ask.ts";
 import { Policy } from "../policy.ts";
 import { AgentError } from "../agent/errors.ts";
 import { type AgentEvent, type ErrorEvent, type EventSink, jsonlSink } from "../agent/events.ts";
-import { ChatClient } from "../agent/http.ts";
+import { ChatClient } from "../agent/chat_client.ts";
 import { calledTools, ToolDisclosure } from "../agent/lazy_tools.ts";
 import { type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
-import { heartbeatMsFrom, Progress, terminalColumns } from "../progress.ts";
-import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "../agent/settings.ts";
-import { loadTranscript, openingMessages, saveTranscript } from "../agent/transcript.ts";
+import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
+import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "./run_settings.ts";
+import { loadTranscript, openingMessages, saveTranscript, TranscriptError } from "../agent/transcript.ts";
 import { CredentialHeal } from "../agent/credential_heal.ts";
 import { terminalSecretAsker } from "../secret_input.ts";
 import { usageLine, UsageMeter } from "../agent/usage.ts";
@@ -21,27 +21,36 @@ import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 
+/** A transcript the person cannot resume is their mistake: a usage error of `run`. */
+async function asUsage<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof TranscriptError) throw new UsageError(error.message, "run");
+    throw error;
+  }
+}
+
 /** Runs the agent loop for `toolgate run` / `toolgate --prompt`. */
 export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   expectPositionals(parsed, 0, "run");
   const settings = await resolveSettings(parsed, io);
-  const loaded = settings.loadMessages === undefined
-    ? undefined
-    : await loadTranscript(settings.loadMessages);
-  const messages = openingMessages({
-    loaded,
-    system: settings.system,
-    defaultSystem: AGENT_DEFAULTS.system,
-    prompt: settings.prompt,
-  });
+  const messages = await asUsage(async () =>
+    openingMessages({
+      loaded: settings.loadMessages === undefined ? undefined : await loadTranscript(settings.loadMessages),
+      system: settings.system,
+      defaultSystem: AGENT_DEFAULTS.system,
+      prompt: settings.prompt,
+    })
+  );
   // The manifest every command uses: --tools, TOOLGATE_TOOLS, ./tools.json, else the built-in tool belt's.
   const manifest = await loadForCommand(parsed, io);
   if (!manifest) return EXIT.failure;
   const approval = approvalSettings(parsed, manifest, "run");
-  const { executor, registry } = await executorFromArgs(parsed, io, manifest, "run");
-  // A key given with --api-key is not in the environment the executor redacts: mask it too.
+  const { executor, registry, redact: redactSecrets } = await executorFromArgs(parsed, io, manifest, "run");
+  // A key given with --api-key is not in the environment the run's redaction was built from: mask it too.
   const maskKey = makeRedactor(settings.apiKey ? [settings.apiKey] : []);
-  const redact = (text: string) => executor.redact(maskKey(text));
+  const redact = (text: string) => redactSecrets(maskKey(text));
   const stderr = (text: string) => io.stderr(redact(text));
   const jsonl = settings.output === "jsonl";
   // What happened, for scripts (--output jsonl: stdout carries the events and nothing else) and the usage totals.

@@ -1,5 +1,5 @@
 /** The `secrets` command: set, list and remove the secrets toolgate gives tools by name. @module */
-import { type Command, EXIT, expectPositionals, type Io, UsageError } from "../cli.ts";
+import { type Command, EXIT, expectPositionals, type Io, UsageError } from "./cli.ts";
 
 const ACTIONS = ["set", "list", "rm"] as const;
 

@@ -12,8 +12,8 @@ import {
   stopSignals,
   stringOption,
   UsageError,
-} from "../cli.ts";
-import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http.ts";
+} from "./cli.ts";
+import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http_server.ts";
 import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
 import { serveStdio } from "../mcp/stdio.ts";
 import type { Executor } from "../executor.ts";
@@ -31,12 +31,13 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   if (!manifest) return EXIT.failure;
   const approval = approvalSettings(parsed, manifest, "serve");
   // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
-  const { executor, registry } = await executorFromArgs(parsed, io, manifest, "serve", undefined, {
+  const { executor, registry, redact } = await executorFromArgs(parsed, io, manifest, "serve", undefined, {
     handleSignals: false,
   });
   const onError = (message: string) => void io.stderr(message + "\n");
   const service = new ToolService({
     executor,
+    redact,
     approval,
     version: denoJson.version,
     maxCalls: limits.maxCalls,

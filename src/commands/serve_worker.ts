@@ -9,7 +9,7 @@ import {
   stopSignals,
   stringOption,
   UsageError,
-} from "../cli.ts";
+} from "./cli.ts";
 import { parsePoolUrl } from "../pool/address.ts";
 import { connectPool } from "../pool/connect.ts";
 import { manifestHash, shortHash } from "../pool/protocol.ts";

@@ -1,5 +1,5 @@
 /** The `validate` command: checks every rule of the manifest and compiles every schema; `--lint` lints it too. @module */
-import { type Command, EXIT, expectPositionals, flag } from "../cli.ts";
+import { type Command, EXIT, expectPositionals, flag } from "./cli.ts";
 import { reportLint, STRICT_OPTION } from "./lint.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
 

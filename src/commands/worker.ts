@@ -1,5 +1,5 @@
 /** The `worker` command: runs calls taken from a worker pool on NATS JetStream. @module */
-import type { Command } from "../cli.ts";
+import type { Command } from "./cli.ts";
 import { EXECUTOR_OPTIONS } from "./executor_options.ts";
 
 /** The executor options a worker takes: where and how it runs tools. The limits travel with each call. */

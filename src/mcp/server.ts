@@ -23,9 +23,10 @@ import {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { failure, type FailureEnvelope } from "../contract.ts";
 import type { Executor } from "../executor.ts";
-import { toMcp } from "../exports.ts";
+import type { Redactor } from "../redact.ts";
+import { toMcp } from "../tool_definitions.ts";
 import { type Ask, Policy, type PolicyOptions } from "../policy.ts";
-import { heartbeatText } from "../progress.ts";
+import { heartbeatText } from "../commands/progress.ts";
 import { checkOutput, toCallResult } from "./results.ts";
 import { CallLimit, Scheduler } from "../scheduler.ts";
 import { UserStop } from "../stop.ts";
@@ -50,6 +51,8 @@ const INSTRUCTIONS = "A tool's success is its result as JSON (structuredContent;
 /** How a {@linkcode ToolService} runs calls. */
 export interface ToolServiceOptions {
   readonly executor: Executor;
+  /** The run's redaction of secrets, for what the approval policy shows a person (the one the executor has). */
+  readonly redact: Redactor;
   /** What the operator approved when starting the server (`--yes`, `--allow-tools`, `--approve-hosts`). */
   readonly approval: Pick<PolicyOptions, "yes" | "allowTools" | "approveHosts">;
   /** The server's version, as `initialize` reports it. */
@@ -109,6 +112,7 @@ function shuttingDown(tool: string, started = false, readOnly = false): FailureE
  * import { ToolService } from "./server.ts";
  * // const service = new ToolService({
  * //   executor,
+ * //   redact, // the run's redaction, as the executor's
  * //   approval: { yes: false, allowTools: [], approveHosts: [] },
  * //   version: "0.1.0",
  * // });
@@ -177,7 +181,7 @@ export class ToolService {
       }),
       policy: new Policy({
         ...this.#options.approval,
-        redact: (text) => this.#options.executor.redact(text),
+        redact: this.#options.redact,
         nobodyToAsk: "this MCP client cannot be asked (it did not declare the elicitation capability)",
         restart: "restart toolgate serve",
       }),
@@ -261,7 +265,7 @@ export class ToolService {
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&
         !context.signal.aborted;
       if (stopped) return toCallResult(shuttingDown(call.tool.name, true, call.tool.readOnly));
-      const checked = await checkOutput(call.tool, envelope, executor.manifest.schemas);
+      const checked = await checkOutput(call.tool, envelope, executor.schemas);
       if (checked !== envelope && !checked.ok) {
         // The operator hears of a tool that breaks its own declaration (stderr neutralizes what the tool's keys hold).
         this.#options.onError?.(`toolgate: mcp: ${call.tool.name}: ${checked.message}`);

@@ -20,7 +20,7 @@ import {
   RetentionPolicy,
   StorageType,
 } from "@nats-io/jetstream";
-import { CommandFailure } from "../cli.ts";
+import { CommandFailure } from "../commands/cli.ts";
 import type { PoolAddress } from "./address.ts";
 import { POOL } from "./protocol.ts";
 

@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
-import { cliArgv, ROOT, spawnOnPty } from "./run_cli.ts";
+import { cliArgv, spawnOnPty } from "./run_cli.ts";
+import { REPO } from "../support.ts";
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -31,7 +32,7 @@ Deno.test("approval on a pty: exec's argv shows first and whole although the mod
     "--model",
     "test-model",
     "--tools",
-    join(ROOT, "tools.json"),
+    join(REPO, "tools.json"),
     "--sandbox",
     "off",
     "--cwd",

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ChatClient } from "../../src/agent/http.ts";
+import { ChatClient } from "../../src/agent/chat_client.ts";
 import { CredentialHeal, credentialOf, MAX_SECRET_ROUNDS } from "../../src/agent/credential_heal.ts";
 import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage } from "../../src/agent/messages.ts";
@@ -15,9 +15,9 @@ import { loadManifest } from "../../src/manifest.ts";
 import { Policy } from "../../src/policy.ts";
 import type { SecretRequest } from "../../src/store_secret.ts";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
-import { ROOT } from "./run_cli.ts";
+import { REPO } from "../support.ts";
 
-const loaded = await loadManifest(join(ROOT, "tests", "fixtures", "secrets", "tools.json"));
+const loaded = await loadManifest(join(REPO, "tests", "fixtures", "secrets", "tools.json"));
 if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
 const manifest = loaded.manifest;
 const ENV = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/tmp" };

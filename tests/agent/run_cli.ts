@@ -1,11 +1,9 @@
 /** Runs the real toolgate CLI as a subprocess, with the agent's fixture manifest and a clean environment. @module */
 import { join } from "node:path";
-import { runProgram } from "../helpers.ts";
+import { cliArgs, GRANTS, REPO, runProgram } from "../support.ts";
 
-/** The repository's root folder. */
-export const ROOT = join(import.meta.dirname!, "..", "..");
 /** The fixture manifest of the agent tests. */
-export const AGENT_TOOLS = join(ROOT, "tests", "fixtures", "agent", "tools.json");
+export const AGENT_TOOLS = join(REPO, "tests", "fixtures", "agent", "tools.json");
 
 /** What a finished CLI run left behind. */
 export interface CliResult {
@@ -31,9 +29,8 @@ export interface CliOptions {
  * ```
  */
 export function runAgentCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
-  const [program, ...rest] = cliArgv(args);
-  return runProgram(program, rest, {
-    cwd: options.cwd ?? ROOT,
+  return runProgram(Deno.execPath(), cliArgs(GRANTS.broadNet, args), {
+    cwd: options.cwd ?? REPO,
     env: options.env,
     stdin: options.stdin,
     clearEnv: true,
@@ -50,20 +47,7 @@ export function runAgentCli(args: readonly string[], options: CliOptions = {}): 
  * ```
  */
 export function cliArgv(args: readonly string[]): string[] {
-  return [
-    Deno.execPath(),
-    "run",
-    "--no-prompt",
-    "--allow-read",
-    "--allow-write",
-    "--allow-env",
-    "--allow-run",
-    "--allow-net",
-    "--config",
-    join(ROOT, "deno.json"),
-    join(ROOT, "src", "main.ts"),
-    ...args,
-  ];
+  return [Deno.execPath(), ...cliArgs(GRANTS.broadNet, args)];
 }
 
 /** Quotes one word for sh. */

@@ -17,7 +17,7 @@ import {
 } from "./chat_server.ts";
 import { AGENT_TOOLS, type CliResult, runAgentCli, scriptedRunArgs } from "./run_cli.ts";
 import { BELT_MANIFEST } from "../../src/tool_belt.ts";
-import { runToolgate } from "../helpers.ts";
+import { runToolgate } from "../support.ts";
 
 interface Run extends CliResult {
   readonly server: ChatServer;

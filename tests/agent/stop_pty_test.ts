@@ -8,8 +8,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answer, callTools, type Reply, startChatServer, toolMessages } from "./chat_server.ts";
-import { ROOT } from "./run_cli.ts";
+
 import { probeSandbox } from "../../src/sandbox.ts";
+import { cliArgs, REPO } from "../support.ts";
 
 const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
 const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
@@ -57,16 +58,7 @@ function agentOnPty(
 ): Terminal {
   const cli = [
     Deno.execPath(),
-    "run",
-    "--no-prompt",
-    "--allow-read",
-    "--allow-write",
-    "--allow-env",
-    "--allow-run",
-    "--allow-net",
-    "--config",
-    join(ROOT, "deno.json"),
-    join(ROOT, "src", "main.ts"),
+    ...cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run", "--allow-net"], []),
     "--prompt",
     "build it",
     "--base-url",
@@ -74,7 +66,7 @@ function agentOnPty(
     "--model",
     "test-model",
     "--tools",
-    join(ROOT, "tools.json"),
+    join(REPO, "tools.json"),
     "--sandbox",
     sandbox,
     "--yes",
@@ -247,20 +239,12 @@ Deno.test("heartbeat: `toolgate call` on a terminal prints `running NAME elapsed
   try {
     const cli = [
       Deno.execPath(),
-      "run",
-      "--no-prompt",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-run",
-      "--config",
-      join(ROOT, "deno.json"),
-      join(ROOT, "src", "main.ts"),
+      ...cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run"], []),
       "call",
       "exec",
       JSON.stringify({ shell: "sleep 1.5; echo built", timeout_ms: 5000 }),
       "--tools",
-      join(ROOT, "tools.json"),
+      join(REPO, "tools.json"),
       "--sandbox",
       "off",
       "--cwd",

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { SecretStore } from "../../src/secret_store.ts";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
 import { baseEnv } from "../mcp/helpers.ts";
-import { cliArgv, ROOT, spawnOnPty } from "./run_cli.ts";
+import { cliArgv, spawnOnPty } from "./run_cli.ts";
+import { REPO } from "../support.ts";
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -35,7 +36,7 @@ Deno.test("store_secret on a pty: typed without echo, stored encrypted, given to
     "--model",
     "test-model",
     "--tools",
-    join(ROOT, "tests", "fixtures", "secrets", "tools.json"),
+    join(REPO, "tests", "fixtures", "secrets", "tools.json"),
     "--sandbox",
     "off",
     "--cwd",

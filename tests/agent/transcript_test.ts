@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { UsageError } from "../../src/cli.ts";
 import type { ChatMessage } from "../../src/agent/messages.ts";
-import { loadTranscript, openingMessages, saveTranscript } from "../../src/agent/transcript.ts";
+import {
+  loadTranscript,
+  openingMessages,
+  saveTranscript,
+  TranscriptError,
+} from "../../src/agent/transcript.ts";
 
 const CONVERSATION: ChatMessage[] = [
   { role: "system", content: "Be brief." },
@@ -67,7 +71,7 @@ Deno.test("transcript: a broken file is a usage error naming the file and the pr
       const path = join(dir, "bad.json");
       await Deno.writeTextFile(path, typeof content === "string" ? content : JSON.stringify(content));
       const error = await loadTranscript(path).then(() => undefined, (e) => e);
-      assert.ok(error instanceof UsageError, String(error));
+      assert.ok(error instanceof TranscriptError, String(error));
       assert.ok(error.message.includes(path), error.message);
       assert.match(error.message, pattern);
     }

@@ -13,19 +13,20 @@
  */
 import { join } from "node:path";
 import { Policy } from "../../src/policy.ts";
-import { ChatClient } from "../../src/agent/http.ts";
+import { ChatClient } from "../../src/agent/chat_client.ts";
 import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage } from "../../src/agent/messages.ts";
 import { Executor } from "../../src/executor.ts";
 import { loadManifest } from "../../src/manifest.ts";
 import { probeSandbox } from "../../src/sandbox.ts";
 import { answer, callTools, startChatServer } from "../agent/chat_server.ts";
+import { FIXTURES } from "../support.ts";
 import { confinedCommandLine, spawn } from "./sandbox_bench.ts";
 
 /** The target: a turn of 64 trivial calls over 64 bare spawns of the same command line at once. */
 export const PARALLEL64_TARGET = 1.5;
 
-const TOOLS = join(import.meta.dirname!, "..", "fixtures", "agent", "tools.json");
+const TOOLS = join(FIXTURES, "agent", "tools.json");
 const ROUNDS = 5;
 
 function median(values: number[]): number {

@@ -14,17 +14,19 @@ import { join } from "node:path";
 import { Executor } from "../../src/executor.ts";
 import { validateManifest } from "../../src/manifest.ts";
 import { loadSchemaEngine } from "../../src/schema.ts";
+import { FIXTURES } from "../support.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
 
 /** The issue's target for the executor's cost over a bare spawn. */
 export const TARGET_RATIO = 1.15;
+/** How soon a tool with `timeoutSec: 1` (and a 100 ms grace) must be ended and answered. */
+export const TIMEOUT_STOP_TARGET_MS = 2500;
 const WARMUP = 40;
 const ROUNDS = 400;
 const CONCURRENCY = 64;
 const THROUGHPUT_REPEATS = 5;
-const FIXTURES = join(import.meta.dirname!, "..", "fixtures");
 
 const ARGS = '{"n":1,"text":"hello"}';
 const SETSID = "/usr/bin/setsid";
@@ -89,6 +91,40 @@ async function perCall(executor: Executor, tool: string, program: string) {
   return { executorMs, bareMs, groupMs };
 }
 
+/**
+ * From the call to the envelope of a tool that outlives its `timeoutSec: 1` (a 3 s sleep, 100 ms grace): the
+ * timeout must end it on time, not when it would have ended anyway. The median of a few.
+ */
+async function timeoutStop(): Promise<number> {
+  const loaded = validateManifest(
+    { tools: [{ name: "t", command: ["/bin/sleep", "3"], timeoutSec: 1 }] },
+    join(FIXTURES, "manifest.json"),
+    { allowAbsoluteCommands: true },
+  );
+  if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+  const executor = new Executor({
+    manifest: loaded.manifest,
+    env: { PATH: "/usr/bin:/bin" },
+    cwd: FIXTURES,
+    auditDir: null,
+    sandbox: "off",
+    defaultTimeoutSec: 60,
+    graceMs: 100,
+  });
+  const times: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    times.push(
+      await timed(async () => {
+        const envelope = await executor.call("t", "{}");
+        if (envelope.ok || envelope.kind !== "timeout") {
+          throw new Error(`no timeout: ${JSON.stringify(envelope)}`);
+        }
+      }),
+    );
+  }
+  return median(times);
+}
+
 /** Benchmarks the executor; returns the figures (ratios, and absolute numbers as context). */
 export async function benchExecutor(): Promise<Record<string, number>> {
   const auditDir = await Deno.makeTempDir({ prefix: "toolgate_bench_audit_" });
@@ -137,6 +173,7 @@ export async function benchExecutor(): Promise<Record<string, number>> {
         }),
       );
     }
+    const timeoutStopMs = await timeoutStop();
     const concurrent = median(concurrentMs);
     const sequential = median(sequentialMs);
     return {
@@ -154,6 +191,7 @@ export async function benchExecutor(): Promise<Record<string, number>> {
       concurrent64_calls_per_s: CONCURRENCY / (concurrent / 1000),
       sequential64_calls_per_s: CONCURRENCY / (sequential / 1000),
       concurrent64_speedup_over_sequential: sequential / concurrent,
+      timeout_stop_ms: timeoutStopMs,
     };
   } finally {
     await Deno.remove(auditDir, { recursive: true });
@@ -190,4 +228,10 @@ if (import.meta.main) {
   );
   const verdict = figures.ratio_median_cat <= TARGET_RATIO ? "meets" : "misses";
   console.log(`${verdict} the ${TARGET_RATIO}x target`);
+  const stop = figures.timeout_stop_ms < TIMEOUT_STOP_TARGET_MS ? "meets" : "misses";
+  console.log(
+    `a 1 s timeout answers in ${
+      fixed(figures.timeout_stop_ms, 0)
+    } ms: ${stop} the ${TIMEOUT_STOP_TARGET_MS} ms target`,
+  );
 }

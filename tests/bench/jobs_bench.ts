@@ -12,13 +12,13 @@ import { join } from "node:path";
 import { Executor } from "../../src/executor.ts";
 import { validateManifest } from "../../src/manifest.ts";
 import { loadSchemaEngine } from "../../src/schema.ts";
+import { REPO } from "../support.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
 
 /** The target: a poll is no dearer than a trivial call. */
 export const TARGET_RATIO = 1;
-const ROOT = join(import.meta.dirname!, "..", "..");
 const WARMUP = 20;
 const ROUNDS = 200;
 
@@ -36,11 +36,11 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
 
 /** Runs the benchmark; returns the figures (the ratio, and milliseconds as context). */
 export async function benchJobs(): Promise<Record<string, number>> {
-  const belt = JSON.parse(await Deno.readTextFile(join(ROOT, "tools.json"))).tools;
+  const belt = JSON.parse(await Deno.readTextFile(join(REPO, "tools.json"))).tools;
   // The belt's own entries (so that exec and job are the built-in ones) and a trivial tool beside them.
   const loaded = validateManifest(
     { tools: [...belt, { name: "cat", command: ["/bin/cat"], readOnly: true }] },
-    join(ROOT, "tools.json"),
+    join(REPO, "tools.json"),
     { allowAbsoluteCommands: true },
   );
   if (!loaded.ok) throw new Error(loaded.errors.join("\n"));

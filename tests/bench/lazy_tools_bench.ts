@@ -13,13 +13,13 @@
  */
 import { Policy } from "../../src/policy.ts";
 import type { AgentEvent } from "../../src/agent/events.ts";
-import { ChatClient } from "../../src/agent/http.ts";
+import { ChatClient } from "../../src/agent/chat_client.ts";
 import { ToolDisclosure } from "../../src/agent/lazy_tools.ts";
 import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage, ToolCall } from "../../src/agent/messages.ts";
 import { UsageMeter } from "../../src/agent/usage.ts";
 import { Executor } from "../../src/executor.ts";
-import { toOpenAI } from "../../src/exports.ts";
+import { toOpenAI } from "../../src/tool_definitions.ts";
 import { loadManifest, type Manifest } from "../../src/manifest.ts";
 import { toStub } from "../../src/agent/lazy_tools.ts";
 import { BELT_MANIFEST_PATH } from "../../src/tool_belt.ts";

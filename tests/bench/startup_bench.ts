@@ -13,7 +13,7 @@
  * @module
  */
 import { join } from "node:path";
-import { REPO } from "../helpers.ts";
+import { REPO } from "../support.ts";
 import { answer, callTools, type RecordedRequest, startChatServer } from "../agent/chat_server.ts";
 import { generateManifest } from "./manifest_bench.ts";
 import { buildBundle } from "../../src/build/install.ts";

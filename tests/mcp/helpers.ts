@@ -14,31 +14,20 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { cliArgs, GRANTS, REPO } from "../support.ts";
 
-/** The repository's root folder. */
-export const ROOT: string = join(import.meta.dirname!, "..", "..");
 /** The fixture manifest. */
-export const MCP_MANIFEST: string = join(ROOT, "tests", "fixtures", "mcp", "tools.json");
+export const MCP_MANIFEST: string = join(REPO, "tests", "fixtures", "mcp", "tools.json");
 /** The fixture manifest of the session, cap and approval tests: long calls, timed naps, a tree, a note. */
-export const SESSIONS_MANIFEST: string = join(ROOT, "tests", "fixtures", "mcp", "sessions.json");
+export const SESSIONS_MANIFEST: string = join(REPO, "tests", "fixtures", "mcp", "sessions.json");
 /** The fixture manifest of the structured results: tools that keep, break or lack their outputSchema. */
-export const OUTPUT_MANIFEST: string = join(ROOT, "tests", "fixtures", "mcp", "output.json");
+export const OUTPUT_MANIFEST: string = join(REPO, "tests", "fixtures", "mcp", "output.json");
 /** The token the HTTP tests serve with. */
 export const TOKEN = "test-token-0123456789";
 
 /** `deno run` with the permissions the test task grants, then `toolgate serve` over a fixture manifest. */
 export function serveArgs(extra: readonly string[], cwd: string, manifest: string = MCP_MANIFEST): string[] {
-  return [
-    "run",
-    "--no-prompt",
-    "--allow-read",
-    "--allow-write",
-    "--allow-env",
-    "--allow-run",
-    "--allow-net=127.0.0.1",
-    "--config",
-    join(ROOT, "deno.json"),
-    join(ROOT, "src", "main.ts"),
+  return cliArgs([...GRANTS.broad, "--allow-net=127.0.0.1"], [
     "serve",
     "--tools",
     manifest,
@@ -50,7 +39,7 @@ export function serveArgs(extra: readonly string[], cwd: string, manifest: strin
     "--cwd",
     cwd,
     ...extra,
-  ];
+  ]);
 }
 
 /** A connected client and what it runs on; disposing it closes the client and the server. */
@@ -82,7 +71,7 @@ export async function connectStdio(
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
     args: serveArgs(extra, cwd, manifest),
-    cwd: ROOT,
+    cwd: REPO,
     env: { ...getDefaultEnvironment(), NO_COLOR: "1" },
     stderr: "pipe",
   });
@@ -128,7 +117,7 @@ export async function startHttp(
 ): Promise<HttpServer> {
   const child = new Deno.Command(Deno.execPath(), {
     args: serveArgs(["--http", "0", ...extra], cwd, manifest),
-    cwd: ROOT,
+    cwd: REPO,
     env: { ...baseEnv(), ...env },
     clearEnv: true,
     stdin: "null",

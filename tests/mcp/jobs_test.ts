@@ -13,7 +13,8 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { probeSandbox } from "../../src/sandbox.ts";
 import { auditDirFor } from "../../src/state.ts";
 import { alivePids, readAudit } from "../executor_helpers.ts";
-import { envelopeOf, ROOT } from "./helpers.ts";
+import { envelopeOf } from "./helpers.ts";
+import { cliArgs, REPO } from "../support.ts";
 
 const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
 const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
@@ -56,18 +57,10 @@ async function serveBelt(): Promise<Served> {
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
     args: [
-      "run",
-      "--no-prompt",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-run",
-      "--config",
-      join(ROOT, "deno.json"),
-      join(ROOT, "src", "main.ts"),
+      ...cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run"], []),
       "serve",
       "--tools",
-      join(ROOT, "tools.json"),
+      join(REPO, "tools.json"),
       "--sandbox",
       "require",
       "--yes",
@@ -76,7 +69,7 @@ async function serveBelt(): Promise<Served> {
       "--cwd",
       workspace,
     ],
-    cwd: ROOT,
+    cwd: REPO,
     env: { ...getDefaultEnvironment(), NO_COLOR: "1", XDG_STATE_HOME: state },
     stderr: "pipe",
   });

@@ -1,6 +1,6 @@
 /** `toolgate serve`'s own options: mistakes are usage errors (exit 2) with a message, never a stack trace. */
 import assert from "node:assert/strict";
-import { hasStackTrace } from "../helpers.ts";
+import { hasStackTrace } from "../support.ts";
 import { scratch } from "../executor_helpers.ts";
 import { baseEnv, serveArgs } from "./helpers.ts";
 

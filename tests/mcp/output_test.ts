@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { scratch } from "../executor_helpers.ts";
-import { runCli } from "../helpers.ts";
-import { connectStdio, envelopeOf, OUTPUT_MANIFEST, ROOT } from "./helpers.ts";
+import { REPO, runCli } from "../support.ts";
+import { connectStdio, envelopeOf, OUTPUT_MANIFEST } from "./helpers.ts";
 
 type Block = { type: string; text: string };
 const texts = (result: Record<string, unknown>) => (result.content as Block[]).map((block) => block.text);
@@ -153,7 +153,7 @@ Deno.test("serve: structured results and outputSchemas through the SDK client", 
 Deno.test("serve: the shipped belt's outputSchemas go out, and its results pass the SDK client's checks", async () => {
   await using dir = await scratch();
   await Deno.writeTextFile(join(dir.path, "a.txt"), "hello\n");
-  const manifest = join(ROOT, "tools.json");
+  const manifest = join(REPO, "tools.json");
   await using served = await connectStdio([], dir.path, manifest);
   const { client } = served;
   const { tools } = await client.listTools();

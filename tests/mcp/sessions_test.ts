@@ -9,7 +9,7 @@ import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
-import { hasStackTrace } from "../helpers.ts";
+import { hasStackTrace } from "../support.ts";
 import { connectHttp, envelopeOf, SESSIONS_MANIFEST, startHttp, TOKEN } from "./helpers.ts";
 
 const ENV = { TOOLGATE_MCP_TOKEN: TOKEN };

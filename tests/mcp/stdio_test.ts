@@ -4,7 +4,7 @@ import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
-import { hasStackTrace } from "../helpers.ts";
+import { hasStackTrace } from "../support.ts";
 import { connectStdio, envelopeOf, serveArgs } from "./helpers.ts";
 
 Deno.test("serve over stdio: tools, results, errors, cancellation, concurrency and progress", async (t) => {

@@ -13,9 +13,10 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { SecretStore } from "../../src/secret_store.ts";
 import { scratch } from "../executor_helpers.ts";
-import { baseEnv, envelopeOf, ROOT, serveArgs } from "./helpers.ts";
+import { baseEnv, envelopeOf, serveArgs } from "./helpers.ts";
+import { REPO } from "../support.ts";
 
-const SECRETS_TOOLS = join(ROOT, "tests", "fixtures", "secrets", "tools.json");
+const SECRETS_TOOLS = join(REPO, "tests", "fixtures", "secrets", "tools.json");
 const VALID = "valid-token-2026-xyz";
 
 /** `toolgate serve` over the secrets fixture with its own config and state folders, and a connected client. */
@@ -29,7 +30,7 @@ async function connect(
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
     args: serveArgs([], dir, SECRETS_TOOLS),
-    cwd: ROOT,
+    cwd: REPO,
     env: { ...baseEnv(), XDG_STATE_HOME: join(dir, "state"), XDG_CONFIG_HOME: join(dir, "config") },
     stderr: "pipe",
   });

@@ -4,7 +4,7 @@
  * credentials come from the NATS variables and never show.
  */
 import assert from "node:assert/strict";
-import { hasStackTrace, runToolgate } from "../helpers.ts";
+import { hasStackTrace, runToolgate } from "../support.ts";
 import { scratch } from "../executor_helpers.ts";
 import { natsServer, POOL_TOOLS, poolTest, startWorker, writePoolManifest } from "./helpers.ts";
 

@@ -9,8 +9,9 @@ import { findProgram } from "../../src/sandbox.ts";
 import type { Manifest } from "../../src/manifest.ts";
 import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
 import { PoolClient } from "../../src/pool/client.ts";
-import { baseEnv, BIN, ROOT } from "../executor_helpers.ts";
-import { launcherFlags } from "../helpers.ts";
+import { baseEnv, BIN } from "../executor_helpers.ts";
+import { REPO } from "../support.ts";
+import { launcherFlags } from "../support.ts";
 
 /** `nats-server`, where Debian puts it or on PATH. */
 export const NATS_SERVER: string | undefined = findProgram(
@@ -126,8 +127,8 @@ export async function startWorker(
   start: WorkerStart = {},
 ): Promise<WorkerProcess> {
   const entry = start.launcher
-    ? ["run", ...launcherFlags(), "--config", join(ROOT, "deno.json"), join(ROOT, "src/launch.ts")]
-    : [...WORKER_FLAGS, "--config", join(ROOT, "deno.json"), join(ROOT, "src/main.ts")];
+    ? ["run", ...launcherFlags(), "--config", join(REPO, "deno.json"), join(REPO, "src/launch.ts")]
+    : [...WORKER_FLAGS, "--config", join(REPO, "deno.json"), join(REPO, "src/main.ts")];
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       ...entry,

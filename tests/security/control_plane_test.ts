@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Executor } from "../../src/executor.ts";
 import { loadManifest } from "../../src/manifest.ts";
-import { writeFiles } from "../helpers.ts";
+import { writeFiles } from "../support.ts";
 import { confinedTest, realTempDir, runScript, SCRIPT_FIXTURE, scriptExecutor, snapshot } from "./helpers.ts";
 
 /** A project whose folder holds its own manifest, tools, profiles and Deno config: the workspace contains them. */

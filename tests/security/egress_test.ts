@@ -3,7 +3,7 @@
 // direct connection has no network to go out on.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runToolgate, writeFiles } from "../helpers.ts";
+import { runToolgate, writeFiles } from "../support.ts";
 import { hostTest, NO_BWRAP, realTempDir, runScript, SCRIPT_FIXTURE, scriptExecutor } from "./helpers.ts";
 
 const CURL = ["/usr/bin/curl", "/bin/curl"].find((path) => {

@@ -3,14 +3,14 @@
 // carries no event data (comments only) fails after the HTTP timeout; escape sequences and bidi overrides from an
 // answer, an error body, a tool's result or an MCP client never reach a terminal raw.
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { answer, deltaChunk, sseData } from "../agent/chat_server.ts";
-import { ROOT } from "../agent/run_cli.ts";
+
 import { startChatServer } from "../agent/chat_server.ts";
 import { baseEnv } from "../mcp/helpers.ts";
 import { hostTest, realTempDir } from "./helpers.ts";
 import { HOSTILE, runAgent } from "./hostile.ts";
 import { NO_PTY, runInPty } from "./pty.ts";
+import { cliArgs } from "../support.ts";
 
 const MIB = 1024 * 1024;
 
@@ -135,12 +135,7 @@ async function onTerminal(
   try {
     return await runInPty([
       Deno.execPath(),
-      "run",
-      "--no-prompt",
-      "-A",
-      "--config",
-      join(ROOT, "deno.json"),
-      join(ROOT, "src", "main.ts"),
+      ...cliArgs(["-A"], []),
       ...args,
     ], { env: { ...baseEnv(), XDG_STATE_HOME: state, TERM: "xterm" }, cwd, timeoutMs: 60_000 });
   } finally {
@@ -207,12 +202,7 @@ Deno.test("escape sequences an MCP client sends do not reach the server's stderr
   try {
     const child = new Deno.Command(Deno.execPath(), {
       args: [
-        "run",
-        "--no-prompt",
-        "-A",
-        "--config",
-        join(ROOT, "deno.json"),
-        join(ROOT, "src", "main.ts"),
+        ...cliArgs(["-A"], []),
         "serve",
         "--tools",
         HOSTILE,

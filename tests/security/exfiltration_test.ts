@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answer, callTools, type ChatServer, startChatServer, toolMessages } from "../agent/chat_server.ts";
-import { type CliResult, ROOT, runAgentCli } from "../agent/run_cli.ts";
+import { type CliResult, runAgentCli } from "../agent/run_cli.ts";
+import { REPO } from "../support.ts";
 
 const SECRET = "sk-live-exfiltrate-me-0123456789";
 
@@ -53,7 +54,7 @@ async function exfiltrate(extra: readonly string[]): Promise<Exfiltration> {
       "--model",
       "test-model",
       "--tools",
-      join(ROOT, "tools.json"),
+      join(REPO, "tools.json"),
       // The test is about approval, not confinement: the same on every machine.
       "--sandbox",
       "off",

@@ -5,9 +5,10 @@ import { type Envelope } from "../../src/contract.ts";
 import { Executor, type ExecutorOptions } from "../../src/executor.ts";
 import { loadManifest } from "../../src/manifest.ts";
 import { probeSandbox } from "../../src/sandbox.ts";
+import { FIXTURES } from "../support.ts";
 
 /** The fixture manifest whose tools run the shell script they are given, under several profiles. */
-export const SCRIPT_FIXTURE: string = join(import.meta.dirname!, "..", "fixtures", "security", "tools.json");
+export const SCRIPT_FIXTURE: string = join(FIXTURES, "security", "tools.json");
 
 /** What confinement can use on this machine. */
 export const SUPPORT = await probeSandbox(

@@ -10,9 +10,10 @@ import { secretForms } from "../../src/redact.ts";
 import { type ChatServer, type Script, startChatServer } from "../agent/chat_server.ts";
 import { type CliResult, runAgentCli } from "../agent/run_cli.ts";
 import { realTempDir } from "./helpers.ts";
+import { FIXTURES } from "../support.ts";
 
 /** The hostile fixture manifest. */
-export const HOSTILE: string = join(import.meta.dirname!, "..", "fixtures", "hostile", "tools.json");
+export const HOSTILE: string = join(FIXTURES, "hostile", "tools.json");
 
 /** A PEM key: a quote, a backslash, newlines, a tab and characters past ASCII. */
 export const PEM_SECRET = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN"BgkqhkiG9w0\\BAQEFAASC\tBKcwgg€é\n' +

@@ -2,7 +2,7 @@
 // call, whatever it tries, changes a byte of the clone's control plane (issue 10, "What was seen" 2).
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REPO, runProgram } from "../helpers.ts";
+import { REPO, runProgram } from "../support.ts";
 
 /** Each call tries to change toolgate's own files from inside the clone, its workspace. */
 const ATTACKS: [string, unknown][] = [

@@ -10,10 +10,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { SECRET_REMOVED_WARNING } from "../../src/redact.ts";
 import { answer, callTools, toolMessages } from "../agent/chat_server.ts";
-import { ROOT } from "../agent/run_cli.ts";
+
 import { baseEnv } from "../mcp/helpers.ts";
 import { realTempDir } from "./helpers.ts";
 import { allText, HOSTILE, JSON_SECRET, leaksOf, PEM_SECRET, runAgent } from "./hostile.ts";
+import { cliArgs, REPO } from "../support.ts";
 
 /** A passthrough value: a secret by the passthrough rule alone (its name says nothing). */
 const PASSED = 'hunter2-Zq9x7Kp "qu0t3d" \\ b4ck\nsl4sh\tt4b é€';
@@ -107,15 +108,7 @@ Deno.test("a tool that prints a passthrough secret does not get it to an MCP cli
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
     args: [
-      "run",
-      "--no-prompt",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-run",
-      "--config",
-      join(ROOT, "deno.json"),
-      join(ROOT, "src", "main.ts"),
+      ...cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run"], []),
       "serve",
       "--tools",
       HOSTILE,
@@ -125,7 +118,7 @@ Deno.test("a tool that prints a passthrough secret does not get it to an MCP cli
       "--cwd",
       dir,
     ],
-    cwd: ROOT,
+    cwd: REPO,
     env: { ...baseEnv(), LEAK_VALUE: PASSED },
     stderr: "pipe",
   });

@@ -7,12 +7,12 @@ import { SecretStore } from "../../src/secret_store.ts";
 import { storeSecretOpenAI } from "../../src/store_secret.ts";
 import { STUB_PARAMETERS } from "../../src/agent/lazy_tools.ts";
 import { answer, callTools, type Script, toolMessages } from "../agent/chat_server.ts";
-import { ROOT } from "../agent/run_cli.ts";
+import { REPO } from "../support.ts";
 import { confinedTest, realTempDir, scriptExecutor } from "./helpers.ts";
 import { type AgentRun, allText, leaksOf, runAgent } from "./hostile.ts";
 
 /** The fixture manifest of the secret tests: `api` prints API_TOKEN back, `always401` refuses any. */
-const SECRETS_TOOLS: string = join(ROOT, "tests", "fixtures", "secrets", "tools.json");
+const SECRETS_TOOLS: string = join(REPO, "tests", "fixtures", "secrets", "tools.json");
 
 /** A token with a quote, a backslash and characters past ASCII: every JSON form of it must be caught. */
 const TOKEN = 'tok-"Qx7\\Zp9-é€-2026';

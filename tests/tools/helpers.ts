@@ -6,11 +6,10 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { REPO } from "../support.ts";
 
 /** The repository root. */
-export const REPO: string = fileURLToPath(new URL("../../", import.meta.url));
 
 /** What one tool run produced. */
 export interface ToolRun {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REPO } from "./helpers.ts";
+import { REPO } from "../support.ts";
 import { launcherText, TOOL_DENO_FLAGS } from "../../tools/deno_flags.ts";
 
 interface Entry {

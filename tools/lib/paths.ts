@@ -7,9 +7,6 @@
  */
 import { invalidArgs } from "./envelope.ts";
 
-/** The path separator (no `node:path` here: toolgate's executor loads this file, and a Node built-in costs start-up). */
-const sep = Deno.build.os === "windows" ? "\\" : "/";
-
 /**
  * What every path field expects, for `invalid_args` failures.
  *
@@ -64,21 +61,6 @@ export function parseRelative(raw: string, field = "path"): RelativePath {
 }
 
 /**
- * Is `child` the directory `parent` or inside it? Both must be absolute and normalized (real paths are).
- *
- * @example
- * ```ts
- * import { isInside } from "./paths.ts";
- * isInside("/ws/src/a.ts", "/ws"); // true
- * isInside("/ws2", "/ws"); // false
- * ```
- */
-export function isInside(child: string, parent: string): boolean {
-  if (child === parent) return true;
-  return child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
-}
-
-/**
  * Joins a listing's relative path and a child name into a ready-to-use relative path.
  *
  * @example
@@ -90,4 +72,18 @@ export function isInside(child: string, parent: string): boolean {
  */
 export function childPath(rel: string, name: string): string {
   return rel === "." ? name : `${rel}/${name}`;
+}
+
+/**
+ * Is `path` the folder `parent` or inside it? Lexical: both must be absolute and normalized (real paths are).
+ *
+ * @example
+ * ```ts
+ * import { isWithin } from "./paths.ts";
+ * isWithin("/a/b/c", "/a/b"); // true
+ * isWithin("/a/bc", "/a/b"); // false
+ * ```
+ */
+export function isWithin(path: string, parent: string): boolean {
+  return path === parent || path.startsWith(parent.endsWith("/") ? parent : parent + "/");
 }

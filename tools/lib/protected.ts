@@ -9,7 +9,7 @@
  */
 import { basename, dirname, isAbsolute, join, normalize } from "node:path";
 import { errorMessage, ToolFailure } from "./envelope.ts";
-import { isInside } from "./paths.ts";
+import { isWithin } from "./paths.ts";
 
 /**
  * The environment variable the executor fills.
@@ -123,8 +123,8 @@ export function loadProtection(text: string | undefined): Protection {
  * ```
  */
 export function protectionAt(protection: Protection, real: string): ProtectionKind | undefined {
-  if (protection.hidden.some((p) => isInside(real, p))) return "hidden";
-  if (protection.readOnly.some((p) => isInside(real, p))) return "readOnly";
+  if (protection.hidden.some((p) => isWithin(real, p))) return "hidden";
+  if (protection.readOnly.some((p) => isWithin(real, p))) return "readOnly";
   return undefined;
 }
 
@@ -138,5 +138,5 @@ export function protectionAt(protection: Protection, real: string): ProtectionKi
  * ```
  */
 export function protectedInside(protection: Protection, real: string): string | undefined {
-  return [...protection.hidden, ...protection.readOnly].find((p) => p !== real && isInside(p, real));
+  return [...protection.hidden, ...protection.readOnly].find((p) => p !== real && isWithin(p, real));
 }

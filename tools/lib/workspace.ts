@@ -24,7 +24,7 @@
 import * as fs from "node:fs";
 import { join, relative, sep } from "node:path";
 import { errorMessage, fsFailure, invalidArgs, ToolFailure } from "./envelope.ts";
-import { isInside, parseRelative, PATH_EXPECTED } from "./paths.ts";
+import { isWithin, parseRelative, PATH_EXPECTED } from "./paths.ts";
 import {
   loadProtection,
   NOTHING_PROTECTED,
@@ -333,7 +333,7 @@ export class Workspace {
     } catch (error) {
       throw fsFailure(error, rel, field);
     }
-    if (!isInside(now, this.root)) throw escapes(field, raw, walked);
+    if (!isWithin(now, this.root)) throw escapes(field, raw, walked);
   }
 
   /** The workspace-relative components of the final symlink `name`'s target, or a failure when it leaves. */
@@ -347,7 +347,7 @@ export class Workspace {
       }
       throw unresolved(field, walked);
     }
-    if (!isInside(target, this.root)) throw escapes(field, raw, walked);
+    if (!isWithin(target, this.root)) throw escapes(field, raw, walked);
     // Only a hint: the components are walked again, each directory pinned and checked.
     return relative(this.root, target).split(sep).filter((s) => s !== "");
   }
@@ -365,7 +365,7 @@ export class Workspace {
       if (again === undefined || !same(again, entry.dirId)) throw this.#changed(entry.rel);
     }
     const dir = Deno.cwd();
-    if (!isInside(dir, this.root)) throw escapes(entry.field, entry.rel, entry.rel);
+    if (!isWithin(dir, this.root)) throw escapes(entry.field, entry.rel, entry.rel);
     return entry.isRoot ? dir : join(dir, entry.name);
   }
 
@@ -396,7 +396,7 @@ export class Workspace {
       }
     }
     const now = Deno.cwd();
-    if (!isInside(now, this.root)) throw escapes(entry.field, entry.rel, entry.rel);
+    if (!isWithin(now, this.root)) throw escapes(entry.field, entry.rel, entry.rel);
     this.guardRead(now, entry.rel, entry.field);
     return now;
   }
@@ -424,7 +424,7 @@ export class Workspace {
     }
     const landed = cwdId();
     const real = Deno.cwd();
-    if (landed !== undefined && same(landed, identity(seen)) && isInside(real, this.root)) {
+    if (landed !== undefined && same(landed, identity(seen)) && isWithin(real, this.root)) {
       return { real, parent, parentReal };
     }
     // Not the directory that was looked at: back to the parent, which must be the same directory as before.

@@ -1,6 +1,6 @@
 /**
- * The agent loop's settings: its options, and their resolution, flag over environment over default, into one
- * checked value (prompt and system texts read from their files or stdin).
+ * The `run` command's settings (the agent loop's): its options, and their resolution, flag over environment over
+ * default, into one checked value (prompt and system texts read from their files or stdin).
  *
  * @module
  */
@@ -13,9 +13,8 @@ import {
   parseNumber,
   stringOption,
   UsageError,
-} from "../cli.ts";
-import { DEFAULT_BASE_URL } from "../permissions.ts";
-import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
+} from "./cli.ts";
+import { DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES } from "../agent/limits.ts";
 
 /** Defaults of the agent loop's settings (agentcli's, where it has one). */
 export const AGENT_DEFAULTS = {
@@ -153,7 +152,7 @@ function pick(
  *
  * @example
  * ```ts
- * import { parseSeconds } from "./settings.ts";
+ * import { parseSeconds } from "./run_settings.ts";
  * parseSeconds("90", "--http-timeout"); // 90
  * parseSeconds("1m30s", "OAI_HTTP_TIMEOUT"); // 90
  * ```
@@ -200,7 +199,7 @@ async function text(
  *
  * @example
  * ```ts
- * import { resolveSettings } from "./settings.ts";
+ * import { resolveSettings } from "./run_settings.ts";
  * // const settings = await resolveSettings(parsed, io);
  * // settings.baseUrl; // "https://api.openai.com/v1" unless --base-url or OAI_BASE_URL says otherwise
  * ```

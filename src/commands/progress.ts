@@ -5,8 +5,9 @@
  *
  * @module
  */
-import type { Envelope } from "./contract.ts";
-import { neutralizeControls } from "./terminal.ts";
+import type { Envelope } from "../contract.ts";
+import { neutralizeControls } from "../terminal.ts";
+import { fit } from "../text.ts";
 
 /** How a {@linkcode Progress} shows itself. */
 export interface ProgressOptions {
@@ -157,7 +158,7 @@ export class Progress {
     const parts = [...this.#running.values()].map((r) => `${r.name} ${elapsed(now - r.started)}`);
     let line = `  running ${parts.length === 1 ? "" : `${parts.length} tools: `}${parts.join(", ")}`;
     const columns = Math.max(20, (this.#options.columns ?? 80) - 1);
-    if (line.length > columns) line = line.slice(0, columns - 1) + "…";
+    line = fit(line, columns);
     this.#write(`${CLEAR_LINE}${line}`);
     this.#drawn = true;
   }

@@ -1,8 +1,8 @@
 /** `toolgate serve --http`: the bearer token, the SDK's client over Streamable HTTP, cancellation and shutdown. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { bearerCheck } from "../../src/mcp/http.ts";
-import { hasStackTrace } from "../helpers.ts";
+import { bearerCheck } from "../../src/mcp/http_server.ts";
+import { hasStackTrace } from "../support.ts";
 import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
 import {
   baseEnv,

@@ -6,13 +6,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { planLaunch, scanArgs, VALUE_OPTIONS } from "../src/launch_plan.ts";
 import { COMMANDS } from "../src/main.ts";
-import { GLOBAL_OPTIONS } from "../src/cli.ts";
-import { OWN_ENV, toFlags } from "../src/permissions.ts";
+import { GLOBAL_OPTIONS } from "../src/commands/cli.ts";
+import { OWN_ENV, toFlags } from "../src/own_grants.ts";
 import { stateRoot } from "../src/state.ts";
-import { REPO, runProgram, runToolgate } from "./helpers.ts";
+import { cliArgs, REPO, runProgram, runToolgate } from "./support.ts";
 
 const SANDBOX_FIXTURE = fileURLToPath(new URL("./fixtures/sandbox/tools.json", import.meta.url));
-const MAIN = join(REPO, "src", "main.ts");
 const BWRAP_FOUND = new Deno.Command("sh", { args: ["-c", "command -v bwrap"], stdout: "null" }).outputSync()
   .success;
 
@@ -176,14 +175,14 @@ Deno.test("under the least set, an unconfined timeout still ends the whole tree 
 });
 
 Deno.test("broader grants are warned about, and refused with --locked", async () => {
-  const warned = await runProgram(Deno.execPath(), ["run", "--allow-all", MAIN, "validate"], { cwd: REPO });
+  const warned = await runProgram(Deno.execPath(), cliArgs(["--allow-all"], ["validate"]), { cwd: REPO });
   assert.equal(warned.code, 0);
   assert.match(warned.stderr, /warning: broader permissions than needed/);
   assert.match(warned.stderr, /--allow-run \(unscoped\)/);
   const flags = toFlags(planLaunch(["validate"], Deno.env.toObject(), REPO).set).map((f) =>
     f.startsWith("--allow-run=") ? "--allow-run" : f
   );
-  const locked = await runProgram(Deno.execPath(), ["run", ...flags, MAIN, "validate", "--locked"], {
+  const locked = await runProgram(Deno.execPath(), cliArgs(flags, ["validate", "--locked"]), {
     cwd: REPO,
   });
   assert.equal(locked.code, 1);

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { AgentError } from "../../src/agent/errors.ts";
-import { backoffMs, ChatClient, type ChatClientOptions, parseRetryAfter } from "../../src/agent/http.ts";
+import {
+  backoffMs,
+  ChatClient,
+  type ChatClientOptions,
+  parseRetryAfter,
+} from "../../src/agent/chat_client.ts";
 import { makeRedactor } from "../../src/redact.ts";
 import { answer, startChatServer } from "./chat_server.ts";
 

@@ -9,6 +9,7 @@
 import { redactDeep } from "../redact.ts";
 import { AgentError } from "./errors.ts";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
+import { clip, seconds } from "../text.ts";
 
 export { DEFAULT_MAX_RESPONSE_BYTES };
 
@@ -70,7 +71,7 @@ export interface StreamedAnswer {
  *
  * @example
  * ```ts
- * import { answerTooLarge } from "./http.ts";
+ * import { answerTooLarge } from "./chat_client.ts";
  * answerTooLarge(1024).message; // "the chat endpoint's answer is larger than 1024 bytes (...)"
  * ```
  */
@@ -93,7 +94,7 @@ const RETRYABLE_STATUS = (status: number) => status === 429 || (status >= 500 &&
  *
  * @example
  * ```ts
- * import { parseRetryAfter } from "./http.ts";
+ * import { parseRetryAfter } from "./chat_client.ts";
  * parseRetryAfter("2", 0); // 2000
  * parseRetryAfter("Thu, 01 Jan 1970 00:00:05 GMT", 1000); // 4000
  * ```
@@ -112,7 +113,7 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
  *
  * @example
  * ```ts
- * import { backoffMs } from "./http.ts";
+ * import { backoffMs } from "./chat_client.ts";
  * backoffMs(0, () => 0); // 250
  * backoffMs(1, () => 0.999) < 1000; // true
  * ```
@@ -120,14 +121,6 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
 export function backoffMs(retry: number, random: () => number): number {
   const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry);
   return Math.round(ceiling / 2 + (ceiling / 2) * random());
-}
-
-function seconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
-}
-
-function clip(text: string, limit: number): string {
-  return text.length > limit ? text.slice(0, limit) + "…" : text;
 }
 
 function isPermissionError(error: unknown): boolean {
@@ -139,7 +132,7 @@ function isPermissionError(error: unknown): boolean {
  *
  * @example
  * ```ts
- * import { ChatClient } from "./http.ts";
+ * import { ChatClient } from "./chat_client.ts";
  * const client = new ChatClient({ baseUrl: "http://127.0.0.1:8080/v1", timeoutMs: 90_000, retries: 2 });
  * // const body = await client.complete({ model: "m", messages: [{ role: "user", content: "hi" }] });
  * ```

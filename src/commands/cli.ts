@@ -74,6 +74,11 @@ export interface Io {
    * scoped `--allow-env`, only named variables can be read. Absent: `env` is the whole environment.
    */
   readonly readEnv?: (names: readonly string[]) => Record<string, string>;
+  /**
+   * The Deno grants broader than toolgate needs (a run in a host process reports none: the host chose its own).
+   * Absent: this process's, as `broadGrants` reads them.
+   */
+  readonly broadGrants?: () => readonly { readonly flag: string; readonly why: string }[];
 }
 
 /** One option of a command (the shapes `node:util` `parseArgs` takes), plus its help line. */

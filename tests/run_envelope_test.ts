@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Envelope, FailureEnvelope, SuccessEnvelope } from "../src/contract.ts";
-import { envelopeFromRun, NOT_RETRYABLE_WARNING, STDERR_MESSAGE_LIMIT } from "../src/outcome.ts";
-import type { RunResult } from "../src/runner.ts";
+import { envelopeFromRun, NOT_RETRYABLE_WARNING, STDERR_MESSAGE_LIMIT } from "../src/run_envelope.ts";
+import type { Ended } from "../src/runner.ts";
 import { baseEnv, BIN, executorFor, executorOf, manifestOf, scratch } from "./executor_helpers.ts";
 
 /**
@@ -249,8 +249,9 @@ Deno.test("outcome: a command[0] symlink swapped after validation to leave tools
   assert.ok(envelope.message.includes(outside), envelope.message);
 });
 
-function fakeRun(overrides: Partial<RunResult>): RunResult {
+function fakeRun(overrides: Partial<Ended>): Ended {
   return {
+    started: true,
     code: 0,
     signal: null,
     stdout: new Uint8Array(),

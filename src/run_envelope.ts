@@ -18,8 +18,9 @@ import {
   withWarnings,
 } from "./contract.ts";
 import { SECRET_REMOVED_WARNING } from "./redact.ts";
-import type { RunResult } from "./runner.ts";
+import type { RunResult, StartProblem } from "./runner.ts";
 import { userStopped } from "./stop.ts";
+import { seconds } from "./text.ts";
 
 /** The most characters of plain-text stderr carried into a failure message. */
 export const STDERR_MESSAGE_LIMIT = 10_000;
@@ -65,10 +66,6 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   } catch {
     return { ok: false };
   }
-}
-
-function seconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 function fromStdout(stdout: string, tool: string): Envelope {
@@ -128,13 +125,13 @@ function fromStderr(
  *
  * @example
  * ```ts
- * import { startFailure } from "./outcome.ts";
+ * import { startFailure } from "./run_envelope.ts";
  * startFailure({ reason: "not_found", message: "" }, "t", "/srv/tools/bin/t").message;
  * // "The tool cannot start: the program /srv/tools/bin/t does not exist."
  * ```
  */
 export function startFailure(
-  problem: NonNullable<RunResult["spawnError"]>,
+  problem: StartProblem,
   tool: string,
   program: string,
 ): FailureEnvelope {
@@ -147,7 +144,7 @@ export function startFailure(
  *
  * @example
  * ```ts
- * import { envelopeFromRun } from "./outcome.ts";
+ * import { envelopeFromRun } from "./run_envelope.ts";
  * // const context = { tool: "get_time", program, timeoutMs, maxOutputBytes, readOnly: true };
  * // envelopeFromRun(await runProcess(request), context)
  * ```

@@ -2,9 +2,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FAILURE_ENVELOPE_SCHEMA } from "../src/contract.ts";
-import { exportTools, mcpOutputSchema, toAnthropic, toMcp, toOpenAI } from "../src/exports.ts";
+import { exportTools, mcpOutputSchema, toAnthropic, toMcp, toOpenAI } from "../src/tool_definitions.ts";
 import { loadManifest, type Manifest } from "../src/manifest.ts";
-import { tempDir, writeManifest } from "./helpers.ts";
+import { tempDir, writeManifest } from "./support.ts";
+import { REPO } from "./support.ts";
 
 const TIME_SCHEMA = {
   type: "object",
@@ -116,7 +117,7 @@ Deno.test("an empty manifest exports empty lists", async () => {
 });
 
 Deno.test("toolgate's own risk marks stay home: models and hosts get the schema without x-toolgate-risk", async () => {
-  const loaded = await loadManifest(join(import.meta.dirname!, "..", "tools.json"));
+  const loaded = await loadManifest(join(REPO, "tools.json"));
   assert.ok(loaded.ok);
   const exec = loaded.manifest.byName.get("exec")!;
   const properties = exec.schema!.properties as Record<string, Record<string, unknown>>;

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Io, parseCommandArgs, UsageError } from "../../src/cli.ts";
-import { runCommand } from "../../src/commands/run.ts";
-import { AGENT_DEFAULTS, parseSeconds, resolveSettings } from "../../src/agent/settings.ts";
+import { type Io, parseCommandArgs, UsageError } from "../src/commands/cli.ts";
+import { runCommand } from "../src/commands/run.ts";
+import { AGENT_DEFAULTS, parseSeconds, resolveSettings } from "../src/commands/run_settings.ts";
 
 function io(env: Record<string, string> = {}, stdin = "", cwd = "/tmp"): Io {
   return {

@@ -1,8 +1,51 @@
-/** Shared test helpers: temp folders holding a real manifest and `tools/bin` programs, and the CLI as a process. */
+/**
+ * What every test shares: the repository's paths, temp folders holding a real manifest and `tools/bin` programs, and
+ * the one place that says how the CLI is started (as a process under the permissions a user would grant, through
+ * the launcher, or in this very process through `main.run`).
+ *
+ * @module
+ */
 import { dirname, join } from "node:path";
+import { run as runMain } from "../src/main.ts";
+import type { Io } from "../src/commands/cli.ts";
 
 /** The repository's root folder. */
-export const REPO = join(import.meta.dirname!, "..");
+export const REPO: string = join(import.meta.dirname!, "..");
+/** `tests/fixtures`. */
+export const FIXTURES: string = join(REPO, "tests", "fixtures");
+/** The CLI's entry, `src/main.ts`. */
+export const MAIN: string = join(REPO, "src", "main.ts");
+
+/** Where `Deno.makeTempDir` puts its folders. */
+const TEMP_ROOT = Deno.env.get("TMPDIR") || "/tmp";
+
+/**
+ * The permission sets the tests start the CLI under: `scoped` as a user following `toolgate permissions` grants
+ * them (the repository and the temp folders, toolgate's own variables), `broad` as the test task itself runs, and
+ * `broadNet` that plus the network (the agent loop's endpoint).
+ */
+export const GRANTS = {
+  scoped: [
+    `--allow-read=${REPO},${TEMP_ROOT}`,
+    `--allow-write=${TEMP_ROOT}`,
+    "--allow-env=TOOLGATE_TOOLS,NO_COLOR,PATH,HOME",
+  ],
+  broad: ["--allow-read", "--allow-write", "--allow-env", "--allow-run"],
+  broadNet: ["--allow-read", "--allow-write", "--allow-env", "--allow-run", "--allow-net"],
+} as const;
+
+/**
+ * The arguments of `deno` that start the CLI (`src/main.ts`, with toolgate's own configuration) under `grants`:
+ * every test that starts the CLI as a process builds its command line here.
+ *
+ * @example
+ * ```ts ignore
+ * new Deno.Command(Deno.execPath(), { args: cliArgs(GRANTS.broad, ["validate"]) });
+ * ```
+ */
+export function cliArgs(grants: readonly string[], args: readonly string[]): string[] {
+  return ["run", "--no-prompt", ...grants, "--config", join(REPO, "deno.json"), MAIN, ...args];
+}
 
 /** A temp folder that removes itself at the end of its `await using` scope. */
 export interface TempDir extends AsyncDisposable {
@@ -74,12 +117,8 @@ export interface RunOptions {
   stdin?: string;
 }
 
-/** Runs a program to its end, feeding `stdin`, and returns its exit code and decoded output. */
-export async function runProgram(
-  program: string,
-  args: readonly string[],
-  options: RunOptions = {},
-): Promise<ProcessResult> {
+/** The environment a started CLI sees: this one (or, with `clearEnv`, only PATH, HOME and DENO_DIR) and `env`. */
+function childEnv(options: RunOptions): Record<string, string> {
   // An INIT_CWD inherited from the `deno task test` that runs these tests would tell a nested `deno task` (and
   // toolgate's launcher) that the command was typed in this repository: no child sees it.
   const inherited = Deno.env.toObject();
@@ -93,10 +132,19 @@ export async function runProgram(
       if (value !== undefined && env[key] === undefined) env[key] = value;
     }
   }
+  return env;
+}
+
+/** Runs a program to its end, feeding `stdin`, and returns its exit code and decoded output. */
+export async function runProgram(
+  program: string,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<ProcessResult> {
   const child = new Deno.Command(program, {
     args: [...args],
     cwd: options.cwd ?? REPO,
-    env,
+    env: childEnv(options),
     clearEnv: true,
     stdin: "piped",
     stdout: "piped",
@@ -115,26 +163,42 @@ export async function finish(child: Deno.ChildProcess, stdin = ""): Promise<Proc
   return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
 }
 
-/** Where `Deno.makeTempDir` puts its folders. */
-const TEMP_ROOT = Deno.env.get("TMPDIR") || "/tmp";
-
 /**
  * Runs the real CLI (`src/main.ts`) as a subprocess. Its permissions are scoped (the repository and the temp
  * folders, toolgate's own variables), as a user following `toolgate permissions` would grant them: unscoped
  * grants make the CLI print a warning first.
  */
 export function runCli(args: readonly string[], options: RunOptions = {}): Promise<ProcessResult> {
-  return runProgram(Deno.execPath(), [
-    "run",
-    "--no-prompt",
-    `--allow-read=${REPO},${TEMP_ROOT}`,
-    `--allow-write=${TEMP_ROOT}`,
-    "--allow-env=TOOLGATE_TOOLS,NO_COLOR,PATH,HOME",
-    "--config",
-    join(REPO, "deno.json"),
-    join(REPO, "src/main.ts"),
-    ...args,
-  ], options);
+  return runProgram(Deno.execPath(), cliArgs(GRANTS.scoped, args), options);
+}
+
+/**
+ * Runs the CLI in this process through `main.run(argv, io)`, with an {@linkcode Io} that records what it writes:
+ * for help, usage and listing cases, which need no process of their own. The test process's own (broad) grants
+ * are not reported: the warning about them is the subprocess tests' concern.
+ *
+ * @example
+ * ```ts ignore
+ * const { code, stdout } = await runInProcess(["--help"]);
+ * ```
+ */
+export async function runInProcess(
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<ProcessResult> {
+  let stdout = "";
+  let stderr = "";
+  const io: Io = {
+    env: childEnv(options),
+    cwd: options.cwd ?? REPO,
+    stdout: (text) => Promise.resolve(void (stdout += text)),
+    stderr: (text) => Promise.resolve(void (stderr += text)),
+    stdin: () => Promise.resolve(options.stdin ?? ""),
+    interactive: false,
+    broadGrants: () => [],
+  };
+  const code = await runMain(args, io);
+  return { code, stdout, stderr };
 }
 
 /** True when the text carries a JavaScript stack trace. */

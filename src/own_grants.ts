@@ -1,7 +1,8 @@
 /**
- * toolgate's own Deno permissions: the least set for one run, derived at launch from what the run touches (the
- * manifest, the workspace, the endpoint, the port `serve --http` listens on, transcript files), and a look at what
- * this process was actually granted, so that a broader grant shows (or, `--locked`, refuses to start).
+ * toolgate's own Deno grants (a tool's confinement is its profile, `profiles.ts`, read from `permissions/`): the
+ * least set for one run, derived at launch from what the run touches (the manifest, the workspace, the endpoint,
+ * the port `serve --http` listens on, transcript files), and a look at what this process was actually granted, so
+ * that a broader grant shows (or, `--locked`, refuses to start).
  *
  * @module
  */
@@ -33,9 +34,6 @@ export const OWN_ENV = [
   // The worker pool's address and credentials, under the names the NATS tools use.
   ...NATS_ENV,
 ] as const;
-
-/** The default chat-completions endpoint, when neither `--base-url` nor `OAI_BASE_URL` says otherwise. */
-export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
 /** A permission set in Deno's vocabulary; every list is a scope (an unscoped grant is never produced here). */
 export interface PermissionSet {
@@ -122,7 +120,7 @@ function unique(values: readonly string[]): string[] {
  *
  * @example
  * ```ts
- * import { derivePermissions, toFlags } from "./permissions.ts";
+ * import { derivePermissions, toFlags } from "./own_grants.ts";
  * // toFlags(derivePermissions(facts)).join(" ")
  * // "--no-prompt --allow-read=... --allow-write=/home/me/.local/state/toolgate --allow-run=/usr/bin/bwrap,..."
  * ```
@@ -166,7 +164,7 @@ export function derivePermissions(facts: RunFacts): PermissionSet {
  *
  * @example
  * ```ts
- * import { toFlags } from "./permissions.ts";
+ * import { toFlags } from "./own_grants.ts";
  * toFlags({ read: ["/srv/p"], write: [], run: [], env: ["PATH"], net: [], sys: [] }, "/srv/p");
  * // ["--no-prompt", "--allow-read=.", "--allow-env=PATH"]
  * ```
@@ -223,7 +221,7 @@ const UNSCOPED: [Deno.PermissionDescriptor, string, string][] = [
  *
  * @example
  * ```ts
- * import { broadGrants } from "./permissions.ts";
+ * import { broadGrants } from "./own_grants.ts";
  * for (const grant of broadGrants()) console.error(`${grant.flag}: ${grant.why}`);
  * ```
  */

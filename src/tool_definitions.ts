@@ -12,7 +12,7 @@ import { allowsNetwork } from "./profiles.ts";
  *
  * @example
  * ```ts
- * import type { OpenAITool } from "./exports.ts";
+ * import type { OpenAITool } from "./tool_definitions.ts";
  * const tool: OpenAITool = { type: "function", function: { name: "get_time", parameters: { type: "object" } } };
  * ```
  */
@@ -28,7 +28,7 @@ export interface OpenAITool {
  *
  * @example
  * ```ts
- * import type { AnthropicTool } from "./exports.ts";
+ * import type { AnthropicTool } from "./tool_definitions.ts";
  * const tool: AnthropicTool = { name: "get_time", input_schema: { type: "object", properties: {} } };
  * ```
  */
@@ -46,7 +46,7 @@ export interface AnthropicTool {
  *
  * @example
  * ```ts
- * import type { McpTool } from "./exports.ts";
+ * import type { McpTool } from "./tool_definitions.ts";
  * const tool: McpTool = {
  *   name: "get_time",
  *   inputSchema: { type: "object", properties: {} },
@@ -75,7 +75,7 @@ export interface McpTool {
  *
  * @example
  * ```ts
- * import { EXPORT_FORMATS } from "./exports.ts";
+ * import { EXPORT_FORMATS } from "./tool_definitions.ts";
  * EXPORT_FORMATS.join(", "); // "openai, anthropic, mcp, names"
  * ```
  */
@@ -85,7 +85,7 @@ export const EXPORT_FORMATS = ["openai", "anthropic", "mcp", "names"] as const;
  *
  * @example
  * ```ts
- * import type { ExportFormat } from "./exports.ts";
+ * import type { ExportFormat } from "./tool_definitions.ts";
  * const format: ExportFormat = "anthropic";
  * ```
  */
@@ -126,7 +126,7 @@ function schemaOf(tool: ToolSpec): Record<string, unknown> {
  *
  * @example
  * ```ts
- * import { toOpenAI } from "./exports.ts";
+ * import { toOpenAI } from "./tool_definitions.ts";
  * // toOpenAI(tool) -> { type: "function", function: { name: "get_time", parameters: {...} } }
  * ```
  */
@@ -142,7 +142,7 @@ export function toOpenAI(tool: ToolSpec): OpenAITool {
  *
  * @example
  * ```ts
- * import { toAnthropic } from "./exports.ts";
+ * import { toAnthropic } from "./tool_definitions.ts";
  * import { validateManifest } from "./manifest.ts";
  * const loaded = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
  * if (loaded.ok) toAnthropic(loaded.manifest.tools[0]);
@@ -164,7 +164,7 @@ export function toAnthropic(tool: ToolSpec): AnthropicTool {
  *
  * @example
  * ```ts
- * import { toMcp } from "./exports.ts";
+ * import { toMcp } from "./tool_definitions.ts";
  * import { validateManifest } from "./manifest.ts";
  * const loaded = validateManifest(
  *   { tools: [{ name: "get_time", command: ["./tools/bin/get_time"], readOnly: true, permissions: "none" }] },
@@ -201,7 +201,7 @@ const ROOT_KEYS = ["$schema", "$id", "definitions", "$defs"];
  *
  * @example
  * ```ts
- * import { mcpOutputSchema } from "./exports.ts";
+ * import { mcpOutputSchema } from "./tool_definitions.ts";
  * const schema = mcpOutputSchema({ type: "object", properties: { n: { type: "integer" } }, required: ["n"] });
  * schema.type; // "object"
  * (schema.anyOf as unknown[]).length; // 2: the declared schema, and a failure envelope
@@ -224,7 +224,7 @@ export function mcpOutputSchema(declared: Readonly<Record<string, unknown>>): Re
  *
  * @example
  * ```ts
- * import { exportTools } from "./exports.ts";
+ * import { exportTools } from "./tool_definitions.ts";
  * import { loadManifest } from "./manifest.ts";
  * const loaded = await loadManifest("tools.json");
  * if (loaded.ok) console.log(exportTools(loaded.manifest, "anthropic"));

@@ -71,7 +71,7 @@ const sha256 = (text: string): Uint8Array => createHash("sha256").update(text, "
  *
  * @example
  * ```ts
- * import { bearerCheck } from "./http.ts";
+ * import { bearerCheck } from "./http_server.ts";
  * const check = bearerCheck("s3cret");
  * check("Bearer s3cret"); // true
  * check("Bearer guess"); // false
@@ -114,7 +114,7 @@ const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
  *
  * @example
  * ```ts
- * import { originCheck } from "./http.ts";
+ * import { originCheck } from "./http_server.ts";
  * const check = originCheck("127.0.0.1");
  * check(null); // true
  * check("http://localhost:5173"); // true
@@ -195,7 +195,7 @@ function watched(response: Response, onGone: () => void, onEnd: () => void): Res
  *
  * @example
  * ```ts
- * import { serveHttp } from "./http.ts";
+ * import { serveHttp } from "./http_server.ts";
  * // const serving = serveHttp(service, { hostname: "127.0.0.1", port: 0, token: "s3cret" });
  * // console.error(`listening on ${serving.url}`);
  * ```

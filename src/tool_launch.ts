@@ -1,0 +1,270 @@
+/**
+ * How one tool call's process starts: inside bubblewrap (with the call's cgroups and, for a profile that names
+ * hosts, the egress proxy), unconfined where the sandbox mode allows it, or not at all (a refusal envelope). The
+ * sandbox mode is decided here and nowhere else; the executor asks for a launch and runs what it gets.
+ *
+ * @module
+ */
+import { dirname, isWithin, join } from "./paths.ts";
+import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
+import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_proxy.ts";
+import { BRIDGE_PORT } from "./net_bridge.ts";
+import { failure, type FailureEnvelope } from "./contract.ts";
+import { type ControlPlane } from "./control_plane.ts";
+import { escapesBinDir } from "./bin_listing.ts";
+import type { Manifest, ToolSpec } from "./manifest.ts";
+import { startFailure } from "./run_envelope.ts";
+import { hasSideEffects } from "./profiles.ts";
+import { startProblem } from "./runner.ts";
+import { groupLauncher } from "./process_tree.ts";
+import {
+  bwrapArgs,
+  probeSandboxCached,
+  type SandboxMode,
+  type SandboxSupport,
+  unconfinedWarning,
+} from "./sandbox.ts";
+import { stateRoot } from "./state.ts";
+import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "./tool_belt.ts";
+import { prepareDir } from "./private_dir.ts";
+
+/** The PATH of a tool whose parent environment has none. */
+export const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/** Where a proxied tool finds the egress proxy: the bridge inside its sandbox. */
+export const PROXY_ENV: Readonly<Record<string, string>> = {
+  HTTP_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
+  HTTPS_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
+  http_proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
+  https_proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
+  ALL_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
+};
+
+/** How a tool's own program starts, before any confinement: a built-in one through toolgate's runtime. */
+export interface Program {
+  readonly program: string;
+  readonly args: readonly string[];
+  /** What the tool must see inside the sandbox: its program, or the runtime and code of a built-in tool. */
+  readonly files: readonly string[];
+}
+
+/** How one call starts, when it may. */
+export interface Launch {
+  readonly ok: true;
+  readonly program: string;
+  readonly args: readonly string[];
+  /** Inside bwrap: ending it ends the whole tree. */
+  readonly confined: boolean;
+  /** Warnings for the model (an unconfined run it should know of). */
+  readonly envelopeWarnings: readonly string[];
+  /** Warnings for the audit line (anything looser than the defaults). */
+  readonly auditWarnings: readonly string[];
+  /** Forgets the call at the egress proxy (a profile that names hosts) when it ends. */
+  readonly unregister?: () => void;
+  /** The call's cgroup slot, given back when it ends. */
+  readonly slot?: string;
+  /** What the proxy let through or refused, for the audit line. */
+  readonly egress?: EgressDecision[];
+}
+
+/** A launch, or the envelope that says why the call does not start. */
+export type LaunchVerdict = Launch | { readonly ok: false; readonly envelope: FailureEnvelope };
+
+/** What a {@linkcode ToolLauncher} confines tools to. */
+export interface ToolLauncherOptions {
+  /** The manifest the tools come from (its folder, its `tools/bin`). */
+  readonly manifest: Manifest;
+  /** The parent environment: its PATH finds bwrap, its HOME the state folder. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The workspace (a real path): the tools' working directory, and what a profile may write. */
+  readonly workspace: string;
+  /** The protected paths, laid read-only or hidden over whatever a profile allows. */
+  readonly controlPlane: ControlPlane;
+  /** `auto` (the default), `require` or `off`. */
+  readonly sandbox?: SandboxMode;
+  /** The bubblewrap program (default `bwrap`). */
+  readonly bwrap?: string;
+}
+
+/**
+ * Starts tools the way their profile and the sandbox mode say, holding what lives longer than one call: the probe
+ * of bubblewrap, the egress proxy, the cgroup slots.
+ *
+ * @example
+ * ```ts ignore
+ * const launcher = new ToolLauncher({ manifest, env, workspace, controlPlane, sandbox: "auto" });
+ * const launch = await launcher.launch(tool);
+ * if (launch.ok) {
+ *   // run launch.program with launch.args, then:
+ *   launcher.release(launch);
+ * }
+ * ```
+ */
+export class ToolLauncher {
+  readonly #options: ToolLauncherOptions;
+  #support?: Promise<SandboxSupport>;
+  #proxy?: EgressProxy;
+  readonly #slots = new CgroupSlots();
+  #groupLauncher?: readonly string[];
+
+  constructor(options: ToolLauncherOptions) {
+    this.#options = options;
+  }
+
+  /** Whether tools can be confined here; probed once per launcher, with the very bwrap that will run them. */
+  support(): Promise<SandboxSupport> {
+    return this.#support ??= probeSandboxCached(
+      this.#options.env.PATH ?? FALLBACK_PATH,
+      this.#options.bwrap ?? "bwrap",
+      this.#options.env,
+      this.#stateDir(),
+    );
+  }
+
+  /** How an unconfined launch starts a process-group leader (none inside bwrap); setsid(1) is looked up once. */
+  groupLauncher(launch: Launch): readonly string[] {
+    return launch.confined ? [] : this.#groupLauncher ??= groupLauncher();
+  }
+
+  /** The call's tree is gone: its egress token and its cgroup slot are free for the next call. */
+  release(launch: Launch): void {
+    launch.unregister?.();
+    if (launch.slot !== undefined) this.#slots.give(launch.slot);
+  }
+
+  /** The tool's own program: a built-in tool through toolgate's runtime, any other as the manifest says. */
+  program(tool: ToolSpec): Program {
+    if (tool.builtin !== undefined) return beltLaunch(tool.builtin);
+    return { program: tool.program, args: tool.args, files: this.#toolFiles(tool) };
+  }
+
+  /** What a manifest tool must see of its own: the manifest's `tools/` folder, or an absolute program itself. */
+  #toolFiles(tool: ToolSpec): string[] {
+    const toolsDir = join(this.#options.manifest.dir, "tools");
+    return isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
+  }
+
+  /**
+   * How to start a tool (or, for a background job, `own`: what the job runs under the tool's profile): inside
+   * bwrap, unconfined (a tool without side effects, or `--sandbox off`), or not.
+   */
+  async launch(
+    tool: ToolSpec,
+    own: Program = this.program(tool),
+  ): Promise<LaunchVerdict> {
+    const refused = (kind: "rejected" | "unavailable", message: string) => ({
+      ok: false as const,
+      envelope: failure(kind, message, { tool: tool.name, retryable: false }),
+    });
+    if (tool.builtin === undefined && !tool.present) {
+      // A program that appeared after the manifest was loaded may have been planted by a tool: not run.
+      return refused(
+        "unavailable",
+        `The tool's program ${tool.program} did not exist when toolgate loaded the manifest; it was not run ` +
+          `(restart toolgate once it is in place).`,
+      );
+    }
+    const outside = this.#escapedBin(tool);
+    if (outside !== undefined) {
+      return refused(
+        "rejected",
+        `The tool's program now resolves outside ./tools/bin (-> ${outside}); it was not run.`,
+      );
+    }
+    const mode = this.#options.sandbox ?? "auto";
+    const direct = { ok: true as const, program: own.program, args: own.args, confined: false };
+    if (mode === "off") {
+      return { ...direct, envelopeWarnings: [], auditWarnings: [unconfinedWarning("off")] };
+    }
+    const support = await this.support();
+    if (!support.ok) {
+      if (mode === "require") {
+        return refused(
+          "unavailable",
+          `The tool cannot be confined here and --sandbox require is set: ${support.reason}.`,
+        );
+      }
+      if (hasSideEffects(tool.profile)) {
+        return refused(
+          "unavailable",
+          `The tool cannot be confined here (${support.reason}), and its profile "${tool.profile.name}" lets ` +
+            `it write or reach the network, so it does not run unconfined. The user can rerun toolgate with ` +
+            `--sandbox off to run it unconfined, as themselves.`,
+        );
+      }
+      const warning = unconfinedWarning("auto", support.reason);
+      return { ...direct, envelopeWarnings: [warning], auditWarnings: [warning] };
+    }
+    // bwrap reports a missing program as its own failure; say it the way an unconfined start would.
+    const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
+    if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
+    const cgroups = support.cgroups;
+    // A profile that names hosts reaches them through a filtering proxy, the call's only way out.
+    let unregister: (() => void) | undefined;
+    const egress: EgressDecision[] = [];
+    let inner = own;
+    if (Array.isArray(tool.profile.net)) {
+      let proxy: EgressProxy;
+      try {
+        proxy = this.#proxy ??= this.#startProxy();
+      } catch (error) {
+        return refused("unavailable", `The tool's egress proxy cannot start: ${(error as Error).message}.`);
+      }
+      const registered = proxy.register(tool.profile.net, (decision) => egress.push(decision));
+      unregister = registered.unregister;
+      const bridge = bridgeLaunch();
+      inner = {
+        program: bridge.program,
+        args: [...bridge.args, registered.token, own.program, ...own.args],
+        files: [...own.files, ...bridge.files],
+      };
+    }
+    const args = bwrapArgs(support, {
+      program: inner.program,
+      args: inner.args,
+      cwd: this.#options.workspace,
+      profile: tool.profile,
+      files: inner.files,
+      controlPlane: this.#options.controlPlane,
+      cgroupLimits: cgroups &&
+        { processes: cgroups.pids !== undefined, memory: cgroups.memory !== undefined },
+      proxy: unregister && this.#proxy && { socket: this.#proxy.socket, inside: BRIDGE_SOCKET },
+    });
+    // With cgroups, the first process sets up and joins the call's cgroups, then becomes bwrap.
+    const slot = cgroups ? this.#slots.take() : undefined;
+    const prefix = cgroups && slot ? cgroupWrapper(cgroups, tool.profile.limits, slot) : [];
+    return {
+      ok: true,
+      program: prefix[0] ?? support.bwrap,
+      args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...args] : args,
+      confined: true,
+      envelopeWarnings: [],
+      auditWarnings: [],
+      unregister,
+      egress,
+      slot,
+    };
+  }
+
+  /** toolgate's state folder, or `undefined` without HOME (nothing is cached then). */
+  #stateDir(): string | undefined {
+    try {
+      return stateRoot(this.#options.env);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The egress proxy of this launcher, started at the first call whose profile names hosts. */
+  #startProxy(): EgressProxy {
+    const socket = proxySocketPath(this.#options.env, stateRoot(this.#options.env));
+    prepareDir(dirname(socket));
+    return EgressProxy.start(socket);
+  }
+
+  /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
+  #escapedBin(tool: ToolSpec): string | undefined {
+    const relative = !tool.command[0].startsWith("/") && !/^[A-Za-z]:[\\/]/.test(tool.command[0]);
+    return relative ? escapesBinDir(tool.program, this.#options.manifest.binDir) : undefined;
+  }
+}
