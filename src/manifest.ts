@@ -11,6 +11,7 @@ import { parseJsonc } from "./jsonc.ts";
 import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { loadSchemaEngine, patternProblems, SchemaCompiler, schemaEngineLoaded } from "./schema.ts";
 import { readCache, writeCache } from "./state_cache.ts";
+import { fnv1a64 } from "./state.ts";
 import { beltToolOf } from "./tool_belt.ts";
 
 /**
@@ -528,7 +529,7 @@ export async function loadManifest(path: string, options: ManifestOptions = {}):
   const key = options.cacheDir === undefined ? undefined : await schemaCacheKey(text, options);
   const checked = key === undefined
     ? undefined
-    : readCache<string[]>(options.cacheDir!, "manifest-schemas", key);
+    : readCache<string[]>(options.cacheDir!, schemaCacheName(absolute), key);
   // These very bytes were a valid manifest before (so no key repeats): plain JSON needs no scan for repeated keys.
   const known = checked === undefined ? undefined : plainJson(text);
   const parsed = known ?? await parseJsonc(text, path);
@@ -541,7 +542,7 @@ export async function loadManifest(path: string, options: ManifestOptions = {}):
   const result = validateManifest(parsed.value, absolute, options);
   if (result.ok && key !== undefined) {
     // Only what the schemas said (the pattern warnings) is remembered; everything else is checked at every load.
-    writeCache(options.cacheDir!, "manifest-schemas", key, result.warnings.filter(isSchemaWarning));
+    writeCache(options.cacheDir!, schemaCacheName(absolute), key, result.warnings.filter(isSchemaWarning));
   }
   return result;
 }
@@ -553,6 +554,14 @@ function plainJson(text: string): { ok: true; value: unknown } | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The schema cache's entry of the manifest at `path`: one per manifest file, so that a project's manifest and the
+ * belt's (or a second project's) do not evict each other.
+ */
+function schemaCacheName(path: string): string {
+  return `manifest-schemas-${fnv1a64(path)}`;
 }
 
 /** What the schema cache is keyed by: the manifest's bytes, how it is checked, and toolgate's schema rules. */

@@ -89,8 +89,14 @@ export function secretStoreFile(env: Readonly<Record<string, string>>): string {
 /**
  * FNV-1a, 64 bits, as 16 hex digits: enough to tell folders apart by name, and cheap (no crypto module to load at
  * start-up; nothing here is a secret or a check).
+ *
+ * @example
+ * ```ts
+ * import { fnv1a64 } from "./state.ts";
+ * fnv1a64("/srv/project").length; // 16
+ * ```
  */
-function fnv1a64(text: string): string {
+export function fnv1a64(text: string): string {
   let hash = 0xcbf29ce484222325n;
   for (const byte of new TextEncoder().encode(text)) {
     hash ^= BigInt(byte);

@@ -60,6 +60,32 @@ export function shimText(runtime: string, code: InstalledCode, version: string):
   ].join("\n");
 }
 
+/** The bundler's shared `require` for CommonJS code, bound at load through a static import of `node:module`. */
+const EAGER_REQUIRE = 'import { createRequire as __deno_internal_createRequire } from "node:module";\n' +
+  "var __require = __deno_internal_createRequire(import.meta.url);";
+/** The same `require`, made at its first use (`process.getBuiltinModule` needs no import). */
+const LAZY_REQUIRE = "var __deno_internal_require;\n" +
+  "var __require = (id) => (__deno_internal_require ??= " +
+  'process.getBuiltinModule("node:module").createRequire(import.meta.url))(id);';
+
+/**
+ * Makes the bundler's `require` lazy in every file of `dir`. It lives in the chunk of shared helpers that nearly
+ * every module imports, so its static `node:module` import would load Deno's Node layer (about 15 ms) at every
+ * start, although only the worker pool's npm client ever calls it.
+ */
+export async function lazyNodeRequire(dir: string): Promise<number> {
+  let changed = 0;
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.isFile || !entry.name.endsWith(".js")) continue;
+    const path = join(dir, entry.name);
+    const text = await Deno.readTextFile(path);
+    if (!text.includes(EAGER_REQUIRE)) continue;
+    await Deno.writeTextFile(path, text.replace(EAGER_REQUIRE, LAZY_REQUIRE));
+    changed++;
+  }
+  return changed;
+}
+
 /**
  * Builds the split bundle of the launcher and the main entry into `target`: into a fresh folder beside it first,
  * which then takes the old one's place, so that a command running during the install never sees half a bundle.
@@ -89,6 +115,7 @@ export async function buildBundle(target: string): Promise<{ ok: true } | { ok: 
     await Deno.remove(fresh, { recursive: true });
     return { ok: false, message: new TextDecoder().decode(built.stderr).trim() };
   }
+  await lazyNodeRequire(fresh);
   await Deno.chmod(fresh, 0o755);
   const old = `${fresh}.old`;
   try {
