@@ -141,6 +141,13 @@ export interface ManifestOptions {
    * warnings. Set by {@linkcode loadManifest}; a caller of {@linkcode validateManifest} leaves it out.
    */
   schemasChecked?: boolean;
+  /**
+   * Digests of single schemas that passed every check and compiled before (with `compileSchemas`): they are not
+   * checked again, so that a changed manifest compiles only its new schemas. Set by {@linkcode loadManifest}.
+   */
+  knownSchemas?: ReadonlySet<string>;
+  /** Receives the digest of each schema that passes every check and compiles, with no warning (see above). */
+  passedSchemas?: string[];
 }
 
 /**
@@ -311,8 +318,10 @@ function checkSchema(
     return undefined;
   }
   const risk = key === "schema" ? riskAnnotationProblem(value) : undefined;
+  const { knownSchemas, passedSchemas } = context.options;
+  const digest = knownSchemas || passedSchemas ? fnv1a64(JSON.stringify(value)) : undefined;
   // Schemas a cache says were checked (the same bytes, the same toolgate) skip the engine altogether.
-  if (context.options.schemasChecked) {
+  if (context.options.schemasChecked || (digest !== undefined && knownSchemas?.has(digest))) {
     if (risk !== undefined) errors.push(`${key} is invalid: ${risk}`);
     return risk === undefined ? value : undefined;
   }
@@ -326,8 +335,10 @@ function checkSchema(
     return undefined;
   }
   // Schemas compile at a tool's first call: say now what will make its calls fail then.
-  for (const pattern of patternProblems(value)) {
-    warn(`${key}: ${pattern}; calls of this tool will be answered unavailable`);
+  const patterns = patternProblems(value);
+  for (const pattern of patterns) warn(`${key}: ${pattern}; calls of this tool will be answered unavailable`);
+  if (digest !== undefined && patterns.length === 0 && context.options.compileSchemas) {
+    passedSchemas?.push(digest);
   }
   return value;
 }
@@ -539,10 +550,23 @@ export async function loadManifest(path: string, options: ManifestOptions = {}):
     return result.ok ? withWarnings(result, checked) : result;
   }
   await loadSchemaEngine();
-  const result = validateManifest(parsed.value, absolute, options);
+  // Compiling every schema (validate), a changed manifest compiles only the schemas no earlier run compiled.
+  const compiledCache = options.compileSchemas && options.cacheDir !== undefined
+    ? readCache<string[]>(options.cacheDir, "compiled-schemas", String(SCHEMA_RULES_VERSION)) ?? []
+    : undefined;
+  const passedSchemas: string[] = [];
+  const result = validateManifest(parsed.value, absolute, {
+    ...options,
+    knownSchemas: compiledCache && new Set(compiledCache),
+    passedSchemas: compiledCache && passedSchemas,
+  });
   if (result.ok && key !== undefined) {
     // Only what the schemas said (the pattern warnings) is remembered; everything else is checked at every load.
     writeCache(options.cacheDir!, schemaCacheName(absolute), key, result.warnings.filter(isSchemaWarning));
+  }
+  if (compiledCache && passedSchemas.length > 0) {
+    const latest = [...new Set([...passedSchemas, ...compiledCache])].slice(0, MAX_COMPILED_SCHEMAS);
+    writeCache(options.cacheDir!, "compiled-schemas", String(SCHEMA_RULES_VERSION), latest);
   }
   return result;
 }
@@ -570,6 +594,9 @@ async function schemaCacheKey(text: string, options: ManifestOptions): Promise<s
   const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
   return `${SCHEMA_RULES_VERSION}|${options.compileSchemas ? "compiled" : "checked"}|${hex}`;
 }
+
+/** The most schema digests remembered as compiled (the newest kept): about 17 bytes each. */
+const MAX_COMPILED_SCHEMAS = 20_000;
 
 /** Bumped when what the schema checks find changes: older cached verdicts are then ignored. */
 const SCHEMA_RULES_VERSION = 1;

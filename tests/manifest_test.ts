@@ -721,3 +721,36 @@ Deno.test("store_secret is toolgate's own: no manifest tool may take the name", 
     `tool[0] "store_secret": the name is toolgate's own (the secret tool every caller offers); rename the tool`,
   );
 });
+
+Deno.test("validate's schema cache: a changed manifest compiles only its new schemas, and a new bad one is still an error", async () => {
+  await using dir = await tempDir();
+  const state = join(dir.path, "state");
+  await Deno.mkdir(state, { mode: 0o700 });
+  const tool = (name: string, schema: unknown) => ({ name, command: ["./tools/bin/t"], schema });
+  const good = (i: number) => ({
+    type: "object",
+    properties: { [`p${i}`]: { type: "string", default: "" } },
+    additionalProperties: false,
+  });
+  const options = { compileSchemas: true, cacheDir: state };
+  const first = await writeManifest(dir.path, { tools: [tool("a", good(1)), tool("b", good(2))] }, ["t"]);
+  assert.ok((await loadManifest(first, options)).ok);
+  const cached = JSON.parse(await Deno.readTextFile(join(state, "cache", "compiled-schemas.json")));
+  assert.equal(cached.value.length, 2, "both schemas are remembered as compiled");
+  // The same schemas with a new one that no engine compiles (an unknown type): the error is still said.
+  const changed = await writeManifest(
+    dir.path,
+    { tools: [tool("a", good(1)), tool("b", good(2)), tool("c", { type: "nope" })] },
+    ["t"],
+  );
+  const result = await loadManifest(changed, options);
+  assert.equal(result.ok, false);
+  assert.match(result.errors.join("\n"), /tool\[2\] "c".*schema is invalid/);
+  // A remembered schema still answers its risk marks: the cache skips the engine, never the manifest's own rules.
+  const marked = {
+    ...good(1),
+    properties: { p1: { type: "string", default: "", "x-toolgate-risk": "yes" } },
+  };
+  const risky = await writeManifest(dir.path, { tools: [tool("a", marked)] }, ["t"]);
+  assert.equal((await loadManifest(risky, options)).ok, false);
+});
