@@ -24,6 +24,22 @@ function quote(text: string): string {
 export type InstalledCode = { readonly bundle: string } | { readonly source: string };
 
 /**
+ * The runtime's arguments that start the launcher of `code` (the installed command adds the user's own after them).
+ *
+ * @example
+ * ```ts
+ * import { launcherArgs } from "./install.ts";
+ * launcherArgs({ bundle: "/opt/toolgate" }).at(-1); // "/opt/toolgate/launch.js"
+ * ```
+ */
+export function launcherArgs(code: InstalledCode): string[] {
+  const entry = "bundle" in code
+    ? ["--no-config", join(code.bundle, "launch.js")]
+    : ["--config", join(code.source, "deno.json"), join(code.source, "src", "launch.ts")];
+  return ["run", "--quiet", "--no-prompt", "--allow-read", "--allow-env", "--allow-run", ...entry];
+}
+
+/**
  * The text of the installed `toolgate` script.
  *
  * @example
@@ -33,10 +49,7 @@ export type InstalledCode = { readonly bundle: string } | { readonly source: str
  * ```
  */
 export function shimText(runtime: string, code: InstalledCode, version: string): string {
-  const entry = "bundle" in code
-    ? ["--no-config", quote(join(code.bundle, "launch.js"))]
-    : ["--config", quote(join(code.source, "deno.json")), quote(join(code.source, "src", "launch.ts"))];
-  const args = ["run", "--quiet", "--no-prompt", "--allow-read", "--allow-env", "--allow-run", ...entry].join(
+  const args = launcherArgs(code).map((arg) => arg.startsWith("-") || arg === "run" ? arg : quote(arg)).join(
     " ",
   );
   const from = "bundle" in code ? `the bundle in ${code.bundle}` : `the source in ${code.source}`;

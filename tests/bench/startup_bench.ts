@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { REPO } from "../support.ts";
 import { answer, callTools, type RecordedRequest, startChatServer } from "../agent/chat_server.ts";
 import { generateManifest } from "./manifest_bench.ts";
-import { buildBundle } from "../../src/build/install.ts";
+import { buildBundle, launcherArgs } from "../../src/build/install.ts";
 
 /** The issue's targets, as ratios. */
 export const TARGETS = {
@@ -78,31 +78,12 @@ export async function benchStartup(): Promise<Record<string, number>> {
   const env = { XDG_STATE_HOME: join(dir, "state"), NO_COLOR: "1" };
   // The state folder of a user who has run toolgate before (a cache is never the reason to create it).
   await Deno.mkdir(join(dir, "state", "toolgate"), { recursive: true, mode: 0o700 });
-  const launcher = [
-    "run",
-    "--quiet",
-    "--no-prompt",
-    "--allow-read",
-    "--allow-env",
-    "--allow-run",
-    "--config",
-    join(REPO, "deno.json"),
-    join(REPO, "src", "launch.ts"),
-  ];
+  const launcher = launcherArgs({ source: REPO });
   // The installed command's launcher: the split bundle `deno task install` builds.
   const bundle = join(dir, "bundle");
   const built = await buildBundle(bundle);
   if (!built.ok) throw new Error(`cannot build the bundle: ${built.message}`);
-  const installed = [
-    "run",
-    "--quiet",
-    "--no-prompt",
-    "--allow-read",
-    "--allow-env",
-    "--allow-run",
-    "--no-config",
-    join(bundle, "launch.js"),
-  ];
+  const installed = launcherArgs({ bundle });
   // The endpoint asks for N calls of a tool, then answers once their results are in.
   let calls: { name: string; count: number } = { name: "trivial", count: 1 };
   const server = startChatServer((request: RecordedRequest) => {
