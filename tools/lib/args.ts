@@ -223,14 +223,6 @@ export class Args {
     return value;
   }
 
-  /** An optional string that keeps `""` when given (content that may be empty). */
-  optionalText(name: string, fallback: string): string {
-    const value = this.#get(name);
-    if (value === undefined || value === null) return fallback;
-    if (typeof value !== "string") throw invalidArgs(name, `${name} must be a string`, "a string");
-    return value;
-  }
-
   /** An optional integer within bounds; a string of digits is accepted. */
   integer(name: string, fallback: number, bounds: IntegerOptions = {}): number {
     const value = this.#get(name);
