@@ -23,6 +23,7 @@ import {
 import { type Envelope, failure, type FailureEnvelope, success, withWarnings } from "./contract.ts";
 import { type ControlPlane, controlPlane } from "./control_plane.ts";
 import type { Manifest, ToolSpec } from "./manifest.ts";
+import type { Prepared, PreparedCall } from "./prepared_call.ts";
 import { envelopeFromRun } from "./run_envelope.ts";
 import { preflight } from "./preflight.ts";
 import { loadSchemaEngine, SchemaCompiler } from "./schema.ts";
@@ -49,6 +50,7 @@ import type { ToolPool } from "./pool/client.ts";
 import type { CallDefaults } from "./pool/protocol.ts";
 
 export { SANDBOX_MODES, type SandboxMode } from "./sandbox.ts";
+export type { Prepared, PreparedCall } from "./prepared_call.ts";
 
 export { EXECUTOR_DEFAULTS } from "./executor_defaults.ts";
 import { EXECUTOR_DEFAULTS } from "./executor_defaults.ts";
@@ -136,50 +138,6 @@ export interface ExecutorOptions {
    */
   readonly pool?: ToolPool;
 }
-
-/**
- * A call that passed lookup and preflight: what the caller approves, then runs.
- *
- * @example
- * ```ts
- * import { Executor } from "./executor.ts";
- * import { loadManifest } from "./manifest.ts";
- * const loaded = await loadManifest("tools.json");
- * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
- * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
- * const prepared = await executor.prepare("fs_write_file", '{"path":"a.txt","content":"hi"}');
- * if (prepared.ok) console.log(prepared.call.tool.readOnly, prepared.call.args);
- * ```
- */
-export interface PreparedCall {
-  /** The tool the call names. */
-  readonly tool: ToolSpec;
-  /** The checked, coerced arguments. */
-  readonly args: Readonly<Record<string, unknown>>;
-  /** The arguments as the caller sent them (digested with the audit key for the log, never written). */
-  readonly argsText: string;
-}
-
-/**
- * The verdict of {@linkcode Executor.prepare}.
- *
- * @example
- * ```ts
- * import { failure } from "./contract.ts";
- * import { Executor } from "./executor.ts";
- * import { loadManifest } from "./manifest.ts";
- * const loaded = await loadManifest("tools.json");
- * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
- * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
- * const prepared = await executor.prepare("fs_remove", '{"path":"build"}');
- * const envelope = !prepared.ok
- *   ? prepared.envelope
- *   : prepared.call.tool.readOnly
- *   ? await executor.run(prepared.call)
- *   : await executor.refuse(prepared.call, failure("user_denied", "The user said no."));
- * ```
- */
-export type Prepared = { ok: true; call: PreparedCall } | { ok: false; envelope: FailureEnvelope };
 
 /**
  * Per-call options.

@@ -11,7 +11,14 @@
  * @module
  */
 import { isAbsolute, isWithin, join, resolve } from "./paths.ts";
-import { type Envelope, failure, type FailureEnvelope, success, truncateForModel } from "./contract.ts";
+import {
+  type Envelope,
+  failure,
+  type FailureEnvelope,
+  success,
+  truncateForModel,
+  withTool,
+} from "./contract.ts";
 import { runProcess, type RunRequest, type RunResult } from "./runner.ts";
 import type { ProcessRegistry } from "./process_tree.ts";
 import { findProgram } from "./sandbox.ts";
@@ -28,6 +35,8 @@ import {
   shellArgv,
 } from "../tools/lib/exec_args.ts";
 import { parseRelative } from "../tools/lib/paths.ts";
+import { Args, type ArgValues, readArgs } from "../tools/lib/args.ts";
+import { JOB_ARGS } from "../tools/schemas/job.ts";
 
 /**
  * The job table's limits.
@@ -655,10 +664,6 @@ export interface JobCallContext {
 
 const JOB_ID_EXPECTED = "the job_id a background exec returned, e.g. job-1";
 
-function clamp(value: unknown, fallback: number, min: number, max: number): number {
-  return typeof value === "number" && Number.isFinite(value) ? Math.min(max, Math.max(min, value)) : fallback;
-}
-
 /**
  * Resolves when `done` settles, after `ms`, or when `signal` aborts, whichever comes first; its timer never
  * outlives it (a pending timer would hold toolgate open after its work is done).
@@ -701,7 +706,15 @@ export async function answerJobCall(
   context: JobCallContext,
 ): Promise<Envelope> {
   const tool = "job";
-  const id = typeof args.job_id === "string" ? args.job_id : "";
+  // Read by the schema tools.json declares (the preflight has checked them already, so this only fills defaults).
+  let read: ArgValues<typeof JOB_ARGS>;
+  try {
+    read = readArgs(JOB_ARGS, Args.of(args));
+  } catch (error) {
+    if (error instanceof ToolFailure) return withTool(error.toEnvelope(), tool);
+    throw error;
+  }
+  const { job_id: id, action } = read;
   const job = jobs.lookup(id, context.scope);
   if (job === undefined) {
     return failure("not_found", `There is no background job ${JSON.stringify(id)} here.`, {
@@ -710,14 +723,14 @@ export async function answerJobCall(
       expected: JOB_ID_EXPECTED,
     });
   }
-  const tailLines = clamp(args.tail_lines, 40, 0, 2000);
+  const tailLines = read.tail_lines;
   const answer = (warnings: string[] = []) =>
     success(job.snapshot(tailLines), { tool, warnings: [...job.warnings(), ...warnings] });
-  switch (args.action) {
+  switch (action) {
     case "poll":
       return answer();
     case "wait": {
-      const timeoutMs = clamp(args.timeout_ms, 30_000, 0, JOB_DEFAULTS.maxWaitMs);
+      const timeoutMs = Math.min(read.timeout_ms, JOB_DEFAULTS.maxWaitMs);
       if (job.state === "running") await within(job.done, timeoutMs, context.signal);
       if (job.state === "running" && stoppedByUser(context.signal)) {
         // The wait was the call; the job itself goes on.
@@ -736,11 +749,5 @@ export async function answerJobCall(
       await within(job.done, context.graceMs + 5000);
       return answer(job.state === "running" ? ["the job was told to stop but has not ended yet"] : []);
     }
-    default:
-      return failure("invalid_args", `Unknown action ${JSON.stringify(args.action)}.`, {
-        tool,
-        field: "action",
-        expected: "poll, wait or kill",
-      });
   }
 }

@@ -10,7 +10,7 @@
  */
 import { approvalLines } from "./approval_prompt.ts";
 import { failure, type FailureEnvelope } from "./contract.ts";
-import type { PreparedCall } from "./executor.ts";
+import type { PreparedCall } from "./prepared_call.ts";
 import { allowsNetwork } from "./profiles.ts";
 
 /**

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { PreparedCall } from "../src/executor.ts";
+import type { PreparedCall } from "../src/prepared_call.ts";
 import { loadManifest, type Manifest } from "../src/manifest.ts";
 import {
   type ApprovalQuestion,
@@ -240,4 +240,27 @@ Deno.test("policy: the per-call classification is toolgate's own job tool's, not
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+/** The src/ modules `path` imports, types included, followed all the way down (relative imports only). */
+async function importClosure(path: string): Promise<Set<string>> {
+  const seen = new Set<string>();
+  const pending = [path];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = await Deno.readTextFile(file);
+    for (const match of text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s+"(\.{1,2}\/[^"]+\.ts)"/gms)) {
+      const target = join(file, "..", match[1]);
+      if (target.startsWith(join(REPO, "src"))) pending.push(target);
+    }
+  }
+  return seen;
+}
+
+Deno.test("policy: imports nothing of the executor, not even its types (the two share src/prepared_call.ts)", async () => {
+  const closure = await importClosure(join(REPO, "src/policy.ts"));
+  assert.ok(closure.has(join(REPO, "src/prepared_call.ts")), "the walk follows type imports");
+  assert.ok(!closure.has(join(REPO, "src/executor.ts")), [...closure].join("\n"));
 });

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { serialize } from "../../src/contract.ts";
 import { parseIPv6, refusedAddress } from "../../tools/lib/address.ts";
-import { Args } from "../../tools/lib/args.ts";
+import { Args, type ArgsSchema, readArgs } from "../../tools/lib/args.ts";
+import { TOOL_ARGS } from "../../tools/schemas/mod.ts";
 import { ToolFailure } from "../../tools/lib/envelope.ts";
 import { compileGlob } from "../../tools/lib/glob.ts";
 import { HeadTail } from "../../tools/lib/truncate.ts";
@@ -165,4 +166,94 @@ Deno.test("args: lenient scalars, strict unknown keys, invalid_args naming the f
     "message",
     "retryable",
   ]);
+});
+
+/** The `invalid_args` envelope `fn` throws. */
+function refusal(fn: () => unknown): Record<string, unknown> {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof ToolFailure, String(error));
+    assert.equal(error.kind, "invalid_args");
+    return error.toEnvelope() as unknown as Record<string, unknown>;
+  }
+  assert.fail("expected a failure");
+}
+
+const SAMPLE = {
+  type: "object",
+  properties: {
+    path: { type: "string", minLength: 1, description: "Relative path, e.g. a.txt" },
+    text: { type: "string" },
+    glob: { type: "string", default: "*" },
+    mode: { type: "string", enum: ["text", "base64"], default: "text" },
+    limit: { type: "integer", minimum: 1, maximum: 10, default: 5 },
+    deep: { type: "boolean", default: false },
+    argv: { type: "array", items: { type: "string" }, default: [] },
+  },
+  required: ["path", "text"],
+  additionalProperties: false,
+} as const satisfies ArgsSchema;
+
+Deno.test("readArgs: the schema's names, types, bounds, enums and defaults, read leniently", () => {
+  const read = readArgs(SAMPLE, Args.parse('{"path":"a","text":"","glob":"","mode":"Base64","limit":"7"}'));
+  assert.deepEqual(read, { path: "a", text: "", glob: "*", mode: "base64", limit: 7, deep: false, argv: [] });
+  const more = readArgs(SAMPLE, Args.parse('{"path":"a","text":"t","deep":"yes","argv":"[\\"ls\\"]"}'));
+  assert.equal(more.deep, true);
+  assert.deepEqual(more.argv, ["ls"]);
+});
+
+Deno.test("readArgs: missing first, then undeclared, then each argument in order, naming the field", () => {
+  const missing = refusal(() => readArgs(SAMPLE, Args.parse('{"text":"t","x":1,"limit":99}')));
+  assert.equal(missing.field, "path");
+  assert.equal(missing.expected, "a non-empty string (Relative path, e.g. a.txt)");
+  const unknown = refusal(() => readArgs(SAMPLE, Args.parse('{"path":"a","text":"t","x":1,"limit":99}')));
+  assert.equal(unknown.field, "x");
+  assert.equal(unknown.expected, "only path, text, glob, mode, limit, deep, argv");
+  const bounds = refusal(() => readArgs(SAMPLE, Args.parse('{"path":"a","text":"t","limit":11}')));
+  assert.deepEqual([bounds.field, bounds.expected], ["limit", "an integer from 1 to 10"]);
+  const empty = refusal(() => readArgs(SAMPLE, Args.parse('{"path":"","text":"t"}')));
+  assert.equal(empty.field, "path");
+  const choice = refusal(() => readArgs(SAMPLE, Args.parse('{"path":"a","text":"t","mode":"hex"}')));
+  assert.deepEqual([choice.field, choice.expected], ["mode", "one of text, base64"]);
+  const required = {
+    type: "object",
+    properties: { action: { type: "string", enum: ["poll", "kill"] } },
+    required: ["action"],
+    additionalProperties: false,
+  } as const satisfies ArgsSchema;
+  assert.equal(readArgs(required, Args.of({ action: "KILL" })).action, "kill");
+  assert.equal(refusal(() => readArgs(required, Args.of({ action: null }))).field, "action");
+});
+
+Deno.test("readArgs: every shipped tool's defaults and bounds are its schema's", () => {
+  for (const [tool, schema] of Object.entries(TOOL_ARGS)) {
+    const given: Record<string, unknown> = {};
+    for (const name of schema.required ?? []) {
+      const property = schema.properties[name];
+      given[name] = property.type === "string" && property.enum ? property.enum[0] : "x";
+    }
+    const read = readArgs(schema, Args.of(given)) as Record<string, unknown>;
+    for (const [name, property] of Object.entries(schema.properties)) {
+      if (name in given) continue;
+      assert.deepEqual(read[name], property.default, `${tool}.${name}: the schema's default`);
+      if (property.type === "integer" && property.maximum !== undefined) {
+        const over = refusal(() => readArgs(schema, Args.of({ ...given, [name]: property.maximum! + 1 })));
+        assert.equal(over.field, name, `${tool}.${name}: its maximum holds`);
+      }
+      if (property.type === "integer" && property.minimum !== undefined) {
+        const under = refusal(() => readArgs(schema, Args.of({ ...given, [name]: property.minimum! - 1 })));
+        assert.equal(under.field, name, `${tool}.${name}: its minimum holds`);
+      }
+    }
+    for (const name of schema.required ?? []) {
+      const without = { ...given };
+      delete without[name];
+      assert.equal(
+        refusal(() => readArgs(schema, Args.of(without))).field,
+        name,
+        `${tool}.${name}: required`,
+      );
+    }
+  }
 });

@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { REPO } from "../support.ts";
 import { launcherText, TOOL_DENO_FLAGS } from "../../tools/deno_flags.ts";
+import { TOOL_ARGS } from "../../tools/schemas/mod.ts";
+import { withDeclaredSchemas } from "../../tools/tools_json.ts";
 
 interface Entry {
   name: string;
@@ -70,6 +72,19 @@ Deno.test("tools.json: every built-in tool is declared with the expected flags a
   assert.deepEqual(byName.get("http_fetch")!.envPassthrough, ["TOOLGATE_FETCH_ALLOW_HOSTS"]);
 });
 
+const STALE =
+  "tools.json differs from the schemas in tools/schemas/: run `deno task tools-json` and commit tools.json";
+
+Deno.test("tools.json: each built-in tool's schema is the one its tool reads by (tools/schemas/)", async () => {
+  const committed = await Deno.readTextFile(join(REPO, "tools.json"));
+  assert.ok(withDeclaredSchemas(committed) === committed, STALE);
+  assert.deepEqual(Object.keys(TOOL_ARGS).sort(), Object.keys(EXPECTED).sort());
+  // A schema edited in tools.json alone is put back: the check above sees any drift.
+  const drifted = committed.replace('"default": 262144', '"default": 4096');
+  assert.notEqual(drifted, committed);
+  assert.equal(withDeclaredSchemas(drifted), committed);
+});
+
 Deno.test("tools.json: schemas are strict at every object level, with defaults for every optional field", () => {
   for (const entry of manifest.tools) {
     for (const [where, node] of objectSchemas(entry.schema, entry.name)) {
@@ -125,12 +140,18 @@ Deno.test("launchers: executable sh scripts carrying exactly the least-privilege
 });
 
 Deno.test("tool sources: nothing from src/ but the contract, no npm or remote packages", async () => {
-  for (const dir of ["tools/src", "tools/lib"]) {
+  // What each folder may import of its own: a tool its library and its argument schema, a schema the types.
+  const LOCAL: Record<string, string[]> = {
+    "tools/src": ["../lib/", "../schemas/"],
+    "tools/lib": ["./"],
+    "tools/schemas": ["./", "../lib/"],
+  };
+  for (const [dir, prefixes] of Object.entries(LOCAL)) {
     for await (const entry of Deno.readDir(join(REPO, dir))) {
       const text = await Deno.readTextFile(join(REPO, dir, entry.name));
       for (const match of text.matchAll(/\bfrom\s+"([^"]+)"|\bimport\s*\(\s*"([^"]+)"/g)) {
         const specifier = match[1] ?? match[2];
-        const local = dir === "tools/lib" ? specifier.startsWith("./") : specifier.startsWith("../lib/");
+        const local = prefixes.some((prefix) => specifier.startsWith(prefix));
         // The contract module imports nothing, so a tool that uses it stays a self-contained program.
         const contract = dir === "tools/lib" && specifier === "../../src/contract.ts";
         assert.ok(

@@ -17,11 +17,10 @@ import {
 } from "../lib/exec_args.ts";
 import { HeadTail } from "../lib/truncate.ts";
 import { Workspace } from "../lib/workspace.ts";
+import { EXEC_ARGS } from "../schemas/exec.ts";
 
 /** After the group is killed, how long stray holders of the pipes get before the reads are abandoned. */
 const DRAIN_GRACE_MS = 500;
-/** The longest wall-clock and idle limits a call may ask for: an hour (a longer build runs as a background job). */
-const MAX_LIMIT_MS = 3_600_000;
 
 async function collect(
   stream: ReadableStream<Uint8Array>,
@@ -97,16 +96,11 @@ async function start(command: ExecCommand, cwd: string, env: Record<string, stri
 }
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const command = readCommand(args.raw("argv"), args.optionalText("shell", ""));
-  const cwdArg = args.optionalString("cwd", ".");
-  const timeoutMs = args.integer("timeout_ms", 30_000, { min: 1, max: MAX_LIMIT_MS });
-  const idleTimeoutMs = args.integer("idle_timeout_ms", 0, { min: 0, max: MAX_LIMIT_MS });
-  const background = args.boolean("background", false);
-  const extraEnv = readEnv(args.raw("env"));
-  const stdinText = args.optionalText("stdin", "");
-  const maxOutputChars = args.integer("max_output_chars", 20_000, { min: 200, max: 1_000_000 });
-  args.done();
+  const args = await readStdinArgs(EXEC_ARGS);
+  const command = readCommand(args.argv, args.shell);
+  const { cwd: cwdArg, timeout_ms: timeoutMs, idle_timeout_ms: idleTimeoutMs, background } = args;
+  const extraEnv = readEnv(args.env);
+  const { stdin: stdinText, max_output_chars: maxOutputChars } = args;
   if (background) {
     throw new ToolFailure(
       "unavailable",

@@ -6,6 +6,7 @@ import { invalidArgs, runTool } from "../lib/envelope.ts";
 import { sha256Hex } from "../lib/files.ts";
 import { parseRelative } from "../lib/paths.ts";
 import { Workspace } from "../lib/workspace.ts";
+import { FS_EDIT_ARGS } from "../schemas/fs_edit.ts";
 
 /** Files larger than this are not edited in memory. */
 const MAX_FILE_BYTES = 16_777_216;
@@ -24,14 +25,10 @@ function lineOf(text: string, index: number): number {
 }
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const path = args.string("path", { expected: "a relative file path, e.g. src/main.ts" });
-  const oldString = args.optionalText("old_string", "");
-  const newString = args.string("new_string", { allowEmpty: true, expected: "the replacement text" });
-  const startLine = args.integer("start_line", 0, { min: 0 });
-  const endLine = args.integer("end_line", 0, { min: 0 });
-  const expectedSha = args.optionalString("expected_sha256", "").toLowerCase();
-  args.done();
+  const args = await readStdinArgs(FS_EDIT_ARGS);
+  const { path, old_string: oldString, new_string: newString, start_line: startLine, end_line: endLine } =
+    args;
+  const expectedSha = args.expected_sha256.toLowerCase();
 
   const byString = oldString !== "";
   const byLines = startLine > 0 || endLine > 0;

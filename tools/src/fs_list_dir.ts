@@ -7,6 +7,7 @@ import { fsFailure, invalidArgs, runTool } from "../lib/envelope.ts";
 import { compileGlob } from "../lib/glob.ts";
 import { childPath } from "../lib/paths.ts";
 import { Workspace } from "../lib/workspace.ts";
+import { FS_LIST_DIR_ARGS } from "../schemas/fs_list_dir.ts";
 
 type EntryType = "file" | "directory" | "symlink" | "other";
 
@@ -23,13 +24,13 @@ function typeOf(entry: Deno.DirEntry): EntryType {
 }
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const path = args.optionalString("path", ".");
-  const recursive = args.boolean("recursive", false);
-  const maxDepth = args.integer("max_depth", 3, { min: 1, max: 20 });
-  const globText = args.optionalString("glob", "*");
-  const maxEntries = args.integer("max_entries", 500, { min: 1, max: 5000 });
-  args.done();
+  const {
+    path,
+    recursive,
+    max_depth: maxDepth,
+    glob: globText,
+    max_entries: maxEntries,
+  } = await readStdinArgs(FS_LIST_DIR_ARGS);
 
   const glob = compileGlob(globText);
   const workspace = Workspace.fromEnvironment();

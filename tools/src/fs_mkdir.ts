@@ -4,12 +4,10 @@ import { readStdinArgs } from "../lib/args.ts";
 import { invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
 import { parseRelative } from "../lib/paths.ts";
 import { Workspace } from "../lib/workspace.ts";
+import { FS_MKDIR_ARGS } from "../schemas/fs_mkdir.ts";
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const path = args.string("path", { expected: "a relative directory path, e.g. notes/2026" });
-  const parents = args.boolean("parents", false);
-  args.done();
+  const { path, parents } = await readStdinArgs(FS_MKDIR_ARGS);
 
   const { rel } = parseRelative(path);
   const workspace = Workspace.fromEnvironment();

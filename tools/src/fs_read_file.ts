@@ -4,18 +4,10 @@ import { encodeBase64 } from "../lib/base64.ts";
 import { readStdinArgs } from "../lib/args.ts";
 import { runTool } from "../lib/envelope.ts";
 import { Workspace } from "../lib/workspace.ts";
-
-/** The most bytes one call returns. */
-const MAX_LENGTH = 1_048_576;
-const DEFAULT_LENGTH = 262_144;
+import { FS_READ_FILE_ARGS } from "../schemas/fs_read_file.ts";
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const path = args.string("path", { expected: "a relative file path, e.g. src/main.ts" });
-  const offset = args.integer("offset", 0, { min: 0 });
-  const length = args.integer("length", DEFAULT_LENGTH, { min: 1, max: MAX_LENGTH });
-  const encoding = args.choice("encoding", ["text", "base64"] as const, "text");
-  args.done();
+  const { path, offset, length, encoding } = await readStdinArgs(FS_READ_FILE_ARGS);
 
   const workspace = Workspace.fromEnvironment();
   const target = workspace.locate(path, { follow: true });

@@ -3,6 +3,7 @@
 import { readStdinArgs } from "../lib/args.ts";
 import { invalidArgs, runTool } from "../lib/envelope.ts";
 import { Workspace } from "../lib/workspace.ts";
+import { FS_READ_LINES_ARGS } from "../schemas/fs_read_lines.ts";
 
 /** The most lines one call returns. */
 const MAX_LINES = 2000;
@@ -12,11 +13,7 @@ const MAX_CHARS = 200_000;
 const CHUNK = 65_536;
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const path = args.string("path", { expected: "a relative file path, e.g. src/main.ts" });
-  const startLine = args.integer("start_line", 1, { min: 1 });
-  const endLine = args.integer("end_line", 0, { min: 0 });
-  args.done();
+  const { path, start_line: startLine, end_line: endLine } = await readStdinArgs(FS_READ_LINES_ARGS);
   if (endLine !== 0 && endLine < startLine) {
     throw invalidArgs(
       "end_line",

@@ -4,12 +4,10 @@
 import { readStdinArgs } from "../lib/args.ts";
 import { fsFailure, invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
 import { Workspace } from "../lib/workspace.ts";
+import { FS_REMOVE_ARGS } from "../schemas/fs_remove.ts";
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const path = args.string("path", { expected: "a relative path, e.g. build/old.txt" });
-  const recursive = args.boolean("recursive", false);
-  args.done();
+  const { path, recursive } = await readStdinArgs(FS_REMOVE_ARGS);
 
   const workspace = Workspace.fromEnvironment();
   const target = workspace.locate(path);

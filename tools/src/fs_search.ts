@@ -8,6 +8,7 @@ import { errorMessage, fsFailure, invalidArgs, runTool } from "../lib/envelope.t
 import { compileGlob } from "../lib/glob.ts";
 import { childPath } from "../lib/paths.ts";
 import { type OpenedFile, Workspace } from "../lib/workspace.ts";
+import { FS_SEARCH_ARGS } from "../schemas/fs_search.ts";
 
 /** A matching line is cut to this many characters. */
 const MAX_LINE_CHARS = 400;
@@ -26,15 +27,15 @@ function escapeRegExp(text: string): string {
 }
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const pattern = args.string("pattern", { expected: "text to find, e.g. TODO" });
-  const path = args.optionalString("path", ".");
-  const regex = args.boolean("regex", false);
-  const caseSensitive = args.boolean("case_sensitive", true);
-  const globText = args.optionalString("glob", "*");
-  const maxResults = args.integer("max_results", 100, { min: 1, max: 2000 });
-  const maxFileBytes = args.integer("max_file_bytes", 1_048_576, { min: 1, max: 16_777_216 });
-  args.done();
+  const {
+    pattern,
+    path,
+    regex,
+    case_sensitive: caseSensitive,
+    glob: globText,
+    max_results: maxResults,
+    max_file_bytes: maxFileBytes,
+  } = await readStdinArgs(FS_SEARCH_ARGS);
 
   let matcher: RegExp;
   try {

@@ -4,6 +4,7 @@ import { relative } from "node:path";
 import { readStdinArgs } from "../lib/args.ts";
 import { runTool, ToolFailure } from "../lib/envelope.ts";
 import { Workspace } from "../lib/workspace.ts";
+import { FS_STAT_ARGS } from "../schemas/fs_stat.ts";
 
 function typeOf(info: Deno.FileInfo): "file" | "directory" | "symlink" | "other" {
   if (info.isSymlink) return "symlink";
@@ -12,9 +13,7 @@ function typeOf(info: Deno.FileInfo): "file" | "directory" | "symlink" | "other"
 }
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const path = args.string("path", { expected: "a relative path, e.g. src or ." });
-  args.done();
+  const { path } = await readStdinArgs(FS_STAT_ARGS);
 
   const workspace = Workspace.fromEnvironment();
   const entry = workspace.locate(path);

@@ -6,14 +6,10 @@ import { invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
 import { sha256Hex } from "../lib/files.ts";
 import { parseRelative } from "../lib/paths.ts";
 import { describeType, Workspace } from "../lib/workspace.ts";
+import { FS_WRITE_FILE_ARGS } from "../schemas/fs_write_file.ts";
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const path = args.string("path", { expected: "a relative file path, e.g. notes/todo.md" });
-  const content = args.string("content", { allowEmpty: true, expected: "the whole new file contents" });
-  const encoding = args.choice("encoding", ["text", "base64"] as const, "text");
-  const createParents = args.boolean("create_parents", false);
-  args.done();
+  const { path, content, encoding, create_parents: createParents } = await readStdinArgs(FS_WRITE_FILE_ARGS);
 
   const bytes = encoding === "base64" ? decodeBase64(content) : new TextEncoder().encode(content);
   if (bytes === undefined) throw invalidArgs("content", "content is not valid base64", "base64 text");

@@ -1,6 +1,7 @@
 // get_time: the current time in an IANA timezone, as {timezone, iso8601}. Needs no Deno permission at all.
 import { readStdinArgs } from "../lib/args.ts";
 import { invalidArgs, runTool } from "../lib/envelope.ts";
+import { GET_TIME_ARGS } from "../schemas/get_time.ts";
 
 const EXPECTED = "an IANA timezone, e.g. Europe/Helsinki";
 
@@ -31,9 +32,7 @@ function isoIn(instant: Date, zone: string): string {
 }
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const zone = args.string("timezone", { expected: EXPECTED });
-  args.done();
+  const { timezone: zone } = await readStdinArgs(GET_TIME_ARGS);
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: zone });
   } catch {

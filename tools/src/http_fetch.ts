@@ -9,6 +9,7 @@ import { readStdinArgs } from "../lib/args.ts";
 import { encodeBase64 } from "../lib/base64.ts";
 import { errorMessage, invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
 import { http1Request, type Http1Response, HttpProtocolError } from "../lib/http1.ts";
+import { HTTP_FETCH_ARGS } from "../schemas/http_fetch.ts";
 
 const ALLOW_HOSTS_VARIABLE = "TOOLGATE_FETCH_ALLOW_HOSTS";
 const MAX_REDIRECTS = 5;
@@ -154,14 +155,14 @@ function decodeText(body: Uint8Array, contentType: string | undefined): string {
 }
 
 await runTool(async () => {
-  const args = await readStdinArgs();
-  const urlText = args.string("url", { expected: "an http:// or https:// URL, e.g. https://example.com/" });
-  const method = args.choice("method", ["GET", "HEAD"] as const, "GET");
-  const maxBytes = args.integer("max_bytes", 1_048_576, { min: 1, max: 10_485_760 });
-  const timeoutMs = args.integer("timeout_ms", 15_000, { min: 1, max: 60_000 });
-  const encoding = args.choice("encoding", ["text", "base64"] as const, "text");
-  const followRedirects = args.boolean("follow_redirects", true);
-  args.done();
+  const {
+    url: urlText,
+    method,
+    max_bytes: maxBytes,
+    timeout_ms: timeoutMs,
+    encoding,
+    follow_redirects: followRedirects,
+  } = await readStdinArgs(HTTP_FETCH_ARGS);
 
   let url: URL;
   try {
