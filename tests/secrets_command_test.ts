@@ -56,6 +56,11 @@ Deno.test("toolgate secrets: set from stdin, list without values, rm; the keyrin
     const again = await runToolgate(["secrets", "rm", "GITHUB_TOKEN"], root, env);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /no secret named GITHUB_TOKEN is stored/);
+    // An empty store lists nothing on stdout (a script reads nothing) and says so on stderr.
+    const none = await runToolgate(["secrets", "list"], root, env);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, "");
+    assert.match(none.stderr, /no secret is stored/);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -31,7 +31,12 @@ export const secretsCommand: Command = {
     const { SecretStore, checkSecretName } = await import("../secret_store.ts");
     const store = new SecretStore({ env: io.env });
     if (action === "list") {
-      for (const secret of store.list()) await io.stdout(`${secret.name}\t${secret.setAt}\n`);
+      const secrets = store.list();
+      for (const secret of secrets) await io.stdout(`${secret.name}\t${secret.setAt}\n`);
+      // Said on stderr, so that a script reading the list still reads nothing.
+      if (secrets.length === 0) {
+        await io.stderr("toolgate: no secret is stored (toolgate secrets set NAME)\n");
+      }
       return EXIT.ok;
     }
     if (rawName === undefined) throw new UsageError(`secrets ${action} needs a NAME`, "secrets");
