@@ -2,7 +2,7 @@
 // built-in belt when the folder has no manifest; if the runtime that installed it is gone, it finds another.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { shimText } from "../src/build/install.ts";
+import { DEFERRED_CHUNKS, shimText } from "../src/build/install.ts";
 import { REPO, runProgram } from "./support.ts";
 
 /** The files a bundle entry loads before it runs (its static imports, all the way down) and the `node:` ones. */
@@ -47,6 +47,16 @@ Deno.test("install: the installed command runs from any folder, on that folder",
     const loaded = await staticImports(join(data, "toolgate", "bundle"), entry);
     assert.ok(loaded.files.size > 1, `${entry} and its chunks were read`);
     assert.deepEqual(loaded.builtins, [], `${entry} loads Node built-ins at start`);
+  }
+  // The heavy chunks only a command loads are not named where the runtime looks ahead (it would read them all).
+  for await (const file of Deno.readDir(join(data, "toolgate", "bundle"))) {
+    const text = await Deno.readTextFile(join(data, "toolgate", "bundle", file.name));
+    for (const chunk of DEFERRED_CHUNKS) {
+      assert.ok(
+        !text.includes(`import("./${chunk}-`),
+        `${file.name} imports ${chunk} where Deno looks ahead`,
+      );
+    }
   }
   const project = await Deno.makeTempDir();
   await Deno.writeTextFile(join(project, "notes.md"), "# notes\n");
