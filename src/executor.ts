@@ -30,15 +30,7 @@ import { loadSchemaEngine, SchemaCompiler } from "./schema.ts";
 import type { ProcessRegistry } from "./process_tree.ts";
 import { type ApprovedBy, OWN_COMMAND, type Policy } from "./policy.ts";
 import { hasSideEffects } from "./profiles.ts";
-import {
-  makeRedactor,
-  MIN_SECRET_LENGTH,
-  parseRedactPatterns,
-  type Redaction,
-  type Redactor,
-  scrubEnvelope,
-  secretValues,
-} from "./redact.ts";
+import { type Redaction, redactionFor, type Redactor, scrubEnvelope } from "./redact.ts";
 import { runProcess, type RunResult } from "./runner.ts";
 import { findProgram, limitWarnings, type SandboxMode } from "./sandbox.ts";
 import { ensurePrivateDir, prepareDir } from "./private_dir.ts";
@@ -305,13 +297,11 @@ export class Executor {
     const { env, manifest } = this.#options;
     const passed = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
     for (const value of this.#stored.values()) this.#storedValues.add(value);
-    const secrets = [...new Set([...secretValues(env, passed), ...this.#storedValues])]
-      .filter((value) => value.length >= MIN_SECRET_LENGTH);
-    const own = makeRedactor(secrets, parseRedactPatterns(env.TOOLGATE_REDACT));
-    // A redaction the command built at its start (with what it alone knows) applies too.
+    const own = redactionFor(env, passed, this.#storedValues);
+    // A redaction the caller built (with what it alone knows) applies too.
     const given = this.#options.redaction?.redact;
-    this.#redact = given ? (text) => own(given(text)) : own;
-    this.#scrub = secrets.length > 0 ? makeRedactor(secrets) : undefined;
+    this.#redact = given ? (text) => own.redact(given(text)) : own.redact;
+    this.#scrub = own.scrub;
   }
 
   /**

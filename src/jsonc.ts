@@ -159,6 +159,25 @@ async function syntaxErrors(text: string, label: string): Promise<string[]> {
 }
 
 /**
+ * The value of `text` when it is plain JSON (a byte-order mark aside: no comments, no trailing commas), else
+ * `undefined`. Repeated keys are not looked for: the last one wins.
+ *
+ * @example
+ * ```ts
+ * import { parsePlainJson } from "./jsonc.ts";
+ * parsePlainJson('{"a": 1}'); // { value: { a: 1 } }
+ * parsePlainJson('{"a": 1, }'); // undefined
+ * ```
+ */
+export function parsePlainJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Reads well-formed JSONC quickly: the value, or `undefined` for text with a problem (a syntax error; a repeated
  * key outside plain JSON, where the last one wins). For callers that only need the value and leave reporting to
  * {@linkcode parseJsonc}.
@@ -171,15 +190,12 @@ async function syntaxErrors(text: string, label: string): Promise<string[]> {
  * ```
  */
 export function readJsonc(text: string): unknown {
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   // Most manifests are plain JSON: the runtime's own parser reads them in a fraction of the scan's time. Where
   // a key repeats, JSON.parse keeps the last one; the scan below would give up instead. Either way, what reads
   // the manifest for real (parseJsonc) refuses it.
-  try {
-    return JSON.parse(text);
-  } catch {
-    // Comments, trailing commas, or no JSON at all: the scan decides.
-  }
+  const plain = parsePlainJson(text);
+  if (plain) return plain.value;
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const scanned = scan(text, "");
   if (scanned === undefined || scanned.duplicates.length > 0) return undefined;
   try {

@@ -7,7 +7,7 @@
 import { dirname, isAbsolute, isWindowsAbsolute, join, normalize, resolve } from "./paths.ts";
 import { BinListing } from "./bin_listing.ts";
 import { isRecord } from "./contract.ts";
-import { parseJsonc } from "./jsonc.ts";
+import { parseJsonc, parsePlainJson } from "./jsonc.ts";
 import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { loadSchemaEngine, patternProblems, SchemaCompiler, schemaEngineLoaded } from "./schema.ts";
 import { readCache, writeCache } from "./state_cache.ts";
@@ -542,8 +542,8 @@ export async function loadManifest(path: string, options: ManifestOptions = {}):
     ? undefined
     : readCache<string[]>(options.cacheDir!, schemaCacheName(absolute), key);
   // These very bytes were a valid manifest before (so no key repeats): plain JSON needs no scan for repeated keys.
-  const known = checked === undefined ? undefined : plainJson(text);
-  const parsed = known ?? await parseJsonc(text, path);
+  const plain = checked === undefined ? undefined : parsePlainJson(text);
+  const parsed = plain ? { ok: true as const, value: plain.value } : await parseJsonc(text, path);
   if (!parsed.ok) return { ok: false, errors: parsed.errors, warnings: [] };
   if (checked !== undefined) {
     const result = validateManifest(parsed.value, absolute, { ...options, schemasChecked: true });
@@ -569,15 +569,6 @@ export async function loadManifest(path: string, options: ManifestOptions = {}):
     writeCache(options.cacheDir!, "compiled-schemas", String(SCHEMA_RULES_VERSION), latest);
   }
   return result;
-}
-
-/** The value of `text` when it is plain JSON (no comments, no trailing commas), else `undefined`. */
-function plainJson(text: string): { ok: true; value: unknown } | undefined {
-  try {
-    return { ok: true, value: JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) };
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -213,8 +213,9 @@ export interface Redaction {
 }
 
 /**
- * The {@linkcode Redaction} of a run in `env` whose tools pass the variables `passedNames` through. Throws a
- * `SyntaxError` naming a `TOOLGATE_REDACT` pattern that does not compile.
+ * The {@linkcode Redaction} of a run in `env` whose tools pass the variables `passedNames` through, and that
+ * knows `moreValues` besides (the secrets of toolgate's store). Throws a `SyntaxError` naming a `TOOLGATE_REDACT`
+ * pattern that does not compile.
  *
  * @example
  * ```ts
@@ -226,8 +227,12 @@ export interface Redaction {
 export function redactionFor(
   env: Readonly<Record<string, string>>,
   passedNames: Iterable<string>,
+  moreValues: Iterable<string> = [],
 ): Redaction {
-  const secrets = secretValues(env, passedNames);
+  const more = [...moreValues].filter((value) => value.length >= MIN_SECRET_LENGTH);
+  const secrets = [...new Set([...secretValues(env, passedNames), ...more])].sort((a, b) =>
+    b.length - a.length
+  );
   const redact = makeRedactor(secrets, parseRedactPatterns(env.TOOLGATE_REDACT));
   return secrets.length > 0 ? { redact, scrub: makeRedactor(secrets) } : { redact };
 }

@@ -82,24 +82,6 @@ const LAZY_REQUIRE = "var __deno_internal_require;\n" +
   'process.getBuiltinModule("node:module").createRequire(import.meta.url))(id);';
 
 /**
- * Makes the bundler's `require` lazy in every file of `dir`. It lives in the chunk of shared helpers that nearly
- * every module imports, so its static `node:module` import would load Deno's Node layer (about 15 ms) at every
- * start, although only the worker pool's npm client ever calls it.
- */
-export async function lazyNodeRequire(dir: string): Promise<number> {
-  let changed = 0;
-  for await (const entry of Deno.readDir(dir)) {
-    if (!entry.isFile || !entry.name.endsWith(".js")) continue;
-    const path = join(dir, entry.name);
-    const text = await Deno.readTextFile(path);
-    if (!text.includes(EAGER_REQUIRE)) continue;
-    await Deno.writeTextFile(path, text.replace(EAGER_REQUIRE, LAZY_REQUIRE));
-    changed++;
-  }
-  return changed;
-}
-
-/**
  * The lazily imported chunks that only the main process loads (never a tool in tool mode, whose narrow grants
  * hold no read access to the bundle) and that are heavy: the MCP server and SDK, the agent loop, the worker pool's
  * NATS client, the JSON Schema engine, the lint.
@@ -113,25 +95,31 @@ export const DEFERRED_CHUNKS: readonly string[] = [
   "lint",
 ];
 
+/** The dynamic imports of the deferred chunks, as the bundler writes them. */
+const DEFERRED_IMPORT = new RegExp(
+  `import\\("(\\./(?:${DEFERRED_CHUNKS.join("|")})-[A-Z0-9]+\\.js)"\\)`,
+  "g",
+);
+
 /**
- * Hides the dynamic imports of the deferred chunks from the runtime's look-ahead: Deno reads and parses every
- * chunk a literal `import("./x.js")` names before the first line runs (about 2 MB here, some 4 ms of every start);
- * `import(String("./x.js"))` loads the same file when the command runs, under the main process's read access to
- * the bundle's folder.
+ * Rewrites the bundle's files in `dir`, one pass over them, for start-up:
+ * - the bundler's `require` for CommonJS code becomes lazy: it lives in the chunk of shared helpers that nearly
+ *   every module imports, so its static `node:module` import would load Deno's Node layer (about 15 ms) at every
+ *   start, although only the worker pool's npm client ever calls it;
+ * - the dynamic imports of the deferred chunks are hidden from the runtime's look-ahead: Deno reads and parses
+ *   every chunk a literal `import("./x.js")` names before the first line runs (about 2 MB here, some 4 ms of
+ *   every start); `import(String("./x.js"))` loads the same file when the command runs, under the main process's
+ *   read access to the bundle's folder.
  */
-export async function deferHeavyImports(dir: string): Promise<number> {
-  const pattern = new RegExp(`import\\("(\\./(?:${DEFERRED_CHUNKS.join("|")})-[A-Z0-9]+\\.js)"\\)`, "g");
-  let changed = 0;
+export async function tuneBundle(dir: string): Promise<void> {
   for await (const entry of Deno.readDir(dir)) {
     if (!entry.isFile || !entry.name.endsWith(".js")) continue;
     const path = join(dir, entry.name);
     const text = await Deno.readTextFile(path);
-    const deferred = text.replace(pattern, (_, file) => `import(String("${file}"))`);
-    if (deferred === text) continue;
-    await Deno.writeTextFile(path, deferred);
-    changed++;
+    const tuned = text.replace(EAGER_REQUIRE, LAZY_REQUIRE)
+      .replace(DEFERRED_IMPORT, (_, file) => `import(String("${file}"))`);
+    if (tuned !== text) await Deno.writeTextFile(path, tuned);
   }
-  return changed;
 }
 
 /**
@@ -163,8 +151,7 @@ export async function buildBundle(target: string): Promise<{ ok: true } | { ok: 
     await Deno.remove(fresh, { recursive: true });
     return { ok: false, message: new TextDecoder().decode(built.stderr).trim() };
   }
-  await lazyNodeRequire(fresh);
-  await deferHeavyImports(fresh);
+  await tuneBundle(fresh);
   await Deno.chmod(fresh, 0o755);
   const old = `${fresh}.old`;
   try {

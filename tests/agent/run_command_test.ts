@@ -13,7 +13,7 @@ import {
   startChatServer,
   toolMessages,
 } from "./chat_server.ts";
-import { AGENT_TOOLS, type CliResult, runAgentCli } from "./run_cli.ts";
+import { AGENT_TOOLS, type CliResult, runAgentCli, scriptedRunArgs } from "./run_cli.ts";
 
 interface Run extends CliResult {
   readonly server: ChatServer;
@@ -44,20 +44,14 @@ async function agent(script: Script, args: string[] = [], options: RunOptions = 
   );
   // A state folder of the test's own: the audit log (and its key) never land in the real home.
   const stateEnv = { XDG_STATE_HOME: state };
-  const result = await runAgentCli([
-    ...(options.noPrompt ? args : ["--prompt", "hi"]),
-    "--base-url",
-    server.baseUrl,
-    "--model",
-    "test-model",
-    "--tools",
-    AGENT_TOOLS,
-    "--sandbox",
-    "off",
-    "--cwd",
-    dir,
-    ...(options.noPrompt ? [] : args),
-  ], { env: { ...stateEnv, ...options.env }, stdin: options.stdin, cwd: dir });
+  const usual = scriptedRunArgs(server.baseUrl, AGENT_TOOLS, dir);
+  // Without the prompt, the test's own arguments come first (they bring theirs).
+  const argv = options.noPrompt ? [...args, ...usual.slice(2)] : [...usual, ...args];
+  const result = await runAgentCli(argv, {
+    env: { ...stateEnv, ...options.env },
+    stdin: options.stdin,
+    cwd: dir,
+  });
   return { ...result, server, dir, auditDir: auditDirFor(stateEnv, dir) };
 }
 

@@ -15,6 +15,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { cliArgs, GRANTS, REPO } from "../support.ts";
+import { scratch } from "../executor_helpers.ts";
 
 /** The fixture manifest. */
 export const MCP_MANIFEST: string = join(REPO, "tests", "fixtures", "mcp", "tools.json");
@@ -219,4 +220,29 @@ export function envelopeOf(result: Record<string, unknown>): Record<string, unkn
     throw new Error(`the text block is not the failure's message: ${JSON.stringify(result)}`);
   }
   return structured;
+}
+
+/**
+ * Runs `toolgate serve EXTRA` in a scratch folder with stdin closed, to its end: for start-up mistakes, which end
+ * it before it serves.
+ *
+ * @example
+ * ```ts ignore
+ * const { code, stderr } = await serveToEnd(["--http", "0"]); // 2, and why
+ * ```
+ */
+export async function serveToEnd(
+  extra: readonly string[],
+): Promise<{ code: number; stderr: string; stdout: string }> {
+  await using dir = await scratch();
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: serveArgs(extra, dir.path),
+    env: baseEnv(),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
 }

@@ -4,15 +4,7 @@ import { join } from "node:path";
 import { bearerCheck } from "../../src/mcp/http_server.ts";
 import { hasStackTrace } from "../support.ts";
 import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
-import {
-  baseEnv,
-  connectHttp,
-  envelopeOf,
-  serveArgs,
-  SESSIONS_MANIFEST,
-  startHttp,
-  TOKEN,
-} from "./helpers.ts";
+import { connectHttp, envelopeOf, serveToEnd, SESSIONS_MANIFEST, startHttp, TOKEN } from "./helpers.ts";
 
 const INITIALIZE = {
   jsonrpc: "2.0",
@@ -45,16 +37,7 @@ Deno.test("bearerCheck: the exact token passes; a missing, wrong, longer or diff
 });
 
 Deno.test("serve --http without a token does not start: a usage error, exit 2", async () => {
-  await using dir = await scratch();
-  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: serveArgs(["--http", "0"], dir.path),
-    env: baseEnv(),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(stderr);
+  const { code, stderr: text } = await serveToEnd(["--http", "0"]);
   assert.equal(code, 2, text);
   assert.match(text, /TOOLGATE_MCP_TOKEN/);
   assert.ok(!hasStackTrace(text), text);

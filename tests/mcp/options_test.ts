@@ -1,22 +1,7 @@
 /** `toolgate serve`'s own options: mistakes are usage errors (exit 2) with a message, never a stack trace. */
 import assert from "node:assert/strict";
 import { hasStackTrace } from "../support.ts";
-import { scratch } from "../executor_helpers.ts";
-import { baseEnv, serveArgs } from "./helpers.ts";
-
-async function serve(extra: readonly string[]): Promise<{ code: number; stderr: string; stdout: string }> {
-  await using dir = await scratch();
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: serveArgs(extra, dir.path),
-    env: baseEnv(),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
-}
+import { serveToEnd as serve } from "./helpers.ts";
 
 const CASES: [string, string[], RegExp][] = [
   ["--allow-tools naming a tool the manifest lacks", ["--allow-tools", "note,nope"], /"nope"/],
