@@ -54,31 +54,44 @@ confinedTest("no tool can change the control plane inside its workspace, whateve
   assert.deepEqual(after, before);
 });
 
-confinedTest("the state folder is masked where a workspace would show it", async () => {
-  const home = await realTempDir("toolgate_home_");
-  const state = join(home, ".local", "state", "toolgate");
-  await Deno.mkdir(state, { recursive: true, mode: 0o700 });
-  await Deno.writeTextFile(join(state, "audit.key"), "not for tools");
-  const loaded = await loadManifest(SCRIPT_FIXTURE);
-  assert.ok(loaded.ok);
-  // The workspace is the home folder itself: the state folder lies inside it.
-  const executor = new Executor({
-    manifest: loaded.manifest,
-    env: { PATH: "/usr/bin:/bin", HOME: home },
-    cwd: home,
-    auditDir: null,
-    sandbox: "require",
+// toolgate's state (the audit key, the secret store's key file) and its configuration (the secret store itself).
+for (
+  const [folder, where, secret] of [
+    ["state", [".local", "state", "toolgate"], "audit.key"],
+    ["config", [".config", "toolgate"], "secrets.json"],
+  ] as const
+) {
+  confinedTest(`the ${folder} folder is masked where a workspace would show it`, async () => {
+    const home = await realTempDir("toolgate_home_");
+    const dir = join(home, ...where);
+    const shown = where.join("/");
+    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    await Deno.writeTextFile(join(dir, secret), "not for tools");
+    const loaded = await loadManifest(SCRIPT_FIXTURE);
+    assert.ok(loaded.ok);
+    // The workspace is the home folder itself: the folder lies inside it.
+    const executor = new Executor({
+      manifest: loaded.manifest,
+      env: { PATH: "/usr/bin:/bin", HOME: home },
+      cwd: home,
+      auditDir: null,
+      sandbox: "require",
+    });
+    const result = await runScript(
+      executor,
+      "script_workspace",
+      `ls -A ${shown}; cat ${shown}/${secret}; echo x > ${shown}/planted; echo end`,
+    );
+    assert.doesNotMatch(result.out, /not for tools/);
+    assert.match(
+      result.out,
+      new RegExp(`^cat: [^ ]*${secret.replace(".", "\\.")}: No such file`),
+      "it shows empty",
+    );
+    assert.equal(await Deno.readTextFile(join(dir, secret)), "not for tools");
+    assert.ok(![...Deno.readDirSync(dir)].some((e) => e.name === "planted"), "nothing was planted there");
   });
-  const result = await runScript(
-    executor,
-    "script_workspace",
-    "ls -A .local/state/toolgate; cat .local/state/toolgate/audit.key; echo x > .local/state/toolgate/planted; echo end",
-  );
-  assert.doesNotMatch(result.out, /not for tools/);
-  assert.match(result.out, /^cat: [^ ]*audit\.key: No such file/, "the folder shows empty");
-  assert.equal(await Deno.readTextFile(join(state, "audit.key")), "not for tools");
-  assert.ok(![...Deno.readDirSync(state)].some((e) => e.name === "planted"), "nothing was planted there");
-});
+}
 
 Deno.test("a program that appears after the manifest was loaded is not run", async () => {
   const dir = await realTempDir();
