@@ -300,6 +300,19 @@ export function withRetryable<E extends FailureEnvelope>(envelope: E, retryable:
   return envelope.retryable === retryable ? envelope : { ...envelope, retryable };
 }
 
+/**
+ * Returns the failure with `credential` set: the secret whose absence or refusal made the call fail.
+ *
+ * @example
+ * ```ts
+ * import { failure, withCredential } from "./contract.ts";
+ * withCredential(failure("unavailable", "no token"), "GITHUB_TOKEN").credential; // "GITHUB_TOKEN"
+ * ```
+ */
+export function withCredential<E extends FailureEnvelope>(envelope: E, credential: string): E {
+  return envelope.credential === credential ? envelope : { ...envelope, credential };
+}
+
 /** The keys whose values the contract itself defines: never rewritten by {@linkcode mapEnvelopeStrings}. */
 const STRUCTURAL_KEYS = new Set(["ok", "kind", "retryable", "tool"]);
 

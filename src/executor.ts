@@ -30,11 +30,11 @@ import { loadSchemaEngine, SchemaCompiler } from "./schema.ts";
 import type { ProcessRegistry } from "./process_tree.ts";
 import { type ApprovedBy, OWN_COMMAND, type Policy } from "./policy.ts";
 import { hasSideEffects } from "./profiles.ts";
-import { type Redaction, redactionFor, type Redactor, scrubEnvelope } from "./redact.ts";
+import { redactionFor, type Redactor, scrubEnvelope } from "./redact.ts";
 import { runProcess, type RunResult } from "./runner.ts";
 import { findProgram, limitWarnings, type SandboxMode } from "./sandbox.ts";
 import { ensurePrivateDir, prepareDir } from "./private_dir.ts";
-import { stateRoot, workspaceStateDir } from "./state.ts";
+import { configRoot, stateRoot, workspaceStateDir } from "./state.ts";
 import { stoppedByUser, userStopped } from "./stop.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV, ToolLauncher } from "./tool_launch.ts";
 import { ToolFailure } from "../tools/lib/envelope.ts";
@@ -81,11 +81,6 @@ export interface ExecutorOptions {
   readonly graceMs?: number;
   /** The most bytes kept of each of stdout and stderr; past it the tool is stopped. */
   readonly maxOutputBytes?: number;
-  /**
-   * What this run keeps secret (default: {@linkcode redactionFor} the environment and the manifest's passthrough
-   * names). A command builds it where it starts and hands the same one to everything else that writes.
-   */
-  readonly redaction?: Redaction;
   /** The audit directory, or `null` for no audit log. */
   readonly auditDir: string | null;
   /**
@@ -243,8 +238,8 @@ export class Executor {
   #jobs?: JobManager;
 
   /**
-   * Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile (without a `redaction`
-   * given), and `Deno.errors.NotFound` when the working directory does not exist.
+   * Throws a `SyntaxError` when `TOOLGATE_REDACT` holds a pattern that does not compile, and `Deno.errors.NotFound`
+   * when the working directory does not exist.
    */
   constructor(options: ExecutorOptions) {
     this.#options = options;
@@ -253,13 +248,15 @@ export class Executor {
     this.#workspace = Deno.realPathSync(options.cwd);
     if (options.auditDir !== null) prepareDir(options.auditDir);
     if (options.controlPlane === undefined) {
-      try {
-        // A state folder inside the workspace must exist before any tool runs: the sandbox masks what exists, and
-        // a tool must not be the one to make it.
-        const root = stateRoot(options.env);
-        if (isWithin(root, this.#workspace)) prepareDir(root);
-      } catch {
-        // No HOME: nothing there to hide.
+      // The state and config folders (the audit, the secret store) inside the workspace must exist before any tool
+      // runs: the sandbox masks what exists, and a tool must not be the one to make them.
+      for (const root of [stateRoot, configRoot]) {
+        try {
+          const dir = root(options.env);
+          if (isWithin(dir, this.#workspace)) prepareDir(dir);
+        } catch {
+          // No HOME: nothing there to hide.
+        }
       }
     }
     const plane = options.controlPlane ?? controlPlane(options.manifest, options.env);
@@ -297,11 +294,7 @@ export class Executor {
     const { env, manifest } = this.#options;
     const passed = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
     for (const value of this.#stored.values()) this.#storedValues.add(value);
-    const own = redactionFor(env, passed, this.#storedValues);
-    // A redaction the caller built (with what it alone knows) applies too.
-    const given = this.#options.redaction?.redact;
-    this.#redact = given ? (text) => own.redact(given(text)) : own.redact;
-    this.#scrub = own.scrub;
+    ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(env, passed, this.#storedValues));
   }
 
   /**

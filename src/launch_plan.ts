@@ -12,7 +12,7 @@ import { PROXY_SOCKET_ENV } from "./egress_proxy.ts";
 import { isRecord } from "./contract.ts";
 import { readJsonc } from "./jsonc.ts";
 import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
-import { DEFAULT_BASE_URL } from "./agent/limits.ts";
+import { endpointFromEnv } from "./agent/limits.ts";
 import { parseProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { findProgram } from "./sandbox.ts";
 import { credentialFiles, parsePoolUrl } from "./pool/address.ts";
@@ -238,9 +238,7 @@ export function planLaunch(
   const save = values.get("save-messages");
   const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
   const isRun = command === "run";
-  const endpoint = isRun
-    ? values.get("base-url") ?? (env.OAI_BASE_URL || env.OPENAI_BASE_URL || DEFAULT_BASE_URL)
-    : undefined;
+  const endpoint = isRun ? values.get("base-url") ?? endpointFromEnv(env) : undefined;
   const port = command === "serve" ? values.get("http") : undefined;
   const listenPort = port === undefined ? undefined : Number(port);
   const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin");

@@ -86,8 +86,9 @@ interface Running {
 }
 
 /** The signals that stop toolgate, and the exit codes a shell reports for them. */
-const STOP_SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
-type StopSignal = keyof typeof STOP_SIGNALS;
+export const STOP_SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+/** A signal that stops toolgate. */
+export type StopSignal = keyof typeof STOP_SIGNALS;
 
 /**
  * How long after a Ctrl-C that stopped the calls in flight a second one ends toolgate.

@@ -161,8 +161,9 @@ export function envelopeFromRun(run: RunResult, context: OutcomeContext): Envelo
   };
   let envelope = fromRun(run, context, text);
   if (removed) envelope = withWarnings(envelope, [SECRET_REMOVED_WARNING]);
-  // A start failure (above) ran nothing, so a retry of it is as safe as its kind says; anything below ran.
-  if (envelope.ok || context.readOnly === true || !envelope.retryable) return envelope;
+  // A run that never started (a start failure above, or one stopped before it) ran nothing, so a retry of it is as
+  // safe as its kind says; anything that started may have acted.
+  if (envelope.ok || !run.started || context.readOnly === true || !envelope.retryable) return envelope;
   return withWarnings(withRetryable(envelope, false), [NOT_RETRYABLE_WARNING]);
 }
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { dirname, isWithin, join } from "./paths.ts";
+import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join } from "./paths.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
 import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_proxy.ts";
 import { BRIDGE_PORT } from "./net_bridge.ts";
@@ -264,7 +264,7 @@ export class ToolLauncher {
 
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
   #escapedBin(tool: ToolSpec): string | undefined {
-    const relative = !tool.command[0].startsWith("/") && !/^[A-Za-z]:[\\/]/.test(tool.command[0]);
+    const relative = !isAbsolute(tool.command[0]) && !isWindowsAbsolute(tool.command[0]);
     return relative ? escapesBinDir(tool.program, this.#options.manifest.binDir) : undefined;
   }
 }

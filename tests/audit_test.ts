@@ -275,9 +275,9 @@ Deno.test("audit: no secret value, nor any 4-character fragment of one, reaches 
     },
   ]);
   const env = baseEnv({ ...secrets, TOOLGATE_REDACT: "ghp_[A-Za-z]+" });
-  // Built as a command builds it where it starts, and handed to the executor and the command's own output alike.
+  // The redaction a library caller builds for its own output, beside the executor's.
   const redaction = redactionFor(env, ["PASSED_VALUE"]);
-  const executor = executorFor(manifest, { auditDir, cwd, env, redaction });
+  const executor = executorFor(manifest, { auditDir, cwd, env });
   assert.equal((await executor.call("t", "{}")).ok, true);
   assert.equal((await executor.call("u", "{}")).ok, false);
   let text = "";

@@ -11,8 +11,6 @@ import { AgentError } from "./errors.ts";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
 import { clip, seconds } from "../text.ts";
 
-export { DEFAULT_MAX_RESPONSE_BYTES };
-
 /** The most characters of an error body carried into the failure message. */
 export const ERROR_BODY_LIMIT = 2000;
 /** Of an error answer only this much is read: its message keeps {@linkcode ERROR_BODY_LIMIT} characters anyway. */

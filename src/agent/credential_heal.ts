@@ -6,7 +6,14 @@
  *
  * @module
  */
-import { type Envelope, failure, type FailureEnvelope, withRetryable, withWarnings } from "../contract.ts";
+import {
+  type Envelope,
+  failure,
+  type FailureEnvelope,
+  withCredential,
+  withRetryable,
+  withWarnings,
+} from "../contract.ts";
 import type { Executor } from "../executor.ts";
 import type { ToolSpec } from "../manifest.ts";
 import { answerStoreSecret, type AskSecret, STORE_SECRET } from "../store_secret.ts";
@@ -69,7 +76,7 @@ export class CredentialHeal {
     const name = credentialOf(envelope, tool);
     if (name === undefined || envelope.ok || tool === undefined) return envelope;
     this.#failing.set(name, tool.name);
-    const named: FailureEnvelope = { ...envelope, credential: name };
+    const named = withCredential(envelope, name);
     if ((this.#rounds.get(tool.name) ?? 0) >= MAX_SECRET_ROUNDS) {
       return withRetryable(
         withWarnings(named, [
@@ -79,14 +86,14 @@ export class CredentialHeal {
         false,
       );
     }
-    return withRetryable(
-      withWarnings(named, [
-        `the secret ${name} is missing or was refused: call ${STORE_SECRET} with ` +
-        `{"name":"${name}","reason":"<why ${tool.name} needs it>"} to ask the user for a new value (you never ` +
-        `see it), then retry this call`,
-      ]),
-      true,
-    );
+    const told = withWarnings(named, [
+      `the secret ${name} is missing or was refused: call ${STORE_SECRET} with ` +
+      `{"name":"${name}","reason":"<why ${tool.name} needs it>"} to ask the user for a new value (you never ` +
+      `see it), then retry this call`,
+    ]);
+    // A tool with side effects that started may have acted before it was refused: its retryable stays as the
+    // run's envelope says (false), whatever the warning invites.
+    return tool.readOnly ? withRetryable(told, true) : told;
   }
 
   /**

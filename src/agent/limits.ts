@@ -12,5 +12,23 @@
  */
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
-/** The default chat-completions endpoint, when neither `--base-url` nor `OAI_BASE_URL` says otherwise. */
+/** The default chat-completions endpoint, when neither `--base-url` nor a variable below says otherwise. */
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+
+/** The variables that name the endpoint, first found first: agentcli's, then the OpenAI SDKs'. */
+export const BASE_URL_VARIABLES: readonly string[] = ["OAI_BASE_URL", "OPENAI_BASE_URL"];
+
+/**
+ * The endpoint `env` names (or the default): the one place the run and the launch plan (which grants its host)
+ * read it from.
+ *
+ * @example
+ * ```ts
+ * import { endpointFromEnv } from "./limits.ts";
+ * endpointFromEnv({ OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" }); // "http://127.0.0.1:8080/v1"
+ * ```
+ */
+export function endpointFromEnv(env: Readonly<Record<string, string>>): string {
+  for (const name of BASE_URL_VARIABLES) if (env[name]) return env[name];
+  return DEFAULT_BASE_URL;
+}

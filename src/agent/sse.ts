@@ -8,7 +8,7 @@ import { isRecord } from "../contract.ts";
 import { AgentError } from "./errors.ts";
 import { assistantMessage, type AssistantTurn, checkToolCalls, endpointError } from "./messages.ts";
 import { readUsage, type Usage } from "./usage.ts";
-import { clip } from "../text.ts";
+import { clip, seconds } from "../text.ts";
 
 /** One server-sent event: its type (`message` unless named) and its data lines joined by `\n`. */
 export interface SseEvent {
@@ -111,7 +111,7 @@ async function readBefore(
     timer = setTimeout(
       () =>
         reject(
-          new AgentError(`the chat endpoint's stream went quiet: no event data for ${idleMs / 1000} s`),
+          new AgentError(`the chat endpoint's stream went quiet: no event data for ${seconds(idleMs)}`),
         ),
       Math.max(0, deadline - performance.now()),
     );

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { helperPaths, helperPrograms } from "../launch_plan.ts";
 import { derivePermissions, toFlags } from "../own_grants.ts";
 import { configRoot, stateRoot } from "../state.ts";
+import { endpointFromEnv } from "../agent/limits.ts";
 
 /** The repository's root folder. */
 export const ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
@@ -33,7 +34,7 @@ export function compileFlags(
     stateDirs: [stateRoot(env), configRoot(env)],
     readFiles: [],
     writeFiles: [],
-    endpoint: env.OAI_BASE_URL || env.OPENAI_BASE_URL || "https://api.openai.com/v1",
+    endpoint: endpointFromEnv(env),
     helpers: helperPaths(helpers),
   });
   // The runtime starts the built-in tools (the binary runs itself in tool mode).

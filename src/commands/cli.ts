@@ -6,24 +6,26 @@
  * @module
  */
 
+import { STOP_SIGNALS, type StopSignal } from "../process_tree.ts";
+
 /** Exit codes for every command. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
 /** The exit codes of a stop by signal, as the shell reports them (the long-running commands: serve, worker). */
-export const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+export const SIGNAL_EXIT: typeof STOP_SIGNALS = STOP_SIGNALS;
 
-/** A signal that stops a long-running command. */
-export type StopSignal = keyof typeof SIGNAL_EXIT;
+export type { StopSignal };
 
 /**
- * SIGINT and SIGTERM, one after the other, while a long-running command runs: `next()` waits for the next one
- * (a first stops the command gently, a second, for a worker, at once). Nothing on Windows, where neither is sent.
+ * SIGINT, SIGTERM and SIGHUP (a closed terminal), one after the other, while a long-running command runs: `next()`
+ * waits for the next one (a first stops the command gently, a second, for a worker, at once). Nothing on Windows,
+ * where none is sent.
  */
 export function stopSignals(): { next: () => Promise<StopSignal>; dispose: () => void } {
   const waiting: ((signal: StopSignal) => void)[] = [];
   const next = () => new Promise<StopSignal>((resolve) => waiting.push(resolve));
   if (Deno.build.os === "windows") return { next, dispose: () => {} };
-  const listeners = (["SIGINT", "SIGTERM"] as const).map((signal) => {
+  const listeners = (Object.keys(STOP_SIGNALS) as StopSignal[]).map((signal) => {
     const listener = () => waiting.splice(0).forEach((resolve) => resolve(signal));
     Deno.addSignalListener(signal, listener);
     return [signal, listener] as const;

@@ -234,7 +234,8 @@ export async function executorFromArgs(
   const registry = new ProcessRegistry(graceMs, undefined, life.handleSignals ?? true);
   const passthrough = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
-  const secrets = await storedSecrets(io);
+  // Only a tool that declares a secret receives a stored one: without such a tool the store is not even read.
+  const secrets = manifest.tools.some((tool) => tool.secrets.length > 0) ? await storedSecrets(io) : {};
   // The pool is reached before anything runs: one that cannot be is said at start (exit 1), not at every call.
   const pool = checked.pool &&
     await (await import("../pool/client.ts")).PoolClient.open(checked.pool, env, manifest);

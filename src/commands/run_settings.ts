@@ -14,7 +14,7 @@ import {
   stringOption,
   UsageError,
 } from "./cli.ts";
-import { DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES } from "../agent/limits.ts";
+import { BASE_URL_VARIABLES, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES } from "../agent/limits.ts";
 
 /** Defaults of the agent loop's settings (agentcli's, where it has one). */
 export const AGENT_DEFAULTS = {
@@ -40,7 +40,8 @@ export const AGENT_OPTIONS: Record<string, OptionSpec> = {
   "base-url": {
     type: "string",
     value: "URL",
-    help: `the OpenAI-compatible API (env OAI_BASE_URL, default ${AGENT_DEFAULTS.baseUrl})`,
+    help:
+      `the OpenAI-compatible API (env OAI_BASE_URL, then OPENAI_BASE_URL; default ${AGENT_DEFAULTS.baseUrl})`,
   },
   model: { type: "string", value: "ID", help: `the model (env OAI_MODEL, default ${AGENT_DEFAULTS.model})` },
   "api-key": {
@@ -217,7 +218,7 @@ export async function resolveSettings(parsed: ParsedArgs, io: Io): Promise<Agent
   }
   if (prompt !== undefined && prompt.trim() === "") throw new UsageError("the prompt is empty", COMMAND);
 
-  const base = pick(parsed, "base-url", env, ["OAI_BASE_URL"]);
+  const base = pick(parsed, "base-url", env, BASE_URL_VARIABLES);
   const baseUrl = (base?.value ?? AGENT_DEFAULTS.baseUrl).trim().replace(/\/+$/, "");
   let url: URL | undefined;
   try {

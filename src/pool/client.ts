@@ -12,7 +12,7 @@ import { asEnvelope, type Envelope, failure, type FailureEnvelope } from "../con
 import type { Manifest } from "../manifest.ts";
 import { stoppedByUser, userStopped } from "../stop.ts";
 import type { PoolAddress } from "./address.ts";
-import { connectPool, PoolError } from "./connect.ts";
+import { connectPool } from "./connect.ts";
 import {
   type CallDefaults,
   type CallMessage,
@@ -134,6 +134,11 @@ export class PoolClient implements ToolPool {
     const id = crypto.randomUUID();
     const reply = createInbox();
     const pending = new PendingCall(id, request, this.shown, this.#nc);
+    if (request.signal?.aborted) {
+      // Stopped before it left: nothing is published for a worker to take and be told no.
+      pending.dispose();
+      return await pending.answer;
+    }
     // Subscribed before the call is published: a worker's claim cannot come first.
     const subscription = this.#nc.subscribe(reply, { callback: (_error, msg) => pending.receive(msg) });
     try {
@@ -372,5 +377,3 @@ class PendingCall {
     this.request.signal?.removeEventListener("abort", this.#onAbort);
   }
 }
-
-export { PoolError };

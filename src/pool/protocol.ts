@@ -228,8 +228,18 @@ function decode(data: Uint8Array): Record<string, unknown> | undefined {
 }
 
 const isText = (value: unknown): value is string => typeof value === "string" && value !== "";
+/**
+ * A reply or control subject as the NATS client makes one (`createInbox()`): a message can name no other subject,
+ * so a crafted call cannot make a worker (or a crafted claim make a caller) publish on a JetStream API subject
+ * or any other with the sender's rights.
+ */
+const INBOX = /^_INBOX\.[A-Za-z0-9]+$/;
+const isInbox = (value: unknown): value is string => typeof value === "string" && INBOX.test(value);
 const isCount = (value: unknown): value is number =>
   typeof value === "number" && Number.isFinite(value) && value > 0;
+/** A kill grace: `--kill-grace 0` (SIGKILL at once) is a caller's right. */
+const isGrace = (value: unknown): value is number =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0;
 
 /**
  * A call from the stream, or why it is not one (said in the worker's log; the call is then dropped).
@@ -250,14 +260,18 @@ export function readCall(data: Uint8Array): { ok: true; call: CallMessage } | { 
     };
   }
   const { id, tool, args, manifest, reply, defaults } = value;
-  if (!isText(id) || !isText(tool) || typeof args !== "string" || !isText(manifest) || !isText(reply)) {
-    return { ok: false, problem: "id, tool, args, manifest and reply must be strings" };
+  if (!isText(id) || !isText(tool) || typeof args !== "string" || !isText(manifest)) {
+    return { ok: false, problem: "id, tool, args and manifest must be strings" };
   }
+  if (!isInbox(reply)) return { ok: false, problem: "reply must be an inbox subject (_INBOX.…)" };
   if (
-    !isRecord(defaults) || !isCount(defaults.timeoutSec) || !isCount(defaults.graceMs) ||
+    !isRecord(defaults) || !isCount(defaults.timeoutSec) || !isGrace(defaults.graceMs) ||
     !isCount(defaults.maxOutputBytes) || !Number.isInteger(defaults.maxOutputBytes)
   ) {
-    return { ok: false, problem: "defaults must hold positive timeoutSec, graceMs and maxOutputBytes" };
+    return {
+      ok: false,
+      problem: "defaults must hold positive timeoutSec and maxOutputBytes, and a graceMs of 0 or more",
+    };
   }
   const { timeoutSec, graceMs, maxOutputBytes } = defaults;
   return {
@@ -289,7 +303,7 @@ export function readReply(data: Uint8Array): ReplyMessage | undefined {
   const { id, worker } = value;
   switch (value.t) {
     case "claim":
-      return isText(value.control) ? { t: "claim", id, worker, control: value.control } : undefined;
+      return isInbox(value.control) ? { t: "claim", id, worker, control: value.control } : undefined;
     case "mismatch":
       return isText(value.manifest) ? { t: "mismatch", id, worker, manifest: value.manifest } : undefined;
     case "beat":
@@ -363,6 +377,7 @@ export async function manifestHash(manifest: Manifest): Promise<string> {
     timeoutSec: tool.timeoutSec,
     idleTimeoutSec: tool.idleTimeoutSec,
     envPassthrough: tool.envPassthrough,
+    secrets: tool.secrets,
     readOnly: tool.readOnly,
     concurrent: tool.concurrent,
     alwaysLoad: tool.alwaysLoad,

@@ -120,3 +120,19 @@ Deno.test("auto-heal: a credential failure is its credential field, or the signs
   const badArgs = failure("invalid_args", "mode must be one of show, check (got 401)", { field: "mode" });
   assert.equal(credentialOf(badArgs, api), undefined, "the call never reached the service");
 });
+
+Deno.test("auto-heal: a tool with side effects keeps the retryable its run gave it; a read-only one is invited to retry", () => {
+  const readOnly = manifest.tools.find((tool) => tool.readOnly && tool.secrets.length === 1)!;
+  const writes = { ...readOnly, readOnly: false };
+  // What the runner answers for a started call of a tool that may have acted: not retryable.
+  const refused = failure("execution_error", "HTTP 401 Unauthorized", {
+    tool: readOnly.name,
+    retryable: false,
+  });
+  const heal = new CredentialHeal();
+  const forWriter = heal.annotate(refused, writes);
+  assert.equal(!forWriter.ok && forWriter.credential, readOnly.secrets[0]);
+  assert.equal(!forWriter.ok && forWriter.retryable, false, "no second run of a call that may have acted");
+  const forReader = new CredentialHeal().annotate(refused, readOnly);
+  assert.equal(!forReader.ok && forReader.retryable, true);
+});

@@ -35,6 +35,9 @@ Deno.test("readCall: anything else is refused, with the reason", () => {
     [{ ...CALL, args: { a: 1 } }, /must be strings/],
     [{ ...CALL, defaults: { timeoutSec: 0, graceMs: 1, maxOutputBytes: 1 } }, /positive/],
     [{ ...CALL, defaults: { timeoutSec: 1, graceMs: 1, maxOutputBytes: 1.5 } }, /positive/],
+    [{ ...CALL, defaults: { timeoutSec: 1, graceMs: -1, maxOutputBytes: 1 } }, /graceMs of 0 or more/],
+    [{ ...CALL, reply: "$JS.API.STREAM.PURGE.TOOLGATE_CALLS" }, /reply must be an inbox/],
+    [{ ...CALL, reply: "_INBOX.a.>" }, /reply must be an inbox/],
   ];
   for (const [value, reason] of cases) {
     const data = typeof value === "string" ? new TextEncoder().encode(value) : encode(value);
@@ -42,6 +45,11 @@ Deno.test("readCall: anything else is refused, with the reason", () => {
     assert.ok(!read.ok, JSON.stringify(value));
     assert.match(read.problem, reason);
   }
+});
+
+Deno.test("readCall: --kill-grace 0 (SIGKILL at once) travels as it is", () => {
+  const call = { ...CALL, defaults: { ...CALL.defaults, graceMs: 0 } };
+  assert.deepEqual(readCall(encode(call)), { ok: true, call });
 });
 
 Deno.test("readCall: only the known keys are kept (nothing else a sender adds travels on)", () => {
@@ -61,6 +69,11 @@ Deno.test("readReply: each message kind, checked; anything else is ignored", () 
     readReply(encode({ t: "claim", id: "c1", worker: "w" })),
     undefined,
     "a claim names its control",
+  );
+  assert.equal(
+    readReply(encode({ t: "claim", id: "c1", worker: "w", control: "$JS.API.STREAM.DELETE.X" })),
+    undefined,
+    "a claim's control is an inbox, no other subject",
   );
   assert.equal(readReply(encode({ t: "beat", id: "c1", worker: "w" }))?.t, "beat");
   assert.equal(

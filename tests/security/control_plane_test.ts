@@ -93,6 +93,33 @@ for (
   });
 }
 
+confinedTest(
+  "the state and config folders are masked even when they do not exist when toolgate starts",
+  async () => {
+    // A home folder as the workspace, with neither folder yet: a tool must not be the one to make them (the secret
+    // store would then write into the tool's folder, in the tool's view).
+    const home = await realTempDir("toolgate_home_");
+    const loaded = await loadManifest(SCRIPT_FIXTURE);
+    assert.ok(loaded.ok);
+    const executor = new Executor({
+      manifest: loaded.manifest,
+      env: { PATH: "/usr/bin:/bin", HOME: home },
+      cwd: home,
+      auditDir: null,
+      sandbox: "require",
+    });
+    const folders = [".local/state/toolgate", ".config/toolgate"];
+    await runScript(
+      executor,
+      "script_workspace",
+      folders.map((folder) => `mkdir -p ${folder}; echo x > ${folder}/planted`).join("; "),
+    );
+    for (const folder of folders) {
+      await assert.rejects(Deno.stat(join(home, folder, "planted")), Deno.errors.NotFound, folder);
+    }
+  },
+);
+
 Deno.test("a program that appears after the manifest was loaded is not run", async () => {
   const dir = await realTempDir();
   await writeFiles(dir, {

@@ -96,3 +96,44 @@ poolTest(
     }
   },
 );
+
+poolTest(
+  "pool attack: a call naming a reply subject that is no inbox (a JetStream API subject, anyone's) gets nothing sent there",
+  async () => {
+    await using server = await natsServer();
+    await using dir = await scratch();
+    const path = await writePoolManifest(dir.path, TOOLS);
+    await using _worker = await startWorker(server.url, path, dir.path, "a");
+    const nc = await connectPool(server.address, baseEnv(), "attacker");
+    try {
+      // Were the reply subject taken as given, the worker would publish there with its own rights (a claim sent to
+      // $JS.API.STREAM.PURGE.<stream> empties the work queue): here a subject the attacker listens on stands in.
+      const sink: unknown[] = [];
+      const listening = nc.subscribe("attacker.sink", {
+        callback: (_error, msg) => void sink.push(msg.data),
+      });
+      const id = crypto.randomUUID();
+      await jetstream(nc).publish(
+        POOL.subject,
+        encode({
+          v: PROTOCOL_VERSION,
+          id,
+          reply: "attacker.sink",
+          tool: "echo",
+          args: "{}",
+          manifest: await manifestHash(manifestOf(TOOLS)),
+          defaults: { timeoutSec: 10, graceMs: 500, maxOutputBytes: 65536 },
+        }),
+        { msgID: id },
+      );
+      // A well-formed call after it is answered: the worker has taken (and dropped) the crafted one by then.
+      const after = await craftedCall(nc, { tool: "echo", args: "{}" });
+      assert.equal(after.ok, true, JSON.stringify(after));
+      await nc.flush();
+      listening.unsubscribe();
+      assert.deepEqual(sink, [], "the worker sent nothing to a subject that is not an inbox");
+    } finally {
+      await nc.close();
+    }
+  },
+);
