@@ -11,6 +11,7 @@ import { parseJsonc, parsePlainJson } from "./jsonc.ts";
 import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { loadSchemaEngine, patternProblems, SchemaCompiler, schemaEngineLoaded } from "./schema.ts";
 import { readCache, writeCache } from "./state_cache.ts";
+import { STORE_SECRET } from "./store_secret.ts";
 import { fnv1a64 } from "./state.ts";
 import { beltToolOf } from "./tool_belt.ts";
 
@@ -161,9 +162,16 @@ export interface ManifestOptions {
  * ```
  */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-const ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
-/** The in-process tool toolgate offers beside a manifest's (src/store_secret.ts): no manifest tool may take it. */
-const RESERVED_TOOL_NAME = "store_secret";
+/**
+ * What an environment variable's name (a passthrough, a secret) must look like.
+ *
+ * @example
+ * ```ts
+ * import { ENV_NAME_PATTERN } from "./manifest.ts";
+ * ENV_NAME_PATTERN.test("GITHUB_TOKEN"); // true
+ * ```
+ */
+export const ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
 /** The longest timer a runtime keeps (2^31-1 ms); a longer one fires at once, so the tool would time out at once. */
 const MAX_TIMEOUT_SEC = Math.floor((2 ** 31 - 1) / 1000);
 const BIN_PREFIX = "tools/bin/";
@@ -374,7 +382,7 @@ function checkTool(
   const own: string[] = [];
   if (!TOOL_NAME_PATTERN.test(rawName)) own.push("name must match ^[A-Za-z0-9_-]{1,64}$");
   if (context.seen.has(rawName)) own.push("duplicate name");
-  if (rawName === RESERVED_TOOL_NAME) {
+  if (rawName === STORE_SECRET) {
     own.push("the name is toolgate's own (the secret tool every caller offers); rename the tool");
   }
   context.seen.add(rawName);

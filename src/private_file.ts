@@ -13,7 +13,7 @@ import { StateDirError } from "./state.ts";
 /**
  * Refuses what is at `path` unless it is a regular file: a link is never followed, a FIFO or device never opened.
  */
-export function refuseUnlessFile(info: Deno.FileInfo, path: string, what: string): void {
+function refuseUnlessFile(info: Deno.FileInfo, path: string, what: string): void {
   if (info.isSymlink) {
     throw new StateDirError(
       `${what} ${path} is a symbolic link; toolgate never follows one there (remove it)`,
@@ -107,24 +107,27 @@ export function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** Reads the key of `bytes` bytes at `path` (never through a link, checked like a log file); `undefined` if none. */
-function readKey(path: string, bytes: number, what: string): Uint8Array | undefined {
+/**
+ * The whole of the private file at `path`, opened never through a link and checked once open (see
+ * {@linkcode checkOpened}), or `undefined` when there is none; `size`, when given, is the only size accepted.
+ */
+function readPrivateBytes(path: string, what: string, size?: number): Uint8Array | undefined {
   const file = openExisting(path, { read: true }, what);
   if (file === undefined) return undefined;
   try {
     const info = checkOpened(file, path, what);
-    if (info.size !== bytes) {
+    if (size !== undefined && info.size !== size) {
       throw new StateDirError(
-        `${what} ${path} holds ${info.size} bytes, not ${bytes} (remove it: a new one is made)`,
+        `${what} ${path} holds ${info.size} bytes, not ${size} (remove it: a new one is made)`,
       );
     }
-    const key = new Uint8Array(bytes);
-    for (let got = 0; got < key.length;) {
-      const n = file.readSync(key.subarray(got));
+    const bytes = new Uint8Array(info.size);
+    for (let got = 0; got < bytes.length;) {
+      const n = file.readSync(bytes.subarray(got));
       if (n === null || n === 0) throw new StateDirError(`${what} ${path} ended early`);
       got += n;
     }
-    return key;
+    return bytes;
   } finally {
     file.close();
   }
@@ -146,7 +149,7 @@ function readKey(path: string, bytes: number, what: string): Uint8Array | undefi
  */
 export function readOrMakeKey(path: string, bytes: number, what: string): Uint8Array {
   try {
-    const existing = readKey(path, bytes, what);
+    const existing = readPrivateBytes(path, what, bytes);
     if (existing !== undefined) return existing;
     const key = crypto.getRandomValues(new Uint8Array(bytes));
     const file = createNew(path, { read: true }, (file) => {
@@ -155,7 +158,7 @@ export function readOrMakeKey(path: string, bytes: number, what: string): Uint8A
     });
     if (file === undefined) {
       // Another toolgate made it first: use theirs.
-      const theirs = readKey(path, bytes, what);
+      const theirs = readPrivateBytes(path, what, bytes);
       if (theirs === undefined) throw new Error("it came and went while being made");
       return theirs;
     }
@@ -179,20 +182,8 @@ export function readOrMakeKey(path: string, bytes: number, what: string): Uint8A
  * ```
  */
 export function readPrivateText(path: string, what: string): string | undefined {
-  const file = openExisting(path, { read: true }, what);
-  if (file === undefined) return undefined;
-  try {
-    const info = checkOpened(file, path, what);
-    const bytes = new Uint8Array(info.size);
-    for (let got = 0; got < bytes.length;) {
-      const n = file.readSync(bytes.subarray(got));
-      if (n === null || n === 0) throw new StateDirError(`${what} ${path} ended early`);
-      got += n;
-    }
-    return new TextDecoder().decode(bytes);
-  } finally {
-    file.close();
-  }
+  const bytes = readPrivateBytes(path, what);
+  return bytes === undefined ? undefined : new TextDecoder().decode(bytes);
 }
 
 /**

@@ -16,7 +16,7 @@ const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD/i;
 /** Variables whose values are always secrets, whatever else applies. */
 const ALWAYS_SECRET = ["OAI_API_KEY", "OPENAI_API_KEY"];
 /** Shorter values cannot leave a fragment worth hiding, and replacing them would garble everything. */
-export const MIN_SECRET_LENGTH = 4;
+const MIN_SECRET_LENGTH = 4;
 
 /** Replaces secrets in text. */
 export interface Redactor {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { ENV_NAME_PATTERN } from "./manifest.ts";
 import { dirname, join } from "./paths.ts";
 import { isRecord } from "./contract.ts";
 import { ensurePrivateDir } from "./private_dir.ts";
@@ -25,10 +26,7 @@ export interface StoredSecret {
 }
 
 /** The attributes the key is stored under in the desktop keyring. */
-export const KEYRING_ATTRIBUTES: readonly string[] = ["service", "toolgate", "key", "secret-store"];
-
-/** A secret's name: what a variable may be called (the manifest's `secrets` entries). */
-export const SECRET_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
+const KEYRING_ATTRIBUTES: readonly string[] = ["service", "toolgate", "key", "secret-store"];
 
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
@@ -74,7 +72,7 @@ const boundTo = (name: string): Uint8Array<ArrayBuffer> =>
  * ```
  */
 export function checkSecretName(name: string): string {
-  if (!SECRET_NAME_PATTERN.test(name)) {
+  if (!ENV_NAME_PATTERN.test(name)) {
     throw new SyntaxError(`invalid secret name ${JSON.stringify(name)} (must match [A-Z_][A-Z0-9_]*)`);
   }
   return name;
@@ -213,7 +211,7 @@ export class SecretStore {
       (value.key !== "keyring" && value.key !== "file") ||
       !isRecord(value.secrets) ||
       !Object.entries(value.secrets).every(([name, entry]) =>
-        SECRET_NAME_PATTERN.test(name) && isRecord(entry) && typeof entry.set === "string" &&
+        ENV_NAME_PATTERN.test(name) && isRecord(entry) && typeof entry.set === "string" &&
         typeof entry.iv === "string" && typeof entry.data === "string"
       )
     ) {

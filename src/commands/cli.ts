@@ -237,6 +237,31 @@ export function commandHelp(command: Command): string {
   return lines.join("\n") + "\n";
 }
 
+/**
+ * A string option whose value is one of `choices` (else `fallback`); any other value is a usage error naming them.
+ *
+ * @example
+ * ```ts ignore
+ * const format = choiceOption(parsed, "format", ["openai", "anthropic", "mcp"], "openai", "list");
+ * ```
+ */
+export function choiceOption<T extends string>(
+  parsed: ParsedArgs,
+  name: string,
+  choices: readonly T[],
+  fallback: string,
+  command: string,
+): T {
+  const value = stringOption(parsed, name) ?? fallback;
+  if (!(choices as readonly string[]).includes(value)) {
+    throw new UsageError(
+      `--${name} must be one of ${choices.join(", ")} (got ${JSON.stringify(value)})`,
+      command,
+    );
+  }
+  return value as T;
+}
+
 /** A string option's value, or `undefined`. */
 export function stringOption(parsed: ParsedArgs, name: string): string | undefined {
   const value = parsed.values[name];

@@ -6,6 +6,7 @@
  */
 import { dirname, resolve } from "../paths.ts";
 import {
+  choiceOption,
   flag,
   type Io,
   numberOption,
@@ -127,13 +128,7 @@ export async function executorSettings(
       throw auditRefused(error);
     }
   }
-  const sandbox = stringOption(parsed, "sandbox") ?? io.env.TOOLGATE_SANDBOX ?? "auto";
-  if (!(SANDBOX_MODES as readonly string[]).includes(sandbox)) {
-    throw new UsageError(
-      `--sandbox must be one of ${SANDBOX_MODES.join(", ")} (got ${JSON.stringify(sandbox)})`,
-      command,
-    );
-  }
+  const sandbox = choiceOption(parsed, "sandbox", SANDBOX_MODES, io.env.TOOLGATE_SANDBOX ?? "auto", command);
   return {
     timeoutSec,
     graceMs,

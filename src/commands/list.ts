@@ -1,5 +1,5 @@
 /** The `list` command: the manifest's tools as OpenAI, Anthropic or MCP definitions, or their names. @module */
-import { type Command, EXIT, expectPositionals, stringOption, UsageError } from "./cli.ts";
+import { choiceOption, type Command, EXIT, expectPositionals } from "./cli.ts";
 import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../tool_definitions.ts";
 import { loadForCommand } from "./load.ts";
 
@@ -18,13 +18,7 @@ export const listCommand: Command = {
   async run(parsed, io) {
     // A stray word is a mistake (a misspelled flag, a path without --tools), not something to ignore.
     expectPositionals(parsed, 0, "list");
-    const format = stringOption(parsed, "format") ?? "openai";
-    if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
-      throw new UsageError(
-        `--format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(format)})`,
-        "list",
-      );
-    }
+    const format = choiceOption(parsed, "format", EXPORT_FORMATS, "openai", "list");
     const manifest = await loadForCommand(parsed, io);
     if (!manifest) return EXIT.failure;
     const exported = exportTools(manifest, format as ExportFormat);

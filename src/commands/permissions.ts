@@ -1,5 +1,5 @@
 /** The `permissions` command: the least Deno permission flags toolgate runs a command line under. @module */
-import { type Command, EXIT, stringOption, UsageError } from "./cli.ts";
+import { choiceOption, type Command, EXIT } from "./cli.ts";
 import { planLaunch } from "../launch_plan.ts";
 import { toFlags } from "../own_grants.ts";
 
@@ -24,13 +24,7 @@ export const permissionsCommand: Command = {
     'Example: toolgate permissions -- run --base-url http://127.0.0.1:8080/v1 --prompt "hi"',
   ].join("\n"),
   async run(parsed, io) {
-    const format = stringOption(parsed, "format") ?? "flags";
-    if (!(FORMATS as readonly string[]).includes(format)) {
-      throw new UsageError(
-        `--format must be one of ${FORMATS.join(", ")} (got ${JSON.stringify(format)})`,
-        "permissions",
-      );
-    }
+    const format = choiceOption(parsed, "format", FORMATS, "flags", "permissions");
     const plan = planLaunch(parsed.positionals, io.env, io.cwd);
     const body = format === "flags" ? toFlags(plan.set).join(" ") : JSON.stringify(plan.set, null, 2);
     await io.stdout(body + "\n");

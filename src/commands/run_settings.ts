@@ -6,6 +6,7 @@
  */
 import { resolve } from "../paths.ts";
 import {
+  choiceOption,
   flag,
   type Io,
   type OptionSpec,
@@ -258,13 +259,7 @@ export async function resolveSettings(parsed: ParsedArgs, io: Io): Promise<Agent
     ? undefined
     : parseNumber(rawTemperature, "--temperature", COMMAND, { exclusive: false });
 
-  const output = stringOption(parsed, "output") ?? "text";
-  if (!(OUTPUT_FORMATS as readonly string[]).includes(output)) {
-    throw new UsageError(
-      `--output must be one of ${OUTPUT_FORMATS.join(", ")} (got ${JSON.stringify(output)})`,
-      COMMAND,
-    );
-  }
+  const output = choiceOption(parsed, "output", OUTPUT_FORMATS, "text", COMMAND);
 
   const save = stringOption(parsed, "save-messages");
   return {
