@@ -59,6 +59,11 @@ export interface TurnOptions {
   readonly stopButton?: StopButton;
   /** The in-process `store_secret` tool and the turn's credential auto-heal (offered when a tool declares a secret). */
   readonly secrets?: LoopSecrets;
+  /**
+   * Which tools are sent in full (`--lazy-tools` starts with stubs; default: every tool in full): the first call
+   * of a stub is answered with its definition, not run.
+   */
+  readonly disclosure?: ToolDisclosure;
 }
 
 /** How the loop talks to the model. */
@@ -78,8 +83,6 @@ export interface LoopOptions extends TurnOptions {
   readonly debug?: (text: string) => Promise<void>;
   /** Receives what happens: each request, answer, tool call and tool result (for `--output jsonl`, and usage). */
   readonly onEvent?: EventSink;
-  /** Which tools are sent in full (`--lazy-tools` starts with stubs); default: every tool in full. */
-  readonly disclosure?: ToolDisclosure;
 }
 
 /** How a run ended. */
@@ -197,7 +200,7 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
         arguments: call.function.arguments,
       });
     }
-    const answers = await answerTurn(calls, disclosure, options);
+    const answers = await answerToolCalls(calls, { ...options, disclosure });
     for (const [index, answer] of answers.entries()) {
       const envelope = JSON.parse(answer.content) as Envelope;
       await emit({
@@ -212,30 +215,6 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
     messages.push(...answers);
   }
   return { kind: "step_limit", steps: options.maxSteps };
-}
-
-/**
- * Answers a turn's calls: the first call of a stub with its definition (not run), every other call through
- * {@linkcode answerToolCalls}; one tool message per call, in the model's order.
- */
-async function answerTurn(
-  calls: readonly ToolCall[],
-  disclosure: ToolDisclosure,
-  options: TurnOptions,
-): Promise<ToolMessage[]> {
-  const stubbed = calls.map((call) => disclosure.isStub(call.function.name));
-  if (!stubbed.includes(true)) return await answerToolCalls(calls, options);
-  const disclosed = calls.map((call, i) => stubbed[i] ? disclosure.disclose(call) : undefined);
-  const ran = await answerToolCalls(calls.filter((_, i) => !stubbed[i]), options);
-  let next = 0;
-  return calls.map((call, i): ToolMessage => {
-    const envelope = disclosed[i];
-    return envelope === undefined ? ran[next++] : {
-      role: "tool",
-      tool_call_id: call.id,
-      content: toolMessageContent(envelope, options.maxToolChars),
-    };
-  });
 }
 
 async function askOnce(
@@ -330,6 +309,11 @@ export async function answerToolCalls(
   const runnable: Runnable[] = [];
   // Pass 1: lookup, arguments, approval, one call at a time so that questions come in the model's order.
   for (const [index, toolCall] of calls.entries()) {
+    if (options.disclosure?.isStub(toolCall.function.name)) {
+      // The first call of a stub runs nothing: it is answered with the tool's definition, to call again.
+      envelopes[index] = options.disclosure.disclose(toolCall);
+      continue;
+    }
     if (options.secrets && toolCall.function.name === STORE_SECRET) {
       // Answered here, in the model's order: the person's answer is its approval.
       envelopes[index] = await answerSecretCall(toolCall.function.arguments, executor, options.secrets);
