@@ -11,7 +11,6 @@ import { parseJsonc, parsePlainJson } from "./jsonc.ts";
 import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { loadSchemaEngine, patternProblems, SchemaCompiler, schemaEngineLoaded } from "./schema.ts";
 import { readCache, writeCache } from "./state_cache.ts";
-import { STORE_SECRET } from "./store_secret.ts";
 import { fnv1a64 } from "./state.ts";
 import { beltToolOf } from "./tool_belt.ts";
 
@@ -162,6 +161,18 @@ export interface ManifestOptions {
  * ```
  */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/**
+ * The name of the in-process tool toolgate offers beside a manifest's (src/store_secret.ts): reserved, no
+ * manifest tool may take it.
+ *
+ * @example
+ * ```ts
+ * import { STORE_SECRET } from "./manifest.ts";
+ * STORE_SECRET; // "store_secret"
+ * ```
+ */
+export const STORE_SECRET = "store_secret";
+
 /**
  * What an environment variable's name (a passthrough, a secret) must look like.
  *

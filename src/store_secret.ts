@@ -9,9 +9,10 @@
  */
 import { type Envelope, failure, type FailureEnvelope, isRecord, success } from "./contract.ts";
 import type { Executor } from "./executor.ts";
+import { STORE_SECRET } from "./manifest.ts";
 
 /** The tool's name (reserved: no manifest tool may take it). */
-export const STORE_SECRET = "store_secret";
+export { STORE_SECRET };
 
 /** The longest `reason` shown to the person. */
 const MAX_REASON = 500;
