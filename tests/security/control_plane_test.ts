@@ -54,6 +54,19 @@ confinedTest("no tool can change the control plane inside its workspace, whateve
   assert.deepEqual(after, before);
 });
 
+/** A confined executor over the script fixture whose workspace is the home folder `home` (HOME too). */
+async function homeExecutor(home: string): Promise<Executor> {
+  const loaded = await loadManifest(SCRIPT_FIXTURE);
+  assert.ok(loaded.ok);
+  return new Executor({
+    manifest: loaded.manifest,
+    env: { PATH: "/usr/bin:/bin", HOME: home },
+    cwd: home,
+    auditDir: null,
+    sandbox: "require",
+  });
+}
+
 // toolgate's state (the audit key, the secret store's key file) and its configuration (the secret store itself).
 for (
   const [folder, where, secret] of [
@@ -67,16 +80,8 @@ for (
     const shown = where.join("/");
     await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
     await Deno.writeTextFile(join(dir, secret), "not for tools");
-    const loaded = await loadManifest(SCRIPT_FIXTURE);
-    assert.ok(loaded.ok);
     // The workspace is the home folder itself: the folder lies inside it.
-    const executor = new Executor({
-      manifest: loaded.manifest,
-      env: { PATH: "/usr/bin:/bin", HOME: home },
-      cwd: home,
-      auditDir: null,
-      sandbox: "require",
-    });
+    const executor = await homeExecutor(home);
     const result = await runScript(
       executor,
       "script_workspace",
@@ -99,15 +104,7 @@ confinedTest(
     // A home folder as the workspace, with neither folder yet: a tool must not be the one to make them (the secret
     // store would then write into the tool's folder, in the tool's view).
     const home = await realTempDir("toolgate_home_");
-    const loaded = await loadManifest(SCRIPT_FIXTURE);
-    assert.ok(loaded.ok);
-    const executor = new Executor({
-      manifest: loaded.manifest,
-      env: { PATH: "/usr/bin:/bin", HOME: home },
-      cwd: home,
-      auditDir: null,
-      sandbox: "require",
-    });
+    const executor = await homeExecutor(home);
     const folders = [".local/state/toolgate", ".config/toolgate"];
     await runScript(
       executor,

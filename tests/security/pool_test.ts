@@ -15,6 +15,22 @@ import { natsServer, POOL_TOOLS, poolTest, startWorker, writePoolManifest } from
 
 const TOOLS = [...POOL_TOOLS, { name: "env_dump", readOnly: true, command: [join(BIN, "env_dump")] }];
 
+/** Publishes `fields` as a call on the pool's subject, over well-formed defaults (the manifest's hash, limits). */
+async function publishCall(nc: NatsConnection, fields: Record<string, unknown>): Promise<void> {
+  const id = crypto.randomUUID();
+  await jetstream(nc).publish(
+    POOL.subject,
+    encode({
+      v: PROTOCOL_VERSION,
+      id,
+      manifest: await manifestHash(manifestOf(TOOLS)),
+      defaults: { timeoutSec: 10, graceMs: 500, maxOutputBytes: 65536 },
+      ...fields,
+    }),
+    { msgID: id },
+  );
+}
+
 /** Publishes `fields` as a call (over well-formed defaults), says yes to the claim, and returns the envelope. */
 async function craftedCall(
   nc: NatsConnection,
@@ -32,19 +48,7 @@ async function craftedCall(
       }
     },
   });
-  const id = crypto.randomUUID();
-  await jetstream(nc).publish(
-    POOL.subject,
-    encode({
-      v: PROTOCOL_VERSION,
-      id,
-      reply,
-      manifest: await manifestHash(manifestOf(TOOLS)),
-      defaults: { timeoutSec: 10, graceMs: 500, maxOutputBytes: 65536 },
-      ...fields,
-    }),
-    { msgID: id },
-  );
+  await publishCall(nc, { reply, ...fields });
   const timer = setTimeout(() => resolve({ timedOut: true }), 15_000);
   try {
     return await promise;
@@ -55,7 +59,7 @@ async function craftedCall(
 }
 
 poolTest(
-  "pool attack: a crafted call is checked again on the worker; what it adds changes nothing",
+  "pool attack: a crafted call is checked again on the worker; what it adds changes nothing; a reply subject that is no inbox gets nothing sent there",
   async () => {
     await using server = await natsServer();
     await using dir = await scratch();
@@ -91,41 +95,13 @@ poolTest(
         [],
       );
       await assert.rejects(Deno.stat(join(dir.path, "pwned")), Deno.errors.NotFound);
-    } finally {
-      await nc.close();
-    }
-  },
-);
-
-poolTest(
-  "pool attack: a call naming a reply subject that is no inbox (a JetStream API subject, anyone's) gets nothing sent there",
-  async () => {
-    await using server = await natsServer();
-    await using dir = await scratch();
-    const path = await writePoolManifest(dir.path, TOOLS);
-    await using _worker = await startWorker(server.url, path, dir.path, "a");
-    const nc = await connectPool(server.address, baseEnv(), "attacker");
-    try {
       // Were the reply subject taken as given, the worker would publish there with its own rights (a claim sent to
       // $JS.API.STREAM.PURGE.<stream> empties the work queue): here a subject the attacker listens on stands in.
       const sink: unknown[] = [];
       const listening = nc.subscribe("attacker.sink", {
         callback: (_error, msg) => void sink.push(msg.data),
       });
-      const id = crypto.randomUUID();
-      await jetstream(nc).publish(
-        POOL.subject,
-        encode({
-          v: PROTOCOL_VERSION,
-          id,
-          reply: "attacker.sink",
-          tool: "echo",
-          args: "{}",
-          manifest: await manifestHash(manifestOf(TOOLS)),
-          defaults: { timeoutSec: 10, graceMs: 500, maxOutputBytes: 65536 },
-        }),
-        { msgID: id },
-      );
+      await publishCall(nc, { reply: "attacker.sink", tool: "echo", args: "{}" });
       // A well-formed call after it is answered: the worker has taken (and dropped) the crafted one by then.
       const after = await craftedCall(nc, { tool: "echo", args: "{}" });
       assert.equal(after.ok, true, JSON.stringify(after));
