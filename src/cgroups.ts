@@ -195,12 +195,13 @@ export interface CgroupLimits {
 const JOIN_SCRIPT = [
   "pids=$1 mem=$2 memfile=$3 slot=$4 nproc=$5 bytes=$6 swapfile=$7 cpu=$8 blocks=$9 data=${10}; shift 10",
   'fail() { echo "toolgate: cannot set up the cgroup $1" >&2; exit 125; }',
+  // A slot's first call makes both folders with one mkdir (a base not used stands in for the other).
+  'p=$pids m=$mem; [ "$p" = - ] && p=$m; [ "$m" = - ] && m=$p',
+  '[ -d "$p/$slot" ] && [ -d "$m/$slot" ] || /bin/mkdir -p "$p/$slot" "$m/$slot" || fail "$p/$slot"',
   'if [ "$pids" != - ]; then',
-  '  [ -d "$pids/$slot" ] || /bin/mkdir -p "$pids/$slot" || fail "$pids/$slot"',
   '  printf %s "$nproc" > "$pids/$slot/pids.max" || fail "$pids/$slot"',
   "fi",
   'if [ "$mem" != - ]; then',
-  '  [ -d "$mem/$slot" ] || /bin/mkdir -p "$mem/$slot" || fail "$mem/$slot"',
   '  printf %s "$bytes" > "$mem/$slot/$memfile" || fail "$mem/$slot"',
   '  [ "$swapfile" = - ] || printf 0 > "$mem/$slot/$swapfile" 2>/dev/null',
   "fi",

@@ -170,27 +170,34 @@ function realOr(path: string): string {
   }
 }
 
-/**
- * The helper programs, found once on PATH (absolute paths: nothing is looked up again under the least set);
- * `secret-tool` holds the secret store's key in the desktop keyring.
- */
-export function helperPrograms(
-  path: string,
-): { bwrap?: string; sh?: string; cat?: string; kill?: string; secretTool?: string } {
+/** The helper programs toolgate may start, by absolute path. */
+export interface HelperPrograms {
+  readonly bwrap?: string;
+  readonly sh?: string;
+  readonly cat?: string;
+  readonly kill?: string;
+  /** Starts an unconfined tool in a session of its own, without forking the runtime. */
+  readonly setsid?: string;
+  /** Holds the secret store's key in the desktop keyring. */
+  readonly secretTool?: string;
+}
+
+/** The helper programs, found once on PATH (absolute paths: nothing is looked up again under the least set). */
+export function helperPrograms(path: string): HelperPrograms {
   return {
     bwrap: findProgram("bwrap", path),
     sh: findProgram("sh", "/bin:/usr/bin"),
     cat: findProgram("cat", "/bin:/usr/bin"),
     kill: findProgram("kill", path),
+    // Where process_tree.ts looks for it.
+    setsid: findProgram("setsid", "/usr/bin:/bin"),
     secretTool: findProgram("secret-tool", path),
   };
 }
 
 /** The helper programs that were found, as the run grant lists them. */
-export function helperPaths(helpers: ReturnType<typeof helperPrograms>): string[] {
-  return [helpers.bwrap, helpers.sh, helpers.cat, helpers.kill, helpers.secretTool].filter((p): p is string =>
-    p !== undefined
-  );
+export function helperPaths(helpers: HelperPrograms): string[] {
+  return Object.values(helpers).filter((p): p is string => p !== undefined);
 }
 
 /** A launch: the flags toolgate's main entry runs under, and what it learns from the launcher. */

@@ -73,7 +73,8 @@ export interface RunFacts {
   readonly listen?: { readonly hostname: string; readonly port: number };
   /**
    * The helper programs it starts: bwrap, sh (which makes, sets and joins a call's cgroups), cat (which tells a
-   * process's cgroups), kill (to signal a process group).
+   * process's cgroups), kill (to signal a process group), setsid (which starts an unconfined tool in its own
+   * session).
    */
   readonly helpers: readonly string[];
   /**
@@ -194,7 +195,7 @@ const UNSCOPED: [Deno.PermissionDescriptor, string, string][] = [
   [
     { name: "run" },
     "--allow-run",
-    "any program may be started; toolgate needs bwrap, sh, kill, its runtime and the tools only",
+    "any program may be started; toolgate needs bwrap, sh, kill, setsid, its runtime and the tools only",
   ],
   [
     { name: "read" },

@@ -18,8 +18,8 @@ const SETSID_PATHS = ["/usr/bin/setsid", "/bin/setsid"];
 /**
  * How to start a program as the leader of its own session and process group: `["/usr/bin/setsid"]` to run it
  * through setsid(1), or `[]` for Deno's `detached: true`. Deno starts a detached child with fork() of the whole
- * runtime, some milliseconds a call; setsid(1) costs one small exec. It is used only under an unscoped
- * `--allow-run`: allowing setsid under a scoped one would allow every program.
+ * runtime, some milliseconds a call; setsid(1) costs one small exec. It is used when this process may run it: the
+ * launcher grants it by its path, as it grants `sh` (either can start any program, so the grant adds no power).
  *
  * @example
  * ```ts
@@ -31,8 +31,9 @@ const SETSID_PATHS = ["/usr/bin/setsid", "/bin/setsid"];
  * ```
  */
 export function groupLauncher(): readonly string[] {
-  if (Deno.build.os !== "linux" || !canKillDirectly()) return [];
+  if (Deno.build.os !== "linux") return [];
   for (const path of SETSID_PATHS) {
+    if (Deno.permissions.querySync({ name: "run", command: path }).state !== "granted") continue;
     try {
       if (Deno.statSync(path).isFile) return [path];
     } catch {

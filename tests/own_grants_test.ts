@@ -144,6 +144,40 @@ Deno.test("with bubblewrap off the PATH, the launcher says so once and prints no
   assert.match(lines[0], /--sandbox require/);
 });
 
+Deno.test("under the least set, an unconfined tool gets its session through setsid(1), granted by path, not a fork of the runtime", async () => {
+  const setsid = ["/usr/bin/setsid", "/bin/setsid"].find((path) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch {
+      return false;
+    }
+  });
+  assert.ok(setsid, "setsid(1) (util-linux) is on every Linux host toolgate supports");
+  const cwd = await Deno.makeTempDir();
+  const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/home/someone" };
+  const { set } = planLaunch(["call", "get_time", "--sandbox", "off"], env, cwd);
+  assert.ok(set.run.includes(setsid), "the launcher grants setsid by its path");
+  // What the run's process picks under that very set, and under the same set without setsid.
+  const probe = join(cwd, "probe.ts");
+  await Deno.writeTextFile(
+    probe,
+    `import { groupLauncher } from ${JSON.stringify(join(REPO, "src", "process_tree.ts"))};\n` +
+      "console.log(JSON.stringify(groupLauncher()));\n",
+  );
+  const pick = async (run: readonly string[]) => {
+    const flags = toFlags({ ...set, read: [...set.read, cwd], run: [...run] });
+    const result = await runProgram(Deno.execPath(), ["run", "--quiet", ...flags, "--no-config", probe], { cwd });
+    assert.equal(result.code, 0, result.stderr);
+    return JSON.parse(result.stdout);
+  };
+  assert.deepEqual(await pick(set.run), [setsid]);
+  assert.deepEqual(
+    await pick(set.run.filter((path) => path !== setsid)),
+    [],
+    "without the grant: Deno's detached start",
+  );
+});
+
 Deno.test("under the least set, an unconfined timeout still ends the whole tree (through the kill program)", async () => {
   const seconds = `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1000)}`;
   const cwd = await Deno.makeTempDir();

@@ -16,8 +16,8 @@ export const permissionsCommand: Command = {
   details: [
     "The `toolgate` command works this set out at every start, for that very run, and runs toolgate under it:",
     "--allow-read of the manifest's folder, the workspace, toolgate's code and state and the system folders the",
-    "sandbox probe looks at; --allow-write of toolgate's state folder, the call cgroups and a transcript only;",
-    "--allow-run of bwrap, sh, kill, secret-tool, the runtime and each tool's program; --allow-env of the",
+    "sandbox probe looks at; --allow-write of toolgate's state and config folders and a transcript only;",
+    "--allow-run of bwrap, sh, kill, setsid, secret-tool, the runtime and each tool's program; --allow-env of the",
     "variables toolgate reads and the tools' passthrough and secret names; --allow-net of the endpoint (the agent",
     "loop) and of the address `serve --http` listens on; --allow-sys=uid. Paths are absolute. Put the command",
     "line after `--`.",

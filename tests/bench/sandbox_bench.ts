@@ -1,12 +1,17 @@
 /**
- * A trivial tool's confined call through the executor against a bare spawn of the very same confined command line
- * (the cgroup wrapper where cgroups are used, bwrap with the same arguments), interleaved in one run: the
- * hardening must not cost more than 1.1x. Also the confined call against a bare bwrap without the cgroup wrapper,
- * and against an unconfined call, for scale.
+ * Per call through the library, under the least permission flags the launcher derives for a `call` of the tool
+ * (measured in a child process run under exactly them), interleaved in one run:
+ * - a trivial tool's confined call against a bare spawn of the very same confined command line (the cgroup
+ *   wrapper where cgroups are used, bwrap with the same arguments): target at most 1.1x; and against a bare bwrap
+ *   without the cgroup wrapper, for scale;
+ * - its unconfined call against a bare spawn of the tool (target at most 1.3x), and against a bare spawn through
+ *   setsid(1), the least a runner that can end the tool's whole tree pays.
  *
  * @module
  */
 import { dirname, join } from "node:path";
+import { planLaunch } from "../../src/launch_plan.ts";
+import { toFlags } from "../../src/own_grants.ts";
 import { cgroupWrapper } from "../../src/cgroups.ts";
 import { controlPlane } from "../../src/control_plane.ts";
 import { Executor } from "../../src/executor.ts";
@@ -17,10 +22,24 @@ import { loadSchemaEngine } from "../../src/schema.ts";
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
 
-/** The issue's target: a confined call over a bare bwrap spawn with the same arguments. */
+/** The issue's targets: a confined call over a bare spawn of its command line, an unconfined one over a bare spawn. */
 export const TARGET_RATIO = 1.1;
+export const UNCONFINED_TARGET_RATIO = 1.3;
+const SETSID = "/usr/bin/setsid";
+/** toolgate's checkout (not through tests/support.ts, which reads variables the least set does not grant). */
+const REPO = new URL("../../", import.meta.url).pathname;
 const ROUNDS = 60;
 const encoder = new TextEncoder();
+
+/** `items` in a random order (Fisher-Yates). */
+export function shuffled<T>(items: readonly T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j], copy[i]];
+  }
+  return copy;
+}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -80,25 +99,23 @@ export async function spawn(program: string, args: string[], cwd: string): Promi
     env: { PATH: "/usr/bin:/bin" },
   }).spawn();
   const writer = child.stdin.getWriter();
-  await writer.write(encoder.encode("{}"));
-  await writer.close();
+  // A tool that never reads its arguments may be gone before they are written, as the executor allows.
+  await writer.write(encoder.encode("{}")).then(() => writer.close()).catch((error) => {
+    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+  });
   const [out] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
   if (!(await child.status).success || !out.includes("{")) throw new Error(`the bare run failed: ${out}`);
 }
 
-/** Median per-call times and their ratios; empty when bubblewrap does not work here. */
-export async function benchSandbox(): Promise<Record<string, number>> {
+/**
+ * The measurement itself, in the child that runs under the least set: the project in `dir` (a trivial tool), the
+ * variables the launcher hands the main entry in `launched`. Median per-call times, by run.
+ */
+async function measure(dir: string, launched: Record<string, string>): Promise<Record<string, number>> {
   const env = { PATH: "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" };
-  const support = await probeSandbox(env.PATH, "bwrap", Deno.env.toObject());
-  if (!support.ok) {
-    console.log(`sandbox bench skipped: ${support.reason}`);
-    return {};
-  }
-  const dir = await Deno.realPath(await Deno.makeTempDir());
-  await Deno.mkdir(join(dir, "tools", "bin"), { recursive: true });
-  await Deno.writeTextFile(join(dir, "tools", "bin", "trivial"), "#!/bin/sh\necho '{\"ok\":1}'\n", {
-    mode: 0o755,
-  });
+  const support = await probeSandbox(env.PATH, launched.TOOLGATE_BWRAP ?? "bwrap", launched);
+  if (!support.ok) throw new Error(`bubblewrap does not work here: ${support.reason}`);
+  await loadSchemaEngine();
   const loaded = validateManifest(
     { tools: [{ name: "trivial", command: ["./tools/bin/trivial"], permissions: "none" }] },
     join(dir, "tools.json"),
@@ -106,7 +123,7 @@ export async function benchSandbox(): Promise<Record<string, number>> {
   if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
   const tool = loaded.manifest.tools[0];
   const make = (sandbox: "require" | "off") =>
-    new Executor({ manifest: loaded.manifest, env, cwd: dir, auditDir: null, sandbox });
+    new Executor({ manifest: loaded.manifest, env, cwd: dir, auditDir: null, sandbox, bwrap: support.bwrap });
   const confined = make("require");
   const unconfined = make("off");
   const args = bareBwrapArgs(support, loaded.manifest, tool, env, dir);
@@ -114,48 +131,100 @@ export async function benchSandbox(): Promise<Record<string, number>> {
     const [program, ...rest] = confinedCommandLine(support, loaded.manifest, tool, env, dir, "call-bench-1");
     return spawn(program, rest, dir);
   };
+  const call = (executor: Executor) => async () => {
+    const envelope = await executor.call("trivial", "{}");
+    if (!envelope.ok) throw new Error(JSON.stringify(envelope));
+  };
   const runs: Record<string, () => Promise<unknown>> = {
-    executor: async () => {
-      const envelope = await confined.call("trivial", "{}");
-      if (!envelope.ok) throw new Error(JSON.stringify(envelope));
-    },
+    executor: call(confined),
     bare_same_command: same,
     bare_bwrap_only: () => spawn(support.bwrap, args, dir),
-    unconfined: () => unconfined.call("trivial", "{}"),
+    unconfined: call(unconfined),
+    bare_unconfined: () => spawn(tool.program, [], dir),
+    bare_setsid: () => spawn(SETSID, [tool.program], dir),
   };
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
   for (const run of Object.values(runs)) await run();
-  // Each round starts at another run, so that every run follows every other equally often: a sandbox's teardown
-  // (its namespaces go after it exits) is paid by whatever starts next, and a fixed order would bill one run for it.
+  // Each round runs them in a new random order, so that every run follows every other about equally often: a
+  // sandbox's teardown (its namespaces go after it exits) is paid by whatever starts next, and a fixed cycle (even
+  // one that starts each round elsewhere) would bill the same run for it every time.
   const entries = Object.entries(runs);
   for (let i = 0; i < ROUNDS; i++) {
-    for (let j = 0; j < entries.length; j++) {
-      const [name, run] = entries[(i + j) % entries.length];
+    for (const [name, run] of shuffled(entries)) {
       const start = performance.now();
       await run();
       times[name].push(performance.now() - start);
     }
   }
-  const m = (name: string) => median(times[name]);
+  return Object.fromEntries(Object.entries(times).map(([name, values]) => [name, median(values)]));
+}
+
+/** Median per-call times and their ratios, under the least set; empty when bubblewrap does not work here. */
+export async function benchSandbox(): Promise<Record<string, number>> {
+  const support = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "bwrap", Deno.env.toObject());
+  if (!support.ok) {
+    console.log(`sandbox bench skipped: ${support.reason}`);
+    return {};
+  }
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const state = await Deno.makeTempDir();
+  await Deno.mkdir(join(dir, "tools", "bin"), { recursive: true });
+  await Deno.writeTextFile(join(dir, "tools", "bin", "trivial"), "#!/bin/sh\necho '{\"ok\":1}'\n", {
+    mode: 0o755,
+  });
+  await Deno.writeTextFile(
+    join(dir, "tools.json"),
+    JSON.stringify({ tools: [{ name: "trivial", command: ["./tools/bin/trivial"], permissions: "none" }] }),
+  );
+  const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" };
+  const plan = planLaunch(["call", "trivial"], { ...env, XDG_STATE_HOME: state }, dir);
+  // What the launcher grants a `call` of the tool, and the bench's own code beside toolgate's.
+  const flags = toFlags({ ...plan.set, env: [...plan.set.env, "TOOLGATE_BWRAP"] });
+  const child = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", ...flags, "--config", join(REPO, "deno.json"), import.meta.filename!, dir],
+    cwd: dir,
+    clearEnv: true,
+    env: { ...env, XDG_STATE_HOME: state, ...plan.env },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  await Deno.remove(state, { recursive: true });
+  if (!child.success) throw new Error(`the sandbox bench failed: ${new TextDecoder().decode(child.stderr)}`);
+  const m = JSON.parse(new TextDecoder().decode(child.stdout)) as Record<string, number>;
   const result = {
-    confined_over_bare_same_command: m("executor") / m("bare_same_command"),
-    confined_over_bare_bwrap: m("executor") / m("bare_bwrap_only"),
-    confined_over_unconfined: m("executor") / m("unconfined"),
+    confined_over_bare_same_command: m.executor / m.bare_same_command,
+    confined_over_bare_bwrap: m.executor / m.bare_bwrap_only,
+    confined_over_unconfined: m.executor / m.unconfined,
+    unconfined_over_bare_spawn: m.unconfined / m.bare_unconfined,
+    unconfined_over_setsid_spawn: m.unconfined / m.bare_setsid,
   };
+  const f = (n: number) => n.toFixed(2);
+  const ms = (n: number) => n.toFixed(1);
   console.log(
-    `sandbox: a confined call takes ${
-      result.confined_over_bare_same_command.toFixed(2)
-    }x a bare spawn of the same ` +
-      `confined command (target ${TARGET_RATIO}x; ${m("executor").toFixed(1)} vs ${
-        m("bare_same_command").toFixed(1)
-      } ms), ` +
-      `${result.confined_over_bare_bwrap.toFixed(2)}x bwrap alone (${m("bare_bwrap_only").toFixed(1)} ms), ` +
-      `${result.confined_over_unconfined.toFixed(2)}x an unconfined call (${
-        m("unconfined").toFixed(1)
-      } ms); ` +
-      `medians of ${ROUNDS}, interleaved`,
+    `sandbox, under the least set: a confined call takes ${
+      f(result.confined_over_bare_same_command)
+    }x a bare ` +
+      `spawn of the same confined command (target ${TARGET_RATIO}x; ${ms(m.executor)} vs ` +
+      `${ms(m.bare_same_command)} ms), ${f(result.confined_over_bare_bwrap)}x bwrap alone ` +
+      `(${ms(m.bare_bwrap_only)} ms); an unconfined call ${
+        f(result.unconfined_over_bare_spawn)
+      }x a bare spawn ` +
+      `(target ${UNCONFINED_TARGET_RATIO}x; ${ms(m.unconfined)} vs ${ms(m.bare_unconfined)} ms), ` +
+      `${f(result.unconfined_over_setsid_spawn)}x a setsid(1) spawn (${ms(m.bare_setsid)} ms); medians of ` +
+      `${ROUNDS}, interleaved`,
   );
   return result;
 }
 
-if (import.meta.main) await benchSandbox();
+if (import.meta.main) {
+  // The child: measures under the least set and prints the medians; run by hand, the whole bench.
+  if (Deno.args[0] !== undefined) {
+    const launched = Object.fromEntries(
+      ["TOOLGATE_BWRAP", "TOOLGATE_CGROUP"].flatMap((name) => {
+        const value = Deno.env.get(name);
+        return value === undefined ? [] : [[name, value]];
+      }),
+    );
+    console.log(JSON.stringify(await measure(Deno.args[0], launched)));
+  } else await benchSandbox();
+}

@@ -8,6 +8,11 @@
  * - `toolgate validate` of a 1,000-tool manifest, unchanged since the last run and just changed (targets: at most
  *   10x and 40x hello-world).
  *
+ * Beside them, the floor of the command's design, measured in the same loop: one runtime that starts a second
+ * (the launcher and the run it starts under the least set), which starts the tool (through setsid(1) unconfined,
+ * as the very confined command line a call starts otherwise) and does nothing else. `call` over that floor is
+ * what toolgate's own work costs.
+ *
  * Run: `deno run -A tests/bench/startup_bench.ts`
  *
  * @module
@@ -17,6 +22,10 @@ import { REPO } from "../support.ts";
 import { answer, callTools, type RecordedRequest, startChatServer } from "../agent/chat_server.ts";
 import { generateManifest } from "./manifest_bench.ts";
 import { buildBundle, launcherArgs } from "../../src/build/install.ts";
+import { validateManifest } from "../../src/manifest.ts";
+import { probeSandbox } from "../../src/sandbox.ts";
+import { loadSchemaEngine } from "../../src/schema.ts";
+import { confinedCommandLine, shuffled } from "./sandbox_bench.ts";
 
 /** The issue's targets, as ratios. */
 export const TARGETS = {
@@ -78,6 +87,44 @@ export async function benchStartup(): Promise<Record<string, number>> {
   const env = { XDG_STATE_HOME: join(dir, "state"), NO_COLOR: "1" };
   // The state folder of a user who has run toolgate before (a cache is never the reason to create it).
   await Deno.mkdir(join(dir, "state", "toolgate"), { recursive: true, mode: 0o700 });
+  // The design's floor: two runtimes, one starting the other, which starts the tool and reads its output.
+  const floor = join(dir, "floor.ts");
+  await Deno.writeTextFile(
+    floor,
+    [
+      "const [role, ...rest] = Deno.args;",
+      "const child = role === 'outer'",
+      "  ? new Deno.Command(Deno.execPath(), { args: ['run', '-A', '--quiet', import.meta.filename!, 'inner', ...rest] })",
+      "  : new Deno.Command(rest[0], { args: rest.slice(1), stdin: 'piped', stdout: 'piped', stderr: 'piped' });",
+      "if (role === 'outer') Deno.exit((await child.spawn().status).code);",
+      "const process = child.spawn();",
+      "const writer = process.stdin.getWriter();",
+      // A tool that never reads its arguments may be gone before they are written.
+      "await writer.write(new TextEncoder().encode('{}')).then(() => writer.close()).catch(() => {});",
+      "const output = await process.output();",
+      "await Deno.stdout.write(output.stdout);",
+      "Deno.exit(output.code);",
+      "",
+    ].join("\n"),
+  );
+  await loadSchemaEngine();
+  const loaded = validateManifest(
+    JSON.parse(await Deno.readTextFile(join(dir, "tools.json"))),
+    join(dir, "tools.json"),
+  );
+  if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+  const support = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "bwrap", Deno.env.toObject());
+  const trivial = join(dir, "tools", "bin", "trivial");
+  const confinedLine = support.ok
+    ? confinedCommandLine(
+      support,
+      loaded.manifest,
+      loaded.manifest.tools[0],
+      { PATH: "/usr/bin:/bin" },
+      dir,
+      "call-floor-1",
+    )
+    : undefined;
   const launcher = launcherArgs({ source: REPO });
   // The installed command's launcher: the split bundle `deno task install` builds.
   const bundle = join(dir, "bundle");
@@ -104,6 +151,10 @@ export async function benchStartup(): Promise<Record<string, number>> {
   let generation = 0;
   const runs: Record<string, () => Promise<number>> = {
     hello: () => time(["run", "--quiet", hello], dir, env),
+    floor_unconfined: () =>
+      time(["run", "-A", "--quiet", floor, "outer", "/usr/bin/setsid", trivial], dir, env),
+    ...(confinedLine &&
+      { floor: () => time(["run", "-A", "--quiet", floor, "outer", ...confinedLine], dir, env) }),
     call: () => time([...installed, "call", "trivial"], dir, env),
     call_source: () => time([...launcher, "call", "trivial"], dir, env),
     call_unconfined: () => time([...installed, "call", "--sandbox", "off", "trivial"], dir, env),
@@ -123,14 +174,10 @@ export async function benchStartup(): Promise<Record<string, number>> {
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
   try {
     for (const run of Object.values(runs)) await run();
-    // Each round starts at another run, so that none always follows the same one (a sandbox's teardown is paid
-    // by whatever starts next).
-    const entries = Object.entries(runs);
+    // Each round runs them in a new random order, so that none always follows the same one (a sandbox's
+    // teardown is paid by whatever starts next).
     for (let i = 0; i < ROUNDS; i++) {
-      for (let j = 0; j < entries.length; j++) {
-        const [name, run] = entries[(i + j) % entries.length];
-        times[name].push(await run());
-      }
+      for (const [name, run] of shuffled(Object.entries(runs))) times[name].push(await run());
     }
   } finally {
     await server[Symbol.asyncDispose]();
@@ -140,6 +187,10 @@ export async function benchStartup(): Promise<Record<string, number>> {
     hello_ms: m.hello,
     call_ms: m.call,
     call_over_hello: m.call / m.hello,
+    floor_over_hello: m.floor / m.hello,
+    floor_unconfined_over_hello: m.floor_unconfined / m.hello,
+    call_over_floor: m.call / m.floor,
+    call_unconfined_over_floor: m.call_unconfined / m.floor_unconfined,
     call_source_over_hello: m.call_source / m.hello,
     call_unconfined_over_hello: m.call_unconfined / m.hello,
     agent_one_call_over_hello: m.agent_one / m.hello,
