@@ -166,7 +166,9 @@ Deno.test("under the least set, an unconfined tool gets its session through sets
   );
   const pick = async (run: readonly string[]) => {
     const flags = toFlags({ ...set, read: [...set.read, cwd], run: [...run] });
-    const result = await runProgram(Deno.execPath(), ["run", "--quiet", ...flags, "--no-config", probe], { cwd });
+    const result = await runProgram(Deno.execPath(), ["run", "--quiet", ...flags, "--no-config", probe], {
+      cwd,
+    });
     assert.equal(result.code, 0, result.stderr);
     return JSON.parse(result.stdout);
   };
