@@ -1,6 +1,7 @@
 /** Runs the real toolgate CLI as a subprocess, with the agent's fixture manifest and a clean environment. @module */
 import { join } from "node:path";
 import { cliArgs, GRANTS, REPO, runProgram } from "../support.ts";
+import { type ChatServer, type Script, startChatServer } from "./chat_server.ts";
 
 /** The fixture manifest of the agent tests. */
 export const AGENT_TOOLS = join(REPO, "tests", "fixtures", "agent", "tools.json");
@@ -96,4 +97,55 @@ export function scriptedRunArgs(baseUrl: string, tools: string, workspace: strin
     "--cwd",
     workspace,
   ];
+}
+
+/** A run of the CLI against a scripted endpoint, and what it left. */
+export interface ScriptedRun extends CliResult {
+  /** The endpoint, closed once the run ended (its recorded requests stay). */
+  readonly server: ChatServer;
+  /** The tools' working directory: a temp folder of the run's own. */
+  readonly dir: string;
+  /** The run's state folder (`XDG_STATE_HOME`): a temp folder of its own, so nothing lands in the real home. */
+  readonly state: string;
+}
+
+/** Options of {@linkcode runScripted}. */
+export interface ScriptedRunOptions {
+  readonly env?: Record<string, string>;
+  readonly stdin?: string;
+  /** Leave out the prompt (the arguments bring their own). */
+  readonly noPrompt?: boolean;
+}
+
+/**
+ * Runs the CLI (the agent fixture manifest, no sandbox, a temp workspace and state folder) with `args` against a
+ * server playing `script`. The caller removes `dir` and `state` when it is done with them.
+ *
+ * @example
+ * ```ts ignore
+ * const run = await runScripted([answer("hello")]);
+ * run.stdout; // "hello\n"
+ * ```
+ */
+export async function runScripted(
+  script: Script,
+  args: readonly string[] = [],
+  options: ScriptedRunOptions = {},
+): Promise<ScriptedRun> {
+  const server = startChatServer(script);
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_agent_" }));
+  const state = await Deno.makeTempDir({ prefix: "toolgate_agent_state_" });
+  try {
+    const usual = scriptedRunArgs(server.baseUrl, AGENT_TOOLS, dir);
+    // Without the prompt, the test's own arguments come first (they bring theirs).
+    const argv = options.noPrompt ? [...args, ...usual.slice(2)] : [...usual, ...args];
+    const result = await runAgentCli(argv, {
+      env: { XDG_STATE_HOME: state, ...options.env },
+      stdin: options.stdin,
+      cwd: dir,
+    });
+    return { ...result, server, dir, state };
+  } finally {
+    await server.close();
+  }
 }

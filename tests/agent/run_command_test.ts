@@ -5,54 +5,29 @@ import { auditDirFor } from "../../src/state.ts";
 import {
   answer,
   callTools,
-  type ChatServer,
   deltaChunk,
   type Reply,
   type Script,
   sseData,
-  startChatServer,
   toolMessages,
 } from "./chat_server.ts";
-import { AGENT_TOOLS, type CliResult, runAgentCli, scriptedRunArgs } from "./run_cli.ts";
+import { runScripted, type ScriptedRun, type ScriptedRunOptions } from "./run_cli.ts";
 
-interface Run extends CliResult {
-  readonly server: ChatServer;
-  /** The tools' working directory. */
-  readonly dir: string;
-  /** Where the run's audit log went: the workspace's folder in a temp state folder (XDG_STATE_HOME). */
+interface Run extends ScriptedRun {
+  /** Where the run's audit log went: the workspace's folder in its state folder. */
   readonly auditDir: string;
-}
-
-interface RunOptions {
-  readonly env?: Record<string, string>;
-  readonly stdin?: string;
-  /** Leave out the prompt (the arguments bring their own). */
-  readonly noPrompt?: boolean;
 }
 
 const cleanups: (() => Promise<void>)[] = [];
 
-/** Runs the CLI against a server playing `script`; the server and the temp folder live until `done()`. */
-async function agent(script: Script, args: string[] = [], options: RunOptions = {}): Promise<Run> {
-  const server = startChatServer(script);
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_agent_" }));
-  const state = await Deno.makeTempDir({ prefix: "toolgate_agent_state_" });
+/** Runs the CLI against a server playing `script`; its temp folders live until `done()`. */
+async function agent(script: Script, args: string[] = [], options: ScriptedRunOptions = {}): Promise<Run> {
+  const run = await runScripted(script, args, options);
   cleanups.push(
-    () => server.close(),
-    () => Deno.remove(dir, { recursive: true }),
-    () => Deno.remove(state, { recursive: true }),
+    () => Deno.remove(run.dir, { recursive: true }),
+    () => Deno.remove(run.state, { recursive: true }),
   );
-  // A state folder of the test's own: the audit log (and its key) never land in the real home.
-  const stateEnv = { XDG_STATE_HOME: state };
-  const usual = scriptedRunArgs(server.baseUrl, AGENT_TOOLS, dir);
-  // Without the prompt, the test's own arguments come first (they bring theirs).
-  const argv = options.noPrompt ? [...args, ...usual.slice(2)] : [...usual, ...args];
-  const result = await runAgentCli(argv, {
-    env: { ...stateEnv, ...options.env },
-    stdin: options.stdin,
-    cwd: dir,
-  });
-  return { ...result, server, dir, auditDir: auditDirFor(stateEnv, dir) };
+  return { ...run, auditDir: auditDirFor({ XDG_STATE_HOME: run.state }, run.dir) };
 }
 
 async function done(): Promise<void> {

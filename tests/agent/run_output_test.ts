@@ -7,7 +7,6 @@ import { join } from "node:path";
 import {
   answer,
   callTools,
-  type ChatServer,
   deltaChunk,
   type Reply,
   type Script,
@@ -15,35 +14,25 @@ import {
   startChatServer,
   toolMessages,
 } from "./chat_server.ts";
-import { AGENT_TOOLS, type CliResult, runAgentCli, scriptedRunArgs } from "./run_cli.ts";
+import { runScripted, type ScriptedRun } from "./run_cli.ts";
 import { BELT_MANIFEST } from "../../src/tool_belt.ts";
 import { runToolgate } from "../support.ts";
 
-interface Run extends CliResult {
-  readonly server: ChatServer;
-  readonly dir: string;
-}
-
-/** The runs' temp workspaces, removed when the tests end (a test reads its own after the run). */
-const workspaces: string[] = [];
+/** The runs' temp folders, removed when the tests end (a test reads its own after the run). */
+const folders: string[] = [];
 globalThis.addEventListener("unload", () => {
-  for (const dir of workspaces) Deno.removeSync(dir, { recursive: true });
+  for (const dir of folders) Deno.removeSync(dir, { recursive: true });
 });
 
 /** Runs the CLI (fixture manifest, no sandbox, a temp workspace and state folder) against `script`. */
-async function agent(script: Script, args: string[] = [], env: Record<string, string> = {}): Promise<Run> {
-  const server = startChatServer(script);
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_output_" }));
-  workspaces.push(dir);
-  try {
-    const result = await runAgentCli([...scriptedRunArgs(server.baseUrl, AGENT_TOOLS, dir), ...args], {
-      env: { XDG_STATE_HOME: join(dir, ".state"), ...env },
-      cwd: dir,
-    });
-    return { ...result, server, dir };
-  } finally {
-    await server.close();
-  }
+async function agent(
+  script: Script,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<ScriptedRun> {
+  const run = await runScripted(script, args, { env });
+  folders.push(run.dir, run.state);
+  return run;
 }
 
 /** Every stdout line as JSON (each line must be one), in order. */
