@@ -11,6 +11,7 @@
  */
 import { dirname, join } from "node:path";
 import { planLaunch } from "../../src/launch_plan.ts";
+import { fromFileUrl } from "../../src/paths.ts";
 import { toFlags } from "../../src/own_grants.ts";
 import { cgroupWrapper } from "../../src/cgroups.ts";
 import { controlPlane } from "../../src/control_plane.ts";
@@ -27,7 +28,7 @@ export const TARGET_RATIO = 1.1;
 export const UNCONFINED_TARGET_RATIO = 1.3;
 const SETSID = "/usr/bin/setsid";
 /** toolgate's checkout (not through tests/support.ts, which reads variables the least set does not grant). */
-const REPO = new URL("../../", import.meta.url).pathname;
+const REPO = fromFileUrl(new URL("../../", import.meta.url));
 const ROUNDS = 60;
 const encoder = new TextEncoder();
 
