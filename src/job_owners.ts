@@ -52,7 +52,15 @@ interface Owned {
   pending: number;
 }
 
-/** The answer of {@linkcode JobOwners.admit}: the new job's id, or why it cannot start now. */
+/**
+ * The answer of {@linkcode JobOwners.admit}: the new job's id, or why it cannot start now.
+ *
+ * @example
+ * ```ts
+ * import type { Admission } from "./job_owners.ts";
+ * const said = (admission: Admission) => admission.ok ? admission.id : admission.reason;
+ * ```
+ */
 export type Admission =
   | { readonly ok: true; readonly id: string }
   | { readonly ok: false; readonly reason: string };
