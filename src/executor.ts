@@ -8,7 +8,8 @@
  * @module
  */
 import { dirname, isWithin, join } from "./paths.ts";
-import { answerJobCall, type Job, jobLauncher, JobManager, readJobArgs } from "./jobs.ts";
+import { answerJobCall, type Job, type JobEvent, jobLauncher, JobManager, readJobArgs } from "./jobs.ts";
+import type { JobCaps } from "./job_owners.ts";
 import {
   AuditLog,
   type AuditRecord,
@@ -114,6 +115,10 @@ export interface ExecutorOptions {
   readonly jobs?: boolean;
   /** The most bytes of one job log file before it is rotated (default 1 MiB; one older file is kept). */
   readonly jobLogBytes?: number;
+  /** The most jobs running at once, per scope and across scopes (default `JOB_CAPS`, `src/job_owners.ts`). */
+  readonly jobCaps?: Partial<JobCaps>;
+  /** Told when a background job starts and when it ends (`serve` prints a line for its operator). */
+  readonly onJob?: (event: JobEvent) => void;
   /**
    * The secrets of toolgate's store, by name: a tool that declares one receives it as a variable (before the
    * environment's value of that name), and every value is redacted like an environment secret.
@@ -617,6 +622,20 @@ export class Executor {
     return this.#jobs?.running ?? 0;
   }
 
+  /** Every background job still remembered, of every scope: for the operator (`serve`), never for a model. */
+  listJobs(): readonly Job[] {
+    return this.#jobs?.list() ?? [];
+  }
+
+  /**
+   * Ends a scope's background jobs (an MCP session that closed, was deleted or expired): their trees end with
+   * `killed_by: "session"`, and no job starts for that scope any more. Resolves once they are gone.
+   */
+  async endJobScope(scope: string): Promise<void> {
+    // Made if need be (nothing on disk): a start under way for this scope then finds it ended.
+    await this.#jobTable()?.endScope(scope);
+  }
+
   /**
    * Ends every background job's tree and waits for them: a caller calls it before it exits (jobs outlive a call,
    * never toolgate). A registry's `endAll` (SIGINT, SIGTERM, SIGHUP) ends them too.
@@ -652,6 +671,9 @@ export class Executor {
       prepareDir: (dir) => ensurePrivateDir(dir, dirname(root)),
       registry: this.#options.registry,
       maxLogBytes: this.#options.jobLogBytes,
+      maxRunning: this.#options.jobCaps?.perOwner,
+      maxRunningTotal: this.#options.jobCaps?.total,
+      onEvent: this.#options.onJob,
     });
   }
 

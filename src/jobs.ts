@@ -6,7 +6,8 @@
  * tracked by the process registry, so that toolgate's exit ends its tree. Its stdout and stderr go, in the order
  * they arrive, to a log capped per file and rotated once (at most twice the cap on disk), in the workspace's state
  * folder, never in the workspace a tool may write. The `job` tool reads this table in toolgate's own process:
- * `poll`, `wait`, `kill`.
+ * `poll`, `wait`, `kill`. Each job has an owner (an MCP session, or the agent loop's run; `job_owners.ts`): only
+ * its owner sees it, and it ends when its owner does.
  *
  * @module
  */
@@ -37,6 +38,7 @@ import {
 import { parseRelative } from "../tools/lib/paths.ts";
 import { Args, type ArgValues, readArgs } from "../tools/lib/args.ts";
 import { JOB_ARGS } from "../tools/schemas/job.ts";
+import { JOB_CAPS, type JobCaps, JobOwners } from "./job_owners.ts";
 
 /**
  * The job table's limits.
@@ -50,9 +52,11 @@ import { JOB_ARGS } from "../tools/schemas/job.ts";
 export const JOB_DEFAULTS = {
   /** The most bytes of one log file; past it the file is rotated (one older file is kept). */
   maxLogBytes: 1024 * 1024,
-  /** Jobs running at once; one more is refused until one ends. */
-  maxRunning: 8,
-  /** Ended jobs remembered for `poll` (the oldest is forgotten first). */
+  /** Jobs one owner (an MCP session, the agent loop's run) runs at once; one more is refused until one ends. */
+  maxRunning: JOB_CAPS.perOwner,
+  /** Jobs all owners together run at once. */
+  maxRunningTotal: JOB_CAPS.total,
+  /** Ended jobs remembered for `poll`, per owner (the oldest is forgotten first). */
   maxEnded: 64,
   /** The log's last bytes kept in memory, so that a poll never reads the disk. */
   tailBytes: 64 * 1024,
@@ -78,7 +82,8 @@ export type JobState = "running" | "exited" | "killed";
 
 /**
  * Who ended a killed job: a person (`user`: they asked for the kill, or approved it), the model (a kill that ran
- * on standing approval: `--yes`, `--allow-tools`, an earlier "always"), or its own limit (`timeout`).
+ * on standing approval: `--yes`, `--allow-tools`, an earlier "always"), its own limit (`timeout`), or the end of
+ * the MCP session that owned it (`session`: closed, deleted, expired or disconnected).
  *
  * @example
  * ```ts
@@ -86,7 +91,7 @@ export type JobState = "running" | "exited" | "killed";
  * const by: KilledBy = "user";
  * ```
  */
-export type KilledBy = "user" | "model" | "timeout";
+export type KilledBy = "user" | "model" | "timeout" | "session";
 
 /** The bytes of a log file, rotated once past its cap, and its last bytes kept in memory. */
 class JobLog {
@@ -214,7 +219,7 @@ export interface JobStart {
  * ```
  */
 export class Job {
-  /** `job-N`, unique in its toolgate process. */
+  /** `job-N`, unique among its owner's jobs (each owner numbers its own). */
   readonly id: string;
   /** Whose job it is. */
   readonly scope: string;
@@ -344,12 +349,30 @@ export interface JobManagerOptions {
   readonly registry?: ProcessRegistry;
   /** Per log file (default {@linkcode JOB_DEFAULTS}). */
   readonly maxLogBytes?: number;
-  /** Jobs running at once (default {@linkcode JOB_DEFAULTS}). */
+  /** Jobs one owner runs at once (default {@linkcode JOB_DEFAULTS}). */
   readonly maxRunning?: number;
+  /** Jobs all owners together run at once (default {@linkcode JOB_DEFAULTS}). */
+  readonly maxRunningTotal?: number;
+  /** Told when a job starts and when it ends (`serve` prints a line for its operator). */
+  readonly onEvent?: (event: JobEvent) => void;
   /** Milliseconds, monotonic (tests hold it). */
   readonly now?: () => number;
   /** The wall clock of `started_at`. */
   readonly clock?: () => Date;
+}
+
+/**
+ * A job's start or end, as {@linkcode JobManagerOptions.onEvent} hears of it.
+ *
+ * @example
+ * ```ts
+ * import type { JobEvent } from "./jobs.ts";
+ * const line = (event: JobEvent) => `${event.job.id} ${event.kind} (pid ${event.job.pid})`;
+ * ```
+ */
+export interface JobEvent {
+  readonly kind: "started" | "ended";
+  readonly job: Job;
 }
 
 /** The outcome of {@linkcode JobManager.start}. */
@@ -381,28 +404,34 @@ export type Started =
  */
 export class JobManager {
   readonly #options: JobManagerOptions;
-  readonly #jobs = new Map<string, Job>();
+  readonly #owners: JobOwners;
   readonly #now: () => number;
-  #next = 0;
   #prepared = false;
 
   /** A table with no job yet; nothing is made on disk until the first job starts. */
   constructor(options: JobManagerOptions) {
     this.#options = options;
     this.#now = options.now ?? (() => performance.now());
+    const caps: Partial<JobCaps> = {
+      perOwner: options.maxRunning ?? JOB_DEFAULTS.maxRunning,
+      total: options.maxRunningTotal ?? JOB_DEFAULTS.maxRunningTotal,
+    };
+    this.#owners = new JobOwners(caps);
   }
 
-  /** Jobs running now. */
+  /** Jobs running now, every scope's. */
   get running(): number {
-    let count = 0;
-    for (const job of this.#jobs.values()) if (job.state === "running") count++;
-    return count;
+    return this.#owners.running();
+  }
+
+  /** Every job still remembered, running or ended, of every scope (for the operator; never for a model). */
+  list(): Job[] {
+    return this.#owners.all();
   }
 
   /** The job `id` of `scope`, or `undefined` (another scope's job is not there for it). */
   lookup(id: string, scope: string): Job | undefined {
-    const job = this.#jobs.get(id);
-    return job !== undefined && job.scope === scope ? job : undefined;
+    return this.#owners.lookup(id, scope);
   }
 
   /**
@@ -410,24 +439,23 @@ export class JobManager {
    * comes back as an envelope, a program that could not start as its run result.
    */
   async start(start: JobStart): Promise<Started> {
-    const maxRunning = this.#options.maxRunning ?? JOB_DEFAULTS.maxRunning;
-    if (this.running >= maxRunning) {
+    const admitted = this.#owners.admit(start.scope);
+    if (!admitted.ok) {
+      const ended = this.#owners.hasEnded(start.scope);
       return {
         ok: false,
-        envelope: failure(
-          "unavailable",
-          `${maxRunning} background jobs are running already; wait for one to end or kill one, then try again.`,
-        ),
+        envelope: failure("unavailable", admitted.reason, ended ? { retryable: false } : {}),
       };
     }
+    const { id } = admitted;
     let log: JobLog;
-    const id = `job-${this.#next + 1}`;
     try {
       this.#prepare();
       // A name nobody can guess, in a folder only this user can write: nothing can be planted in its place.
       const path = join(this.#options.dir, `${Deno.pid}-${id}-${crypto.randomUUID().slice(0, 8)}.log`);
       log = new JobLog(path, this.#options.maxLogBytes ?? JOB_DEFAULTS.maxLogBytes, JOB_DEFAULTS.tailBytes);
     } catch (error) {
+      this.#owners.cancel(start.scope);
       return {
         ok: false,
         envelope: failure(
@@ -437,7 +465,6 @@ export class JobManager {
         ),
       };
     }
-    this.#next += 1;
     const controller = new AbortController();
     const { promise: spawned, resolve: onSpawn } = Promise.withResolvers<number>();
     const result = runProcess({
@@ -451,6 +478,7 @@ export class JobManager {
     });
     const pid = await Promise.race([spawned, result.then(() => undefined)]);
     if (pid === undefined) {
+      this.#owners.cancel(start.scope);
       log.close();
       await Deno.remove(log.path).catch(() => {});
       return { ok: false, result: await result };
@@ -467,17 +495,32 @@ export class JobManager {
       now: this.#now,
       clock: this.#options.clock ?? (() => new Date()),
     });
-    this.#jobs.set(id, job);
+    this.#owners.add(job);
+    this.#options.onEvent?.({ kind: "started", job });
     void job.done.then(() => {
       start.onEnd?.(job, job.result!);
-      this.#forgetOld();
+      this.#options.onEvent?.({ kind: "ended", job });
+      this.#owners.forget(job.scope, JOB_DEFAULTS.maxEnded);
     });
+    // Its owner ended while the process was starting: it ends too, as the owner's other jobs did.
+    if (this.#owners.hasEnded(start.scope)) job.kill("session");
     return { ok: true, job };
+  }
+
+  /**
+   * Ends `scope` (an MCP session that closed, was deleted or expired): its running jobs' trees end
+   * (`killed_by: "session"`), no job starts for it any more, and its table is forgotten. Resolves once they are gone.
+   */
+  async endScope(scope: string): Promise<void> {
+    const running = this.#owners.end(scope);
+    for (const job of running) job.kill("session");
+    await Promise.all(running.map((job) => job.done));
+    this.#owners.forget(scope, JOB_DEFAULTS.maxEnded);
   }
 
   /** Ends every running job and waits for them (toolgate's own end). */
   async endAll(): Promise<void> {
-    const running = [...this.#jobs.values()].filter((job) => job.state === "running");
+    const running = this.#owners.all().filter((job) => job.state === "running");
     for (const job of running) job.kill();
     await Promise.all(running.map((job) => job.done));
   }
@@ -498,14 +541,6 @@ export class JobManager {
       // Old logs that cannot be swept do no harm.
     }
     this.#prepared = true;
-  }
-
-  /** Forgets the oldest ended jobs past the cap. */
-  #forgetOld(): void {
-    const ended = [...this.#jobs.values()].filter((job) => job.state !== "running");
-    for (const job of ended.slice(0, Math.max(0, ended.length - JOB_DEFAULTS.maxEnded))) {
-      this.#jobs.delete(job.id);
-    }
   }
 }
 

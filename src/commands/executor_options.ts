@@ -15,7 +15,7 @@ import {
   stringOption,
   UsageError,
 } from "./cli.ts";
-import type { Executor } from "../executor.ts";
+import type { Executor, ExecutorOptions } from "../executor.ts";
 import type { Redactor } from "../redact.ts";
 import { EXECUTOR_DEFAULTS } from "../executor_defaults.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
@@ -207,6 +207,10 @@ export interface ExecutorLife {
   readonly handleSignals?: boolean;
   /** False for a command that exits when its one call ends (`call`): no background jobs. */
   readonly jobs?: boolean;
+  /** The caps on background jobs running at once (`serve`: per session and across sessions). */
+  readonly jobCaps?: ExecutorOptions["jobCaps"];
+  /** Told when a background job starts and ends (`serve` prints a line for its operator). */
+  readonly onJob?: ExecutorOptions["onJob"];
 }
 
 /** An executor and the registry of its running trees, from a command's options (checked already, or now). */
@@ -247,6 +251,8 @@ export async function executorFromArgs(
       registry,
       sandbox,
       jobs: life.jobs ?? true,
+      jobCaps: life.jobCaps,
+      onJob: life.onJob,
       secrets,
       pool,
       // The launcher found bwrap once on PATH: the main entry runs that very binary.

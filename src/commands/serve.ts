@@ -1,6 +1,7 @@
 /** The `serve` command: the manifest's tools over MCP, on stdio or (with `--http`) Streamable HTTP. @module */
 import type { Command } from "./cli.ts";
 import { CALL_LIMITS, SESSION_LIMITS } from "../mcp/limits.ts";
+import { JOB_CAPS } from "../job_owners.ts";
 import { APPROVAL_OPTIONS } from "./approval_options.ts";
 import { EXECUTOR_OPTIONS } from "./executor_options.ts";
 
@@ -34,6 +35,16 @@ export const serveCommand: Command = {
       help:
         `most calls in flight in one session (default ${CALL_LIMITS.maxSessionCalls}); more wait their turn`,
     },
+    "max-session-jobs": {
+      type: "string",
+      value: "N",
+      help: `most background jobs one session runs at once (default ${JOB_CAPS.perOwner}); more are refused`,
+    },
+    "max-jobs": {
+      type: "string",
+      value: "N",
+      help: `most background jobs running at once across all sessions (default ${JOB_CAPS.total})`,
+    },
     "max-sessions": {
       type: "string",
       value: "N",
@@ -60,8 +71,11 @@ export const serveCommand: Command = {
     "Over HTTP a client that disconnects cancels its calls; a browser Origin other than this host or loopback",
     "gets 403.",
     "A client's cancellation ends the call's tree. Background jobs (exec with background: true) belong to the",
-    "session that started them and end with the server.",
-    "SIGINT or SIGTERM ends the tools' process trees, background jobs included, and stops the server.",
+    "session that started them: no other session sees them, and they end (killed_by: session) when it closes,",
+    "is deleted (HTTP DELETE), expires (--session-idle) or its client disconnects (stdio).",
+    "For the operator, stderr has a line when each job starts and ends (its session, pid and command);",
+    "`kill -TERM -- -PID` ends one job's tree, and SIGINT or SIGTERM ends every tool's tree, background jobs",
+    "included, and stops the server.",
     'Example (an MCP host\'s config): {"command": "deno", "args": ["task", "agent", "serve"]}',
   ].join("\n"),
   async run(parsed, io) {

@@ -17,6 +17,8 @@ import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http_server.
 import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
 import { serveStdio } from "../mcp/stdio.ts";
 import type { Executor } from "../executor.ts";
+import type { JobEvent } from "../jobs.ts";
+import { JOB_CAPS, type JobCaps } from "../job_owners.ts";
 import type { ProcessRegistry } from "../process_tree.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs } from "./executor_options.ts";
@@ -27,14 +29,20 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   expectPositionals(parsed, 0, "serve");
   const http = httpSettings(parsed, io);
   const limits = callLimits(parsed);
+  const jobCaps = jobLimits(parsed);
   const manifest = await loadForCommand(parsed, io);
   if (!manifest) return EXIT.failure;
   const approval = approvalSettings(parsed, manifest, "serve");
   // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
+  // The operator's view of the jobs: one line when each starts and ends (their pids: see jobLine).
+  let onJob: (event: JobEvent) => void = () => {};
   const { executor, registry, redact } = await executorFromArgs(parsed, io, manifest, "serve", undefined, {
     handleSignals: false,
+    jobCaps,
+    onJob: (event) => onJob(event),
   });
   const onError = (message: string) => void io.stderr(message + "\n");
+  onJob = (event) => void io.stderr(jobLine(event, redact) + "\n");
   const service = new ToolService({
     executor,
     redact,
@@ -79,6 +87,40 @@ function callLimits(parsed: ParsedArgs): { maxCalls: number; maxSessionCalls: nu
     integer: true,
   });
   return { maxCalls, maxSessionCalls };
+}
+
+/** `--max-jobs` and `--max-session-jobs`, checked. */
+function jobLimits(parsed: ParsedArgs): JobCaps {
+  const total = numberOption(parsed, "max-jobs", JOB_CAPS.total, "serve", { integer: true });
+  const perOwner = numberOption(parsed, "max-session-jobs", JOB_CAPS.perOwner, "serve", { integer: true });
+  return { total, perOwner };
+}
+
+/** The most characters of a job's command in its log line. */
+const JOB_LINE_COMMAND = 160;
+
+/**
+ * The operator's line of a job's start or end, on stderr: the job, its session (the first characters of the
+ * session's own id, which no client is told), its pid (a process group: `kill -TERM -- -PID` ends its tree), what
+ * it runs (redacted, cut), and how it ended.
+ */
+function jobLine(event: JobEvent, redact: (text: string) => string): string {
+  const { job } = event;
+  const session = job.scope === "" ? "" : ` of session ${job.scope.slice(0, 8)}`;
+  const head = `toolgate: job ${job.id}${session} (pid ${job.pid})`;
+  if (event.kind === "started") {
+    const command = job.command.shell ?? JSON.stringify(job.command.argv);
+    const shown = redact(command);
+    const cut = shown.length > JOB_LINE_COMMAND ? `${shown.slice(0, JOB_LINE_COMMAND)}...` : shown;
+    return `${head} started: ${cut}`;
+  }
+  const result = job.result;
+  const how = job.state === "killed"
+    ? `killed${job.killedBy === undefined ? "" : ` by ${job.killedBy}`}`
+    : result?.signal
+    ? `exited on ${result.signal}`
+    : `exited with ${result?.code ?? "?"}`;
+  return `${head} ended: ${how}`;
 }
 
 /** What `--http` and the options that go with it say, checked. */

@@ -211,16 +211,22 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
   let opening = 0;
 
   const newSession = async (): Promise<Session> => {
-    const server = service.server();
+    const server = service.server(() => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+    });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (id) => void sessions.set(id, session),
-      onsessionclosed: (id) => void sessions.delete(id),
+      // A DELETE ends the session: the SDK's transport only reports it, so close it here (its calls in flight
+      // are aborted, its background jobs end).
+      onsessionclosed: (id) => {
+        sessions.delete(id);
+        void server.close().catch((error) =>
+          options.onError?.(`toolgate: mcp: closing a deleted session: ${(error as Error).message}`)
+        );
+      },
     });
     const session: Session = { server, transport, lastActive: performance.now(), open: 0 };
-    server.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
     await server.connect(transport);
     return session;
   };

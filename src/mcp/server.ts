@@ -4,8 +4,9 @@
  * scheduler -> run with the request's AbortSignal), envelopes mapped to MCP results, and progress notifications
  * while a tool runs (`running NAME elapsed=Ys/Zs`, the heartbeat's words). A client's cancellation is a person's
  * stop: the tree ends and the call's envelope (which MCP never sends back for a cancelled request; the audit line
- * keeps it) says `killed_by: "user"`. Each session has its own background jobs. A tool's result that breaks the
- * `outputSchema` it declares is answered as a failure (`results.ts`).
+ * keeps it) says `killed_by: "user"`. Each session has its own background jobs, which no other session sees and
+ * which end with it (`killed_by: "session"`). A tool's result that breaks the `outputSchema` it declares is
+ * answered as a failure (`results.ts`).
  *
  * @module
  */
@@ -79,7 +80,7 @@ export interface CallContext {
 
 /**
  * What one MCP session (one connection, or one HTTP session) owns: its turn-taking, its "always" answers and its
- * background jobs (no other session can poll or kill them).
+ * background jobs (no other session can poll or kill them; they end when the session does).
  */
 interface Session {
   readonly scheduler: Scheduler;
@@ -168,8 +169,12 @@ export class ToolService {
     await this.idle();
   }
 
-  /** A new MCP server over this service, for one connection (one session). */
-  server(): Server {
+  /**
+   * A new MCP server over this service, for one connection (one session). When it closes (the client went away,
+   * the HTTP session was deleted or expired, the server stops) the session's background jobs end, and then
+   * `onClose` is told; set `onClose` here rather than the server's `onclose`, which this service uses.
+   */
+  server(onClose?: () => void): Server {
     const server = new Server(
       { name: "toolgate", version: this.#options.version },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
@@ -186,6 +191,13 @@ export class ToolService {
         restart: "restart toolgate serve",
       }),
       id: crypto.randomUUID(),
+    };
+    server.onclose = () => {
+      // A session's jobs are its own: nobody else could poll or kill them, so they must not outlive it.
+      this.#options.executor.endJobScope(session.id).catch((error) =>
+        this.#options.onError?.(`toolgate: mcp: ending a session's jobs: ${(error as Error).message}`)
+      );
+      onClose?.();
     };
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.list() }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {

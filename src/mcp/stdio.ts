@@ -40,11 +40,11 @@ export interface StdioOptions {
 export async function serveStdio(service: ToolService, options: StdioOptions = {}): Promise<StdioServing> {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
-  const server = service.server();
-  const transport = new StdioServerTransport(stdin, stdout);
   const { promise: ended, resolve: end } = Promise.withResolvers<void>();
   const onEnd = () => end();
-  server.onclose = onEnd;
+  // Its close (the host went away, or the server stops) ends the session's background jobs.
+  const server = service.server(onEnd);
+  const transport = new StdioServerTransport(stdin, stdout);
   // The SDK's transport does not watch for the end of its input; a host closes stdin to stop its server.
   stdin.once("end", onEnd);
   stdin.once("close", onEnd);

@@ -182,3 +182,25 @@ confinedTest(
     );
   },
 );
+
+confinedTest(
+  "serve: a stdio client that disconnects takes its session's jobs with it (killed_by session)",
+  async () => {
+    await using served = await serveBelt();
+    const seconds = uniqueSleep();
+    const job = await startJob(served, seconds);
+    try {
+      // The host goes away: stdin ends, the session closes, and its job's tree ends with it.
+      await served.client.close();
+      await until(async () => (await alivePids([served.pid])).length === 0, "toolgate exits");
+      assert.deepEqual(await pgrep(`sleep ${seconds}`), []);
+      assert.deepEqual(await alivePids([job.pid]), []);
+      const audit = auditDirFor({ XDG_STATE_HOME: served.state }, served.workspace);
+      const end = (await readAudit(audit)).find((r) => r.job === job.job_id && r.job_state !== undefined);
+      assert.equal(end?.job_state, "killed", JSON.stringify(end));
+      assert.equal(end?.killed_by, "session");
+    } finally {
+      for (const pid of await pgrep(`sleep ${seconds}`)) Deno.kill(pid, "SIGKILL");
+    }
+  },
+);

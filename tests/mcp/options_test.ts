@@ -17,6 +17,12 @@ const CASES: [string, string[], RegExp][] = [
     ["--max-session-calls", "many"],
     /--max-session-calls must be/,
   ],
+  ["--max-jobs 0", ["--max-jobs", "0"], /--max-jobs must be an integer > 0/],
+  [
+    "--max-session-jobs that is not a number",
+    ["--max-session-jobs", "1.5"],
+    /--max-session-jobs must be an integer/,
+  ],
   ["--max-sessions without --http", ["--max-sessions", "4"], /--max-sessions needs --http/],
   ["--session-idle without --http", ["--session-idle", "60"], /--session-idle needs --http/],
   [
