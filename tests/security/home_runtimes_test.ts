@@ -12,8 +12,8 @@ import { Executor } from "../../src/executor.ts";
 import { validateManifest } from "../../src/manifest.ts";
 import { loadSchemaEngine } from "../../src/schema.ts";
 import { AUDIT_KEY } from "../executor_helpers.ts";
-import { writeFiles } from "../support.ts";
-import { confinedTest, realTempDir } from "./helpers.ts";
+import { REPO, writeFiles } from "../support.ts";
+import { confinedTest, realTempDir, SUPPORT } from "./helpers.ts";
 
 await loadSchemaEngine();
 
@@ -74,6 +74,8 @@ function executorIn(world: World, tools: Record<string, unknown>[], path: string
     auditDir: null,
     auditKey: AUDIT_KEY,
     sandbox: "require",
+    // bwrap as found on this machine's PATH: the tools' PATH need not hold it.
+    bwrap: SUPPORT.ok ? SUPPORT.bwrap : "bwrap",
   });
 }
 
@@ -262,5 +264,37 @@ confinedTest(
       const failed = unavailable(await executor.call(tool.name, "{}"), tool.path);
       assert.doesNotMatch(JSON.stringify(failed), /SECRET/);
     }
+  },
+);
+
+confinedTest(
+  "the checkout's own launchers, copied anywhere, run with toolgate's runtime: no deno on PATH, none in the sandbox",
+  async () => {
+    const world = await makeWorld();
+    const names = ["get_time", "fs_list_dir"];
+    const files: Record<string, string> = {};
+    for (const name of names) {
+      files[`tools/bin/${name}`] = await Deno.readTextFile(join(REPO, "tools", "bin", name));
+    }
+    // The same text with one byte changed is the author's own program, not toolgate's launcher.
+    files["tools/bin/exec"] = (await Deno.readTextFile(join(REPO, "tools", "bin", "exec"))).replace(
+      "exec ",
+      "exec  ",
+    );
+    await writeFiles(world.project, files);
+    const empty = join(world.home, "empty-bin");
+    await Deno.mkdir(empty);
+    const executor = executorIn(
+      world,
+      [...names, "exec"].map((name) => ({ name, command: [`./tools/bin/${name}`], permissions: "none" })),
+      empty,
+    );
+    const manifest = executor.manifest;
+    assert.deepEqual(manifest.tools.map((tool) => tool.builtin), [...names, undefined]);
+    const time = await executor.call("get_time", JSON.stringify({ timezone: "UTC" }));
+    assert.ok(time.ok, JSON.stringify(time));
+    assert.match(String((time.result as { iso8601: string }).iso8601), /^\d{4}-\d\d-\d\dT/);
+    const listing = await executor.call("fs_list_dir", JSON.stringify({ path: "." }));
+    assert.ok(listing.ok, JSON.stringify(listing));
   },
 );
