@@ -335,7 +335,10 @@ export interface ConfineRequest {
   /** The workspace: the tool's working directory, as a real path. */
   readonly cwd: string;
   readonly profile: PermissionProfile;
-  /** The tool's own files (its program, or the runtime and code of a built-in tool), shown read-only. */
+  /**
+   * The tool's own files (its program, or the runtime and code of a built-in tool) and what its program needs
+   * (the install folder of its interpreter, see `program_needs.ts`), shown read-only.
+   */
   readonly files: readonly string[];
   readonly controlPlane: ControlPlane;
   /** Limits a cgroup around the call already enforces (so no rlimit is needed for them). */
