@@ -28,9 +28,12 @@ export interface NeedsContext {
   readonly hidden: readonly string[];
 }
 
-/** What to show read-only, or the program toolgate cannot show and why. */
+/**
+ * What to show read-only, and every path toolgate looked at to find it out (what toolgate itself must be allowed
+ * to read, under its least permission set, to find the same again); or the program it cannot show, and why.
+ */
 export type ProgramNeeds =
-  | { readonly ok: true; readonly binds: readonly string[] }
+  | { readonly ok: true; readonly binds: readonly string[]; readonly reads: readonly string[] }
   | { readonly ok: false; readonly program: string; readonly reason: string };
 
 /** How deep a chain of interpreters is followed (a script run by a script run by a binary...). */
@@ -167,6 +170,8 @@ function installFolder(path: string): string | undefined {
 /** Works out one program's needs; holds the binds found so far, so that each is shown once. */
 class Planner {
   readonly binds: string[] = [];
+  /** The programs followed (each one's own path, before symlinks). */
+  readonly followed: string[] = [];
   readonly #context: NeedsContext;
 
   constructor(context: NeedsContext) {
@@ -205,8 +210,15 @@ class Planner {
 
   /** Shows what `path` needs to run; a problem names the program and says why. */
   need(path: string, depth: number): { program: string; reason: string } | undefined {
-    const info = statOf(path);
-    if (info === undefined) return { program: path, reason: "it does not exist" };
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(path);
+    } catch (error) {
+      const reason = error instanceof Deno.errors.NotCapable
+        ? "toolgate's own --allow-read does not cover it"
+        : "it does not exist";
+      return { program: path, reason };
+    }
     if (!isExecutableFile(info)) return { program: path, reason: "it is not an executable file" };
     const real = realOf(path) ?? path;
     for (const target of new Set([path, real])) {
@@ -217,6 +229,7 @@ class Planner {
       }
       for (const bind of plan) if (!this.binds.includes(bind)) this.binds.push(bind);
     }
+    if (!this.followed.includes(path)) this.followed.push(path);
     if (depth >= MAX_DEPTH) return undefined;
     const text = head(real, 64 * 1024);
     if (!text.startsWith("#!")) return undefined;
@@ -299,5 +312,6 @@ class Planner {
 export function programNeeds(program: string, context: NeedsContext): ProgramNeeds {
   const planner = new Planner(context);
   const problem = planner.need(program, 0);
-  return problem ? { ok: false, ...problem } : { ok: true, binds: planner.binds };
+  if (problem) return { ok: false, ...problem };
+  return { ok: true, binds: planner.binds, reads: [...new Set([...planner.followed, ...planner.binds])] };
 }

@@ -51,8 +51,25 @@ export type SandboxSupport =
   }
   | { readonly ok: false; readonly reason: string };
 
-/** The folders every program may need, read-only. */
-const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+/**
+ * The folders every program may need, read-only (those that exist here are shown).
+ *
+ * @example
+ * ```ts
+ * import { SYSTEM_PATHS } from "./sandbox.ts";
+ * SYSTEM_PATHS.includes("/usr"); // true
+ * ```
+ */
+export const SYSTEM_PATHS: readonly string[] = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/etc",
+];
 /** Files under /etc that hold the host's secrets (password hashes, keys): masked even though /etc is shown. */
 const SECRET_FILES = [
   "/etc/shadow",

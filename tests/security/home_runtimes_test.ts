@@ -12,7 +12,7 @@ import { Executor } from "../../src/executor.ts";
 import { validateManifest } from "../../src/manifest.ts";
 import { loadSchemaEngine } from "../../src/schema.ts";
 import { AUDIT_KEY } from "../executor_helpers.ts";
-import { REPO, writeFiles } from "../support.ts";
+import { REPO, runToolgate, writeFiles } from "../support.ts";
 import { confinedTest, realTempDir, SUPPORT } from "./helpers.ts";
 
 await loadSchemaEngine();
@@ -158,50 +158,75 @@ const TOOLS = ["py", "nd", "dn"].map((name) => ({
   timeoutSec: 60,
 }));
 
+/** Puts the three runtimes and probes in the world's home; returns the tools' PATH (home runtimes first). */
+async function homeRuntimes(world: World): Promise<string> {
+  const { home } = world;
+  // The venv, made by the python3 on this machine's PATH (pyenv's, under its own home folder).
+  const venv = new Deno.Command("python3", {
+    args: ["-m", "venv", "--without-pip", join(home, "venvs", "tool")],
+    stdout: "null",
+    stderr: "piped",
+  }).outputSync();
+  assert.ok(venv.success, new TextDecoder().decode(venv.stderr));
+  const nodeBin = join(home, ".nvm", "versions", "node", "v20", "bin");
+  await placeBinary("/usr/bin/node", join(nodeBin, "node"));
+  await Deno.mkdir(join(home, ".nvm", "versions", "node", "v20", "lib", "node_modules"), { recursive: true });
+  await placeBinary(Deno.execPath(), join(home, ".deno", "bin", "deno"));
+  await writeFiles(world.project, { ...probeFiles(world), "tools.json": JSON.stringify({ tools: TOOLS }) });
+  // The home runtimes first on PATH, as nvm's and Deno's installers put them: the system ones come after.
+  return [join(home, ".deno", "bin"), nodeBin, "/usr/local/bin", "/usr/bin", "/bin"].join(":");
+}
+
+/** Of the home folder, each tool sees only the path to its own files and to its runtime's install folder. */
+const HOME_SEEN: Record<string, string[]> = {
+  py: ["proj", "venvs"],
+  nd: [".nvm", "proj"],
+  dn: [".deno", "proj"],
+};
+
+function assertConfinedProbe(name: string, probe: Probe, world: World): void {
+  const runtime: Record<string, string> = {
+    py: join(world.home, "venvs", "tool", "bin", "python"),
+    nd: join(world.home, ".nvm", "versions", "node", "v20", "bin", "node"),
+    dn: join(world.home, ".deno", "bin", "deno"),
+  };
+  assert.equal(probe.answer, "ok", name);
+  assert.equal(probe.runtime, runtime[name], `${name}: the runtime under the home folder ran`);
+  assert.deepEqual(probe.readable, [], `${name} read secrets of the home folder`);
+  // The scratch home lies under /tmp, which is the sandbox's own (writable, private): Deno makes its cache
+  // folder there. The host's `.cache` is not shown (its planted file is unreadable, above).
+  const seen = probe.home?.filter((entry) => entry !== ".cache");
+  assert.deepEqual(seen, HOME_SEEN[name], `${name} sees more of the home folder than it needs`);
+}
+
 confinedTest(
   "a venv (pyenv's Python), Node under ~/.nvm and a deno run launcher with Deno under ~/.deno run confined, and none of them reads ~/.ssh, ~/.config or toolgate's state",
   async () => {
     const world = await makeWorld();
-    const { home } = world;
-    // The venv, made by the python3 on this machine's PATH (pyenv's, under its own home folder).
-    const venv = new Deno.Command("python3", {
-      args: ["-m", "venv", "--without-pip", join(home, "venvs", "tool")],
-      stdout: "null",
-      stderr: "piped",
-    }).outputSync();
-    assert.ok(venv.success, new TextDecoder().decode(venv.stderr));
-    const nodeBin = join(home, ".nvm", "versions", "node", "v20", "bin");
-    await placeBinary("/usr/bin/node", join(nodeBin, "node"));
-    await Deno.mkdir(join(home, ".nvm", "versions", "node", "v20", "lib", "node_modules"), {
-      recursive: true,
-    });
-    await placeBinary(Deno.execPath(), join(home, ".deno", "bin", "deno"));
-    await writeFiles(world.project, probeFiles(world));
-    // The home runtimes first on PATH, as nvm's and Deno's installers put them: the system ones come after.
-    const path = [join(home, ".deno", "bin"), nodeBin, "/usr/local/bin", "/usr/bin", "/bin"].join(":");
-    const executor = executorIn(world, TOOLS, path);
+    const executor = executorIn(world, TOOLS, await homeRuntimes(world));
+    for (const name of ["py", "nd", "dn"]) {
+      assertConfinedProbe(name, probeOf(await executor.call(name, "{}")), world);
+    }
+  },
+);
 
-    const py = probeOf(await executor.call("py", "{}"));
-    assert.equal(py.answer, "ok");
-    assert.equal(py.runtime, join(home, "venvs", "tool", "bin", "python"), "the venv's interpreter ran");
-    const nd = probeOf(await executor.call("nd", "{}"));
-    assert.equal(nd.runtime, join(nodeBin, "node"), "the Node under the home folder ran, not /usr/bin/node");
-    const dn = probeOf(await executor.call("dn", "{}"));
-    assert.equal(dn.runtime, join(home, ".deno", "bin", "deno"), "the Deno under the home folder ran");
-
-    // Of the home folder, each tool sees only the path to its own files and to its runtime's install folder.
-    const expected: Record<string, string[]> = {
-      py: ["proj", "venvs"],
-      nd: [".nvm", "proj"],
-      dn: [".deno", "proj"],
-    };
-    for (const [name, probe] of Object.entries({ py, nd, dn })) {
-      assert.equal(probe.answer, "ok", name);
-      assert.deepEqual(probe.readable, [], `${name} read secrets of the home folder`);
-      // The scratch home lies under /tmp, which is the sandbox's own (writable, private): Deno makes its cache
-      // folder there. The host's `.cache` is not shown (its planted file is unreadable, above).
-      const seen = probe.home?.filter((entry) => entry !== ".cache");
-      assert.deepEqual(seen, expected[name], `${name} sees more of the home folder than it needs`);
+confinedTest(
+  "the same runtimes run confined under toolgate's least permission set, through its launcher",
+  async () => {
+    const world = await makeWorld();
+    const path = await homeRuntimes(world);
+    const denoDir = Deno.env.get("DENO_DIR") ||
+      join(Deno.env.get("XDG_CACHE_HOME") || join(Deno.env.get("HOME") ?? "/root", ".cache"), "deno");
+    for (const name of ["py", "dn"]) {
+      const tools = join(world.project, "tools.json");
+      const args = ["call", name, "{}", "--tools", tools, "--sandbox", "require", "--no-audit"];
+      const run = await runToolgate(args, world.workspace, {
+        HOME: world.home,
+        PATH: path,
+        DENO_DIR: denoDir,
+      });
+      assert.equal(run.code, 0, `${name}: ${run.stdout}${run.stderr}`);
+      assertConfinedProbe(name, probeOf(JSON.parse(run.stdout)), world);
     }
   },
 );
