@@ -1,7 +1,8 @@
 /**
  * Confinement of tool processes with bubblewrap (Linux). What a confined tool sees is an allowlist: the system
- * folders programs need (with the files that hold host secrets masked), the workspace, its own files and what its
- * profile names; nothing of the home folder, `/root`, `/run`, the host's `/tmp` or any host socket. It runs with
+ * folders programs need (with the files that hold host secrets masked), the workspace, its own files (with what its
+ * program needs, `program_needs.ts`) and what its profile names; nothing else of the home folder, `/root`, `/run`,
+ * the host's `/tmp` or any host socket. It runs with
  * no capabilities (root included), in new namespaces (no network unless the profile allows it, its own pids so that
  * ending bwrap ends every descendant), with size-capped private tmpfs mounts, toolgate's control plane laid
  * read-only over whatever the profile lets it write, and resource limits.
