@@ -150,16 +150,32 @@ function venvHome(venv: string): string | undefined {
   }
 }
 
+/** Does `prefix/lib` hold the runtime's own library (`lib/python3.12` for `python3.12`, `lib/node_modules`)? */
+function holdsLibraryOf(prefix: string, executable: string): boolean {
+  const stem = basename(executable).replace(/[\d.]+$/, "");
+  if (stem.length < 2) return false;
+  try {
+    for (const entry of Deno.readDirSync(join(prefix, "lib"))) {
+      if (entry.isDirectory && entry.name.startsWith(stem)) return true;
+    }
+  } catch {
+    // No lib folder (or none toolgate may read): no prefix.
+  }
+  return false;
+}
+
 /**
  * The install folder an executable belongs to, when it has the shape of one: a venv (`bin/` beside pyvenv.cfg), a
- * prefix (`bin/` beside `lib/`: a pyenv or nvm version), or an npm package tree (the nearest `node_modules`).
+ * runtime's prefix (`bin/NAME` beside `lib/NAME...`: a pyenv or nvm version), or an npm package tree (the nearest
+ * `node_modules`). The shapes are narrow on purpose: a symlink a tool planted must not lead to any folder that
+ * merely has a `bin/`.
  */
 function installFolder(path: string): string | undefined {
   const dir = dirname(path);
   if (basename(dir) === "bin" || basename(dir) === "sbin") {
     const prefix = dirname(dir);
     if (isVenv(prefix)) return prefix;
-    if (statOf(join(prefix, "lib"))?.isDirectory) return prefix;
+    if (holdsLibraryOf(prefix, path)) return prefix;
   }
   for (let folder = dir; folder !== "/" && folder !== "."; folder = dirname(folder)) {
     if (basename(folder) === "node_modules") return folder;
@@ -191,7 +207,7 @@ class Planner {
       out.push(folder);
       // A venv runs with its base interpreter's library: that install folder too.
       const home = isVenv(folder) ? venvHome(folder) : undefined;
-      const base = home === undefined ? undefined : installFolder(join(home, "python"));
+      const base = home === undefined ? undefined : installFolder(join(home, "python3"));
       if (base !== undefined && !this.visible(base) && refusal(base, true, this.#context) === undefined) {
         out.push(base);
       }
@@ -209,7 +225,9 @@ class Planner {
   }
 
   /** Shows what `path` needs to run; a problem names the program and says why. */
-  need(path: string, depth: number): { program: string; reason: string } | undefined {
+  need(given: string, depth: number): { program: string; reason: string } | undefined {
+    // Lexically whole (no `..`), so that a path is compared with what the sandbox shows as it will resolve.
+    const path = resolve(given);
     let info: Deno.FileInfo;
     try {
       info = Deno.statSync(path);

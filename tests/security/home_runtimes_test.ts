@@ -293,6 +293,36 @@ confinedTest(
 );
 
 confinedTest(
+  "a venv symlink a tool planted toward a folder with bin/ and lib/ shows that one program, not the folder",
+  async () => {
+    const world = await makeWorld();
+    const { home, workspace } = world;
+    // A private project shaped a little like an install: bin/, lib/, and a secret beside them.
+    const project = join(home, "work", "private");
+    await writeFiles(project, { "secret.txt": "SECRET project\n", "lib/data/x": "x" });
+    const secret = join(project, "secret.txt");
+    await Deno.mkdir(join(project, "bin"));
+    await Deno.writeTextFile(
+      join(project, "bin", "run"),
+      `#!/bin/sh\ncat ${secret} 2>/dev/null || echo '{"answer":"hidden"}'\n`,
+      { mode: 0o755 },
+    );
+    await Deno.mkdir(join(workspace, ".venv", "bin"), { recursive: true });
+    await Deno.writeTextFile(join(workspace, ".venv", "pyvenv.cfg"), `home = ${project}/bin\n`);
+    await Deno.symlink(join(project, "bin", "run"), join(workspace, ".venv", "bin", "python"));
+    await writeFiles(world.project, shebangTool("venv", join(workspace, ".venv", "bin", "python")));
+    const executor = executorIn(
+      world,
+      [{ name: "venv", command: ["./tools/bin/venv"], permissions: "none" }],
+      "/usr/local/bin:/usr/bin:/bin",
+    );
+    const envelope = await executor.call("venv", "{}");
+    assert.ok(envelope.ok, JSON.stringify(envelope));
+    assert.deepEqual(envelope.result, { answer: "hidden" });
+  },
+);
+
+confinedTest(
   "the checkout's own launchers, copied anywhere, run with toolgate's runtime: no deno on PATH, none in the sandbox",
   async () => {
     const world = await makeWorld();
