@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join, normalize, resolve } from "./paths.ts";
+import { dirname, isAbsolute, isWithin, join, normalize, resolve } from "./paths.ts";
 import { CGROUP_ENV, ownCgroups } from "./cgroups.ts";
 import { PROXY_SOCKET_ENV } from "./egress_proxy.ts";
 import { isRecord } from "./contract.ts";
@@ -14,10 +14,11 @@ import { readJsonc } from "./jsonc.ts";
 import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
 import { endpointFromEnv } from "./agent/limits.ts";
 import { parseProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
-import { findProgram } from "./sandbox.ts";
+import { findProgram, SYSTEM_PATHS } from "./sandbox.ts";
+import { programNeeds } from "./program_needs.ts";
 import { credentialFiles, parsePoolUrl } from "./pool/address.ts";
 import { configRoot, stateRoot } from "./state.ts";
-import { BELT_MANIFEST_PATH, TOOLGATE_CODE } from "./tool_belt.ts";
+import { BELT_MANIFEST_PATH, beltToolOf, TOOLGATE_CODE } from "./tool_belt.ts";
 
 /**
  * Options that take a value, of every command: their value is never the command's name. A test keeps this list
@@ -162,6 +163,34 @@ function manifestFacts(path: string): { programs: string[]; toolEnv: string[]; e
   return { programs, toolEnv, egressHosts };
 }
 
+/**
+ * What toolgate reads to find what the tools' programs need inside the sandbox (`program_needs.ts`): their
+ * interpreters and the install folders it shows; nothing it would refuse to show.
+ */
+function programReads(
+  programs: readonly string[],
+  env: Readonly<Record<string, string>>,
+  workspace: string,
+  manifestPath: string,
+  hidden: readonly string[],
+): string[] {
+  const home = env.HOME;
+  const context = {
+    path: env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    cwd: workspace,
+    shown: [...SYSTEM_PATHS, join(dirname(manifestPath), "tools"), workspace],
+    homes: home === undefined || !isAbsolute(home) ? [] : [...new Set([home, realOr(home)])],
+    hidden,
+  };
+  // A built-in tool (its launcher included) runs with toolgate's runtime, never through its program.
+  return programs.filter((program) => beltToolOf(program) === undefined).flatMap((program) => {
+    const needs = programNeeds(program, context);
+    return needs.ok
+      ? needs.reads.filter((path) => !context.shown.some((folder) => isWithin(path, folder)))
+      : [];
+  });
+}
+
 function realOr(path: string): string {
   try {
     return Deno.realPathSync(path);
@@ -238,10 +267,13 @@ export function planLaunch(
   }
   const auditDir = values.get("audit-dir");
   if (auditDir !== undefined && !flags.has("no-audit")) stateDirs.push(at(auditDir));
+  const workspace = realOr(at(values.get("cwd") ?? "."));
   const readFiles = ["prompt-file", "system-file", "load-messages"]
     .map((name) => values.get(name))
     .filter((value): value is string => value !== undefined && value !== "-")
     .map(at);
+  // What a tool's interpreter or runtime needs (one under the home folder): toolgate reads it to show it.
+  readFiles.push(...programReads(programs, env, workspace, manifestPath, stateDirs));
   const save = values.get("save-messages");
   const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
   const isRun = command === "run";
@@ -261,7 +293,7 @@ export function planLaunch(
   // Deno lets only --allow-all read /proc/self: hand the main entry this process's cgroups (the same as its own).
   const cgroupText = env[CGROUP_ENV] || ownCgroups();
   const facts: RunFacts = {
-    workspace: realOr(at(values.get("cwd") ?? ".")),
+    workspace,
     manifestPath,
     programs,
     toolEnv,

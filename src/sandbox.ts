@@ -1,7 +1,8 @@
 /**
  * Confinement of tool processes with bubblewrap (Linux). What a confined tool sees is an allowlist: the system
- * folders programs need (with the files that hold host secrets masked), the workspace, its own files and what its
- * profile names; nothing of the home folder, `/root`, `/run`, the host's `/tmp` or any host socket. It runs with
+ * folders programs need (with the files that hold host secrets masked), the workspace, its own files (with what its
+ * program needs, `program_needs.ts`) and what its profile names; nothing else of the home folder, `/root`, `/run`,
+ * the host's `/tmp` or any host socket. It runs with
  * no capabilities (root included), in new namespaces (no network unless the profile allows it, its own pids so that
  * ending bwrap ends every descendant), with size-capped private tmpfs mounts, toolgate's control plane laid
  * read-only over whatever the profile lets it write, and resource limits.
@@ -51,8 +52,25 @@ export type SandboxSupport =
   }
   | { readonly ok: false; readonly reason: string };
 
-/** The folders every program may need, read-only. */
-const SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+/**
+ * The folders every program may need, read-only (those that exist here are shown).
+ *
+ * @example
+ * ```ts
+ * import { SYSTEM_PATHS } from "./sandbox.ts";
+ * SYSTEM_PATHS.includes("/usr"); // true
+ * ```
+ */
+export const SYSTEM_PATHS: readonly string[] = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/etc",
+];
 /** Files under /etc that hold the host's secrets (password hashes, keys): masked even though /etc is shown. */
 const SECRET_FILES = [
   "/etc/shadow",
@@ -335,7 +353,10 @@ export interface ConfineRequest {
   /** The workspace: the tool's working directory, as a real path. */
   readonly cwd: string;
   readonly profile: PermissionProfile;
-  /** The tool's own files (its program, or the runtime and code of a built-in tool), shown read-only. */
+  /**
+   * The tool's own files (its program, or the runtime and code of a built-in tool) and what its program needs
+   * (the install folder of its interpreter, see `program_needs.ts`), shown read-only.
+   */
   readonly files: readonly string[];
   readonly controlPlane: ControlPlane;
   /** Limits a cgroup around the call already enforces (so no rlimit is needed for them). */

@@ -6,7 +6,7 @@
  * @module
  */
 import { basename, dirname, fromFileUrl, join } from "./paths.ts";
-import { COMMON_DENO_FLAGS, TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
+import { COMMON_DENO_FLAGS, launcherText, TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
 import beltManifest from "../tools.json" with { type: "json" };
 
 /**
@@ -87,7 +87,11 @@ export const TOOLGATE_CODE: string = packaging() === "source"
 export const BELT_BIN: string = join(TOOLGATE_ROOT, "tools", "bin");
 
 /**
- * The name of the built-in tool that `program` is, or `undefined` for any other program.
+ * The name of the built-in tool that `program` is, or `undefined` for any other program: one in toolgate's own
+ * `tools/bin`, or a `tools/bin/NAME` anywhere (a checkout's, run by an installed toolgate) whose text is exactly
+ * the launcher toolgate generates for NAME. That launcher runs NAME's tool with `deno` from PATH, which the
+ * sandbox may not show (a Deno under the home folder) or which may not be there at all; toolgate runs it as its
+ * own built-in tool instead, with the runtime that runs toolgate.
  *
  * @example
  * ```ts
@@ -97,9 +101,19 @@ export const BELT_BIN: string = join(TOOLGATE_ROOT, "tools", "bin");
  * ```
  */
 export function beltToolOf(program: string): string | undefined {
-  if (dirname(program) !== BELT_BIN) return undefined;
-  const name = program.slice(BELT_BIN.length + 1);
-  return Object.hasOwn(TOOL_DENO_FLAGS, name) ? name : undefined;
+  const name = basename(program);
+  if (!Object.hasOwn(TOOL_DENO_FLAGS, name)) return undefined;
+  if (dirname(program) === BELT_BIN) return name;
+  const bin = dirname(program);
+  if (basename(bin) !== "bin" || basename(dirname(bin)) !== "tools") return undefined;
+  const text = launcherText(name);
+  try {
+    // A launcher is a few hundred bytes: a larger file is no launcher, and is not read.
+    if (Deno.statSync(program).size !== new TextEncoder().encode(text).length) return undefined;
+    return Deno.readTextFileSync(program) === text ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** How one built-in tool starts, and the files it must see inside the sandbox. */

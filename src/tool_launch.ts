@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join } from "./paths.ts";
+import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "./paths.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
 import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_proxy.ts";
 import { BRIDGE_PORT } from "./net_bridge.ts";
@@ -27,6 +27,7 @@ import {
 import { stateRoot } from "./state.ts";
 import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "./tool_belt.ts";
 import { prepareDir } from "./private_dir.ts";
+import { programNeeds } from "./program_needs.ts";
 
 /** The PATH of a tool whose parent environment has none. */
 export const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -198,6 +199,19 @@ export class ToolLauncher {
     // bwrap reports a missing program as its own failure; say it the way an unconfined start would.
     const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
+    if (tool.builtin === undefined && !tool.profile.read.includes("/")) {
+      // A program run by an interpreter or runtime outside the system folders (pyenv, nvm, ~/.deno): shown too.
+      const needs = this.#needs(tool, own, support);
+      if (!needs.ok) {
+        return refused(
+          "unavailable",
+          `The tool's program needs ${needs.program}, which is not visible inside its sandbox (${needs.reason}); ` +
+            `it was not run. To run it confined, add the folder that holds it to the "read" list of the tool's ` +
+            `permission profile "${tool.profile.name}" (it is then shown read-only).`,
+        );
+      }
+      own = { ...own, files: [...own.files, ...needs.binds] };
+    }
     const cgroups = support.cgroups;
     // A profile that names hosts reaches them through a filtering proxy, the call's only way out.
     let unregister: (() => void) | undefined;
@@ -246,6 +260,27 @@ export class ToolLauncher {
     };
   }
 
+  /** What a manifest tool's program needs shown besides what its sandbox shows anyway. */
+  #needs(tool: ToolSpec, own: Program, support: Extract<SandboxSupport, { ok: true }>) {
+    const cwd = this.#options.workspace;
+    const place = (path: string) => isAbsolute(path) ? resolve(path) : resolve(cwd, path);
+    const home = this.#options.env.HOME;
+    const homes = home === undefined || !isAbsolute(home) ? [] : [...new Set([resolve(home), realOr(home)])];
+    return programNeeds(own.program, {
+      path: this.#options.env.PATH ?? FALLBACK_PATH,
+      cwd,
+      shown: [
+        ...support.system.map((entry) => entry.path),
+        ...own.files,
+        ...tool.profile.read.map(place),
+        ...tool.profile.write.map(place),
+        cwd,
+      ],
+      homes,
+      hidden: this.#options.controlPlane.hidden,
+    });
+  }
+
   /** toolgate's state folder, or `undefined` without HOME (nothing is cached then). */
   #stateDir(): string | undefined {
     try {
@@ -266,5 +301,14 @@ export class ToolLauncher {
   #escapedBin(tool: ToolSpec): string | undefined {
     const relative = !isAbsolute(tool.command[0]) && !isWindowsAbsolute(tool.command[0]);
     return relative ? escapesBinDir(tool.program, this.#options.manifest.binDir) : undefined;
+  }
+}
+
+/** The real path of `path`, or `path` itself when it does not resolve. */
+function realOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
   }
 }

@@ -2,7 +2,9 @@
 // (root included), cannot outgrow its process, memory and tmpfs limits, and sees nothing of the host but the
 // system folders, the workspace and its own files, with the host's secret files masked.
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { isWithin } from "../../src/paths.ts";
+import { FIXTURES } from "../support.ts";
 import {
   confinedTest,
   hostTest,
@@ -102,22 +104,65 @@ confinedTest("memory: a tool cannot allocate past its profile's memory limit", a
 
 confinedTest("a confined tool sees no home folder, no /run, no host /tmp and no host socket", async () => {
   const workspace = await realTempDir();
-  const home = Deno.env.get("HOME") ?? "/root";
+  const home = await Deno.realPath(Deno.env.get("HOME") ?? "/root");
   const hostTmp = await realTempDir("toolgate_sec_host_");
   const marker = join(hostTmp, "marker.txt");
   await Deno.writeTextFile(marker, "host");
   const socketDir = await Deno.makeTempDir({ dir: home, prefix: ".toolgate_sec_" });
   const socketPath = join(socketDir, "host.sock");
+  const secret = join(socketDir, "secret.txt");
+  await Deno.writeTextFile(secret, "SECRET");
   const listener = Deno.listen({ transport: "unix", path: socketPath });
   const tmpSocketPath = join(hostTmp, "host.sock");
   const tmpListener = Deno.listen({ transport: "unix", path: tmpSocketPath });
+  // What the sandbox shows of its own: the tools' files (bound at their path, wherever the clone lives) and the
+  // workspace. A folder that holds one of them shows the path to it, and nothing else.
+  const bound = [await Deno.realPath(join(FIXTURES, "security", "tools")), workspace];
   try {
     const executor = await scriptExecutor(workspace);
-    const paths = [home, "/root", "/home", "/run", "/var/run", marker, socketPath, tmpSocketPath, hostTmp];
-    const script = `for p in ${paths.join(" ")}; do [ -e $p ] && echo present:$p; done; echo done`;
+    const hidden = [
+      "/run",
+      "/var/run",
+      marker,
+      socketDir,
+      socketPath,
+      secret,
+      tmpSocketPath,
+      hostTmp,
+      join(home, ".ssh"),
+      join(home, ".config"),
+      join(home, ".aws"),
+      join(home, ".gnupg"),
+      join(home, ".bash_history"),
+      join(home, ".local", "state", "toolgate"),
+      join(home, ".config", "toolgate"),
+    ];
+    const folders = [...new Set([home, "/root", "/home"])];
+    const script = `for p in ${hidden.join(" ")}; do [ -e $p ] && echo present:$p; done; ` +
+      // No double quotes or backslashes in a script: the listing comes as words on one line.
+      `for d in ${folders.join(" ")}; do [ -e $d ] && echo list:$d: $(ls -A $d); done; echo done`;
     for (const tool of ["script_none", "script_workspace", "script_network"]) {
       const result = await runScript(executor, tool, script);
-      assert.equal(result.out.trim(), "done", `${tool} saw: ${result.out}`);
+      // The fixture prints the output as words on one line: `present:P` and `list:D:` then D's entries.
+      const words = result.out.trim().split(" ");
+      assert.equal(words.at(-1), "done", `${tool}: ${result.out}`);
+      assert.deepEqual(words.filter((word) => word.startsWith("present:")), [], `${tool} saw: ${result.out}`);
+      for (const folder of folders) {
+        const at = words.indexOf(`list:${folder}:`);
+        const end = words.findIndex((word, i) => i > at && (word.startsWith("list:") || word === "done"));
+        const leading = [
+          ...new Set(
+            bound.filter((path) => path !== folder && isWithin(path, folder)).map((path) =>
+              relative(folder, path).split("/")[0]
+            ),
+          ),
+        ].sort();
+        if (leading.length === 0) assert.equal(at, -1, `${tool} sees ${folder}: ${result.out}`);
+        else {
+          const entries = at === -1 ? undefined : words.slice(at + 1, end).sort();
+          assert.deepEqual(entries, leading, `${tool} sees more of ${folder} than the path to its files`);
+        }
+      }
     }
     assert.equal(await Deno.readTextFile(marker), "host");
   } finally {
