@@ -21,7 +21,7 @@ import {
 } from "../../src/pool/protocol.ts";
 import { importPoolKey, signed } from "../../src/pool/signing.ts";
 import { baseEnv, BIN, manifestOf, scratch } from "../executor_helpers.ts";
-import { runToolgate } from "../support.ts";
+import { launcherFlags, REPO, runToolgate } from "../support.ts";
 import {
   natsServer,
   POOL_ENV,
@@ -303,6 +303,44 @@ poolTest(
   },
 );
 
+/**
+ * `toolgate worker ARGS` as a user starts it (the launcher): its exit code and stderr, or `"serving"` (then it is
+ * stopped) when it is still running after 20 s, as a worker that does not refuse would be.
+ */
+async function workerOutcome(
+  args: readonly string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ code: number | "serving"; stderr: string }> {
+  const inherited = Deno.env.toObject();
+  delete inherited.INIT_CWD;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...launcherFlags(),
+      "--config",
+      join(REPO, "deno.json"),
+      join(REPO, "src/launch.ts"),
+      ...args,
+    ],
+    cwd,
+    env: { ...inherited, NO_COLOR: "1", ...env },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const serving = new Promise<"serving">((resolve) => {
+    timer = setTimeout(() => resolve("serving"), 20_000);
+  });
+  const code = await Promise.race([child.status.then((status) => status.code), serving]);
+  clearTimeout(timer);
+  if (code === "serving") child.kill("SIGTERM");
+  await child.status;
+  return { code, stderr: await stderr };
+}
+
 poolTest(
   "pool: a worker refuses to start without the pool key, or on a server that takes anyone unless --insecure",
   async () => {
@@ -317,7 +355,7 @@ poolTest(
       XDG_STATE_HOME: join(home.path, "s"),
     };
     const worker = (args: string[], extra: Record<string, string> = {}) =>
-      runToolgate(
+      workerOutcome(
         ["worker", "--nats", server.url, "--tools", path, "--allow-absolute-commands", "--no-audit", ...args],
         dir.path,
         { ...env, ...extra },
