@@ -16,7 +16,7 @@ import { endpointFromEnv } from "./agent/limits.ts";
 import { parseProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { findProgram, SYSTEM_PATHS } from "./sandbox.ts";
 import { programNeeds } from "./program_needs.ts";
-import { credentialFiles, parsePoolUrl } from "./pool/address.ts";
+import { credentialFiles, parsePoolUrl, poolKeyFile } from "./pool/address.ts";
 import { configRoot, stateRoot } from "./state.ts";
 import { BELT_MANIFEST_PATH, beltToolOf, TOOLGATE_CODE } from "./tool_belt.ts";
 
@@ -58,6 +58,7 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "max-sessions",
   "session-idle",
   "executor",
+  "pool-key-file",
   "nats",
   "concurrency",
   "name",
@@ -285,6 +286,7 @@ export function planLaunch(
   const poolUrl = command === "worker"
     ? values.get("nats") ?? (env.NATS_URL || undefined)
     : values.get("executor");
+  const keyFile = poolKeyFile(values.get("pool-key-file"), env, cwd);
   const poolAddress = poolUrl === undefined || poolUrl === "local" ? undefined : parsePoolUrl(poolUrl);
   // Deno scopes a Unix socket by its exact path: the egress proxy's is chosen here, and granted.
   const proxySocket = egressHosts.length > 0 && stateDirs.length > 0
@@ -310,7 +312,8 @@ export function planLaunch(
     helpers: helperPaths(helpers),
     pool: poolAddress === undefined || typeof poolAddress === "string" ? undefined : {
       servers: poolAddress.servers,
-      files: credentialFiles(env).map(at),
+      // The NATS credential files, and the pool's signing key when a file holds it.
+      files: [...credentialFiles(env).map(at), ...(keyFile === undefined ? [] : [keyFile])],
       worker: command === "worker",
     },
   };

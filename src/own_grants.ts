@@ -8,7 +8,7 @@
  */
 import { dirname, isAbsolute, relative } from "./paths.ts";
 import { STATE_ENV } from "./state.ts";
-import { NATS_ENV } from "./pool/address.ts";
+import { NATS_ENV, POOL_KEY_FILE_ENV } from "./pool/address.ts";
 
 /** Variables toolgate itself reads. */
 export const OWN_ENV = [
@@ -31,8 +31,9 @@ export const OWN_ENV = [
   "OAI_HTTP_RETRIES",
   "OAI_HTTP_MAX_BYTES",
   "NO_COLOR",
-  // The worker pool's address and credentials, under the names the NATS tools use.
+  // The worker pool's address and credentials, under the names the NATS tools use, and its signing key's file.
   ...NATS_ENV,
+  POOL_KEY_FILE_ENV,
 ] as const;
 
 /** A permission set in Deno's vocabulary; every list is a scope (an unscoped grant is never produced here). */
@@ -79,7 +80,8 @@ export interface RunFacts {
   readonly helpers: readonly string[];
   /**
    * The worker pool a run reaches (`worker`, or `--executor`): its servers (`host:port`), the credential and TLS
-   * files the NATS variables name, and whether the run is a worker (which names itself by the host's name).
+   * files the NATS variables name and the signing key's file, and whether the run is a worker (which names itself
+   * by the host's name).
    */
   readonly pool?: {
     readonly servers: readonly string[];

@@ -73,7 +73,7 @@ Deno.test("the endpoint, the listening port and transcript files are granted for
   assert.ok(!saving.write.includes(join(cwd, "out")), "the file and its temporary file, not the folder");
 });
 
-Deno.test("a worker pool's servers and credential files are granted to the runs that reach it, and only them", async () => {
+Deno.test("a worker pool's servers, credential files and key file are granted to the runs that reach it, and only them", async () => {
   const cwd = await Deno.makeTempDir();
   const env = {
     PATH: "/usr/bin:/bin",
@@ -90,10 +90,22 @@ Deno.test("a worker pool's servers and credential files are granted to the runs 
   assert.deepEqual(worker.sys, ["uid", "hostname"], "a worker names itself by its host");
   const fromEnv = planLaunch(["worker"], { ...env, NATS_URL: "nats://127.0.0.1:4222" }, cwd).set;
   assert.deepEqual(fromEnv.net, ["127.0.0.1:4222"], "NATS_URL, as the NATS tools name it");
+  // The pool's signing key: the file --pool-key-file or TOOLGATE_POOL_KEY_FILE names, read by pool runs only.
+  const keyed = planLaunch(
+    ["call", "get_time", "{}", "--executor", "nats://q", "--pool-key-file", "keys/pool.key"],
+    env,
+    cwd,
+  ).set;
+  assert.ok(keyed.read.includes(join(cwd, "keys/pool.key")));
+  const keyEnv = { ...env, TOOLGATE_POOL_KEY_FILE: "/etc/toolgate/pool.key" };
+  const keyedWorker = planLaunch(["worker", "--nats", "nats://q"], keyEnv, cwd).set;
+  assert.ok(keyedWorker.read.includes("/etc/toolgate/pool.key"));
+  assert.ok(keyedWorker.env.includes("TOOLGATE_POOL_KEY_FILE"));
   for (const argv of [["call", "get_time"], ["call", "get_time", "--executor", "local"], ["serve"]]) {
-    const set = planLaunch(argv, env, cwd).set;
+    const set = planLaunch(argv, keyEnv, cwd).set;
     assert.deepEqual(set.net, [], argv.join(" "));
     assert.ok(!set.read.includes(join(cwd, "pool.creds")), "no pool, no credentials read");
+    assert.ok(!set.read.includes("/etc/toolgate/pool.key"), "no pool, no key read");
   }
 });
 

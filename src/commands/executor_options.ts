@@ -22,7 +22,7 @@ import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
 import type { Manifest } from "../manifest.ts";
 import { auditDirFor, secretStoreFile, StateDirError, stateRoot } from "../state.ts";
 import type { ProcessRegistry } from "../process_tree.ts";
-import { parsePoolUrl, type PoolAddress } from "../pool/address.ts";
+import { parsePoolUrl, type PoolAddress, poolKeyFile } from "../pool/address.ts";
 
 /** The options of a command that runs tools. */
 export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
@@ -62,6 +62,12 @@ export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
     value: "URL",
     help:
       "run the calls on a worker pool (nats://HOST:PORT or tls://HOST:PORT; `toolgate worker` serves it) instead of here; `local` (the default) runs them here",
+  },
+  "pool-key-file": {
+    type: "string",
+    value: "PATH",
+    help:
+      "the worker pool's signing key, a file of yours with mode 0600 (default env TOOLGATE_POOL_KEY_FILE, else the secret TOOLGATE_POOL_KEY)",
   },
 };
 
@@ -152,6 +158,41 @@ function poolOption(parsed: ParsedArgs, command: string): PoolAddress | undefine
   return address;
 }
 
+/**
+ * The worker pool's signing key of a command (`--pool-key-file`, `TOOLGATE_POOL_KEY_FILE`, the secret store), or
+ * `undefined` when none is set up; throws {@linkcode UsageError} for a key file toolgate may not use.
+ */
+export async function poolKeyFromArgs(
+  parsed: ParsedArgs,
+  io: Io,
+  command: string,
+): Promise<import("../pool/key.ts").PoolKey | undefined> {
+  // Loaded only by a command that uses a pool.
+  const { loadPoolKey, PoolKeyError } = await import("../pool/key.ts");
+  try {
+    return await loadPoolKey(poolKeyFile(stringOption(parsed, "pool-key-file"), io.env, io.cwd), io.env);
+  } catch (error) {
+    if (error instanceof PoolKeyError) throw new UsageError(error.message, command);
+    throw error;
+  }
+}
+
+/** The signing key a caller with `--executor` needs: a clear usage error when there is none. */
+async function callerPoolKey(
+  parsed: ParsedArgs,
+  io: Io,
+  command: string,
+  pool: PoolAddress,
+): Promise<CryptoKey> {
+  const key = await poolKeyFromArgs(parsed, io, command);
+  if (key !== undefined) return key.key;
+  const { POOL_KEY_HELP } = await import("../pool/key.ts");
+  throw new UsageError(
+    `--executor ${pool.shown} needs the pool's signing key (workers run only calls signed with it): ${POOL_KEY_HELP}`,
+    command,
+  );
+}
+
 /** A refused audit folder or key, said with the ways out; anything else unchanged. */
 function auditRefused(error: unknown): unknown {
   if (!(error instanceof StateDirError)) return error;
@@ -234,10 +275,14 @@ export async function executorFromArgs(
   const passthrough = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
   // Only a tool that declares a secret receives a stored one: without such a tool the store is not even read.
-  const secrets = manifest.tools.some((tool) => tool.secrets.length > 0) ? await storedSecrets(io) : {};
+  // The pool's signing key is never one of them (a tool holding it could sign calls of its own).
+  const { TOOLGATE_POOL_KEY: _poolKey, ...secrets } = manifest.tools.some((tool) => tool.secrets.length > 0)
+    ? await storedSecrets(io)
+    : {};
   // The pool is reached before anything runs: one that cannot be is said at start (exit 1), not at every call.
-  const pool = checked.pool &&
-    await (await import("../pool/client.ts")).PoolClient.open(checked.pool, env, manifest);
+  const poolKey = checked.pool && await callerPoolKey(parsed, io, command, checked.pool);
+  const pool = checked.pool && poolKey &&
+    await (await import("../pool/client.ts")).PoolClient.open(checked.pool, env, manifest, poolKey);
   try {
     const executor = new Executor({
       manifest,

@@ -2,6 +2,7 @@
 import {
   EXIT,
   expectPositionals,
+  flag,
   type Io,
   numberOption,
   type ParsedArgs,
@@ -11,10 +12,11 @@ import {
   UsageError,
 } from "./cli.ts";
 import { parsePoolUrl } from "../pool/address.ts";
-import { connectPool } from "../pool/connect.ts";
+import { connectPool, requiresAuthentication } from "../pool/connect.ts";
+import { POOL_KEY_HELP } from "../pool/key.ts";
 import { manifestHash, shortHash } from "../pool/protocol.ts";
 import { PoolWorker } from "../pool/worker.ts";
-import { executorFromArgs, executorSettings } from "./executor_options.ts";
+import { executorFromArgs, executorSettings, poolKeyFromArgs } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 
 /** Serves calls from the pool until a stop signal (or a connection closed for good). */
@@ -29,6 +31,16 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
   });
   const name = stringOption(parsed, "name") ?? `${Deno.hostname()}:${Deno.pid}`;
   const settings = await executorSettings(parsed, io, "worker");
+  const insecure = flag(parsed, "insecure");
+  // No key, no worker: a call nobody signed must never run, and --insecure does not change that.
+  const key = await poolKeyFromArgs(parsed, io, "worker");
+  if (key === undefined) {
+    throw new UsageError(
+      `worker refuses to start without the pool's signing key, which callers sign calls with: ${POOL_KEY_HELP}` +
+        " (--insecure does not waive it)",
+      "worker",
+    );
+  }
   const manifest = await loadForCommand(parsed, io);
   if (!manifest) return EXIT.failure;
   // Calls end when they end, not with a signal to this process: the worker decides (first stop: let them finish).
@@ -39,7 +51,25 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
   const hash = await manifestHash(manifest);
   const nc = await connectPool(address, io.env, `toolgate worker ${name}`);
   const log = (line: string) => void io.stderr(`toolgate worker: ${line}\n`);
-  const worker = new PoolWorker({ nc, executor, manifest: hash, name, concurrency, log });
+  if (!requiresAuthentication(nc)) {
+    if (!insecure) {
+      await nc.close();
+      await registry.endAll();
+      await executor.close();
+      throw new UsageError(
+        `worker refuses to start: the NATS server at ${address.shown} lets anyone connect without credentials, ` +
+          "who could then read every call and result and flood the queue; give the server a token or users " +
+          "and the worker NATS_TOKEN, NATS_USER/NATS_PASSWORD, NATS_CREDS or NATS_NKEY, or start it with --insecure",
+        "worker",
+      );
+    }
+    log(
+      `warning: --insecure: the NATS server at ${address.shown} lets anyone connect without credentials; ` +
+        "calls still run only when signed with the pool key, but anyone who reaches the server can read them " +
+        "and their results",
+    );
+  }
+  const worker = new PoolWorker({ nc, executor, manifest: hash, key: key.key, name, concurrency, log });
   const signals = stopSignals();
   try {
     await worker.start();

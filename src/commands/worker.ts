@@ -4,7 +4,7 @@ import { EXECUTOR_OPTIONS } from "./executor_options.ts";
 
 /** The executor options a worker takes: where and how it runs tools. The limits travel with each call. */
 const WORKER_EXECUTOR_OPTIONS = Object.fromEntries(
-  ["cwd", "audit-dir", "no-audit", "sandbox"].map((name) => [name, EXECUTOR_OPTIONS[name]]),
+  ["cwd", "audit-dir", "no-audit", "sandbox", "pool-key-file"].map((name) => [name, EXECUTOR_OPTIONS[name]]),
 );
 
 /** `toolgate worker --nats URL` */
@@ -28,6 +28,11 @@ export const workerCommand: Command = {
       value: "NAME",
       help: "the worker's name in callers' messages and audit lines (default HOST:PID)",
     },
+    insecure: {
+      type: "boolean",
+      help:
+        "start although the NATS server takes connections without credentials (calls must still be signed with the pool key)",
+    },
     ...WORKER_EXECUTOR_OPTIONS,
   },
   details: [
@@ -37,8 +42,10 @@ export const workerCommand: Command = {
     "any number share the queue. A call made for another manifest than this worker's is not run (the caller",
     "is told). A read-only tool's call whose worker dies is run again by another worker; any other call runs at",
     "most once. Credentials and TLS come from NATS_CREDS, NATS_NKEY, NATS_USER/NATS_PASSWORD, NATS_TOKEN,",
-    "NATS_CA, NATS_CERT and NATS_KEY. Anyone who may publish to the pool's subject can run its tools here, as",
-    "approved by their own toolgate: secure the NATS server (accounts, credentials) accordingly.",
+    "NATS_CA, NATS_CERT and NATS_KEY; a server that lets anyone in is refused unless --insecure is given.",
+    "Only calls signed with the pool key run (the secret TOOLGATE_POOL_KEY, or --pool-key-file /",
+    "TOOLGATE_POOL_KEY_FILE; callers need the same key): an unsigned, mis-signed, replayed or stale call is",
+    "refused, and the answer says nothing of this worker's manifest.",
     "SIGINT or SIGTERM: take no more calls and finish those running; a second one stops them too.",
     "Example: toolgate worker --nats nats://queue.internal:4222 --tools ./tools.json --concurrency 4",
   ].join("\n"),

@@ -1,11 +1,13 @@
 /**
  * Where the worker pool is, and how toolgate authenticates to it: a `nats://` or `tls://` URL (several, separated
  * by commas), and the credentials of the usual NATS variables (`NATS_CREDS`, `NATS_NKEY`, `NATS_USER` and
- * `NATS_PASSWORD`, `NATS_TOKEN`, `NATS_CA`, `NATS_CERT`, `NATS_KEY`). Kept free of the NATS client: the launcher
- * reads it to grant the run its hosts and files.
+ * `NATS_PASSWORD`, `NATS_TOKEN`, `NATS_CA`, `NATS_CERT`, `NATS_KEY`), and the file of the pool's signing key. Kept
+ * free of the NATS client: the launcher reads it to grant the run its hosts and files.
  *
  * @module
  */
+
+import { resolve } from "../paths.ts";
 
 /** Variables the pool's connection reads: the NATS tools' own names. */
 export const NATS_ENV = [
@@ -112,4 +114,26 @@ function hideSecret(text: string): string {
  */
 export function credentialFiles(env: Readonly<Record<string, string>>): string[] {
   return NATS_FILE_ENV.map((name) => env[name]).filter((path): path is string => !!path);
+}
+
+/** The variable that names a pool key file. */
+export const POOL_KEY_FILE_ENV = "TOOLGATE_POOL_KEY_FILE";
+
+/**
+ * The pool key file a run names: `--pool-key-file` (given as `option`), else `TOOLGATE_POOL_KEY_FILE`, made
+ * absolute against `cwd`; `undefined` when neither names one.
+ *
+ * @example
+ * ```ts
+ * import { poolKeyFile } from "./address.ts";
+ * poolKeyFile(undefined, { TOOLGATE_POOL_KEY_FILE: "pool.key" }, "/srv/app"); // "/srv/app/pool.key"
+ * ```
+ */
+export function poolKeyFile(
+  option: string | undefined,
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+): string | undefined {
+  const named = option ?? (env[POOL_KEY_FILE_ENV] || undefined);
+  return named === undefined ? undefined : resolve(cwd, named);
 }

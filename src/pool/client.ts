@@ -2,7 +2,11 @@
  * The caller's side of the worker pool: hands a call to the stream and waits for its envelope. Only the caller
  * knows whether a call is still wanted and whether it already ran somewhere, so every worker asks it for the go;
  * that one rule gives the pool its guarantees: a call nobody took in time never runs later, a read-only call whose
- * worker died runs again on another, and any other call runs at most once.
+ * worker died runs again on another, and any other call runs at most once. The caller signs what it sends (the
+ * call, each go, a cancel) with the pool's key, and heeds only what workers signed with it.
+ *
+ * One piece over 400 lines: a call's stages (queued, running, lost, stopping, done) are one state machine, read by
+ * the claim rule, the clock and the stop alike; split, each would see half of it.
  *
  * @module
  */
@@ -23,8 +27,10 @@ import {
   POOL,
   PROTOCOL_VERSION,
   readReply,
+  type RefusedReason,
   shortHash,
 } from "./protocol.ts";
+import { signed, verified } from "./signing.ts";
 
 /**
  * One call for the pool: what a caller's executor hands over once the call is checked and approved.
@@ -101,7 +107,7 @@ export interface ToolPool {
  * import { PoolClient } from "./client.ts";
  * import { parsePoolUrl } from "./address.ts";
  * const address = parsePoolUrl("nats://127.0.0.1:4222");
- * // const pool = await PoolClient.open(address, Deno.env.toObject(), manifest);
+ * // const pool = await PoolClient.open(address, Deno.env.toObject(), manifest, key); // key: loadPoolKey
  * // const answer = await pool.run({ tool: "get_time", readOnly: true, argsText: "{}", startWithinMs: 5000, defaults });
  * ```
  */
@@ -110,47 +116,57 @@ export class PoolClient implements ToolPool {
   readonly #nc: NatsConnection;
   readonly #js: JetStreamClient;
   readonly #manifest: string;
+  readonly #key: CryptoKey;
 
-  private constructor(nc: NatsConnection, shown: string, manifest: string) {
+  private constructor(nc: NatsConnection, shown: string, manifest: string, key: CryptoKey) {
     this.#nc = nc;
     this.#js = jetstream(nc, { timeout: POOL.publishMs });
     this.shown = shown;
     this.#manifest = manifest;
+    this.#key = key;
   }
 
-  /** Connects to the pool for the calls of `manifest`; throws {@linkcode PoolError}. */
+  /** Connects to the pool for the calls of `manifest`, signed with `key` (the pool's); throws {@linkcode PoolError}. */
   static async open(
     address: PoolAddress,
     env: Readonly<Record<string, string>>,
     manifest: Manifest,
+    key: CryptoKey,
   ): Promise<PoolClient> {
     const hash = await manifestHash(manifest);
     const nc = await connectPool(address, env, "toolgate caller");
-    return new PoolClient(nc, address.shown, hash);
+    return new PoolClient(nc, address.shown, hash, key);
   }
 
   /** Runs one call on a worker and returns its envelope (or the pool's own `unavailable`, saying why). */
   async run(request: PoolRequest): Promise<PoolAnswer> {
     const id = crypto.randomUUID();
     const reply = createInbox();
-    const pending = new PendingCall(id, request, this.shown, this.#nc);
+    const pending = new PendingCall(id, request, this.shown, this.#nc, this.#key, this.#manifest);
     if (request.signal?.aborted) {
       // Stopped before it left: nothing is published for a worker to take and be told no.
       pending.dispose();
       return await pending.answer;
     }
     // Subscribed before the call is published: a worker's claim cannot come first.
-    const subscription = this.#nc.subscribe(reply, { callback: (_error, msg) => pending.receive(msg) });
+    const subscription = this.#nc.subscribe(reply, { callback: (_error, msg) => void pending.receive(msg) });
     try {
-      const message: CallMessage = {
+      const message: CallMessage = await signed(this.#key, "call", {
         v: PROTOCOL_VERSION,
         id,
         tool: request.tool,
         args: request.argsText,
         manifest: this.#manifest,
         reply,
-        defaults: request.defaults,
-      };
+        defaults: {
+          timeoutSec: request.defaults.timeoutSec,
+          graceMs: request.defaults.graceMs,
+          maxOutputBytes: request.defaults.maxOutputBytes,
+        },
+        ts: Date.now(),
+        // The time it may wait for a worker: a worker takes it no later (and it is no use to anyone after).
+        wait: Math.min(Math.ceil(request.startWithinMs), POOL.maxAgeMs),
+      });
       const problem = await this.#publish(id, message);
       if (problem !== undefined) {
         // Even if the stream kept it, no worker can run it: its claim finds nobody to answer.
@@ -193,10 +209,25 @@ export class PoolClient implements ToolPool {
 /** Where one call stands, seen from its caller. */
 type Stage =
   | { readonly name: "queued"; readonly until: number }
-  | { readonly name: "running"; readonly worker: string; readonly control: string; lastBeat: number }
+  | {
+    readonly name: "running";
+    readonly worker: string;
+    readonly control: string;
+    lastBeat: number;
+    beats: number;
+  }
   | { readonly name: "lost"; readonly worker: string; readonly until: number }
   | { readonly name: "stopping"; readonly worker: string; readonly until: number }
   | { readonly name: "done" };
+
+/** What a worker's refusal means, for the caller's message. */
+const REFUSED: Record<RefusedReason, string> = {
+  unsigned: "it was not signed",
+  signature:
+    "its signature does not verify with the worker's pool key: are callers and workers given the same key?",
+  stale: "its timestamp is too far from the worker's clock: are both clocks set right?",
+  replayed: "the worker took a call with its id before",
+};
 
 /** How often a waiting call looks at its clocks. */
 const TICK_MS = 100;
@@ -208,8 +239,10 @@ class PendingCall {
   #stage: Stage;
   /** The last worker that ran the call (or refused it for another manifest), for the answer. */
   #worker?: string;
-  /** Workers that run another manifest, and their hash. */
-  readonly #mismatches = new Map<string, string>();
+  /** Workers that run another manifest. */
+  readonly #mismatches = new Set<string>();
+  /** Workers that refused the call, and why (unsigned news: only ever shown, never acted on). */
+  readonly #refusals = new Map<string, RefusedReason>();
   readonly #timer: ReturnType<typeof setInterval>;
   readonly #onAbort = () => this.#stop();
 
@@ -218,6 +251,8 @@ class PendingCall {
     readonly request: PoolRequest,
     readonly shown: string,
     readonly nc: NatsConnection,
+    readonly key: CryptoKey,
+    readonly manifest: string,
   ) {
     const { promise, resolve } = Promise.withResolvers<PoolAnswer>();
     this.answer = promise;
@@ -228,24 +263,40 @@ class PendingCall {
     if (request.signal?.aborted) this.#stop();
   }
 
-  /** A message on the call's reply subject. */
-  receive(msg: Msg): void {
+  /**
+   * A message on the call's reply subject. Only a worker holding the pool's key is heeded: anything unsigned or
+   * mis-signed is dropped unanswered (a refusal, unsigned by nature, is only remembered for the message).
+   */
+  async receive(msg: Msg): Promise<void> {
     const reply = readReply(msg.data);
-    if (reply === undefined || reply.id !== this.id) {
-      if (msg.reply) msg.respond(encode({ go: "no" } satisfies ClaimAnswer));
+    if (reply === undefined || reply.id !== this.id) return;
+    if (reply.t === "refused") {
+      this.#refusals.set(reply.worker, reply.reason);
       return;
     }
+    if (!await verified(this.key, "reply", { ...reply })) return;
     switch (reply.t) {
-      case "claim":
-        msg.respond(encode({ go: this.#claim(reply) } satisfies ClaimAnswer));
+      case "claim": {
+        const go = this.#claim(reply);
+        const answer: ClaimAnswer = await signed(this.key, "go", {
+          go,
+          id: this.id,
+          worker: reply.worker,
+          nonce: reply.nonce,
+        });
+        msg.respond(encode(answer));
         return;
+      }
       case "mismatch":
-        this.#mismatches.set(reply.worker, reply.manifest);
+        this.#mismatches.add(reply.worker);
         msg.respond(encode({}));
         return;
       case "beat":
-        if (this.#stage.name === "running" && this.#stage.worker === reply.worker) {
+        if (
+          this.#stage.name === "running" && this.#stage.worker === reply.worker && reply.n > this.#stage.beats
+        ) {
           this.#stage.lastBeat = performance.now();
+          this.#stage.beats = reply.n;
         }
         return;
       case "result": {
@@ -278,6 +329,7 @@ class PendingCall {
         worker: claim.worker,
         control: claim.control,
         lastBeat: performance.now(),
+        beats: 0,
       };
       return "yes";
     }
@@ -327,7 +379,10 @@ class PendingCall {
       this.finish(this.#stopped("The call was stopped before a worker ran it; nothing ran."));
     } else if (stage.name === "running") {
       const byUser = stoppedByUser(this.request.signal);
-      this.nc.publish(stage.control, encode({ t: "cancel", id: this.id, byUser }));
+      const control = stage.control;
+      void signed(this.key, "cancel", { t: "cancel", id: this.id, byUser }).then((cancel) =>
+        this.nc.publish(control, encode(cancel))
+      );
       // The worker answers with the stopped call's envelope once its tree is gone (within the kill grace).
       this.#stage = {
         name: "stopping",
@@ -344,16 +399,29 @@ class PendingCall {
       : failure("execution_error", message, { tool: this.request.tool, metadata: { cancelled: true } });
   }
 
-  /** Nobody ran the call in time: no worker at all, or none with this caller's manifest. */
+  /** Nobody ran the call in time: no worker at all, none with this caller's manifest, or none that took it. */
   #noWorker(): FailureEnvelope {
     const seconds = Math.round(this.request.startWithinMs / 100) / 10;
     if (this.#mismatches.size > 0) {
-      const [worker, theirs] = [...this.#mismatches][0];
+      const [worker] = this.#mismatches;
       return failure(
         "unavailable",
-        `No worker of the pool at ${this.shown} runs this caller's tools: worker ${worker} serves manifest ` +
-          `${shortHash(theirs)}, which is not this caller's. Start the workers with the same tools.json as ` +
-          `the caller. The call did not run.`,
+        `No worker of the pool at ${this.shown} runs this caller's tools: worker ${worker} serves another ` +
+          `manifest than this caller's (${
+            shortHash(this.manifest)
+          }; the worker's log names its own). Start ` +
+          `the workers with the same tools.json as the caller. The call did not run.`,
+        { tool: this.request.tool, retryable: false },
+      );
+    }
+    if (this.#refusals.size > 0) {
+      const [worker, reason] = [...this.#refusals][0];
+      return failure(
+        "unavailable",
+        `No worker of the pool at ${this.shown} took the call: worker ${worker} refused it (${
+          REFUSED[reason]
+        }). ` +
+          `The call did not run.`,
         { tool: this.request.tool, retryable: false },
       );
     }

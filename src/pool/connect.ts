@@ -179,3 +179,19 @@ async function orMake(look: () => Promise<unknown>, make: () => Promise<unknown>
     });
   }
 }
+
+/**
+ * Whether the server a connection reached lets nobody in without credentials: it asks for them (a token, a user,
+ * an nkey, a creds file) or for a client certificate. Said by the server itself, not by what this side sent: a
+ * server without authentication takes any token and ignores it.
+ *
+ * @example
+ * ```ts ignore
+ * import { connectPool, requiresAuthentication } from "./connect.ts";
+ * // const nc = await connectPool(address, env, "toolgate worker");
+ * // if (!requiresAuthentication(nc)) console.error("anyone who reaches the server can use the pool");
+ * ```
+ */
+export function requiresAuthentication(nc: NatsConnection): boolean {
+  return nc.info?.auth_required === true || nc.info?.tls_verify === true;
+}

@@ -2,17 +2,24 @@
  * The wire format of toolgate's worker pool over NATS JetStream: the stream, the subjects, the timings both sides
  * keep, every message (checked on receipt: a message is `unknown` until it is one), and the manifest's hash.
  *
- * The flow of one call: the caller publishes a {@linkcode CallMessage} to the work-queue stream (its id is the
- * JetStream message id, so a repeated publish is dropped); a worker takes it, checks the manifest's hash, and asks
- * the caller for the go (a {@linkcode ClaimMessage}, a request on the caller's reply subject): only the caller knows
- * whether the call is still wanted and whether it already ran somewhere. With the go, the worker runs the call,
- * beats every {@linkcode POOL}.heartbeatMs, and hands the envelope back (a {@linkcode ResultMessage}). The caller
- * stops a call on the worker's control subject (a {@linkcode CancelMessage}).
+ * The flow of one call: the caller publishes a signed {@linkcode CallMessage} to the work-queue stream (its id is
+ * the JetStream message id, so a repeated publish is dropped); a worker takes it, checks its signature, its age and
+ * that it has not seen its id before (else it answers a {@linkcode RefusedMessage}, which says nothing of the
+ * worker), checks the manifest's hash, and asks the caller for the go (a {@linkcode ClaimMessage}, a request on the
+ * caller's reply subject): only the caller knows whether the call is still wanted and whether it already ran
+ * somewhere. With the go (signed, bound to that one claim), the worker runs the call, beats every
+ * {@linkcode POOL}.heartbeatMs, and hands the envelope back (a {@linkcode ResultMessage}). The caller stops a call on
+ * the worker's control subject (a {@linkcode CancelMessage}). Every message but a refusal is signed with the pool's
+ * key (`signing.ts`), and one that does not verify is ignored: a go, a result, a cancel alike.
+ *
+ * One piece over 400 lines: each message's type sits beside its reader, so that what is sent and what is accepted
+ * cannot drift apart; most of the length is their documentation.
  *
  * @module
  */
 import { isRecord } from "../contract.ts";
 import type { Manifest } from "../manifest.ts";
+import { canonical } from "./signing.ts";
 
 /**
  * The names and timings of the pool: the same for every caller and worker (the stream and its consumer are made by
@@ -45,10 +52,17 @@ export const POOL = {
   answerMs: 2_000,
   /** How long a caller waits for a publish to be stored before it tries again (with the same id). */
   publishMs: 2_000,
+  /**
+   * How far a call's timestamp may be from a worker's clock (either way), besides the time its caller waits for a
+   * worker: a call older than that is stale and refused, so a worker needs to remember the ids it took that long.
+   */
+  clockSkewMs: 60_000,
+  /** The most call ids a worker remembers at once (against replays); past it, new calls wait (they are not run). */
+  maxSeenIds: 100_000,
 } as const;
 
 /** The version of these messages: a worker refuses a call of another version, by name. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /**
  * The limits a call runs under: the caller's, so that a call through the pool stops when a local one would.
@@ -70,14 +84,16 @@ export interface CallDefaults {
 
 /**
  * A call, as the stream holds it. Nothing in it is secret beyond what the caller chose to send: the tool's name
- * and arguments, the manifest's hash, the caller's limits and where to answer.
+ * and arguments, the manifest's hash, the caller's limits and where to answer, when it was made, and the
+ * signature over all of it.
  *
  * @example
  * ```ts
  * import type { CallMessage } from "./protocol.ts";
  * const call: CallMessage = {
- *   v: 1, id: "0b7c...", tool: "get_time", args: '{"timezone":"UTC"}', manifest: "sha256:...",
+ *   v: 2, id: "0b7c...", tool: "get_time", args: '{"timezone":"UTC"}', manifest: "sha256:...",
  *   reply: "_INBOX.abc", defaults: { timeoutSec: 30, graceMs: 2000, maxOutputBytes: 4194304 },
+ *   ts: 1767225600000, wait: 30000, sig: "3q2-7w...",
  * };
  * ```
  */
@@ -93,6 +109,12 @@ export interface CallMessage {
   /** The caller's subject for the claim, the beats and the result. */
   readonly reply: string;
   readonly defaults: CallDefaults;
+  /** When the caller made the call (ms since the epoch, its clock). */
+  readonly ts: number;
+  /** How long the caller waits for a worker to take it (ms): a worker takes it until `ts + wait` (and the skew). */
+  readonly wait: number;
+  /** The caller's signature over every other field (`signing.ts`, purpose `call`). */
+  readonly sig: string;
 }
 
 /**
@@ -101,7 +123,9 @@ export interface CallMessage {
  * @example
  * ```ts
  * import type { ClaimMessage } from "./protocol.ts";
- * const claim: ClaimMessage = { t: "claim", id: "0b7c...", worker: "build-1:4242", control: "_INBOX.w1" };
+ * const claim: ClaimMessage = {
+ *   t: "claim", id: "0b7c...", worker: "build-1:4242", control: "_INBOX.w1", nonce: "5f1e...", sig: "Xk9...",
+ * };
  * ```
  */
 export interface ClaimMessage {
@@ -111,36 +135,69 @@ export interface ClaimMessage {
   readonly worker: string;
   /** Where the caller sends a {@linkcode CancelMessage} while the worker runs the call. */
   readonly control: string;
+  /** New for each claim: the caller's go names it, so a go answers this one claim and no other. */
+  readonly nonce: string;
+  /** The worker's signature (purpose `reply`). */
+  readonly sig: string;
 }
 
 /**
- * The caller's answer to a claim: run it (`go`), not now (`later`: the stream delivers it again), or never (`no`).
+ * The caller's answer to a claim: run it (`go`), not now (`later`: the stream delivers it again), or never (`no`);
+ * signed (purpose `go`) over the claim's id, worker and nonce, so that nobody but a caller can say yes.
  *
  * @example
  * ```ts
  * import type { ClaimAnswer } from "./protocol.ts";
- * const answer: ClaimAnswer = { go: "later" };
+ * const answer: ClaimAnswer = { go: "later", id: "0b7c...", worker: "build-1:4242", nonce: "5f1e...", sig: "Qe2..." };
  * ```
  */
 export interface ClaimAnswer {
   readonly go: "yes" | "later" | "no";
+  readonly id: string;
+  readonly worker: string;
+  readonly nonce: string;
+  readonly sig: string;
 }
 
 /**
- * A worker that runs another manifest tells the caller so (a request; no answer: the caller is gone).
+ * A worker that runs another manifest tells the caller so (a request; no answer: the caller is gone). It names
+ * no hash: the caller's message says which manifest the caller has, and the worker's log which one it serves.
  *
  * @example
  * ```ts
  * import type { MismatchMessage } from "./protocol.ts";
- * const mismatch: MismatchMessage = { t: "mismatch", id: "0b7c...", worker: "build-1:4242", manifest: "sha256:..." };
+ * const mismatch: MismatchMessage = { t: "mismatch", id: "0b7c...", worker: "build-1:4242", sig: "Ab3..." };
  * ```
  */
 export interface MismatchMessage {
   readonly t: "mismatch";
   readonly id: string;
   readonly worker: string;
-  /** The worker's own manifest hash, or why it cannot take the call at all. */
-  readonly manifest: string;
+  readonly sig: string;
+}
+
+/**
+ * Why a worker refused a call before anything else: it carries no signature (`unsigned`), its signature does not
+ * verify with the worker's key (`signature`), it is too old or too new (`stale`), the worker took a call of that
+ * id already (`replayed`).
+ */
+export type RefusedReason = "unsigned" | "signature" | "stale" | "replayed";
+
+/**
+ * A worker refused a call (published once, unsigned: it tells a misconfigured caller why nothing runs, and says
+ * nothing of the worker's manifest). A caller only ever shows it in its own `unavailable` message.
+ *
+ * @example
+ * ```ts
+ * import type { RefusedMessage } from "./protocol.ts";
+ * const refused: RefusedMessage = { t: "refused", id: "0b7c...", worker: "build-1:4242", reason: "signature" };
+ * ```
+ */
+export interface RefusedMessage {
+  readonly t: "refused";
+  readonly id: string;
+  readonly worker: string;
+  readonly reason: RefusedReason;
 }
 
 /**
@@ -149,13 +206,16 @@ export interface MismatchMessage {
  * @example
  * ```ts
  * import type { BeatMessage } from "./protocol.ts";
- * const beat: BeatMessage = { t: "beat", id: "0b7c...", worker: "build-1:4242" };
+ * const beat: BeatMessage = { t: "beat", id: "0b7c...", worker: "build-1:4242", n: 3, sig: "Zr8..." };
  * ```
  */
 export interface BeatMessage {
   readonly t: "beat";
   readonly id: string;
   readonly worker: string;
+  /** The beat's number (1, 2, ...): the caller heeds only a beat newer than the last. */
+  readonly n: number;
+  readonly sig: string;
 }
 
 /**
@@ -164,7 +224,9 @@ export interface BeatMessage {
  * @example
  * ```ts
  * import type { ResultMessage } from "./protocol.ts";
- * const result: ResultMessage = { t: "result", id: "0b7c...", worker: "build-1:4242", envelope: { ok: true, result: {} } };
+ * const result: ResultMessage = {
+ *   t: "result", id: "0b7c...", worker: "build-1:4242", envelope: { ok: true, result: {} }, sig: "Pq4...",
+ * };
  * ```
  */
 export interface ResultMessage {
@@ -173,15 +235,17 @@ export interface ResultMessage {
   readonly worker: string;
   /** The envelope, as the worker's executor made it (checked by the caller with `asEnvelope`). */
   readonly envelope: unknown;
+  readonly sig: string;
 }
 
 /**
- * Stops a call on the worker that runs it: its tree ends there, as a local call's would.
+ * Stops a call on the worker that runs it: its tree ends there, as a local call's would. Signed by the caller
+ * (purpose `cancel`): nobody else stops a call.
  *
  * @example
  * ```ts
  * import type { CancelMessage } from "./protocol.ts";
- * const cancel: CancelMessage = { t: "cancel", id: "0b7c...", byUser: true };
+ * const cancel: CancelMessage = { t: "cancel", id: "0b7c...", byUser: true, sig: "Lm5..." };
  * ```
  */
 export interface CancelMessage {
@@ -189,6 +253,7 @@ export interface CancelMessage {
   readonly id: string;
   /** A person stopped it (the envelope then says `killed_by: "user"`). */
   readonly byUser: boolean;
+  readonly sig: string;
 }
 
 /**
@@ -197,10 +262,10 @@ export interface CancelMessage {
  * @example
  * ```ts
  * import type { ReplyMessage } from "./protocol.ts";
- * const reply: ReplyMessage = { t: "beat", id: "0b7c...", worker: "w" };
+ * const reply: ReplyMessage = { t: "refused", id: "0b7c...", worker: "w", reason: "stale" };
  * ```
  */
-export type ReplyMessage = ClaimMessage | MismatchMessage | BeatMessage | ResultMessage;
+export type ReplyMessage = ClaimMessage | MismatchMessage | RefusedMessage | BeatMessage | ResultMessage;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -242,15 +307,28 @@ const isGrace = (value: unknown): value is number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0;
 
 /**
- * A call from the stream, or why it is not one (said in the worker's log; the call is then dropped).
+ * A call as read from the stream, before its signature is checked: one without a signature is still a call (the
+ * worker refuses it as `unsigned`, and says so to its reply subject).
+ */
+export type UncheckedCall = Omit<CallMessage, "sig"> & { readonly sig?: string };
+
+/** Whole milliseconds of 0 or more. */
+const isMs = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+
+/**
+ * A call from the stream, or why it is not one (said in the worker's log; the call is then dropped). The call
+ * holds only the known fields: they are what its signature covers, and nothing else a sender adds travels on.
  *
  * @example
  * ```ts
  * import { encode, readCall } from "./protocol.ts";
- * readCall(encode({ v: 1 })); // { ok: false, problem: "..." }
+ * readCall(encode({ v: 2 })); // { ok: false, problem: "..." }
  * ```
  */
-export function readCall(data: Uint8Array): { ok: true; call: CallMessage } | { ok: false; problem: string } {
+export function readCall(
+  data: Uint8Array,
+): { ok: true; call: UncheckedCall } | { ok: false; problem: string } {
   const value = decode(data);
   if (value === undefined) return { ok: false, problem: "not a JSON object" };
   if (value.v !== PROTOCOL_VERSION) {
@@ -259,7 +337,7 @@ export function readCall(data: Uint8Array): { ok: true; call: CallMessage } | { 
       problem: `protocol version ${JSON.stringify(value.v)}, this worker speaks ${PROTOCOL_VERSION}`,
     };
   }
-  const { id, tool, args, manifest, reply, defaults } = value;
+  const { id, tool, args, manifest, reply, defaults, ts, wait, sig } = value;
   if (!isText(id) || !isText(tool) || typeof args !== "string" || !isText(manifest)) {
     return { ok: false, problem: "id, tool, args and manifest must be strings" };
   }
@@ -273,6 +351,10 @@ export function readCall(data: Uint8Array): { ok: true; call: CallMessage } | { 
       problem: "defaults must hold positive timeoutSec and maxOutputBytes, and a graceMs of 0 or more",
     };
   }
+  if (!isMs(ts) || !isMs(wait) || wait > POOL.maxAgeMs) {
+    return { ok: false, problem: `ts and wait must be whole milliseconds (wait at most ${POOL.maxAgeMs})` };
+  }
+  if (sig !== undefined && typeof sig !== "string") return { ok: false, problem: "sig must be a string" };
   const { timeoutSec, graceMs, maxOutputBytes } = defaults;
   return {
     ok: true,
@@ -284,74 +366,89 @@ export function readCall(data: Uint8Array): { ok: true; call: CallMessage } | { 
       manifest,
       reply,
       defaults: { timeoutSec, graceMs, maxOutputBytes },
+      ts,
+      wait,
+      ...(sig === undefined ? {} : { sig }),
     },
   };
 }
 
+const REFUSED_REASONS: readonly string[] = ["unsigned", "signature", "stale", "replayed"];
+const hasSig = (value: Record<string, unknown>): value is Record<string, unknown> & { sig: string } =>
+  typeof value.sig === "string";
+
 /**
- * A message on a call's reply subject, or `undefined` for anything else (ignored).
+ * A message on a call's reply subject, or `undefined` for anything else (ignored). Its signature is checked by
+ * the caller (every kind but a refusal carries one).
  *
  * @example
  * ```ts
  * import { encode, readReply } from "./protocol.ts";
- * readReply(encode({ t: "beat", id: "a", worker: "w" }))?.t; // "beat"
+ * readReply(encode({ t: "beat", id: "a", worker: "w", n: 1, sig: "x" }))?.t; // "beat"
  * ```
  */
 export function readReply(data: Uint8Array): ReplyMessage | undefined {
   const value = decode(data);
   if (value === undefined || !isText(value.id) || !isText(value.worker)) return undefined;
   const { id, worker } = value;
+  if (value.t === "refused") {
+    return REFUSED_REASONS.includes(value.reason as string)
+      ? { t: "refused", id, worker, reason: value.reason as RefusedReason }
+      : undefined;
+  }
+  if (!hasSig(value)) return undefined;
+  const { sig } = value;
   switch (value.t) {
     case "claim":
-      return isInbox(value.control) ? { t: "claim", id, worker, control: value.control } : undefined;
+      return isInbox(value.control) && isText(value.nonce)
+        ? { t: "claim", id, worker, control: value.control, nonce: value.nonce, sig }
+        : undefined;
     case "mismatch":
-      return isText(value.manifest) ? { t: "mismatch", id, worker, manifest: value.manifest } : undefined;
+      return { t: "mismatch", id, worker, sig };
     case "beat":
-      return { t: "beat", id, worker };
+      return isCount(value.n) && Number.isSafeInteger(value.n)
+        ? { t: "beat", id, worker, n: value.n, sig }
+        : undefined;
     case "result":
-      return { t: "result", id, worker, envelope: value.envelope };
+      return { t: "result", id, worker, envelope: value.envelope, sig };
   }
   return undefined;
 }
 
 /**
- * The caller's answer to a claim; anything unreadable means `no` (a worker never runs on a doubt).
+ * The caller's answer to a claim, or `undefined` when it is not one (a worker then takes it as `no`: it never
+ * runs on a doubt). Its signature is checked by the worker.
  *
  * @example
  * ```ts
  * import { encode, readClaimAnswer } from "./protocol.ts";
- * readClaimAnswer(encode({ go: "yes" })); // "yes"
- * readClaimAnswer(encode({ go: true })); // "no"
+ * readClaimAnswer(encode({ go: "yes", id: "a", worker: "w", nonce: "n", sig: "s" }))?.go; // "yes"
+ * readClaimAnswer(encode({ go: "yes" })); // undefined: unsigned
  * ```
  */
-export function readClaimAnswer(data: Uint8Array): ClaimAnswer["go"] {
-  const go = decode(data)?.go;
-  return go === "yes" || go === "later" ? go : "no";
+export function readClaimAnswer(data: Uint8Array): ClaimAnswer | undefined {
+  const value = decode(data);
+  if (value === undefined || !hasSig(value)) return undefined;
+  const { go, id, worker, nonce, sig } = value;
+  if ((go !== "yes" && go !== "later" && go !== "no") || !isText(id) || !isText(worker) || !isText(nonce)) {
+    return undefined;
+  }
+  return { go, id, worker, nonce, sig };
 }
 
 /**
- * A cancellation on a worker's control subject, or `undefined`.
+ * A cancellation on a worker's control subject, or `undefined`. Its signature is checked by the worker.
  *
  * @example
  * ```ts
  * import { encode, readCancel } from "./protocol.ts";
- * readCancel(encode({ t: "cancel", id: "a", byUser: true }))?.byUser; // true
+ * readCancel(encode({ t: "cancel", id: "a", byUser: true, sig: "s" }))?.byUser; // true
  * ```
  */
 export function readCancel(data: Uint8Array): CancelMessage | undefined {
   const value = decode(data);
-  if (value === undefined || value.t !== "cancel" || !isText(value.id)) return undefined;
-  return { t: "cancel", id: value.id, byUser: value.byUser === true };
-}
-
-/** JSON with every object's keys sorted: the same value gives the same text on every machine. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (isRecord(value)) {
-    const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
+  if (value === undefined || value.t !== "cancel" || !isText(value.id) || !hasSig(value)) return undefined;
+  return { t: "cancel", id: value.id, byUser: value.byUser === true, sig: value.sig };
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
  * The worker's side of the pool: takes calls from the work-queue stream, `concurrency` at a time, and runs each
  * through the very executor a local call goes through (preflight, sandbox, limits, audit, envelope). A call runs
- * only with its caller's go; a read-only call is acknowledged once answered (should the worker die, the stream
- * hands it to another), any other call before it runs (it is never handed out twice).
+ * only when signed with the pool's key, fresh, new to this worker, and with its caller's signed go; a read-only
+ * call is acknowledged once answered (should the worker die, the stream hands it to another), any other call
+ * before it runs (it is never handed out twice). A refused call is answered with the reason only: never the
+ * worker's manifest or its hash.
  *
  * @module
  */
@@ -13,7 +15,6 @@ import type { Executor } from "../executor.ts";
 import { UserStop } from "../stop.ts";
 import {
   type BeatMessage,
-  type CallMessage,
   type ClaimMessage,
   encode,
   type MismatchMessage,
@@ -21,9 +22,14 @@ import {
   readCall,
   readCancel,
   readClaimAnswer,
+  type RefusedMessage,
+  type RefusedReason,
   type ResultMessage,
   shortHash,
+  type UncheckedCall,
 } from "./protocol.ts";
+import { ReplayGuard } from "./replay_guard.ts";
+import { signed, verified } from "./signing.ts";
 
 /**
  * How a worker runs.
@@ -31,7 +37,7 @@ import {
  * @example
  * ```ts ignore
  * import { PoolWorker } from "./worker.ts";
- * // const worker = new PoolWorker({ nc, executor, manifest: await manifestHash(m), name: "build-1", concurrency: 4, log: console.error });
+ * // const worker = new PoolWorker({ nc, executor, manifest: await manifestHash(m), key, name: "build-1", concurrency: 4, log: console.error });
  * ```
  */
 export interface WorkerOptions {
@@ -40,6 +46,10 @@ export interface WorkerOptions {
   readonly executor: Executor;
   /** The hash of the executor's manifest: a call made against another one is never run here. */
   readonly manifest: string;
+  /** The pool's key: a call (and a go, a cancel) not signed with it is never heeded; replies are signed with it. */
+  readonly key: CryptoKey;
+  /** The clock calls' timestamps are held against (ms since the epoch; default `Date.now`). */
+  readonly now?: () => number;
   /** The worker's name in messages and audit lines. */
   readonly name: string;
   /** The most calls run at once. */
@@ -47,6 +57,15 @@ export interface WorkerOptions {
   /** Where the worker says what it did not run, and why. */
   readonly log: (line: string) => void;
 }
+
+/** What each refusal means, for the worker's log. */
+const REFUSALS: Record<RefusedReason, string> = {
+  unsigned: "it is not signed",
+  signature:
+    "its signature does not verify with this worker's pool key (forged, or a caller with another key)",
+  stale: `its timestamp is outside the freshness window (${POOL.clockSkewMs / 1000} s, and its wait)`,
+  replayed: "a call with its id was taken here before (a replay)",
+};
 
 /** How long one pull for a call waits at the server before it asks again. */
 const PULL_MS = 5_000;
@@ -69,9 +88,12 @@ export class PoolWorker {
   #stopping = false;
   #loops: Promise<void>[] = [];
   readonly #controlSubject = createInbox();
+  readonly #guard = new ReplayGuard({ skewMs: POOL.clockSkewMs, capacity: POOL.maxSeenIds });
+  readonly #now: () => number;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
+    this.#now = options.now ?? Date.now;
   }
 
   /** How many calls run here now. */
@@ -83,16 +105,19 @@ export class PoolWorker {
   async start(): Promise<void> {
     const { nc, concurrency } = this.#options;
     this.#control = nc.subscribe(this.#controlSubject, {
-      callback: (_error, msg) => {
-        const cancel = readCancel(msg.data);
-        if (cancel === undefined) return;
-        this.#running.get(cancel.id)?.abort(
-          cancel.byUser ? new UserStop("stopped by the caller's user") : undefined,
-        );
-      },
+      callback: (_error, msg) => void this.#cancel(msg.data),
     });
     const consumer = await jetstream(nc).consumers.get(POOL.stream, POOL.consumer);
     this.#loops = Array.from({ length: concurrency }, () => this.#loop(consumer));
+  }
+
+  /** A cancel on the control subject: heeded only when its caller signed it. */
+  async #cancel(data: Uint8Array): Promise<void> {
+    const cancel = readCancel(data);
+    if (cancel === undefined || !await verified(this.#options.key, "cancel", { ...cancel })) return;
+    this.#running.get(cancel.id)?.abort(
+      cancel.byUser ? new UserStop("stopped by the caller's user") : undefined,
+    );
   }
 
   /** Takes no more calls and waits for those running to end (a call still waiting for a pull is not taken). */
@@ -135,7 +160,7 @@ export class PoolWorker {
   }
 
   async #handle(msg: JsMsg): Promise<void> {
-    const { executor, name, manifest, log } = this.#options;
+    const { executor, name, manifest, log, key } = this.#options;
     const read = readCall(msg.data);
     if (!read.ok) {
       log(`dropped a message that is not a call (${read.problem})`);
@@ -143,9 +168,31 @@ export class PoolWorker {
       return;
     }
     const call = read.call;
+    // Who signed it first (nothing of an unsigned call is remembered), then its age and id.
+    const refusal: RefusedReason | "full" | undefined = call.sig === undefined
+      ? "unsigned"
+      : !await verified(key, "call", { ...call })
+      ? "signature"
+      : this.#fresh(call, msg.seq);
+    if (refusal === "full") {
+      // Too many calls taken within the freshness window to remember another: it waits, unchecked calls never run.
+      log(`call ${call.id} waits: ${POOL.maxSeenIds} calls were taken within the freshness window`);
+      msg.nak(POOL.heartbeatMs);
+      return;
+    }
+    if (refusal !== undefined) {
+      await this.#refuse(call, refusal);
+      msg.term();
+      return;
+    }
     if (call.manifest !== manifest) {
-      // Never a wrong run: the caller hears which manifest runs here, and another worker may take the call.
-      const mismatch: MismatchMessage = { t: "mismatch", id: call.id, worker: name, manifest };
+      // Never a wrong run: the caller hears that another manifest runs here (not which), and another worker may
+      // take the call.
+      const mismatch: MismatchMessage = await signed(key, "reply", {
+        t: "mismatch",
+        id: call.id,
+        worker: name,
+      });
       const heard = await this.#ask(call.reply, mismatch) !== undefined;
       if (!msg.redelivered) {
         log(
@@ -159,9 +206,15 @@ export class PoolWorker {
       else msg.term();
       return;
     }
-    const claim: ClaimMessage = { t: "claim", id: call.id, worker: name, control: this.#controlSubject };
-    const answer = await this.#ask(call.reply, claim);
-    const go = answer === undefined ? "no" : readClaimAnswer(answer);
+    const nonce = crypto.randomUUID();
+    const claim: ClaimMessage = await signed(key, "reply", {
+      t: "claim",
+      id: call.id,
+      worker: name,
+      control: this.#controlSubject,
+      nonce,
+    });
+    const go = await this.#go(await this.#ask(call.reply, claim), call.id, nonce);
     if (go !== "yes") {
       if (go === "later") msg.nak(POOL.heartbeatMs);
       else msg.term();
@@ -175,15 +228,48 @@ export class PoolWorker {
     if (readOnly) msg.ack();
   }
 
+  /** Whether a signed call is fresh and new here (see {@linkcode ReplayGuard}); `undefined` when it is. */
+  #fresh(call: UncheckedCall, seq: number): RefusedReason | "full" | undefined {
+    const freshness = this.#guard.check({ id: call.id, seq, ts: call.ts, wait: call.wait }, this.#now());
+    return freshness === "fresh" ? undefined : freshness;
+  }
+
+  /**
+   * Says why a call is not run, in the log and (once, unsigned) to its reply subject: the reason only, nothing of
+   * this worker's manifest.
+   */
+  async #refuse(call: UncheckedCall, reason: RefusedReason): Promise<void> {
+    const { nc, name, log } = this.#options;
+    log(`refused call ${call.id} (${call.tool}): ${REFUSALS[reason]}`);
+    const refused: RefusedMessage = { t: "refused", id: call.id, worker: name, reason };
+    nc.publish(call.reply, encode(refused));
+    await nc.flush().catch(() => {});
+  }
+
+  /** The caller's answer to this one claim: `no` unless signed with the pool's key, for this call and nonce. */
+  async #go(data: Uint8Array | undefined, id: string, nonce: string): Promise<"yes" | "later" | "no"> {
+    const answer = data === undefined ? undefined : readClaimAnswer(data);
+    if (answer === undefined || answer.id !== id || answer.nonce !== nonce) return "no";
+    if (answer.worker !== this.#options.name) return "no";
+    return await verified(this.#options.key, "go", { ...answer }) ? answer.go : "no";
+  }
+
   /** Runs a call through the executor, beating all the while (and, for a read-only call, holding it at the stream). */
-  async #run(call: CallMessage, held: JsMsg | undefined): Promise<Envelope> {
-    const { executor, nc, name } = this.#options;
+  async #run(call: UncheckedCall, held: JsMsg | undefined): Promise<Envelope> {
+    const { executor, nc, name, key } = this.#options;
     const controller = new AbortController();
     this.#running.set(call.id, controller);
-    const beat: BeatMessage = { t: "beat", id: call.id, worker: name };
-    const beating = setInterval(() => {
+    let count = 0;
+    const beating = setInterval(async () => {
       held?.working();
-      nc.publish(call.reply, encode(beat));
+      // Numbered: a beat recorded and sent again is not taken for a live worker.
+      const beat: BeatMessage = await signed(key, "reply", {
+        t: "beat",
+        id: call.id,
+        worker: name,
+        n: ++count,
+      });
+      if (!nc.isClosed()) nc.publish(call.reply, encode(beat));
     }, POOL.heartbeatMs);
     try {
       const prepared = await executor.prepare(call.tool, call.args);
@@ -200,8 +286,13 @@ export class PoolWorker {
   }
 
   /** Hands the envelope to the caller, trying again while it does not confirm (and giving up once it is gone). */
-  async #deliver(call: CallMessage, envelope: Envelope): Promise<void> {
-    const result: ResultMessage = { t: "result", id: call.id, worker: this.#options.name, envelope };
+  async #deliver(call: UncheckedCall, envelope: Envelope): Promise<void> {
+    const result: ResultMessage = await signed(this.#options.key, "reply", {
+      t: "result",
+      id: call.id,
+      worker: this.#options.name,
+      envelope,
+    });
     for (let attempt = 0; attempt < 3; attempt++) {
       const outcome = await this.#request(call.reply, result);
       if (outcome !== "timeout") return;

@@ -7,7 +7,15 @@ import { join } from "node:path";
 import { answer, callTools, startChatServer, toolMessages } from "../agent/chat_server.ts";
 import { runAgentCli } from "../agent/run_cli.ts";
 import { scratch } from "../executor_helpers.ts";
-import { natsServer, POOL_TOOLS, poolTest, runsIn, startWorker, writePoolManifest } from "./helpers.ts";
+import {
+  natsServer,
+  POOL_ENV,
+  POOL_TOOLS,
+  poolTest,
+  runsIn,
+  startWorker,
+  writePoolManifest,
+} from "./helpers.ts";
 
 const SCRIPT = [
   callTools([
@@ -34,7 +42,7 @@ poolTest(
         ...["--prompt", "hi", "--base-url", chat.baseUrl, "--model", "test-model"],
         ...["--tools", path, "--allow-absolute-commands", "--allow-tools", "fail,slow_write"],
         ...["--sandbox", "off", "--no-audit", "--cwd", dir.path, ...executor],
-      ], { cwd: dir.path });
+      ], { cwd: dir.path, env: { ...POOL_ENV } });
       assert.equal(run.code, 0, run.stderr);
       assert.equal(run.stdout, "Done.\n");
       messages.push(toolMessages(chat.requests[1].body));

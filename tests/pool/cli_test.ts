@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { hasStackTrace, runToolgate } from "../support.ts";
 import { scratch } from "../executor_helpers.ts";
-import { natsServer, POOL_TOOLS, poolTest, startWorker, writePoolManifest } from "./helpers.ts";
+import { natsServer, POOL_ENV, POOL_TOOLS, poolTest, startWorker, writePoolManifest } from "./helpers.ts";
 
 poolTest("call --executor prints exactly the line and exit code of a local call", async () => {
   await using server = await natsServer();
@@ -18,7 +18,11 @@ poolTest("call --executor prints exactly the line and exit code of a local call"
     const [name, args, code] of [["echo", '{"n":"7"}', 0], ["fail", "{}", 1], ["echo", '{"x":1}', 1]] as const
   ) {
     const local = await runToolgate(["call", name, args, ...base], dir.path);
-    const remote = await runToolgate(["call", name, args, ...base, "--executor", server.url], dir.path);
+    const remote = await runToolgate(
+      ["call", name, args, ...base, "--executor", server.url],
+      dir.path,
+      POOL_ENV,
+    );
     assert.equal(local.code, code, local.stderr);
     assert.equal(remote.code, code, remote.stderr);
     assert.equal(remote.stdout, local.stdout);
@@ -40,6 +44,7 @@ poolTest("--executor mistakes are usage errors; an unreachable pool is one line 
   const down = await runToolgate(
     ["call", "get_time", "{}", "--executor", `nats://127.0.0.1:${port}`],
     dir.path,
+    POOL_ENV,
   );
   assert.equal(down.code, 1);
   assert.equal(down.stdout, "");
@@ -61,7 +66,7 @@ poolTest(
     await using dir = await scratch();
     const path = await writePoolManifest(dir.path, POOL_TOOLS);
     const base = ["--tools", path, "--allow-absolute-commands", "--no-audit", "--executor", server.url];
-    const refused = await runToolgate(["call", "echo", "{}", ...base], dir.path);
+    const refused = await runToolgate(["call", "echo", "{}", ...base], dir.path, POOL_ENV);
     assert.equal(refused.code, 1);
     assert.match(
       refused.stderr,
@@ -70,8 +75,10 @@ poolTest(
     await using worker = await startWorker(server.url, path, dir.path, "a", {
       launcher: true,
       env: { NATS_TOKEN: token },
+      insecure: false,
     });
     const run = await runToolgate(["call", "echo", `{"text":"${token}"}`, ...base], dir.path, {
+      ...POOL_ENV,
       NATS_TOKEN: token,
     });
     assert.equal(run.code, 0, run.stderr);

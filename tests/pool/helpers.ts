@@ -9,6 +9,7 @@ import { findProgram } from "../../src/sandbox.ts";
 import type { Manifest } from "../../src/manifest.ts";
 import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
 import { PoolClient } from "../../src/pool/client.ts";
+import { importPoolKey } from "../../src/pool/signing.ts";
 import { baseEnv, BIN } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
 import { launcherFlags } from "../support.ts";
@@ -40,6 +41,22 @@ export function poolTest(name: string, fn: () => Promise<void>): void {
     },
   });
 }
+
+/** The pool key of the tests' callers and workers (at least 32 bytes, as any pool key). */
+export const POOL_KEY_TEXT = "tests-pool-key-0123456789abcdefghijklmnopqrstuvwxyz";
+
+/** {@linkcode POOL_KEY_TEXT} as the HMAC key callers and workers sign with. */
+export const POOL_KEY: CryptoKey = await importPoolKey(POOL_KEY_TEXT, "the tests' pool key");
+
+const keyDir = await Deno.makeTempDir({ prefix: "toolgate_pool_key_" });
+globalThis.addEventListener("unload", () => Deno.removeSync(keyDir, { recursive: true }));
+
+/** A file holding {@linkcode POOL_KEY_TEXT}, mode 0600, as a user keeps one. */
+export const POOL_KEY_FILE: string = join(keyDir, "pool.key");
+await Deno.writeTextFile(POOL_KEY_FILE, POOL_KEY_TEXT + "\n", { mode: 0o600 });
+
+/** The variable that gives a caller or worker process the tests' pool key. */
+export const POOL_ENV: Readonly<Record<string, string>> = { TOOLGATE_POOL_KEY_FILE: POOL_KEY_FILE };
 
 /** A NATS server of a test's own, on a free loopback port, stopped and its store removed at the end of the scope. */
 export interface NatsServer extends AsyncDisposable {
@@ -114,8 +131,10 @@ const WORKER_FLAGS = [
 export interface WorkerStart {
   /** Through the `toolgate` launcher (the least permission set), as a user runs it. */
   readonly launcher?: boolean;
-  /** Variables added to its environment. */
+  /** Variables added to its environment (over {@linkcode POOL_ENV}, which gives it the tests' pool key). */
   readonly env?: Record<string, string>;
+  /** Start it with `--insecure` (default: true, the tests' servers take anyone but where a test says). */
+  readonly insecure?: boolean;
 }
 
 /** Starts `toolgate worker --nats URL --tools MANIFEST ...` in `cwd` and waits until it serves. */
@@ -145,9 +164,10 @@ export async function startWorker(
       name,
       "--concurrency",
       "1",
+      ...(start.insecure ?? true ? ["--insecure"] : []),
     ],
     cwd,
-    env: { NO_COLOR: "1", ...start.env },
+    env: { NO_COLOR: "1", ...POOL_ENV, ...start.env },
     stdin: "null",
     stdout: "null",
     stderr: "piped",
@@ -231,7 +251,7 @@ export async function poolFor(
   server: NatsServer,
   manifest: Manifest,
 ): Promise<PoolClient & AsyncDisposable> {
-  const pool = await PoolClient.open(server.address, baseEnv(), manifest);
+  const pool = await PoolClient.open(server.address, baseEnv(), manifest, POOL_KEY);
   return Object.assign(pool, { [Symbol.asyncDispose]: () => pool.close() });
 }
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { jetstream } from "@nats-io/jetstream";
 import type { Envelope } from "../../src/contract.ts";
 import { connectPool } from "../../src/pool/connect.ts";
-import { POOL } from "../../src/pool/protocol.ts";
+import { manifestHash, POOL, shortHash } from "../../src/pool/protocol.ts";
 import { UserStop } from "../../src/stop.ts";
 import {
   baseEnv,
@@ -193,25 +193,33 @@ poolTest(
   },
 );
 
-poolTest("pool: a worker with another manifest runs nothing and the caller is told which", async () => {
-  await using server = await natsServer();
-  await using dir = await scratch();
-  const other = POOL_TOOLS.map((tool) => tool.name === "echo" ? { ...tool, description: "Changed." } : tool);
-  const path = await writePoolManifest(dir.path, other);
-  await using worker = await startWorker(server.url, path, dir.path, "other");
-  await using pool = await poolFor(server, MANIFEST);
-  const remote = executorFor(MANIFEST, { pool, defaultTimeoutSec: 1 });
-  const envelope = await remote.call("slow_read", "{}");
-  assert.ok(!envelope.ok);
-  assert.equal(envelope.kind, "unavailable");
-  assert.equal(envelope.retryable, false);
-  assert.match(
-    envelope.message,
-    /worker other serves manifest sha256:[0-9a-f]{12}, which is not this caller's/,
-  );
-  assert.deepEqual(await runsIn(dir.path), []);
-  assert.match(worker.stderr(), /not run here/);
-});
+poolTest(
+  "pool: a worker with another manifest runs nothing; the caller is told so, never the worker's hash",
+  async () => {
+    await using server = await natsServer();
+    await using dir = await scratch();
+    const other = POOL_TOOLS.map((tool) =>
+      tool.name === "echo" ? { ...tool, description: "Changed." } : tool
+    );
+    const path = await writePoolManifest(dir.path, other);
+    await using worker = await startWorker(server.url, path, dir.path, "other");
+    await using pool = await poolFor(server, MANIFEST);
+    const remote = executorFor(MANIFEST, { pool, defaultTimeoutSec: 1 });
+    const envelope = await remote.call("slow_read", "{}");
+    assert.ok(!envelope.ok);
+    assert.equal(envelope.kind, "unavailable");
+    assert.equal(envelope.retryable, false);
+    // The caller names its own manifest; the worker's hash is in the worker's log only, never sent to a caller.
+    assert.match(
+      envelope.message,
+      /worker other serves another manifest than this caller's \(sha256:[0-9a-f]{12};/,
+    );
+    const theirs = await manifestHash(manifestOf(other));
+    assert.ok(!envelope.message.includes(shortHash(theirs)), envelope.message);
+    assert.deepEqual(await runsIn(dir.path), []);
+    assert.match(worker.stderr(), /not run here/);
+  },
+);
 
 poolTest("pool: the stream drops a call published again with the same id", async () => {
   await using server = await natsServer();

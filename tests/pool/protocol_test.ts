@@ -1,4 +1,4 @@
-/** The pool's wire format: calls and replies checked on receipt, and the manifest's hash. */
+/** The pool's wire format: calls and replies checked on receipt, their signatures, and the manifest's hash. */
 import assert from "node:assert/strict";
 import {
   encode,
@@ -10,6 +10,8 @@ import {
   readReply,
   shortHash,
 } from "../../src/pool/protocol.ts";
+import { ReplayGuard } from "../../src/pool/replay_guard.ts";
+import { canonical, importPoolKey, signed, verified } from "../../src/pool/signing.ts";
 import { manifestOf } from "../executor_helpers.ts";
 
 const CALL = {
@@ -20,6 +22,9 @@ const CALL = {
   manifest: "sha256:ab",
   reply: "_INBOX.x",
   defaults: { timeoutSec: 30, graceMs: 2000, maxOutputBytes: 1024 },
+  ts: 1_767_225_600_000,
+  wait: 30_000,
+  sig: "s",
 };
 
 Deno.test("readCall: a well-formed call comes back as it was sent", () => {
@@ -30,7 +35,7 @@ Deno.test("readCall: anything else is refused, with the reason", () => {
   const cases: [unknown, RegExp][] = [
     ["not json", /not a JSON object/],
     [[1], /not a JSON object/],
-    [{ ...CALL, v: 2 }, /protocol version 2, this worker speaks 1/],
+    [{ ...CALL, v: 1 }, /protocol version 1, this worker speaks 2/],
     [{ ...CALL, id: "" }, /must be strings/],
     [{ ...CALL, args: { a: 1 } }, /must be strings/],
     [{ ...CALL, defaults: { timeoutSec: 0, graceMs: 1, maxOutputBytes: 1 } }, /positive/],
@@ -38,6 +43,10 @@ Deno.test("readCall: anything else is refused, with the reason", () => {
     [{ ...CALL, defaults: { timeoutSec: 1, graceMs: -1, maxOutputBytes: 1 } }, /graceMs of 0 or more/],
     [{ ...CALL, reply: "$JS.API.STREAM.PURGE.TOOLGATE_CALLS" }, /reply must be an inbox/],
     [{ ...CALL, reply: "_INBOX.a.>" }, /reply must be an inbox/],
+    [{ ...CALL, ts: "now" }, /ts and wait must be whole milliseconds/],
+    [{ ...CALL, wait: -1 }, /ts and wait must be whole milliseconds/],
+    [{ ...CALL, wait: 86_400_000 }, /wait at most/],
+    [{ ...CALL, sig: 1 }, /sig must be a string/],
   ];
   for (const [value, reason] of cases) {
     const data = typeof value === "string" ? new TextEncoder().encode(value) : encode(value);
@@ -52,6 +61,11 @@ Deno.test("readCall: --kill-grace 0 (SIGKILL at once) travels as it is", () => {
   assert.deepEqual(readCall(encode(call)), { ok: true, call });
 });
 
+Deno.test("readCall: a call without a signature is read as one (the worker refuses it, saying why)", () => {
+  const { sig: _sig, ...unsigned } = CALL;
+  assert.deepEqual(readCall(encode(unsigned)), { ok: true, call: unsigned });
+});
+
 Deno.test("readCall: only the known keys are kept (nothing else a sender adds travels on)", () => {
   const read = readCall(encode({ ...CALL, env: { SECRET: "x" }, defaults: { ...CALL.defaults, extra: 1 } }));
   assert.ok(read.ok);
@@ -59,54 +73,159 @@ Deno.test("readCall: only the known keys are kept (nothing else a sender adds tr
 });
 
 Deno.test("readReply: each message kind, checked; anything else is ignored", () => {
-  assert.deepEqual(readReply(encode({ t: "claim", id: "c1", worker: "w", control: "_INBOX.w" })), {
-    t: "claim",
-    id: "c1",
-    worker: "w",
-    control: "_INBOX.w",
-  });
+  assert.deepEqual(
+    readReply(encode({ t: "claim", id: "c1", worker: "w", control: "_INBOX.w", nonce: "n", sig: "s" })),
+    { t: "claim", id: "c1", worker: "w", control: "_INBOX.w", nonce: "n", sig: "s" },
+  );
   assert.equal(
-    readReply(encode({ t: "claim", id: "c1", worker: "w" })),
+    readReply(encode({ t: "claim", id: "c1", worker: "w", nonce: "n", sig: "s" })),
     undefined,
     "a claim names its control",
   );
   assert.equal(
-    readReply(encode({ t: "claim", id: "c1", worker: "w", control: "$JS.API.STREAM.DELETE.X" })),
+    readReply(
+      encode({ t: "claim", id: "c1", worker: "w", control: "$JS.API.STREAM.DELETE.X", nonce: "n", sig: "s" }),
+    ),
     undefined,
     "a claim's control is an inbox, no other subject",
   );
-  assert.equal(readReply(encode({ t: "beat", id: "c1", worker: "w" }))?.t, "beat");
   assert.equal(
-    readReply(encode({ t: "mismatch", id: "c1", worker: "w", manifest: "sha256:1" }))?.t,
-    "mismatch",
+    readReply(encode({ t: "claim", id: "c1", worker: "w", control: "_INBOX.w", nonce: "n" })),
+    undefined,
+    "a claim is signed",
   );
-  assert.deepEqual(readReply(encode({ t: "result", id: "c1", worker: "w", envelope: { ok: true } })), {
-    t: "result",
+  assert.equal(readReply(encode({ t: "beat", id: "c1", worker: "w", n: 1, sig: "s" }))?.t, "beat");
+  assert.equal(
+    readReply(encode({ t: "beat", id: "c1", worker: "w", sig: "s" })),
+    undefined,
+    "a beat is numbered",
+  );
+  assert.deepEqual(
+    readReply(encode({ t: "mismatch", id: "c1", worker: "w", manifest: "sha256:1", sig: "s" })),
+    {
+      t: "mismatch",
+      id: "c1",
+      worker: "w",
+      sig: "s",
+    },
+  );
+  assert.deepEqual(
+    readReply(encode({ t: "result", id: "c1", worker: "w", envelope: { ok: true }, sig: "s" })),
+    {
+      t: "result",
+      id: "c1",
+      worker: "w",
+      envelope: { ok: true },
+      sig: "s",
+    },
+  );
+  assert.equal(readReply(encode({ t: "result", id: "c1", worker: "w", envelope: { ok: true } })), undefined);
+  assert.deepEqual(readReply(encode({ t: "refused", id: "c1", worker: "w", reason: "stale" })), {
+    t: "refused",
     id: "c1",
     worker: "w",
-    envelope: { ok: true },
+    reason: "stale",
   });
-  assert.equal(readReply(encode({ t: "other", id: "c1", worker: "w" })), undefined);
-  assert.equal(readReply(encode({ t: "beat", id: "c1" })), undefined);
+  assert.equal(readReply(encode({ t: "refused", id: "c1", worker: "w", reason: "sha256:1" })), undefined);
+  assert.equal(readReply(encode({ t: "other", id: "c1", worker: "w", sig: "s" })), undefined);
+  assert.equal(readReply(encode({ t: "beat", id: "c1", n: 1, sig: "s" })), undefined);
 });
 
-Deno.test("readClaimAnswer: only yes and later count; anything unreadable is no", () => {
-  assert.equal(readClaimAnswer(encode({ go: "yes" })), "yes");
-  assert.equal(readClaimAnswer(encode({ go: "later" })), "later");
-  for (const value of [{ go: true }, { go: "YES" }, {}, [], "x"]) {
-    assert.equal(readClaimAnswer(encode(value)), "no");
+Deno.test("readClaimAnswer: a signed answer naming its claim; anything else is no answer (no run)", () => {
+  const answer = { go: "yes", id: "c1", worker: "w", nonce: "n", sig: "s" };
+  assert.deepEqual(readClaimAnswer(encode(answer)), answer);
+  assert.equal(readClaimAnswer(encode({ ...answer, go: "later" }))?.go, "later");
+  for (
+    const value of [
+      { go: "yes" },
+      { ...answer, sig: undefined },
+      { ...answer, go: true },
+      { ...answer, go: "YES" },
+      {
+        ...answer,
+        nonce: "",
+      },
+      [],
+      "x",
+    ]
+  ) {
+    assert.equal(readClaimAnswer(encode(value)), undefined, JSON.stringify(value));
   }
-  assert.equal(readClaimAnswer(new TextEncoder().encode("{")), "no");
+  assert.equal(readClaimAnswer(new TextEncoder().encode("{")), undefined);
 });
 
-Deno.test("readCancel: a cancel names its call; byUser only when true", () => {
-  assert.deepEqual(readCancel(encode({ t: "cancel", id: "c1", byUser: true })), {
+Deno.test("readCancel: a signed cancel names its call; byUser only when true", () => {
+  assert.deepEqual(readCancel(encode({ t: "cancel", id: "c1", byUser: true, sig: "s" })), {
     t: "cancel",
     id: "c1",
     byUser: true,
+    sig: "s",
   });
-  assert.equal(readCancel(encode({ t: "cancel", id: "c1", byUser: "yes" }))?.byUser, false);
+  assert.equal(readCancel(encode({ t: "cancel", id: "c1", byUser: "yes", sig: "s" }))?.byUser, false);
+  assert.equal(readCancel(encode({ t: "cancel", id: "c1", byUser: true })), undefined, "unsigned");
   assert.equal(readCancel(encode({ t: "cancel" })), undefined);
+});
+
+const KEY_TEXT = "protocol-test-key-0123456789abcdefghijklmnop";
+
+Deno.test("signing: a signature covers every field and its purpose, and only the pool's key makes it", async () => {
+  const key = await importPoolKey(KEY_TEXT, "the test key");
+  const other = await importPoolKey(KEY_TEXT + "x", "another key");
+  const { sig: _sig, ...fields } = CALL;
+  const call = await signed(key, "call", fields);
+  assert.match(call.sig, /^[A-Za-z0-9_-]{43}$/);
+  assert.ok(await verified(key, "call", call));
+  // Read back from the wire, as a worker reads it.
+  const read = readCall(encode(call));
+  assert.ok(read.ok && await verified(key, "call", { ...read.call }));
+  assert.ok(!await verified(other, "call", call), "another key");
+  assert.ok(!await verified(key, "go", call), "another purpose");
+  assert.ok(!await verified(key, "call", { ...call, sig: undefined }), "no signature");
+  assert.ok(!await verified(key, "call", { ...call, sig: call.sig.slice(1) }), "a cut signature");
+  for (
+    const changed of [
+      { tool: "exec" },
+      { args: '{"n":1}' },
+      { id: "c2" },
+      { manifest: "sha256:cd" },
+      { ts: CALL.ts + 1 },
+      { wait: 60_000 },
+      { reply: "_INBOX.y" },
+      { defaults: { ...CALL.defaults, timeoutSec: 31 } },
+    ]
+  ) {
+    assert.ok(!await verified(key, "call", { ...call, ...changed }), JSON.stringify(changed));
+  }
+  // Key order is no part of it: the canonical text sorts them.
+  assert.equal(
+    canonical({ b: 1, a: { d: [1, { f: 2, e: 3 }], c: null } }),
+    '{"a":{"c":null,"d":[1,{"e":3,"f":2}]},"b":1}',
+  );
+  const reordered = Object.fromEntries(Object.entries(call).reverse());
+  assert.ok(await verified(key, "call", reordered));
+});
+
+Deno.test("importPoolKey: a key shorter than 32 bytes is refused, naming where it came from", async () => {
+  await assert.rejects(
+    importPoolKey("  short  \n", "the pool key file /k"),
+    /the pool key file \/k holds 5 bytes; a pool key needs at least 32/,
+  );
+});
+
+Deno.test("ReplayGuard: a call is taken while fresh and its id once; a redelivery of the same message is no replay", () => {
+  const guard = new ReplayGuard({ skewMs: 60_000, capacity: 2 });
+  const now = 1_767_225_600_000;
+  const call = { id: "a", seq: 1, ts: now, wait: 30_000 };
+  assert.equal(guard.check(call, now), "fresh");
+  assert.equal(guard.check(call, now + 1000), "fresh", "the stream handed the same message out again");
+  assert.equal(guard.check({ ...call, seq: 2 }, now + 1000), "replayed");
+  assert.equal(guard.check({ ...call, id: "b", ts: now - 91_000 }, now), "stale", "older than wait and skew");
+  assert.equal(guard.check({ ...call, id: "b", ts: now + 61_000 }, now), "stale", "from the future");
+  assert.equal(guard.check({ ...call, id: "b", ts: now - 89_000 }, now), "fresh", "within wait and skew");
+  assert.equal(guard.check({ ...call, id: "c", seq: 3 }, now), "full", "the memory is bounded");
+  // Once the first ids can no longer come fresh, they are forgotten and room is made.
+  assert.equal(guard.check({ ...call, id: "c", seq: 3, ts: now + 95_000 }, now + 95_000), "fresh");
+  assert.equal(guard.size, 1);
 });
 
 Deno.test("manifestHash: the same tools in two folders hash alike; any change to a tool shows", async () => {

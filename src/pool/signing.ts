@@ -1,0 +1,128 @@
+/**
+ * The pool's message signatures: HMAC-SHA-256 (Web Crypto) with a key shared by callers and workers, over a
+ * canonical serialization of a message and what it is for, compared in constant time. A message is signed as
+ * the JSON it travels as (what the other side parses), so both sides sign the same text.
+ *
+ * @module
+ */
+import { timingSafeEqual } from "node:crypto";
+import { isRecord } from "../contract.ts";
+
+/** The fewest bytes a pool key may have: a key shorter than the MAC it makes is a guessable one. */
+export const MIN_POOL_KEY_BYTES = 32;
+
+/**
+ * What a signature is for: a call, the caller's answer to a claim (the go), a worker's reply, a cancellation.
+ * Each is signed under its own label, so a signature made for one can never pass for another.
+ */
+export type SignedPurpose = "call" | "go" | "reply" | "cancel";
+
+/**
+ * JSON with every object's keys sorted (and keys whose value is `undefined` left out): the same value gives the
+ * same text on every machine.
+ *
+ * @example
+ * ```ts
+ * import { canonical } from "./signing.ts";
+ * canonical({ b: 1, a: [true, "x"] }); // '{"a":[true,"x"],"b":1}'
+ * ```
+ */
+export function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (isRecord(value)) {
+    const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Makes the HMAC key of a pool key's text (a file's or a stored secret's, surrounding white space left out), or
+ * throws a `SyntaxError` saying why it is not one (`where` names it: "the pool key file /etc/toolgate/pool.key").
+ *
+ * @example
+ * ```ts
+ * import { importPoolKey } from "./signing.ts";
+ * const key = await importPoolKey("q7M2c3Jk0vV9yXl1oPz8wE4rT6uY5iB3nH2gF1dS0aQ=", "the test key");
+ * ```
+ */
+export async function importPoolKey(text: string, where: string): Promise<CryptoKey> {
+  const bytes = encoder.encode(text.trim());
+  if (bytes.length < MIN_POOL_KEY_BYTES) {
+    throw new SyntaxError(
+      `${where} holds ${bytes.length} bytes; a pool key needs at least ${MIN_POOL_KEY_BYTES} ` +
+        `(make one: head -c 32 /dev/urandom | base64)`,
+    );
+  }
+  return await crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+}
+
+/** The bytes a message is signed as: its purpose, then its canonical JSON as the other side will parse it. */
+function signedBytes(purpose: SignedPurpose, fields: Record<string, unknown>): Uint8Array<ArrayBuffer> {
+  const { sig: _sig, ...rest } = fields;
+  // Through JSON and back: what the receiver parses (a Date as text, no undefined) is what both sides sign.
+  const wire: unknown = JSON.parse(JSON.stringify(rest));
+  return encoder.encode(`toolgate-pool/${purpose}\n${canonical(wire)}`);
+}
+
+const toBase64Url = (bytes: Uint8Array): string =>
+  btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+function fromBase64Url(text: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(text)) return undefined;
+  return Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/") + "="), (c) => c.charCodeAt(0));
+}
+
+async function mac(
+  key: CryptoKey,
+  purpose: SignedPurpose,
+  fields: Record<string, unknown>,
+): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, signedBytes(purpose, fields)));
+}
+
+/**
+ * The message with its signature (`sig`, base64url) added: over every other field, and `purpose`.
+ *
+ * @example
+ * ```ts
+ * import { importPoolKey, signed } from "./signing.ts";
+ * const key = await importPoolKey("q7M2c3Jk0vV9yXl1oPz8wE4rT6uY5iB3nH2gF1dS0aQ=", "the test key");
+ * const beat = await signed(key, "reply", { t: "beat", id: "c1", worker: "w" });
+ * beat.sig.length; // 43
+ * ```
+ */
+export async function signed<const T extends Record<string, unknown>>(
+  key: CryptoKey,
+  purpose: SignedPurpose,
+  fields: T,
+): Promise<T & { readonly sig: string }> {
+  return { ...fields, sig: toBase64Url(await mac(key, purpose, fields)) };
+}
+
+/**
+ * Whether `fields.sig` is the signature of the other fields for `purpose` under `key`; the MACs are compared in
+ * constant time. A missing or malformed signature is no signature.
+ *
+ * @example
+ * ```ts
+ * import { importPoolKey, signed, verified } from "./signing.ts";
+ * const key = await importPoolKey("q7M2c3Jk0vV9yXl1oPz8wE4rT6uY5iB3nH2gF1dS0aQ=", "the test key");
+ * const beat = await signed(key, "reply", { t: "beat", id: "c1", worker: "w" });
+ * await verified(key, "reply", beat); // true
+ * await verified(key, "reply", { ...beat, worker: "x" }); // false
+ * await verified(key, "cancel", beat); // false: signed for another purpose
+ * ```
+ */
+export async function verified(
+  key: CryptoKey,
+  purpose: SignedPurpose,
+  fields: Record<string, unknown>,
+): Promise<boolean> {
+  const given = typeof fields.sig === "string" ? fromBase64Url(fields.sig) : undefined;
+  if (given === undefined) return false;
+  const expected = await mac(key, purpose, fields);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
