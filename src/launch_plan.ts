@@ -55,6 +55,8 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "approve-hosts",
   "max-calls",
   "max-session-calls",
+  "max-jobs",
+  "max-session-jobs",
   "max-sessions",
   "session-idle",
   "executor",
