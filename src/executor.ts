@@ -287,14 +287,15 @@ export class Executor {
   }
 
   /**
-   * The redactors from every secret value: the environment's secret variables, the passthrough and declared
-   * secret names' values, and the stored secrets.
+   * The redactors from every secret value: the environment's secret variables (by name, or named in
+   * `TOOLGATE_REDACT`), the declared secret names' values, and the stored secrets. A passthrough variable is not
+   * a secret for being passed (`TZ` shows as it is).
    */
   #makeRedactors(): void {
     const { env, manifest } = this.#options;
-    const passed = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
+    const declared = manifest.tools.flatMap((tool) => tool.secrets);
     for (const value of this.#stored.values()) this.#storedValues.add(value);
-    ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(env, passed, this.#storedValues));
+    ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(env, declared, this.#storedValues));
   }
 
   /**
