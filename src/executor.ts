@@ -168,6 +168,11 @@ export interface CallOptions {
   readonly defaults?: CallDefaults;
   /** The id the call goes by elsewhere (a pool call's, in both the caller's and the worker's audit log). */
   readonly callId?: string;
+  /**
+   * Secrets the caller keeps for itself, by name (an MCP session's `store_secret` values): a tool that declares
+   * one receives it before the store's value and the environment's.
+   */
+  readonly secrets?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -292,14 +297,15 @@ export class Executor {
   }
 
   /**
-   * The redactors from every secret value: the environment's secret variables, the passthrough and declared
-   * secret names' values, and the stored secrets.
+   * The redactors from every secret value: the environment's secret variables (by name, or named in
+   * `TOOLGATE_REDACT`), the declared secret names' values, and the stored secrets. A passthrough variable is not
+   * a secret for being passed (`TZ` shows as it is).
    */
   #makeRedactors(): void {
     const { env, manifest } = this.#options;
-    const passed = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
+    const declared = manifest.tools.flatMap((tool) => tool.secrets);
     for (const value of this.#stored.values()) this.#storedValues.add(value);
-    ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(env, passed, this.#storedValues));
+    ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(env, declared, this.#storedValues));
   }
 
   /**
@@ -324,6 +330,15 @@ export class Executor {
     this.#makeRedactors();
   }
 
+  /**
+   * Masks `value` everywhere from now on, as a secret, without giving it to any tool: a value one MCP session keeps
+   * for itself (its calls pass it in {@linkcode CallOptions.secrets}).
+   */
+  maskSecret(value: string): void {
+    this.#storedValues.add(value);
+    this.#makeRedactors();
+  }
+
   /** The environment this executor was given (where toolgate's state and secret store are). */
   get environment(): Readonly<Record<string, string>> {
     return this.#options.env;
@@ -333,8 +348,13 @@ export class Executor {
    * Audits a call a caller answered in its own process (`store_secret`: no program runs) and returns its envelope
    * as every envelope leaves the executor: with secret values taken out.
    */
-  async recordInProcess<E extends Envelope>(tool: string, argsText: string, envelope: E): Promise<E> {
-    await this.#auditUnrun(tool, argsText, envelope);
+  async recordInProcess<E extends Envelope>(
+    tool: string,
+    argsText: string,
+    envelope: E,
+    facts: Readonly<Record<string, string | boolean>> = {},
+  ): Promise<E> {
+    await this.#auditUnrun(tool, argsText, envelope, facts);
     return this.#forCaller(envelope);
   }
 
@@ -343,9 +363,11 @@ export class Executor {
     return [...new Set(this.manifest.tools.flatMap((tool) => tool.secrets))];
   }
 
-  /** The first secret `tool` declares that is neither stored nor in the environment. */
-  #missingSecret(tool: ToolSpec): string | undefined {
-    return tool.secrets.find((name) => !this.#stored.has(name) && this.#options.env[name] === undefined);
+  /** The first secret `tool` declares that is neither the caller's, stored, nor in the environment. */
+  #missingSecret(tool: ToolSpec, own?: ReadonlyMap<string, string>): string | undefined {
+    return tool.secrets.find((name) =>
+      !own?.has(name) && !this.#stored.has(name) && this.#options.env[name] === undefined
+    );
   }
 
   /** The answer to a call whose declared secret is nowhere: nothing starts, and the caller learns which one. */
@@ -393,12 +415,12 @@ export class Executor {
     const { tool } = call;
     if (this.#options.pool !== undefined) return await this.#runInPool(this.#options.pool, call, options);
     if (inProcess(tool)) return await this.#answerJob(call, options);
-    const missing = this.#missingSecret(tool);
+    const missing = this.#missingSecret(tool, options.secrets);
     if (missing !== undefined) return await this.#noSecret(call, missing);
     if (tool.builtin === EXEC_TOOL && call.args.background === true) {
       return await this.#startJob(call, options);
     }
-    const env = this.#toolEnv(tool);
+    const env = this.#toolEnv(tool, options.secrets);
     const defaults = this.#defaults(options);
     const { timeoutMs, idleTimeoutMs } = this.#processLimits(tool, defaults.timeoutSec);
     const { maxOutputBytes, graceMs } = defaults;
@@ -732,7 +754,7 @@ export class Executor {
           : failure("execution_error", message, { tool: tool.name, metadata: { cancelled: true } }),
       );
     }
-    const env = this.#toolEnv(tool);
+    const env = this.#toolEnv(tool, options.secrets);
     delete env.TOOLGATE_PROTECTED;
     let args;
     try {
@@ -822,14 +844,15 @@ export class Executor {
    * The child's whole environment: PATH, HOME, and the tool's passthrough names that are set; a built-in tool
    * also learns the control plane, which its file operations refuse to touch even when it runs unconfined.
    */
-  #toolEnv(tool: ToolSpec): Record<string, string> {
+  #toolEnv(tool: ToolSpec, own?: ReadonlyMap<string, string>): Record<string, string> {
     const parent = this.#options.env;
     const env: Record<string, string> = { PATH: parent.PATH ?? FALLBACK_PATH };
     if (parent.HOME !== undefined) env.HOME = parent.HOME;
     for (const name of tool.envPassthrough) if (parent[name] !== undefined) env[name] = parent[name];
-    // A declared secret: the store's value first, then the environment's (the call was refused when neither).
+    // A declared secret: the caller's own first (an MCP session's), the store's, then the environment's (the call
+    // was refused when none).
     for (const name of tool.secrets) {
-      const value = this.#stored.get(name) ?? parent[name];
+      const value = own?.get(name) ?? this.#stored.get(name) ?? parent[name];
       if (value !== undefined) env[name] = value;
     }
     if (tool.builtin !== undefined) env.TOOLGATE_PROTECTED = JSON.stringify(this.#controlPlane);
@@ -852,11 +875,17 @@ export class Executor {
   }
 
   /** The audit line of a call that started no program: refused, or answered in this process. */
-  async #auditUnrun(name: string, argsText: string, envelope: Envelope): Promise<void> {
+  async #auditUnrun(
+    name: string,
+    argsText: string,
+    envelope: Envelope,
+    facts: Readonly<Record<string, string | boolean>> = {},
+  ): Promise<void> {
     if (!this.#audit) return;
-    await this.#write(
-      refusalRecord(await this.#facts(this.#clock(), name, argsText, this.#options.cwd), envelope),
-    );
+    await this.#write({
+      ...refusalRecord(await this.#facts(this.#clock(), name, argsText, this.#options.cwd), envelope),
+      ...facts,
+    });
   }
 
   async #write(record: AuditRecord): Promise<void> {

@@ -1,22 +1,31 @@
 /**
- * Redaction for anything toolgate writes down or hands on: secret values replaced as literals (longest first, so
- * that no fragment of a longer secret survives a shorter one's or a pattern's replacement), in each of the forms
- * JSON escaping gives them, then the patterns of `TOOLGATE_REDACT`; and the scrubbing of envelopes, which takes the
- * secret values out of everything a model or an MCP client is sent.
+ * Redaction for anything toolgate writes down or hands on: secret values masked in each of the forms JSON escaping
+ * gives them (as literals), and, for a value of {@linkcode MIN_RUN} characters or more, in the reversible forms a
+ * careless tool prints it in (base64, hex, URL-encoding, reversed, another letter case, a run of 8 of its
+ * characters, spaced out: `secret_matcher.ts`); then the patterns of `TOOLGATE_REDACT`; and the scrubbing of
+ * envelopes, which takes the secret values out of everything a model or an MCP client is sent.
+ *
+ * Masking is a guard against accidents and careless tools, not against a tool that holds a secret and means to
+ * leak it (it can always encode it some other way): the way to keep a secret from a hostile tool is not to give it
+ * one.
  *
  * @module
  */
 import { type Envelope, mapEnvelopeStrings, withWarnings } from "./contract.ts";
+import { type CharEncoder, MIN_RUN, SecretMatcher } from "./secret_matcher.ts";
+import { secretName } from "./secret_names.ts";
+
+export { MIN_RUN, secretName };
 
 /** What replaces a secret. */
 export const REDACTED = "[REDACTED]";
 
-/** Variable names whose values are always treated as secrets. */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD/i;
 /** Variables whose values are always secrets, whatever else applies. */
 const ALWAYS_SECRET = ["OAI_API_KEY", "OPENAI_API_KEY"];
 /** Shorter values cannot leave a fragment worth hiding, and replacing them would garble everything. */
 const MIN_SECRET_LENGTH = 4;
+/** A `TOOLGATE_REDACT` entry that is a variable's name. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Replaces secrets in text. */
 export interface Redactor {
@@ -25,11 +34,23 @@ export interface Redactor {
 
 /**
  * Parses `TOOLGATE_REDACT`: regular expressions separated by commas (write a comma inside a pattern as `\x2c`).
- * Throws a `SyntaxError` naming the pattern that does not compile.
+ * An entry that names a variable set in `env` is no pattern: it makes that variable's value a secret
+ * ({@linkcode redactNames}), and its name stays readable. Throws a `SyntaxError` naming the pattern that does not
+ * compile.
+ *
+ * @example
+ * ```ts
+ * import { parseRedactPatterns } from "./redact.ts";
+ * parseRedactPatterns("id-\\d+, FOO", { FOO: "foo-value" }); // [/id-\d+/g]
+ * ```
  */
-export function parseRedactPatterns(spec: string | undefined): RegExp[] {
+export function parseRedactPatterns(
+  spec: string | undefined,
+  env: Readonly<Record<string, string>> = {},
+): RegExp[] {
   if (!spec) return [];
-  return spec.split(",").map((p) => p.trim()).filter((p) => p !== "").map((pattern) => {
+  const named = new Set(redactNames(spec, env));
+  return spec.split(",").map((p) => p.trim()).filter((p) => p !== "" && !named.has(p)).map((pattern) => {
     try {
       return new RegExp(pattern, "g");
     } catch (error) {
@@ -41,12 +62,42 @@ export function parseRedactPatterns(spec: string | undefined): RegExp[] {
 }
 
 /**
- * The secret values of an environment: those of `passedNames` (variables handed to tools), of `OAI_API_KEY` and
- * `OPENAI_API_KEY`, and of every variable whose name contains KEY, TOKEN, SECRET or PASSWORD.
+ * The variables `TOOLGATE_REDACT` names: its entries that are the names of variables set in `env`, whose values
+ * are then secrets; every other entry is a pattern.
+ *
+ * @example
+ * ```ts
+ * import { redactNames } from "./redact.ts";
+ * redactNames("FOO, id-\\d+, MY_VAR, UNSET", { FOO: "1", MY_VAR: "2" }); // ["FOO", "MY_VAR"]
+ * ```
  */
-export function secretValues(env: Readonly<Record<string, string>>, passedNames: Iterable<string>): string[] {
-  const names = new Set([...passedNames, ...ALWAYS_SECRET]);
-  for (const name of Object.keys(env)) if (SECRET_NAME.test(name)) names.add(name);
+export function redactNames(spec: string | undefined, env: Readonly<Record<string, string>>): string[] {
+  if (!spec) return [];
+  return spec.split(",").map((entry) => entry.trim()).filter((entry) =>
+    VARIABLE_NAME.test(entry) && env[entry] !== undefined
+  );
+}
+
+/**
+ * The secret values of an environment: those of `declaredNames` (the secrets a manifest declares), of
+ * `OAI_API_KEY` and `OPENAI_API_KEY`, of every variable whose name marks it as a secret ({@linkcode secretName}),
+ * and of every variable `TOOLGATE_REDACT` names. A passthrough variable is not a secret for being passed: `TZ`,
+ * `LANG` or `PATH` show as they are.
+ *
+ * @example
+ * ```ts
+ * import { secretValues } from "./redact.ts";
+ * secretValues({ TZ: "Europe/Helsinki", MY_API_KEY: "k-0123456789", FOO: "foo-value", TOOLGATE_REDACT: "FOO" }, []);
+ * // ["k-0123456789", "foo-value"]
+ * ```
+ */
+export function secretValues(
+  env: Readonly<Record<string, string>>,
+  declaredNames: Iterable<string>,
+): string[] {
+  const names = new Set([...declaredNames, ...ALWAYS_SECRET]);
+  for (const name of Object.keys(env)) if (secretName(name)) names.add(name);
+  for (const name of redactNames(env.TOOLGATE_REDACT, env)) names.add(name);
   const values = new Set<string>();
   for (const name of names) {
     const value = env[name];
@@ -119,6 +170,12 @@ const ONCE: readonly JsonStyle[] = [
 /** JSON text inside a JSON string was escaped again by toolgate itself, or a serializer like it. */
 const AGAIN: readonly JsonStyle[] = [{ nonAscii: "raw", slash: false }, { nonAscii: "lower", slash: false }];
 
+/** Each way of {@linkcode secretForms}, as an escaping of one character (the matcher escapes runs with them). */
+const JSON_ESCAPINGS: readonly CharEncoder[] = ONCE.flatMap((style) => [
+  (char: string) => escapeJson(char, style),
+  ...AGAIN.map((again) => (char: string) => escapeJson(escapeJson(char, style), again)),
+]);
+
 /**
  * Every form a secret takes in text: the value itself; JSON-escaped once (a tool's JSON output, an envelope in a
  * tool message, a tool call's arguments), as `JSON.stringify` writes it and as ASCII-only serializers do
@@ -146,7 +203,9 @@ export function secretForms(secret: string): string[] {
 /**
  * Builds a redactor from literal secrets and patterns. Each secret is masked in every form of
  * {@linkcode secretForms}, so that text holding JSON (a transcript, a request body) cannot carry a secret with a
- * quote, a backslash, a newline or a character past ASCII past it.
+ * quote, a backslash, a newline or a character past ASCII past it; one of {@linkcode MIN_RUN} characters or more
+ * also in base64 or base64url (inside a longer stream too), hex, URL-encoded, reversed, in another letter case,
+ * and wherever a run of 8 of its characters shows, spaced out or not. A shorter one is masked as it is only.
  *
  * @example
  * ```ts
@@ -154,30 +213,47 @@ export function secretForms(secret: string): string[] {
  * const redact = makeRedactor(["s3cr3t-value", 'pa"ss'], [/value-\d+/g]);
  * redact("token=s3cr3t-value id=value-42"); // "token=[REDACTED] id=[REDACTED]"
  * redact(JSON.stringify({ password: 'pa"ss' })); // '{"password":"[REDACTED]"}'
+ * redact(`b64=${btoa("s3cr3t-value")} up=S3CR3T-VALUE`); // "b64=[REDACTED] up=[REDACTED]"
  * ```
  */
 export function makeRedactor(secrets: readonly string[], patterns: readonly RegExp[] = []): Redactor {
-  const literals = [...new Set(secrets.filter((s) => s.length > 0).flatMap(secretForms))]
-    .sort((a, b) => b.length - a.length);
+  return withPatterns(secretMasker(secrets), patterns);
+}
+
+/** The secrets masked first, then the patterns. */
+function withPatterns(mask: Redactor, patterns: readonly RegExp[]): Redactor {
   return (text: string) => {
-    let out = maskLiterals(text, literals);
+    let out = mask(text);
     // A pattern that matches the empty string would otherwise put a marker between every two characters.
     for (const pattern of patterns) out = out.replace(pattern, (match) => match === "" ? "" : REDACTED);
     return out;
   };
 }
 
+/** Masks the secrets alone: their literal forms, and the matcher's forms and runs. */
+function secretMasker(secrets: readonly string[]): Redactor {
+  const values = [...new Set(secrets.filter((s) => s.length > 0))];
+  const literals = [...new Set(values.flatMap(secretForms))].sort((a, b) => b.length - a.length);
+  const matcher = new SecretMatcher(values, JSON_ESCAPINGS);
+  return (text: string) => maskCovered(text, literals, matcher);
+}
+
 /**
- * Replaces every run of characters covered by any occurrence of any literal with one marker. Replacing one
- * literal after another would leave the tail of a secret that overlaps another (or itself) in clear.
+ * Replaces every run of characters covered by any occurrence of any literal, or by anything the matcher finds,
+ * with one marker. Replacing one literal after another would leave the tail of a secret that overlaps another
+ * (or itself) in clear.
  */
-function maskLiterals(text: string, literals: readonly string[]): string {
+function maskCovered(text: string, literals: readonly string[], matcher: SecretMatcher): string {
   let covered: Uint8Array | undefined;
   for (const secret of literals) {
     for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + 1)) {
       covered ??= new Uint8Array(text.length);
       covered.fill(1, at, at + secret.length);
     }
+  }
+  if (!matcher.empty && text.length >= MIN_RUN) {
+    const marks = covered ?? new Uint8Array(text.length);
+    if (matcher.cover(text, marks)) covered = marks;
   }
   if (!covered) return text;
   let out = "";
@@ -213,9 +289,9 @@ export interface Redaction {
 }
 
 /**
- * The {@linkcode Redaction} of a run in `env` whose tools pass the variables `passedNames` through, and that
- * knows `moreValues` besides (the secrets of toolgate's store). Throws a `SyntaxError` naming a `TOOLGATE_REDACT`
- * pattern that does not compile.
+ * The {@linkcode Redaction} of a run in `env` whose tools declare the secrets `declaredNames`, and that knows
+ * `moreValues` besides (the secrets of toolgate's store). Which variables are secrets: {@linkcode secretValues}.
+ * Throws a `SyntaxError` naming a `TOOLGATE_REDACT` pattern that does not compile.
  *
  * @example
  * ```ts
@@ -226,15 +302,18 @@ export interface Redaction {
  */
 export function redactionFor(
   env: Readonly<Record<string, string>>,
-  passedNames: Iterable<string>,
+  declaredNames: Iterable<string>,
   moreValues: Iterable<string> = [],
 ): Redaction {
   const more = [...moreValues].filter((value) => value.length >= MIN_SECRET_LENGTH);
-  const secrets = [...new Set([...secretValues(env, passedNames), ...more])].sort((a, b) =>
+  const secrets = [...new Set([...secretValues(env, declaredNames), ...more])].sort((a, b) =>
     b.length - a.length
   );
-  const redact = makeRedactor(secrets, parseRedactPatterns(env.TOOLGATE_REDACT));
-  return secrets.length > 0 ? { redact, scrub: makeRedactor(secrets) } : { redact };
+  const patterns = parseRedactPatterns(env.TOOLGATE_REDACT, env);
+  if (secrets.length === 0) return { redact: makeRedactor([], patterns) };
+  // One matcher for both: it is the costly part to build.
+  const scrub = secretMasker(secrets);
+  return { redact: withPatterns(scrub, patterns), scrub };
 }
 
 /** Applies a redactor to every string inside a JSON-like value. */

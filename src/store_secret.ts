@@ -95,7 +95,26 @@ export interface SecretRequest {
   readonly reason: string;
   /** The tools that declare the secret. */
   readonly tools: readonly string[];
+  /** Where the value goes: the secret store (the default), or this MCP session's memory only. */
+  readonly keep?: "store" | "session";
+  /** Whether the value replaces one the secret store holds already (said to the person before they answer). */
+  readonly replaces?: boolean;
 }
+
+/**
+ * Where a value given through `store_secret` goes: the secret store and the run's tools (the agent loop, where a
+ * person typed it at a terminal; `serve --allow-store-secrets`), or one MCP session's memory (the values its
+ * later calls pass in `CallOptions.secrets`), never the store.
+ *
+ * @example
+ * ```ts
+ * import type { SecretKeeping } from "./store_secret.ts";
+ * const session: SecretKeeping = { kind: "session", values: new Map() };
+ * ```
+ */
+export type SecretKeeping =
+  | { readonly kind: "store" }
+  | { readonly kind: "session"; readonly values: Map<string, string> };
 
 /** Asks the person for a secret's value; `null` when they gave none (refused, gave up, nobody answered). */
 export type AskSecret = (request: SecretRequest, signal?: AbortSignal) => Promise<string | null>;
@@ -109,6 +128,13 @@ export interface StoreSecretOptions {
   readonly nobodyToAsk: string;
   /** Writes the value to the secret store (default: toolgate's store of the executor's environment). */
   readonly persist?: (name: string, value: string) => Promise<void>;
+  /** Where the value goes (default: the store). */
+  readonly keep?: SecretKeeping;
+  /**
+   * Whether the store holds `name` already; when given, the person is told that the value would replace it, and
+   * the audit line says whether it did (default: not asked, as at a terminal, where renewing is the point).
+   */
+  readonly storedAlready?: (name: string) => Promise<boolean>;
   /** May refuse the call before the person is asked (the agent loop's two-rounds cap). */
   readonly admit?: (name: string) => FailureEnvelope | undefined;
   readonly signal?: AbortSignal;
@@ -177,7 +203,12 @@ export async function answerStoreSecret(argsText: string, options: StoreSecretOp
     );
   }
   const tools = executor.manifest.tools.filter((tool) => tool.secrets.includes(args.name)).map((t) => t.name);
-  const value = await options.ask({ name: args.name, reason: args.reason, tools }, options.signal);
+  const keep = options.keep ?? { kind: "store" };
+  const replaces = keep.kind === "store" ? await options.storedAlready?.(args.name) : undefined;
+  const value = await options.ask(
+    { name: args.name, reason: args.reason, tools, keep: keep.kind, replaces },
+    options.signal,
+  );
   if (value === null || value === "") {
     return await executor.recordInProcess(
       STORE_SECRET,
@@ -188,21 +219,61 @@ export async function answerStoreSecret(argsText: string, options: StoreSecretOp
       }),
     );
   }
+  if (keep.kind === "session") {
+    // This session's calls get it, and every redaction masks it; the store and the other sessions never see it.
+    keep.values.set(args.name, value);
+    executor.maskSecret(value);
+    return await executor.recordInProcess(
+      STORE_SECRET,
+      argsText,
+      success({ stored: args.name }, {
+        tool: STORE_SECRET,
+        warnings: ["the secret is kept in this MCP session's memory only, for its later calls"],
+      }),
+      { secret: args.name, kept: "session" },
+    );
+  }
   // The run's tools and its redaction have it first: even when the store cannot keep it, it never leaks.
   executor.useSecret(args.name, value);
   const warnings: string[] = [];
+  let kept = "store";
   try {
     await (options.persist ?? defaultPersist(executor))(args.name, value);
   } catch (error) {
+    kept = "run";
     warnings.push(
       `the secret is kept for this run only: the secret store cannot keep it (${(error as Error).message})`,
     );
   }
+  const facts: Record<string, string | boolean> = { secret: args.name, kept };
+  if (replaces !== undefined) facts.replaced = replaces && kept === "store";
   return await executor.recordInProcess(
     STORE_SECRET,
     argsText,
     success({ stored: args.name }, { tool: STORE_SECRET, warnings }),
+    facts,
   );
+}
+
+/**
+ * Whether toolgate's store of the executor's environment holds `name` (no key is needed: names are in clear); a
+ * store that cannot be read holds nothing.
+ *
+ * @example
+ * ```ts
+ * import { inStore } from "./store_secret.ts";
+ * // await inStore(executor)("GITHUB_TOKEN"); // true once `toolgate secrets set GITHUB_TOKEN` ran
+ * ```
+ */
+export function inStore(executor: Executor): (name: string) => Promise<boolean> {
+  return async (name) => {
+    const { SecretStore } = await import("./secret_store.ts");
+    try {
+      return new SecretStore({ env: executor.environment }).list().some((entry) => entry.name === name);
+    } catch {
+      return false;
+    }
+  };
 }
 
 /** Writes to toolgate's store of the executor's environment (its module loads at the first value). */

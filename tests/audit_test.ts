@@ -274,7 +274,8 @@ Deno.test("audit: no secret value, nor any 4-character fragment of one, reaches 
       ],
     },
   ]);
-  const env = baseEnv({ ...secrets, TOOLGATE_REDACT: "ghp_[A-Za-z]+" });
+  // A passthrough value is a secret when the user names it (issue 24: not for being passed alone).
+  const env = baseEnv({ ...secrets, TOOLGATE_REDACT: "ghp_[A-Za-z]+,PASSED_VALUE" });
   // The redaction a library caller builds for its own output, beside the executor's.
   const redaction = redactionFor(env, ["PASSED_VALUE"]);
   const executor = executorFor(manifest, { auditDir, cwd, env });

@@ -55,6 +55,11 @@ export const serveCommand: Command = {
       value: "SEC",
       help: `close an HTTP session idle this long (default ${SESSION_LIMITS.idleSec})`,
     },
+    "allow-store-secrets": {
+      type: "boolean",
+      help:
+        "let store_secret write the secret store (default: a value lives in its MCP session's memory only)",
+    },
     ...APPROVAL_OPTIONS,
     ...EXECUTOR_OPTIONS,
   },
@@ -70,6 +75,8 @@ export const serveCommand: Command = {
     "order; calls past --max-session-calls or --max-calls wait their turn (a cancelled one leaves the line).",
     "Over HTTP a client that disconnects cancels its calls; a browser Origin other than this host or loopback",
     "gets 403.",
+    "store_secret keeps a value in its session's memory only; --allow-store-secrets lets it write the secret",
+    "store (the form says when it would replace a stored value, and the audit line says it did).",
     "A client's cancellation ends the call's tree. Background jobs (exec with background: true) belong to the",
     "session that started them: no other session sees them, and they end (killed_by: session) when it closes,",
     "is deleted (HTTP DELETE), expires (--session-idle) or its client disconnects (stdio).",

@@ -3,6 +3,7 @@ import denoJson from "../../deno.json" with { type: "json" };
 import {
   EXIT,
   expectPositionals,
+  flag,
   type Io,
   numberOption,
   type ParsedArgs,
@@ -51,6 +52,7 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     maxCalls: limits.maxCalls,
     maxSessionCalls: limits.maxSessionCalls,
     onError,
+    allowStoreSecrets: flag(parsed, "allow-store-secrets"),
   });
   const stop = stopSignals();
   const signal = stop.next();

@@ -31,7 +31,14 @@ import { heartbeatText } from "../commands/progress.ts";
 import { checkOutput, toCallResult } from "./results.ts";
 import { CallLimit, Scheduler } from "../scheduler.ts";
 import { UserStop } from "../stop.ts";
-import { answerStoreSecret, type AskSecret, STORE_SECRET, storeSecretMcp } from "../store_secret.ts";
+import {
+  answerStoreSecret,
+  type AskSecret,
+  inStore,
+  type SecretRequest,
+  STORE_SECRET,
+  storeSecretMcp,
+} from "../store_secret.ts";
 
 /** How often a running call reports progress when the client asked for it. */
 export const PROGRESS_INTERVAL_MS = 1000;
@@ -66,6 +73,11 @@ export interface ToolServiceOptions {
   readonly progressIntervalMs?: number;
   /** Where protocol trouble (a malformed message, a failed send) is reported; never stdout. */
   readonly onError?: (message: string) => void;
+  /**
+   * Whether `store_secret` may write the secret store (`--allow-store-secrets`); by default a value a client's
+   * user gives lives in that session's memory only, so that no client can rewrite the credentials of later runs.
+   */
+  readonly allowStoreSecrets?: boolean;
 }
 
 /** Per-call context from the MCP request. */
@@ -86,6 +98,8 @@ interface Session {
   readonly scheduler: Scheduler;
   readonly policy: Policy;
   readonly id: string;
+  /** The values `store_secret` gave this session, by name: its calls only receive them. */
+  readonly secrets: Map<string, string>;
 }
 
 /**
@@ -191,6 +205,7 @@ export class ToolService {
         restart: "restart toolgate serve",
       }),
       id: crypto.randomUUID(),
+      secrets: new Map(),
     };
     server.onclose = () => {
       // A session's jobs are its own: nobody else could poll or kill them, so they must not outlive it.
@@ -216,6 +231,7 @@ export class ToolService {
           request.params.arguments,
           canAsk ? elicitingSecret(server, extra.requestId) : undefined,
           extra.signal,
+          session,
         );
       }
       const ask = canAsk ? elicitingAsk(server, extra.requestId) : undefined;
@@ -230,17 +246,24 @@ export class ToolService {
     return server;
   }
 
-  /** A `store_secret` call: the value typed into the client's form goes to the store, never into the answer. */
+  /**
+   * A `store_secret` call: the value typed into the client's form goes to the session's memory (or, with
+   * `--allow-store-secrets`, to the store, saying so when it replaces a value), never into the answer.
+   */
   async #storeSecret(
     args: unknown,
     ask: AskSecret | undefined,
     signal: AbortSignal,
+    session: Session,
   ): Promise<CallToolResult> {
     if (this.#stopping.signal.aborted) return toCallResult(shuttingDown(STORE_SECRET));
+    const { executor, allowStoreSecrets } = this.#options;
     const envelope = await answerStoreSecret(JSON.stringify(args ?? {}), {
-      executor: this.#options.executor,
+      executor,
       ask,
       nobodyToAsk: "this MCP client cannot be asked (it did not declare the elicitation capability)",
+      keep: allowStoreSecrets ? { kind: "store" } : { kind: "session", values: session.secrets },
+      storedAlready: allowStoreSecrets ? inStore(executor) : undefined,
       signal: AbortSignal.any([signal, this.#stopping.signal]),
     });
     return toCallResult(envelope);
@@ -272,7 +295,12 @@ export class ToolService {
     const limit = executor.limits(call).timeoutSec;
     const stopProgress = release ? this.#reportProgress(call.tool.name, limit, context) : () => {};
     try {
-      const envelope = await executor.run(call, { signal, approvedBy: verdict.by, jobScope: session.id });
+      const envelope = await executor.run(call, {
+        signal,
+        approvedBy: verdict.by,
+        jobScope: session.id,
+        secrets: session.secrets,
+      });
       // A call the client did not cancel was stopped by the shutdown: say so, and that a retry may work.
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&
         !context.signal.aborted;
@@ -322,10 +350,7 @@ function elicitingSecret(server: Server, requestId: string | number): AskSecret 
     try {
       result = await server.elicitInput({
         message: `The model asks for the secret ${request.name}, which ${tools} receive. Its reason: ` +
-          `${
-            JSON.stringify(request.reason)
-          }. toolgate stores the value encrypted and gives it to those tools ` +
-          "only; the model never sees it.",
+          `${JSON.stringify(request.reason)}. ${keepingText(request)}`,
         requestedSchema: {
           type: "object",
           properties: {
@@ -346,6 +371,20 @@ function elicitingSecret(server: Server, requestId: string | number): AskSecret 
     const value = result.action === "accept" ? result.content?.value : undefined;
     return typeof value === "string" && value !== "" ? value : null;
   };
+}
+
+/** What the form says becomes of the value: where it is kept, and whether it replaces a stored one. */
+function keepingText(request: SecretRequest): string {
+  if (request.keep === "session") {
+    return "toolgate keeps the value in this MCP session's memory only (not in its secret store) and gives it " +
+      "to those tools for this session's calls; the model never sees it.";
+  }
+  const replaces = request.replaces
+    ? ` This REPLACES the value of ${request.name} already in toolgate's secret store, which every later run ` +
+      "uses."
+    : "";
+  return "toolgate stores the value encrypted and gives it to those tools only; the model never sees it." +
+    replaces;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * store_secret over MCP (issue 15): `toolgate serve` over stdio, driven by the SDK's client. A client that declares
- * elicitation shows its user a form; the value typed there is stored and given to the tool that declares it, and
- * the answer is only {"stored": NAME}. A client that cannot be asked gets user_denied, and nothing is stored.
+ * elicitation shows its user a form; the value typed there is stored (the operator allowed it:
+ * `--allow-store-secrets`; else it lives in the session only, tests/security/mcp_store_secret_test.ts) and given to
+ * the tool that declares it, and the answer is only {"stored": NAME}. A client that cannot be asked gets user_denied, and nothing is stored.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -26,10 +27,11 @@ async function connect(
     message: string,
     schema: unknown,
   ) => { action: "accept" | "decline"; content?: Record<string, unknown> },
+  extra: readonly string[] = [],
 ): Promise<AsyncDisposable & { client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: serveArgs([], dir, SECRETS_TOOLS),
+    args: serveArgs(extra, dir, SECRETS_TOOLS),
     cwd: REPO,
     env: { ...baseEnv(), XDG_STATE_HOME: join(dir, "state"), XDG_CONFIG_HOME: join(dir, "config") },
     stderr: "pipe",
@@ -53,13 +55,13 @@ async function connect(
   return { client, stderr: () => stderr, [Symbol.asyncDispose]: () => client.close() };
 }
 
-Deno.test("serve: store_secret through MCP elicitation stores the value and gives it to the tool, never to the client's model", async () => {
+Deno.test("serve --allow-store-secrets: store_secret through MCP elicitation stores the value and gives it to the tool, never to the client's model", async () => {
   await using dir = await scratch();
   const asked: { message: string; schema: unknown }[] = [];
   await using served = await connect(dir.path, (message, schema) => {
     asked.push({ message, schema });
     return { action: "accept", content: { value: VALID } };
-  });
+  }, ["--allow-store-secrets"]);
   const { client } = served;
   const { tools } = await client.listTools();
   assert.deepEqual(tools.map((t) => t.name), ["api", "always401", "pair", "store_secret"]);

@@ -16,8 +16,12 @@ import { realTempDir } from "./helpers.ts";
 import { allText, HOSTILE, JSON_SECRET, leaksOf, PEM_SECRET, runAgent } from "./hostile.ts";
 import { cliArgs, REPO } from "../support.ts";
 
-/** A passthrough value: a secret by the passthrough rule alone (its name says nothing). */
+/**
+ * A passthrough value whose name says nothing: a secret because the user names it in TOOLGATE_REDACT (issue 24:
+ * a passthrough variable is not a secret for being passed).
+ */
 const PASSED = 'hunter2-Zq9x7Kp "qu0t3d" \\ b4ck\nsl4sh\tt4b é€';
+const PASSED_ENV = { LEAK_VALUE: PASSED, TOOLGATE_REDACT: "LEAK_VALUE" };
 
 function assertNoLeak(text: string, secret: string, where: string): void {
   assert.deepEqual(leaksOf(text, secret), [], `${where} shows the secret`);
@@ -78,7 +82,7 @@ Deno.test("a tool that prints a passthrough secret does not get it to the LLM en
       answer("done"),
     ],
     [],
-    { LEAK_VALUE: PASSED },
+    PASSED_ENV,
   );
   try {
     assert.equal(run.code, 0, run.stderr);
@@ -119,7 +123,7 @@ Deno.test("a tool that prints a passthrough secret does not get it to an MCP cli
       dir,
     ],
     cwd: REPO,
-    env: { ...baseEnv(), LEAK_VALUE: PASSED },
+    env: { ...baseEnv(), ...PASSED_ENV },
     stderr: "pipe",
   });
   const client = new Client({ name: "toolgate-tests", version: "1.0.0" });
