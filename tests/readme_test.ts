@@ -12,6 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { asEnvelope, FAILURE_KINDS, serialize } from "../src/contract.ts";
 import { LINT_RULES } from "../src/lint.ts";
 import { COMMANDS, run } from "../src/main.ts";
+import { probeSandbox } from "../src/sandbox.ts";
 import type { Io } from "../src/commands/cli.ts";
 import {
   type ChatServer,
@@ -36,6 +37,12 @@ import {
 } from "./readme_blocks.ts";
 
 const README = await Deno.readTextFile(join(REPO, "README.md"));
+/**
+ * Whether tools can be confined here. Without bubblewrap the README's examples still run, but a tool that can
+ * write does not run at all (`unavailable`) and one that cannot runs with a "not confined" warning.
+ */
+const CONFINED =
+  (await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "bwrap", Deno.env.toObject())).ok;
 const KINDS = Object.keys(FAILURE_KINDS);
 
 /** The README's pinned Deno, from `npx -y deno@VERSION`. */
@@ -641,7 +648,11 @@ async function runMcpConfig(block: Block, config: McpConfig, world: World): Prom
         const allowed = args[args.indexOf("--allow-tools") + 1].split(",");
         for (const tool of allowed.filter((t) => SAMPLE_CALLS[t])) {
           const answer = await call(tool, SAMPLE_CALLS[tool]);
-          if (answer.isError) {
+          // Unconfinable here, an approved tool that can write is refused by the sandbox, not by the approval
+          // policy (which would say `rejected`): `unavailable`, pointing at --sandbox off.
+          const unconfinable = !CONFINED && answer.isError && answer.structured?.kind === "unavailable" &&
+            /--sandbox off/.test(answer.structured?.message ?? "");
+          if (answer.isError && !unconfinable) {
             problems.push(`${where}: ${tool}, approved, answered ${cut(JSON.stringify(answer.structured))}`);
           }
         }
@@ -700,6 +711,21 @@ function eventShape(event: Record<string, unknown>): string[] {
   ).sort();
 }
 
+/**
+ * The event as the README shows it on a machine that confines tools: where none can be confined, a tool's
+ * envelope also carries `warnings` saying so (and only that), which the README's example does not show.
+ */
+function unconfinedWarningsDropped(event: Record<string, unknown>): Record<string, unknown> {
+  const envelope = event.envelope;
+  if (CONFINED || typeof envelope !== "object" || envelope === null || !("warnings" in envelope)) {
+    return event;
+  }
+  const { warnings, ...rest } = envelope as Record<string, unknown>;
+  const unconfined = Array.isArray(warnings) &&
+    warnings.every((w) => typeof w === "string" && w.startsWith("not confined: "));
+  return unconfined ? { ...event, envelope: rest } : event;
+}
+
 /** The event fields that must be equal, not only present: what the conversation was, not what it measured. */
 const EVENT_FIELDS = [
   "type",
@@ -744,7 +770,7 @@ async function runAgentEvents(
   }
   const lines = block.lines.filter((l) => l.text.trim() !== "");
   return values.flatMap((shown, i) => {
-    const got = events[i];
+    const got = unconfinedWarningsDropped(events[i]);
     const problems: string[] = [];
     if (eventShape(shown).join() !== eventShape(got).join()) {
       problems.push(`keys ${eventShape(shown).join(", ")}; the run printed ${eventShape(got).join(", ")}`);
