@@ -61,6 +61,48 @@ Deno.test("README: the pinned Deno is the one running the tests, and the one CI 
   assert.equal(/^DENO_VERSION=([\d.]+)$/m.exec(ci)?.[1], Deno.version.deno, ".ci/run pins another Deno");
 });
 
+/** The README's first two commands, as a new user types them: run a tool, run the tests. */
+function firstCommands(): string[] {
+  return commandLines(fencedBlocks(README)[0]).map((line) => line.command);
+}
+
+Deno.test("README: its first command, run as written in this folder, prints the envelope and no warning a new user cannot act on", async () => {
+  const [first] = firstCommands();
+  assert.match(first, /^npx -y deno@[\d.]+ task -q agent call get_time /, "the README's first command moved");
+  // `npx -y deno@VERSION` is this runtime (its version is checked above); a new user's HOME, without state.
+  const command = first.replace(/^npx -y deno@[\d.]+(?=\s)/, singleQuoted(Deno.execPath()));
+  const home = await Deno.makeTempDir({ prefix: "toolgate_first_" });
+  try {
+    const result = await runProgram("sh", ["-c", command], {
+      cwd: REPO,
+      env: { HOME: home, DENO_DIR: denoDir() },
+      clearEnv: true,
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(envelopeProblem(result.stdout, { ok: true }), undefined, result.stdout);
+    assert.equal(JSON.parse(result.stdout).result.timezone, "Europe/Helsinki");
+    if (CONFINED) {
+      // A read-only tool in toolgate's own folder loses nothing: nothing to say.
+      assert.equal(result.stderr, "");
+    } else {
+      // Where nothing can be confined, one line says what that means for this call and what the person can do.
+      assert.match(
+        result.stderr,
+        /^toolgate: warning: tools cannot be confined here \([^\n]+\): get_time will run unconfined, as you; pass --sandbox require[^\n]*\n$/,
+      );
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("README: CI runs its test command as written, in a new user's home", async () => {
+  const [, test] = firstCommands();
+  assert.match(test, /^npx -y deno@[\d.]+ task -q test$/, "the README's test command moved");
+  const ci = await Deno.readTextFile(join(REPO, ".ci", "run"));
+  assert.equal(/^README_TEST_COMMAND='(.*)'$/m.exec(ci)?.[1], test, ".ci/run runs another test command");
+});
+
 Deno.test("README: every `deno task NAME` it mentions exists in deno.json", async () => {
   const tasks = Object.keys(JSON.parse(await Deno.readTextFile(join(REPO, "deno.json"))).tasks);
   const named = taskNames(README);
