@@ -242,6 +242,8 @@ export function planLaunch(
     .map((name) => values.get(name))
     .filter((value): value is string => value !== undefined && value !== "-")
     .map(at);
+  // `validate` checks that each program is there: an absolute one lies outside every folder granted above.
+  if (command === "validate") readFiles.push(...programs.filter((program) => isAbsolute(program)));
   const save = values.get("save-messages");
   const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
   const isRun = command === "run";
