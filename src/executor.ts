@@ -538,7 +538,8 @@ export class Executor {
 
   /**
    * What a person should know before any tool runs, once, at start: tools that run unconfined (and why), limits
-   * that cannot hold here, a workspace inside toolgate's own files. Empty when there is nothing to say.
+   * that cannot hold here, a workspace inside toolgate's own files where a tool could write. Empty when there is
+   * nothing to say. `names`: the tools this run may call, when the caller knows (`call`); by default every tool.
    *
    * @example
    * ```ts
@@ -550,12 +551,16 @@ export class Executor {
    * for (const note of await executor.startNotes()) console.error(`toolgate: warning: ${note}`);
    * ```
    */
-  async startNotes(): Promise<string[]> {
+  async startNotes(names?: readonly string[]): Promise<string[]> {
     const notes: string[] = [];
     // The pool's workers run the tools, under their own sandbox: there is nothing to say of this machine's.
     if (this.#options.pool !== undefined) return notes;
+    const tools = names === undefined
+      ? this.manifest.tools
+      : this.manifest.tools.filter((tool) => names.includes(tool.name));
     const inside = this.#controlPlane.readOnly.find((path) => isWithin(this.#workspace, path));
-    if (inside !== undefined) {
+    // Only a tool that could write there loses anything: a read-only one (the README's first call) works as well.
+    if (inside !== undefined && tools.some((tool) => tool.profile.write.length > 0)) {
       notes.push(
         `the workspace ${this.#workspace} lies inside ${inside}, which belongs to toolgate: tools cannot change ` +
           `anything there; run toolgate from your project's folder (or give --cwd)`,
@@ -567,7 +572,7 @@ export class Executor {
       return notes;
     }
     // A tool answered in toolgate's own process is never confined or unconfined: it starts nothing.
-    const processes = this.manifest.tools.filter((tool) => !inProcess(tool));
+    const processes = tools.filter((tool) => !inProcess(tool));
     if (processes.length === 0) return notes;
     const support = await this.#launcher.support();
     if (support.ok) return [...notes, ...limitWarnings(support)];

@@ -277,6 +277,8 @@ export function planLaunch(
     .map(at);
   // What a tool's interpreter or runtime needs (one under the home folder): toolgate reads it to show it.
   readFiles.push(...programReads(programs, env, workspace, manifestPath, stateDirs));
+  // `validate` checks that each program is there: an absolute one lies outside every folder granted above.
+  if (command === "validate") readFiles.push(...programs.filter((program) => isAbsolute(program)));
   const save = values.get("save-messages");
   const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
   const isRun = command === "run";

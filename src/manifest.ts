@@ -132,6 +132,12 @@ export interface ManifestOptions {
   /** Compile every schema now, so that a schema ajv cannot compile is a manifest error (the `validate` command). */
   compileSchemas?: boolean;
   /**
+   * Check that every tool's program is there, a regular executable file, so that one that is not is a manifest
+   * error naming the tool (the `validate` command). Other loads leave it to the call, which answers `unavailable`:
+   * one missing program must not take every other tool down with it.
+   */
+  checkPrograms?: boolean;
+  /**
    * Where {@linkcode loadManifest} remembers manifests whose schemas passed (toolgate's state folder): an unchanged
    * manifest is then loaded without the schema engine. Absent: no cache.
    */
@@ -411,6 +417,11 @@ function checkTool(
   }
   const command = checkCommand(entry.command, context.dir, context.bin, context.options);
   if (command.error) own.push(command.error);
+  // A built-in tool runs with toolgate's own runtime: a bundle or a binary carries it without its launcher file.
+  if (context.options.checkPrograms && command.value && beltToolOf(command.value.program) === undefined) {
+    const problem = programProblem(command.value.program);
+    if (problem !== undefined) own.push(problem);
+  }
   const timeout = entry.timeoutSec;
   const idle = entry.idleTimeoutSec;
   const idleProblem = secondsProblem("idleTimeoutSec", idle);
@@ -459,6 +470,27 @@ function checkTool(
     builtin: beltToolOf(command.value.program),
     present: context.bin.exists(command.value.program),
   });
+}
+
+/**
+ * What keeps `program` from being run, in the words a call's start failure uses, or `undefined`. A path this
+ * process may not read (scoped grants) passes: the call itself will tell.
+ */
+function programProblem(program: string): string | undefined {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(program);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return `the program ${program} does not exist`;
+    if (error instanceof Deno.errors.NotCapable) return undefined;
+    return `the program ${program} cannot be read: ${(error as Error).message}`;
+  }
+  if (info.isDirectory) return `the program ${program} is a directory, not a program`;
+  if (!info.isFile) return `the program ${program} is not a regular file`;
+  if (info.mode !== null && (info.mode & 0o111) === 0) {
+    return `the program ${program} is not executable (chmod +x it)`;
+  }
+  return undefined;
 }
 
 /** What is wrong with a limit in seconds (a positive integer a timer can hold), or `undefined`. */

@@ -21,7 +21,9 @@ let learnedUid: number | null | undefined;
  * @example
  * ```ts
  * import { ownUid } from "./private_dir.ts";
- * ownUid("/home/me/.local/state/toolgate"); // 1000
+ * const dir = Deno.makeTempDirSync(); // say ~/.local/state/toolgate, a folder toolgate may write
+ * const uid = ownUid(dir); // 1000 for the first user of a Linux machine; null on Windows
+ * Deno.removeSync(dir);
  * ```
  */
 export function ownUid(dir: string): number | null {

@@ -161,8 +161,9 @@ export class ToolLauncher {
       // A program that appeared after the manifest was loaded may have been planted by a tool: not run.
       return refused(
         "unavailable",
-        `The tool's program ${tool.program} did not exist when toolgate loaded the manifest; it was not run ` +
-          `(restart toolgate once it is in place).`,
+        `The tool cannot start: the program ${tool.program} did not exist when toolgate loaded the manifest ` +
+          `(\`toolgate validate\` names every such program); one put in place later runs once toolgate ` +
+          `starts again.`,
       );
     }
     const outside = this.#escapedBin(tool);

@@ -13,6 +13,7 @@ import {
   REPO,
   runCli,
   runInProcess,
+  runToolgate,
   tempDir,
   writeFiles,
   writeManifest,
@@ -54,7 +55,7 @@ Deno.test("validate: a valid manifest exits 0 with a one-line summary", async ()
 
 Deno.test("validate: one tool and zero tools read right", async () => {
   await using dir = await tempDir();
-  const one = await writeManifest(join(dir.path, "one"), { tools: [TIME_TOOL] });
+  const one = await writeManifest(join(dir.path, "one"), { tools: [TIME_TOOL] }, ["get_time"]);
   assert.equal((await runCli(["validate", "--tools", one])).stdout, `${one}: valid, 1 tool\n`);
   const zero = await writeManifest(join(dir.path, "zero"), {});
   assert.equal((await runCli(["validate", "--tools", zero])).stdout, `${zero}: valid, 0 tools\n`);
@@ -89,7 +90,7 @@ Deno.test("validate: compiles every schema, so an unresolvable $ref fails it", a
   await using dir = await tempDir();
   const path = await writeManifest(dir.path, {
     tools: [{ name: "x", command: ["./tools/bin/x"], schema: { $ref: "#/definitions/missing" } }],
-  });
+  }, ["x"]);
   const result = await runCli(["validate", "--tools", path]);
   expectExit(result, 1);
   assert.equal(
@@ -100,7 +101,9 @@ Deno.test("validate: compiles every schema, so an unresolvable $ref fails it", a
 
 Deno.test("validate: warnings go to stderr and do not fail a valid manifest", async () => {
   await using dir = await tempDir();
-  const path = await writeManifest(dir.path, { version: 1, tools: [{ ...TIME_TOOL, note: "x" }] });
+  const path = await writeManifest(dir.path, { version: 1, tools: [{ ...TIME_TOOL, note: "x" }] }, [
+    "get_time",
+  ]);
   const result = await runCli(["validate", "--tools", path]);
   expectExit(result, 0);
   assert.equal(result.stdout, `${path}: valid, 1 tool\n`);
@@ -138,6 +141,63 @@ Deno.test("validate: absolute commands need --allow-absolute-commands", async ()
   );
   const allowed = await runCli(["validate", "--tools", path, "--allow-absolute-commands"]);
   expectExit(allowed, 0);
+});
+
+Deno.test("validate: a program that is missing, not executable or not a file is an error naming the tool and the path, among the others", async () => {
+  await using dir = await tempDir();
+  const bin = join(dir.path, "tools", "bin");
+  const path = await writeManifest(dir.path, {
+    tools: [
+      TIME_TOOL,
+      { name: "fetch", command: ["./tools/bin/fetch"] },
+      { name: "plain", command: ["./tools/bin/plain"] },
+      { name: "folder", command: ["./tools/bin/folder"] },
+      { name: "get_time", command: ["./tools/bin/get_time"] },
+      { name: "gone", command: ["/nonexistent/toolgate-test/gone"] },
+    ],
+  }, ["get_time"]);
+  await Deno.writeTextFile(join(bin, "plain"), "#!/bin/sh\n", { mode: 0o644 });
+  await Deno.chmod(join(bin, "plain"), 0o644);
+  await Deno.mkdir(join(bin, "folder"));
+  // As a user runs it: the launcher, under the least permission set (which must let it look at /nonexistent).
+  const result = await runToolgate(["validate", "--tools", path, "--allow-absolute-commands"], dir.path);
+  expectExit(result, 1);
+  assert.equal(result.stdout, "");
+  assert.equal(
+    result.stderr,
+    [
+      `tool[1] "fetch": the program ${join(bin, "fetch")} does not exist`,
+      `tool[2] "plain": the program ${join(bin, "plain")} is not executable (chmod +x it)`,
+      `tool[3] "folder": the program ${join(bin, "folder")} is a directory, not a program`,
+      'tool[4] "get_time": duplicate name',
+      'tool[5] "gone": the program /nonexistent/toolgate-test/gone does not exist',
+      "",
+    ].join("\n"),
+  );
+});
+
+Deno.test("validate and call agree on a missing program: validate names it, call answers unavailable naming it and validate", async () => {
+  await using dir = await tempDir();
+  const path = await writeManifest(dir.path, { tools: [TIME_TOOL, { ...ECHO_TOOL, readOnly: true }] }, [
+    "get_time",
+  ]);
+  const program = join(dir.path, "tools", "bin", "echo");
+  const validate = await runCli(["validate", "--tools", path]);
+  expectExit(validate, 1);
+  assert.equal(validate.stderr, `tool[1] "echo": the program ${program} does not exist\n`);
+  // The other commands load the manifest: one missing program does not take the other tools down.
+  const call = await runToolgate(["call", "echo", "{}", "--tools", path, "--sandbox", "off"], dir.path);
+  expectExit(call, 1);
+  const envelope = JSON.parse(call.stdout);
+  assert.equal(envelope.kind, "unavailable");
+  assert.equal(envelope.retryable, false);
+  assert.ok(envelope.message.includes(`the program ${program} did not exist`), envelope.message);
+  assert.match(envelope.message, /`toolgate validate`/);
+  const other = await runToolgate(
+    ["call", "get_time", '{"timezone":"UTC"}', "--tools", path, "--sandbox", "off"],
+    dir.path,
+  );
+  expectExit(other, 0);
 });
 
 // --- list ---------------------------------------------------------------------------------------------------------
@@ -229,7 +289,7 @@ Deno.test("TOOLGATE_TOOLS names the manifest; --tools wins over it", async () =>
 
 Deno.test("a relative --tools resolves against the working directory", async () => {
   await using dir = await tempDir();
-  const path = await writeManifest(join(dir.path, "sub"), { tools: [ECHO_TOOL] });
+  const path = await writeManifest(join(dir.path, "sub"), { tools: [ECHO_TOOL] }, ["echo"]);
   const result = await runInProcess(["validate", "--tools", "sub/tools.json"], { cwd: dir.path });
   expectExit(result, 0);
   assert.equal(result.stdout, `${path}: valid, 1 tool\n`);
@@ -241,6 +301,7 @@ Deno.test("relative commands resolve against the manifest's folder when the CLI 
   const manifestDir = join(dir.path, "project");
   const cwd = join(dir.path, "elsewhere");
   await writeFiles(dir.path, { "project/tools/bin/x": "#!/bin/sh\n", "outside/x": "#!/bin/sh\n" });
+  await Deno.chmod(join(manifestDir, "tools/bin/x"), 0o755);
   await Deno.mkdir(join(cwd, "tools/bin"), { recursive: true });
   await Deno.symlink(join(dir.path, "outside/x"), join(cwd, "tools/bin/x"));
   const manifest = { tools: [{ name: "x", command: ["./tools/bin/x"] }] };
@@ -361,7 +422,7 @@ Deno.test("--version prints the version from deno.json", async () => {
 
 Deno.test("agentcli's single-dash spellings work: -tools PATH, -tools=PATH, -format", async () => {
   await using dir = await tempDir();
-  const path = await writeManifest(dir.path, { tools: [TIME_TOOL, ECHO_TOOL] });
+  const path = await writeManifest(dir.path, { tools: [TIME_TOOL, ECHO_TOOL] }, ["get_time", "echo"]);
   for (
     const args of [
       ["-tools", path, "list", "-format", "names"],

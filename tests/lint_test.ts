@@ -46,7 +46,8 @@ interface Linted {
 /** Writes `tools` as a manifest in a fresh folder and runs `toolgate ARGV --tools THAT` in-process. */
 async function lint(tools: unknown[], argv: string[] = ["lint"]): Promise<Linted> {
   await using dir = await tempDir();
-  const path = await writeManifest(dir.path, { tools });
+  // Every tool runs ./tools/bin/get_weather: `validate` checks that the program is there.
+  const path = await writeManifest(dir.path, { tools }, ["get_weather"]);
   const io = memoryIo();
   const code = await run([...argv, "--tools", path], io);
   const lines = io.out.split("\n").filter((line) => line !== "");

@@ -12,6 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { asEnvelope, FAILURE_KINDS, serialize } from "../src/contract.ts";
 import { LINT_RULES } from "../src/lint.ts";
 import { COMMANDS, run } from "../src/main.ts";
+import { probeSandbox } from "../src/sandbox.ts";
 import type { Io } from "../src/commands/cli.ts";
 import {
   type ChatServer,
@@ -36,6 +37,12 @@ import {
 } from "./readme_blocks.ts";
 
 const README = await Deno.readTextFile(join(REPO, "README.md"));
+/**
+ * Whether tools can be confined here. Without bubblewrap the README's examples still run, but a tool that can
+ * write does not run at all (`unavailable`) and one that cannot runs with a "not confined" warning.
+ */
+const CONFINED =
+  (await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "bwrap", Deno.env.toObject())).ok;
 const KINDS = Object.keys(FAILURE_KINDS);
 
 /** The README's pinned Deno, from `npx -y deno@VERSION`. */
@@ -52,6 +59,48 @@ Deno.test("README: the pinned Deno is the one running the tests, and the one CI 
   );
   const ci = await Deno.readTextFile(join(REPO, ".ci", "run"));
   assert.equal(/^DENO_VERSION=([\d.]+)$/m.exec(ci)?.[1], Deno.version.deno, ".ci/run pins another Deno");
+});
+
+/** The README's first two commands, as a new user types them: run a tool, run the tests. */
+function firstCommands(): string[] {
+  return commandLines(fencedBlocks(README)[0]).map((line) => line.command);
+}
+
+Deno.test("README: its first command, run as written in this folder, prints the envelope and no warning a new user cannot act on", async () => {
+  const [first] = firstCommands();
+  assert.match(first, /^npx -y deno@[\d.]+ task -q agent call get_time /, "the README's first command moved");
+  // `npx -y deno@VERSION` is this runtime (its version is checked above); a new user's HOME, without state.
+  const command = first.replace(/^npx -y deno@[\d.]+(?=\s)/, singleQuoted(Deno.execPath()));
+  const home = await Deno.makeTempDir({ prefix: "toolgate_first_" });
+  try {
+    const result = await runProgram("sh", ["-c", command], {
+      cwd: REPO,
+      env: { HOME: home, DENO_DIR: denoDir() },
+      clearEnv: true,
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(envelopeProblem(result.stdout, { ok: true }), undefined, result.stdout);
+    assert.equal(JSON.parse(result.stdout).result.timezone, "Europe/Helsinki");
+    if (CONFINED) {
+      // A read-only tool in toolgate's own folder loses nothing: nothing to say.
+      assert.equal(result.stderr, "");
+    } else {
+      // Where nothing can be confined, one line says what that means for this call and what the person can do.
+      assert.match(
+        result.stderr,
+        /^toolgate: warning: tools cannot be confined here \([^\n]+\): get_time will run unconfined, as you; pass --sandbox require[^\n]*\n$/,
+      );
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("README: CI runs its test command as written, in a new user's home", async () => {
+  const [, test] = firstCommands();
+  assert.match(test, /^npx -y deno@[\d.]+ task -q test$/, "the README's test command moved");
+  const ci = await Deno.readTextFile(join(REPO, ".ci", "run"));
+  assert.equal(/^README_TEST_COMMAND='(.*)'$/m.exec(ci)?.[1], test, ".ci/run runs another test command");
 });
 
 Deno.test("README: every `deno task NAME` it mentions exists in deno.json", async () => {
@@ -641,7 +690,11 @@ async function runMcpConfig(block: Block, config: McpConfig, world: World): Prom
         const allowed = args[args.indexOf("--allow-tools") + 1].split(",");
         for (const tool of allowed.filter((t) => SAMPLE_CALLS[t])) {
           const answer = await call(tool, SAMPLE_CALLS[tool]);
-          if (answer.isError) {
+          // Unconfinable here, an approved tool that can write is refused by the sandbox, not by the approval
+          // policy (which would say `rejected`): `unavailable`, pointing at --sandbox off.
+          const unconfinable = !CONFINED && answer.isError && answer.structured?.kind === "unavailable" &&
+            /--sandbox off/.test(answer.structured?.message ?? "");
+          if (answer.isError && !unconfinable) {
             problems.push(`${where}: ${tool}, approved, answered ${cut(JSON.stringify(answer.structured))}`);
           }
         }
@@ -700,6 +753,21 @@ function eventShape(event: Record<string, unknown>): string[] {
   ).sort();
 }
 
+/**
+ * The event as the README shows it on a machine that confines tools: where none can be confined, a tool's
+ * envelope also carries `warnings` saying so (and only that), which the README's example does not show.
+ */
+function unconfinedWarningsDropped(event: Record<string, unknown>): Record<string, unknown> {
+  const envelope = event.envelope;
+  if (CONFINED || typeof envelope !== "object" || envelope === null || !("warnings" in envelope)) {
+    return event;
+  }
+  const { warnings, ...rest } = envelope as Record<string, unknown>;
+  const unconfined = Array.isArray(warnings) &&
+    warnings.every((w) => typeof w === "string" && w.startsWith("not confined: "));
+  return unconfined ? { ...event, envelope: rest } : event;
+}
+
 /** The event fields that must be equal, not only present: what the conversation was, not what it measured. */
 const EVENT_FIELDS = [
   "type",
@@ -744,7 +812,7 @@ async function runAgentEvents(
   }
   const lines = block.lines.filter((l) => l.text.trim() !== "");
   return values.flatMap((shown, i) => {
-    const got = events[i];
+    const got = unconfinedWarningsDropped(events[i]);
     const problems: string[] = [];
     if (eventShape(shown).join() !== eventShape(got).join()) {
       problems.push(`keys ${eventShape(shown).join(", ")}; the run printed ${eventShape(got).join(", ")}`);

@@ -28,7 +28,10 @@ export const callCommand: Command = {
     const manifest = await loadForCommand(parsed, io);
     if (!manifest) return EXIT.failure;
     // One call and out: a background job could not outlive it, so this executor keeps none.
-    const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings, { jobs: false });
+    const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings, {
+      jobs: false,
+      tools: [name],
+    });
     const args = argsText === "-" ? await io.stdin() : argsText ?? "{}";
     // On a terminal, a slow tool shows that it runs and for how long (on stderr; stdout stays one envelope).
     const progress = new Progress({

@@ -252,6 +252,8 @@ export interface ExecutorLife {
   readonly jobCaps?: ExecutorOptions["jobCaps"];
   /** Told when a background job starts and ends (`serve` prints a line for its operator). */
   readonly onJob?: ExecutorOptions["onJob"];
+  /** The tools the command will call, when it knows (`call`): the start's warnings speak of those only. */
+  readonly tools?: readonly string[];
 }
 
 /** An executor and the registry of its running trees, from a command's options (checked already, or now). */
@@ -304,7 +306,7 @@ export async function executorFromArgs(
       bwrap: io.env.TOOLGATE_BWRAP || undefined,
       onWarning: (message) => void io.stderr(message + "\n"),
     });
-    for (const note of await executor.startNotes()) await io.stderr(`toolgate: warning: ${note}\n`);
+    for (const note of await executor.startNotes(life.tools)) await io.stderr(`toolgate: warning: ${note}\n`);
     // One redaction for the whole run, the executor's: its audit and envelopes, and the command's own output, with
     // every secret it knows so far (one a person gives through store_secret mid-run included).
     return { executor, registry, redact: (text) => executor.redact(text) };

@@ -6,7 +6,7 @@ import { loadForCommand, manifestPath } from "./load.ts";
 /** `toolgate validate` */
 export const validateCommand: Command = {
   name: "validate",
-  summary: "check the manifest: every rule, every schema compiled",
+  summary: "check the manifest: every rule, every schema compiled, every program there",
   usage: "toolgate validate [--lint [--strict]] [--tools PATH]",
   options: {
     lint: { type: "boolean", help: "also check the tools against the design rules (as `toolgate lint`)" },
@@ -14,12 +14,13 @@ export const validateCommand: Command = {
   },
   details: [
     "Prints one summary line when the manifest is valid; otherwise every error, one per line, on stderr.",
+    "Each tool's program must exist and be a regular executable file (inside ./tools/bin unless absolute).",
     "With --lint, the lint's findings and its summary line follow the first line.",
   ].join("\n"),
   async run(parsed, io) {
     // A stray word is a mistake (a misspelled flag, a path without --tools), not something to ignore.
     expectPositionals(parsed, 0, "validate");
-    const manifest = await loadForCommand(parsed, io, { compileSchemas: true });
+    const manifest = await loadForCommand(parsed, io, { compileSchemas: true, checkPrograms: true });
     if (!manifest) return EXIT.failure;
     const path = manifestPath(parsed, io);
     const count = manifest.tools.length;

@@ -83,7 +83,15 @@ export async function benchStartup(): Promise<Record<string, number>> {
   );
   const big = join(dir, "big");
   await Deno.mkdir(big);
-  await Deno.writeTextFile(join(big, "tools.json"), JSON.stringify(generateManifest(1_000)));
+  const generated = generateManifest(1_000);
+  await Deno.writeTextFile(join(big, "tools.json"), JSON.stringify(generated));
+  // `validate` checks that every program is there.
+  await Deno.mkdir(join(big, "tools", "bin"), { recursive: true });
+  for (const tool of generated.tools) {
+    await Deno.writeTextFile(join(big, String((tool.command as string[])[0])), "#!/bin/sh\n", {
+      mode: 0o755,
+    });
+  }
   const env = { XDG_STATE_HOME: join(dir, "state"), NO_COLOR: "1" };
   // The state folder of a user who has run toolgate before (a cache is never the reason to create it).
   await Deno.mkdir(join(dir, "state", "toolgate"), { recursive: true, mode: 0o700 });

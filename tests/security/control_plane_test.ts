@@ -179,6 +179,16 @@ Deno.test("fail closed: without bubblewrap, auto refuses a tool that can write o
   assert.match(notes[0], /--sandbox require/);
 });
 
+Deno.test("a workspace inside toolgate's own folder is said at start when a tool that can write may run, not for a read-only call", async () => {
+  // The manifest's own folder as the workspace: what the README's first command does in the checkout.
+  const executor = await scriptExecutor(join(SCRIPT_FIXTURE, ".."), { sandbox: "off" });
+  const inside = async (names?: string[]) =>
+    (await executor.startNotes(names)).filter((note) => /lies inside .*belongs to toolgate/.test(note));
+  assert.equal((await inside()).length, 1, "the whole manifest has tools that can write");
+  assert.match((await inside(["script_workspace"]))[0] ?? "", /run toolgate from your project's folder/);
+  assert.deepEqual(await inside(["script_none"]), [], "a call that cannot write loses nothing there");
+});
+
 Deno.test("--sandbox off runs every tool unconfined, because the person said so", async () => {
   const workspace = await realTempDir();
   const executor = await scriptExecutor(workspace, { bwrap: "/nonexistent/bwrap", sandbox: "off" });
