@@ -13,6 +13,7 @@
  */
 import { isRecord } from "../contract.ts";
 import type { Manifest } from "../manifest.ts";
+import { MAX_OUTPUT_BYTES, outputCapProblem } from "../executor_defaults.ts";
 
 /**
  * The names and timings of the pool: the same for every caller and worker (the stream and its consumer are made by
@@ -266,11 +267,12 @@ export function readCall(data: Uint8Array): { ok: true; call: CallMessage } | { 
   if (!isInbox(reply)) return { ok: false, problem: "reply must be an inbox subject (_INBOX.…)" };
   if (
     !isRecord(defaults) || !isCount(defaults.timeoutSec) || !isGrace(defaults.graceMs) ||
-    !isCount(defaults.maxOutputBytes) || !Number.isInteger(defaults.maxOutputBytes)
+    !isCount(defaults.maxOutputBytes) || outputCapProblem(defaults.maxOutputBytes) !== undefined
   ) {
     return {
       ok: false,
-      problem: "defaults must hold positive timeoutSec and maxOutputBytes, and a graceMs of 0 or more",
+      problem:
+        `defaults must hold positive timeoutSec and maxOutputBytes (at most ${MAX_OUTPUT_BYTES}), and a graceMs of 0 or more`,
     };
   }
   const { timeoutSec, graceMs, maxOutputBytes } = defaults;
