@@ -46,22 +46,26 @@ export interface EgressDecision {
   readonly allowed: boolean;
 }
 
-/** Reads a request head (up to the blank line); returns it and whatever came after it. */
-async function readHead(conn: Deno.Conn): Promise<{ head: string; rest: Uint8Array } | undefined> {
-  const buffer = new Uint8Array(MAX_HEAD);
-  let length = 0;
-  while (length < MAX_HEAD) {
-    const n = await conn.read(buffer.subarray(length));
+/** A connection's request head so far: the bytes read, and the first line once it came. */
+interface HeadReader {
+  readonly buffer: Uint8Array;
+  length: number;
+}
+
+/**
+ * Reads from `conn` until `buffer` holds `marker`; resolves to where the marker ends, or `undefined` (the client
+ * ended, the head outgrew its buffer, or the connection was closed under it: the head's time limit).
+ */
+async function readUntil(conn: Deno.Conn, head: HeadReader, marker: string): Promise<number | undefined> {
+  for (;;) {
+    const text = decoder.decode(head.buffer.subarray(0, head.length));
+    const at = text.indexOf(marker);
+    if (at !== -1) return encoder.encode(text.slice(0, at + marker.length)).length;
+    if (head.length >= head.buffer.length) return undefined;
+    const n = await conn.read(head.buffer.subarray(head.length)).catch(() => null);
     if (n === null) return undefined;
-    length += n;
-    const text = decoder.decode(buffer.subarray(0, length));
-    const end = text.indexOf("\r\n\r\n");
-    if (end !== -1) {
-      const headBytes = encoder.encode(text.slice(0, end + 4)).length;
-      return { head: text.slice(0, end + 4), rest: buffer.slice(headBytes, length) };
-    }
+    head.length += n;
   }
-  return undefined;
 }
 
 async function answer(conn: Deno.Conn, status: string, body = ""): Promise<void> {
@@ -100,19 +104,63 @@ function target(method: string, uri: string): { host: string; port: number; path
   };
 }
 
-/** One confined call the proxy serves: its host list, and where its decisions go. */
+/** One confined call the proxy serves: its host list, where its decisions go, and its open connections. */
 interface Registered {
   readonly allow: readonly string[];
   readonly onDecision?: (decision: EgressDecision) => void;
+  /** Its connections from the sandbox: what the cap counts. */
+  readonly clients: Set<Deno.Conn>;
+  /** Those and their upstreams: what its end cuts. */
+  readonly ends: Set<Deno.Conn>;
 }
 
 /** The first line the bridge sends on each connection, naming the call it carries. */
 const CALL_LINE = /^toolgate-call ([0-9a-f]{32})$/;
 
 /**
+ * What one proxy lets a call hold: a tool in a sandbox can open connections without end, and every one is a file
+ * descriptor of toolgate's (two once it reaches a host); without bounds a tool takes them all, and toolgate, every
+ * session of `serve` with it, can no longer open anything.
+ */
+export interface ProxyLimits {
+  /** Connections one call may hold at once (each with its upstream); any further one is closed at once. */
+  readonly perCall: number;
+  /** Connections not yet known to belong to a call (no call line yet), over all calls; the oldest goes first. */
+  readonly pending: number;
+  /** How long a connection may take to send its whole request head, from its accept (slow ones are closed). */
+  readonly headMs: number;
+  /** How long a connection to an allowed host may take to open. */
+  readonly dialMs: number;
+}
+
+/**
+ * The proxy's limits by default.
+ *
+ * @example
+ * ```ts
+ * import { PROXY_LIMITS } from "./egress_proxy.ts";
+ * PROXY_LIMITS.perCall; // 64
+ * ```
+ */
+export const PROXY_LIMITS: ProxyLimits = { perCall: 64, pending: 64, headMs: 10_000, dialMs: 10_000 };
+
+/** How long the proxy waits before it accepts again after a failed accept (out of file descriptors). */
+const ACCEPT_BACKOFF_MS = 100;
+
+/** Closes a connection that may be closed already. */
+function shut(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+/**
  * The egress proxy of one toolgate process: one Unix socket for every confined call with a host list. Each call
  * is registered under a random token that only its own sandbox's bridge is given; a connection that names no
- * registered token gets nothing.
+ * registered token gets nothing. Whatever a tool does to it (a flood of connections, heads that never end, a
+ * host that never answers) costs that call its connections, never toolgate its file descriptors or its life.
  *
  * @example
  * ```ts
@@ -126,18 +174,26 @@ const CALL_LINE = /^toolgate-call ([0-9a-f]{32})$/;
  */
 export class EgressProxy {
   readonly #listener: Deno.Listener;
+  readonly #limits: ProxyLimits;
   readonly #calls = new Map<string, Registered>();
   readonly #open = new Set<Deno.Conn>();
+  /** Connections that have not named their call yet, oldest first. */
+  readonly #pending = new Set<Deno.Conn>();
+  #closed = false;
 
-  private constructor(readonly socket: string, listener: Deno.Listener) {
+  private constructor(readonly socket: string, listener: Deno.Listener, limits: ProxyLimits) {
     this.#listener = listener;
+    this.#limits = limits;
     // The proxy serves calls while they run; it must not keep toolgate alive on its own.
     listener.unref();
     void this.#accept();
   }
 
-  /** Listens on `socket` (a stale socket file there is replaced); only this user may connect. */
-  static start(socket: string): EgressProxy {
+  /**
+   * Listens on `socket` (a stale socket file there is replaced); only this user may connect. `limits` replace
+   * the defaults ({@linkcode PROXY_LIMITS}) one by one.
+   */
+  static start(socket: string, limits: Partial<ProxyLimits> = {}): EgressProxy {
     try {
       Deno.removeSync(socket);
     } catch {
@@ -145,10 +201,13 @@ export class EgressProxy {
     }
     const listener = Deno.listen({ transport: "unix", path: socket });
     Deno.chmodSync(socket, 0o600);
-    return new EgressProxy(socket, listener);
+    return new EgressProxy(socket, listener, { ...PROXY_LIMITS, ...limits });
   }
 
-  /** Registers a call with its host list; returns the token its bridge sends, and how to forget the call. */
+  /**
+   * Registers a call with its host list; returns the token its bridge sends, and how to forget the call (which
+   * also cuts the connections it still holds).
+   */
   register(
     allow: readonly string[],
     onDecision?: (decision: EgressDecision) => void,
@@ -158,26 +217,74 @@ export class EgressProxy {
       (b) => b.toString(16).padStart(2, "0"),
     )
       .join("");
-    this.#calls.set(token, { allow, onDecision });
-    return { token, unregister: () => void this.#calls.delete(token) };
+    const call: Registered = { allow, onDecision, clients: new Set(), ends: new Set() };
+    this.#calls.set(token, call);
+    return {
+      token,
+      unregister: () => {
+        this.#calls.delete(token);
+        for (const conn of call.ends) shut(conn);
+        call.ends.clear();
+        call.clients.clear();
+      },
+    };
   }
 
   async #accept(): Promise<void> {
-    try {
-      for await (const conn of this.#listener) void this.#serve(conn);
-    } catch {
-      // Closed.
+    while (!this.#closed) {
+      let conn: Deno.Conn;
+      try {
+        conn = await this.#listener.accept();
+      } catch (error) {
+        if (
+          this.#closed || error instanceof Deno.errors.BadResource || error instanceof Deno.errors.Interrupted
+        ) {
+          return;
+        }
+        // Out of file descriptors (EMFILE, ENFILE) or a client gone before its accept: this connection is lost,
+        // the proxy is not. Wait a little for descriptors to come back rather than spin.
+        await new Promise((resolve) => setTimeout(resolve, ACCEPT_BACKOFF_MS));
+        continue;
+      }
+      this.#serve(conn).catch(() => shut(conn));
     }
   }
 
   async #serve(conn: Deno.Conn): Promise<void> {
+    // A connection that has not named its call yet belongs to no call's count. The bridge names it at once, so
+    // past the cap the oldest of them goes: a tool that opens connections and says nothing loses its own, and
+    // cannot keep another call's bridge out.
+    if (this.#pending.size >= this.#limits.pending) {
+      const oldest = this.#pending.values().next().value;
+      if (oldest !== undefined) {
+        this.#pending.delete(oldest);
+        shut(oldest);
+      }
+    }
+    this.#pending.add(conn);
     this.#open.add(conn);
+    let call: Registered | undefined;
+    // A head that takes too long (a slow client, or one that sends half and waits) is cut where it stands.
+    const slow = setTimeout(() => shut(conn), this.#limits.headMs);
+    Deno.unrefTimer(slow);
+    let upstream: Deno.Conn | undefined;
     try {
-      const read = await readHead(conn).catch(() => undefined);
-      if (!read) return conn.close();
-      const [callLine, line, ...headers] = read.head.split("\r\n");
-      const call = this.#calls.get(CALL_LINE.exec(callLine)?.[1] ?? "");
+      const head: HeadReader = { buffer: new Uint8Array(MAX_HEAD), length: 0 };
+      const firstLine = await readUntil(conn, head, "\r\n");
+      this.#pending.delete(conn);
+      if (firstLine === undefined) return;
+      const token = CALL_LINE.exec(decoder.decode(head.buffer.subarray(0, firstLine - 2)))?.[1] ?? "";
+      call = this.#calls.get(token);
       if (!call) return await answer(conn, "403 Forbidden", "toolgate proxy: not a call this proxy serves\n");
+      if (call.clients.size >= this.#limits.perCall) return;
+      call.clients.add(conn);
+      call.ends.add(conn);
+      const headEnd = await readUntil(conn, head, "\r\n\r\n");
+      clearTimeout(slow);
+      if (headEnd === undefined) return;
+      const text = decoder.decode(head.buffer.subarray(firstLine, headEnd));
+      const rest = head.buffer.slice(headEnd, head.length);
+      const [line, ...headers] = text.split("\r\n");
       const [method, uri, version] = (line ?? "").split(" ");
       const where = method && uri ? target(method, uri) : undefined;
       if (!where) return await answer(conn, "400 Bad Request", "toolgate proxy: CONNECT or an http:// URL\n");
@@ -190,13 +297,23 @@ export class EgressProxy {
           `toolgate proxy: ${where.host}:${where.port} is not in this tool's host list\n`,
         );
       }
-      let upstream: Deno.Conn;
       try {
-        upstream = await Deno.connect({ hostname: where.host.replace(/^\[|\]$/g, ""), port: where.port });
+        upstream = await Deno.connect({
+          hostname: where.host.replace(/^\[|\]$/g, ""),
+          port: where.port,
+          signal: AbortSignal.timeout(this.#limits.dialMs),
+        });
       } catch (error) {
-        return await answer(conn, "502 Bad Gateway", `toolgate proxy: ${(error as Error).message}\n`);
+        // A host that does not answer, or no file descriptor left (EMFILE): this connection fails, not toolgate.
+        const why = error instanceof DOMException
+          ? `no connection within ${this.#limits.dialMs} ms`
+          : (error as Error).message;
+        return await answer(conn, "502 Bad Gateway", `toolgate proxy: ${why}\n`);
       }
+      // The call ended while the host was dialled: nothing is carried for it any more.
+      if (!this.#calls.has(token)) return;
       this.#open.add(upstream);
+      call.ends.add(upstream);
       if (method === "CONNECT") {
         await conn.write(encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
       } else {
@@ -206,28 +323,31 @@ export class EgressProxy {
           encoder.encode(`${method} ${where.path} ${version}\r\n${kept.join("\r\n")}\r\n\r\n`),
         );
       }
-      if (read.rest.length > 0) await upstream.write(read.rest);
+      if (rest.length > 0) await upstream.write(rest);
       await Promise.allSettled([pipe(conn, upstream), pipe(upstream, conn)]);
-      this.#open.delete(upstream);
     } finally {
-      this.#open.delete(conn);
+      clearTimeout(slow);
+      this.#pending.delete(conn);
+      for (const end of [conn, upstream]) {
+        if (end === undefined) continue;
+        shut(end);
+        this.#open.delete(end);
+        call?.clients.delete(end);
+        call?.ends.delete(end);
+      }
     }
   }
 
   /** Stops listening, cuts every connection, removes the socket. */
   close(): void {
+    this.#closed = true;
     try {
       this.#listener.close();
     } catch {
       // Already closed.
     }
-    for (const conn of this.#open) {
-      try {
-        conn.close();
-      } catch {
-        // Already closed.
-      }
-    }
+    for (const conn of this.#open) shut(conn);
+    this.#open.clear();
     try {
       Deno.removeSync(this.socket);
     } catch {

@@ -46,7 +46,7 @@ export { SANDBOX_MODES, type SandboxMode } from "./sandbox.ts";
 export type { Prepared, PreparedCall } from "./prepared_call.ts";
 
 export { EXECUTOR_DEFAULTS } from "./executor_defaults.ts";
-import { EXECUTOR_DEFAULTS } from "./executor_defaults.ts";
+import { EXECUTOR_DEFAULTS, outputCapProblem } from "./executor_defaults.ts";
 
 /**
  * How an executor runs its tools.
@@ -80,7 +80,7 @@ export interface ExecutorOptions {
   readonly defaultTimeoutSec?: number;
   /** Time between SIGTERM and SIGKILL when a tool is stopped (default {@linkcode EXECUTOR_DEFAULTS}). */
   readonly graceMs?: number;
-  /** The most bytes kept of each of stdout and stderr; past it the tool is stopped. */
+  /** The most bytes kept of each of stdout and stderr (at most 256 MiB); past it the tool is stopped. */
   readonly maxOutputBytes?: number;
   /** The audit directory, or `null` for no audit log. */
   readonly auditDir: string | null;
@@ -252,6 +252,12 @@ export class Executor {
    * when the working directory does not exist.
    */
   constructor(options: ExecutorOptions) {
+    const capProblem = options.maxOutputBytes === undefined
+      ? undefined
+      : outputCapProblem(options.maxOutputBytes);
+    if (capProblem !== undefined) {
+      throw new RangeError(`maxOutputBytes ${options.maxOutputBytes} ${capProblem}`);
+    }
     this.#options = options;
     this.manifest = options.manifest;
     this.#clock = options.clock ?? (() => new Date());

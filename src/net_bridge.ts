@@ -31,6 +31,28 @@ async function carry(client: Deno.Conn, socket: string, token: string): Promise<
     return;
   }
   await Promise.allSettled([pipe(client, upstream), pipe(upstream, client)]);
+  for (const end of [client, upstream]) {
+    try {
+      end.close();
+    } catch {
+      // Closed by its pipe already.
+    }
+  }
+}
+
+/** Carries every connection to the proxy; a failed accept (out of file descriptors) loses one, not the bridge. */
+async function accept(listener: Deno.Listener, socket: string, token: string): Promise<void> {
+  for (;;) {
+    let client: Deno.Conn;
+    try {
+      client = await listener.accept();
+    } catch (error) {
+      if (error instanceof Deno.errors.BadResource || error instanceof Deno.errors.Interrupted) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      continue;
+    }
+    void carry(client, socket, token);
+  }
 }
 
 /**
@@ -49,9 +71,7 @@ export async function runBridge(args: readonly string[]): Promise<number> {
     return 2;
   }
   const listener = Deno.listen({ hostname: "127.0.0.1", port: BRIDGE_PORT });
-  (async () => {
-    for await (const client of listener) void carry(client, socket, token);
-  })();
+  void accept(listener, socket, token);
   const status = await new Deno.Command(program, {
     args: rest,
     stdin: "inherit",

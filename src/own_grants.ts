@@ -66,7 +66,7 @@ export interface RunFacts {
   readonly stateDirs: readonly string[];
   /** Files the run reads besides (prompt, system prompt, a transcript to resume). */
   readonly readFiles: readonly string[];
-  /** Files the run writes (a transcript), each with the temporary file beside it. */
+  /** Files the run writes (a transcript), each with the temporary file beside it: read and written. */
   readonly writeFiles: readonly string[];
   /** The chat endpoint's URL (the agent loop), if the run talks to one. */
   readonly endpoint?: string;
@@ -147,6 +147,8 @@ export function derivePermissions(facts: RunFacts): PermissionSet {
       ...facts.code,
       ...facts.stateDirs,
       ...facts.readFiles,
+      // A file is written through a temporary file renamed over it, and Deno's rename needs read of both names.
+      ...facts.writeFiles,
       ...facts.pool?.files ?? [],
       ...PROBED,
     ]),

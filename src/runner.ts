@@ -6,6 +6,7 @@
  * @module
  */
 import { groupLauncher, type ProcessRegistry, signalGroup, type TreeSignal } from "./process_tree.ts";
+import { MAX_OUTPUT_BYTES } from "./executor_defaults.ts";
 
 /** What to run. */
 export interface RunRequest {
@@ -63,7 +64,7 @@ export interface StartProblem {
 interface RunFacts {
   readonly code: number | null;
   readonly signal: string | null;
-  /** The kept bytes (at most `maxOutputBytes`). */
+  /** The kept bytes (at most `maxOutputBytes`), joined into one buffer at the first read. */
   readonly stdout: Uint8Array;
   readonly stderr: Uint8Array;
   /** Every byte the stream carried, kept or not. */
@@ -109,14 +110,36 @@ export interface Ended extends RunFacts {
  */
 export type RunResult = NotStarted | Ended;
 
+/** What a stream carried: the kept chunks (joined only when asked for), and every byte it carried. */
 interface Drained {
-  bytes: Uint8Array;
-  total: number;
+  readonly chunks: readonly Uint8Array[];
+  readonly kept: number;
+  readonly total: number;
+}
+
+/** The kept chunks as one buffer: made once, the chunks let go. */
+function joined(drained: Drained): () => Uint8Array {
+  let bytes: Uint8Array | undefined;
+  let chunks: readonly Uint8Array[] | undefined = drained.chunks;
+  return () => {
+    if (bytes === undefined) {
+      bytes = new Uint8Array(drained.kept);
+      let offset = 0;
+      for (const chunk of chunks ?? []) {
+        bytes.set(chunk, offset);
+        offset += chunk.length;
+      }
+      chunks = undefined;
+    }
+    return bytes;
+  };
 }
 
 /**
  * Reads a stream to its end, keeping at most `cap` bytes (none with a sink, which gets every chunk instead); calls
- * `onOverflow` once when it passes the cap, and `progress.onData` for every chunk.
+ * `onOverflow` once when it passes the cap, and `progress.onData` for every chunk. The chunks are kept as they
+ * came: one buffer of them is made only if someone reads it (an overflow's envelope never does), so a flood up to
+ * the cap costs the bytes kept once, not twice.
  */
 async function drain(
   stream: ReadableStream<Uint8Array>,
@@ -148,7 +171,8 @@ async function drain(
       }
       if (kept < cap) {
         const take = Math.min(value.length, cap - kept);
-        chunks.push(take === value.length ? value : value.subarray(0, take));
+        // A part of a chunk is copied, so that the rest of it is not kept alive with it.
+        chunks.push(take === value.length ? value : value.slice(0, take));
         kept += take;
       }
       if (total > cap) {
@@ -162,13 +186,7 @@ async function drain(
   } catch {
     // A cancelled read ends the stream; what was kept stands.
   }
-  const bytes = new Uint8Array(kept);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return { bytes, total };
+  return { chunks, kept, total };
 }
 
 async function feed(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
@@ -367,7 +385,8 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   };
   const progress = { reads: 0, onData: () => lastOutput = performance.now() };
   const sink = request.sink;
-  const cap = sink ? Infinity : request.maxOutputBytes;
+  // No caller's cap goes past what toolgate can hold (the options refuse one; this holds for any caller).
+  const cap = sink ? Infinity : Math.min(request.maxOutputBytes, MAX_OUTPUT_BYTES);
   const stdoutDone = drain(
     child.stdout,
     cap,
@@ -415,21 +434,27 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   clearTimeout(release);
   releaseStreams();
   forget?.();
+  const stderrBytes = joined(err);
 
   if (
-    launcher.length > 0 && !exit.success && out.total === 0 &&
-    decoder.decode(err.bytes).startsWith(SETSID_FAILED)
+    launcher.length > 0 && !exit.success && out.total === 0 && err.kept < 65536 &&
+    decoder.decode(stderrBytes()).startsWith(SETSID_FAILED)
   ) {
     // The exec after setsid() failed (a bad interpreter line): the same start failure a direct spawn reports.
-    const detail = decoder.decode(err.bytes).slice(SETSID_FAILED.length).trim();
+    const detail = decoder.decode(stderrBytes()).slice(SETSID_FAILED.length).trim();
     return failed({ reason: "not_executable", message: `cannot execute ${detail}` });
   }
+  const stdoutBytes = joined(out);
   return {
     started: true,
     code: exit.signal ? null : exit.code,
     signal: exit.signal ?? null,
-    stdout: out.bytes,
-    stderr: err.bytes,
+    get stdout() {
+      return stdoutBytes();
+    },
+    get stderr() {
+      return stderrBytes();
+    },
     stdoutBytes: out.total,
     stderrBytes: err.total,
     timedOut,

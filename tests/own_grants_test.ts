@@ -71,6 +71,10 @@ Deno.test("the endpoint, the listening port and transcript files are granted for
   assert.ok(saving.write.includes(join(cwd, "out/run.json")));
   assert.ok(saving.write.includes(join(cwd, "out/run.json.tmp")));
   assert.ok(!saving.write.includes(join(cwd, "out")), "the file and its temporary file, not the folder");
+  // Deno's rename of the temporary file over the file needs read of both names too (issue 24, item 8).
+  assert.ok(
+    saving.read.includes(join(cwd, "out/run.json")) && saving.read.includes(join(cwd, "out/run.json.tmp")),
+  );
 });
 
 Deno.test("a worker pool's servers, credential files and key file are granted to the runs that reach it, and only them", async () => {

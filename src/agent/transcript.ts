@@ -4,7 +4,9 @@
  *
  * @module
  */
-import { dirname } from "../paths.ts";
+import { dirname, join } from "../paths.ts";
+import { prepareDir } from "../private_dir.ts";
+import { writePrivateText } from "../private_file.ts";
 import { isRecord } from "../contract.ts";
 import { redactDeep } from "../redact.ts";
 import { AgentError } from "./errors.ts";
@@ -42,7 +44,7 @@ export async function saveTranscript(
   messages: readonly ChatMessage[],
   redact: (text: string) => string,
 ): Promise<void> {
-  const body = JSON.stringify(redactDeep(messages, redact), null, 2) + "\n";
+  const body = transcriptText(messages, redact);
   // A fixed name beside the file, so that the run's permission set can name it ahead (`PATH.tmp`).
   const temp = `${path}.tmp`;
   try {
@@ -54,6 +56,43 @@ export async function saveTranscript(
     await Deno.remove(temp).catch(() => {});
     throw new AgentError(`cannot write the transcript ${path}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The transcript's text as {@linkcode saveTranscript} writes it: a pretty JSON array, every string redacted.
+ *
+ * @example
+ * ```ts
+ * import { transcriptText } from "./transcript.ts";
+ * transcriptText([{ role: "user", content: "key sk-1" }], (text) => text.replace("sk-1", "[REDACTED]"));
+ * // '[\n  {\n    "role": "user",\n    "content": "key [REDACTED]"\n  }\n]\n'
+ * ```
+ */
+export function transcriptText(messages: readonly ChatMessage[], redact: (text: string) => string): string {
+  return JSON.stringify(redactDeep(messages, redact), null, 2) + "\n";
+}
+
+/**
+ * Keeps a transcript that could not be written where the person asked: in `dir` (a folder of toolgate's own, made
+ * 0700), under a name of its own (0600); returns its path. Throws when even that cannot be written.
+ *
+ * @example
+ * ```ts
+ * import { keepTranscript } from "./transcript.ts";
+ * const kept = keepTranscript(await Deno.makeTempDir() + "/transcripts", [{ role: "user", content: "hi" }], (t) => t);
+ * kept.endsWith(".json"); // true
+ * ```
+ */
+export function keepTranscript(
+  dir: string,
+  messages: readonly ChatMessage[],
+  redact: (text: string) => string,
+): string {
+  prepareDir(dir);
+  const stamp = new Date().toISOString().replaceAll(":", "-").replace(/\.\d+Z$/, "Z");
+  const path = join(dir, `${stamp}-${crypto.randomUUID().slice(0, 8)}.json`);
+  writePrivateText(path, transcriptText(messages, redact));
+  return path;
 }
 
 /**

@@ -17,7 +17,7 @@ import {
 } from "./cli.ts";
 import type { Executor, ExecutorOptions } from "../executor.ts";
 import type { Redactor } from "../redact.ts";
-import { EXECUTOR_DEFAULTS } from "../executor_defaults.ts";
+import { EXECUTOR_DEFAULTS, MAX_OUTPUT_BYTES, outputCapProblem } from "../executor_defaults.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
 import type { Manifest } from "../manifest.ts";
 import { auditDirFor, secretStoreFile, StateDirError, stateRoot } from "../state.ts";
@@ -42,7 +42,7 @@ export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
     type: "string",
     value: "N",
     help:
-      `most bytes kept of each of stdout and stderr (default ${EXECUTOR_DEFAULTS.maxOutputBytes}); past it the tool is stopped`,
+      `most bytes kept of each of stdout and stderr (default ${EXECUTOR_DEFAULTS.maxOutputBytes}, at most ${MAX_OUTPUT_BYTES}); past it the tool is stopped`,
   },
   cwd: { type: "string", value: "DIR", help: "the tools' working directory (default: the current one)" },
   "audit-dir": {
@@ -101,6 +101,10 @@ export async function executorSettings(
   const maxOutputBytes = numberOption(parsed, "max-output-bytes", EXECUTOR_DEFAULTS.maxOutputBytes, command, {
     integer: true,
   });
+  const capProblem = outputCapProblem(maxOutputBytes);
+  if (capProblem !== undefined) {
+    throw new UsageError(`--max-output-bytes ${maxOutputBytes} ${capProblem}`, command);
+  }
   const cwdOption = stringOption(parsed, "cwd");
   const cwd = cwdOption === undefined ? io.cwd : resolve(io.cwd, cwdOption);
   if (cwdOption !== undefined) {

@@ -13,7 +13,16 @@ import { type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
 import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
 import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "./run_settings.ts";
-import { loadTranscript, openingMessages, saveTranscript, TranscriptError } from "../agent/transcript.ts";
+import {
+  keepTranscript,
+  loadTranscript,
+  openingMessages,
+  saveTranscript,
+  TranscriptError,
+  transcriptText,
+} from "../agent/transcript.ts";
+import { join } from "../paths.ts";
+import { stateRoot } from "../state.ts";
 import { CredentialHeal } from "../agent/credential_heal.ts";
 import { terminalSecretAsker } from "../secret_input.ts";
 import { usageLine, UsageMeter } from "../agent/usage.ts";
@@ -60,7 +69,7 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
     if (event.type === "response") meter.add(event.usage);
     await write?.(event);
   };
-  const out: RunOutput = { emit, stderr, stdout: jsonl ? undefined : io.stdout };
+  const out: RunOutput = { emit, stderr, stdout: jsonl ? undefined : io.stdout, env: io.env };
   const client = new ChatClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,
@@ -127,6 +136,8 @@ interface RunOutput {
   readonly emit: EventSink;
   readonly stderr: (text: string) => Promise<void>;
   readonly stdout?: (text: string) => Promise<void>;
+  /** The environment: where toolgate's state folder is (a transcript that cannot be saved is kept there). */
+  readonly env: Readonly<Record<string, string>>;
 }
 
 /** A failure: its message on stderr, and an `error` event. */
@@ -196,7 +207,7 @@ async function finish(
       await saveTranscript(settings.saveMessages, messages, redact);
     } catch (error) {
       if (!(error instanceof AgentError)) throw error;
-      await fail(out, "transcript", error.message);
+      await fail(out, "transcript", await rescueTranscript(error.message, messages, redact, out));
       exit = EXIT.failure;
     }
   }
@@ -206,6 +217,28 @@ async function finish(
     else if (!settings.quiet) await out.stderr(`toolgate: ${usageLine(totals)}\n`);
   }
   return exit;
+}
+
+/**
+ * A transcript that could not be saved where asked is never lost: it is kept in toolgate's state folder (which
+ * the run may always write), or, failing that too, printed on stderr. Returns the message that says where it went.
+ */
+async function rescueTranscript(
+  why: string,
+  messages: readonly ChatMessage[],
+  redact: (text: string) => string,
+  out: RunOutput,
+): Promise<string> {
+  try {
+    const kept = keepTranscript(join(stateRoot(out.env), "transcripts"), messages, redact);
+    return `${why}; the transcript was kept at ${kept}`;
+  } catch (error) {
+    await out.stderr(
+      `toolgate: the transcript, which could not be saved anywhere:\n${transcriptText(messages, redact)}`,
+    );
+    return `${why}; nor could it be kept in toolgate's state folder (${(error as Error).message}): ` +
+      "it was printed above on stderr";
+  }
 }
 
 function debugLines(text: string): string {

@@ -19,6 +19,7 @@ import {
   readRequestBody,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody.js";
 import type { ToolService } from "./server.ts";
+import { serveLasting } from "./lasting_serve.ts";
 
 /** The one path the server answers on. */
 export const MCP_PATH = "/mcp";
@@ -330,17 +331,17 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
     }
   }, Math.max(50, Math.min(idleMs / 4, 30_000)));
 
-  const server = Deno.serve({
+  const server = serveLasting({
     hostname: options.hostname,
     port: options.port,
-    // Deno's default prints the address on stdout; the caller says where it goes.
-    onListen: () => {},
     onError: (error) => {
       options.onError?.(`toolgate: mcp: ${error instanceof Error ? error.message : String(error)}`);
       return jsonRpcError(500, -32603, "Internal error");
     },
+    // A failed accept (a tool took every file descriptor) ends no session: the server listens again.
+    onAcceptError: (message) => options.onError?.(`toolgate: mcp: ${message}`),
   }, handle);
-  const address = server.addr as Deno.NetAddr;
+  const address = server.addr;
   const url = new URL(`http://${hostForUrl(options.hostname)}:${address.port}${MCP_PATH}`);
   options.onListen?.(url);
 

@@ -20,6 +20,7 @@
 import { isRecord } from "../contract.ts";
 import type { Manifest } from "../manifest.ts";
 import { canonical } from "./signing.ts";
+import { MAX_OUTPUT_BYTES, outputCapProblem } from "../executor_defaults.ts";
 
 /**
  * The names and timings of the pool: the same for every caller and worker (the stream and its consumer are made by
@@ -344,11 +345,12 @@ export function readCall(
   if (!isInbox(reply)) return { ok: false, problem: "reply must be an inbox subject (_INBOX.…)" };
   if (
     !isRecord(defaults) || !isCount(defaults.timeoutSec) || !isGrace(defaults.graceMs) ||
-    !isCount(defaults.maxOutputBytes) || !Number.isInteger(defaults.maxOutputBytes)
+    !isCount(defaults.maxOutputBytes) || outputCapProblem(defaults.maxOutputBytes) !== undefined
   ) {
     return {
       ok: false,
-      problem: "defaults must hold positive timeoutSec and maxOutputBytes, and a graceMs of 0 or more",
+      problem:
+        `defaults must hold positive timeoutSec and maxOutputBytes (at most ${MAX_OUTPUT_BYTES}), and a graceMs of 0 or more`,
     };
   }
   if (!isMs(ts) || !isMs(wait) || wait > POOL.maxAgeMs) {
