@@ -43,6 +43,9 @@ Deno.test("a pool worker refuses a call whose caller asks for a cap above the li
     manifest: "m",
     reply: "_INBOX.abc",
     defaults: { timeoutSec: 30, graceMs: 2000, maxOutputBytes: Number(TOO_MUCH) },
+    ts: Date.now(),
+    wait: 30_000,
+    sig: "unchecked-by-the-reader",
   };
   const parsed = readCall(encode(call));
   assert.equal(parsed.ok, false);
