@@ -373,7 +373,7 @@ poolTest(
     assert.equal(open.code, 2, open.stderr);
     assert.match(
       open.stderr,
-      /^toolgate: worker refuses to start: the NATS server at nats:\/\/127\.0\.0\.1:\d+ lets anyone connect without credentials.*--insecure\n/,
+      /^toolgate: worker refuses to start: the NATS server at nats:\/\/127\.0\.0\.1:\d+ lets anyone connect without credentials.*--insecure$/m,
     );
     // A key file others may read is no key.
     const loose = join(dir.path, "loose.key");
