@@ -34,7 +34,11 @@ Deno.test("the launcher reads every option that takes a value as the commands do
 Deno.test("the derived set names what the run touches, every grant scoped and absolute", async () => {
   const workspace = await Deno.realPath(await Deno.makeTempDir());
   const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/home/someone", FIXTURE_SECRET: "x" };
-  const plan = planLaunch(["--tools", SANDBOX_FIXTURE, "call", "writer_workspace", "{}"], env, workspace);
+  const plan = await planLaunch(
+    ["--tools", SANDBOX_FIXTURE, "call", "writer_workspace", "{}"],
+    env,
+    workspace,
+  );
   const { set } = plan;
   assert.ok(set.read.includes(join(REPO, "tests", "fixtures", "sandbox")), "the manifest's folder");
   assert.ok(set.read.includes(workspace), "the workspace");
@@ -55,19 +59,22 @@ Deno.test("the derived set names what the run touches, every grant scoped and ab
 Deno.test("the endpoint, the listening port and transcript files are granted for the runs that use them", async () => {
   const cwd = await Deno.makeTempDir();
   const env = { PATH: "/usr/bin:/bin", HOME: "/home/someone" };
-  assert.deepEqual(planLaunch(["--prompt", "hi"], env, cwd).set.net, ["api.openai.com:443"]);
+  assert.deepEqual((await planLaunch(["--prompt", "hi"], env, cwd)).set.net, ["api.openai.com:443"]);
   assert.deepEqual(
-    planLaunch(["--prompt", "hi"], { ...env, OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" }, cwd).set.net,
+    (await planLaunch(["--prompt", "hi"], { ...env, OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" }, cwd)).set
+      .net,
     ["127.0.0.1:8080"],
     "OPENAI_BASE_URL, as the OpenAI SDKs name it",
   );
   assert.deepEqual(
-    planLaunch(["run", "--base-url", "http://localhost:1234/v1", "--prompt", "x"], env, cwd).set.net,
+    (await planLaunch(["run", "--base-url", "http://localhost:1234/v1", "--prompt", "x"], env, cwd)).set.net,
     ["localhost:1234"],
   );
-  assert.deepEqual(planLaunch(["serve", "--http", "8765"], env, cwd).set.net, ["127.0.0.1:8765"]);
-  assert.deepEqual(planLaunch(["serve", "--http", "0", "--host", "::1"], env, cwd).set.net, ["[::1]"]);
-  const saving = planLaunch(["--prompt", "x", "--save-messages", "out/run.json"], env, cwd).set;
+  assert.deepEqual((await planLaunch(["serve", "--http", "8765"], env, cwd)).set.net, ["127.0.0.1:8765"]);
+  assert.deepEqual((await planLaunch(["serve", "--http", "0", "--host", "::1"], env, cwd)).set.net, [
+    "[::1]",
+  ]);
+  const saving = (await planLaunch(["--prompt", "x", "--save-messages", "out/run.json"], env, cwd)).set;
   assert.ok(saving.write.includes(join(cwd, "out/run.json")));
   assert.ok(saving.write.includes(join(cwd, "out/run.json.tmp")));
   assert.ok(!saving.write.includes(join(cwd, "out")), "the file and its temporary file, not the folder");
@@ -81,17 +88,19 @@ Deno.test("a worker pool's servers and credential files are granted to the runs 
     NATS_CREDS: "pool.creds",
     NATS_CA: "/etc/ca.pem",
   };
-  const caller = planLaunch(["call", "get_time", "{}", "--executor", "tls://queue.internal"], env, cwd).set;
+  const caller =
+    (await planLaunch(["call", "get_time", "{}", "--executor", "tls://queue.internal"], env, cwd)).set;
   assert.deepEqual(caller.net, ["queue.internal:4222"]);
   assert.ok(caller.read.includes(join(cwd, "pool.creds")) && caller.read.includes("/etc/ca.pem"));
   assert.deepEqual(caller.sys, ["uid"]);
-  const worker = planLaunch(["worker", "--nats", "nats://10.0.0.5:4333,nats://10.0.0.6:4333"], env, cwd).set;
+  const worker =
+    (await planLaunch(["worker", "--nats", "nats://10.0.0.5:4333,nats://10.0.0.6:4333"], env, cwd)).set;
   assert.deepEqual(worker.net, ["10.0.0.5:4333", "10.0.0.6:4333"]);
   assert.deepEqual(worker.sys, ["uid", "hostname"], "a worker names itself by its host");
-  const fromEnv = planLaunch(["worker"], { ...env, NATS_URL: "nats://127.0.0.1:4222" }, cwd).set;
+  const fromEnv = (await planLaunch(["worker"], { ...env, NATS_URL: "nats://127.0.0.1:4222" }, cwd)).set;
   assert.deepEqual(fromEnv.net, ["127.0.0.1:4222"], "NATS_URL, as the NATS tools name it");
   for (const argv of [["call", "get_time"], ["call", "get_time", "--executor", "local"], ["serve"]]) {
-    const set = planLaunch(argv, env, cwd).set;
+    const set = (await planLaunch(argv, env, cwd)).set;
     assert.deepEqual(set.net, [], argv.join(" "));
     assert.ok(!set.read.includes(join(cwd, "pool.creds")), "no pool, no credentials read");
   }
@@ -155,7 +164,7 @@ Deno.test("under the least set, an unconfined tool gets its session through sets
   assert.ok(setsid, "setsid(1) (util-linux) is on every Linux host toolgate supports");
   const cwd = await Deno.makeTempDir();
   const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/home/someone" };
-  const { set } = planLaunch(["call", "get_time", "--sandbox", "off"], env, cwd);
+  const { set } = await planLaunch(["call", "get_time", "--sandbox", "off"], env, cwd);
   assert.ok(set.run.includes(setsid), "the launcher grants setsid by its path");
   // What the run's process picks under that very set, and under the same set without setsid.
   const probe = join(cwd, "probe.ts");
@@ -215,7 +224,7 @@ Deno.test("broader grants are warned about, and refused with --locked", async ()
   assert.equal(warned.code, 0);
   assert.match(warned.stderr, /warning: broader permissions than needed/);
   assert.match(warned.stderr, /--allow-run \(unscoped\)/);
-  const flags = toFlags(planLaunch(["validate"], Deno.env.toObject(), REPO).set).map((f) =>
+  const flags = toFlags((await planLaunch(["validate"], Deno.env.toObject(), REPO)).set).map((f) =>
     f.startsWith("--allow-run=") ? "--allow-run" : f
   );
   const locked = await runProgram(Deno.execPath(), cliArgs(flags, ["validate", "--locked"]), {
@@ -268,7 +277,7 @@ Deno.test("declared secrets may be read from the environment, and secret-tool fo
       JSON.stringify({ tools: [{ name: "gh", command: ["./tools/bin/gh"], secrets: ["github_token"] }] }),
     );
     const env = { PATH: `${bin}:/usr/bin:/bin`, HOME: "/home/someone" };
-    const { set } = planLaunch(["call", "gh", "{}"], env, cwd);
+    const { set } = await planLaunch(["call", "gh", "{}"], env, cwd);
     assert.ok(set.env.includes("GITHUB_TOKEN"));
     assert.ok(set.run.includes(join(bin, "secret-tool")));
     assert.deepEqual(
@@ -276,7 +285,7 @@ Deno.test("declared secrets may be read from the environment, and secret-tool fo
       [stateRoot(env), "/home/someone/.config/toolgate"],
       "the store is in the config folder",
     );
-    const secrets = planLaunch(["secrets", "set", "X"], { ...env, PATH: "/usr/bin:/bin" }, cwd).set;
+    const secrets = (await planLaunch(["secrets", "set", "X"], { ...env, PATH: "/usr/bin:/bin" }, cwd)).set;
     assert.ok(!secrets.run.some((p) => p.endsWith("/secret-tool")), "none on PATH, none granted");
   } finally {
     await Deno.remove(cwd, { recursive: true });

@@ -27,7 +27,8 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   expectPositionals(parsed, 0, "serve");
   const http = httpSettings(parsed, io);
   const limits = callLimits(parsed);
-  const manifest = await loadForCommand(parsed, io);
+  // Never asked here: stdin is the protocol's (an untrusted manifest refuses to start, naming `toolgate trust`).
+  const manifest = await loadForCommand(parsed, io, { runsTools: "refuse" });
   if (!manifest) return EXIT.failure;
   const approval = approvalSettings(parsed, manifest, "serve");
   // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.

@@ -1,0 +1,421 @@
+/**
+ * Workspace trust, like direnv's `allow`: what a manifest found in the workspace (or above it) would run, pinned
+ * by digest, and the user's record that they trusted exactly that. The content is the manifest's bytes, the
+ * effective profile of each tool and the bytes of each program it names; the record lives in toolgate's state
+ * folder (hidden from every tool), keyed by the manifest's real path, with a summary that lets a later change be
+ * shown as what changed.
+ *
+ * @module
+ */
+import { dirname, isAbsolute, join, normalize, resolve } from "./paths.ts";
+import { isRecord } from "./contract.ts";
+import { readJsonc } from "./jsonc.ts";
+import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
+import { ensurePrivateDir } from "./private_dir.ts";
+import { readPrivateText, writePrivateText } from "./private_file.ts";
+import { fnv1a64 } from "./state.ts";
+
+/** Bumped when what a digest covers changes: older records then no longer match, and the user is asked again. */
+const TRUST_VERSION = 1;
+
+/** The largest program toolgate reads to pin it; a larger one cannot be trusted (name its manifest with --tools). */
+export const MAX_PROGRAM_BYTES: number = 256 * 1024 * 1024;
+
+/** A file changed this recently (ms) when it was read may change again unseen within its timestamps' tick. */
+const RACY_MS = 2000;
+
+/** One tool as trusted: what it runs and under which profile, pinned. */
+export interface TrustedTool {
+  /** The tool's name (`tool[i]` when it has none, `NAME#i` for a repeated one). */
+  readonly name: string;
+  /** `command` as written, or `null` when it is not an array of strings. */
+  readonly command: readonly string[] | null;
+  /** `command[0]` resolved against the manifest's folder. */
+  readonly program?: string;
+  /** `sha256:HEX` of the program's bytes, or why there is none (`missing`, `not a regular file`, ...). */
+  readonly programDigest?: string;
+  /** The profile's name (`inline` for one written in the manifest), as the entry names it. */
+  readonly profile: string;
+  /** `sha256:HEX` of the effective profile (the JSON toolgate confines the tool with), or `error: ...`. */
+  readonly profileDigest: string;
+  /** What the profile lets it write and reach, for people. */
+  readonly reach: string;
+}
+
+/** What a record remembers of a manifest's content, for showing a later change. */
+export interface TrustSummary {
+  /** `sha256:HEX` of the manifest's bytes. */
+  readonly manifest: string;
+  readonly tools: readonly TrustedTool[];
+}
+
+/** What pins one program between the trust check and each start: its digest and its file's identity then. */
+export interface PinnedProgram {
+  readonly digest: string;
+  /** `dev:ino:size:mtime:ctime` when it was read. */
+  readonly stamp: string;
+  /** It changed within a timestamp's tick of being read: its stamp alone does not prove it unchanged. */
+  readonly racy: boolean;
+}
+
+/** A manifest's content, read once: the bytes every later step uses, and their digest. */
+export interface ManifestContent {
+  /** The manifest file as located. */
+  readonly path: string;
+  /** Its real path: what a record is keyed by. */
+  readonly realPath: string;
+  /** The manifest's text (these very bytes are then validated and run). */
+  readonly text: string;
+  /** The profiles its tools name, resolved once (validation reuses them, so no file is read twice). */
+  readonly profiles: Map<string, ProfileResult>;
+  readonly summary: TrustSummary;
+  /** `sha256:HEX` over the manifest, each effective profile and each program. */
+  readonly digest: string;
+  /** The programs as they were read, by resolved path. */
+  readonly programs: ReadonlyMap<string, PinnedProgram>;
+}
+
+/** The user's record that they trusted a manifest's content. */
+export interface TrustRecord {
+  readonly version: number;
+  /** The manifest's real path. */
+  readonly manifest: string;
+  readonly digest: string;
+  /** When it was trusted (ISO 8601). */
+  readonly trustedAt: string;
+  readonly summary: TrustSummary;
+}
+
+const encoder = new TextEncoder();
+
+async function sha256(bytes: Uint8Array | string): Promise<string> {
+  const data = typeof bytes === "string" ? encoder.encode(bytes) : bytes;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>));
+  return "sha256:" + Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function stampOf(info: Deno.FileInfo): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtime?.getTime() ?? "-"}:${
+    info.ctime?.getTime() ?? "-"
+  }`;
+}
+
+function isRacy(info: Deno.FileInfo, readAt: number): boolean {
+  const changed = Math.max(info.mtime?.getTime() ?? readAt, info.ctime?.getTime() ?? readAt);
+  return readAt - changed < RACY_MS;
+}
+
+/** Why a file cannot be pinned, from the error reading it. */
+function unreadable(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "missing";
+  return `unreadable (${error instanceof Error ? error.message : String(error)})`;
+}
+
+/**
+ * Reads one program and pins it: its digest and its file's identity, checked unchanged across the read. A FIFO,
+ * a device or a folder is never opened (a FIFO would hold the read forever).
+ */
+async function pinProgram(path: string): Promise<PinnedProgram | string> {
+  let before: Deno.FileInfo;
+  try {
+    before = Deno.statSync(path);
+  } catch (error) {
+    return unreadable(error);
+  }
+  if (!before.isFile) return "not a regular file";
+  if (before.size > MAX_PROGRAM_BYTES) return `too large to check (${before.size} bytes)`;
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (error) {
+    return unreadable(error);
+  }
+  try {
+    const opened = await file.stat();
+    if (!opened.isFile || stampOf(opened) !== stampOf(before)) return "changed while it was read";
+    const bytes = new Uint8Array(opened.size);
+    for (let got = 0; got < bytes.length;) {
+      const n = await file.read(bytes.subarray(got));
+      if (n === null) return "changed while it was read";
+      got += n;
+    }
+    const after = await file.stat();
+    if (stampOf(after) !== stampOf(opened)) return "changed while it was read";
+    return { digest: await sha256(bytes), stamp: stampOf(after), racy: isRacy(after, Date.now()) };
+  } finally {
+    file.close();
+  }
+}
+
+/** The program a `command[0]` names, resolved as the manifest's loader resolves it. */
+function programPath(first: string, dir: string): string {
+  return isAbsolute(first) ? resolve(first) : join(dir, normalize(first.replaceAll("\\", "/")));
+}
+
+/** What a profile lets a tool write and reach, in a few words. */
+export function reachOf(profile: PermissionProfile): string {
+  const writes = profile.write.length === 0 ? "writes nothing" : `writes ${profile.write.join(", ")}`;
+  const net = profile.net === false
+    ? "no network"
+    : profile.net === true
+    ? "any host"
+    : `hosts ${profile.net.join(", ")}`;
+  return `${writes}; ${net}`;
+}
+
+/** Each entry's name, made unique (a repeated or missing name is the loader's error to report, not a key here). */
+function toolNames(tools: readonly unknown[]): string[] {
+  const seen = new Set<string>();
+  return tools.map((entry, index) => {
+    const raw = isRecord(entry) && typeof entry.name === "string" ? entry.name : `tool[${index}]`;
+    const name = seen.has(raw) ? `${raw}#${index}` : raw;
+    seen.add(name);
+    return name;
+  });
+}
+
+/**
+ * Reads a manifest once and pins what it would run: its bytes, each tool's effective profile and each program's
+ * bytes. `undefined` when the manifest cannot be read (loading it then says why).
+ *
+ * @example
+ * ```ts
+ * import { readManifestContent } from "./trust.ts";
+ * const content = await readManifestContent("tools.json");
+ * content?.digest; // "sha256:..."
+ * ```
+ */
+export async function readManifestContent(path: string): Promise<ManifestContent | undefined> {
+  let realPath: string;
+  let bytes: Uint8Array;
+  try {
+    realPath = Deno.realPathSync(path);
+    bytes = await Deno.readFile(realPath);
+  } catch {
+    return undefined;
+  }
+  const text = new TextDecoder().decode(bytes);
+  const dir = dirname(path);
+  const value = readJsonc(text);
+  const entries = isRecord(value) && Array.isArray(value.tools) ? value.tools : [];
+  const names = toolNames(entries);
+  const profiles = new Map<string, ProfileResult>();
+  const programs = new Map<string, PinnedProgram>();
+  const tools: TrustedTool[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const raw = isRecord(entry) ? entry : {};
+    const command = Array.isArray(raw.command) && raw.command.every((part) => typeof part === "string")
+      ? raw.command as string[]
+      : null;
+    let program: string | undefined;
+    let programDigest: string | undefined;
+    if (command !== null && command.length > 0 && command[0] !== "") {
+      program = programPath(command[0], dir);
+      const pinned = programs.get(program) ?? await pinProgram(program);
+      if (typeof pinned === "string") programDigest = pinned;
+      else {
+        programs.set(program, pinned);
+        programDigest = pinned.digest;
+      }
+    }
+    const profile = resolveProfile(raw.permissions, dir, profiles);
+    tools.push({
+      name: names[index],
+      command,
+      ...(program === undefined ? {} : { program, programDigest }),
+      profile: isRecord(raw.permissions)
+        ? "inline"
+        : typeof raw.permissions === "string"
+        ? raw.permissions
+        : "default",
+      profileDigest: profile.ok
+        ? await sha256(JSON.stringify(profile.profile))
+        : `error: ${profile.errors[0]}`,
+      reach: profile.ok ? reachOf(profile.profile) : "unknown (the profile has errors)",
+    });
+  }
+  const summary: TrustSummary = { manifest: await sha256(bytes), tools };
+  const digest = await sha256(JSON.stringify({ version: TRUST_VERSION, ...summary }));
+  return { path, realPath, text, profiles, summary, digest, programs };
+}
+
+/** The folder of trust records in toolgate's state folder. */
+export function trustDir(stateDir: string): string {
+  return join(stateDir, "trust");
+}
+
+function recordFile(stateDir: string, realPath: string): string {
+  return join(trustDir(stateDir), `${fnv1a64(realPath)}.json`);
+}
+
+function asRecord(text: string | undefined, realPath: string): TrustRecord | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(value) || value.version !== TRUST_VERSION || value.manifest !== realPath) return undefined;
+  if (typeof value.digest !== "string" || !isRecord(value.summary)) return undefined;
+  return value as unknown as TrustRecord;
+}
+
+/**
+ * The record of the manifest at `realPath`, or `undefined` when it was never trusted. Strict (the default): the
+ * file must be this user's, 0600, one link, never a link (a `StateDirError` says what is wrong); `strict: false`
+ * just reads it (the launcher, which holds no uid grant, and whose reading only narrows toolgate's own grants).
+ *
+ * @example
+ * ```ts
+ * import { readTrustRecord } from "./trust.ts";
+ * readTrustRecord(await Deno.makeTempDir(), "/srv/project/tools.json"); // undefined: never trusted
+ * ```
+ */
+export function readTrustRecord(
+  stateDir: string,
+  realPath: string,
+  options: { strict?: boolean } = {},
+): TrustRecord | undefined {
+  const file = recordFile(stateDir, realPath);
+  if (options.strict === false) {
+    try {
+      return asRecord(Deno.readTextFileSync(file), realPath);
+    } catch {
+      return undefined;
+    }
+  }
+  return asRecord(readPrivateText(file, "the trust record"), realPath);
+}
+
+/**
+ * Records that the user trusts `content`, replacing any earlier record of the same manifest.
+ *
+ * @example
+ * ```ts
+ * import { readManifestContent, writeTrustRecord } from "./trust.ts";
+ * const content = await readManifestContent("tools.json");
+ * if (content) writeTrustRecord(await Deno.makeTempDir(), content, new Date());
+ * ```
+ */
+export function writeTrustRecord(stateDir: string, content: ManifestContent, now: Date): TrustRecord {
+  const record: TrustRecord = {
+    version: TRUST_VERSION,
+    manifest: content.realPath,
+    digest: content.digest,
+    trustedAt: now.toISOString(),
+    summary: content.summary,
+  };
+  ensurePrivateDir(trustDir(stateDir), dirname(stateDir));
+  writePrivateText(recordFile(stateDir, content.realPath), JSON.stringify(record, null, 2) + "\n");
+  return record;
+}
+
+/**
+ * Forgets the record of the manifest at `realPath`; whether there was one.
+ *
+ * @example
+ * ```ts
+ * import { forgetTrust } from "./trust.ts";
+ * forgetTrust(await Deno.makeTempDir(), "/srv/project/tools.json"); // false
+ * ```
+ */
+export function forgetTrust(stateDir: string, realPath: string): boolean {
+  try {
+    Deno.removeSync(recordFile(stateDir, realPath));
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+function short(digest: string | undefined): string {
+  if (digest === undefined) return "none";
+  return digest.startsWith("sha256:") ? digest.slice(0, 19) : digest;
+}
+
+/**
+ * One tool as a person reads it: name, command, profile and what it allows, program digest.
+ *
+ * @example
+ * ```ts
+ * import { toolLine } from "./trust.ts";
+ * toolLine({ name: "ls", command: ["./tools/bin/ls"], profile: "none", profileDigest: "sha256:1", reach: "writes nothing; no network" });
+ * // 'ls: ["./tools/bin/ls"], profile none (writes nothing; no network), program none'
+ * ```
+ */
+export function toolLine(tool: TrustedTool): string {
+  return `${tool.name}: ${JSON.stringify(tool.command)}, profile ${tool.profile} (${tool.reach}), program ${
+    short(tool.programDigest)
+  }`;
+}
+
+/**
+ * What changed from the trusted summary to the present one, a line each: tools added and removed, commands,
+ * profiles and programs changed, and the rest of the manifest's text. With no earlier summary, every tool is new.
+ *
+ * @example
+ * ```ts
+ * import { describeChanges } from "./trust.ts";
+ * const tool = { name: "ls", command: ["./tools/bin/ls"], profile: "none", profileDigest: "sha256:1", reach: "writes nothing; no network" };
+ * describeChanges(undefined, { manifest: "sha256:a", tools: [tool] }); // ['+ ls: ["./tools/bin/ls"], ...']
+ * ```
+ */
+export function describeChanges(before: TrustSummary | undefined, now: TrustSummary): string[] {
+  if (before === undefined) return now.tools.map((tool) => `+ ${toolLine(tool)}`);
+  const lines: string[] = [];
+  const old = new Map(before.tools.map((tool) => [tool.name, tool]));
+  const present = new Set(now.tools.map((tool) => tool.name));
+  for (const tool of now.tools) {
+    const was = old.get(tool.name);
+    if (was === undefined) {
+      lines.push(`+ added ${toolLine(tool)}`);
+      continue;
+    }
+    const name = tool.name;
+    if (JSON.stringify(was.command) !== JSON.stringify(tool.command)) {
+      lines.push(`~ ${name}: command ${JSON.stringify(was.command)} -> ${JSON.stringify(tool.command)}`);
+    }
+    if (was.profile !== tool.profile || was.profileDigest !== tool.profileDigest) {
+      const what = was.profile === tool.profile
+        ? `profile ${tool.profile} changed`
+        : `profile ${was.profile} -> ${tool.profile}`;
+      lines.push(`~ ${name}: ${what} (was: ${was.reach}; now: ${tool.reach})`);
+    }
+    if (was.program === tool.program && was.programDigest !== tool.programDigest) {
+      lines.push(
+        `~ ${name}: program ${tool.program} changed (${short(was.programDigest)} -> ${
+          short(tool.programDigest)
+        })`,
+      );
+    }
+  }
+  for (const tool of before.tools) if (!present.has(tool.name)) lines.push(`- removed ${tool.name}`);
+  if (lines.length === 0 && before.manifest !== now.manifest) {
+    lines.push("~ the manifest's other fields changed (descriptions, schemas, limits or variables)");
+  }
+  return lines;
+}
+
+/**
+ * Whether a pinned program is still what was trusted: the same file untouched (its identity and times), or, when
+ * the file was touched or its times cannot tell, the same bytes.
+ *
+ * @example
+ * ```ts
+ * import { stillPinned } from "./trust.ts";
+ * // if (!(await stillPinned(tool.program, pinned))) refuse the call
+ * ```
+ */
+export async function stillPinned(path: string, pinned: PinnedProgram): Promise<boolean> {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(path);
+  } catch {
+    return false;
+  }
+  if (!pinned.racy && stampOf(info) === pinned.stamp) return true;
+  const again = await pinProgram(path);
+  return typeof again !== "string" && again.digest === pinned.digest;
+}
