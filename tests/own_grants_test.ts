@@ -18,6 +18,9 @@ const BWRAP_FOUND = new Deno.Command("sh", { args: ["-c", "command -v bwrap"], s
 /** Runs `toolgate ARGS` the way the README does (the launcher), typed in `cwd`. */
 const toolgate = runToolgate;
 
+/** The line that says a run uses the built-in belt (the folder has no tools.json, and none is above it). */
+const BELT_LINE = "toolgate: using the built-in tool belt (no tools.json here or up to the project's root)";
+
 Deno.test("the launcher reads every option that takes a value as the commands do", () => {
   const names = new Set<string>();
   for (const options of [GLOBAL_OPTIONS, ...COMMANDS.map((c) => c.options)]) {
@@ -113,7 +116,8 @@ Deno.test("from another folder, validate, list and call work under exactly the l
   const validate = await toolgate(["validate", "--locked"], elsewhere, env);
   assert.equal(validate.code, 0, validate.stderr);
   assert.match(validate.stdout, /tools\.json: valid, 13 tools/, "the built-in belt when the folder has none");
-  assert.equal(validate.stderr, "");
+  // One line says which manifest is in use when it is not ./tools.json (issue 23): nothing else.
+  assert.equal(validate.stderr, `${BELT_LINE}\n`);
   const list = await toolgate(["list", "--format", "names", "--locked"], elsewhere, env);
   assert.equal(list.code, 0, list.stderr);
   assert.ok(list.stdout.split("\n").includes("fs_list_dir"));
@@ -127,7 +131,7 @@ Deno.test("from another folder, validate, list and call work under exactly the l
     assert.deepEqual(JSON.parse(call.stdout).result.entries.map((e: { name: string }) => e.name), ["a.txt"]);
     assert.doesNotMatch(call.stderr, /Info|Failed to resolve|broader/);
     if (sandbox === "off") assert.match(call.stderr, /the sandbox is off/);
-    else if (BWRAP_FOUND) assert.equal(call.stderr, "");
+    else if (BWRAP_FOUND) assert.equal(call.stderr, `${BELT_LINE}\n`);
     else assert.match(call.stderr, /cannot be confined here.*--sandbox require/);
   }
 });
@@ -145,7 +149,8 @@ Deno.test("with bubblewrap off the PATH, the launcher says so once and prints no
   assert.equal(call.code, 0, call.stderr);
   assert.equal(JSON.parse(call.stdout).result.timezone, "UTC");
   const lines = call.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, call.stderr);
+  assert.equal(lines.length, 2, call.stderr);
+  assert.equal(lines.shift(), BELT_LINE, "which manifest is in use, first");
   assert.match(
     lines[0],
     /^toolgate: warning: tools cannot be confined here \(bubblewrap \(bwrap\) is not installed\)/,
@@ -277,7 +282,8 @@ Deno.test("declared secrets may be read from the environment, and secret-tool fo
       JSON.stringify({ tools: [{ name: "gh", command: ["./tools/bin/gh"], secrets: ["github_token"] }] }),
     );
     const env = { PATH: `${bin}:/usr/bin:/bin`, HOME: "/home/someone" };
-    const { set } = await planLaunch(["call", "gh", "{}"], env, cwd);
+    // Named on the command line: trusted for this run (a tools.json found here would have to be trusted first).
+    const { set } = await planLaunch(["--tools", join(cwd, "tools.json"), "call", "gh", "{}"], env, cwd);
     assert.ok(set.env.includes("GITHUB_TOKEN"));
     assert.ok(set.run.includes(join(bin, "secret-tool")));
     assert.deepEqual(
