@@ -17,7 +17,7 @@ export type ManifestSource = "tools" | "env" | "found" | "belt";
 
 /** The manifest of a run and how it was chosen. */
 export interface ManifestLocation {
-  /** The manifest file, absolute (the belt's own path when none is found). */
+  /** The manifest file, absolute (a found one by its real path; the belt's own path when none is found). */
   readonly path: string;
   readonly source: ManifestSource;
 }
@@ -72,9 +72,19 @@ export function locateManifest(
   if (env.TOOLGATE_TOOLS) return { path: resolve(cwd, env.TOOLGATE_TOOLS), source: "env" };
   for (const dir of searchedFolders(cwd, env.HOME)) {
     const candidate = join(dir, "tools.json");
-    if (exists(candidate)) return { path: candidate, source: "found" };
+    // By its real path: a link planted as tools.json must not borrow another manifest's trust (or toolgate's own)
+    // while its commands resolve against the folder the link lies in.
+    if (exists(candidate)) return { path: realOr(candidate), source: "found" };
   }
   return { path: BELT_MANIFEST_PATH, source: "belt" };
+}
+
+function realOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** Is `path` toolgate's own manifest (its checkout's `tools.json`, the belt's), by real path? */
@@ -120,7 +130,7 @@ export function manifestNotice(location: ManifestLocation, cwd: string): string 
     case "env":
       return `toolgate: using the manifest ${location.path} (TOOLGATE_TOOLS)`;
     case "found":
-      return location.path === join(resolve(cwd), "tools.json")
+      return location.path === realOr(join(resolve(cwd), "tools.json"))
         ? undefined
         : `toolgate: using the manifest ${location.path}`;
     case "belt":

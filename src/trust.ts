@@ -21,6 +21,14 @@ const TRUST_VERSION = 1;
 /** The largest program toolgate reads to pin it; a larger one cannot be trusted (name its manifest with --tools). */
 export const MAX_PROGRAM_BYTES: number = 256 * 1024 * 1024;
 
+/** At most this many files, and bytes, of a manifest's own files are pinned (the check runs before every command). */
+export const MAX_OWN_FILES = 5000;
+const MAX_OWN_BYTES = 256 * 1024 * 1024;
+/** The files beside a manifest that belong to it, besides its `tools/` folder (as the control plane lists them). */
+const OWN_FILES = ["deno.json", "deno.jsonc", "deno.lock"];
+/** The most changed files an announcement lists one by one. */
+const MAX_FILE_LINES = 20;
+
 /** A file changed this recently (ms) when it was read may change again unseen within its timestamps' tick. */
 const RACY_MS = 2000;
 
@@ -47,6 +55,14 @@ export interface TrustSummary {
   /** `sha256:HEX` of the manifest's bytes. */
   readonly manifest: string;
   readonly tools: readonly TrustedTool[];
+  /**
+   * The manifest's own files beside it (everything under `tools/`, Deno's config and lock), by path relative to
+   * its folder: `sha256:HEX`, `link -> TARGET`, or what else is there. A program's launcher often runs code beside
+   * it (`../src/tool.ts`), which is then pinned too.
+   */
+  readonly files: Readonly<Record<string, string>>;
+  /** `false` when there were more files (or bytes) than toolgate pins: the rest is not covered. */
+  readonly filesComplete: boolean;
 }
 
 /** What pins one program between the trust check and each start: its digest and its file's identity then. */
@@ -147,6 +163,52 @@ async function pinProgram(path: string): Promise<PinnedProgram | string> {
   }
 }
 
+/**
+ * The manifest's own files (`tools/`, walked without following links, and Deno's config and lock beside it),
+ * each pinned by digest; a link by where it points; a FIFO, socket or device by what it is (never opened).
+ */
+async function ownFiles(dir: string): Promise<{ files: Record<string, string>; complete: boolean }> {
+  const files: Record<string, string> = {};
+  let count = 0;
+  let bytes = 0;
+  const visit = async (relative: string): Promise<boolean> => {
+    const path = join(dir, relative);
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(path);
+    } catch {
+      return true;
+    }
+    if (++count > MAX_OWN_FILES) return false;
+    if (info.isSymlink) {
+      files[relative] = `link -> ${Deno.readLinkSync(path)}`;
+    } else if (info.isDirectory) {
+      const names = [...Deno.readDirSync(path)].map((entry) => entry.name).sort();
+      for (const name of names) if (!(await visit(`${relative}/${name}`))) return false;
+    } else if (info.isFile) {
+      bytes += info.size;
+      if (bytes > MAX_OWN_BYTES) return false;
+      const pinned = await pinProgram(path);
+      files[relative] = typeof pinned === "string" ? pinned : pinned.digest;
+    } else {
+      files[relative] = "not a regular file";
+    }
+    return true;
+  };
+  let complete = true;
+  for (const name of ["tools", ...OWN_FILES]) {
+    try {
+      if (!(await visit(name))) {
+        complete = false;
+        break;
+      }
+    } catch (error) {
+      files[name] = unreadable(error);
+    }
+  }
+  return { files, complete };
+}
+
 /** The program a `command[0]` names, resolved as the manifest's loader resolves it. */
 function programPath(first: string, dir: string): string {
   return isAbsolute(first) ? resolve(first) : join(dir, normalize(first.replaceAll("\\", "/")));
@@ -195,7 +257,8 @@ export async function readManifestContent(path: string): Promise<ManifestContent
     return undefined;
   }
   const text = new TextDecoder().decode(bytes);
-  const dir = dirname(path);
+  // Against the manifest's real folder, as a found manifest is loaded: a link cannot move its commands elsewhere.
+  const dir = dirname(realPath);
   const value = readJsonc(text);
   const entries = isRecord(value) && Array.isArray(value.tools) ? value.tools : [];
   const names = toolNames(entries);
@@ -234,7 +297,13 @@ export async function readManifestContent(path: string): Promise<ManifestContent
       reach: profile.ok ? reachOf(profile.profile) : "unknown (the profile has errors)",
     });
   }
-  const summary: TrustSummary = { manifest: await sha256(bytes), tools };
+  const own = await ownFiles(dir);
+  const summary: TrustSummary = {
+    manifest: await sha256(bytes),
+    tools,
+    files: own.files,
+    filesComplete: own.complete,
+  };
   const digest = await sha256(JSON.stringify({ version: TRUST_VERSION, ...summary }));
   return { path, realPath, text, profiles, summary, digest, programs };
 }
@@ -395,7 +464,32 @@ export function describeChanges(before: TrustSummary | undefined, now: TrustSumm
   if (lines.length === 0 && before.manifest !== now.manifest) {
     lines.push("~ the manifest's other fields changed (descriptions, schemas, limits or variables)");
   }
-  return lines;
+  return [...lines, ...fileChanges(before, now)];
+}
+
+/** The manifest's own files that changed, other than programs (said above with their tools). */
+function fileChanges(before: TrustSummary, now: TrustSummary): string[] {
+  const programs = new Set(now.tools.flatMap((tool) => tool.program === undefined ? [] : [tool.program]));
+  const old = before.files ?? {};
+  const present = now.files ?? {};
+  const lines: string[] = [];
+  for (const [path, digest] of Object.entries(present)) {
+    if (old[path] === undefined) lines.push(`+ file ${path} added`);
+    else if (old[path] !== digest) lines.push(`~ file ${path} changed`);
+  }
+  for (const path of Object.keys(old)) if (present[path] === undefined) lines.push(`- file ${path} removed`);
+  // A program's change is said with its tool's.
+  const shown = lines.filter((line) =>
+    ![...programs].some((program) => program.endsWith(`/${line.split(" ")[2]}`))
+  );
+  if (now.filesComplete === false && before.filesComplete !== false) {
+    shown.push(
+      `~ the manifest's own files are more than toolgate pins (${MAX_OWN_FILES}): the rest is not covered`,
+    );
+  }
+  return shown.length > MAX_FILE_LINES
+    ? [...shown.slice(0, MAX_FILE_LINES), `  ... and ${shown.length - MAX_FILE_LINES} more files`]
+    : shown;
 }
 
 /**

@@ -29,14 +29,15 @@ async function content(dir: string) {
   return read;
 }
 
-Deno.test("trust: the digest covers the manifest, each effective profile and each program; nothing else", async () => {
+Deno.test("trust: the digest covers the manifest, each effective profile, each program and its own files; nothing else", async () => {
   await using dir = await tempDir();
   await writeFiles(dir.path, {
     "tools.json": MANIFEST,
     "permissions/mine.json": { write: ["."] },
     "tools/bin/a": "#!/bin/sh\necho '{}'\n",
     "tools/bin/b": "#!/bin/sh\necho '{}'\n",
-    "tools/lib/unrelated.txt": "x",
+    "tools/lib/helper.py": "print(1)\n",
+    "notes.md": "x",
   });
   const first = await content(dir.path);
   assert.match(first.digest, /^sha256:[0-9a-f]{64}$/);
@@ -44,9 +45,17 @@ Deno.test("trust: the digest covers the manifest, each effective profile and eac
     ["a", "none", "writes nothing; no network"],
     ["b", "mine", "writes .; no network"],
   ]);
-  // A file the manifest does not name changes nothing.
-  await writeFiles(dir.path, { "tools/lib/unrelated.txt": "y" });
+  // A file that is not the manifest's own (the workspace's) changes nothing.
+  await writeFiles(dir.path, { "notes.md": "y" });
   assert.equal((await content(dir.path)).digest, first.digest);
+  // Code a launcher runs beside it is the manifest's own: pinned, and a change to it is named.
+  await writeFiles(dir.path, { "tools/lib/helper.py": "print(2)\n", "deno.json": "{}" });
+  const changed = await content(dir.path);
+  assert.notEqual(changed.digest, first.digest);
+  assert.deepEqual(describeChanges(first.summary, changed.summary), [
+    "~ file tools/lib/helper.py changed",
+    "+ file deno.json added",
+  ]);
   for (
     const [what, files] of [
       ["a program", { "tools/bin/a": "#!/bin/sh\necho '{ }'\n" }],

@@ -6,7 +6,7 @@
  * @module
  */
 import { flag, type Io, type ParsedArgs, stringOption } from "./cli.ts";
-import { locateManifest, type ManifestLocation, manifestNotice } from "../manifest_location.ts";
+import { isOwnManifest, locateManifest, type ManifestLocation, manifestNotice } from "../manifest_location.ts";
 import type { Manifest, ManifestOptions } from "../manifest.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../tool_belt.ts";
 import { stateRoot } from "../state.ts";
@@ -67,11 +67,11 @@ export async function loadForCommand(
     ...(gate?.checked ? { text: gate.content.text, profiles: gate.content.profiles } : {}),
   };
   let result;
-  if (path === BELT_MANIFEST_PATH) {
+  if (path === BELT_MANIFEST_PATH || (location.source === "found" && isOwnManifest(path))) {
     // The belt is built in (a bundle or a binary carries it without a file on disk), and its schemas are held to
     // the rules by toolgate's own tests: only `validate` checks them again.
     if (options.compileSchemas) await (await import("../schema.ts")).loadSchemaEngine();
-    result = validateManifest(BELT_MANIFEST, path, {
+    result = validateManifest(BELT_MANIFEST, BELT_MANIFEST_PATH, {
       ...loadOptions,
       schemasChecked: !options.compileSchemas,
     });

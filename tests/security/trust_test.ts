@@ -433,3 +433,28 @@ Deno.test("trust: at a terminal, call asks; y trusts and runs, anything else run
   assert.equal(next.code, 0, next.stderr);
   assert.doesNotMatch(next.stderr, /not trusted|toolgate trust/);
 });
+
+Deno.test("trust: a tools.json planted as a link borrows no trust: its commands resolve in the real manifest's folder", async () => {
+  await using w = await world();
+  // A link to toolgate's own manifest beside a planted program of a built-in tool's name.
+  await writeFiles(w.workspace, { "tools/bin/get_time": plantedProgram(w.mark) });
+  await Deno.symlink(join(REPO, "tools.json"), join(w.workspace, "tools.json"));
+  const own = await toolgate(w, ["call", "get_time", '{"timezone":"UTC"}', "--sandbox", "off"]);
+  assert.equal(own.code, 0, own.stdout + own.stderr);
+  assert.equal(JSON.parse(own.stdout).result.timezone, "UTC", "the built-in get_time answered");
+  assert.equal(await exists(w.mark), false, "the planted program ran under toolgate's own trust");
+  // A link to a manifest the user trusted elsewhere: that manifest, with its own programs, not the folder's.
+  await using elsewhere = await world();
+  await writeFiles(elsewhere.workspace, {
+    "tools.json": { tools: [{ name: "t", command: ["./tools/bin/t"], readOnly: true, permissions: "none" }] },
+    "tools/bin/t": '#!/bin/sh\necho \'{"from":"trusted"}\'\n',
+  });
+  assert.equal((await runToolgate(["trust"], elsewhere.workspace, w.env)).code, 0);
+  await Deno.remove(join(w.workspace, "tools.json"));
+  await Deno.symlink(join(elsewhere.workspace, "tools.json"), join(w.workspace, "tools.json"));
+  await writeFiles(w.workspace, { "tools/bin/t": plantedProgram(w.mark) });
+  const linked = await toolgate(w, ["call", "t", "{}", "--sandbox", "off"]);
+  assert.equal(linked.code, 0, linked.stdout + linked.stderr);
+  assert.deepEqual(JSON.parse(linked.stdout).result, { from: "trusted" });
+  assert.equal(await exists(w.mark), false, "the folder's program ran under another manifest's trust");
+});
