@@ -14,6 +14,7 @@ import { type PermissionProfile, type ProfileResult, resolveProfile } from "./pr
 import { ensurePrivateDir } from "./private_dir.ts";
 import { readPrivateText, writePrivateText } from "./private_file.ts";
 import { fnv1a64 } from "./state.ts";
+import { visible } from "./approval_prompt.ts";
 
 /** Bumped when what a digest covers changes: older records then no longer match, and the user is asked again. */
 const TRUST_VERSION = 1;
@@ -214,14 +215,24 @@ function programPath(first: string, dir: string): string {
   return isAbsolute(first) ? resolve(first) : join(dir, normalize(first.replaceAll("\\", "/")));
 }
 
+/**
+ * A name or path from the manifest as one visible token: as it is when it is plain printable text, else quoted
+ * with every control or invisible character written out, so that a planted name cannot add or hide a line.
+ */
+function shown(text: string): string {
+  return /^[\x21-\x7e]+$/.test(text) ? text : visible(JSON.stringify(text));
+}
+
 /** What a profile lets a tool write and reach, in a few words. */
 export function reachOf(profile: PermissionProfile): string {
-  const writes = profile.write.length === 0 ? "writes nothing" : `writes ${profile.write.join(", ")}`;
+  const writes = profile.write.length === 0
+    ? "writes nothing"
+    : `writes ${profile.write.map(shown).join(", ")}`;
   const net = profile.net === false
     ? "no network"
     : profile.net === true
     ? "any host"
-    : `hosts ${profile.net.join(", ")}`;
+    : `hosts ${profile.net.map(shown).join(", ")}`;
   return `${writes}; ${net}`;
 }
 
@@ -415,7 +426,8 @@ function short(digest: string | undefined): string {
  * ```
  */
 export function toolLine(tool: TrustedTool): string {
-  return `${tool.name}: ${JSON.stringify(tool.command)}, profile ${tool.profile} (${tool.reach}), program ${
+  const command = visible(JSON.stringify(tool.command));
+  return `${shown(tool.name)}: ${command}, profile ${shown(tool.profile)} (${tool.reach}), program ${
     short(tool.programDigest)
   }`;
 }
@@ -442,25 +454,26 @@ export function describeChanges(before: TrustSummary | undefined, now: TrustSumm
       lines.push(`+ added ${toolLine(tool)}`);
       continue;
     }
-    const name = tool.name;
+    const name = shown(tool.name);
     if (JSON.stringify(was.command) !== JSON.stringify(tool.command)) {
-      lines.push(`~ ${name}: command ${JSON.stringify(was.command)} -> ${JSON.stringify(tool.command)}`);
+      const command = (value: unknown) => visible(JSON.stringify(value));
+      lines.push(`~ ${name}: command ${command(was.command)} -> ${command(tool.command)}`);
     }
     if (was.profile !== tool.profile || was.profileDigest !== tool.profileDigest) {
       const what = was.profile === tool.profile
-        ? `profile ${tool.profile} changed`
-        : `profile ${was.profile} -> ${tool.profile}`;
+        ? `profile ${shown(tool.profile)} changed`
+        : `profile ${shown(was.profile)} -> ${shown(tool.profile)}`;
       lines.push(`~ ${name}: ${what} (was: ${was.reach}; now: ${tool.reach})`);
     }
     if (was.program === tool.program && was.programDigest !== tool.programDigest) {
       lines.push(
-        `~ ${name}: program ${tool.program} changed (${short(was.programDigest)} -> ${
+        `~ ${name}: program ${shown(tool.program ?? "")} changed (${short(was.programDigest)} -> ${
           short(tool.programDigest)
         })`,
       );
     }
   }
-  for (const tool of before.tools) if (!present.has(tool.name)) lines.push(`- removed ${tool.name}`);
+  for (const tool of before.tools) if (!present.has(tool.name)) lines.push(`- removed ${shown(tool.name)}`);
   if (lines.length === 0 && before.manifest !== now.manifest) {
     lines.push("~ the manifest's other fields changed (descriptions, schemas, limits or variables)");
   }
@@ -472,24 +485,25 @@ function fileChanges(before: TrustSummary, now: TrustSummary): string[] {
   const programs = new Set(now.tools.flatMap((tool) => tool.program === undefined ? [] : [tool.program]));
   const old = before.files ?? {};
   const present = now.files ?? {};
-  const lines: string[] = [];
+  const changed: [string, "added" | "changed" | "removed"][] = [];
   for (const [path, digest] of Object.entries(present)) {
-    if (old[path] === undefined) lines.push(`+ file ${path} added`);
-    else if (old[path] !== digest) lines.push(`~ file ${path} changed`);
+    if (old[path] === undefined) changed.push([path, "added"]);
+    else if (old[path] !== digest) changed.push([path, "changed"]);
   }
-  for (const path of Object.keys(old)) if (present[path] === undefined) lines.push(`- file ${path} removed`);
+  for (const path of Object.keys(old)) if (present[path] === undefined) changed.push([path, "removed"]);
+  const sign = { added: "+", changed: "~", removed: "-" };
   // A program's change is said with its tool's.
-  const shown = lines.filter((line) =>
-    ![...programs].some((program) => program.endsWith(`/${line.split(" ")[2]}`))
-  );
+  const lines = changed
+    .filter(([path]) => ![...programs].some((program) => program.endsWith(`/${path}`)))
+    .map(([path, how]) => `${sign[how]} file ${shown(path)} ${how}`);
   if (now.filesComplete === false && before.filesComplete !== false) {
-    shown.push(
+    lines.push(
       `~ the manifest's own files are more than toolgate pins (${MAX_OWN_FILES}): the rest is not covered`,
     );
   }
-  return shown.length > MAX_FILE_LINES
-    ? [...shown.slice(0, MAX_FILE_LINES), `  ... and ${shown.length - MAX_FILE_LINES} more files`]
-    : shown;
+  return lines.length > MAX_FILE_LINES
+    ? [...lines.slice(0, MAX_FILE_LINES), `  ... and ${lines.length - MAX_FILE_LINES} more files`]
+    : lines;
 }
 
 /**

@@ -181,3 +181,23 @@ Deno.test("trust: a pinned program stays pinned while untouched, and not once it
   await Deno.remove(program);
   assert.equal(await stillPinned(program, pinned), false);
 });
+
+Deno.test("trust: a planted name, path or file name cannot add or hide a line of the announcement", async () => {
+  await using dir = await tempDir();
+  const fake = '\n  + look: ["./tools/bin/look"], profile none (writes nothing; no network)';
+  await writeFiles(dir.path, {
+    "tools.json": {
+      tools: [{ name: `x${fake}`, command: ["./tools/bin/x"], permissions: { write: [`/root${fake}`] } }],
+    },
+    "tools/bin/x": "#!/bin/sh\n",
+  });
+  const before = (await content(dir.path)).summary;
+  const [line] = describeChanges(undefined, before);
+  assert.ok(!line.includes("\n"), line);
+  assert.match(line, /^\+ "x\\n {2}\+ look: /);
+  assert.match(line, /writes "\/root\\n/);
+  await writeFiles(dir.path, { [`tools/lib/a${fake}`]: "x" });
+  const lines = describeChanges(before, (await content(dir.path)).summary);
+  assert.equal(lines.length, 1);
+  assert.ok(!lines[0].includes("\n"), lines[0]);
+});
