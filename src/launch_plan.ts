@@ -19,7 +19,8 @@ import { credentialFiles, parsePoolUrl } from "./pool/address.ts";
 import { configRoot, stateRoot } from "./state.ts";
 import { TOOLGATE_CODE } from "./tool_belt.ts";
 import { locateManifest, type ManifestLocation, needsTrust } from "./manifest_location.ts";
-import { readManifestContent, readTrustRecord } from "./trust.ts";
+import { readManifestContent } from "./trust.ts";
+import { readTrustRecord } from "./trust_record.ts";
 
 /**
  * Options that take a value, of every command: their value is never the command's name. A test keeps this list

@@ -1,23 +1,19 @@
 /**
- * Workspace trust, like direnv's `allow`: what a manifest found in the workspace (or above it) would run, pinned
- * by digest, and the user's record that they trusted exactly that. The content is the manifest's bytes, the
- * effective profile of each tool and the bytes of each program it names; the record lives in toolgate's state
- * folder (hidden from every tool), keyed by the manifest's real path, with a summary that lets a later change be
- * shown as what changed.
+ * Workspace trust, like direnv's `allow`: what a manifest found in the workspace (or above it) would run, read
+ * once and pinned by digest: the manifest's bytes, the effective profile of each tool, the bytes of each program
+ * it names and of the manifest's own files. The user's record of it is `trust_record.ts`; how a change reads,
+ * `trust_changes.ts`.
  *
  * @module
  */
 import { dirname, isAbsolute, join, normalize, resolve } from "./paths.ts";
 import { isRecord } from "./contract.ts";
 import { readJsonc } from "./jsonc.ts";
-import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
-import { ensurePrivateDir } from "./private_dir.ts";
-import { readPrivateText, writePrivateText } from "./private_file.ts";
-import { fnv1a64 } from "./state.ts";
-import { visible } from "./approval_prompt.ts";
+import { type ProfileResult, resolveProfile } from "./profiles.ts";
+import { reachOf } from "./trust_changes.ts";
 
 /** Bumped when what a digest covers changes: older records then no longer match, and the user is asked again. */
-const TRUST_VERSION = 1;
+export const TRUST_VERSION = 1;
 
 /** The largest program toolgate reads to pin it; a larger one cannot be trusted (name its manifest with --tools). */
 export const MAX_PROGRAM_BYTES: number = 256 * 1024 * 1024;
@@ -27,8 +23,6 @@ export const MAX_OWN_FILES = 5000;
 const MAX_OWN_BYTES = 256 * 1024 * 1024;
 /** The files beside a manifest that belong to it, besides its `tools/` folder (as the control plane lists them). */
 const OWN_FILES = ["deno.json", "deno.jsonc", "deno.lock"];
-/** The most changed files an announcement lists one by one. */
-const MAX_FILE_LINES = 20;
 
 /** A file changed this recently (ms) when it was read may change again unseen within its timestamps' tick. */
 const RACY_MS = 2000;
@@ -90,17 +84,6 @@ export interface ManifestContent {
   readonly digest: string;
   /** The programs as they were read, by resolved path. */
   readonly programs: ReadonlyMap<string, PinnedProgram>;
-}
-
-/** The user's record that they trusted a manifest's content. */
-export interface TrustRecord {
-  readonly version: number;
-  /** The manifest's real path. */
-  readonly manifest: string;
-  readonly digest: string;
-  /** When it was trusted (ISO 8601). */
-  readonly trustedAt: string;
-  readonly summary: TrustSummary;
 }
 
 const encoder = new TextEncoder();
@@ -215,27 +198,6 @@ function programPath(first: string, dir: string): string {
   return isAbsolute(first) ? resolve(first) : join(dir, normalize(first.replaceAll("\\", "/")));
 }
 
-/**
- * A name or path from the manifest as one visible token: as it is when it is plain printable text, else quoted
- * with every control or invisible character written out, so that a planted name cannot add or hide a line.
- */
-function shown(text: string): string {
-  return /^[\x21-\x7e]+$/.test(text) ? text : visible(JSON.stringify(text));
-}
-
-/** What a profile lets a tool write and reach, in a few words. */
-export function reachOf(profile: PermissionProfile): string {
-  const writes = profile.write.length === 0
-    ? "writes nothing"
-    : `writes ${profile.write.map(shown).join(", ")}`;
-  const net = profile.net === false
-    ? "no network"
-    : profile.net === true
-    ? "any host"
-    : `hosts ${profile.net.map(shown).join(", ")}`;
-  return `${writes}; ${net}`;
-}
-
 /** Each entry's name, made unique (a repeated or missing name is the loader's error to report, not a key here). */
 function toolNames(tools: readonly unknown[]): string[] {
   const seen = new Set<string>();
@@ -317,193 +279,6 @@ export async function readManifestContent(path: string): Promise<ManifestContent
   };
   const digest = await sha256(JSON.stringify({ version: TRUST_VERSION, ...summary }));
   return { path, realPath, text, profiles, summary, digest, programs };
-}
-
-/** The folder of trust records in toolgate's state folder. */
-export function trustDir(stateDir: string): string {
-  return join(stateDir, "trust");
-}
-
-function recordFile(stateDir: string, realPath: string): string {
-  return join(trustDir(stateDir), `${fnv1a64(realPath)}.json`);
-}
-
-function asRecord(text: string | undefined, realPath: string): TrustRecord | undefined {
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(value) || value.version !== TRUST_VERSION || value.manifest !== realPath) return undefined;
-  if (typeof value.digest !== "string" || !isRecord(value.summary)) return undefined;
-  return value as unknown as TrustRecord;
-}
-
-/**
- * The record of the manifest at `realPath`, or `undefined` when it was never trusted. Strict (the default): the
- * file must be this user's, 0600, one link, never a link (a `StateDirError` says what is wrong); `strict: false`
- * just reads it (the launcher, which holds no uid grant, and whose reading only narrows toolgate's own grants).
- *
- * @example
- * ```ts
- * import { readTrustRecord } from "./trust.ts";
- * readTrustRecord(await Deno.makeTempDir(), "/srv/project/tools.json"); // undefined: never trusted
- * ```
- */
-export function readTrustRecord(
-  stateDir: string,
-  realPath: string,
-  options: { strict?: boolean } = {},
-): TrustRecord | undefined {
-  const file = recordFile(stateDir, realPath);
-  if (options.strict === false) {
-    try {
-      return asRecord(Deno.readTextFileSync(file), realPath);
-    } catch {
-      return undefined;
-    }
-  }
-  return asRecord(readPrivateText(file, "the trust record"), realPath);
-}
-
-/**
- * Records that the user trusts `content`, replacing any earlier record of the same manifest.
- *
- * @example
- * ```ts
- * import { readManifestContent, writeTrustRecord } from "./trust.ts";
- * const content = await readManifestContent("tools.json");
- * if (content) writeTrustRecord(await Deno.makeTempDir(), content, new Date());
- * ```
- */
-export function writeTrustRecord(stateDir: string, content: ManifestContent, now: Date): TrustRecord {
-  const record: TrustRecord = {
-    version: TRUST_VERSION,
-    manifest: content.realPath,
-    digest: content.digest,
-    trustedAt: now.toISOString(),
-    summary: content.summary,
-  };
-  ensurePrivateDir(trustDir(stateDir), dirname(stateDir));
-  writePrivateText(recordFile(stateDir, content.realPath), JSON.stringify(record, null, 2) + "\n");
-  return record;
-}
-
-/**
- * Forgets the record of the manifest at `realPath`; whether there was one.
- *
- * @example
- * ```ts
- * import { forgetTrust } from "./trust.ts";
- * forgetTrust(await Deno.makeTempDir(), "/srv/project/tools.json"); // false
- * ```
- */
-export function forgetTrust(stateDir: string, realPath: string): boolean {
-  try {
-    Deno.removeSync(recordFile(stateDir, realPath));
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
-function short(digest: string | undefined): string {
-  if (digest === undefined) return "none";
-  return digest.startsWith("sha256:") ? digest.slice(0, 19) : digest;
-}
-
-/**
- * One tool as a person reads it: name, command, profile and what it allows, program digest.
- *
- * @example
- * ```ts
- * import { toolLine } from "./trust.ts";
- * toolLine({ name: "ls", command: ["./tools/bin/ls"], profile: "none", profileDigest: "sha256:1", reach: "writes nothing; no network" });
- * // 'ls: ["./tools/bin/ls"], profile none (writes nothing; no network), program none'
- * ```
- */
-export function toolLine(tool: TrustedTool): string {
-  const command = visible(JSON.stringify(tool.command));
-  return `${shown(tool.name)}: ${command}, profile ${shown(tool.profile)} (${tool.reach}), program ${
-    short(tool.programDigest)
-  }`;
-}
-
-/**
- * What changed from the trusted summary to the present one, a line each: tools added and removed, commands,
- * profiles and programs changed, and the rest of the manifest's text. With no earlier summary, every tool is new.
- *
- * @example
- * ```ts
- * import { describeChanges } from "./trust.ts";
- * const tool = { name: "ls", command: ["./tools/bin/ls"], profile: "none", profileDigest: "sha256:1", reach: "writes nothing; no network" };
- * describeChanges(undefined, { manifest: "sha256:a", tools: [tool] }); // ['+ ls: ["./tools/bin/ls"], ...']
- * ```
- */
-export function describeChanges(before: TrustSummary | undefined, now: TrustSummary): string[] {
-  if (before === undefined) return now.tools.map((tool) => `+ ${toolLine(tool)}`);
-  const lines: string[] = [];
-  const old = new Map(before.tools.map((tool) => [tool.name, tool]));
-  const present = new Set(now.tools.map((tool) => tool.name));
-  for (const tool of now.tools) {
-    const was = old.get(tool.name);
-    if (was === undefined) {
-      lines.push(`+ added ${toolLine(tool)}`);
-      continue;
-    }
-    const name = shown(tool.name);
-    if (JSON.stringify(was.command) !== JSON.stringify(tool.command)) {
-      const command = (value: unknown) => visible(JSON.stringify(value));
-      lines.push(`~ ${name}: command ${command(was.command)} -> ${command(tool.command)}`);
-    }
-    if (was.profile !== tool.profile || was.profileDigest !== tool.profileDigest) {
-      const what = was.profile === tool.profile
-        ? `profile ${shown(tool.profile)} changed`
-        : `profile ${shown(was.profile)} -> ${shown(tool.profile)}`;
-      lines.push(`~ ${name}: ${what} (was: ${was.reach}; now: ${tool.reach})`);
-    }
-    if (was.program === tool.program && was.programDigest !== tool.programDigest) {
-      lines.push(
-        `~ ${name}: program ${shown(tool.program ?? "")} changed (${short(was.programDigest)} -> ${
-          short(tool.programDigest)
-        })`,
-      );
-    }
-  }
-  for (const tool of before.tools) if (!present.has(tool.name)) lines.push(`- removed ${shown(tool.name)}`);
-  if (lines.length === 0 && before.manifest !== now.manifest) {
-    lines.push("~ the manifest's other fields changed (descriptions, schemas, limits or variables)");
-  }
-  return [...lines, ...fileChanges(before, now)];
-}
-
-/** The manifest's own files that changed, other than programs (said above with their tools). */
-function fileChanges(before: TrustSummary, now: TrustSummary): string[] {
-  const programs = new Set(now.tools.flatMap((tool) => tool.program === undefined ? [] : [tool.program]));
-  const old = before.files ?? {};
-  const present = now.files ?? {};
-  const changed: [string, "added" | "changed" | "removed"][] = [];
-  for (const [path, digest] of Object.entries(present)) {
-    if (old[path] === undefined) changed.push([path, "added"]);
-    else if (old[path] !== digest) changed.push([path, "changed"]);
-  }
-  for (const path of Object.keys(old)) if (present[path] === undefined) changed.push([path, "removed"]);
-  const sign = { added: "+", changed: "~", removed: "-" };
-  // A program's change is said with its tool's.
-  const lines = changed
-    .filter(([path]) => ![...programs].some((program) => program.endsWith(`/${path}`)))
-    .map(([path, how]) => `${sign[how]} file ${shown(path)} ${how}`);
-  if (now.filesComplete === false && before.filesComplete !== false) {
-    lines.push(
-      `~ the manifest's own files are more than toolgate pins (${MAX_OWN_FILES}): the rest is not covered`,
-    );
-  }
-  return lines.length > MAX_FILE_LINES
-    ? [...lines.slice(0, MAX_FILE_LINES), `  ... and ${lines.length - MAX_FILE_LINES} more files`]
-    : lines;
 }
 
 /**

@@ -5,15 +5,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { StateDirError } from "../src/state.ts";
-import {
-  describeChanges,
-  forgetTrust,
-  readManifestContent,
-  readTrustRecord,
-  stillPinned,
-  trustDir,
-  writeTrustRecord,
-} from "../src/trust.ts";
+import { readManifestContent, stillPinned } from "../src/trust.ts";
+import { describeChanges } from "../src/trust_changes.ts";
+import { forgetTrust, readTrustRecord, trustDir, writeTrustRecord } from "../src/trust_record.ts";
 import { tempDir, writeFiles } from "./support.ts";
 
 const MANIFEST = {

@@ -6,7 +6,12 @@
  * @module
  */
 import { flag, type Io, type ParsedArgs, stringOption } from "./cli.ts";
-import { isOwnManifest, locateManifest, type ManifestLocation, manifestNotice } from "../manifest_location.ts";
+import {
+  isOwnManifest,
+  locateManifest,
+  type ManifestLocation,
+  manifestNotice,
+} from "../manifest_location.ts";
 import type { Manifest, ManifestOptions } from "../manifest.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../tool_belt.ts";
 import { stateRoot } from "../state.ts";

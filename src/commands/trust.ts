@@ -2,14 +2,9 @@
 import { type Command, CommandFailure, EXIT, expectPositionals, flag } from "./cli.ts";
 import { isOwnManifest } from "../manifest_location.ts";
 import { stateRoot } from "../state.ts";
-import {
-  describeChanges,
-  forgetTrust,
-  readManifestContent,
-  readTrustRecord,
-  toolLine,
-  writeTrustRecord,
-} from "../trust.ts";
+import { readManifestContent } from "../trust.ts";
+import { describeChanges, toolLine } from "../trust_changes.ts";
+import { forgetTrust, readTrustRecord, writeTrustRecord } from "../trust_record.ts";
 import { manifestLocationOf } from "./load.ts";
 
 /** `toolgate trust [--tools PATH] [--forget]` */

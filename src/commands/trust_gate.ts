@@ -9,14 +9,9 @@ import { CommandFailure, type Io } from "./cli.ts";
 import { terminalReadLine } from "../ask.ts";
 import { type ManifestLocation, needsTrust } from "../manifest_location.ts";
 import { stateRoot } from "../state.ts";
-import {
-  describeChanges,
-  type ManifestContent,
-  readManifestContent,
-  readTrustRecord,
-  type TrustRecord,
-  writeTrustRecord,
-} from "../trust.ts";
+import { type ManifestContent, readManifestContent } from "../trust.ts";
+import { describeChanges } from "../trust_changes.ts";
+import { readTrustRecord, type TrustRecord, writeTrustRecord } from "../trust_record.ts";
 
 /**
  * A manifest whose tools do not run because the user has not trusted its content: `call` answers it with an
