@@ -25,7 +25,7 @@ if (import.meta.main) {
   const here = Deno.cwd();
   const cwd = here === TOOLGATE_ROOT.replace(/\/$/, "") ? Deno.env.get("INIT_CWD") || here : here;
   const env = Deno.env.toObject();
-  const plan = planLaunch(Deno.args, env, cwd);
+  const plan = await planLaunch(Deno.args, env, cwd);
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--quiet", ...toFlags(plan.set), ...entry(), ...Deno.args],
     cwd,

@@ -18,7 +18,10 @@ import { findProgram, SYSTEM_PATHS } from "./sandbox.ts";
 import { programNeeds } from "./program_needs.ts";
 import { credentialFiles, parsePoolUrl, poolKeyFile } from "./pool/address.ts";
 import { configRoot, stateRoot } from "./state.ts";
-import { BELT_MANIFEST_PATH, beltToolOf, TOOLGATE_CODE } from "./tool_belt.ts";
+import { beltToolOf, TOOLGATE_CODE } from "./tool_belt.ts";
+import { locateManifest, type ManifestLocation, needsTrust } from "./manifest_location.ts";
+import { readManifestContent } from "./trust.ts";
+import { readTrustRecord } from "./trust_record.ts";
 
 /**
  * Options that take a value, of every command: their value is never the command's name. A test keeps this list
@@ -111,39 +114,35 @@ export function scanArgs(argv: readonly string[]): ScannedArgs {
   return { command, values, flags };
 }
 
-/** The manifest a run uses: `--tools`, else `TOOLGATE_TOOLS`, else `./tools.json` when it exists, else the belt. */
-export function manifestLocation(
-  tools: string | undefined,
-  env: Readonly<Record<string, string>>,
-  cwd: string,
-): string {
-  const named = tools ?? (env.TOOLGATE_TOOLS || undefined);
-  if (named !== undefined) return resolve(cwd, named);
-  const local = join(cwd, "tools.json");
-  try {
-    Deno.statSync(local);
-    return local;
-  } catch {
-    return BELT_MANIFEST_PATH;
-  }
+/** What a manifest's tools start and receive. */
+interface ManifestFacts {
+  programs: string[];
+  toolEnv: string[];
+  egressHosts: string[];
 }
 
-/** What a manifest's tools start and receive, read without validating it (the command validates it). */
-function manifestFacts(path: string): { programs: string[]; toolEnv: string[]; egressHosts: string[] } {
+/**
+ * What a manifest's tools start and receive, read without validating it (the command validates it); `text` and
+ * `profiles` when the trust check read them already.
+ */
+function manifestFacts(
+  path: string,
+  text?: string,
+  profiles: Map<string, ProfileResult> = new Map(),
+): ManifestFacts {
   const programs: string[] = [];
   const toolEnv: string[] = [];
   const egressHosts: string[] = [];
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch {
-    return { programs, toolEnv, egressHosts };
+  if (text === undefined) {
+    try {
+      text = Deno.readTextFileSync(path);
+    } catch {
+      return { programs, toolEnv, egressHosts };
+    }
   }
   const parsed = readJsonc(text);
   const tools = isRecord(parsed) && Array.isArray(parsed.tools) ? parsed.tools : [];
   const dir = dirname(path);
-  // Each named profile is read once, however many tools name it.
-  const profiles = new Map<string, ProfileResult>();
   for (const tool of tools) {
     if (!isRecord(tool)) continue;
     const first = Array.isArray(tool.command) ? tool.command[0] : undefined;
@@ -202,6 +201,35 @@ function realOr(path: string): string {
   }
 }
 
+/**
+ * The facts of the run's manifest, and the files the run reads to check its trust. A manifest that needs trust and
+ * whose content the user has not trusted gives none: toolgate may read its folder (to say what it holds) but
+ * starts none of its programs, passes none of its variables and reaches none of its hosts. Its programs are
+ * readable (toolgate digests them, to say whether they changed), never runnable.
+ */
+async function trustedFacts(
+  location: ManifestLocation,
+  env: Readonly<Record<string, string>>,
+): Promise<{ facts: ManifestFacts; readable: string[] }> {
+  if (!needsTrust(location)) return { facts: manifestFacts(location.path), readable: [] };
+  const none = { programs: [], toolEnv: [], egressHosts: [] };
+  const content = await readManifestContent(location.path);
+  if (content === undefined) return { facts: none, readable: [] };
+  // A comma would split Deno's list into two grants: such a program is not read (and so never trusted).
+  const readable = content.summary.tools.flatMap((tool) =>
+    tool.program === undefined || tool.program.includes(",") ? [] : [tool.program]
+  );
+  let record;
+  try {
+    // Read as it is: a forged record could widen only these grants, and the run checks it again, strictly.
+    record = readTrustRecord(stateRoot(env), content.realPath, { strict: false });
+  } catch {
+    record = undefined;
+  }
+  if (record?.digest !== content.digest) return { facts: none, readable };
+  return { facts: manifestFacts(location.path, content.text, content.profiles), readable };
+}
+
 /** The helper programs toolgate may start, by absolute path. */
 export interface HelperPrograms {
   readonly bwrap?: string;
@@ -247,19 +275,21 @@ export interface LaunchPlan {
  * ```ts
  * import { planLaunch } from "./launch_plan.ts";
  * import { toFlags } from "./own_grants.ts";
- * const plan = planLaunch(["call", "get_time", "{}"], Deno.env.toObject(), Deno.cwd());
+ * const plan = await planLaunch(["call", "get_time", "{}"], Deno.env.toObject(), Deno.cwd());
  * toFlags(plan.set); // ["--no-prompt", "--allow-read=...", ...]
  * ```
  */
-export function planLaunch(
+export async function planLaunch(
   argv: readonly string[],
   env: Readonly<Record<string, string>>,
   cwd: string,
-): LaunchPlan {
+): Promise<LaunchPlan> {
   const { command, values, flags } = scanArgs(argv);
   const at = (path: string) => resolve(cwd, path);
-  const manifestPath = manifestLocation(values.get("tools"), env, cwd);
-  const { programs, toolEnv, egressHosts } = manifestFacts(manifestPath);
+  const location = locateManifest(values.get("tools"), env, cwd);
+  const manifestPath = location.path;
+  // Nothing of a found manifest's programs, profiles, hosts or variables unless the user trusted its content.
+  const { facts: { programs, toolEnv, egressHosts }, readable } = await trustedFacts(location, env);
   const stateDirs: string[] = [];
   for (const root of [stateRoot, configRoot]) {
     try {
@@ -274,7 +304,8 @@ export function planLaunch(
   const readFiles = ["prompt-file", "system-file", "load-messages"]
     .map((name) => values.get(name))
     .filter((value): value is string => value !== undefined && value !== "-")
-    .map(at);
+    .map(at)
+    .concat(readable);
   // What a tool's interpreter or runtime needs (one under the home folder): toolgate reads it to show it.
   readFiles.push(...programReads(programs, env, workspace, manifestPath, stateDirs));
   // `validate` checks that each program is there: an absolute one lies outside every folder granted above.

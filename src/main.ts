@@ -26,6 +26,7 @@ import { permissionsCommand } from "./commands/permissions.ts";
 import { runCommand } from "./commands/run.ts";
 import { secretsCommand } from "./commands/secrets.ts";
 import { serveCommand } from "./commands/serve.ts";
+import { trustCommand } from "./commands/trust.ts";
 import { validateCommand } from "./commands/validate.ts";
 import { workerCommand } from "./commands/worker.ts";
 
@@ -60,6 +61,7 @@ export const COMMANDS: readonly Command[] = [
   serveCommand,
   secretsCommand,
   workerCommand,
+  trustCommand,
   permissionsCommand,
   helpCommand,
 ];
@@ -87,7 +89,7 @@ function globalHelp(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
     "",
     "Global options:",
-    "  --tools PATH               the manifest (default ./tools.json, env TOOLGATE_TOOLS)",
+    "  --tools PATH               the manifest (default: env TOOLGATE_TOOLS, else the nearest tools.json)",
     "  --allow-absolute-commands  accept absolute command[0] paths (meant for tests)",
     "  --locked                   refuse to start with broader Deno permissions than needed",
     "  -h, --help                 show help (`toolgate <command> --help` for a command's own)",

@@ -13,6 +13,7 @@ import { loadSchemaEngine, patternProblems, SchemaCompiler, schemaEngineLoaded }
 import { readCache, writeCache } from "./state_cache.ts";
 import { fnv1a64 } from "./state.ts";
 import { beltToolOf } from "./tool_belt.ts";
+import type { PinnedProgram } from "./trust.ts";
 
 /**
  * One validated tool: what the runner needs to start it and what the exports need to describe it.
@@ -100,6 +101,11 @@ export interface Manifest {
   readonly byName: ReadonlyMap<string, ToolSpec>;
   /** Non-fatal findings (unknown fields). */
   readonly warnings: readonly string[];
+  /**
+   * A trusted manifest's programs as they were trusted, by resolved path (see `trust.ts`): a program that is not
+   * among them, or no longer what it was, is not run. Absent: a manifest the user named, or toolgate's own.
+   */
+  readonly pinned?: ReadonlyMap<string, PinnedProgram>;
 }
 
 /**
@@ -154,6 +160,10 @@ export interface ManifestOptions {
   knownSchemas?: ReadonlySet<string>;
   /** Receives the digest of each schema that passes every check and compiles, with no warning (see above). */
   passedSchemas?: string[];
+  /** The manifest's text, read already (the trust gate digested these bytes): the file is not read again. */
+  text?: string;
+  /** Profiles resolved already (by the trust gate), by name: a profile file is not read again. */
+  profiles?: Map<string, ProfileResult>;
 }
 
 /**
@@ -551,7 +561,14 @@ export function validateManifest(
   if (!Array.isArray(rawTools)) return { ok: false, errors: [`${path}: "tools" must be an array`], warnings };
   // One listing of tools/bin for every command of the manifest.
   const bin = new BinListing(binDir);
-  const context = { dir, bin, options, seen: new Set<string>(), schemas, profiles: new Map() };
+  const context = {
+    dir,
+    bin,
+    options,
+    seen: new Set<string>(),
+    schemas,
+    profiles: options.profiles ?? new Map(),
+  };
   const tools: ToolSpec[] = [];
   rawTools.forEach((entry, index) => {
     const tool = checkTool(entry, index, context, errors, warnings);
@@ -583,7 +600,7 @@ export async function loadManifest(path: string, options: ManifestOptions = {}):
   const absolute = resolve(path);
   let text: string;
   try {
-    text = await Deno.readTextFile(absolute);
+    text = options.text ?? await Deno.readTextFile(absolute);
   } catch (error) {
     const reason = error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message;
     return { ok: false, errors: [`${path}: cannot read the manifest: ${reason}`], warnings: [] };

@@ -1,7 +1,8 @@
 /**
  * The one approval policy, for every caller (the agent loop, `serve`, `call` and the library): whether a prepared
- * call runs. A read-only call that stays on the machine runs freely; a call that writes, runs programs or can send
- * data off the machine (its tool's profile allows the network, whatever its `readOnly` flag) needs approval: from
+ * call runs. A read-only call that stays on the machine runs freely (its tool is `readOnly` and its profile writes
+ * nothing); a call that writes, runs programs or can send data off the machine (its tool's profile allows the
+ * network, whatever its `readOnly` flag) needs approval: from
  * `--yes`, from `--allow-tools`, from `--approve-hosts` when the call's destination is known and listed, from an
  * earlier "always" for the tool, or from a person asked (on a terminal, or through an MCP client's elicitation).
  * With none of those it is `rejected`; a person's no is `user_denied`.
@@ -12,6 +13,7 @@ import { approvalLines } from "./approval_prompt.ts";
 import { failure, type FailureEnvelope } from "./contract.ts";
 import type { PreparedCall } from "./prepared_call.ts";
 import { allowsNetwork } from "./profiles.ts";
+import { beltReadOnly } from "./tool_belt.ts";
 
 /**
  * What a call could do that needs approval.
@@ -61,8 +63,9 @@ const READ_ONLY_CALLS: Readonly<Record<string, (args: Readonly<Record<string, un
 };
 
 /**
- * Does this call only look, whatever its tool could do? The tool's `readOnly`, or for a built-in tool whose risk
- * depends on its arguments (the `job` tool: `poll` and `wait`, not `kill`), what this very call asks.
+ * Does this call only look, whatever its tool could do? A manifest's tool that is `readOnly` and whose profile
+ * writes nothing; a built-in tool that toolgate's own belt marks `readOnly`, or whose risk depends on its
+ * arguments (the `job` tool: `poll` and `wait`, not `kill`), what this very call asks.
  *
  * @example
  * ```ts
@@ -72,10 +75,16 @@ const READ_ONLY_CALLS: Readonly<Record<string, (args: Readonly<Record<string, un
  * ```
  */
 export function isReadOnlyCall(call: PreparedCall): boolean {
-  if (call.tool.readOnly) return true;
-  const builtin = call.tool.builtin;
-  return builtin !== undefined && Object.hasOwn(READ_ONLY_CALLS, builtin) &&
-    READ_ONLY_CALLS[builtin](call.args);
+  const { tool } = call;
+  const builtin = tool.builtin;
+  if (builtin === undefined) {
+    // A manifest's word alone does not make a tool free: its profile must not let it write either.
+    return tool.readOnly && tool.profile.write.length === 0;
+  }
+  // A built-in tool is what toolgate's own belt says of it (its own code, under its own Deno flags, bounds it),
+  // whatever another manifest naming its program claims.
+  if (tool.readOnly && beltReadOnly(builtin)) return true;
+  return Object.hasOwn(READ_ONLY_CALLS, builtin) && READ_ONLY_CALLS[builtin](call.args);
 }
 
 /** The URL's host as written in an allow list: lower-cased, brackets stripped. */

@@ -18,7 +18,23 @@ import beltManifest from "../tools.json" with { type: "json" };
  * BELT_MANIFEST.tools.map((tool) => tool.name).includes("fs_read_file"); // true
  * ```
  */
-export const BELT_MANIFEST: { readonly tools: readonly { readonly name: string }[] } = beltManifest;
+export const BELT_MANIFEST: {
+  readonly tools: readonly { readonly name: string; readonly readOnly?: boolean }[];
+} = beltManifest;
+
+/**
+ * Whether the built-in tool `name` is read-only by the belt's own manifest (toolgate's word, not a manifest's).
+ *
+ * @example
+ * ```ts
+ * import { beltReadOnly } from "./tool_belt.ts";
+ * beltReadOnly("fs_read_file"); // true
+ * beltReadOnly("exec"); // false
+ * ```
+ */
+export function beltReadOnly(name: string): boolean {
+  return BELT_MANIFEST.tools.some((tool) => tool.name === name && tool.readOnly === true);
+}
 
 /** The argument that puts toolgate's entry in tool mode: `toolgate __tool NAME`. */
 export const TOOL_MODE = "__tool";

@@ -28,6 +28,7 @@ import { stateRoot } from "./state.ts";
 import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "./tool_belt.ts";
 import { prepareDir } from "./private_dir.ts";
 import { programNeeds } from "./program_needs.ts";
+import { stillPinned } from "./trust.ts";
 
 /** The PATH of a tool whose parent environment has none. */
 export const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -165,6 +166,18 @@ export class ToolLauncher {
           `(\`toolgate validate\` names every such program); one put in place later runs once toolgate ` +
           `starts again.`,
       );
+    }
+    const pinned = this.#options.manifest.pinned;
+    if (pinned !== undefined && tool.builtin === undefined) {
+      // A trusted manifest's program runs only as it was trusted: not one swapped or rewritten since.
+      const trusted = pinned.get(tool.program);
+      if (trusted === undefined || !(await stillPinned(tool.program, trusted))) {
+        return refused(
+          "rejected",
+          `The tool's program ${tool.program} is not what the user trusted (it changed, or could not be read, ` +
+            "when the manifest was trusted); it was not run. The user can check it and run `toolgate trust`.",
+        );
+      }
     }
     const outside = this.#escapedBin(tool);
     if (outside !== undefined) {

@@ -18,6 +18,9 @@ const BWRAP_FOUND = new Deno.Command("sh", { args: ["-c", "command -v bwrap"], s
 /** Runs `toolgate ARGS` the way the README does (the launcher), typed in `cwd`. */
 const toolgate = runToolgate;
 
+/** The line that says a run uses the built-in belt (the folder has no tools.json, and none is above it). */
+const BELT_LINE = "toolgate: using the built-in tool belt (no tools.json here or up to the project's root)";
+
 Deno.test("the launcher reads every option that takes a value as the commands do", () => {
   const names = new Set<string>();
   for (const options of [GLOBAL_OPTIONS, ...COMMANDS.map((c) => c.options)]) {
@@ -34,7 +37,11 @@ Deno.test("the launcher reads every option that takes a value as the commands do
 Deno.test("the derived set names what the run touches, every grant scoped and absolute", async () => {
   const workspace = await Deno.realPath(await Deno.makeTempDir());
   const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/home/someone", FIXTURE_SECRET: "x" };
-  const plan = planLaunch(["--tools", SANDBOX_FIXTURE, "call", "writer_workspace", "{}"], env, workspace);
+  const plan = await planLaunch(
+    ["--tools", SANDBOX_FIXTURE, "call", "writer_workspace", "{}"],
+    env,
+    workspace,
+  );
   const { set } = plan;
   assert.ok(set.read.includes(join(REPO, "tests", "fixtures", "sandbox")), "the manifest's folder");
   assert.ok(set.read.includes(workspace), "the workspace");
@@ -55,19 +62,22 @@ Deno.test("the derived set names what the run touches, every grant scoped and ab
 Deno.test("the endpoint, the listening port and transcript files are granted for the runs that use them", async () => {
   const cwd = await Deno.makeTempDir();
   const env = { PATH: "/usr/bin:/bin", HOME: "/home/someone" };
-  assert.deepEqual(planLaunch(["--prompt", "hi"], env, cwd).set.net, ["api.openai.com:443"]);
+  assert.deepEqual((await planLaunch(["--prompt", "hi"], env, cwd)).set.net, ["api.openai.com:443"]);
   assert.deepEqual(
-    planLaunch(["--prompt", "hi"], { ...env, OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" }, cwd).set.net,
+    (await planLaunch(["--prompt", "hi"], { ...env, OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" }, cwd)).set
+      .net,
     ["127.0.0.1:8080"],
     "OPENAI_BASE_URL, as the OpenAI SDKs name it",
   );
   assert.deepEqual(
-    planLaunch(["run", "--base-url", "http://localhost:1234/v1", "--prompt", "x"], env, cwd).set.net,
+    (await planLaunch(["run", "--base-url", "http://localhost:1234/v1", "--prompt", "x"], env, cwd)).set.net,
     ["localhost:1234"],
   );
-  assert.deepEqual(planLaunch(["serve", "--http", "8765"], env, cwd).set.net, ["127.0.0.1:8765"]);
-  assert.deepEqual(planLaunch(["serve", "--http", "0", "--host", "::1"], env, cwd).set.net, ["[::1]"]);
-  const saving = planLaunch(["--prompt", "x", "--save-messages", "out/run.json"], env, cwd).set;
+  assert.deepEqual((await planLaunch(["serve", "--http", "8765"], env, cwd)).set.net, ["127.0.0.1:8765"]);
+  assert.deepEqual((await planLaunch(["serve", "--http", "0", "--host", "::1"], env, cwd)).set.net, [
+    "[::1]",
+  ]);
+  const saving = (await planLaunch(["--prompt", "x", "--save-messages", "out/run.json"], env, cwd)).set;
   assert.ok(saving.write.includes(join(cwd, "out/run.json")));
   assert.ok(saving.write.includes(join(cwd, "out/run.json.tmp")));
   assert.ok(!saving.write.includes(join(cwd, "out")), "the file and its temporary file, not the folder");
@@ -85,28 +95,30 @@ Deno.test("a worker pool's servers, credential files and key file are granted to
     NATS_CREDS: "pool.creds",
     NATS_CA: "/etc/ca.pem",
   };
-  const caller = planLaunch(["call", "get_time", "{}", "--executor", "tls://queue.internal"], env, cwd).set;
+  const caller =
+    (await planLaunch(["call", "get_time", "{}", "--executor", "tls://queue.internal"], env, cwd)).set;
   assert.deepEqual(caller.net, ["queue.internal:4222"]);
   assert.ok(caller.read.includes(join(cwd, "pool.creds")) && caller.read.includes("/etc/ca.pem"));
   assert.deepEqual(caller.sys, ["uid"]);
-  const worker = planLaunch(["worker", "--nats", "nats://10.0.0.5:4333,nats://10.0.0.6:4333"], env, cwd).set;
+  const worker =
+    (await planLaunch(["worker", "--nats", "nats://10.0.0.5:4333,nats://10.0.0.6:4333"], env, cwd)).set;
   assert.deepEqual(worker.net, ["10.0.0.5:4333", "10.0.0.6:4333"]);
   assert.deepEqual(worker.sys, ["uid", "hostname"], "a worker names itself by its host");
-  const fromEnv = planLaunch(["worker"], { ...env, NATS_URL: "nats://127.0.0.1:4222" }, cwd).set;
+  const fromEnv = (await planLaunch(["worker"], { ...env, NATS_URL: "nats://127.0.0.1:4222" }, cwd)).set;
   assert.deepEqual(fromEnv.net, ["127.0.0.1:4222"], "NATS_URL, as the NATS tools name it");
   // The pool's signing key: the file --pool-key-file or TOOLGATE_POOL_KEY_FILE names, read by pool runs only.
-  const keyed = planLaunch(
+  const keyed = (await planLaunch(
     ["call", "get_time", "{}", "--executor", "nats://q", "--pool-key-file", "keys/pool.key"],
     env,
     cwd,
-  ).set;
+  )).set;
   assert.ok(keyed.read.includes(join(cwd, "keys/pool.key")));
   const keyEnv = { ...env, TOOLGATE_POOL_KEY_FILE: "/etc/toolgate/pool.key" };
-  const keyedWorker = planLaunch(["worker", "--nats", "nats://q"], keyEnv, cwd).set;
+  const keyedWorker = (await planLaunch(["worker", "--nats", "nats://q"], keyEnv, cwd)).set;
   assert.ok(keyedWorker.read.includes("/etc/toolgate/pool.key"));
   assert.ok(keyedWorker.env.includes("TOOLGATE_POOL_KEY_FILE"));
   for (const argv of [["call", "get_time"], ["call", "get_time", "--executor", "local"], ["serve"]]) {
-    const set = planLaunch(argv, keyEnv, cwd).set;
+    const set = (await planLaunch(argv, keyEnv, cwd)).set;
     assert.deepEqual(set.net, [], argv.join(" "));
     assert.ok(!set.read.includes(join(cwd, "pool.creds")), "no pool, no credentials read");
     assert.ok(!set.read.includes("/etc/toolgate/pool.key"), "no pool, no key read");
@@ -120,7 +132,8 @@ Deno.test("from another folder, validate, list and call work under exactly the l
   const validate = await toolgate(["validate", "--locked"], elsewhere, env);
   assert.equal(validate.code, 0, validate.stderr);
   assert.match(validate.stdout, /tools\.json: valid, 13 tools/, "the built-in belt when the folder has none");
-  assert.equal(validate.stderr, "");
+  // One line says which manifest is in use when it is not ./tools.json (issue 23): nothing else.
+  assert.equal(validate.stderr, `${BELT_LINE}\n`);
   const list = await toolgate(["list", "--format", "names", "--locked"], elsewhere, env);
   assert.equal(list.code, 0, list.stderr);
   assert.ok(list.stdout.split("\n").includes("fs_list_dir"));
@@ -134,7 +147,7 @@ Deno.test("from another folder, validate, list and call work under exactly the l
     assert.deepEqual(JSON.parse(call.stdout).result.entries.map((e: { name: string }) => e.name), ["a.txt"]);
     assert.doesNotMatch(call.stderr, /Info|Failed to resolve|broader/);
     if (sandbox === "off") assert.match(call.stderr, /the sandbox is off/);
-    else if (BWRAP_FOUND) assert.equal(call.stderr, "");
+    else if (BWRAP_FOUND) assert.equal(call.stderr, `${BELT_LINE}\n`);
     else assert.match(call.stderr, /cannot be confined here.*--sandbox require/);
   }
 });
@@ -152,7 +165,8 @@ Deno.test("with bubblewrap off the PATH, the launcher says so once and prints no
   assert.equal(call.code, 0, call.stderr);
   assert.equal(JSON.parse(call.stdout).result.timezone, "UTC");
   const lines = call.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, call.stderr);
+  assert.equal(lines.length, 2, call.stderr);
+  assert.equal(lines.shift(), BELT_LINE, "which manifest is in use, first");
   assert.match(
     lines[0],
     /^toolgate: warning: tools cannot be confined here \(bubblewrap \(bwrap\) is not installed\)/,
@@ -171,7 +185,7 @@ Deno.test("under the least set, an unconfined tool gets its session through sets
   assert.ok(setsid, "setsid(1) (util-linux) is on every Linux host toolgate supports");
   const cwd = await Deno.makeTempDir();
   const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/home/someone" };
-  const { set } = planLaunch(["call", "get_time", "--sandbox", "off"], env, cwd);
+  const { set } = await planLaunch(["call", "get_time", "--sandbox", "off"], env, cwd);
   assert.ok(set.run.includes(setsid), "the launcher grants setsid by its path");
   // What the run's process picks under that very set, and under the same set without setsid.
   const probe = join(cwd, "probe.ts");
@@ -231,7 +245,7 @@ Deno.test("broader grants are warned about, and refused with --locked", async ()
   assert.equal(warned.code, 0);
   assert.match(warned.stderr, /warning: broader permissions than needed/);
   assert.match(warned.stderr, /--allow-run \(unscoped\)/);
-  const flags = toFlags(planLaunch(["validate"], Deno.env.toObject(), REPO).set).map((f) =>
+  const flags = toFlags((await planLaunch(["validate"], Deno.env.toObject(), REPO)).set).map((f) =>
     f.startsWith("--allow-run=") ? "--allow-run" : f
   );
   const locked = await runProgram(Deno.execPath(), cliArgs(flags, ["validate", "--locked"]), {
@@ -284,7 +298,8 @@ Deno.test("declared secrets may be read from the environment, and secret-tool fo
       JSON.stringify({ tools: [{ name: "gh", command: ["./tools/bin/gh"], secrets: ["github_token"] }] }),
     );
     const env = { PATH: `${bin}:/usr/bin:/bin`, HOME: "/home/someone" };
-    const { set } = planLaunch(["call", "gh", "{}"], env, cwd);
+    // Named on the command line: trusted for this run (a tools.json found here would have to be trusted first).
+    const { set } = await planLaunch(["--tools", join(cwd, "tools.json"), "call", "gh", "{}"], env, cwd);
     assert.ok(set.env.includes("GITHUB_TOKEN"));
     assert.ok(set.run.includes(join(bin, "secret-tool")));
     assert.deepEqual(
@@ -292,7 +307,7 @@ Deno.test("declared secrets may be read from the environment, and secret-tool fo
       [stateRoot(env), "/home/someone/.config/toolgate"],
       "the store is in the config folder",
     );
-    const secrets = planLaunch(["secrets", "set", "X"], { ...env, PATH: "/usr/bin:/bin" }, cwd).set;
+    const secrets = (await planLaunch(["secrets", "set", "X"], { ...env, PATH: "/usr/bin:/bin" }, cwd)).set;
     assert.ok(!secrets.run.some((p) => p.endsWith("/secret-tool")), "none on PATH, none granted");
   } finally {
     await Deno.remove(cwd, { recursive: true });

@@ -14,7 +14,7 @@ import {
   parseHostList,
   Policy,
 } from "../src/policy.ts";
-import { REPO } from "./support.ts";
+import { REPO, tempDir, writeManifest } from "./support.ts";
 
 async function manifestAt(path: string): Promise<Manifest> {
   const loaded = await loadManifest(path);
@@ -74,8 +74,9 @@ Deno.test("policy: egress is a side effect: http_fetch (read-only, network profi
   assert.match(verdict.envelope.message, /--approve-hosts attacker\.example/);
   assert.match(verdict.envelope.message, /--allow-tools http_fetch/);
   assert.match(verdict.envelope.message, /--yes/);
-  // Any tool whose profile reaches the network, read-only or not: its destination is not known.
-  assert.deepEqual(assessCall(call(fixture, "net_echo", {})), { changes: false, egress: true });
+  // Any tool whose profile reaches the network, read-only or not: its destination is not known. (Its profile,
+  // `network`, also writes the workspace: its readOnly does not make it free of that either, issue 24.)
+  assert.deepEqual(assessCall(call(fixture, "net_echo", {})), { changes: true, egress: true });
   assert.equal((await new Policy().decide(call(fixture, "net_echo", {}))).approved, false);
 });
 
@@ -263,4 +264,31 @@ Deno.test("policy: imports nothing of the executor, not even its types (the two 
   const closure = await importClosure(join(REPO, "src/policy.ts"));
   assert.ok(closure.has(join(REPO, "src/prepared_call.ts")), "the walk follows type imports");
   assert.ok(!closure.has(join(REPO, "src/executor.ts")), [...closure].join("\n"));
+});
+
+Deno.test("policy: readOnly is free only when the tool's profile writes nothing and reaches no network", async () => {
+  await using dir = await tempDir();
+  const tools = [
+    // A planted tool that says readOnly but whose profile writes outside the workspace (issue 24, item 1).
+    { name: "planted", command: ["./tools/bin/t"], readOnly: true, permissions: { write: ["/root"] } },
+    // A readOnly tool that names no profile gets `default`, which writes the workspace.
+    { name: "unnamed", command: ["./tools/bin/t"], readOnly: true },
+    { name: "looks", command: ["./tools/bin/t"], readOnly: true, permissions: "none" },
+  ];
+  const manifest = await manifestAt(await writeManifest(dir.path, { tools }, ["t"]));
+  for (const name of ["planted", "unnamed"]) {
+    const prepared = call(manifest, name, {});
+    assert.equal(isReadOnlyCall(prepared), false, name);
+    assert.deepEqual(assessCall(prepared), { changes: true, egress: false }, name);
+    const verdict = await new Policy().decide(prepared);
+    assert.equal(verdict.approved, false, name);
+    if (!verdict.approved) assert.match(verdict.envelope.message, /change files or run programs/);
+  }
+  assert.deepEqual(await new Policy().decide(call(manifest, "looks", {})), {
+    approved: true,
+    by: "read-only",
+  });
+  // The built-in belt's read-only tools keep their word (their own code and Deno flags bound them): http_fetch's
+  // profile writes, but the tool does not.
+  assert.equal(isReadOnlyCall(fetchTo("https://example.com/")), true);
 });

@@ -176,7 +176,7 @@ Deno.test("settings: OPENAI_BASE_URL names the endpoint when OAI_BASE_URL does n
   const env = { OPENAI_BASE_URL: "http://127.0.0.1:8080/v1", HOME: "/tmp" };
   assert.equal((await settingsOf(["--prompt", "hi"], env)).baseUrl, "http://127.0.0.1:8080/v1");
   // The launch grants that very host, and no other endpoint.
-  const plan = planLaunch(["--prompt", "hi"], env, "/tmp");
+  const plan = await planLaunch(["--prompt", "hi"], env, "/tmp");
   assert.equal(plan.facts.endpoint, "http://127.0.0.1:8080/v1");
   const both = { ...env, OAI_BASE_URL: "http://127.0.0.1:9090/v1" };
   assert.equal(
@@ -184,5 +184,8 @@ Deno.test("settings: OPENAI_BASE_URL names the endpoint when OAI_BASE_URL does n
     "http://127.0.0.1:9090/v1",
     "agentcli's first",
   );
-  assert.equal(planLaunch(["--prompt", "hi"], both, "/tmp").facts.endpoint, "http://127.0.0.1:9090/v1");
+  assert.equal(
+    (await planLaunch(["--prompt", "hi"], both, "/tmp")).facts.endpoint,
+    "http://127.0.0.1:9090/v1",
+  );
 });

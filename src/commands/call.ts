@@ -1,10 +1,11 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
 import { type Command, EXIT, expectPositionals, UsageError } from "./cli.ts";
-import { type Envelope, serialize } from "../contract.ts";
+import { type Envelope, failure, serialize } from "../contract.ts";
 import { OWN_COMMAND } from "../policy.ts";
 import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
+import { UntrustedManifest } from "./trust_gate.ts";
 
 /** `toolgate call NAME [ARGS]` */
 export const callCommand: Command = {
@@ -25,7 +26,17 @@ export const callCommand: Command = {
     if (name === undefined) throw new UsageError("call needs a tool name", "call");
     expectPositionals(parsed, 2, "call");
     const settings = await executorSettings(parsed, io, "call");
-    const manifest = await loadForCommand(parsed, io);
+    let manifest;
+    try {
+      manifest = await loadForCommand(parsed, io, { runsTools: "ask" });
+    } catch (error) {
+      if (!(error instanceof UntrustedManifest)) throw error;
+      // stdout stays one envelope line, for whoever reads it; stderr said what is new or changed.
+      const kind = error.denied ? "user_denied" : "rejected";
+      const message = `${error.message[0].toUpperCase()}${error.message.slice(1)}.`;
+      await io.stdout(serialize(failure(kind, message, { tool: name, retryable: false })) + "\n");
+      return EXIT.failure;
+    }
     if (!manifest) return EXIT.failure;
     // One call and out: a background job could not outlive it, so this executor keeps none.
     const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings, {

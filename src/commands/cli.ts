@@ -112,7 +112,11 @@ export interface ParsedArgs {
 
 /** Options every command takes. */
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  tools: { type: "string", value: "PATH", help: "the manifest (default ./tools.json, env TOOLGATE_TOOLS)" },
+  tools: {
+    type: "string",
+    value: "PATH",
+    help: "the manifest (default: env TOOLGATE_TOOLS, else the nearest tools.json up to the project's root)",
+  },
   "allow-absolute-commands": { type: "boolean", help: "accept absolute command[0] paths (meant for tests)" },
   locked: { type: "boolean", help: "refuse to start with broader Deno permissions than needed" },
   help: { type: "boolean", short: "h", help: "show this help" },

@@ -1,14 +1,21 @@
 /**
- * Loads the manifest a command names (`--tools`, `TOOLGATE_TOOLS`, `./tools.json`) and reports its problems on
- * stderr, so that every command treats a bad manifest the same way.
+ * Loads the manifest a command uses (`--tools`, `TOOLGATE_TOOLS`, the nearest `tools.json`, else the built-in
+ * belt), says which when it is not `./tools.json`, holds a found one to the trust gate when the command runs
+ * tools, and reports its problems on stderr, so that every command treats a manifest the same way.
  *
  * @module
  */
 import { flag, type Io, type ParsedArgs, stringOption } from "./cli.ts";
-import { manifestLocation } from "../launch_plan.ts";
+import {
+  isOwnManifest,
+  locateManifest,
+  type ManifestLocation,
+  manifestNotice,
+} from "../manifest_location.ts";
 import type { Manifest, ManifestOptions } from "../manifest.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../tool_belt.ts";
 import { stateRoot } from "../state.ts";
+import { passGate } from "./trust_gate.ts";
 
 /** toolgate's state folder, where a manifest's checked schemas are remembered; none without HOME. */
 function cacheDir(env: Readonly<Record<string, string>>): string | undefined {
@@ -19,33 +26,57 @@ function cacheDir(env: Readonly<Record<string, string>>): string | undefined {
   }
 }
 
-/**
- * The manifest a command uses: `--tools`, else `TOOLGATE_TOOLS`, else `./tools.json` when it exists, else the
- * built-in tool belt's own; relative paths against the caller's cwd.
- */
-export function manifestPath(parsed: ParsedArgs, io: Io): string {
-  return manifestLocation(stringOption(parsed, "tools"), io.env, io.cwd);
+/** The manifest a command uses and where it came from (see `manifest_location.ts`). */
+export function manifestLocationOf(parsed: ParsedArgs, io: Io): ManifestLocation {
+  return locateManifest(stringOption(parsed, "tools"), io.env, io.cwd);
 }
 
-/** Loads the manifest; on errors prints them all (then the warnings) and returns `undefined`. */
+/**
+ * The manifest a command uses: `--tools`, else `TOOLGATE_TOOLS`, else the nearest `tools.json` up to the project's
+ * root, else the built-in tool belt's own; relative paths against the caller's cwd.
+ */
+export function manifestPath(parsed: ParsedArgs, io: Io): string {
+  return manifestLocationOf(parsed, io).path;
+}
+
+/** How a command loads its manifest: the loader's options, and whether it runs tools (then it is gated). */
+export interface LoadOptions extends ManifestOptions {
+  /**
+   * The command runs tools: a found manifest must be trusted first. `ask`: a person at the terminal may trust it
+   * there; `refuse`: never asked (serve, whose stdin is the protocol's). Absent: the command only reads it.
+   */
+  readonly runsTools?: "ask" | "refuse";
+}
+
+/**
+ * Loads the manifest; on errors prints them all (then the warnings) and returns `undefined`. A command that runs
+ * tools gets an untrusted manifest as a thrown `UntrustedManifest` (see `trust_gate.ts`).
+ */
 export async function loadForCommand(
   parsed: ParsedArgs,
   io: Io,
-  options: ManifestOptions = {},
+  options: LoadOptions = {},
 ): Promise<Manifest | undefined> {
-  const path = manifestPath(parsed, io);
+  const location = manifestLocationOf(parsed, io);
+  const path = location.path;
+  const notice = manifestNotice(location, io.cwd);
+  if (notice !== undefined) await io.stderr(notice + "\n");
+  const { runsTools, ...manifestOptions } = options;
+  const gate = runsTools === undefined ? undefined : await passGate(location, io, runsTools === "ask");
   const { loadManifest, validateManifest } = await import("../manifest.ts");
   const loadOptions: ManifestOptions = {
     allowAbsoluteCommands: flag(parsed, "allow-absolute-commands"),
     cacheDir: cacheDir(io.env),
-    ...options,
+    ...manifestOptions,
+    // The very bytes and profiles the gate pinned: nothing is read a second time, so nothing can be swapped.
+    ...(gate?.checked ? { text: gate.content.text, profiles: gate.content.profiles } : {}),
   };
   let result;
-  if (path === BELT_MANIFEST_PATH) {
+  if (path === BELT_MANIFEST_PATH || (location.source === "found" && isOwnManifest(path))) {
     // The belt is built in (a bundle or a binary carries it without a file on disk), and its schemas are held to
     // the rules by toolgate's own tests: only `validate` checks them again.
     if (options.compileSchemas) await (await import("../schema.ts")).loadSchemaEngine();
-    result = validateManifest(BELT_MANIFEST, path, {
+    result = validateManifest(BELT_MANIFEST, BELT_MANIFEST_PATH, {
       ...loadOptions,
       schemasChecked: !options.compileSchemas,
     });
@@ -57,5 +88,9 @@ export async function loadForCommand(
     ...result.warnings.map((w) => `warning: ${w}`),
   ];
   if (lines.length > 0) await io.stderr(lines.join("\n") + "\n");
-  return result.ok ? result.manifest : undefined;
+  if (!result.ok) return undefined;
+  // Each program as it was trusted: one that changes later is not run (see tool_launch.ts).
+  return gate?.checked
+    ? Object.freeze({ ...result.manifest, pinned: gate.content.programs })
+    : result.manifest;
 }

@@ -25,7 +25,7 @@ export const permissionsCommand: Command = {
   ].join("\n"),
   async run(parsed, io) {
     const format = choiceOption(parsed, "format", FORMATS, "flags", "permissions");
-    const plan = planLaunch(parsed.positionals, io.env, io.cwd);
+    const plan = await planLaunch(parsed.positionals, io.env, io.cwd);
     const body = format === "flags" ? toFlags(plan.set).join(" ") : JSON.stringify(plan.set, null, 2);
     await io.stdout(body + "\n");
     return EXIT.ok;

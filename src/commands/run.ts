@@ -15,7 +15,7 @@ export const runCommand: Command = {
     "calls (concurrent ones side by side), and prints the final answer on stdout. A call that writes, runs",
     "programs or can reach the network needs approval: asked on the terminal (yes / no / always), or given with",
     "--yes, --allow-tools or (http_fetch to a listed host) --approve-hosts; without a terminal and without those",
-    "it is refused. Without --tools, TOOLGATE_TOOLS or ./tools.json the model gets the built-in tool belt.",
+    "it is refused. Without --tools, TOOLGATE_TOOLS or a tools.json here (or up to the project's root) the model gets the built-in tool belt.",
     "--output jsonl prints one JSON event a line on stdout (request, response, tool_call, tool_result, answer,",
     "usage, error) and nothing else there. The endpoint's token usage is summed and shown at the end (stderr).",
     "--lazy-tools sends each tool as a name and a summary; its first call returns its full definition instead",

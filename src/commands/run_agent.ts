@@ -52,8 +52,9 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       prompt: settings.prompt,
     })
   );
-  // The manifest every command uses: --tools, TOOLGATE_TOOLS, ./tools.json, else the built-in tool belt's.
-  const manifest = await loadForCommand(parsed, io);
+  // The manifest every command uses (--tools, TOOLGATE_TOOLS, the nearest tools.json, else the built-in belt),
+  // trusted before any tool can run.
+  const manifest = await loadForCommand(parsed, io, { runsTools: "ask" });
   if (!manifest) return EXIT.failure;
   const approval = approvalSettings(parsed, manifest, "run");
   const { executor, registry, redact: redactSecrets } = await executorFromArgs(parsed, io, manifest, "run");

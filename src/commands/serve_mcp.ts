@@ -31,7 +31,8 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   const http = httpSettings(parsed, io);
   const limits = callLimits(parsed);
   const jobCaps = jobLimits(parsed);
-  const manifest = await loadForCommand(parsed, io);
+  // Never asked here: stdin is the protocol's (an untrusted manifest refuses to start, naming `toolgate trust`).
+  const manifest = await loadForCommand(parsed, io, { runsTools: "refuse" });
   if (!manifest) return EXIT.failure;
   const approval = approvalSettings(parsed, manifest, "serve");
   // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.

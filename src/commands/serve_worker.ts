@@ -41,7 +41,7 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
       "worker",
     );
   }
-  const manifest = await loadForCommand(parsed, io);
+  const manifest = await loadForCommand(parsed, io, { runsTools: "ask" });
   if (!manifest) return EXIT.failure;
   // Calls end when they end, not with a signal to this process: the worker decides (first stop: let them finish).
   const { executor, registry } = await executorFromArgs(parsed, io, manifest, "worker", settings, {

@@ -178,7 +178,7 @@ export async function benchSandbox(): Promise<Record<string, number>> {
     JSON.stringify({ tools: [{ name: "trivial", command: ["./tools/bin/trivial"], permissions: "none" }] }),
   );
   const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" };
-  const plan = planLaunch(["call", "trivial"], { ...env, XDG_STATE_HOME: state }, dir);
+  const plan = await planLaunch(["call", "trivial"], { ...env, XDG_STATE_HOME: state }, dir);
   // What the launcher grants a `call` of the tool, and the bench's own code beside toolgate's.
   const flags = toFlags({ ...plan.set, env: [...plan.set.env, "TOOLGATE_BWRAP"] });
   const child = await new Deno.Command(Deno.execPath(), {

@@ -45,7 +45,8 @@ Deno.test("serve --http without a token does not start: a usage error, exit 2", 
 
 Deno.test("serve --http: the token is required, and the SDK's client lists, calls and cancels", async (t) => {
   await using dir = await scratch();
-  await using server = await startHttp([], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN });
+  // `tree` writes its pids to the workspace: read-only by its flag, it needs approval all the same (issue 24).
+  await using server = await startHttp(["--allow-tools", "tree"], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN });
   assert.equal(server.url.hostname, "127.0.0.1");
   assert.equal(server.url.pathname, "/mcp");
 
@@ -140,7 +141,8 @@ Deno.test("serve --http: --token serves as well as the environment, and other pa
 
 Deno.test("serve --http: SIGTERM answers a call in flight (unavailable, cancelled), ends its tree, exits 143", async () => {
   await using dir = await scratch();
-  const server = await startHttp([], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN });
+  // `tree` writes its pids to the workspace: read-only by its flag, it needs approval all the same (issue 24).
+  const server = await startHttp(["--allow-tools", "tree"], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN });
   let pids: number[] = [];
   try {
     await using connected = await connectHttp(server.url, TOKEN);

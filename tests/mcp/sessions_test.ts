@@ -36,7 +36,8 @@ const napOf = (result: Record<string, unknown>) => result.structuredContent as u
 
 Deno.test("serve --http: a client that disconnects mid-call cancels it; its tree is gone within a second", async () => {
   await using dir = await scratch();
-  await using server = await serve([], dir.path);
+  // `tree` writes its pids to the workspace: read-only by its flag, it needs approval all the same (issue 24).
+  await using server = await serve(["--allow-tools", "tree"], dir.path);
   const connected = await connectHttp(server.url, TOKEN);
   // The call's answer never comes: the client goes away. Its rejection is expected.
   const call = connected.client.callTool({ name: "tree", arguments: {} }).catch(() => "gone");

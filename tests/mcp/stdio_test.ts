@@ -9,7 +9,8 @@ import { connectStdio, envelopeOf, serveArgs } from "./helpers.ts";
 
 Deno.test("serve over stdio: tools, results, errors, cancellation, concurrency and progress", async (t) => {
   await using dir = await scratch();
-  await using served = await connectStdio([], dir.path);
+  // `tree` writes its pids to the workspace: read-only by its flag, it needs approval all the same (issue 24).
+  await using served = await connectStdio(["--allow-tools", "tree"], dir.path);
   const { client } = served;
 
   await t.step("tools/list: name, description, inputSchema and annotations per tool", async () => {
@@ -187,7 +188,8 @@ Deno.test("serve over stdio: --allow-tools lets only the named tools run", async
 Deno.test("serve over stdio: the end of stdin stops the server, ends a running tool's tree and answers the call", async () => {
   await using dir = await scratch();
   const child = new Deno.Command(Deno.execPath(), {
-    args: serveArgs([], dir.path),
+    // `tree` writes its pids to the workspace: read-only by its flag, it needs approval all the same (issue 24).
+    args: serveArgs(["--allow-tools", "tree"], dir.path),
     env: { NO_COLOR: "1" },
     stdin: "piped",
     stdout: "piped",

@@ -48,10 +48,11 @@ poolTest("--executor mistakes are usage errors; an unreachable pool is one line 
   );
   assert.equal(down.code, 1);
   assert.equal(down.stdout, "");
-  assert.match(
-    down.stderr,
-    new RegExp(`^toolgate: cannot reach the worker pool at nats://127.0.0.1:${port}: `),
-  );
+  // After the line that says which manifest is in use (the folder has none: the built-in belt).
+  const [which, ...rest] = down.stderr.trimEnd().split("\n");
+  assert.match(which, /^toolgate: using the built-in tool belt/);
+  assert.equal(rest.length, 1, down.stderr);
+  assert.match(rest[0], new RegExp(`^toolgate: cannot reach the worker pool at nats://127.0.0.1:${port}: `));
   assert.ok(!hasStackTrace(down.stderr), down.stderr);
   const noUrl = await runToolgate(["worker"], dir.path, { NATS_URL: "" });
   assert.equal(noUrl.code, 2);

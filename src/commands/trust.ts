@@ -1,0 +1,61 @@
+/** The `trust` command: trusts the manifest a run here would use, showing what it trusts. @module */
+import { type Command, CommandFailure, EXIT, expectPositionals, flag } from "./cli.ts";
+import { isOwnManifest } from "../manifest_location.ts";
+import { stateRoot } from "../state.ts";
+import { readManifestContent } from "../trust.ts";
+import { describeChanges, toolLine } from "../trust_changes.ts";
+import { forgetTrust, readTrustRecord, writeTrustRecord } from "../trust_record.ts";
+import { manifestLocationOf } from "./load.ts";
+
+/** `toolgate trust [--tools PATH] [--forget]` */
+export const trustCommand: Command = {
+  name: "trust",
+  summary: "trust the manifest found here (its tools, profiles and programs, as they are now)",
+  usage: "toolgate trust [--tools PATH] [--forget]",
+  options: {
+    forget: { type: "boolean", help: "forget the trust instead: its tools ask again before they run" },
+  },
+  details: [
+    "A tools.json found in this folder or above it runs only once you trusted that exact content: toolgate",
+    "records a digest of the manifest, of each tool's profile and of each program it names, in its state folder.",
+    "A change to any of them is shown as what changed, and nothing runs until you trust it again. This command",
+    "trusts the manifest a run here would use (or --tools PATH), and prints what it trusts. A manifest you name",
+    "with --tools or TOOLGATE_TOOLS is trusted for that run; the built-in tool belt always is.",
+  ].join("\n"),
+  async run(parsed, io) {
+    expectPositionals(parsed, 0, "trust");
+    const location = manifestLocationOf(parsed, io);
+    const path = location.path;
+    if (location.source === "belt" || isOwnManifest(path)) {
+      await io.stdout(`${path} is toolgate's own tool belt: it needs no trust\n`);
+      return EXIT.ok;
+    }
+    const content = await readManifestContent(path);
+    if (content === undefined) throw new CommandFailure(`cannot read the manifest ${path}`);
+    const state = stateRoot(io.env);
+    if (flag(parsed, "forget")) {
+      const had = forgetTrust(state, content.realPath);
+      await io.stdout(had ? `forgot the trust in ${path}\n` : `${path} was not trusted\n`);
+      return EXIT.ok;
+    }
+    const record = readTrustRecord(state, content.realPath);
+    const tools = content.summary.tools.map((tool) => `  ${toolLine(tool)}`);
+    if (record?.digest === content.digest) {
+      await io.stdout(
+        [`${path} is trusted already (since ${record.trustedAt}), unchanged:`, ...tools, ""].join("\n"),
+      );
+      return EXIT.ok;
+    }
+    const lines = record === undefined ? [] : [
+      `changed since you trusted it (${record.trustedAt}):`,
+      ...describeChanges(record.summary, content.summary).map((line) => `  ${line}`),
+    ];
+    writeTrustRecord(state, content, new Date());
+    const count = tools.length;
+    await io.stdout(
+      [...lines, `trusted ${path}: ${count} tool${count === 1 ? "" : "s"}, as they are now:`, ...tools, ""]
+        .join("\n"),
+    );
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,83 @@
+/**
+ * The trust gate of the commands that run tools (`call`, the agent loop, `serve`, `worker`): a manifest found in
+ * the workspace or above it runs only once the user trusted that exact content. A new or changed one is announced
+ * with what changed, and then either trusted by a `y` at the terminal or refused, naming `toolgate trust`.
+ *
+ * @module
+ */
+import { CommandFailure, type Io } from "./cli.ts";
+import { terminalReadLine } from "../ask.ts";
+import { type ManifestLocation, needsTrust } from "../manifest_location.ts";
+import { stateRoot } from "../state.ts";
+import { type ManifestContent, readManifestContent } from "../trust.ts";
+import { describeChanges } from "../trust_changes.ts";
+import { readTrustRecord, type TrustRecord, writeTrustRecord } from "../trust_record.ts";
+
+/**
+ * A manifest whose tools do not run because the user has not trusted its content: `call` answers it with an
+ * envelope, every other command with its one line and exit code 1.
+ */
+export class UntrustedManifest extends CommandFailure {
+  constructor(message: string, readonly denied: boolean) {
+    super(message);
+    this.name = "UntrustedManifest";
+  }
+}
+
+/** What the gate found: nothing to check (named by the user, or toolgate's own), or trusted content. */
+export type GateResult = { readonly checked: false } | {
+  readonly checked: true;
+  readonly content: ManifestContent;
+};
+
+/** The announcement of an untrusted manifest: the header, then what changed (or every tool, when new). */
+export function announcement(
+  path: string,
+  record: TrustRecord | undefined,
+  content: ManifestContent,
+): string[] {
+  const changes = describeChanges(record?.summary, content.summary).map((line) => `  ${line}`);
+  if (record === undefined) {
+    const count = content.summary.tools.length;
+    return [
+      `toolgate: ${path} is a manifest you have not trusted; its ${count} tool${
+        count === 1 ? "" : "s"
+      } would run:`,
+      ...changes,
+    ];
+  }
+  return [`toolgate: ${path} changed since you trusted it (${record.trustedAt}):`, ...changes];
+}
+
+/**
+ * Passes a manifest that needs no trust, or whose content the user trusted; otherwise announces it on stderr and,
+ * when `ask` and a person is at the terminal, asks; a `y` trusts it. Throws {@linkcode UntrustedManifest} when the
+ * tools must not run.
+ */
+export async function passGate(location: ManifestLocation, io: Io, ask: boolean): Promise<GateResult> {
+  if (!needsTrust(location)) return { checked: false };
+  const content = await readManifestContent(location.path);
+  if (content === undefined) {
+    throw new CommandFailure(`cannot read the manifest ${location.path}`);
+  }
+  const state = stateRoot(io.env);
+  const record = readTrustRecord(state, content.realPath);
+  if (record?.digest === content.digest) return { checked: true, content };
+  await io.stderr(announcement(location.path, record, content).join("\n") + "\n");
+  const subject = record === undefined
+    ? `the manifest ${location.path} is not trusted yet`
+    : `the manifest ${location.path} changed since it was trusted`;
+  if (ask && io.interactive) {
+    const line = await terminalReadLine(io.stderr)("Trust it and run its tools? [y/N]: ");
+    if (line !== null && ["y", "yes"].includes(line.trim().toLowerCase())) {
+      writeTrustRecord(state, content, new Date());
+      await io.stderr(`toolgate: trusted ${location.path}\n`);
+      return { checked: true, content };
+    }
+    throw new UntrustedManifest(`${subject}, and the user did not trust it: none of its tools ran`, true);
+  }
+  throw new UntrustedManifest(
+    `${subject}, so none of its tools ran; check it, then run \`toolgate trust\` to trust it`,
+    false,
+  );
+}
