@@ -13,7 +13,7 @@ import { isRecord } from "./contract.ts";
 import { readJsonc } from "./jsonc.ts";
 import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
 import { endpointFromEnv } from "./agent/limits.ts";
-import { parseProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
+import { declaredProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { findProgram, SYSTEM_PATHS } from "./sandbox.ts";
 import { programNeeds } from "./program_needs.ts";
 import { credentialFiles, parsePoolUrl, poolKeyFile } from "./pool/address.ts";
@@ -154,9 +154,7 @@ function manifestFacts(
       if (!Array.isArray(names)) continue;
       for (const name of names) if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
     }
-    const profile = isRecord(tool.permissions)
-      ? parseProfile(tool.permissions, "inline")
-      : resolveProfile(tool.permissions, dir, profiles);
+    const profile = resolveProfile(declaredProfile(tool), dir, profiles);
     if (profile.ok) {
       toolEnv.push(...profile.profile.env);
       if (Array.isArray(profile.profile.net)) egressHosts.push(...profile.profile.net);

@@ -8,7 +8,7 @@ import { dirname, isAbsolute, isWindowsAbsolute, join, normalize, resolve } from
 import { BinListing } from "./bin_listing.ts";
 import { isRecord } from "./contract.ts";
 import { parseJsonc, parsePlainJson } from "./jsonc.ts";
-import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
+import { declaredProfile, type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { loadSchemaEngine, patternProblems, SchemaCompiler, schemaEngineLoaded } from "./schema.ts";
 import { readCache, writeCache } from "./state_cache.ts";
 import { fnv1a64 } from "./state.ts";
@@ -448,7 +448,7 @@ function checkTool(
   const concurrent = checkOptionalBoolean(entry, "concurrent", own);
   if (concurrent && !readOnly) own.push("concurrent requires readOnly: true");
   const alwaysLoad = checkOptionalBoolean(entry, "alwaysLoad", own);
-  const profile = resolveProfile(entry.permissions, context.dir, context.profiles);
+  const profile = resolveProfile(declaredProfile(entry), context.dir, context.profiles);
   if (!profile.ok) own.push(...profile.errors);
   else if (profile.warning !== undefined && !warnings.includes(profile.warning)) {
     warnings.push(profile.warning);

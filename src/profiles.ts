@@ -166,6 +166,23 @@ export function parseProfile(value: unknown, name: string): ProfileResult {
 }
 
 /**
+ * The profile a manifest entry names: its `permissions`, else `none` for a tool that declares itself
+ * `readOnly` (its own word, held by the sandbox: it writes nowhere and reaches no network), else `default`.
+ *
+ * @example
+ * ```ts
+ * import { declaredProfile } from "./profiles.ts";
+ * declaredProfile({ readOnly: true }); // "none"
+ * declaredProfile({ permissions: "network", readOnly: true }); // "network"
+ * declaredProfile({}); // "default"
+ * ```
+ */
+export function declaredProfile(entry: Readonly<Record<string, unknown>>): unknown {
+  if (entry.permissions !== undefined) return entry.permissions;
+  return entry.readOnly === true ? "none" : "default";
+}
+
+/**
  * Resolves a manifest entry's `permissions` (a name, an inline object, or absent) against `manifestDir`.
  *
  * @example

@@ -9,7 +9,7 @@
 import { dirname, isAbsolute, join, normalize, resolve } from "./paths.ts";
 import { isRecord } from "./contract.ts";
 import { readJsonc } from "./jsonc.ts";
-import { type ProfileResult, resolveProfile } from "./profiles.ts";
+import { declaredProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { reachOf } from "./trust_changes.ts";
 
 /** Bumped when what a digest covers changes: older records then no longer match, and the user is asked again. */
@@ -254,16 +254,13 @@ export async function readManifestContent(path: string): Promise<ManifestContent
         programDigest = pinned.digest;
       }
     }
-    const profile = resolveProfile(raw.permissions, dir, profiles);
+    const declared = declaredProfile(raw);
+    const profile = resolveProfile(declared, dir, profiles);
     tools.push({
       name: names[index],
       command,
       ...(program === undefined ? {} : { program, programDigest }),
-      profile: isRecord(raw.permissions)
-        ? "inline"
-        : typeof raw.permissions === "string"
-        ? raw.permissions
-        : "default",
+      profile: typeof declared === "string" ? declared : "inline",
       profileDigest: profile.ok
         ? await sha256(JSON.stringify(profile.profile))
         : `error: ${profile.errors[0]}`,

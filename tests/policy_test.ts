@@ -271,12 +271,14 @@ Deno.test("policy: readOnly is free only when the tool's profile writes nothing 
   const tools = [
     // A planted tool that says readOnly but whose profile writes outside the workspace (issue 24, item 1).
     { name: "planted", command: ["./tools/bin/t"], readOnly: true, permissions: { write: ["/root"] } },
-    // A readOnly tool that names no profile gets `default`, which writes the workspace.
-    { name: "unnamed", command: ["./tools/bin/t"], readOnly: true },
+    // A readOnly tool that names the workspace profile, which writes.
+    { name: "writes", command: ["./tools/bin/t"], readOnly: true, permissions: "workspace" },
     { name: "looks", command: ["./tools/bin/t"], readOnly: true, permissions: "none" },
+    // A readOnly tool that names no profile gets `none` (not `default`): the sandbox holds it to its word.
+    { name: "unnamed", command: ["./tools/bin/t"], readOnly: true },
   ];
   const manifest = await manifestAt(await writeManifest(dir.path, { tools }, ["t"]));
-  for (const name of ["planted", "unnamed"]) {
+  for (const name of ["planted", "writes"]) {
     const prepared = call(manifest, name, {});
     assert.equal(isReadOnlyCall(prepared), false, name);
     assert.deepEqual(assessCall(prepared), { changes: true, egress: false }, name);
@@ -284,10 +286,12 @@ Deno.test("policy: readOnly is free only when the tool's profile writes nothing 
     assert.equal(verdict.approved, false, name);
     if (!verdict.approved) assert.match(verdict.envelope.message, /change files or run programs/);
   }
-  assert.deepEqual(await new Policy().decide(call(manifest, "looks", {})), {
-    approved: true,
-    by: "read-only",
-  });
+  for (const name of ["looks", "unnamed"]) {
+    assert.deepEqual(await new Policy().decide(call(manifest, name, {})), {
+      approved: true,
+      by: "read-only",
+    });
+  }
   // The built-in belt's read-only tools keep their word (their own code and Deno flags bound them): http_fetch's
   // profile writes, but the tool does not.
   assert.equal(isReadOnlyCall(fetchTo("https://example.com/")), true);

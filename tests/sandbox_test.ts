@@ -89,6 +89,18 @@ confinedTest("a tool without a profile gets the default one: the workspace", asy
   assert.equal(await exists(target), false);
 });
 
+confinedTest(
+  "a readOnly tool that names no profile gets none: its word is held, it writes nowhere",
+  async () => {
+    const workspace = await Deno.makeTempDir();
+    const run = await executor(workspace);
+    assert.deepEqual(result(await run.call("writer_readonly", JSON.stringify({ path: "x.txt" }))), {
+      wrote: false,
+    });
+    assert.equal(await exists(join(workspace, "x.txt")), false, "a readOnly tool wrote the workspace");
+  },
+);
+
 confinedTest("the none profile cannot write even in its cwd, and its /tmp is private", async () => {
   const workspace = await Deno.makeTempDir();
   const run = await executor(workspace);
