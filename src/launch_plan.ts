@@ -61,6 +61,9 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "nats",
   "concurrency",
   "name",
+  "from-mcp",
+  "max-jobs",
+  "max-session-jobs",
 ]);
 
 /** Options that, given without a command, mean the agent loop. */
@@ -268,7 +271,7 @@ export function planLaunch(
   const auditDir = values.get("audit-dir");
   if (auditDir !== undefined && !flags.has("no-audit")) stateDirs.push(at(auditDir));
   const workspace = realOr(at(values.get("cwd") ?? "."));
-  const readFiles = ["prompt-file", "system-file", "load-messages"]
+  const readFiles = ["prompt-file", "system-file", "load-messages", "from-mcp"]
     .map((name) => values.get(name))
     .filter((value): value is string => value !== undefined && value !== "-")
     .map(at);
@@ -276,6 +279,8 @@ export function planLaunch(
   readFiles.push(...programReads(programs, env, workspace, manifestPath, stateDirs));
   const save = values.get("save-messages");
   const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
+  // `init` writes its starter in the folder it was typed in, and nothing else.
+  if (command === "init") writeFiles.push(at("tools.json"), at("tools"));
   const isRun = command === "run";
   const endpoint = isRun ? values.get("base-url") ?? endpointFromEnv(env) : undefined;
   const port = command === "serve" ? values.get("http") : undefined;

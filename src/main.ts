@@ -20,6 +20,7 @@ import {
 import { broadGrants } from "./own_grants.ts";
 import { StateDirError } from "./state.ts";
 import { callCommand } from "./commands/call.ts";
+import { initCommand } from "./commands/init.ts";
 import { lintCommand } from "./commands/lint.ts";
 import { listCommand } from "./commands/list.ts";
 import { permissionsCommand } from "./commands/permissions.ts";
@@ -52,6 +53,7 @@ const helpCommand: Command = {
 
 /** Every command, in the order help lists them. */
 export const COMMANDS: readonly Command[] = [
+  initCommand,
   validateCommand,
   lintCommand,
   listCommand,
