@@ -64,6 +64,9 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "from-mcp",
   "max-jobs",
   "max-session-jobs",
+  "tool",
+  "outcome",
+  "since",
 ]);
 
 /** Options that, given without a command, mean the agent loop. */

@@ -23,6 +23,7 @@ import { callCommand } from "./commands/call.ts";
 import { initCommand } from "./commands/init.ts";
 import { lintCommand } from "./commands/lint.ts";
 import { listCommand } from "./commands/list.ts";
+import { logCommand } from "./commands/log.ts";
 import { permissionsCommand } from "./commands/permissions.ts";
 import { runCommand } from "./commands/run.ts";
 import { secretsCommand } from "./commands/secrets.ts";
@@ -61,6 +62,7 @@ export const COMMANDS: readonly Command[] = [
   runCommand,
   serveCommand,
   secretsCommand,
+  logCommand,
   workerCommand,
   permissionsCommand,
   helpCommand,
