@@ -282,6 +282,8 @@ export function planLaunch(
   readFiles.push(...programReads(programs, env, workspace, manifestPath, stateDirs));
   const save = values.get("save-messages");
   const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
+  // doctor says whether user namespaces may be made where bubblewrap cannot tell.
+  if (command === "doctor") readFiles.push("/proc/sys/user/max_user_namespaces");
   // `init` writes its starter in the folder it was typed in, and nothing else.
   if (command === "init") writeFiles.push(at("tools.json"), at("tools"));
   const isRun = command === "run";

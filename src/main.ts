@@ -20,6 +20,7 @@ import {
 import { broadGrants } from "./own_grants.ts";
 import { StateDirError } from "./state.ts";
 import { callCommand } from "./commands/call.ts";
+import { doctorCommand } from "./commands/doctor.ts";
 import { initCommand } from "./commands/init.ts";
 import { lintCommand } from "./commands/lint.ts";
 import { listCommand } from "./commands/list.ts";
@@ -63,6 +64,7 @@ export const COMMANDS: readonly Command[] = [
   serveCommand,
   secretsCommand,
   logCommand,
+  doctorCommand,
   workerCommand,
   permissionsCommand,
   helpCommand,
