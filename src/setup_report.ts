@@ -246,7 +246,7 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
   const apiKey: Sourced<boolean> = { value: keyVariable !== undefined, from: keyVariable ?? "not set" };
   if (model.value === null) {
     problems.push({
-      problem: "no model is configured for the agent loop",
+      problem: "no model is configured: the agent loop will not start",
       fix: "set OAI_MODEL (or pass --model), e.g. the name your local server serves",
       blocking: false,
     });

@@ -107,7 +107,7 @@ Deno.test({
     assert.match(out, /profile none +confined \(writes nothing; no network\): read_notes/);
     assert.match(out, /profile workspace +confined \(writes \.; no network\): write_notes/);
     assert.match(out, /model +not set/);
-    assert.match(out, /warning: no model is configured/);
+    assert.match(out, /warning: no model is configured: the agent loop will not start/);
     assert.match(out, new RegExp(`audit log +${state.path}/toolgate/workspaces/`));
 
     const json = await runToolgate(["doctor", "--json"], dir.path, {
