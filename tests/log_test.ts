@@ -50,7 +50,10 @@ Deno.test("log shows the calls of this workspace, oldest first, one readable lin
     assert.equal(log.stderr, "");
     const lines = log.stdout.trim().split("\n");
     assert.equal(lines.length, 2, log.stdout);
-    assert.match(lines[0], /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}greet_person +ok +\d+m?s +approved: read-only/);
+    assert.match(
+      lines[0],
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}greet_person +ok +\d+m?s +approved: read-only/,
+    );
     assert.match(lines[1], /greet_person +invalid_args +0ms +not run/);
 
     const json = await runToolgate(["log", "--json", "--locked"], ws.dir, ws.env);
