@@ -45,29 +45,48 @@ export function terminalReadLine(
   };
 }
 
+/** The line left on the terminal once a person answered: what was decided, for the rest of the run to show. */
+function decided(tool: string, answer: "yes" | "no" | "always", why?: string): string {
+  if (answer === "yes") return `toolgate: approved: ${tool} runs this once\n`;
+  if (answer === "always") {
+    return `toolgate: approved: ${tool} runs without asking for the rest of this run\n`;
+  }
+  return `toolgate: denied: ${tool} does not run${why ? ` (${why})` : ""}; the model is told so\n`;
+}
+
 /**
- * Asks approval questions on the terminal: the question's lines, then `Run TOOL? [y]es / [n]o / [a]lways for
- * TOOL: `. An unclear answer is asked again (three times at most); an empty line or the end of input is a no.
+ * Asks approval questions on the terminal: the question's lines, then `Run TOOL? (a letter, then Enter) [y]es /
+ * [n]o / [a]lways for TOOL: `. An unclear answer is asked again (three times at most); an empty line or the end
+ * of input is a no. With `tell`, one line says what was decided, so that it stays on screen.
  *
  * @example
  * ```ts
  * import { terminalAsker, terminalReadLine } from "./ask.ts";
- * const ask = terminalAsker(terminalReadLine((text) => Deno.stderr.write(new TextEncoder().encode(text)).then(() => {})));
+ * const write = (text: string) => Deno.stderr.write(new TextEncoder().encode(text)).then(() => {});
+ * const ask = terminalAsker(terminalReadLine(write), write);
  * // new Policy({ ask })
  * ```
  */
-export function terminalAsker(readLine: ReadLine): Ask {
+export function terminalAsker(readLine: ReadLine, tell?: (text: string) => Promise<void>): Ask {
   return async (question) => {
     const tool = question.tool;
-    const prompt = `${question.lines.join("\n")}\nRun ${tool}? [y]es / [n]o / [a]lways for ${tool}: `;
+    const prompt = `${
+      question.lines.join("\n")
+    }\nRun ${tool}? (a letter, then Enter) [y]es / [n]o / [a]lways for ${tool}: `;
+    const settle = async (answer: "yes" | "no" | "always", why?: string) => {
+      if (tell) await tell(decided(tool, answer, why));
+      return answer;
+    };
     for (let i = 0; i < MAX_ASKS; i++) {
-      const line = await readLine(i === 0 ? prompt : "Please answer y (yes), n (no) or a (always): ");
-      if (line === null) return "no";
+      const line = await readLine(
+        i === 0 ? prompt : "Please answer y (yes), n (no) or a (always), then Enter: ",
+      );
+      if (line === null) return await settle("no", "no answer: input ended");
       const answer = line.trim().toLowerCase();
-      if (YES.has(answer)) return "yes";
-      if (ALWAYS.has(answer)) return "always";
-      if (NO.has(answer)) return "no";
+      if (YES.has(answer)) return await settle("yes");
+      if (ALWAYS.has(answer)) return await settle("always");
+      if (NO.has(answer)) return await settle("no");
     }
-    return "no";
+    return await settle("no", `no clear answer in ${MAX_ASKS} tries`);
   };
 }

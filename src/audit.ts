@@ -4,7 +4,8 @@
  * through a link, and what was opened is checked (a regular file of this user's, 0600, one link, still the one the
  * path names) before a byte goes in; no mode is ever changed through a path. Each record is one write of the whole line with O_APPEND, so lines from concurrent
  * processes never interleave, and starts on a line of its own even after a torn write. Argument digests are
- * HMAC-SHA256 under a per-user key. A failed write is reported once and never fails the call.
+ * HMAC-SHA256 under a per-user key, and so is each line (its last field, `mac`), so that `toolgate log` can tell
+ * a line changed by hand from one toolgate wrote. A failed write is reported once and never fails the call.
  *
  * @module
  */
@@ -14,7 +15,7 @@ import type { EgressDecision } from "./egress_proxy.ts";
 import type { RunResult } from "./runner.ts";
 import { redactDeep, type Redactor } from "./redact.ts";
 import { checkPrivateDir, ensurePrivateDir } from "./private_dir.ts";
-import { checkOpened, createNew, openExisting, readOrMakeKey } from "./private_file.ts";
+import { checkOpened, createNew, openExisting, readKey, readOrMakeKey } from "./private_file.ts";
 import { StateDirError, stateRoot } from "./state.ts";
 
 /** One call, as the audit log records it. Never an argument value, never a variable's value. */
@@ -354,7 +355,92 @@ export function loadAuditKey(env: Readonly<Record<string, string>>): Uint8Array 
   return readOrMakeAuditKey(join(root, "audit.key"));
 }
 
+/**
+ * The user's audit key when there is one, without making it (a reader of the log has nothing to check against a
+ * key made now). Throws {@linkcode StateDirError} for a key toolgate refuses.
+ *
+ * @example
+ * ```ts
+ * import { readAuditKey } from "./audit.ts";
+ * readAuditKey({ HOME: Deno.makeTempDirSync() }); // undefined: no call was audited yet
+ * ```
+ */
+export function readAuditKey(env: Readonly<Record<string, string>>): Uint8Array | undefined {
+  return readKey(join(stateRoot(env), "audit.key"), AUDIT_KEY_BYTES, "the audit key");
+}
+
 const encoder = new TextEncoder();
+
+/**
+ * What a line's digest covers before the line: a line's digest can then never equal an arguments digest under the
+ * same key (a caller who chose arguments text that reads as a line would otherwise find that line's digest logged).
+ */
+const LINE_DOMAIN = "toolgate audit line\n";
+
+/** The field that holds a line's digest; always the last, so that what it covers is the text before it. */
+const MAC_TAIL = /,?"mac":"([0-9a-f]{64})"\}$/;
+
+function hex(bytes: ArrayBuffer): string {
+  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The audit key as a Web Crypto HMAC-SHA256 key, for signing lines and arguments and checking lines.
+ *
+ * @example
+ * ```ts
+ * import { auditHmacKey } from "./audit.ts";
+ * const key = await auditHmacKey(crypto.getRandomValues(new Uint8Array(32)));
+ * ```
+ */
+export function auditHmacKey(raw: Uint8Array): Promise<CryptoKey> {
+  return crypto.subtle.importKey(
+    "raw",
+    raw as Uint8Array<ArrayBuffer>,
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign", "verify"],
+  );
+}
+
+/**
+ * A record's JSON text (one object) with its digest as the last field, `mac`.
+ *
+ * @example
+ * ```ts
+ * import { auditHmacKey, checkLineMac, sealLine } from "./audit.ts";
+ * const key = await auditHmacKey(new Uint8Array(32));
+ * const line = await sealLine('{"tool":"t"}', key); // '{"tool":"t","mac":"..."}'
+ * await checkLineMac(line, key); // "verified"
+ * await checkLineMac(line.replace('"t"', '"u"'), key); // "altered"
+ * ```
+ */
+export async function sealLine(json: string, key: CryptoKey): Promise<string> {
+  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(LINE_DOMAIN + json));
+  return `${json.slice(0, -1)}${json === "{}" ? "" : ","}"mac":"${hex(mac)}"}`;
+}
+
+/**
+ * Checks a line's digest: `verified`, `altered` (its digest does not match what it says), or `unsigned` (it has
+ * none: written without the key, or by a toolgate that did not sign lines).
+ *
+ * @example
+ * ```ts
+ * import { auditHmacKey, checkLineMac } from "./audit.ts";
+ * await checkLineMac('{"tool":"t"}', await auditHmacKey(new Uint8Array(32))); // "unsigned"
+ * ```
+ */
+export async function checkLineMac(
+  line: string,
+  key: CryptoKey,
+): Promise<"verified" | "altered" | "unsigned"> {
+  const tail = MAC_TAIL.exec(line);
+  if (tail === null) return "unsigned";
+  const json = line.slice(0, tail.index) + "}";
+  const mac = new Uint8Array(tail[1].match(/../g)!.map((byte) => parseInt(byte, 16)));
+  const ok = await crypto.subtle.verify("HMAC", key, mac, encoder.encode(LINE_DOMAIN + json));
+  return ok ? "verified" : "altered";
+}
 
 /**
  * Appends one line to `file` in one write, after a newline when the file's last byte is not one: a record torn by
@@ -416,31 +502,37 @@ export class AuditLog {
    */
   async argsFacts(argsText: string): Promise<{ argsBytes: number; argsHmac: string | null }> {
     const bytes = encoder.encode(argsText);
+    const key = this.#signingKey();
+    if (key === undefined) return { argsBytes: bytes.length, argsHmac: null };
+    const digest = await crypto.subtle.sign("HMAC", await key, bytes as Uint8Array<ArrayBuffer>);
+    return { argsBytes: bytes.length, argsHmac: hex(digest) };
+  }
+
+  /** The key as Web Crypto's, imported once; `undefined` when the key could not be had. */
+  #signingKey(): Promise<CryptoKey> | undefined {
     const key = this.#digestKey();
-    if (key === null) return { argsBytes: bytes.length, argsHmac: null };
-    this.#hmacKey ??= crypto.subtle.importKey(
-      "raw",
-      key as Uint8Array<ArrayBuffer>,
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"],
-    );
-    const digest = new Uint8Array(
-      await crypto.subtle.sign("HMAC", await this.#hmacKey, bytes as Uint8Array<ArrayBuffer>),
-    );
-    return {
-      argsBytes: bytes.length,
-      argsHmac: Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join(""),
-    };
+    if (key === null) return undefined;
+    this.#hmacKey ??= auditHmacKey(key);
+    return this.#hmacKey;
   }
 
   /**
-   * Writes one record; resolves once it is written (or its failure reported). Never rejects. The write is
-   * synchronous on purpose: a line is small, an async write costs a trip through the thread pool, several times
-   * the write itself, on every call, and lines written one at a time cannot interleave.
+   * Writes one record, signed (see {@linkcode sealLine}) when the key could be had; resolves once it is written
+   * (or its failure reported). Never rejects. Once signed, the write is synchronous on purpose: a line is small, an
+   * async write costs a trip through the thread pool, several times the write itself, on every call, and lines
+   * written one at a time cannot interleave.
    */
-  write(record: AuditRecord): Promise<void> {
-    const line = JSON.stringify(redactDeep(record, this.options.redact)) + "\n";
+  async write(record: AuditRecord): Promise<void> {
+    let json = JSON.stringify(redactDeep(record, this.options.redact));
+    const key = this.#signingKey();
+    if (key !== undefined) {
+      try {
+        json = await sealLine(json, await key);
+      } catch (error) {
+        this.#report(`toolgate: audit lines go unsigned: ${(error as Error).message}`);
+      }
+    }
+    const line = json + "\n";
     const { dir } = this.options;
     try {
       if (!this.#dirMade) {
@@ -454,7 +546,6 @@ export class AuditLog {
     } catch (error) {
       this.#report(`toolgate: cannot write the audit log in ${dir}: ${(error as Error).message}`);
     }
-    return Promise.resolve();
   }
 
   #digestKey(): Uint8Array | null {

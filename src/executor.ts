@@ -479,6 +479,7 @@ export class Executor {
       }),
       // A pool worker's line carries the caller's call id, as the caller's own line does.
       call_id: options.callId,
+      approved_by: options.approvedBy,
     });
     return this.#forCaller(envelope);
   }
@@ -829,15 +830,18 @@ export class Executor {
           });
       }
     }
-    await this.#write(jobStartRecord(await this.#facts(started, tool.name, call.argsText), {
-      argv: [tool.program, ...tool.args],
-      result,
-      envKeys: Object.keys(env),
-      envelope,
-      job,
-      launch: launch.ok ? launch : undefined,
-      profile: tool.profile.name,
-    }));
+    await this.#write({
+      ...jobStartRecord(await this.#facts(started, tool.name, call.argsText), {
+        argv: [tool.program, ...tool.args],
+        result,
+        envKeys: Object.keys(env),
+        envelope,
+        job,
+        launch: launch.ok ? launch : undefined,
+        profile: tool.profile.name,
+      }),
+      approved_by: options.approvedBy,
+    });
     return envelope;
   }
 

@@ -147,15 +147,32 @@ function scan(text: string, label: string): { json: string; duplicates: string[]
 }
 
 /** What is wrong with text that does not parse, by jsonc-parser's tree parser (loaded now, only for this). */
-async function syntaxErrors(text: string, label: string): Promise<string[]> {
+async function syntaxErrors(text: string, label: string, strict = false): Promise<string[]> {
   const { parseTree, printParseErrorCode } = await import("npm:jsonc-parser@3.3.1");
   const syntax: { error: number; offset: number }[] = [];
-  const tree = parseTree(text, syntax as never, { allowTrailingComma: true, disallowComments: false });
+  const tree = parseTree(text, syntax as never, { allowTrailingComma: !strict, disallowComments: strict });
   if (syntax.length === 0 && !tree) return [`${label}:1:1: value expected`];
   return syntax.map((e) => {
     const code = printParseErrorCode(e.error as never);
     return `${label}:${lineColumn(text, e.offset)}: ${MESSAGES[code] ?? code}`;
   });
+}
+
+/**
+ * Where plain JSON text (no comments, no trailing commas) first goes wrong, as `LINE:COLUMN: message`, or
+ * `undefined` when it is JSON: for a person who typed arguments by hand.
+ *
+ * @example
+ * ```ts
+ * import { jsonSyntaxError } from "./jsonc.ts";
+ * await jsonSyntaxError('{"a": 1,}'); // "1:9: property name expected"
+ * await jsonSyntaxError('{"a": 1}'); // undefined
+ * ```
+ */
+export async function jsonSyntaxError(text: string): Promise<string | undefined> {
+  if (parsePlainJson(text) !== undefined) return undefined;
+  const [first] = await syntaxErrors(text, "", true);
+  return first?.replace(/^:/, "") ?? "1:1: value expected";
 }
 
 /**

@@ -67,6 +67,12 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "nats",
   "concurrency",
   "name",
+  "from-mcp",
+  "max-jobs",
+  "max-session-jobs",
+  "tool",
+  "outcome",
+  "since",
 ]);
 
 /** Options that, given without a command, mean the agent loop. */
@@ -299,7 +305,7 @@ export async function planLaunch(
   const auditDir = values.get("audit-dir");
   if (auditDir !== undefined && !flags.has("no-audit")) stateDirs.push(at(auditDir));
   const workspace = realOr(at(values.get("cwd") ?? "."));
-  const readFiles = ["prompt-file", "system-file", "load-messages"]
+  const readFiles = ["prompt-file", "system-file", "load-messages", "from-mcp"]
     .map((name) => values.get(name))
     .filter((value): value is string => value !== undefined && value !== "-")
     .map(at)
@@ -310,6 +316,10 @@ export async function planLaunch(
   if (command === "validate") readFiles.push(...programs.filter((program) => isAbsolute(program)));
   const save = values.get("save-messages");
   const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
+  // doctor says whether user namespaces may be made where bubblewrap cannot tell.
+  if (command === "doctor") readFiles.push("/proc/sys/user/max_user_namespaces");
+  // `init` writes its starter in the folder it was typed in, and nothing else.
+  if (command === "init") writeFiles.push(at("tools.json"), at("tools"));
   const isRun = command === "run";
   const endpoint = isRun ? values.get("base-url") ?? endpointFromEnv(env) : undefined;
   const port = command === "serve" ? values.get("http") : undefined;

@@ -20,8 +20,11 @@ import {
 import { broadGrants } from "./own_grants.ts";
 import { StateDirError } from "./state.ts";
 import { callCommand } from "./commands/call.ts";
+import { doctorCommand } from "./commands/doctor.ts";
+import { initCommand } from "./commands/init.ts";
 import { lintCommand } from "./commands/lint.ts";
 import { listCommand } from "./commands/list.ts";
+import { logCommand } from "./commands/log.ts";
 import { permissionsCommand } from "./commands/permissions.ts";
 import { runCommand } from "./commands/run.ts";
 import { secretsCommand } from "./commands/secrets.ts";
@@ -53,6 +56,7 @@ const helpCommand: Command = {
 
 /** Every command, in the order help lists them. */
 export const COMMANDS: readonly Command[] = [
+  initCommand,
   validateCommand,
   lintCommand,
   listCommand,
@@ -60,6 +64,8 @@ export const COMMANDS: readonly Command[] = [
   runCommand,
   serveCommand,
   secretsCommand,
+  logCommand,
+  doctorCommand,
   workerCommand,
   trustCommand,
   permissionsCommand,

@@ -217,7 +217,7 @@ const KNOWN_FIELDS = new Set([
   "alwaysLoad",
   "outputSchema",
 ]);
-const KNOWN_ROOT_FIELDS = new Set(["tools", "$schema"]);
+const KNOWN_ROOT_FIELDS = new Set(["tools", "$schema", "mcpServers"]);
 
 /** Go's %q for the strings we quote: JSON's quoting agrees on everything printable. */
 const quote = (value: string): string => JSON.stringify(value);
@@ -556,6 +556,18 @@ export function validateManifest(
   }
   for (const key of Object.keys(value)) {
     if (!KNOWN_ROOT_FIELDS.has(key)) warnings.push(`${path}: unknown field ${quote(key)} (ignored)`);
+  }
+  // The gateway that runs these (issue 25) is not here yet: the block is accepted, and said to do nothing.
+  if (value.mcpServers !== undefined) {
+    if (!isRecord(value.mcpServers)) {
+      return { ok: false, errors: [`${path}: "mcpServers" must be an object`], warnings };
+    }
+    const count = Object.keys(value.mcpServers).length;
+    warnings.push(
+      `${path}: "mcpServers" names ${count} server${
+        count === 1 ? "" : "s"
+      }; this toolgate does not run MCP servers yet (ignored)`,
+    );
   }
   const rawTools = value.tools ?? [];
   if (!Array.isArray(rawTools)) return { ok: false, errors: [`${path}: "tools" must be an array`], warnings };

@@ -90,7 +90,10 @@ export {
   type ToolSpec,
   validateManifest,
 } from "./manifest.ts";
-export type { PermissionProfile, ResourceLimits } from "./profiles.ts";
+export type { PermissionProfile, ProfileResult, ResourceLimits } from "./profiles.ts";
+export type { PinnedProgram } from "./trust.ts";
+export type { Job, JobEvent } from "./jobs.ts";
+export type { JobCaps } from "./job_owners.ts";
 export {
   type Answer,
   type ApprovalQuestion,

@@ -134,6 +134,26 @@ function readPrivateBytes(path: string, what: string, size?: number): Uint8Array
 }
 
 /**
+ * The key at `path` when there is one (refused as {@linkcode readOrMakeKey} refuses it), else `undefined`: for a
+ * reader that must not make a key (checking the audit log's digests). Throws {@linkcode StateDirError}.
+ *
+ * @example
+ * ```ts
+ * import { join } from "./paths.ts";
+ * import { readKey } from "./private_file.ts";
+ * readKey(join(await Deno.makeTempDir(), "audit.key"), 32, "the audit key"); // undefined: none yet
+ * ```
+ */
+export function readKey(path: string, bytes: number, what: string): Uint8Array | undefined {
+  try {
+    return readPrivateBytes(path, what, bytes);
+  } catch (error) {
+    if (error instanceof StateDirError) throw error;
+    throw new StateDirError(`cannot read ${what} ${path}: ${(error as Error).message}`);
+  }
+}
+
+/**
  * The key at `path`: read when it exists (refused when it is a link, someone else's, open to others, or not `bytes`
  * long), else made: random bytes written to a new 0600 file before it takes the name (see {@linkcode createNew}),
  * so that a reader never sees half a key and two toolgates starting at once agree on one. `what` names it in

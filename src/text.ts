@@ -43,3 +43,41 @@ export function clip(text: string, limit: number): string {
 export function fit(text: string, width: number): string {
   return text.length > width ? text.slice(0, width - 1) + CUT_MARK : text;
 }
+
+/** The edit distance between two short texts (insertions, deletions, substitutions). */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
+}
+
+/**
+ * The names nearest to `name` (a typo, another case, a part of it), nearest first, at most `max`: for a person's
+ * "did you mean".
+ *
+ * @example
+ * ```ts
+ * import { nearestNames } from "./text.ts";
+ * nearestNames("get_tme", ["get_time", "fs_stat", "exec"]); // ["get_time"]
+ * nearestNames("time", ["get_time", "fs_stat"]); // ["get_time"]
+ * ```
+ */
+export function nearestNames(name: string, names: readonly string[], max = 3): string[] {
+  const wanted = name.toLowerCase();
+  return names
+    .map((candidate) => {
+      const lower = candidate.toLowerCase();
+      const far = lower.includes(wanted) || wanted.includes(lower) ? 1 : distance(wanted, lower);
+      return { candidate, far };
+    })
+    .filter(({ far }) => far <= Math.max(2, Math.floor(wanted.length / 3)))
+    .sort((a, b) => a.far - b.far || (a.candidate < b.candidate ? -1 : 1))
+    .slice(0, max)
+    .map(({ candidate }) => candidate);
+}

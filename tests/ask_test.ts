@@ -26,7 +26,8 @@ Deno.test("terminalAsker: the question's lines, then the choice naming the tool"
   assert.equal(await terminalAsker(readLine)(QUESTION), "yes");
   assert.equal(
     asked[0],
-    `${QUESTION.lines.join("\n")}\nRun note? [y]es / [n]o / [a]lways for note: `,
+    // The keys, and that Enter ends the answer (issue 26: the prompt needed Enter without saying so).
+    `${QUESTION.lines.join("\n")}\nRun note? (a letter, then Enter) [y]es / [n]o / [a]lways for note: `,
   );
 });
 
@@ -41,6 +42,26 @@ Deno.test("terminalAsker: yes, no, always in any case; an empty line and the end
   ];
   for (const [line, answer] of cases) {
     assert.equal(await terminalAsker(scripted(line).readLine)(QUESTION), answer, String(line));
+  }
+});
+
+Deno.test("terminalAsker: one line says what was decided, and stays on screen", async () => {
+  const cases: [(string | null)[], string][] = [
+    [["y"], "toolgate: approved: note runs this once\n"],
+    [["a"], "toolgate: approved: note runs without asking for the rest of this run\n"],
+    [["n"], "toolgate: denied: note does not run; the model is told so\n"],
+    [[null], "toolgate: denied: note does not run (no answer: input ended); the model is told so\n"],
+    [
+      ["?", "?", "?"],
+      "toolgate: denied: note does not run (no clear answer in 3 tries); the model is told so\n",
+    ],
+  ];
+  for (const [answers, line] of cases) {
+    const told: string[] = [];
+    await terminalAsker(scripted(...answers).readLine, (text) => Promise.resolve(void told.push(text)))(
+      QUESTION,
+    );
+    assert.deepEqual(told, [line], JSON.stringify(answers));
   }
 });
 

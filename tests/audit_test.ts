@@ -9,8 +9,10 @@ import { dirname, join } from "node:path";
 import {
   AUDIT_KEY_BYTES,
   auditFileFor,
+  auditHmacKey,
   AuditLog,
   type AuditRecord,
+  checkLineMac,
   loadAuditKey,
   prepareAuditDir,
 } from "../src/audit.ts";
@@ -644,4 +646,23 @@ Deno.test("audit: a key file that is a symlink, open to others, or the wrong siz
   assert.throws(() => loadAuditKey(env), /holds 5 bytes, not 32/);
   await Deno.remove(keyFile);
   assert.equal(loadAuditKey(env).length, 32);
+});
+
+Deno.test("audit: each line ends with its own keyed digest, which an edit breaks and an arguments digest cannot forge", async () => {
+  await using dir = await scratch();
+  const auditDir = join(dir.path, "audit");
+  const executor = executorOf({ command: ["/bin/cat"] }, { auditDir, onWarning: assert.fail });
+  await executor.call("t", '{"a":1}');
+  const [line] = (await Deno.readTextFile(auditFileFor(auditDir, new Date()))).trim().split("\n");
+  const mac = /,"mac":"([0-9a-f]{64})"\}$/.exec(line);
+  assert.ok(mac, `the digest is the last field: ${line}`);
+  const body = line.slice(0, mac.index) + "}";
+  // Keyed, and over a domain of its own: the same key's digest of the bare text (what argsHmac would be, were a
+  // caller to send the line as its arguments) is not it.
+  assert.equal(mac[1], createHmac("sha256", AUDIT_KEY).update(`toolgate audit line\n${body}`).digest("hex"));
+  assert.notEqual(mac[1], createHmac("sha256", AUDIT_KEY).update(body).digest("hex"));
+  const key = await auditHmacKey(AUDIT_KEY);
+  assert.equal(await checkLineMac(line, key), "verified");
+  assert.equal(await checkLineMac(line.replace('"outcome":"ok"', '"outcome":"timeout"'), key), "altered");
+  assert.equal(await checkLineMac(line, await auditHmacKey(new Uint8Array(32).fill(9))), "altered");
 });

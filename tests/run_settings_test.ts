@@ -15,8 +15,18 @@ function io(env: Record<string, string> = {}, stdin = "", cwd = "/tmp"): Io {
   };
 }
 
+/** The settings of `argv`, with a model configured (OAI_MODEL) unless `env` says otherwise. */
 const settingsOf = (argv: string[], env: Record<string, string> = {}, stdin = "") =>
-  resolveSettings(parseCommandArgs(argv, runCommand), io(env, stdin));
+  resolveSettings(parseCommandArgs(argv, runCommand), io({ OAI_MODEL: "test-model", ...env }, stdin));
+
+Deno.test("settings: no model configured anywhere is a usage error naming --model and OAI_MODEL", async () => {
+  const bare = (env: Record<string, string>) =>
+    resolveSettings(parseCommandArgs(["--prompt", "hi"], runCommand), io(env));
+  await usageError(bare({}), /^no model is configured: pass --model NAME or set OAI_MODEL/);
+  await usageError(bare({ OAI_MODEL: " " }), /api\.openai\.com/);
+  await usageError(bare({ OAI_BASE_URL: "http://127.0.0.1:8080/v1" }), /a model 127\.0\.0\.1:8080 serves/);
+  assert.equal((await settingsOf(["--prompt", "hi"], { OAI_MODEL: "qwen3" })).model, "qwen3");
+});
 
 async function usageError(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
   const error = await promise.then(() => undefined, (e) => e);
@@ -25,9 +35,10 @@ async function usageError(promise: Promise<unknown>, pattern: RegExp): Promise<v
 }
 
 Deno.test("settings: defaults", async () => {
-  const settings = await settingsOf(["--prompt", "hi"]);
+  // The model has no default (issue 26): a run names it.
+  const settings = await settingsOf(["--prompt", "hi", "--model", "m"]);
   assert.equal(settings.baseUrl, AGENT_DEFAULTS.baseUrl);
-  assert.equal(settings.model, AGENT_DEFAULTS.model);
+  assert.equal(settings.model, "m");
   assert.equal(settings.apiKey, undefined);
   assert.equal(settings.maxSteps, 8);
   assert.equal(settings.httpTimeoutMs, 90_000);
@@ -99,7 +110,7 @@ Deno.test("settings: --prompt-file and --system-file read files, `-` reads stdin
     await Deno.writeTextFile(join(dir, "system.txt"), "Be terse.");
     const settings = await resolveSettings(
       parseCommandArgs(["--prompt-file", "-", "--system-file", "system.txt"], runCommand),
-      io({}, "from stdin", dir),
+      io({ OAI_MODEL: "m" }, "from stdin", dir),
     );
     assert.equal(settings.prompt, "from stdin");
     assert.equal(settings.system, "Be terse.");

@@ -223,7 +223,7 @@ export class ChatClient {
     for (let attempt = 0; attempt <= retries; attempt++) {
       const outcome = await this.#attempt(text, shown, key, accept, attempt, read);
       if (outcome.kind === "done") return outcome.value;
-      if (outcome.kind === "fail") throw outcome.error;
+      if (outcome.kind === "fail") throw this.#explained(outcome.error, body.model);
       last = outcome.reason;
       if (attempt === retries) break;
       let wait = backoffMs(attempt, this.#random);
@@ -243,6 +243,27 @@ export class ChatClient {
     // The reason says what failed (a timeout names its limit itself): nothing unrelated is added to it.
     const attempts = retries + 1;
     throw new AgentError(`${last} (${attempts} attempt${attempts === 1 ? "" : "s"})`);
+  }
+
+  /**
+   * A refusal a person can act on: a 401 or 403 names the key's variables, a 404 the model and the base URL (a
+   * model the endpoint does not serve and a wrong base URL both answer 404).
+   */
+  #explained(error: AgentError, model: unknown): AgentError {
+    if (error.status === 401 || error.status === 403) {
+      const hint = this.#options.apiKey
+        ? "the API key was refused: check --api-key, OAI_API_KEY or OPENAI_API_KEY"
+        : "no API key was sent: set OAI_API_KEY (or OPENAI_API_KEY), or pass --api-key";
+      return new AgentError(`${error.message} (${hint})`, { status: error.status });
+    }
+    if (error.status === 404) {
+      return new AgentError(
+        `${error.message} (is the model ${JSON.stringify(model)} served there? --model, OAI_MODEL; ` +
+          `is the base URL ${this.#options.baseUrl} right? --base-url, OAI_BASE_URL)`,
+        { status: error.status },
+      );
+    }
+    return error;
   }
 
   async #attempt<T>(

@@ -6,6 +6,7 @@ import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 import { UntrustedManifest } from "./trust_gate.ts";
+import { nearestNames } from "../text.ts";
 
 /** `toolgate call NAME [ARGS]` */
 export const callCommand: Command = {
@@ -69,6 +70,34 @@ export const callCommand: Command = {
     await progress.close();
     await executor.close();
     await io.stdout(serialize(envelope) + "\n");
+    // A person typed this: say on stderr what a model is not told (near names invite a model to invent tools).
+    const hint = envelope.ok ? undefined : await slipHint(envelope.kind, name, args, manifest.tools);
+    if (hint !== undefined) await io.stderr(`toolgate: ${hint}\n`);
     return envelope.ok ? EXIT.ok : EXIT.failure;
   },
 };
+
+/** What a person who typed the call may have slipped on: a tool's name, or the JSON of the arguments. */
+async function slipHint(
+  kind: string,
+  name: string,
+  args: string,
+  tools: readonly { readonly name: string }[],
+): Promise<string | undefined> {
+  if (kind === "tool_not_found") {
+    const names = tools.map((tool) => tool.name);
+    const near = nearestNames(name, names);
+    if (near.length > 0) return `no tool is named ${JSON.stringify(name)}; did you mean ${near.join(", ")}?`;
+    return names.length <= 12
+      ? `no tool is named ${JSON.stringify(name)}; the tools are ${names.join(", ") || "none"}`
+      : `no tool is named ${JSON.stringify(name)}; \`toolgate list --format names\` lists them`;
+  }
+  if (kind === "invalid_args" && args.trim() !== "") {
+    const { jsonSyntaxError } = await import("../jsonc.ts");
+    const where = await jsonSyntaxError(args.trim());
+    if (where === undefined) return undefined;
+    const [line, column, ...message] = where.split(":");
+    return `the arguments are not JSON: line ${line}, column ${column}: ${message.join(":").trim()}`;
+  }
+  return undefined;
+}

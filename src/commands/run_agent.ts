@@ -94,7 +94,7 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       client,
       policy: new Policy({
         ...approval,
-        ask: io.interactive ? terminalAsker(terminalReadLine(io.stderr)) : undefined,
+        ask: io.interactive ? terminalAsker(terminalReadLine(io.stderr), io.stderr) : undefined,
         redact,
         width: terminalColumns(),
       }),

@@ -20,7 +20,6 @@ import { BASE_URL_VARIABLES, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES } from
 /** Defaults of the agent loop's settings (agentcli's, where it has one). */
 export const AGENT_DEFAULTS = {
   baseUrl: DEFAULT_BASE_URL,
-  model: "oss-gpt-20b",
   system: "You are a helpful, precise assistant. Use tools when strictly helpful.",
   maxSteps: 8,
   httpTimeoutSec: 90,
@@ -44,7 +43,11 @@ export const AGENT_OPTIONS: Record<string, OptionSpec> = {
     help:
       `the OpenAI-compatible API (env OAI_BASE_URL, then OPENAI_BASE_URL; default ${AGENT_DEFAULTS.baseUrl})`,
   },
-  model: { type: "string", value: "ID", help: `the model (env OAI_MODEL, default ${AGENT_DEFAULTS.model})` },
+  model: {
+    type: "string",
+    value: "ID",
+    help: "the model, as the endpoint names it (env OAI_MODEL; required: toolgate sends no default model)",
+  },
   "api-key": {
     type: "string",
     value: "KEY",
@@ -234,7 +237,14 @@ export async function resolveSettings(parsed: ParsedArgs, io: Io): Promise<Agent
     );
   }
 
-  const model = pick(parsed, "model", env, ["OAI_MODEL"])?.value ?? AGENT_DEFAULTS.model;
+  // No default: a made-up default name sent to a public endpoint fails there with a 404 that says little.
+  const model = pick(parsed, "model", env, ["OAI_MODEL"])?.value?.trim();
+  if (!model) {
+    throw new UsageError(
+      `no model is configured: pass --model NAME or set OAI_MODEL to a model ${url.host} serves`,
+      COMMAND,
+    );
+  }
   const apiKey = pick(parsed, "api-key", env, ["OAI_API_KEY", "OPENAI_API_KEY"])?.value;
 
   const steps = stringOption(parsed, "max-steps");

@@ -83,6 +83,9 @@ Deno.test("approval on a pty: exec's argv shows first and whole although the mod
     }
     assert.equal(folded.join(""), envText);
     assert.ok(folded.every((line) => line.length <= 76), "every line fits the terminal");
+    // The prompt says to end the answer with Enter, and the decision stays on screen.
+    assert.match(text, /Run exec\? \(a letter, then Enter\) \[y\]es \/ \[n\]o \/ \[a\]lways for exec: /);
+    assert.match(text, /\ntoolgate: denied: exec does not run; the model is told so\n/);
     // The person said no: nothing ran, and the model hears user_denied.
     await assert.rejects(Deno.stat(join(dir, "pwned.txt")), Deno.errors.NotFound);
     const [result] = toolMessages(endpoint.requests[1].body);

@@ -128,6 +128,34 @@ Deno.test("http: a client error (400, 401) is not retried", async () => {
   assert.deepEqual(waits, []);
 });
 
+Deno.test("http: a 401 names the key's variables, a 404 the model and the base URL", async () => {
+  await using server = startChatServer([
+    { status: 401, json: { error: { message: "bad key" } } },
+    { status: 403, json: { error: { message: "forbidden" } } },
+    { status: 404, json: { error: { message: "The model `m` does not exist" } } },
+  ]);
+  const failOf = async (options: Partial<ChatClientOptions>) => {
+    const error = await client(server.baseUrl, options).client.complete(BODY).then(() => undefined, (e) => e);
+    assert.ok(error instanceof AgentError, String(error));
+    return error.message;
+  };
+  const unkeyed = await failOf({});
+  assert.match(unkeyed, /401.*bad key/);
+  assert.match(unkeyed, /no API key was sent: set OAI_API_KEY \(or OPENAI_API_KEY\), or pass --api-key/);
+  const keyed = await failOf({ apiKey: "sk-wrong" });
+  assert.match(keyed, /403.*the API key was refused: check --api-key, OAI_API_KEY or OPENAI_API_KEY/);
+  assert.doesNotMatch(keyed, /sk-wrong/);
+  const missing = await failOf({});
+  assert.match(missing, /404/);
+  assert.ok(
+    missing.includes(
+      `is the model "m" served there? --model, OAI_MODEL; is the base URL ${server.baseUrl} right?`,
+    ),
+    missing,
+  );
+  assert.match(missing, /--base-url, OAI_BASE_URL/);
+});
+
 Deno.test("http: a Retry-After longer than a minute fails at once and says so", async () => {
   await using server = startChatServer([{ status: 429, headers: { "retry-after": "3600" }, text: "quota" }]);
   const { client: chat, waits } = client(server.baseUrl);

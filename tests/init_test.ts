@@ -1,0 +1,159 @@
+// `toolgate init`: a starter that passes `lint --strict` and runs, confined and not, typed in an empty folder
+// through the launcher as a user types it; a second init refuses and changes nothing; `--from-mcp` turns an MCP
+// host's configuration into an `mcpServers` block without copying a credential.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { probeSandbox } from "../src/sandbox.ts";
+import { hasStackTrace, runToolgate, tempDir } from "./support.ts";
+
+const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
+const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
+if (!SUPPORT.ok && !REQUIRED) {
+  console.log(
+    `init_test: the starter runs unconfined only: ${SUPPORT.reason} (TOOLGATE_REQUIRE_BWRAP=1 fails)`,
+  );
+}
+
+/** Every file under `root` with its text and mode, to compare a folder before and after. */
+async function snapshot(root: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory) await walk(path);
+      else {
+        const info = await Deno.lstat(path);
+        out[path.slice(root.length + 1)] = `${(info.mode ?? 0) & 0o777}:${info.mtime?.getTime()}:${await Deno
+          .readTextFile(path)}`;
+      }
+    }
+  };
+  await walk(root);
+  return out;
+}
+
+Deno.test("init writes a starter that passes lint --strict and answers a call, confined and not", async () => {
+  await using dir = await tempDir();
+  await using state = await tempDir();
+  const env = { XDG_STATE_HOME: state.path, XDG_CONFIG_HOME: state.path };
+  const init = await runToolgate(["init", "--locked"], dir.path, env);
+  assert.equal(init.code, 0, init.stderr);
+  assert.equal(init.stderr, "");
+  assert.match(init.stdout, /wrote tools\.json and tools\/bin\/greet_person/);
+  const program = await Deno.stat(join(dir.path, "tools/bin/greet_person"));
+  assert.equal((program.mode ?? 0) & 0o111, 0o111, "the program is executable");
+
+  const lint = await runToolgate(["lint", "--strict", "--locked"], dir.path, env);
+  assert.equal(lint.code, 0, lint.stdout + lint.stderr);
+  assert.match(lint.stdout, /no findings, 1 tool/);
+  assert.equal(lint.stderr, "");
+
+  const sandboxes = SUPPORT.ok || REQUIRED ? ["require", "off"] : ["off"];
+  for (const sandbox of sandboxes) {
+    const call = await runToolgate(
+      ["call", "greet_person", '{"name": "Ada Lovelace"}', "--sandbox", sandbox, "--locked"],
+      dir.path,
+      env,
+    );
+    assert.equal(call.code, 0, `--sandbox ${sandbox}: ${call.stdout}${call.stderr}`);
+    assert.deepEqual(JSON.parse(call.stdout), {
+      ok: true,
+      result: { greeting: "Hello, Ada Lovelace!" },
+      tool: "greet_person",
+    });
+  }
+  // The schema keeps out what the script could not read safely.
+  const refused = await runToolgate(["call", "greet_person", '{"name": "a\\"b"}', "--locked"], dir.path, env);
+  assert.equal(refused.code, 1);
+  assert.equal(JSON.parse(refused.stdout).kind, "invalid_args");
+});
+
+Deno.test("init a second time refuses, names the files, and changes nothing", async () => {
+  await using dir = await tempDir();
+  await using state = await tempDir();
+  const env = { XDG_STATE_HOME: state.path };
+  assert.equal((await runToolgate(["init"], dir.path, env)).code, 0);
+  const before = await snapshot(dir.path);
+  const again = await runToolgate(["init"], dir.path, env);
+  assert.equal(again.code, 1, again.stderr);
+  assert.equal(again.stdout, "");
+  assert.ok(!hasStackTrace(again.stderr), again.stderr);
+  assert.match(
+    again.stderr,
+    /^toolgate: tools\.json and tools\/bin\/greet_person already exist; init never overwrites a file/,
+  );
+  assert.deepEqual(await snapshot(dir.path), before);
+
+  // One file in the way is enough: nothing else is written either.
+  await using other = await tempDir();
+  await Deno.mkdir(join(other.path, "tools/bin"), { recursive: true });
+  await Deno.writeTextFile(join(other.path, "tools/bin/greet_person"), "mine\n");
+  const blocked = await runToolgate(["init"], other.path, env);
+  assert.equal(blocked.code, 1);
+  assert.match(blocked.stderr, /tools\/bin\/greet_person already exists/);
+  assert.deepEqual(Object.keys(await snapshot(other.path)), ["tools/bin/greet_person"]);
+  assert.equal(await Deno.readTextFile(join(other.path, "tools/bin/greet_person")), "mine\n");
+});
+
+Deno.test("init --from-mcp writes the servers in the manifest's shape, credentials as secret names only", async () => {
+  await using dir = await tempDir();
+  await using state = await tempDir();
+  const config = join(dir.path, "claude_desktop_config.json");
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({
+      mcpServers: {
+        github: {
+          command: "npx",
+          args: ["-y", "@modelcontextprotocol/server-github"],
+          env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_planted_value", LOG_LEVEL: "info" },
+        },
+        "my notes": { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer sk-planted" } },
+      },
+    }),
+  );
+  const env = { XDG_STATE_HOME: state.path };
+  const init = await runToolgate(["init", "--from-mcp", config, "--locked"], dir.path, env);
+  assert.equal(init.code, 0, init.stderr);
+  assert.match(init.stdout, /2 MCP servers: github, my_notes/);
+  assert.match(init.stdout, /toolgate secrets set GITHUB_PERSONAL_ACCESS_TOKEN/);
+  assert.match(init.stdout, /toolgate secrets set MY_NOTES_AUTHORIZATION/);
+  assert.match(init.stdout, /does not run MCP servers yet/);
+  const text = await Deno.readTextFile(join(dir.path, "tools.json"));
+  assert.ok(!text.includes("planted") && !init.stdout.includes("planted"), "no credential is copied");
+  assert.deepEqual(JSON.parse(text), {
+    tools: [],
+    mcpServers: {
+      github: {
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-github"],
+        env: { LOG_LEVEL: "info" },
+        secrets: ["GITHUB_PERSONAL_ACCESS_TOKEN"],
+        permissions: "none",
+      },
+      my_notes: {
+        url: "https://mcp.example.com/mcp",
+        headers: { Authorization: "Bearer ${MY_NOTES_AUTHORIZATION}" },
+        secrets: ["MY_NOTES_AUTHORIZATION"],
+        permissions: "none",
+      },
+    },
+  });
+  // validate accepts the block and says it is not run yet.
+  const validate = await runToolgate(["validate", "--locked"], dir.path, env);
+  assert.equal(validate.code, 0, validate.stderr);
+  assert.match(validate.stderr, /"mcpServers" names 2 servers; this toolgate does not run MCP servers yet/);
+
+  // A second import refuses, like init.
+  const again = await runToolgate(["init", "--from-mcp", config], dir.path, env);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /tools\.json already exists/);
+
+  // A file that is not an MCP host's configuration is the user's mistake: one line, exit 2.
+  await using empty = await tempDir();
+  await Deno.writeTextFile(join(empty.path, "c.json"), '{"servers": {}}');
+  const wrong = await runToolgate(["init", "--from-mcp", "c.json"], empty.path, env);
+  assert.equal(wrong.code, 2, wrong.stderr);
+  assert.match(wrong.stderr, /c\.json: it has no "mcpServers" object/);
+  assert.deepEqual(Object.keys(await snapshot(empty.path)), ["c.json"]);
+});
