@@ -225,5 +225,8 @@ Deno.test("doctor with a broken manifest: its errors, a missing program, and exi
   // With no tools.json, the built-in belt, and why.
   await using empty = await tempDir();
   const belt = await runToolgate(["doctor", "--json"], empty.path, env);
-  assert.match(JSON.parse(belt.stdout).manifest.why, /no tools\.json here or up to the project's root: toolgate's built-in tool belt/);
+  assert.match(
+    JSON.parse(belt.stdout).manifest.why,
+    /no tools\.json here or up to the project's root: toolgate's built-in tool belt/,
+  );
 });
