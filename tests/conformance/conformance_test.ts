@@ -29,6 +29,7 @@ const PENDING: Record<string, string> = {
   "tools-call-mixed-content": "a local program cannot answer content blocks yet",
   "tools-call-with-logging": "a local program cannot send log messages yet",
   "tools-call-with-progress": "a local program cannot report its own progress yet",
+  "server-sse-polling": "no resumable SSE streams yet (the suite warns of a missing priming event)",
   "tools-call-sampling": "a tool cannot ask the client's model yet",
   "tools-call-elicitation": "a tool cannot ask the user yet",
   "elicitation-sep1034-defaults": "a tool cannot ask the user yet",
@@ -79,7 +80,8 @@ function tokenProxy(target: URL): { url: URL; close: () => Promise<void> } {
   return { url: new URL(`http://127.0.0.1:${port}/mcp`), close: () => server.shutdown() };
 }
 
-/** Each scenario's checks from the suite's output folder: the scenario passes when none is a FAILURE. */
+/** Each scenario's checks from the suite's output folder: the scenario passes when none is a FAILURE or a
+ * WARNING (the suite counts a warning as a failure). */
 async function scenarioResults(dir: string): Promise<Map<string, boolean>> {
   const results = new Map<string, boolean>();
   for await (const entry of Deno.readDir(dir)) {
@@ -88,7 +90,7 @@ async function scenarioResults(dir: string): Promise<Map<string, boolean>> {
     const checks = JSON.parse(await Deno.readTextFile(join(dir, entry.name, "checks.json"))) as {
       status: string;
     }[];
-    results.set(match[1], checks.every((check) => check.status !== "FAILURE"));
+    results.set(match[1], checks.every((check) => check.status !== "FAILURE" && check.status !== "WARNING"));
   }
   return results;
 }
