@@ -22,13 +22,6 @@ const LOCK = join(HERE, "deno.lock");
 
 /** Tool scenarios toolgate does not pass yet (issue #27), each with why. Remove an entry once it passes. */
 const PENDING: Record<string, string> = {
-  "logging-set-level": "logging/setLevel is not served yet",
-  "tools-call-image": "a local program cannot answer content blocks yet",
-  "tools-call-audio": "a local program cannot answer content blocks yet",
-  "tools-call-embedded-resource": "a local program cannot answer content blocks yet",
-  "tools-call-mixed-content": "a local program cannot answer content blocks yet",
-  "tools-call-with-logging": "a local program cannot send log messages yet",
-  "tools-call-with-progress": "a local program cannot report its own progress yet",
   "server-sse-polling": "no resumable SSE streams yet (the suite warns of a missing priming event)",
   "tools-call-sampling": "a tool cannot ask the client's model yet",
   "tools-call-elicitation": "a tool cannot ask the user yet",
