@@ -96,6 +96,25 @@ export interface SuccessEnvelope {
   readonly tool?: string;
   /** Non-fatal notes the model should read. */
   readonly warnings?: readonly string[];
+  /** MCP content blocks the tool answered (toolgate/1 tools), in their order, beside or instead of `result`. */
+  readonly content?: readonly ContentBlock[];
+}
+
+/**
+ * One MCP content block as a tool answers it: `text`, `image` or `audio` (base64 `data` and a `mimeType`),
+ * `resource` (an embedded resource) or `resource_link`, checked by `tool_protocol.ts` before it gets here.
+ *
+ * @example
+ * ```ts
+ * import type { ContentBlock } from "./contract.ts";
+ * const block: ContentBlock = { type: "text", text: "hello" };
+ * ```
+ */
+export interface ContentBlock {
+  /** The block's kind, as MCP names it. */
+  readonly type: "text" | "image" | "audio" | "resource" | "resource_link";
+  /** The kind's own fields (`text`; `data` and `mimeType`; `resource`; `uri` and `name`; `annotations`...). */
+  readonly [field: string]: unknown;
 }
 
 /**
@@ -159,6 +178,8 @@ export interface SuccessOptions {
   tool?: string;
   /** Non-fatal notes for the model; an empty list is left out. */
   warnings?: readonly string[];
+  /** Content blocks (toolgate/1 tools); an empty list is left out. */
+  content?: readonly ContentBlock[];
 }
 
 /**
@@ -197,6 +218,7 @@ const CONTRACT_KEYS = new Set([
   "result",
   "warnings",
   "credential",
+  "content",
 ]);
 
 /**
@@ -210,12 +232,19 @@ const CONTRACT_KEYS = new Set([
  * ```
  */
 export function success(result: unknown, options: SuccessOptions = {}): SuccessEnvelope {
-  const envelope: { ok: true; result: unknown; tool?: string; warnings?: readonly string[] } = {
+  const envelope: {
+    ok: true;
+    result: unknown;
+    tool?: string;
+    warnings?: readonly string[];
+    content?: readonly ContentBlock[];
+  } = {
     ok: true,
     result: result === undefined ? null : result,
   };
   if (options.tool !== undefined) envelope.tool = options.tool;
   if (options.warnings && options.warnings.length > 0) envelope.warnings = [...options.warnings];
+  if (options.content && options.content.length > 0) envelope.content = [...options.content];
   return envelope;
 }
 
@@ -284,6 +313,20 @@ export function withWarnings<E extends Envelope>(envelope: E, warnings: readonly
   if (warnings.length === 0) return envelope;
   const previous = Array.isArray(envelope.warnings) ? envelope.warnings as string[] : [];
   return { ...envelope, warnings: [...previous, ...warnings] };
+}
+
+/**
+ * Returns the success with `content` blocks added after any it has (toolgate/1 tools); none: as it is.
+ *
+ * @example
+ * ```ts
+ * import { success, withContent } from "./contract.ts";
+ * withContent(success(null), [{ type: "text", text: "hi" }]).content; // [{ type: "text", text: "hi" }]
+ * ```
+ */
+export function withContent(envelope: SuccessEnvelope, content: readonly ContentBlock[]): SuccessEnvelope {
+  if (content.length === 0) return envelope;
+  return { ...envelope, content: [...(envelope.content ?? []), ...content] };
 }
 
 /**

@@ -26,6 +26,8 @@ import { type ControlPlane, controlPlane } from "./control_plane.ts";
 import type { Manifest, ToolSpec } from "./manifest.ts";
 import type { Prepared, PreparedCall } from "./prepared_call.ts";
 import { envelopeFromRun } from "./run_envelope.ts";
+import { protocolEnvelope } from "./protocol_envelope.ts";
+import { scrubbedEvents, ToolChannel, type ToolEvent } from "./tool_protocol.ts";
 import { preflight } from "./preflight.ts";
 import { loadSchemaEngine, SchemaCompiler } from "./schema.ts";
 import type { ProcessRegistry } from "./process_tree.ts";
@@ -173,6 +175,8 @@ export interface CallOptions {
    * one receives it before the store's value and the environment's.
    */
   readonly secrets?: ReadonlyMap<string, string>;
+  /** Gets a `toolgate/1` tool's log and progress messages as they arrive. */
+  readonly onToolEvent?: (event: ToolEvent) => void;
 }
 
 /**
@@ -437,6 +441,14 @@ export class Executor {
     if (!launch.ok) {
       envelope = launch.envelope;
     } else {
+      // A toolgate/1 tool's stdout is its channel: read as it comes, and the tool cut off when it breaks it.
+      const cutOff = new AbortController();
+      const channel = tool.protocol === undefined ? undefined : new ToolChannel({
+        tool: tool.name,
+        maxBytes: maxOutputBytes,
+        onEvent: options.onToolEvent && scrubbedEvents(options.onToolEvent, this.#scrub),
+        onViolation: () => cutOff.abort(),
+      });
       result = await runProcess({
         program: launch.program,
         args: launch.args,
@@ -447,15 +459,19 @@ export class Executor {
         idleTimeoutMs,
         graceMs,
         maxOutputBytes,
-        signal: options.signal,
+        signal: channel
+          ? AbortSignal.any([cutOff.signal, ...(options.signal ? [options.signal] : [])])
+          : options.signal,
+        sink: channel?.sink,
         registry: this.#options.registry,
         endsItsTree: launch.confined,
         launcher: this.#launcher.groupLauncher(launch),
       });
+      channel?.end();
       // The call's tree is gone: its egress token and its cgroup slot are free for the next call.
       this.#launcher.release(launch);
       envelope = withWarnings(
-        envelopeFromRun(result, {
+        channel?.violation ?? protocolEnvelope(channel, result, {
           tool: tool.name,
           program: tool.program,
           timeoutMs,
@@ -654,11 +670,6 @@ export class Executor {
   /** How many background jobs run now. */
   get runningJobs(): number {
     return this.#jobs?.running ?? 0;
-  }
-
-  /** Every background job still remembered, of every scope: for the operator (`serve`), never for a model. */
-  listJobs(): readonly Job[] {
-    return this.#jobs?.list() ?? [];
   }
 
   /**

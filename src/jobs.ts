@@ -362,17 +362,47 @@ export interface JobManagerOptions {
 }
 
 /**
- * A job's start or end, as {@linkcode JobManagerOptions.onEvent} hears of it.
+ * A job's start or end, as {@linkcode JobManagerOptions.onEvent} hears of it: plain facts for an operator's log
+ * (the command is not yet redacted: the listener redacts it).
  *
  * @example
  * ```ts
  * import type { JobEvent } from "./jobs.ts";
- * const line = (event: JobEvent) => `${event.job.id} ${event.kind} (pid ${event.job.pid})`;
+ * const line = (event: JobEvent) => `${event.id} ${event.kind} (pid ${event.pid})`;
  * ```
  */
 export interface JobEvent {
+  /** Whether the job started or ended. */
   readonly kind: "started" | "ended";
-  readonly job: Job;
+  /** The job's id, as its owner knows it (`job-1`). */
+  readonly id: string;
+  /** Its owner: an MCP session's id, `""` for the one owner of an agent run. */
+  readonly scope: string;
+  /** The process id of the job's tree (its group leader). */
+  readonly pid: number;
+  /** What it runs: the shell line, or the argv as JSON. */
+  readonly command: string;
+  /** How it ended (`killed by session`, `exited with 0`, `exited on SIGTERM`), on `ended`. */
+  readonly ending?: string;
+}
+
+/** The facts of `job` for its listener. */
+function jobEvent(kind: JobEvent["kind"], job: Job): JobEvent {
+  const facts = {
+    kind,
+    id: job.id,
+    scope: job.scope,
+    pid: job.pid,
+    command: job.command.shell ?? JSON.stringify(job.command.argv),
+  };
+  if (kind === "started") return facts;
+  const result = job.result;
+  const ending = job.state === "killed"
+    ? `killed${job.killedBy === undefined ? "" : ` by ${job.killedBy}`}`
+    : result?.signal
+    ? `exited on ${result.signal}`
+    : `exited with ${result?.code ?? "?"}`;
+  return { ...facts, ending };
 }
 
 /** The outcome of {@linkcode JobManager.start}. */
@@ -496,10 +526,10 @@ export class JobManager {
       clock: this.#options.clock ?? (() => new Date()),
     });
     this.#owners.add(job);
-    this.#options.onEvent?.({ kind: "started", job });
+    this.#options.onEvent?.(jobEvent("started", job));
     void job.done.then(() => {
       start.onEnd?.(job, job.result!);
-      this.#options.onEvent?.({ kind: "ended", job });
+      this.#options.onEvent?.(jobEvent("ended", job));
       this.#owners.forget(job.scope, JOB_DEFAULTS.maxEnded);
     });
     // Its owner ended while the process was starting: it ends too, as the owner's other jobs did.

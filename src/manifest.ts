@@ -14,6 +14,7 @@ import { readCache, writeCache } from "./state_cache.ts";
 import { fnv1a64 } from "./state.ts";
 import { beltToolOf } from "./tool_belt.ts";
 import type { PinnedProgram } from "./trust.ts";
+import { TOOL_PROTOCOLS, type ToolProtocol } from "./tool_protocol.ts";
 
 /**
  * One validated tool: what the runner needs to start it and what the exports need to describe it.
@@ -67,6 +68,11 @@ export interface ToolSpec {
   readonly concurrent: boolean;
   /** The tool is always sent in full, even when the tools are disclosed to the model on demand. */
   readonly alwaysLoad: boolean;
+  /**
+   * The protocol the tool speaks on stdout (`"toolgate/1"`: JSON messages, one a line, see `tool_protocol.ts`);
+   * absent: one JSON answer, as always.
+   */
+  readonly protocol?: ToolProtocol;
   /** What the tool may touch once confined (the `default` profile when the entry names none). */
   readonly profile: PermissionProfile;
   /**
@@ -213,6 +219,7 @@ const KNOWN_FIELDS = new Set([
   "secrets",
   "readOnly",
   "concurrent",
+  "protocol",
   "permissions",
   "alwaysLoad",
   "outputSchema",
@@ -448,6 +455,15 @@ function checkTool(
   const concurrent = checkOptionalBoolean(entry, "concurrent", own);
   if (concurrent && !readOnly) own.push("concurrent requires readOnly: true");
   const alwaysLoad = checkOptionalBoolean(entry, "alwaysLoad", own);
+  // An unknown protocol is an error, not a warning: its messages on stdout would be misread as the tool's answer.
+  const protocol = entry.protocol;
+  if (protocol !== undefined && !TOOL_PROTOCOLS.includes(protocol as string)) {
+    own.push(
+      `protocol must be one of ${TOOL_PROTOCOLS.map((p) => JSON.stringify(p)).join(", ")} (got ${
+        JSON.stringify(protocol)
+      })`,
+    );
+  }
   const profile = resolveProfile(declaredProfile(entry), context.dir, context.profiles);
   if (!profile.ok) own.push(...profile.errors);
   else if (profile.warning !== undefined && !warnings.includes(profile.warning)) {
@@ -476,6 +492,7 @@ function checkTool(
     readOnly,
     concurrent,
     alwaysLoad,
+    protocol: protocol as ToolProtocol | undefined,
     profile: profile.profile,
     builtin: beltToolOf(command.value.program),
     present: context.bin.exists(command.value.program),

@@ -64,6 +64,7 @@ await loadSchemaEngine();
 
 export {
   asEnvelope,
+  type ContentBlock,
   type Envelope,
   failure,
   FAILURE_KINDS,
@@ -92,7 +93,8 @@ export {
 } from "./manifest.ts";
 export type { PermissionProfile, ProfileResult, ResourceLimits } from "./profiles.ts";
 export type { PinnedProgram } from "./trust.ts";
-export type { Job, JobEvent } from "./jobs.ts";
+export type { LogLevel, ToolEvent, ToolProtocol } from "./tool_protocol.ts";
+export type { JobEvent } from "./jobs.ts";
 export type { JobCaps } from "./job_owners.ts";
 export {
   type Answer,

@@ -62,6 +62,7 @@ export interface TrustSummary {
 
 /** What pins one program between the trust check and each start: its digest and its file's identity then. */
 export interface PinnedProgram {
+  /** The SHA-256 of its bytes, hex. */
   readonly digest: string;
   /** `dev:ino:size:mtime:ctime` when it was read. */
   readonly stamp: string;

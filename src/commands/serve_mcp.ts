@@ -108,22 +108,12 @@ const JOB_LINE_COMMAND = 160;
  * it runs (redacted, cut), and how it ended.
  */
 function jobLine(event: JobEvent, redact: (text: string) => string): string {
-  const { job } = event;
-  const session = job.scope === "" ? "" : ` of session ${job.scope.slice(0, 8)}`;
-  const head = `toolgate: job ${job.id}${session} (pid ${job.pid})`;
-  if (event.kind === "started") {
-    const command = job.command.shell ?? JSON.stringify(job.command.argv);
-    const shown = redact(command);
-    const cut = shown.length > JOB_LINE_COMMAND ? `${shown.slice(0, JOB_LINE_COMMAND)}...` : shown;
-    return `${head} started: ${cut}`;
-  }
-  const result = job.result;
-  const how = job.state === "killed"
-    ? `killed${job.killedBy === undefined ? "" : ` by ${job.killedBy}`}`
-    : result?.signal
-    ? `exited on ${result.signal}`
-    : `exited with ${result?.code ?? "?"}`;
-  return `${head} ended: ${how}`;
+  const session = event.scope === "" ? "" : ` of session ${event.scope.slice(0, 8)}`;
+  const head = `toolgate: job ${event.id}${session} (pid ${event.pid})`;
+  if (event.kind === "ended") return `${head} ended: ${event.ending}`;
+  const shown = redact(event.command);
+  const cut = shown.length > JOB_LINE_COMMAND ? `${shown.slice(0, JOB_LINE_COMMAND)}...` : shown;
+  return `${head} started: ${cut}`;
 }
 
 /** What `--http` and the options that go with it say, checked. */

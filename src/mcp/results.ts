@@ -53,11 +53,18 @@ export function toCallResult(envelope: Envelope): CallToolResult {
       isError: true,
     };
   }
-  const structured = structuredResult(envelope.result);
   const warnings = (envelope.warnings ?? []).map((warning) => ({
     type: "text" as const,
     text: `warning: ${warning}`,
   }));
+  if (envelope.content !== undefined) {
+    // A toolgate/1 tool's own blocks; its result, when it sent one, is the structured content beside them.
+    const blocks = [...envelope.content, ...warnings] as CallToolResult["content"];
+    return envelope.result === null
+      ? { content: blocks }
+      : { content: blocks, structuredContent: structuredResult(envelope.result) };
+  }
+  const structured = structuredResult(envelope.result);
   return {
     content: [{ type: "text", text: JSON.stringify(structured) }, ...warnings],
     structuredContent: structured,

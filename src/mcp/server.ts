@@ -19,7 +19,9 @@ import {
   type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
+  type LoggingLevel,
   McpError,
+  SetLevelRequestSchema,
   type Tool,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { failure, type FailureEnvelope } from "../contract.ts";
@@ -39,6 +41,7 @@ import {
   STORE_SECRET,
   storeSecretMcp,
 } from "../store_secret.ts";
+import { LOG_LEVELS, type ToolEvent } from "../tool_protocol.ts";
 
 /** How often a running call reports progress when the client asked for it. */
 export const PROGRESS_INTERVAL_MS = 1000;
@@ -88,6 +91,8 @@ export interface CallContext {
   readonly progress?: (progress: number, message: string) => Promise<void>;
   /** Asks the person through the client (elicitation); absent when the client cannot be asked. */
   readonly ask?: Ask;
+  /** Sends a `toolgate/1` tool's log and progress messages to the client, on the call's stream. */
+  readonly onToolEvent?: (event: ToolEvent) => void;
 }
 
 /**
@@ -100,6 +105,8 @@ interface Session {
   readonly id: string;
   /** The values `store_secret` gave this session, by name: its calls only receive them. */
   readonly secrets: Map<string, string>;
+  /** The least severe log level the client wants (`logging/setLevel`); absent: every level. */
+  logLevel?: LoggingLevel;
 }
 
 /**
@@ -191,7 +198,7 @@ export class ToolService {
   server(onClose?: () => void): Server {
     const server = new Server(
       { name: "toolgate", version: this.#options.version },
-      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+      { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
     );
     const session: Session = {
       scheduler: new Scheduler({
@@ -215,6 +222,12 @@ export class ToolService {
       onClose?.();
     };
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.list() }));
+    // In place of the SDK's own (which keeps the level where only its unrelated sendLoggingMessage reads it): a
+    // tool's log messages go out on the stream of the call that sent them, so the level is the session's.
+    server.setRequestHandler(SetLevelRequestSchema, (request) => {
+      session.logLevel = request.params.level;
+      return {};
+    });
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       const token = request.params._meta?.progressToken;
       const progress = token === undefined
@@ -235,10 +248,22 @@ export class ToolService {
         );
       }
       const ask = canAsk ? elicitingAsk(server, extra.requestId) : undefined;
+      const onToolEvent = toolEvents(
+        request.params.name,
+        token,
+        session,
+        (notification) =>
+          extra.sendNotification(notification).catch((error) =>
+            this.#options.onError?.(
+              `toolgate: mcp: a message of ${request.params.name} not sent: ${(error as Error).message}`,
+            )
+          ),
+      );
       return this.#track(request.params.name, request.params.arguments, {
         signal: extra.signal,
         progress,
         ask,
+        onToolEvent,
       }, session);
     });
     const onError = this.#options.onError;
@@ -293,13 +318,18 @@ export class ToolService {
     const release = await session.scheduler.acquire(call.tool.concurrent, signal);
     // Cancelled while waiting for its turn: run() sees the aborted signal, starts nothing and audits the call.
     const limit = executor.limits(call).timeoutSec;
-    const stopProgress = release ? this.#reportProgress(call.tool.name, limit, context) : () => {};
+    // A tool that speaks toolgate/1 reports its own progress: heartbeats beside it would break the rule that
+    // progress grows with every notification.
+    const stopProgress = release && call.tool.protocol === undefined
+      ? this.#reportProgress(call.tool.name, limit, context)
+      : () => {};
     try {
       const envelope = await executor.run(call, {
         signal,
         approvedBy: verdict.by,
         jobScope: session.id,
         secrets: session.secrets,
+        onToolEvent: context.onToolEvent,
       });
       // A call the client did not cancel was stopped by the shutdown: say so, and that a retry may work.
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&
@@ -408,5 +438,45 @@ function elicitingAsk(server: Server, requestId: string | number): Ask {
     }, { relatedRequestId: requestId, signal, timeout: ELICITATION_TIMEOUT_MS });
     if (result.action !== "accept") return "no";
     return result.content?.always === true ? "always" : "yes";
+  };
+}
+
+/** A notification on a call's stream. */
+type CallNotification =
+  | { method: "notifications/message"; params: { level: LoggingLevel; logger: string; data: unknown } }
+  | {
+    method: "notifications/progress";
+    params: { progressToken: string | number; progress: number; total?: number; message?: string };
+  };
+
+/**
+ * A `toolgate/1` tool's messages as MCP notifications: a log message at or above the session's level (its `data`
+ * the message, or `{message, data}`), and progress when the client sent a token, only where it grows (MCP requires
+ * progress to increase with each notification).
+ */
+function toolEvents(
+  tool: string,
+  token: string | number | undefined,
+  session: Session,
+  send: (notification: CallNotification) => void,
+): (event: ToolEvent) => void {
+  let last = -Infinity;
+  return (event) => {
+    if (event.kind === "log") {
+      const least = LOG_LEVELS.indexOf(session.logLevel ?? "debug");
+      if (LOG_LEVELS.indexOf(event.level) < least) return;
+      const data = event.data === undefined ? event.message : { message: event.message, data: event.data };
+      send({ method: "notifications/message", params: { level: event.level, logger: tool, data } });
+      return;
+    }
+    if (token === undefined || !(event.progress > last)) return;
+    last = event.progress;
+    const params: CallNotification["params"] & { progressToken: string | number } = {
+      progressToken: token,
+      progress: event.progress,
+    };
+    if (event.total !== undefined) params.total = event.total;
+    if (event.message !== undefined) params.message = event.message;
+    send({ method: "notifications/progress", params });
   };
 }

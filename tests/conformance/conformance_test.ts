@@ -1,0 +1,140 @@
+/**
+ * The official MCP conformance suite (npm `@modelcontextprotocol/conformance`, pinned with its own lock file)
+ * against `toolgate serve --http` over this folder's manifest of local programs (shell and Python). The suite's
+ * client sends no token, and toolgate's server requires one: a loopback proxy adds it, and passes everything
+ * else (the Origin and Host headers the DNS-rebinding scenario sends included) through unchanged.
+ *
+ * `expected_failures.yml` lists what toolgate deliberately does not serve; {@linkcode PENDING} what it does not
+ * serve yet. The suite fails the run on any other failure, and on a listed scenario that passes.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startHttp, TOKEN } from "../mcp/helpers.ts";
+import { REPO, tempDir } from "../support.ts";
+
+/** The suite's version; its lock file pins every package under it. */
+const SUITE = "npm:@modelcontextprotocol/conformance@0.1.16";
+const HERE = join(REPO, "tests", "conformance");
+const MANIFEST = join(HERE, "tools.json");
+const LOCK = join(HERE, "deno.lock");
+
+/** Tool scenarios toolgate does not pass yet (issue #27), each with why. Remove an entry once it passes. */
+const PENDING: Record<string, string> = {
+  "server-sse-polling": "no resumable SSE streams yet (the suite warns of a missing priming event)",
+  "tools-call-sampling": "a tool cannot ask the client's model yet",
+  "tools-call-elicitation": "a tool cannot ask the user yet",
+  "elicitation-sep1034-defaults": "a tool cannot ask the user yet",
+  "elicitation-sep1330-enums": "a tool cannot ask the user yet",
+};
+
+/** The suite run through `deno` (it needs Node 22's fs.globSync, which Deno has), outside toolgate's config. */
+function suiteArgs(args: readonly string[], cachedOnly: boolean): string[] {
+  return [
+    "run",
+    "--no-config",
+    `--lock=${LOCK}`,
+    "--frozen",
+    ...(cachedOnly ? ["--cached-only"] : []),
+    "-A",
+    SUITE,
+    ...args,
+  ];
+}
+
+/** Why the suite cannot run here (it is not in Deno's cache, and the registry cannot be reached), or undefined. */
+async function suiteMissing(): Promise<string | undefined> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: suiteArgs(["--version"], false),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return out.success ? undefined : new TextDecoder().decode(out.stderr).trim().split("\n").at(-1);
+}
+
+/** A loopback proxy to `target` that adds the bearer token, streaming both ways (SSE answers included). */
+function tokenProxy(target: URL): { url: URL; close: () => Promise<void> } {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    const headers = new Headers(request.headers);
+    headers.set("authorization", `Bearer ${TOKEN}`);
+    const body = request.method === "GET" || request.method === "HEAD"
+      ? undefined
+      : await request.arrayBuffer();
+    const upstream = await fetch(new URL(new URL(request.url).pathname, target), {
+      method: request.method,
+      headers,
+      body,
+      redirect: "manual",
+    });
+    return new Response(upstream.body, { status: upstream.status, headers: upstream.headers });
+  });
+  const port = (server.addr as Deno.NetAddr).port;
+  return { url: new URL(`http://127.0.0.1:${port}/mcp`), close: () => server.shutdown() };
+}
+
+/** Each scenario's checks from the suite's output folder: the scenario passes when none is a FAILURE or a
+ * WARNING (the suite counts a warning as a failure). */
+async function scenarioResults(dir: string): Promise<Map<string, boolean>> {
+  const results = new Map<string, boolean>();
+  for await (const entry of Deno.readDir(dir)) {
+    const match = /^server-(.+)-\d{4}-\d\d-\d\dT/.exec(entry.name);
+    if (!entry.isDirectory || !match) continue;
+    const checks = JSON.parse(await Deno.readTextFile(join(dir, entry.name, "checks.json"))) as {
+      status: string;
+    }[];
+    results.set(match[1], checks.every((check) => check.status !== "FAILURE" && check.status !== "WARNING"));
+  }
+  return results;
+}
+
+Deno.test("the MCP conformance suite's server scenarios pass, but for what toolgate does not serve", async () => {
+  const missing = await suiteMissing();
+  if (missing !== undefined) {
+    if (Deno.env.get("TOOLGATE_REQUIRE_CONFORMANCE") === "1") {
+      throw new Error(`the suite cannot run: ${missing}`);
+    }
+    console.log(`skipped: the conformance suite cannot be installed here (${missing})`);
+    return;
+  }
+  await using dir = await tempDir();
+  const deliberate = await Deno.readTextFile(join(HERE, "expected_failures.yml"));
+  const baseline = join(dir.path, "baseline.yml");
+  await Deno.writeTextFile(
+    baseline,
+    deliberate + Object.keys(PENDING).map((name) => `  - ${name}\n`).join(""),
+  );
+  const workspace = join(dir.path, "workspace");
+  await Deno.mkdir(workspace);
+  await using server = await startHttp([], workspace, { TOOLGATE_MCP_TOKEN: TOKEN }, MANIFEST);
+  const proxy = tokenProxy(server.url);
+  const results = join(dir.path, "results");
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: suiteArgs([
+        "server",
+        "--suite",
+        "all",
+        "--url",
+        proxy.url.href,
+        "--expected-failures",
+        baseline,
+        "-o",
+        results,
+      ], true),
+      cwd: dir.path,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    const scenarios = await scenarioResults(results);
+    const passed = [...scenarios].filter(([, ok]) => ok).map(([name]) => name);
+    const failed = [...scenarios].filter(([, ok]) => !ok).map(([name]) => name).sort();
+    console.log(
+      `conformance: ${passed.length} of ${scenarios.size} server scenarios pass; not: ${failed.join(", ")}`,
+    );
+    assert.ok(out.success, `the suite found unexpected results:\n${text}\nserver:\n${server.stderr()}`);
+  } finally {
+    await proxy.close();
+  }
+});
