@@ -13,6 +13,7 @@ import { loadSchemaEngine, patternProblems, SchemaCompiler, schemaEngineLoaded }
 import { readCache, writeCache } from "./state_cache.ts";
 import { fnv1a64 } from "./state.ts";
 import { beltToolOf } from "./tool_belt.ts";
+import { checkCredentials, type CredentialBinding } from "./credentials.ts";
 
 /**
  * One validated tool: what the runner needs to start it and what the exports need to describe it.
@@ -60,6 +61,8 @@ export interface ToolSpec {
    * `credential` before the tool starts.
    */
   readonly secrets: readonly string[];
+  /** Secrets bound to hosts: the tool gets a placeholder, the egress proxy puts the value in (`credentials.ts`). */
+  readonly credentials: readonly CredentialBinding[];
   /** The tool has no side effects: it needs no approval. */
   readonly readOnly: boolean;
   /** The tool may run in parallel with other calls. */
@@ -201,6 +204,7 @@ const KNOWN_FIELDS = new Set([
   "idleTimeoutSec",
   "envPassthrough",
   "secrets",
+  "credentials",
   "readOnly",
   "concurrent",
   "permissions",
@@ -443,6 +447,7 @@ function checkTool(
   else if (profile.warning !== undefined && !warnings.includes(profile.warning)) {
     warnings.push(profile.warning);
   }
+  const credentials = profile.ok ? checkCredentials(entry.credentials, profile.profile.net, own) : [];
   for (const key of Object.keys(entry)) {
     if (!KNOWN_FIELDS.has(key)) warnings.push(`${prefix}unknown field ${quote(key)} (ignored)`);
   }
@@ -463,6 +468,7 @@ function checkTool(
     idleTimeoutSec: idle as number | undefined,
     envPassthrough: Object.freeze(passed),
     secrets: Object.freeze(secrets),
+    credentials: Object.freeze(credentials),
     readOnly,
     concurrent,
     alwaysLoad,
