@@ -95,6 +95,13 @@ class Reader {
     }
   }
 
+  /** What was read past the last marker or length, taken. */
+  take(): Buffer {
+    const out = this.#buffer;
+    this.#buffer = Buffer.alloc(0);
+    return out;
+  }
+
   async exactly(n: number): Promise<Buffer | undefined> {
     while (this.#buffer.length < n) if (!await this.#more()) return undefined;
     const out = this.#buffer.subarray(0, n);
@@ -294,8 +301,11 @@ export async function brokerTunnel(client: Deno.Conn, tunnel: BrokerTunnel): Pro
     } catch {
       // Closed already.
     }
-    await new Promise<void>((resolve) => socket.end(resolve));
-    socket.destroy();
+    // The TLS close, then the connection's: the duplex closes the connection once all is written.
+    await new Promise<void>((resolve) => {
+      socket.once("close", () => resolve());
+      socket.end();
+    });
   }
 }
 
@@ -341,6 +351,9 @@ async function relay(
     socket,
     through(Buffer.from(`${status}\r\n${[...kept, "Connection: close"].join("\r\n")}\r\n\r\n`)),
   );
+  // What came with the head.
+  const early = reader.take();
+  if (early.length > 0) await writeTo(socket, through(early));
   for (;;) {
     const next = await reader.source.next().catch(() => ({ done: true as const, value: undefined }));
     if (next.done) break;
