@@ -7,6 +7,8 @@
  * @module
  */
 import { join } from "./paths.ts";
+import type { CallCredential } from "./credentials.ts";
+import type { CertificateAuthority } from "./run_ca.ts";
 
 /** The most bytes of a request head the proxy reads before it gives up on it. */
 const MAX_HEAD = 16 * 1024;
@@ -44,6 +46,8 @@ export interface EgressDecision {
   readonly host: string;
   readonly port: number;
   readonly allowed: boolean;
+  /** Why a request was refused although its host is listed (a credential's placeholder out of place). */
+  readonly reason?: string;
 }
 
 /** A connection's request head so far: the bytes read, and the first line once it came. */
@@ -112,6 +116,8 @@ interface Registered {
   readonly clients: Set<Deno.Conn>;
   /** Those and their upstreams: what its end cuts. */
   readonly ends: Set<Deno.Conn>;
+  /** Its credentials bound to hosts: their placeholders are swapped or refused here. */
+  readonly credentials: readonly CallCredential[];
 }
 
 /** The first line the bridge sends on each connection, naming the call it carries. */
@@ -131,6 +137,11 @@ export interface ProxyLimits {
   readonly headMs: number;
   /** How long a connection to an allowed host may take to open. */
   readonly dialMs: number;
+  /**
+   * CA certificates (PEM) trusted for the hosts the credential broker connects to, besides the system's roots
+   * (a test's own CA; a company's).
+   */
+  readonly upstreamCa?: readonly string[];
 }
 
 /**
@@ -180,6 +191,7 @@ export class EgressProxy {
   /** Connections that have not named their call yet, oldest first. */
   readonly #pending = new Set<Deno.Conn>();
   #closed = false;
+  #authority?: Promise<CertificateAuthority>;
 
   private constructor(readonly socket: string, listener: Deno.Listener, limits: ProxyLimits) {
     this.#listener = listener;
@@ -211,13 +223,14 @@ export class EgressProxy {
   register(
     allow: readonly string[],
     onDecision?: (decision: EgressDecision) => void,
+    credentials: readonly CallCredential[] = [],
   ): { token: string; unregister: () => void } {
     const token = Array.from(
       crypto.getRandomValues(new Uint8Array(16)),
       (b) => b.toString(16).padStart(2, "0"),
     )
       .join("");
-    const call: Registered = { allow, onDecision, clients: new Set(), ends: new Set() };
+    const call: Registered = { allow, onDecision, clients: new Set(), ends: new Set(), credentials };
     this.#calls.set(token, call);
     return {
       token,
@@ -228,6 +241,16 @@ export class EgressProxy {
         call.clients.clear();
       },
     };
+  }
+
+  /**
+   * The run's certificate authority, made at the first call with a credential: in memory only, this process's
+   * own, never reused by another run.
+   */
+  authority(): Promise<CertificateAuthority> {
+    return this.#authority ??= import("./run_ca.ts").then(({ CertificateAuthority }) =>
+      CertificateAuthority.create(`toolgate run ${Deno.pid} ${new Date().toISOString()}`)
+    );
   }
 
   async #accept(): Promise<void> {
@@ -297,6 +320,24 @@ export class EgressProxy {
           `toolgate proxy: ${where.host}:${where.port} is not in this tool's host list\n`,
         );
       }
+      const placeholders = call.credentials.map((c) => c.placeholder);
+      const inHead = placeholders.find((p) => text.includes(p) || decodeURIComponentSafe(text).includes(p));
+      const bound = call.credentials.filter((c) => hostAllowed(where.host, where.port, c.binding.hosts));
+      if (inHead !== undefined) {
+        const credential = call.credentials.find((c) => c.placeholder === inHead)!;
+        const reason = method === "CONNECT"
+          ? `the placeholder of the credential ${credential.binding.secret} was in a CONNECT request's head`
+          : bound.includes(credential)
+          ? `the placeholder of the credential ${credential.binding.secret} was sent in plain HTTP; a bound ` +
+            `secret goes out over HTTPS only`
+          : `the placeholder of the credential ${credential.binding.secret} was sent to a host it is not ` +
+            `bound to (in a plain HTTP request)`;
+        call.onDecision?.({ host: where.host, port: where.port, allowed: false, reason });
+        return await answer(conn, "403 Forbidden", `toolgate proxy: refused: ${reason}\n`);
+      }
+      if (method === "CONNECT" && bound.length > 0) {
+        return await this.#broker(conn, call, token, where, bound, rest);
+      }
       try {
         upstream = await Deno.connect({
           hostname: where.host.replace(/^\[|\]$/g, ""),
@@ -323,8 +364,27 @@ export class EgressProxy {
           encoder.encode(`${method} ${where.path} ${version}\r\n${kept.join("\r\n")}\r\n\r\n`),
         );
       }
-      if (rest.length > 0) await upstream.write(rest);
-      await Promise.allSettled([pipe(conn, upstream), pipe(upstream, conn)]);
+      if (call.credentials.length === 0 || method === "CONNECT") {
+        if (rest.length > 0) await upstream.write(rest);
+        await Promise.allSettled([pipe(conn, upstream), pipe(upstream, conn)]);
+      } else {
+        // Plain HTTP the proxy can read: a placeholder in a body, or in a later request, cuts the connection.
+        const { scanPipe } = await import("./credential_broker.ts");
+        const found = (placeholder: string) => {
+          const credential = call!.credentials.find((c) => c.placeholder === placeholder)!;
+          call!.onDecision?.({
+            host: where.host,
+            port: where.port,
+            allowed: false,
+            reason: `the placeholder of the credential ${credential.binding.secret} was in a plain HTTP ` +
+              `request's body; the connection was cut`,
+          });
+          shut(conn);
+          shut(upstream!);
+        };
+        const up = upstream;
+        await Promise.allSettled([scanPipe(rest, conn.readable, up, placeholders, found), pipe(up, conn)]);
+      }
     } finally {
       clearTimeout(slow);
       this.#pending.delete(conn);
@@ -336,6 +396,43 @@ export class EgressProxy {
         call?.ends.delete(end);
       }
     }
+  }
+
+  /** A CONNECT to a host a credential is bound to: TLS ends here, and the broker carries the request. */
+  async #broker(
+    conn: Deno.Conn,
+    call: Registered,
+    token: string,
+    where: { host: string; port: number },
+    bound: readonly CallCredential[],
+    rest: Uint8Array,
+  ): Promise<void> {
+    if (rest.length > 0) {
+      // A client that sends its TLS hello before the proxy's answer: not one the broker serves.
+      return await answer(conn, "400 Bad Request", "toolgate proxy: wait for the CONNECT answer\n");
+    }
+    const [{ brokerTunnel }, authority] = await Promise.all([
+      import("./credential_broker.ts"),
+      this.authority(),
+    ]);
+    const pair = await authority.issue(where.host);
+    if (!this.#calls.has(token)) return;
+    await conn.write(encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
+    await brokerTunnel(conn, {
+      host: where.host,
+      port: where.port,
+      pair,
+      credentials: call.credentials,
+      bound,
+      upstreamCa: this.#limits.upstreamCa,
+      dialMs: this.#limits.dialMs,
+      onRefused: (reason) =>
+        call.onDecision?.({ host: where.host, port: where.port, allowed: false, reason }),
+      track: (upstream) => {
+        this.#open.add(upstream);
+        call.ends.add(upstream);
+      },
+    });
   }
 
   /** Stops listening, cuts every connection, removes the socket. */
@@ -353,6 +450,14 @@ export class EgressProxy {
     } catch {
       // Already gone.
     }
+  }
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 

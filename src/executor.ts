@@ -40,6 +40,7 @@ import { ensurePrivateDir, prepareDir } from "./private_dir.ts";
 import { configRoot, stateRoot, workspaceStateDir } from "./state.ts";
 import { stoppedByUser, userStopped } from "./stop.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV, ToolLauncher } from "./tool_launch.ts";
+import { type CallCredential, newPlaceholder } from "./credentials.ts";
 import { ToolFailure } from "../tools/lib/envelope.ts";
 import type { ToolPool } from "./pool/client.ts";
 import type { CallDefaults } from "./pool/protocol.ts";
@@ -313,7 +314,9 @@ export class Executor {
    */
   #makeRedactors(): void {
     const { env, manifest } = this.#options;
-    const declared = manifest.tools.flatMap((tool) => tool.secrets);
+    const declared = manifest.tools.flatMap((
+      tool,
+    ) => [...tool.secrets, ...tool.credentials.map((c) => c.secret)]);
     for (const value of this.#stored.values()) this.#storedValues.add(value);
     ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(env, declared, this.#storedValues));
   }
@@ -375,7 +378,7 @@ export class Executor {
 
   /** The first secret `tool` declares that is neither the caller's, stored, nor in the environment. */
   #missingSecret(tool: ToolSpec, own?: ReadonlyMap<string, string>): string | undefined {
-    return tool.secrets.find((name) =>
+    return [...tool.secrets, ...tool.credentials.map((c) => c.secret)].find((name) =>
       !own?.has(name) && !this.#stored.has(name) && this.#options.env[name] === undefined
     );
   }
@@ -437,7 +440,7 @@ export class Executor {
     const started = this.#clock();
     let result: RunResult | undefined;
     let envelope: Envelope;
-    const launch = await this.#launcher.launch(tool);
+    const launch = await this.#launcher.launch(tool, undefined, this.#credentials(tool, options.secrets));
     if (!launch.ok) {
       envelope = launch.envelope;
     } else {
@@ -452,7 +455,7 @@ export class Executor {
       result = await runProcess({
         program: launch.program,
         args: launch.args,
-        env: launch.unregister ? { ...env, ...PROXY_ENV } : env,
+        env: launch.unregister ? { ...env, ...PROXY_ENV, ...launch.env } : env,
         cwd: this.#workspace,
         stdin: encoder.encode(JSON.stringify(call.args)),
         timeoutMs,
@@ -481,7 +484,7 @@ export class Executor {
           idleTimeoutMs,
           killedBy: stoppedByUser(options.signal) ? "user" : undefined,
         }),
-        launch.envelopeWarnings,
+        [...launch.envelopeWarnings, ...refusedRequests(launch)],
       );
     }
     await this.#write({
@@ -886,6 +889,18 @@ export class Executor {
   }
 
   /**
+   * The call's bound credentials: each secret's value (as `#toolEnv` finds one) with a placeholder new for this
+   * call; the tool sees only the placeholder, the egress proxy swaps it.
+   */
+  #credentials(tool: ToolSpec, own?: ReadonlyMap<string, string>): CallCredential[] {
+    return tool.credentials.flatMap((binding) => {
+      const value = own?.get(binding.secret) ?? this.#stored.get(binding.secret) ??
+        this.#options.env[binding.secret];
+      return value === undefined || value === "" ? [] : [{ binding, value, placeholder: newPlaceholder() }];
+    });
+  }
+
+  /**
    * Every envelope this executor hands back passes here: the values of secret variables (a passthrough variable a
    * tool printed, a key in an error) never reach a model or an MCP client, whichever caller asked.
    */
@@ -917,4 +932,13 @@ export class Executor {
   async #write(record: AuditRecord): Promise<void> {
     if (this.#audit) await this.#audit.write(record);
   }
+}
+
+/** What the model is told of requests the egress proxy refused for a credential's placeholder. */
+function refusedRequests(launch: Launch): string[] {
+  return (launch.egress ?? []).flatMap((decision) =>
+    decision.reason === undefined
+      ? []
+      : [`toolgate's egress proxy refused a request to ${decision.host}:${decision.port}: ${decision.reason}`]
+  );
 }

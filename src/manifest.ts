@@ -15,6 +15,7 @@ import { fnv1a64 } from "./state.ts";
 import { beltToolOf } from "./tool_belt.ts";
 import type { PinnedProgram } from "./trust.ts";
 import { TOOL_PROTOCOLS, type ToolProtocol } from "./tool_protocol.ts";
+import { checkCredentials, type CredentialBinding } from "./credentials.ts";
 
 /**
  * One validated tool: what the runner needs to start it and what the exports need to describe it.
@@ -62,6 +63,8 @@ export interface ToolSpec {
    * `credential` before the tool starts.
    */
   readonly secrets: readonly string[];
+  /** Secrets bound to hosts: the tool gets a placeholder, the egress proxy puts the value in (`credentials.ts`). */
+  readonly credentials: readonly CredentialBinding[];
   /** The tool has no side effects: it needs no approval. */
   readonly readOnly: boolean;
   /** The tool may run in parallel with other calls. */
@@ -217,6 +220,7 @@ const KNOWN_FIELDS = new Set([
   "idleTimeoutSec",
   "envPassthrough",
   "secrets",
+  "credentials",
   "readOnly",
   "concurrent",
   "protocol",
@@ -469,6 +473,7 @@ function checkTool(
   else if (profile.warning !== undefined && !warnings.includes(profile.warning)) {
     warnings.push(profile.warning);
   }
+  const credentials = profile.ok ? checkCredentials(entry.credentials, profile.profile.net, own) : [];
   for (const key of Object.keys(entry)) {
     if (!KNOWN_FIELDS.has(key)) warnings.push(`${prefix}unknown field ${quote(key)} (ignored)`);
   }
@@ -489,6 +494,7 @@ function checkTool(
     idleTimeoutSec: idle as number | undefined,
     envPassthrough: Object.freeze(passed),
     secrets: Object.freeze(secrets),
+    credentials: Object.freeze(credentials),
     readOnly,
     concurrent,
     alwaysLoad,

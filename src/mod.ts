@@ -93,6 +93,7 @@ export {
 } from "./manifest.ts";
 export type { PermissionProfile, ProfileResult, ResourceLimits } from "./profiles.ts";
 export type { PinnedProgram } from "./trust.ts";
+export type { CredentialBinding } from "./credentials.ts";
 export type { LogLevel, ToolEvent, ToolProtocol } from "./tool_protocol.ts";
 export type { JobEvent } from "./jobs.ts";
 export type { JobCaps } from "./job_owners.ts";

@@ -366,6 +366,8 @@ export interface ConfineRequest {
    * then has no network but its loopback, and the proxy is its only way out).
    */
   readonly proxy?: { readonly socket: string; readonly inside: string };
+  /** For a call with bound credentials: the CA bundle it trusts (read-only), and where it shows inside. */
+  readonly caBundle?: { readonly file: string; readonly inside: string };
 }
 
 function limitArgs(
@@ -423,6 +425,7 @@ export function bwrapArgs(support: Extract<SandboxSupport, { ok: true }>, reques
   for (const path of readable) if (!within(path, hidden)) binds.set(path, "--ro-bind-try");
   for (const path of writable) binds.set(path, "--bind-try");
   if (request.proxy) args.push("--bind", request.proxy.socket, request.proxy.inside);
+  if (request.caBundle) args.push("--ro-bind", request.caBundle.file, request.caBundle.inside);
   const depth = (path: string) => path.split("/").length;
   for (const [path, how] of [...binds].sort(([a], [b]) => depth(a) - depth(b))) args.push(how, path, path);
   // The control plane over everything the tool may write: a read-only bind of each protected path inside a

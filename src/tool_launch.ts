@@ -29,6 +29,13 @@ import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "./tool_belt.ts";
 import { prepareDir } from "./private_dir.ts";
 import { programNeeds } from "./program_needs.ts";
 import { stillPinned } from "./trust.ts";
+import type { CallCredential } from "./credentials.ts";
+import { CA_BUNDLE_VARIABLES, caBundle } from "./run_ca.ts";
+
+/** Where a call with bound credentials finds the CA bundle it trusts (the system's CAs and the run's). */
+export const CA_BUNDLE_INSIDE = "/tmp/.toolgate-ca.pem";
+/** The variable naming a file of CA certificates (PEM) toolgate trusts for the hosts credentials go to. */
+export const UPSTREAM_CA_ENV = "TOOLGATE_UPSTREAM_CA";
 
 /** The PATH of a tool whose parent environment has none. */
 export const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -67,6 +74,8 @@ export interface Launch {
   readonly slot?: string;
   /** What the proxy let through or refused, for the audit line. */
   readonly egress?: EgressDecision[];
+  /** Variables the call's environment gets besides its own: credentials' placeholders, the CA bundle. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** A launch, or the envelope that says why the call does not start. */
@@ -106,6 +115,7 @@ export class ToolLauncher {
   readonly #options: ToolLauncherOptions;
   #support?: Promise<SandboxSupport>;
   #proxy?: EgressProxy;
+  #bundle?: Promise<string>;
   readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
 
@@ -153,6 +163,7 @@ export class ToolLauncher {
   async launch(
     tool: ToolSpec,
     own: Program = this.program(tool),
+    credentials: readonly CallCredential[] = [],
   ): Promise<LaunchVerdict> {
     const refused = (kind: "rejected" | "unavailable", message: string) => ({
       ok: false as const,
@@ -231,6 +242,8 @@ export class ToolLauncher {
     let unregister: (() => void) | undefined;
     const egress: EgressDecision[] = [];
     let inner = own;
+    let caFile: string | undefined;
+    let extraEnv: Record<string, string> | undefined;
     if (Array.isArray(tool.profile.net)) {
       let proxy: EgressProxy;
       try {
@@ -238,7 +251,21 @@ export class ToolLauncher {
       } catch (error) {
         return refused("unavailable", `The tool's egress proxy cannot start: ${(error as Error).message}.`);
       }
-      const registered = proxy.register(tool.profile.net, (decision) => egress.push(decision));
+      if (credentials.length > 0) {
+        try {
+          caFile = await this.#caBundle(proxy);
+        } catch (error) {
+          return refused(
+            "unavailable",
+            `The tool's credentials cannot be set up: ${(error as Error).message}.`,
+          );
+        }
+        extraEnv = Object.fromEntries([
+          ...credentials.map((c) => [c.binding.env, c.placeholder]),
+          ...CA_BUNDLE_VARIABLES.map((name) => [name, CA_BUNDLE_INSIDE]),
+        ]);
+      }
+      const registered = proxy.register(tool.profile.net, (decision) => egress.push(decision), credentials);
       unregister = registered.unregister;
       const bridge = bridgeLaunch();
       inner = {
@@ -257,6 +284,7 @@ export class ToolLauncher {
       cgroupLimits: cgroups &&
         { processes: cgroups.pids !== undefined, memory: cgroups.memory !== undefined },
       proxy: unregister && this.#proxy && { socket: this.#proxy.socket, inside: BRIDGE_SOCKET },
+      caBundle: caFile === undefined ? undefined : { file: caFile, inside: CA_BUNDLE_INSIDE },
     });
     // With cgroups, the first process sets up and joins the call's cgroups, then becomes bwrap.
     const slot = cgroups ? this.#slots.take() : undefined;
@@ -271,6 +299,7 @@ export class ToolLauncher {
       unregister,
       egress,
       slot,
+      env: extraEnv,
     };
   }
 
@@ -308,7 +337,21 @@ export class ToolLauncher {
   #startProxy(): EgressProxy {
     const socket = proxySocketPath(this.#options.env, stateRoot(this.#options.env));
     prepareDir(dirname(socket));
-    return EgressProxy.start(socket);
+    const extra = this.#options.env[UPSTREAM_CA_ENV];
+    return EgressProxy.start(socket, extra ? { upstreamCa: [Deno.readTextFileSync(extra)] } : {});
+  }
+
+  /**
+   * The CA bundle of this run's calls with credentials, written once beside the proxy's socket: certificates
+   * only (the run CA's key never leaves toolgate's memory), bound read-only into each such sandbox.
+   */
+  #caBundle(proxy: EgressProxy): Promise<string> {
+    return this.#bundle ??= proxy.authority().then((authority) => {
+      const file = `${proxy.socket}.ca.pem`;
+      // Public certificates: readable by the sandbox whatever user it maps to.
+      Deno.writeTextFileSync(file, caBundle(authority.cert), { mode: 0o644 });
+      return file;
+    });
   }
 
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
