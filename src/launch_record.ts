@@ -58,6 +58,13 @@ export const LAUNCH_VARS: readonly string[] = [
 export const STAT_FORMAT = "%n|%d|%i|%f|%u|%h|%s|%.9Y|%.9Z";
 
 /**
+ * What `stat -L -c` prints for a path whose content the decision never read (a folder resolved or searched, a
+ * program looked for on PATH): which file it is and its mode, not its times, so that a workspace whose files change
+ * keeps its record.
+ */
+export const IDENTITY_FORMAT = "%n|%d|%i|%f|%u";
+
+/**
  * How recent a change to a file the decision read may be for the decision to be recorded: file times come from a
  * coarse clock (a tick of some milliseconds), so a change in the tick in which the file was read could look older
  * than the read. A second is many ticks.
@@ -156,8 +163,10 @@ export function keyDigest(items: readonly string[]): Promise<string> {
 export interface TracedReads {
   /** Variables read by name. */
   readonly vars: Set<string>;
-  /** Files and folders read, looked at or looked for, as given (relative ones against the working folder). */
+  /** Files and folders whose content was read, as given (relative ones against the working folder). */
   readonly paths: Set<string>;
+  /** Files and folders only looked at or looked for (stat, realpath). */
+  readonly looked: Set<string>;
   /** Why the run cannot be recorded (the whole environment was read), if it cannot. */
   readonly unrecordable: string[];
 }
@@ -200,7 +209,7 @@ const PATH_CALLS = [
  * ```
  */
 export function traceReads(env: Record<string, string>): Tracer {
-  const reads: TracedReads = { vars: new Set(), paths: new Set(), unrecordable: [] };
+  const reads: TracedReads = { vars: new Set(), paths: new Set(), looked: new Set(), unrecordable: [] };
   const view = new Proxy(env, {
     get(target, name, receiver) {
       if (typeof name === "string") reads.vars.add(name);
@@ -216,21 +225,30 @@ export function traceReads(env: Record<string, string>): Tracer {
     },
   });
   const saved: [object, string, unknown][] = [];
-  const wrap = <T extends object>(owner: T, name: string, before: (arg: unknown) => void) => {
+  const wrap = <T extends object>(
+    owner: T,
+    name: string,
+    before: (arg: unknown, args: unknown[]) => void,
+  ) => {
     const original = (owner as Record<string, unknown>)[name];
     if (typeof original !== "function") return;
     saved.push([owner, name, original]);
     (owner as Record<string, unknown>)[name] = function (this: unknown, ...args: unknown[]) {
-      before(args[0]);
+      before(args[0], args);
       return original.apply(this, args);
     };
   };
   for (const name of PATH_CALLS) {
+    // A path only looked at counts by which file it is; one read, by its content too.
+    const looks = /^(l?stat|realPath)(Sync)?$/.test(name);
     wrap(Deno, name, (path) => {
-      if (typeof path === "string") reads.paths.add(path);
-      else if (path instanceof URL && path.protocol === "file:") {
-        reads.paths.add(decodeURIComponent(path.pathname));
-      } else reads.unrecordable.push(`${name} of something that is no path`);
+      const file = typeof path === "string"
+        ? path
+        : path instanceof URL && path.protocol === "file:"
+        ? decodeURIComponent(path.pathname)
+        : undefined;
+      if (file === undefined) reads.unrecordable.push(`${name} of something that is no path`);
+      else (looks ? reads.looked : reads.paths).add(file);
     });
   }
   wrap(Deno.env, "get", (name) => reads.vars.add(String(name)));
@@ -258,12 +276,15 @@ export interface LaunchDecision {
   readonly plannedAt: number;
 }
 
-/** The reason a decision cannot be recorded, or the record's lines (without the MAC) and the files to stat. */
+/**
+ * The reason a decision cannot be recorded, or the record's lines (without the MAC) and the files to stat (`P`
+ * lines: content; `I` lines: identity only).
+ */
 export function recordBody(
   decision: LaunchDecision,
   cwd: string,
   inherited: Readonly<Record<string, string>>,
-): { ok: true; body: string; paths: string[] } | { ok: false; why: string } {
+): { ok: true; body: string; paths: string[]; looked: string[] } | { ok: false; why: string } {
   const { reads } = decision;
   if (reads.unrecordable.length > 0) return { ok: false, why: reads.unrecordable[0] };
   const known = new Set(LAUNCH_VARS);
@@ -271,9 +292,11 @@ export function recordBody(
   if (unknown.length > 0) return { ok: false, why: `it reads ${unknown.join(", ")}` };
   const paths = [...new Set([...reads.paths, ...decision.extraPaths].map((path) => resolve(cwd, path)))]
     .sort();
+  const looked = [...new Set([...reads.looked].map((path) => resolve(cwd, path)))]
+    .filter((path) => !paths.includes(path)).sort();
   // What the shell reads line by line, or splits on newlines, must hold none; an empty argument would vanish.
   const plain = (text: string) => !text.includes("\n") && !text.includes("\0");
-  for (const path of paths) {
+  for (const path of [...paths, ...looked]) {
     if (!isAbsolute(path) || !plain(path)) return { ok: false, why: `a path the shell cannot stat: ${path}` };
     if (/^\/(proc|sys|dev)(\/|$)/.test(path)) return { ok: false, why: `it reads ${path}` };
   }
@@ -286,16 +309,17 @@ export function recordBody(
     if (!/^TOOLGATE_[A-Z_]+$/.test(name) || !plain(value)) return { ok: false, why: `it sets ${name}` };
     lines.push(`E ${name}=${value}`);
   }
-  lines.push(...paths.map((path) => `P ${path}`));
-  return { ok: true, body: lines.map((line) => `${line}\n`).join(""), paths };
+  lines.push(...paths.map((path) => `P ${path}`), ...looked.map((path) => `I ${path}`));
+  return { ok: true, body: lines.map((line) => `${line}\n`).join(""), paths, looked };
 }
 
-/** What `stat -L -c STAT_FORMAT -- paths` prints (nothing for a file that is not there). */
-async function statText(paths: readonly string[]): Promise<string | undefined> {
+/** What `stat -L -c format -- paths` prints (nothing for a file that is not there, nor for no paths). */
+async function statText(paths: readonly string[], format: string): Promise<string | undefined> {
+  if (paths.length === 0) return "";
   let output: Deno.CommandOutput;
   try {
     output = await new Deno.Command("stat", {
-      args: ["-L", "-c", STAT_FORMAT, "--", ...paths],
+      args: ["-L", "-c", format, "--", ...paths],
       stdin: "null",
       stdout: "piped",
       stderr: "null",
@@ -352,13 +376,25 @@ export async function recordLaunch(
   try {
     const body = recordBody(decision, cwd, env);
     if (!body.ok) return body.why;
-    const stat = await statText(body.paths);
-    if (stat === undefined) return "stat(1) cannot be run";
+    const [content, identity] = await Promise.all([
+      statText(body.paths, STAT_FORMAT),
+      statText(body.looked, IDENTITY_FORMAT),
+    ]);
+    if (content === undefined || identity === undefined) return "stat(1) cannot be run";
+    const stat = content + identity;
     // A file changed in the same tick as (or after) it was read would look unchanged: such a run is not recorded.
     const fresh = (decision.plannedAt - FRESH_MS) / 1000;
     for (const line of stat.split("\n").filter((line) => line !== "")) {
       const fields = line.split("|");
       if (fields.slice(-2).some((time) => Number(time) >= fresh)) return `${fields[0]} changed just now`;
+    }
+    for (const path of body.looked) {
+      try {
+        const changed = Deno.statSync(path).ctime?.getTime() ?? Infinity;
+        if (changed >= decision.plannedAt - FRESH_MS) return `${path} changed just now`;
+      } catch {
+        // Not there: its coming would show.
+      }
     }
     ensurePrivateDir(request.dir, stateRoot(env));
     const items = keyItems(request, cwd, env, argv);

@@ -14,7 +14,7 @@ import { join } from "../paths.ts";
 import { parseArgs } from "node:util";
 import { dataRoot } from "../state.ts";
 import { ROOT } from "./flags.ts";
-import { LAUNCH_FORMAT, LAUNCH_VARS, STAT_FORMAT, WARM_ENV } from "../launch_record.ts";
+import { IDENTITY_FORMAT, LAUNCH_FORMAT, LAUNCH_VARS, STAT_FORMAT, WARM_ENV } from "../launch_record.ts";
 
 /** A shell word in single quotes. */
 function quote(text: string): string {
@@ -71,7 +71,7 @@ function warmPath(build: string): string[] {
     '  _tg_rec=$(_tg_key "$@" | sha256sum) || return',
     "  _tg_rec=$_tg_dir/${_tg_rec%% *}",
     '  [ -O "$_tg_rec" ] || return',
-    "  _tg_args= _tg_vars= _tg_paths= _tg_body=",
+    "  _tg_args= _tg_vars= _tg_paths= _tg_looked= _tg_body=",
     "  {",
     "    IFS= read -r _tg_mac || return",
     "    while IFS= read -r _tg_line; do",
@@ -80,6 +80,7 @@ function warmPath(build: string): string[] {
     '      "A /"* | "A -"* | "A run") _tg_args=$_tg_args${_tg_line#A }$_tg_nl ;;',
     '      "E TOOLGATE_"*=*) _tg_vars=$_tg_vars${_tg_line#E }$_tg_nl ;;',
     '      "P /"*) _tg_paths=$_tg_paths${_tg_line#P }$_tg_nl ;;',
+    '      "I /"*) _tg_looked=$_tg_looked${_tg_line#I }$_tg_nl ;;',
     "      *) return 1 ;;",
     "      esac",
     "    done",
@@ -90,7 +91,8 @@ function warmPath(build: string): string[] {
     `    printf '%s\\0' "$_tg_secret" "$_tg_body"`,
     "    IFS=$_tg_nl",
     "    set -f",
-    `    LC_ALL=C stat -L -c ${quote(STAT_FORMAT)} -- $_tg_paths 2>/dev/null`,
+    `    [ -z "$_tg_paths" ] || LC_ALL=C stat -L -c ${quote(STAT_FORMAT)} -- $_tg_paths 2>/dev/null`,
+    `    [ -z "$_tg_looked" ] || LC_ALL=C stat -L -c ${quote(IDENTITY_FORMAT)} -- $_tg_looked 2>/dev/null`,
     `    printf '%s\\0' "$_tg_secret"`,
     "  } | sha256sum) || return",
     '  [ "${_tg_sum%% *}" = "$_tg_mac" ] || return',
