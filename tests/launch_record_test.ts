@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { buildBundle, shimText } from "../src/build/install.ts";
 import { FRESH_MS, LAUNCH_VARS } from "../src/launch_record.ts";
 import { writeFiles } from "./support.ts";
+import { confinedTest } from "./security/helpers.ts";
 
 interface Installed {
   readonly root: string;
@@ -62,7 +63,9 @@ async function world(t: Installed, name: string) {
     "tools/bin/hello": "#!/bin/sh\necho '{\"hi\":1}'\n",
     "tools/bin/parent": `#!/bin/sh\ntr '\\0' '\\n' < /proc/$PPID/cmdline > '${out}'\n` +
       `cat /proc/$PPID/environ > '${out}.env'\necho '{}'\n`,
-    "tools/bin/peek": `#!/bin/sh\ncat '${launch}/key' '${launch}'/* >&2; ls '${launch}' >&2; echo '{}'\n`,
+    "tools/bin/peek":
+      `#!/bin/sh\ns=$( { cat '${launch}/key' '${launch}'/*; ls '${launch}'; } 2>&1 | tr -dc 'A-Za-z0-9 /=._-')\n` +
+      `printf '{"seen":"%s"}\\n' "$s"\n`,
   });
   const env: Record<string, string> = { HOME: home, PATH: "/usr/local/bin:/usr/bin:/bin", NO_COLOR: "1" };
   const dir = Deno.env.get("DENO_DIR");
@@ -249,3 +252,31 @@ Deno.test("warm path: the main runtime gets the very command line and environmen
   assert.equal(seen[1].cmdline, seen[0].cmdline, "the same runtime, flags, entry and arguments");
   assert.equal(seen[1].environ, seen[0].environ, "the same environment");
 });
+
+confinedTest(
+  "warm path: a confined tool can neither read nor list the recorded decisions, even with home as its workspace",
+  async () => {
+    const t = await install();
+    const w = await world(t, "peek");
+    assert.equal((await run(t, ["trust"], w.project, w.env)).code, 0);
+    const args = ["call", "peek", "{}", "--sandbox", "require", "--cwd", w.home];
+    await settle(t, args, w.project, w.env);
+    const key = (await Deno.readTextFile(join(w.launch, "key"))).trim();
+    const records = [];
+    for await (const entry of Deno.readDir(w.launch)) records.push(entry.name);
+    assert.ok(records.length >= 2, "a key and a record");
+    const result = await run(t, args, w.project, w.env);
+    assert.ok(result.warm);
+    const seen = result.stdout + result.stderr;
+    assert.ok(!seen.includes(key), "the key stays unread");
+    for (const name of records.filter((name) => name !== "key")) {
+      assert.ok(!seen.includes(name), `${name} stays unlisted`);
+    }
+    assert.ok(!seen.includes("--allow-read="), "no record's text is read");
+    assert.match(
+      JSON.parse(result.stdout).result.seen,
+      /No such file or directory/,
+      "the tool ran and saw nothing",
+    );
+  },
+);
