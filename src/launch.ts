@@ -8,7 +8,8 @@
 import { join } from "./paths.ts";
 import { planLaunch } from "./launch_plan.ts";
 import { toFlags } from "./own_grants.ts";
-import { bundleEntry, packaging, TOOLGATE_ROOT } from "./tool_belt.ts";
+import { bundleEntry, packaging, TOOLGATE_CODE, TOOLGATE_ROOT } from "./tool_belt.ts";
+import { recordLaunch, takeWarmRequest, traceReads } from "./launch_record.ts";
 
 /** The main entry and the options that make the runtime load it the same way from any folder. */
 function entry(): string[] {
@@ -25,15 +26,41 @@ if (import.meta.main) {
   const here = Deno.cwd();
   const cwd = here === TOOLGATE_ROOT.replace(/\/$/, "") ? Deno.env.get("INIT_CWD") || here : here;
   const env = Deno.env.toObject();
-  const plan = await planLaunch(Deno.args, env, cwd);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...toFlags(plan.set), ...entry(), ...Deno.args],
+  // The installed front end asks for the decision to be recorded (its warm path); never from source, whose code
+  // may change under the same build.
+  const warm = packaging() === "bundle" ? takeWarmRequest(env, true) : undefined;
+  const tracer = warm === undefined ? undefined : traceReads(env);
+  const plannedAt = Date.now();
+  let plan;
+  try {
+    plan = await planLaunch(Deno.args, tracer?.env ?? env, cwd);
+  } finally {
+    tracer?.stop();
+  }
+  const prefix = [Deno.execPath(), "run", "--quiet", ...toFlags(plan.set), ...entry()];
+  const child = new Deno.Command(prefix[0], {
+    args: [...prefix.slice(1), ...Deno.args],
     cwd,
     env: { ...plan.env, INIT_CWD: "" },
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",
   }).spawn();
+  // Recorded while the run starts; a run that cannot be recorded stays cold (TOOLGATE_LAUNCH_WHY says why).
+  const recorded = warm === undefined || tracer === undefined ? Promise.resolve(undefined) : recordLaunch(
+    warm,
+    {
+      prefix,
+      // The front end always empties INIT_CWD itself.
+      env: plan.env,
+      reads: tracer.reads,
+      extraPaths: [Deno.execPath(), TOOLGATE_CODE, ...entry().slice(1)],
+      plannedAt,
+    },
+    cwd,
+    env,
+    Deno.args,
+  );
   // Ctrl-C reaches the whole foreground group, the run included: the run decides what it means.
   Deno.addSignalListener("SIGINT", () => {});
   for (const signal of ["SIGTERM", "SIGHUP"] as const) {
@@ -45,5 +72,7 @@ if (import.meta.main) {
       }
     });
   }
+  const why = await recorded;
+  if (why !== undefined && env.TOOLGATE_LAUNCH_WHY) console.error(`toolgate: not recorded: ${why}`);
   Deno.exit((await child.status).code);
 }

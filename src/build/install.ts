@@ -14,6 +14,7 @@ import { join } from "../paths.ts";
 import { parseArgs } from "node:util";
 import { dataRoot } from "../state.ts";
 import { ROOT } from "./flags.ts";
+import { IDENTITY_FORMAT, LAUNCH_FORMAT, LAUNCH_VARS, STAT_FORMAT, WARM_ENV } from "../launch_record.ts";
 
 /** A shell word in single quotes. */
 function quote(text: string): string {
@@ -40,7 +41,80 @@ export function launcherArgs(code: InstalledCode): string[] {
 }
 
 /**
- * The text of the installed `toolgate` script.
+ * The installed command's warm path (see `src/launch_record.ts`), as shell functions: `_tg_key` prints the key's
+ * items, each followed by a NUL; `_tg_warm` finds the record for this command, checks its MAC (over the key, the
+ * record and what `stat -L` says of its files now) and, when every check passes, starts the main runtime with the
+ * recorded command line. It returns on anything else, and the command takes the cold path. Record content is never
+ * evaluated: its lines are only split on newlines (with globbing off) into the command line and the files to stat.
+ */
+function warmPath(build: string): string[] {
+  const vars = LAUNCH_VARS.map((name) => `"\${${name}+=}\${${name}-}"`).join(" ");
+  return [
+    `_tg_build=${quote(build)}`,
+    "_tg_nl='",
+    "'",
+    "_tg_dir=",
+    "case ${XDG_STATE_HOME-} in",
+    "/*) _tg_dir=$XDG_STATE_HOME/toolgate/launch ;;",
+    "*) case ${HOME-} in /*) _tg_dir=$HOME/.local/state/toolgate/launch ;; esac ;;",
+    "esac",
+    // Deno would read a comma as two grants.
+    'case $_tg_dir in *,* | *"$_tg_nl"*) _tg_dir= ;; esac',
+    "_tg_key() {",
+    `  printf '%s\\0' ${LAUNCH_FORMAT} "$_tg_build" "$deno" "$_tg_cwd" ${vars} "$#"`,
+    `  [ "$#" -eq 0 ] || printf '%s\\0' "$@"`,
+    "}",
+    "_tg_warm() {",
+    '  [ -n "$_tg_dir" ] && [ -O "$_tg_dir" ] && [ -O "$_tg_dir/key" ] || return',
+    "  _tg_cwd=$(pwd -P) || return",
+    '  IFS= read -r _tg_secret < "$_tg_dir/key" || return',
+    '  _tg_rec=$(_tg_key "$@" | sha256sum) || return',
+    "  _tg_rec=$_tg_dir/${_tg_rec%% *}",
+    '  [ -O "$_tg_rec" ] || return',
+    "  _tg_args= _tg_vars= _tg_paths= _tg_looked= _tg_body=",
+    "  {",
+    "    IFS= read -r _tg_mac || return",
+    "    while IFS= read -r _tg_line; do",
+    "      _tg_body=$_tg_body$_tg_line$_tg_nl",
+    "      case $_tg_line in",
+    '      "A /"* | "A -"* | "A run") _tg_args=$_tg_args${_tg_line#A }$_tg_nl ;;',
+    '      "E TOOLGATE_"*=*) _tg_vars=$_tg_vars${_tg_line#E }$_tg_nl ;;',
+    '      "P /"*) _tg_paths=$_tg_paths${_tg_line#P }$_tg_nl ;;',
+    '      "I /"*) _tg_looked=$_tg_looked${_tg_line#I }$_tg_nl ;;',
+    "      *) return 1 ;;",
+    "      esac",
+    "    done",
+    '  } < "$_tg_rec" || return',
+    '  [ -n "$_tg_args" ] || return',
+    "  _tg_sum=$({",
+    '    _tg_key "$@"',
+    `    printf '%s\\0' "$_tg_secret" "$_tg_body"`,
+    "    IFS=$_tg_nl",
+    "    set -f",
+    `    [ -z "$_tg_paths" ] || LC_ALL=C stat -L -c ${quote(STAT_FORMAT)} -- $_tg_paths 2>/dev/null`,
+    `    [ -z "$_tg_looked" ] || LC_ALL=C stat -L -c ${quote(IDENTITY_FORMAT)} -- $_tg_looked 2>/dev/null`,
+    `    printf '%s\\0' "$_tg_secret"`,
+    "  } | sha256sum) || return",
+    '  [ "${_tg_sum%% *}" = "$_tg_mac" ] || return',
+    "  IFS=$_tg_nl",
+    "  set -f",
+    '  for _tg_line in $_tg_vars; do export "$_tg_line"; done',
+    "  INIT_CWD=",
+    "  export INIT_CWD",
+    '  exec $_tg_args "$@"',
+    "}",
+    '_tg_warm "$@"',
+    // A miss: the launcher plans the run and records its decision.
+    'if [ -n "$_tg_dir" ]; then',
+    `  ${WARM_ENV.build}=$_tg_build ${WARM_ENV.runtime}=$deno ${WARM_ENV.dir}=$_tg_dir`,
+    `  export ${WARM_ENV.build} ${WARM_ENV.runtime} ${WARM_ENV.dir}`,
+    "fi",
+  ];
+}
+
+/**
+ * The text of the installed `toolgate` script. With a bundle and a `build` (a new one at each install), it has a
+ * warm path: a command run before, none of whose inputs changed, starts one runtime, not two.
  *
  * @example
  * ```ts
@@ -48,11 +122,16 @@ export function launcherArgs(code: InstalledCode): string[] {
  * shimText("/opt/deno", { bundle: "/home/me/.local/share/toolgate/bundle" }, "2.9.6").startsWith("#!/bin/sh\n"); // true
  * ```
  */
-export function shimText(runtime: string, code: InstalledCode, version: string): string {
+export function shimText(runtime: string, code: InstalledCode, version: string, build?: string): string {
   const args = launcherArgs(code).map((arg) => arg.startsWith("-") || arg === "run" ? arg : quote(arg)).join(
     " ",
   );
   const from = "bundle" in code ? `the bundle in ${code.bundle}` : `the source in ${code.source}`;
+  const warm = "bundle" in code && build !== undefined;
+  // The launcher may write only the records' folder.
+  const coldArgs = warm
+    ? args.replace("--allow-run", '--allow-run ${_tg_dir:+"--allow-write=$_tg_dir"}')
+    : args;
   return [
     "#!/bin/sh",
     `# toolgate, installed by \`deno task install\`: it runs ${from}.`,
@@ -67,8 +146,9 @@ export function shimText(runtime: string, code: InstalledCode, version: string):
     "export TOOLGATE_CGROUP",
     `deno=${quote(runtime)}`,
     '[ -x "$deno" ] || deno=$(command -v deno) || deno=""',
-    `if [ -n "$deno" ]; then exec "$deno" ${args} "$@"; fi`,
-    `exec npx -y deno@${version} ${args} "$@"`,
+    `[ -n "$deno" ] || exec npx -y deno@${version} ${args} "$@"`,
+    ...(warm ? warmPath(build) : []),
+    `exec "$deno" ${coldArgs} "$@"`,
     "",
   ].join("\n");
 }
@@ -186,7 +266,9 @@ if (import.meta.main) {
   }
   const target = join(bin, "toolgate");
   await Deno.mkdir(bin, { recursive: true });
-  await Deno.writeTextFile(target, shimText(Deno.execPath(), code, Deno.version.deno), { mode: 0o755 });
+  await Deno.writeTextFile(target, shimText(Deno.execPath(), code, Deno.version.deno, crypto.randomUUID()), {
+    mode: 0o755,
+  });
   await Deno.chmod(target, 0o755);
   console.log(`installed ${target}`);
   const onPath = (env.PATH ?? "").split(":").includes(bin);

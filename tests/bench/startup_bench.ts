@@ -21,7 +21,8 @@ import { join } from "node:path";
 import { REPO } from "../support.ts";
 import { answer, callTools, type RecordedRequest, startChatServer } from "../agent/chat_server.ts";
 import { generateManifest } from "./manifest_bench.ts";
-import { buildBundle, launcherArgs } from "../../src/build/install.ts";
+import { buildBundle, launcherArgs, shimText } from "../../src/build/install.ts";
+import { FRESH_MS } from "../../src/launch_record.ts";
 import { validateManifest } from "../../src/manifest.ts";
 import { probeSandbox } from "../../src/sandbox.ts";
 import { loadSchemaEngine } from "../../src/schema.ts";
@@ -31,6 +32,9 @@ import { confinedCommandLine, shuffled } from "./sandbox_bench.ts";
 export const TARGETS = {
   call_over_hello: 3,
   agent_one_call_over_hello: 3.5,
+  warm_call_over_hello: 3,
+  warm_get_time_over_hello: 3.5,
+  warm_agent_one_call_over_hello: 4,
   agent_eight_parallel_over_one: 1.1,
   validate_unchanged_over_hello: 10,
   validate_changed_over_hello: 40,
@@ -43,9 +47,14 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-async function time(args: string[], cwd: string, env: Record<string, string>): Promise<number> {
+async function time(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  program = Deno.execPath(),
+): Promise<number> {
   const start = performance.now();
-  const output = await new Deno.Command(Deno.execPath(), { args, cwd, env, stdout: "piped", stderr: "piped" })
+  const output = await new Deno.Command(program, { args, cwd, env, stdout: "piped", stderr: "piped" })
     .output();
   const elapsed = performance.now() - start;
   if (!output.success) {
@@ -139,6 +148,19 @@ export async function benchStartup(): Promise<Record<string, number>> {
   const built = await buildBundle(bundle);
   if (!built.ok) throw new Error(`cannot build the bundle: ${built.message}`);
   const installed = launcherArgs({ bundle });
+  // The installed command itself, its shell front end included: warm (a command run before) and cold (each run
+  // under a new key: a launch variable nothing else reads takes a new value, so the launcher plans and records).
+  const shim = join(dir, "toolgate");
+  await Deno.writeTextFile(shim, shimText(Deno.execPath(), { bundle }, Deno.version.deno, "bench"), {
+    mode: 0o755,
+  });
+  // The workspace manifest runs once the user trusted it.
+  await time([...installed, "trust"], dir, env);
+  const belt = join(dir, "belt");
+  await Deno.mkdir(join(belt, ".git"), { recursive: true });
+  let miss = 0;
+  const cold = () => ({ ...env, OPENAI_API_BASE: `http://cold-${++miss}.invalid` });
+  const timeTime = '{"timezone":"UTC"}';
   // The endpoint asks for N calls of a tool, then answers once their results are in.
   let calls: { name: string; count: number } = { name: "trivial", count: 1 };
   const server = startChatServer((request: RecordedRequest) => {
@@ -148,14 +170,16 @@ export async function benchStartup(): Promise<Record<string, number>> {
       Array.from({ length: calls.count }, (_, i) => ({ id: `c${i}`, name: calls.name, args: {} })),
     );
   });
-  const agent = (name: string, count: number, via = installed) => async () => {
-    calls = { name, count };
-    return await time(
-      [...via, "--prompt", "go", "--base-url", server.baseUrl, "--model", "m", "--quiet"],
-      dir,
-      env,
-    );
-  };
+  const agent =
+    (name: string, count: number, via = installed, program?: string, runEnv = () => env) => async () => {
+      calls = { name, count };
+      return await time(
+        [...via, "--prompt", "go", "--base-url", server.baseUrl, "--model", "m", "--quiet"],
+        dir,
+        runEnv(),
+        program,
+      );
+    };
   let generation = 0;
   const runs: Record<string, () => Promise<number>> = {
     hello: () => time(["run", "--quiet", hello], dir, env),
@@ -164,6 +188,15 @@ export async function benchStartup(): Promise<Record<string, number>> {
     ...(confinedLine &&
       { floor: () => time(["run", "-A", "--quiet", floor, "outer", ...confinedLine], dir, env) }),
     call: () => time([...installed, "call", "trivial"], dir, env),
+    // The warm path's floor: one runtime that starts the tool (the very confined command line).
+    ...(confinedLine &&
+      { floor_warm: () => time(["run", "-A", "--quiet", floor, "inner", ...confinedLine], dir, env) }),
+    warm_call: () => time(["call", "trivial"], dir, env, shim),
+    cold_call: () => time(["call", "trivial"], dir, cold(), shim),
+    warm_get_time: () => time(["call", "get_time", timeTime], belt, env, shim),
+    cold_get_time: () => time(["call", "get_time", timeTime], belt, cold(), shim),
+    warm_agent_one: agent("trivial", 1, [], shim),
+    cold_agent_one: agent("trivial", 1, [], shim, cold),
     call_source: () => time([...launcher, "call", "trivial"], dir, env),
     call_unconfined: () => time([...installed, "call", "--sandbox", "off", "trivial"], dir, env),
     agent_one: agent("trivial", 1),
@@ -181,6 +214,8 @@ export async function benchStartup(): Promise<Record<string, number>> {
   };
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
   try {
+    // Files just written are too fresh to be recorded: the warm runs record once they are older.
+    await new Promise((done) => setTimeout(done, FRESH_MS + 100));
     for (const run of Object.values(runs)) await run();
     // Each round runs them in a new random order, so that none always follows the same one (a sandbox's
     // teardown is paid by whatever starts next).
@@ -204,6 +239,14 @@ export async function benchStartup(): Promise<Record<string, number>> {
     agent_one_call_over_hello: m.agent_one / m.hello,
     agent_one_call_source_over_hello: m.agent_one_source / m.hello,
     agent_eight_parallel_over_one: m.agent_nap_eight / m.agent_nap_one,
+    warm_call_over_hello: m.warm_call / m.hello,
+    cold_call_over_hello: m.cold_call / m.hello,
+    floor_warm_over_hello: m.floor_warm / m.hello,
+    warm_call_over_floor_warm: m.warm_call / m.floor_warm,
+    warm_get_time_over_hello: m.warm_get_time / m.hello,
+    cold_get_time_over_hello: m.cold_get_time / m.hello,
+    warm_agent_one_call_over_hello: m.warm_agent_one / m.hello,
+    cold_agent_one_call_over_hello: m.cold_agent_one / m.hello,
     validate_unchanged_over_hello: m.validate_unchanged / m.hello,
     validate_changed_over_hello: m.validate_changed / m.hello,
   };
