@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { SYSTEM_PATHS } from "./sandbox.ts";
 import { dirname, isAbsolute, relative } from "./paths.ts";
 import { STATE_ENV } from "./state.ts";
 import { NATS_ENV, POOL_KEY_FILE_ENV } from "./pool/address.ts";
@@ -92,14 +93,7 @@ export interface RunFacts {
 
 /** The folders a sandbox probe looks at: the system folders, and the files it masks. */
 const PROBED = [
-  "/usr",
-  "/bin",
-  "/sbin",
-  "/lib",
-  "/lib32",
-  "/lib64",
-  "/libx32",
-  "/etc",
+  ...SYSTEM_PATHS,
   // The boot a cached probe belongs to.
   "/proc/sys/kernel/random/boot_id",
 ];
