@@ -47,6 +47,9 @@ Deno.test("init writes a starter that passes lint --strict and answers a call, c
   assert.equal(lint.code, 0, lint.stdout + lint.stderr);
   assert.match(lint.stdout, /no findings, 1 tool/);
   assert.equal(lint.stderr, "");
+  // A tools.json found in the folder runs once trusted, whoever wrote it.
+  const trust = await runToolgate(["trust", "--locked"], dir.path, env);
+  assert.equal(trust.code, 0, trust.stdout + trust.stderr);
 
   const sandboxes = SUPPORT.ok || REQUIRED ? ["require", "off"] : ["off"];
   for (const sandbox of sandboxes) {

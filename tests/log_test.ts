@@ -14,6 +14,8 @@ async function workspace(): Promise<
   const env = { XDG_STATE_HOME: state };
   const init = await runToolgate(["init"], dir, env);
   assert.equal(init.code, 0, init.stderr);
+  const trust = await runToolgate(["trust"], dir, env);
+  assert.equal(trust.code, 0, trust.stderr);
   return {
     dir,
     env,
@@ -27,6 +29,11 @@ async function workspace(): Promise<
 async function call(dir: string, env: Record<string, string>, args: string): Promise<void> {
   const result = await runToolgate(["call", "greet_person", args, "--sandbox", "off"], dir, env);
   assert.ok(result.code === 0 || result.code === 1, result.stderr);
+  assert.doesNotMatch(
+    result.stdout,
+    /"kind":"rejected"/,
+    "the call ran (a refused call writes no audit line)",
+  );
 }
 
 /** The one day file the calls wrote. */

@@ -92,6 +92,7 @@ export const initCommand: Command = {
           `wrote tools.json and tools/bin/${STARTER_TOOL} in ${io.cwd}`,
           "next:",
           "  toolgate lint --strict",
+          "  toolgate trust          # a tools.json found in a folder runs once you trust it",
           `  toolgate call ${STARTER_TOOL} '{"name":"Ada"}'`,
           "",
         ].join("\n"),

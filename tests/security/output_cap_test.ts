@@ -12,7 +12,7 @@ import { executorOf } from "../executor_helpers.ts";
 
 const TOO_MUCH = "2000000000";
 
-for (const argv of [["call", "get_time", "{}"], ["run", "--prompt", "hi"], ["serve"]]) {
+for (const argv of [["call", "get_time", "{}"], ["run", "--prompt", "hi", "--model", "m"], ["serve"]]) {
   Deno.test(`${argv[0]} --max-output-bytes ${TOO_MUCH}: a usage error naming the limit, exit 2`, async () => {
     const result = await runCli([...argv, "--max-output-bytes", TOO_MUCH], { stdin: "" });
     assert.equal(result.code, 2, result.stderr);
