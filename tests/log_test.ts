@@ -145,11 +145,19 @@ Deno.test("log --follow prints each call as it is recorded, and ends on SIGTERM"
     }).spawn();
     const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
     let seen = "";
+    // A line that never comes fails the test (and ends the follower) instead of hanging the suite.
     const until = async (count: number) => {
-      while (seen.split("\n").filter((l) => l !== "").length < count) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`log --follow ended early: ${seen}`);
-        seen += value;
+      const deadline = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      try {
+        while (seen.split("\n").filter((l) => l !== "").length < count) {
+          const { value, done } = await reader.read();
+          if (done) {
+            throw new Error(`log --follow ended (or gave nothing in 20 s) before line ${count}: ${seen}`);
+          }
+          seen += value;
+        }
+      } finally {
+        clearTimeout(deadline);
       }
     };
     await until(1);
