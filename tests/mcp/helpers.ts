@@ -97,6 +97,8 @@ export interface HttpServer extends AsyncDisposable {
   readonly url: URL;
   /** Everything the server has printed on stderr so far. */
   readonly stderr: () => string;
+  /** Whether the process is still alive. */
+  readonly running: () => boolean;
   /** Sends SIGTERM and waits for the exit code. */
   stop(): Promise<number>;
 }
@@ -110,14 +112,26 @@ export interface HttpServer extends AsyncDisposable {
  * await fetch(server.url, { method: "POST" }); // 401
  * ```
  */
-export async function startHttp(
+export function startHttp(
   extra: readonly string[],
   cwd: string,
   env: Record<string, string> = {},
   manifest: string = MCP_MANIFEST,
 ): Promise<HttpServer> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: serveArgs(["--http", "0", ...extra], cwd, manifest),
+  return spawnHttp(Deno.execPath(), serveArgs(["--http", "0", ...extra], cwd, manifest), env);
+}
+
+/**
+ * Starts a command line that runs `toolgate serve --http` (`program` may be a wrapper, e.g. a shell that lowers
+ * a limit first) from the repository, with `env` over the base environment, and waits for the address it prints.
+ */
+export async function spawnHttp(
+  program: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<HttpServer> {
+  const child = new Deno.Command(program, {
+    args: [...args],
     cwd: REPO,
     env: { ...baseEnv(), ...env },
     clearEnv: true,
@@ -126,6 +140,8 @@ export async function startHttp(
     stderr: "piped",
   }).spawn();
   let stderr = "";
+  let running = true;
+  void child.status.then(() => running = false);
   const { promise: listening, resolve, reject } = Promise.withResolvers<URL>();
   const reading = (async () => {
     const decoder = new TextDecoder();
@@ -143,7 +159,7 @@ export async function startHttp(
   } catch (error) {
     child.kill("SIGKILL");
     await child.status;
-    await reading;
+    await reading.catch(() => {});
     throw error;
   } finally {
     clearTimeout(timer);
@@ -157,10 +173,17 @@ export async function startHttp(
         // Already gone.
       }
       const { code } = await child.status;
-      await reading;
+      await reading.catch(() => {});
       return code;
     })();
-  return { child, url, stderr: () => stderr, stop, [Symbol.asyncDispose]: async () => void await stop() };
+  return {
+    child,
+    url,
+    stderr: () => stderr,
+    running: () => running,
+    stop,
+    [Symbol.asyncDispose]: async () => void await stop(),
+  };
 }
 
 /** A client connected over HTTP, with its transport (closing the transport alone is a client going away). */

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EgressProxy } from "../../src/egress_proxy.ts";
-import { cliArgs, GRANTS, REPO, writeFiles } from "../support.ts";
-import { baseEnv, connectHttp, envelopeOf, TOKEN } from "../mcp/helpers.ts";
+import { cliArgs, GRANTS, writeFiles } from "../support.ts";
+import { connectHttp, envelopeOf, spawnHttp, TOKEN } from "../mcp/helpers.ts";
 import { hostTest, NO_BWRAP, realTempDir, SCRIPT_FIXTURE } from "./helpers.ts";
 
 const encoder = new TextEncoder();
@@ -177,43 +177,10 @@ async function serveLimited(
     "--http",
     "0",
   ]);
-  const child = new Deno.Command("/bin/sh", {
-    args: ["-c", `ulimit -n ${nofile} && exec "$0" "$@"`, Deno.execPath(), ...args],
-    cwd: REPO,
-    env: { ...baseEnv(), TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: await realTempDir() },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  const { promise: listening, resolve, reject } = Promise.withResolvers<URL>();
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) {
-      stderr += decoder.decode(chunk, { stream: true });
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match) resolve(new URL(match[1]));
-    }
-    reject(new Error(`the server stopped before listening:\n${stderr}`));
-  })();
-  const exited = child.status.then((status) => status.code);
-  let running = true;
-  exited.then(() => running = false);
-  return {
-    url: await listening,
-    stderr: () => stderr,
-    running: () => running,
-    [Symbol.asyncDispose]: async () => {
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // Gone already.
-      }
-      await exited;
-      await reading.catch(() => {});
-    },
-  };
+  return spawnHttp("/bin/sh", ["-c", `ulimit -n ${nofile} && exec "$0" "$@"`, Deno.execPath(), ...args], {
+    TOOLGATE_MCP_TOKEN: TOKEN,
+    XDG_STATE_HOME: await realTempDir(),
+  });
 }
 
 hostTest(

@@ -8,7 +8,7 @@ import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { SecretStore } from "../../src/secret_store.ts";
-import { baseEnv, connectHttp, envelopeOf, type HttpConnected } from "../mcp/helpers.ts";
+import { connectHttp, envelopeOf, type HttpConnected, type HttpServer, spawnHttp } from "../mcp/helpers.ts";
 import { cliArgs, GRANTS, REPO } from "../support.ts";
 import { allText } from "./hostile.ts";
 import { realTempDir } from "./helpers.ts";
@@ -33,13 +33,14 @@ async function setUp(): Promise<
 }
 
 /** `toolgate serve --http 0` over the secrets fixture, audited in the state folder; resolves once it listens. */
-async function serve(
+function serve(
   dir: string,
   env: Record<string, string>,
   extra: readonly string[] = [],
-): Promise<AsyncDisposable & { url: URL; stderr: () => string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: cliArgs([...GRANTS.broad, "--allow-net=127.0.0.1"], [
+): Promise<HttpServer> {
+  return spawnHttp(
+    Deno.execPath(),
+    cliArgs([...GRANTS.broad, "--allow-net=127.0.0.1"], [
       "serve",
       "--http",
       "0",
@@ -51,41 +52,8 @@ async function serve(
       join(dir, "work"),
       ...extra,
     ]),
-    cwd: REPO,
-    env: { ...baseEnv(), ...env, TOOLGATE_MCP_TOKEN: TOKEN },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  const { promise, resolve, reject } = Promise.withResolvers<URL>();
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) {
-      stderr += decoder.decode(chunk, { stream: true });
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match) resolve(new URL(match[1]));
-    }
-    reject(new Error(`serve ended before listening:\n${stderr}`));
-  })();
-  const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch {
-      // Gone already.
-    }
-    await child.status;
-    await reading.catch(() => {});
-  };
-  let url: URL;
-  try {
-    url = await promise;
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url, stderr: () => stderr, [Symbol.asyncDispose]: stop };
+    { ...env, TOOLGATE_MCP_TOKEN: TOKEN },
+  );
 }
 
 /** A client that declares elicitation and answers every form itself with `value`; the forms' messages land in `asked`. */
