@@ -85,7 +85,11 @@ Deno.test("a tool's question to the model needs approval: refused unless allowed
     );
     await using served = await connectHttp(server.url, TOKEN, setup);
     const answer = answerOf(await served.client.callTool({ name: "ask_model", arguments: {} }));
-    assert.deepEqual(answer.answer, { role: "assistant", content: { type: "text", text: "all good" }, model: "m" });
+    assert.deepEqual(answer.answer, {
+      role: "assistant",
+      content: { type: "text", text: "all good" },
+      model: "m",
+    });
     assert.equal(sampled, 1);
   }
 });
