@@ -26,7 +26,7 @@ import type { Progress } from "../commands/progress.ts";
 import { Scheduler } from "../scheduler.ts";
 import { type StopButton, UserStop } from "../stop.ts";
 import { readStreamedTurn } from "./sse.ts";
-import { toolMessageContent } from "./tool_message.ts";
+import { forModel, toolMessageContent } from "./tool_message.ts";
 import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
 import { STORE_SECRET, storeSecretOpenAI } from "../store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
@@ -394,6 +394,7 @@ export async function answerToolCalls(
   return calls.map((toolCall, index) => ({
     role: "tool",
     tool_call_id: toolCall.id,
-    content: toolMessageContent(envelopes[index], options.maxToolChars),
+    // A tool's images and other bytes are named, not sent: a tool message holds text only.
+    content: toolMessageContent(forModel(envelopes[index]), options.maxToolChars),
   }));
 }
