@@ -28,6 +28,7 @@ import type { Prepared, PreparedCall } from "./prepared_call.ts";
 import { envelopeFromRun } from "./run_envelope.ts";
 import { protocolEnvelope } from "./protocol_envelope.ts";
 import { scrubbedEvents, ToolChannel, type ToolEvent } from "./tool_protocol.ts";
+import { QuestionDesk, type QuestionHandlers } from "./tool_questions.ts";
 import { preflight } from "./preflight.ts";
 import { loadSchemaEngine, SchemaCompiler } from "./schema.ts";
 import type { ProcessRegistry } from "./process_tree.ts";
@@ -178,6 +179,8 @@ export interface CallOptions {
   readonly secrets?: ReadonlyMap<string, string>;
   /** Gets a `toolgate/1` tool's log and progress messages as they arrive. */
   readonly onToolEvent?: (event: ToolEvent) => void;
+  /** Who answers a `toolgate/1` tool's questions (absent: nobody; each question is answered with an error). */
+  readonly questions?: QuestionHandlers;
 }
 
 /**
@@ -446,18 +449,32 @@ export class Executor {
     } else {
       // A toolgate/1 tool's stdout is its channel: read as it comes, and the tool cut off when it breaks it.
       const cutOff = new AbortController();
+      // A tool that may ask keeps its stdin open after the arguments line: its answers come there.
+      let write: (bytes: Uint8Array) => Promise<boolean> = () => Promise.resolve(false);
+      const desk = tool.asks.length === 0 ? undefined : new QuestionDesk({
+        tool,
+        handlers: options.questions,
+        scrub: this.#scrub,
+        write: (bytes) => write(bytes),
+        onAnswered: (id) => channel?.answered(id),
+      });
       const channel = tool.protocol === undefined ? undefined : new ToolChannel({
         tool: tool.name,
         maxBytes: maxOutputBytes,
         onEvent: options.onToolEvent && scrubbedEvents(options.onToolEvent, this.#scrub),
         onViolation: () => cutOff.abort(),
+        asks: tool.asks,
+        onQuestion: desk && ((question) => desk.ask(question)),
       });
       result = await runProcess({
         program: launch.program,
         args: launch.args,
         env: launch.unregister ? { ...env, ...PROXY_ENV, ...launch.env } : env,
         cwd: this.#workspace,
-        stdin: encoder.encode(JSON.stringify(call.args)),
+        // A protocol tool reads its arguments as the first line of stdin.
+        stdin: encoder.encode(JSON.stringify(call.args) + (channel ? "\n" : "")),
+        replies: desk && ((writer) => write = writer),
+        waiting: desk && (() => desk.waiting),
         timeoutMs,
         idleTimeoutMs,
         graceMs,
@@ -471,6 +488,7 @@ export class Executor {
         launcher: this.#launcher.groupLauncher(launch),
       });
       channel?.end();
+      desk?.close();
       // The call's tree is gone: its egress token and its cgroup slot are free for the next call.
       this.#launcher.release(launch);
       envelope = withWarnings(

@@ -14,7 +14,7 @@ import { readCache, writeCache } from "./state_cache.ts";
 import { fnv1a64 } from "./state.ts";
 import { beltToolOf } from "./tool_belt.ts";
 import type { PinnedProgram } from "./trust.ts";
-import { TOOL_PROTOCOLS, type ToolProtocol } from "./tool_protocol.ts";
+import { type Asked, TOOL_ASKS, TOOL_PROTOCOLS, type ToolProtocol } from "./tool_protocol.ts";
 import { checkCredentials, type CredentialBinding } from "./credentials.ts";
 
 /**
@@ -76,6 +76,11 @@ export interface ToolSpec {
    * absent: one JSON answer, as always.
    */
   readonly protocol?: ToolProtocol;
+  /**
+   * Whom a `toolgate/1` tool may ask while it runs (`"user"`: elicitation, `"model"`: sampling); empty: nobody.
+   * A tool that asks keeps its stdin open after the arguments line and reads the answers there.
+   */
+  readonly asks: readonly Asked[];
   /** What the tool may touch once confined (the `default` profile when the entry names none). */
   readonly profile: PermissionProfile;
   /**
@@ -224,6 +229,7 @@ const KNOWN_FIELDS = new Set([
   "readOnly",
   "concurrent",
   "protocol",
+  "asks",
   "permissions",
   "alwaysLoad",
   "outputSchema",
@@ -337,6 +343,21 @@ function checkEnvNames(raw: unknown, errors: string[], key = "envPassthrough"): 
     if (!names.includes(upper)) names.push(upper);
   }
   return names;
+}
+
+/**
+ * `asks`: whom the tool may ask, each of {@linkcode TOOL_ASKS} at most once, and only for a tool that speaks
+ * `toolgate/1` (a question is one of its messages, and the answers come on its stdin).
+ */
+function checkAsks(raw: unknown, protocol: unknown, errors: string[]): Asked[] {
+  if (raw === undefined) return [];
+  const allowed = TOOL_ASKS.map((a) => quote(a)).join(", ");
+  if (!Array.isArray(raw) || raw.some((item) => !TOOL_ASKS.includes(item as Asked))) {
+    errors.push(`asks must be an array of ${allowed} (got ${JSON.stringify(raw)})`);
+    return [];
+  }
+  if (protocol === undefined) errors.push('asks requires "protocol": "toolgate/1"');
+  return [...new Set(raw as Asked[])];
 }
 
 function checkOptionalBoolean(entry: Record<string, unknown>, key: string, errors: string[]): boolean {
@@ -468,6 +489,7 @@ function checkTool(
       })`,
     );
   }
+  const asks = checkAsks(entry.asks, protocol, own);
   const profile = resolveProfile(declaredProfile(entry), context.dir, context.profiles);
   if (!profile.ok) own.push(...profile.errors);
   else if (profile.warning !== undefined && !warnings.includes(profile.warning)) {
@@ -499,6 +521,7 @@ function checkTool(
     concurrent,
     alwaysLoad,
     protocol: protocol as ToolProtocol | undefined,
+    asks: Object.freeze(asks),
     profile: profile.profile,
     builtin: beltToolOf(command.value.program),
     present: context.bin.exists(command.value.program),

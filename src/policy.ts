@@ -14,6 +14,10 @@ import { failure, type FailureEnvelope } from "./contract.ts";
 import type { PreparedCall } from "./prepared_call.ts";
 import { allowsNetwork } from "./profiles.ts";
 import { beltReadOnly } from "./tool_belt.ts";
+import type { ToolSpec } from "./manifest.ts";
+import type { SamplingRequest } from "./tool_protocol.ts";
+import { neutralizeControls } from "./terminal.ts";
+import { fit } from "./text.ts";
 
 /**
  * What a call could do that needs approval.
@@ -379,6 +383,92 @@ export class Policy {
     return {
       approved: false,
       envelope: failure("user_denied", `The user denied the call to ${name}.`, {
+        tool: tool.name,
+        retryable: false,
+      }),
+    };
+  }
+
+  /**
+   * Whether a running tool may send text to a model (its `sample` question): the text leaves the machine and may
+   * cost money, so it needs approval as an egress call does: `--yes`, `--allow-tools` naming the tool, an earlier
+   * "always" for the tool's questions, or a person asked (the question shows the text, secrets masked). A
+   * person's own command approves its call, not what the tool then asks.
+   *
+   * @example
+   * ```ts
+   * import { Policy } from "./policy.ts";
+   * // await new Policy({ allowTools: ["summarize"] }).decideSampling(tool, request); // { approved: true, by: "allow-tools" }
+   * ```
+   */
+  async decideSampling(
+    tool: ToolSpec,
+    request: SamplingRequest,
+    options: DecideOptions = {},
+  ): Promise<Verdict> {
+    if (this.#options.yes) return { approved: true, by: "yes" };
+    if (this.#allowTools.has(tool.name)) return { approved: true, by: "allow-tools" };
+    const key = `${tool.name}\u0000model`;
+    if (this.#always.has(key)) return { approved: true, by: "always" };
+    const name = JSON.stringify(tool.name);
+    const reason = "it sends text to the model (sampling): the text leaves the machine and may cost money";
+    const ask = options.ask ?? this.#options.ask;
+    if (!ask) {
+      return {
+        approved: false,
+        envelope: failure(
+          "rejected",
+          `The tool ${name} asked to send text to the model, which needs the user's approval, but ${
+            this.#options.nobodyToAsk ?? "there is no terminal to ask on"
+          }; the user can ${
+            this.#options.restart ?? "rerun toolgate"
+          } with --allow-tools ${tool.name} (or --yes) ` +
+            "to approve it.",
+          { tool: tool.name, retryable: false },
+        ),
+      };
+    }
+    const redact = this.#options.redact ?? ((text: string) => text);
+    const width = Math.max(40, this.#options.width ?? 100);
+    const shown = request.messages.map((message) => {
+      const content = message.content;
+      const text = content.type === "text" && typeof content.text === "string"
+        ? content.text
+        : `[${content.type}]`;
+      return fit(`  ${message.role}: ${neutralizeControls(redact(text)).replace(/\s+/g, " ")}`, width);
+    });
+    const system = request.systemPrompt === undefined
+      ? []
+      : [fit(`  system: ${neutralizeControls(redact(request.systemPrompt)).replace(/\s+/g, " ")}`, width)];
+    const question: ApprovalQuestion = {
+      tool: `${tool.name} (its question to the model)`,
+      reason,
+      lines: [
+        `toolgate: the tool ${tool.name} asks to send this to the model (up to ${request.maxTokens} tokens back):`,
+        ...system,
+        ...shown,
+      ],
+    };
+    let answer: Answer;
+    try {
+      answer = await ask(question, options.signal);
+    } catch (error) {
+      return {
+        approved: false,
+        envelope: failure(
+          "rejected",
+          `The tool ${name} asked to send text to the model, and the user's approval got no answer: ${
+            error instanceof Error ? error.message : String(error)
+          }.`,
+          { tool: tool.name, retryable: false },
+        ),
+      };
+    }
+    if (answer === "always") this.#always.add(key);
+    if (answer === "yes" || answer === "always") return { approved: true, by: "person" };
+    return {
+      approved: false,
+      envelope: failure("user_denied", `The user denied sending the tool ${name}'s text to the model.`, {
         tool: tool.name,
         retryable: false,
       }),

@@ -16,8 +16,15 @@ export interface RunRequest {
   /** The complete environment of the child (nothing else is inherited). */
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
-  /** Written to the child's stdin, then closed. */
+  /** Written to the child's stdin, then closed (unless `replies` keeps it open). */
   readonly stdin: Uint8Array;
+  /**
+   * Keeps stdin open after `stdin`: told a writer of more bytes (a `toolgate/1` tool's answers), which resolves
+   * false once the pipe is gone. Stdin closes when the process exits.
+   */
+  readonly replies?: (write: (bytes: Uint8Array) => Promise<boolean>) => void;
+  /** While this says true, the idle limit waits: a tool waiting for an answer to its question is not idle. */
+  readonly waiting?: () => boolean;
   /** The wall-clock limit; `Infinity` for none. */
   readonly timeoutMs: number;
   /**
@@ -189,14 +196,39 @@ async function drain(
   return { chunks, kept, total };
 }
 
-async function feed(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
+async function feed(
+  stdin: WritableStream<Uint8Array>,
+  bytes: Uint8Array,
+  replies?: (write: (bytes: Uint8Array) => Promise<boolean>) => void,
+  exited?: Promise<unknown>,
+): Promise<void> {
   const writer = stdin.getWriter();
   try {
     if (bytes.length > 0) await writer.write(bytes);
-    await writer.close();
+    if (replies === undefined || exited === undefined) return await writer.close();
   } catch {
     // A tool may exit without reading its stdin (BrokenPipe): that is its right, not a failure.
+    return;
   }
+  // Writes one after another, in the order asked; a write after the pipe broke says so instead of throwing.
+  let open = true;
+  let queue: Promise<boolean> = Promise.resolve(true);
+  replies((more) =>
+    queue = queue.then(async () => {
+      if (!open) return false;
+      try {
+        await writer.write(more);
+        return true;
+      } catch {
+        open = false;
+        return false;
+      }
+    })
+  );
+  await exited;
+  open = false;
+  await queue;
+  await writer.close().catch(() => {});
 }
 
 function spawnError(error: unknown, program: string): StartProblem {
@@ -362,6 +394,8 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
   const watchIdle = (delay: number) => {
     idleTimer = setTimeout(() => {
+      // Waiting for an answer (a person typing) is not idling: the clock starts again once the answer went out.
+      if (request.waiting?.()) lastOutput = performance.now();
       const quiet = performance.now() - lastOutput;
       if (quiet < idleMs!) return watchIdle(idleMs! - quiet);
       if (ending !== undefined) return;
@@ -403,7 +437,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     progress,
     sink && ((chunk) => sink(chunk, "stderr")),
   );
-  const fed = feed(child.stdin, request.stdin);
+  const fed = feed(child.stdin, request.stdin, request.replies, status);
 
   const exit = await status;
   exited = true;

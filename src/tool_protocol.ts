@@ -28,8 +28,24 @@ export const TOOL_PROTOCOLS: readonly string[] = Object.freeze(["toolgate/1"]);
 export type ToolProtocol = "toolgate/1";
 
 /**
- * The caps of one call's channel: a line longer than `maxLineBytes` or more than `maxMessages` log and progress
- * messages cut the tool off (the stream as a whole is capped by the call's output limit).
+ * Whom a tool may ask (a manifest's `asks`): `"user"`, a form (MCP elicitation); `"model"`, the model (MCP
+ * sampling).
+ *
+ * @example
+ * ```ts
+ * import type { Asked } from "./tool_protocol.ts";
+ * const asks: Asked[] = ["user"];
+ * ```
+ */
+export type Asked = "user" | "model";
+
+/** The values a manifest's `asks` may hold. */
+export const TOOL_ASKS: readonly Asked[] = Object.freeze(["user", "model"] as Asked[]);
+
+/**
+ * The caps of one call's channel: a line longer than `maxLineBytes`, more than `maxMessages` log and progress
+ * messages, or more than `maxQuestions` questions cut the tool off (the stream as a whole is capped by the call's
+ * output limit).
  *
  * @example
  * ```ts
@@ -37,7 +53,11 @@ export type ToolProtocol = "toolgate/1";
  * PROTOCOL_LIMITS.maxMessages; // 1000
  * ```
  */
-export const PROTOCOL_LIMITS = { maxLineBytes: 4 * 1024 * 1024, maxMessages: 1000 } as const;
+export const PROTOCOL_LIMITS = {
+  maxLineBytes: 4 * 1024 * 1024,
+  maxMessages: 1000,
+  maxQuestions: 20,
+} as const;
 
 /**
  * The log levels, least severe first (MCP's, from syslog).
@@ -155,10 +175,115 @@ export function parseMessage(
       }
       return { ok: true, message: { type: "progress", progress, total, message } };
     }
+    case "elicit": {
+      const id = value.id;
+      if (!isId(id)) return { ok: false, reason: 'an "elicit" message needs an "id" (a string or a number)' };
+      if (typeof value.message !== "string") {
+        return { ok: false, reason: 'an "elicit" message needs a "message" string' };
+      }
+      const schema = value.requestedSchema;
+      if (!isRecord(schema) || schema.type !== "object" || !isRecord(schema.properties)) {
+        return {
+          ok: false,
+          reason: 'an "elicit" message needs a "requestedSchema" of type "object" with "properties"',
+        };
+      }
+      return { ok: true, message: { type: "elicit", id, message: value.message, requestedSchema: schema } };
+    }
+    case "sample": {
+      const id = value.id;
+      if (!isId(id)) return { ok: false, reason: 'a "sample" message needs an "id" (a string or a number)' };
+      const { messages, maxTokens } = value;
+      if (!Array.isArray(messages) || messages.length === 0 || !messages.every(isSamplingMessage)) {
+        return {
+          ok: false,
+          reason:
+            'a "sample" message needs "messages": a list of {"role":"user"|"assistant","content":{...}}',
+        };
+      }
+      if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1) {
+        return { ok: false, reason: 'a "sample" message needs "maxTokens", a positive integer' };
+      }
+      if (value.systemPrompt !== undefined && typeof value.systemPrompt !== "string") {
+        return { ok: false, reason: '"systemPrompt" must be a string' };
+      }
+      const request: SamplingRequest = {
+        messages: messages as SamplingRequest["messages"],
+        maxTokens,
+        ...(typeof value.systemPrompt === "string" ? { systemPrompt: value.systemPrompt } : {}),
+        ...(typeof value.temperature === "number" ? { temperature: value.temperature } : {}),
+        ...(Array.isArray(value.stopSequences) && value.stopSequences.every(isText)
+          ? { stopSequences: value.stopSequences as string[] }
+          : {}),
+      };
+      return { ok: true, message: { type: "sample", id, request } };
+    }
     default:
-      return { ok: false, reason: 'a message\'s "type" must be content, result, log or progress' };
+      return {
+        ok: false,
+        reason: 'a message\'s "type" must be content, result, log, progress, elicit or sample',
+      };
   }
 }
+
+const isId = (value: unknown): value is string | number =>
+  typeof value === "string" || (typeof value === "number" && Number.isFinite(value));
+
+/** A sampling message: a role and one content block (text, image or audio, as MCP's). */
+function isSamplingMessage(value: unknown): boolean {
+  if (!isRecord(value) || (value.role !== "user" && value.role !== "assistant")) return false;
+  const content = value.content;
+  return isRecord(content) &&
+    (content.type === "text" || content.type === "image" || content.type === "audio") &&
+    blockProblem(content) === undefined;
+}
+
+/**
+ * What a tool asks the model (MCP `sampling/createMessage`'s parameters that a tool may set).
+ *
+ * @example
+ * ```ts
+ * import type { SamplingRequest } from "./tool_protocol.ts";
+ * const request: SamplingRequest = {
+ *   messages: [{ role: "user", content: { type: "text", text: "Name a colour." } }],
+ *   maxTokens: 20,
+ * };
+ * ```
+ */
+export interface SamplingRequest {
+  readonly messages: readonly {
+    readonly role: "user" | "assistant";
+    readonly content: ContentBlock;
+  }[];
+  readonly maxTokens: number;
+  readonly systemPrompt?: string;
+  readonly temperature?: number;
+  readonly stopSequences?: readonly string[];
+}
+
+/**
+ * A question a running tool asks: the user (a form: MCP elicitation's `message` and `requestedSchema`), or the
+ * model (MCP sampling). `id` is the tool's own, echoed in the answer.
+ *
+ * @example
+ * ```ts
+ * import type { ToolQuestion } from "./tool_protocol.ts";
+ * const question: ToolQuestion = {
+ *   asks: "user",
+ *   id: 1,
+ *   message: "Which branch?",
+ *   requestedSchema: { type: "object", properties: { branch: { type: "string", default: "main" } } },
+ * };
+ * ```
+ */
+export type ToolQuestion =
+  | {
+    readonly asks: "user";
+    readonly id: string | number;
+    readonly message: string;
+    readonly requestedSchema: Readonly<Record<string, unknown>>;
+  }
+  | { readonly asks: "model"; readonly id: string | number; readonly request: SamplingRequest };
 
 interface LogMessage {
   readonly type: "log";
@@ -185,7 +310,14 @@ export type ToolMessage =
     readonly progress: number;
     readonly total?: number;
     readonly message?: string;
-  };
+  }
+  | {
+    readonly type: "elicit";
+    readonly id: string | number;
+    readonly message: string;
+    readonly requestedSchema: Readonly<Record<string, unknown>>;
+  }
+  | { readonly type: "sample"; readonly id: string | number; readonly request: SamplingRequest };
 
 const isText = (value: unknown): value is string => typeof value === "string";
 
@@ -224,7 +356,15 @@ export interface ChannelOptions {
   /** Called once, at the first violation: stop the tool. */
   readonly onViolation: () => void;
   /** The channel's caps (default {@linkcode PROTOCOL_LIMITS}). */
-  readonly limits?: { readonly maxLineBytes: number; readonly maxMessages: number };
+  readonly limits?: {
+    readonly maxLineBytes: number;
+    readonly maxMessages: number;
+    readonly maxQuestions?: number;
+  };
+  /** Whom the tool may ask (its manifest's `asks`); a question to anyone else cuts it off. */
+  readonly asks?: readonly Asked[];
+  /** Gets each question as it arrives; whoever gets it answers on the tool's stdin. */
+  readonly onQuestion?: (question: ToolQuestion) => void;
 }
 
 /**
@@ -248,6 +388,9 @@ export class ToolChannel {
   #stdoutBytes = 0;
   #pending = "";
   #messages = 0;
+  #questions = 0;
+  /** The ids of questions asked and not yet answered: an id asked twice at once would get two answers. */
+  readonly #open = new Set<string | number>();
   #violation: FailureEnvelope | undefined;
   readonly content: ContentBlock[] = [];
   /** The last `result` message's value; absent when the tool sent none. */
@@ -318,6 +461,7 @@ export class ToolChannel {
     const message = parsed.message;
     if (message.type === "content") this.content.push(...message.content);
     else if (message.type === "result") this.result = message.result;
+    else if (message.type === "elicit" || message.type === "sample") this.#question(message);
     else {
       this.#messages += 1;
       const max = this.#options.limits?.maxMessages ?? PROTOCOL_LIMITS.maxMessages;
@@ -342,6 +486,32 @@ export class ToolChannel {
     }
   }
 
+  /** The question's answer went out: its id may be asked again. */
+  answered(id: string | number): void {
+    this.#open.delete(id);
+  }
+
+  #question(message: Extract<ToolMessage, { type: "elicit" | "sample" }>): void {
+    const asks: Asked = message.type === "elicit" ? "user" : "model";
+    if (!(this.#options.asks ?? []).includes(asks)) {
+      return this.#cut(
+        `it asked the ${asks} a question (${message.type}), and its manifest entry does not declare "asks": ["${asks}"]`,
+      );
+    }
+    this.#questions += 1;
+    const max = this.#options.limits?.maxQuestions ?? PROTOCOL_LIMITS.maxQuestions;
+    if (this.#questions > max) return this.#cut(`it asked more than ${max} questions in one call`);
+    if (this.#open.has(message.id)) {
+      return this.#cut(`it asked question ${JSON.stringify(message.id)} again before its answer came`);
+    }
+    this.#open.add(message.id);
+    this.#options.onQuestion?.(
+      message.type === "elicit"
+        ? { asks: "user", id: message.id, message: message.message, requestedSchema: message.requestedSchema }
+        : { asks: "model", id: message.id, request: message.request },
+    );
+  }
+
   #cut(reason: string): void {
     if (this.#violation) return;
     this.#violation = failure(
@@ -353,8 +523,16 @@ export class ToolChannel {
   }
 }
 
-/** Every string in `value`, at any depth, through `map`. */
-function mapDeep(value: unknown, map: (text: string) => string): unknown {
+/**
+ * Every string in `value`, at any depth (keys too), through `map`: the run's redaction of what a tool sends out.
+ *
+ * @example
+ * ```ts
+ * import { mapDeep } from "./tool_protocol.ts";
+ * mapDeep({ text: "token s3cret" }, (t) => t.replaceAll("s3cret", "[REDACTED]")); // { text: "token [REDACTED]" }
+ * ```
+ */
+export function mapDeep(value: unknown, map: (text: string) => string): unknown {
   if (typeof value === "string") return map(value);
   if (Array.isArray(value)) return value.map((item) => mapDeep(item, map));
   if (isRecord(value)) {

@@ -123,3 +123,34 @@ Deno.test("heartbeatMsFrom: TOOLGATE_HEARTBEAT_SEC, else 30 s", () => {
   assert.equal(heartbeatMsFrom({}), HEARTBEAT_MS);
   assert.equal(heartbeatText("exec", 89_600, 3610), "running exec elapsed=90s/3610s");
 });
+
+/** Lets the queued writes go out. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+Deno.test("progress: a toolgate/1 tool's progress shows in its line; a question holds the line", async () => {
+  const { progress, written, advance } = harness();
+  progress.start("c1", "build");
+  advance(1000);
+  progress.toolEvent("c1", { kind: "progress", progress: 3, total: 4, message: "linking\x1b[2J" });
+  progress.draw();
+  await settle();
+  // The tool's control characters are shown, not obeyed.
+  assert.equal(written.at(-1), "\r\x1b[2K  running build 1.0s 75% linking␛[2J");
+  const before = written.length;
+  const answer = await progress.hold(() => {
+    progress.draw();
+    return Promise.resolve("typed");
+  });
+  await settle();
+  assert.equal(answer, "typed");
+  assert.equal(written[before], "\r\x1b[2K", "the line is cleared before the question");
+  assert.ok(
+    !written.slice(before + 1, -1).some((text) => text.includes("running")),
+    "not drawn over the question",
+  );
+  progress.toolEvent("c1", { kind: "progress", progress: 7 });
+  progress.draw();
+  await settle();
+  assert.equal(written.at(-1), "\r\x1b[2K  running build 1.0s 7");
+  await progress.close();
+});

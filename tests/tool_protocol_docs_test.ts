@@ -5,12 +5,15 @@ import { executorOf } from "./executor_helpers.ts";
 import { REPO, tempDir } from "./support.ts";
 import { fencedBlocks } from "./readme_blocks.ts";
 import type { ToolEvent } from "../src/tool_protocol.ts";
+import type { QuestionHandlers } from "../src/tool_questions.ts";
 
 const PAGE = await Deno.readTextFile(join(REPO, "docs", "tool_protocol.md"));
 
-/** The page's block in `lang`, as a program in `dir`. */
-async function example(dir: string, lang: string): Promise<string> {
-  const block = fencedBlocks(PAGE).find((candidate) => candidate.lang === lang);
+/** The page's first block in `lang` (after the heading `after`, when given), as a program in `dir`. */
+async function example(dir: string, lang: string, after?: string): Promise<string> {
+  const from = after === undefined ? 0 : PAGE.split("\n").indexOf(after) + 1;
+  assert.ok(after === undefined || from > 0, `no heading ${after} in docs/tool_protocol.md`);
+  const block = fencedBlocks(PAGE).find((candidate) => candidate.lang === lang && candidate.line > from);
   assert.ok(block, `no ${lang} block in docs/tool_protocol.md`);
   const path = join(dir, lang);
   await Deno.writeTextFile(path, block.lines.map((line) => line.text).join("\n") + "\n");
@@ -18,12 +21,26 @@ async function example(dir: string, lang: string): Promise<string> {
   return path;
 }
 
-async function run(program: string) {
+async function run(program: string, questions?: QuestionHandlers) {
   const events: ToolEvent[] = [];
-  const executor = executorOf({ command: [program], protocol: "toolgate/1", readOnly: true });
-  const envelope = await executor.call("t", '{"n":1}', { onToolEvent: (event) => void events.push(event) });
+  const asks = questions === undefined ? undefined : ["user", "model"];
+  const executor = executorOf({ command: [program], protocol: "toolgate/1", readOnly: true, asks });
+  const envelope = await executor.call("t", '{"n":1}', {
+    onToolEvent: (event) => void events.push(event),
+    questions,
+  });
   return { envelope: envelope as Record<string, unknown>, events };
 }
+
+const python = async () => {
+  try {
+    await Deno.stat("/usr/bin/python3");
+    return true;
+  } catch {
+    console.log("skipped: /usr/bin/python3 is missing here");
+    return false;
+  }
+};
 
 Deno.test("the shell example logs, reports progress and answers a text block and a result", async () => {
   await using dir = await tempDir();
@@ -47,4 +64,36 @@ Deno.test("the Python example answers text and an image", async () => {
   assert.deepEqual((envelope.content as { type: string }[]).map((block) => block.type), ["text", "image"]);
   assert.deepEqual(envelope.result, { args: { n: 1 } });
   assert.deepEqual(events.map((event) => event.kind), ["log", "progress"]);
+});
+
+Deno.test("the shell asking example gets the user's answer back", async () => {
+  await using dir = await tempDir();
+  const { envelope } = await run(await example(dir.path, "sh", "## Example: asking, in shell"), {
+    user: (question) => {
+      assert.equal(question.message, "Deploy to?");
+      return Promise.resolve({ action: "accept", content: { target: "prod" } });
+    },
+  });
+  assert.equal(envelope.ok, true, JSON.stringify(envelope));
+  assert.deepEqual(envelope.result, {
+    asked: { type: "answer", id: "where", answer: { action: "accept", content: { target: "prod" } } },
+  });
+});
+
+Deno.test("the Python asking example asks the user, then the model, and answers the model's text", async () => {
+  if (!await python()) return;
+  await using dir = await tempDir();
+  const { envelope } = await run(await example(dir.path, "python", "## Example: asking, in Python"), {
+    user: () => Promise.resolve({ action: "accept", content: { name: "Bo" } }),
+    model: (request) => {
+      assert.deepEqual(request.messages[0].content, { type: "text", text: "A two-line poem for Bo" });
+      return Promise.resolve({
+        role: "assistant",
+        content: { type: "text", text: "Roses, Bo." },
+        model: "m",
+      });
+    },
+  });
+  assert.equal(envelope.ok, true, JSON.stringify(envelope));
+  assert.deepEqual(envelope.content, [{ type: "text", text: "Roses, Bo." }]);
 });

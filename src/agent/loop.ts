@@ -26,10 +26,11 @@ import type { Progress } from "../commands/progress.ts";
 import { Scheduler } from "../scheduler.ts";
 import { type StopButton, UserStop } from "../stop.ts";
 import { readStreamedTurn } from "./sse.ts";
-import { toolMessageContent } from "./tool_message.ts";
+import { forModel, toolMessageContent } from "./tool_message.ts";
 import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
 import { STORE_SECRET, storeSecretOpenAI } from "../store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
+import type { QuestionHandlers } from "../tool_questions.ts";
 
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {
@@ -64,6 +65,8 @@ export interface TurnOptions {
    * of a stub is answered with its definition, not run.
    */
   readonly disclosure?: ToolDisclosure;
+  /** Who answers a `toolgate/1` tool's questions (the terminal, the run's model; see `questions.ts`). */
+  readonly questions?: QuestionHandlers;
 }
 
 /** How the loop talks to the model. */
@@ -363,6 +366,8 @@ export async function answerToolCalls(
           const envelope = await executor.run(item.call, {
             signal: stops[i].signal,
             approvedBy: item.approvedBy,
+            onToolEvent: options.progress && ((event) => options.progress?.toolEvent(item.id, event)),
+            questions: options.questions,
           });
           answered.add(i);
           options.progress?.end(item.id, envelope);
@@ -389,6 +394,7 @@ export async function answerToolCalls(
   return calls.map((toolCall, index) => ({
     role: "tool",
     tool_call_id: toolCall.id,
-    content: toolMessageContent(envelopes[index], options.maxToolChars),
+    // A tool's images and other bytes are named, not sent: a tool message holds text only.
+    content: toolMessageContent(forModel(envelopes[index]), options.maxToolChars),
   }));
 }

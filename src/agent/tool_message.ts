@@ -18,6 +18,49 @@ import {
   withWarnings,
 } from "../contract.ts";
 
+/**
+ * The envelope as a chat model's tool message can take it: text blocks as they are, and in place of the bytes of
+ * an image, an audio clip or a binary resource (base64 that a chat endpoint does not read in a tool result, and
+ * that would eat the model's budget as text) a note naming what was left out.
+ *
+ * @example
+ * ```ts
+ * import { success, withContent } from "../contract.ts";
+ * import { forModel } from "./tool_message.ts";
+ * const envelope = withContent(success(null, { tool: "draw" }), [{ type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }]);
+ * forModel(envelope).content;
+ * // [{ type: "image", mimeType: "image/png", left_out: "an image/png image (8 bytes) was not sent: ..." }]
+ * ```
+ */
+export function forModel(envelope: Envelope): Envelope {
+  if (!envelope.ok || !Array.isArray(envelope.content)) return envelope;
+  let changed = false;
+  const content = envelope.content.map((block) => {
+    const binary = block.type === "image" || block.type === "audio"
+      ? { kind: block.type, mimeType: block.mimeType, data: block.data }
+      : block.type === "resource" && isRecord(block.resource) && typeof block.resource.blob === "string"
+      ? {
+        kind: "resource",
+        mimeType: block.resource.mimeType,
+        data: block.resource.blob,
+        uri: block.resource.uri,
+      }
+      : undefined;
+    if (binary === undefined || typeof binary.data !== "string") return block;
+    changed = true;
+    const bytes = Math.floor(binary.data.replace(/=+$/, "").length * 3 / 4);
+    const what = `${binary.mimeType === undefined ? "a" : `an ${String(binary.mimeType)}`} ${
+      binary.kind === "resource" ? `resource ${String(binary.uri)}` : binary.kind
+    } (${bytes} bytes)`;
+    return {
+      type: block.type,
+      ...(binary.mimeType === undefined ? {} : { mimeType: binary.mimeType }),
+      left_out: `${what} was not sent: the chat endpoint takes only text in a tool result`,
+    };
+  });
+  return changed ? { ...envelope, content } : envelope;
+}
+
 /** Shrinking passes before giving up on an exact fit (JSON escaping makes the size of a cut hard to predict). */
 const FIT_PASSES = 24;
 

@@ -7,6 +7,8 @@ import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor
 import { loadForCommand } from "./load.ts";
 import { UntrustedManifest } from "./trust_gate.ts";
 import { nearestNames } from "../text.ts";
+import { terminalReadLine } from "../ask.ts";
+import { askForm } from "../terminal_form.ts";
 
 /** `toolgate call NAME [ARGS]` */
 export const callCommand: Command = {
@@ -62,8 +64,22 @@ export const callCommand: Command = {
       progress.start("call", name, executor.limits(prepared.call).timeoutSec);
       // The person typed this very call: the policy approves it by definition.
       const verdict = await OWN_COMMAND.decide(prepared.call);
+      // A toolgate/1 tool's progress shows in the line; its form is asked on the terminal (none without one);
+      // `call` has no model, so a question to one is answered that nobody can take it.
+      const readLine = io.interactive && argsText !== "-" ? terminalReadLine(io.stderr) : undefined;
       envelope = verdict.approved
-        ? await executor.run(prepared.call, { approvedBy: verdict.by })
+        ? await executor.run(prepared.call, {
+          approvedBy: verdict.by,
+          onToolEvent: (event) => progress.toolEvent("call", event),
+          questions: {
+            user: readLine &&
+              ((question, { tool }) =>
+                progress.hold(() => askForm(question, readLine, io.stderr, tool.name))),
+            nobody: readLine
+              ? "toolgate call has no model to ask: run the tool from the agent loop or an MCP client"
+              : "toolgate call runs without a terminal, so nobody can answer the tool's question",
+          },
+        })
         : await executor.refuse(prepared.call, verdict.envelope);
     }
     progress.end("call", envelope);

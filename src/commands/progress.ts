@@ -6,6 +6,7 @@
  * @module
  */
 import type { Envelope } from "../contract.ts";
+import type { ToolEvent } from "../tool_protocol.ts";
 import { neutralizeControls } from "../terminal.ts";
 import { fit } from "../text.ts";
 
@@ -35,6 +36,8 @@ interface Running {
   readonly limitSec?: number;
   /** When its last heartbeat was due. */
   beat: number;
+  /** What a `toolgate/1` tool last said of its progress (`50%`, `3/10`, its message), shown in the line. */
+  said?: string;
 }
 
 /**
@@ -91,6 +94,8 @@ export class Progress {
   #timer?: ReturnType<typeof setInterval>;
   #queue: Promise<void> = Promise.resolve();
   #drawn = false;
+  /** Questions on the terminal under way: the line is not drawn over them. */
+  #held = 0;
 
   constructor(options: ProgressOptions) {
     this.#options = options;
@@ -127,6 +132,52 @@ export class Progress {
     else this.#draw();
   }
 
+  /**
+   * A `toolgate/1` tool's progress message for the call `id`: shown after its name in the line (`50%` of a
+   * total, or `3` without one, and its message), until the next one.
+   *
+   * @example
+   * ```ts
+   * import { Progress } from "./progress.ts";
+   * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
+   * progress.toolEvent("call_1", { kind: "progress", progress: 5, total: 10, message: "copying" });
+   * ```
+   */
+  toolEvent(id: string, event: ToolEvent): void {
+    if (!this.#options.enabled || event.kind !== "progress") return;
+    const running = this.#running.get(id);
+    if (!running) return;
+    const amount = event.total !== undefined && event.total > 0
+      ? `${Math.floor(Math.min(100, Math.max(0, event.progress / event.total * 100)))}%`
+      : String(event.progress);
+    running.said = neutralizeControls(event.message === undefined ? amount : `${amount} ${event.message}`)
+      .replace(/\s+/g, " ");
+  }
+
+  /**
+   * Runs `ask` (a question on the terminal) with the line cleared and not redrawn until it is answered.
+   *
+   * @example
+   * ```ts
+   * import { Progress } from "./progress.ts";
+   * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
+   * await progress.hold(() => Promise.resolve("answer")); // "answer"
+   * ```
+   */
+  async hold<T>(ask: () => Promise<T>): Promise<T> {
+    if (!this.#options.enabled) return await ask();
+    this.#held += 1;
+    if (this.#drawn) this.#write(CLEAR_LINE);
+    this.#drawn = false;
+    await this.#queue;
+    try {
+      return await ask();
+    } finally {
+      this.#held -= 1;
+      this.#draw();
+    }
+  }
+
   /** Redraws the line now (the timer does it on its own). */
   draw(): void {
     if (this.#options.enabled) this.#draw();
@@ -142,7 +193,7 @@ export class Progress {
   }
 
   #draw(): void {
-    if (this.#running.size === 0) return;
+    if (this.#running.size === 0 || this.#held > 0) return;
     const now = this.#now();
     // Heartbeats first, each a line of its own that stays; the progress line is drawn again below them.
     const beats: string[] = [];
@@ -155,7 +206,9 @@ export class Progress {
       this.#write(`${this.#drawn ? CLEAR_LINE : ""}${beats.join("\n")}\n`);
       this.#drawn = false;
     }
-    const parts = [...this.#running.values()].map((r) => `${r.name} ${elapsed(now - r.started)}`);
+    const parts = [...this.#running.values()].map((r) =>
+      `${r.name} ${elapsed(now - r.started)}${r.said === undefined ? "" : ` ${r.said}`}`
+    );
     let line = `  running ${parts.length === 1 ? "" : `${parts.length} tools: `}${parts.join(", ")}`;
     const columns = Math.max(20, (this.#options.columns ?? 80) - 1);
     line = fit(line, columns);

@@ -29,6 +29,7 @@ import { usageLine, UsageMeter } from "../agent/usage.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
+import { agentQuestions } from "../agent/questions.ts";
 
 /** A transcript the person cannot resume is their mistake: a usage error of `run`. */
 async function asUsage<T>(read: () => Promise<T>): Promise<T> {
@@ -87,18 +88,28 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
     columns: terminalColumns(),
     heartbeatMs: heartbeatMsFrom(io.env),
   });
+  const policy = new Policy({
+    ...approval,
+    ask: io.interactive ? terminalAsker(terminalReadLine(io.stderr), io.stderr) : undefined,
+    redact,
+    width: terminalColumns(),
+  });
   let outcome: LoopOutcome | undefined;
   try {
     outcome = await runLoop(messages, {
       executor,
       client,
-      policy: new Policy({
-        ...approval,
-        ask: io.interactive ? terminalAsker(terminalReadLine(io.stderr), io.stderr) : undefined,
-        redact,
-        width: terminalColumns(),
-      }),
+      policy,
       progress,
+      // A tool's questions: its form on the terminal, its question to the model to this run's model.
+      questions: agentQuestions({
+        readLine: io.interactive ? terminalReadLine(io.stderr) : undefined,
+        write: io.stderr,
+        policy,
+        client,
+        model: settings.model,
+        hold: (ask) => progress.hold(ask),
+      }),
       model: settings.model,
       maxSteps: settings.maxSteps,
       temperature: settings.temperature,

@@ -42,6 +42,7 @@ import {
   storeSecretMcp,
 } from "../store_secret.ts";
 import { LOG_LEVELS, type ToolEvent } from "../tool_protocol.ts";
+import type { ElicitAnswer, QuestionHandlers, SamplingAnswer } from "../tool_questions.ts";
 
 /** How often a running call reports progress when the client asked for it. */
 export const PROGRESS_INTERVAL_MS = 1000;
@@ -93,6 +94,8 @@ export interface CallContext {
   readonly ask?: Ask;
   /** Sends a `toolgate/1` tool's log and progress messages to the client, on the call's stream. */
   readonly onToolEvent?: (event: ToolEvent) => void;
+  /** Sends a `toolgate/1` tool's questions to the client (elicitation, sampling), on the call's stream. */
+  readonly questions?: QuestionHandlers;
 }
 
 /**
@@ -264,6 +267,7 @@ export class ToolService {
         progress,
         ask,
         onToolEvent,
+        questions: clientQuestions(server, extra.requestId, session, ask),
       }, session);
     });
     const onError = this.#options.onError;
@@ -330,6 +334,7 @@ export class ToolService {
         jobScope: session.id,
         secrets: session.secrets,
         onToolEvent: context.onToolEvent,
+        questions: context.questions,
       });
       // A call the client did not cancel was stopped by the shutdown: say so, and that a retry may work.
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&
@@ -438,6 +443,63 @@ function elicitingAsk(server: Server, requestId: string | number): Ask {
     }, { relatedRequestId: requestId, signal, timeout: ELICITATION_TIMEOUT_MS });
     if (result.action !== "accept") return "no";
     return result.content?.always === true ? "always" : "yes";
+  };
+}
+
+/**
+ * A `toolgate/1` tool's questions, sent to the MCP client on the stream of the call that asks: the user's form as
+ * `elicitation/create` (the schema as the tool wrote it: defaults, enums and titled choices pass unchanged), the
+ * model's as `sampling/createMessage` once the session's policy approved sending the text (an approval question
+ * goes to the client's user where it can be asked). A client without the capability gets no request: the tool is
+ * answered why.
+ */
+function clientQuestions(
+  server: Server,
+  requestId: string | number,
+  session: Session,
+  ask: Ask | undefined,
+): QuestionHandlers {
+  const options = (signal: AbortSignal) => ({
+    relatedRequestId: requestId,
+    signal,
+    timeout: ELICITATION_TIMEOUT_MS,
+  });
+  return {
+    user: async (question, { signal }) => {
+      if (server.getClientCapabilities()?.elicitation === undefined) {
+        throw new Error(
+          "this MCP client cannot ask its user (it did not declare the elicitation capability)",
+        );
+      }
+      const result = await server.elicitInput(
+        { message: question.message, requestedSchema: question.requestedSchema } as Parameters<
+          Server["elicitInput"]
+        >[0],
+        options(signal),
+      );
+      return (result.action === "accept"
+        ? { action: "accept", ...(result.content ? { content: result.content } : {}) }
+        : { action: result.action }) as ElicitAnswer;
+    },
+    model: async (request, { tool, signal }) => {
+      if (server.getClientCapabilities()?.sampling === undefined) {
+        throw new Error("this MCP client cannot be asked for a model's answer (it did not declare sampling)");
+      }
+      const verdict = await session.policy.decideSampling(tool, request, { ask, signal });
+      if (!verdict.approved) throw new Error(verdict.envelope.message);
+      const result = await server.createMessage(
+        request as Parameters<Server["createMessage"]>[0],
+        options(signal),
+      );
+      const answer: SamplingAnswer = {
+        role: "assistant",
+        content:
+          (Array.isArray(result.content) ? result.content[0] : result.content) as SamplingAnswer["content"],
+        model: result.model,
+        ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
+      };
+      return answer;
+    },
   };
 }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { failure, serialize, success, withWarnings } from "../../src/contract.ts";
-import { toolMessageContent } from "../../src/agent/tool_message.ts";
+import { failure, serialize, success, withContent, withWarnings } from "../../src/contract.ts";
+import { forModel, toolMessageContent } from "../../src/agent/tool_message.ts";
 
 Deno.test("tool message: an envelope that fits is the serialized envelope, unchanged", () => {
   const envelope = success({ b: 1, a: 2 }, { tool: "t" });
@@ -77,4 +77,27 @@ Deno.test("a failure cut to fit keeps the secret it names (credential), so that 
   const content = JSON.parse(toolMessageContent(long, 500));
   assert.equal(content.truncated, true);
   assert.equal(content.credential, "GITHUB_TOKEN");
+});
+
+Deno.test("a tool's image goes to the model as a note naming it; its text blocks as they are", () => {
+  const data = btoa("\x89PNG\r\n\x1a\n".repeat(100));
+  const envelope = withContent(success({ n: 1 }, { tool: "draw" }), [
+    { type: "text", text: "a picture" },
+    { type: "image", data, mimeType: "image/png" },
+    {
+      type: "resource",
+      resource: { uri: "file:///a.bin", mimeType: "application/octet-stream", blob: data },
+    },
+  ]);
+  const sent = JSON.parse(toolMessageContent(forModel(envelope)));
+  assert.deepEqual(sent.content[0], { type: "text", text: "a picture" });
+  assert.deepEqual(sent.content[1], {
+    type: "image",
+    mimeType: "image/png",
+    left_out:
+      "an image/png image (800 bytes) was not sent: the chat endpoint takes only text in a tool result",
+  });
+  assert.match(sent.content[2].left_out, /resource file:\/\/\/a\.bin \(800 bytes\) was not sent/);
+  assert.ok(!JSON.stringify(sent).includes(data.slice(0, 40)), "no base64 reaches the model");
+  assert.deepEqual(sent.result, { n: 1 });
 });
