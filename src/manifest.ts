@@ -9,7 +9,13 @@ import { BinListing } from "./bin_listing.ts";
 import { isRecord } from "./contract.ts";
 import { parseJsonc, parsePlainJson } from "./jsonc.ts";
 import { declaredProfile, type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
-import { loadSchemaEngine, patternProblems, SchemaCompiler, schemaEngineLoaded } from "./schema.ts";
+import {
+  loadSchemaEngine,
+  markSchemaChecked,
+  patternProblems,
+  SchemaCompiler,
+  schemaEngineLoaded,
+} from "./schema.ts";
 import { readCache, writeCache } from "./state_cache.ts";
 import { fnv1a64 } from "./state.ts";
 import { beltToolOf } from "./tool_belt.ts";
@@ -390,6 +396,7 @@ function checkSchema(
   // Schemas a cache says were checked (the same bytes, the same toolgate) skip the engine altogether.
   if (context.options.schemasChecked || (digest !== undefined && knownSchemas?.has(digest))) {
     if (risk !== undefined) errors.push(`${key} is invalid: ${risk}`);
+    else markSchemaChecked(value);
     return risk === undefined ? value : undefined;
   }
   if (!schemaEngineLoaded()) {

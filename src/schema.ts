@@ -54,6 +54,27 @@ export function patternProblems(schema: Record<string, unknown>): string[] {
 }
 
 /**
+ * The schema objects that passed the meta-schema check (here, or in an earlier run by a cache in toolgate's state
+ * that the manifest loader trusts): compiling one of them skips ajv's own meta-schema check, whose first use
+ * compiles the whole draft's meta-schema (some 16 ms of a built-in tool's first call). A schema object is frozen
+ * once checked (`manifest.ts`), so the fact stays true.
+ */
+const checkedSchemas = new WeakSet<object>();
+
+/**
+ * Records that `schema` passed the meta-schema check: the manifest loader says so of a schema a cache vouches for.
+ *
+ * @example
+ * ```ts
+ * import { markSchemaChecked } from "./schema.ts";
+ * markSchemaChecked({ type: "object" });
+ * ```
+ */
+export function markSchemaChecked(schema: Record<string, unknown>): void {
+  checkedSchemas.add(schema);
+}
+
+/**
  * Owns the ajv instances of one manifest: checks schemas against the meta-schema and compiles them on demand,
  * each at most once.
  *
@@ -92,7 +113,10 @@ export class SchemaCompiler {
   check(schema: Record<string, unknown>): string | undefined {
     const ajv = this.#ajvFor(schema);
     try {
-      if (ajv.validateSchema(schema)) return undefined;
+      if (ajv.validateSchema(schema)) {
+        checkedSchemas.add(schema);
+        return undefined;
+      }
       return describeAjvErrors(ajv.errors);
     } catch (error) {
       return error instanceof Error ? error.message : String(error);
@@ -104,10 +128,17 @@ export class SchemaCompiler {
     const cached = this.#cache.get(schema);
     if (cached) return cached;
     let compiled: Compiled;
+    const ajv = this.#ajvFor(schema);
+    // ajv reads this option at each compile: a schema checked already is not checked again.
+    const options = ajv.opts as { validateSchema?: boolean | "log" };
+    const validateSchema = options.validateSchema;
+    if (checkedSchemas.has(schema)) options.validateSchema = false;
     try {
-      compiled = { ok: true, validate: this.#ajvFor(schema).compile(schema) };
+      compiled = { ok: true, validate: ajv.compile(schema) };
     } catch (error) {
       compiled = { ok: false, reason: error instanceof Error ? error.message : String(error) };
+    } finally {
+      options.validateSchema = validateSchema;
     }
     this.#cache.set(schema, compiled);
     return compiled;

@@ -1,8 +1,9 @@
 // `deno task install` puts a `toolgate` command on the PATH that works from any folder, on that folder, with the
 // built-in belt when the folder has no manifest; if the runtime that installed it is gone, it finds another.
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { DEFERRED_CHUNKS, shimText } from "../src/build/install.ts";
+import { TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
 import { REPO, runProgram } from "./support.ts";
 
 /** The files a bundle entry loads before it runs (its static imports, all the way down) and the `node:` ones. */
@@ -19,7 +20,7 @@ async function staticImports(
     files.add(file);
     const text = await Deno.readTextFile(join(dir, file));
     for (const match of text.matchAll(/^import\s*(?:[^;]*?\sfrom\s*)?"([^"]+)";?$/gms)) {
-      if (match[1].startsWith("./")) pending.push(match[1].slice(2));
+      if (match[1].startsWith(".")) pending.push(join(dirname(file), match[1]));
       else if (match[1].startsWith("node:")) builtins.push(`${file}: ${match[1]}`);
     }
   }
@@ -48,8 +49,29 @@ Deno.test("install: the installed command runs from any folder, on that folder",
     assert.ok(loaded.files.size > 1, `${entry} and its chunks were read`);
     assert.deepEqual(loaded.builtins, [], `${entry} loads Node built-ins at start`);
   }
+  // Each built-in tool starts from its own entry, which loads that tool's code and nothing of the command line.
+  const main = await staticImports(join(data, "toolgate", "bundle"), "main.js");
+  const size = async (files: Set<string>) => {
+    let bytes = 0;
+    for (const file of files) bytes += (await Deno.stat(join(data, "toolgate", "bundle", file))).size;
+    return bytes;
+  };
+  for (const name of Object.keys(TOOL_DENO_FLAGS)) {
+    const tool = await staticImports(join(data, "toolgate", "bundle"), join("belt", `${name}.js`));
+    assert.ok(tool.files.size > 1, `belt/${name}.js and its chunks were read`);
+    assert.ok(!tool.files.has("main.js"), `belt/${name}.js loads the main entry`);
+    if (name === "get_time") {
+      assert.deepEqual(tool.builtins, [], "get_time loads Node built-ins at start");
+      assert.ok(
+        (await size(tool.files)) * 10 < await size(main.files),
+        "get_time loads a tenth of main.js or less",
+      );
+    }
+  }
   // The heavy chunks only a command loads are not named where the runtime looks ahead (it would read them all).
   for await (const file of Deno.readDir(join(data, "toolgate", "bundle"))) {
+    // belt/ holds the tools' entries, each a list of static imports.
+    if (!file.isFile) continue;
     const text = await Deno.readTextFile(join(data, "toolgate", "bundle", file.name));
     for (const chunk of DEFERRED_CHUNKS) {
       assert.ok(

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { FailureEnvelope } from "../src/contract.ts";
 import { preflight } from "../src/preflight.ts";
 import { executorOf, manifestOf } from "./executor_helpers.ts";
-import { loadSchemaEngine, SchemaCompiler } from "../src/schema.ts";
+import { loadSchemaEngine, markSchemaChecked, SchemaCompiler } from "../src/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
@@ -253,4 +253,23 @@ Deno.test("preflight: an invalid call never starts the tool", async () => {
   assert.equal(envelope.ok, false);
   assert.equal((envelope as FailureEnvelope).kind, "invalid_args");
   assert.equal((envelope as FailureEnvelope).exit_code, undefined);
+});
+
+Deno.test("a schema that passed the meta-schema check is compiled without checking it again; any other is checked", async () => {
+  // ajv's own check at compile compiled the draft's whole meta-schema at every built-in tool's first call. The
+  // schemas here are ones the meta-schema refuses but ajv compiles: which one is checked shows in the result.
+  await loadSchemaEngine();
+  const refused = () => ({ type: "object", properties: { a: { type: "string", minLength: -1 } } });
+  const unchecked = new SchemaCompiler().compile(refused());
+  assert.equal(unchecked.ok, false, "a schema nobody checked is checked at compile");
+  assert.match(unchecked.ok ? "" : unchecked.reason, /schema is invalid/);
+  const vouched = refused();
+  markSchemaChecked(vouched);
+  assert.equal(new SchemaCompiler().compile(vouched).ok, true, "a checked schema is not checked again");
+  // check() itself marks what passes.
+  const compiler = new SchemaCompiler();
+  const fine = { type: "object", properties: { a: { type: "string" } } };
+  assert.equal(compiler.check(fine), undefined);
+  const compiled = compiler.compile(fine);
+  assert.ok(compiled.ok && compiled.validate({ a: "x" }) && !compiled.validate({ a: 1 }));
 });

@@ -14,6 +14,7 @@ import { join } from "../paths.ts";
 import { parseArgs } from "node:util";
 import { dataRoot } from "../state.ts";
 import { ROOT } from "./flags.ts";
+import { TOOL_DENO_FLAGS } from "../../tools/deno_flags.ts";
 import { IDENTITY_FORMAT, LAUNCH_FORMAT, LAUNCH_VARS, STAT_FORMAT, WARM_ENV } from "../launch_record.ts";
 
 /** A shell word in single quotes. */
@@ -202,6 +203,11 @@ export async function tuneBundle(dir: string): Promise<void> {
   }
 }
 
+/** The built-in tools' bundle entries, `src/belt/NAME.ts`, one for each tool of `tools/deno_flags.ts`. */
+export function beltEntries(): string[] {
+  return Object.keys(TOOL_DENO_FLAGS).map((name) => join(ROOT, "src", "belt", `${name}.ts`));
+}
+
 /**
  * Builds the split bundle of the launcher and the main entry into `target`: into a fresh folder beside it first,
  * which then takes the old one's place, so that a command running during the install never sees half a bundle.
@@ -221,6 +227,8 @@ export async function buildBundle(target: string): Promise<{ ok: true } | { ok: 
       fresh,
       join(ROOT, "src", "launch.ts"),
       join(ROOT, "src", "main.ts"),
+      // Each built-in tool's own entry (`belt/NAME.js`): a tool loads its code and nothing of toolgate's.
+      ...beltEntries(),
     ],
     env: { NO_COLOR: "1" },
     stdin: "null",
