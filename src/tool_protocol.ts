@@ -251,13 +251,18 @@ function isSamplingMessage(value: unknown): boolean {
  * ```
  */
 export interface SamplingRequest {
+  /** The conversation to continue, oldest first. */
   readonly messages: readonly {
     readonly role: "user" | "assistant";
     readonly content: ContentBlock;
   }[];
+  /** The most tokens the answer may take. */
   readonly maxTokens: number;
+  /** A system prompt for the model, if the tool gives one. */
   readonly systemPrompt?: string;
+  /** The sampling temperature, if the tool asks for one. */
   readonly temperature?: number;
+  /** Texts at which the model stops. */
   readonly stopSequences?: readonly string[];
 }
 

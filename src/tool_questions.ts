@@ -35,9 +35,13 @@ export type ElicitAnswer =
  * ```
  */
 export interface SamplingAnswer {
+  /** Always the assistant's. */
   readonly role: "assistant";
+  /** What the model answered. */
   readonly content: ContentBlock;
+  /** The model that answered. */
   readonly model: string;
+  /** Why it stopped (`endTurn`, `maxTokens`, ...), when said. */
   readonly stopReason?: string;
 }
 
@@ -60,10 +64,12 @@ export interface QuestionContext {
  * ```
  */
 export interface QuestionHandlers {
+  /** Asks the user a form question (MCP elicitation); absent: nobody can answer one here. */
   readonly user?: (
     question: { readonly message: string; readonly requestedSchema: Readonly<Record<string, unknown>> },
     context: QuestionContext,
   ) => Promise<ElicitAnswer>;
+  /** Asks the model (MCP sampling), once approved; absent: nobody can answer one here. */
   readonly model?: (request: SamplingRequest, context: QuestionContext) => Promise<SamplingAnswer>;
   /** Why nobody can be asked here, for the tool (default: "this caller cannot ask the user" / "... the model"). */
   readonly nobody?: string;
