@@ -1,5 +1,5 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
-import { type Command, EXIT, expectPositionals, UsageError } from "./cli.ts";
+import { type Command, EXIT, expectPositionals, SIGNAL_EXIT, UsageError } from "./cli.ts";
 import { type Envelope, failure, serialize } from "../contract.ts";
 import { OWN_COMMAND } from "../policy.ts";
 import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
@@ -7,6 +7,7 @@ import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor
 import { loadForCommand } from "./load.ts";
 import { UntrustedManifest } from "./trust_gate.ts";
 import { nearestNames } from "../text.ts";
+import { UserStop } from "../stop.ts";
 
 /** `toolgate call NAME [ARGS]` */
 export const callCommand: Command = {
@@ -19,6 +20,7 @@ export const callCommand: Command = {
     "Prints exactly one envelope line on stdout: exit 0 when it is ok, 1 when not.",
     "The call is your own command, so it needs no further approval (the agent loop and serve ask for it).",
     "On a terminal a running call shows its time, and a line `running NAME elapsed=Ys/Zs` every 30 s.",
+    'Ctrl-C (SIGINT) stops the call: its tree ends, the envelope says killed_by: "user", and the exit is 130.',
     "exec with background: true is refused here: call exits when its call ends, and a job would end with it.",
     'Example: toolgate call get_time \'{"timezone":"Europe/Helsinki"}\'',
   ].join("\n"),
@@ -40,7 +42,7 @@ export const callCommand: Command = {
     }
     if (!manifest) return EXIT.failure;
     // One call and out: a background job could not outlive it, so this executor keeps none.
-    const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings, {
+    const { executor, registry } = await executorFromArgs(parsed, io, manifest, "call", settings, {
       jobs: false,
       tools: [name],
     });
@@ -54,6 +56,7 @@ export const callCommand: Command = {
     });
     progress.start("call", name);
     let envelope: Envelope;
+    let stopped = false;
     const prepared = await executor.prepare(name, args);
     if (!prepared.ok) {
       envelope = prepared.envelope;
@@ -62,9 +65,21 @@ export const callCommand: Command = {
       progress.start("call", name, executor.limits(prepared.call).timeoutSec);
       // The person typed this very call: the policy approves it by definition.
       const verdict = await OWN_COMMAND.decide(prepared.call);
-      envelope = verdict.approved
-        ? await executor.run(prepared.call, { approvedBy: verdict.by })
-        : await executor.refuse(prepared.call, verdict.envelope);
+      // Ctrl-C while the tool runs stops it, and stdout still gets its one envelope (killed_by: "user"): whoever
+      // reads it learns what happened. A second Ctrl-C within 2 s ends toolgate at once, as without this.
+      const stop = new AbortController();
+      const disarm = registry.interceptInterrupt(() => {
+        stop.abort(new UserStop("Ctrl-C"));
+        return true;
+      });
+      try {
+        envelope = verdict.approved
+          ? await executor.run(prepared.call, { approvedBy: verdict.by, signal: stop.signal })
+          : await executor.refuse(prepared.call, verdict.envelope);
+      } finally {
+        disarm();
+      }
+      stopped = stop.signal.aborted;
     }
     progress.end("call", envelope);
     await progress.close();
@@ -73,6 +88,7 @@ export const callCommand: Command = {
     // A person typed this: say on stderr what a model is not told (near names invite a model to invent tools).
     const hint = envelope.ok ? undefined : await slipHint(envelope.kind, name, args, manifest.tools);
     if (hint !== undefined) await io.stderr(`toolgate: ${hint}\n`);
+    if (stopped) return SIGNAL_EXIT.SIGINT;
     return envelope.ok ? EXIT.ok : EXIT.failure;
   },
 };
