@@ -220,6 +220,18 @@ Deno.test("docs: every command and flag of the Commands page and the MCP server'
   }
 });
 
+Deno.test("README: serve --help's MCP host example starts the server as the README's host configuration does", async () => {
+  const help = await helpText(["serve", "--help"]);
+  const example = /Example \(an MCP host's config[^\n]*\n\s*(\{.*\})$/m.exec(help)?.[1];
+  assert.ok(example, `serve --help shows no host configuration:\n${help}`);
+  const shown: { command: string; args: string[] } = JSON.parse(example);
+  const config = fencedBlocks(README).map(classify).find((kind) => kind.kind === "mcp-config");
+  assert.ok(config?.kind === "mcp-config", "the README has no MCP host configuration");
+  const [server] = Object.values(config.config.mcpServers);
+  assert.equal(shown.command, server.command);
+  assert.deepEqual(shown.args, (server.args ?? []).slice(0, shown.args.length));
+});
+
 Deno.test("README harness: a block it cannot run fails naming its line, unless marked with a reason", () => {
   const text =
     "# t\n\n```python\nprint(1)\n```\n\n<!-- readme-test: not run (two machines) -->\n```sh\nssh b\n```\n";
