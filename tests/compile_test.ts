@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compileFlags } from "../src/build/flags.ts";
-import { REPO, runProgram } from "./support.ts";
+import { denortMissing } from "../src/build/compile.ts";
+import { hasStackTrace, REPO, runProgram } from "./support.ts";
 
 const bundleDir = await Deno.makeTempDir();
 const BUNDLE = join(bundleDir, "toolgate.js");
@@ -104,4 +105,35 @@ Deno.test("the bundled entry runs every built-in tool from another folder, under
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("deno task compile, without its runtime and no way to download it, says in one line what it needs and where it comes from, no backtrace", async () => {
+  // No way out: every download goes to a proxy that is not there (a machine with the runtime cached builds).
+  const result = await runProgram(Deno.execPath(), ["task", "-q", "compile"], {
+    cwd: REPO,
+    env: { HTTPS_PROXY: "http://127.0.0.1:9", HTTP_PROXY: "http://127.0.0.1:9", NO_PROXY: "", NO_COLOR: "1" },
+  });
+  if (result.code === 0) {
+    console.log("skipped: denort is cached here, so deno compile built the binary without downloading it");
+    return;
+  }
+  const said = result.stderr.split("\n").filter((line) => line.startsWith("toolgate: "));
+  assert.equal(said.length, 1, result.stderr);
+  assert.match(said[0], /needs denort, the Deno runtime compiled programs run on/);
+  assert.match(said[0], /https:\/\/dl\.deno\.land\/release\/v[\d.]+\/denort-[\w-]+\.zip/);
+  assert.match(said[0], /DENORT_BIN=/);
+  assert.ok(!hasStackTrace(result.stderr), result.stderr);
+  assert.doesNotMatch(result.stderr, /^error:/m, "Deno's own download error is replaced by the one line");
+});
+
+Deno.test("compile: Deno's download error, coloured as it prints it, becomes the one line; another failure stays its own", () => {
+  const offline =
+    "\x1b[0m\x1b[32mDownload\x1b[0m https://dl.deno.land/release/v2.9.6/denort-x86_64-unknown-linux-gnu.zip\n" +
+    "\x1b[1m\x1b[31merror\x1b[0m: Writing deno compile executable to temporary file 'dist/toolgate.tmp-1'\n\n" +
+    "Caused by:\n    0: Setting up base binary.\n    1: error sending request for url " +
+    "(https://dl.deno.land/release/v2.9.6/denort-x86_64-unknown-linux-gnu.zip): client error (Connect): dns error\n" +
+    "Stack backtrace:\n   0: <unknown>\n";
+  const line = denortMissing(offline, "2.9.6", "x86_64-unknown-linux-gnu");
+  assert.match(line ?? "", /^toolgate: deno compile needs denort[^\n]*DENORT_BIN=[^\n]*\n$/);
+  assert.equal(denortMissing('error: Module not found "file:///x.ts".\n', "2.9.6", "x"), undefined);
 });

@@ -154,3 +154,26 @@ Deno.test("progress: a toolgate/1 tool's progress shows in its line; a question 
   assert.equal(written.at(-1), "\r\x1b[2K  running build 1.0s 7");
   await progress.close();
 });
+
+Deno.test("progress: while the model is asked, one line says which model at which host and for how long, then goes", async () => {
+  const { progress, written, advance } = harness();
+  progress.waiting("qwen2.5", "127.0.0.1:11434");
+  advance(3400);
+  progress.draw();
+  progress.doneWaiting();
+  // The tools' line takes over for the next turn, as before.
+  progress.start("c1", "nap");
+  await progress.close();
+  assert.deepEqual(written.slice(0, 3), [
+    "\r\x1b[2K  waiting for qwen2.5 at 127.0.0.1:11434, 0 s",
+    "\r\x1b[2K  waiting for qwen2.5 at 127.0.0.1:11434, 3 s",
+    "\r\x1b[2K",
+  ]);
+  assert.equal(written[3], "\r\x1b[2K  running nap 0.0s");
+  // Disabled (no terminal, --quiet): nothing.
+  const quiet = harness(false);
+  quiet.progress.waiting("m", "h");
+  quiet.progress.doneWaiting();
+  await quiet.progress.close();
+  assert.deepEqual(quiet.written, []);
+});

@@ -1,5 +1,5 @@
 /**
- * Reads a Markdown text the way the README test needs it: its fenced blocks (with the README line of each line),
+ * Reads a Markdown page (the README, or a page of `docs/`) the way the docs test needs it: its fenced blocks (with the README line of each line),
  * what kind of block each is, the command lines of a shell block and what their comments claim, and the
  * `readme-test` markers that keep a block from running. Pure functions: the test runs what they find.
  *
@@ -31,7 +31,7 @@ const MARKER = /^<!--\s*readme-test:\s*not run\s*\((.+)\)\s*-->$/;
  * fencedBlocks("text\n~~~sh\necho hi\n~~~\n")[0].lines[0].text; // "echo hi"
  * ```
  */
-export function fencedBlocks(markdown: string): Block[] {
+export function fencedBlocks(markdown: string, file = "README.md"): Block[] {
   const lines = markdown.split("\n");
   const blocks: Block[] = [];
   let open: { line: number; fence: string; lang: string; indent: number; notRun?: string } | undefined;
@@ -65,7 +65,7 @@ export function fencedBlocks(markdown: string): Block[] {
       const marker = MARKER.exec(trimmed);
       if (!marker) {
         throw new Error(
-          `README.md:${i + 1}: malformed marker ${JSON.stringify(trimmed)}: ` +
+          `${file}:${i + 1}: malformed marker ${JSON.stringify(trimmed)}: ` +
             "write <!-- readme-test: not run (REASON) --> right above the block",
         );
       }
@@ -74,12 +74,12 @@ export function fencedBlocks(markdown: string): Block[] {
       continue;
     }
     if (trimmed !== "" && pendingMarker !== undefined) {
-      throw new Error(`README.md:${markerLine}: a readme-test marker must stand right above a fenced block`);
+      throw new Error(`${file}:${markerLine}: a readme-test marker must stand right above a fenced block`);
     }
   }
-  if (open) throw new Error(`README.md:${open.line}: the fenced block is never closed`);
+  if (open) throw new Error(`${file}:${open.line}: the fenced block is never closed`);
   if (pendingMarker !== undefined) {
-    throw new Error(`README.md:${markerLine}: a readme-test marker stands after the last block`);
+    throw new Error(`${file}:${markerLine}: a readme-test marker stands after the last block`);
   }
   return blocks;
 }
@@ -96,8 +96,10 @@ export type BlockKind =
   | { readonly kind: "mcp-config"; readonly config: McpConfig }
   /** Envelopes, one JSON line each. */
   | { readonly kind: "envelopes"; readonly values: readonly unknown[] }
-  /** A `tools.json` manifest. */
+  /** A `tools.json` manifest, or one tool of it (`name` and `command`), which stands for a manifest of one. */
   | { readonly kind: "manifest"; readonly value: unknown }
+  /** A program shown whole (its first line a `#!`), to be saved as a file: checked by its interpreter's parser. */
+  | { readonly kind: "script"; readonly interpreter: string; readonly code: string }
   /** The agent loop's `--output jsonl` events, one JSON line each. */
   | { readonly kind: "agent-events"; readonly values: readonly Record<string, unknown>[] }
   /** A program using the library (`src/mod.ts`). */
@@ -142,11 +144,20 @@ const LINT_SUMMARY = /^\S+: (?:no findings, \d+ tools?|\d+ findings? in \d+ of \
 export function classify(block: Block): BlockKind {
   if (block.notRun !== undefined) return { kind: "not-run", reason: block.notRun };
   const text = block.lines.map((l) => l.text).join("\n");
+  const shebang = /^#!\s*(\S+)(?:\s+(\S+))?/.exec(block.lines[0]?.text ?? "");
+  if (shebang) {
+    // `#!/usr/bin/env python3` names its interpreter after env.
+    const program = shebang[1].split("/").at(-1) === "env" && shebang[2] ? shebang[2] : shebang[1];
+    return { kind: "script", interpreter: program.split("/").at(-1)!, code: text + "\n" };
+  }
   if (SHELL_LANGS.has(block.lang)) return { kind: "shell" };
   if (block.lang === "json" || block.lang === "jsonc") {
     const whole = parseJson(text);
     if (isObject(whole) && isObject(whole.mcpServers)) return { kind: "mcp-config", config: whole as never };
     if (isObject(whole) && Array.isArray(whole.tools)) return { kind: "manifest", value: whole };
+    if (isObject(whole) && typeof whole.name === "string" && Array.isArray(whole.command)) {
+      return { kind: "manifest", value: { tools: [whole] } };
+    }
     const lines = block.lines.map((l) => l.text).filter((t) => t.trim() !== "");
     const values = lines.map(parseJson);
     if (lines.length > 0 && values.every(isObject) && values.some((v) => isObject(v) && "ok" in v)) {
@@ -182,7 +193,11 @@ export function classify(block: Block): BlockKind {
 }
 
 /** A `toolgate lint` output block checked against the lint's own rules: each finding's rule, and the summary. */
-export function lintOutputProblems(block: Block, ruleNames: readonly string[]): string[] {
+export function lintOutputProblems(
+  block: Block,
+  ruleNames: readonly string[],
+  file = "README.md",
+): string[] {
   const problems: string[] = [];
   const indices = new Set<string>();
   let findings = 0;
@@ -192,14 +207,14 @@ export function lintOutputProblems(block: Block, ruleNames: readonly string[]): 
       findings++;
       indices.add(/^tool\[(\d+)\]/.exec(text)![1]);
       if (!ruleNames.includes(finding[1])) {
-        problems.push(`README.md:${line}: no lint rule is named ${finding[1]}`);
+        problems.push(`${file}:${line}: no lint rule is named ${finding[1]}`);
       }
       continue;
     }
     const summary = /: (\d+) findings? in (\d+) of \d+ tools?$/.exec(text);
     if (summary && (Number(summary[1]) !== findings || Number(summary[2]) !== indices.size)) {
       problems.push(
-        `README.md:${line}: the summary says ${summary[1]} findings in ${summary[2]} tools, ` +
+        `${file}:${line}: the summary says ${summary[1]} findings in ${summary[2]} tools, ` +
           `the lines above show ${findings} in ${indices.size}`,
       );
     }
@@ -325,14 +340,17 @@ export function taskNames(markdown: string): string[] {
   return [...names];
 }
 
-/** The rows of the first table under a `## TITLE` heading: its cells, code spans unwrapped. */
-export function tableUnder(markdown: string, title: string, nth = 0): string[][] {
+/**
+ * The rows of the first table under a `# TITLE` or `## TITLE` heading (up to the next heading of either level):
+ * its cells, code spans unwrapped.
+ */
+export function tableUnder(markdown: string, title: string, nth = 0, file = "README.md"): string[][] {
   const lines = markdown.split("\n");
-  const start = lines.findIndex((l) => l.trim() === `## ${title}`);
-  if (start === -1) throw new Error(`README.md: no "## ${title}" section`);
+  const start = lines.findIndex((l) => /^#{1,2} /.test(l) && l.replace(/^#+ /, "").trim() === title);
+  if (start === -1) throw new Error(`${file}: no "## ${title}" section`);
   const rows: string[][][] = [];
   let current: string[][] | undefined;
-  for (let i = start + 1; i < lines.length && !/^## /.test(lines[i]); i++) {
+  for (let i = start + 1; i < lines.length && !/^#{1,2} /.test(lines[i]); i++) {
     const line = lines[i].trim();
     if (line.startsWith("|")) {
       if (!current) rows.push(current = []);
@@ -343,11 +361,119 @@ export function tableUnder(markdown: string, title: string, nth = 0): string[][]
     } else current = undefined;
   }
   const table = rows[nth];
-  if (!table) throw new Error(`README.md: no table ${nth + 1} under "## ${title}"`);
+  if (!table) throw new Error(`${file}: no table ${nth + 1} under "## ${title}"`);
   return table.slice(1);
 }
 
 /** The code spans of a Markdown cell or line. */
 export function codeSpans(text: string): string[] {
   return [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+}
+
+/** A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as `-`. */
+export function anchorOf(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, "").replaceAll(" ", "-");
+}
+
+/** The lines of a Markdown text outside its fenced blocks, with their line numbers (1-based). */
+function proseLines(markdown: string): { line: number; text: string }[] {
+  const result: { line: number; text: string }[] = [];
+  let fence: string | undefined;
+  markdown.split("\n").forEach((text, i) => {
+    const mark = /^\s*(`{3,}|~{3,})/.exec(text)?.[1];
+    if (fence) {
+      if (mark && mark.startsWith(fence) && text.trim() === mark) fence = undefined;
+      return;
+    }
+    if (mark) {
+      fence = mark;
+      return;
+    }
+    result.push({ line: i + 1, text });
+  });
+  return result;
+}
+
+/** One heading of a page: its level, its text and its anchor (repeats numbered `-1`, `-2` as GitHub does). */
+export interface Heading {
+  readonly line: number;
+  readonly level: number;
+  readonly text: string;
+  readonly anchor: string;
+}
+
+/**
+ * The headings of a Markdown text, outside its fenced blocks.
+ *
+ * @example
+ * ```ts
+ * import { headings } from "./readme_blocks.ts";
+ * headings("# A `b`: c\n\n## A `b`: c\n").map((h) => h.anchor); // ["a-b-c", "a-b-c-1"]
+ * ```
+ */
+export function headings(markdown: string): Heading[] {
+  const seen = new Map<string, number>();
+  return proseLines(markdown).flatMap(({ line, text }) => {
+    const match = /^(#{1,6}) +(.+?)\s*#*\s*$/.exec(text);
+    if (!match) return [];
+    const base = anchorOf(match[2]);
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    return [{
+      line,
+      level: match[1].length,
+      text: match[2],
+      anchor: count === 0 ? base : `${base}-${count}`,
+    }];
+  });
+}
+
+/**
+ * The link targets of a Markdown text (`[text](target)`, a link's text may run over lines), outside fenced blocks
+ * and code spans, with the line each link starts on.
+ *
+ * @example
+ * ```ts
+ * import { links } from "./readme_blocks.ts";
+ * links("see [the\nmanifest](docs/manifest.md#fields) and `[x](y)`\n"); // [{ line: 1, target: "docs/manifest.md#fields" }]
+ * ```
+ */
+export function links(markdown: string): { line: number; target: string }[] {
+  const prose = proseLines(markdown);
+  // Code spans may hold link-like text; blank them, keeping every offset.
+  const text = prose.map((l) => l.text.replace(/`[^`]*`/g, (span) => " ".repeat(span.length))).join("\n");
+  const starts = prose.map((l) => l.line);
+  const lineAt = (offset: number) => starts[text.slice(0, offset).split("\n").length - 1];
+  return [...text.matchAll(/\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => ({
+    line: lineAt(m.index),
+    target: m[1],
+  }));
+}
+
+/** How many lines a page may have before it needs a table of contents: about a screen. */
+export const SCREEN_LINES = 60;
+
+/**
+ * What a page's table of contents lacks: a page longer than a screen must link each of its `##` sections (a
+ * `## Contents` heading aside) before the first of them; one with no sections to list says so.
+ *
+ * @example
+ * ```ts
+ * import { tocProblems } from "./readme_blocks.ts";
+ * tocProblems("# t\n\n- [A](#a)\n\n## A\n" + "x\n".repeat(80), "p.md"); // []
+ * ```
+ */
+export function tocProblems(markdown: string, file: string): string[] {
+  if (markdown.split("\n").length <= SCREEN_LINES) return [];
+  const sections = headings(markdown).filter((h) => h.level === 2 && h.anchor !== "contents");
+  if (sections.length === 0) {
+    return [`${file}: longer than ${SCREEN_LINES} lines and no "##" sections for a table of contents`];
+  }
+  const head = markdown.split("\n").slice(0, sections[0].line - 1).join("\n");
+  const listed = new Set(links(head).map((l) => l.target));
+  return sections.filter((h) => !listed.has(`#${h.anchor}`)).map((h) =>
+    `${file}: the table of contents (before line ${
+      sections[0].line
+    }) does not link "## ${h.text}" (#${h.anchor})`
+  );
 }

@@ -1,10 +1,11 @@
-// The README is tested (issue 12): every fenced block a reader could run is run here as written, by a real shell
-// in a temp HOME, against a loopback stand-in for the chat endpoint named through the variables the README
+// The README and every page of docs/ are tested (issues 12 and 26): every fenced block a reader could run is run
+// here as written, by a real shell in a temp HOME, against a loopback stand-in for the chat endpoint named through
+// the variables the README
 // documents; its MCP host configuration starts the installed server as a host would; its other claims that are
 // cheap to check (the Deno pin, the tasks, the Commands table) are checked. A block the test cannot run must say
 // so in the README (`<!-- readme-test: not run (REASON) -->`); an unmarked block it does not know fails.
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
@@ -24,19 +25,44 @@ import {
 import { hasStackTrace, REPO, runProgram } from "./support.ts";
 import {
   type Block,
+  type BlockKind,
   claimOf,
   classify,
   codeSpans,
   type CommandLine,
   commandLines,
   fencedBlocks,
+  headings,
+  links,
   lintOutputProblems,
   type McpConfig,
+  SCREEN_LINES,
   tableUnder,
   taskNames,
+  tocProblems,
 } from "./readme_blocks.ts";
 
 const README = await Deno.readTextFile(join(REPO, "README.md"));
+/**
+ * The pages a reader may paste from, as paths from the repository: the README, then every page of `docs/` in
+ * name order (a page added later is tested without being named here).
+ */
+const PAGES: readonly string[] = [
+  "README.md",
+  ...[...Deno.readDirSync(join(REPO, "docs"))]
+    .filter((entry) => entry.isFile && entry.name.endsWith(".md"))
+    .map((entry) => `docs/${entry.name}`)
+    .sort(),
+];
+const TEXTS: ReadonlyMap<string, string> = new Map(
+  PAGES.map((page) => [page, Deno.readTextFileSync(join(REPO, page))]),
+);
+/** A page's text. */
+function pageText(page: string): string {
+  const text = TEXTS.get(page);
+  if (text === undefined) throw new Error(`${page} is not among the pages: ${PAGES.join(", ")}`);
+  return text;
+}
 /**
  * Whether tools can be confined here. Without bubblewrap the README's examples still run, but a tool that can
  * write does not run at all (`unavailable`) and one that cannot runs with a "not confined" warning.
@@ -45,9 +71,13 @@ const CONFINED =
   (await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "bwrap", Deno.env.toObject())).ok;
 const KINDS = Object.keys(FAILURE_KINDS);
 
-/** The README's pinned Deno, from `npx -y deno@VERSION`. */
+/** The pinned Deno of the README and the docs, from `npx -y deno@VERSION`. */
 function readmePins(): string[] {
-  return [...new Set([...README.matchAll(/npx -y deno@([\d.]+)/g)].map((m) => m[1]))];
+  return [
+    ...new Set(
+      [...TEXTS.values()].flatMap((text) => [...text.matchAll(/npx -y deno@([\d.]+)/g)].map((m) => m[1])),
+    ),
+  ];
 }
 
 Deno.test("README: the pinned Deno is the one running the tests, and the one CI installs", async () => {
@@ -103,12 +133,16 @@ Deno.test("README: CI runs its test command as written, in a new user's home", a
   assert.equal(/^README_TEST_COMMAND='(.*)'$/m.exec(ci)?.[1], test, ".ci/run runs another test command");
 });
 
-Deno.test("README: every `deno task NAME` it mentions exists in deno.json", async () => {
+Deno.test("README and docs: every `deno task NAME` they mention exists in deno.json", async () => {
   const tasks = Object.keys(JSON.parse(await Deno.readTextFile(join(REPO, "deno.json"))).tasks);
-  const named = taskNames(README);
-  assert.ok(named.includes("test") && named.includes("agent"), `found only ${named.join(", ")}`);
-  for (const name of named) {
-    assert.ok(tasks.includes(name), `README names \`deno task ${name}\`; deno.json has none`);
+  assert.ok(
+    taskNames(README).includes("test") && taskNames(README).includes("agent"),
+    `the README names only ${taskNames(README).join(", ")}`,
+  );
+  for (const page of PAGES) {
+    for (const name of taskNames(pageText(page))) {
+      assert.ok(tasks.includes(name), `${page} names \`deno task ${name}\`; deno.json has none`);
+    }
   }
 });
 
@@ -154,9 +188,10 @@ async function assertInHelp(cell: string, argv: string[]): Promise<void> {
   }
 }
 
-Deno.test("README: every command and flag of the Commands section and the MCP server's table is in the help", async () => {
+Deno.test("docs: every command and flag of the Commands page and the MCP server's table is in the help", async () => {
   const global = await helpText(["--help"]);
-  const commands = tableUnder(README, "Commands");
+  const page = pageText("docs/commands.md");
+  const commands = tableUnder(page, "Commands", 0, "docs/commands.md");
   assert.ok(commands.length >= 7, `only ${commands.length} rows in the Commands table`);
   for (const [cell] of commands) {
     for (const span of codeSpans(cell)) {
@@ -172,15 +207,29 @@ Deno.test("README: every command and flag of the Commands section and the MCP se
       await assertInHelp(`\`${span}\``, [name, "--help"]);
     }
   }
-  const section = README.slice(README.indexOf("## Commands"), README.indexOf("## The manifest"));
+  const section = page.slice(page.indexOf("# Commands"), page.indexOf("\n## "));
   const globalLine = section.split("\n\n").find((p) => p.startsWith("Global options:"));
   assert.ok(globalLine, "no Global options paragraph");
   await assertInHelp(globalLine.split("agentcli's")[0], ["--help"]);
   // The options of every command that runs tools, and the server's caps.
-  for (const [cell] of tableUnder(README, "Commands", 1)) {
+  for (const [cell] of tableUnder(page, "Options of every command that runs tools", 0, "docs/commands.md")) {
     for (const name of ["call", "run", "serve"]) await assertInHelp(cell, [name, "--help"]);
   }
-  for (const [cell] of tableUnder(README, "MCP server")) await assertInHelp(cell, ["serve", "--help"]);
+  for (const [cell] of tableUnder(pageText("docs/mcp.md"), "MCP server", 0, "docs/mcp.md")) {
+    await assertInHelp(cell, ["serve", "--help"]);
+  }
+});
+
+Deno.test("README: serve --help's MCP host example starts the server as the README's host configuration does", async () => {
+  const help = await helpText(["serve", "--help"]);
+  const example = /Example \(an MCP host's config[^\n]*\n\s*(\{.*\})$/m.exec(help)?.[1];
+  assert.ok(example, `serve --help shows no host configuration:\n${help}`);
+  const shown: { command: string; args: string[] } = JSON.parse(example);
+  const config = fencedBlocks(README).map(classify).find((kind) => kind.kind === "mcp-config");
+  assert.ok(config?.kind === "mcp-config", "the README has no MCP host configuration");
+  const [server] = Object.values(config.config.mcpServers);
+  assert.equal(shown.command, server.command);
+  assert.deepEqual(shown.args, (server.args ?? []).slice(0, shown.args.length));
 });
 
 Deno.test("README harness: a block it cannot run fails naming its line, unless marked with a reason", () => {
@@ -229,6 +278,8 @@ interface World {
   readonly chat: ChatServer;
   /** Blocks not run, with their reason, for the closing list. */
   readonly notRun: string[];
+  /** The page whose blocks run now, as problems name it (`docs/mcp.md`). */
+  page: string;
 }
 
 /** A city in a prompt, and its zone: what the stand-in model asks `get_time` for. */
@@ -343,7 +394,7 @@ async function makeWorld(): Promise<World> {
     OPENAI_BASE_URL: chat.baseUrl,
     OAI_MODEL: "readme-stand-in",
   };
-  return { root, home, project, env, chat, notRun: [] };
+  return { root, home, project, env, chat, notRun: [], page: "README.md" };
 }
 
 /** A command line as the shell runs it here, and what the test knows about it. */
@@ -564,13 +615,14 @@ function lineProblems(line: Prepared, result: LineOutcome, world: World): string
       }
     }
   }
-  problems.push(...consoleOutputProblems(line.source.output, result.stdout));
+  // The reader's home is `~` on the page.
+  problems.push(...consoleOutputProblems(line.source.output, result.stdout.replaceAll(world.home, "~")));
   return problems;
 }
 
 /**
  * A `console` block's output lines under a command: a JSON line must match a stdout line in `ok`, `kind` and its
- * keys; a text line must appear with its digits free to differ.
+ * keys; a text line must appear with its digits free to differ (and the home folder written `~`).
  */
 function consoleOutputProblems(expected: readonly string[], stdout: string): string[] {
   const shape = (text: string) => {
@@ -590,7 +642,7 @@ function consoleOutputProblems(expected: readonly string[], stdout: string): str
 
 async function runShell(block: Block, world: World): Promise<string[]> {
   const prepared = commandLines(block).map((line) => prepare(line, world));
-  if (prepared.length === 0) return [`README.md:${block.line}: a ${block.lang} block without a command`];
+  if (prepared.length === 0) return [`${world.page}:${block.line}: a ${block.lang} block without a command`];
   // A reader of any later section has installed `toolgate` as the README's opening says; so has this world.
   if (
     prepared.some((l) => TOOLGATE_WORD.test(l.shell)) && !prepared.some((l) => INSTALL_TASK.test(l.shell))
@@ -599,7 +651,7 @@ async function runShell(block: Block, world: World): Promise<string[]> {
   }
   for (const line of prepared) {
     if (line.skip) {
-      world.notRun.push(`README.md:${line.source.line}: \`${line.source.command}\`: ${line.skip}`);
+      world.notRun.push(`${world.page}:${line.source.line}: \`${line.source.command}\`: ${line.skip}`);
     }
   }
   const results = await runShellBlock(prepared, world);
@@ -607,7 +659,7 @@ async function runShell(block: Block, world: World): Promise<string[]> {
     if (line.skip) return [];
     const ran = line.shell === line.source.command ? "" : ` (run as \`${line.shell}\`)`;
     return lineProblems(line, results[i], world).map((p) =>
-      `README.md:${line.source.line}: \`${line.source.command}\`${ran}: ${p}`
+      `${world.page}:${line.source.line}: \`${line.source.command}\`${ran}: ${p}`
     );
   });
 }
@@ -651,7 +703,7 @@ async function runMcpConfig(block: Block, config: McpConfig, world: World): Prom
   const problems: string[] = [];
   for (const [name, server] of Object.entries(config.mcpServers)) {
     const args = (server.args ?? []).map((arg) => arg.replaceAll("/path/to/your/project", world.project));
-    const where = `README.md:${block.line}: server ${JSON.stringify(name)} (${server.command} ${
+    const where = `${world.page}:${block.line}: server ${JSON.stringify(name)} (${server.command} ${
       args.join(" ")
     })`;
     const transport = new StdioClientTransport({
@@ -729,7 +781,7 @@ async function runLibrary(block: Block, code: string, world: World): Promise<str
     env: world.env,
     clearEnv: true,
   });
-  const where = `README.md:${block.line}`;
+  const where = `${world.page}:${block.line}`;
   if (result.code !== 0) return [`${where}: exit ${result.code}\n${result.stderr}`];
   const printed = block.lines.filter((l) => /console\.log\(serialize\(/.test(l.text));
   const out = result.stdout.split("\n").filter((l) => l !== "");
@@ -740,7 +792,7 @@ async function runLibrary(block: Block, code: string, world: World): Promise<str
     const comment = line.text.split("//")[1];
     const kind = KINDS.find((k) => comment !== undefined && new RegExp(`\\b${k}\\b`).test(comment));
     const problem = envelopeProblem(out[i], kind ? { ok: false, kind } : { ok: true });
-    return problem ? [`README.md:${line.line}: ${problem}`] : [];
+    return problem ? [`${world.page}:${line.line}: ${problem}`] : [];
   });
 }
 
@@ -799,7 +851,7 @@ async function runAgentEvents(
     env: world.env,
     clearEnv: true,
   });
-  const where = `README.md:${block.line}: \`toolgate --prompt ${JSON.stringify(prompt)} --output jsonl\``;
+  const where = `${world.page}:${block.line}: \`toolgate --prompt ${JSON.stringify(prompt)} --output jsonl\``;
   if (result.code !== 0) return [`${where}: exit ${result.code}\n${result.stderr}`];
   const events = result.stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
   const types = (list: readonly Record<string, unknown>[]) => list.map((e) => e.type).join(", ");
@@ -824,80 +876,165 @@ async function runAgentEvents(
         );
       }
     }
-    return problems.map((p) => `README.md:${lines[i].line}: ${p}\n  run: ${cut(JSON.stringify(got))}`);
+    return problems.map((p) => `${world.page}:${lines[i].line}: ${p}\n  run: ${cut(JSON.stringify(got))}`);
   });
 }
 
 /** Envelope examples: each must read as an envelope and be written as `serialize` writes it. */
-function checkEnvelopes(block: Block, values: readonly unknown[]): string[] {
+function checkEnvelopes(block: Block, values: readonly unknown[], file: string): string[] {
   const lines = block.lines.filter((l) => l.text.trim() !== "");
   return values.flatMap((value, i) => {
     const envelope = asEnvelope(value);
-    if (!envelope) return [`README.md:${lines[i].line}: not an envelope`];
+    if (!envelope) return [`${file}:${lines[i].line}: not an envelope`];
     const canonical = serialize(value as never);
     return canonical === lines[i].text.trim()
       ? []
-      : [`README.md:${lines[i].line}: not as serialize writes it (ok first, keys sorted):\n${canonical}`];
+      : [`${file}:${lines[i].line}: not as serialize writes it (ok first, keys sorted):\n${canonical}`];
   });
 }
 
 /** A manifest example: it must hold to `tools.schema.json`. */
-async function checkManifest(block: Block, value: unknown): Promise<string[]> {
+async function checkManifest(block: Block, value: unknown, file: string): Promise<string[]> {
   const { Ajv } = await import("ajv");
   const schema = JSON.parse(await Deno.readTextFile(join(REPO, "tools.schema.json")));
   const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
-  return validate(value) ? [] : [`README.md:${block.line}: ${JSON.stringify(validate.errors)}`];
+  return validate(value) ? [] : [`${file}:${block.line}: ${JSON.stringify(validate.errors)}`];
 }
 
-Deno.test("README: every fenced block runs as written, or says why it cannot", async (t) => {
+/**
+ * A program shown whole, to be saved as a file: its interpreter parses it without running it (`sh -n`, Python's
+ * `compile`). An interpreter missing here, or one the test does not know, leaves it unchecked, and listed.
+ */
+async function checkScript(block: Block, interpreter: string, code: string, world: World): Promise<string[]> {
+  const where = `${world.page}:${block.line}`;
+  const parse: Record<string, string[]> = {
+    sh: ["sh", "-n", "-c", code],
+    dash: ["sh", "-n", "-c", code],
+    bash: ["bash", "-n", "-c", code],
+    python3: ["python3", "-c", "import sys; compile(sys.argv[1], 'block', 'exec')", code],
+  };
+  parse.python = parse.python3;
+  const argv = parse[interpreter];
+  if (!argv) {
+    world.notRun.push(`${where}: a ${interpreter} program: the test knows no parser for ${interpreter}`);
+    return [];
+  }
+  try {
+    const result = await runProgram(argv[0], argv.slice(1), {
+      cwd: world.root,
+      env: world.env,
+      clearEnv: true,
+    });
+    return result.code === 0 ? [] : [`${where}: ${interpreter} does not parse it:\n${result.stderr}`];
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    world.notRun.push(`${where}: a ${interpreter} program: ${argv[0]} is not installed here`);
+    return [];
+  }
+}
+
+/** Runs or checks one block of the page `world.page`, and says what is wrong with it. */
+async function blockProblems(block: Block, kind: BlockKind, world: World): Promise<string[]> {
+  const where = `${world.page}:${block.line}`;
+  switch (kind.kind) {
+    case "not-run":
+      world.notRun.push(`${where}: the whole block: ${kind.reason}`);
+      return [];
+    case "shell":
+      return await runShell(block, world);
+    case "mcp-config":
+      return await runMcpConfig(block, kind.config, world);
+    case "agent-events":
+      return await runAgentEvents(block, kind.values, world);
+    case "library":
+      return await runLibrary(block, kind.code, world);
+    case "envelopes":
+      return checkEnvelopes(block, kind.values, world.page);
+    case "manifest":
+      return await checkManifest(block, kind.value, world.page);
+    case "script":
+      return await checkScript(block, kind.interpreter, kind.code, world);
+    case "lint-output":
+      return lintOutputProblems(block, LINT_RULES.map((rule) => rule.name), world.page);
+    case "unknown":
+      return [
+        `${where}: ${kind.why}: the docs test does not know how to run it. Teach ` +
+        "tests/readme_test.ts, or, if it truly cannot run here, put " +
+        "<!-- readme-test: not run (REASON) --> right above it",
+      ];
+  }
+}
+
+Deno.test("README and docs: every fenced block runs as written, or says why it cannot", async (t) => {
   const world = await makeWorld();
   try {
-    const blocks = fencedBlocks(README);
-    assert.ok(blocks.length > 0, "no fenced blocks found");
-    for (const block of blocks) {
-      const kind = classify(block);
-      await t.step(`README.md:${block.line} (${block.lang || "no language"}: ${kind.kind})`, async () => {
-        let problems: string[];
-        switch (kind.kind) {
-          case "not-run":
-            world.notRun.push(`README.md:${block.line}: the whole block: ${kind.reason}`);
-            problems = [];
-            break;
-          case "shell":
-            problems = await runShell(block, world);
-            break;
-          case "mcp-config":
-            problems = await runMcpConfig(block, kind.config, world);
-            break;
-          case "agent-events":
-            problems = await runAgentEvents(block, kind.values, world);
-            break;
-          case "library":
-            problems = await runLibrary(block, kind.code, world);
-            break;
-          case "envelopes":
-            problems = checkEnvelopes(block, kind.values);
-            break;
-          case "manifest":
-            problems = await checkManifest(block, kind.value);
-            break;
-          case "lint-output":
-            problems = lintOutputProblems(block, LINT_RULES.map((rule) => rule.name));
-            break;
-          case "unknown":
-            problems = [
-              `README.md:${block.line}: ${kind.why}: the README test does not know how to run it. Teach ` +
-              "tests/readme_test.ts, or, if it truly cannot run here, put " +
-              "<!-- readme-test: not run (REASON) --> right above it",
-            ];
-        }
-        assert.deepEqual(problems, [], problems.join("\n\n"));
-      });
+    let count = 0;
+    // The README first, as a reader starts there; then each page of docs/, in one world (one HOME, one install).
+    for (const page of PAGES) {
+      world.page = page;
+      const blocks = fencedBlocks(pageText(page), page);
+      if (page === "README.md") assert.ok(blocks.length > 0, "no fenced blocks found in the README");
+      count += blocks.length;
+      for (const block of blocks) {
+        const kind = classify(block);
+        await t.step(`${page}:${block.line} (${block.lang || "no language"}: ${kind.kind})`, async () => {
+          const problems = await blockProblems(block, kind, world);
+          assert.deepEqual(problems, [], problems.join("\n\n"));
+        });
+      }
     }
     const listed = world.notRun.length === 0 ? "none" : `\n  ${world.notRun.join("\n  ")}`;
-    console.log(`README: ${blocks.length} fenced blocks; not run: ${listed}`);
+    console.log(`README and docs: ${count} fenced blocks in ${PAGES.length} pages; not run: ${listed}`);
   } finally {
     await world.chat.close();
     await Deno.remove(world.root, { recursive: true });
   }
+});
+
+/** What a relative link of `page` points at that is not there: the file, or the heading its `#anchor` names. */
+function linkProblem(page: string, target: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return undefined; // https:, mailto: ...: not this repository's.
+  const [path, anchor] = target.split("#", 2) as [string, string | undefined];
+  const file = path === "" ? page : join(dirname(page), path).replaceAll("\\", "/");
+  let text: string | undefined;
+  try {
+    const info = Deno.statSync(join(REPO, file));
+    if (info.isFile && file.endsWith(".md")) text = Deno.readTextFileSync(join(REPO, file));
+  } catch {
+    return `${target}: no file ${file}`;
+  }
+  if (anchor === undefined) return undefined;
+  if (text === undefined) return `${target}: ${file} is not a Markdown page, so it has no #${anchor}`;
+  return headings(text).some((h) => h.anchor === anchor)
+    ? undefined
+    : `${target}: ${file} has no heading #${anchor}`;
+}
+
+Deno.test("README and docs: every relative link and #anchor points at a file and a heading that exist", () => {
+  const problems = PAGES.flatMap((page) =>
+    links(pageText(page)).flatMap(({ line, target }) => {
+      const problem = linkProblem(page, target);
+      return problem ? [`${page}:${line}: ${problem}`] : [];
+    })
+  );
+  assert.deepEqual(problems, [], problems.join("\n"));
+});
+
+Deno.test("docs harness: a broken link or anchor is found, a good one passes, code is not a link", () => {
+  assert.equal(linkProblem("README.md", "docs/manifest.md"), undefined);
+  assert.equal(linkProblem("docs/manifest.md", "../README.md#install"), undefined);
+  assert.equal(linkProblem("docs/manifest.md", "#the-lint"), undefined);
+  assert.equal(linkProblem("README.md", "https://example.com/x.md#nowhere"), undefined);
+  assert.match(linkProblem("README.md", "docs/no_such_page.md") ?? "", /no file docs\/no_such_page\.md/);
+  assert.match(linkProblem("docs/manifest.md", "trust.md#no-such-heading") ?? "", /has no heading/);
+  assert.match(linkProblem("README.md", "#no-such-heading") ?? "", /README\.md has no heading/);
+  assert.deepEqual(links("`[a](b)`\n```\n[c](d)\n```\n[e](f)\n"), [{ line: 5, target: "f" }]);
+});
+
+Deno.test("README and docs: every page longer than a screen opens with a table of contents", () => {
+  const problems = PAGES.flatMap((page) => tocProblems(pageText(page), page));
+  assert.deepEqual(problems, [], problems.join("\n"));
+  // And the check finds a missing one.
+  const long = "# t\n\n## A\n" + "text\n".repeat(SCREEN_LINES);
+  assert.equal(tocProblems(long, "t.md").length, 1);
 });

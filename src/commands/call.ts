@@ -1,5 +1,5 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
-import { type Command, EXIT, expectPositionals, UsageError } from "./cli.ts";
+import { type Command, EXIT, expectPositionals, SIGNAL_EXIT, UsageError } from "./cli.ts";
 import { type Envelope, failure, serialize } from "../contract.ts";
 import { OWN_COMMAND } from "../policy.ts";
 import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
@@ -9,6 +9,7 @@ import { UntrustedManifest } from "./trust_gate.ts";
 import { nearestNames } from "../text.ts";
 import { terminalReadLine } from "../ask.ts";
 import { askForm } from "../terminal_form.ts";
+import { UserStop } from "../stop.ts";
 
 /** `toolgate call NAME [ARGS]` */
 export const callCommand: Command = {
@@ -21,6 +22,7 @@ export const callCommand: Command = {
     "Prints exactly one envelope line on stdout: exit 0 when it is ok, 1 when not.",
     "The call is your own command, so it needs no further approval (the agent loop and serve ask for it).",
     "On a terminal a running call shows its time, and a line `running NAME elapsed=Ys/Zs` every 30 s.",
+    'Ctrl-C (SIGINT) stops the call: its tree ends, the envelope says killed_by: "user", and the exit is 130.',
     "exec with background: true is refused here: call exits when its call ends, and a job would end with it.",
     'Example: toolgate call get_time \'{"timezone":"Europe/Helsinki"}\'',
   ].join("\n"),
@@ -42,7 +44,7 @@ export const callCommand: Command = {
     }
     if (!manifest) return EXIT.failure;
     // One call and out: a background job could not outlive it, so this executor keeps none.
-    const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings, {
+    const { executor, registry } = await executorFromArgs(parsed, io, manifest, "call", settings, {
       jobs: false,
       tools: [name],
     });
@@ -56,6 +58,7 @@ export const callCommand: Command = {
     });
     progress.start("call", name);
     let envelope: Envelope;
+    let stopped = false;
     const prepared = await executor.prepare(name, args);
     if (!prepared.ok) {
       envelope = prepared.envelope;
@@ -67,20 +70,33 @@ export const callCommand: Command = {
       // A toolgate/1 tool's progress shows in the line; its form is asked on the terminal (none without one);
       // `call` has no model, so a question to one is answered that nobody can take it.
       const readLine = io.interactive && argsText !== "-" ? terminalReadLine(io.stderr) : undefined;
-      envelope = verdict.approved
-        ? await executor.run(prepared.call, {
-          approvedBy: verdict.by,
-          onToolEvent: (event) => progress.toolEvent("call", event),
-          questions: {
-            user: readLine &&
-              ((question, { tool }) =>
-                progress.hold(() => askForm(question, readLine, io.stderr, tool.name))),
-            nobody: readLine
-              ? "toolgate call has no model to ask: run the tool from the agent loop or an MCP client"
-              : "toolgate call runs without a terminal, so nobody can answer the tool's question",
-          },
-        })
-        : await executor.refuse(prepared.call, verdict.envelope);
+      // Ctrl-C while the tool runs stops it, and stdout still gets its one envelope (killed_by: "user"): whoever
+      // reads it learns what happened. A second Ctrl-C within 2 s ends toolgate at once, as without this.
+      const stop = new AbortController();
+      const disarm = registry.interceptInterrupt(() => {
+        stop.abort(new UserStop("Ctrl-C"));
+        return true;
+      });
+      try {
+        envelope = verdict.approved
+          ? await executor.run(prepared.call, {
+            approvedBy: verdict.by,
+            signal: stop.signal,
+            onToolEvent: (event) => progress.toolEvent("call", event),
+            questions: {
+              user: readLine &&
+                ((question, { tool }) =>
+                  progress.hold(() => askForm(question, readLine, io.stderr, tool.name))),
+              nobody: readLine
+                ? "toolgate call has no model to ask: run the tool from the agent loop or an MCP client"
+                : "toolgate call runs without a terminal, so nobody can answer the tool's question",
+            },
+          })
+          : await executor.refuse(prepared.call, verdict.envelope);
+      } finally {
+        disarm();
+      }
+      stopped = stop.signal.aborted;
     }
     progress.end("call", envelope);
     await progress.close();
@@ -89,6 +105,7 @@ export const callCommand: Command = {
     // A person typed this: say on stderr what a model is not told (near names invite a model to invent tools).
     const hint = envelope.ok ? undefined : await slipHint(envelope.kind, name, args, manifest.tools);
     if (hint !== undefined) await io.stderr(`toolgate: ${hint}\n`);
+    if (stopped) return SIGNAL_EXIT.SIGINT;
     return envelope.ok ? EXIT.ok : EXIT.failure;
   },
 };

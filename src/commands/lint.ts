@@ -51,7 +51,7 @@ export const lintCommand: Command = {
   options: { strict: STRICT_OPTION },
   details: [
     'Prints one line per finding (tool[i] "NAME": RULE: message), then a summary line; the rules are in the',
-    "README's lint table. Exit 0 with or without findings, 1 with --strict and a finding or for an invalid manifest.",
+    "lint table of docs/manifest.md. Exit 0 with or without findings, 1 with --strict and a finding or for an invalid manifest.",
   ].join("\n"),
   async run(parsed, io) {
     // A stray word is a mistake (a misspelled flag, a path without --tools), not something to ignore.

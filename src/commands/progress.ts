@@ -1,7 +1,8 @@
 /**
  * Progress on the terminal: one stderr line, redrawn in place, naming each running tool and how long it has run;
  * a heartbeat line that stays (`running NAME elapsed=Ys/Zs`) every 30 s of a running call; a finished tool leaves
- * one line behind. Nothing at all when disabled (no terminal, or `--quiet`).
+ * one line behind; while the model is asked, `waiting for MODEL at HOST, N s`. Nothing at all when disabled (no
+ * terminal, or `--quiet`).
  *
  * @module
  */
@@ -96,6 +97,8 @@ export class Progress {
   #drawn = false;
   /** Questions on the terminal under way: the line is not drawn over them. */
   #held = 0;
+  /** The model being asked, and since when: shown while no tool runs. */
+  #waiting?: { readonly text: string; readonly since: number };
 
   constructor(options: ProgressOptions) {
     this.#options = options;
@@ -178,6 +181,30 @@ export class Progress {
     }
   }
 
+  /**
+   * The model is being asked: until {@linkcode Progress.doneWaiting}, the line says for whom and how long
+   * (`waiting for MODEL at HOST, 3 s`), so that a slow or stuck endpoint shows as one.
+   */
+  waiting(model: string, host: string): void {
+    if (!this.#options.enabled) return;
+    this.#waiting = { text: neutralizeControls(`waiting for ${model} at ${host}`), since: this.#now() };
+    this.#timer ??= setInterval(
+      () => this.#draw(),
+      Math.min(this.#options.intervalMs ?? 200, this.#heartbeatMs),
+    );
+    this.#draw();
+  }
+
+  /** The model answered (or failed): the waiting line goes, leaving nothing behind. */
+  doneWaiting(): void {
+    if (!this.#options.enabled || this.#waiting === undefined) return;
+    this.#waiting = undefined;
+    if (this.#running.size > 0) return this.#draw();
+    this.#stop();
+    if (this.#drawn) this.#write(CLEAR_LINE);
+    this.#drawn = false;
+  }
+
   /** Redraws the line now (the timer does it on its own). */
   draw(): void {
     if (this.#options.enabled) this.#draw();
@@ -186,6 +213,7 @@ export class Progress {
   /** Clears the line, stops the timer, and waits for every write. */
   async close(): Promise<void> {
     this.#stop();
+    this.#waiting = undefined;
     if (this.#drawn) this.#write(CLEAR_LINE);
     this.#drawn = false;
     this.#running.clear();
@@ -193,8 +221,15 @@ export class Progress {
   }
 
   #draw(): void {
-    if (this.#running.size === 0 || this.#held > 0) return;
+    if (this.#held > 0) return;
     const now = this.#now();
+    if (this.#running.size === 0) {
+      if (this.#waiting === undefined) return;
+      const seconds = Math.floor((now - this.#waiting.since) / 1000);
+      this.#write(`${CLEAR_LINE}${fit(`  ${this.#waiting.text}, ${seconds} s`, this.#columns)}`);
+      this.#drawn = true;
+      return;
+    }
     // Heartbeats first, each a line of its own that stays; the progress line is drawn again below them.
     const beats: string[] = [];
     for (const running of this.#running.values()) {
@@ -210,10 +245,13 @@ export class Progress {
       `${r.name} ${elapsed(now - r.started)}${r.said === undefined ? "" : ` ${r.said}`}`
     );
     let line = `  running ${parts.length === 1 ? "" : `${parts.length} tools: `}${parts.join(", ")}`;
-    const columns = Math.max(20, (this.#options.columns ?? 80) - 1);
-    line = fit(line, columns);
+    line = fit(line, this.#columns);
     this.#write(`${CLEAR_LINE}${line}`);
     this.#drawn = true;
+  }
+
+  get #columns(): number {
+    return Math.max(20, (this.#options.columns ?? 80) - 1);
   }
 
   #stop(): void {

@@ -9,7 +9,7 @@ import { AgentError } from "../agent/errors.ts";
 import { type AgentEvent, type ErrorEvent, type EventSink, jsonlSink } from "../agent/events.ts";
 import { ChatClient } from "../agent/chat_client.ts";
 import { calledTools, ToolDisclosure } from "../agent/lazy_tools.ts";
-import { type LoopOutcome, runLoop } from "../agent/loop.ts";
+import { type ChatTransport, type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
 import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
 import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "./run_settings.ts";
@@ -94,11 +94,31 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
     redact,
     width: terminalColumns(),
   });
+  // On a terminal, the wait for each answer shows: which model, where, how long (a stuck endpoint shows as one).
+  const host = endpointHost(settings.baseUrl);
+  const watched: ChatTransport = {
+    complete: async (body) => {
+      progress.waiting(settings.model, host);
+      try {
+        return await client.complete(body);
+      } finally {
+        progress.doneWaiting();
+      }
+    },
+    stream: async (body) => {
+      progress.waiting(settings.model, host);
+      try {
+        return await client.stream(body);
+      } finally {
+        progress.doneWaiting();
+      }
+    },
+  };
   let outcome: LoopOutcome | undefined;
   try {
     outcome = await runLoop(messages, {
       executor,
-      client,
+      client: watched,
       policy,
       progress,
       // A tool's questions: its form on the terminal, its question to the model to this run's model.
@@ -255,4 +275,13 @@ async function rescueTranscript(
 
 function debugLines(text: string): string {
   return text.split("\n").map((line) => `debug: ${line}`).join("\n") + "\n";
+}
+
+/** The host (and port) of the endpoint's URL, as the waiting line names it; the URL itself if it has none. */
+function endpointHost(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).host;
+  } catch {
+    return baseUrl;
+  }
 }

@@ -83,7 +83,8 @@ export const serveCommand: Command = {
     "For the operator, stderr has a line when each job starts and ends (its session, pid and command);",
     "`kill -TERM -- -PID` ends one job's tree, and SIGINT or SIGTERM ends every tool's tree, background jobs",
     "included, and stops the server.",
-    'Example (an MCP host\'s config): {"command": "deno", "args": ["task", "agent", "serve"]}',
+    "Example (an MCP host's config, with toolgate installed by `deno task install`; the README has it whole):",
+    '  {"command": "toolgate", "args": ["serve", "--cwd", "/path/to/your/project"]}',
   ].join("\n"),
   async run(parsed, io) {
     // The implementation loads only when this command runs: every other command starts without it.
