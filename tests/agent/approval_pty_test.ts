@@ -64,7 +64,8 @@ Deno.test("approval on a pty: exec's argv shows first and whole although the mod
     assert.ok(answered, `the question never came:\n${text}`);
     assert.equal(status.code, 0, text);
 
-    const lines = text.split("\n");
+    // What the terminal shows: a line cleared and drawn over (the status line while the model answers) is gone.
+    const lines = text.split("\n").map((line) => line.split("\x1b[2K").at(-1) ?? "");
     const header = lines.findIndex((line) => line.startsWith("toolgate: the model asks to run exec"));
     assert.ok(header >= 0, text);
     // argv right after the tool's name, whole, its escape sequence written out rather than sent to the terminal.
