@@ -330,7 +330,9 @@ export class Executor {
     const { serverOfName } = await import("./gateway/gateway_tools.ts");
     const wanted = names === undefined
       ? servers.map((server) => server.name)
-      : names.flatMap((name) => serverOfName(name) ?? []).filter((name) => servers.some((s) => s.name === name));
+      : names.flatMap((name) => serverOfName(name) ?? []).filter((name) =>
+        servers.some((s) => s.name === name)
+      );
     if (wanted.length === 0) return [];
     const lines: string[] = [];
     if (this.#gateway === undefined) {

@@ -178,9 +178,13 @@ function manifestFacts(
       if (found !== undefined) programs.push(found);
     }
     if (Array.isArray(server.secrets)) {
-      for (const name of server.secrets) if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
+      for (const name of server.secrets) {
+        if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
+      }
     }
-    if (typeof server.url === "string" && URL.canParse(server.url)) egressHosts.push(new URL(server.url).host);
+    if (typeof server.url === "string" && URL.canParse(server.url)) {
+      egressHosts.push(new URL(server.url).host);
+    }
   }
   return { programs, toolEnv, egressHosts };
 }

@@ -32,7 +32,9 @@ export const listCommand: Command = {
       } catch (error) {
         if (!(error instanceof UntrustedManifest)) throw error;
         trusted = false;
-        await io.stderr("toolgate: the MCP servers' tools are not listed: the manifest is not trusted (toolgate trust)\n");
+        await io.stderr(
+          "toolgate: the MCP servers' tools are not listed: the manifest is not trusted (toolgate trust)\n",
+        );
       }
       if (trusted) {
         const settings = { ...await executorSettings(parsed, io, "list"), auditDir: null };

@@ -78,7 +78,12 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   const state = stateRoot(io.env);
   const before = readPins(state, realPath);
   const settings = { ...await executorSettings(parsed, io, "trust"), auditDir: null };
-  const { executor } = await executorFromArgs(parsed, io, loaded.manifest, "trust", settings, { jobs: false });
+  const { executor } = await executorFromArgs(parsed, io, loaded.manifest, "trust", settings, {
+    jobs: false,
+    gateway: false,
+  });
+  // The servers start here; what is withheld now is what this command pins.
+  await executor.connectGateway();
   const lines: string[] = [];
   const pins: PinSet = {};
   try {
@@ -92,7 +97,9 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
         continue;
       }
       pins[server.name] = {};
-      lines.push(`MCP server "${server.name}": ${definitions.length} tool${definitions.length === 1 ? "" : "s"}:`);
+      lines.push(
+        `MCP server "${server.name}": ${definitions.length} tool${definitions.length === 1 ? "" : "s"}:`,
+      );
       for (const definition of definitions) {
         pins[server.name][definition.name] = definition;
         const name = `mcp__${server.name}__${definition.name}`;
@@ -107,7 +114,9 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
           const text = definition[field];
           const found = typeof text === "string" ? invisibleCharacters(text) : [];
           if (found.length > 0) {
-            lines.push(`    warning: its ${field} carries invisible or control characters (${found.join(", ")})`);
+            lines.push(
+              `    warning: its ${field} carries invisible or control characters (${found.join(", ")})`,
+            );
           }
         }
       }

@@ -65,7 +65,9 @@ export class ChildTransport implements Transport {
           try {
             message = JSONRPCMessageSchema.parse(JSON.parse(line));
           } catch (error) {
-            this.onerror?.(new Error(`the server wrote a line that is not JSON-RPC: ${(error as Error).message}`));
+            this.onerror?.(
+              new Error(`the server wrote a line that is not JSON-RPC: ${(error as Error).message}`),
+            );
             continue;
           }
           this.onmessage?.(message);

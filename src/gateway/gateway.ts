@@ -90,8 +90,12 @@ export class Gateway {
 
   async #list(name: string): Promise<void> {
     const server = this.#server(name);
-    for (const key of [...this.#specs.keys()]) if (this.#specs.get(key)!.upstream?.server === name) this.#specs.delete(key);
-    for (const key of [...this.#withheld.keys()]) if (key.startsWith(gatewayName(name, ""))) this.#withheld.delete(key);
+    for (const key of [...this.#specs.keys()]) {
+      if (this.#specs.get(key)!.upstream?.server === name) this.#specs.delete(key);
+    }
+    for (const key of [...this.#withheld.keys()]) {
+      if (key.startsWith(gatewayName(name, ""))) this.#withheld.delete(key);
+    }
     let tools;
     try {
       tools = await this.#upstream(name).listTools();

@@ -6,14 +6,7 @@
  */
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { CallToolResult, Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import {
-  type ContentBlock,
-  type Envelope,
-  failure,
-  isRecord,
-  success,
-  withContent,
-} from "../contract.ts";
+import { type ContentBlock, type Envelope, failure, isRecord, success, withContent } from "../contract.ts";
 import type { ToolSpec } from "../manifest.ts";
 import { stoppedByUser, userStopped } from "../stop.ts";
 import type { ServerSpec } from "./server_spec.ts";
@@ -150,16 +143,24 @@ export function errorEnvelope(
   }
   const code = isRecord(error) && typeof error.code === "number" ? error.code : undefined;
   if (code === -32001) {
-    return failure("timeout", `The MCP server ${JSON.stringify(server)} did not answer within ${timeoutMs} ms.`, {
-      tool,
-      metadata: { timeout_ms: timeoutMs },
-    });
+    return failure(
+      "timeout",
+      `The MCP server ${JSON.stringify(server)} did not answer within ${timeoutMs} ms.`,
+      {
+        tool,
+        metadata: { timeout_ms: timeoutMs },
+      },
+    );
   }
   if (error instanceof UpstreamError) {
-    return failure("unavailable", `The MCP server ${JSON.stringify(server)} is not available: ${error.message}.`, {
-      tool,
-      retryable: error.retryable,
-    });
+    return failure(
+      "unavailable",
+      `The MCP server ${JSON.stringify(server)} is not available: ${error.message}.`,
+      {
+        tool,
+        retryable: error.retryable,
+      },
+    );
   }
   if (code === -32000 || /closed|ended/i.test(oneLine(error))) {
     return failure(

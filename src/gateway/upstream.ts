@@ -12,8 +12,8 @@ import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@1.3
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import {
   type CallToolResult,
-  ToolListChangedNotificationSchema,
   type Tool,
+  ToolListChangedNotificationSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { isAbsolute, resolve } from "../paths.ts";
 import type { ToolSpec } from "../manifest.ts";
@@ -175,7 +175,10 @@ export class Upstream {
       const headers = Object.fromEntries(
         Object.entries(server.headers).map((
           [key, text],
-        ) => [key, text.replace(HEADER_SECRET, (_, name: string) => this.#options.secret(name.toUpperCase()) ?? "")]),
+        ) => [
+          key,
+          text.replace(HEADER_SECRET, (_, name: string) => this.#options.secret(name.toUpperCase()) ?? ""),
+        ]),
       );
       const transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers } });
       try {
@@ -204,7 +207,8 @@ export class Upstream {
       ]);
     } catch (error) {
       await this.#end(child);
-      const said = transport.stderr.trim().split("\n").filter((line) => line.trim() !== "").at(-1);
+      // Node ends its report with its version: the line that names the error says more.
+      const said = saidLine(transport.stderr);
       throw new UpstreamError(
         `the server did not start: ${oneLine(error)}${said === undefined ? "" : `: ${said.slice(0, 300)}`}`,
         true,
@@ -321,6 +325,12 @@ export class Upstream {
       // Closing a connection that is gone.
     }
   }
+}
+
+/** The line of a server's stderr that says why it ended: the last one naming an error, else the last one. */
+function saidLine(stderr: string): string | undefined {
+  const lines = stderr.trim().split("\n").map((line) => line.trim()).filter((line) => line !== "");
+  return lines.findLast((line) => /error|not found|denied|cannot/i.test(line)) ?? lines.at(-1);
 }
 
 /** An error's message on one line. */
