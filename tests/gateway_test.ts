@@ -151,8 +151,10 @@ import { StdioServerTransport } from ${JSON.stringify(join(sdk, "server", "stdio
 import { readFileSync } from "node:fs";
 import net from "node:net";
 const server = new McpServer({ name: "own", version: "1.0.0" });
+// Inside its own pid namespace each start may get the same pid: a random mark tells one start from the next.
+const mark = Math.random().toString(36).slice(2);
 server.registerTool("hello", { description: readFileSync(${JSON.stringify(descriptionFile)}, "utf8") }, async () =>
-  ({ content: [{ type: "text", text: "hello from " + process.pid }] }));
+  ({ content: [{ type: "text", text: "hello from " + mark }] }));
 server.registerTool("connect", { description: "connects to a port" , inputSchema: undefined }, async (args) => {
   const port = Number(readFileSync(${JSON.stringify(descriptionFile + ".port")}, "utf8"));
   const reached = await new Promise((done) => {
@@ -222,19 +224,13 @@ Deno.test({
   },
 });
 
-/** The pids of every process whose command line names `needle`. */
-function processesNaming(needle: string): number[] {
-  const pids: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).replaceAll("\0", " ");
-      if (cmdline.includes(needle)) pids.push(Number(entry.name));
-    } catch {
-      // Gone.
-    }
-  }
-  return pids;
+/** The pids of every process whose command line names `needle` (ps: reading /proc needs --allow-all). */
+async function processesNaming(needle: string): Promise<number[]> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdout: "piped" }).output();
+  return new TextDecoder().decode(out.stdout).split("\n").flatMap((line) => {
+    const match = /^\s*(\d+)\s+(.*)$/.exec(line);
+    return match && match[2].includes(needle) && !match[2].startsWith("ps ") ? [Number(match[1])] : [];
+  });
 }
 
 Deno.test({
@@ -272,9 +268,9 @@ Deno.test({
       const first = await client.callTool({ name: "mcp__own__hello", arguments: {} });
       assert.equal(first.isError, undefined, JSON.stringify(first));
       const text = (first.content as { text: string }[])[0].text;
-      assert.match(text, /^hello from \d+$/);
+      assert.match(text, /^hello from \w+$/);
       // Kill the server's tree (its node process, inside the sandbox) mid-session.
-      const running = processesNaming(script).filter((pid) => pid !== Deno.pid);
+      const running = (await processesNaming(script)).filter((pid) => pid !== Deno.pid);
       assert.ok(running.length > 0, "the server runs");
       for (const pid of running) {
         try {
@@ -296,9 +292,9 @@ Deno.test({
       await client.close();
     }
     // toolgate ended: no process of the server's tree is left.
-    for (let i = 0; i < 50 && processesNaming(script).length > 0; i++) {
+    for (let i = 0; i < 50 && (await processesNaming(script)).length > 0; i++) {
       await new Promise((done) => setTimeout(done, 100));
     }
-    assert.deepEqual(processesNaming(script), []);
+    assert.deepEqual(await processesNaming(script), []);
   },
 });
