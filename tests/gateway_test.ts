@@ -86,7 +86,8 @@ async function project(servers: Record<string, unknown>) {
 const envelope = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!);
 
 Deno.test({
-  name: "the filesystem server: listed and called through call, confined to its profile even with / as its root",
+  name:
+    "the filesystem server: listed and called through call, confined to its profile even with / as its root",
   ignore,
   async fn() {
     await using p = await project({
@@ -114,7 +115,11 @@ Deno.test({
     const mcp = await p.run(["list", "--format", "mcp"]);
     assert.ok(JSON.parse(mcp.stdout).some((t: { name: string }) => t.name === "mcp__fs__write_file"));
 
-    const read = await p.run(["call", "mcp__fs__read_text_file", JSON.stringify({ path: join(p.dir.path, "a.txt") })]);
+    const read = await p.run([
+      "call",
+      "mcp__fs__read_text_file",
+      JSON.stringify({ path: join(p.dir.path, "a.txt") }),
+    ]);
     assert.equal(read.code, 0, read.stderr);
     const ok = envelope(read.stdout);
     assert.equal(ok.ok, true);
@@ -132,7 +137,11 @@ Deno.test({
     await p.run(["call", "mcp__fs__write_file", JSON.stringify({ path: outside, content: "x" })]);
     assert.throws(() => Deno.statSync(outside), Deno.errors.NotFound);
     const inside = join(p.dir.path, "b.txt");
-    const write = await p.run(["call", "mcp__fs__write_file", JSON.stringify({ path: inside, content: "x" })]);
+    const write = await p.run([
+      "call",
+      "mcp__fs__write_file",
+      JSON.stringify({ path: inside, content: "x" }),
+    ]);
     assert.equal(envelope(write.stdout).ok, true, write.stdout);
     assert.equal(await Deno.readTextFile(inside), "x");
 
@@ -153,7 +162,9 @@ import net from "node:net";
 const server = new McpServer({ name: "own", version: "1.0.0" });
 // Inside its own pid namespace each start may get the same pid: a random mark tells one start from the next.
 const mark = Math.random().toString(36).slice(2);
-server.registerTool("hello", { description: readFileSync(${JSON.stringify(descriptionFile)}, "utf8") }, async () =>
+server.registerTool("hello", { description: readFileSync(${
+    JSON.stringify(descriptionFile)
+  }, "utf8") }, async () =>
   ({ content: [{ type: "text", text: "hello from " + mark }] }));
 server.registerTool("connect", { description: "connects to a port" , inputSchema: undefined }, async (args) => {
   const port = Number(readFileSync(${JSON.stringify(descriptionFile + ".port")}, "utf8"));
@@ -169,7 +180,8 @@ await server.connect(new StdioServerTransport());
 }
 
 Deno.test({
-  name: "a changed description is withheld until toolgate trust, which shows the change; no network reaches loopback",
+  name:
+    "a changed description is withheld until toolgate trust, which shows the change; no network reaches loopback",
   ignore,
   async fn() {
     await using p = await project({});
@@ -234,7 +246,8 @@ async function processesNaming(needle: string): Promise<number[]> {
 }
 
 Deno.test({
-  name: "serve: the official client lists and calls; a killed server restarts at the next call; none outlives toolgate",
+  name:
+    "serve: the official client lists and calls; a killed server restarts at the next call; none outlives toolgate",
   ignore,
   async fn() {
     await using p = await project({});
@@ -255,7 +268,14 @@ Deno.test({
     assert.equal((await p.run(["trust"])).code, 0);
     const transport = new StdioClientTransport({
       command: Deno.execPath(),
-      args: ["run", ...launcherFlags(), "--config", join(REPO, "deno.json"), join(REPO, "src", "launch.ts"), "serve"],
+      args: [
+        "run",
+        ...launcherFlags(),
+        "--config",
+        join(REPO, "deno.json"),
+        join(REPO, "src", "launch.ts"),
+        "serve",
+      ],
       cwd: p.dir.path,
       env: { ...Deno.env.toObject(), ...p.env },
       stderr: "pipe",

@@ -189,9 +189,6 @@ export function checkServers(
     }
     let profile: PermissionProfile | undefined;
     if (hasUrl) {
-      if (entry.permissions !== undefined) {
-        own.push("permissions is for a server with a command (an HTTP server is not run by toolgate)");
-      }
       // What policy sees of an HTTP server: it reaches its host (toolgate's own client does), so it is never free.
       if (url !== undefined) {
         const host = new URL(url).host;
