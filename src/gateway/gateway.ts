@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Envelope, failure } from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { ToolSpec } from "../manifest.ts";
 import { errorEnvelope, exposed, gatewayName, resultEnvelope, upstreamSpec } from "./gateway_tools.ts";
 import { definitionOf, type PinSet, samePin, type ToolDefinition } from "./pins.ts";
@@ -174,7 +174,7 @@ export class Gateway {
  * withheldEnvelope("mcp__fs__read", "new").kind; // "rejected"
  * ```
  */
-export function withheldEnvelope(name: string, reason: WithheldReason): Envelope {
+export function withheldEnvelope(name: string, reason: WithheldReason): FailureEnvelope {
   const why = reason === "new"
     ? "its definition has not been trusted yet"
     : "its definition (description, schemas or annotations) changed since the user trusted it";

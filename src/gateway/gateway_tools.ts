@@ -123,7 +123,8 @@ export function resultEnvelope(tool: string, result: CallToolResult): Envelope {
  * @example
  * ```ts
  * import { errorEnvelope } from "./gateway_tools.ts";
- * errorEnvelope("mcp__fs__read", "fs", new Error("Connection closed"), undefined, 30_000).kind; // "unavailable"
+ * const answer = errorEnvelope("mcp__fs__read", "fs", new Error("Connection closed"), undefined, 30_000);
+ * answer.ok; // false: kind "unavailable", retryable
  * ```
  */
 export function errorEnvelope(

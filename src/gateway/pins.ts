@@ -98,8 +98,8 @@ function shorten(text: string): string {
 }
 
 /** Zero-width characters, bidi controls, other format characters, and C0/C1 controls but tab and newline. */
-// deno-lint-ignore no-control-regex -- control characters are exactly what this finds
 const INVISIBLE =
+  // deno-lint-ignore no-control-regex -- control characters are exactly what this finds
   /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]|\uDB40[\uDC00-\uDC7F]/g;
 
 /**
