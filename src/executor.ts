@@ -45,6 +45,7 @@ import { type CallCredential, newPlaceholder } from "./credentials.ts";
 import { ToolFailure } from "../tools/lib/envelope.ts";
 import type { ToolPool } from "./pool/client.ts";
 import type { CallDefaults } from "./pool/protocol.ts";
+import type { Gateway } from "./gateway/gateway.ts";
 
 export { SANDBOX_MODES, type SandboxMode } from "./sandbox.ts";
 export type { Prepared, PreparedCall } from "./prepared_call.ts";
@@ -232,8 +233,9 @@ function realPathOrUndefined(path: string): string | undefined {
  * ```
  */
 export class Executor {
-  /** The manifest whose tools this executor runs. */
-  readonly manifest: Manifest;
+  #manifest: Manifest;
+  /** The MCP servers' gateway, made by {@linkcode Executor.connectGateway}. */
+  #gateway?: Gateway;
   readonly #options: ExecutorOptions;
   readonly #audit?: AuditLog;
   #redact!: Redactor;
@@ -267,7 +269,7 @@ export class Executor {
       throw new RangeError(`maxOutputBytes ${options.maxOutputBytes} ${capProblem}`);
     }
     this.#options = options;
-    this.manifest = options.manifest;
+    this.#manifest = options.manifest;
     this.#clock = options.clock ?? (() => new Date());
     this.#workspace = Deno.realPathSync(options.cwd);
     if (options.auditDir !== null) prepareDir(options.auditDir);
@@ -310,6 +312,90 @@ export class Executor {
     }
   }
 
+  /** The manifest whose tools this executor runs (with its MCP servers' tools, once connected). */
+  get manifest(): Manifest {
+    return this.#manifest;
+  }
+
+  /**
+   * Starts the manifest's MCP servers (those `names` need, `mcp__SERVER__...`; default all), lists their tools and
+   * adds the exposed, pinned ones to {@linkcode Executor.manifest}. Returns one line per server that could not be
+   * listed and per withheld tool, for the person.
+   *
+   * @example
+   * ```ts ignore
+   * for (const line of await executor.connectGateway()) console.error(`toolgate: ${line}`);
+   * ```
+   */
+  async connectGateway(names?: readonly string[]): Promise<string[]> {
+    const servers = this.#options.manifest.servers ?? [];
+    if (servers.length === 0) return [];
+    const { serverOfName } = await import("./gateway/gateway_tools.ts");
+    const wanted = names === undefined
+      ? servers.map((server) => server.name)
+      : names.flatMap((name) => serverOfName(name) ?? []).filter((name) =>
+        servers.some((s) => s.name === name)
+      );
+    if (wanted.length === 0) return [];
+    const lines: string[] = [];
+    if (this.#gateway === undefined) {
+      const [{ Gateway }, { readPins }] = await Promise.all([
+        import("./gateway/gateway.ts"),
+        import("./gateway/pins.ts"),
+      ]);
+      let pins = {};
+      try {
+        pins = readPins(stateRoot(this.#options.env), Deno.realPathSync(this.#options.manifest.path));
+      } catch (error) {
+        lines.push(`the pinned MCP tool definitions cannot be read: ${(error as Error).message}`);
+      }
+      this.#gateway = new Gateway({
+        servers,
+        pins,
+        launcher: new ToolLauncher({
+          // The gateway pins its servers' tools; the manifest's trust covers the servers' commands.
+          manifest: { ...this.#options.manifest, pinned: undefined },
+          env: this.#options.env,
+          workspace: this.#workspace,
+          controlPlane: this.#controlPlane,
+          sandbox: this.#options.sandbox,
+          bwrap: this.#options.bwrap,
+        }),
+        env: this.#options.env,
+        workspace: this.#workspace,
+        secret: (name) => this.#stored.get(name) ?? this.#options.env[name],
+        registry: this.#options.registry,
+        graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
+      });
+    }
+    const gateway = this.#gateway;
+    await gateway.refresh(wanted);
+    for (const name of wanted) {
+      const problem = gateway.problems.get(name);
+      if (problem !== undefined) lines.push(`MCP server ${JSON.stringify(name)} cannot be used: ${problem}`);
+    }
+    for (const [name, reason] of gateway.withheld) {
+      if (!wanted.includes(serverOfName(name) ?? "")) continue;
+      lines.push(
+        `${name} is withheld: its definition is ${reason === "new" ? "not trusted yet" : "changed"} ` +
+          "(toolgate trust shows it)",
+      );
+    }
+    const own = this.#options.manifest.tools;
+    const tools = [...own, ...gateway.tools.filter((tool) => !own.some((t) => t.name === tool.name))];
+    this.#manifest = Object.freeze({
+      ...this.#options.manifest,
+      tools: Object.freeze(tools),
+      byName: new Map(tools.map((tool) => [tool.name, tool])),
+    });
+    return lines;
+  }
+
+  /** The MCP servers' gateway, once connected (`trust` reads the servers' definitions through it). */
+  get gateway(): Gateway | undefined {
+    return this.#gateway;
+  }
+
   /**
    * The redactors from every secret value: the environment's secret variables (by name, or named in
    * `TOOLGATE_REDACT`), the declared secret names' values, and the stored secrets. A passthrough variable is not
@@ -317,9 +403,10 @@ export class Executor {
    */
   #makeRedactors(): void {
     const { env, manifest } = this.#options;
-    const declared = manifest.tools.flatMap((
-      tool,
-    ) => [...tool.secrets, ...tool.credentials.map((c) => c.secret)]);
+    const declared = [
+      ...manifest.tools.flatMap((tool) => [...tool.secrets, ...tool.credentials.map((c) => c.secret)]),
+      ...(manifest.servers ?? []).flatMap((server) => server.secrets),
+    ];
     for (const value of this.#stored.values()) this.#storedValues.add(value);
     ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(env, declared, this.#storedValues));
   }
@@ -402,6 +489,11 @@ export class Executor {
   /** Lookup and preflight. A failure is audited and comes back as the envelope to answer with. */
   async prepare(name: string, argsText: string): Promise<Prepared> {
     const tool = this.manifest.byName.get(name);
+    const unexposed = tool === undefined ? this.#unexposed(name) : undefined;
+    if (unexposed !== undefined) {
+      await this.#auditUnrun(name, argsText, unexposed);
+      return { ok: false, envelope: this.#forCaller(unexposed) };
+    }
     if (!tool) {
       // No "did you mean": a list of near names invites the model to invent tools.
       const envelope = failure("tool_not_found", `There is no tool named ${JSON.stringify(name)}.`, {
@@ -420,6 +512,30 @@ export class Executor {
     return { ok: true, call: { tool, args: verdict.args, argsText } };
   }
 
+  /** The answer to a gateway tool that is withheld, or whose server cannot be used; `undefined` otherwise. */
+  #unexposed(name: string): FailureEnvelope | undefined {
+    const gateway = this.#gateway;
+    if (gateway === undefined) return undefined;
+    const reason = gateway.withheld.get(name);
+    if (reason !== undefined) {
+      const why = reason === "new"
+        ? "its definition has not been trusted yet"
+        : "its definition (description, schemas or annotations) changed since the user trusted it";
+      return failure(
+        "rejected",
+        `The tool ${name} is withheld: ${why}; it was not run. The user can review it with \`toolgate trust\`.`,
+        { tool: name, retryable: false },
+      );
+    }
+    const server = /^mcp__(.+?)__/.exec(name)?.[1];
+    const problem = server === undefined ? undefined : gateway.problems.get(server);
+    if (problem === undefined) return undefined;
+    return failure("unavailable", `The MCP server ${JSON.stringify(server)} is not available: ${problem}.`, {
+      tool: name,
+      retryable: false,
+    });
+  }
+
   /** Records that a prepared call was not run (denied, rejected by policy) and returns the envelope. */
   async refuse(call: PreparedCall, envelope: FailureEnvelope): Promise<FailureEnvelope> {
     await this.#auditUnrun(call.tool.name, call.argsText, envelope);
@@ -429,6 +545,7 @@ export class Executor {
   /** Runs a prepared call to its envelope, and audits it. */
   async run(call: PreparedCall, options: CallOptions = {}): Promise<Envelope> {
     const { tool } = call;
+    if (tool.upstream !== undefined) return await this.#runUpstream(call, options);
     if (this.#options.pool !== undefined) return await this.#runInPool(this.#options.pool, call, options);
     if (inProcess(tool)) return await this.#answerJob(call, options);
     const missing = this.#missingSecret(tool, options.secrets);
@@ -521,6 +638,33 @@ export class Executor {
     return this.#forCaller(envelope);
   }
 
+  /**
+   * A call of an MCP server's tool, through the gateway: the server started if need be, cancelled upstream with
+   * `signal`, the answer an envelope; the audit line names the server and its tool.
+   */
+  async #runUpstream(call: PreparedCall, options: CallOptions): Promise<Envelope> {
+    const { tool } = call;
+    const upstream = tool.upstream!;
+    const { timeoutMs } = this.#processLimits(tool, this.#defaults(options).timeoutSec);
+    const started = this.#clock();
+    const clock = performance.now();
+    const envelope = this.#gateway === undefined
+      ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
+      : await this.#gateway.call(tool, call.args, { signal: options.signal, timeoutMs });
+    await this.#write({
+      ...jobAnswerRecord(await this.#facts(started, tool.name, call.argsText), {
+        ms: Math.round(performance.now() - clock),
+        envelope,
+      }),
+      server: upstream.server,
+      upstream_tool: upstream.tool,
+      profile: tool.profile.name,
+      cancelled: options.signal?.aborted ? true : undefined,
+      approved_by: options.approvedBy,
+    });
+    return this.#forCaller(envelope);
+  }
+
   /** The limits of a call: the ones it brings (a pool caller's), else this executor's. */
   #defaults(options: CallOptions): CallDefaults {
     return options.defaults ?? {
@@ -576,6 +720,7 @@ export class Executor {
 
   /** Ends the background jobs and lets go of the pool: a caller calls it before it exits. */
   async close(): Promise<void> {
+    await this.#gateway?.close();
     await this.endJobs();
     await this.#options.pool?.close();
   }

@@ -173,6 +173,26 @@ function manifestFacts(
       if (Array.isArray(profile.profile.net)) egressHosts.push(...profile.profile.net);
     }
   }
+  // The gateway's servers (mcpServers): a stdio one's program, found on PATH as its start finds it, its secrets;
+  // an HTTP one's host, which toolgate's own client reaches.
+  const servers = isRecord(parsed) && isRecord(parsed.mcpServers) ? Object.values(parsed.mcpServers) : [];
+  for (const server of servers) {
+    if (!isRecord(server)) continue;
+    if (typeof server.command === "string" && server.command !== "") {
+      const found = server.command.includes("/")
+        ? (isAbsolute(server.command) ? server.command : undefined)
+        : findProgram(server.command, Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin");
+      if (found !== undefined) programs.push(found);
+    }
+    if (Array.isArray(server.secrets)) {
+      for (const name of server.secrets) {
+        if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
+      }
+    }
+    if (typeof server.url === "string" && URL.canParse(server.url)) {
+      egressHosts.push(new URL(server.url).host);
+    }
+  }
   return { programs, toolEnv, egressHosts };
 }
 

@@ -22,6 +22,7 @@ import { beltToolOf } from "./tool_belt.ts";
 import type { PinnedProgram } from "./trust.ts";
 import { type Asked, TOOL_ASKS, TOOL_PROTOCOLS, type ToolProtocol } from "./tool_protocol.ts";
 import { checkCredentials, type CredentialBinding } from "./credentials.ts";
+import { checkServers, type ServerSpec } from "./gateway/server_spec.ts";
 
 /**
  * One validated tool: what the runner needs to start it and what the exports need to describe it.
@@ -96,6 +97,8 @@ export interface ToolSpec {
   readonly builtin?: string;
   /** Did the program exist when the manifest was loaded? One that appears later is not run. */
   readonly present: boolean;
+  /** A tool of an MCP server of `mcpServers` (listed as `mcp__SERVER__TOOL`): the gateway runs it. */
+  readonly upstream?: { readonly server: string; readonly tool: string };
 }
 
 /**
@@ -121,6 +124,8 @@ export interface Manifest {
   readonly byName: ReadonlyMap<string, ToolSpec>;
   /** Non-fatal findings (unknown fields). */
   readonly warnings: readonly string[];
+  /** The MCP servers of `mcpServers` (a disabled one left out), whose tools the gateway adds. */
+  readonly servers: readonly ServerSpec[];
   /**
    * A trusted manifest's programs as they were trusted, by resolved path (see `trust.ts`): a program that is not
    * among them, or no longer what it was, is not run. Absent: a manifest the user named, or toolgate's own.
@@ -610,17 +615,12 @@ export function validateManifest(
   for (const key of Object.keys(value)) {
     if (!KNOWN_ROOT_FIELDS.has(key)) warnings.push(`${path}: unknown field ${quote(key)} (ignored)`);
   }
-  // The gateway that runs these (issue 25) is not here yet: the block is accepted, and said to do nothing.
+  let servers: ServerSpec[] = [];
   if (value.mcpServers !== undefined) {
     if (!isRecord(value.mcpServers)) {
       return { ok: false, errors: [`${path}: "mcpServers" must be an object`], warnings };
     }
-    const count = Object.keys(value.mcpServers).length;
-    warnings.push(
-      `${path}: "mcpServers" names ${count} server${
-        count === 1 ? "" : "s"
-      }; this toolgate does not run MCP servers yet (ignored)`,
-    );
+    servers = checkServers(value.mcpServers, dir, options.profiles ?? new Map(), errors, warnings);
   }
   const rawTools = value.tools ?? [];
   if (!Array.isArray(rawTools)) return { ok: false, errors: [`${path}: "tools" must be an array`], warnings };
@@ -647,6 +647,7 @@ export function validateManifest(
     tools: Object.freeze(tools),
     byName: new Map(tools.map((tool) => [tool.name, tool])),
     warnings: Object.freeze(warnings),
+    servers: Object.freeze(servers),
   });
   return { ok: true, manifest, warnings };
 }

@@ -321,12 +321,18 @@ export class Policy {
    * // new Policy({ yes: true }).approvedWithoutAsking(call); // "yes"
    * ```
    */
+  /** An MCP server's tool whose server `--allow-tools` names whole (`mcp__SERVER__*`). */
+  #allowedServer(call: PreparedCall): boolean {
+    const server = call.tool.upstream?.server;
+    return server !== undefined && this.#allowTools.has(`mcp__${server}__*`);
+  }
+
   approvedWithoutAsking(call: PreparedCall): ApprovedBy | undefined {
     const risk = assessCall(call);
     if (!risk.changes && !risk.egress) return "read-only";
     if (this.#options.ownCommand) return "own-command";
     if (this.#options.yes) return "yes";
-    if (this.#allowTools.has(call.tool.name)) return "allow-tools";
+    if (this.#allowTools.has(call.tool.name) || this.#allowedServer(call)) return "allow-tools";
     if (!risk.changes && risk.destination && this.#hostApproved(risk.destination)) return "approve-hosts";
     if (this.#always.has(call.tool.name)) return "always";
     return undefined;

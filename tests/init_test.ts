@@ -121,7 +121,7 @@ Deno.test("init --from-mcp writes the servers in the manifest's shape, credentia
   assert.match(init.stdout, /2 MCP servers: github, my_notes/);
   assert.match(init.stdout, /toolgate secrets set GITHUB_PERSONAL_ACCESS_TOKEN/);
   assert.match(init.stdout, /toolgate secrets set MY_NOTES_AUTHORIZATION/);
-  assert.match(init.stdout, /does not run MCP servers yet/);
+  assert.match(init.stdout, /its tools run once `toolgate trust` pinned them/);
   const text = await Deno.readTextFile(join(dir.path, "tools.json"));
   assert.ok(!text.includes("planted") && !init.stdout.includes("planted"), "no credential is copied");
   assert.deepEqual(JSON.parse(text), {
@@ -142,10 +142,10 @@ Deno.test("init --from-mcp writes the servers in the manifest's shape, credentia
       },
     },
   });
-  // validate accepts the block and says it is not run yet.
+  // validate accepts the block: the gateway runs it (issue 25), with no warning that it does not.
   const validate = await runToolgate(["validate", "--locked"], dir.path, env);
   assert.equal(validate.code, 0, validate.stderr);
-  assert.match(validate.stderr, /"mcpServers" names 2 servers; this toolgate does not run MCP servers yet/);
+  assert.doesNotMatch(validate.stderr, /does not run MCP servers/);
 
   // A second import refuses, like init.
   const again = await runToolgate(["init", "--from-mcp", config], dir.path, env);

@@ -754,3 +754,42 @@ Deno.test("validate's schema cache: a changed manifest compiles only its new sch
   const risky = await writeManifest(dir.path, { tools: [tool("a", marked)] }, ["t"]);
   assert.equal((await loadManifest(risky, options)).ok, false);
 });
+
+Deno.test("mcpServers: each mistake is one precise error naming the server", async () => {
+  const { validateManifest } = await import("../src/manifest.ts");
+  const result = validateManifest(
+    {
+      tools: [],
+      mcpServers: {
+        fs: { command: "npx", url: "https://x.example/mcp" },
+        web: { url: "ftp://x.example" },
+        h: { url: "https://x.example/mcp", headers: { Authorization: "Bearer ${TOKEN}" } },
+        "a__b": { command: "node" },
+        t: { command: "node", timeoutSec: -1, readOnly: "read", permissions: "nope" },
+      },
+    },
+    "/srv/p/tools.json",
+  );
+  assert.equal(result.ok, false);
+  const errors = result.ok ? [] : result.errors;
+  assert.ok(
+    errors.includes('mcpServers "fs": needs exactly one of "command" (stdio) and "url" (Streamable HTTP)'),
+  );
+  assert.ok(errors.includes('mcpServers "web": url must be an http or https URL (got "ftp://x.example")'));
+  assert.ok(
+    errors.includes(
+      'mcpServers "h": headers "Authorization" names the secret TOKEN, which "secrets" does not list',
+    ),
+  );
+  assert.ok(errors.some((e) => e.startsWith('mcpServers "a__b": the name must be')));
+  assert.ok(errors.includes('mcpServers "t": timeoutSec must be a positive integer up to 2147483 (got -1)'));
+  assert.ok(errors.includes('mcpServers "t": readOnly must be an array of strings'));
+  assert.ok(errors.some((e) => e.startsWith('mcpServers "t": permissions: unknown profile "nope"')));
+  const good = validateManifest(
+    { mcpServers: { fs: { command: "node", args: ["s.js"], readOnly: ["read"] } } },
+    "/srv/p/tools.json",
+  );
+  assert.ok(good.ok);
+  assert.deepEqual(good.warnings, []);
+  assert.equal(good.ok && good.manifest.servers[0].profile.name, "none");
+});

@@ -58,6 +58,9 @@ function values(parsed: ParsedArgs, name: string): string[] {
 export function approvalSettings(parsed: ParsedArgs, manifest: Manifest, command: string): ApprovalSettings {
   const allowTools = values(parsed, "allow-tools");
   for (const name of allowTools) {
+    // A server's tools are known once it runs: `mcp__SERVER__TOOL` and `mcp__SERVER__*` need only the server.
+    const server = /^mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)__./.exec(name)?.[1];
+    if (server !== undefined && (manifest.servers ?? []).some((s) => s.name === server)) continue;
     if (!manifest.byName.has(name)) {
       throw new UsageError(
         `--allow-tools names ${JSON.stringify(name)}, which the manifest does not have`,

@@ -256,6 +256,8 @@ export interface ExecutorLife {
   readonly jobCaps?: ExecutorOptions["jobCaps"];
   /** Told when a background job starts and ends (`serve` prints a line for its operator). */
   readonly onJob?: ExecutorOptions["onJob"];
+  /** False: the command connects the MCP servers itself (`trust`). */
+  readonly gateway?: boolean;
   /** The tools the command will call, when it knows (`call`): the start's warnings speak of those only. */
   readonly tools?: readonly string[];
 }
@@ -278,13 +280,18 @@ export async function executorFromArgs(
     import("../process_tree.ts"),
   ]);
   const registry = new ProcessRegistry(graceMs, undefined, life.handleSignals ?? true);
-  const passthrough = manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]);
+  const passthrough = [
+    ...manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]),
+    ...(manifest.servers ?? []).flatMap((server) => [...server.secrets, ...server.profile.env]),
+  ];
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
   // Only a tool that declares a secret receives a stored one: without such a tool the store is not even read.
   // The pool's signing key is never one of them (a tool holding it could sign calls of its own).
-  const { TOOLGATE_POOL_KEY: _poolKey, ...secrets } = manifest.tools.some((tool) => tool.secrets.length > 0)
-    ? await storedSecrets(io)
-    : {};
+  const { TOOLGATE_POOL_KEY: _poolKey, ...secrets } =
+    manifest.tools.some((tool) => tool.secrets.length > 0) ||
+      (manifest.servers ?? []).some((server) => server.secrets.length > 0)
+      ? await storedSecrets(io)
+      : {};
   // The pool is reached before anything runs: one that cannot be is said at start (exit 1), not at every call.
   const poolKey = checked.pool && await callerPoolKey(parsed, io, command, checked.pool);
   const pool = checked.pool && poolKey &&
@@ -311,6 +318,10 @@ export async function executorFromArgs(
       onWarning: (message) => void io.stderr(message + "\n"),
     });
     for (const note of await executor.startNotes(life.tools)) await io.stderr(`toolgate: warning: ${note}\n`);
+    // The MCP servers this command uses start now (each in its own sandbox): one line for each that cannot.
+    if (life.gateway !== false) {
+      for (const line of await executor.connectGateway(life.tools)) await io.stderr(`toolgate: ${line}\n`);
+    }
     // One redaction for the whole run, the executor's: its audit and envelopes, and the command's own output, with
     // every secret it knows so far (one a person gives through store_secret mid-run included).
     return { executor, registry, redact: (text) => executor.redact(text) };

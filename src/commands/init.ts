@@ -76,8 +76,8 @@ export const initCommand: Command = {
     'With --from-mcp FILE, writes tools.json with an "mcpServers" block in the same shape as the file\'s',
     "(command, args, env | url, headers) plus toolgate's permissions (none). Values of variables and headers",
     "that carry a credential are not copied: the server names them under secrets, and",
-    "`toolgate secrets set NAME` stores each. Running these servers (the gateway) is not supported yet: validate",
-    "accepts the block and says so.",
+    "`toolgate secrets set NAME` stores each. Each server then runs in its own sandbox under its profile, its",
+    "tools listed as mcp__SERVER__TOOL once `toolgate trust` pinned them (docs/gateway.md).",
     "",
     "init never overwrites a file: when one it would write exists, it names it, writes nothing and exits 1.",
   ].join("\n"),
@@ -128,7 +128,7 @@ export const initCommand: Command = {
         Object.keys(imported.mcpServers).join(", ")
       }`,
       ...imported.notes.map((note) => `  ${note}`),
-      "toolgate does not run MCP servers yet (the gateway comes later): validate accepts the block and says so.",
+      "each server runs in its own sandbox (permissions: none); its tools run once `toolgate trust` pinned them.",
     ];
     if (imported.secrets.length > 0) {
       lines.push(

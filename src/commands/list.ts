@@ -1,7 +1,9 @@
 /** The `list` command: the manifest's tools as OpenAI, Anthropic or MCP definitions, or their names. @module */
 import { choiceOption, type Command, EXIT, expectPositionals } from "./cli.ts";
 import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../tool_definitions.ts";
-import { loadForCommand } from "./load.ts";
+import { loadForCommand, manifestLocationOf } from "./load.ts";
+import { passGate, UntrustedManifest } from "./trust_gate.ts";
+import { executorFromArgs, executorSettings } from "./executor_options.ts";
 
 /** `toolgate list` */
 export const listCommand: Command = {
@@ -19,8 +21,29 @@ export const listCommand: Command = {
     // A stray word is a mistake (a misspelled flag, a path without --tools), not something to ignore.
     expectPositionals(parsed, 0, "list");
     const format = choiceOption(parsed, "format", EXPORT_FORMATS, "openai", "list");
-    const manifest = await loadForCommand(parsed, io);
+    let manifest = await loadForCommand(parsed, io);
     if (!manifest) return EXIT.failure;
+    // The MCP servers' tools are listed by the servers themselves: they start (confined) only for a trusted manifest.
+    let close: (() => Promise<void>) | undefined;
+    if ((manifest.servers ?? []).length > 0) {
+      let trusted = true;
+      try {
+        await passGate(manifestLocationOf(parsed, io), io, false);
+      } catch (error) {
+        if (!(error instanceof UntrustedManifest)) throw error;
+        trusted = false;
+        await io.stderr(
+          "toolgate: the MCP servers' tools are not listed: the manifest is not trusted (toolgate trust)\n",
+        );
+      }
+      if (trusted) {
+        const settings = { ...await executorSettings(parsed, io, "list"), auditDir: null };
+        const { executor } = await executorFromArgs(parsed, io, manifest, "list", settings, { jobs: false });
+        manifest = executor.manifest;
+        close = () => executor.close();
+      }
+    }
+    await close?.();
     const exported = exportTools(manifest, format as ExportFormat);
     const body = format === "names"
       ? exported.map((name) => `${name}\n`).join("")

@@ -137,7 +137,10 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       streamIdleMs: settings.httpTimeoutMs,
       onText: out.stdout,
       onEvent: emit,
-      disclosure: new ToolDisclosure(manifest, { lazy: settings.lazyTools, loaded: calledTools(messages) }),
+      disclosure: new ToolDisclosure(executor.manifest, {
+        lazy: settings.lazyTools,
+        loaded: calledTools(messages),
+      }),
       debug: settings.debug ? (text) => stderr(debugLines(text)) : undefined,
       notice: settings.quiet ? undefined : stderr,
       // On a terminal, Ctrl-C stops the calls in flight and the loop goes on; a second one within 2 s quits.

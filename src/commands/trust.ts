@@ -6,6 +6,9 @@ import { readManifestContent } from "../trust.ts";
 import { describeChanges, toolLine } from "../trust_changes.ts";
 import { forgetTrust, readTrustRecord, writeTrustRecord } from "../trust_record.ts";
 import { manifestLocationOf } from "./load.ts";
+import type { Io, ParsedArgs } from "./cli.ts";
+import type { PinSet } from "../gateway/pins.ts";
+import { executorFromArgs, executorSettings } from "./executor_options.ts";
 
 /** `toolgate trust [--tools PATH] [--forget]` */
 export const trustCommand: Command = {
@@ -44,6 +47,7 @@ export const trustCommand: Command = {
       await io.stdout(
         [`${path} is trusted already (since ${record.trustedAt}), unchanged:`, ...tools, ""].join("\n"),
       );
+      await pinServers(parsed, io, path, content.realPath);
       return EXIT.ok;
     }
     const lines = record === undefined ? [] : [
@@ -56,6 +60,70 @@ export const trustCommand: Command = {
       [...lines, `trusted ${path}: ${count} tool${count === 1 ? "" : "s"}, as they are now:`, ...tools, ""]
         .join("\n"),
     );
+    await pinServers(parsed, io, path, content.realPath);
     return EXIT.ok;
   },
 };
+
+/**
+ * Pins the definitions of the tools the manifest's MCP servers expose, as they are now: each server is started
+ * (confined, as a run starts it) and listed; what changed since the last pin is shown field by field, and a
+ * description with invisible characters is flagged.
+ */
+async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: string): Promise<void> {
+  const { loadManifest } = await import("../manifest.ts");
+  const loaded = await loadManifest(path, { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands") });
+  if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return;
+  const { readPins, writePins, pinChanges, invisibleCharacters } = await import("../gateway/pins.ts");
+  const state = stateRoot(io.env);
+  const before = readPins(state, realPath);
+  const settings = { ...await executorSettings(parsed, io, "trust"), auditDir: null };
+  const { executor } = await executorFromArgs(parsed, io, loaded.manifest, "trust", settings, {
+    jobs: false,
+    gateway: false,
+  });
+  // The servers start here; what is withheld now is what this command pins.
+  await executor.connectGateway();
+  const lines: string[] = [];
+  const pins: PinSet = {};
+  try {
+    for (const server of loaded.manifest.servers) {
+      let definitions;
+      try {
+        definitions = await executor.gateway!.definitions(server.name);
+      } catch (error) {
+        lines.push(`MCP server "${server.name}": not pinned, it cannot be used: ${(error as Error).message}`);
+        if (before[server.name] !== undefined) pins[server.name] = before[server.name];
+        continue;
+      }
+      pins[server.name] = {};
+      lines.push(
+        `MCP server "${server.name}": ${definitions.length} tool${definitions.length === 1 ? "" : "s"}:`,
+      );
+      for (const definition of definitions) {
+        pins[server.name][definition.name] = definition;
+        const name = `mcp__${server.name}__${definition.name}`;
+        const old = before[server.name]?.[definition.name];
+        if (old === undefined) lines.push(`  ${name} (new)`);
+        else {
+          const changes = pinChanges(old, definition);
+          lines.push(`  ${name}${changes.length === 0 ? "" : " (changed)"}`);
+          for (const change of changes) lines.push(`    ${change}`);
+        }
+        for (const field of ["title", "description"] as const) {
+          const text = definition[field];
+          const found = typeof text === "string" ? invisibleCharacters(text) : [];
+          if (found.length > 0) {
+            lines.push(
+              `    warning: its ${field} carries invisible or control characters (${found.join(", ")})`,
+            );
+          }
+        }
+      }
+    }
+  } finally {
+    await executor.close();
+  }
+  writePins(state, realPath, pins);
+  await io.stdout(["pinned the MCP servers' tool definitions, as they are now:", ...lines, ""].join("\n"));
+}

@@ -1,0 +1,109 @@
+/**
+ * An MCP client transport over a child process's stdin and stdout (newline-delimited JSON-RPC, the stdio
+ * transport of the MCP specification), for a child toolgate started itself with `Deno.Command`: the SDK's own
+ * stdio transport spawns through node's child_process, which cannot start the confined (bwrap) argv toolgate
+ * builds and keeps in its process registry.
+ *
+ * @module
+ */
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/shared/transport"
+import type { Transport } from "npm:@modelcontextprotocol/sdk@1.32.2/shared/transport.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import { type JSONRPCMessage, JSONRPCMessageSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+
+/** The longest line a server may send (a larger one is an error, and the connection ends). */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Speaks MCP over a spawned child's piped stdin and stdout; its stderr is kept (the last few KiB) for the reason a
+ * server that ends at once gives.
+ *
+ * @example
+ * ```ts ignore
+ * const child = new Deno.Command("node", { args: ["server.js"], stdin: "piped", stdout: "piped", stderr: "piped" }).spawn();
+ * await client.connect(new ChildTransport(child));
+ * ```
+ */
+export class ChildTransport implements Transport {
+  readonly #child: Deno.ChildProcess;
+  #writer?: WritableStreamDefaultWriter<Uint8Array>;
+  #closed = false;
+  #stderr = "";
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  constructor(child: Deno.ChildProcess) {
+    this.#child = child;
+  }
+
+  /** The last lines the child wrote on stderr. */
+  get stderr(): string {
+    return this.#stderr;
+  }
+
+  start(): Promise<void> {
+    this.#writer = this.#child.stdin.getWriter();
+    void this.#read();
+    void this.#readStderr();
+    return Promise.resolve();
+  }
+
+  async #read(): Promise<void> {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    try {
+      for await (const chunk of this.#child.stdout) {
+        buffer += decoder.decode(chunk, { stream: true });
+        if (buffer.length > MAX_LINE_BYTES) throw new Error("the server sent a line over 64 MiB");
+        let end: number;
+        while ((end = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, end).replace(/\r$/, "");
+          buffer = buffer.slice(end + 1);
+          if (line.trim() === "") continue;
+          let message: JSONRPCMessage;
+          try {
+            message = JSONRPCMessageSchema.parse(JSON.parse(line));
+          } catch (error) {
+            this.onerror?.(
+              new Error(`the server wrote a line that is not JSON-RPC: ${(error as Error).message}`),
+            );
+            continue;
+          }
+          this.onmessage?.(message);
+        }
+      }
+    } catch (error) {
+      if (!this.#closed) this.onerror?.(error as Error);
+    } finally {
+      void this.close();
+    }
+  }
+
+  async #readStderr(): Promise<void> {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of this.#child.stderr) {
+        this.#stderr = (this.#stderr + decoder.decode(chunk, { stream: true })).slice(-4096);
+      }
+    } catch {
+      // The child is gone: what it said stays.
+    }
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.#closed || this.#writer === undefined) throw new Error("the server's connection is closed");
+    await this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#writer?.close();
+    } catch {
+      // Already broken: the child ended.
+    }
+    this.onclose?.();
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * The gateway: the manifest's MCP servers as one more source of tools. It starts each server at first use, lists
+ * the tools its `allow`/`deny` expose and whose definitions the user pinned (`toolgate trust`), withholds the
+ * others, and runs calls, answering with envelopes.
+ *
+ * @module
+ */
+import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import type { ToolSpec } from "../manifest.ts";
+import { errorEnvelope, exposed, gatewayName, resultEnvelope, upstreamSpec } from "./gateway_tools.ts";
+import { definitionOf, type PinSet, samePin, type ToolDefinition } from "./pins.ts";
+import type { ServerSpec } from "./server_spec.ts";
+import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstream.ts";
+
+/** What a {@linkcode Gateway} needs: the servers, what starts them, and the pins the user trusted. */
+export interface GatewayOptions extends Omit<UpstreamOptions, "server" | "onToolsChanged"> {
+  readonly servers: readonly ServerSpec[];
+  /** The definitions the user trusted, by server and tool. */
+  readonly pins: PinSet;
+}
+
+/** Why a tool of a server is not exposed: it has no pin, or its definition is not the pinned one. */
+export type WithheldReason = "new" | "changed";
+
+/**
+ * The manifest's MCP servers, connected on demand.
+ *
+ * @example
+ * ```ts ignore
+ * const gateway = new Gateway({ servers: manifest.servers, pins, launcher, env, workspace, secret, graceMs });
+ * await gateway.refresh(["fs"]);
+ * gateway.tools.map((tool) => tool.name); // ["mcp__fs__read_file", ...]
+ * await gateway.close();
+ * ```
+ */
+export class Gateway {
+  readonly #options: GatewayOptions;
+  readonly #upstreams = new Map<string, Upstream>();
+  readonly #specs = new Map<string, ToolSpec>();
+  readonly #withheld = new Map<string, WithheldReason>();
+  readonly #problems = new Map<string, string>();
+
+  constructor(options: GatewayOptions) {
+    this.#options = options;
+    for (const server of options.servers) {
+      this.#upstreams.set(server.name, new Upstream({ ...options, server }));
+    }
+  }
+
+  /** The servers, by name. */
+  get servers(): readonly ServerSpec[] {
+    return this.#options.servers;
+  }
+
+  /** The exposed tools of the servers listed so far, in server order. */
+  get tools(): ToolSpec[] {
+    return [...this.#specs.values()];
+  }
+
+  /** Why a server could not be listed, by server: one line each. */
+  get problems(): ReadonlyMap<string, string> {
+    return this.#problems;
+  }
+
+  /** The tools withheld (no pin, or a changed definition), by `mcp__SERVER__TOOL` name. */
+  get withheld(): ReadonlyMap<string, WithheldReason> {
+    return this.#withheld;
+  }
+
+  /** The running server's pid (its sandbox's first process), for tests and diagnostics. */
+  pid(server: string): number | undefined {
+    return this.#upstreams.get(server)?.pid;
+  }
+
+  /** Starts (if need be) and lists the named servers (default all); a server that fails says why in `problems`. */
+  async refresh(names?: Iterable<string>): Promise<void> {
+    const wanted = names === undefined ? [...this.#upstreams.keys()] : [...new Set(names)];
+    await Promise.all(wanted.map((name) => this.#list(name)));
+  }
+
+  /** The server's exposed tools' current definitions (by `allow`/`deny`, pinned or not): what `trust` pins. */
+  async definitions(server: string): Promise<ToolDefinition[]> {
+    const upstream = this.#upstream(server);
+    const spec = this.#server(server);
+    const tools = await upstream.listTools();
+    return tools.filter((tool) => exposed(spec, tool.name)).map((tool) =>
+      definitionOf(tool as unknown as Record<string, unknown>)
+    );
+  }
+
+  async #list(name: string): Promise<void> {
+    const server = this.#server(name);
+    for (const key of [...this.#specs.keys()]) {
+      if (this.#specs.get(key)!.upstream?.server === name) this.#specs.delete(key);
+    }
+    for (const key of [...this.#withheld.keys()]) {
+      if (key.startsWith(gatewayName(name, ""))) this.#withheld.delete(key);
+    }
+    let tools;
+    try {
+      tools = await this.#upstream(name).listTools();
+      this.#problems.delete(name);
+    } catch (error) {
+      this.#problems.set(name, error instanceof UpstreamError ? error.message : oneLine(error));
+      return;
+    }
+    const pins = this.#options.pins[name] ?? {};
+    for (const [index, tool] of tools.entries()) {
+      if (!exposed(server, tool.name)) continue;
+      const full = gatewayName(name, tool.name);
+      const pinned = Object.hasOwn(pins, tool.name) ? pins[tool.name] : undefined;
+      if (!samePin(definitionOf(tool as unknown as Record<string, unknown>), pinned)) {
+        this.#withheld.set(full, pinned === undefined ? "new" : "changed");
+        continue;
+      }
+      const spec = upstreamSpec(server, tool, index);
+      if (spec !== undefined) this.#specs.set(full, spec);
+    }
+  }
+
+  #server(name: string): ServerSpec {
+    const server = this.#options.servers.find((s) => s.name === name);
+    if (server === undefined) throw new UpstreamError(`no MCP server is named ${JSON.stringify(name)}`);
+    return server;
+  }
+
+  #upstream(name: string): Upstream {
+    this.#server(name);
+    return this.#upstreams.get(name)!;
+  }
+
+  /**
+   * Runs one upstream call. The tool's current definition is checked against its pin first (a server may change
+   * its tools while it runs, or after a restart): a changed one is `rejected` until the user trusts it again.
+   */
+  async call(
+    spec: ToolSpec,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number },
+  ): Promise<Envelope> {
+    const { server, tool } = spec.upstream!;
+    const upstream = this.#upstream(server);
+    try {
+      const tools = await upstream.listTools();
+      const current = tools.find((t) => t.name === tool);
+      const pinned = this.#options.pins[server]?.[tool];
+      if (current === undefined) {
+        return failure("tool_not_found", `The MCP server ${JSON.stringify(server)} no longer has the tool.`, {
+          tool: spec.name,
+        });
+      }
+      if (!samePin(definitionOf(current as unknown as Record<string, unknown>), pinned)) {
+        return withheldEnvelope(spec.name, "changed");
+      }
+      const result = await upstream.callTool(tool, args, options);
+      return resultEnvelope(spec.name, result);
+    } catch (error) {
+      return errorEnvelope(spec.name, server, error, options.signal, options.timeoutMs);
+    }
+  }
+
+  /** Ends every server's tree. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#upstreams.values()].map((upstream) => upstream.close()));
+  }
+}
+
+/**
+ * The answer to a call of a withheld tool: `rejected`, naming `toolgate trust`.
+ *
+ * @example
+ * ```ts
+ * import { withheldEnvelope } from "./gateway.ts";
+ * withheldEnvelope("mcp__fs__read", "new").kind; // "rejected"
+ * ```
+ */
+export function withheldEnvelope(name: string, reason: WithheldReason): FailureEnvelope {
+  const why = reason === "new"
+    ? "its definition has not been trusted yet"
+    : "its definition (description, schemas or annotations) changed since the user trusted it";
+  return failure(
+    "rejected",
+    `The tool ${name} is withheld: ${why}; it was not run. The user can review it with \`toolgate trust\`.`,
+    { tool: name, retryable: false },
+  );
+}

@@ -1,0 +1,172 @@
+/**
+ * Pinned definitions of upstream MCP tools: what the user trusted of each exposed tool (its name, title,
+ * description, schemas and annotations), per server, kept beside the manifest's trust record; a tool whose
+ * definition differs from its pin, or that has none, is withheld until `toolgate trust`.
+ *
+ * @module
+ */
+import { dirname, join } from "../paths.ts";
+import { isRecord } from "../contract.ts";
+import { ensurePrivateDir } from "../private_dir.ts";
+import { readPrivateText, writePrivateText } from "../private_file.ts";
+import { fnv1a64 } from "../state.ts";
+import { trustDir } from "../trust_record.ts";
+
+/** The parts of a tool's definition that are pinned, as the server gave them. */
+export interface ToolDefinition {
+  readonly name: string;
+  readonly title?: unknown;
+  readonly description?: unknown;
+  readonly inputSchema?: unknown;
+  readonly outputSchema?: unknown;
+  readonly annotations?: unknown;
+}
+
+/** The fields of a definition that are compared, in the order a change is shown. */
+export const PINNED_FIELDS = ["title", "description", "inputSchema", "outputSchema", "annotations"] as const;
+
+/** The pins of one manifest: by server, by tool name, the definition as trusted. */
+export type PinSet = Record<string, Record<string, ToolDefinition>>;
+
+const PIN_VERSION = 1;
+
+/**
+ * Only the pinned fields of a tool as an MCP server lists it (anything else it sends is not part of the pin).
+ *
+ * @example
+ * ```ts
+ * import { definitionOf } from "./pins.ts";
+ * definitionOf({ name: "t", description: "d", inputSchema: { type: "object" }, _meta: { x: 1 } });
+ * // { name: "t", description: "d", inputSchema: { type: "object" } }
+ * ```
+ */
+export function definitionOf(tool: Record<string, unknown>): ToolDefinition {
+  const out: Record<string, unknown> = { name: String(tool.name) };
+  for (const field of PINNED_FIELDS) if (tool[field] !== undefined) out[field] = tool[field];
+  return out as unknown as ToolDefinition;
+}
+
+/** JSON with object keys sorted at every level: the same definition, the same text. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (isRecord(value)) {
+    return `{${
+      Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(",")
+    }}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * Is `current` the definition that was pinned?
+ *
+ * @example
+ * ```ts
+ * import { samePin } from "./pins.ts";
+ * samePin({ name: "t", description: "a" }, { name: "t", description: "a" }); // true
+ * ```
+ */
+export function samePin(current: ToolDefinition, pinned: ToolDefinition | undefined): boolean {
+  return pinned !== undefined && canonical(current) === canonical(pinned);
+}
+
+/**
+ * What changed between a pinned definition and the current one, one line per field.
+ *
+ * @example
+ * ```ts
+ * import { pinChanges } from "./pins.ts";
+ * pinChanges({ name: "t", description: "a" }, { name: "t", description: "b" });
+ * // ['description: "a" -> "b"']
+ * ```
+ */
+export function pinChanges(pinned: ToolDefinition, current: ToolDefinition): string[] {
+  const lines: string[] = [];
+  for (const field of PINNED_FIELDS) {
+    const before = pinned[field];
+    const after = current[field];
+    if (canonical(before) === canonical(after)) continue;
+    const show = (value: unknown) => value === undefined ? "(none)" : shorten(canonical(value));
+    lines.push(`${field}: ${show(before)} -> ${show(after)}`);
+  }
+  return lines;
+}
+
+function shorten(text: string): string {
+  const visible = escapeInvisible(text);
+  return visible.length > 300 ? `${visible.slice(0, 300)}...` : visible;
+}
+
+/** Zero-width characters, bidi controls, other format characters, and C0/C1 controls but tab and newline. */
+const INVISIBLE =
+  // deno-lint-ignore no-control-regex -- control characters are exactly what this finds
+  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]|\uDB40[\uDC00-\uDC7F]/g;
+
+/**
+ * The invisible or control characters in `text` (zero-width, bidi overrides, escapes, tag characters), each as
+ * `U+XXXX`, de-duplicated: a description carrying them says something to a model that a person does not see.
+ *
+ * @example
+ * ```ts
+ * import { invisibleCharacters } from "./pins.ts";
+ * invisibleCharacters("read\u200Bme \u001b[31m"); // ["U+200B", "U+001B"]
+ * ```
+ */
+export function invisibleCharacters(text: string): string[] {
+  const found = new Set<string>();
+  for (const match of text.matchAll(INVISIBLE)) {
+    const code = match[0].codePointAt(0)!;
+    found.add(`U+${code.toString(16).toUpperCase().padStart(4, "0")}`);
+  }
+  return [...found];
+}
+
+/** `text` with every invisible character shown as `\u{XXXX}`. */
+function escapeInvisible(text: string): string {
+  return text.replace(INVISIBLE, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
+}
+
+function pinFile(stateDir: string, manifestRealPath: string): string {
+  return join(trustDir(stateDir), `mcp-${fnv1a64(manifestRealPath)}.json`);
+}
+
+/**
+ * The pins of the manifest at `manifestRealPath` (none yet: `{}`). Read strictly: the file must be this user's
+ * and nobody else's (a `StateDirError` says what is wrong).
+ *
+ * @example
+ * ```ts
+ * import { readPins } from "./pins.ts";
+ * readPins(await Deno.makeTempDir(), "/srv/project/tools.json"); // {}
+ * ```
+ */
+export function readPins(stateDir: string, manifestRealPath: string): PinSet {
+  const text = readPrivateText(pinFile(stateDir, manifestRealPath), "the pinned MCP tool definitions");
+  if (text === undefined) return {};
+  try {
+    const value = JSON.parse(text);
+    if (!isRecord(value) || value.version !== PIN_VERSION || value.manifest !== manifestRealPath) return {};
+    return isRecord(value.servers) ? value.servers as PinSet : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Records `pins` as what the user trusts of the manifest's servers, replacing the earlier record.
+ *
+ * @example
+ * ```ts
+ * import { readPins, writePins } from "./pins.ts";
+ * const state = await Deno.makeTempDir();
+ * writePins(state, "/srv/project/tools.json", { fs: { read: { name: "read" } } });
+ * readPins(state, "/srv/project/tools.json").fs.read.name; // "read"
+ * ```
+ */
+export function writePins(stateDir: string, manifestRealPath: string, pins: PinSet): void {
+  ensurePrivateDir(trustDir(stateDir), dirname(stateDir));
+  writePrivateText(
+    pinFile(stateDir, manifestRealPath),
+    JSON.stringify({ version: PIN_VERSION, manifest: manifestRealPath, servers: pins }, null, 2) + "\n",
+  );
+}

@@ -1,0 +1,341 @@
+/**
+ * One upstream MCP server's life: started at first use (a stdio server inside its own sandbox, exactly as a
+ * confined tool is launched; an HTTP server through the SDK's Streamable HTTP client), spoken to with the official
+ * SDK client, started again after it died (at most a few times a minute), and ended, whole tree, when toolgate is.
+ *
+ * @module
+ */
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import {
+  type CallToolResult,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import { isAbsolute, resolve } from "../paths.ts";
+import type { ToolSpec } from "../manifest.ts";
+import { findProgram } from "../sandbox.ts";
+import { FALLBACK_PATH, type Launch, PROXY_ENV, type ToolLauncher } from "../tool_launch.ts";
+import { type ProcessRegistry, signalGroup } from "../process_tree.ts";
+import { ChildTransport } from "./child_transport.ts";
+import { HEADER_SECRET, type ServerSpec } from "./server_spec.ts";
+
+/** How many times a server is started within a minute before toolgate stops starting it for that minute. */
+export const MAX_STARTS_PER_MINUTE = 3;
+
+/** A server that cannot be reached: the one line that says why (never a stack trace). */
+export class UpstreamError extends Error {
+  /** Whether a later call may find it working (it died, and will be started again). */
+  readonly retryable: boolean;
+  constructor(message: string, retryable = false) {
+    super(message);
+    this.name = "UpstreamError";
+    this.retryable = retryable;
+  }
+}
+
+/** What an {@linkcode Upstream} needs from the run. */
+export interface UpstreamOptions {
+  readonly server: ServerSpec;
+  /** Confines a stdio server as a tool of its profile. */
+  readonly launcher: ToolLauncher;
+  /** toolgate's environment: PATH and HOME for the server. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The workspace: the server's working directory. */
+  readonly workspace: string;
+  /** A secret's value (the store's, then the environment's), or `undefined`. */
+  readonly secret: (name: string) => string | undefined;
+  /** The trees toolgate ends when it is stopped. */
+  readonly registry?: ProcessRegistry;
+  /** Time between SIGTERM and SIGKILL when the server is ended. */
+  readonly graceMs: number;
+  /** Told when the server says its tools changed. */
+  readonly onToolsChanged?: () => void;
+  /** Monotonic milliseconds (tests hold it). */
+  readonly now?: () => number;
+}
+
+/** A running stdio server's process, as toolgate started it. */
+interface Child {
+  readonly process: Deno.ChildProcess;
+  readonly launch: Launch;
+  readonly group: boolean;
+  forget: () => void;
+  exited: boolean;
+}
+
+/**
+ * One server of `mcpServers`, connected on demand.
+ *
+ * @example
+ * ```ts ignore
+ * const upstream = new Upstream({ server, launcher, env, workspace, secret, graceMs: 2000 });
+ * const tools = await upstream.listTools();
+ * const result = await upstream.callTool("read_file", { path: "a.txt" }, { timeoutMs: 30_000 });
+ * await upstream.close();
+ * ```
+ */
+export class Upstream {
+  readonly #options: UpstreamOptions;
+  #client?: Client;
+  #connecting?: Promise<Client>;
+  #child?: Child;
+  #starts: number[] = [];
+  #tools?: Tool[];
+  #closed = false;
+
+  constructor(options: UpstreamOptions) {
+    this.#options = options;
+  }
+
+  /** The server's name. */
+  get name(): string {
+    return this.#options.server.name;
+  }
+
+  /** The pid of the running stdio server's first process (bwrap, when confined), if one runs. */
+  get pid(): number | undefined {
+    return this.#child && !this.#child.exited ? this.#child.process.pid : undefined;
+  }
+
+  /** The connected client, the server started first when none runs. Throws {@linkcode UpstreamError}. */
+  connect(): Promise<Client> {
+    if (this.#closed) return Promise.reject(new UpstreamError("toolgate is ending"));
+    if (this.#client !== undefined) return Promise.resolve(this.#client);
+    return this.#connecting ??= this.#start().finally(() => this.#connecting = undefined);
+  }
+
+  /** The server's tools (listed once per connection, and again after it said they changed). */
+  async listTools(): Promise<Tool[]> {
+    const client = await this.connect();
+    if (this.#tools !== undefined) return this.#tools;
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    try {
+      do {
+        const page = await client.listTools(cursor === undefined ? undefined : { cursor });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined && tools.length < 10_000);
+    } catch (error) {
+      throw new UpstreamError(`the server did not list its tools: ${oneLine(error)}`, true);
+    }
+    return this.#tools = tools;
+  }
+
+  /**
+   * Calls one of the server's tools; cancelling `signal` sends `notifications/cancelled` upstream (the SDK does).
+   * Throws {@linkcode UpstreamError} when the server cannot be reached or ended during the call.
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number },
+  ): Promise<CallToolResult> {
+    const client = await this.connect();
+    return await client.callTool({ name, arguments: args }, undefined, {
+      signal: options.signal,
+      timeout: Number.isFinite(options.timeoutMs) ? options.timeoutMs : 2 ** 31 - 1,
+    }) as CallToolResult;
+  }
+
+  /** Did the server's process end (it died, or was killed) since it was started? */
+  get died(): boolean {
+    return this.#child?.exited === true;
+  }
+
+  async #start(): Promise<Client> {
+    const now = this.#options.now ?? (() => performance.now());
+    const recent = this.#starts.filter((at) => now() - at < 60_000);
+    if (recent.length >= MAX_STARTS_PER_MINUTE) {
+      throw new UpstreamError(
+        `the server was started ${recent.length} times within a minute and ended each time; toolgate starts it ` +
+          "again when that minute has passed",
+        true,
+      );
+    }
+    this.#starts = [...recent, now()];
+    const { server } = this.#options;
+    const missing = server.secrets.find((name) => this.#options.secret(name) === undefined);
+    if (missing !== undefined) {
+      throw new UpstreamError(
+        `the server needs the secret ${missing}, which is neither in toolgate's secret store nor in its ` +
+          `environment (toolgate secrets set ${missing})`,
+      );
+    }
+    const client = new Client({ name: "toolgate", version: "0.1.0" });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.#tools = undefined;
+      this.#options.onToolsChanged?.();
+    });
+    if (server.transport === "http") {
+      const headers = Object.fromEntries(
+        Object.entries(server.headers).map((
+          [key, text],
+        ) => [
+          key,
+          text.replace(HEADER_SECRET, (_, name: string) => this.#options.secret(name.toUpperCase()) ?? ""),
+        ]),
+      );
+      const transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers } });
+      try {
+        await client.connect(transport);
+      } catch (error) {
+        throw new UpstreamError(`the server at ${server.url} cannot be reached: ${oneLine(error)}`, true);
+      }
+      transport.onclose = () => this.#lost(client);
+      return this.#client = client;
+    }
+    const child = await this.#spawn();
+    const transport = new ChildTransport(child.process);
+    const exit = child.process.status.then((status) => {
+      child.exited = true;
+      child.forget();
+      this.#options.launcher.release(child.launch);
+      this.#lost(client);
+      return status;
+    });
+    try {
+      await Promise.race([
+        client.connect(transport),
+        exit.then((status) => {
+          throw new Error(`it ended at start (exit ${status.code})`);
+        }),
+      ]);
+    } catch (error) {
+      await this.#end(child);
+      // Node ends its report with its version: the line that names the error says more.
+      const said = saidLine(transport.stderr);
+      throw new UpstreamError(
+        `the server did not start: ${oneLine(error)}${said === undefined ? "" : `: ${said.slice(0, 300)}`}`,
+        true,
+      );
+    }
+    return this.#client = client;
+  }
+
+  /** The connection is gone (the process died, the HTTP session closed): the next use starts it again. */
+  #lost(client: Client): void {
+    if (this.#client === client) {
+      this.#client = undefined;
+      this.#tools = undefined;
+    }
+  }
+
+  /** Starts the stdio server under its profile, as the launcher starts a confined tool. */
+  async #spawn(): Promise<Child> {
+    const { server, env: parent, launcher, workspace } = this.#options;
+    const path = parent.PATH ?? FALLBACK_PATH;
+    const command = server.command!;
+    const program = command.includes("/")
+      ? (isAbsolute(command) ? command : resolve(workspace, command))
+      : findProgram(command, path);
+    if (program === undefined) {
+      throw new UpstreamError(`the program ${command} is not found on PATH (${path})`);
+    }
+    const spec: ToolSpec = Object.freeze({
+      index: -1,
+      name: `mcp__${server.name}`,
+      command: Object.freeze([program, ...server.args]),
+      program,
+      args: server.args,
+      envPassthrough: [],
+      secrets: server.secrets,
+      credentials: [],
+      asks: [],
+      readOnly: false,
+      concurrent: false,
+      alwaysLoad: false,
+      profile: server.profile,
+      present: true,
+    });
+    const launch = await launcher.launch(spec);
+    if (!launch.ok) throw new UpstreamError(launch.envelope.message.replace(/^The tool/, "The server"));
+    const env: Record<string, string> = { PATH: path };
+    if (parent.HOME !== undefined) env.HOME = parent.HOME;
+    for (const name of server.profile.env) if (parent[name] !== undefined) env[name] = parent[name];
+    Object.assign(env, server.env);
+    for (const name of server.secrets) env[name] = this.#options.secret(name)!;
+    if (launch.unregister) Object.assign(env, PROXY_ENV, launch.env ?? {});
+    const group = launcher.groupLauncher(launch);
+    let process: Deno.ChildProcess;
+    try {
+      process = new Deno.Command(group[0] ?? launch.program, {
+        args: group.length > 0 ? [...group.slice(1), launch.program, ...launch.args] : [...launch.args],
+        env,
+        clearEnv: true,
+        cwd: workspace,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+        detached: !launch.confined && group.length === 0,
+      }).spawn();
+    } catch (error) {
+      launcher.release(launch);
+      throw new UpstreamError(`the server cannot start: ${oneLine(error)}`);
+    }
+    const child: Child = { process, launch, group: !launch.confined, forget: () => {}, exited: false };
+    child.forget = this.#options.registry?.track({
+      end: (signal) => this.#signal(child, signal),
+      done: process.status,
+    }) ?? (() => {});
+    return this.#child = child;
+  }
+
+  /** Sends `signal` to the server's tree: its process group unconfined, bwrap (and so its namespace) confined. */
+  async #signal(child: Child, signal: "SIGTERM" | "SIGKILL"): Promise<void> {
+    if (child.exited) return;
+    if (child.group) await signalGroup(child.process.pid, signal);
+    else {
+      try {
+        child.process.kill(signal);
+      } catch {
+        // Gone already.
+      }
+    }
+  }
+
+  /** Ends a child's whole tree: SIGTERM, a grace period, SIGKILL; resolves once it is gone. */
+  async #end(child: Child): Promise<void> {
+    if (child.exited) return;
+    await this.#signal(child, "SIGTERM");
+    const gone = await Promise.race([
+      child.process.status.then(() => true),
+      new Promise<false>((done) => setTimeout(() => done(false), this.#options.graceMs)),
+    ]);
+    if (!gone) {
+      await this.#signal(child, "SIGKILL");
+      await child.process.status;
+    }
+    // An unconfined server's group may outlive its leader: end what is left of it.
+    if (child.group) await signalGroup(child.process.pid, "SIGKILL");
+  }
+
+  /** Ends the server (its whole tree) and closes the connection; later calls are refused. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const client = this.#client;
+    this.#client = undefined;
+    if (this.#child !== undefined) await this.#end(this.#child);
+    try {
+      await client?.close();
+    } catch {
+      // Closing a connection that is gone.
+    }
+  }
+}
+
+/** The line of a server's stderr that says why it ended: the last one naming an error, else the last one. */
+function saidLine(stderr: string): string | undefined {
+  const lines = stderr.trim().split("\n").map((line) => line.trim()).filter((line) => line !== "");
+  return lines.findLast((line) => /error|not found|denied|cannot/i.test(line)) ?? lines.at(-1);
+}
+
+/** An error's message on one line. */
+export function oneLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.replace(/\s+/g, " ").trim().slice(0, 500);
+}
