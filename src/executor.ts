@@ -46,6 +46,7 @@ import { ToolFailure } from "../tools/lib/envelope.ts";
 import type { ToolPool } from "./pool/client.ts";
 import type { CallDefaults } from "./pool/protocol.ts";
 import type { Gateway } from "./gateway/gateway.ts";
+import type { ToolDefinition } from "./gateway/pins.ts";
 
 export { SANDBOX_MODES, type SandboxMode } from "./sandbox.ts";
 export type { Prepared, PreparedCall } from "./prepared_call.ts";
@@ -391,9 +392,13 @@ export class Executor {
     return lines;
   }
 
-  /** The MCP servers' gateway, once connected (`trust` reads the servers' definitions through it). */
-  get gateway(): Gateway | undefined {
-    return this.#gateway;
+  /**
+   * The definitions of the tools MCP server `server` exposes now, as it gives them (`trust` pins them); the
+   * gateway must be connected (`connectGateway`).
+   */
+  serverDefinitions(server: string): Promise<ToolDefinition[]> {
+    if (this.#gateway === undefined) throw new Error("the MCP gateway is not connected");
+    return this.#gateway.definitions(server);
   }
 
   /**

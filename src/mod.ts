@@ -94,6 +94,8 @@ export {
 export type { PermissionProfile, ProfileResult, ResourceLimits } from "./profiles.ts";
 export type { PinnedProgram } from "./trust.ts";
 export type { CredentialBinding } from "./credentials.ts";
+export type { ServerSpec } from "./gateway/server_spec.ts";
+export type { ToolDefinition } from "./gateway/pins.ts";
 export type { Asked, LogLevel, SamplingRequest, ToolEvent, ToolProtocol } from "./tool_protocol.ts";
 export type { ElicitAnswer, QuestionContext, QuestionHandlers, SamplingAnswer } from "./tool_questions.ts";
 export type { JobEvent } from "./jobs.ts";

@@ -327,6 +327,7 @@ export class Policy {
     return server !== undefined && this.#allowTools.has(`mcp__${server}__*`);
   }
 
+  /** Who approves `call` without a person: the read-only rule, `--yes`, an allow list; `undefined` when none does. */
   approvedWithoutAsking(call: PreparedCall): ApprovedBy | undefined {
     const risk = assessCall(call);
     if (!risk.changes && !risk.egress) return "read-only";

@@ -90,7 +90,7 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
     for (const server of loaded.manifest.servers) {
       let definitions;
       try {
-        definitions = await executor.gateway!.definitions(server.name);
+        definitions = await executor.serverDefinitions(server.name);
       } catch (error) {
         lines.push(`MCP server "${server.name}": not pinned, it cannot be used: ${(error as Error).message}`);
         if (before[server.name] !== undefined) pins[server.name] = before[server.name];

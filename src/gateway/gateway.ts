@@ -40,6 +40,7 @@ export class Gateway {
   readonly #withheld = new Map<string, WithheldReason>();
   readonly #problems = new Map<string, string>();
 
+  /** A gateway over `options.servers`; no server starts until its tools are first needed. */
   constructor(options: GatewayOptions) {
     this.#options = options;
     for (const server of options.servers) {

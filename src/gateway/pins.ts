@@ -14,11 +14,17 @@ import { trustDir } from "../trust_record.ts";
 
 /** The parts of a tool's definition that are pinned, as the server gave them. */
 export interface ToolDefinition {
+  /** The tool's name on its server. */
   readonly name: string;
+  /** Its title, as the server gave it. */
   readonly title?: unknown;
+  /** Its description, as the server gave it. */
   readonly description?: unknown;
+  /** Its input schema, as the server gave it. */
   readonly inputSchema?: unknown;
+  /** Its output schema, as the server gave it. */
   readonly outputSchema?: unknown;
+  /** Its annotations (the server's claims, never the user's word). */
   readonly annotations?: unknown;
 }
 
