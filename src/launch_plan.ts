@@ -9,6 +9,7 @@
 import { dirname, isAbsolute, isWithin, join, normalize, resolve } from "./paths.ts";
 import { CGROUP_ENV, ownCgroups } from "./cgroups.ts";
 import { PROXY_SOCKET_ENV } from "./egress_proxy.ts";
+import { UPSTREAM_CA_ENV } from "./run_ca.ts";
 import { isRecord } from "./contract.ts";
 import { readJsonc } from "./jsonc.ts";
 import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
@@ -160,6 +161,14 @@ function manifestFacts(
       if (!Array.isArray(names)) continue;
       for (const name of names) if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
     }
+    // So are the secrets of credentials bound to hosts (the tool itself gets only a placeholder).
+    if (Array.isArray(tool.credentials)) {
+      for (const credential of tool.credentials) {
+        if (isRecord(credential) && typeof credential.secret === "string") {
+          toolEnv.push(credential.secret.trim().toUpperCase());
+        }
+      }
+    }
     const profile = resolveProfile(declaredProfile(tool), dir, profiles);
     if (profile.ok) {
       toolEnv.push(...profile.profile.env);
@@ -310,6 +319,9 @@ export async function planLaunch(
     .filter((value): value is string => value !== undefined && value !== "-")
     .map(at)
     .concat(readable);
+  // The CA certificates the credential broker trusts for bound hosts, when the user names a file of them.
+  const upstreamCa = env[UPSTREAM_CA_ENV];
+  if (egressHosts.length > 0 && upstreamCa && !upstreamCa.includes(",")) readFiles.push(at(upstreamCa));
   // What a tool's interpreter or runtime needs (one under the home folder): toolgate reads it to show it.
   readFiles.push(...programReads(programs, env, workspace, manifestPath, stateDirs));
   // `validate` checks that each program is there: an absolute one lies outside every folder granted above.
