@@ -77,7 +77,7 @@ else:
 
 interface Setup {
   readonly dir: string;
-  readonly env: Record<string, string>;
+  env: Record<string, string>;
   readonly state: string;
   readonly value: string;
   readonly url: string;
@@ -191,11 +191,16 @@ hostTest(
 );
 
 hostTest(
-  "through the launcher: Node's https module, through a CONNECT to HTTPS_PROXY, reaches the bound host with the value",
+  "through the launcher: Node's https module, through a CONNECT to HTTPS_PROXY, reaches the bound host with the stored value",
   NO_BWRAP ?? (NODE ? undefined : "node is not installed"),
   async () => {
     const s = await setup();
     try {
+      // The value from toolgate's secret store this time, not its environment.
+      const { CANARY_TOKEN: _, ...env } = s.env;
+      const set = await runToolgate(["secrets", "set", "CANARY_TOKEN"], s.dir, env, `${s.value}\n`);
+      assert.equal(set.code, 0, set.stderr);
+      s.env = env;
       const port = new URL(s.url).port;
       const out = await callThroughLauncher(s, `${NODE} --no-deprecation node_client.cjs 127.0.0.1 ${port} /node`);
       assert.match(out, /^node 200 got\[Bearer \*{10,}\]$/, out);
