@@ -796,7 +796,12 @@ export class Executor {
     const sh = findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh";
     const [program, ...programArgs] = jobLauncher(sh, args.cwdPath, args.argv);
     const started = this.#clock();
-    const launch = await this.#launcher.launch(tool, { program, args: programArgs, files: [] });
+    // A job carries the tool's bound credentials as a foreground call does: placeholders, the CA bundle.
+    const launch = await this.#launcher.launch(
+      tool,
+      { program, args: programArgs, files: [] },
+      this.#credentials(tool, options.secrets),
+    );
     let envelope: Envelope;
     let job: Job | undefined;
     let result: RunResult | undefined;
@@ -811,7 +816,7 @@ export class Executor {
         request: {
           program: launch.program,
           args: launch.args,
-          env: { ...env, ...args.env, ...(launch.unregister ? PROXY_ENV : {}) },
+          env: { ...env, ...args.env, ...(launch.unregister ? { ...PROXY_ENV, ...launch.env } : {}) },
           cwd: args.cwdPath,
           stdin: encoder.encode(args.stdin),
           timeoutMs: args.timeoutMs,

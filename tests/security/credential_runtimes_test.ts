@@ -5,11 +5,13 @@
 // only its placeholder, and what comes back has the value masked.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runToolgate, writeFiles } from "../support.ts";
+import { REPO, runToolgate, writeFiles } from "../support.ts";
+import { Executor } from "../../src/executor.ts";
+import { loadManifest } from "../../src/manifest.ts";
 import { hostTest, NO_BWRAP, realTempDir } from "./helpers.ts";
 import { CertificateAuthority } from "../../src/run_ca.ts";
 
-const SCRIPT_RUNNER = join(import.meta.dirname!, "..", "fixtures", "security", "tools", "bin", "run_script");
+const SCRIPT_RUNNER = join(REPO, "tests", "fixtures", "security", "tools", "bin", "run_script");
 
 function isFile(path: string): boolean {
   try {
@@ -245,3 +247,51 @@ for (const module of ["requests", "httpx"]) {
     },
   );
 }
+
+hostTest(
+  "a background exec job gets the placeholder and the CA bundle as a foreground call does: curl in it reaches the bound host with the value",
+  NO_BWRAP ?? (CURL ? undefined : "curl is not installed"),
+  async () => {
+    const s = await setup();
+    try {
+      // The belt's exec and job, with exec bound to the host through a credential.
+      const belt = JSON.parse(await Deno.readTextFile(join(REPO, "tools.json")));
+      const pick = (name: string) => {
+        const tool = belt.tools.find((t: { name: string }) => t.name === name);
+        return { ...tool, command: [join(REPO, "tools", "bin", name)] };
+      };
+      const manifest = JSON.parse(await Deno.readTextFile(join(s.dir, "tools.json")));
+      const { permissions, credentials } = manifest.tools[0];
+      await writeFiles(s.dir, {
+        "jobs.json": { tools: [{ ...pick("exec"), permissions, credentials }, pick("job")] },
+      });
+      const loaded = await loadManifest(join(s.dir, "jobs.json"), { allowAbsoluteCommands: true });
+      assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
+      const executor = new Executor({
+        manifest: loaded.manifest,
+        env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: s.state, ...s.env },
+        cwd: s.dir,
+        auditDir: null,
+        sandbox: "require",
+      });
+      try {
+        const shell =
+          `env | grep -E 'CANARY|SSL_CERT'; curl -sS -m 10 -H 'Authorization: Bearer '$CANARY_TOKEN ${s.url}/job`;
+        const started = await executor.call("exec", JSON.stringify({ shell, background: true }));
+        assert.ok(started.ok, JSON.stringify(started));
+        const jobId = (started.result as { job_id: string }).job_id;
+        const waited = await executor.call("job", JSON.stringify({ action: "wait", job_id: jobId }));
+        const text = JSON.stringify(waited);
+        assert.ok(!text.includes(s.value), text);
+        assert.match(text, /CANARY_TOKEN=toolgate-cred-[0-9a-f]{32}/, text);
+        assert.match(text, /SSL_CERT_FILE=\/tmp\/\.toolgate-ca\.pem/, text);
+        assert.match(text, /got\[Bearer \*{10,}\]/, text);
+        assert.deepEqual(s.hits, [`Bearer ${s.value}`]);
+      } finally {
+        await executor.endJobs();
+      }
+    } finally {
+      await s.close();
+    }
+  },
+);
