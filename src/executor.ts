@@ -371,9 +371,13 @@ export class Executor {
     return this.#forCaller(envelope);
   }
 
-  /** The secret names some tool of the manifest declares, in manifest order. */
+  /** The secret names some tool of the manifest declares (bound credentials' included), in manifest order. */
   get declaredSecrets(): string[] {
-    return [...new Set(this.manifest.tools.flatMap((tool) => tool.secrets))];
+    return [
+      ...new Set(
+        this.manifest.tools.flatMap((tool) => [...tool.secrets, ...tool.credentials.map((c) => c.secret)]),
+      ),
+    ];
   }
 
   /** The first secret `tool` declares that is neither the caller's, stored, nor in the environment. */

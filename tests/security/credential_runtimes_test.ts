@@ -164,7 +164,11 @@ async function assertNoKeyWritten(dir: string): Promise<void> {
       const child = join(path, entry.name);
       if (entry.isDirectory) await walk(child);
       else if (entry.isFile) {
-        assert.doesNotMatch(await Deno.readTextFile(child), /PRIVATE KEY/, `a private key was written: ${child}`);
+        assert.doesNotMatch(
+          await Deno.readTextFile(child),
+          /PRIVATE KEY/,
+          `a private key was written: ${child}`,
+        );
       }
     }
   };
@@ -204,7 +208,10 @@ hostTest(
       assert.equal(set.code, 0, set.stderr);
       s.env = env;
       const port = new URL(s.url).port;
-      const out = await callThroughLauncher(s, `${NODE} --no-deprecation node_client.cjs 127.0.0.1 ${port} /node`);
+      const out = await callThroughLauncher(
+        s,
+        `${NODE} --no-deprecation node_client.cjs 127.0.0.1 ${port} /node`,
+      );
       assert.match(out, /^node 200 got\[Bearer \*{10,}\]$/, out);
       assert.deepEqual(s.hits, [`Bearer ${s.value}`]);
     } finally {
