@@ -319,9 +319,10 @@ export async function planLaunch(
     .filter((value): value is string => value !== undefined && value !== "-")
     .map(at)
     .concat(readable);
-  // The CA certificates the credential broker trusts for bound hosts, when the user names a file of them.
-  const upstreamCa = env[UPSTREAM_CA_ENV];
-  if (egressHosts.length > 0 && upstreamCa && !upstreamCa.includes(",")) readFiles.push(at(upstreamCa));
+  // The CA certificates the credential broker trusts for bound hosts, when the user names a file of them. Read
+  // only with an egress proxy (such a run is never recorded for the warm path, whose key holds no such variable).
+  const upstreamCa = egressHosts.length > 0 ? env[UPSTREAM_CA_ENV] : undefined;
+  if (upstreamCa && !upstreamCa.includes(",")) readFiles.push(at(upstreamCa));
   // What a tool's interpreter or runtime needs (one under the home folder): toolgate reads it to show it.
   readFiles.push(...programReads(programs, env, workspace, manifestPath, stateDirs));
   // `validate` checks that each program is there: an absolute one lies outside every folder granted above.
