@@ -466,9 +466,13 @@ export class Executor {
     return this.#forCaller(envelope);
   }
 
-  /** The secret names some tool of the manifest declares, in manifest order. */
+  /** The secret names some tool of the manifest declares (bound credentials' included), in manifest order. */
   get declaredSecrets(): string[] {
-    return [...new Set(this.manifest.tools.flatMap((tool) => tool.secrets))];
+    return [
+      ...new Set(
+        this.manifest.tools.flatMap((tool) => [...tool.secrets, ...tool.credentials.map((c) => c.secret)]),
+      ),
+    ];
   }
 
   /** The first secret `tool` declares that is neither the caller's, stored, nor in the environment. */
@@ -964,7 +968,12 @@ export class Executor {
     const sh = findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh";
     const [program, ...programArgs] = jobLauncher(sh, args.cwdPath, args.argv);
     const started = this.#clock();
-    const launch = await this.#launcher.launch(tool, { program, args: programArgs, files: [] });
+    // A job carries the tool's bound credentials as a foreground call does: placeholders, the CA bundle.
+    const launch = await this.#launcher.launch(
+      tool,
+      { program, args: programArgs, files: [] },
+      this.#credentials(tool, options.secrets),
+    );
     let envelope: Envelope;
     let job: Job | undefined;
     let result: RunResult | undefined;
@@ -979,7 +988,7 @@ export class Executor {
         request: {
           program: launch.program,
           args: launch.args,
-          env: { ...env, ...args.env, ...(launch.unregister ? PROXY_ENV : {}) },
+          env: { ...env, ...args.env, ...(launch.unregister ? { ...PROXY_ENV, ...launch.env } : {}) },
           cwd: args.cwdPath,
           stdin: encoder.encode(args.stdin),
           timeoutMs: args.timeoutMs,

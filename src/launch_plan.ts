@@ -9,6 +9,7 @@
 import { dirname, isAbsolute, isWithin, join, normalize, resolve } from "./paths.ts";
 import { CGROUP_ENV, ownCgroups } from "./cgroups.ts";
 import { PROXY_SOCKET_ENV } from "./egress_proxy.ts";
+import { UPSTREAM_CA_ENV } from "./run_ca.ts";
 import { isRecord } from "./contract.ts";
 import { readJsonc } from "./jsonc.ts";
 import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
@@ -166,6 +167,14 @@ function manifestFacts(
     for (const names of [tool.envPassthrough, tool.secrets]) {
       if (!Array.isArray(names)) continue;
       for (const name of names) if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
+    }
+    // So are the secrets of credentials bound to hosts (the tool itself gets only a placeholder).
+    if (Array.isArray(tool.credentials)) {
+      for (const credential of tool.credentials) {
+        if (isRecord(credential) && typeof credential.secret === "string") {
+          toolEnv.push(credential.secret.trim().toUpperCase());
+        }
+      }
     }
     const profile = resolveProfile(declaredProfile(tool), dir, profiles);
     if (profile.ok) {
@@ -338,6 +347,10 @@ export async function planLaunch(
     .map(at)
     .concat(readable);
   const startsTools = command === undefined || !CHECK_ONLY.has(command);
+  // The CA certificates the credential broker trusts for bound hosts, when the user names a file of them. Read
+  // only with an egress proxy (such a run is never recorded for the warm path, whose key holds no such variable).
+  const upstreamCa = egressHosts.length > 0 ? env[UPSTREAM_CA_ENV] : undefined;
+  if (upstreamCa && !upstreamCa.includes(",")) readFiles.push(at(upstreamCa));
   // What a tool's interpreter or runtime needs (one under the home folder): toolgate reads it to show it.
   if (startsTools) readFiles.push(...programReads(programs, env, workspace, manifestPath, stateDirs));
   // `validate` checks that each program is there: one outside the manifest's folder and the workspace lies

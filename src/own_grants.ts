@@ -9,6 +9,7 @@
 import { SYSTEM_PATHS } from "./sandbox.ts";
 import { dirname, isAbsolute, relative } from "./paths.ts";
 import { STATE_ENV } from "./state.ts";
+import { UPSTREAM_CA_ENV } from "./run_ca.ts";
 import { NATS_ENV, POOL_KEY_FILE_ENV } from "./pool/address.ts";
 
 /** Variables toolgate itself reads. */
@@ -22,6 +23,7 @@ export const OWN_ENV = [
   "TOOLGATE_BWRAP",
   "TOOLGATE_CGROUP",
   "TOOLGATE_PROXY_SOCKET",
+  UPSTREAM_CA_ENV,
   "TOOLGATE_HEARTBEAT_SEC",
   "OAI_BASE_URL",
   "OPENAI_BASE_URL",

@@ -30,12 +30,10 @@ import { prepareDir } from "./private_dir.ts";
 import { programNeeds } from "./program_needs.ts";
 import { stillPinned } from "./trust.ts";
 import type { CallCredential } from "./credentials.ts";
-import { CA_BUNDLE_VARIABLES, caBundle } from "./run_ca.ts";
+import { CA_BUNDLE_VARIABLES, caBundle, UPSTREAM_CA_ENV } from "./run_ca.ts";
 
 /** Where a call with bound credentials finds the CA bundle it trusts (the system's CAs and the run's). */
 export const CA_BUNDLE_INSIDE = "/tmp/.toolgate-ca.pem";
-/** The variable naming a file of CA certificates (PEM) toolgate trusts for the hosts credentials go to. */
-export const UPSTREAM_CA_ENV = "TOOLGATE_UPSTREAM_CA";
 
 /** The PATH of a tool whose parent environment has none. */
 export const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -47,6 +45,8 @@ export const PROXY_ENV: Readonly<Record<string, string>> = {
   http_proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
   https_proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
   ALL_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
+  // Node from 22.21 and 24.5 on: its fetch and https honour the variables above (older ones ignore them).
+  NODE_USE_ENV_PROXY: "1",
 };
 
 /** How a tool's own program starts, before any confinement: a built-in one through toolgate's runtime. */

@@ -2,6 +2,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { baseEnv, envWritten, executorOf, readAudit, scratch } from "./executor_helpers.ts";
+import { answerStoreSecret } from "../src/store_secret.ts";
+import { credentialOf } from "../src/agent/credential_heal.ts";
+import { failure } from "../src/contract.ts";
 
 const STORED = "stored-value-7f3a9c1e";
 const FROM_ENV = "env-value-b2d4e6f8";
@@ -88,4 +91,37 @@ Deno.test("executor: a secret goes to the tool in its environment, never in any 
   const processes = await Deno.readTextFile(join(dir.path, "ps.txt"));
   assert.match(processes, /ps -eo args/, "the listing holds the tool's own processes");
   assert.ok(!processes.includes(STORED), processes);
+});
+
+Deno.test("executor: a credential bound to hosts is a declared secret: store_secret offers it and takes it, and a 401 is about it", async () => {
+  await using dir = await scratch();
+  const executor = executorOf({
+    command: DUMP,
+    permissions: { net: ["api.example.com"] },
+    credentials: [{
+      secret: "GH_TOKEN",
+      env: "GH_TOKEN",
+      hosts: ["api.example.com"],
+      header: "Authorization",
+      format: "Bearer {}",
+    }],
+  }, { cwd: dir.path });
+  assert.deepEqual(executor.declaredSecrets, ["GH_TOKEN"]);
+  const session = new Map<string, string>();
+  const envelope = await answerStoreSecret(
+    JSON.stringify({ name: "GH_TOKEN", reason: "the token expired" }),
+    {
+      executor,
+      ask: () => Promise.resolve("renewed-gh-token-1"),
+      keep: { kind: "session", values: session },
+      nobodyToAsk: "no terminal",
+    },
+  );
+  assert.equal(envelope.ok, true, JSON.stringify(envelope));
+  assert.equal(session.get("GH_TOKEN"), "renewed-gh-token-1");
+  const tool = executor.manifest.byName.get("t");
+  assert.equal(
+    credentialOf(failure("execution_error", "HTTP 401 Unauthorized", { tool: "t" }), tool),
+    "GH_TOKEN",
+  );
 });

@@ -41,13 +41,16 @@ const REFUSED_CREDENTIAL =
  * ```
  */
 export function credentialOf(envelope: Envelope, tool: ToolSpec | undefined): string | undefined {
-  if (envelope.ok || tool === undefined || tool.secrets.length === 0) return undefined;
+  if (envelope.ok || tool === undefined) return undefined;
+  // A credential bound to hosts is a secret the tool declares too (a 401 from its host is about it).
+  const secrets = [...tool.secrets, ...tool.credentials.map((c) => c.secret)];
+  if (secrets.length === 0) return undefined;
   // The call never reached the tool's service: its arguments, its name or the person said no.
   if (NOT_CREDENTIAL.has(envelope.kind)) return undefined;
   const named = envelope.credential;
-  if (typeof named === "string") return tool.secrets.includes(named) ? named : undefined;
-  if (tool.secrets.length !== 1) return undefined;
-  return REFUSED_CREDENTIAL.test(envelope.message) ? tool.secrets[0] : undefined;
+  if (typeof named === "string") return secrets.includes(named) ? named : undefined;
+  if (secrets.length !== 1) return undefined;
+  return REFUSED_CREDENTIAL.test(envelope.message) ? secrets[0] : undefined;
 }
 
 /**

@@ -280,18 +280,20 @@ export async function executorFromArgs(
     import("../process_tree.ts"),
   ]);
   const registry = new ProcessRegistry(graceMs, undefined, life.handleSignals ?? true);
+  // A credential bound to hosts is a declared secret too: its value goes to the egress proxy, not the tool.
+  const declared = [
+    ...manifest.tools.flatMap((tool) => [...tool.secrets, ...tool.credentials.map((c) => c.secret)]),
+    ...(manifest.servers ?? []).flatMap((server) => server.secrets),
+  ];
   const passthrough = [
-    ...manifest.tools.flatMap((tool) => [...tool.envPassthrough, ...tool.secrets]),
-    ...(manifest.servers ?? []).flatMap((server) => [...server.secrets, ...server.profile.env]),
+    ...manifest.tools.flatMap((tool) => tool.envPassthrough),
+    ...(manifest.servers ?? []).flatMap((server) => server.profile.env),
+    ...declared,
   ];
   const env = io.readEnv ? { ...io.env, ...io.readEnv(passthrough) } : io.env;
   // Only a tool that declares a secret receives a stored one: without such a tool the store is not even read.
   // The pool's signing key is never one of them (a tool holding it could sign calls of its own).
-  const { TOOLGATE_POOL_KEY: _poolKey, ...secrets } =
-    manifest.tools.some((tool) => tool.secrets.length > 0) ||
-      (manifest.servers ?? []).some((server) => server.secrets.length > 0)
-      ? await storedSecrets(io)
-      : {};
+  const { TOOLGATE_POOL_KEY: _poolKey, ...secrets } = declared.length > 0 ? await storedSecrets(io) : {};
   // The pool is reached before anything runs: one that cannot be is said at start (exit 1), not at every call.
   const poolKey = checked.pool && await callerPoolKey(parsed, io, command, checked.pool);
   const pool = checked.pool && poolKey &&

@@ -482,6 +482,8 @@ export async function manifestHash(manifest: Manifest): Promise<string> {
     alwaysLoad: tool.alwaysLoad,
     profile: tool.profile,
     builtin: tool.builtin,
+    // Where a bound secret may go is part of what the tool is (only when it has one: older hashes stay).
+    ...(tool.credentials.length > 0 ? { credentials: tool.credentials } : {}),
   }));
   const digest = await crypto.subtle.digest("SHA-256", encoder.encode(canonical(tools)));
   return `sha256:${Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("")}`;

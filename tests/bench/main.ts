@@ -1,6 +1,7 @@
 // `deno task bench`: every benchmark, one after the other, each comparing within its own run (the machines are
 // shared and noisy: read the ratios, not the milliseconds).
 import { benchAgent } from "./agent_bench.ts";
+import { benchBroker } from "./broker_bench.ts";
 import { benchExecutor } from "./executor_bench.ts";
 import { benchJobs } from "./jobs_bench.ts";
 import { benchLazyTools } from "./lazy_tools_bench.ts";
@@ -20,6 +21,7 @@ for (
     ["jobs", benchJobs],
     ["lazy_tools", benchLazyTools],
     ["pool", benchPool],
+    ["broker", benchBroker],
   ] as const
 ) {
   console.log(`\n## ${name}`);

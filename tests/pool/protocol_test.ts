@@ -249,4 +249,15 @@ Deno.test("manifestHash: the same tools in two folders hash alike; any change to
   for (const changed of changes) {
     assert.notEqual(await manifestHash(manifestOf(changed)), here, JSON.stringify(changed));
   }
+  // Where a bound secret goes: a worker that would send it elsewhere has another manifest.
+  const bound = (host: string) => ({
+    name: "c",
+    command: ["/bin/true"],
+    permissions: { net: ["api.example.com", "other.example.com"] },
+    credentials: [{ secret: "K", env: "K", hosts: [host], header: "X-Key" }],
+  });
+  assert.notEqual(
+    await manifestHash(manifestOf([bound("api.example.com")])),
+    await manifestHash(manifestOf([bound("other.example.com")])),
+  );
 });
