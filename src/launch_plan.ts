@@ -63,6 +63,7 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "max-session-jobs",
   "max-sessions",
   "session-idle",
+  "sse-poll",
   "executor",
   "pool-key-file",
   "nats",

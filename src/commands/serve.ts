@@ -55,6 +55,12 @@ export const serveCommand: Command = {
       value: "SEC",
       help: `close an HTTP session idle this long (default ${SESSION_LIMITS.idleSec})`,
     },
+    "sse-poll": {
+      type: "string",
+      value: "SEC",
+      help:
+        "close a call's SSE stream after SEC; the client resumes it with Last-Event-ID (default 0: never)",
+    },
     "allow-store-secrets": {
       type: "boolean",
       help:

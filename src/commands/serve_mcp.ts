@@ -123,6 +123,7 @@ interface HttpSettings {
   readonly token: string;
   readonly maxSessions: number;
   readonly sessionIdleMs: number;
+  readonly pollAfterMs: number;
 }
 
 /** `--http`, `--host`, the token and the session limits, checked; `undefined` for stdio. */
@@ -131,7 +132,7 @@ function httpSettings(parsed: ParsedArgs, io: Io): HttpSettings | undefined {
   const host = stringOption(parsed, "host");
   const tokenOption = stringOption(parsed, "token");
   if (port === undefined) {
-    for (const name of ["host", "token", "max-sessions", "session-idle"]) {
+    for (const name of ["host", "token", "max-sessions", "session-idle", "sse-poll"]) {
       if (stringOption(parsed, name) !== undefined) throw new UsageError(`--${name} needs --http`, "serve");
     }
     return undefined;
@@ -154,7 +155,9 @@ function httpSettings(parsed: ParsedArgs, io: Io): HttpSettings | undefined {
     integer: true,
   });
   const sessionIdleMs = numberOption(parsed, "session-idle", SESSION_LIMITS.idleSec, "serve") * 1000;
-  return { hostname, port: number, token, maxSessions, sessionIdleMs };
+  // 0 (the default) never closes a call's stream; a positive SEC closes it after SEC, and the client resumes.
+  const pollAfterMs = numberOption(parsed, "sse-poll", 0, "serve", { exclusive: false }) * 1000;
+  return { hostname, port: number, token, maxSessions, sessionIdleMs, pollAfterMs };
 }
 
 /** Why the socket cannot be bound (in use, no such address, no permission), or `undefined` for a bug. */

@@ -3,7 +3,9 @@
  * `Authorization: Bearer <token>` (compared in constant time) and, when a browser sends one, an `Origin` of this
  * server or of a loopback host (against DNS rebinding). Each MCP session gets its own server (and scheduler) over
  * the one shared {@linkcode ToolService}; sessions are capped in number and closed when idle. A client that goes
- * away while a call runs cancels that call: its tree ends.
+ * away while a call runs cancels that call: its tree ends. SSE streams are resumable: each event has an id, a
+ * stream opens with a priming event, and a stream the server closed mid-call (`pollAfterMs`, SEP-1699 polling)
+ * is resumed by a GET with `Last-Event-ID`, from that session's bounded {@linkcode SessionEventStore}.
  *
  * @module
  */
@@ -18,7 +20,12 @@ import {
   DEFAULT_MAX_REQUEST_BODY_SIZE,
   readRequestBody,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
+import type { EventStore } from "npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import { SUPPORTED_PROTOCOL_VERSIONS } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { ToolService } from "./server.ts";
+import { type EventLimits, SessionEventStore } from "./event_store.ts";
 import { serveLasting } from "./lasting_serve.ts";
 
 /** The one path the server answers on. */
@@ -39,6 +46,14 @@ export interface HttpOptions {
   readonly maxSessions?: number;
   /** A session idle this long is closed (default {@linkcode SESSION_LIMITS}). */
   readonly sessionIdleMs?: number;
+  /**
+   * Close a call's SSE stream once the call has run this long (0 or absent: never), so that no connection is
+   * held for a long call: a client that can resume (it negotiated 2025-11-25 or later, so its stream began with
+   * a priming event) reconnects with `Last-Event-ID` and gets the rest. Older clients' streams stay open.
+   */
+  readonly pollAfterMs?: number;
+  /** What each session keeps for resumption (default {@linkcode EVENT_LIMITS}). */
+  readonly eventLimits?: EventLimits;
   /** Called once the socket is bound, with the URL clients connect to. */
   readonly onListen?: (url: URL) => void;
   /** Where trouble while answering a request is reported; never stdout. */
@@ -58,11 +73,20 @@ export interface HttpServing {
 interface Session {
   readonly server: Server;
   readonly transport: WebStandardStreamableHTTPServerTransport;
-  /** `performance.now()` of the last request, or of the end of the last request stream. */
+  /** The events its SSE streams carried, for resumption; this session's only. */
+  readonly events: SessionEventStore;
+  /** `performance.now()` of the last request, or of the end of the last request stream or call. */
   lastActive: number;
-  /** POST streams still open: calls in flight (or waiting their turn, or waiting for an answer). */
-  open: number;
+  /** Requests in flight (running, waiting their turn, or waiting for an answer), until answered or abandoned. */
+  readonly pending: Set<string | number>;
+  /** The protocol version `initialize` settled on. */
+  protocolVersion?: string;
 }
+
+/** The first protocol version whose clients take an SSE event with empty data (the priming event). */
+const RESUMABLE_VERSION = "2025-11-25";
+/** How long a client waits before it reconnects to a stream the server closed (the SSE `retry` field). */
+const RETRY_MS = 1000;
 
 const sha256 = (text: string): Uint8Array => createHash("sha256").update(text, "utf8").digest();
 
@@ -137,6 +161,25 @@ export function originCheck(hostname: string): (origin: string | null) => boolea
   };
 }
 
+/** The protocol version a POST body's `initialize` request will settle on, as the SDK's server decides it. */
+function initializeVersion(body: unknown): string | undefined {
+  const messages = Array.isArray(body) ? body : [body];
+  const init = messages.find((message) =>
+    message !== null && typeof message === "object" && message.method === "initialize"
+  );
+  if (init === undefined) return undefined;
+  const asked = init.params?.protocolVersion;
+  return SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : SUPPORTED_PROTOCOL_VERSIONS[0];
+}
+
+/** Is the JSON-RPC message a response (a result or an error), and to which request? */
+function responseId(message: object): string | number | undefined {
+  const { id } = message as { id?: unknown };
+  return ("result" in message || "error" in message) && (typeof id === "string" || typeof id === "number")
+    ? id
+    : undefined;
+}
+
 /** The ids of the JSON-RPC requests (not notifications, not responses) in a POST body. */
 function requestIds(body: unknown): (string | number)[] {
   const messages = Array.isArray(body) ? body : [body];
@@ -146,6 +189,23 @@ function requestIds(body: unknown): (string | number)[] {
       ? [message.id]
       : []
   );
+}
+
+/**
+ * The request as the SDK's transport should see it: a client that settled on a version that can resume (see
+ * {@linkcode RESUMABLE_VERSION}) gets resumable streams, whatever older version a later request's
+ * `MCP-Protocol-Version` names, or without one (the SDK decides by that header alone, and takes a missing one
+ * for 2025-03-26). The body was read already.
+ */
+function resumableRequest(request: Request, session: Session): Request {
+  const settled = session.protocolVersion;
+  const named = request.headers.get("mcp-protocol-version");
+  if (settled === undefined || settled < RESUMABLE_VERSION || (named !== null && named >= settled)) {
+    return request;
+  }
+  const headers = new Headers(request.headers);
+  headers.set("mcp-protocol-version", settled);
+  return new Request(request.url, { method: request.method, headers });
 }
 
 /**
@@ -207,6 +267,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
   const originAllowed = originCheck(options.hostname);
   const maxSessions = options.maxSessions ?? SESSION_LIMITS.maxSessions;
   const idleMs = options.sessionIdleMs ?? SESSION_LIMITS.idleSec * 1000;
+  const pollAfterMs = options.pollAfterMs ?? 0;
   const sessions = new Map<string, Session>();
   /** Sessions being made (an initialize in progress): counted against the cap before they have an id. */
   let opening = 0;
@@ -214,9 +275,28 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
   const newSession = async (): Promise<Session> => {
     const server = service.server(() => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      // Nothing can resume a stream of a session that ended: its events go with it.
+      events.clear();
     });
+    const events = new SessionEventStore(options.eventLimits);
+    // The transport stores every message it sends on a call's stream, the answer included: the answer is how a
+    // call whose stream was closed (and that no open stream counts any more) is known to be over.
+    const eventStore: EventStore = {
+      storeEvent: async (streamId, message) => {
+        const eventId = await events.storeEvent(streamId, message);
+        const answered = responseId(message);
+        if (answered !== undefined && session.pending.delete(answered)) {
+          session.lastActive = performance.now();
+        }
+        return eventId;
+      },
+      getStreamIdForEventId: (eventId) => events.getStreamIdForEventId(eventId),
+      replayEventsAfter: (eventId, sender) => events.replayEventsAfter(eventId, sender),
+    };
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
+      eventStore,
+      retryInterval: RETRY_MS,
       onsessioninitialized: (id) => void sessions.set(id, session),
       // A DELETE ends the session: the SDK's transport only reports it, so close it here (its calls in flight
       // are aborted, its background jobs end).
@@ -227,7 +307,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
         );
       },
     });
-    const session: Session = { server, transport, lastActive: performance.now(), open: 0 };
+    const session: Session = { server, transport, events, lastActive: performance.now(), pending: new Set() };
     await server.connect(transport);
     return session;
   };
@@ -250,16 +330,32 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
       return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
     }
     const ids = requestIds(parsedBody);
-    session.open += 1;
+    const settles = initializeVersion(parsedBody);
+    if (settles !== undefined) session.protocolVersion ??= settles;
+    const resumable = (settles ?? session.protocolVersion ?? "") >= RESUMABLE_VERSION;
+    for (const id of ids) session.pending.add(id);
     let response: Response;
     try {
-      response = await session.transport.handleRequest(request, { parsedBody });
+      response = await session.transport.handleRequest(resumableRequest(request, session), { parsedBody });
     } catch (error) {
-      session.open -= 1;
+      for (const id of ids) session.pending.delete(id);
       throw error;
     }
+    // Polling: a call still running after pollAfterMs has its stream closed; the client resumes it. Only a
+    // stream that began with a priming event can be resumed, so only a resumable client's stream is closed.
+    let detached = false;
+    const poll = pollAfterMs > 0 && resumable && ids.length > 0 &&
+        response.headers.get("content-type")?.startsWith("text/event-stream")
+      ? setTimeout(() => {
+        if (!ids.some((id) => session.pending.has(id))) return;
+        detached = true;
+        session.transport.closeSSEStream(ids[0]);
+      }, pollAfterMs)
+      : undefined;
     const ended = () => {
-      session.open -= 1;
+      clearTimeout(poll);
+      // A stream the server closed leaves its calls running: they stay pending until answered (into the store).
+      if (!detached) { for (const id of ids) session.pending.delete(id); }
       session.lastActive = performance.now();
     };
     // The SDK's transport only forgets a stream whose client went away; the calls on it would run to their end.
@@ -322,7 +418,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
   const sweep = setInterval(() => {
     const now = performance.now();
     for (const session of [...sessions.values()]) {
-      if (session.open === 0 && now - session.lastActive >= idleMs) {
+      if (session.pending.size === 0 && now - session.lastActive >= idleMs) {
         if (session.transport.sessionId !== undefined) sessions.delete(session.transport.sessionId);
         session.server.close().catch((error) =>
           options.onError?.(`toolgate: mcp: closing an idle session: ${(error as Error).message}`)

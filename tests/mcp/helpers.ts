@@ -193,15 +193,16 @@ export interface HttpConnected extends Connected {
 
 /**
  * Connects a client to an HTTP server with a bearer token; `capabilities` are what the client declares (e.g.
- * `{ elicitation: {} }`), `setup` registers its handlers before it connects.
+ * `{ elicitation: {} }`), `setup` registers its handlers before it connects, `fetch` stands in for its fetch.
  */
 export async function connectHttp(
   url: URL,
   token: string,
-  options: { capabilities?: ClientCapabilities; setup?: (client: Client) => void } = {},
+  options: { capabilities?: ClientCapabilities; setup?: (client: Client) => void; fetch?: typeof fetch } = {},
 ): Promise<HttpConnected> {
   const transport = new StreamableHTTPClientTransport(url, {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
   const client = new Client(CLIENT_INFO, { capabilities: options.capabilities ?? {} });
   options.setup?.(client);

@@ -30,6 +30,8 @@ const CASES: [string, string[], RegExp][] = [
     ["--http", "0", "--token", "x", "--session-idle", "0"],
     /--session-idle must be a number > 0/,
   ],
+  ["--sse-poll without --http", ["--sse-poll", "5"], /--sse-poll needs --http/],
+  ["--sse-poll -1", ["--http", "0", "--token", "x", "--sse-poll=-1"], /--sse-poll must be a number/],
   [
     "--approve-hosts given a URL",
     ["--approve-hosts", "https://example.com"],

@@ -1,0 +1,144 @@
+/**
+ * One HTTP session's record of the SSE events it sent, so that a client whose stream ended mid-call can resume it
+ * with `Last-Event-ID` (MCP Streamable HTTP resumability). The official SDK's transport asks an event store for
+ * ids and replays; this one is bounded (so a client cannot grow the server's memory by opening streams or by
+ * never resuming them) and belongs to one session (so an event id means nothing to any other session: the
+ * other session's store does not hold it).
+ *
+ * @module
+ */
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
+import type { EventStore } from "npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import type { JSONRPCMessage } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+
+/** How much one session keeps for resumption. */
+export interface EventLimits {
+  /** The most events kept for one stream; past it, the stream's oldest go. */
+  readonly perStream: number;
+  /** The most events kept for the whole session; past it, the session's oldest go. */
+  readonly perSession: number;
+  /** The most bytes (of the messages' JSON) kept for the session; past it, the oldest go (the newest stays). */
+  readonly bytesPerSession: number;
+}
+
+/**
+ * The default {@linkcode EventLimits}: ample for a call's progress, logs, questions and result.
+ *
+ * @example
+ * ```ts
+ * import { EVENT_LIMITS } from "./event_store.ts";
+ * EVENT_LIMITS.perStream; // 256
+ * ```
+ */
+export const EVENT_LIMITS: EventLimits = { perStream: 256, perSession: 1024, bytesPerSession: 4 << 20 };
+
+interface Stored {
+  readonly streamId: string;
+  readonly message: JSONRPCMessage;
+  readonly bytes: number;
+}
+
+/**
+ * A bounded, in-memory {@linkcode EventStore} for one session. Eviction is oldest first, per stream and per
+ * session, so an event that is still kept has every later event of its stream kept too: a resume from a kept id
+ * loses nothing, and a resume from an evicted (or unknown, or another session's) id is refused rather than
+ * answered with a gap.
+ *
+ * @example
+ * ```ts
+ * import { SessionEventStore } from "./event_store.ts";
+ * const store = new SessionEventStore();
+ * const first = await store.storeEvent("s1", { jsonrpc: "2.0", method: "notifications/progress" });
+ * await store.storeEvent("s1", { jsonrpc: "2.0", id: 1, result: {} });
+ * const replayed: string[] = [];
+ * await store.replayEventsAfter(first, { send: async (id) => void replayed.push(id) }); // "s1"
+ * replayed.length; // 1
+ * await store.getStreamIdForEventId("elsewhere.7"); // undefined
+ * ```
+ */
+export class SessionEventStore implements EventStore {
+  readonly #limits: EventLimits;
+  /** Every kept event, oldest first (a Map keeps insertion order). */
+  readonly #events = new Map<string, Stored>();
+  /** Each stream's kept event ids, oldest first. */
+  readonly #streams = new Map<string, string[]>();
+  #bytes = 0;
+  #next = 0;
+  #closed = false;
+
+  constructor(limits: EventLimits = EVENT_LIMITS) {
+    this.#limits = limits;
+  }
+
+  /** How many events are kept (for tests and diagnostics). */
+  get size(): number {
+    return this.#events.size;
+  }
+
+  /** How many bytes of messages are kept. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    // The id names its stream and a number that only grows: nothing in it is secret, and it is only ever looked
+    // up in this session's store.
+    const eventId = `${streamId}.${this.#next++}`;
+    if (this.#closed) return Promise.resolve(eventId);
+    const bytes = JSON.stringify(message).length;
+    this.#events.set(eventId, { streamId, message, bytes });
+    this.#bytes += bytes;
+    const ids = this.#streams.get(streamId) ?? [];
+    ids.push(eventId);
+    this.#streams.set(streamId, ids);
+    while (ids.length > this.#limits.perStream) this.#drop(ids[0]);
+    while (
+      this.#events.size > this.#limits.perSession ||
+      (this.#bytes > this.#limits.bytesPerSession && this.#events.size > 1)
+    ) {
+      this.#drop(this.#events.keys().next().value as string);
+    }
+    return Promise.resolve(eventId);
+  }
+
+  getStreamIdForEventId(eventId: string): Promise<string | undefined> {
+    return Promise.resolve(this.#events.get(eventId)?.streamId);
+  }
+
+  async replayEventsAfter(
+    lastEventId: string,
+    { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<string> {
+    const streamId = this.#events.get(lastEventId)?.streamId;
+    if (streamId === undefined) return "";
+    // A copy: sending may let the stream grow (or lose its oldest) meanwhile; what is new goes out live.
+    const ids = [...(this.#streams.get(streamId) ?? [])];
+    for (const id of ids.slice(ids.indexOf(lastEventId) + 1)) {
+      const stored = this.#events.get(id);
+      if (stored !== undefined) await send(id, stored.message);
+    }
+    return streamId;
+  }
+
+  /** Forgets every event, and keeps none from now on: the session ended. */
+  clear(): void {
+    this.#closed = true;
+    this.#events.clear();
+    this.#streams.clear();
+    this.#bytes = 0;
+  }
+
+  #drop(eventId: string): void {
+    const stored = this.#events.get(eventId);
+    if (stored === undefined) return;
+    this.#events.delete(eventId);
+    this.#bytes -= stored.bytes;
+    const ids = this.#streams.get(stored.streamId);
+    if (ids === undefined) return;
+    // Eviction is always of a stream's oldest event.
+    if (ids[0] === eventId) ids.shift();
+    else ids.splice(ids.indexOf(eventId), 1);
+    if (ids.length === 0) this.#streams.delete(stored.streamId);
+  }
+}
