@@ -4,7 +4,7 @@
 // of its own, which toolgate is told to trust) through the credential broker: the server gets the value, the tool
 // only its placeholder, and what comes back has the value masked.
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { REPO, runToolgate, writeFiles } from "../support.ts";
 import { Executor } from "../../src/executor.ts";
 import { loadManifest } from "../../src/manifest.ts";
@@ -23,7 +23,9 @@ function isFile(path: string): boolean {
 
 const CURL = ["/usr/bin/curl", "/bin/curl"].find(isFile);
 const NODE = ["/usr/bin/node", "/usr/local/bin/node"].find(isFile);
-const DENO = ["/usr/bin/deno", "/usr/local/bin/deno"].find(isFile);
+// The runtime that runs these tests, wherever it lives (npx's cache under the home folder on a new user's
+// machine): the tool's profile shows its folder read-only.
+const DENO = Deno.realPathSync(Deno.execPath());
 const PYTHON = ["/usr/bin/python3"].find(isFile);
 
 /** Why the system Python cannot run `module` (not installed), or `undefined` when it can. */
@@ -109,7 +111,7 @@ async function setup(): Promise<Setup> {
         name: "canary",
         description: "Runs a shell script.",
         command: ["./tools/bin/run_script"],
-        permissions: { net: [host] },
+        permissions: { net: [host], read: [dirname(DENO)] },
         credentials: [{
           secret: "CANARY_TOKEN",
           env: "CANARY_TOKEN",
@@ -222,7 +224,7 @@ hostTest(
 
 hostTest(
   "through the launcher: Deno's fetch (HTTPS_PROXY and DENO_CERT) reaches the bound host with the value",
-  NO_BWRAP ?? (DENO ? undefined : "deno is not installed in a system folder"),
+  NO_BWRAP,
   async () => {
     const s = await setup();
     try {
