@@ -54,7 +54,7 @@ if (import.meta.main) {
       // The front end always empties INIT_CWD itself.
       env: plan.env,
       reads: tracer.reads,
-      extraPaths: [Deno.execPath(), TOOLGATE_CODE, ...entry().slice(1), ...(plan.pinned ?? [])],
+      extraPaths: [Deno.execPath(), TOOLGATE_CODE, ...entry().slice(1)],
       plannedAt,
     },
     cwd,

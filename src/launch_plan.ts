@@ -23,7 +23,6 @@ import { beltToolOf, TOOLGATE_CODE } from "./tool_belt.ts";
 import { locateManifest, type ManifestLocation, needsTrust } from "./manifest_location.ts";
 import { readManifestContent } from "./trust.ts";
 import { readTrustRecord } from "./trust_record.ts";
-import { readKnownDigests } from "./trust_digests.ts";
 
 /**
  * Options that take a value, of every command: their value is never the command's name. A test keeps this list
@@ -251,17 +250,12 @@ function realOr(path: string): string {
 async function trustedFacts(
   location: ManifestLocation,
   env: Readonly<Record<string, string>>,
-): Promise<{ facts: ManifestFacts; readable: string[]; pinned?: string[] }> {
+): Promise<{ facts: ManifestFacts; readable: string[] }> {
   if (!needsTrust(location)) return { facts: manifestFacts(location.path), readable: [] };
   const none = { programs: [], toolEnv: [], egressHosts: [] };
-  // The digests a run kept, read as they are (like the record below).
-  const content = await readManifestContent(location.path, (realPath) => {
-    try {
-      return readKnownDigests(stateRoot(env), realPath, { strict: false });
-    } catch {
-      return undefined;
-    }
-  });
+  // Every file read afresh (the digests the run keeps are not used here): the warm record then depends on the
+  // files themselves, never on the run's own bookkeeping.
+  const content = await readManifestContent(location.path);
   if (content === undefined) return { facts: none, readable: [] };
   // A comma would split Deno's list into two grants: such a program is not read (and so never trusted).
   const readable = content.summary.tools.flatMap((tool) =>
@@ -274,10 +268,8 @@ async function trustedFacts(
   } catch {
     record = undefined;
   }
-  // A file taken as known by its stamp was only looked at, yet the decision depends on its content.
-  const pinned = [...content.digests.keys()];
-  if (record?.digest !== content.digest) return { facts: none, readable, pinned };
-  return { facts: manifestFacts(location.path, content.text, content.profiles), readable, pinned };
+  if (record?.digest !== content.digest) return { facts: none, readable };
+  return { facts: manifestFacts(location.path, content.text, content.profiles), readable };
 }
 
 /** The helper programs toolgate may start, by absolute path. */
@@ -316,11 +308,6 @@ export interface LaunchPlan {
   readonly set: PermissionSet;
   /** Variables the launcher adds for the main process (the bwrap it resolved). */
   readonly env: Readonly<Record<string, string>>;
-  /**
-   * Files the trust check pinned by digest (some only looked at, their digests kept from an earlier run): the
-   * decision depends on their content, so a warm record checks their times too.
-   */
-  readonly pinned?: readonly string[];
 }
 
 /**
@@ -344,7 +331,7 @@ export async function planLaunch(
   const location = locateManifest(values.get("tools"), env, cwd);
   const manifestPath = location.path;
   // Nothing of a found manifest's programs, profiles, hosts or variables unless the user trusted its content.
-  const { facts: { programs, toolEnv, egressHosts }, readable, pinned } = await trustedFacts(location, env);
+  const { facts: { programs, toolEnv, egressHosts }, readable } = await trustedFacts(location, env);
   const stateDirs: string[] = [];
   for (const root of [stateRoot, configRoot]) {
     try {
@@ -433,6 +420,5 @@ export async function planLaunch(
       ...(cgroupText === undefined ? {} : { [CGROUP_ENV]: cgroupText }),
       ...(proxySocket === undefined ? {} : { [PROXY_SOCKET_ENV]: proxySocket }),
     },
-    ...(pinned === undefined ? {} : { pinned }),
   };
 }
