@@ -254,6 +254,8 @@ async function trustedFacts(
 ): Promise<{ facts: ManifestFacts; readable: string[] }> {
   if (!needsTrust(location)) return { facts: manifestFacts(location.path), readable: [] };
   const none = { programs: [], toolEnv: [], egressHosts: [] };
+  // Every file read afresh (the digests the run keeps are not used here): the warm record then depends on the
+  // files themselves, never on the run's own bookkeeping.
   const content = await readManifestContent(location.path);
   if (content === undefined) return { facts: none, readable: [] };
   // A comma would split Deno's list into two grants: such a program is not read (and so never trusted).

@@ -25,7 +25,7 @@ import { createNew, readPrivateText, writePrivateText } from "./private_file.ts"
 import { stateRoot } from "./state.ts";
 
 /** The record format's version, the first item of every key. */
-export const LAUNCH_FORMAT = "toolgate-launch-1";
+export const LAUNCH_FORMAT = "toolgate-launch-2";
 
 /**
  * The variables the launch decision may read, in the key's order: the shell front end puts each one (set or not,
@@ -55,7 +55,7 @@ export const LAUNCH_VARS: readonly string[] = [
 ];
 
 /** What `stat -L -c` prints for each file, in the shell and in the launcher alike. */
-export const STAT_FORMAT = "%n|%d|%i|%f|%u|%h|%s|%.9Y|%.9Z";
+export const STAT_FORMAT = "%n|%d|%i|%f|%u|%h|%s|%Y|%Z";
 
 /**
  * What `stat -L -c` prints for a path whose content the decision never read (a folder resolved or searched, a
@@ -313,22 +313,37 @@ export function recordBody(
   return { ok: true, body: lines.map((line) => `${line}\n`).join(""), paths, looked };
 }
 
-/** What `stat -L -c format -- paths` prints (nothing for a file that is not there, nor for no paths). */
-async function statText(paths: readonly string[], format: string): Promise<string | undefined> {
-  if (paths.length === 0) return "";
-  let output: Deno.CommandOutput;
-  try {
-    output = await new Deno.Command("stat", {
-      args: ["-L", "-c", format, "--", ...paths],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-      env: { LC_ALL: "C" },
-    }).output();
-  } catch {
-    return undefined;
+/**
+ * What `stat -L -c STAT_FORMAT` (`content`) or `IDENTITY_FORMAT` prints for `paths`, made here from the same stat(2)
+ * fields (nothing for a file that is not there): the launcher starts no stat(1) of its own, which cost two
+ * processes beside the main runtime's start on every cold run. `undefined` when a field is missing. A file's
+ * change is seen in its ctime, which nobody can set back, in whole seconds: a record is never made of a file
+ * changed within {@linkcode FRESH_MS} of planning, so any later change falls in a later second.
+ *
+ * @example
+ * ```ts
+ * import { statText } from "./launch_record.ts";
+ * statText(["/nonexistent"], true); // "": nothing for a file that is not there
+ * ```
+ */
+export function statText(paths: readonly string[], content: boolean): string | undefined {
+  let text = "";
+  for (const path of paths) {
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(path);
+    } catch {
+      continue;
+    }
+    if (info.mode === null || info.mtime === null || info.ctime === null) return undefined;
+    text += `${path}|${info.dev}|${info.ino}|${info.mode.toString(16)}|${info.uid}`;
+    if (content) {
+      const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+      text += `|${info.nlink}|${info.size}|${seconds(info.mtime)}|${seconds(info.ctime)}`;
+    }
+    text += "\n";
   }
-  return new TextDecoder().decode(output.stdout);
+  return text;
 }
 
 /** The folder's MAC key (64 hex digits), made on first use. */
@@ -376,26 +391,21 @@ export async function recordLaunch(
   try {
     const body = recordBody(decision, cwd, env);
     if (!body.ok) return body.why;
-    const [content, identity] = await Promise.all([
-      statText(body.paths, STAT_FORMAT),
-      statText(body.looked, IDENTITY_FORMAT),
-    ]);
-    if (content === undefined || identity === undefined) return "stat(1) cannot be run";
-    const stat = content + identity;
     // A file changed in the same tick as (or after) it was read would look unchanged: such a run is not recorded.
-    const fresh = (decision.plannedAt - FRESH_MS) / 1000;
-    for (const line of stat.split("\n").filter((line) => line !== "")) {
-      const fields = line.split("|");
-      if (fields.slice(-2).some((time) => Number(time) >= fresh)) return `${fields[0]} changed just now`;
-    }
-    for (const path of body.looked) {
+    // Checked before the stat text is made, so a file changed between the two is caught by one or the other.
+    for (const path of [...body.paths, ...body.looked]) {
       try {
-        const changed = Deno.statSync(path).ctime?.getTime() ?? Infinity;
+        const info = Deno.statSync(path);
+        const changed = Math.max(info.mtime?.getTime() ?? Infinity, info.ctime?.getTime() ?? Infinity);
         if (changed >= decision.plannedAt - FRESH_MS) return `${path} changed just now`;
       } catch {
         // Not there: its coming would show.
       }
     }
+    const content = statText(body.paths, true);
+    const identity = statText(body.looked, false);
+    if (content === undefined || identity === undefined) return "a file's times or mode cannot be read";
+    const stat = content + identity;
     ensurePrivateDir(request.dir, stateRoot(env));
     const items = keyItems(request, cwd, env, argv);
     const mac = await recordMac(items, launchKey(request.dir), body.body, stat);

@@ -85,6 +85,24 @@ export interface ManifestContent {
   readonly digest: string;
   /** The programs as they were read, by resolved path. */
   readonly programs: ReadonlyMap<string, PinnedProgram>;
+  /**
+   * Every file pinned (programs and own files) that had settled when read, by path: `STAMP DIGEST`, what
+   * {@linkcode readManifestContent} may take as known the next time (`trust_digests.ts` keeps it).
+   */
+  readonly digests: ReadonlyMap<string, string>;
+}
+
+/**
+ * Digests known from an earlier read, by path: `STAMP DIGEST` (see {@linkcode ManifestContent.digests}). A file whose
+ * identity and times are still the stamp, settled, holds the same bytes (its ctime moves on any change and cannot be
+ * set back), so it is not read again.
+ */
+export type KnownDigests = ReadonlyMap<string, string>;
+
+/** Where pins are looked up and recorded during one read of a manifest. */
+interface PinBook {
+  readonly known: KnownDigests;
+  readonly made: Map<string, string>;
 }
 
 const encoder = new TextEncoder();
@@ -116,7 +134,7 @@ function unreadable(error: unknown): string {
  * Reads one program and pins it: its digest and its file's identity, checked unchanged across the read. A FIFO,
  * a device or a folder is never opened (a FIFO would hold the read forever).
  */
-async function pinProgram(path: string): Promise<PinnedProgram | string> {
+async function pinProgram(path: string, book?: PinBook): Promise<PinnedProgram | string> {
   let before: Deno.FileInfo;
   try {
     before = Deno.statSync(path);
@@ -124,6 +142,16 @@ async function pinProgram(path: string): Promise<PinnedProgram | string> {
     return unreadable(error);
   }
   if (!before.isFile) return "not a regular file";
+  if (book !== undefined) {
+    // The same file pinned earlier in this read (a program is also one of the manifest's own files), or in an
+    // earlier run, and untouched since: its bytes are not read again.
+    const stamp = stampOf(before);
+    const entry = book.made.get(path) ?? book.known.get(path);
+    if (entry !== undefined && entry.startsWith(`${stamp} `) && !isRacy(before, Date.now())) {
+      book.made.set(path, entry);
+      return { digest: entry.slice(stamp.length + 1), stamp, racy: false };
+    }
+  }
   if (before.size > MAX_PROGRAM_BYTES) return `too large to check (${before.size} bytes)`;
   let file: Deno.FsFile;
   try {
@@ -142,7 +170,9 @@ async function pinProgram(path: string): Promise<PinnedProgram | string> {
     }
     const after = await file.stat();
     if (stampOf(after) !== stampOf(opened)) return "changed while it was read";
-    return { digest: await sha256(bytes), stamp: stampOf(after), racy: isRacy(after, Date.now()) };
+    const pinned = { digest: await sha256(bytes), stamp: stampOf(after), racy: isRacy(after, Date.now()) };
+    if (book !== undefined && !pinned.racy) book.made.set(path, `${pinned.stamp} ${pinned.digest}`);
+    return pinned;
   } finally {
     file.close();
   }
@@ -152,7 +182,10 @@ async function pinProgram(path: string): Promise<PinnedProgram | string> {
  * The manifest's own files (`tools/`, walked without following links, and Deno's config and lock beside it),
  * each pinned by digest; a link by where it points; a FIFO, socket or device by what it is (never opened).
  */
-async function ownFiles(dir: string): Promise<{ files: Record<string, string>; complete: boolean }> {
+async function ownFiles(
+  dir: string,
+  book: PinBook,
+): Promise<{ files: Record<string, string>; complete: boolean }> {
   const files: Record<string, string> = {};
   let count = 0;
   let bytes = 0;
@@ -173,7 +206,7 @@ async function ownFiles(dir: string): Promise<{ files: Record<string, string>; c
     } else if (info.isFile) {
       bytes += info.size;
       if (bytes > MAX_OWN_BYTES) return false;
-      const pinned = await pinProgram(path);
+      const pinned = await pinProgram(path, book);
       files[relative] = typeof pinned === "string" ? pinned : pinned.digest;
     } else {
       files[relative] = "not a regular file";
@@ -212,7 +245,9 @@ function toolNames(tools: readonly unknown[]): string[] {
 
 /**
  * Reads a manifest once and pins what it would run: its bytes, each tool's effective profile and each program's
- * bytes. `undefined` when the manifest cannot be read (loading it then says why).
+ * bytes. `undefined` when the manifest cannot be read (loading it then says why). `known` gives, for the manifest's
+ * real path, the digests an earlier read made ({@linkcode ManifestContent.digests}): files still as they were then
+ * are not read again.
  *
  * @example
  * ```ts
@@ -221,7 +256,10 @@ function toolNames(tools: readonly unknown[]): string[] {
  * content?.digest; // "sha256:..."
  * ```
  */
-export async function readManifestContent(path: string): Promise<ManifestContent | undefined> {
+export async function readManifestContent(
+  path: string,
+  known?: (realPath: string) => KnownDigests | undefined,
+): Promise<ManifestContent | undefined> {
   let realPath: string;
   let bytes: Uint8Array;
   try {
@@ -231,6 +269,7 @@ export async function readManifestContent(path: string): Promise<ManifestContent
     return undefined;
   }
   const text = new TextDecoder().decode(bytes);
+  const book: PinBook = { known: known?.(realPath) ?? new Map(), made: new Map() };
   // Against the manifest's real folder, as a found manifest is loaded: a link cannot move its commands elsewhere.
   const dir = dirname(realPath);
   const value = readJsonc(text);
@@ -248,7 +287,7 @@ export async function readManifestContent(path: string): Promise<ManifestContent
     let programDigest: string | undefined;
     if (command !== null && command.length > 0 && command[0] !== "") {
       program = programPath(command[0], dir);
-      const pinned = programs.get(program) ?? await pinProgram(program);
+      const pinned = programs.get(program) ?? await pinProgram(program, book);
       if (typeof pinned === "string") programDigest = pinned;
       else {
         programs.set(program, pinned);
@@ -268,7 +307,7 @@ export async function readManifestContent(path: string): Promise<ManifestContent
       reach: profile.ok ? reachOf(profile.profile) : "unknown (the profile has errors)",
     });
   }
-  const own = await ownFiles(dir);
+  const own = await ownFiles(dir, book);
   const summary: TrustSummary = {
     manifest: await sha256(bytes),
     tools,
@@ -276,7 +315,7 @@ export async function readManifestContent(path: string): Promise<ManifestContent
     filesComplete: own.complete,
   };
   const digest = await sha256(JSON.stringify({ version: TRUST_VERSION, ...summary }));
-  return { path, realPath, text, profiles, summary, digest, programs };
+  return { path, realPath, text, profiles, summary, digest, programs, digests: book.made };
 }
 
 /**

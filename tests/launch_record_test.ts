@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { buildBundle, shimText } from "../src/build/install.ts";
-import { FRESH_MS, LAUNCH_VARS } from "../src/launch_record.ts";
+import { FRESH_MS, IDENTITY_FORMAT, LAUNCH_VARS, STAT_FORMAT, statText } from "../src/launch_record.ts";
 import { writeFiles } from "./support.ts";
 import { confinedTest } from "./security/helpers.ts";
 
@@ -280,3 +280,20 @@ confinedTest(
     );
   },
 );
+
+Deno.test("warm path: the launcher's stat text is what stat(1) prints in the shell, byte for byte", async () => {
+  const dir = await Deno.makeTempDir();
+  const file = join(dir, "file");
+  await Deno.writeTextFile(file, "x");
+  await Deno.symlink(file, join(dir, "link"));
+  const paths = [dir, file, join(dir, "link"), join(dir, "missing"), "/dev/null", Deno.execPath()];
+  for (const [format, content] of [[STAT_FORMAT, true], [IDENTITY_FORMAT, false]] as const) {
+    const shell = await new Deno.Command("stat", {
+      args: ["-L", "-c", format, "--", ...paths],
+      env: { LC_ALL: "C" },
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    assert.equal(statText(paths, content), new TextDecoder().decode(shell.stdout));
+  }
+});

@@ -8,6 +8,7 @@ import { StateDirError } from "../src/state.ts";
 import { readManifestContent, stillPinned } from "../src/trust.ts";
 import { describeChanges } from "../src/trust_changes.ts";
 import { forgetTrust, readTrustRecord, trustDir, writeTrustRecord } from "../src/trust_record.ts";
+import { keepDigests, readKnownDigests } from "../src/trust_digests.ts";
 import { tempDir, writeFiles } from "./support.ts";
 
 const MANIFEST = {
@@ -194,4 +195,47 @@ Deno.test("trust: a planted name, path or file name cannot add or hide a line of
   const lines = describeChanges(before, (await content(dir.path)).summary);
   assert.equal(lines.length, 1);
   assert.ok(!lines[0].includes("\n"), lines[0]);
+});
+
+Deno.test("trust: kept digests spare reading settled files; a file changed since, even with its size and mtime put back, is read again", async () => {
+  await using dir = await tempDir();
+  await writeFiles(dir.path, {
+    "tools.json": MANIFEST,
+    "permissions/mine.json": { write: ["."] },
+    "tools/bin/a": "#!/bin/sh\necho '{}'\n",
+    "tools/bin/b": "#!/bin/sh\necho '{}'\n",
+  });
+  const state = join(dir.path, "state");
+  await Deno.mkdir(state, { mode: 0o700 });
+  const manifest = join(dir.path, "tools.json");
+  // A file changed within the racy window is never kept: wait until the files have settled.
+  await new Promise((resolve) => setTimeout(resolve, 2100));
+  const first = await content(dir.path);
+  const a = join(await Deno.realPath(dir.path), "tools", "bin", "a");
+  // Each file once: the program `a` is also one of the manifest's own files, and is kept once.
+  assert.deepEqual([...first.digests.keys()].filter((path) => path === a), [a]);
+  keepDigests(state, first.realPath, new Map(), first.digests);
+  const known = readKnownDigests(state, first.realPath);
+  assert.deepEqual(known, first.digests);
+  // What is kept stands in for the bytes of an untouched file: a planted digest shows it is used, not re-read.
+  const planted = new Map(known);
+  const [stamp] = known.get(a)!.split(" ");
+  planted.set(a, `${stamp} sha256:${"0".repeat(64)}`);
+  const spared = await readManifestContent(manifest, () => planted);
+  assert.equal(spared?.summary.tools[0].programDigest, `sha256:${"0".repeat(64)}`);
+  // The same bytes, re-read, match what was kept.
+  assert.equal((await readManifestContent(manifest, () => known))?.digest, first.digest);
+  // Changed in place, same size, mtime put back: its ctime moved, so it is read again and the digest differs.
+  const before = await Deno.stat(a);
+  await Deno.writeTextFile(a, "#!/bin/sh\necho '{!'\n");
+  await Deno.utime(a, before.atime!, before.mtime!);
+  const after = await readManifestContent(manifest, () => planted);
+  assert.notEqual(after?.summary.tools[0].programDigest, `sha256:${"0".repeat(64)}`);
+  assert.notEqual(after?.digest, first.digest);
+  // A kept file that is not this user's private file is not used.
+  await Deno.chmod(
+    join(trustDir(state), (await Array.fromAsync(Deno.readDir(trustDir(state))))[0].name),
+    0o644,
+  );
+  assert.equal(readKnownDigests(state, first.realPath).size, 0);
 });

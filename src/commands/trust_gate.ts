@@ -12,6 +12,7 @@ import { stateRoot } from "../state.ts";
 import { type ManifestContent, readManifestContent } from "../trust.ts";
 import { describeChanges } from "../trust_changes.ts";
 import { readTrustRecord, type TrustRecord, writeTrustRecord } from "../trust_record.ts";
+import { keepDigests, readKnownDigests } from "../trust_digests.ts";
 
 /**
  * A manifest whose tools do not run because the user has not trusted its content: `call` answers it with an
@@ -56,13 +57,21 @@ export function announcement(
  */
 export async function passGate(location: ManifestLocation, io: Io, ask: boolean): Promise<GateResult> {
   if (!needsTrust(location)) return { checked: false };
-  const content = await readManifestContent(location.path);
+  const state = stateRoot(io.env);
+  let known: ReadonlyMap<string, string> = new Map();
+  const content = await readManifestContent(location.path, (realPath) => {
+    known = readKnownDigests(state, realPath);
+    return known;
+  });
   if (content === undefined) {
     throw new CommandFailure(`cannot read the manifest ${location.path}`);
   }
-  const state = stateRoot(io.env);
   const record = readTrustRecord(state, content.realPath);
-  if (record?.digest === content.digest) return { checked: true, content };
+  if (record?.digest === content.digest) {
+    // Kept for trusted content only: an untrusted manifest leaves nothing in the state folder.
+    keepDigests(state, content.realPath, known, content.digests);
+    return { checked: true, content };
+  }
   await io.stderr(announcement(location.path, record, content).join("\n") + "\n");
   const subject = record === undefined
     ? `the manifest ${location.path} is not trusted yet`
