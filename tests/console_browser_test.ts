@@ -80,7 +80,9 @@ Deno.test({
       );
       assert.equal(started.ok, true, JSON.stringify(started));
       const jobId = (started.result as { job_id: string }).job_id;
-      const stop = await page.waitForSelector(`tr.job[data-job="${jobId}"][data-state="running"] button.stop`);
+      const stop = await page.waitForSelector(
+        `tr.job[data-job="${jobId}"][data-state="running"] button.stop`,
+      );
       await snap(page, "job_running");
       await stop!.click();
       await page.waitForSelector(`tr.job[data-job="${jobId}"][data-state="killed"]`, { timeout: 20_000 });
@@ -108,7 +110,10 @@ Deno.test({
         "the filter drops the other tools",
       );
       assert.ok((await page.$$('tr.audit[data-tool="job"]')).length >= 1);
-      const approvedBy = await page.$$eval("tr.audit td.approved-by", (tds) => tds.map((td) => td.textContent));
+      const approvedBy = await page.$$eval(
+        "tr.audit td.approved-by",
+        (tds) => tds.map((td) => td.textContent),
+      );
       assert.ok(approvedBy.length > 0);
       await snap(page, "audit_filtered");
       await page.select("#audit-outcome", "failed");

@@ -160,7 +160,7 @@ async function loadAudit() {
   }
   $("audit-view").dataset.loaded = String(Date.now());
 }
-let finished = -1;
+let finished = "";
 function connect() {
   const events = new EventSource("/events");
   events.addEventListener("open", () => { $("status").textContent = "live"; });
@@ -170,7 +170,9 @@ function connect() {
     renderApprovals(state.approvals);
     renderCalls(state.calls);
     renderJobs(state.jobs);
-    const done = state.calls.filter((c) => c.outcome !== "running").length;
+    // A finished call or an ended job wrote an audit line: the view reads the log again (no polling).
+    const done = state.calls.filter((c) => c.outcome !== "running").length + ":" +
+      state.jobs.filter((j) => j.state !== "running").length;
     if (done !== finished) { finished = done; loadAudit(); }
   });
 }

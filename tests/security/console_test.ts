@@ -113,18 +113,25 @@ Deno.test("console: a foreign Origin, another Host, or a POST without the CSRF t
   assert.notEqual(result.isError, true, JSON.stringify(result));
 });
 
-confinedTest("console: a confined tool without the network cannot reach the console's port (the host can)", async () => {
-  await using server = await startConsoleServer(["--sandbox", "require", "--yes"]);
-  const port = new URL(server.origin).port;
-  const dial = `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected || echo refused`;
-  // The same line on the host reaches it: the probe works.
-  const host = await new Deno.Command("bash", { args: ["-c", dial], stdout: "piped", stderr: "null" }).output();
-  assert.equal(new TextDecoder().decode(host.stdout).trim(), "connected");
-  await using connected = await server.connect();
-  const result = await connected.client.callTool({ name: "exec", arguments: { argv: ["bash", "-c", dial] } });
-  const out = (result.structuredContent as { stdout?: string }).stdout ?? JSON.stringify(result);
-  assert.equal(out.trim(), "refused", JSON.stringify(result));
-});
+confinedTest(
+  "console: a confined tool without the network cannot reach the console's port (the host can)",
+  async () => {
+    await using server = await startConsoleServer(["--sandbox", "require", "--yes"]);
+    const port = new URL(server.origin).port;
+    const dial = `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected || echo refused`;
+    // The same line on the host reaches it: the probe works.
+    const host = await new Deno.Command("bash", { args: ["-c", dial], stdout: "piped", stderr: "null" })
+      .output();
+    assert.equal(new TextDecoder().decode(host.stdout).trim(), "connected");
+    await using connected = await server.connect();
+    const result = await connected.client.callTool({
+      name: "exec",
+      arguments: { argv: ["bash", "-c", dial] },
+    });
+    const out = (result.structuredContent as { stdout?: string }).stdout ?? JSON.stringify(result);
+    assert.equal(out.trim(), "refused", JSON.stringify(result));
+  },
+);
 
 Deno.test("console: a stored secret a tool prints is masked in every page, stream and view the console serves", async () => {
   const VALUE = "tok-console-5f3a9c1e7d";
@@ -149,7 +156,9 @@ Deno.test("console: a stored secret a tool prints is masked in every page, strea
     const first = new TextDecoder().decode((await reader.read()).value);
     await reader.cancel();
     const served = [first];
-    for (const path of ["/", "/console.js", "/console.css", "/api/state", "/api/audit", "/api/audit?tool=api"]) {
+    for (
+      const path of ["/", "/console.js", "/console.css", "/api/state", "/api/audit", "/api/audit?tool=api"]
+    ) {
       served.push(await (await fetch(`${server.origin}${path}`, { headers: { cookie } })).text());
     }
     const all = served.join("\n");
