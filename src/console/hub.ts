@@ -131,8 +131,8 @@ export class ConsoleHub implements CallWatch {
   /** {@inheritDoc CallWatch.ask} */
   ask(question: ApprovalQuestion, signal: AbortSignal | undefined, timeoutMs: number): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
+      if (signal?.aborted) return reject(new Error("the question was withdrawn"));
       const id = this.#next++;
-      let timer: ReturnType<typeof setTimeout> | undefined;
       const settle = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
@@ -143,12 +143,12 @@ export class ConsoleHub implements CallWatch {
         settle();
         reject(new Error("the question was withdrawn"));
       };
-      if (signal?.aborted) return reject(new Error("the question was withdrawn"));
-      signal?.addEventListener("abort", onAbort, { once: true });
-      timer = setTimeout(() => {
+      // Up to the call's own timeout: then the call is refused, as it would be with nobody to ask.
+      const timer = setTimeout(() => {
         settle();
         reject(new Error(`nobody answered in the console within ${Math.round(timeoutMs / 1000)} s`));
       }, timeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
       this.#waiting.set(id, {
         id,
         tool: this.#redact(question.tool),

@@ -348,7 +348,12 @@ export class ToolService {
     else context.signal.addEventListener("abort", onCancel, { once: true });
     const signal = AbortSignal.any([userStop.signal, this.#stopping.signal]);
     // Asked before the call takes its turn: a person thinking holds no slot. With a console the first answer wins.
-    const asking = this.#askers(context.ask, (executor.limits(call).timeoutSec ?? 600) * 1000);
+    // The console waits up to the call's own timeout (a call without one: as long as an elicitation form).
+    const callTimeout = executor.limits(call).timeoutSec;
+    const asking = this.#askers(
+      context.ask,
+      callTimeout === undefined ? ELICITATION_TIMEOUT_MS : Math.max(1000, callTimeout * 1000),
+    );
     const verdict = await session.policy.decide(call, { ask: asking.ask, signal });
     if (!verdict.approved) return toCallResult(await executor.refuse(call, verdict.envelope));
     const approvedBy = verdict.by === "person" && asking.answeredBy() === "console" ? "console" : verdict.by;
