@@ -8,7 +8,15 @@
  * @module
  */
 import { dirname, isWithin, join } from "./paths.ts";
-import { answerJobCall, type Job, type JobEvent, jobLauncher, JobManager, readJobArgs } from "./jobs.ts";
+import {
+  answerJobCall,
+  type Job,
+  type JobEvent,
+  jobLauncher,
+  JobManager,
+  type JobView,
+  readJobArgs,
+} from "./jobs.ts";
 import type { JobCaps } from "./job_owners.ts";
 import {
   AuditLog,
@@ -847,6 +855,23 @@ export class Executor {
     return this.#jobs?.running ?? 0;
   }
 
+  /** Every background job still remembered, of every scope: for the operator (the console), never a model. */
+  jobList(): JobView[] {
+    return (this.#jobs?.list() ?? []).map((job) => ({
+      id: job.id,
+      scope: job.scope,
+      snapshot: (tailLines: number) => job.snapshot(tailLines),
+    }));
+  }
+
+  /** Stops the job `id` of `scope` as its user (`killed_by: "user"`); false when there is no such running job. */
+  stopJob(id: string, scope: string): boolean {
+    const job = this.#jobs?.lookup(id, scope);
+    if (job === undefined || job.state !== "running") return false;
+    job.kill("user");
+    return true;
+  }
+
   /**
    * Ends a scope's background jobs (an MCP session that closed, was deleted or expired): their trees end with
    * `killed_by: "session"`, and no job starts for that scope any more. Resolves once they are gone.
@@ -922,7 +947,8 @@ export class Executor {
     const envelope = await answerJobCall(jobs, call.args, {
       scope: options.jobScope ?? "",
       signal: options.signal,
-      byPerson: options.approvedBy === "person" || options.approvedBy === "own-command",
+      byPerson: options.approvedBy === "person" || options.approvedBy === "own-command" ||
+        options.approvedBy === "console",
       graceMs: this.#options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
     });
     await this.#write(jobAnswerRecord(await this.#facts(started, call.tool.name, call.argsText), {

@@ -361,6 +361,16 @@ export interface JobManagerOptions {
   readonly clock?: () => Date;
 }
 
+/** A background job as an operator's view sees it (the console): who owns it and what `poll` would answer. */
+export interface JobView {
+  /** The job's id, as its owner knows it (`job-1`). */
+  readonly id: string;
+  /** Its owner: an MCP session's id, `""` for the one owner of an agent run. */
+  readonly scope: string;
+  /** `poll`'s answer for the job: state, command, `killed_by`, the tail of its output. */
+  readonly snapshot: (tailLines: number) => Record<string, unknown>;
+}
+
 /**
  * A job's start or end, as {@linkcode JobManagerOptions.onEvent} hears of it: plain facts for an operator's log
  * (the command is not yet redacted: the listener redacts it).

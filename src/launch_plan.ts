@@ -53,6 +53,7 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "load-messages",
   "output",
   "http",
+  "console",
   "host",
   "token",
   "allow-tools",
@@ -376,6 +377,8 @@ export async function planLaunch(
   const endpoint = isRun ? values.get("base-url") ?? endpointFromEnv(env) : undefined;
   const port = command === "serve" ? values.get("http") : undefined;
   const listenPort = port === undefined ? undefined : Number(port);
+  const consoleValue = command === "serve" ? values.get("console") : undefined;
+  const consolePort = consoleValue === undefined ? undefined : Number(consoleValue);
   const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin");
   // A worker, or a caller whose calls run on a worker pool: the pool's servers and the credential files.
   const poolUrl = command === "worker"
@@ -404,6 +407,10 @@ export async function planLaunch(
     endpoint: endpoint !== undefined && URL.canParse(endpoint) ? endpoint : undefined,
     listen: listenPort !== undefined && Number.isInteger(listenPort) && listenPort >= 0 && listenPort <= 65535
       ? { hostname: values.get("host") ?? "127.0.0.1", port: listenPort }
+      : undefined,
+    consoleListen: consolePort !== undefined && Number.isInteger(consolePort) && consolePort >= 0 &&
+        consolePort <= 65535
+      ? { hostname: "127.0.0.1", port: consolePort }
       : undefined,
     helpers: helperPaths(helpers),
     pool: poolAddress === undefined || typeof poolAddress === "string" ? undefined : {

@@ -98,7 +98,7 @@ export type { ServerSpec } from "./gateway/server_spec.ts";
 export type { ToolDefinition } from "./gateway/pins.ts";
 export type { Asked, LogLevel, SamplingRequest, ToolEvent, ToolProtocol } from "./tool_protocol.ts";
 export type { ElicitAnswer, QuestionContext, QuestionHandlers, SamplingAnswer } from "./tool_questions.ts";
-export type { JobEvent } from "./jobs.ts";
+export type { JobEvent, JobView } from "./jobs.ts";
 export type { JobCaps } from "./job_owners.ts";
 export {
   type Answer,

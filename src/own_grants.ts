@@ -75,6 +75,8 @@ export interface RunFacts {
   readonly endpoint?: string;
   /** Where `serve --http` listens, if it does. */
   readonly listen?: { readonly hostname: string; readonly port: number };
+  /** Where `serve --console` listens (loopback), if it does. */
+  readonly consoleListen?: { readonly hostname: string; readonly port: number };
   /**
    * The helper programs it starts: bwrap, sh (which makes, sets and joins a call's cgroups), cat (which tells a
    * process's cgroups), kill (to signal a process group), setsid (which starts an unconfined tool in its own
@@ -127,10 +129,11 @@ function unique(values: readonly string[]): string[] {
 export function derivePermissions(facts: RunFacts): PermissionSet {
   const net: string[] = [];
   if (facts.endpoint !== undefined) net.push(hostPort(facts.endpoint));
-  if (facts.listen !== undefined) {
-    const host = facts.listen.hostname.includes(":") ? `[${facts.listen.hostname}]` : facts.listen.hostname;
+  for (const listen of [facts.listen, facts.consoleListen]) {
+    if (listen === undefined) continue;
+    const host = listen.hostname.includes(":") ? `[${listen.hostname}]` : listen.hostname;
     // Port 0 is any free port: only the host can be named ahead.
-    net.push(facts.listen.port === 0 ? host : `${host}:${facts.listen.port}`);
+    net.push(listen.port === 0 ? host : `${host}:${listen.port}`);
   }
   // Deno's net scope names a host (any port) or host:port, as the profiles' lists do.
   net.push(...facts.egressHosts ?? []);

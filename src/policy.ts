@@ -217,7 +217,8 @@ export type ApprovedBy =
   | "allow-tools"
   | "approve-hosts"
   | "always"
-  | "person";
+  | "person"
+  | "console";
 
 /**
  * The policy's verdict on one call.

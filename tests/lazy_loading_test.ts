@@ -72,3 +72,13 @@ Deno.test("start-up: the test above sees a heavy module when one is imported sta
   // The stdio transport imports node:process: a Node built-in shows too.
   assert.ok([...await staticGraph(join(REPO, "src", "mcp", "stdio.ts"))].some((m) => m.startsWith("node:")));
 });
+
+Deno.test("serve loads the web console only with --console: no module of src/console is a static import of serve", async () => {
+  const graph = await staticGraph(join(REPO, "src", "commands", "serve_mcp.ts"));
+  assert.ok([...graph].some((m) => m.endsWith("/src/mcp/server.ts")), "the walk reached the MCP server");
+  assert.deepEqual([...graph].filter((m) => m.includes("/src/console/")), []);
+  // The walk finds the console where it is imported statically.
+  assert.ok(
+    [...await staticGraph(join(REPO, "src", "console", "start.ts"))].some((m) => m.endsWith("/http.ts")),
+  );
+});

@@ -77,6 +77,12 @@ Deno.test("the endpoint, the listening port and transcript files are granted for
   assert.deepEqual((await planLaunch(["serve", "--http", "0", "--host", "::1"], env, cwd)).set.net, [
     "[::1]",
   ]);
+  // The console listens on loopback only, beside (or without) --http; its port is the value after --console.
+  assert.deepEqual((await planLaunch(["serve", "--console", "8766"], env, cwd)).set.net, ["127.0.0.1:8766"]);
+  assert.deepEqual(
+    (await planLaunch(["serve", "--http", "8765", "--console", "0", "--host", "::1"], env, cwd)).set.net,
+    ["[::1]:8765", "127.0.0.1"],
+  );
   const saving = (await planLaunch(["--prompt", "x", "--save-messages", "out/run.json"], env, cwd)).set;
   assert.ok(saving.write.includes(join(cwd, "out/run.json")));
   assert.ok(saving.write.includes(join(cwd, "out/run.json.tmp")));

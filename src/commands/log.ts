@@ -107,7 +107,7 @@ export const logCommand: Command = {
   },
   details: [
     "Each line: the time (UTC), the tool, the outcome, the duration, and what approved the call (read-only,",
-    "own-command for `toolgate call`, yes, allow-tools, approve-hosts, always, person). toolgate signs each",
+    "own-command for `toolgate call`, yes, allow-tools, approve-hosts, always, person, console). toolgate signs each",
     "line with the user's audit key ($XDG_STATE_HOME/toolgate/audit.key); a line that is not JSON is reported",
     "as damaged, a line whose digest does not match as ALTERED, and either makes the exit code 1. Lines without",
     "a digest (written without the key, or by an older toolgate) are shown and counted as unsigned.",

@@ -18,6 +18,11 @@ export const serveCommand: Command = {
       help: "serve Streamable HTTP on PORT (0: a free one) instead of stdio",
     },
     host: { type: "string", value: "HOST", help: "the interface --http binds (default 127.0.0.1)" },
+    console: {
+      type: "string",
+      value: "PORT",
+      help: "serve a web console on 127.0.0.1:PORT (0: a free one); its one-time link is printed on stderr",
+    },
     token: {
       type: "string",
       value: "TOKEN",
@@ -89,6 +94,9 @@ export const serveCommand: Command = {
     "For the operator, stderr has a line when each job starts and ends (its session, pid and command);",
     "`kill -TERM -- -PID` ends one job's tree, and SIGINT or SIGTERM ends every tool's tree, background jobs",
     "included, and stops the server.",
+    "--console PORT serves a web console on loopback (docs/console.md): the calls live, approvals with a click",
+    "(a call no client can be asked about waits for it, up to the call's timeout), background jobs with Stop,",
+    "and the audit log. Open it through the one-time link printed on stderr.",
     "Example (an MCP host's config, with toolgate installed by `deno task install`; the README has it whole):",
     '  {"command": "toolgate", "args": ["serve", "--cwd", "/path/to/your/project"]}',
   ].join("\n"),

@@ -22,13 +22,15 @@ import type { JobEvent } from "../jobs.ts";
 import { JOB_CAPS, type JobCaps } from "../job_owners.ts";
 import type { ProcessRegistry } from "../process_tree.ts";
 import { approvalSettings } from "./approval_options.ts";
-import { executorFromArgs } from "./executor_options.ts";
+import { executorFromArgs, executorSettings } from "./executor_options.ts";
+import type { StartedConsole } from "../console/start.ts";
 import { loadForCommand } from "./load.ts";
 
 /** Serves the tools over MCP for `toolgate serve`. */
 export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   expectPositionals(parsed, 0, "serve");
   const http = httpSettings(parsed, io);
+  const consolePort = consoleSetting(parsed);
   const limits = callLimits(parsed);
   const jobCaps = jobLimits(parsed);
   // Never asked here: stdin is the protocol's (an untrusted manifest refuses to start, naming `toolgate trust`).
@@ -38,13 +40,35 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
   // The operator's view of the jobs: one line when each starts and ends (their pids: see jobLine).
   let onJob: (event: JobEvent) => void = () => {};
-  const { executor, registry, redact } = await executorFromArgs(parsed, io, manifest, "serve", undefined, {
+  const settings = await executorSettings(parsed, io, "serve");
+  const { executor, registry, redact } = await executorFromArgs(parsed, io, manifest, "serve", settings, {
     handleSignals: false,
     jobCaps,
     onJob: (event) => onJob(event),
   });
   const onError = (message: string) => void io.stderr(message + "\n");
-  onJob = (event) => void io.stderr(jobLine(event, redact) + "\n");
+  let watching: StartedConsole | undefined;
+  onJob = (event) => {
+    void io.stderr(jobLine(event, redact) + "\n");
+    watching?.hub.changed();
+  };
+  if (consolePort !== undefined) {
+    // Loaded only with --console: every other run of serve starts without it.
+    const { startConsole } = await import("../console/start.ts");
+    try {
+      watching = startConsole({ port: consolePort, redact, auditDir: settings.auditDir, jobs: executor });
+    } catch (error) {
+      const problem = listenProblem(error, { hostname: "127.0.0.1", port: consolePort });
+      if (problem === undefined) throw error;
+      await io.stderr(`toolgate: console: ${problem}\n`);
+      await executor.close();
+      return EXIT.failure;
+    }
+    // stderr only: the link holds the one-time token (stdout may be the MCP protocol's).
+    await io.stderr(
+      `toolgate: console at ${watching.serving.url} (open it once; the link then stops working)\n`,
+    );
+  }
   const service = new ToolService({
     executor,
     redact,
@@ -54,6 +78,7 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     maxSessionCalls: limits.maxSessionCalls,
     onError,
     allowStoreSecrets: flag(parsed, "allow-store-secrets"),
+    watch: watching?.hub,
   });
   const stop = stopSignals();
   const signal = stop.next();
@@ -80,7 +105,19 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     return stopped === undefined ? EXIT.ok : SIGNAL_EXIT[stopped];
   } finally {
     stop.dispose();
+    await watching?.serving.close();
   }
+}
+
+/** `--console PORT`, checked: the console's port on 127.0.0.1 (0: a free one); `undefined` without it. */
+function consoleSetting(parsed: ParsedArgs): number | undefined {
+  const text = stringOption(parsed, "console");
+  if (text === undefined) return undefined;
+  const port = parseNumber(text, "--console", "serve", { integer: true, min: 0, exclusive: false });
+  if (port > 65535) {
+    throw new UsageError(`--console must be a port number 0-65535 (got ${JSON.stringify(text)})`, "serve");
+  }
+  return port;
 }
 
 /** `--max-calls` and `--max-session-calls`, checked. */

@@ -28,7 +28,7 @@ import { failure, type FailureEnvelope } from "../contract.ts";
 import type { Executor } from "../executor.ts";
 import type { Redactor } from "../redact.ts";
 import { toMcp } from "../tool_definitions.ts";
-import { type Ask, Policy, type PolicyOptions } from "../policy.ts";
+import { type Answer, type ApprovalQuestion, type Ask, Policy, type PolicyOptions } from "../policy.ts";
 import { heartbeatText } from "../commands/progress.ts";
 import { checkOutput, toCallResult } from "./results.ts";
 import { CallLimit, Scheduler } from "../scheduler.ts";
@@ -82,6 +82,25 @@ export interface ToolServiceOptions {
    * user gives lives in that session's memory only, so that no client can rewrite the credentials of later runs.
    */
   readonly allowStoreSecrets?: boolean;
+  /** A watcher of every call and a second asker (`serve --console`); absent: nothing is watched. */
+  readonly watch?: CallWatch;
+}
+
+/**
+ * Who watches the calls of a {@linkcode ToolService} (the web console): told when each starts and how it ended,
+ * and asked about a call that needs approval beside (or, when the client cannot be asked, instead of) the client.
+ *
+ * @example
+ * ```ts
+ * import type { CallWatch } from "./server.ts";
+ * const watch: CallWatch = { started: () => () => {} };
+ * ```
+ */
+export interface CallWatch {
+  /** A call began (arguments as the client sent them: the watcher masks secrets); returns its end's listener. */
+  started(call: { tool: string; caller: string; args: unknown }): (result: CallToolResult) => void;
+  /** Asks about a call; rejects when the question is withdrawn (`signal`) or not answered within `timeoutMs`. */
+  ask?(question: ApprovalQuestion, signal: AbortSignal | undefined, timeoutMs: number): Promise<Answer>;
 }
 
 /** Per-call context from the MCP request. */
@@ -171,10 +190,22 @@ export class ToolService {
    * everything else, refusals included, is a result holding an envelope.
    */
   #track(name: string, args: unknown, context: CallContext, session: Session): Promise<CallToolResult> {
+    const ended = this.#options.watch?.started({
+      tool: name,
+      caller: `MCP session ${session.id.slice(0, 8)}`,
+      args,
+    });
     const running = this.#call(name, args, context, session);
     this.#inFlight.add(running);
     const forget = () => void this.#inFlight.delete(running);
     running.then(forget, forget);
+    if (ended) {
+      running.then(
+        ended,
+        (error) =>
+          ended({ content: [{ type: "text", text: String(error?.message ?? error) }], isError: true }),
+      );
+    }
     return running;
   }
 
@@ -316,9 +347,16 @@ export class ToolService {
     if (context.signal.aborted) onCancel();
     else context.signal.addEventListener("abort", onCancel, { once: true });
     const signal = AbortSignal.any([userStop.signal, this.#stopping.signal]);
-    // Asked before the call takes its turn: a person thinking holds no slot.
-    const verdict = await session.policy.decide(call, { ask: context.ask, signal });
+    // Asked before the call takes its turn: a person thinking holds no slot. With a console the first answer wins.
+    // The console waits up to the call's own timeout (a call without one: as long as an elicitation form).
+    const callTimeout = executor.limits(call).timeoutSec;
+    const asking = this.#askers(
+      context.ask,
+      callTimeout === undefined ? ELICITATION_TIMEOUT_MS : Math.max(1000, callTimeout * 1000),
+    );
+    const verdict = await session.policy.decide(call, { ask: asking.ask, signal });
     if (!verdict.approved) return toCallResult(await executor.refuse(call, verdict.envelope));
+    const approvedBy = verdict.by === "person" && asking.answeredBy() === "console" ? "console" : verdict.by;
     const release = await session.scheduler.acquire(call.tool.concurrent, signal);
     // Cancelled while waiting for its turn: run() sees the aborted signal, starts nothing and audits the call.
     const limit = executor.limits(call).timeoutSec;
@@ -330,7 +368,7 @@ export class ToolService {
     try {
       const envelope = await executor.run(call, {
         signal,
-        approvedBy: verdict.by,
+        approvedBy,
         jobScope: session.id,
         secrets: session.secrets,
         onToolEvent: context.onToolEvent,
@@ -351,6 +389,36 @@ export class ToolService {
       stopProgress();
       release?.();
     }
+  }
+
+  /**
+   * The client's asker and the console's, raced: the first answer wins and the other question is withdrawn; a
+   * side that cannot answer (its question failed) leaves it to the other. `answeredBy` says which answered.
+   */
+  #askers(client: Ask | undefined, timeoutMs: number): { ask?: Ask; answeredBy: () => string | undefined } {
+    const watch = this.#options.watch;
+    let by: string | undefined;
+    if (!watch?.ask) return { ask: client, answeredBy: () => client ? "client" : undefined };
+    const viaConsole: Ask = (question, signal) => watch.ask!(question, signal, timeoutMs);
+    const sides: [string, Ask][] = client
+      ? [["client", client], ["console", viaConsole]]
+      : [["console", viaConsole]];
+    const ask: Ask = async (question, signal) => {
+      const withdraw = new AbortController();
+      const both = signal ? AbortSignal.any([signal, withdraw.signal]) : withdraw.signal;
+      try {
+        return await Promise.any(sides.map(async ([name, side]) => {
+          const answer = await side(question, both);
+          by ??= name;
+          return answer;
+        }));
+      } catch (error) {
+        throw error instanceof AggregateError ? error.errors.at(-1) : error;
+      } finally {
+        withdraw.abort();
+      }
+    };
+    return { ask, answeredBy: () => by };
   }
 
   /** Sends elapsed seconds every interval until the returned function is called. */

@@ -1,0 +1,196 @@
+/**
+ * What the web console shows, kept as it happens: the calls in flight and finished, the background jobs, the
+ * approval questions waiting for an answer. Every string is masked by the run's redactor before it is kept, so
+ * nothing the console sends can hold a secret value. Listeners hear of each change (the console's event stream).
+ *
+ * @module
+ */
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import type { CallToolResult } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import type { JobView } from "../jobs.ts";
+import type { Answer, ApprovalQuestion } from "../policy.ts";
+import { redactDeep, type Redactor } from "../redact.ts";
+import type { CallWatch } from "../mcp/server.ts";
+
+/** The most finished calls kept (older ones are in the audit log). */
+const KEPT_CALLS = 200;
+/** How many lines of a job's output the console shows. */
+const TAIL_LINES = 20;
+
+/** One call as the console shows it. */
+export interface CallRow {
+  readonly id: number;
+  readonly tool: string;
+  readonly caller: string;
+  /** The arguments as JSON text, secrets masked. */
+  readonly args: string;
+  readonly startedAt: string;
+  /** `running` while in flight, then `ok` or the failure's kind. */
+  outcome: string;
+  durationMs?: number;
+  killedBy?: string;
+  message?: string;
+}
+
+/** A background job as the console sees it: its owner's scope, and a snapshot (as `poll` answers). */
+/** Where the console reads and stops jobs (the executor). */
+export interface JobSource {
+  jobList(): JobView[];
+  stopJob(id: string, scope: string): boolean;
+}
+
+/** A question waiting for an answer in the console. */
+interface Waiting {
+  readonly id: number;
+  readonly tool: string;
+  readonly reason: string;
+  readonly lines: readonly string[];
+  readonly answer: (answer: Answer) => void;
+}
+
+/**
+ * The console's state, and the {@linkcode CallWatch} that feeds it.
+ *
+ * @example
+ * ```ts
+ * import { ConsoleHub } from "./hub.ts";
+ * const hub = new ConsoleHub((text) => text.replaceAll("s3cret", "[REDACTED]"));
+ * const ended = hub.started({ tool: "echo", caller: "model", args: { text: "s3cret" } });
+ * ended({ content: [], structuredContent: {} });
+ * hub.state().calls[0].args; // '{"text":"[REDACTED]"}'
+ * ```
+ */
+export class ConsoleHub implements CallWatch {
+  readonly #redact: Redactor;
+  readonly #jobs?: JobSource;
+  readonly #calls: CallRow[] = [];
+  readonly #waiting = new Map<number, Waiting>();
+  readonly #listeners = new Set<() => void>();
+  #next = 1;
+
+  /** A hub masking with `redact`, reading jobs from `jobs` when given. */
+  constructor(redact: Redactor, jobs?: JobSource) {
+    this.#redact = redact;
+    this.#jobs = jobs;
+  }
+
+  /** Hears of every change; returns the function that stops listening. */
+  listen(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  /** Tells the listeners (a job started or ended, say). */
+  changed(): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch {
+        // A listener that went away is its own business.
+      }
+    }
+  }
+
+  /** {@inheritDoc CallWatch.started} */
+  started(call: { tool: string; caller: string; args: unknown }): (result: CallToolResult) => void {
+    const started = performance.now();
+    const row: CallRow = {
+      id: this.#next++,
+      tool: this.#redact(call.tool),
+      caller: this.#redact(call.caller),
+      args: this.#redact(JSON.stringify(redactDeep(call.args ?? {}, this.#redact))),
+      startedAt: new Date().toISOString(),
+      outcome: "running",
+    };
+    this.#calls.push(row);
+    if (this.#calls.length > KEPT_CALLS) this.#calls.splice(0, this.#calls.length - KEPT_CALLS);
+    this.changed();
+    return (result) => {
+      row.durationMs = Math.round(performance.now() - started);
+      const structured = result.structuredContent as Record<string, unknown> | undefined;
+      if (result.isError) {
+        row.outcome = typeof structured?.kind === "string" ? structured.kind : "error";
+        const text = typeof structured?.message === "string"
+          ? structured.message
+          : String((result.content?.[0] as { text?: unknown } | undefined)?.text ?? "");
+        row.message = this.#redact(text);
+      } else row.outcome = "ok";
+      const killed = structured?.killed_by ??
+        (structured?.metadata as Record<string, unknown> | undefined)?.killed_by;
+      if (typeof killed === "string") row.killedBy = killed;
+      this.changed();
+    };
+  }
+
+  /** {@inheritDoc CallWatch.ask} */
+  ask(question: ApprovalQuestion, signal: AbortSignal | undefined, timeoutMs: number): Promise<Answer> {
+    return new Promise<Answer>((resolve, reject) => {
+      if (signal?.aborted) return reject(new Error("the question was withdrawn"));
+      const id = this.#next++;
+      const settle = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.#waiting.delete(id);
+        this.changed();
+      };
+      const onAbort = () => {
+        settle();
+        reject(new Error("the question was withdrawn"));
+      };
+      // Up to the call's own timeout: then the call is refused, as it would be with nobody to ask.
+      const timer = setTimeout(() => {
+        settle();
+        reject(new Error(`nobody answered in the console within ${Math.round(timeoutMs / 1000)} s`));
+      }, timeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#waiting.set(id, {
+        id,
+        tool: this.#redact(question.tool),
+        reason: this.#redact(question.reason),
+        lines: question.lines.map(this.#redact),
+        answer: (answer) => {
+          settle();
+          resolve(answer);
+        },
+      });
+      this.changed();
+    });
+  }
+
+  /** Answers the waiting question `id`; false when none waits by that id (answered elsewhere, withdrawn). */
+  answer(id: number, answer: Answer): boolean {
+    const waiting = this.#waiting.get(id);
+    if (waiting === undefined) return false;
+    waiting.answer(answer);
+    return true;
+  }
+
+  /** Stops a running job as its user; false when there is no such running job. */
+  stopJob(id: string, scope: string): boolean {
+    const stopped = this.#jobs?.stopJob(id, scope) ?? false;
+    if (stopped) this.changed();
+    return stopped;
+  }
+
+  /** Everything the console shows now but the audit log, secrets masked. */
+  state(): {
+    calls: CallRow[];
+    approvals: { id: number; tool: string; reason: string; lines: readonly string[] }[];
+    jobs: Record<string, unknown>[];
+  } {
+    const jobs = (this.#jobs?.jobList() ?? []).map((job) => ({
+      scope: job.scope,
+      ...redactDeep(job.snapshot(TAIL_LINES), this.#redact),
+    }));
+    return {
+      calls: this.#calls.map((row) => ({ ...row })),
+      approvals: [...this.#waiting.values()].map(({ id, tool, reason, lines }) => ({
+        id,
+        tool,
+        reason,
+        lines,
+      })),
+      jobs,
+    };
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The web console of `serve --console` in a real browser (issue 29): Debian's chromium, headless, driven by
+ * puppeteer-core (no browser download). It opens the console from the link printed on stderr, sees a call wait
+ * for approval and allows it with a click, sees it run and finish, stops a background job (its envelope says
+ * `killed_by: "user"`), and filters the audit view. Screenshots of each view go to `$TOOLGATE_ARTIFACTS` when set.
+ * Skipped with a printed reason where chromium is missing; failed instead under TOOLGATE_REQUIRE_BROWSER=1.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import puppeteer, { type Page } from "puppeteer-core";
+import { startConsoleServer, until } from "./console_helpers.ts";
+import { envelopeOf } from "./mcp/helpers.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BROWSER") === "1";
+const ARTIFACTS = Deno.env.get("TOOLGATE_ARTIFACTS");
+
+function missingBrowser(): string | undefined {
+  try {
+    return Deno.statSync(CHROMIUM).isFile ? undefined : `${CHROMIUM} is not a file`;
+  } catch {
+    return `no browser at ${CHROMIUM} (apt-get install chromium)`;
+  }
+}
+const MISSING = missingBrowser();
+const NAME = "console in chromium: approve with a click, see the call run, stop a job, filter the audit";
+if (MISSING !== undefined && !REQUIRED) console.log(`skipping "${NAME}": ${MISSING}`);
+
+/** Saves a screenshot of the page as `name`.png in the artifacts folder, when there is one. */
+async function snap(page: Page, name: string): Promise<void> {
+  if (ARTIFACTS === undefined || ARTIFACTS === "") return;
+  await Deno.mkdir(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `console_${name}.png`) as `${string}.png`, fullPage: true });
+}
+
+Deno.test({
+  name: NAME,
+  ignore: MISSING !== undefined && !REQUIRED,
+  // The browser's own helpers outlive its close by a moment.
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    assert.equal(MISSING, undefined, `required here (TOOLGATE_REQUIRE_BROWSER=1): ${MISSING}`);
+    await using server = await startConsoleServer(["--sandbox", "off"]);
+    const browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.setViewport({ width: 1200, height: 900 });
+      await page.goto(server.link.href);
+      assert.equal(new URL(page.url()).search, "", "the token left the address bar");
+      await page.waitForFunction('document.getElementById("status")?.textContent === "live"');
+
+      // A call no client can be asked about waits for the console: the same question the terminal shows.
+      await using connected = await server.connect();
+      const waiting = connected.client.callTool({ name: "exec", arguments: { argv: ["sleep", "1.5"] } });
+      const card = await page.waitForSelector('.approval[data-tool="exec"]');
+      const question = await card!.$eval("pre", (pre) => pre.textContent ?? "");
+      assert.match(question, /the model asks to run exec/);
+      assert.match(question, /argv: \["sleep","1.5"\]/);
+      await snap(page, "approval");
+      await (await card!.$("button.always"))!.click();
+      // The call now runs: it is in flight, then finished.
+      await page.waitForSelector('tr.call[data-tool="exec"][data-outcome="running"]');
+      assert.equal(await page.$(".approval"), null, "the question is gone once answered");
+      await snap(page, "call_running");
+      await page.waitForSelector('tr.call[data-tool="exec"][data-outcome="ok"]', { timeout: 20_000 });
+      const result = await waiting;
+      assert.notEqual(result.isError, true, JSON.stringify(result));
+
+      // A background job (exec was allowed for the session): Stop ends its tree as the user.
+      const started = envelopeOf(
+        await connected.client.callTool({
+          name: "exec",
+          arguments: { shell: "echo job-started; sleep 60", background: true },
+        }),
+      );
+      assert.equal(started.ok, true, JSON.stringify(started));
+      const jobId = (started.result as { job_id: string }).job_id;
+      const stop = await page.waitForSelector(
+        `tr.job[data-job="${jobId}"][data-state="running"] button.stop`,
+      );
+      await snap(page, "job_running");
+      await stop!.click();
+      await page.waitForSelector(`tr.job[data-job="${jobId}"][data-state="killed"]`, { timeout: 20_000 });
+      const killedBy = await page.$eval(
+        `tr.job[data-job="${jobId}"] td.killed-by`,
+        (td) => td.textContent,
+      );
+      assert.equal(killedBy, "user");
+      await snap(page, "job_stopped");
+      const polled = envelopeOf(
+        await connected.client.callTool({ name: "job", arguments: { action: "poll", job_id: jobId } }),
+      );
+      assert.equal((polled.result as { killed_by?: string }).killed_by, "user", JSON.stringify(polled));
+
+      // The audit view: every call so far, then only those the filter keeps.
+      await until(
+        async () => (await page.$$('tr.audit[data-tool="exec"]')).length >= 2,
+        "the audit view lists the calls",
+      );
+      assert.ok((await page.$$('tr.audit[data-tool="job"]')).length >= 1, "the poll is listed");
+      await page.type("#audit-tool", "job");
+      await page.click("#audit-apply");
+      await until(
+        async () => (await page.$$('tr.audit[data-tool="exec"]')).length === 0,
+        "the filter drops the other tools",
+      );
+      assert.ok((await page.$$('tr.audit[data-tool="job"]')).length >= 1);
+      const approvedBy = await page.$$eval(
+        "tr.audit td.approved-by",
+        (tds) => tds.map((td) => td.textContent),
+      );
+      assert.ok(approvedBy.length > 0);
+      await snap(page, "audit_filtered");
+      await page.select("#audit-outcome", "failed");
+      await page.click("#audit-apply");
+      await until(async () => (await page.$$("tr.audit")).length === 0, "no failed call of job");
+    } finally {
+      await browser.close();
+    }
+  },
+});
