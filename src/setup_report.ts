@@ -19,7 +19,7 @@ import {
   type SandboxSupport,
 } from "./sandbox.ts";
 import { auditDirFor, configRoot, stateRoot } from "./state.ts";
-import { locateManifest, type ManifestLocation, needsTrust } from "./manifest_location.ts";
+import { isOwnManifest, locateManifest, type ManifestLocation, needsTrust } from "./manifest_location.ts";
 import { readManifestContent } from "./trust.ts";
 import { readTrustRecord } from "./trust_record.ts";
 import type { Manifest } from "./manifest.ts";
@@ -321,7 +321,9 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
       }tools cannot be confined (${support.ok ? "" : support.reason})`,
       fix: "install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or run with " +
         "--sandbox off to run them unconfined, as you",
-      blocking: true,
+      // The built-in belt (toolgate's own manifest) is toolgate's default, not a manifest the user wrote: its
+      // read-only tools still work, so the ones that cannot are said, not a failure of the setup.
+      blocking: location.source !== "belt" && !isOwnManifest(location.path),
     });
   } else if (!support.ok && mode.value === "auto" && profiles.some((p) => p.runs === "unconfined")) {
     problems.push({

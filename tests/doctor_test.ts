@@ -183,6 +183,18 @@ Deno.test({
       report.problems.some((p: { problem: string }) => /the read-only ones run unconfined/.test(p.problem)),
       mild.stdout,
     );
+    // With no tools.json, the built-in belt: its writing tools cannot run here, which is said, not a failure
+    // (the belt is toolgate's default, not a manifest the user wrote; its read-only tools work).
+    await using empty = await tempDir();
+    const belt = await doctorWithoutBwrap(["--json"], empty.path, env);
+    assert.equal(belt.code, 0, belt.stdout + belt.stderr);
+    const beltReport = JSON.parse(belt.stdout);
+    assert.ok(
+      beltReport.problems.some((p: { problem: string; blocking: boolean }) =>
+        /tools? cannot run here \(fs_write_file/.test(p.problem) && !p.blocking
+      ),
+      belt.stdout,
+    );
     // --sandbox off says what a run with it would do: everything runs, unconfined.
     const off = await doctorWithoutBwrap(["--sandbox", "off"], dir.path, env);
     assert.equal(off.code, 0, off.stdout + off.stderr);
