@@ -166,6 +166,13 @@ Deno.test({
       assert.match(trust.stdout, /invisible or control characters \(U\+200B\)/);
       const again = await p.run(["call", "mcp__own__hello"]);
       assert.equal(envelope(again.stdout).ok, true, again.stdout);
+      // lint reads the pinned definitions (it starts no server) and flags the invisible character.
+      const lint = await p.run(["lint", "--strict"]);
+      assert.equal(lint.code, 1, lint.stdout + lint.stderr);
+      assert.match(
+        lint.stdout,
+        /^mcpServers "own" tool "hello": text-visible: the description carries invisible or control characters \(U\+200B\)$/m,
+      );
     } finally {
       listener.close();
       for (const conn of accepted) conn.close();
