@@ -531,26 +531,7 @@ export class Executor {
 
   /** The answer to a gateway tool that is withheld, or whose server cannot be used; `undefined` otherwise. */
   #unexposed(name: string): FailureEnvelope | undefined {
-    const gateway = this.#gateway;
-    if (gateway === undefined) return undefined;
-    const reason = gateway.withheld.get(name);
-    if (reason !== undefined) {
-      const why = reason === "new"
-        ? "its definition has not been trusted yet"
-        : "its definition (description, schemas or annotations) changed since the user trusted it";
-      return failure(
-        "rejected",
-        `The tool ${name} is withheld: ${why}; it was not run. The user can review it with \`toolgate trust\`.`,
-        { tool: name, retryable: false },
-      );
-    }
-    const server = /^mcp__(.+?)__/.exec(name)?.[1];
-    const problem = server === undefined ? undefined : gateway.problems.get(server);
-    if (problem === undefined) return undefined;
-    return failure("unavailable", `The MCP server ${JSON.stringify(server)} is not available: ${problem}.`, {
-      tool: name,
-      retryable: false,
-    });
+    return this.#gateway?.refusal(name);
   }
 
   /** Records that a prepared call was not run (denied, rejected by policy) and returns the envelope. */

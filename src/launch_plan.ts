@@ -203,6 +203,14 @@ function manifestFacts(
     if (typeof server.url === "string" && URL.canParse(server.url)) {
       egressHosts.push(new URL(server.url).host);
     }
+    // A stdio server's profile, as a tool's: its variables, and its hosts (reached through the egress proxy).
+    if (server.command !== undefined && server.permissions !== undefined) {
+      const profile = resolveProfile(server.permissions, dir, profiles);
+      if (profile.ok) {
+        toolEnv.push(...profile.profile.env);
+        if (Array.isArray(profile.profile.net)) egressHosts.push(...profile.profile.net);
+      }
+    }
   }
   return { programs, toolEnv, egressHosts };
 }
@@ -247,11 +255,13 @@ function realOr(path: string): string {
  * The facts of the run's manifest, and the files the run reads to check its trust. A manifest that needs trust and
  * whose content the user has not trusted gives none: toolgate may read its folder (to say what it holds) but
  * starts none of its programs, passes none of its variables and reaches none of its hosts. Its programs are
- * readable (toolgate digests them, to say whether they changed), never runnable.
+ * readable (toolgate digests them, to say whether they changed), never runnable. `trusting`: the command is
+ * `toolgate trust`, which trusts the content as it is and then starts its MCP servers to pin their tools.
  */
 async function trustedFacts(
   location: ManifestLocation,
   env: Readonly<Record<string, string>>,
+  trusting = false,
 ): Promise<{ facts: ManifestFacts; readable: string[] }> {
   if (!needsTrust(location)) return { facts: manifestFacts(location.path), readable: [] };
   const none = { programs: [], toolEnv: [], egressHosts: [] };
@@ -270,7 +280,7 @@ async function trustedFacts(
   } catch {
     record = undefined;
   }
-  if (record?.digest !== content.digest) return { facts: none, readable };
+  if (record?.digest !== content.digest && !trusting) return { facts: none, readable };
   return { facts: manifestFacts(location.path, content.text, content.profiles), readable };
 }
 
@@ -332,8 +342,10 @@ export async function planLaunch(
   const at = (path: string) => resolve(cwd, path);
   const location = locateManifest(values.get("tools"), env, cwd);
   const manifestPath = location.path;
-  // Nothing of a found manifest's programs, profiles, hosts or variables unless the user trusted its content.
-  const { facts: { programs, toolEnv, egressHosts }, readable } = await trustedFacts(location, env);
+  // Nothing of a found manifest's programs, profiles, hosts or variables unless the user trusted its content, or
+  // trusts it now: `trust` starts the manifest's MCP servers, as a run would, to pin their tools.
+  const trusting = command === "trust" && !flags.has("forget");
+  const { facts: { programs, toolEnv, egressHosts }, readable } = await trustedFacts(location, env, trusting);
   const stateDirs: string[] = [];
   for (const root of [stateRoot, configRoot]) {
     try {

@@ -8,6 +8,7 @@
  */
 import { isRecord } from "./contract.ts";
 import type { ToolSpec } from "./manifest.ts";
+import { invisibleCharacters, type PinSet } from "./gateway/pins.ts";
 
 /**
  * What the lint reads of a tool: a loaded {@linkcode ToolSpec} has all of it.
@@ -70,6 +71,8 @@ export interface LintFinding {
   /** The rule's name. */
   readonly rule: string;
   readonly message: string;
+  /** The MCP server whose tool this is (`tool` then names it on its server); absent for the manifest's tools. */
+  readonly server?: string;
 }
 
 type Schema = Record<string, unknown>;
@@ -617,6 +620,18 @@ export const LINT_RULES: readonly LintRule[] = [
       return findings;
     },
   },
+  {
+    name: "text-visible",
+    checks:
+      "no model-facing text (description, titles, argument names) carries invisible or control characters: zero-width, bidi overrides, escape sequences",
+    why:
+      "tool poisoning: such characters tell the model what a person reading the tool does not see (the gateway's pinned MCP tools are held to it too)",
+    find(tool) {
+      return textsOf(tool).flatMap(([where, text]) =>
+        invisibleIn(where === "description" ? "the description" : where, text)
+      );
+    },
+  },
 ];
 
 function propertiesOf(tool: LintedTool): PropertyAt[] {
@@ -669,7 +684,51 @@ export function lintTools(tools: readonly LintedTool[]): LintFinding[] {
  * ```
  */
 export function formatFinding(finding: LintFinding): string {
-  return `tool[${finding.index}] ${quote(finding.tool)}: ${finding.rule}: ${finding.message}`;
+  const where = finding.server === undefined
+    ? `tool[${finding.index}] ${quote(finding.tool)}`
+    : `mcpServers ${quote(finding.server)} tool ${quote(finding.tool)}`;
+  return `${where}: ${finding.rule}: ${finding.message}`;
+}
+
+/**
+ * The MCP servers' pinned tools held to the one rule that concerns text the user did not write: invisible or
+ * control characters (what a server says to the model that a person reading it does not see). The other rules are
+ * advice to a manifest's author, which an upstream tool's is not.
+ *
+ * @example
+ * ```ts
+ * import { formatFinding, lintUpstream } from "./lint.ts";
+ * const findings = lintUpstream({ fs: { read: { name: "read", description: "Reads.\u202E" } } });
+ * formatFinding(findings[0]);
+ * // 'mcpServers "fs" tool "read": text-visible: the description carries invisible or control characters (U+202E)'
+ * ```
+ */
+export function lintUpstream(pins: PinSet): LintFinding[] {
+  const rule = LINT_RULES.find((r) => r.name === "text-visible")!;
+  return Object.entries(pins).flatMap(([server, tools]) =>
+    Object.values(tools).flatMap((definition, index) => {
+      const tool: LintedTool = {
+        index,
+        name: definition.name,
+        description: typeof definition.description === "string" ? definition.description : undefined,
+        schema: isRecord(definition.inputSchema) ? definition.inputSchema : undefined,
+      };
+      const extra = typeof definition.title === "string" ? invisibleIn("the title", definition.title) : [];
+      return [...extra, ...rule.find(tool, { names: [] })].map((message) => ({
+        index,
+        tool: definition.name,
+        rule: rule.name,
+        message,
+        server,
+      }));
+    })
+  );
+}
+
+/** One message when `text` carries invisible or control characters, naming where and which. */
+function invisibleIn(where: string, text: string): string[] {
+  const found = invisibleCharacters(text);
+  return found.length === 0 ? [] : [`${where} carries invisible or control characters (${found.join(", ")})`];
 }
 
 /**
@@ -684,7 +743,7 @@ export function formatFinding(finding: LintFinding): string {
 export function lintSummary(path: string, findings: readonly LintFinding[], toolCount: number): string {
   const tools = (n: number) => `${n} tool${n === 1 ? "" : "s"}`;
   if (findings.length === 0) return `${path}: no findings, ${tools(toolCount)}`;
-  const flagged = new Set(findings.map((finding) => finding.index)).size;
+  const flagged = new Set(findings.map((finding) => `${finding.server ?? ""}/${finding.index}`)).size;
   const count = `${findings.length} finding${findings.length === 1 ? "" : "s"}`;
   return `${path}: ${count} in ${flagged} of ${tools(toolCount)}`;
 }

@@ -200,7 +200,12 @@ class Planner {
 
   /** Shows `path` (and, for an executable, its install folder), or says why not. */
   #plan(path: string, executable: boolean): string[] | string {
-    if (this.visible(path)) return [];
+    if (this.visible(path)) {
+      // A program shown as a file of its own (an absolute command) still needs its install folder: a venv's
+      // interpreter shown alone runs as the base interpreter, without the venv's packages.
+      const alone = executable && !this.#inShownFolder(path) ? installFolder(path) : undefined;
+      if (alone === undefined || refusal(alone, true, this.#context) !== undefined) return [];
+    }
     const folder = executable ? installFolder(path) : undefined;
     const out: string[] = [];
     if (folder !== undefined && refusal(folder, true, this.#context) === undefined) {
@@ -215,6 +220,13 @@ class Planner {
     }
     const why = refusal(path, false, this.#context);
     return why ?? [path];
+  }
+
+  /** Is `path` inside a folder shown (rather than shown as a file of its own)? */
+  #inShownFolder(path: string): boolean {
+    return [...this.#context.shown, ...this.binds].some((folder) =>
+      folder !== path && isWithin(path, folder)
+    );
   }
 
   /** Can `path` be seen inside the sandbox, as it is or once shown? */

@@ -235,7 +235,11 @@ export class ToolLauncher {
             `permission profile "${tool.profile.name}" (it is then shown read-only).`,
         );
       }
-      own = { ...own, files: [...own.files, ...needs.binds] };
+      // A file inside a folder now shown is shown with it (bwrap cannot bind a file into a read-only bind).
+      const files = own.files.filter((file) =>
+        !needs.binds.some((bind) => bind !== file && isWithin(file, bind))
+      );
+      own = { ...own, files: [...files, ...needs.binds] };
     }
     const cgroups = support.cgroups;
     // A profile that names hosts reaches them through a filtering proxy, the call's only way out.

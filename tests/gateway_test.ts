@@ -10,80 +10,17 @@ import { join } from "node:path";
 import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
-import { probeSandbox } from "../src/sandbox.ts";
-import { launcherFlags, REPO, runToolgate, tempDir } from "./support.ts";
+import {
+  envelope,
+  FS_SERVER,
+  MEMORY_SERVER,
+  MODULES,
+  nodeServersMissing,
+  project,
+} from "./gateway_support.ts";
+import { launcherFlags, REPO, tempDir } from "./support.ts";
 
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_GATEWAY") === "1";
-const CACHE = join(REPO, "tests", ".cache", "gateway");
-const MODULES = join(CACHE, "node_modules");
-const NODE = "/usr/bin/node";
-const PACKAGES = [
-  "@modelcontextprotocol/server-filesystem",
-  "@modelcontextprotocol/server-memory",
-  "@modelcontextprotocol/server-everything",
-  "@modelcontextprotocol/sdk@1.32.2",
-];
-
-/** Installs the servers once into the git-ignored cache; the reason it cannot, or `undefined`. */
-async function install(): Promise<string | undefined> {
-  try {
-    Deno.statSync(NODE);
-  } catch {
-    return `no Node at ${NODE}`;
-  }
-  const ready = PACKAGES.every((name) => {
-    try {
-      Deno.statSync(join(MODULES, name.replace(/@[0-9.]+$/, ""), "package.json"));
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  if (ready) return undefined;
-  try {
-    const out = await new Deno.Command("npm", {
-      args: ["install", "--prefix", CACHE, "--no-audit", "--no-fund", ...PACKAGES],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    if (!out.success) return `npm install failed: ${new TextDecoder().decode(out.stderr).slice(-300)}`;
-  } catch (error) {
-    return `npm cannot run: ${(error as Error).message}`;
-  }
-  return undefined;
-}
-
-const support = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-const missing = support.ok ? await install() : `no sandbox: ${support.reason}`;
-if (missing !== undefined) {
-  if (REQUIRED) throw new Error(`gateway_test: ${missing} (TOOLGATE_REQUIRE_GATEWAY=1)`);
-  console.error(`gateway_test: skipping: ${missing} (TOOLGATE_REQUIRE_GATEWAY=1 fails instead)`);
-}
-const ignore = missing !== undefined;
-
-const FS_SERVER = join(MODULES, "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
-const MEMORY_SERVER = join(MODULES, "@modelcontextprotocol", "server-memory", "dist", "index.js");
-
-/** A project whose manifest names `servers`, with its own state folder. */
-async function project(servers: Record<string, unknown>) {
-  const dir = await tempDir();
-  const state = await tempDir();
-  await Deno.writeTextFile(join(dir.path, "tools.json"), JSON.stringify({ tools: [], mcpServers: servers }));
-  const env = { XDG_STATE_HOME: state.path, XDG_CONFIG_HOME: join(state.path, "config"), HOME: state.path };
-  const run = (args: string[], stdin?: string) => runToolgate(args, dir.path, env, stdin);
-  return {
-    dir,
-    state,
-    env,
-    run,
-    async [Symbol.asyncDispose]() {
-      await dir[Symbol.asyncDispose]();
-      await state[Symbol.asyncDispose]();
-    },
-  };
-}
-
-const envelope = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!);
+const ignore = await nodeServersMissing("gateway_test") !== undefined;
 
 Deno.test({
   name:
@@ -229,6 +166,13 @@ Deno.test({
       assert.match(trust.stdout, /invisible or control characters \(U\+200B\)/);
       const again = await p.run(["call", "mcp__own__hello"]);
       assert.equal(envelope(again.stdout).ok, true, again.stdout);
+      // lint reads the pinned definitions (it starts no server) and flags the invisible character.
+      const lint = await p.run(["lint", "--strict"]);
+      assert.equal(lint.code, 1, lint.stdout + lint.stderr);
+      assert.match(
+        lint.stdout,
+        /^mcpServers "own" tool "hello": text-visible: the description carries invisible or control characters \(U\+200B\)$/m,
+      );
     } finally {
       listener.close();
       for (const conn of accepted) conn.close();

@@ -7,6 +7,8 @@
 import { type Command, EXIT, expectPositionals, flag, type Io } from "./cli.ts";
 import type { Manifest } from "../manifest.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
+import type { PinSet } from "../gateway/pins.ts";
+import { stateRoot } from "../state.ts";
 
 /**
  * The `--strict` option, shared by `lint` and `validate`.
@@ -36,11 +38,33 @@ export const STRICT_OPTION = {
  */
 export async function reportLint(manifest: Manifest, path: string, io: Io, strict: boolean): Promise<number> {
   // The rules load when a lint runs: no other command pays for them.
-  const { formatFinding, lintSummary, lintTools } = await import("../lint.ts");
-  const findings = lintTools(manifest.tools);
-  const lines = [...findings.map(formatFinding), lintSummary(path, findings, manifest.tools.length)];
+  const { formatFinding, lintSummary, lintTools, lintUpstream } = await import("../lint.ts");
+  const pins = await pinsOf(manifest, io);
+  const findings = [...lintTools(manifest.tools), ...lintUpstream(pins)];
+  const count = manifest.tools.length +
+    Object.values(pins).reduce((n, tools) => n + Object.keys(tools).length, 0);
+  const lines = [...findings.map(formatFinding), lintSummary(path, findings, count)];
   await io.stdout(lines.join("\n") + "\n");
   return strict && findings.length > 0 ? EXIT.failure : EXIT.ok;
+}
+
+/**
+ * The manifest's MCP servers' tool definitions as the user pinned them (`toolgate trust`): lint reads them rather
+ * than starting the servers. None without servers, pins or a state folder.
+ */
+async function pinsOf(manifest: Manifest, io: Io): Promise<PinSet> {
+  if ((manifest.servers ?? []).length === 0) return {};
+  const { readPins } = await import("../gateway/pins.ts");
+  try {
+    const pins = readPins(stateRoot(io.env), Deno.realPathSync(manifest.path));
+    const names = new Set(manifest.servers!.map((server) => server.name));
+    return Object.fromEntries(Object.entries(pins).filter(([server]) => names.has(server)));
+  } catch (error) {
+    await io.stderr(
+      `toolgate: warning: the pinned MCP tool definitions cannot be read: ${(error as Error).message}\n`,
+    );
+    return {};
+  }
 }
 
 /** `toolgate lint` */

@@ -7,7 +7,14 @@
  */
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { ToolSpec } from "../manifest.ts";
-import { errorEnvelope, exposed, gatewayName, resultEnvelope, upstreamSpec } from "./gateway_tools.ts";
+import {
+  errorEnvelope,
+  exposed,
+  gatewayName,
+  resultEnvelope,
+  serverOfName,
+  upstreamSpec,
+} from "./gateway_tools.ts";
 import { definitionOf, type PinSet, samePin, type ToolDefinition } from "./pins.ts";
 import type { ServerSpec } from "./server_spec.ts";
 import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstream.ts";
@@ -66,6 +73,22 @@ export class Gateway {
   /** The tools withheld (no pin, or a changed definition), by `mcp__SERVER__TOOL` name. */
   get withheld(): ReadonlyMap<string, WithheldReason> {
     return this.#withheld;
+  }
+
+  /**
+   * The answer to a call of `name` when it cannot run: withheld (`rejected`, naming `toolgate trust`), or its
+   * server could not be listed (`unavailable`); `undefined` when nothing stands in its way.
+   */
+  refusal(name: string): FailureEnvelope | undefined {
+    const reason = this.#withheld.get(name);
+    if (reason !== undefined) return withheldEnvelope(name, reason);
+    const server = serverOfName(name);
+    const problem = server === undefined ? undefined : this.#problems.get(server);
+    if (problem === undefined) return undefined;
+    return failure("unavailable", `The MCP server ${JSON.stringify(server)} is not available: ${problem}.`, {
+      tool: name,
+      retryable: false,
+    });
   }
 
   /** The running server's pid (its sandbox's first process), for tests and diagnostics. */

@@ -1,0 +1,135 @@
+/**
+ * What the gateway's tests share: the real third-party MCP servers, installed once by the test setup into the
+ * git-ignored tests/.cache/gateway (npm for the Node servers, a venv with PyPI's `mcp` for the Python one), and a
+ * project folder whose manifest names servers.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { probeSandbox } from "../src/sandbox.ts";
+import { REPO, runToolgate, tempDir } from "./support.ts";
+
+/** CI sets it: a server that cannot be installed fails the test instead of skipping it. */
+export const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_GATEWAY") === "1";
+/** Where the servers are installed. */
+export const CACHE = join(REPO, "tests", ".cache", "gateway");
+/** The npm packages' folder. */
+export const MODULES = join(CACHE, "node_modules");
+/** The Python servers' venv. */
+export const VENV = join(CACHE, "venv");
+/** The venv's interpreter. */
+export const PYTHON = join(VENV, "bin", "python");
+/** The Node the servers run with. */
+export const NODE = "/usr/bin/node";
+const PACKAGES = [
+  "@modelcontextprotocol/server-filesystem",
+  "@modelcontextprotocol/server-memory",
+  "@modelcontextprotocol/server-everything",
+  "@modelcontextprotocol/sdk@1.32.2",
+];
+
+/** The filesystem server's entry point. */
+export const FS_SERVER = join(MODULES, "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+/** The memory server's entry point. */
+export const MEMORY_SERVER = join(MODULES, "@modelcontextprotocol", "server-memory", "dist", "index.js");
+/** The everything server's entry point (`stdio` or `streamableHttp` as its argument). */
+export const EVERYTHING_SERVER = join(
+  MODULES,
+  "@modelcontextprotocol",
+  "server-everything",
+  "dist",
+  "index.js",
+);
+
+const exists = (path: string): boolean => {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Installs the Node servers once; the reason it cannot, or `undefined`. */
+export async function installNode(): Promise<string | undefined> {
+  if (!exists(NODE)) return `no Node at ${NODE}`;
+  if (PACKAGES.every((name) => exists(join(MODULES, name.replace(/@[0-9.]+$/, ""), "package.json")))) {
+    return undefined;
+  }
+  try {
+    const out = await new Deno.Command("npm", {
+      args: ["install", "--prefix", CACHE, "--no-audit", "--no-fund", ...PACKAGES],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) return `npm install failed: ${new TextDecoder().decode(out.stderr).slice(-300)}`;
+  } catch (error) {
+    return `npm cannot run: ${(error as Error).message}`;
+  }
+  return undefined;
+}
+
+/** Installs PyPI's `mcp` once into a venv; the reason it cannot, or `undefined`. */
+export async function installPython(): Promise<string | undefined> {
+  const run = async (program: string, args: string[]): Promise<string | undefined> => {
+    try {
+      const out = await new Deno.Command(program, { args, stdout: "piped", stderr: "piped" }).output();
+      return out.success ? undefined : new TextDecoder().decode(out.stderr).trim().slice(-300);
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+  const importable = async () => await run(PYTHON, ["-c", "import mcp.server"]) === undefined;
+  if (exists(PYTHON) && await importable()) return undefined;
+  if (!exists(PYTHON)) {
+    const failed = await run("python3", ["-m", "venv", VENV]);
+    if (failed !== undefined) return `python3 -m venv failed: ${failed}`;
+  }
+  // A registry out of reach is not retried: pip moves on to the other indexes its configuration names.
+  const failed = await run(PYTHON, ["-m", "pip", "install", "--quiet", "--retries", "0", "mcp"]);
+  if (failed !== undefined) return `pip install mcp failed: ${failed}`;
+  return await importable() ? undefined : "the mcp package installed but cannot be imported";
+}
+
+/** Why the gateway's tests cannot run here (no sandbox, no Node, no install), or `undefined`. */
+export async function nodeServersMissing(name: string): Promise<string | undefined> {
+  const support = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
+  const missing = support.ok ? await installNode() : `no sandbox: ${support.reason}`;
+  return skipOrFail(name, missing);
+}
+
+/** Prints why a test file skips, or throws under TOOLGATE_REQUIRE_GATEWAY=1; returns `missing`. */
+export function skipOrFail(name: string, missing: string | undefined): string | undefined {
+  if (missing === undefined) return undefined;
+  if (REQUIRED) throw new Error(`${name}: ${missing} (TOOLGATE_REQUIRE_GATEWAY=1)`);
+  console.error(`${name}: skipping: ${missing} (TOOLGATE_REQUIRE_GATEWAY=1 fails instead)`);
+  return missing;
+}
+
+/** A project folder whose manifest names `servers`, with its own state folder; `run` runs toolgate there. */
+export async function project(servers: Record<string, unknown>, tools: unknown[] = []) {
+  const dir = await tempDir();
+  const state = await tempDir();
+  await Deno.writeTextFile(join(dir.path, "tools.json"), JSON.stringify({ tools, mcpServers: servers }));
+  const env: Record<string, string> = {
+    XDG_STATE_HOME: state.path,
+    XDG_CONFIG_HOME: join(state.path, "config"),
+    HOME: state.path,
+  };
+  const run = (args: string[], stdin?: string, extra: Record<string, string> = {}) =>
+    runToolgate(args, dir.path, { ...env, ...extra }, stdin);
+  return {
+    dir,
+    state,
+    env,
+    run,
+    async [Symbol.asyncDispose]() {
+      await dir[Symbol.asyncDispose]();
+      await state[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** The envelope a `call` printed last. */
+// deno-lint-ignore no-explicit-any
+export const envelope = (stdout: string): any => JSON.parse(stdout.trim().split("\n").at(-1)!);
