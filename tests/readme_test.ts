@@ -22,7 +22,7 @@ import {
   sseData,
   startChatServer,
 } from "./agent/chat_server.ts";
-import { hasStackTrace, REPO, runProgram } from "./support.ts";
+import { denoDir, hasStackTrace, REPO, runProgram } from "./support.ts";
 import {
   type Block,
   type BlockKind,
@@ -355,14 +355,6 @@ function standIn(request: RecordedRequest): Reply {
 
 /** The token usage the stand-in reports with each answer, as endpoints do. */
 const USAGE = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
-
-/** Where Deno keeps its cache for this user: the temp HOME must not start an empty one. */
-function denoDir(): string {
-  const set = Deno.env.get("DENO_DIR");
-  if (set) return set;
-  const cache = Deno.env.get("XDG_CACHE_HOME") || join(Deno.env.get("HOME") ?? "/root", ".cache");
-  return join(cache, "deno");
-}
 
 async function makeWorld(): Promise<World> {
   const root = await Deno.makeTempDir({ prefix: "toolgate_readme_" });

@@ -117,6 +117,17 @@ export interface RunOptions {
   stdin?: string;
 }
 
+/**
+ * Where Deno keeps its cache for this user. A child given a HOME of its own must get this as DENO_DIR, or it
+ * starts an empty cache and downloads every npm package again (tens of seconds on a busy machine).
+ */
+export function denoDir(): string {
+  const set = Deno.env.get("DENO_DIR");
+  if (set) return set;
+  const cache = Deno.env.get("XDG_CACHE_HOME") || join(Deno.env.get("HOME") ?? "/root", ".cache");
+  return join(cache, "deno");
+}
+
 /** The environment a started CLI sees: this one (or, with `clearEnv`, only PATH, HOME and DENO_DIR) and `env`. */
 function childEnv(options: RunOptions): Record<string, string> {
   // An INIT_CWD inherited from the `deno task test` that runs these tests would tell a nested `deno task` (and
@@ -127,11 +138,13 @@ function childEnv(options: RunOptions): Record<string, string> {
     ? { NO_COLOR: "1", ...options.env }
     : { ...inherited, NO_COLOR: "1", ...options.env };
   if (options.clearEnv) {
-    for (const key of ["PATH", "HOME", "DENO_DIR"]) {
+    for (const key of ["PATH", "HOME"]) {
       const value = Deno.env.get(key);
       if (value !== undefined && env[key] === undefined) env[key] = value;
     }
   }
+  // A child given a HOME of its own keeps this user's Deno cache.
+  env.DENO_DIR ??= denoDir();
   return env;
 }
 

@@ -11,7 +11,7 @@ import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
 import { PoolClient } from "../../src/pool/client.ts";
 import { importPoolKey } from "../../src/pool/signing.ts";
 import { baseEnv, BIN } from "../executor_helpers.ts";
-import { REPO } from "../support.ts";
+import { denoDir, REPO } from "../support.ts";
 import { launcherFlags } from "../support.ts";
 
 /** `nats-server`, where Debian puts it or on PATH. */
@@ -167,7 +167,8 @@ export async function startWorker(
       ...(start.insecure ?? true ? ["--insecure"] : []),
     ],
     cwd,
-    env: { NO_COLOR: "1", ...POOL_ENV, ...start.env },
+    // This user's Deno cache even under a HOME of the test's own (an empty one would download the NATS client).
+    env: { NO_COLOR: "1", DENO_DIR: denoDir(), ...POOL_ENV, ...start.env },
     stdin: "null",
     stdout: "null",
     stderr: "piped",

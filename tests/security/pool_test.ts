@@ -21,7 +21,7 @@ import {
 } from "../../src/pool/protocol.ts";
 import { importPoolKey, signed } from "../../src/pool/signing.ts";
 import { baseEnv, BIN, manifestOf, scratch } from "../executor_helpers.ts";
-import { launcherFlags, REPO, runToolgate } from "../support.ts";
+import { denoDir, launcherFlags, REPO, runToolgate } from "../support.ts";
 import {
   natsServer,
   POOL_ENV,
@@ -324,7 +324,8 @@ async function workerOutcome(
       ...args,
     ],
     cwd,
-    env: { ...inherited, NO_COLOR: "1", ...env },
+    // Its own HOME, but this user's Deno cache: an empty one would download the NATS client first.
+    env: { ...inherited, NO_COLOR: "1", DENO_DIR: denoDir(), ...env },
     stdin: "null",
     stdout: "null",
     stderr: "piped",
