@@ -371,30 +371,12 @@ export class Policy {
         width: this.#options.width,
       }),
     };
-    let answer: Answer;
-    try {
-      answer = await ask(question, options.signal);
-    } catch (error) {
-      return {
-        approved: false,
-        envelope: failure(
-          "rejected",
-          `The call to ${name} needs the user's approval (${reason}), and the question got no answer: ${
-            error instanceof Error ? error.message : String(error)
-          }.`,
-          { tool: tool.name, retryable: false },
-        ),
-      };
-    }
-    if (answer === "always") this.#always.add(tool.name);
-    if (answer === "yes" || answer === "always") return { approved: true, by: "person" };
-    return {
-      approved: false,
-      envelope: failure("user_denied", `The user denied the call to ${name}.`, {
-        tool: tool.name,
-        retryable: false,
-      }),
-    };
+    return await this.#asked(ask, question, options.signal, {
+      tool: tool.name,
+      always: tool.name,
+      unanswered: `The call to ${name} needs the user's approval (${reason}), and the question got no answer`,
+      denied: `The user denied the call to ${name}.`,
+    });
   }
 
   /**
@@ -457,29 +439,39 @@ export class Policy {
         ...shown,
       ],
     };
+    return await this.#asked(ask, question, options.signal, {
+      tool: tool.name,
+      always: key,
+      unanswered: `The tool ${name} asked to send text to the model, and the user's approval got no answer`,
+      denied: `The user denied sending the tool ${name}'s text to the model.`,
+    });
+  }
+
+  /**
+   * Asks a person `question`: "always" is remembered under `words.always`; no answer is `rejected`, a no is
+   * `user_denied`, each not retryable.
+   */
+  async #asked(
+    ask: Ask,
+    question: ApprovalQuestion,
+    signal: AbortSignal | undefined,
+    words: { tool: string; always: string; unanswered: string; denied: string },
+  ): Promise<Verdict> {
     let answer: Answer;
     try {
-      answer = await ask(question, options.signal);
+      answer = await ask(question, signal);
     } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
       return {
         approved: false,
-        envelope: failure(
-          "rejected",
-          `The tool ${name} asked to send text to the model, and the user's approval got no answer: ${
-            error instanceof Error ? error.message : String(error)
-          }.`,
-          { tool: tool.name, retryable: false },
-        ),
+        envelope: failure("rejected", `${words.unanswered}: ${why}.`, { tool: words.tool, retryable: false }),
       };
     }
-    if (answer === "always") this.#always.add(key);
+    if (answer === "always") this.#always.add(words.always);
     if (answer === "yes" || answer === "always") return { approved: true, by: "person" };
     return {
       approved: false,
-      envelope: failure("user_denied", `The user denied sending the tool ${name}'s text to the model.`, {
-        tool: tool.name,
-        retryable: false,
-      }),
+      envelope: failure("user_denied", words.denied, { tool: words.tool, retryable: false }),
     };
   }
 
