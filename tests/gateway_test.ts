@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
-import { probeSandbox } from "../src/sandbox.ts";
+import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { launcherFlags, REPO, runToolgate, tempDir } from "./support.ts";
 
 const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_GATEWAY") === "1";

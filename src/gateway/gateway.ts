@@ -6,7 +6,7 @@
  * @module
  */
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
-import type { ToolSpec } from "../manifest.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
 import { errorEnvelope, exposed, gatewayName, resultEnvelope, upstreamSpec } from "./gateway_tools.ts";
 import { definitionOf, type PinSet, samePin, type ToolDefinition } from "./pins.ts";
 import type { ServerSpec } from "./server_spec.ts";

@@ -44,7 +44,7 @@ const EXPECTED: Record<string, [boolean, boolean, string, string]> = {
   fs_remove: [false, false, "workspace", FILE_TOOL_FLAGS],
   http_fetch: [true, true, "network", "--allow-net --allow-env=TOOLGATE_FETCH_ALLOW_HOSTS"],
   exec: [false, false, "workspace", "--allow-run --allow-read=. --allow-env=PATH,HOME,TOOLGATE_PROTECTED"],
-  // Answered inside toolgate (src/jobs.ts); poll and wait are read-only calls, kill is not (src/policy.ts).
+  // Answered inside toolgate (src/run/jobs.ts); poll and wait are read-only calls, kill is not (src/policy/policy.ts).
   job: [false, false, "none", ""],
 };
 

@@ -1,5 +1,5 @@
 // job's arguments, declared once: tools.json's schema is written from this (`deno task tools-json`), and
-// toolgate, which answers the job tool itself (src/jobs.ts), reads its arguments by it (tools/lib/args.ts).
+// toolgate, which answers the job tool itself (src/run/jobs.ts), reads its arguments by it (tools/lib/args.ts).
 import type { ArgsSchema } from "../lib/args.ts";
 
 /** The arguments of `job`: poll a background job, wait for it to end, or kill its whole process tree. */
