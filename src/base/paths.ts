@@ -260,4 +260,4 @@ export function fromFileUrl(url: string | URL): string {
 }
 
 // The one lexical "inside" test, shared with the tools (which may import nothing of src/ but the contract).
-export { isWithin } from "../../tools/lib/paths.ts";
+export { isWithin } from "../contract/relative_path.ts";

@@ -81,3 +81,26 @@ export function nearestNames(name: string, names: readonly string[], max = 3): s
     .slice(0, max)
     .map(({ candidate }) => candidate);
 }
+
+// Characters that a terminal acts on or that a reader cannot see: C0, DEL and C1 controls, format characters
+// (bidi overrides and isolates, zero-width characters, the BOM, soft hyphens, tag characters), line and
+// paragraph separators, private-use and unassigned code points, and lone surrogates.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]|[\uD800-\uDFFF]/gu;
+
+/**
+ * Text with every control or invisible character written as a `\uXXXX` (or `\u{XXXXX}`) escape, so that it shows
+ * as it is and does nothing to the terminal. Meant for JSON text, where a backslash is already escaped: an escape
+ * it writes cannot be told apart from one the text held only when the text was not JSON.
+ *
+ * @example
+ * ```ts
+ * import { visible } from "./text.ts";
+ * visible("rm\u202e -rf \x1b[2K"); // "rm\\u202e -rf \\u001b[2K"
+ * ```
+ */
+export function visible(text: string): string {
+  return text.replace(INVISIBLE, (char) => {
+    const code = char.codePointAt(0)!;
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}

@@ -3,7 +3,7 @@ import { type Command, CommandFailure, EXIT, expectPositionals, flag } from "./c
 import { isOwnManifest } from "../manifest/manifest_location.ts";
 import { stateRoot } from "../state/state.ts";
 import { readManifestContent } from "../manifest/trust.ts";
-import { describeChanges, toolLine } from "../policy/trust_changes.ts";
+import { describeChanges, toolLine } from "../manifest/trust_changes.ts";
 import { forgetTrust, readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
 import { manifestLocationOf } from "./load.ts";
 import type { Io, ParsedArgs } from "./cli.ts";

@@ -10,7 +10,7 @@ import { terminalReadLine } from "../policy/ask.ts";
 import { type ManifestLocation, needsTrust } from "../manifest/manifest_location.ts";
 import { stateRoot } from "../state/state.ts";
 import { type ManifestContent, readManifestContent } from "../manifest/trust.ts";
-import { describeChanges } from "../policy/trust_changes.ts";
+import { describeChanges } from "../manifest/trust_changes.ts";
 import { readTrustRecord, type TrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
 import { keepDigests, readKnownDigests } from "../manifest/trust_digests.ts";
 

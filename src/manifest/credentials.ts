@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { hostAllowed } from "../sandbox/egress_proxy.ts";
 
 /** One credential of a tool: which secret, under which variable, for which hosts, and where in the request. */
 export interface CredentialBinding {
@@ -174,4 +173,30 @@ export function boundTo(
   port: number,
 ): CallCredential[] {
   return credentials.filter((c) => hostAllowed(host, port, c.binding.hosts));
+}
+
+/**
+ * Does `host:port` match an entry of the list? An entry is `host` (any port), `host:port`, or an IP literal
+ * (`[v6]` with a port); names compare without case, each host exactly.
+ *
+ * @example
+ * ```ts
+ * import { hostAllowed } from "./credentials.ts";
+ * hostAllowed("api.example.com", 443, ["api.example.com"]); // true
+ * hostAllowed("example.com", 80, ["example.com:443"]); // false
+ * ```
+ */
+export function hostAllowed(host: string, port: number, allow: readonly string[]): boolean {
+  const name = host.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
+  return allow.some((raw) => {
+    const entry = raw.trim().toLowerCase();
+    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
+    const [pattern, entryPort] = bracketed
+      ? [bracketed[1], bracketed[2]]
+      : entry.split(":").length === 2
+      ? entry.split(":")
+      : [entry, undefined];
+    if (entryPort !== undefined && Number(entryPort) !== port) return false;
+    return name === pattern.replace(/\.$/, "");
+  });
 }

@@ -6,6 +6,7 @@
  */
 import { dirname, isAbsolute, isWindowsAbsolute, join, normalize, resolve } from "../base/paths.ts";
 import { BinListing } from "./bin_listing.ts";
+import { ENV_NAME_PATTERN } from "../base/env_name.ts";
 import { isRecord } from "../contract.ts";
 import { parseJsonc, parsePlainJson } from "./jsonc.ts";
 import { declaredProfile, type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
@@ -214,16 +215,6 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export const STORE_SECRET = "store_secret";
 
-/**
- * What an environment variable's name (a passthrough, a secret) must look like.
- *
- * @example
- * ```ts
- * import { ENV_NAME_PATTERN } from "./manifest.ts";
- * ENV_NAME_PATTERN.test("GITHUB_TOKEN"); // true
- * ```
- */
-export const ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
 /** The longest timer a runtime keeps (2^31-1 ms); a longer one fires at once, so the tool would time out at once. */
 const MAX_TIMEOUT_SEC = Math.floor((2 ** 31 - 1) / 1000);
 const BIN_PREFIX = "tools/bin/";

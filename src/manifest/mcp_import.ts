@@ -7,7 +7,7 @@
  * @module
  */
 import { isRecord } from "../contract.ts";
-import { ENV_NAME_PATTERN } from "./manifest.ts";
+import { ENV_NAME_PATTERN } from "../base/env_name.ts";
 
 /** One server of the block, as the manifest holds it. */
 export type ImportedServer = Record<string, unknown>;

@@ -50,7 +50,7 @@ import { configRoot, stateRoot, workspaceStateDir } from "../state/state.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV, ToolLauncher } from "../sandbox/tool_launch.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
-import { ToolFailure } from "../../tools/lib/envelope.ts";
+import { ToolFailure } from "../contract/tool_output.ts";
 import type { ToolPool } from "../pool/client.ts";
 import type { CallDefaults } from "../pool/protocol.ts";
 import type { Gateway } from "../gateway/gateway.ts";

@@ -22,9 +22,9 @@ import {
 } from "../contract.ts";
 import { runProcess, type RunRequest, type RunResult } from "../process/runner.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
-import { findProgram } from "../sandbox/sandbox.ts";
+import { findProgram } from "../base/find_program.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
-import { invalidArgs, ToolFailure } from "../../tools/lib/envelope.ts";
+import { invalidArgs, ToolFailure } from "../contract/tool_output.ts";
 import {
   type ExecCommand,
   FALLBACK_SHELL,
@@ -34,10 +34,10 @@ import {
   readCommand,
   readEnv,
   shellArgv,
-} from "../../tools/lib/exec_args.ts";
-import { parseRelative } from "../../tools/lib/paths.ts";
-import { Args, type ArgValues, readArgs } from "../../tools/lib/args.ts";
-import { JOB_ARGS } from "../../tools/schemas/job.ts";
+} from "../contract/exec_args.ts";
+import { parseRelative } from "../contract/relative_path.ts";
+import { Args, type ArgValues, readArgs } from "../contract/args.ts";
+import { JOB_ARGS } from "../contract/job_args.ts";
 import { JOB_CAPS, type JobCaps, JobOwners } from "./job_owners.ts";
 
 /**

@@ -7,39 +7,13 @@
  * @module
  */
 import { join } from "../base/paths.ts";
-import type { CallCredential } from "../manifest/credentials.ts";
+import { type CallCredential, hostAllowed } from "../manifest/credentials.ts";
 import type { CertificateAuthority } from "./run_ca.ts";
 
 /** The most bytes of a request head the proxy reads before it gives up on it. */
 const MAX_HEAD = 16 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-/**
- * Does `host:port` match an entry of the list? An entry is `host` (any port), `host:port`, or an IP literal
- * (`[v6]` with a port); names compare without case, each host exactly.
- *
- * @example
- * ```ts
- * import { hostAllowed } from "./egress_proxy.ts";
- * hostAllowed("api.example.com", 443, ["api.example.com"]); // true
- * hostAllowed("example.com", 80, ["example.com:443"]); // false
- * ```
- */
-export function hostAllowed(host: string, port: number, allow: readonly string[]): boolean {
-  const name = host.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
-  return allow.some((raw) => {
-    const entry = raw.trim().toLowerCase();
-    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
-    const [pattern, entryPort] = bracketed
-      ? [bracketed[1], bracketed[2]]
-      : entry.split(":").length === 2
-      ? entry.split(":")
-      : [entry, undefined];
-    if (entryPort !== undefined && Number(entryPort) !== port) return false;
-    return name === pattern.replace(/\.$/, "");
-  });
-}
 
 /** What the proxy decided about one connection, for the audit line. */
 export interface EgressDecision {

@@ -12,6 +12,10 @@
 import { isAbsolute, isWithin, join, resolve } from "../base/paths.ts";
 import { CGROUP_ENV, type CgroupSupport, detectCgroups, ownCgroups } from "./cgroups.ts";
 import { readCache, writeCache } from "../state/state_cache.ts";
+import { findProgram } from "../base/find_program.ts";
+// Re-exported for the importers of the flat tree's `findProgram` (the executor, the gateway): they take it from
+// base/find_program.ts once their own branches have landed.
+export { findProgram };
 import { type ControlPlane } from "./control_plane.ts";
 import type { PermissionProfile } from "../manifest/profiles.ts";
 
@@ -89,31 +93,6 @@ function lstat(path: string): Deno.FileInfo | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The absolute path of `name` on `path` (a PATH value), or `undefined`: resolved once, so that the program toolgate
- * probes is the program it runs, whatever PATH a later lookup would see.
- *
- * @example
- * ```ts
- * import { findProgram } from "./sandbox.ts";
- * findProgram("bwrap", "/usr/local/bin:/usr/bin"); // "/usr/bin/bwrap"
- * ```
- */
-export function findProgram(name: string, path: string): string | undefined {
-  if (isAbsolute(name)) return lstat(name) ? name : undefined;
-  for (const dir of path.split(":")) {
-    if (!isAbsolute(dir)) continue;
-    const candidate = join(dir, name);
-    try {
-      const info = Deno.statSync(candidate);
-      if (info.isFile && (info.mode === null || (info.mode & 0o111) !== 0)) return candidate;
-    } catch {
-      // Not here: look on.
-    }
-  }
-  return undefined;
 }
 
 function systemEntries(): SystemEntry[] {

@@ -7,12 +7,12 @@
  *
  * @module
  */
-import { ENV_NAME_PATTERN } from "../manifest/manifest.ts";
+import { ENV_NAME_PATTERN } from "../base/env_name.ts";
 import { dirname, join } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
 import { ensurePrivateDir } from "./private_dir.ts";
 import { readOrMakeKey, readPrivateText, writePrivateText } from "./private_file.ts";
-import { findProgram } from "../sandbox/sandbox.ts";
+import { findProgram } from "../base/find_program.ts";
 import { configRoot, secretStoreFile, StateDirError, stateRoot } from "./state.ts";
 
 /** Where the key of a store lives: the desktop keyring (`secret-tool`), or a key file in the state folder. */

@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { approvalLines, fold, riskyFields, showValue, visible } from "../../src/policy/approval_prompt.ts";
+import { approvalLines, fold, riskyFields, showValue } from "../../src/policy/approval_prompt.ts";
+import { visible } from "../../src/base/text.ts";
 import { loadManifest, type ToolSpec, validateManifest } from "../../src/manifest/manifest.ts";
 import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 import { REPO } from "../support.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { findProgram } from "../../src/sandbox/sandbox.ts";
+import { findProgram } from "../../src/base/find_program.ts";
 import type { Manifest } from "../../src/manifest/manifest.ts";
 import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
 import { PoolClient } from "../../src/pool/client.ts";

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { visible } from "./approval_prompt.ts";
-import type { PermissionProfile } from "../manifest/profiles.ts";
-import { MAX_OWN_FILES, type TrustedTool, type TrustSummary } from "../manifest/trust.ts";
+import { visible } from "../base/text.ts";
+import type { PermissionProfile } from "./profiles.ts";
+import { MAX_OWN_FILES, type TrustedTool, type TrustSummary } from "./trust.ts";
 
 /** The most changed files an announcement lists one by one. */
 const MAX_FILE_LINES = 20;
@@ -26,7 +26,7 @@ function shown(text: string): string {
  * @example
  * ```ts
  * import { reachOf } from "./trust_changes.ts";
- * import { resolveProfile } from "../manifest/profiles.ts";
+ * import { resolveProfile } from "./profiles.ts";
  * const none = resolveProfile("none", "/srv/project");
  * none.ok && reachOf(none.profile); // "writes nothing; no network"
  * ```
