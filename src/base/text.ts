@@ -104,3 +104,18 @@ export function visible(text: string): string {
     return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
   });
 }
+
+/**
+ * A name or path from the manifest as one visible token: as it is when it is plain printable text, else quoted
+ * with every control or invisible character written out, so that a planted name cannot add or hide a line.
+ *
+ * @example
+ * ```ts
+ * import { visibleToken } from "./text.ts";
+ * visibleToken("tools/a.ts"); // "tools/a.ts"
+ * visibleToken("a\nb"); // "\"a\\nb\""
+ * ```
+ */
+export function visibleToken(text: string): string {
+  return /^[\x21-\x7e]+$/.test(text) ? text : visible(JSON.stringify(text));
+}

@@ -11,6 +11,7 @@ import defaultProfile from "../../permissions/default.json" with { type: "json" 
 import networkProfile from "../../permissions/network.json" with { type: "json" };
 import noneProfile from "../../permissions/none.json" with { type: "json" };
 import workspaceProfile from "../../permissions/workspace.json" with { type: "json" };
+import { visibleToken } from "../base/text.ts";
 
 /**
  * Resource limits of a confined call: `prlimit` inside the sandbox, and a cgroup around it where one can be made.
@@ -278,4 +279,27 @@ export function allowsNetwork(profile: PermissionProfile): boolean {
  */
 export function hasSideEffects(profile: PermissionProfile): boolean {
   return profile.write.length > 0 || allowsNetwork(profile);
+}
+
+/**
+ * What a profile lets a tool write and reach, in a few words.
+ *
+ * @example
+ * ```ts
+ * import { reachOf } from "./profiles.ts";
+ * import { resolveProfile } from "./profiles.ts";
+ * const none = resolveProfile("none", "/srv/project");
+ * none.ok && reachOf(none.profile); // "writes nothing; no network"
+ * ```
+ */
+export function reachOf(profile: PermissionProfile): string {
+  const writes = profile.write.length === 0
+    ? "writes nothing"
+    : `writes ${profile.write.map(visibleToken).join(", ")}`;
+  const net = profile.net === false
+    ? "no network"
+    : profile.net === true
+    ? "any host"
+    : `hosts ${profile.net.map(visibleToken).join(", ")}`;
+  return `${writes}; ${net}`;
 }

@@ -183,7 +183,13 @@ export function beltLaunch(name: string): BeltLaunch {
       return {
         program: runtime,
         args: ["run", ...flags, join(TOOLGATE_ROOT, "tools", "src", `${name}.ts`)],
-        files: [runtime, join(TOOLGATE_ROOT, "tools"), join(TOOLGATE_ROOT, "src", "contract.ts")],
+        // The tools' code, and the contract they share with the core (src/contract.ts and src/contract/).
+        files: [
+          runtime,
+          join(TOOLGATE_ROOT, "tools"),
+          join(TOOLGATE_ROOT, "src", "contract.ts"),
+          join(TOOLGATE_ROOT, "src", "contract"),
+        ],
       };
   }
 }

@@ -9,8 +9,7 @@
 import { dirname, isAbsolute, join, normalize, resolve } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
 import { readJsonc } from "./jsonc.ts";
-import { declaredProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
-import { reachOf } from "./trust_changes.ts";
+import { declaredProfile, type ProfileResult, reachOf, resolveProfile } from "./profiles.ts";
 
 /** Bumped when what a digest covers changes: older records then no longer match, and the user is asked again. */
 export const TRUST_VERSION = 1;

@@ -5,43 +5,11 @@
  *
  * @module
  */
-import { visible } from "../base/text.ts";
-import type { PermissionProfile } from "./profiles.ts";
+import { visible, visibleToken as shown } from "../base/text.ts";
 import { MAX_OWN_FILES, type TrustedTool, type TrustSummary } from "./trust.ts";
 
 /** The most changed files an announcement lists one by one. */
 const MAX_FILE_LINES = 20;
-
-/**
- * A name or path from the manifest as one visible token: as it is when it is plain printable text, else quoted
- * with every control or invisible character written out, so that a planted name cannot add or hide a line.
- */
-function shown(text: string): string {
-  return /^[\x21-\x7e]+$/.test(text) ? text : visible(JSON.stringify(text));
-}
-
-/**
- * What a profile lets a tool write and reach, in a few words.
- *
- * @example
- * ```ts
- * import { reachOf } from "./trust_changes.ts";
- * import { resolveProfile } from "./profiles.ts";
- * const none = resolveProfile("none", "/srv/project");
- * none.ok && reachOf(none.profile); // "writes nothing; no network"
- * ```
- */
-export function reachOf(profile: PermissionProfile): string {
-  const writes = profile.write.length === 0
-    ? "writes nothing"
-    : `writes ${profile.write.map(shown).join(", ")}`;
-  const net = profile.net === false
-    ? "no network"
-    : profile.net === true
-    ? "any host"
-    : `hosts ${profile.net.map(shown).join(", ")}`;
-  return `${writes}; ${net}`;
-}
 
 function short(digest: string | undefined): string {
   if (digest === undefined) return "none";
