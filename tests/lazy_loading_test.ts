@@ -82,3 +82,18 @@ Deno.test("serve loads the web console only with --console: no module of src/con
     [...await staticGraph(join(REPO, "src", "console", "start.ts"))].some((m) => m.endsWith("/http.ts")),
   );
 });
+
+Deno.test("start-up: each heavy pattern for src/ names a module that exists (a moved module must not pass silently)", async () => {
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory) await walk(path);
+      else files.push("file://" + path);
+    }
+  };
+  await walk(join(REPO, "src"));
+  for (const pattern of HEAVY.filter((p) => p.source.includes("src"))) {
+    assert.ok(files.some((file) => pattern.test(file)), `${pattern} matches no file of src/`);
+  }
+});
