@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { join } from "./paths.ts";
-import { planLaunch } from "./launch_plan.ts";
-import { toFlags } from "./own_grants.ts";
-import { bundleEntry, packaging, TOOLGATE_CODE, TOOLGATE_ROOT } from "./tool_belt.ts";
-import { recordLaunch, takeWarmRequest, traceReads } from "./launch_record.ts";
+import { join } from "./base/paths.ts";
+import { planLaunch } from "./launcher/launch_plan.ts";
+import { toFlags } from "./launcher/own_grants.ts";
+import { bundleEntry, packaging, TOOLGATE_CODE, TOOLGATE_ROOT } from "./manifest/tool_belt.ts";
+import { recordLaunch, takeWarmRequest, traceReads } from "./launcher/launch_record.ts";
 
 /** The main entry and the options that make the runtime load it the same way from any folder. */
 function entry(): string[] {

@@ -17,8 +17,8 @@ import {
   parseCommandArgs,
   UsageError,
 } from "./commands/cli.ts";
-import { broadGrants } from "./own_grants.ts";
-import { StateDirError } from "./state.ts";
+import { broadGrants } from "./launcher/own_grants.ts";
+import { StateDirError } from "./state/state.ts";
 import { callCommand } from "./commands/call.ts";
 import { doctorCommand } from "./commands/doctor.ts";
 import { initCommand } from "./commands/init.ts";
@@ -200,11 +200,11 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
 }
 
 if (import.meta.main) {
-  const { BRIDGE_MODE, TOOL_MODE } = await import("./tool_belt.ts");
+  const { BRIDGE_MODE, TOOL_MODE } = await import("./manifest/tool_belt.ts");
   if (Deno.args[0] === TOOL_MODE) {
-    await (await import("./tool_mode.ts")).runToolMode(Deno.args[1]);
+    await (await import("./commands/tool_mode.ts")).runToolMode(Deno.args[1]);
   } else if (Deno.args[0] === BRIDGE_MODE) {
-    Deno.exit(await (await import("./net_bridge.ts")).runBridge(Deno.args.slice(1)));
+    Deno.exit(await (await import("./sandbox/net_bridge.ts")).runBridge(Deno.args.slice(1)));
   } else {
     const { processIo } = await import("./commands/process_io.ts");
     Deno.exitCode = await run(Deno.args, processIo());

@@ -56,7 +56,7 @@
  *
  * @module
  */
-import { loadSchemaEngine } from "./schema.ts";
+import { loadSchemaEngine } from "./manifest/schema.ts";
 
 // The library checks schemas synchronously (validateManifest, the executor's preflight): its engine loads here,
 // once, when the library is imported. (The CLI loads it only when a command needs it.)
@@ -90,16 +90,21 @@ export {
   type ManifestResult,
   type ToolSpec,
   validateManifest,
-} from "./manifest.ts";
-export type { PermissionProfile, ProfileResult, ResourceLimits } from "./profiles.ts";
-export type { PinnedProgram } from "./trust.ts";
-export type { CredentialBinding } from "./credentials.ts";
+} from "./manifest/manifest.ts";
+export type { PermissionProfile, ProfileResult, ResourceLimits } from "./manifest/profiles.ts";
+export type { PinnedProgram } from "./manifest/trust.ts";
+export type { CredentialBinding } from "./manifest/credentials.ts";
 export type { ServerSpec } from "./gateway/server_spec.ts";
 export type { ToolDefinition } from "./gateway/pins.ts";
-export type { Asked, LogLevel, SamplingRequest, ToolEvent, ToolProtocol } from "./tool_protocol.ts";
-export type { ElicitAnswer, QuestionContext, QuestionHandlers, SamplingAnswer } from "./tool_questions.ts";
-export type { JobEvent, JobView } from "./jobs.ts";
-export type { JobCaps } from "./job_owners.ts";
+export type { Asked, LogLevel, SamplingRequest, ToolEvent, ToolProtocol } from "./manifest/tool_protocol.ts";
+export type {
+  ElicitAnswer,
+  QuestionContext,
+  QuestionHandlers,
+  SamplingAnswer,
+} from "./run/tool_questions.ts";
+export type { JobEvent, JobView } from "./run/jobs.ts";
+export type { JobCaps } from "./run/job_owners.ts";
 export {
   type Answer,
   type ApprovalQuestion,
@@ -113,13 +118,13 @@ export {
   Policy,
   type PolicyOptions,
   type Verdict,
-} from "./policy.ts";
-export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./scheduler.ts";
-export type { ControlPlane } from "./control_plane.ts";
+} from "./policy/policy.ts";
+export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./run/scheduler.ts";
+export type { ControlPlane } from "./sandbox/control_plane.ts";
 export type { PoolAnswer, PoolRequest, ToolPool } from "./pool/client.ts";
 export type { CallDefaults } from "./pool/protocol.ts";
-export { type Redaction, redactionFor, type Redactor } from "./redact.ts";
-export { type StopButton, UserStop } from "./stop.ts";
+export { type Redaction, redactionFor, type Redactor } from "./state/redact.ts";
+export { type StopButton, UserStop } from "./process/stop.ts";
 export {
   type CallLimits,
   type CallOptions,
@@ -130,7 +135,7 @@ export {
   type PreparedCall,
   SANDBOX_MODES,
   type SandboxMode,
-} from "./executor.ts";
+} from "./run/executor.ts";
 export {
   type AnthropicTool,
   EXPORT_FORMATS,
@@ -138,4 +143,4 @@ export {
   exportTools,
   type McpTool,
   type OpenAITool,
-} from "./tool_definitions.ts";
+} from "./manifest/tool_definitions.ts";

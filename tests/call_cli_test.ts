@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { auditFileFor } from "../src/audit.ts";
-import { auditDirFor } from "../src/state.ts";
+import { auditFileFor } from "../src/run/audit.ts";
+import { auditDirFor } from "../src/state/state.ts";
 import {
   alivePids,
   cli,

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { probeSandbox } from "../src/sandbox.ts";
+import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { launcherFlags, REPO } from "./support.ts";
 
 const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");

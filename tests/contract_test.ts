@@ -345,7 +345,7 @@ Deno.test("credential: a failure names the secret it wants, and keeps it through
 });
 
 Deno.test("FAILURE_ENVELOPE_SCHEMA admits every failure the constructor builds, and no success", async () => {
-  const { loadSchemaEngine, SchemaCompiler } = await import("../src/schema.ts");
+  const { loadSchemaEngine, SchemaCompiler } = await import("../src/manifest/schema.ts");
   await loadSchemaEngine();
   const compiled = new SchemaCompiler().compile(structuredClone(FAILURE_ENVELOPE_SCHEMA));
   assert.ok(compiled.ok);

@@ -3,7 +3,7 @@
 // exactly when something the manifest needs cannot work here.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { probeSandbox } from "../src/sandbox.ts";
+import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import {
   hasStackTrace,
   launcherFlags,

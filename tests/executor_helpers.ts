@@ -6,9 +6,9 @@
  */
 import { join } from "node:path";
 import { cliArgs, finish, FIXTURES, GRANTS, REPO } from "./support.ts";
-import { Executor, type ExecutorOptions } from "../src/executor.ts";
-import { type Manifest, validateManifest } from "../src/manifest.ts";
-import { loadSchemaEngine } from "../src/schema.ts";
+import { Executor, type ExecutorOptions } from "../src/run/executor.ts";
+import { type Manifest, validateManifest } from "../src/manifest/manifest.ts";
+import { loadSchemaEngine } from "../src/manifest/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();

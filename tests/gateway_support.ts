@@ -6,7 +6,7 @@
  * @module
  */
 import { join } from "node:path";
-import { probeSandbox } from "../src/sandbox.ts";
+import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { REPO, runToolgate, tempDir } from "./support.ts";
 
 /** CI sets it: a server that cannot be installed fails the test instead of skipping it. */

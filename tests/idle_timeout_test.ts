@@ -6,13 +6,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { FailureEnvelope } from "../src/contract.ts";
-import { validateManifest } from "../src/manifest.ts";
-import { envelopeFromRun } from "../src/run_envelope.ts";
-import { runProcess } from "../src/runner.ts";
-import { probeSandbox } from "../src/sandbox.ts";
+import { validateManifest } from "../src/manifest/manifest.ts";
+import { envelopeFromRun } from "../src/process/run_envelope.ts";
+import { runProcess } from "../src/process/runner.ts";
+import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { executorFor, manifestOf, scratch, waitGone } from "./executor_helpers.ts";
 import { writeFiles } from "./support.ts";
-import { loadSchemaEngine } from "../src/schema.ts";
+import { loadSchemaEngine } from "../src/manifest/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();

@@ -3,7 +3,7 @@
 // host's configuration into an `mcpServers` block without copying a credential.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { probeSandbox } from "../src/sandbox.ts";
+import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { hasStackTrace, runToolgate, tempDir } from "./support.ts";
 
 const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");

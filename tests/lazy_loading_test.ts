@@ -46,19 +46,19 @@ async function staticGraph(entry: string): Promise<Set<string>> {
  */
 const HEAVY = [
   /^npm:/,
-  // The first Node built-in a process loads costs it about 7 ms (src/paths.ts stands in for node:path).
+  // The first Node built-in a process loads costs it about 7 ms (src/base/paths.ts stands in for node:path).
   /^node:/,
   /\/src\/agent\/(loop|http|sse|messages|transcript)\.ts$/,
   /\/src\/mcp\/(server|http|stdio)\.ts$/,
-  /\/src\/lint\.ts$/,
-  /\/src\/schema_engine\.ts$/,
+  /\/src\/manifest\/lint\.ts$/,
+  /\/src\/manifest\/schema_engine\.ts$/,
 ];
 
 for (const entry of ["src/main.ts", "src/launch.ts"]) {
   Deno.test(`start-up: ${entry} loads no heavy module before a command needs it`, async () => {
     const graph = await staticGraph(join(REPO, entry));
     assert.ok(graph.size > 5, `the graph was read (${graph.size} modules)`);
-    const expected = entry.endsWith("main.ts") ? "/src/commands/call.ts" : "/src/launch_plan.ts";
+    const expected = entry.endsWith("main.ts") ? "/src/commands/call.ts" : "/src/launcher/launch_plan.ts";
     assert.ok([...graph].some((m) => m.endsWith(expected)), `${expected} is among what loads`);
     const heavy = [...graph].filter((m) => HEAVY.some((pattern) => pattern.test(m)));
     assert.deepEqual(heavy, []);
@@ -81,4 +81,19 @@ Deno.test("serve loads the web console only with --console: no module of src/con
   assert.ok(
     [...await staticGraph(join(REPO, "src", "console", "start.ts"))].some((m) => m.endsWith("/http.ts")),
   );
+});
+
+Deno.test("start-up: each heavy pattern for src/ names a module that exists (a moved module must not pass silently)", async () => {
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory) await walk(path);
+      else files.push("file://" + path);
+    }
+  };
+  await walk(join(REPO, "src"));
+  for (const pattern of HEAVY.filter((p) => p.source.includes("src"))) {
+    assert.ok(files.some((file) => pattern.test(file)), `${pattern} matches no file of src/`);
+  }
 });

@@ -18,8 +18,8 @@ import {
   validateManifest,
 } from "../src/mod.ts";
 // One format at a time is the exports module's own business; the library hands out exportTools.
-import { toAnthropic, toMcp, toOpenAI } from "../src/tool_definitions.ts";
-import { loadSchemaEngine } from "../src/schema.ts";
+import { toAnthropic, toMcp, toOpenAI } from "../src/manifest/tool_definitions.ts";
+import { loadSchemaEngine } from "../src/manifest/schema.ts";
 import { FIXTURES } from "./support.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.

@@ -183,7 +183,7 @@ Deno.test("settings: the answer size cap: 16 MiB by default, OAI_HTTP_MAX_BYTES,
 });
 
 Deno.test("settings: OPENAI_BASE_URL names the endpoint when OAI_BASE_URL does not, as the launch plan reads it", async () => {
-  const { planLaunch } = await import("../src/launch_plan.ts");
+  const { planLaunch } = await import("../src/launcher/launch_plan.ts");
   const env = { OPENAI_BASE_URL: "http://127.0.0.1:8080/v1", HOME: "/tmp" };
   assert.equal((await settingsOf(["--prompt", "hi"], env)).baseUrl, "http://127.0.0.1:8080/v1");
   // The launch grants that very host, and no other endpoint.

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SecretStore } from "../src/secret_store.ts";
+import { SecretStore } from "../src/state/secret_store.ts";
 import { REPO, runToolgate } from "./support.ts";
 
 const VALUE = "tok-Zq9x7Kp-2026-secret-value";

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { executorOf } from "./executor_helpers.ts";
 import { REPO, tempDir } from "./support.ts";
 import { fencedBlocks } from "./readme_blocks.ts";
-import type { ToolEvent } from "../src/tool_protocol.ts";
-import type { QuestionHandlers } from "../src/tool_questions.ts";
+import type { ToolEvent } from "../src/manifest/tool_protocol.ts";
+import type { QuestionHandlers } from "../src/run/tool_questions.ts";
 
 const PAGE = await Deno.readTextFile(join(REPO, "docs", "tool_protocol.md"));
 

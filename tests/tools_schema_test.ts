@@ -6,10 +6,10 @@ import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { Ajv, type ValidateFunction } from "ajv";
 import { isRecord } from "../src/contract.ts";
-import { parseJsonc } from "../src/jsonc.ts";
-import { loadManifest, validateManifest } from "../src/manifest.ts";
-import { BUILTIN_PROFILES } from "../src/profiles.ts";
-import { loadSchemaEngine } from "../src/schema.ts";
+import { parseJsonc } from "../src/manifest/jsonc.ts";
+import { loadManifest, validateManifest } from "../src/manifest/manifest.ts";
+import { BUILTIN_PROFILES } from "../src/manifest/profiles.ts";
+import { loadSchemaEngine } from "../src/manifest/schema.ts";
 import { REPO } from "./support.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.

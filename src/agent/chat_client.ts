@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { redactDeep } from "../redact.ts";
+import { redactDeep } from "../state/redact.ts";
 import { AgentError } from "./errors.ts";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
-import { clip, seconds } from "../text.ts";
+import { clip, seconds } from "../base/text.ts";
 
 /** The most characters of an error body carried into the failure message. */
 export const ERROR_BODY_LIMIT = 2000;

@@ -14,9 +14,9 @@ import {
   withRetryable,
   withWarnings,
 } from "../contract.ts";
-import type { Executor } from "../executor.ts";
-import type { ToolSpec } from "../manifest.ts";
-import { answerStoreSecret, type AskSecret, STORE_SECRET } from "../store_secret.ts";
+import type { Executor } from "../run/executor.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
+import { answerStoreSecret, type AskSecret, STORE_SECRET } from "../run/store_secret.ts";
 
 /** The most `store_secret` rounds per failing tool per turn. */
 export const MAX_SECRET_ROUNDS = 2;

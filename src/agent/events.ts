@@ -6,7 +6,7 @@
  * @module
  */
 import type { Envelope } from "../contract.ts";
-import { redactDeep } from "../redact.ts";
+import { redactDeep } from "../state/redact.ts";
 import type { Usage, UsageTotals } from "./usage.ts";
 
 /** A request is about to go to the endpoint. */

@@ -7,8 +7,8 @@
  * @module
  */
 import { failure, type FailureEnvelope } from "../contract.ts";
-import { type OpenAITool, toOpenAI } from "../tool_definitions.ts";
-import type { Manifest, ToolSpec } from "../manifest.ts";
+import { type OpenAITool, toOpenAI } from "../manifest/tool_definitions.ts";
+import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
 import type { ChatMessage, ToolCall } from "./messages.ts";
 
 /** A stub's parameters: an object, anything in it (the real schema comes with the first call). */
@@ -40,7 +40,7 @@ export function summaryOf(description: string | undefined): string | undefined {
  *
  * @example
  * ```ts
- * import { validateManifest } from "../manifest.ts";
+ * import { validateManifest } from "../manifest/manifest.ts";
  * import { toStub } from "./lazy_tools.ts";
  * const loaded = validateManifest({ tools: [{ name: "t", description: "Do it. Carefully.", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
  * if (loaded.ok) toStub(loaded.manifest.tools[0]);
@@ -91,7 +91,7 @@ export interface DisclosureOptions {
  *
  * @example
  * ```ts
- * import { validateManifest } from "../manifest.ts";
+ * import { validateManifest } from "../manifest/manifest.ts";
  * import { ToolDisclosure } from "./lazy_tools.ts";
  * const loaded = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
  * if (loaded.ok) {

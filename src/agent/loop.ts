@@ -9,8 +9,8 @@
  * @module
  */
 import { type Envelope } from "../contract.ts";
-import type { Executor, PreparedCall } from "../executor.ts";
-import { type OpenAITool, toOpenAI } from "../tool_definitions.ts";
+import type { Executor, PreparedCall } from "../run/executor.ts";
+import { type OpenAITool, toOpenAI } from "../manifest/tool_definitions.ts";
 import { AgentError } from "./errors.ts";
 import type { EventSink } from "./events.ts";
 import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
@@ -21,16 +21,16 @@ import {
   type ToolCall,
   type ToolMessage,
 } from "./messages.ts";
-import type { ApprovedBy, Policy } from "../policy.ts";
-import type { Progress } from "../commands/progress.ts";
-import { Scheduler } from "../scheduler.ts";
-import { type StopButton, UserStop } from "../stop.ts";
+import type { ApprovedBy, Policy } from "../policy/policy.ts";
+import type { Progress } from "../ui/progress.ts";
+import { Scheduler } from "../run/scheduler.ts";
+import { type StopButton, UserStop } from "../process/stop.ts";
 import { readStreamedTurn } from "./sse.ts";
 import { forModel, toolMessageContent } from "./tool_message.ts";
 import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
-import { STORE_SECRET, storeSecretOpenAI } from "../store_secret.ts";
+import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
-import type { QuestionHandlers } from "../tool_questions.ts";
+import type { QuestionHandlers } from "../run/tool_questions.ts";
 
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {

@@ -7,7 +7,7 @@
 import { isRecord } from "../contract.ts";
 import { AgentError } from "./errors.ts";
 import { readUsage, type Usage } from "./usage.ts";
-import { clip } from "../text.ts";
+import { clip } from "../base/text.ts";
 
 /** One function call the model asked for. */
 export interface ToolCall {

@@ -6,11 +6,11 @@
  *
  * @module
  */
-import type { ReadLine } from "../ask.ts";
-import type { Policy } from "../policy.ts";
-import { askForm } from "../terminal_form.ts";
-import type { QuestionHandlers, SamplingAnswer } from "../tool_questions.ts";
-import type { SamplingRequest } from "../tool_protocol.ts";
+import type { ReadLine } from "../policy/ask.ts";
+import type { Policy } from "../policy/policy.ts";
+import { askForm } from "../ui/terminal_form.ts";
+import type { QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
+import type { SamplingRequest } from "../manifest/tool_protocol.ts";
 import { parseCompletion } from "./messages.ts";
 import type { ChatTransport } from "./loop.ts";
 

@@ -8,7 +8,7 @@ import { isRecord } from "../contract.ts";
 import { AgentError } from "./errors.ts";
 import { assistantMessage, type AssistantTurn, checkToolCalls, endpointError } from "./messages.ts";
 import { readUsage, type Usage } from "./usage.ts";
-import { clip, seconds } from "../text.ts";
+import { clip, seconds } from "../base/text.ts";
 
 /** One server-sent event: its type (`message` unless named) and its data lines joined by `\n`. */
 export interface SseEvent {

@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { dirname, join } from "../paths.ts";
-import { prepareDir } from "../private_dir.ts";
-import { writePrivateText } from "../private_file.ts";
+import { dirname, join } from "../base/paths.ts";
+import { prepareDir } from "../state/private_dir.ts";
+import { writePrivateText } from "../state/private_file.ts";
 import { isRecord } from "../contract.ts";
-import { redactDeep } from "../redact.ts";
+import { redactDeep } from "../state/redact.ts";
 import { AgentError } from "./errors.ts";
 import { type ChatMessage, checkMessages } from "./messages.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { join } from "../paths.ts";
+import { join } from "../base/paths.ts";
 import { parseArgs } from "node:util";
 import { compileFlags, ROOT } from "./flags.ts";
 

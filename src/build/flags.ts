@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { join } from "../paths.ts";
+import { join } from "../base/paths.ts";
 import { fileURLToPath } from "node:url";
-import { helperPaths, helperPrograms } from "../launch_plan.ts";
-import { derivePermissions, toFlags } from "../own_grants.ts";
-import { configRoot, stateRoot } from "../state.ts";
+import { helperPaths, helperPrograms } from "../launcher/launch_plan.ts";
+import { derivePermissions, toFlags } from "../launcher/own_grants.ts";
+import { configRoot, stateRoot } from "../state/state.ts";
 import { endpointFromEnv } from "../agent/limits.ts";
 
 /** The repository's root folder. */

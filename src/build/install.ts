@@ -10,12 +10,18 @@
  *
  * @module
  */
-import { join } from "../paths.ts";
+import { join } from "../base/paths.ts";
 import { parseArgs } from "node:util";
-import { dataRoot } from "../state.ts";
+import { dataRoot } from "../state/state.ts";
 import { ROOT } from "./flags.ts";
 import { TOOL_DENO_FLAGS } from "../../tools/deno_flags.ts";
-import { IDENTITY_FORMAT, LAUNCH_FORMAT, LAUNCH_VARS, STAT_FORMAT, WARM_ENV } from "../launch_record.ts";
+import {
+  IDENTITY_FORMAT,
+  LAUNCH_FORMAT,
+  LAUNCH_VARS,
+  STAT_FORMAT,
+  WARM_ENV,
+} from "../launcher/launch_record.ts";
 
 /** A shell word in single quotes. */
 function quote(text: string): string {
@@ -42,7 +48,7 @@ export function launcherArgs(code: InstalledCode): string[] {
 }
 
 /**
- * The installed command's warm path (see `src/launch_record.ts`), as shell functions: `_tg_key` prints the key's
+ * The installed command's warm path (see `src/launcher/launch_record.ts`), as shell functions: `_tg_key` prints the key's
  * items, each followed by a NUL; `_tg_warm` finds the record for this command, checks its MAC (over the key, the
  * record and what `stat -L` says of its files now) and, when every check passes, starts the main runtime with the
  * recorded command line. It returns on anything else, and the command takes the cold path. Record content is never

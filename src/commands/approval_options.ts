@@ -5,8 +5,8 @@
  * @module
  */
 import { flag, type OptionSpec, type ParsedArgs, UsageError } from "./cli.ts";
-import type { Manifest } from "../manifest.ts";
-import { type HostEntry, parseHostList } from "../policy.ts";
+import type { Manifest } from "../manifest/manifest.ts";
+import { type HostEntry, parseHostList } from "../policy/policy.ts";
 
 /** The approval options of a command that runs calls a model or a client chose. */
 export const APPROVAL_OPTIONS: Record<string, OptionSpec> = {

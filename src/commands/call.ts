@@ -1,15 +1,15 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
 import { type Command, EXIT, expectPositionals, SIGNAL_EXIT, UsageError } from "./cli.ts";
 import { type Envelope, failure, serialize } from "../contract.ts";
-import { OWN_COMMAND } from "../policy.ts";
-import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
+import { OWN_COMMAND } from "../policy/policy.ts";
+import { heartbeatMsFrom, Progress, terminalColumns } from "../ui/progress.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 import { UntrustedManifest } from "./trust_gate.ts";
-import { nearestNames } from "../text.ts";
-import { terminalReadLine } from "../ask.ts";
-import { askForm } from "../terminal_form.ts";
-import { UserStop } from "../stop.ts";
+import { nearestNames } from "../base/text.ts";
+import { terminalReadLine } from "../policy/ask.ts";
+import { askForm } from "../ui/terminal_form.ts";
+import { UserStop } from "../process/stop.ts";
 
 /** `toolgate call NAME [ARGS]` */
 export const callCommand: Command = {
@@ -126,7 +126,7 @@ async function slipHint(
       : `no tool is named ${JSON.stringify(name)}; \`toolgate list --format names\` lists them`;
   }
   if (kind === "invalid_args" && args.trim() !== "") {
-    const { jsonSyntaxError } = await import("../jsonc.ts");
+    const { jsonSyntaxError } = await import("../manifest/jsonc.ts");
     const where = await jsonSyntaxError(args.trim());
     if (where === undefined) return undefined;
     const [line, column, ...message] = where.split(":");

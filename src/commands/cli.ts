@@ -6,7 +6,7 @@
  * @module
  */
 
-import { STOP_SIGNALS, type StopSignal } from "../process_tree.ts";
+import { STOP_SIGNALS, type StopSignal } from "../process/process_tree.ts";
 
 /** Exit codes for every command. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;

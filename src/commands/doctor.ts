@@ -5,8 +5,8 @@
  * @module
  */
 import { choiceOption, type Command, EXIT, expectPositionals, flag, stringOption } from "./cli.ts";
-import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
-import type { SetupReport } from "../setup_report.ts";
+import { SANDBOX_MODES, type SandboxMode } from "../sandbox/sandbox.ts";
+import type { SetupReport } from "./setup_report.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 
 /** The report as text for people: a block per concern, then the problems. */
@@ -112,7 +112,7 @@ export const doctorCommand: Command = {
     const sandbox = given === undefined
       ? undefined
       : choiceOption(parsed, "sandbox", SANDBOX_MODES, "auto", "doctor") as SandboxMode;
-    const { setupReport } = await import("../setup_report.ts");
+    const { setupReport } = await import("./setup_report.ts");
     const report = await setupReport({
       env: io.env,
       cwd: io.cwd,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { dirname, resolve } from "../paths.ts";
+import { dirname, resolve } from "../base/paths.ts";
 import {
   choiceOption,
   flag,
@@ -15,13 +15,13 @@ import {
   stringOption,
   UsageError,
 } from "./cli.ts";
-import type { Executor, ExecutorOptions } from "../executor.ts";
-import type { Redactor } from "../redact.ts";
-import { EXECUTOR_DEFAULTS, MAX_OUTPUT_BYTES, outputCapProblem } from "../executor_defaults.ts";
-import { SANDBOX_MODES, type SandboxMode } from "../sandbox.ts";
-import type { Manifest } from "../manifest.ts";
-import { auditDirFor, secretStoreFile, StateDirError, stateRoot } from "../state.ts";
-import type { ProcessRegistry } from "../process_tree.ts";
+import type { Executor, ExecutorOptions } from "../run/executor.ts";
+import type { Redactor } from "../state/redact.ts";
+import { EXECUTOR_DEFAULTS, MAX_OUTPUT_BYTES, outputCapProblem } from "../process/executor_defaults.ts";
+import { SANDBOX_MODES, type SandboxMode } from "../sandbox/sandbox.ts";
+import type { Manifest } from "../manifest/manifest.ts";
+import { auditDirFor, secretStoreFile, StateDirError, stateRoot } from "../state/state.ts";
+import type { ProcessRegistry } from "../process/process_tree.ts";
 import { parsePoolUrl, type PoolAddress, poolKeyFile } from "../pool/address.ts";
 
 /** The options of a command that runs tools. */
@@ -215,7 +215,7 @@ async function prepareAudit(
   env: Readonly<Record<string, string>>,
 ): Promise<Uint8Array | undefined> {
   if (settings.auditDir === null) return undefined;
-  const { loadAuditKey, prepareAuditDir } = await import("../audit.ts");
+  const { loadAuditKey, prepareAuditDir } = await import("../run/audit.ts");
   try {
     prepareAuditDir(settings.auditDir, settings.auditTrusted);
     return loadAuditKey(env);
@@ -237,7 +237,7 @@ async function storedSecrets(io: Io): Promise<Record<string, string>> {
     } catch {
       return {};
     }
-    const { SecretStore } = await import("../secret_store.ts");
+    const { SecretStore } = await import("../state/secret_store.ts");
     return await new SecretStore({ env: io.env }).values();
   } catch (error) {
     if (!(error instanceof StateDirError)) throw error;
@@ -276,8 +276,8 @@ export async function executorFromArgs(
   const auditKey = await prepareAudit(checked, io.env);
   // Loaded when a command runs tools, not when it starts: start-up pays for what the command uses.
   const [{ Executor }, { ProcessRegistry }] = await Promise.all([
-    import("../executor.ts"),
-    import("../process_tree.ts"),
+    import("../run/executor.ts"),
+    import("../process/process_tree.ts"),
   ]);
   const registry = new ProcessRegistry(graceMs, undefined, life.handleSignals ?? true);
   // A credential bound to hosts is a declared secret too: its value goes to the egress proxy, not the tool.

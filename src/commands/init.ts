@@ -5,8 +5,8 @@
  * @module
  */
 import { type Command, CommandFailure, EXIT, expectPositionals, stringOption, UsageError } from "./cli.ts";
-import { dirname, join, resolve } from "../paths.ts";
-import type { StarterFile } from "../starter.ts";
+import { dirname, join, resolve } from "../base/paths.ts";
+import type { StarterFile } from "../manifest/starter.ts";
 
 /** The folder already holds one of the files: nothing was written. Exit 1. */
 function refuseExisting(paths: readonly string[]): never {
@@ -85,7 +85,7 @@ export const initCommand: Command = {
     expectPositionals(parsed, 0, "init");
     const from = stringOption(parsed, "from-mcp");
     if (from === undefined) {
-      const { starterFiles, STARTER_TOOL } = await import("../starter.ts");
+      const { starterFiles, STARTER_TOOL } = await import("../manifest/starter.ts");
       writeNew(io.cwd, starterFiles());
       await io.stdout(
         [
@@ -106,10 +106,10 @@ export const initCommand: Command = {
     } catch (error) {
       throw new UsageError(`cannot read ${source}: ${(error as Error).message}`, "init");
     }
-    const { parseJsonc } = await import("../jsonc.ts");
+    const { parseJsonc } = await import("../manifest/jsonc.ts");
     const parsedConfig = await parseJsonc(text, source);
     if (!parsedConfig.ok) throw new UsageError(parsedConfig.errors[0], "init");
-    const { importMcpServers } = await import("../mcp_import.ts");
+    const { importMcpServers } = await import("../manifest/mcp_import.ts");
     let imported;
     try {
       imported = importMcpServers(parsedConfig.value);

@@ -1,14 +1,14 @@
 /**
  * The `lint` command: holds every tool of a valid manifest to the design rules for names, descriptions and
- * argument schemas (src/lint.ts), one line per finding; `--strict` makes a finding fail the run, for CI.
+ * argument schemas (src/manifest/lint.ts), one line per finding; `--strict` makes a finding fail the run, for CI.
  *
  * @module
  */
 import { type Command, EXIT, expectPositionals, flag, type Io } from "./cli.ts";
-import type { Manifest } from "../manifest.ts";
+import type { Manifest } from "../manifest/manifest.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
 import type { PinSet } from "../gateway/pins.ts";
-import { stateRoot } from "../state.ts";
+import { stateRoot } from "../state/state.ts";
 
 /**
  * The `--strict` option, shared by `lint` and `validate`.
@@ -30,7 +30,7 @@ export const STRICT_OPTION = {
  * @example
  * ```ts
  * import { reportLint } from "./lint.ts";
- * import { validateManifest } from "../manifest.ts";
+ * import { validateManifest } from "../manifest/manifest.ts";
  * import { processIo } from "./process_io.ts";
  * const loaded = validateManifest({ tools: [{ name: "helper", command: ["./tools/bin/h"] }] }, "/srv/tools.json");
  * if (loaded.ok) await reportLint(loaded.manifest, "/srv/tools.json", processIo(), true); // 1
@@ -38,7 +38,7 @@ export const STRICT_OPTION = {
  */
 export async function reportLint(manifest: Manifest, path: string, io: Io, strict: boolean): Promise<number> {
   // The rules load when a lint runs: no other command pays for them.
-  const { formatFinding, lintSummary, lintTools, lintUpstream } = await import("../lint.ts");
+  const { formatFinding, lintSummary, lintTools, lintUpstream } = await import("../manifest/lint.ts");
   const pins = await pinsOf(manifest, io);
   const findings = [...lintTools(manifest.tools), ...lintUpstream(pins)];
   const count = manifest.tools.length +

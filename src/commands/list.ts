@@ -1,6 +1,6 @@
 /** The `list` command: the manifest's tools as OpenAI, Anthropic or MCP definitions, or their names. @module */
 import { choiceOption, type Command, EXIT, expectPositionals } from "./cli.ts";
-import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../tool_definitions.ts";
+import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../manifest/tool_definitions.ts";
 import { loadForCommand, manifestLocationOf } from "./load.ts";
 import { passGate, UntrustedManifest } from "./trust_gate.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";

@@ -11,10 +11,10 @@ import {
   locateManifest,
   type ManifestLocation,
   manifestNotice,
-} from "../manifest_location.ts";
-import type { Manifest, ManifestOptions } from "../manifest.ts";
-import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../tool_belt.ts";
-import { stateRoot } from "../state.ts";
+} from "../manifest/manifest_location.ts";
+import type { Manifest, ManifestOptions } from "../manifest/manifest.ts";
+import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../manifest/tool_belt.ts";
+import { stateRoot } from "../state/state.ts";
 import { passGate } from "./trust_gate.ts";
 
 /** toolgate's state folder, where a manifest's checked schemas are remembered; none without HOME. */
@@ -63,7 +63,7 @@ export async function loadForCommand(
   if (notice !== undefined) await io.stderr(notice + "\n");
   const { runsTools, ...manifestOptions } = options;
   const gate = runsTools === undefined ? undefined : await passGate(location, io, runsTools === "ask");
-  const { loadManifest, validateManifest } = await import("../manifest.ts");
+  const { loadManifest, validateManifest } = await import("../manifest/manifest.ts");
   const loadOptions: ManifestOptions = {
     allowAbsoluteCommands: flag(parsed, "allow-absolute-commands"),
     cacheDir: cacheDir(io.env),
@@ -75,7 +75,7 @@ export async function loadForCommand(
   if (path === BELT_MANIFEST_PATH || (location.source === "found" && isOwnManifest(path))) {
     // The belt is built in (a bundle or a binary carries it without a file on disk), and its schemas are held to
     // the rules by toolgate's own tests: only `validate` checks them again.
-    if (options.compileSchemas) await (await import("../schema.ts")).loadSchemaEngine();
+    if (options.compileSchemas) await (await import("../manifest/schema.ts")).loadSchemaEngine();
     result = validateManifest(BELT_MANIFEST, BELT_MANIFEST_PATH, {
       ...loadOptions,
       schemasChecked: !options.compileSchemas,

@@ -15,10 +15,10 @@ import {
   stringOption,
   UsageError,
 } from "./cli.ts";
-import { resolve } from "../paths.ts";
+import { resolve } from "../base/paths.ts";
 import { FAILURE_KINDS } from "../contract.ts";
-import { auditDirFor } from "../state.ts";
-import type { LogEntry, LogFilter } from "../audit_reader.ts";
+import { auditDirFor } from "../state/state.ts";
+import type { LogEntry, LogFilter } from "../run/audit_reader.ts";
 
 const POLL_MS = 250;
 const decoder = new TextDecoder();
@@ -60,7 +60,7 @@ function readFilter(parsed: ParsedArgs, since: (text: string) => Date | undefine
 
 /** The key to check lines with, or why there is none (said once, on stderr). */
 async function checkingKey(io: Io): Promise<{ key?: CryptoKey; why?: string }> {
-  const { auditHmacKey, readAuditKey } = await import("../audit.ts");
+  const { auditHmacKey, readAuditKey } = await import("../run/audit.ts");
   try {
     const raw = readAuditKey(io.env);
     if (raw === undefined) return { why: "there is no audit key yet" };
@@ -115,7 +115,7 @@ export const logCommand: Command = {
   async run(parsed, io) {
     expectPositionals(parsed, 0, "log");
     const { dayFiles, dayOf, formatEntry, keeps, parseSince, readLogLine } = await import(
-      "../audit_reader.ts"
+      "../run/audit_reader.ts"
     );
     const now = new Date();
     const filter = readFilter(parsed, (text) => parseSince(text, now));

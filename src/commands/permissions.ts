@@ -1,7 +1,7 @@
 /** The `permissions` command: the least Deno permission flags toolgate runs a command line under. @module */
 import { choiceOption, type Command, EXIT } from "./cli.ts";
-import { planLaunch } from "../launch_plan.ts";
-import { toFlags } from "../own_grants.ts";
+import { planLaunch } from "../launcher/launch_plan.ts";
+import { toFlags } from "../launcher/own_grants.ts";
 
 const FORMATS = ["flags", "json"] as const;
 

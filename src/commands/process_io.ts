@@ -1,7 +1,7 @@
 /** The real process behind the CLI's {@linkcode Io}: Deno's stdout, stderr, stdin, environment and cwd. @module */
 import type { Io } from "./cli.ts";
-import { OWN_ENV } from "../own_grants.ts";
-import { neutralizeControls } from "../terminal.ts";
+import { OWN_ENV } from "../launcher/own_grants.ts";
+import { neutralizeControls } from "../base/terminal.ts";
 
 const encoder = new TextEncoder();
 

@@ -1,17 +1,17 @@
 /** The agent loop command's work: settings in, answer out (loaded only when the loop runs). @module */
 import denoJson from "../../deno.json" with { type: "json" };
 import { EXIT, expectPositionals, type Io, type ParsedArgs, UsageError } from "./cli.ts";
-import type { Executor } from "../executor.ts";
-import { makeRedactor } from "../redact.ts";
-import { terminalAsker, terminalReadLine } from "../ask.ts";
-import { Policy } from "../policy.ts";
+import type { Executor } from "../run/executor.ts";
+import { makeRedactor } from "../state/redact.ts";
+import { terminalAsker, terminalReadLine } from "../policy/ask.ts";
+import { Policy } from "../policy/policy.ts";
 import { AgentError } from "../agent/errors.ts";
 import { type AgentEvent, type ErrorEvent, type EventSink, jsonlSink } from "../agent/events.ts";
 import { ChatClient } from "../agent/chat_client.ts";
 import { calledTools, ToolDisclosure } from "../agent/lazy_tools.ts";
 import { type ChatTransport, type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
-import { heartbeatMsFrom, Progress, terminalColumns } from "./progress.ts";
+import { heartbeatMsFrom, Progress, terminalColumns } from "../ui/progress.ts";
 import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "./run_settings.ts";
 import {
   keepTranscript,
@@ -21,10 +21,10 @@ import {
   TranscriptError,
   transcriptText,
 } from "../agent/transcript.ts";
-import { join } from "../paths.ts";
-import { stateRoot } from "../state.ts";
+import { join } from "../base/paths.ts";
+import { stateRoot } from "../state/state.ts";
 import { CredentialHeal } from "../agent/credential_heal.ts";
-import { terminalSecretAsker } from "../secret_input.ts";
+import { terminalSecretAsker } from "../ui/secret_input.ts";
 import { usageLine, UsageMeter } from "../agent/usage.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs } from "./executor_options.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { resolve } from "../paths.ts";
+import { resolve } from "../base/paths.ts";
 import {
   choiceOption,
   flag,

@@ -28,7 +28,7 @@ export const secretsCommand: Command = {
       );
     }
     expectPositionals(parsed, action === "list" ? 1 : 2, "secrets");
-    const { SecretStore, checkSecretName } = await import("../secret_store.ts");
+    const { SecretStore, checkSecretName } = await import("../state/secret_store.ts");
     const store = new SecretStore({ env: io.env });
     if (action === "list") {
       const secrets = store.list();
@@ -70,7 +70,7 @@ export const secretsCommand: Command = {
 
 /** The value, typed without echo on a terminal, or the whole of stdin less one final line break. */
 async function readValue(name: string, io: Io): Promise<string | null> {
-  const { readHiddenLine, secretFromText } = await import("../secret_input.ts");
+  const { readHiddenLine, secretFromText } = await import("../ui/secret_input.ts");
   if (io.interactive) return await readHiddenLine(`Value of ${name} (typing is not shown): `, io.stderr);
   return secretFromText(await io.stdin());
 }

@@ -1,7 +1,7 @@
 /** The `serve` command: the manifest's tools over MCP, on stdio or (with `--http`) Streamable HTTP. @module */
 import type { Command } from "./cli.ts";
 import { CALL_LIMITS, SESSION_LIMITS } from "../mcp/limits.ts";
-import { JOB_CAPS } from "../job_owners.ts";
+import { JOB_CAPS } from "../run/job_owners.ts";
 import { APPROVAL_OPTIONS } from "./approval_options.ts";
 import { EXECUTOR_OPTIONS } from "./executor_options.ts";
 

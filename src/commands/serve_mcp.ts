@@ -17,10 +17,10 @@ import {
 import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http_server.ts";
 import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
 import { serveStdio } from "../mcp/stdio.ts";
-import type { Executor } from "../executor.ts";
-import type { JobEvent } from "../jobs.ts";
-import { JOB_CAPS, type JobCaps } from "../job_owners.ts";
-import type { ProcessRegistry } from "../process_tree.ts";
+import type { Executor } from "../run/executor.ts";
+import type { JobEvent } from "../run/jobs.ts";
+import { JOB_CAPS, type JobCaps } from "../run/job_owners.ts";
+import type { ProcessRegistry } from "../process/process_tree.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 import type { StartedConsole } from "../console/start.ts";

@@ -1,10 +1,10 @@
 /** The `trust` command: trusts the manifest a run here would use, showing what it trusts. @module */
 import { type Command, CommandFailure, EXIT, expectPositionals, flag } from "./cli.ts";
-import { isOwnManifest } from "../manifest_location.ts";
-import { stateRoot } from "../state.ts";
-import { readManifestContent } from "../trust.ts";
-import { describeChanges, toolLine } from "../trust_changes.ts";
-import { forgetTrust, readTrustRecord, writeTrustRecord } from "../trust_record.ts";
+import { isOwnManifest } from "../manifest/manifest_location.ts";
+import { stateRoot } from "../state/state.ts";
+import { readManifestContent } from "../manifest/trust.ts";
+import { describeChanges, toolLine } from "../manifest/trust_changes.ts";
+import { forgetTrust, readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
 import { manifestLocationOf } from "./load.ts";
 import type { Io, ParsedArgs } from "./cli.ts";
 import type { PinSet } from "../gateway/pins.ts";
@@ -71,7 +71,7 @@ export const trustCommand: Command = {
  * description with invisible characters is flagged.
  */
 async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: string): Promise<void> {
-  const { loadManifest } = await import("../manifest.ts");
+  const { loadManifest } = await import("../manifest/manifest.ts");
   const loaded = await loadManifest(path, { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands") });
   if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return;
   const { readPins, writePins, pinChanges, invisibleCharacters } = await import("../gateway/pins.ts");

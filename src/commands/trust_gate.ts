@@ -6,13 +6,13 @@
  * @module
  */
 import { CommandFailure, type Io } from "./cli.ts";
-import { terminalReadLine } from "../ask.ts";
-import { type ManifestLocation, needsTrust } from "../manifest_location.ts";
-import { stateRoot } from "../state.ts";
-import { type ManifestContent, readManifestContent } from "../trust.ts";
-import { describeChanges } from "../trust_changes.ts";
-import { readTrustRecord, type TrustRecord, writeTrustRecord } from "../trust_record.ts";
-import { keepDigests, readKnownDigests } from "../trust_digests.ts";
+import { terminalReadLine } from "../policy/ask.ts";
+import { type ManifestLocation, needsTrust } from "../manifest/manifest_location.ts";
+import { stateRoot } from "../state/state.ts";
+import { type ManifestContent, readManifestContent } from "../manifest/trust.ts";
+import { describeChanges } from "../manifest/trust_changes.ts";
+import { readTrustRecord, type TrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
+import { keepDigests, readKnownDigests } from "../manifest/trust_digests.ts";
 
 /**
  * A manifest whose tools do not run because the user has not trusted its content: `call` answers it with an

@@ -8,8 +8,8 @@
  */
 import { type ConsoleHub } from "./hub.ts";
 import { PAGE_CSS, PAGE_JS, pageHtml } from "./page.ts";
-import type { Answer } from "../policy.ts";
-import { redactDeep, type Redactor } from "../redact.ts";
+import type { Answer } from "../policy/policy.ts";
+import { redactDeep, type Redactor } from "../state/redact.ts";
 
 /** The session cookie's name. */
 const COOKIE = "toolgate_console";

@@ -7,9 +7,9 @@
  */
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { CallToolResult } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import type { JobView } from "../jobs.ts";
-import type { Answer, ApprovalQuestion } from "../policy.ts";
-import { redactDeep, type Redactor } from "../redact.ts";
+import type { JobView } from "../run/jobs.ts";
+import type { Answer, ApprovalQuestion } from "../policy/policy.ts";
+import { redactDeep, type Redactor } from "../state/redact.ts";
 import type { CallWatch } from "../mcp/server.ts";
 
 /** The most finished calls kept (older ones are in the audit log). */

@@ -6,8 +6,8 @@
  */
 import { ConsoleHub, type JobSource } from "./hub.ts";
 import { type AuditSource, type ConsoleServing, serveConsole } from "./http.ts";
-import { dayFiles, keeps, readLogLine } from "../audit_reader.ts";
-import type { Redactor } from "../redact.ts";
+import { dayFiles, keeps, readLogLine } from "../run/audit_reader.ts";
+import type { Redactor } from "../state/redact.ts";
 
 /** The most audit records the view gets at once (the newest). */
 const AUDIT_ROWS = 500;

@@ -6,7 +6,7 @@
  * @module
  */
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
-import type { ToolSpec } from "../manifest.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
 import {
   errorEnvelope,
   exposed,

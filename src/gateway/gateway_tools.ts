@@ -7,8 +7,8 @@
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { CallToolResult, Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { type ContentBlock, type Envelope, failure, isRecord, success, withContent } from "../contract.ts";
-import type { ToolSpec } from "../manifest.ts";
-import { stoppedByUser, userStopped } from "../stop.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
+import { stoppedByUser, userStopped } from "../process/stop.ts";
 import type { ServerSpec } from "./server_spec.ts";
 import { oneLine, UpstreamError } from "./upstream.ts";
 

@@ -5,12 +5,12 @@
  *
  * @module
  */
-import { dirname, join } from "../paths.ts";
+import { dirname, join } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
-import { ensurePrivateDir } from "../private_dir.ts";
-import { readPrivateText, writePrivateText } from "../private_file.ts";
-import { fnv1a64 } from "../state.ts";
-import { trustDir } from "../trust_record.ts";
+import { ensurePrivateDir } from "../state/private_dir.ts";
+import { readPrivateText, writePrivateText } from "../state/private_file.ts";
+import { fnv1a64 } from "../state/state.ts";
+import { trustDir } from "../manifest/trust_record.ts";
 
 /** The parts of a tool's definition that are pinned, as the server gave them. */
 export interface ToolDefinition {

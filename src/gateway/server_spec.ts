@@ -6,7 +6,7 @@
  * @module
  */
 import { isRecord } from "../contract.ts";
-import { type PermissionProfile, type ProfileResult, resolveProfile } from "../profiles.ts";
+import { type PermissionProfile, type ProfileResult, resolveProfile } from "../manifest/profiles.ts";
 
 /**
  * One checked server of `mcpServers`.

@@ -15,11 +15,11 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { isAbsolute, resolve } from "../paths.ts";
-import type { ToolSpec } from "../manifest.ts";
-import { findProgram } from "../sandbox.ts";
-import { FALLBACK_PATH, type Launch, PROXY_ENV, type ToolLauncher } from "../tool_launch.ts";
-import { type ProcessRegistry, signalGroup } from "../process_tree.ts";
+import { isAbsolute, resolve } from "../base/paths.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
+import { findProgram } from "../sandbox/sandbox.ts";
+import { FALLBACK_PATH, type Launch, PROXY_ENV, type ToolLauncher } from "../sandbox/tool_launch.ts";
+import { type ProcessRegistry, signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
 import { HEADER_SECRET, type ServerSpec } from "./server_spec.ts";
 

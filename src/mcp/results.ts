@@ -8,8 +8,8 @@
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { CallToolResult } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { type Envelope, failure, isRecord, serialize, truncateForModel } from "../contract.ts";
-import type { ToolSpec } from "../manifest.ts";
-import { describeAjvErrors, loadSchemaEngine, type SchemaCompiler } from "../schema.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
+import { describeAjvErrors, loadSchemaEngine, type SchemaCompiler } from "../manifest/schema.ts";
 
 /** The most characters of ajv's findings a mismatch's message carries (a hostile result can make them long). */
 export const MISMATCH_DETAIL_LIMIT = 1000;
@@ -81,8 +81,8 @@ export function toCallResult(envelope: Envelope): CallToolResult {
  * ```ts
  * import { checkOutput } from "./results.ts";
  * import { success } from "../contract.ts";
- * import { SchemaCompiler } from "../schema.ts";
- * import { validateManifest } from "../manifest.ts";
+ * import { SchemaCompiler } from "../manifest/schema.ts";
+ * import { validateManifest } from "../manifest/manifest.ts";
  * const loaded = validateManifest({
  *   tools: [{
  *     name: "count",

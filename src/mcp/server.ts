@@ -25,14 +25,20 @@ import {
   type Tool,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { failure, type FailureEnvelope } from "../contract.ts";
-import type { Executor } from "../executor.ts";
-import type { Redactor } from "../redact.ts";
-import { toMcp } from "../tool_definitions.ts";
-import { type Answer, type ApprovalQuestion, type Ask, Policy, type PolicyOptions } from "../policy.ts";
-import { heartbeatText } from "../commands/progress.ts";
+import type { Executor } from "../run/executor.ts";
+import type { Redactor } from "../state/redact.ts";
+import { toMcp } from "../manifest/tool_definitions.ts";
+import {
+  type Answer,
+  type ApprovalQuestion,
+  type Ask,
+  Policy,
+  type PolicyOptions,
+} from "../policy/policy.ts";
+import { heartbeatText } from "../ui/progress.ts";
 import { checkOutput, toCallResult } from "./results.ts";
-import { CallLimit, Scheduler } from "../scheduler.ts";
-import { UserStop } from "../stop.ts";
+import { CallLimit, Scheduler } from "../run/scheduler.ts";
+import { UserStop } from "../process/stop.ts";
 import {
   answerStoreSecret,
   type AskSecret,
@@ -40,9 +46,9 @@ import {
   type SecretRequest,
   STORE_SECRET,
   storeSecretMcp,
-} from "../store_secret.ts";
-import { LOG_LEVELS, type ToolEvent } from "../tool_protocol.ts";
-import type { ElicitAnswer, QuestionHandlers, SamplingAnswer } from "../tool_questions.ts";
+} from "../run/store_secret.ts";
+import { LOG_LEVELS, type ToolEvent } from "../manifest/tool_protocol.ts";
+import type { ElicitAnswer, QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
 
 /** How often a running call reports progress when the client asked for it. */
 export const PROGRESS_INTERVAL_MS = 1000;

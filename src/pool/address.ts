@@ -7,7 +7,7 @@
  * @module
  */
 
-import { resolve } from "../paths.ts";
+import { resolve } from "../base/paths.ts";
 
 /** Variables the pool's connection reads: the NATS tools' own names. */
 export const NATS_ENV = [

@@ -13,8 +13,8 @@
 import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { asEnvelope, type Envelope, failure, type FailureEnvelope } from "../contract.ts";
-import type { Manifest } from "../manifest.ts";
-import { stoppedByUser, userStopped } from "../stop.ts";
+import type { Manifest } from "../manifest/manifest.ts";
+import { stoppedByUser, userStopped } from "../process/stop.ts";
 import type { PoolAddress } from "./address.ts";
 import { connectPool } from "./connect.ts";
 import {

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { readPrivateText } from "../private_file.ts";
-import { secretStoreFile, StateDirError } from "../state.ts";
+import { readPrivateText } from "../state/private_file.ts";
+import { secretStoreFile, StateDirError } from "../state/state.ts";
 import { POOL_KEY_FILE_ENV } from "./address.ts";
 import { importPoolKey } from "./signing.ts";
 
@@ -49,7 +49,7 @@ export interface PoolKey {
  *
  * @example
  * ```ts
- * import { join } from "../paths.ts";
+ * import { join } from "../base/paths.ts";
  * import { loadPoolKey } from "./key.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(join(dir, "pool.key"), "q7M2c3Jk0vV9yXl1oPz8wE4rT6uY5iB3nH2gF1dS0aQ=\n", { mode: 0o600 });
@@ -79,7 +79,7 @@ export async function loadPoolKey(
   } catch {
     return undefined;
   }
-  const { SecretStore } = await import("../secret_store.ts");
+  const { SecretStore } = await import("../state/secret_store.ts");
   const value = (await new SecretStore({ env }).values())[POOL_KEY_SECRET];
   if (value === undefined) return undefined;
   const from = `the secret ${POOL_KEY_SECRET}`;

@@ -18,9 +18,9 @@
  * @module
  */
 import { isRecord } from "../contract.ts";
-import type { Manifest } from "../manifest.ts";
+import type { Manifest } from "../manifest/manifest.ts";
 import { canonical } from "./signing.ts";
-import { MAX_OUTPUT_BYTES, outputCapProblem } from "../executor_defaults.ts";
+import { MAX_OUTPUT_BYTES, outputCapProblem } from "../process/executor_defaults.ts";
 
 /**
  * The names and timings of the pool: the same for every caller and worker (the stream and its consumer are made by
@@ -461,7 +461,7 @@ export function readCancel(data: Uint8Array): CancelMessage | undefined {
  * @example
  * ```ts
  * import { manifestHash } from "./protocol.ts";
- * import { loadManifest } from "../manifest.ts";
+ * import { loadManifest } from "../manifest/manifest.ts";
  * const loaded = await loadManifest("tools.json");
  * if (loaded.ok) console.log(await manifestHash(loaded.manifest)); // "sha256:9f86d0..."
  * ```

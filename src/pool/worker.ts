@@ -11,8 +11,8 @@
 import { createInbox, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { type Consumer, jetstream, type JsMsg } from "@nats-io/jetstream";
 import type { Envelope } from "../contract.ts";
-import type { Executor } from "../executor.ts";
-import { UserStop } from "../stop.ts";
+import type { Executor } from "../run/executor.ts";
+import { UserStop } from "../process/stop.ts";
 import {
   type BeatMessage,
   type ClaimMessage,

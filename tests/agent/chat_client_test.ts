@@ -6,7 +6,7 @@ import {
   type ChatClientOptions,
   parseRetryAfter,
 } from "../../src/agent/chat_client.ts";
-import { makeRedactor } from "../../src/redact.ts";
+import { makeRedactor } from "../../src/state/redact.ts";
 import { answer, startChatServer } from "./chat_server.ts";
 
 const BODY = { model: "m", messages: [{ role: "user", content: "hi" }] };

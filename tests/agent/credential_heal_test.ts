@@ -10,10 +10,10 @@ import { CredentialHeal, credentialOf, MAX_SECRET_ROUNDS } from "../../src/agent
 import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage } from "../../src/agent/messages.ts";
 import { failure, success } from "../../src/contract.ts";
-import { Executor } from "../../src/executor.ts";
-import { loadManifest } from "../../src/manifest.ts";
-import { Policy } from "../../src/policy.ts";
-import type { SecretRequest } from "../../src/store_secret.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { Policy } from "../../src/policy/policy.ts";
+import type { SecretRequest } from "../../src/run/store_secret.ts";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
 import { REPO } from "../support.ts";
 

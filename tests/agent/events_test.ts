@@ -1,7 +1,7 @@
 /** The jsonl events: one line of ASCII JSON each, secrets masked. */
 import assert from "node:assert/strict";
 import { type AgentEvent, asciiJsonLine, jsonlSink } from "../../src/agent/events.ts";
-import { makeRedactor } from "../../src/redact.ts";
+import { makeRedactor } from "../../src/state/redact.ts";
 
 Deno.test("events: a line is ASCII, ends in one newline, and reads back as the same value", () => {
   const hostile = "\u001b]0;pwned\u0007 \u009b31m \u202egnp.exe \u2028 \u200b é ✓ 😀 \ud800 \r\n";

@@ -1,7 +1,7 @@
 /** Tools disclosed on demand: stubs, the first call answered with the definition, alwaysLoad, resumed runs. */
 import assert from "node:assert/strict";
 import { calledTools, STUB_PARAMETERS, summaryOf, ToolDisclosure } from "../../src/agent/lazy_tools.ts";
-import { loadManifest } from "../../src/manifest.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
 import { AGENT_TOOLS } from "./run_cli.ts";
 
 const loaded = await loadManifest(AGENT_TOOLS);

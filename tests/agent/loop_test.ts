@@ -3,12 +3,12 @@ import { join } from "node:path";
 import { ChatClient } from "../../src/agent/chat_client.ts";
 import { answerToolCalls, type LoopOptions, runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage, ToolCall } from "../../src/agent/messages.ts";
-import { Executor } from "../../src/executor.ts";
-import { loadManifest, validateManifest } from "../../src/manifest.ts";
-import { Policy } from "../../src/policy.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { loadManifest, validateManifest } from "../../src/manifest/manifest.ts";
+import { Policy } from "../../src/policy/policy.ts";
 import { answer, callTools, deltaChunk, sseData, startChatServer, toolMessages } from "./chat_server.ts";
 import { AGENT_TOOLS } from "./run_cli.ts";
-import { loadSchemaEngine } from "../../src/schema.ts";
+import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();

@@ -1,7 +1,7 @@
 /** The agent loop end to end: the real CLI as a subprocess against a scripted endpoint on 127.0.0.1. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { auditDirFor } from "../../src/state.ts";
+import { auditDirFor } from "../../src/state/state.ts";
 import {
   answer,
   callTools,

@@ -15,7 +15,7 @@ import {
   toolMessages,
 } from "./chat_server.ts";
 import { runScripted, type ScriptedRun } from "./run_cli.ts";
-import { BELT_MANIFEST } from "../../src/tool_belt.ts";
+import { BELT_MANIFEST } from "../../src/manifest/tool_belt.ts";
 import { runToolgate } from "../support.ts";
 
 /** The runs' temp folders, removed when the tests end (a test reads its own after the run). */

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answer, callTools, type Reply, startChatServer, toolMessages } from "./chat_server.ts";
 
-import { probeSandbox } from "../../src/sandbox.ts";
+import { probeSandbox } from "../../src/sandbox/sandbox.ts";
 import { cliArgs, REPO } from "../support.ts";
 
 const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");

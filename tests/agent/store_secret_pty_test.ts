@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SecretStore } from "../../src/secret_store.ts";
+import { SecretStore } from "../../src/state/secret_store.ts";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
 import { baseEnv } from "../mcp/helpers.ts";
 import { cliArgv, spawnOnPty } from "./run_cli.ts";

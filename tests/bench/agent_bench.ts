@@ -12,13 +12,13 @@
  * @module
  */
 import { join } from "node:path";
-import { Policy } from "../../src/policy.ts";
+import { Policy } from "../../src/policy/policy.ts";
 import { ChatClient } from "../../src/agent/chat_client.ts";
 import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage } from "../../src/agent/messages.ts";
-import { Executor } from "../../src/executor.ts";
-import { loadManifest } from "../../src/manifest.ts";
-import { probeSandbox } from "../../src/sandbox.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { probeSandbox } from "../../src/sandbox/sandbox.ts";
 import { answer, callTools, startChatServer } from "../agent/chat_server.ts";
 import { FIXTURES } from "../support.ts";
 import { confinedCommandLine, spawn } from "./sandbox_bench.ts";

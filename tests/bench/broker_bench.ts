@@ -11,9 +11,9 @@
  */
 import net from "node:net";
 import tls from "node:tls";
-import { EgressProxy } from "../../src/egress_proxy.ts";
-import { CertificateAuthority } from "../../src/run_ca.ts";
-import { type CallCredential, newPlaceholder } from "../../src/credentials.ts";
+import { EgressProxy } from "../../src/sandbox/egress_proxy.ts";
+import { CertificateAuthority } from "../../src/sandbox/run_ca.ts";
+import { type CallCredential, newPlaceholder } from "../../src/manifest/credentials.ts";
 import { shuffled } from "./sandbox_bench.ts";
 
 /** The target: milliseconds the broker may add to a request at the median. */

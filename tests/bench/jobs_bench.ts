@@ -9,9 +9,9 @@
  * @module
  */
 import { join } from "node:path";
-import { Executor } from "../../src/executor.ts";
-import { validateManifest } from "../../src/manifest.ts";
-import { loadSchemaEngine } from "../../src/schema.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { validateManifest } from "../../src/manifest/manifest.ts";
+import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 import { REPO } from "../support.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.

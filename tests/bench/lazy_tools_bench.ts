@@ -11,18 +11,18 @@
  *
  * @module
  */
-import { Policy } from "../../src/policy.ts";
+import { Policy } from "../../src/policy/policy.ts";
 import type { AgentEvent } from "../../src/agent/events.ts";
 import { ChatClient } from "../../src/agent/chat_client.ts";
 import { ToolDisclosure } from "../../src/agent/lazy_tools.ts";
 import { runLoop } from "../../src/agent/loop.ts";
 import type { ChatMessage, ToolCall } from "../../src/agent/messages.ts";
 import { UsageMeter } from "../../src/agent/usage.ts";
-import { Executor } from "../../src/executor.ts";
-import { toOpenAI } from "../../src/tool_definitions.ts";
-import { loadManifest, type Manifest } from "../../src/manifest.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { toOpenAI } from "../../src/manifest/tool_definitions.ts";
+import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
 import { toStub } from "../../src/agent/lazy_tools.ts";
-import { BELT_MANIFEST_PATH } from "../../src/tool_belt.ts";
+import { BELT_MANIFEST_PATH } from "../../src/manifest/tool_belt.ts";
 import { type RecordedRequest, type Reply, startChatServer } from "../agent/chat_server.ts";
 
 /** The approximation: one token per four bytes of JSON. */

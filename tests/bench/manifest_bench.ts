@@ -7,8 +7,8 @@
  * @module
  */
 import { join } from "node:path";
-import { parseJsonc } from "../../src/jsonc.ts";
-import { loadManifest, type ManifestOptions } from "../../src/manifest.ts";
+import { parseJsonc } from "../../src/manifest/jsonc.ts";
+import { loadManifest, type ManifestOptions } from "../../src/manifest/manifest.ts";
 
 /** The target for validating 1,000 tools, schemas compiled. */
 export const TARGET_MS = 100;

@@ -15,7 +15,7 @@
  * @module
  */
 import { join } from "node:path";
-import type { Executor } from "../../src/executor.ts";
+import type { Executor } from "../../src/run/executor.ts";
 import { executorFor, manifestOf, scratch } from "../executor_helpers.ts";
 import {
   NATS_SERVER,

@@ -10,15 +10,15 @@
  * @module
  */
 import { dirname, join } from "node:path";
-import { planLaunch } from "../../src/launch_plan.ts";
-import { fromFileUrl } from "../../src/paths.ts";
-import { toFlags } from "../../src/own_grants.ts";
-import { cgroupWrapper } from "../../src/cgroups.ts";
-import { controlPlane } from "../../src/control_plane.ts";
-import { Executor } from "../../src/executor.ts";
-import { type Manifest, type ToolSpec, validateManifest } from "../../src/manifest.ts";
-import { bwrapArgs, probeSandbox, type SandboxSupport } from "../../src/sandbox.ts";
-import { loadSchemaEngine } from "../../src/schema.ts";
+import { planLaunch } from "../../src/launcher/launch_plan.ts";
+import { fromFileUrl } from "../../src/base/paths.ts";
+import { toFlags } from "../../src/launcher/own_grants.ts";
+import { cgroupWrapper } from "../../src/sandbox/cgroups.ts";
+import { controlPlane } from "../../src/sandbox/control_plane.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { type Manifest, type ToolSpec, validateManifest } from "../../src/manifest/manifest.ts";
+import { bwrapArgs, probeSandbox, type SandboxSupport } from "../../src/sandbox/sandbox.ts";
+import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();

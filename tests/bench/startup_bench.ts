@@ -22,10 +22,10 @@ import { REPO } from "../support.ts";
 import { answer, callTools, type RecordedRequest, startChatServer } from "../agent/chat_server.ts";
 import { generateManifest } from "./manifest_bench.ts";
 import { buildBundle, launcherArgs, shimText } from "../../src/build/install.ts";
-import { FRESH_MS } from "../../src/launch_record.ts";
-import { validateManifest } from "../../src/manifest.ts";
-import { probeSandbox } from "../../src/sandbox.ts";
-import { loadSchemaEngine } from "../../src/schema.ts";
+import { FRESH_MS } from "../../src/launcher/launch_record.ts";
+import { validateManifest } from "../../src/manifest/manifest.ts";
+import { probeSandbox } from "../../src/sandbox/sandbox.ts";
+import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 import { confinedCommandLine, shuffled } from "./sandbox_bench.ts";
 
 /** The targets, as ratios. */

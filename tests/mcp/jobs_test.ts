@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { probeSandbox } from "../../src/sandbox.ts";
-import { auditDirFor } from "../../src/state.ts";
+import { probeSandbox } from "../../src/sandbox/sandbox.ts";
+import { auditDirFor } from "../../src/state/state.ts";
 import { alivePids, readAudit } from "../executor_helpers.ts";
 import { envelopeOf } from "./helpers.ts";
 import { cliArgs, REPO } from "../support.ts";

@@ -1,9 +1,9 @@
 /** Envelopes as MCP tool results, and a tool's result held to the outputSchema it declares. */
 import assert from "node:assert/strict";
 import { failure, success } from "../../src/contract.ts";
-import { loadManifest, type Manifest } from "../../src/manifest.ts";
+import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
 import { checkOutput, MISMATCH_DETAIL_LIMIT, structuredResult, toCallResult } from "../../src/mcp/results.ts";
-import { SchemaCompiler } from "../../src/schema.ts";
+import { SchemaCompiler } from "../../src/manifest/schema.ts";
 import { tempDir, writeManifest } from "../support.ts";
 
 const LENGTH = {

@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { SecretStore } from "../../src/secret_store.ts";
+import { SecretStore } from "../../src/state/secret_store.ts";
 import { scratch } from "../executor_helpers.ts";
 import { baseEnv, envelopeOf, serveArgs } from "./helpers.ts";
 import { REPO } from "../support.ts";

@@ -5,8 +5,8 @@
  * @module
  */
 import { join } from "node:path";
-import { findProgram } from "../../src/sandbox.ts";
-import type { Manifest } from "../../src/manifest.ts";
+import { findProgram } from "../../src/base/find_program.ts";
+import type { Manifest } from "../../src/manifest/manifest.ts";
 import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
 import { PoolClient } from "../../src/pool/client.ts";
 import { importPoolKey } from "../../src/pool/signing.ts";

@@ -9,7 +9,7 @@ import { jetstream } from "@nats-io/jetstream";
 import type { Envelope } from "../../src/contract.ts";
 import { connectPool } from "../../src/pool/connect.ts";
 import { manifestHash, POOL, shortHash } from "../../src/pool/protocol.ts";
-import { UserStop } from "../../src/stop.ts";
+import { UserStop } from "../../src/process/stop.ts";
 import {
   baseEnv,
   executorFor,

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SecretStore } from "../../src/secret_store.ts";
+import { SecretStore } from "../../src/state/secret_store.ts";
 import { REPO } from "../support.ts";
 import { type ConsoleServer, sessionCookie, startConsoleServer, until } from "../console_helpers.ts";
 import { confinedTest } from "./helpers.ts";

@@ -4,8 +4,8 @@
 // nothing can be confined, a tool that could write or reach the network does not run.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Executor } from "../../src/executor.ts";
-import { loadManifest } from "../../src/manifest.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
 import { writeFiles } from "../support.ts";
 import { confinedTest, realTempDir, runScript, SCRIPT_FIXTURE, scriptExecutor, snapshot } from "./helpers.ts";
 

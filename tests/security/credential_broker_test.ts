@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { writeFiles } from "../support.ts";
 import { hostTest, NO_BWRAP, realTempDir, SCRIPT_FIXTURE, scriptExecutor } from "./helpers.ts";
-import { CertificateAuthority } from "../../src/run_ca.ts";
+import { CertificateAuthority } from "../../src/sandbox/run_ca.ts";
 import { AUDIT_KEY, readAudit } from "../executor_helpers.ts";
-import type { Executor } from "../../src/executor.ts";
+import type { Executor } from "../../src/run/executor.ts";
 
 const CURL = ["/usr/bin/curl", "/bin/curl"].find(isFile);
 const PYTHON = ["/usr/bin/python3"].find(isFile);
@@ -204,7 +204,7 @@ hostTest(
 );
 
 Deno.test("credentials: a bound host must be in the profile's host list, and each field is checked", async () => {
-  const { loadManifest } = await import("../../src/manifest.ts");
+  const { loadManifest } = await import("../../src/manifest/manifest.ts");
   const dir = await realTempDir();
   await writeFiles(dir, {
     "tools.json": {

@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { REPO, runToolgate, writeFiles } from "../support.ts";
-import { Executor } from "../../src/executor.ts";
-import { loadManifest } from "../../src/manifest.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
 import { hostTest, NO_BWRAP, realTempDir } from "./helpers.ts";
-import { CertificateAuthority } from "../../src/run_ca.ts";
+import { CertificateAuthority } from "../../src/sandbox/run_ca.ts";
 
 const SCRIPT_RUNNER = join(REPO, "tests", "fixtures", "security", "tools", "bin", "run_script");
 

@@ -4,7 +4,7 @@
 // that takes too long, and a failed accept (out of descriptors) costs one connection, never the process.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EgressProxy } from "../../src/egress_proxy.ts";
+import { EgressProxy } from "../../src/sandbox/egress_proxy.ts";
 import { cliArgs, GRANTS, writeFiles } from "../support.ts";
 import { connectHttp, envelopeOf, spawnHttp, TOKEN } from "../mcp/helpers.ts";
 import { hostTest, NO_BWRAP, realTempDir, SCRIPT_FIXTURE } from "./helpers.ts";

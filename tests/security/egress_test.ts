@@ -78,7 +78,7 @@ hostTest(
 );
 
 Deno.test("a profile's host list names hosts exactly: wildcards and URLs are refused at load", async () => {
-  const { parseProfile } = await import("../../src/profiles.ts");
+  const { parseProfile } = await import("../../src/manifest/profiles.ts");
   for (const bad of ["*.example.com", "https://example.com", "example.com/path", ""]) {
     assert.equal(parseProfile({ net: [bad] }, "inline").ok, false, bad);
   }

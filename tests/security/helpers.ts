@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Envelope } from "../../src/contract.ts";
-import { Executor, type ExecutorOptions } from "../../src/executor.ts";
-import { loadManifest } from "../../src/manifest.ts";
-import { probeSandbox } from "../../src/sandbox.ts";
+import { Executor, type ExecutorOptions } from "../../src/run/executor.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { probeSandbox } from "../../src/sandbox/sandbox.ts";
 import { FIXTURES } from "../support.ts";
 
 /** The fixture manifest whose tools run the shell script they are given, under several profiles. */

@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import type { Envelope, FailureEnvelope } from "../../src/contract.ts";
-import { Executor } from "../../src/executor.ts";
-import { validateManifest } from "../../src/manifest.ts";
-import { loadSchemaEngine } from "../../src/schema.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { validateManifest } from "../../src/manifest/manifest.ts";
+import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 import { AUDIT_KEY } from "../executor_helpers.ts";
 import { REPO, runToolgate, writeFiles } from "../support.ts";
 import { confinedTest, realTempDir, SUPPORT } from "./helpers.ts";

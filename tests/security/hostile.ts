@@ -6,7 +6,7 @@
  * @module
  */
 import { join } from "node:path";
-import { secretForms } from "../../src/redact.ts";
+import { secretForms } from "../../src/state/redact.ts";
 import { type ChatServer, type Script, startChatServer } from "../agent/chat_server.ts";
 import { type CliResult, runAgentCli } from "../agent/run_cli.ts";
 import { realTempDir } from "./helpers.ts";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { SecretStore } from "../../src/secret_store.ts";
+import { SecretStore } from "../../src/state/secret_store.ts";
 import { connectHttp, envelopeOf, type HttpConnected, type HttpServer, spawnHttp } from "../mcp/helpers.ts";
 import { cliArgs, GRANTS, REPO } from "../support.ts";
 import { allText } from "./hostile.ts";

@@ -4,8 +4,8 @@
 // envelope, with memory within the bytes kept and not twice them.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Executor } from "../../src/executor.ts";
-import { MAX_OUTPUT_BYTES } from "../../src/executor_defaults.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { MAX_OUTPUT_BYTES } from "../../src/process/executor_defaults.ts";
 import { encode, PROTOCOL_VERSION, readCall } from "../../src/pool/protocol.ts";
 import { FIXTURES, hasStackTrace, runCli } from "../support.ts";
 import { executorOf } from "../executor_helpers.ts";

@@ -3,11 +3,11 @@
 // within 100 ms; a pattern only a backtracking engine can match is refused, said at load, never run.
 import assert from "node:assert/strict";
 import type { FailureEnvelope } from "../../src/contract.ts";
-import { Executor } from "../../src/executor.ts";
-import { loadManifest, validateManifest } from "../../src/manifest.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { loadManifest, validateManifest } from "../../src/manifest/manifest.ts";
 import { HOSTILE } from "./hostile.ts";
 import { realTempDir } from "./helpers.ts";
-import { loadSchemaEngine } from "../../src/schema.ts";
+import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();

@@ -5,7 +5,7 @@
 // as it is, while `MY_API_KEY` (its name) and `FOO` (named in TOOLGATE_REDACT) are masked.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SecretStore } from "../../src/secret_store.ts";
+import { SecretStore } from "../../src/state/secret_store.ts";
 import { answer, callTools, toolMessages } from "../agent/chat_server.ts";
 import { baseEnv, executorOf, scratch } from "../executor_helpers.ts";
 import { FIXTURES } from "../support.ts";

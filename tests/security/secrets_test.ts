@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { SECRET_REMOVED_WARNING } from "../../src/redact.ts";
+import { SECRET_REMOVED_WARNING } from "../../src/state/redact.ts";
 import { answer, callTools, toolMessages } from "../agent/chat_server.ts";
 
 import { baseEnv } from "../mcp/helpers.ts";

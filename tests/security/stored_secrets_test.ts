@@ -3,8 +3,8 @@
 // secret collected without a person to type it.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SecretStore } from "../../src/secret_store.ts";
-import { storeSecretOpenAI } from "../../src/store_secret.ts";
+import { SecretStore } from "../../src/state/secret_store.ts";
+import { storeSecretOpenAI } from "../../src/run/store_secret.ts";
 import { STUB_PARAMETERS } from "../../src/agent/lazy_tools.ts";
 import { answer, callTools, type Script, toolMessages } from "../agent/chat_server.ts";
 import { REPO } from "../support.ts";

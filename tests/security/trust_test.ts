@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { asEnvelope } from "../../src/contract.ts";
-import { planLaunch } from "../../src/launch_plan.ts";
+import { planLaunch } from "../../src/launcher/launch_plan.ts";
 import { answer, callTools, startChatServer, toolMessages } from "../agent/chat_server.ts";
 import { cliArgv, spawnOnPty } from "../agent/run_cli.ts";
 import { cliArgs, GRANTS, REPO, runProgram, runToolgate, writeFiles } from "../support.ts";

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Executor } from "../../src/executor.ts";
-import { loadManifest, type ToolSpec } from "../../src/manifest.ts";
-import { describeAjvErrors, SchemaCompiler } from "../../src/schema.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { loadManifest, type ToolSpec } from "../../src/manifest/manifest.ts";
+import { describeAjvErrors, SchemaCompiler } from "../../src/manifest/schema.ts";
 import { assertOk, runTool, withWorkspace } from "./helpers.ts";
 import { REPO } from "../support.ts";
 

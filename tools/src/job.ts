@@ -1,5 +1,5 @@
 // job: the background jobs of `exec` belong to the toolgate process that started them, and toolgate answers this
-// tool itself (src/jobs.ts) without starting any process. Run on its own (by hand, under agentcli) there is no job
+// tool itself (src/run/jobs.ts) without starting any process. Run on its own (by hand, under agentcli) there is no job
 // to see: it says so.
 import { runTool, ToolFailure } from "../lib/envelope.ts";
 

@@ -1,0 +1,445 @@
+/**
+ * The launch plan: from a command line, the environment and the folder it was typed in, the facts of the run
+ * (manifest, workspace, endpoint, listening port, transcript files, helper programs) and the least Deno permission
+ * set toolgate then runs under. Kept light (no manifest validation, no JSON Schema library): it runs before every
+ * command.
+ *
+ * @module
+ */
+import { dirname, isAbsolute, isWithin, join, normalize, resolve } from "../base/paths.ts";
+import { CGROUP_ENV, ownCgroups } from "../sandbox/cgroups.ts";
+import { PROXY_SOCKET_ENV } from "../sandbox/egress_proxy.ts";
+import { UPSTREAM_CA_ENV } from "../sandbox/run_ca.ts";
+import { isRecord } from "../contract.ts";
+import { readJsonc } from "../manifest/jsonc.ts";
+import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
+import { endpointFromEnv } from "../agent/limits.ts";
+import { declaredProfile, type ProfileResult, resolveProfile } from "../manifest/profiles.ts";
+import { SYSTEM_PATHS } from "../sandbox/sandbox.ts";
+import { findProgram } from "../base/find_program.ts";
+import { programNeeds } from "../sandbox/program_needs.ts";
+import { credentialFiles, parsePoolUrl, poolKeyFile } from "../pool/address.ts";
+import { configRoot, stateRoot } from "../state/state.ts";
+import { beltToolOf, TOOLGATE_CODE } from "../manifest/tool_belt.ts";
+import { locateManifest, type ManifestLocation, needsTrust } from "../manifest/manifest_location.ts";
+import { readManifestContent } from "../manifest/trust.ts";
+import { readTrustRecord } from "../manifest/trust_record.ts";
+
+/**
+ * Options that take a value, of every command: their value is never the command's name. A test keeps this list
+ * equal to the commands' own option tables.
+ */
+export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  "tools",
+  "tool-timeout",
+  "kill-grace",
+  "max-output-bytes",
+  "cwd",
+  "audit-dir",
+  "sandbox",
+  "format",
+  "prompt",
+  "prompt-file",
+  "system",
+  "system-file",
+  "base-url",
+  "model",
+  "api-key",
+  "max-steps",
+  "http-timeout",
+  "http-retries",
+  "http-max-bytes",
+  "temperature",
+  "save-messages",
+  "load-messages",
+  "output",
+  "http",
+  "console",
+  "host",
+  "token",
+  "allow-tools",
+  "approve-hosts",
+  "max-calls",
+  "max-session-calls",
+  "max-jobs",
+  "max-session-jobs",
+  "max-sessions",
+  "session-idle",
+  "sse-poll",
+  "executor",
+  "pool-key-file",
+  "nats",
+  "concurrency",
+  "name",
+  "from-mcp",
+  "max-jobs",
+  "max-session-jobs",
+  "tool",
+  "outcome",
+  "since",
+]);
+
+/**
+ * The commands that read and check the manifest but never start a tool: their runs get no grant to start the
+ * tools' programs, and the launcher never reads what those programs need (for a 1,000-tool manifest, a run list of
+ * 1,000 programs alone costs Deno some 40 ms at start).
+ */
+export const CHECK_ONLY: ReadonlySet<string> = new Set(["validate", "lint"]);
+
+/** Options that, given without a command, mean the agent loop. */
+export const AGENT_TRIGGERS: ReadonlySet<string> = new Set(["prompt", "prompt-file", "load-messages"]);
+
+/** A command line read the way toolgate reads it: the command, and the last value of each option. */
+export interface ScannedArgs {
+  /** The command's name (`run` for the agent loop), or `undefined` (help, version, a mistake). */
+  readonly command?: string;
+  readonly values: ReadonlyMap<string, string>;
+  readonly flags: ReadonlySet<string>;
+}
+
+/**
+ * Reads a command line without judging it (the command itself reports mistakes): `--name value`, `--name=value`
+ * and agentcli's single-dash spellings; the command is the first word that is not an option's value.
+ *
+ * @example
+ * ```ts
+ * import { scanArgs } from "./launch_plan.ts";
+ * const scanned = scanArgs(["-tools", "t.json", "call", "get_time", "{}"]);
+ * scanned.command; // "call"
+ * scanned.values.get("tools"); // "t.json"
+ * ```
+ */
+export function scanArgs(argv: readonly string[]): ScannedArgs {
+  const values = new Map<string, string>();
+  const flags = new Set<string>();
+  let command: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i];
+    if (token === "--") break;
+    const match = /^--?([A-Za-z][A-Za-z0-9-]*)(?:=(.*))?$/s.exec(token);
+    if (match) {
+      const [, name, inline] = match;
+      if (VALUE_OPTIONS.has(name)) {
+        const value = inline ?? argv[++i];
+        if (value !== undefined) values.set(name, value);
+        if (command === undefined && AGENT_TRIGGERS.has(name)) command = "run";
+      } else flags.add(name);
+      continue;
+    }
+    if (command === undefined) command = token;
+  }
+  return { command, values, flags };
+}
+
+/** What a manifest's tools start and receive. */
+interface ManifestFacts {
+  programs: string[];
+  toolEnv: string[];
+  egressHosts: string[];
+}
+
+/**
+ * What a manifest's tools start and receive, read without validating it (the command validates it); `text` and
+ * `profiles` when the trust check read them already.
+ */
+function manifestFacts(
+  path: string,
+  text?: string,
+  profiles: Map<string, ProfileResult> = new Map(),
+): ManifestFacts {
+  const programs: string[] = [];
+  const toolEnv: string[] = [];
+  const egressHosts: string[] = [];
+  if (text === undefined) {
+    try {
+      text = Deno.readTextFileSync(path);
+    } catch {
+      return { programs, toolEnv, egressHosts };
+    }
+  }
+  const parsed = readJsonc(text);
+  const tools = isRecord(parsed) && Array.isArray(parsed.tools) ? parsed.tools : [];
+  const dir = dirname(path);
+  for (const tool of tools) {
+    if (!isRecord(tool)) continue;
+    const first = Array.isArray(tool.command) ? tool.command[0] : undefined;
+    if (typeof first === "string" && first !== "") {
+      programs.push(isAbsolute(first) ? first : join(dir, normalize(first.replaceAll("\\", "/"))));
+    }
+    // Declared secrets are read from toolgate's environment when the store has none, like passthrough names.
+    for (const names of [tool.envPassthrough, tool.secrets]) {
+      if (!Array.isArray(names)) continue;
+      for (const name of names) if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
+    }
+    // So are the secrets of credentials bound to hosts (the tool itself gets only a placeholder).
+    if (Array.isArray(tool.credentials)) {
+      for (const credential of tool.credentials) {
+        if (isRecord(credential) && typeof credential.secret === "string") {
+          toolEnv.push(credential.secret.trim().toUpperCase());
+        }
+      }
+    }
+    const profile = resolveProfile(declaredProfile(tool), dir, profiles);
+    if (profile.ok) {
+      toolEnv.push(...profile.profile.env);
+      if (Array.isArray(profile.profile.net)) egressHosts.push(...profile.profile.net);
+    }
+  }
+  // The gateway's servers (mcpServers): a stdio one's program, found on PATH as its start finds it, its secrets;
+  // an HTTP one's host, which toolgate's own client reaches.
+  const servers = isRecord(parsed) && isRecord(parsed.mcpServers) ? Object.values(parsed.mcpServers) : [];
+  for (const server of servers) {
+    if (!isRecord(server)) continue;
+    if (typeof server.command === "string" && server.command !== "") {
+      const found = server.command.includes("/")
+        ? (isAbsolute(server.command) ? server.command : undefined)
+        : findProgram(server.command, Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin");
+      if (found !== undefined) programs.push(found);
+    }
+    if (Array.isArray(server.secrets)) {
+      for (const name of server.secrets) {
+        if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
+      }
+    }
+    if (typeof server.url === "string" && URL.canParse(server.url)) {
+      egressHosts.push(new URL(server.url).host);
+    }
+    // A stdio server's profile, as a tool's: its variables, and its hosts (reached through the egress proxy).
+    if (server.command !== undefined && server.permissions !== undefined) {
+      const profile = resolveProfile(server.permissions, dir, profiles);
+      if (profile.ok) {
+        toolEnv.push(...profile.profile.env);
+        if (Array.isArray(profile.profile.net)) egressHosts.push(...profile.profile.net);
+      }
+    }
+  }
+  return { programs, toolEnv, egressHosts };
+}
+
+/**
+ * What toolgate reads to find what the tools' programs need inside the sandbox (`program_needs.ts`): their
+ * interpreters and the install folders it shows; nothing it would refuse to show.
+ */
+function programReads(
+  programs: readonly string[],
+  env: Readonly<Record<string, string>>,
+  workspace: string,
+  manifestPath: string,
+  hidden: readonly string[],
+): string[] {
+  const home = env.HOME;
+  const context = {
+    path: env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    cwd: workspace,
+    shown: [...SYSTEM_PATHS, join(dirname(manifestPath), "tools"), workspace],
+    homes: home === undefined || !isAbsolute(home) ? [] : [...new Set([home, realOr(home)])],
+    hidden,
+  };
+  // A built-in tool (its launcher included) runs with toolgate's runtime, never through its program.
+  return programs.filter((program) => beltToolOf(program) === undefined).flatMap((program) => {
+    const needs = programNeeds(program, context);
+    return needs.ok
+      ? needs.reads.filter((path) => !context.shown.some((folder) => isWithin(path, folder)))
+      : [];
+  });
+}
+
+function realOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * The facts of the run's manifest, and the files the run reads to check its trust. A manifest that needs trust and
+ * whose content the user has not trusted gives none: toolgate may read its folder (to say what it holds) but
+ * starts none of its programs, passes none of its variables and reaches none of its hosts. Its programs are
+ * readable (toolgate digests them, to say whether they changed), never runnable. `trusting`: the command is
+ * `toolgate trust`, which trusts the content as it is and then starts its MCP servers to pin their tools.
+ */
+async function trustedFacts(
+  location: ManifestLocation,
+  env: Readonly<Record<string, string>>,
+  trusting = false,
+): Promise<{ facts: ManifestFacts; readable: string[] }> {
+  if (!needsTrust(location)) return { facts: manifestFacts(location.path), readable: [] };
+  const none = { programs: [], toolEnv: [], egressHosts: [] };
+  // Every file read afresh (the digests the run keeps are not used here): the warm record then depends on the
+  // files themselves, never on the run's own bookkeeping.
+  const content = await readManifestContent(location.path);
+  if (content === undefined) return { facts: none, readable: [] };
+  // A comma would split Deno's list into two grants: such a program is not read (and so never trusted).
+  const readable = content.summary.tools.flatMap((tool) =>
+    tool.program === undefined || tool.program.includes(",") ? [] : [tool.program]
+  );
+  let record;
+  try {
+    // Read as it is: a forged record could widen only these grants, and the run checks it again, strictly.
+    record = readTrustRecord(stateRoot(env), content.realPath, { strict: false });
+  } catch {
+    record = undefined;
+  }
+  if (record?.digest !== content.digest && !trusting) return { facts: none, readable };
+  return { facts: manifestFacts(location.path, content.text, content.profiles), readable };
+}
+
+/** The helper programs toolgate may start, by absolute path. */
+export interface HelperPrograms {
+  readonly bwrap?: string;
+  readonly sh?: string;
+  readonly cat?: string;
+  readonly kill?: string;
+  /** Starts an unconfined tool in a session of its own, without forking the runtime. */
+  readonly setsid?: string;
+  /** Holds the secret store's key in the desktop keyring. */
+  readonly secretTool?: string;
+}
+
+/** The helper programs, found once on PATH (absolute paths: nothing is looked up again under the least set). */
+export function helperPrograms(path: string): HelperPrograms {
+  return {
+    bwrap: findProgram("bwrap", path),
+    sh: findProgram("sh", "/bin:/usr/bin"),
+    cat: findProgram("cat", "/bin:/usr/bin"),
+    kill: findProgram("kill", path),
+    // Where process_tree.ts looks for it.
+    setsid: findProgram("setsid", "/usr/bin:/bin"),
+    secretTool: findProgram("secret-tool", path),
+  };
+}
+
+/** The helper programs that were found, as the run grant lists them. */
+export function helperPaths(helpers: HelperPrograms): string[] {
+  return Object.values(helpers).filter((p): p is string => p !== undefined);
+}
+
+/** A launch: the flags toolgate's main entry runs under, and what it learns from the launcher. */
+export interface LaunchPlan {
+  readonly facts: RunFacts;
+  readonly set: PermissionSet;
+  /** Variables the launcher adds for the main process (the bwrap it resolved). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/**
+ * Plans the run of `argv` typed in `cwd` with `env`.
+ *
+ * @example
+ * ```ts
+ * import { planLaunch } from "./launch_plan.ts";
+ * import { toFlags } from "./own_grants.ts";
+ * const plan = await planLaunch(["call", "get_time", "{}"], Deno.env.toObject(), Deno.cwd());
+ * toFlags(plan.set); // ["--no-prompt", "--allow-read=...", ...]
+ * ```
+ */
+export async function planLaunch(
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+): Promise<LaunchPlan> {
+  const { command, values, flags } = scanArgs(argv);
+  const at = (path: string) => resolve(cwd, path);
+  const location = locateManifest(values.get("tools"), env, cwd);
+  const manifestPath = location.path;
+  // Nothing of a found manifest's programs, profiles, hosts or variables unless the user trusted its content, or
+  // trusts it now: `trust` starts the manifest's MCP servers, as a run would, to pin their tools.
+  const trusting = command === "trust" && !flags.has("forget");
+  const { facts: { programs, toolEnv, egressHosts }, readable } = await trustedFacts(location, env, trusting);
+  const stateDirs: string[] = [];
+  for (const root of [stateRoot, configRoot]) {
+    try {
+      stateDirs.push(root(env));
+    } catch {
+      // No HOME: the command says so when it needs a state folder.
+    }
+  }
+  const auditDir = values.get("audit-dir");
+  if (auditDir !== undefined && !flags.has("no-audit")) stateDirs.push(at(auditDir));
+  const workspace = realOr(at(values.get("cwd") ?? "."));
+  const readFiles = ["prompt-file", "system-file", "load-messages", "from-mcp"]
+    .map((name) => values.get(name))
+    .filter((value): value is string => value !== undefined && value !== "-")
+    .map(at)
+    .concat(readable);
+  const startsTools = command === undefined || !CHECK_ONLY.has(command);
+  // The CA certificates the credential broker trusts for bound hosts, when the user names a file of them. Read
+  // only with an egress proxy (such a run is never recorded for the warm path, whose key holds no such variable).
+  const upstreamCa = egressHosts.length > 0 ? env[UPSTREAM_CA_ENV] : undefined;
+  if (upstreamCa && !upstreamCa.includes(",")) readFiles.push(at(upstreamCa));
+  // What a tool's interpreter or runtime needs (one under the home folder): toolgate reads it to show it.
+  if (startsTools) readFiles.push(...programReads(programs, env, workspace, manifestPath, stateDirs));
+  // `validate` checks that each program is there: one outside the manifest's folder and the workspace lies
+  // outside every folder granted above (and one inside needs no grant of its own: a long list of single files
+  // makes every one of Deno's permission checks slower).
+  if (command === "validate") {
+    readFiles.push(
+      ...programs.filter((program) =>
+        !isWithin(program, dirname(manifestPath)) && !isWithin(program, workspace)
+      ),
+    );
+  }
+  const save = values.get("save-messages");
+  const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
+  // doctor says whether user namespaces may be made where bubblewrap cannot tell.
+  if (command === "doctor") readFiles.push("/proc/sys/user/max_user_namespaces");
+  // `init` writes its starter in the folder it was typed in, and nothing else.
+  if (command === "init") writeFiles.push(at("tools.json"), at("tools"));
+  const isRun = command === "run";
+  const endpoint = isRun ? values.get("base-url") ?? endpointFromEnv(env) : undefined;
+  const port = command === "serve" ? values.get("http") : undefined;
+  const listenPort = port === undefined ? undefined : Number(port);
+  const consoleValue = command === "serve" ? values.get("console") : undefined;
+  const consolePort = consoleValue === undefined ? undefined : Number(consoleValue);
+  const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin");
+  // A worker, or a caller whose calls run on a worker pool: the pool's servers and the credential files.
+  const poolUrl = command === "worker"
+    ? values.get("nats") ?? (env.NATS_URL || undefined)
+    : values.get("executor");
+  const keyFile = poolKeyFile(values.get("pool-key-file"), env, cwd);
+  const poolAddress = poolUrl === undefined || poolUrl === "local" ? undefined : parsePoolUrl(poolUrl);
+  // Deno scopes a Unix socket by its exact path: the egress proxy's is chosen here, and granted.
+  const proxySocket = egressHosts.length > 0 && stateDirs.length > 0
+    ? join(stateDirs[0], "proxy", `${crypto.randomUUID()}.sock`)
+    : undefined;
+  // Deno lets only --allow-all read /proc/self: hand the main entry this process's cgroups (the same as its own).
+  const cgroupText = env[CGROUP_ENV] || ownCgroups();
+  const facts: RunFacts = {
+    workspace,
+    manifestPath,
+    // A command that only checks the manifest starts none of its programs.
+    programs: startsTools ? programs : [],
+    toolEnv,
+    egressHosts,
+    proxySocket,
+    code: [TOOLGATE_CODE, Deno.execPath()],
+    stateDirs,
+    readFiles,
+    writeFiles,
+    endpoint: endpoint !== undefined && URL.canParse(endpoint) ? endpoint : undefined,
+    listen: listenPort !== undefined && Number.isInteger(listenPort) && listenPort >= 0 && listenPort <= 65535
+      ? { hostname: values.get("host") ?? "127.0.0.1", port: listenPort }
+      : undefined,
+    consoleListen: consolePort !== undefined && Number.isInteger(consolePort) && consolePort >= 0 &&
+        consolePort <= 65535
+      ? { hostname: "127.0.0.1", port: consolePort }
+      : undefined,
+    helpers: helperPaths(helpers),
+    pool: poolAddress === undefined || typeof poolAddress === "string" ? undefined : {
+      servers: poolAddress.servers,
+      // The NATS credential files, and the pool's signing key when a file holds it.
+      files: [...credentialFiles(env).map(at), ...(keyFile === undefined ? [] : [keyFile])],
+      worker: command === "worker",
+    },
+  };
+  return {
+    facts,
+    set: derivePermissions(facts),
+    env: {
+      ...(helpers.bwrap === undefined ? {} : { TOOLGATE_BWRAP: helpers.bwrap }),
+      ...(cgroupText === undefined ? {} : { [CGROUP_ENV]: cgroupText }),
+      ...(proxySocket === undefined ? {} : { [PROXY_SOCKET_ENV]: proxySocket }),
+    },
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * Which manifest a run uses, decided in one place for the launcher and every command: `--tools`, else
+ * `TOOLGATE_TOOLS`, else the nearest `tools.json` in the current folder or an ancestor up to the project's root
+ * (the first folder holding `.git`, or the home folder, whichever comes first), else the built-in tool belt.
+ *
+ * @module
+ */
+import { dirname, join, resolve } from "../base/paths.ts";
+import { BELT_MANIFEST_PATH } from "./tool_belt.ts";
+
+/**
+ * Where the manifest came from: named on the command line (`tools`), in the environment (`env`), found in the
+ * folder or above it (`found`), or the built-in belt (`belt`). Only a `found` one can have been planted by a tool,
+ * so only it must be trusted before its tools run.
+ */
+export type ManifestSource = "tools" | "env" | "found" | "belt";
+
+/** The manifest of a run and how it was chosen. */
+export interface ManifestLocation {
+  /** The manifest file, absolute (a found one by its real path; the belt's own path when none is found). */
+  readonly path: string;
+  readonly source: ManifestSource;
+}
+
+/** Whether anything is at `path` (a link that leads nowhere counts: loading it then says what is wrong). */
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The folders searched for a `tools.json`, nearest first: `cwd` and its ancestors up to the project's root (the
+ * first holding `.git`, or `home`). With neither above `cwd`, only `cwd` itself: a `tools.json` in `/tmp` or `/`
+ * is nobody's project and is never picked up from below.
+ *
+ * @example
+ * ```ts
+ * import { searchedFolders } from "./manifest_location.ts";
+ * searchedFolders("/nowhere/at/all", "/also/nowhere"); // ["/nowhere/at/all"]: no project root above it
+ * ```
+ */
+export function searchedFolders(cwd: string, home: string | undefined): string[] {
+  const folders: string[] = [];
+  const top = home === undefined || home === "" ? undefined : resolve(home);
+  for (let dir = resolve(cwd);; dir = dirname(dir)) {
+    folders.push(dir);
+    if (dir === top || exists(join(dir, ".git"))) return folders;
+    if (dirname(dir) === dir) return [resolve(cwd)];
+  }
+}
+
+/**
+ * The manifest a run uses and where it came from; relative paths against `cwd` (the folder the command was typed
+ * in; `--cwd` moves the workspace, not the search).
+ *
+ * @example
+ * ```ts
+ * import { locateManifest } from "./manifest_location.ts";
+ * locateManifest("my-tools.json", {}, "/srv/project"); // { path: "/srv/project/my-tools.json", source: "tools" }
+ * ```
+ */
+export function locateManifest(
+  tools: string | undefined,
+  env: Readonly<Record<string, string>>,
+  cwd: string,
+): ManifestLocation {
+  if (tools !== undefined) return { path: resolve(cwd, tools), source: "tools" };
+  if (env.TOOLGATE_TOOLS) return { path: resolve(cwd, env.TOOLGATE_TOOLS), source: "env" };
+  for (const dir of searchedFolders(cwd, env.HOME)) {
+    const candidate = join(dir, "tools.json");
+    // By its real path: a link planted as tools.json must not borrow another manifest's trust (or toolgate's own)
+    // while its commands resolve against the folder the link lies in.
+    if (exists(candidate)) return { path: realOr(candidate), source: "found" };
+  }
+  return { path: BELT_MANIFEST_PATH, source: "belt" };
+}
+
+function realOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Is `path` toolgate's own manifest (its checkout's `tools.json`, the belt's), by real path? */
+export function isOwnManifest(path: string): boolean {
+  if (path === BELT_MANIFEST_PATH) return true;
+  try {
+    return Deno.realPathSync(path) === Deno.realPathSync(BELT_MANIFEST_PATH);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a manifest must be trusted before its tools run: only one found in the folder or above it, where a tool
+ * may have written it, and never toolgate's own. What the user named (`--tools`, `TOOLGATE_TOOLS`) is trusted for
+ * the run that names it.
+ *
+ * @example
+ * ```ts
+ * import { needsTrust } from "./manifest_location.ts";
+ * needsTrust({ path: "/srv/project/tools.json", source: "tools" }); // false: the user named it
+ * ```
+ */
+export function needsTrust(location: ManifestLocation): boolean {
+  return location.source === "found" && !isOwnManifest(location.path);
+}
+
+/**
+ * The one line that says which manifest is in use, when it is not `./tools.json` and was not named with `--tools`
+ * on this very command line; `undefined` when there is nothing to say.
+ *
+ * @example
+ * ```ts
+ * import { manifestNotice } from "./manifest_location.ts";
+ * manifestNotice({ path: "/srv/project/tools.json", source: "found" }, "/srv/project/src");
+ * // "toolgate: using the manifest /srv/project/tools.json"
+ * ```
+ */
+export function manifestNotice(location: ManifestLocation, cwd: string): string | undefined {
+  switch (location.source) {
+    case "tools":
+      return undefined;
+    case "env":
+      return `toolgate: using the manifest ${location.path} (TOOLGATE_TOOLS)`;
+    case "found":
+      return location.path === realOr(join(resolve(cwd), "tools.json"))
+        ? undefined
+        : `toolgate: using the manifest ${location.path}`;
+    case "belt":
+      return "toolgate: using the built-in tool belt (no tools.json here or up to the project's root)";
+  }
+}

@@ -1,0 +1,504 @@
+/**
+ * The one approval policy, for every caller (the agent loop, `serve`, `call` and the library): whether a prepared
+ * call runs. A read-only call that stays on the machine runs freely (its tool is `readOnly` and its profile writes
+ * nothing); a call that writes, runs programs or can send data off the machine (its tool's profile allows the
+ * network, whatever its `readOnly` flag) needs approval: from
+ * `--yes`, from `--allow-tools`, from `--approve-hosts` when the call's destination is known and listed, from an
+ * earlier "always" for the tool, or from a person asked (on a terminal, or through an MCP client's elicitation).
+ * With none of those it is `rejected`; a person's no is `user_denied`.
+ *
+ * @module
+ */
+import { approvalLines } from "./approval_prompt.ts";
+import { failure, type FailureEnvelope } from "../contract.ts";
+import type { PreparedCall } from "./prepared_call.ts";
+import { allowsNetwork } from "../manifest/profiles.ts";
+import { beltReadOnly } from "../manifest/tool_belt.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
+import type { SamplingRequest } from "../manifest/tool_protocol.ts";
+import { neutralizeControls } from "../base/terminal.ts";
+import { fit } from "../base/text.ts";
+
+/**
+ * What a call could do that needs approval.
+ *
+ * @example
+ * ```ts
+ * import { assessCall } from "./policy.ts";
+ * // assessCall(httpFetchCall) -> { changes: false, egress: true, destination: { host: "example.com", port: "443" } }
+ * ```
+ */
+export interface CallRisk {
+  /** The tool is not read-only: it may write files or run programs. */
+  readonly changes: boolean;
+  /** The tool's profile allows the network: the call may send data off the machine. */
+  readonly egress: boolean;
+  /** Where the data goes, when the call itself says so (the built-in `http_fetch`'s `url`). */
+  readonly destination?: Destination;
+}
+
+/** A host (lower-cased, IPv6 without brackets) and a port. */
+export interface Destination {
+  /** The host name or address, lower-cased; an IPv6 address without brackets. */
+  readonly host: string;
+  /** The port, the scheme's default when the URL names none. */
+  readonly port: string;
+}
+
+/** One `--approve-hosts` entry: a host, and a port when the entry names one. */
+export interface HostEntry {
+  /** The host name or address, lower-cased; an IPv6 address without brackets. */
+  readonly host: string;
+  /** The one port approved; absent: any port. */
+  readonly port?: string;
+}
+
+/** The built-in tool whose destination is known from its arguments. */
+const FETCH_TOOL = "http_fetch";
+
+/**
+ * Built-in tools whose calls only look for some arguments, though the tool can change things (and so is not
+ * `readOnly`): the call is read-only when its predicate holds. The `job` tool's `poll` and `wait` read toolgate's
+ * job table; its `kill` ends a process tree and needs approval like any change. Classified per call, and only for
+ * toolgate's own tools: a manifest's tool of the same name is what its flags say.
+ */
+const READ_ONLY_CALLS: Readonly<Record<string, (args: Readonly<Record<string, unknown>>) => boolean>> = {
+  job: (args) => args.action === "poll" || args.action === "wait",
+};
+
+/**
+ * Does this call only look, whatever its tool could do? A manifest's tool that is `readOnly` and whose profile
+ * writes nothing; a built-in tool that toolgate's own belt marks `readOnly`, or whose risk depends on its
+ * arguments (the `job` tool: `poll` and `wait`, not `kill`), what this very call asks.
+ *
+ * @example
+ * ```ts
+ * import { isReadOnlyCall } from "./policy.ts";
+ * // isReadOnlyCall(jobPoll); // true
+ * // isReadOnlyCall(jobKill); // false
+ * ```
+ */
+export function isReadOnlyCall(call: PreparedCall): boolean {
+  const { tool } = call;
+  const builtin = tool.builtin;
+  if (builtin === undefined) {
+    // A manifest's word alone does not make a tool free: its profile must not let it write either.
+    return tool.readOnly && tool.profile.write.length === 0;
+  }
+  // A built-in tool is what toolgate's own belt says of it (its own code, under its own Deno flags, bounds it),
+  // whatever another manifest naming its program claims.
+  if (tool.readOnly && beltReadOnly(builtin)) return true;
+  return Object.hasOwn(READ_ONLY_CALLS, builtin) && READ_ONLY_CALLS[builtin](call.args);
+}
+
+/** The URL's host as written in an allow list: lower-cased, brackets stripped. */
+function bareHost(url: URL): string {
+  const host = url.hostname.toLowerCase();
+  return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+}
+
+/** Where the built-in `http_fetch` would connect first, or `undefined` when its URL is not one it fetches. */
+function fetchDestination(call: PreparedCall): Destination | undefined {
+  const text = call.args.url;
+  if (typeof text !== "string") return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  const port = url.port !== "" ? url.port : url.protocol === "https:" ? "443" : "80";
+  return { host: bareHost(url), port };
+}
+
+/**
+ * What a call could do that needs approval: change things (a call that is not read-only, see
+ * {@linkcode isReadOnlyCall}) and send data off the machine (a tool whose profile allows the network), with the
+ * destination when the call names it.
+ *
+ * @example
+ * ```ts
+ * import { assessCall } from "./policy.ts";
+ * // const risk = assessCall(prepared.call);
+ * // risk.changes || risk.egress; // true: approval needed
+ * ```
+ */
+export function assessCall(call: PreparedCall): CallRisk {
+  const egress = allowsNetwork(call.tool.profile);
+  // Only toolgate's own http_fetch is known to connect where its `url` says: a manifest's tool of that name is not.
+  const destination = egress && call.tool.builtin === FETCH_TOOL ? fetchDestination(call) : undefined;
+  return { changes: !isReadOnlyCall(call), egress, ...(destination ? { destination } : {}) };
+}
+
+/**
+ * Parses `--approve-hosts` entries (`host`, `host:port`, `[v6]`, `[v6]:port`, comma-separated, the same forms as
+ * `TOOLGATE_FETCH_ALLOW_HOSTS`). Throws a `SyntaxError` naming an entry that is not a host.
+ *
+ * @example
+ * ```ts
+ * import { parseHostList } from "./policy.ts";
+ * parseHostList("api.example.com, 127.0.0.1:8080");
+ * // [{ host: "api.example.com" }, { host: "127.0.0.1", port: "8080" }]
+ * ```
+ */
+export function parseHostList(text: string): HostEntry[] {
+  const entries: HostEntry[] = [];
+  for (const raw of text.split(",")) {
+    const item = raw.trim().toLowerCase();
+    if (item === "") continue;
+    const bracketed = /^\[([0-9a-f:.]+)\](?::(\d{1,5}))?$/.exec(item);
+    const plain = /^([a-z0-9._-]+)(?::(\d{1,5}))?$/.exec(item);
+    let host: string | undefined;
+    let port: string | undefined;
+    if (bracketed) [host, port] = [bracketed[1], bracketed[2]];
+    else if (plain) [host, port] = [plain[1], plain[2]];
+    // An IPv6 address without brackets has no room for a port.
+    else if (/^[0-9a-f:.]+$/.test(item) && item.split(":").length > 2) host = item;
+    if (host === undefined || (port !== undefined && Number(port) > 65535)) {
+      throw new SyntaxError(
+        `${JSON.stringify(raw.trim())} is not a host: write example.com, example.com:8443 or [::1]:8080`,
+      );
+    }
+    entries.push(port === undefined ? { host } : { host, port: String(Number(port)) });
+  }
+  return entries;
+}
+
+/** A person's answer to an approval question. */
+export type Answer = "yes" | "no" | "always";
+
+/**
+ * An approval question: the tool, why it needs approval, and the lines to show (see `approval_prompt.ts`).
+ *
+ * @example
+ * ```ts
+ * import type { ApprovalQuestion } from "./policy.ts";
+ * const question: ApprovalQuestion = {
+ *   tool: "exec",
+ *   reason: "it runs programs or changes files",
+ *   lines: ["toolgate: the model asks to run exec: it runs programs or changes files.", '  argv: ["ls"]'],
+ * };
+ * ```
+ */
+export interface ApprovalQuestion {
+  /** The tool's name. */
+  readonly tool: string;
+  /** Why the call needs approval, e.g. "it can send data off the machine (to example.com)". */
+  readonly reason: string;
+  /** What to show, risky fields first (see `approvalLines`); the asker adds the question itself. */
+  readonly lines: readonly string[];
+}
+
+/**
+ * Asks a person; rejects when nobody could answer (the question could not be delivered, or `signal` aborted).
+ *
+ * @example
+ * ```ts
+ * import type { Ask } from "./policy.ts";
+ * const alwaysNo: Ask = () => Promise.resolve("no");
+ * ```
+ */
+export type Ask = (question: ApprovalQuestion, signal?: AbortSignal) => Promise<Answer>;
+
+/**
+ * What approved a call.
+ *
+ * @example
+ * ```ts
+ * import type { ApprovedBy } from "./policy.ts";
+ * const by: ApprovedBy = "approve-hosts";
+ * ```
+ */
+export type ApprovedBy =
+  | "read-only"
+  | "own-command"
+  | "yes"
+  | "allow-tools"
+  | "approve-hosts"
+  | "always"
+  | "person"
+  | "console";
+
+/**
+ * The policy's verdict on one call.
+ *
+ * @example
+ * ```ts
+ * import type { Verdict } from "./policy.ts";
+ * const verdict: Verdict = { approved: true, by: "read-only" };
+ * ```
+ */
+export type Verdict = { readonly approved: true; readonly by: ApprovedBy } | {
+  readonly approved: false;
+  readonly envelope: FailureEnvelope;
+};
+
+/**
+ * What a person set up front, and who can be asked.
+ *
+ * @example
+ * ```ts
+ * import type { PolicyOptions } from "./policy.ts";
+ * const options: PolicyOptions = { allowTools: ["fs_write_file"], approveHosts: [{ host: "api.example.com" }] };
+ * ```
+ */
+export interface PolicyOptions {
+  /** `--yes`: every call is approved. */
+  readonly yes?: boolean;
+  /** `--allow-tools`: every call of these tools is approved. */
+  readonly allowTools?: Iterable<string>;
+  /** `--approve-hosts`: a call that sends data only to one of these (its destination known) is approved. */
+  readonly approveHosts?: Iterable<HostEntry>;
+  /** The call is a person's own command (`toolgate call`, a library caller's own code): approved by definition. */
+  readonly ownCommand?: boolean;
+  /** Who to ask when nothing above approves (absent: nobody, the call is `rejected`). */
+  readonly ask?: Ask;
+  /** Masks secrets in what is shown to the person. */
+  readonly redact?: (text: string) => string;
+  /** The width questions are folded at. */
+  readonly width?: number;
+  /** Why nobody can be asked, for the refusal (default "there is no terminal to ask on"). */
+  readonly nobodyToAsk?: string;
+  /** How the person gives approval, for the refusal (default "rerun toolgate"). */
+  readonly restart?: string;
+}
+
+/** Per-call options of {@linkcode Policy.decide}. */
+export interface DecideOptions {
+  /** Who to ask for this call, instead of the policy's own `ask` (an MCP session asks its own client). */
+  readonly ask?: Ask;
+  /** Cancels the question. */
+  readonly signal?: AbortSignal;
+}
+
+/** Why a call needs approval, in words for the person and the model; `undefined` when it needs none. */
+function reasonOf(risk: CallRisk): string | undefined {
+  const parts: string[] = [];
+  if (risk.changes) parts.push("it can change files or run programs");
+  if (risk.egress) {
+    const where = risk.destination ? ` (to ${hostText(risk.destination)})` : "";
+    parts.push(`it can send data off the machine${where}`);
+  }
+  return parts.length === 0 ? undefined : parts.join(", and ");
+}
+
+function hostText(destination: Destination): string {
+  return destination.host.includes(":") ? `[${destination.host}]` : destination.host;
+}
+
+/**
+ * Decides, call by call, whether a prepared call runs; remembers "always" answers for the life of the policy (one
+ * agent run, one MCP session).
+ *
+ * @example
+ * ```ts
+ * import { Policy } from "./policy.ts";
+ * const policy = new Policy({ allowTools: ["fs_write_file"], ask: () => Promise.resolve("no") });
+ * // const verdict = await policy.decide(prepared.call);
+ * // if (!verdict.approved) envelope = await executor.refuse(prepared.call, verdict.envelope);
+ * ```
+ */
+export class Policy {
+  readonly #options: PolicyOptions;
+  readonly #allowTools: ReadonlySet<string>;
+  readonly #approveHosts: readonly HostEntry[];
+  /** Tools a person approved for the rest of the session. */
+  readonly #always = new Set<string>();
+
+  /** A policy with these approvals set up front, and who to ask. */
+  constructor(options: PolicyOptions = {}) {
+    this.#options = options;
+    this.#allowTools = new Set(options.allowTools ?? []);
+    this.#approveHosts = [...(options.approveHosts ?? [])];
+  }
+
+  /**
+   * What, short of asking, approves the call; `undefined` when only a person can.
+   *
+   * @example
+   * ```ts
+   * import { Policy } from "./policy.ts";
+   * // new Policy({ yes: true }).approvedWithoutAsking(call); // "yes"
+   * ```
+   */
+  /** An MCP server's tool whose server `--allow-tools` names whole (`mcp__SERVER__*`). */
+  #allowedServer(call: PreparedCall): boolean {
+    const server = call.tool.upstream?.server;
+    return server !== undefined && this.#allowTools.has(`mcp__${server}__*`);
+  }
+
+  /** Who approves `call` without a person: the read-only rule, `--yes`, an allow list; `undefined` when none does. */
+  approvedWithoutAsking(call: PreparedCall): ApprovedBy | undefined {
+    const risk = assessCall(call);
+    if (!risk.changes && !risk.egress) return "read-only";
+    if (this.#options.ownCommand) return "own-command";
+    if (this.#options.yes) return "yes";
+    if (this.#allowTools.has(call.tool.name) || this.#allowedServer(call)) return "allow-tools";
+    if (!risk.changes && risk.destination && this.#hostApproved(risk.destination)) return "approve-hosts";
+    if (this.#always.has(call.tool.name)) return "always";
+    return undefined;
+  }
+
+  /** Approves the call, or says why not with the envelope to answer it with. */
+  async decide(call: PreparedCall, options: DecideOptions = {}): Promise<Verdict> {
+    const by = this.approvedWithoutAsking(call);
+    if (by !== undefined) return { approved: true, by };
+    const risk = assessCall(call);
+    const reason = reasonOf(risk)!;
+    const { tool } = call;
+    const name = JSON.stringify(tool.name);
+    const ask = options.ask ?? this.#options.ask;
+    if (!ask) {
+      return {
+        approved: false,
+        envelope: failure(
+          "rejected",
+          `The tool ${name} needs the user's approval (${reason}), but ${
+            this.#options.nobodyToAsk ?? "there is no terminal to ask on"
+          }; the user can ${this.#options.restart ?? "rerun toolgate"} with ${
+            this.#flagsFor(call, risk)
+          } to approve such calls.`,
+          { tool: tool.name, retryable: false },
+        ),
+      };
+    }
+    const question: ApprovalQuestion = {
+      tool: tool.name,
+      reason,
+      lines: approvalLines(tool, call.args, reason, {
+        redact: this.#options.redact,
+        width: this.#options.width,
+      }),
+    };
+    return await this.#asked(ask, question, options.signal, {
+      tool: tool.name,
+      always: tool.name,
+      unanswered: `The call to ${name} needs the user's approval (${reason}), and the question got no answer`,
+      denied: `The user denied the call to ${name}.`,
+    });
+  }
+
+  /**
+   * Whether a running tool may send text to a model (its `sample` question): the text leaves the machine and may
+   * cost money, so it needs approval as an egress call does: `--yes`, `--allow-tools` naming the tool, an earlier
+   * "always" for the tool's questions, or a person asked (the question shows the text, secrets masked). A
+   * person's own command approves its call, not what the tool then asks.
+   *
+   * @example
+   * ```ts
+   * import { Policy } from "./policy.ts";
+   * // await new Policy({ allowTools: ["summarize"] }).decideSampling(tool, request); // { approved: true, by: "allow-tools" }
+   * ```
+   */
+  async decideSampling(
+    tool: ToolSpec,
+    request: SamplingRequest,
+    options: DecideOptions = {},
+  ): Promise<Verdict> {
+    if (this.#options.yes) return { approved: true, by: "yes" };
+    if (this.#allowTools.has(tool.name)) return { approved: true, by: "allow-tools" };
+    const key = `${tool.name}\u0000model`;
+    if (this.#always.has(key)) return { approved: true, by: "always" };
+    const name = JSON.stringify(tool.name);
+    const reason = "it sends text to the model (sampling): the text leaves the machine and may cost money";
+    const ask = options.ask ?? this.#options.ask;
+    if (!ask) {
+      return {
+        approved: false,
+        envelope: failure(
+          "rejected",
+          `The tool ${name} asked to send text to the model, which needs the user's approval, but ${
+            this.#options.nobodyToAsk ?? "there is no terminal to ask on"
+          }; the user can ${
+            this.#options.restart ?? "rerun toolgate"
+          } with --allow-tools ${tool.name} (or --yes) ` +
+            "to approve it.",
+          { tool: tool.name, retryable: false },
+        ),
+      };
+    }
+    const redact = this.#options.redact ?? ((text: string) => text);
+    const width = Math.max(40, this.#options.width ?? 100);
+    const shown = request.messages.map((message) => {
+      const content = message.content;
+      const text = content.type === "text" && typeof content.text === "string"
+        ? content.text
+        : `[${content.type}]`;
+      return fit(`  ${message.role}: ${neutralizeControls(redact(text)).replace(/\s+/g, " ")}`, width);
+    });
+    const system = request.systemPrompt === undefined
+      ? []
+      : [fit(`  system: ${neutralizeControls(redact(request.systemPrompt)).replace(/\s+/g, " ")}`, width)];
+    const question: ApprovalQuestion = {
+      tool: `${tool.name} (its question to the model)`,
+      reason,
+      lines: [
+        `toolgate: the tool ${tool.name} asks to send this to the model (up to ${request.maxTokens} tokens back):`,
+        ...system,
+        ...shown,
+      ],
+    };
+    return await this.#asked(ask, question, options.signal, {
+      tool: tool.name,
+      always: key,
+      unanswered: `The tool ${name} asked to send text to the model, and the user's approval got no answer`,
+      denied: `The user denied sending the tool ${name}'s text to the model.`,
+    });
+  }
+
+  /**
+   * Asks a person `question`: "always" is remembered under `words.always`; no answer is `rejected`, a no is
+   * `user_denied`, each not retryable.
+   */
+  async #asked(
+    ask: Ask,
+    question: ApprovalQuestion,
+    signal: AbortSignal | undefined,
+    words: { tool: string; always: string; unanswered: string; denied: string },
+  ): Promise<Verdict> {
+    let answer: Answer;
+    try {
+      answer = await ask(question, signal);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return {
+        approved: false,
+        envelope: failure("rejected", `${words.unanswered}: ${why}.`, { tool: words.tool, retryable: false }),
+      };
+    }
+    if (answer === "always") this.#always.add(words.always);
+    if (answer === "yes" || answer === "always") return { approved: true, by: "person" };
+    return {
+      approved: false,
+      envelope: failure("user_denied", words.denied, { tool: words.tool, retryable: false }),
+    };
+  }
+
+  #hostApproved(destination: Destination): boolean {
+    return this.#approveHosts.some((entry) =>
+      entry.host === destination.host && (entry.port === undefined || entry.port === destination.port)
+    );
+  }
+
+  /** The flags that would approve this call, for the refusal. */
+  #flagsFor(call: PreparedCall, risk: CallRisk): string {
+    const flags = ["--yes", `--allow-tools ${call.tool.name}`];
+    if (!risk.changes && risk.destination) flags.push(`--approve-hosts ${hostText(risk.destination)}`);
+    return flags.length === 2
+      ? `${flags[1]} (or ${flags[0]} for every tool)`
+      : `${flags[2]}, ${flags[1]} or --yes`;
+  }
+}
+
+/**
+ * The policy of a person's own command (`toolgate call`, and a library caller's `executor.call` without a
+ * policy): the person chose this very call, so it is approved by definition.
+ *
+ * @example
+ * ```ts
+ * import { OWN_COMMAND } from "./policy.ts";
+ * // (await OWN_COMMAND.decide(call)).approved; // true
+ * ```
+ */
+export const OWN_COMMAND: Policy = new Policy({ ownCommand: true });

@@ -1,0 +1,239 @@
+/**
+ * Reads how a tool process ended as an envelope: its stdout as the result, its stderr as the failure (a failure
+ * envelope, agentcli's `{"error", "hint"}`, or plain text), a timeout, a signal, a start failure, a flood of output.
+ * A failure of a tool that is not read-only is never `retryable` once it started: whatever it did before it
+ * failed may not bear doing twice, and neither toolgate nor the tool can know.
+ *
+ * @module
+ */
+import {
+  asEnvelope,
+  type Envelope,
+  failure,
+  type FailureEnvelope,
+  isRecord,
+  success,
+  truncateForModel,
+  withRetryable,
+  withWarnings,
+} from "../contract.ts";
+import { SECRET_REMOVED_WARNING } from "../state/redact.ts";
+import type { RunResult, StartProblem } from "./runner.ts";
+import { userStopped } from "./stop.ts";
+import { seconds } from "../base/text.ts";
+
+/** The most characters of plain-text stderr carried into a failure message. */
+export const STDERR_MESSAGE_LIMIT = 10_000;
+
+/** Facts about the call the result alone does not carry. */
+export interface OutcomeContext {
+  readonly tool: string;
+  /** The resolved program, for start failures. */
+  readonly program: string;
+  readonly timeoutMs: number;
+  readonly maxOutputBytes: number;
+  /**
+   * The tool's `readOnly`: only a read-only tool's failure may say `retryable: true` once the tool started (the
+   * kind's default or the tool's own say). Absent counts as not read-only: when in doubt, no retry.
+   */
+  readonly readOnly?: boolean;
+  /**
+   * Takes secret values out of the tool's output as soon as it is decoded, before anything is cut from it: a cut
+   * through a secret would leave a fragment that no later redaction recognizes.
+   */
+  readonly scrub?: (text: string) => string;
+  /** The idle limit, when the call had one. */
+  readonly idleTimeoutMs?: number;
+  /** Set when a person stopped the call (the stop button, an MCP client's cancellation). */
+  readonly killedBy?: "user";
+}
+
+/** Said with a failure of a tool that is not read-only, once it started. */
+export const NOT_RETRYABLE_WARNING =
+  "the tool is not read-only and it started: it may have changed something " +
+  "before it failed, so the call is not retryable; check what it did before calling it again";
+
+const decoder = new TextDecoder("utf-8", { fatal: false });
+
+/** Decodes bytes as UTF-8, with replacement characters for anything that is not. */
+export function decode(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function fromStdout(stdout: string, tool: string): Envelope {
+  const trimmed = stdout.trim();
+  if (trimmed === "") return success(null, { tool, warnings: ["the tool printed nothing on stdout"] });
+  const parsed = parseJson(trimmed);
+  if (!parsed.ok) {
+    return success({ text: stdout }, {
+      tool,
+      warnings: ["the tool's stdout was not JSON; it is passed as text"],
+    });
+  }
+  const envelope = asEnvelope(parsed.value);
+  if (envelope) return { ...envelope, tool };
+  return success(parsed.value, { tool });
+}
+
+function fromStderr(
+  stderr: string,
+  stdout: string,
+  context: OutcomeContext,
+  metadata: Record<string, unknown>,
+): FailureEnvelope {
+  const trimmed = stderr.trim();
+  if (trimmed === "" && stdout.trim().startsWith("{")) {
+    // Nothing on stderr, but a failure envelope on stdout: the tool said what went wrong, only in the other place.
+    const parsed = parseJson(stdout.trim());
+    const envelope = parsed.ok ? asEnvelope(parsed.value) : undefined;
+    if (envelope && !envelope.ok) return { ...envelope, ...metadata, tool: context.tool } as FailureEnvelope;
+  }
+  // The error is the whole stderr, or its last line when log lines came first.
+  const lastLine = trimmed.slice(trimmed.lastIndexOf("\n") + 1).trim();
+  const parsed = trimmed.startsWith("{")
+    ? parseJson(trimmed)
+    : lastLine.startsWith("{")
+    ? parseJson(lastLine)
+    : { ok: false as const };
+  if (parsed.ok) {
+    const envelope = asEnvelope(parsed.value);
+    if (envelope && !envelope.ok) return { ...envelope, ...metadata, tool: context.tool } as FailureEnvelope;
+    if (isRecord(parsed.value) && typeof parsed.value.error === "string") {
+      const hint = typeof parsed.value.hint === "string" ? parsed.value.hint : undefined;
+      return failure("execution_error", parsed.value.error, {
+        tool: context.tool,
+        metadata: { ...metadata, hint },
+      });
+    }
+  }
+  const message = trimmed === ""
+    ? `exit status ${metadata.exit_code ?? "unknown"}`
+    : truncateForModel(trimmed, STDERR_MESSAGE_LIMIT);
+  return failure("execution_error", message, { tool: context.tool, metadata });
+}
+
+/**
+ * The envelope of a program that could not start: `unavailable`, not retryable (a retry will not fix it).
+ *
+ * @example
+ * ```ts
+ * import { startFailure } from "./run_envelope.ts";
+ * startFailure({ reason: "not_found", message: "" }, "t", "/srv/tools/bin/t").message;
+ * // "The tool cannot start: the program /srv/tools/bin/t does not exist."
+ * ```
+ */
+export function startFailure(
+  problem: StartProblem,
+  tool: string,
+  program: string,
+): FailureEnvelope {
+  const reason = problem.reason === "not_found" ? `the program ${program} does not exist` : problem.message;
+  return failure("unavailable", `The tool cannot start: ${reason}.`, { tool, retryable: false });
+}
+
+/**
+ * Turns a finished run into the envelope the caller gets.
+ *
+ * @example
+ * ```ts
+ * import { envelopeFromRun } from "./run_envelope.ts";
+ * // const context = { tool: "get_time", program, timeoutMs, maxOutputBytes, readOnly: true };
+ * // envelopeFromRun(await runProcess(request), context)
+ * ```
+ */
+export function envelopeFromRun(run: RunResult, context: OutcomeContext): Envelope {
+  if (run.spawnError) return startFailure(run.spawnError, context.tool, context.program);
+  let removed = false;
+  const text = (bytes: Uint8Array): string => {
+    const decoded = decode(bytes);
+    if (!context.scrub) return decoded;
+    const scrubbed = context.scrub(decoded);
+    if (scrubbed !== decoded) removed = true;
+    return scrubbed;
+  };
+  let envelope = fromRun(run, context, text);
+  if (removed) envelope = withWarnings(envelope, [SECRET_REMOVED_WARNING]);
+  // A run that never started (a start failure above, or one stopped before it) ran nothing, so a retry of it is as
+  // safe as its kind says; anything that started may have acted.
+  if (envelope.ok || !run.started || context.readOnly === true || !envelope.retryable) return envelope;
+  return withWarnings(withRetryable(envelope, false), [NOT_RETRYABLE_WARNING]);
+}
+
+function fromRun(run: RunResult, context: OutcomeContext, text: (bytes: Uint8Array) => string): Envelope {
+  const { tool } = context;
+  const metadata: Record<string, unknown> = {
+    exit_code: run.code ?? undefined,
+    signal: run.signal ?? undefined,
+  };
+  const warnings = run.escaped
+    ? ["a process the tool started left its process group and held the output open; it was cut off"]
+    : [];
+  // A person's stop; a confined tool may have died of the terminal's own Ctrl-C a moment before the abort came.
+  if (context.killedBy === "user" && (run.aborted || run.code !== 0)) return userStopped(tool, metadata);
+  if (run.idleTimedOut && context.idleTimeoutMs !== undefined) {
+    const wall = Number.isFinite(context.timeoutMs) ? context.timeoutMs / 1000 : 0;
+    return failure(
+      "timeout",
+      `The tool printed nothing for ${seconds(context.idleTimeoutMs)} (its idle timeout) and was stopped.`,
+      {
+        tool,
+        metadata: {
+          ...metadata,
+          idle: true,
+          idle_timeout_sec: context.idleTimeoutMs / 1000,
+          timeout_sec: wall,
+        },
+      },
+    );
+  }
+  if (run.aborted) {
+    return failure("execution_error", "The call was cancelled and the tool was stopped.", {
+      tool,
+      metadata: { ...metadata, cancelled: true },
+    });
+  }
+  if (run.timedOut) {
+    return failure(
+      "timeout",
+      `The tool ran past its ${seconds(context.timeoutMs)} time budget and was stopped.`,
+      {
+        tool,
+        metadata: { ...metadata, timeout_sec: context.timeoutMs / 1000 },
+      },
+    );
+  }
+  if (run.overflow) {
+    return failure(
+      "execution_error",
+      `The tool printed more than ${context.maxOutputBytes} bytes on ${run.overflow} and was stopped.`,
+      {
+        tool,
+        metadata: {
+          ...metadata,
+          truncated: true,
+          hint: "Narrow the arguments (a smaller range, a filter, a limit) so that the output is smaller.",
+        },
+      },
+    );
+  }
+  if (run.signal) {
+    const stderr = text(run.stderr).trim();
+    return failure("execution_error", `The tool was killed by ${run.signal}.`, {
+      tool,
+      metadata: {
+        ...metadata,
+        stderr: stderr === "" ? undefined : truncateForModel(stderr, STDERR_MESSAGE_LIMIT),
+      },
+    });
+  }
+  if (run.code === 0) return withWarnings(fromStdout(text(run.stdout), tool), warnings);
+  return withWarnings(fromStderr(text(run.stderr), text(run.stdout), context, metadata), warnings);
+}

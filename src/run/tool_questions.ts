@@ -1,0 +1,158 @@
+/**
+ * The answering side of a `toolgate/1` tool's questions: each question (to the user, or to the model) goes to the
+ * caller's handler for it (`serve`: the MCP client; the agent loop: the terminal and the configured model), with
+ * secret values taken out of what leaves toolgate, and its answer, or why there is none, goes back to the tool as
+ * one JSON line on its stdin: `{"type":"answer","id":ID,"answer":...}` or `{"type":"answer","id":ID,"error":...}`.
+ * A question nobody can answer is answered with an error at once: the tool never waits for an answer that cannot
+ * come, and no answer is ever made up on the user's behalf.
+ *
+ * @module
+ */
+import type { ContentBlock } from "../contract.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
+import { mapDeep, type SamplingRequest, type ToolQuestion } from "../manifest/tool_protocol.ts";
+
+/**
+ * A person's answer to a form (MCP's `ElicitResult`): accepted with the values, declined, or dismissed.
+ *
+ * @example
+ * ```ts
+ * import type { ElicitAnswer } from "./tool_questions.ts";
+ * const answer: ElicitAnswer = { action: "accept", content: { branch: "main" } };
+ * ```
+ */
+export type ElicitAnswer =
+  | { readonly action: "accept"; readonly content?: Readonly<Record<string, unknown>> }
+  | { readonly action: "decline" | "cancel" };
+
+/**
+ * The model's answer (MCP's `CreateMessageResult`).
+ *
+ * @example
+ * ```ts
+ * import type { SamplingAnswer } from "./tool_questions.ts";
+ * const answer: SamplingAnswer = { role: "assistant", content: { type: "text", text: "blue" }, model: "m" };
+ * ```
+ */
+export interface SamplingAnswer {
+  /** Always the assistant's. */
+  readonly role: "assistant";
+  /** What the model answered. */
+  readonly content: ContentBlock;
+  /** The model that answered. */
+  readonly model: string;
+  /** Why it stopped (`endTurn`, `maxTokens`, ...), when said. */
+  readonly stopReason?: string;
+}
+
+/** What a handler knows of the question's call. */
+export interface QuestionContext {
+  /** The tool that asks. */
+  readonly tool: ToolSpec;
+  /** Aborted when the call ends (the tool exited, was cut off, or the call was cancelled). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Who answers a caller's questions: a handler per kind; an absent one means nobody can be asked that. A handler
+ * throws (an `Error` whose message the tool reads) when it cannot or may not answer.
+ *
+ * @example
+ * ```ts
+ * import type { QuestionHandlers } from "./tool_questions.ts";
+ * const handlers: QuestionHandlers = { user: () => Promise.resolve({ action: "decline" }) };
+ * ```
+ */
+export interface QuestionHandlers {
+  /** Asks the user a form question (MCP elicitation); absent: nobody can answer one here. */
+  readonly user?: (
+    question: { readonly message: string; readonly requestedSchema: Readonly<Record<string, unknown>> },
+    context: QuestionContext,
+  ) => Promise<ElicitAnswer>;
+  /** Asks the model (MCP sampling), once approved; absent: nobody can answer one here. */
+  readonly model?: (request: SamplingRequest, context: QuestionContext) => Promise<SamplingAnswer>;
+  /** Why nobody can be asked here, for the tool (default: "this caller cannot ask the user" / "... the model"). */
+  readonly nobody?: string;
+}
+
+/** What a {@linkcode QuestionDesk} is given. */
+export interface DeskOptions {
+  readonly tool: ToolSpec;
+  readonly handlers?: QuestionHandlers;
+  /** The run's redaction of secret values: nothing a tool asks carries one out. */
+  readonly scrub?: (text: string) => string;
+  /** Writes to the tool's stdin; false once the pipe is gone. */
+  readonly write: (bytes: Uint8Array) => Promise<boolean>;
+  /** Told when a question's answer went out (the channel frees its id). */
+  readonly onAnswered?: (id: string | number) => void;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * One call's questions: takes each as the channel hands it over, answers it through the handlers, and writes the
+ * answer line. {@linkcode QuestionDesk.close} aborts the questions still open when the call ends.
+ *
+ * @example
+ * ```ts
+ * import { QuestionDesk } from "./tool_questions.ts";
+ * // const desk = new QuestionDesk({ tool, handlers, write });
+ * // channel options: { onQuestion: (question) => desk.ask(question) }
+ * // runProcess({ ..., waiting: () => desk.waiting }); desk.close();
+ * ```
+ */
+export class QuestionDesk {
+  readonly #options: DeskOptions;
+  readonly #done = new AbortController();
+  #open = 0;
+
+  constructor(options: DeskOptions) {
+    this.#options = options;
+  }
+
+  /** Some question waits for its answer (the idle limit waits with it). */
+  get waiting(): boolean {
+    return this.#open > 0;
+  }
+
+  /** Takes one question; its answer is written when it comes. */
+  ask(question: ToolQuestion): void {
+    this.#open += 1;
+    void this.#answer(question).then(async (line) => {
+      this.#open -= 1;
+      this.#options.onAnswered?.(question.id);
+      if (!this.#done.signal.aborted) await this.#options.write(encoder.encode(JSON.stringify(line) + "\n"));
+    });
+  }
+
+  /** The call ended: every question still open is abandoned (its handler sees the signal aborted). */
+  close(): void {
+    this.#done.abort(new Error("the tool's call ended"));
+  }
+
+  async #answer(question: ToolQuestion): Promise<Record<string, unknown>> {
+    const { handlers, scrub, tool } = this.#options;
+    const clean = <T>(value: T): T => scrub === undefined ? value : mapDeep(value, scrub) as T;
+    const context: QuestionContext = { tool, signal: this.#done.signal };
+    const id = question.id;
+    try {
+      if (question.asks === "user") {
+        if (handlers?.user === undefined) return refused(id, nobody(handlers, "the user"));
+        const { message, requestedSchema } = clean(question);
+        return { type: "answer", id, answer: await handlers.user({ message, requestedSchema }, context) };
+      }
+      if (handlers?.model === undefined) return refused(id, nobody(handlers, "the model"));
+      return { type: "answer", id, answer: await handlers.model(clean(question.request), context) };
+    } catch (error) {
+      return refused(id, error instanceof Error ? error.message : String(error));
+    }
+  }
+}
+
+function nobody(handlers: QuestionHandlers | undefined, whom: string): string {
+  return handlers?.nobody ?? `this caller of toolgate cannot ask ${whom}`;
+}
+
+function refused(id: string | number, message: string): Record<string, unknown> {
+  return { type: "answer", id, error: { message } };
+}

@@ -1,0 +1,280 @@
+/**
+ * A cgroup per confined call, where toolgate may make one: a process limit that holds for root too (the kernel
+ * never applies `RLIMIT_NPROC` to root) and a memory limit over the call's whole tree. cgroup v2 (unified) and v1
+ * (a `pids` and a `memory` hierarchy) are both handled; where neither can be written, the caller falls back to
+ * rlimits and says so.
+ *
+ * Deno lets no process without `--allow-all` touch `/proc/self` or `/sys`, and toolgate runs under its least
+ * permission set: every cgroup file is read and written by a small `sh` script in a child process instead. The
+ * first process of a call makes the call's cgroups, sets their limits, joins them and then becomes bwrap, so that
+ * every descendant is counted from its first instant.
+ *
+ * @module
+ */
+import { join } from "../base/paths.ts";
+
+/** Where per-call cgroups can be made: one folder per controller (the same one under v2). */
+export interface CgroupSupport {
+  readonly version: 1 | 2;
+  /** The folder under which call cgroups for the process limit are made. */
+  readonly pids?: string;
+  /** The folder under which call cgroups for the memory limit are made. */
+  readonly memory?: string;
+  /** The shell that runs the cgroup scripts, as an absolute path. */
+  readonly shell: string;
+}
+
+const MOUNT = "/sys/fs/cgroup";
+/** The folder of toolgate's call cgroups inside the cgroup this process belongs to. */
+const OWN = "toolgate";
+
+/**
+ * The variable in which the launcher hands its `/proc/self/cgroup` to the main entry, which is in the same
+ * cgroups and may not read `/proc/self` itself.
+ */
+export const CGROUP_ENV = "TOOLGATE_CGROUP";
+
+const decoder = new TextDecoder();
+
+/**
+ * This process's `/proc/self/cgroup`: read directly (`--allow-all`), else through `cat`, a child process that is
+ * in the same cgroups; `undefined` when neither works.
+ *
+ * @example
+ * ```ts
+ * import { ownCgroups } from "./cgroups.ts";
+ * ownCgroups(); // "0::/user.slice/user-1000.slice/session-2.scope\n" (v2)
+ * ```
+ */
+export function ownCgroups(): string | undefined {
+  try {
+    return Deno.readTextFileSync("/proc/self/cgroup");
+  } catch {
+    // Deno wants --allow-all for /proc/self: ask a child.
+  }
+  for (const cat of ["/bin/cat", "/usr/bin/cat"]) {
+    try {
+      const output = new Deno.Command(cat, { args: ["/proc/self/cgroup"], stdin: "null", stderr: "null" })
+        .outputSync();
+      if (output.success) return decoder.decode(output.stdout);
+    } catch {
+      // Not there, or not ours to run.
+    }
+  }
+  return undefined;
+}
+
+/** Where toolgate's call cgroups would go, by controller: worked out from `/proc/self/cgroup` alone. */
+export interface CgroupPlaces {
+  readonly version: 1 | 2;
+  readonly pids?: string;
+  readonly memory?: string;
+}
+
+/**
+ * Where toolgate's call cgroups would go for a process whose `/proc/self/cgroup` is `text`: inside its own
+ * cgroup of each hierarchy. Nothing is checked or made; {@linkcode detectCgroups} tries them.
+ *
+ * @example
+ * ```ts
+ * import { cgroupPlaces } from "./cgroups.ts";
+ * cgroupPlaces("8:pids:/\n4:memory:/box\n0::/")?.memory; // "/sys/fs/cgroup/memory/box/toolgate"
+ * cgroupPlaces("0::/user.slice")?.pids; // "/sys/fs/cgroup/user.slice/toolgate"
+ * ```
+ */
+export function cgroupPlaces(text: string): CgroupPlaces | undefined {
+  const paths = new Map<string, string>();
+  for (const line of text.trim().split("\n")) {
+    const [, controllers, path] = line.split(":");
+    if (path === undefined) continue;
+    for (const controller of controllers.split(",")) paths.set(controller, path);
+  }
+  const pids = paths.get("pids");
+  const memory = paths.get("memory");
+  if (pids !== undefined || memory !== undefined) {
+    return {
+      version: 1,
+      pids: pids === undefined ? undefined : join(MOUNT, "pids", pids, OWN),
+      memory: memory === undefined ? undefined : join(MOUNT, "memory", memory, OWN),
+    };
+  }
+  const unified = paths.get("");
+  if (unified === undefined) return undefined;
+  const dir = join(MOUNT, unified, OWN);
+  return { version: 2, pids: dir, memory: dir };
+}
+
+/**
+ * Tries a folder for call cgroups (`$1`, controller file `$2`): makes it, enables the controllers for its
+ * children under v2 (`$3` = 2), sweeps call cgroups left behind for more than a minute by runs that were killed,
+ * and proves that a child gets the controller's file.
+ */
+const PROBE_SCRIPT = [
+  'mkdir -p "$1" 2>/dev/null || exit 1',
+  '[ "$3" = 2 ] && printf "+pids +memory" > "$1/cgroup.subtree_control" 2>/dev/null',
+  'find "$1" -mindepth 1 -maxdepth 1 -type d -name "call-*" -mmin +1 -exec rmdir {} + 2>/dev/null',
+  'probe="$1/probe-$$"',
+  'mkdir "$probe" 2>/dev/null || exit 1',
+  '[ -e "$probe/$2" ]; ok=$?',
+  'rmdir "$probe"',
+  "exit $ok",
+].join("\n");
+
+function findShell(): string | undefined {
+  for (const shell of ["/bin/sh", "/usr/bin/sh"]) {
+    try {
+      if (Deno.statSync(shell).isFile) return shell;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+function probe(shell: string, dir: string, file: string, version: 1 | 2): boolean {
+  try {
+    return new Deno.Command(shell, {
+      args: ["-c", PROBE_SCRIPT, "sh", dir, file, String(version)],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      clearEnv: true,
+      env: { PATH: "/usr/bin:/bin" },
+    }).outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Finds where this process may make per-call cgroups, or `undefined` when it may not (no cgroup filesystem, or
+ * not writable: the usual case for a user without a delegated cgroup).
+ *
+ * @example
+ * ```ts
+ * import { detectCgroups } from "./cgroups.ts";
+ * const support = detectCgroups(Deno.env.toObject());
+ * support?.pids; // e.g. "/sys/fs/cgroup/pids/toolgate" (v1) or "/sys/fs/cgroup/user.slice/.../toolgate" (v2)
+ * ```
+ */
+export function detectCgroups(env: Readonly<Record<string, string>> = {}): CgroupSupport | undefined {
+  if (Deno.build.os !== "linux") return undefined;
+  const text = env[CGROUP_ENV] || ownCgroups();
+  const places = text === undefined ? undefined : cgroupPlaces(text);
+  const shell = findShell();
+  if (places === undefined || shell === undefined) return undefined;
+  const memoryFile = places.version === 1 ? "memory.limit_in_bytes" : "memory.max";
+  const pids = places.pids !== undefined && probe(shell, places.pids, "pids.max", places.version)
+    ? places.pids
+    : undefined;
+  const memory = places.memory !== undefined && probe(shell, places.memory, memoryFile, places.version)
+    ? places.memory
+    : undefined;
+  return pids !== undefined || memory !== undefined
+    ? { version: places.version, pids, memory, shell }
+    : undefined;
+}
+
+/** The limits one call's cgroups enforce, and the rlimits the wrapper sets before it becomes the sandbox. */
+export interface CgroupLimits {
+  readonly processes: number;
+  readonly memoryBytes: number;
+  /** `RLIMIT_CPU`, in seconds. */
+  readonly cpuSeconds: number;
+  /** `RLIMIT_FSIZE`, in bytes (set in the shell's 512-byte blocks, rounded down). */
+  readonly fileSizeBytes: number;
+}
+
+/**
+ * The script a call's first process runs (`sh -c SCRIPT sh PIDS_BASE MEMORY_BASE MEMORY_FILE SLOT PROCESSES BYTES
+ * SWAP_FILE CPU_SECONDS FILE_BLOCKS DATA_KIB PROGRAM ARGS...`, `-` for a base or a limit that is not used): it makes
+ * the slot's cgroups the first time, sets their limits, joins them, sets the rlimits (inherited by everything the
+ * program starts), and becomes the program, with shell builtins only once the slot exists (a call pays for no extra
+ * process, and needs no prlimit inside). A limit it cannot set stops the call rather than letting it run without.
+ */
+const JOIN_SCRIPT = [
+  "pids=$1 mem=$2 memfile=$3 slot=$4 nproc=$5 bytes=$6 swapfile=$7 cpu=$8 blocks=$9 data=${10}; shift 10",
+  'fail() { echo "toolgate: cannot set up the cgroup $1" >&2; exit 125; }',
+  // A slot's first call makes both folders with one mkdir (a base not used stands in for the other).
+  'p=$pids m=$mem; [ "$p" = - ] && p=$m; [ "$m" = - ] && m=$p',
+  '[ -d "$p/$slot" ] && [ -d "$m/$slot" ] || /bin/mkdir -p "$p/$slot" "$m/$slot" || fail "$p/$slot"',
+  'if [ "$pids" != - ]; then',
+  '  printf %s "$nproc" > "$pids/$slot/pids.max" || fail "$pids/$slot"',
+  "fi",
+  'if [ "$mem" != - ]; then',
+  '  printf %s "$bytes" > "$mem/$slot/$memfile" || fail "$mem/$slot"',
+  '  [ "$swapfile" = - ] || printf 0 > "$mem/$slot/$swapfile" 2>/dev/null',
+  "fi",
+  'for base in "$pids" "$mem"; do',
+  '  [ "$base" = - ] || printf %s "$$" > "$base/$slot/cgroup.procs" || fail "$base/$slot"',
+  "done",
+  'ulimit -t "$cpu" && ulimit -f "$blocks" || fail "rlimits"',
+  '[ "$data" = - ] || ulimit -d "$data" || fail "rlimits"',
+  'exec "$@"',
+].join("\n");
+
+/**
+ * Hands out cgroup slots to calls: a slot (`call-PID-N`) is one call's cgroups at a time, reused by the next call
+ * once it is free, so that only a slot's first call makes folders. Slots left when toolgate ends are removed by a
+ * later probe once they are a minute old and empty.
+ *
+ * @example
+ * ```ts
+ * import { CgroupSlots } from "./cgroups.ts";
+ * const slots = new CgroupSlots();
+ * const slot = slots.take();
+ * // ... run the call in `slot` ...
+ * slots.give(slot);
+ * ```
+ */
+export class CgroupSlots {
+  readonly #free: number[] = [];
+  #next = 0;
+
+  /** A free slot's name. */
+  take(): string {
+    return `call-${Deno.pid}-${this.#free.pop() ?? ++this.#next}`;
+  }
+
+  /** Frees a slot once its call's processes are all gone. */
+  give(slot: string): void {
+    this.#free.push(Number(slot.slice(slot.lastIndexOf("-") + 1)));
+  }
+}
+
+/**
+ * The argv prefix that starts a call inside the cgroups of `slot` with `limits` (the program and its arguments
+ * follow it).
+ *
+ * @example
+ * ```ts
+ * import { cgroupWrapper, detectCgroups } from "./cgroups.ts";
+ * const support = detectCgroups();
+ * if (support) {
+ *   const limits = { processes: 64, memoryBytes: 512 << 20, cpuSeconds: 30, fileSizeBytes: 64 << 20 };
+ *   const prefix = cgroupWrapper(support, limits, "call-1-1");
+ *   // new Deno.Command(prefix[0], { args: [...prefix.slice(1), "/usr/bin/bwrap", ...] })
+ * }
+ * ```
+ */
+export function cgroupWrapper(support: CgroupSupport, limits: CgroupLimits, slot: string): string[] {
+  const v2 = support.version === 2;
+  return [
+    support.shell,
+    "-c",
+    JOIN_SCRIPT,
+    "sh",
+    support.pids ?? "-",
+    support.memory ?? "-",
+    v2 ? "memory.max" : "memory.limit_in_bytes",
+    slot,
+    String(limits.processes),
+    String(limits.memoryBytes),
+    // Without it, a v2 memory limit only pushes the tree into swap.
+    v2 ? "memory.swap.max" : "-",
+    String(limits.cpuSeconds),
+    String(Math.max(1, Math.floor(limits.fileSizeBytes / 512))),
+    // Without a memory cgroup, each process's data segment is capped instead (as prlimit --data did).
+    support.memory === undefined ? String(Math.ceil(limits.memoryBytes / 1024)) : "-",
+  ];
+}

@@ -1,0 +1,437 @@
+/**
+ * The credential broker inside the egress proxy: for a CONNECT to a host a credential is bound to, it terminates
+ * the tool's TLS with a certificate of the run's CA, reads each request in the clear, refuses one that carries a
+ * placeholder where it does not belong, puts the secret where it does, and sends the request on over its own TLS
+ * connection, which verifies the real server as any client would. What comes back has the secret masked.
+ *
+ * One request per connection: the request goes up with `Connection: close` and the answer comes back with it, so
+ * that the end of each answer is the end of its connection (no response framing to follow).
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { Duplex } from "node:stream";
+import tls from "node:tls";
+import type { CallCredential } from "../manifest/credentials.ts";
+import type { CertPair } from "./run_ca.ts";
+
+/** The most bytes of a request head, and of a request body, the broker holds. */
+const MAX_HEAD = 64 * 1024;
+/** A body is read whole before anything goes up (so that a refusal sends nothing): capped. */
+export const MAX_BODY = 16 * 1024 * 1024;
+const CRLF = Buffer.from("\r\n");
+const HEAD_END = Buffer.from("\r\n\r\n");
+
+/** Where a placeholder was found where it does not belong, or `undefined` when the request is clean. */
+export function misplaced(
+  credentials: readonly CallCredential[],
+  bound: readonly CallCredential[],
+  where: { readonly target: string; readonly headers: readonly string[]; readonly body?: Uint8Array },
+): string | undefined {
+  for (const credential of credentials) {
+    const { placeholder, binding } = credential;
+    const here = bound.includes(credential);
+    // The bound query parameter is where it may be; anywhere else in the URL (raw or decoded) it may not.
+    const url = new URL(where.target, "http://placeholder.invalid");
+    const queryName = here ? binding.query : undefined;
+    const rest = [...url.searchParams].filter(([name]) => name !== queryName).map(([n, v]) => `${n}=${v}`);
+    const seen = `${decodeSafe(url.pathname)} ${rest.join("&")}`;
+    const rawRest = queryName === undefined ? where.target : where.target.split("?")[0];
+    if (seen.includes(placeholder) || rawRest.includes(placeholder)) {
+      return placed(credential, here, "the URL");
+    }
+    for (const line of where.headers) {
+      if (!line.includes(placeholder)) continue;
+      const name = line.slice(0, line.indexOf(":")).trim().toLowerCase();
+      if (!(here && binding.header !== undefined && name === binding.header.toLowerCase())) {
+        return placed(credential, here, `the header ${name}`);
+      }
+    }
+    if (where.body !== undefined && Buffer.from(where.body).includes(placeholder)) {
+      return placed(credential, here, "the request body");
+    }
+  }
+  return undefined;
+}
+
+function decodeSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function placed(credential: CallCredential, here: boolean, where: string): string {
+  const { secret, header, query } = credential.binding;
+  const home = header !== undefined ? `the header ${header}` : `the query parameter ${query}`;
+  return here
+    ? `the placeholder of the credential ${secret} was in ${where}; it is bound to ${home} only`
+    : `the placeholder of the credential ${secret} was sent to a host it is not bound to (in ${where})`;
+}
+
+/** Reads an async source of bytes by markers and lengths. */
+class Reader {
+  #buffer = Buffer.alloc(0);
+  constructor(readonly source: AsyncIterator<Uint8Array>) {}
+
+  async #more(): Promise<boolean> {
+    const next = await this.source.next();
+    if (next.done) return false;
+    this.#buffer = Buffer.concat([this.#buffer, next.value]);
+    return true;
+  }
+
+  /** The bytes up to and with `marker`; `undefined` at the end or past `cap`. */
+  async until(marker: Buffer, cap: number): Promise<Buffer | undefined> {
+    for (;;) {
+      const at = this.#buffer.indexOf(marker);
+      if (at !== -1) {
+        const out = this.#buffer.subarray(0, at + marker.length);
+        this.#buffer = this.#buffer.subarray(at + marker.length);
+        return out;
+      }
+      if (this.#buffer.length > cap || !await this.#more()) return undefined;
+    }
+  }
+
+  /** What was read past the last marker or length, taken. */
+  take(): Buffer {
+    const out = this.#buffer;
+    this.#buffer = Buffer.alloc(0);
+    return out;
+  }
+
+  async exactly(n: number): Promise<Buffer | undefined> {
+    while (this.#buffer.length < n) if (!await this.#more()) return undefined;
+    const out = this.#buffer.subarray(0, n);
+    this.#buffer = this.#buffer.subarray(n);
+    return out;
+  }
+}
+
+/** A request's body, de-chunked; `undefined` when it is cut short, `"too big"` past the cap. */
+async function readBody(reader: Reader, headers: readonly string[]): Promise<Buffer | undefined | "too big"> {
+  const value = (name: string) =>
+    headers.find((line) => line.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+  if (/chunked/i.test(value("transfer-encoding") ?? "")) {
+    const parts: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const line = await reader.until(CRLF, 1024);
+      if (line === undefined) return undefined;
+      const size = parseInt(line.toString("latin1").split(";")[0], 16);
+      if (!Number.isFinite(size) || size < 0) return undefined;
+      if (size === 0) {
+        // Trailers, up to the empty line.
+        for (;;) {
+          const trailer = await reader.until(CRLF, MAX_HEAD);
+          if (trailer === undefined) return undefined;
+          if (trailer.length === 2) return Buffer.concat(parts);
+        }
+      }
+      total += size;
+      if (total > MAX_BODY) return "too big";
+      const data = await reader.exactly(size);
+      if (data === undefined || await reader.until(CRLF, 2) === undefined) return undefined;
+      parts.push(Buffer.from(data));
+    }
+  }
+  const length = Number(value("content-length") ?? "0");
+  if (!Number.isSafeInteger(length) || length < 0) return undefined;
+  if (length > MAX_BODY) return "too big";
+  return length === 0 ? Buffer.alloc(0) : await reader.exactly(length);
+}
+
+/**
+ * Replaces every `secret` in a stream with as many `*` (the same length, so that lengths and chunk sizes stay
+ * true), holding back just enough bytes to catch one split between two chunks.
+ */
+class Masker {
+  #held = Buffer.alloc(0);
+  readonly #secret: Buffer;
+  constructor(secret: string) {
+    this.#secret = Buffer.from(secret);
+  }
+
+  push(chunk: Uint8Array): Buffer {
+    const all = Buffer.concat([this.#held, chunk]);
+    mask(all, this.#secret);
+    const keep = Math.min(all.length, this.#secret.length - 1);
+    this.#held = Buffer.from(all.subarray(all.length - keep));
+    return all.subarray(0, all.length - keep);
+  }
+
+  flush(): Buffer {
+    const out = this.#held;
+    this.#held = Buffer.alloc(0);
+    return out;
+  }
+}
+
+function mask(bytes: Buffer, secret: Buffer): void {
+  if (secret.length === 0) return;
+  for (let at = bytes.indexOf(secret); at !== -1; at = bytes.indexOf(secret, at + secret.length)) {
+    bytes.fill(0x2a, at, at + secret.length);
+  }
+}
+
+/** A Node stream over a Deno connection, for `node:tls` to serve TLS on. */
+function duplexOf(conn: Deno.Conn): Duplex {
+  const reader = conn.readable.getReader();
+  const writer = conn.writable.getWriter();
+  return new Duplex({
+    read() {
+      reader.read().then(
+        ({ done, value }) => this.push(done ? null : value),
+        () => this.push(null),
+      );
+    },
+    write(chunk: Uint8Array, _encoding, callback) {
+      writer.write(chunk).then(() => callback(), (error) => callback(error));
+    },
+    final(callback) {
+      writer.close().then(() => callback(), () => callback());
+    },
+    destroy(_error, callback) {
+      reader.cancel().catch(() => {});
+      writer.abort().catch(() => {});
+      callback(null);
+    },
+  });
+}
+
+function writeTo(socket: tls.TLSSocket, bytes: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => socket.write(bytes, (error) => error ? reject(error) : resolve()));
+}
+
+/** What the broker needs for one tunnel to a bound host. */
+export interface BrokerTunnel {
+  readonly host: string;
+  readonly port: number;
+  /** The certificate the tool is shown for `host`, signed by the run's CA. */
+  readonly pair: CertPair;
+  /** Every credential of the call (a placeholder of another one is refused here too). */
+  readonly credentials: readonly CallCredential[];
+  /** Those bound to this host. */
+  readonly bound: readonly CallCredential[];
+  /** Extra CA certificates (PEM) toolgate trusts for upstreams, besides the system's roots. */
+  readonly upstreamCa?: readonly string[];
+  readonly dialMs: number;
+  /** A request refused: the reason, for the audit line. */
+  readonly onRefused: (reason: string) => void;
+  /** Each upstream connection opened, so the call's end can cut it. */
+  readonly track: (conn: Deno.Conn) => void;
+}
+
+/**
+ * Serves one CONNECT tunnel (already answered `200`) to a bound host: TLS with the tool, then one request, checked
+ * and completed with the secret, over TLS to the host; the answer back with the secret masked.
+ *
+ * @example
+ * ```ts ignore
+ * await brokerTunnel(conn, { host, port, pair, credentials, bound, dialMs: 10_000, onRefused, track });
+ * ```
+ */
+export async function brokerTunnel(client: Deno.Conn, tunnel: BrokerTunnel): Promise<void> {
+  const socket = new tls.TLSSocket(duplexOf(client), {
+    isServer: true,
+    cert: tunnel.pair.cert,
+    key: tunnel.pair.key,
+    ALPNProtocols: ["http/1.1"],
+  });
+  socket.on("error", () => socket.destroy());
+  const reader = new Reader(socket[Symbol.asyncIterator]());
+  const refuse = async (status: string, reason: string) => {
+    tunnel.onRefused(reason);
+    const body = `toolgate proxy: refused: ${reason}\n`;
+    await writeTo(
+      socket,
+      Buffer.from(
+        `HTTP/1.1 ${status}\r\nContent-Type: text/plain\r\nContent-Length: ${
+          Buffer.byteLength(body)
+        }\r\nConnection: close\r\n\r\n${body}`,
+      ),
+    ).catch(() => {});
+  };
+  let upstream: Deno.TlsConn | undefined;
+  try {
+    const head = await reader.until(HEAD_END, MAX_HEAD);
+    if (head === undefined) return;
+    const [line, ...rawHeaders] = head.toString("latin1").slice(0, -4).split("\r\n");
+    const [method, target, version] = line.split(" ");
+    if (!method || !target?.startsWith("/") || !version?.startsWith("HTTP/1")) {
+      return await refuse("400 Bad Request", "not an HTTP/1.1 request in origin form");
+    }
+    const body = await readBody(reader, rawHeaders);
+    if (body === "too big") return await refuse("413 Content Too Large", `a body over ${MAX_BODY} bytes`);
+    if (body === undefined) return;
+    const reason = misplaced(tunnel.credentials, tunnel.bound, { target, headers: rawHeaders, body });
+    if (reason !== undefined) return await refuse("403 Forbidden", reason);
+    const { path, headers } = withSecrets(target, rawHeaders, tunnel.bound);
+    // Framing is the broker's now (the body is whole), and masking needs the answer uncompressed.
+    const kept = headers.filter((h) =>
+      !/^(connection|keep-alive|proxy-[a-z-]*|transfer-encoding|content-length|accept-encoding|te|upgrade)\s*:/i
+        .test(h)
+    );
+    kept.push("Accept-Encoding: identity", "Connection: close");
+    if (body.length > 0 || !/^(GET|HEAD|DELETE|OPTIONS)$/i.test(method)) {
+      kept.push(`Content-Length: ${body.length}`);
+    }
+    try {
+      upstream = await dialTls(tunnel);
+      tunnel.track(upstream);
+      await upstream.handshake();
+    } catch (error) {
+      const why = error instanceof DOMException ? `no connection within ${tunnel.dialMs} ms` : String(error);
+      return await refuse("502 Bad Gateway", `cannot reach ${tunnel.host}:${tunnel.port} (${why})`);
+    }
+    await upstream.write(
+      Buffer.concat([Buffer.from(`${method} ${path} HTTP/1.1\r\n${kept.join("\r\n")}\r\n\r\n`), body]),
+    );
+    await relay(upstream, socket, tunnel.bound.map((c) => c.value));
+  } finally {
+    try {
+      upstream?.close();
+    } catch {
+      // Closed already.
+    }
+    // The TLS close, then the connection's: the duplex closes the connection once all is written.
+    await new Promise<void>((resolve) => {
+      socket.once("close", () => resolve());
+      socket.end();
+    });
+  }
+}
+
+/**
+ * A TLS connection to the bound host, verified against the system's roots and the upstream CAs, with Nagle's
+ * algorithm off: the request goes in one write right after the handshake's last flight, and with Nagle on it
+ * would wait for that flight's ACK, which the server delays (40 ms on Linux).
+ */
+async function dialTls(tunnel: BrokerTunnel): Promise<Deno.TlsConn> {
+  const hostname = tunnel.host.replace(/^\[|\]$/g, "");
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DOMException("timed out", "TimeoutError")), tunnel.dialMs);
+  });
+  const dialing = Deno.connect({ hostname, port: tunnel.port });
+  try {
+    const tcp = await Promise.race([dialing, late]);
+    tcp.setNoDelay(true);
+    tunnel.track(tcp);
+    return await Deno.startTls(tcp, {
+      hostname,
+      caCerts: tunnel.upstreamCa && tunnel.upstreamCa.length > 0 ? [...tunnel.upstreamCa] : undefined,
+    });
+  } catch (error) {
+    // A connection that came after the deadline is closed, not left behind.
+    dialing.then((conn) => conn.close(), () => {}).catch(() => {});
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The request's target and headers with each bound credential put in. */
+function withSecrets(
+  target: string,
+  headers: readonly string[],
+  bound: readonly CallCredential[],
+): { path: string; headers: string[] } {
+  let path = target;
+  const out = [...headers];
+  for (const { binding, value, placeholder } of bound) {
+    if (binding.header !== undefined) {
+      const name = binding.header.toLowerCase();
+      const at = out.findIndex((line) => line.slice(0, line.indexOf(":")).trim().toLowerCase() === name);
+      if (at === -1) out.push(`${binding.header}: ${(binding.format ?? "{}").replace("{}", value)}`);
+      else out[at] = out[at].replaceAll(placeholder, value);
+    } else if (binding.query !== undefined) {
+      const url = new URL(path, "http://placeholder.invalid");
+      const current = url.searchParams.get(binding.query);
+      url.searchParams.set(binding.query, current === null ? value : current.replaceAll(placeholder, value));
+      path = `${url.pathname}${url.search}`;
+    }
+  }
+  return { path, headers: out };
+}
+
+/** The host's answer back to the tool, with `Connection: close` and every secret masked. */
+async function relay(
+  upstream: Deno.TlsConn,
+  socket: tls.TLSSocket,
+  secrets: readonly string[],
+): Promise<void> {
+  const maskers = secrets.map((secret) => new Masker(secret));
+  const through = (chunk: Uint8Array) =>
+    maskers.reduce((bytes: Buffer, m) => m.push(bytes), Buffer.from(chunk));
+  const reader = new Reader(upstream.readable[Symbol.asyncIterator]());
+  const head = await reader.until(HEAD_END, MAX_HEAD);
+  if (head === undefined) return;
+  const [status, ...lines] = head.toString("latin1").slice(0, -4).split("\r\n");
+  const kept = lines.filter((h) => !/^(connection|keep-alive)\s*:/i.test(h));
+  await writeTo(
+    socket,
+    through(Buffer.from(`${status}\r\n${[...kept, "Connection: close"].join("\r\n")}\r\n\r\n`)),
+  );
+  // What came with the head.
+  const early = reader.take();
+  if (early.length > 0) await writeTo(socket, through(early));
+  for (;;) {
+    const next = await reader.source.next().catch(() => ({ done: true as const, value: undefined }));
+    if (next.done) break;
+    await writeTo(socket, through(next.value));
+  }
+  // What each masker still holds (never a whole secret), in order.
+  let rest = Buffer.alloc(0);
+  for (const m of maskers) rest = Buffer.concat([m.push(rest), m.flush()]);
+  if (rest.length > 0) await writeTo(socket, rest);
+}
+
+/**
+ * Cuts a plain stream (a plain-HTTP request's body, later requests on its connection) where a placeholder
+ * shows: the bytes before it go through, the placeholder never does.
+ *
+ * @example
+ * ```ts ignore
+ * await scanPipe(new Uint8Array(), from.readable, to, ["toolgate-cred-..."], (placeholder) => record(placeholder));
+ * ```
+ */
+export async function scanPipe(
+  first: Uint8Array,
+  from: ReadableStream<Uint8Array>,
+  to: Deno.Conn,
+  placeholders: readonly string[],
+  onFound: (placeholder: string) => void,
+): Promise<void> {
+  const longest = Math.max(...placeholders.map((p) => p.length));
+  let held = Buffer.alloc(0);
+  /** Forwards what is safe of `chunk`; false once a placeholder showed. */
+  const take = async (chunk: Uint8Array): Promise<boolean> => {
+    const all = Buffer.concat([held, chunk]);
+    const found = placeholders.find((p) => all.includes(p));
+    if (found !== undefined) {
+      await to.write(all.subarray(0, all.indexOf(found)));
+      onFound(found);
+      return false;
+    }
+    // Held back: only an end that may be the start of a placeholder (so a request is never stalled).
+    let keep = Math.min(all.length, longest - 1);
+    while (
+      keep > 0 && !placeholders.some((p) => p.startsWith(all.subarray(all.length - keep).toString("latin1")))
+    ) {
+      keep--;
+    }
+    held = Buffer.from(all.subarray(all.length - keep));
+    await to.write(all.subarray(0, all.length - keep));
+    return true;
+  };
+  try {
+    if (!await take(first)) return;
+    for await (const chunk of from) if (!await take(chunk)) return;
+    if (held.length > 0) await to.write(held);
+  } catch {
+    // One side went away.
+  }
+}

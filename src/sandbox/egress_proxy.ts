@@ -1,0 +1,452 @@
+/**
+ * The filtering proxy outside the sandbox that enforces a profile's host list: an HTTP proxy (CONNECT for TLS,
+ * absolute-form requests for plain HTTP) on a Unix socket that is bound into the sandbox, letting through only
+ * connections to the listed hosts. A confined tool with a host list has no network of its own: this proxy is
+ * its only way out, so a host that is not listed is out of reach whatever the tool does.
+ *
+ * @module
+ */
+import { join } from "../base/paths.ts";
+import { type CallCredential, hostAllowed } from "../manifest/credentials.ts";
+import type { CertificateAuthority } from "./run_ca.ts";
+
+/** The most bytes of a request head the proxy reads before it gives up on it. */
+const MAX_HEAD = 16 * 1024;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** What the proxy decided about one connection, for the audit line. */
+export interface EgressDecision {
+  readonly host: string;
+  readonly port: number;
+  readonly allowed: boolean;
+  /** Why a request was refused although its host is listed (a credential's placeholder out of place). */
+  readonly reason?: string;
+}
+
+/** A connection's request head so far: the bytes read, and the first line once it came. */
+interface HeadReader {
+  readonly buffer: Uint8Array;
+  length: number;
+}
+
+/**
+ * Reads from `conn` until `buffer` holds `marker`; resolves to where the marker ends, or `undefined` (the client
+ * ended, the head outgrew its buffer, or the connection was closed under it: the head's time limit).
+ */
+async function readUntil(conn: Deno.Conn, head: HeadReader, marker: string): Promise<number | undefined> {
+  for (;;) {
+    const text = decoder.decode(head.buffer.subarray(0, head.length));
+    const at = text.indexOf(marker);
+    if (at !== -1) return encoder.encode(text.slice(0, at + marker.length)).length;
+    if (head.length >= head.buffer.length) return undefined;
+    const n = await conn.read(head.buffer.subarray(head.length)).catch(() => null);
+    if (n === null) return undefined;
+    head.length += n;
+  }
+}
+
+async function answer(conn: Deno.Conn, status: string, body = ""): Promise<void> {
+  const text = `HTTP/1.1 ${status}\r\nContent-Length: ${
+    encoder.encode(body).length
+  }\r\nConnection: close\r\n\r\n${body}`;
+  try {
+    await conn.write(encoder.encode(text));
+  } catch {
+    // The client went away.
+  }
+  conn.close();
+}
+
+async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
+  try {
+    await from.readable.pipeTo(to.writable);
+  } catch {
+    // One side went away.
+  }
+}
+
+/** `host:port` of a CONNECT target or an absolute URL, or `undefined` for anything else. */
+function target(method: string, uri: string): { host: string; port: number; path?: string } | undefined {
+  if (method === "CONNECT") {
+    const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(uri);
+    return match ? { host: match[1], port: Number(match[2]) } : undefined;
+  }
+  if (!URL.canParse(uri)) return undefined;
+  const url = new URL(uri);
+  if (url.protocol !== "http:") return undefined;
+  return {
+    host: url.hostname,
+    port: url.port === "" ? 80 : Number(url.port),
+    path: `${url.pathname}${url.search}`,
+  };
+}
+
+/** One confined call the proxy serves: its host list, where its decisions go, and its open connections. */
+interface Registered {
+  readonly allow: readonly string[];
+  readonly onDecision?: (decision: EgressDecision) => void;
+  /** Its connections from the sandbox: what the cap counts. */
+  readonly clients: Set<Deno.Conn>;
+  /** Those and their upstreams: what its end cuts. */
+  readonly ends: Set<Deno.Conn>;
+  /** Its credentials bound to hosts: their placeholders are swapped or refused here. */
+  readonly credentials: readonly CallCredential[];
+}
+
+/** The first line the bridge sends on each connection, naming the call it carries. */
+const CALL_LINE = /^toolgate-call ([0-9a-f]{32})$/;
+
+/**
+ * What one proxy lets a call hold: a tool in a sandbox can open connections without end, and every one is a file
+ * descriptor of toolgate's (two once it reaches a host); without bounds a tool takes them all, and toolgate, every
+ * session of `serve` with it, can no longer open anything.
+ */
+export interface ProxyLimits {
+  /** Connections one call may hold at once (each with its upstream); any further one is closed at once. */
+  readonly perCall: number;
+  /** Connections not yet known to belong to a call (no call line yet), over all calls; the oldest goes first. */
+  readonly pending: number;
+  /** How long a connection may take to send its whole request head, from its accept (slow ones are closed). */
+  readonly headMs: number;
+  /** How long a connection to an allowed host may take to open. */
+  readonly dialMs: number;
+  /**
+   * CA certificates (PEM) trusted for the hosts the credential broker connects to, besides the system's roots
+   * (a test's own CA; a company's).
+   */
+  readonly upstreamCa?: readonly string[];
+}
+
+/**
+ * The proxy's limits by default.
+ *
+ * @example
+ * ```ts
+ * import { PROXY_LIMITS } from "./egress_proxy.ts";
+ * PROXY_LIMITS.perCall; // 64
+ * ```
+ */
+export const PROXY_LIMITS: ProxyLimits = { perCall: 64, pending: 64, headMs: 10_000, dialMs: 10_000 };
+
+/** How long the proxy waits before it accepts again after a failed accept (out of file descriptors). */
+const ACCEPT_BACKOFF_MS = 100;
+
+/** Closes a connection that may be closed already. */
+function shut(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+/**
+ * The egress proxy of one toolgate process: one Unix socket for every confined call with a host list. Each call
+ * is registered under a random token that only its own sandbox's bridge is given; a connection that names no
+ * registered token gets nothing. Whatever a tool does to it (a flood of connections, heads that never end, a
+ * host that never answers) costs that call its connections, never toolgate its file descriptors or its life.
+ *
+ * @example
+ * ```ts
+ * import { EgressProxy } from "./egress_proxy.ts";
+ * const proxy = EgressProxy.start(`${await Deno.makeTempDir()}/proxy.sock`);
+ * const { token, unregister } = proxy.register(["api.example.com"]);
+ * // bind proxy.socket into the sandbox, give the bridge `token`; when the call ends:
+ * unregister();
+ * proxy.close();
+ * ```
+ */
+export class EgressProxy {
+  readonly #listener: Deno.Listener;
+  readonly #limits: ProxyLimits;
+  readonly #calls = new Map<string, Registered>();
+  readonly #open = new Set<Deno.Conn>();
+  /** Connections that have not named their call yet, oldest first. */
+  readonly #pending = new Set<Deno.Conn>();
+  #closed = false;
+  #authority?: Promise<CertificateAuthority>;
+
+  private constructor(readonly socket: string, listener: Deno.Listener, limits: ProxyLimits) {
+    this.#listener = listener;
+    this.#limits = limits;
+    // The proxy serves calls while they run; it must not keep toolgate alive on its own.
+    listener.unref();
+    void this.#accept();
+  }
+
+  /**
+   * Listens on `socket` (a stale socket file there is replaced); only this user may connect. `limits` replace
+   * the defaults ({@linkcode PROXY_LIMITS}) one by one.
+   */
+  static start(socket: string, limits: Partial<ProxyLimits> = {}): EgressProxy {
+    try {
+      Deno.removeSync(socket);
+    } catch {
+      // Nothing there.
+    }
+    const listener = Deno.listen({ transport: "unix", path: socket });
+    Deno.chmodSync(socket, 0o600);
+    return new EgressProxy(socket, listener, { ...PROXY_LIMITS, ...limits });
+  }
+
+  /**
+   * Registers a call with its host list; returns the token its bridge sends, and how to forget the call (which
+   * also cuts the connections it still holds).
+   */
+  register(
+    allow: readonly string[],
+    onDecision?: (decision: EgressDecision) => void,
+    credentials: readonly CallCredential[] = [],
+  ): { token: string; unregister: () => void } {
+    const token = Array.from(
+      crypto.getRandomValues(new Uint8Array(16)),
+      (b) => b.toString(16).padStart(2, "0"),
+    )
+      .join("");
+    const call: Registered = { allow, onDecision, clients: new Set(), ends: new Set(), credentials };
+    this.#calls.set(token, call);
+    return {
+      token,
+      unregister: () => {
+        this.#calls.delete(token);
+        for (const conn of call.ends) shut(conn);
+        call.ends.clear();
+        call.clients.clear();
+      },
+    };
+  }
+
+  /**
+   * The run's certificate authority, made at the first call with a credential: in memory only, this process's
+   * own, never reused by another run.
+   */
+  authority(): Promise<CertificateAuthority> {
+    return this.#authority ??= import("./run_ca.ts").then(({ CertificateAuthority }) =>
+      CertificateAuthority.create(`toolgate run ${Deno.pid} ${new Date().toISOString()}`)
+    );
+  }
+
+  async #accept(): Promise<void> {
+    while (!this.#closed) {
+      let conn: Deno.Conn;
+      try {
+        conn = await this.#listener.accept();
+      } catch (error) {
+        if (
+          this.#closed || error instanceof Deno.errors.BadResource || error instanceof Deno.errors.Interrupted
+        ) {
+          return;
+        }
+        // Out of file descriptors (EMFILE, ENFILE) or a client gone before its accept: this connection is lost,
+        // the proxy is not. Wait a little for descriptors to come back rather than spin.
+        await new Promise((resolve) => setTimeout(resolve, ACCEPT_BACKOFF_MS));
+        continue;
+      }
+      this.#serve(conn).catch(() => shut(conn));
+    }
+  }
+
+  async #serve(conn: Deno.Conn): Promise<void> {
+    // A connection that has not named its call yet belongs to no call's count. The bridge names it at once, so
+    // past the cap the oldest of them goes: a tool that opens connections and says nothing loses its own, and
+    // cannot keep another call's bridge out.
+    if (this.#pending.size >= this.#limits.pending) {
+      const oldest = this.#pending.values().next().value;
+      if (oldest !== undefined) {
+        this.#pending.delete(oldest);
+        shut(oldest);
+      }
+    }
+    this.#pending.add(conn);
+    this.#open.add(conn);
+    let call: Registered | undefined;
+    // A head that takes too long (a slow client, or one that sends half and waits) is cut where it stands.
+    const slow = setTimeout(() => shut(conn), this.#limits.headMs);
+    Deno.unrefTimer(slow);
+    let upstream: Deno.Conn | undefined;
+    try {
+      const head: HeadReader = { buffer: new Uint8Array(MAX_HEAD), length: 0 };
+      const firstLine = await readUntil(conn, head, "\r\n");
+      this.#pending.delete(conn);
+      if (firstLine === undefined) return;
+      const token = CALL_LINE.exec(decoder.decode(head.buffer.subarray(0, firstLine - 2)))?.[1] ?? "";
+      call = this.#calls.get(token);
+      if (!call) return await answer(conn, "403 Forbidden", "toolgate proxy: not a call this proxy serves\n");
+      if (call.clients.size >= this.#limits.perCall) return;
+      call.clients.add(conn);
+      call.ends.add(conn);
+      const headEnd = await readUntil(conn, head, "\r\n\r\n");
+      clearTimeout(slow);
+      if (headEnd === undefined) return;
+      const text = decoder.decode(head.buffer.subarray(firstLine, headEnd));
+      const rest = head.buffer.slice(headEnd, head.length);
+      const [line, ...headers] = text.split("\r\n");
+      const [method, uri, version] = (line ?? "").split(" ");
+      const where = method && uri ? target(method, uri) : undefined;
+      if (!where) return await answer(conn, "400 Bad Request", "toolgate proxy: CONNECT or an http:// URL\n");
+      const allowed = hostAllowed(where.host, where.port, call.allow);
+      call.onDecision?.({ host: where.host, port: where.port, allowed });
+      if (!allowed) {
+        return await answer(
+          conn,
+          "403 Forbidden",
+          `toolgate proxy: ${where.host}:${where.port} is not in this tool's host list\n`,
+        );
+      }
+      const placeholders = call.credentials.map((c) => c.placeholder);
+      const inHead = placeholders.find((p) => text.includes(p) || decodeURIComponentSafe(text).includes(p));
+      const bound = call.credentials.filter((c) => hostAllowed(where.host, where.port, c.binding.hosts));
+      if (inHead !== undefined) {
+        const credential = call.credentials.find((c) => c.placeholder === inHead)!;
+        const reason = method === "CONNECT"
+          ? `the placeholder of the credential ${credential.binding.secret} was in a CONNECT request's head`
+          : bound.includes(credential)
+          ? `the placeholder of the credential ${credential.binding.secret} was sent in plain HTTP; a bound ` +
+            `secret goes out over HTTPS only`
+          : `the placeholder of the credential ${credential.binding.secret} was sent to a host it is not ` +
+            `bound to (in a plain HTTP request)`;
+        call.onDecision?.({ host: where.host, port: where.port, allowed: false, reason });
+        return await answer(conn, "403 Forbidden", `toolgate proxy: refused: ${reason}\n`);
+      }
+      if (method === "CONNECT" && bound.length > 0) {
+        return await this.#broker(conn, call, token, where, bound, rest);
+      }
+      try {
+        upstream = await Deno.connect({
+          hostname: where.host.replace(/^\[|\]$/g, ""),
+          port: where.port,
+          signal: AbortSignal.timeout(this.#limits.dialMs),
+        });
+      } catch (error) {
+        // A host that does not answer, or no file descriptor left (EMFILE): this connection fails, not toolgate.
+        const why = error instanceof DOMException
+          ? `no connection within ${this.#limits.dialMs} ms`
+          : (error as Error).message;
+        return await answer(conn, "502 Bad Gateway", `toolgate proxy: ${why}\n`);
+      }
+      // The call ended while the host was dialled: nothing is carried for it any more.
+      if (!this.#calls.has(token)) return;
+      this.#open.add(upstream);
+      call.ends.add(upstream);
+      if (method === "CONNECT") {
+        await conn.write(encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
+      } else {
+        // Forwarded in origin form; the proxy's own headers stop here.
+        const kept = headers.filter((h) => h !== "" && !/^proxy-/i.test(h));
+        await upstream.write(
+          encoder.encode(`${method} ${where.path} ${version}\r\n${kept.join("\r\n")}\r\n\r\n`),
+        );
+      }
+      if (call.credentials.length === 0 || method === "CONNECT") {
+        if (rest.length > 0) await upstream.write(rest);
+        await Promise.allSettled([pipe(conn, upstream), pipe(upstream, conn)]);
+      } else {
+        // Plain HTTP the proxy can read: a placeholder in a body, or in a later request, cuts the connection.
+        const { scanPipe } = await import("./credential_broker.ts");
+        const found = (placeholder: string) => {
+          const credential = call!.credentials.find((c) => c.placeholder === placeholder)!;
+          call!.onDecision?.({
+            host: where.host,
+            port: where.port,
+            allowed: false,
+            reason: `the placeholder of the credential ${credential.binding.secret} was in a plain HTTP ` +
+              `request's body; the connection was cut`,
+          });
+          shut(conn);
+          shut(upstream!);
+        };
+        const up = upstream;
+        await Promise.allSettled([scanPipe(rest, conn.readable, up, placeholders, found), pipe(up, conn)]);
+      }
+    } finally {
+      clearTimeout(slow);
+      this.#pending.delete(conn);
+      for (const end of [conn, upstream]) {
+        if (end === undefined) continue;
+        shut(end);
+        this.#open.delete(end);
+        call?.clients.delete(end);
+        call?.ends.delete(end);
+      }
+    }
+  }
+
+  /** A CONNECT to a host a credential is bound to: TLS ends here, and the broker carries the request. */
+  async #broker(
+    conn: Deno.Conn,
+    call: Registered,
+    token: string,
+    where: { host: string; port: number },
+    bound: readonly CallCredential[],
+    rest: Uint8Array,
+  ): Promise<void> {
+    if (rest.length > 0) {
+      // A client that sends its TLS hello before the proxy's answer: not one the broker serves.
+      return await answer(conn, "400 Bad Request", "toolgate proxy: wait for the CONNECT answer\n");
+    }
+    const [{ brokerTunnel }, authority] = await Promise.all([
+      import("./credential_broker.ts"),
+      this.authority(),
+    ]);
+    const pair = await authority.issue(where.host);
+    if (!this.#calls.has(token)) return;
+    await conn.write(encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
+    await brokerTunnel(conn, {
+      host: where.host,
+      port: where.port,
+      pair,
+      credentials: call.credentials,
+      bound,
+      upstreamCa: this.#limits.upstreamCa,
+      dialMs: this.#limits.dialMs,
+      onRefused: (reason) =>
+        call.onDecision?.({ host: where.host, port: where.port, allowed: false, reason }),
+      track: (upstream) => {
+        this.#open.add(upstream);
+        call.ends.add(upstream);
+      },
+    });
+  }
+
+  /** Stops listening, cuts every connection, removes the socket. */
+  close(): void {
+    this.#closed = true;
+    try {
+      this.#listener.close();
+    } catch {
+      // Already closed.
+    }
+    for (const conn of this.#open) shut(conn);
+    this.#open.clear();
+    try {
+      Deno.removeSync(this.socket);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The variable in which the launcher names the proxy's socket (so that its run may listen there). */
+export const PROXY_SOCKET_ENV = "TOOLGATE_PROXY_SOCKET";
+
+/**
+ * Where this process's proxy listens: the launcher's choice, else a socket of its own in toolgate's state.
+ *
+ * @example
+ * ```ts
+ * import { proxySocketPath } from "./egress_proxy.ts";
+ * proxySocketPath({}, "/home/me/.local/state/toolgate"); // "/home/me/.local/state/toolgate/proxy/1234.sock"
+ * ```
+ */
+export function proxySocketPath(env: Readonly<Record<string, string>>, stateDir: string): string {
+  return env[PROXY_SOCKET_ENV] || join(stateDir, "proxy", `${Deno.pid}.sock`);
+}

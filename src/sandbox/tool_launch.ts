@@ -1,0 +1,375 @@
+/**
+ * How one tool call's process starts: inside bubblewrap (with the call's cgroups and, for a profile that names
+ * hosts, the egress proxy), unconfined where the sandbox mode allows it, or not at all (a refusal envelope). The
+ * sandbox mode is decided here and nowhere else; the executor asks for a launch and runs what it gets.
+ *
+ * @module
+ */
+import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
+import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
+import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_proxy.ts";
+import { BRIDGE_PORT } from "./net_bridge.ts";
+import { failure, type FailureEnvelope } from "../contract.ts";
+import { type ControlPlane } from "./control_plane.ts";
+import { escapesBinDir } from "../manifest/bin_listing.ts";
+import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
+import { startFailure } from "../process/run_envelope.ts";
+import { hasSideEffects } from "../manifest/profiles.ts";
+import { startProblem } from "../process/runner.ts";
+import { groupLauncher } from "../process/process_tree.ts";
+import {
+  bwrapArgs,
+  probeSandboxCached,
+  type SandboxMode,
+  type SandboxSupport,
+  unconfinedWarning,
+} from "./sandbox.ts";
+import { stateRoot } from "../state/state.ts";
+import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "../manifest/tool_belt.ts";
+import { prepareDir } from "../state/private_dir.ts";
+import { programNeeds } from "./program_needs.ts";
+import { stillPinned } from "../manifest/trust.ts";
+import type { CallCredential } from "../manifest/credentials.ts";
+import { CA_BUNDLE_VARIABLES, caBundle, UPSTREAM_CA_ENV } from "./run_ca.ts";
+
+/** Where a call with bound credentials finds the CA bundle it trusts (the system's CAs and the run's). */
+export const CA_BUNDLE_INSIDE = "/tmp/.toolgate-ca.pem";
+
+/** The PATH of a tool whose parent environment has none. */
+export const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/** Where a proxied tool finds the egress proxy: the bridge inside its sandbox. */
+export const PROXY_ENV: Readonly<Record<string, string>> = {
+  HTTP_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
+  HTTPS_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
+  http_proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
+  https_proxy: `http://127.0.0.1:${BRIDGE_PORT}`,
+  ALL_PROXY: `http://127.0.0.1:${BRIDGE_PORT}`,
+  // Node from 22.21 and 24.5 on: its fetch and https honour the variables above (older ones ignore them).
+  NODE_USE_ENV_PROXY: "1",
+};
+
+/** How a tool's own program starts, before any confinement: a built-in one through toolgate's runtime. */
+export interface Program {
+  readonly program: string;
+  readonly args: readonly string[];
+  /** What the tool must see inside the sandbox: its program, or the runtime and code of a built-in tool. */
+  readonly files: readonly string[];
+}
+
+/** How one call starts, when it may. */
+export interface Launch {
+  readonly ok: true;
+  readonly program: string;
+  readonly args: readonly string[];
+  /** Inside bwrap: ending it ends the whole tree. */
+  readonly confined: boolean;
+  /** Warnings for the model (an unconfined run it should know of). */
+  readonly envelopeWarnings: readonly string[];
+  /** Warnings for the audit line (anything looser than the defaults). */
+  readonly auditWarnings: readonly string[];
+  /** Forgets the call at the egress proxy (a profile that names hosts) when it ends. */
+  readonly unregister?: () => void;
+  /** The call's cgroup slot, given back when it ends. */
+  readonly slot?: string;
+  /** What the proxy let through or refused, for the audit line. */
+  readonly egress?: EgressDecision[];
+  /** Variables the call's environment gets besides its own: credentials' placeholders, the CA bundle. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** A launch, or the envelope that says why the call does not start. */
+export type LaunchVerdict = Launch | { readonly ok: false; readonly envelope: FailureEnvelope };
+
+/** What a {@linkcode ToolLauncher} confines tools to. */
+export interface ToolLauncherOptions {
+  /** The manifest the tools come from (its folder, its `tools/bin`). */
+  readonly manifest: Manifest;
+  /** The parent environment: its PATH finds bwrap, its HOME the state folder. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The workspace (a real path): the tools' working directory, and what a profile may write. */
+  readonly workspace: string;
+  /** The protected paths, laid read-only or hidden over whatever a profile allows. */
+  readonly controlPlane: ControlPlane;
+  /** `auto` (the default), `require` or `off`. */
+  readonly sandbox?: SandboxMode;
+  /** The bubblewrap program (default `bwrap`). */
+  readonly bwrap?: string;
+}
+
+/**
+ * Starts tools the way their profile and the sandbox mode say, holding what lives longer than one call: the probe
+ * of bubblewrap, the egress proxy, the cgroup slots.
+ *
+ * @example
+ * ```ts ignore
+ * const launcher = new ToolLauncher({ manifest, env, workspace, controlPlane, sandbox: "auto" });
+ * const launch = await launcher.launch(tool);
+ * if (launch.ok) {
+ *   // run launch.program with launch.args, then:
+ *   launcher.release(launch);
+ * }
+ * ```
+ */
+export class ToolLauncher {
+  readonly #options: ToolLauncherOptions;
+  #support?: Promise<SandboxSupport>;
+  #proxy?: EgressProxy;
+  #bundle?: Promise<string>;
+  readonly #slots = new CgroupSlots();
+  #groupLauncher?: readonly string[];
+
+  constructor(options: ToolLauncherOptions) {
+    this.#options = options;
+  }
+
+  /** Whether tools can be confined here; probed once per launcher, with the very bwrap that will run them. */
+  support(): Promise<SandboxSupport> {
+    return this.#support ??= probeSandboxCached(
+      this.#options.env.PATH ?? FALLBACK_PATH,
+      this.#options.bwrap ?? "bwrap",
+      this.#options.env,
+      this.#stateDir(),
+    );
+  }
+
+  /** How an unconfined launch starts a process-group leader (none inside bwrap); setsid(1) is looked up once. */
+  groupLauncher(launch: Launch): readonly string[] {
+    return launch.confined ? [] : this.#groupLauncher ??= groupLauncher();
+  }
+
+  /** The call's tree is gone: its egress token and its cgroup slot are free for the next call. */
+  release(launch: Launch): void {
+    launch.unregister?.();
+    if (launch.slot !== undefined) this.#slots.give(launch.slot);
+  }
+
+  /** The tool's own program: a built-in tool through toolgate's runtime, any other as the manifest says. */
+  program(tool: ToolSpec): Program {
+    if (tool.builtin !== undefined) return beltLaunch(tool.builtin);
+    return { program: tool.program, args: tool.args, files: this.#toolFiles(tool) };
+  }
+
+  /** What a manifest tool must see of its own: the manifest's `tools/` folder, or an absolute program itself. */
+  #toolFiles(tool: ToolSpec): string[] {
+    const toolsDir = join(this.#options.manifest.dir, "tools");
+    return isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
+  }
+
+  /**
+   * How to start a tool (or, for a background job, `own`: what the job runs under the tool's profile): inside
+   * bwrap, unconfined (a tool without side effects, or `--sandbox off`), or not.
+   */
+  async launch(
+    tool: ToolSpec,
+    own: Program = this.program(tool),
+    credentials: readonly CallCredential[] = [],
+  ): Promise<LaunchVerdict> {
+    const refused = (kind: "rejected" | "unavailable", message: string) => ({
+      ok: false as const,
+      envelope: failure(kind, message, { tool: tool.name, retryable: false }),
+    });
+    if (tool.builtin === undefined && !tool.present) {
+      // A program that appeared after the manifest was loaded may have been planted by a tool: not run.
+      return refused(
+        "unavailable",
+        `The tool cannot start: the program ${tool.program} did not exist when toolgate loaded the manifest ` +
+          `(\`toolgate validate\` names every such program); one put in place later runs once toolgate ` +
+          `starts again.`,
+      );
+    }
+    const pinned = this.#options.manifest.pinned;
+    if (pinned !== undefined && tool.builtin === undefined) {
+      // A trusted manifest's program runs only as it was trusted: not one swapped or rewritten since.
+      const trusted = pinned.get(tool.program);
+      if (trusted === undefined || !(await stillPinned(tool.program, trusted))) {
+        return refused(
+          "rejected",
+          `The tool's program ${tool.program} is not what the user trusted (it changed, or could not be read, ` +
+            "when the manifest was trusted); it was not run. The user can check it and run `toolgate trust`.",
+        );
+      }
+    }
+    const outside = this.#escapedBin(tool);
+    if (outside !== undefined) {
+      return refused(
+        "rejected",
+        `The tool's program now resolves outside ./tools/bin (-> ${outside}); it was not run.`,
+      );
+    }
+    const mode = this.#options.sandbox ?? "auto";
+    const direct = { ok: true as const, program: own.program, args: own.args, confined: false };
+    if (mode === "off") {
+      return { ...direct, envelopeWarnings: [], auditWarnings: [unconfinedWarning("off")] };
+    }
+    const support = await this.support();
+    if (!support.ok) {
+      if (mode === "require") {
+        return refused(
+          "unavailable",
+          `The tool cannot be confined here and --sandbox require is set: ${support.reason}.`,
+        );
+      }
+      if (hasSideEffects(tool.profile)) {
+        return refused(
+          "unavailable",
+          `The tool cannot be confined here (${support.reason}), and its profile "${tool.profile.name}" lets ` +
+            `it write or reach the network, so it does not run unconfined. The user can rerun toolgate with ` +
+            `--sandbox off to run it unconfined, as themselves.`,
+        );
+      }
+      const warning = unconfinedWarning("auto", support.reason);
+      return { ...direct, envelopeWarnings: [warning], auditWarnings: [warning] };
+    }
+    // bwrap reports a missing program as its own failure; say it the way an unconfined start would.
+    const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
+    if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
+    if (tool.builtin === undefined && !tool.profile.read.includes("/")) {
+      // A program run by an interpreter or runtime outside the system folders (pyenv, nvm, ~/.deno): shown too.
+      const needs = this.#needs(tool, own, support);
+      if (!needs.ok) {
+        return refused(
+          "unavailable",
+          `The tool's program needs ${needs.program}, which is not visible inside its sandbox (${needs.reason}); ` +
+            `it was not run. To run it confined, add the folder that holds it to the "read" list of the tool's ` +
+            `permission profile "${tool.profile.name}" (it is then shown read-only).`,
+        );
+      }
+      // A file inside a folder now shown is shown with it (bwrap cannot bind a file into a read-only bind).
+      const files = own.files.filter((file) =>
+        !needs.binds.some((bind) => bind !== file && isWithin(file, bind))
+      );
+      own = { ...own, files: [...files, ...needs.binds] };
+    }
+    const cgroups = support.cgroups;
+    // A profile that names hosts reaches them through a filtering proxy, the call's only way out.
+    let unregister: (() => void) | undefined;
+    const egress: EgressDecision[] = [];
+    let inner = own;
+    let caFile: string | undefined;
+    let extraEnv: Record<string, string> | undefined;
+    if (Array.isArray(tool.profile.net)) {
+      let proxy: EgressProxy;
+      try {
+        proxy = this.#proxy ??= this.#startProxy();
+      } catch (error) {
+        return refused("unavailable", `The tool's egress proxy cannot start: ${(error as Error).message}.`);
+      }
+      if (credentials.length > 0) {
+        try {
+          caFile = await this.#caBundle(proxy);
+        } catch (error) {
+          return refused(
+            "unavailable",
+            `The tool's credentials cannot be set up: ${(error as Error).message}.`,
+          );
+        }
+        extraEnv = Object.fromEntries([
+          ...credentials.map((c) => [c.binding.env, c.placeholder]),
+          ...CA_BUNDLE_VARIABLES.map((name) => [name, CA_BUNDLE_INSIDE]),
+        ]);
+      }
+      const registered = proxy.register(tool.profile.net, (decision) => egress.push(decision), credentials);
+      unregister = registered.unregister;
+      const bridge = bridgeLaunch();
+      inner = {
+        program: bridge.program,
+        args: [...bridge.args, registered.token, own.program, ...own.args],
+        files: [...own.files, ...bridge.files],
+      };
+    }
+    const args = bwrapArgs(support, {
+      program: inner.program,
+      args: inner.args,
+      cwd: this.#options.workspace,
+      profile: tool.profile,
+      files: inner.files,
+      controlPlane: this.#options.controlPlane,
+      cgroupLimits: cgroups &&
+        { processes: cgroups.pids !== undefined, memory: cgroups.memory !== undefined },
+      proxy: unregister && this.#proxy && { socket: this.#proxy.socket, inside: BRIDGE_SOCKET },
+      caBundle: caFile === undefined ? undefined : { file: caFile, inside: CA_BUNDLE_INSIDE },
+    });
+    // With cgroups, the first process sets up and joins the call's cgroups, then becomes bwrap.
+    const slot = cgroups ? this.#slots.take() : undefined;
+    const prefix = cgroups && slot ? cgroupWrapper(cgroups, tool.profile.limits, slot) : [];
+    return {
+      ok: true,
+      program: prefix[0] ?? support.bwrap,
+      args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...args] : args,
+      confined: true,
+      envelopeWarnings: [],
+      auditWarnings: [],
+      unregister,
+      egress,
+      slot,
+      env: extraEnv,
+    };
+  }
+
+  /** What a manifest tool's program needs shown besides what its sandbox shows anyway. */
+  #needs(tool: ToolSpec, own: Program, support: Extract<SandboxSupport, { ok: true }>) {
+    const cwd = this.#options.workspace;
+    const place = (path: string) => isAbsolute(path) ? resolve(path) : resolve(cwd, path);
+    const home = this.#options.env.HOME;
+    const homes = home === undefined || !isAbsolute(home) ? [] : [...new Set([resolve(home), realOr(home)])];
+    return programNeeds(own.program, {
+      path: this.#options.env.PATH ?? FALLBACK_PATH,
+      cwd,
+      shown: [
+        ...support.system.map((entry) => entry.path),
+        ...own.files,
+        ...tool.profile.read.map(place),
+        ...tool.profile.write.map(place),
+        cwd,
+      ],
+      homes,
+      hidden: this.#options.controlPlane.hidden,
+    });
+  }
+
+  /** toolgate's state folder, or `undefined` without HOME (nothing is cached then). */
+  #stateDir(): string | undefined {
+    try {
+      return stateRoot(this.#options.env);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The egress proxy of this launcher, started at the first call whose profile names hosts. */
+  #startProxy(): EgressProxy {
+    const socket = proxySocketPath(this.#options.env, stateRoot(this.#options.env));
+    prepareDir(dirname(socket));
+    const extra = this.#options.env[UPSTREAM_CA_ENV];
+    return EgressProxy.start(socket, extra ? { upstreamCa: [Deno.readTextFileSync(extra)] } : {});
+  }
+
+  /**
+   * The CA bundle of this run's calls with credentials, written once beside the proxy's socket: certificates
+   * only (the run CA's key never leaves toolgate's memory), bound read-only into each such sandbox.
+   */
+  #caBundle(proxy: EgressProxy): Promise<string> {
+    return this.#bundle ??= proxy.authority().then((authority) => {
+      const file = `${proxy.socket}.ca.pem`;
+      // Public certificates: readable by the sandbox whatever user it maps to.
+      Deno.writeTextFileSync(file, caBundle(authority.cert), { mode: 0o644 });
+      return file;
+    });
+  }
+
+  /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
+  #escapedBin(tool: ToolSpec): string | undefined {
+    const relative = !isAbsolute(tool.command[0]) && !isWindowsAbsolute(tool.command[0]);
+    return relative ? escapesBinDir(tool.program, this.#options.manifest.binDir) : undefined;
+  }
+}
+
+/** The real path of `path`, or `path` itself when it does not resolve. */
+function realOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * Progress on the terminal: one stderr line, redrawn in place, naming each running tool and how long it has run;
+ * a heartbeat line that stays (`running NAME elapsed=Ys/Zs`) every 30 s of a running call; a finished tool leaves
+ * one line behind; while the model is asked, `waiting for MODEL at HOST, N s`. Nothing at all when disabled (no
+ * terminal, or `--quiet`).
+ *
+ * @module
+ */
+import type { Envelope } from "../contract.ts";
+import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import { neutralizeControls } from "../base/terminal.ts";
+import { fit } from "../base/text.ts";
+
+/** How a {@linkcode Progress} shows itself. */
+export interface ProgressOptions {
+  /** False without a terminal or with `--quiet`: every method does nothing. */
+  readonly enabled: boolean;
+  /**
+   * Writes to stderr as is: the line's redraws are control sequences. Whatever else goes in the line is made safe
+   * for the terminal here.
+   */
+  readonly write: (text: string) => Promise<void>;
+  /** Milliseconds, monotonic. */
+  readonly now?: () => number;
+  /** How often the line is redrawn while tools run. */
+  readonly intervalMs?: number;
+  /** The terminal's width: a longer line would wrap and could not be redrawn in place. */
+  readonly columns?: number;
+  /** Between two heartbeat lines of a running call (default {@linkcode HEARTBEAT_MS}). */
+  readonly heartbeatMs?: number;
+}
+
+interface Running {
+  readonly name: string;
+  readonly started: number;
+  /** The call's wall-clock limit in seconds, if it has one. */
+  readonly limitSec?: number;
+  /** When its last heartbeat was due. */
+  beat: number;
+  /** What a `toolgate/1` tool last said of its progress (`50%`, `3/10`, its message), shown in the line. */
+  said?: string;
+}
+
+/**
+ * Between two heartbeat lines of a running call: a long call says it is still alive, in the agent loop and `call`
+ * on a terminal (and as an MCP progress notification's message in `serve`).
+ *
+ * @example
+ * ```ts
+ * import { HEARTBEAT_MS } from "./progress.ts";
+ * HEARTBEAT_MS; // 30000
+ * ```
+ */
+export const HEARTBEAT_MS = 30_000;
+
+/**
+ * The heartbeat's words: `running NAME elapsed=Ys/Zs`, or `elapsed=Ys` for a call without a wall-clock limit.
+ *
+ * @example
+ * ```ts
+ * import { heartbeatText } from "./progress.ts";
+ * heartbeatText("exec", 30_200, 310); // "running exec elapsed=30s/310s"
+ * heartbeatText("build", 60_000); // "running build elapsed=60s"
+ * ```
+ */
+export function heartbeatText(name: string, elapsedMs: number, limitSec?: number): string {
+  const limit = limitSec === undefined || !Number.isFinite(limitSec) ? "" : `/${limitSec}s`;
+  return `running ${name} elapsed=${Math.round(elapsedMs / 1000)}s${limit}`;
+}
+
+/** Clears the current terminal line. */
+const CLEAR_LINE = "\r\x1b[2K";
+
+function elapsed(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+/**
+ * Shows the tools that are running.
+ *
+ * @example
+ * ```ts
+ * import { Progress } from "./progress.ts";
+ * const progress = new Progress({ enabled: true, write: async (t) => void Deno.stderr.write(new TextEncoder().encode(t)) });
+ * progress.start("call_1", "get_time");
+ * // ... the call runs ...
+ * // progress.end("call_1", envelope);
+ * await progress.close();
+ * ```
+ */
+export class Progress {
+  readonly #options: ProgressOptions;
+  readonly #now: () => number;
+  readonly #running = new Map<string, Running>();
+  #timer?: ReturnType<typeof setInterval>;
+  #queue: Promise<void> = Promise.resolve();
+  #drawn = false;
+  /** Questions on the terminal under way: the line is not drawn over them. */
+  #held = 0;
+  /** The model being asked, and since when: shown while no tool runs. */
+  #waiting?: { readonly text: string; readonly since: number };
+
+  constructor(options: ProgressOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /** A call started; `limitSec` is its wall-clock limit, for the heartbeat (none: no limit). */
+  start(id: string, name: string, limitSec?: number): void {
+    if (!this.#options.enabled) return;
+    const now = this.#now();
+    this.#running.set(id, { name: neutralizeControls(name), started: now, limitSec, beat: now });
+    const every = Math.min(this.#options.intervalMs ?? 200, this.#heartbeatMs);
+    this.#timer ??= setInterval(() => this.#draw(), every);
+    this.#draw();
+  }
+
+  get #heartbeatMs(): number {
+    return this.#options.heartbeatMs ?? HEARTBEAT_MS;
+  }
+
+  /** A call ended: its line stays, and the others' line is redrawn. */
+  end(id: string, envelope: Envelope): void {
+    if (!this.#options.enabled) return;
+    const running = this.#running.get(id);
+    if (!running) return;
+    this.#running.delete(id);
+    const outcome = envelope.ok ? "ok" : neutralizeControls(String(envelope.kind));
+    const line = `  ${envelope.ok ? "✓" : "✗"} ${running.name} ${
+      elapsed(this.#now() - running.started)
+    } ${outcome}\n`;
+    this.#write(`${this.#drawn ? CLEAR_LINE : ""}${line}`);
+    this.#drawn = false;
+    if (this.#running.size === 0) this.#stop();
+    else this.#draw();
+  }
+
+  /**
+   * A `toolgate/1` tool's progress message for the call `id`: shown after its name in the line (`50%` of a
+   * total, or `3` without one, and its message), until the next one.
+   *
+   * @example
+   * ```ts
+   * import { Progress } from "./progress.ts";
+   * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
+   * progress.toolEvent("call_1", { kind: "progress", progress: 5, total: 10, message: "copying" });
+   * ```
+   */
+  toolEvent(id: string, event: ToolEvent): void {
+    if (!this.#options.enabled || event.kind !== "progress") return;
+    const running = this.#running.get(id);
+    if (!running) return;
+    const amount = event.total !== undefined && event.total > 0
+      ? `${Math.floor(Math.min(100, Math.max(0, event.progress / event.total * 100)))}%`
+      : String(event.progress);
+    running.said = neutralizeControls(event.message === undefined ? amount : `${amount} ${event.message}`)
+      .replace(/\s+/g, " ");
+  }
+
+  /**
+   * Runs `ask` (a question on the terminal) with the line cleared and not redrawn until it is answered.
+   *
+   * @example
+   * ```ts
+   * import { Progress } from "./progress.ts";
+   * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
+   * await progress.hold(() => Promise.resolve("answer")); // "answer"
+   * ```
+   */
+  async hold<T>(ask: () => Promise<T>): Promise<T> {
+    if (!this.#options.enabled) return await ask();
+    this.#held += 1;
+    if (this.#drawn) this.#write(CLEAR_LINE);
+    this.#drawn = false;
+    await this.#queue;
+    try {
+      return await ask();
+    } finally {
+      this.#held -= 1;
+      this.#draw();
+    }
+  }
+
+  /**
+   * The model is being asked: until {@linkcode Progress.doneWaiting}, the line says for whom and how long
+   * (`waiting for MODEL at HOST, 3 s`), so that a slow or stuck endpoint shows as one.
+   */
+  waiting(model: string, host: string): void {
+    if (!this.#options.enabled) return;
+    this.#waiting = { text: neutralizeControls(`waiting for ${model} at ${host}`), since: this.#now() };
+    this.#timer ??= setInterval(
+      () => this.#draw(),
+      Math.min(this.#options.intervalMs ?? 200, this.#heartbeatMs),
+    );
+    this.#draw();
+  }
+
+  /** The model answered (or failed): the waiting line goes, leaving nothing behind. */
+  doneWaiting(): void {
+    if (!this.#options.enabled || this.#waiting === undefined) return;
+    this.#waiting = undefined;
+    if (this.#running.size > 0) return this.#draw();
+    this.#stop();
+    if (this.#drawn) this.#write(CLEAR_LINE);
+    this.#drawn = false;
+  }
+
+  /** Redraws the line now (the timer does it on its own). */
+  draw(): void {
+    if (this.#options.enabled) this.#draw();
+  }
+
+  /** Clears the line, stops the timer, and waits for every write. */
+  async close(): Promise<void> {
+    this.#stop();
+    this.#waiting = undefined;
+    if (this.#drawn) this.#write(CLEAR_LINE);
+    this.#drawn = false;
+    this.#running.clear();
+    await this.#queue;
+  }
+
+  #draw(): void {
+    if (this.#held > 0) return;
+    const now = this.#now();
+    if (this.#running.size === 0) {
+      if (this.#waiting === undefined) return;
+      const seconds = Math.floor((now - this.#waiting.since) / 1000);
+      this.#write(`${CLEAR_LINE}${fit(`  ${this.#waiting.text}, ${seconds} s`, this.#columns)}`);
+      this.#drawn = true;
+      return;
+    }
+    // Heartbeats first, each a line of its own that stays; the progress line is drawn again below them.
+    const beats: string[] = [];
+    for (const running of this.#running.values()) {
+      if (now - running.beat < this.#heartbeatMs) continue;
+      running.beat = now;
+      beats.push(heartbeatText(running.name, now - running.started, running.limitSec));
+    }
+    if (beats.length > 0) {
+      this.#write(`${this.#drawn ? CLEAR_LINE : ""}${beats.join("\n")}\n`);
+      this.#drawn = false;
+    }
+    const parts = [...this.#running.values()].map((r) =>
+      `${r.name} ${elapsed(now - r.started)}${r.said === undefined ? "" : ` ${r.said}`}`
+    );
+    let line = `  running ${parts.length === 1 ? "" : `${parts.length} tools: `}${parts.join(", ")}`;
+    line = fit(line, this.#columns);
+    this.#write(`${CLEAR_LINE}${line}`);
+    this.#drawn = true;
+  }
+
+  get #columns(): number {
+    return Math.max(20, (this.#options.columns ?? 80) - 1);
+  }
+
+  #stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #write(text: string): void {
+    // Ordered, and a failed write to stderr must not fail a tool call.
+    this.#queue = this.#queue.then(() => this.#options.write(text)).catch(() => {});
+  }
+}
+
+/**
+ * The heartbeat interval a run was given: `TOOLGATE_HEARTBEAT_SEC` (seconds, a positive number; tests shorten it),
+ * else {@linkcode HEARTBEAT_MS}.
+ *
+ * @example
+ * ```ts
+ * import { heartbeatMsFrom } from "./progress.ts";
+ * heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "0.5" }); // 500
+ * heartbeatMsFrom({}); // 30000
+ * ```
+ */
+export function heartbeatMsFrom(env: Readonly<Record<string, string>>): number {
+  const seconds = Number(env.TOOLGATE_HEARTBEAT_SEC);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : HEARTBEAT_MS;
+}
+
+/** The terminal's width for a progress line (80 when it cannot be told). */
+export function terminalColumns(): number {
+  try {
+    // A terminal that does not know its size says 0.
+    return Deno.consoleSize().columns || 80;
+  } catch {
+    return 80;
+  }
+}

@@ -1,0 +1,313 @@
+// src/ is a house of layers, read from its folder names: imports run one way, front ends -> run -> policy and
+// sandbox -> process -> manifest -> state -> base -> contract, and the core never imports the tool belt. This
+// test guards that layout (issue 31). On the flat tree it replaced (98469b5) all five tests fail: some forty
+// modules sat in src/ itself, in no layer, the core imported tools/lib, and trust.ts and trust_changes.ts
+// imported each other. It reads every static, type-only and dynamic import of src/ and fails on an import against
+// the direction, between two folders of the same rank, from the core into tools/, or on any import cycle.
+import assert from "node:assert/strict";
+import { join, relative } from "node:path";
+import { REPO } from "./support.ts";
+
+const SRC = join(REPO, "src");
+
+/**
+ * Each folder's rank: a module may import its own folder and any folder of a lower rank, never a folder of its
+ * own rank or above. What each holds and why it sits where it does:
+ * - contract (src/contract.ts and src/contract/): the tool ABI, what crosses the process boundary; the tools
+ *   import it too. Imports nothing outside itself.
+ * - base: leaf helpers with no toolgate layer (paths, text, the terminal, PATH lookup, env var names).
+ * - state: toolgate's own files (state folders, private files, the secret store, redaction).
+ * - manifest: what the tools are (reading, schemas, preflight, lint, trust, profiles, the belt's listing, the tool
+ *   protocol a manifest declares). It reads state (caches, trust records), so it sits above it.
+ * - process: one process from start to end (runner, process tree, envelope of a run, stop).
+ * - policy, sandbox: whether a call runs, and how it is confined. Peers: neither imports the other.
+ * - run: the one pipeline (executor, jobs, scheduler, audit records, store_secret).
+ * - launcher, ui: toolgate's own grants and start-up record; presentation shared by the front ends. Peers.
+ * - front ends (commands, agent, mcp, pool, gateway, console, build, belt) and the entries (main, mod, launch).
+ */
+const RANK: Record<string, number> = {
+  contract: 0,
+  base: 1,
+  state: 2,
+  manifest: 3,
+  process: 4,
+  policy: 5,
+  sandbox: 5,
+  run: 6,
+  launcher: 7,
+  ui: 7,
+};
+const FRONT_ENDS = ["commands", "agent", "mcp", "pool", "gateway", "console", "build", "belt"];
+const FRONT = 8;
+const ENTRIES = ["main.ts", "mod.ts", "launch.ts"];
+
+/**
+ * Front-end modules that import nothing of toolgate but base and the contract, which a lower layer may read: the
+ * agent's and the pool's addresses and limits are what the launcher grants toolgate itself.
+ */
+const LEAVES = ["agent/limits.ts", "pool/address.ts"];
+
+/**
+ * Imports against the direction that stand today, each with its reason. This list only shrinks: an import that
+ * is not in it fails, and an entry that no longer matches an import fails too.
+ */
+const KNOWN: Record<string, string> = {
+  // The executor takes the pool's and the gateway's types, and loads the gateway on demand: the seams (ToolPool,
+  // CallDefaults, Gateway) belong in run/ with the adapters implementing them; this waits for the gateway branch.
+  "run/executor.ts -> pool/client.ts": "ToolPool, a seam the core should own",
+  "run/executor.ts -> pool/protocol.ts": "CallDefaults, a seam the core should own",
+  "run/executor.ts -> gateway/gateway.ts": "Gateway, a seam the core should own",
+  "run/executor.ts -> gateway/pins.ts": "ToolDefinition of a pinned upstream tool",
+  "run/executor.ts -> gateway/gateway_tools.ts": "serverOfName, loaded on demand",
+  // The manifest loader checks a manifest's `servers` with the gateway's own reader.
+  "manifest/manifest.ts -> gateway/server_spec.ts": "checkServers: to move into manifest/ with the gateway",
+};
+
+/**
+ * What src/ may import of tools/: the belt's listing reads tools.json and the launchers' flags (data), the
+ * `__tool` mode loads a built-in tool's source on demand, and the bundle build bakes the tools' flags.
+ */
+const TOOLS_DOORS: Record<string, RegExp> = {
+  "manifest/tool_belt.ts": /^tools\/deno_flags\.ts$|^tools\.json$/,
+  "commands/tool_mode.ts": /^tools\/deno_flags\.ts$|^tools\/src\/[a-z_]+\.ts$/,
+  "build/install.ts": /^tools\/deno_flags\.ts$/,
+};
+
+/** The bundle's entry of a built-in tool, `src/belt/NAME.ts`, imports that tool's source and nothing else. */
+const BELT_ENTRY = /^src\/belt\/([a-z_]+)\.ts$/;
+
+/** The folder (or entry) a module of src/ belongs to, and its rank. */
+function layerOf(path: string): { layer: string; rank: number } {
+  if (path === "contract.ts" || path.startsWith("contract/")) return { layer: "contract", rank: 0 };
+  if (ENTRIES.includes(path)) return { layer: path, rank: FRONT + 1 };
+  const folder = path.includes("/") ? path.slice(0, path.indexOf("/")) : "";
+  if (folder in RANK) return { layer: folder, rank: RANK[folder] };
+  if (FRONT_ENDS.includes(folder)) return { layer: folder, rank: FRONT };
+  throw new Error(`src/${path} is in no layer: put it in a folder of tests/layers_test.ts's table`);
+}
+
+/**
+ * Relative specifiers of the imports in `text`: static, `import type`, re-exports and dynamic `import("...")`;
+ * with `types: false`, only the imports that load a module (`import type` and `export type` are erased).
+ */
+export function importsOf(text: string, { types = true } = {}): string[] {
+  const found: string[] = [];
+  for (const line of text.split("\n")) {
+    const trimmed = line.trim();
+    // JSDoc examples and comments import too, but they are not the module's graph.
+    if (trimmed.startsWith("*") || trimmed.startsWith("//") || trimmed.startsWith("/*")) continue;
+    if (!types && /^(import|export) type\b/.test(trimmed)) continue;
+    for (
+      const match of line.matchAll(
+        /\bfrom\s+["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']|^\s*import\s+["']([^"']+)["']/g,
+      )
+    ) {
+      const specifier = match[1] ?? match[2] ?? match[3];
+      if (specifier.startsWith(".")) found.push(specifier);
+    }
+  }
+  return found;
+}
+
+async function modules(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) found.push(...await modules(path));
+    else if (entry.name.endsWith(".ts") && !entry.name.endsWith("_test.ts")) found.push(path);
+  }
+  return found.sort();
+}
+
+/** Every import of src/, as repository-relative paths: `src/x/a.ts` -> `src/y/b.ts`. */
+async function importGraph({ types = true } = {}): Promise<Map<string, string[]>> {
+  const graph = new Map<string, string[]>();
+  for (const file of await modules(SRC)) {
+    const from = relative(REPO, file);
+    const targets = importsOf(await Deno.readTextFile(file), { types }).map((specifier) =>
+      relative(REPO, join(file, "..", specifier))
+    );
+    graph.set(from, targets);
+  }
+  return graph;
+}
+
+Deno.test("layers: every import of src/ runs down the layers (front ends -> run -> policy, sandbox -> ... -> contract)", async () => {
+  const graph = await importGraph();
+  const problems: string[] = [];
+  const used = new Set<string>();
+  for (const [from, targets] of graph) {
+    const inside = from.slice("src/".length);
+    const own = layerOf(inside);
+    for (const target of targets) {
+      if (!target.startsWith("src/")) continue; // tools/ and the rest: the next test
+      const other = target.slice("src/".length);
+      const theirs = layerOf(other);
+      const edge = `${inside} -> ${other}`;
+      if (own.layer === theirs.layer) continue;
+      if (own.layer === "contract") {
+        problems.push(`${edge}: the contract imports nothing outside itself`);
+        continue;
+      }
+      if (theirs.rank < own.rank) continue;
+      if (own.rank === FRONT && theirs.rank === FRONT) continue; // front ends among themselves: not ranked yet
+      if (LEAVES.includes(other)) continue;
+      if (edge in KNOWN) {
+        used.add(edge);
+        continue;
+      }
+      problems.push(
+        `${edge}: ${own.layer} (rank ${own.rank}) may not import ${theirs.layer} (rank ${theirs.rank})`,
+      );
+    }
+  }
+  assert.deepEqual(problems, []);
+  assert.deepEqual(
+    Object.keys(KNOWN).filter((edge) => !used.has(edge)),
+    [],
+    "a known exception is gone: drop it",
+  );
+});
+
+Deno.test("layers: the leaves a lower layer may read of a front end import only base and the contract", async () => {
+  for (const leaf of LEAVES) {
+    for (const specifier of importsOf(await Deno.readTextFile(join(SRC, leaf)))) {
+      const target = relative(SRC, join(SRC, leaf, "..", specifier));
+      assert.ok(["base", "contract"].includes(layerOf(target).layer), `${leaf} imports ${target}`);
+    }
+  }
+});
+
+Deno.test("layers: the core does not depend on the tool belt; src/ reads tools/ only through its three doors", async () => {
+  const graph = await importGraph();
+  const problems: string[] = [];
+  for (const [from, targets] of graph) {
+    for (const target of targets) {
+      if (target.startsWith("src/") || target.startsWith("permissions/") || target === "deno.json") continue;
+      const door = TOOLS_DOORS[from.slice("src/".length)];
+      const entry = BELT_ENTRY.exec(from);
+      if (entry !== null && target === `tools/src/${entry[1]}.ts`) continue;
+      if (!door?.test(target)) problems.push(`${from} -> ${target}`);
+    }
+  }
+  assert.deepEqual(problems, []);
+  // What the executor and the job manager share with the tools is the contract's: tools/ re-exports it.
+  for (
+    const shim of ["lib/envelope.ts", "lib/args.ts", "lib/exec_args.ts", "lib/paths.ts", "schemas/job.ts"]
+  ) {
+    const specifiers = importsOf(await Deno.readTextFile(join(REPO, "tools", shim)));
+    assert.ok(specifiers.every((s) => s.startsWith("../../src/contract/")), `tools/${shim}: ${specifiers}`);
+  }
+});
+
+Deno.test("layers: no import cycle, between modules or between folders", async () => {
+  // Between modules, over what loads at run time (a type-only import is erased: `job_owners.ts` names the
+  // `Job` type of `jobs.ts`, which loads it). A depth-first walk that meets a module still on its path has
+  // found a cycle.
+  const graph = await importGraph({ types: false });
+  const cycles: string[] = [];
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, "open");
+    path.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (state.get(next) === "open") cycles.push([...path.slice(path.indexOf(next)), next].join(" -> "));
+      else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(node, "done");
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  assert.deepEqual(cycles, []);
+
+  // Between folders, over every import, type-only ones too of the core (the known exceptions above are the only back edges, and they point out of it).
+  const folders = new Map<string, Set<string>>();
+  for (const [from, targets] of await importGraph()) {
+    const own = layerOf(from.slice("src/".length));
+    if (own.rank >= FRONT) continue;
+    for (const target of targets.filter((t) => t.startsWith("src/"))) {
+      const theirs = layerOf(target.slice("src/".length));
+      if (theirs.rank >= FRONT || theirs.layer === own.layer) continue;
+      if (!folders.has(own.layer)) folders.set(own.layer, new Set());
+      folders.get(own.layer)!.add(theirs.layer);
+    }
+  }
+  const reaches = (from: string, to: string, seen = new Set<string>()): boolean =>
+    [...folders.get(from) ?? []].some((next) =>
+      next === to || (!seen.has(next) && (seen.add(next), reaches(next, to, seen)))
+    );
+  const folderCycles = [...folders.keys()].filter((folder) => reaches(folder, folder));
+  assert.deepEqual(folderCycles, []);
+});
+
+Deno.test("layers: the walk sees every kind of import, and the table ranks every folder of src/", async () => {
+  const text = [
+    'import { a } from "./a.ts";',
+    'import type { B } from "../b.ts";',
+    'export { c } from "./c.ts";',
+    'const d = await import("./d.ts");',
+    'import "./e.ts";',
+    ' * import { example } from "./not_a_dependency.ts";',
+    'import { x } from "npm:x";',
+  ].join("\n");
+  assert.deepEqual(importsOf(text), ["./a.ts", "../b.ts", "./c.ts", "./d.ts", "./e.ts"]);
+  assert.deepEqual(importsOf(text, { types: false }), ["./a.ts", "./c.ts", "./d.ts", "./e.ts"]);
+  for await (const entry of Deno.readDir(SRC)) {
+    const path = entry.isDirectory ? `${entry.name}/x.ts` : entry.name;
+    layerOf(path); // throws for a folder or a top-level module the table does not rank
+  }
+  // A rule that names a folder that is gone checks nothing: every ranked folder exists.
+  for (const folder of [...Object.keys(RANK).filter((f) => f !== "contract"), ...FRONT_ENDS]) {
+    assert.ok((await Deno.stat(join(SRC, folder))).isDirectory, folder);
+  }
+});
+
+/**
+ * Modules over 400 lines, each with why it is one piece today or what splits it (STYLE.md §3 has the plans).
+ * A module that grows past 400 lines and is not here fails; this list only shrinks.
+ */
+const LONG: Record<string, string> = {
+  "run/executor.ts":
+    "the pipeline, call secrets, limits, pool forwarding, start notes, background jobs and audit " +
+    "facts: to split into run/ modules once the gateway branch that edits it has landed",
+  "run/jobs.ts": "job log, Job, the job table, the job tool's arguments and answers: to split into run/jobs/",
+  "manifest/manifest.ts": "the manifest's types, one tool's check and loading: to split into three",
+  "manifest/lint.ts":
+    "the rules are data over one schema walk: to split (phrases, walk, rules) after the branch " +
+    "that edits it has landed",
+  "contract.ts":
+    "the ABI face a confined tool is granted as one file beside src/contract/; envelope text and " +
+    "truncation can move into src/contract/",
+  "run/audit.ts": "the audit's records and its writer: the writer belongs in state/",
+  "manifest/tool_protocol.ts":
+    "the one wire protocol: its messages and the channel that reads them share types",
+  "policy/policy.ts": "risk classes and the Policy class: risk can move out",
+  "process/runner.ts":
+    "runProcess is one state machine over a child's pipes, limits and end (about 190 lines)",
+  "sandbox/egress_proxy.ts":
+    "one proxy: allow list, CONNECT handling and the credential hand-off share a connection",
+  "sandbox/credential_broker.ts":
+    "one TLS man-in-the-middle for bound credentials: its parser and its writer",
+  "sandbox/sandbox.ts": "the bwrap probe and bwrap's arguments: to split into probe and arguments",
+  "launcher/launch_plan.ts":
+    "the whole permission plan toolgate grants itself, read before anything else loads",
+  "launcher/launch_record.ts": "the warm record's key, MAC, stat text and writer: one format, one module",
+  "commands/setup_report.ts": "doctor's report: one check per facility, each a few lines",
+  "mcp/server.ts": "front end: the MCP server's handlers",
+  "mcp/http_server.ts": "front end: MCP over HTTP (sessions, origin checks, resumption)",
+  "pool/protocol.ts": "front end: the pool's wire messages and their checks",
+  "pool/client.ts": "front end: the pool client",
+  "agent/chat_client.ts": "front end: the chat client (request, stream, retry)",
+};
+
+Deno.test("layers: no module over 400 lines but those that say why", async () => {
+  const long: string[] = [];
+  for (const file of await modules(SRC)) {
+    const lines = (await Deno.readTextFile(file)).split("\n").length - 1;
+    const path = relative(SRC, file);
+    if (lines > 400 && !(path in LONG)) long.push(`src/${path}: ${lines} lines`);
+  }
+  assert.deepEqual(long, []);
+});

@@ -1,0 +1,179 @@
+import assert from "node:assert/strict";
+import { failure, success } from "../../src/contract.ts";
+import { HEARTBEAT_MS, heartbeatMsFrom, heartbeatText, Progress } from "../../src/ui/progress.ts";
+
+function harness(enabled = true) {
+  const written: string[] = [];
+  let now = 0;
+  const progress = new Progress({
+    enabled,
+    write: (text) => Promise.resolve(void written.push(text)),
+    now: () => now,
+    intervalMs: 60_000,
+  });
+  return { progress, written, advance: (ms: number) => void (now += ms) };
+}
+
+Deno.test("progress: shows the running tools and their elapsed time, redrawn in place", async () => {
+  const { progress, written, advance } = harness();
+  progress.start("c1", "nap");
+  advance(1200);
+  progress.start("c2", "echo");
+  advance(300);
+  progress.draw();
+  await progress.close();
+  assert.equal(written[0], "\r\x1b[2K  running nap 0.0s");
+  assert.equal(written[2], "\r\x1b[2K  running 2 tools: nap 1.5s, echo 0.3s");
+  assert.equal(written.at(-1), "\r\x1b[2K", "the line is cleared at the end");
+});
+
+Deno.test("progress: a finished tool leaves one line with its time and outcome", async () => {
+  const { progress, written, advance } = harness();
+  progress.start("c1", "nap");
+  progress.start("c2", "note");
+  advance(2000);
+  progress.end("c1", success(1));
+  progress.end("c2", failure("timeout", "slow"));
+  await progress.close();
+  const text = written.join("");
+  assert.match(text, /✓ nap 2\.0s ok\n/);
+  assert.match(text, /✗ note 2\.0s timeout\n/);
+});
+
+Deno.test("progress: disabled (no terminal, or --quiet) writes nothing", async () => {
+  const { progress, written } = harness(false);
+  progress.start("c1", "nap");
+  progress.end("c1", success(1));
+  await progress.close();
+  assert.deepEqual(written, []);
+});
+
+Deno.test("progress: the line never outgrows the terminal", async () => {
+  const written: string[] = [];
+  const progress = new Progress({
+    enabled: true,
+    write: (t) => Promise.resolve(void written.push(t)),
+    columns: 40,
+  });
+  for (let i = 0; i < 20; i++) progress.start(`c${i}`, `tool_number_${i}`);
+  await progress.close();
+  for (const line of written) assert.ok(line.replace("\r\x1b[2K", "").length <= 39, line);
+});
+
+Deno.test("progress: a heartbeat line every interval of a running call, with its limit, and the line redrawn after", async () => {
+  const written: string[] = [];
+  let now = 0;
+  const progress = new Progress({
+    enabled: true,
+    write: (text) => Promise.resolve(void written.push(text)),
+    now: () => now,
+    intervalMs: 60_000,
+    heartbeatMs: 30_000,
+  });
+  progress.start("c1", "exec", 310);
+  progress.start("c2", "build");
+  now = 29_999;
+  progress.draw();
+  assert.ok(!written.join("").includes("elapsed="), "nothing before the interval");
+  now = 30_000;
+  progress.draw();
+  now = 45_000;
+  progress.draw();
+  now = 60_400;
+  progress.draw();
+  progress.end("c1", success(1));
+  await progress.close();
+  const clear = "\x1b[2K";
+  const beats = written.join("").split("\n").map((line) =>
+    line.includes(clear) ? line.slice(line.lastIndexOf(clear) + clear.length) : line
+  )
+    .filter((line) => line.includes("elapsed="));
+  assert.deepEqual(beats, [
+    "running exec elapsed=30s/310s",
+    "running build elapsed=30s",
+    "running exec elapsed=60s/310s",
+    "running build elapsed=60s",
+  ]);
+  // Each heartbeat stays on a line of its own; the progress line comes back below it.
+  const at = written.findIndex((text) => text.includes("elapsed=30s/310s"));
+  assert.ok(written[at].endsWith("\n"));
+  assert.match(written[at + 1], /running 2 tools/);
+});
+
+Deno.test("progress: heartbeats come on their own timer at the injected interval, from a real running call", async () => {
+  const written: string[] = [];
+  const progress = new Progress({
+    enabled: true,
+    write: (text) => Promise.resolve(void written.push(text)),
+    heartbeatMs: 150,
+  });
+  progress.start("c1", "nap", 10);
+  const child = new Deno.Command("sleep", { args: ["0.8"] }).spawn();
+  await child.status;
+  progress.end("c1", success(1));
+  await progress.close();
+  const beats = written.join("").match(/running nap elapsed=\d+s\/10s\n/g) ?? [];
+  assert.ok(beats.length >= 3 && beats.length <= 6, `${beats.length} heartbeats in 0.8 s: ${beats.join("")}`);
+});
+
+Deno.test("heartbeatMsFrom: TOOLGATE_HEARTBEAT_SEC, else 30 s", () => {
+  assert.equal(heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "0.25" }), 250);
+  assert.equal(heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "nonsense" }), 30_000);
+  assert.equal(heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "-1" }), 30_000);
+  assert.equal(heartbeatMsFrom({}), HEARTBEAT_MS);
+  assert.equal(heartbeatText("exec", 89_600, 3610), "running exec elapsed=90s/3610s");
+});
+
+/** Lets the queued writes go out. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+Deno.test("progress: a toolgate/1 tool's progress shows in its line; a question holds the line", async () => {
+  const { progress, written, advance } = harness();
+  progress.start("c1", "build");
+  advance(1000);
+  progress.toolEvent("c1", { kind: "progress", progress: 3, total: 4, message: "linking\x1b[2J" });
+  progress.draw();
+  await settle();
+  // The tool's control characters are shown, not obeyed.
+  assert.equal(written.at(-1), "\r\x1b[2K  running build 1.0s 75% linking␛[2J");
+  const before = written.length;
+  const answer = await progress.hold(() => {
+    progress.draw();
+    return Promise.resolve("typed");
+  });
+  await settle();
+  assert.equal(answer, "typed");
+  assert.equal(written[before], "\r\x1b[2K", "the line is cleared before the question");
+  assert.ok(
+    !written.slice(before + 1, -1).some((text) => text.includes("running")),
+    "not drawn over the question",
+  );
+  progress.toolEvent("c1", { kind: "progress", progress: 7 });
+  progress.draw();
+  await settle();
+  assert.equal(written.at(-1), "\r\x1b[2K  running build 1.0s 7");
+  await progress.close();
+});
+
+Deno.test("progress: while the model is asked, one line says which model at which host and for how long, then goes", async () => {
+  const { progress, written, advance } = harness();
+  progress.waiting("qwen2.5", "127.0.0.1:11434");
+  advance(3400);
+  progress.draw();
+  progress.doneWaiting();
+  // The tools' line takes over for the next turn, as before.
+  progress.start("c1", "nap");
+  await progress.close();
+  assert.deepEqual(written.slice(0, 3), [
+    "\r\x1b[2K  waiting for qwen2.5 at 127.0.0.1:11434, 0 s",
+    "\r\x1b[2K  waiting for qwen2.5 at 127.0.0.1:11434, 3 s",
+    "\r\x1b[2K",
+  ]);
+  assert.equal(written[3], "\r\x1b[2K  running nap 0.0s");
+  // Disabled (no terminal, --quiet): nothing.
+  const quiet = harness(false);
+  quiet.progress.waiting("m", "h");
+  quiet.progress.doneWaiting();
+  await quiet.progress.close();
+  assert.deepEqual(quiet.written, []);
+});
