@@ -256,6 +256,8 @@ export interface ExecutorLife {
   readonly jobCaps?: ExecutorOptions["jobCaps"];
   /** Told when a background job starts and ends (`serve` prints a line for its operator). */
   readonly onJob?: ExecutorOptions["onJob"];
+  /** Told after each audit line is written. */
+  readonly onAudit?: ExecutorOptions["onAudit"];
   /** False: the command connects the MCP servers itself (`trust`). */
   readonly gateway?: boolean;
   /** The tools the command will call, when it knows (`call`): the start's warnings speak of those only. */
@@ -313,6 +315,7 @@ export async function executorFromArgs(
       jobs: life.jobs ?? true,
       jobCaps: life.jobCaps,
       onJob: life.onJob,
+      onAudit: life.onAudit,
       secrets,
       pool,
       // The launcher found bwrap once on PATH: the main entry runs that very binary.

@@ -45,6 +45,7 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     handleSignals: false,
     jobCaps,
     onJob: (event) => onJob(event),
+    onAudit: () => watching?.hub.audited(),
   });
   const onError = (message: string) => void io.stderr(message + "\n");
   let watching: StartedConsole | undefined;

@@ -67,6 +67,7 @@ export class ConsoleHub implements CallWatch {
   readonly #waiting = new Map<number, Waiting>();
   readonly #listeners = new Set<() => void>();
   #next = 1;
+  #audited = 0;
 
   /** A hub masking with `redact`, reading jobs from `jobs` when given. */
   constructor(redact: Redactor, jobs?: JobSource) {
@@ -78,6 +79,12 @@ export class ConsoleHub implements CallWatch {
   listen(listener: () => void): () => void {
     this.#listeners.add(listener);
     return () => void this.#listeners.delete(listener);
+  }
+
+  /** An audit line was written: the listeners are told, and the state's `audited` count moves on. */
+  audited(): void {
+    this.#audited++;
+    this.changed();
   }
 
   /** Tells the listeners (a job started or ended, say). */
@@ -172,11 +179,12 @@ export class ConsoleHub implements CallWatch {
     return stopped;
   }
 
-  /** Everything the console shows now but the audit log, secrets masked. */
+  /** Everything the console shows now but the audit log (only how many lines were written), secrets masked. */
   state(): {
     calls: CallRow[];
     approvals: { id: number; tool: string; reason: string; lines: readonly string[] }[];
     jobs: Record<string, unknown>[];
+    audited: number;
   } {
     const jobs = (this.#jobs?.jobList() ?? []).map((job) => ({
       scope: job.scope,
@@ -191,6 +199,7 @@ export class ConsoleHub implements CallWatch {
         lines,
       })),
       jobs,
+      audited: this.#audited,
     };
   }
 }

@@ -139,7 +139,22 @@ function renderJobs(jobs) {
     body.appendChild(row);
   }
 }
+// One read at a time: a read asked for meanwhile runs after it, so an older answer never paints over a newer one.
+let loading = false;
+let again = false;
 async function loadAudit() {
+  if (loading) { again = true; return; }
+  loading = true;
+  try {
+    do {
+      again = false;
+      await readAudit();
+    } while (again);
+  } finally {
+    loading = false;
+  }
+}
+async function readAudit() {
   const query = new URLSearchParams({ tool: $("audit-tool").value, outcome: $("audit-outcome").value });
   const response = await fetch("/api/audit?" + query, { credentials: "same-origin" });
   if (!response.ok) return;
@@ -160,7 +175,7 @@ async function loadAudit() {
   }
   $("audit-view").dataset.loaded = String(Date.now());
 }
-let finished = "";
+let audited = -1;
 function connect() {
   const events = new EventSource("/events");
   events.addEventListener("open", () => { $("status").textContent = "live"; });
@@ -170,10 +185,8 @@ function connect() {
     renderApprovals(state.approvals);
     renderCalls(state.calls);
     renderJobs(state.jobs);
-    // A finished call or an ended job wrote an audit line: the view reads the log again (no polling).
-    const done = state.calls.filter((c) => c.outcome !== "running").length + ":" +
-      state.jobs.filter((j) => j.state !== "running").length;
-    if (done !== finished) { finished = done; loadAudit(); }
+    // An audit line was written: the view reads the log again (no polling).
+    if (state.audited !== audited) { audited = state.audited; loadAudit(); }
   });
 }
 document.addEventListener("DOMContentLoaded", () => {

@@ -274,6 +274,8 @@ export interface AuditOptions {
   readonly redact: Redactor;
   /** Told once, the first time anything fails (the folder, the key, a write). */
   readonly onError: (message: string) => void;
+  /** Told after each line is written (the console reads the log again then). */
+  readonly onWritten?: () => void;
 }
 
 /** The size of the audit key, in bytes: as long as a SHA-256 digest, which is all the secret HMAC can use well. */
@@ -545,7 +547,9 @@ export class AuditLog {
       appendLine(auditFileFor(dir, new Date(record.ts)), line);
     } catch (error) {
       this.#report(`toolgate: cannot write the audit log in ${dir}: ${(error as Error).message}`);
+      return;
     }
+    this.options.onWritten?.();
   }
 
   #digestKey(): Uint8Array | null {

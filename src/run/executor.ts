@@ -105,6 +105,8 @@ export interface ExecutorOptions {
   readonly auditKey?: Uint8Array;
   /** Where the executor reports its own trouble (a failed audit write), once. */
   readonly onWarning?: (message: string) => void;
+  /** Told after each audit line is written (a job's end is audited after the job has ended). */
+  readonly onAudit?: () => void;
   /** The clock of the audit log's timestamps (tests hold it). */
   readonly clock?: () => Date;
   /**
@@ -317,6 +319,7 @@ export class Executor {
         // Through the field: a secret stored during the run is redacted from the next line on.
         redact: (text) => this.#redact(text),
         onError: options.onWarning ?? ((message) => console.error(message)),
+        onWritten: options.onAudit,
       });
     }
   }
