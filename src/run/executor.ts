@@ -44,17 +44,18 @@ import { type ApprovedBy, OWN_COMMAND, type Policy } from "../policy/policy.ts";
 import { hasSideEffects } from "../manifest/profiles.ts";
 import { redactionFor, type Redactor, scrubEnvelope } from "../state/redact.ts";
 import { runProcess, type RunResult } from "../process/runner.ts";
-import { findProgram, limitWarnings, type SandboxMode } from "../sandbox/sandbox.ts";
+import { limitWarnings, type SandboxMode } from "../sandbox/sandbox.ts";
+import { findProgram } from "../base/find_program.ts";
 import { ensurePrivateDir, prepareDir } from "../state/private_dir.ts";
 import { configRoot, stateRoot, workspaceStateDir } from "../state/state.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV, ToolLauncher } from "../sandbox/tool_launch.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
 import { ToolFailure } from "../contract/tool_output.ts";
-import type { ToolPool } from "../pool/client.ts";
-import type { CallDefaults } from "../pool/protocol.ts";
-import type { Gateway } from "../gateway/gateway.ts";
-import type { ToolDefinition } from "../gateway/pins.ts";
+import type { CallDefaults, ToolPool } from "./tool_pool.ts";
+import type { OpenGateway, ToolGateway } from "./tool_gateway.ts";
+import type { ToolDefinition } from "../manifest/pins.ts";
+import { serverOfName } from "../manifest/server_spec.ts";
 
 export { SANDBOX_MODES, type SandboxMode } from "../sandbox/sandbox.ts";
 export type { Prepared, PreparedCall } from "../policy/prepared_call.ts";
@@ -145,6 +146,13 @@ export interface ExecutorOptions {
    * here, the run, its sandbox and its own audit line happen on a worker, and the envelope comes back unchanged.
    */
   readonly pool?: ToolPool;
+  /**
+   * Opens the gateway to the manifest's MCP servers ({@linkcode Executor.connectGateway}); without it, a manifest's
+   * servers cannot be used. The commands pass one that loads src/gateway/ on demand.
+   *
+   * @ignore The gateway's seam is toolgate's own wiring, not yet part of the library.
+   */
+  readonly openGateway?: OpenGateway;
 }
 
 /**
@@ -246,7 +254,7 @@ function realPathOrUndefined(path: string): string | undefined {
 export class Executor {
   #manifest: Manifest;
   /** The MCP servers' gateway, made by {@linkcode Executor.connectGateway}. */
-  #gateway?: Gateway;
+  #gateway?: ToolGateway;
   readonly #options: ExecutorOptions;
   readonly #audit?: AuditLog;
   #redact!: Redactor;
@@ -342,7 +350,6 @@ export class Executor {
   async connectGateway(names?: readonly string[]): Promise<string[]> {
     const servers = this.#options.manifest.servers ?? [];
     if (servers.length === 0) return [];
-    const { serverOfName } = await import("../gateway/gateway_tools.ts");
     const wanted = names === undefined
       ? servers.map((server) => server.name)
       : names.flatMap((name) => serverOfName(name) ?? []).filter((name) =>
@@ -351,17 +358,18 @@ export class Executor {
     if (wanted.length === 0) return [];
     const lines: string[] = [];
     if (this.#gateway === undefined) {
-      const [{ Gateway }, { readPins }] = await Promise.all([
-        import("../gateway/gateway.ts"),
-        import("../gateway/pins.ts"),
-      ]);
+      const open = this.#options.openGateway;
+      if (open === undefined) {
+        return ["the MCP servers cannot be used: this executor was given no gateway to open"];
+      }
+      const { readPins } = await import("../manifest/pins.ts");
       let pins = {};
       try {
         pins = readPins(stateRoot(this.#options.env), Deno.realPathSync(this.#options.manifest.path));
       } catch (error) {
         lines.push(`the pinned MCP tool definitions cannot be read: ${(error as Error).message}`);
       }
-      this.#gateway = new Gateway({
+      this.#gateway = await open({
         servers,
         pins,
         launcher: new ToolLauncher({
