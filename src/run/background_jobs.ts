@@ -21,7 +21,10 @@ import { stateRoot, workspaceStateDir } from "../state/state.ts";
 import { jobAnswerRecord, jobEndRecord, jobStartRecord } from "./audit.ts";
 import type { CallContext } from "./call_context.ts";
 import type { CallOptions } from "./call_options.ts";
-import { answerJobCall, type Job, jobLauncher, JobManager, type JobView, readJobArgs } from "./jobs.ts";
+import type { Job } from "./job.ts";
+import { jobLauncher, readJobArgs } from "./job_args.ts";
+import { answerJobCall } from "./job_tool.ts";
+import { JobManager, type JobView } from "./jobs.ts";
 
 const encoder = new TextEncoder();
 
