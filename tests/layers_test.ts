@@ -284,7 +284,6 @@ const LONG: Record<string, string> = {
   "mcp/server.ts": "front end: the MCP server's handlers",
   "mcp/http_server.ts": "front end: MCP over HTTP (sessions, origin checks, resumption)",
   "pool/protocol.ts": "front end: the pool's wire messages and their checks",
-  "pool/client.ts": "front end: the pool client",
   "agent/chat_client.ts": "front end: the chat client (request, stream, retry)",
 };
 

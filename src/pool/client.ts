@@ -5,7 +5,7 @@
  * worker died runs again on another, and any other call runs at most once. The caller signs what it sends (the
  * call, each go, a cancel) with the pool's key, and heeds only what workers signed with it.
  *
- * One piece over 400 lines: a call's stages (queued, running, lost, stopping, done) are one state machine, read by
+ * One piece: a call's stages (queued, running, lost, stopping, done) are one state machine, read by
  * the claim rule, the clock and the stop alike; split, each would see half of it.
  *
  * @module
