@@ -2,6 +2,8 @@
  * The tool envelope contract: the one shape every tool result takes, success or failure, and the only module
  * that builds, writes, reads or truncates envelopes.
  *
+ * One piece: the envelope's constructors, its text and its truncation are the ABI a tool is built against.
+ *
  * @module
  */
 

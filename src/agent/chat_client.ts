@@ -4,6 +4,8 @@
  * The endpoint is not trusted with toolgate's memory: no answer, streamed or not, is read past a size cap, and an
  * answer over it fails at once (a retry would only fetch it again).
  *
+ * One piece: the chat client (request, stream, retry).
+ *
  * @module
  */
 import { redactDeep } from "../state/redact.ts";

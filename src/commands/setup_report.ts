@@ -4,6 +4,8 @@
  * get, where state, audit log and secrets live) and one problem per thing that will not work, each with its fix.
  * Gathering only: the command prints it.
  *
+ * One piece: doctor's report: one check per facility.
+ *
  * @module
  */
 import { join } from "../base/paths.ts";

@@ -4,6 +4,8 @@
  * set toolgate then runs under. Kept light (no manifest validation, no JSON Schema library): it runs before every
  * command.
  *
+ * One piece: the whole permission plan toolgate grants itself, read before anything else loads.
+ *
  * @module
  */
 import { dirname, isAbsolute, isWithin, join, normalize, resolve } from "../base/paths.ts";

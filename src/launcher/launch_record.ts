@@ -17,6 +17,8 @@
  * changed within the last second (a change in the same tick would not show), or a run that picks a fresh
  * egress-proxy socket means no record: every later run of that command takes the cold path.
  *
+ * One piece: the warm record's key, MAC, stat text and writer: one format.
+ *
  * @module
  */
 import { isAbsolute, join, resolve } from "../base/paths.ts";

@@ -9,6 +9,9 @@
  * or FIFO would be one more host object to bind into the sandbox. A tool declares the protocol, so its stdout is
  * never misread, and a tool that does not declare it works as before.
  *
+ * One piece: the one wire protocol: its messages and the channel that reads them share their types and
+ * checks, and a reader of one needs the other.
+ *
  * @module
  */
 import { type ContentBlock, failure, type FailureEnvelope, isRecord } from "../contract.ts";

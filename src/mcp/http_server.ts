@@ -7,6 +7,8 @@
  * stream opens with a priming event, and a stream the server closed mid-call (`pollAfterMs`, SEP-1699 polling)
  * is resumed by a GET with `Last-Event-ID`, from that session's bounded {@linkcode SessionEventStore}.
  *
+ * One piece: MCP over HTTP (sessions, origin checks, resumption).
+ *
  * @module
  */
 import { createHash, timingSafeEqual } from "node:crypto";

@@ -8,6 +8,9 @@
  * which end with it (`killed_by: "session"`). A tool's result that breaks the `outputSchema` it declares is
  * answered as a failure (`results.ts`).
  *
+ * One piece: the MCP server's handlers share one session (its client, its elicitation, its progress and
+ * cancellations); each handler is a few lines over that state.
+ *
  * @module
  */
 // The SDK's "./*" export points `x.js` at types in `x.js.d.ts`, which do not exist: name the types beside each import.

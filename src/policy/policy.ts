@@ -7,6 +7,8 @@
  * earlier "always" for the tool, or from a person asked (on a terminal, or through an MCP client's elicitation).
  * With none of those it is `rejected`; a person's no is `user_denied`.
  *
+ * One piece: risk classes and the Policy class.
+ *
  * @module
  */
 import { approvalLines } from "./approval_prompt.ts";

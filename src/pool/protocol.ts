@@ -15,6 +15,8 @@
  * One piece over 400 lines: each message's type sits beside its reader, so that what is sent and what is accepted
  * cannot drift apart; most of the length is their documentation.
  *
+ * One piece: the pool's wire messages and their checks.
+ *
  * @module
  */
 import { isRecord } from "../contract.ts";

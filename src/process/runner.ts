@@ -3,6 +3,8 @@
  * output capped per stream (or handed to a sink as it arrives), a wall-clock and an idle timeout that end the whole
  * tree (SIGTERM, a grace period, SIGKILL), and no descendant left alive when the call returns.
  *
+ * One piece: runProcess is one state machine over a child's pipes, limits and end.
+ *
  * @module
  */
 import { groupLauncher, type ProcessRegistry, signalGroup, type TreeSignal } from "./process_tree.ts";

@@ -7,6 +7,8 @@
  * HMAC-SHA256 under a per-user key, and so is each line (its last field, `mac`), so that `toolgate log` can tell
  * a line changed by hand from one toolgate wrote. A failed write is reported once and never fails the call.
  *
+ * One piece: the audit's records and the writer that keeps them safe on disk.
+ *
  * @module
  */
 import { dirname, join } from "../base/paths.ts";

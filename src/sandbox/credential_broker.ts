@@ -7,6 +7,9 @@
  * One request per connection: the request goes up with `Connection: close` and the answer comes back with it, so
  * that the end of each answer is the end of its connection (no response framing to follow).
  *
+ * One piece: one TLS man-in-the-middle for bound credentials: the HTTP parser and the writer share one
+ * connection, and a reviewer of what leaves the sandbox reads it in one place.
+ *
  * @module
  */
 import { Buffer } from "node:buffer";

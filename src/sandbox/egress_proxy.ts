@@ -4,6 +4,9 @@
  * connections to the listed hosts. A confined tool with a host list has no network of its own: this proxy is
  * its only way out, so a host that is not listed is out of reach whatever the tool does.
  *
+ * One piece: one proxy: its allow list, the CONNECT handling and the hand-off to the credential broker share
+ * one connection's state, and a reviewer of the boundary reads it in one place.
+ *
  * @module
  */
 import { join } from "../base/paths.ts";

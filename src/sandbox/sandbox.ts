@@ -7,6 +7,8 @@
  * ending bwrap ends every descendant), with size-capped private tmpfs mounts, toolgate's control plane laid
  * read-only over whatever the profile lets it write, and resource limits.
  *
+ * One piece: the bwrap probe and bwrap's arguments.
+ *
  * @module
  */
 import { isAbsolute, isWithin, join, resolve } from "../base/paths.ts";
