@@ -28,6 +28,7 @@ export {
   parseHostList,
 } from "./risk.ts";
 
+/** A person's answer to an approval question. */
 export type Answer = "yes" | "no" | "always";
 
 /**

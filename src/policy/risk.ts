@@ -154,5 +154,3 @@ export function parseHostList(text: string): HostEntry[] {
   }
   return entries;
 }
-
-/** A person's answer to an approval question. */

@@ -101,7 +101,7 @@ export async function drain(
   return { chunks, kept, total };
 }
 
-export /**
+/**
  * Writes the arguments to a child's stdin and closes it; with `replies`, keeps it open until the child exits and
  * hands out a writer for more (a tool-protocol reply), one write after another.
  *
@@ -114,7 +114,7 @@ export /**
  * await read; // "{}"
  * ```
  */
-async function feed(
+export async function feed(
   stdin: WritableStream<Uint8Array>,
   bytes: Uint8Array,
   replies?: (write: (bytes: Uint8Array) => Promise<boolean>) => void,
