@@ -26,7 +26,7 @@ import type { Progress } from "../ui/progress.ts";
 import { Scheduler } from "../run/scheduler.ts";
 import { type StopButton, UserStop } from "../process/stop.ts";
 import { readStreamedTurn } from "./sse.ts";
-import { forModel, toolMessageContent } from "./tool_message.ts";
+import { ModelMedia, type TurnAnswers } from "./tool_media.ts";
 import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
 import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
@@ -67,6 +67,8 @@ export interface TurnOptions {
   readonly disclosure?: ToolDisclosure;
   /** Who answers a `toolgate/1` tool's questions (the terminal, the run's model; see `questions.ts`). */
   readonly questions?: QuestionHandlers;
+  /** Which of a tool's images and audio go to the model (default: none, each named in a note). */
+  readonly media?: ModelMedia;
 }
 
 /** How the loop talks to the model. */
@@ -158,6 +160,7 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
   const disclosure = options.disclosure ?? new ToolDisclosure(options.executor.manifest, { lazy: false });
   const emit = options.onEvent ?? (() => Promise.resolve());
   const endpoint: EndpointQuirks = { refusesStreamOptions: false };
+  const media = options.media ?? new ModelMedia({ images: false, audio: false });
   for (let step = 1; step <= options.maxSteps; step++) {
     const tools = disclosure.definitions();
     const body = chatRequest(options.executor, messages, {
@@ -174,9 +177,26 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
       tool_stubs: disclosure.stubs,
       bytes: new TextEncoder().encode(JSON.stringify(body)).byteLength,
     });
-    const { turn, printed } = options.stream
-      ? await askStreaming(body, options, endpoint)
-      : await askOnce(body, options);
+    const ask = (body: ChatRequest) =>
+      options.stream ? askStreaming(body, options, endpoint) : askOnce(body, options);
+    let answered: { turn: AssistantTurn; printed: string };
+    try {
+      answered = await ask(body);
+    } catch (error) {
+      // An endpoint that refuses the tools' images or audio gets the conversation again with notes in their place.
+      if (!media.fallBack(error, messages)) throw error;
+      await options.notice?.(
+        `toolgate: the endpoint refused the tools' images or audio (${
+          (error as Error).message.slice(0, 200)
+        }): sending notes in their place for the rest of the run\n`,
+      );
+      answered = await ask(chatRequest(options.executor, messages, {
+        ...options,
+        tools,
+        streamWithoutUsage: endpoint.refusesStreamOptions,
+      }));
+    }
+    const { turn, printed } = answered;
     messages.push(turn.message);
     const calls = turn.message.tool_calls ?? [];
     await emit({
@@ -203,7 +223,7 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
         arguments: call.function.arguments,
       });
     }
-    const answers = await answerToolCalls(calls, { ...options, disclosure });
+    const { tools: answers, media: attached } = await answerTurn(calls, { ...options, disclosure, media });
     for (const [index, answer] of answers.entries()) {
       const envelope = JSON.parse(answer.content) as Envelope;
       await emit({
@@ -216,6 +236,7 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
       });
     }
     messages.push(...answers);
+    if (attached !== undefined) messages.push(attached);
   }
   return { kind: "step_limit", steps: options.maxSteps };
 }
@@ -307,6 +328,20 @@ export async function answerToolCalls(
   calls: readonly ToolCall[],
   options: TurnOptions,
 ): Promise<ToolMessage[]> {
+  return (await answerTurn(calls, options)).tools;
+}
+
+/**
+ * Answers one turn's tool calls as {@linkcode answerToolCalls} does, and gives the user message that carries
+ * their images and audio, where `options.media` sends them (it follows the tool messages).
+ *
+ * @example
+ * ```ts
+ * import { answerTurn } from "./loop.ts";
+ * // const { tools, media } = await answerTurn(assistant.tool_calls, { executor, policy, media });
+ * ```
+ */
+export async function answerTurn(calls: readonly ToolCall[], options: TurnOptions): Promise<TurnAnswers> {
   const { executor } = options;
   const envelopes: Envelope[] = new Array(calls.length);
   const runnable: Runnable[] = [];
@@ -390,11 +425,8 @@ export async function answerToolCalls(
       );
     });
   }
-  // Pass 3: one answer per call, in the model's order.
-  return calls.map((toolCall, index) => ({
-    role: "tool",
-    tool_call_id: toolCall.id,
-    // A tool's images and other bytes are named, not sent: a tool message holds text only.
-    content: toolMessageContent(forModel(envelopes[index]), options.maxToolChars),
-  }));
+  // Pass 3: one answer per call, in the model's order. A tool message holds text only: a tool's images and
+  // other bytes are named there, and sent after them where the endpoint takes them.
+  const media = options.media ?? new ModelMedia({ images: false, audio: false });
+  return media.answers(calls, envelopes, options.maxToolChars);
 }
