@@ -11,21 +11,14 @@
 import { type Envelope } from "../contract.ts";
 import type { Executor, PreparedCall } from "../run/executor.ts";
 import { type OpenAITool, toOpenAI } from "../manifest/tool_definitions.ts";
-import { AgentError } from "./errors.ts";
 import type { EventSink } from "./events.ts";
 import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
-import {
-  type AssistantTurn,
-  type ChatMessage,
-  parseCompletion,
-  type ToolCall,
-  type ToolMessage,
-} from "./messages.ts";
+import type { ChatMessage, ToolCall, ToolMessage } from "./messages.ts";
 import type { ApprovedBy, Policy } from "../policy/policy.ts";
 import type { Progress } from "../ui/progress.ts";
 import { Scheduler } from "../run/scheduler.ts";
 import { type StopButton, UserStop } from "../process/stop.ts";
-import { readStreamedTurn } from "./sse.ts";
+import { askOnce, askStreaming, type EndpointQuirks } from "./ask_endpoint.ts";
 import { ModelMedia, type TurnAnswers } from "./tool_media.ts";
 import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
 import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
@@ -177,26 +170,17 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
       tool_stubs: disclosure.stubs,
       bytes: new TextEncoder().encode(JSON.stringify(body)).byteLength,
     });
-    const ask = (body: ChatRequest) =>
-      options.stream ? askStreaming(body, options, endpoint) : askOnce(body, options);
-    let answered: { turn: AssistantTurn; printed: string };
-    try {
-      answered = await ask(body);
-    } catch (error) {
-      // An endpoint that refuses the tools' images or audio gets the conversation again with notes in their place.
-      if (!media.fallBack(error, messages)) throw error;
-      await options.notice?.(
-        `toolgate: the endpoint refused the tools' images or audio (${
-          (error as Error).message.slice(0, 200)
-        }): sending notes in their place for the rest of the run\n`,
-      );
-      answered = await ask(chatRequest(options.executor, messages, {
-        ...options,
-        tools,
-        streamWithoutUsage: endpoint.refusesStreamOptions,
-      }));
-    }
-    const { turn, printed } = answered;
+    // An endpoint that refuses the tools' images or audio gets the conversation again with notes in their place.
+    const { turn, printed } = await media.send(body, messages, {
+      ask: (body) => options.stream ? askStreaming(body, options, endpoint) : askOnce(body, options),
+      again: () =>
+        chatRequest(options.executor, messages, {
+          ...options,
+          tools,
+          streamWithoutUsage: endpoint.refusesStreamOptions,
+        }),
+      notice: options.notice,
+    });
     messages.push(turn.message);
     const calls = turn.message.tool_calls ?? [];
     await emit({
@@ -239,71 +223,6 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
     if (attached !== undefined) messages.push(attached);
   }
   return { kind: "step_limit", steps: options.maxSteps };
-}
-
-async function askOnce(
-  body: ChatRequest,
-  options: LoopOptions,
-): Promise<{ turn: AssistantTurn; printed: string }> {
-  return { turn: parseCompletion(await options.client.complete(body)), printed: "" };
-}
-
-/** What the loop learned about its endpoint during a run. */
-interface EndpointQuirks {
-  /** It answered 4xx naming `stream_options` (some older servers reject fields they do not know). */
-  refusesStreamOptions: boolean;
-}
-
-/** Whether an endpoint's refusal is of `stream_options` itself: then the same request goes again without it. */
-function refusesStreamOptions(error: unknown): boolean {
-  return error instanceof AgentError && error.status !== undefined && error.status >= 400 &&
-    error.status < 500 && error.message.includes("stream_options");
-}
-
-async function askStreaming(
-  body: ChatRequest,
-  options: LoopOptions,
-  endpoint: EndpointQuirks,
-): Promise<{ turn: AssistantTurn; printed: string }> {
-  let answer: StreamedAnswer;
-  try {
-    answer = await options.client.stream(body);
-  } catch (error) {
-    if (!("stream_options" in body) || !refusesStreamOptions(error)) throw error;
-    endpoint.refusesStreamOptions = true;
-    await options.notice?.("toolgate: the endpoint refused stream_options: streaming without token usage\n");
-    const { stream_options: _, ...plain } = body;
-    answer = await options.client.stream(plain);
-  }
-  let printed = "";
-  const onText = async (text: string) => {
-    printed += text;
-    await options.onText?.(text);
-  };
-  if (!answer.contentType.toLowerCase().includes("text/event-stream")) {
-    // The server ignored `stream: true` and answered in one piece.
-    const text = await new Response(answer.body).text();
-    await options.debug?.(`<- ${text}`);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new AgentError(
-        `malformed answer from the chat endpoint: neither an event stream nor JSON: ${
-          JSON.stringify(text.slice(0, 200))
-        }`,
-      );
-    }
-    const turn = parseCompletion(value);
-    if (turn.message.content) await onText(turn.message.content);
-    return { turn, printed };
-  }
-  const turn = await readStreamedTurn(answer.body, {
-    idleTimeoutMs: options.streamIdleMs,
-    onText,
-    debug: options.debug,
-  });
-  return { turn, printed };
 }
 
 interface Runnable {

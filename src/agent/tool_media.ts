@@ -10,6 +10,7 @@
  */
 import type { ContentBlock, Envelope } from "../contract.ts";
 import { AgentError } from "./errors.ts";
+import type { ChatRequest } from "./chat_client.ts";
 import type { ChatMessage, ContentPart, ToolCall, ToolMessage, UserMessage } from "./messages.ts";
 import { forModel, toolMessageContent } from "./tool_message.ts";
 
@@ -118,6 +119,32 @@ export class ModelMedia {
     const media: UserMessage = { role: "user", content: parts };
     this.#sent.push({ user: media, tools: sent, maxChars });
     return { tools, media };
+  }
+
+  /**
+   * Sends `body` with `ask`; when the endpoint refuses the media it carries, falls back (see
+   * {@linkcode ModelMedia.fallBack}), says so with `notice`, and sends the request `again` builds, once.
+   */
+  async send<T>(
+    body: ChatRequest,
+    messages: ChatMessage[],
+    how: {
+      readonly ask: (body: ChatRequest) => Promise<T>;
+      readonly again: () => ChatRequest;
+      readonly notice?: (text: string) => Promise<void>;
+    },
+  ): Promise<T> {
+    try {
+      return await how.ask(body);
+    } catch (error) {
+      if (!this.fallBack(error, messages)) throw error;
+      await how.notice?.(
+        `toolgate: the endpoint refused the tools' images or audio (${
+          (error as Error).message.slice(0, 200)
+        }): sending notes in their place for the rest of the run\n`,
+      );
+      return await how.ask(how.again());
+    }
   }
 
   /**
