@@ -12,7 +12,15 @@
  */
 import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
-import { asEnvelope, type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import {
+  asEnvelope,
+  type ContentBlock,
+  type Envelope,
+  failure,
+  type FailureEnvelope,
+  isRecord,
+  withContent,
+} from "../contract.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import type { PoolAddress } from "./address.ts";
@@ -31,6 +39,7 @@ import {
   shortHash,
 } from "./protocol.ts";
 import { signed, verified } from "./signing.ts";
+import { CallerRelay, type RelayTarget } from "./question_relay.ts";
 
 /**
  * One call for the pool: what a caller's executor hands over once the call is checked and approved.
@@ -57,6 +66,8 @@ export interface PoolRequest {
   readonly startWithinMs: number;
   /** Stops the call: before a worker took it, it never runs; after, its tree ends on the worker. */
   readonly signal?: AbortSignal;
+  /** Where a `toolgate/1` tool's questions, log and progress go from its worker (absent: nobody answers). */
+  readonly relay?: RelayTarget;
 }
 
 /**
@@ -229,6 +240,19 @@ const REFUSED: Record<RefusedReason, string> = {
   replayed: "the worker took a call with its id before",
 };
 
+/**
+ * A worker's envelope as the caller takes it: a success keeps its content blocks (a `toolgate/1` tool's), which
+ * `asEnvelope` leaves out when it reads a tool's own stdout.
+ */
+function received(value: unknown): Envelope | undefined {
+  const envelope = asEnvelope(value);
+  if (envelope?.ok !== true || !isRecord(value) || !Array.isArray(value.content)) return envelope;
+  return withContent(
+    envelope,
+    value.content.filter((block): block is ContentBlock => isRecord(block) && typeof block.type === "string"),
+  );
+}
+
 /** How often a waiting call looks at its clocks. */
 const TICK_MS = 100;
 
@@ -245,6 +269,8 @@ class PendingCall {
   readonly #refusals = new Map<string, RefusedReason>();
   readonly #timer: ReturnType<typeof setInterval>;
   readonly #onAbort = () => this.#stop();
+  /** The tool's questions and events from the worker that runs it. */
+  readonly #relay: CallerRelay;
 
   constructor(
     readonly id: string,
@@ -258,6 +284,12 @@ class PendingCall {
     this.answer = promise;
     this.#resolve = resolve;
     this.#stage = { name: "queued", until: performance.now() + request.startWithinMs };
+    this.#relay = new CallerRelay({
+      id,
+      target: request.relay,
+      key,
+      publish: (subject, data) => nc.publish(subject, data),
+    });
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
     request.signal?.addEventListener("abort", this.#onAbort, { once: true });
     if (request.signal?.aborted) this.#stop();
@@ -299,10 +331,19 @@ class PendingCall {
           this.#stage.beats = reply.n;
         }
         return;
+      case "ask":
+      case "event": {
+        // Heeded from the worker that runs the call only; a question's receipt says it is being asked.
+        const stage = this.#stage;
+        if (stage.name !== "running" || stage.worker !== reply.worker) return;
+        if (reply.t === "event") return this.#relay.event(reply);
+        msg.respond(encode({}));
+        return this.#relay.ask(reply, stage.control);
+      }
       case "result": {
         msg.respond(encode({}));
         this.#worker = reply.worker;
-        const envelope = asEnvelope(reply.envelope) ??
+        const envelope = received(reply.envelope) ??
           failure(
             "execution_error",
             `The worker ${reply.worker} answered with something that is not an envelope.`,
@@ -437,6 +478,7 @@ class PendingCall {
   finish(envelope: Envelope): void {
     if (this.#stage.name === "done") return;
     this.#stage = { name: "done" };
+    this.#relay.close();
     this.#resolve({ id: this.id, worker: this.#worker, envelope });
   }
 

@@ -704,6 +704,13 @@ export class Executor {
       defaults,
       startWithinMs: (this.limits(call).timeoutSec ?? defaults.timeoutSec) * 1000,
       signal: options.signal,
+      // A toolgate/1 tool on a worker asks this caller, and its log and progress come here, as a local one's.
+      relay: {
+        tool,
+        questions: options.questions,
+        scrub: this.#scrub,
+        onToolEvent: options.onToolEvent && scrubbedEvents(options.onToolEvent, this.#scrub),
+      },
     });
     const envelope = answer.envelope;
     await this.#write({
