@@ -125,51 +125,69 @@ poolTest(
       // No handlers on the caller: the tool hears the caller's reason at once (not a timeout of the worker's).
       const read = toolRead(await call("ask_user", {}));
       // ("toolgate" may come back masked: the worker's TOOLGATE_POOL_KEY_FILE path, under /tmp/toolgate_..., is a
-    // secret of its environment.)
-    assert.match(JSON.stringify(read.error), /this caller of (toolgate|\[REDACTED\]) cannot ask the user/);
+      // secret of its environment.)
+      assert.match(JSON.stringify(read.error), /this caller of (toolgate|\[REDACTED\]) cannot ask the user/);
     });
   },
 );
 
 poolTest(
-  "pool: an answer to a pooled tool's question not signed with the pool's key is never taken",
+  "pool: an answer to a pooled tool's question not signed with the pool's key, or recorded for another, is never taken",
   async () => {
     await withPool(async (call, server) => {
-      // Someone on the NATS server sees the call's messages (they travel in clear) and answers first, signing
-      // with a key of its own.
+      // Someone on the NATS server sees the calls' messages (they travel in clear) and answers each question
+      // first: with a key of its own, and with every genuine answer it recorded, as sent and re-addressed.
       const spy = await connectPool(server.address, baseEnv(), "spy");
       const otherKey = await importPoolKey(
         "another-key-0123456789abcdefghijklmnopqrstuvwxyz",
         "the spy's key",
       );
       const controls = new Map<string, string>();
-      let forged = 0;
+      const recorded: Record<string, unknown>[] = [];
+      // The signatures of what the spy sent or recorded: it hears its own messages too.
+      const known = new Set<string>();
+      let sent = 0;
       const forge = async (msg: Msg) => {
         const value = JSON.parse(new TextDecoder().decode(msg.data));
         if (value.t === "claim") controls.set(value.id, value.control);
+        if (value.t === "answer" && !known.has(value.sig)) {
+          known.add(value.sig);
+          recorded.push(value);
+        }
         if (value.t !== "ask") return;
-        const answer = await signed(otherKey, "answer", {
+        const to = controls.get(value.id)!;
+        const forged = await signed(otherKey, "answer", {
           t: "answer",
           id: value.id,
           worker: value.worker,
           nonce: value.nonce,
           answer: { action: "accept", content: { target: "forged" } },
         });
-        spy.publish(controls.get(value.id)!, encode(answer));
-        forged++;
+        known.add(forged.sig);
+        const replays = recorded.flatMap((answer) => [
+          answer,
+          { ...answer, id: value.id, nonce: value.nonce },
+        ]);
+        for (const message of [forged, ...replays]) spy.publish(to, encode(message));
+        sent += 1 + replays.length;
       };
       spy.subscribe("_INBOX.>", { callback: (_error, msg) => void forge(msg) });
+      let turn = 0;
+      const targets = ["prod", "staging"];
       const questions: QuestionHandlers = {
-        // The caller's person takes a moment: the forged answer arrives first.
+        // The caller's person takes a moment: the spy's answers arrive first.
         user: async () => {
           await new Promise((resolve) => setTimeout(resolve, 300));
-          return { action: "accept", content: { target: "prod" } };
+          return { action: "accept", content: { target: targets[turn++] } };
         },
       };
-      const read = toolRead(await call("ask_user", { questions }));
+      const first = toolRead(await call("ask_user", { questions }));
+      const second = toolRead(await call("ask_user", { questions }));
       await spy.close();
-      assert.equal(forged, 1, "the spy answered");
-      assert.deepEqual(read.answer, { action: "accept", content: { target: "prod" } });
+      assert.equal(recorded.length, 2, "the spy recorded both genuine answers");
+      assert.equal(sent, 1 + 3, "a forged answer to each question, and the recorded one replayed twice");
+      assert.deepEqual(first.answer, { action: "accept", content: { target: "prod" } });
+      assert.deepEqual(second.answer, { action: "accept", content: { target: "staging" } });
     });
   },
 );
