@@ -123,6 +123,7 @@ export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./run
 export type { ControlPlane } from "./sandbox/control_plane.ts";
 export type { PoolAnswer, PoolRequest, ToolPool } from "./pool/client.ts";
 export type { CallDefaults } from "./pool/protocol.ts";
+export type { RelayTarget } from "./pool/question_relay.ts";
 export { type Redaction, redactionFor, type Redactor } from "./state/redact.ts";
 export { type StopButton, UserStop } from "./process/stop.ts";
 export {

@@ -38,9 +38,13 @@ import { signed, verified } from "./signing.ts";
  * ```
  */
 export interface RelayTarget {
+  /** The tool, as the caller's manifest has it (its `asks` is checked again here). */
   readonly tool: ToolSpec;
+  /** Who answers its questions (absent: each is answered with an error). */
   readonly questions?: QuestionHandlers;
+  /** Where its log and progress go. */
   readonly onToolEvent?: (event: ToolEvent) => void;
+  /** The caller's redaction of secret values, for what its questions carry out. */
   readonly scrub?: (text: string) => string;
 }
 
