@@ -117,6 +117,7 @@ export class WorkerRelay {
   /** One question to the caller: its answer, or an error the tool reads (the caller is gone, refused, the call ended). */
   async #ask(call: CallAddress, question: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
     const { nc, key, name } = this.#options;
+    if (signal.aborted) throw new Error("the call ended before its caller answered");
     const nonce = crypto.randomUUID();
     const answered = Promise.withResolvers<AnswerMessage>();
     this.#waiting.set(nonce, { id: call.id, settle: answered.resolve });
