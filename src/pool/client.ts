@@ -271,6 +271,8 @@ class PendingCall {
   readonly #onAbort = () => this.#stop();
   /** The tool's questions and events from the worker that runs it. */
   readonly #relay: CallerRelay;
+  /** The messages received, handled one after the other in the order they came. */
+  #inbox: Promise<void> = Promise.resolve();
 
   constructor(
     readonly id: string,
@@ -296,10 +298,19 @@ class PendingCall {
   }
 
   /**
+   * A message on the call's reply subject, handled once those before it are: each waits for its signature's
+   * check, and a tool's events and its result must not overtake one another.
+   */
+  receive(msg: Msg): Promise<void> {
+    this.#inbox = this.#inbox.then(() => this.#receive(msg)).catch(() => {});
+    return this.#inbox;
+  }
+
+  /**
    * A message on the call's reply subject. Only a worker holding the pool's key is heeded: anything unsigned or
    * mis-signed is dropped unanswered (a refusal, unsigned by nature, is only remembered for the message).
    */
-  async receive(msg: Msg): Promise<void> {
+  async #receive(msg: Msg): Promise<void> {
     const reply = readReply(msg.data);
     if (reply === undefined || reply.id !== this.id) return;
     if (reply.t === "refused") {
