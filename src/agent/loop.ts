@@ -367,6 +367,9 @@ export async function answerToolCalls(
             signal: stops[i].signal,
             approvedBy: item.approvedBy,
             onToolEvent: options.progress && ((event) => options.progress?.toolEvent(item.id, event)),
+            onStderrLine: options.progress?.enabled
+              ? (line) => options.progress?.toolStderr(item.id, line)
+              : undefined,
             questions: options.questions,
           });
           answered.add(i);

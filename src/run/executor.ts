@@ -44,6 +44,7 @@ import { type ApprovedBy, OWN_COMMAND, type Policy } from "../policy/policy.ts";
 import { hasSideEffects } from "../manifest/profiles.ts";
 import { redactionFor, type Redactor, scrubEnvelope } from "../state/redact.ts";
 import { runProcess, type RunResult } from "../process/runner.ts";
+import { stderrLines } from "../process/stderr_tail.ts";
 import { findProgram, limitWarnings, type SandboxMode } from "../sandbox/sandbox.ts";
 import { ensurePrivateDir, prepareDir } from "../state/private_dir.ts";
 import { configRoot, stateRoot, workspaceStateDir } from "../state/state.ts";
@@ -191,6 +192,11 @@ export interface CallOptions {
   readonly secrets?: ReadonlyMap<string, string>;
   /** Gets a `toolgate/1` tool's log and progress messages as they arrive. */
   readonly onToolEvent?: (event: ToolEvent) => void;
+  /**
+   * Gets the last line the tool wrote to stderr each time it changes, for a person's progress line: escape
+   * sequences and control characters removed, secrets and `TOOLGATE_REDACT` patterns masked.
+   */
+  readonly onStderrLine?: (line: string) => void;
   /** Who answers a `toolgate/1` tool's questions (absent: nobody; each question is answered with an error). */
   readonly questions?: QuestionHandlers;
 }
@@ -601,6 +607,7 @@ export class Executor {
           ? AbortSignal.any([cutOff.signal, ...(options.signal ? [options.signal] : [])])
           : options.signal,
         sink: channel?.sink,
+        onStderr: options.onStderrLine && stderrLines(options.onStderrLine, this.#redact),
         registry: this.#options.registry,
         endsItsTree: launch.confined,
         launcher: this.#launcher.groupLauncher(launch),
