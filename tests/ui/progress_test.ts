@@ -185,3 +185,19 @@ Deno.test("progress: while the model is asked, one line says which model at whic
   await quiet.progress.close();
   assert.deepEqual(quiet.written, []);
 });
+
+Deno.test("progress: a tool's last stderr line shows in its own line, beside its timer", async () => {
+  const { progress, written, advance } = harness();
+  progress.start("c1", "build");
+  progress.start("c2", "fetch");
+  advance(2000);
+  progress.toolStderr("c1", "step 2/3 linking");
+  progress.toolStderr("c3", "no such call: ignored");
+  progress.draw();
+  await settle();
+  assert.equal(
+    written.at(-1),
+    "\r\x1b[2K\x1b[1A\x1b[2K  running build 2.0s step 2/3 linking\n  running fetch 2.0s",
+  );
+  await progress.close();
+});
