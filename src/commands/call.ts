@@ -83,8 +83,7 @@ export const callCommand: Command = {
           ? await executor.run(prepared.call, {
             approvedBy: verdict.by,
             signal: stop.signal,
-            onToolEvent: (event) => progress.toolEvent("call", event),
-            onStderrLine: progress.enabled ? (line) => progress.toolStderr("call", line) : undefined,
+            ...progress.listeners("call"),
             questions: {
               user: readLine &&
                 ((question, { tool }) =>

@@ -114,9 +114,26 @@ export class Progress {
     this.#now = options.now ?? (() => performance.now());
   }
 
-  /** Whether anything is shown (a terminal, no `--quiet`): a caller need not gather what would not show. */
-  get enabled(): boolean {
-    return this.#options.enabled;
+  /**
+   * What the call `id` tells this progress as it runs (the executor's call options): a `toolgate/1` tool's
+   * events and its tool's stderr lines. None when disabled, so that nothing is gathered that would not show.
+   *
+   * @example
+   * ```ts
+   * import { Progress } from "./progress.ts";
+   * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
+   * progress.listeners("call_1"); // {}
+   * ```
+   */
+  listeners(id: string): {
+    onToolEvent?: (event: ToolEvent) => void;
+    onStderrLine?: (line: string) => void;
+  } {
+    if (!this.#options.enabled) return {};
+    return {
+      onToolEvent: (event) => this.toolEvent(id, event),
+      onStderrLine: (line) => this.toolStderr(id, line),
+    };
   }
 
   /** A call started; `limitSec` is its wall-clock limit, for the heartbeat (none: no limit). */
