@@ -65,7 +65,7 @@ Deno.test("progress: no line outgrows the terminal, and many tools take a few li
     assert.ok(lines.length <= 8, text);
     for (const line of lines) assert.ok(line.length <= 39, line);
   }
-  assert.match(written.at(-2)!, /\n  and 13 more tools$/);
+  assert.match(written.at(-2)!, /\n {2}and 13 more tools$/);
 });
 
 Deno.test("progress: a heartbeat line every interval of a running call, with its limit, and the line redrawn after", async () => {
@@ -105,7 +105,7 @@ Deno.test("progress: a heartbeat line every interval of a running call, with its
   // Each heartbeat stays on a line of its own; the progress line comes back below it.
   const at = written.findIndex((text) => text.includes("elapsed=30s/310s"));
   assert.ok(written[at].endsWith("\n"));
-  assert.match(written[at + 1], /running exec 30\.0s\n  running build 30\.0s$/);
+  assert.match(written[at + 1], /running exec 30\.0s\n {2}running build 30\.0s$/);
 });
 
 Deno.test("progress: heartbeats come on their own timer at the injected interval, from a real running call", async () => {
