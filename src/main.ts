@@ -209,10 +209,10 @@ if (import.meta.main) {
     const { processIo } = await import("./commands/process_io.ts");
     const io = processIo();
     // A compiled binary runs under the grants baked into it: a run that needs more is told so before it starts.
-    const problem = Deno.build.standalone || io.env.TOOLGATE_CHECK_GRANTS === "1"
+    const found = Deno.build.standalone || io.env.TOOLGATE_CHECK_GRANTS === "1"
       ? await (await import("./launcher/fixed_grants.ts")).fixedGrantsProblem(Deno.args, io.env, io.cwd)
       : undefined;
-    if (problem !== undefined) await io.stderr(problem);
-    Deno.exitCode = problem !== undefined ? EXIT.usage : await run(Deno.args, io);
+    if (found !== undefined) await io.stderr(found.line);
+    Deno.exitCode = found?.fatal ? EXIT.usage : await run(Deno.args, io);
   }
 }

@@ -246,3 +246,37 @@ Deno.test("the binary's grants: a run that needs more than the baked flags says 
     for (const dir of [state, here, elsewhere]) await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("the binary's grants: a variable the tools would get but the baked flags cannot read is a warning, and the run goes on", async () => {
+  assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
+  const state = await Deno.makeTempDir();
+  const here = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(here, "tools", "bin"), { recursive: true });
+    await Deno.writeTextFile(join(here, "tools", "bin", "show"), "#!/bin/sh\necho '{}'\n");
+    await Deno.chmod(join(here, "tools", "bin", "show"), 0o755);
+    await Deno.writeTextFile(
+      join(here, "tools.json"),
+      JSON.stringify({
+        tools: [{
+          name: "show",
+          description: "Shows a setting.",
+          command: ["./tools/bin/show"],
+          readOnly: true,
+          permissions: "none",
+          envPassthrough: ["MY_SETTING"],
+        }],
+      }),
+    );
+    const result = await runBaked(["validate", "--tools", "tools.json"], here, state, { MY_SETTING: "x" });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /valid, 1 tool/);
+    const said = result.stderr.split("\n").filter((line) => line.startsWith("toolgate: "));
+    assert.equal(said.length, 1, result.stderr);
+    assert.match(said[0], /^toolgate: warning: this binary cannot read MY_SETTING for its tools/);
+    assert.ok(!hasStackTrace(result.stderr), result.stderr);
+  } finally {
+    await Deno.remove(state, { recursive: true });
+    await Deno.remove(here, { recursive: true });
+  }
+});

@@ -104,16 +104,48 @@ export function fixedGrantsLine(missing: readonly NeededGrant[]): string {
     "set at build); run the installed command instead (deno task install), which grants each run what it needs\n";
 }
 
+/** What the start-up check found: the line to print, and whether the run stops (exit 2) or goes on. */
+export interface FixedGrantsFinding {
+  readonly line: string;
+  readonly fatal: boolean;
+}
+
 /**
- * Plans the run of `argv` typed in `cwd` as the `toolgate` command would, and returns the line to print when this
- * process lacks a grant it needs (`undefined`: it has them all). A plan that itself needs a missing grant (a
- * manifest outside every folder granted) is answered with that grant.
+ * What to say of the missing grants: a run that lacks a file, a host, a program or a fact of the system stops
+ * with {@linkcode fixedGrantsLine}; one that lacks only variables goes on with a warning, as toolgate reads only
+ * the variables it may (a tool then gets none of those, and one that needs a secret is answered that it is
+ * missing). Nothing missing: `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { fixedGrantsFinding } from "./fixed_grants.ts";
+ * fixedGrantsFinding([{ name: "env", value: "LANG" }])?.fatal; // false
+ * fixedGrantsFinding([{ name: "read", value: "/srv/p" }])?.fatal; // true
+ * ```
+ */
+export function fixedGrantsFinding(missing: readonly NeededGrant[]): FixedGrantsFinding | undefined {
+  const fatal = missing.filter((grant) => grant.name !== "env");
+  if (fatal.length > 0) return { line: fixedGrantsLine(fatal), fatal: true };
+  if (missing.length === 0) return undefined;
+  const names = missing.slice(0, NAMED).map((grant) => grant.value);
+  if (missing.length > NAMED) names.push(`${missing.length - NAMED} more`);
+  return {
+    line: `toolgate: warning: this binary cannot read ${names.join(", ")} for its tools (a compiled binary ` +
+      "reads only the variables it was built with); the installed command (deno task install) passes them\n",
+    fatal: false,
+  };
+}
+
+/**
+ * Plans the run of `argv` typed in `cwd` as the `toolgate` command would, and says what this process lacks of
+ * the grants it needs ({@linkcode fixedGrantsFinding}; `undefined`: it has them all). A plan that itself needs a
+ * missing grant (a manifest outside every folder granted) is answered with that grant.
  *
  * @example
  * ```ts
  * import { fixedGrantsProblem } from "./fixed_grants.ts";
- * const line = await fixedGrantsProblem(["call", "get_time"], Deno.env.toObject(), Deno.cwd());
- * if (line !== undefined) console.error(line);
+ * const found = await fixedGrantsProblem(["call", "get_time"], Deno.env.toObject(), Deno.cwd());
+ * if (found !== undefined) console.error(found.line);
  * ```
  */
 export async function fixedGrantsProblem(
@@ -121,16 +153,18 @@ export async function fixedGrantsProblem(
   env: Readonly<Record<string, string>>,
   cwd: string,
   held: GrantQuery = HELD,
-): Promise<string | undefined> {
+): Promise<FixedGrantsFinding | undefined> {
   try {
     const plan = await planLaunch(argv, env, cwd);
-    const missing = missingGrants(plan.set, plan.facts, held);
-    return missing.length === 0 ? undefined : fixedGrantsLine(missing);
+    return fixedGrantsFinding(missingGrants(plan.set, plan.facts, held));
   } catch (error) {
     if (!(error instanceof Deno.errors.NotCapable)) throw error;
     // Deno's words: `Requires read access to "/x", run again with the --allow-read flag`.
     const what = /Requires (\w+) access to "?([^",]+)"?/.exec(error.message);
     const name = what?.[1] as NeededGrant["name"] | undefined;
-    return fixedGrantsLine([{ name: name ?? "read", value: what?.[2] ?? error.message }]);
+    return {
+      line: fixedGrantsLine([{ name: name ?? "read", value: what?.[2] ?? error.message }]),
+      fatal: true,
+    };
   }
 }

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { fixedGrantsLine, missingGrants, type NeededGrant } from "../../src/launcher/fixed_grants.ts";
+import {
+  fixedGrantsFinding,
+  fixedGrantsLine,
+  missingGrants,
+  type NeededGrant,
+} from "../../src/launcher/fixed_grants.ts";
 import type { PermissionSet } from "../../src/launcher/own_grants.ts";
 
 const SET: PermissionSet = {
@@ -39,4 +44,17 @@ Deno.test("fixedGrantsLine: one line naming at most four grants, and what to run
   assert.equal(line.split("\n").length, 2, "one line and its newline");
   assert.match(line, /it lacks read \/a, read \/b, read \/c, read \/d, 2 more /);
   assert.match(line, /deno task install/);
+});
+
+Deno.test("fixedGrantsFinding: a missing file, host or program stops the run; missing variables alone warn", () => {
+  assert.equal(fixedGrantsFinding([]), undefined);
+  const env = fixedGrantsFinding([{ name: "env", value: "LANG" }, { name: "env", value: "GITHUB_TOKEN" }]);
+  assert.equal(env?.fatal, false);
+  assert.match(
+    env?.line ?? "",
+    /^toolgate: warning: this binary cannot read LANG, GITHUB_TOKEN for its tools/,
+  );
+  const both = fixedGrantsFinding([{ name: "env", value: "LANG" }, { name: "net", value: "10.0.0.5:8000" }]);
+  assert.equal(both?.fatal, true);
+  assert.match(both?.line ?? "", /it lacks net 10\.0\.0\.5:8000 \(/);
 });
