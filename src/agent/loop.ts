@@ -320,7 +320,7 @@ export async function answerTurn(calls: readonly ToolCall[], options: TurnOption
           const envelope = await executor.run(item.call, {
             signal: stops[i].signal,
             approvedBy: item.approvedBy,
-            onToolEvent: options.progress && ((event) => options.progress?.toolEvent(item.id, event)),
+            ...options.progress?.listeners(item.id),
             questions: options.questions,
           });
           answered.add(i);

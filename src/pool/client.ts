@@ -5,28 +5,20 @@
  * worker died runs again on another, and any other call runs at most once. The caller signs what it sends (the
  * call, each go, a cancel) with the pool's key, and heeds only what workers signed with it.
  *
- * One piece over 400 lines: a call's stages (queued, running, lost, stopping, done) are one state machine, read by
+ * One piece: a call's stages (queued, running, lost, stopping, done) are one state machine, read by
  * the claim rule, the clock and the stop alike; split, each would see half of it.
  *
  * @module
  */
 import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
-import {
-  asEnvelope,
-  type ContentBlock,
-  type Envelope,
-  failure,
-  type FailureEnvelope,
-  isRecord,
-  withContent,
-} from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import type { PoolAddress } from "./address.ts";
 import { connectPool } from "./connect.ts";
+import type { PoolAnswer, PoolRequest, ToolPool } from "../run/tool_pool.ts";
 import {
-  type CallDefaults,
   type CallMessage,
   type ClaimAnswer,
   type ClaimMessage,
@@ -39,76 +31,8 @@ import {
   shortHash,
 } from "./protocol.ts";
 import { signed, verified } from "./signing.ts";
-import { CallerRelay, type RelayTarget } from "./question_relay.ts";
-
-/**
- * One call for the pool: what a caller's executor hands over once the call is checked and approved.
- *
- * @example
- * ```ts
- * import type { PoolRequest } from "./client.ts";
- * const request: PoolRequest = {
- *   tool: "get_time", readOnly: true, argsText: '{"timezone":"UTC"}', startWithinMs: 30_000,
- *   defaults: { timeoutSec: 30, graceMs: 2000, maxOutputBytes: 4194304 },
- * };
- * ```
- */
-export interface PoolRequest {
-  /** The tool's name. */
-  readonly tool: string;
-  /** The tool has no side effects: a worker that dies running it is replaced by another. */
-  readonly readOnly: boolean;
-  /** The arguments as the caller's model or client sent them (checked here already, and again on the worker). */
-  readonly argsText: string;
-  /** The caller's limits, which the worker runs the call under. */
-  readonly defaults: CallDefaults;
-  /** How long the call may wait for a worker to take it (its timeout): past it, it answers `unavailable`. */
-  readonly startWithinMs: number;
-  /** Stops the call: before a worker took it, it never runs; after, its tree ends on the worker. */
-  readonly signal?: AbortSignal;
-  /** Where a `toolgate/1` tool's questions, log and progress go from its worker (absent: nobody answers). */
-  readonly relay?: RelayTarget;
-}
-
-/**
- * What came of a call: its envelope, the id both audit logs know it by, and the worker that answered (if any).
- *
- * @example
- * ```ts
- * import type { PoolAnswer } from "./client.ts";
- * const answer: PoolAnswer = { id: "0b7c...", worker: "build-1:4242", envelope: { ok: true, result: {} } };
- * ```
- */
-export interface PoolAnswer {
-  /** The call's id, in the caller's and the worker's audit lines. */
-  readonly id: string;
-  /** The worker that answered, if one did. */
-  readonly worker?: string;
-  /** The call's envelope: the worker's, or the pool's own `unavailable` (or a stop's) saying why there is none. */
-  readonly envelope: Envelope;
-}
-
-/**
- * A pool of workers that runs calls in a caller's stead (what `--executor nats://...` gives the executor).
- *
- * @example
- * ```ts
- * import type { ToolPool } from "./client.ts";
- * const inline: ToolPool = {
- *   shown: "inline",
- *   run: (request) => Promise.resolve({ id: "1", envelope: { ok: true, result: {}, tool: request.tool } }),
- *   close: () => Promise.resolve(),
- * };
- * ```
- */
-export interface ToolPool {
-  /** The pool's address, as it may be shown (no secrets). */
-  readonly shown: string;
-  /** Runs one call on a worker; never throws for the pool's trouble: that is an envelope too. */
-  run(request: PoolRequest): Promise<PoolAnswer>;
-  /** Lets go of the connection. */
-  close(): Promise<void>;
-}
+import { CallerRelay } from "./question_relay.ts";
+import { receivedEnvelope } from "./relay_messages.ts";
 
 /**
  * The pool behind a NATS server with JetStream.
@@ -240,19 +164,6 @@ const REFUSED: Record<RefusedReason, string> = {
   replayed: "the worker took a call with its id before",
 };
 
-/**
- * A worker's envelope as the caller takes it: a success keeps its content blocks (a `toolgate/1` tool's), which
- * `asEnvelope` leaves out when it reads a tool's own stdout.
- */
-function received(value: unknown): Envelope | undefined {
-  const envelope = asEnvelope(value);
-  if (envelope?.ok !== true || !isRecord(value) || !Array.isArray(value.content)) return envelope;
-  return withContent(
-    envelope,
-    value.content.filter((block): block is ContentBlock => isRecord(block) && typeof block.type === "string"),
-  );
-}
-
 /** How often a waiting call looks at its clocks. */
 const TICK_MS = 100;
 
@@ -269,9 +180,8 @@ class PendingCall {
   readonly #refusals = new Map<string, RefusedReason>();
   readonly #timer: ReturnType<typeof setInterval>;
   readonly #onAbort = () => this.#stop();
-  /** The tool's questions and events from the worker that runs it. */
+  /** A toolgate/1 tool's questions and events, from the worker that runs it. */
   readonly #relay: CallerRelay;
-  /** The messages received, handled one after the other in the order they came. */
   #inbox: Promise<void> = Promise.resolve();
 
   constructor(
@@ -290,7 +200,7 @@ class PendingCall {
       id,
       target: request.relay,
       key,
-      publish: (subject, data) => nc.publish(subject, data),
+      publish: (s, data) => nc.publish(s, data),
     });
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
     request.signal?.addEventListener("abort", this.#onAbort, { once: true });
@@ -298,18 +208,14 @@ class PendingCall {
   }
 
   /**
-   * A message on the call's reply subject, handled once those before it are: each waits for its signature's
-   * check, and a tool's events and its result must not overtake one another.
-   */
-  receive(msg: Msg): Promise<void> {
-    this.#inbox = this.#inbox.then(() => this.#receive(msg)).catch(() => {});
-    return this.#inbox;
-  }
-
-  /**
    * A message on the call's reply subject. Only a worker holding the pool's key is heeded: anything unsigned or
    * mis-signed is dropped unanswered (a refusal, unsigned by nature, is only remembered for the message).
+   * Handled one after the other as they came: a tool's events never follow its result.
    */
+  receive(msg: Msg): Promise<void> {
+    return this.#inbox = this.#inbox.then(() => this.#receive(msg)).catch(() => {});
+  }
+
   async #receive(msg: Msg): Promise<void> {
     const reply = readReply(msg.data);
     if (reply === undefined || reply.id !== this.id) return;
@@ -343,18 +249,12 @@ class PendingCall {
         }
         return;
       case "ask":
-      case "event": {
-        // Heeded from the worker that runs the call only; a question's receipt says it is being asked.
-        const stage = this.#stage;
-        if (stage.name !== "running" || stage.worker !== reply.worker) return;
-        if (reply.t === "event") return this.#relay.event(reply);
-        msg.respond(encode({}));
-        return this.#relay.ask(reply, stage.control);
-      }
+      case "event":
+        return this.#relay.take(reply, this.#stage.name === "running" ? this.#stage : undefined, msg);
       case "result": {
         msg.respond(encode({}));
         this.#worker = reply.worker;
-        const envelope = received(reply.envelope) ??
+        const envelope = receivedEnvelope(reply.envelope) ??
           failure(
             "execution_error",
             `The worker ${reply.worker} answered with something that is not an envelope.`,

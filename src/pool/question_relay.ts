@@ -9,7 +9,7 @@
  * @module
  */
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { RelayTarget } from "../run/tool_pool.ts";
 import {
   parseMessage,
   PROTOCOL_LIMITS,
@@ -26,27 +26,6 @@ import { isRecord } from "../contract.ts";
 import { encode, POOL } from "./protocol.ts";
 import { type AnswerMessage, type AskMessage, type EventMessage, readAnswer } from "./relay_messages.ts";
 import { signed, verified } from "./signing.ts";
-
-/**
- * What the caller relays a pooled call's tool messages to: the tool as the caller knows it, who answers its
- * questions, where its log and progress go, and the caller's redaction of secret values.
- *
- * @example
- * ```ts
- * import type { RelayTarget } from "./question_relay.ts";
- * // const target: RelayTarget = { tool, questions: agentQuestions(...), onToolEvent: (event) => progress.toolEvent(id, event) };
- * ```
- */
-export interface RelayTarget {
-  /** The tool, as the caller's manifest has it (its `asks` is checked again here). */
-  readonly tool: ToolSpec;
-  /** Who answers its questions (absent: each is answered with an error). */
-  readonly questions?: QuestionHandlers;
-  /** Where its log and progress go. */
-  readonly onToolEvent?: (event: ToolEvent) => void;
-  /** The caller's redaction of secret values, for what its questions carry out. */
-  readonly scrub?: (text: string) => string;
-}
 
 /** What a worker's call gives its executor: the handlers that ask the caller, and the relay of its events. */
 export interface RelayedCall {
@@ -236,6 +215,21 @@ export class CallerRelay {
         write: (bytes) => this.#answer(bytes),
       });
     }
+  }
+
+  /**
+   * A question or an event on the call's reply subject (its signature checked), heeded only from the worker that
+   * runs the call (`running`); a question's receipt (the answer to its request) says it is being asked.
+   */
+  take(
+    message: AskMessage | EventMessage,
+    running: { readonly worker: string; readonly control: string } | undefined,
+    msg: { respond(data: Uint8Array): boolean },
+  ): void {
+    if (running === undefined || running.worker !== message.worker) return;
+    if (message.t === "event") return this.event(message);
+    msg.respond(encode({}));
+    this.ask(message, running.control);
   }
 
   /** An event of the worker that runs the call (its signature checked): passed on once, in order. */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { isRecord } from "../contract.ts";
+import { asEnvelope, type ContentBlock, type Envelope, isRecord, withContent } from "../contract.ts";
 
 /**
  * A worker's question for the caller (a request on the call's reply subject: the caller's answer to the request
@@ -144,4 +144,24 @@ export function readAnswer(data: Uint8Array): AnswerMessage | undefined {
     ...(error === undefined ? {} : { error }),
     sig,
   };
+}
+
+/**
+ * A worker's envelope as the caller takes it (`undefined` when it is none): a success keeps its content blocks (a
+ * `toolgate/1` tool's), which `asEnvelope` leaves out where it reads a tool's own stdout.
+ *
+ * @example
+ * ```ts
+ * import { receivedEnvelope } from "./relay_messages.ts";
+ * receivedEnvelope({ ok: true, result: null, content: [{ type: "text", text: "hi" }] })?.content;
+ * // [{ type: "text", text: "hi" }]
+ * ```
+ */
+export function receivedEnvelope(value: unknown): Envelope | undefined {
+  const envelope = asEnvelope(value);
+  if (envelope?.ok !== true || !isRecord(value) || !Array.isArray(value.content)) return envelope;
+  return withContent(
+    envelope,
+    value.content.filter((block): block is ContentBlock => isRecord(block) && typeof block.type === "string"),
+  );
 }
