@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope, withWarnings } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import {
   errorEnvelope,
@@ -176,8 +176,11 @@ export class Gateway {
       if (!samePin(definitionOf(current as unknown as Record<string, unknown>), pinned)) {
         return withheldEnvelope(spec.name, "changed");
       }
+      const mark = upstream.egressMark;
       const result = await upstream.callTool(tool, args, options);
-      return resultEnvelope(spec.name, result);
+      const refused = upstream.refusedSince(mark);
+      const answer = resultEnvelope(spec.name, result);
+      return refused.length === 0 ? answer : withWarnings(answer, refused);
     } catch (error) {
       return errorEnvelope(spec.name, server, error, options.signal, options.timeoutMs);
     }

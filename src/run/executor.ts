@@ -421,7 +421,9 @@ export class Executor {
     const { env, manifest } = this.#options;
     const declared = [
       ...manifest.tools.flatMap((tool) => [...tool.secrets, ...tool.credentials.map((c) => c.secret)]),
-      ...(manifest.servers ?? []).flatMap((server) => server.secrets),
+      ...(manifest.servers ?? []).flatMap((
+        server,
+      ) => [...server.secrets, ...server.credentials.map((c) => c.secret)]),
     ];
     for (const value of this.#stored.values()) this.#storedValues.add(value);
     ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(env, declared, this.#storedValues));
