@@ -145,6 +145,17 @@ Deno.test({
         leaked.stdout,
       );
       assert.deepEqual(hits, [`/mcp Bearer ${value}`], "nothing more reached the bound host");
+      // The audit line of each call carries what the egress proxy decided for the server meanwhile.
+      const log = await p.run(["log", "--json"], undefined, extra);
+      assert.equal(log.code, 0, log.stderr);
+      assert.ok(!log.stdout.includes(value), "the audit log never holds the value");
+      const records = log.stdout.trim().split("\n").map((line) => JSON.parse(line));
+      const fetches = records.filter((r) => r.upstream_tool === "fetch");
+      assert.deepEqual(fetches.map((r) => (r.egress ?? []).map((d: { allowed: boolean }) => d.allowed)), [
+        [true],
+        [true, false],
+      ]);
+      assert.match(fetches[1].egress[1].reason, /CANARY_TOKEN.*the URL/);
     } finally {
       await bound.shutdown();
     }

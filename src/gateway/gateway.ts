@@ -17,6 +17,7 @@ import {
 } from "./gateway_tools.ts";
 import { definitionOf, type PinSet, samePin, type ToolDefinition } from "./pins.ts";
 import type { ServerSpec } from "./server_spec.ts";
+import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstream.ts";
 
 /** What a {@linkcode Gateway} needs: the servers, what starts them, and the pins the user trusted. */
@@ -160,7 +161,12 @@ export class Gateway {
   async call(
     spec: ToolSpec,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs: number },
+    options: {
+      signal?: AbortSignal;
+      timeoutMs: number;
+      /** Told what the egress proxy decided for the server's requests while the call ran (the audit line's). */
+      onEgress?: (decisions: readonly EgressDecision[]) => void;
+    },
   ): Promise<Envelope> {
     const { server, tool } = spec.upstream!;
     const upstream = this.#upstream(server);
@@ -178,6 +184,7 @@ export class Gateway {
       }
       const mark = upstream.egressMark;
       const result = await upstream.callTool(tool, args, options);
+      options.onEgress?.(upstream.egressSince(mark));
       const refused = upstream.refusedSince(mark);
       const answer = resultEnvelope(spec.name, result);
       return refused.length === 0 ? answer : withWarnings(answer, refused);

@@ -20,6 +20,7 @@ import type { ToolSpec } from "../manifest/manifest.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
 import { findProgram } from "../sandbox/sandbox.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV, type ToolLauncher } from "../sandbox/tool_launch.ts";
+import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { type ProcessRegistry, signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
 import { HEADER_SECRET, type ServerSpec } from "./server_spec.ts";
@@ -148,12 +149,17 @@ export class Upstream {
     return this.#child?.launch.egress?.length ?? 0;
   }
 
+  /** The egress proxy's decisions for the running server since `mark` (for the audit line of a call). */
+  egressSince(mark: number): EgressDecision[] {
+    return (this.#child?.launch.egress ?? []).slice(mark);
+  }
+
   /**
    * What the model is told of the requests the egress proxy refused for a credential's placeholder since `mark`
    * (while one call ran; calls of one server that overlap share them).
    */
   refusedSince(mark: number): string[] {
-    return (this.#child?.launch.egress ?? []).slice(mark).flatMap((decision) =>
+    return this.egressSince(mark).flatMap((decision) =>
       decision.reason === undefined ? [] : [
         `toolgate's egress proxy refused a request of the MCP server to ${decision.host}:${decision.port}: ${decision.reason}`,
       ]

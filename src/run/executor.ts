@@ -31,6 +31,7 @@ import {
 } from "./audit.ts";
 import { type Envelope, failure, type FailureEnvelope, success, withWarnings } from "../contract.ts";
 import { type ControlPlane, controlPlane } from "../sandbox/control_plane.ts";
+import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
 import type { Prepared, PreparedCall } from "../policy/prepared_call.ts";
 import { envelopeFromRun } from "../process/run_envelope.ts";
@@ -651,9 +652,14 @@ export class Executor {
     const { timeoutMs } = this.#processLimits(tool, this.#defaults(options).timeoutSec);
     const started = this.#clock();
     const clock = performance.now();
+    let egress: readonly EgressDecision[] = [];
     const envelope = this.#gateway === undefined
       ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
-      : await this.#gateway.call(tool, call.args, { signal: options.signal, timeoutMs });
+      : await this.#gateway.call(tool, call.args, {
+        signal: options.signal,
+        timeoutMs,
+        onEgress: (decisions) => egress = decisions,
+      });
     await this.#write({
       ...jobAnswerRecord(await this.#facts(started, tool.name, call.argsText), {
         ms: Math.round(performance.now() - clock),
@@ -661,6 +667,7 @@ export class Executor {
       }),
       server: upstream.server,
       upstream_tool: upstream.tool,
+      egress: egress.length > 0 ? egress : undefined,
       profile: tool.profile.name,
       cancelled: options.signal?.aborted ? true : undefined,
       approved_by: options.approvedBy,
