@@ -41,9 +41,9 @@ export function joined(drained: Drained): () => Uint8Array {
 
 /**
  * Reads a stream to its end, keeping at most `cap` bytes (none with a sink, which gets every chunk instead); calls
- * `onOverflow` once when it passes the cap, and `progress.onData` for every chunk. The chunks are kept as they
- * came: one buffer of them is made only if someone reads it (an overflow's envelope never does), so a flood up to
- * the cap costs the bytes kept once, not twice.
+ * `onOverflow` once when it passes the cap, and `progress.onData` and `observe` for every chunk. The chunks are
+ * kept as they came: one buffer of them is made only if someone reads it (an overflow's envelope never does), so
+ * a flood up to the cap costs the bytes kept once, not twice.
  *
  * @example
  * ```ts
@@ -60,6 +60,7 @@ export async function drain(
   stop: Promise<void>,
   progress: { reads: number; onData: () => void },
   sink?: (chunk: Uint8Array) => void,
+  observe?: (chunk: Uint8Array) => void,
 ): Promise<Drained> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -77,6 +78,7 @@ export async function drain(
       progress.reads++;
       progress.onData();
       total += value.length;
+      observe?.(value);
       if (sink) {
         sink(value);
         continue;

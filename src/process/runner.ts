@@ -64,6 +64,8 @@ export interface RunRequest {
    * tool (the sink keeps what it wants: a job's capped log).
    */
   readonly sink?: (chunk: Uint8Array, stream: "stdout" | "stderr") => void;
+  /** Shown each chunk of stderr as it arrives (kept or sunk as ever): a tool's own progress, for a person. */
+  readonly onStderr?: (chunk: Uint8Array) => void;
 }
 
 /** What every run reports, started or not. */
@@ -275,6 +277,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     streamsReleased,
     progress,
     sink && ((chunk) => sink(chunk, "stderr")),
+    request.onStderr,
   );
   const fed = feed(child.stdin, request.stdin, request.replies, status);
 
