@@ -17,6 +17,8 @@ import {
 } from "./gateway_tools.ts";
 import { definitionOf, type PinSet, samePin, type ToolDefinition } from "./pins.ts";
 import type { ServerSpec } from "./server_spec.ts";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import type { Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstream.ts";
 
 /** What a {@linkcode Gateway} needs: the servers, what starts them, and the pins the user trusted. */
@@ -46,6 +48,8 @@ export class Gateway {
   readonly #specs = new Map<string, ToolSpec>();
   readonly #withheld = new Map<string, WithheldReason>();
   readonly #problems = new Map<string, string>();
+  /** Each listed tool's verdict against its pin (see #matchesPin). */
+  readonly #checked = new WeakMap<Tool, boolean>();
 
   /** A gateway over `options.servers`; no server starts until its tools are first needed. */
   constructor(options: GatewayOptions) {
@@ -173,14 +177,26 @@ export class Gateway {
           tool: spec.name,
         });
       }
-      if (!samePin(definitionOf(current as unknown as Record<string, unknown>), pinned)) {
-        return withheldEnvelope(spec.name, "changed");
-      }
+      if (!this.#matchesPin(current, pinned)) return withheldEnvelope(spec.name, "changed");
       const result = await upstream.callTool(tool, args, options);
       return resultEnvelope(spec.name, result);
     } catch (error) {
       return errorEnvelope(spec.name, server, error, options.signal, options.timeoutMs);
     }
+  }
+
+  /**
+   * Is the listed tool's definition its pin? Known once per listing: a listing's tool objects are new after each
+   * start and each `tools/list_changed`, and the pins are fixed for the gateway's life, so a warm call does not
+   * rebuild and compare the canonical JSON of its schemas.
+   */
+  #matchesPin(tool: Tool, pinned: ToolDefinition | undefined): boolean {
+    let same = this.#checked.get(tool);
+    if (same === undefined) {
+      same = samePin(definitionOf(tool as unknown as Record<string, unknown>), pinned);
+      this.#checked.set(tool, same);
+    }
+    return same;
   }
 
   /** Ends every server's tree. */
