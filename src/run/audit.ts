@@ -471,7 +471,8 @@ function appendLine(file: string, line: string, last?: LastAppend): LastAppend |
   if (opened === undefined) throw new StateDirError(`the audit log ${file} came and went while being opened`);
   try {
     const info = checkOpened(opened, file, "the audit log");
-    const ours = last !== undefined && last.ino === info.ino && last.dev === info.dev && last.size === info.size;
+    const ours = last !== undefined && last.ino === info.ino && last.dev === info.dev &&
+      last.size === info.size;
     const byte = new Uint8Array(1);
     let torn = false;
     if (info.size > 0 && !ours) {

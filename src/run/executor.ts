@@ -649,13 +649,11 @@ export class Executor {
     const { timeoutMs } = this.#processLimits(tool, this.#defaults(options).timeoutSec);
     const started = this.#clock();
     const clock = performance.now();
-    // The arguments' digest is taken while the server works: a warm call costs one Web Crypto trip less.
-    const facts = this.#facts(started, tool.name, call.argsText);
     const envelope = this.#gateway === undefined
       ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
       : await this.#gateway.call(tool, call.args, { signal: options.signal, timeoutMs });
     await this.#write({
-      ...jobAnswerRecord(await facts, {
+      ...jobAnswerRecord(await this.#facts(started, tool.name, call.argsText), {
         ms: Math.round(performance.now() - clock),
         envelope,
       }),

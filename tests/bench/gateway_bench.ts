@@ -183,11 +183,13 @@ if (import.meta.main) {
   const figures = await benchGateway(at >= 0 ? Number(Deno.args[at + 1]) : ROUNDS);
   if (figures.ratio_median_unconfined === undefined) Deno.exit(0);
   const fixed = (n: number, digits = 2) => n.toFixed(digits);
-  console.log(`a warm echo call through the gateway over the SDK client's direct call (target <= ${TARGET_RATIO}x):`);
   console.log(
-    `  unconfined: ${fixed(figures.ratio_median_unconfined)}x median, ${fixed(figures.ratio_mean_unconfined)}x mean (${
-      fixed(figures.gateway_unconfined_ms_median)
-    } ms vs ${fixed(figures.direct_sdk_ms_median)} ms)`,
+    `a warm echo call through the gateway over the SDK client's direct call (target <= ${TARGET_RATIO}x):`,
+  );
+  console.log(
+    `  unconfined: ${fixed(figures.ratio_median_unconfined)}x median, ${
+      fixed(figures.ratio_mean_unconfined)
+    }x mean (${fixed(figures.gateway_unconfined_ms_median)} ms vs ${fixed(figures.direct_sdk_ms_median)} ms)`,
   );
   if (figures.ratio_median_confined !== undefined) {
     console.log(
