@@ -61,8 +61,6 @@ const KNOWN: Record<string, string> = {
   "run/executor.ts -> gateway/gateway_tools.ts": "serverOfName, loaded on demand",
   // The manifest loader checks a manifest's `servers` with the gateway's own reader.
   "manifest/manifest.ts -> gateway/server_spec.ts": "checkServers: to move into manifest/ with the gateway",
-  "manifest/lint.ts -> gateway/pins.ts":
-    "invisibleCharacters and PinSet: the lint reads pinned upstream definitions; to move into manifest/ with the gateway",
 };
 
 /**

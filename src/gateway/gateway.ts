@@ -55,7 +55,10 @@ export class Gateway {
   constructor(options: GatewayOptions) {
     this.#options = options;
     for (const server of options.servers) {
-      this.#upstreams.set(server.name, new Upstream({ ...options, server }));
+      // A server that says its tools changed is listed again at once: a tool it added is withheld (a call to it
+      // answers `rejected`, naming `toolgate trust`) until the user trusts it; a changed one is refused at its call.
+      const onToolsChanged = () => void this.#list(server.name);
+      this.#upstreams.set(server.name, new Upstream({ ...options, server, onToolsChanged }));
     }
   }
 
