@@ -19,6 +19,7 @@ import {
 } from "./jobs.ts";
 import type { JobCaps } from "./job_owners.ts";
 import {
+  type AuditAhead,
   AuditLog,
   type AuditRecord,
   type CallFacts,
@@ -649,21 +650,30 @@ export class Executor {
     const { timeoutMs } = this.#processLimits(tool, this.#defaults(options).timeoutSec);
     const started = this.#clock();
     const clock = performance.now();
-    const envelope = this.#gateway === undefined
-      ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
-      : await this.#gateway.call(tool, call.args, { signal: options.signal, timeoutMs });
-    await this.#write({
-      ...jobAnswerRecord(await this.#facts(started, tool.name, call.argsText), {
-        ms: Math.round(performance.now() - clock),
-        envelope,
-      }),
-      server: upstream.server,
-      upstream_tool: upstream.tool,
-      profile: tool.profile.name,
-      cancelled: options.signal?.aborted ? true : undefined,
-      approved_by: options.approvedBy,
-    });
-    return this.#forCaller(envelope);
+    // The audit file is opened and checked while the server works: the line is written as soon as the answer is in.
+    const ahead = this.#audit?.ahead(started.toISOString());
+    const early = ahead && setTimeout(ahead.open, 0);
+    try {
+      const envelope = this.#gateway === undefined
+        ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
+        : await this.#gateway.call(tool, call.args, { signal: options.signal, timeoutMs });
+      clearTimeout(early);
+      await this.#write({
+        ...jobAnswerRecord(await this.#facts(started, tool.name, call.argsText), {
+          ms: Math.round(performance.now() - clock),
+          envelope,
+        }),
+        server: upstream.server,
+        upstream_tool: upstream.tool,
+        profile: tool.profile.name,
+        cancelled: options.signal?.aborted ? true : undefined,
+        approved_by: options.approvedBy,
+      }, ahead);
+      return this.#forCaller(envelope);
+    } finally {
+      clearTimeout(early);
+      ahead?.close();
+    }
   }
 
   /** The limits of a call: the ones it brings (a pool caller's), else this executor's. */
@@ -1116,8 +1126,8 @@ export class Executor {
     });
   }
 
-  async #write(record: AuditRecord): Promise<void> {
-    if (this.#audit) await this.#audit.write(record);
+  async #write(record: AuditRecord, ahead?: AuditAhead): Promise<void> {
+    if (this.#audit) await this.#audit.write(record, ahead);
   }
 }
 

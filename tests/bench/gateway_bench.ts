@@ -40,6 +40,11 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
+/** The value below which a tenth of `values` lie: on a loaded machine, the call's own cost with little of the noise. */
+function tenth(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 10)];
+}
+
 function mean(values: number[]): number {
   return values.reduce((a, b) => a + b, 0) / values.length;
 }
@@ -163,12 +168,14 @@ export async function benchGateway(rounds = ROUNDS): Promise<Record<string, numb
     const figures: Record<string, number> = {
       ratio_median_unconfined: median(unconfinedMs) / median(directMs),
       ratio_mean_unconfined: mean(unconfinedMs) / mean(directMs),
+      ratio_p10_unconfined: tenth(unconfinedMs) / tenth(directMs),
       direct_sdk_ms_median: median(directMs),
       gateway_unconfined_ms_median: median(unconfinedMs),
     };
     if (confinedMs !== undefined) {
       figures.ratio_median_confined = median(confinedMs) / median(directMs);
       figures.ratio_mean_confined = mean(confinedMs) / mean(directMs);
+      figures.ratio_p10_confined = tenth(confinedMs) / tenth(directMs);
       figures.gateway_confined_ms_median = median(confinedMs);
     }
     return figures;
@@ -189,13 +196,17 @@ if (import.meta.main) {
   console.log(
     `  unconfined: ${fixed(figures.ratio_median_unconfined)}x median, ${
       fixed(figures.ratio_mean_unconfined)
-    }x mean (${fixed(figures.gateway_unconfined_ms_median)} ms vs ${fixed(figures.direct_sdk_ms_median)} ms)`,
+    }x mean, ${fixed(figures.ratio_p10_unconfined)}x 10th percentile (${
+      fixed(figures.gateway_unconfined_ms_median)
+    } ms vs ${fixed(figures.direct_sdk_ms_median)} ms)`,
   );
   if (figures.ratio_median_confined !== undefined) {
     console.log(
       `  confined:   ${fixed(figures.ratio_median_confined)}x median, ${
         fixed(figures.ratio_mean_confined)
-      }x mean (${fixed(figures.gateway_confined_ms_median)} ms)`,
+      }x mean, ${fixed(figures.ratio_p10_confined)}x 10th percentile (${
+        fixed(figures.gateway_confined_ms_median)
+      } ms)`,
     );
   }
   const verdict = figures.ratio_median_unconfined <= TARGET_RATIO ? "meets" : "misses";
