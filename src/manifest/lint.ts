@@ -9,6 +9,7 @@
 import { isRecord } from "../contract.ts";
 import type { ToolSpec } from "./manifest.ts";
 import { invisibleCharacters } from "../base/invisible.ts";
+import type { PinSet } from "./pins.ts";
 
 /**
  * What the lint reads of a tool: a loaded {@linkcode ToolSpec} has all of it.
@@ -690,14 +691,6 @@ export function formatFinding(finding: LintFinding): string {
   return `${where}: ${finding.rule}: ${finding.message}`;
 }
 
-/** The pinned definitions of the MCP servers' tools, by server and tool (the gateway's `PinSet`). */
-export type PinnedTools = Readonly<
-  Record<
-    string,
-    Readonly<Record<string, { name: string; title?: unknown; description?: unknown; inputSchema?: unknown }>>
-  >
->;
-
 /**
  * The MCP servers' pinned tools held to the one rule that concerns text the user did not write: invisible or
  * control characters (what a server says to the model that a person reading it does not see). The other rules are
@@ -711,7 +704,7 @@ export type PinnedTools = Readonly<
  * // 'mcpServers "fs" tool "read": text-visible: the description carries invisible or control characters (U+202E)'
  * ```
  */
-export function lintUpstream(pins: PinnedTools): LintFinding[] {
+export function lintUpstream(pins: PinSet): LintFinding[] {
   const rule = LINT_RULES.find((r) => r.name === "text-visible")!;
   return Object.entries(pins).flatMap(([server, tools]) =>
     Object.values(tools).flatMap((definition, index) => {

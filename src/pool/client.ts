@@ -5,20 +5,20 @@
  * worker died runs again on another, and any other call runs at most once. The caller signs what it sends (the
  * call, each go, a cancel) with the pool's key, and heeds only what workers signed with it.
  *
- * One piece over 400 lines: a call's stages (queued, running, lost, stopping, done) are one state machine, read by
+ * One piece: a call's stages (queued, running, lost, stopping, done) are one state machine, read by
  * the claim rule, the clock and the stop alike; split, each would see half of it.
  *
  * @module
  */
 import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
-import { asEnvelope, type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import type { PoolAddress } from "./address.ts";
 import { connectPool } from "./connect.ts";
+import type { PoolAnswer, PoolRequest, ToolPool } from "../run/tool_pool.ts";
 import {
-  type CallDefaults,
   type CallMessage,
   type ClaimAnswer,
   type ClaimMessage,
@@ -31,73 +31,8 @@ import {
   shortHash,
 } from "./protocol.ts";
 import { signed, verified } from "./signing.ts";
-
-/**
- * One call for the pool: what a caller's executor hands over once the call is checked and approved.
- *
- * @example
- * ```ts
- * import type { PoolRequest } from "./client.ts";
- * const request: PoolRequest = {
- *   tool: "get_time", readOnly: true, argsText: '{"timezone":"UTC"}', startWithinMs: 30_000,
- *   defaults: { timeoutSec: 30, graceMs: 2000, maxOutputBytes: 4194304 },
- * };
- * ```
- */
-export interface PoolRequest {
-  /** The tool's name. */
-  readonly tool: string;
-  /** The tool has no side effects: a worker that dies running it is replaced by another. */
-  readonly readOnly: boolean;
-  /** The arguments as the caller's model or client sent them (checked here already, and again on the worker). */
-  readonly argsText: string;
-  /** The caller's limits, which the worker runs the call under. */
-  readonly defaults: CallDefaults;
-  /** How long the call may wait for a worker to take it (its timeout): past it, it answers `unavailable`. */
-  readonly startWithinMs: number;
-  /** Stops the call: before a worker took it, it never runs; after, its tree ends on the worker. */
-  readonly signal?: AbortSignal;
-}
-
-/**
- * What came of a call: its envelope, the id both audit logs know it by, and the worker that answered (if any).
- *
- * @example
- * ```ts
- * import type { PoolAnswer } from "./client.ts";
- * const answer: PoolAnswer = { id: "0b7c...", worker: "build-1:4242", envelope: { ok: true, result: {} } };
- * ```
- */
-export interface PoolAnswer {
-  /** The call's id, in the caller's and the worker's audit lines. */
-  readonly id: string;
-  /** The worker that answered, if one did. */
-  readonly worker?: string;
-  /** The call's envelope: the worker's, or the pool's own `unavailable` (or a stop's) saying why there is none. */
-  readonly envelope: Envelope;
-}
-
-/**
- * A pool of workers that runs calls in a caller's stead (what `--executor nats://...` gives the executor).
- *
- * @example
- * ```ts
- * import type { ToolPool } from "./client.ts";
- * const inline: ToolPool = {
- *   shown: "inline",
- *   run: (request) => Promise.resolve({ id: "1", envelope: { ok: true, result: {}, tool: request.tool } }),
- *   close: () => Promise.resolve(),
- * };
- * ```
- */
-export interface ToolPool {
-  /** The pool's address, as it may be shown (no secrets). */
-  readonly shown: string;
-  /** Runs one call on a worker; never throws for the pool's trouble: that is an envelope too. */
-  run(request: PoolRequest): Promise<PoolAnswer>;
-  /** Lets go of the connection. */
-  close(): Promise<void>;
-}
+import { CallerRelay } from "./question_relay.ts";
+import { receivedEnvelope } from "./relay_messages.ts";
 
 /**
  * The pool behind a NATS server with JetStream.
@@ -245,6 +180,9 @@ class PendingCall {
   readonly #refusals = new Map<string, RefusedReason>();
   readonly #timer: ReturnType<typeof setInterval>;
   readonly #onAbort = () => this.#stop();
+  /** A toolgate/1 tool's questions and events, from the worker that runs it. */
+  readonly #relay: CallerRelay;
+  #inbox: Promise<void> = Promise.resolve();
 
   constructor(
     readonly id: string,
@@ -258,6 +196,12 @@ class PendingCall {
     this.answer = promise;
     this.#resolve = resolve;
     this.#stage = { name: "queued", until: performance.now() + request.startWithinMs };
+    this.#relay = new CallerRelay({
+      id,
+      target: request.relay,
+      key,
+      publish: (s, data) => nc.publish(s, data),
+    });
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
     request.signal?.addEventListener("abort", this.#onAbort, { once: true });
     if (request.signal?.aborted) this.#stop();
@@ -266,8 +210,13 @@ class PendingCall {
   /**
    * A message on the call's reply subject. Only a worker holding the pool's key is heeded: anything unsigned or
    * mis-signed is dropped unanswered (a refusal, unsigned by nature, is only remembered for the message).
+   * Handled one after the other as they came: a tool's events never follow its result.
    */
-  async receive(msg: Msg): Promise<void> {
+  receive(msg: Msg): Promise<void> {
+    return this.#inbox = this.#inbox.then(() => this.#receive(msg)).catch(() => {});
+  }
+
+  async #receive(msg: Msg): Promise<void> {
     const reply = readReply(msg.data);
     if (reply === undefined || reply.id !== this.id) return;
     if (reply.t === "refused") {
@@ -299,10 +248,13 @@ class PendingCall {
           this.#stage.beats = reply.n;
         }
         return;
+      case "ask":
+      case "event":
+        return this.#relay.take(reply, this.#stage.name === "running" ? this.#stage : undefined, msg);
       case "result": {
         msg.respond(encode({}));
         this.#worker = reply.worker;
-        const envelope = asEnvelope(reply.envelope) ??
+        const envelope = receivedEnvelope(reply.envelope) ??
           failure(
             "execution_error",
             `The worker ${reply.worker} answered with something that is not an envelope.`,
@@ -437,6 +389,7 @@ class PendingCall {
   finish(envelope: Envelope): void {
     if (this.#stage.name === "done") return;
     this.#stage = { name: "done" };
+    this.#relay.close();
     this.#resolve({ id: this.id, worker: this.#worker, envelope });
   }
 

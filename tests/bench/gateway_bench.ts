@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
-import { writePins } from "../../src/gateway/pins.ts";
+import { writePins } from "../../src/manifest/pins.ts";
 import { validateManifest } from "../../src/manifest/manifest.ts";
 import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 import { Executor } from "../../src/run/executor.ts";
@@ -91,6 +91,8 @@ async function setUp(dir: string) {
       // Not the user's key: a benchmark leaves nothing in the home directory.
       auditKey: crypto.getRandomValues(new Uint8Array(32)),
       sandbox,
+      // As the commands wire it.
+      openGateway: async (wiring) => new (await import("../../src/gateway/gateway.ts")).Gateway(wiring),
     });
   // What `toolgate trust` does: list the server's tools once and pin their definitions.
   const trusting = executor("off");
