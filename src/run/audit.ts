@@ -458,65 +458,40 @@ interface LastAppend {
 }
 
 /**
- * Opens `file` for appending and checks what was opened (a regular file of this user's, 0600, one link, still the
- * one the path names); the caller closes it.
+ * Appends one line to `file` in one write, after a newline when the file's last byte is not one: a record torn by
+ * a full disk (ours, or another process's, or one before a restart) must not swallow this one. The file itself
+ * remembers whether it was torn, so there is nothing to keep in memory that another process could not see; only
+ * when the file is still the one `last` names and has not grown since this process's own whole line ended there is
+ * its last byte known without reading it (two calls fewer on every line of a busy log). Returns where this line
+ * ended.
  */
-function openLog(file: string): Deno.FsFile {
+function appendLine(file: string, line: string, last?: LastAppend): LastAppend | undefined {
   const opened = openExisting(file, LOG_OPEN, "the audit log") ?? createNew(file, LOG_OPEN) ??
     openExisting(file, LOG_OPEN, "the audit log");
   if (opened === undefined) throw new StateDirError(`the audit log ${file} came and went while being opened`);
   try {
-    checkOpened(opened, file, "the audit log");
-  } catch (error) {
+    const info = checkOpened(opened, file, "the audit log");
+    const ours = last !== undefined && last.ino === info.ino && last.dev === info.dev &&
+      last.size === info.size;
+    const byte = new Uint8Array(1);
+    let torn = false;
+    if (info.size > 0 && !ours) {
+      opened.seekSync(info.size - 1, Deno.SeekMode.Start);
+      torn = opened.readSync(byte) === 1 && byte[0] !== NEWLINE;
+    }
+    const bytes = encoder.encode(torn ? "\n" + line : line);
+    // One call with the whole line: with O_APPEND no other process's line can land inside it. A short write,
+    // which only a full disk causes, is reported; the next record then starts on a line of its own.
+    const written = opened.writeSync(bytes);
+    if (written !== bytes.length) throw new Error(`only ${written} of ${bytes.length} bytes were written`);
+    // Another process's line may have landed between the fstat and this write: the size is then not ours, and
+    // the next line reads the last byte again.
+    return info.ino === null || info.dev === null
+      ? undefined
+      : { dev: info.dev, ino: info.ino, size: info.size + bytes.length };
+  } finally {
     opened.close();
-    throw error;
   }
-  return opened;
-}
-
-/**
- * Appends one line to the opened, checked log in one write, after a newline when the file's last byte is not
- * one: a record torn by a full disk (ours, or another process's, or one before a restart) must not swallow this
- * one. The file itself remembers whether it was torn, so there is nothing to keep in memory that another process
- * could not see; only when the file is still the one `last` names and has not grown since this process's own
- * whole line ended there is its last byte known without reading it (two calls fewer on every line of a busy log).
- * Returns where this line ended.
- */
-function appendLine(opened: Deno.FsFile, line: string, last?: LastAppend): LastAppend | undefined {
-  const info = opened.statSync();
-  const ours = last !== undefined && last.ino === info.ino && last.dev === info.dev &&
-    last.size === info.size;
-  const byte = new Uint8Array(1);
-  let torn = false;
-  if (info.size > 0 && !ours) {
-    opened.seekSync(info.size - 1, Deno.SeekMode.Start);
-    torn = opened.readSync(byte) === 1 && byte[0] !== NEWLINE;
-  }
-  const bytes = encoder.encode(torn ? "\n" + line : line);
-  // One call with the whole line: with O_APPEND no other process's line can land inside it. A short write,
-  // which only a full disk causes, is reported; the next record then starts on a line of its own.
-  const written = opened.writeSync(bytes);
-  if (written !== bytes.length) throw new Error(`only ${written} of ${bytes.length} bytes were written`);
-  // Another process's line may have landed between the fstat and this write: the size is then not ours, and
-  // the next line reads the last byte again.
-  return info.ino === null || info.dev === null
-    ? undefined
-    : { dev: info.dev, ino: info.ino, size: info.size + bytes.length };
-}
-
-/**
- * The file a coming record goes to, opened and checked ahead of it by {@linkcode AuditLog.ahead} (while a call
- * waits for its answer); {@linkcode AuditLog.write} takes it and closes it.
- */
-export interface AuditAhead {
-  /** The file, by the record's time. */
-  readonly file: string;
-  /** Opens and checks it, once (a failure is kept for the write to report). */
-  readonly open: () => void;
-  /** Closes it, when no record came. */
-  readonly close: () => void;
-  /** The opened file, or the error opening it. */
-  opened?: Deno.FsFile | Error;
 }
 
 /**
@@ -575,85 +550,35 @@ export class AuditLog {
    * async write costs a trip through the thread pool, several times the write itself, on every call, and lines
    * written one at a time cannot interleave.
    */
-  write(record: AuditRecord, ahead?: AuditAhead): Promise<void> {
+  write(record: AuditRecord): Promise<void> {
     try {
-      this.#writeNow(record, ahead);
+      this.#writeNow(record);
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /**
-   * The file a record of time `ts` goes to, to be opened and checked before the record is known: a call that
-   * waits for its answer (an MCP server's) has the folder and file checks done while it waits.
-   *
-   * @example
-   * ```ts ignore
-   * const ahead = audit.ahead(facts.ts);
-   * setTimeout(ahead.open, 0);
-   * await audit.write(record, ahead);
-   * ```
-   */
-  ahead(ts: string): AuditAhead {
-    const ahead: AuditAhead = {
-      file: auditFileFor(this.options.dir, new Date(ts)),
-      open: () => {
-        if (ahead.opened !== undefined) return;
-        try {
-          this.#checkDir();
-          ahead.opened = openLog(ahead.file);
-        } catch (error) {
-          ahead.opened = error as Error;
-        }
-      },
-      close: () => {
-        if (ahead.opened instanceof Deno.FsFile) ahead.opened.close();
-        ahead.opened = undefined;
-      },
-    };
-    return ahead;
-  }
-
-  /** Makes the folder at the first record, and checks it at every later one. */
-  #checkDir(): void {
-    const { dir } = this.options;
-    if (!this.#dirMade) {
-      prepareAuditDir(dir);
-      this.#dirMade = true;
-    } else {
-      // Checked at every record: a folder swapped for a link since the last one is refused, not followed.
-      checkPrivateDir(dir);
-    }
-  }
-
-  #writeNow(record: AuditRecord, ahead?: AuditAhead): void {
+  #writeNow(record: AuditRecord): void {
     let json = JSON.stringify(redactDeep(record, this.options.redact));
     const key = this.#signingKey();
     if (key !== undefined) json = sealed(json, key.hex(encoder.encode(LINE_DOMAIN + json)));
     const line = json + "\n";
     const { dir } = this.options;
-    const file = auditFileFor(dir, new Date(record.ts));
-    let opened: Deno.FsFile | undefined;
     try {
-      if (ahead !== undefined && ahead.file === file) {
-        ahead.open();
-        if (ahead.opened instanceof Error) throw ahead.opened;
-        opened = ahead.opened;
-        ahead.opened = undefined;
+      if (!this.#dirMade) {
+        prepareAuditDir(dir);
+        this.#dirMade = true;
       } else {
-        ahead?.close();
-        this.#checkDir();
-        opened = openLog(file);
+        // Checked at every record: a folder swapped for a link since the last one is refused, not followed.
+        checkPrivateDir(dir);
       }
       const last = this.#last;
       this.#last = undefined;
-      this.#last = appendLine(opened!, line, last);
+      this.#last = appendLine(auditFileFor(dir, new Date(record.ts)), line, last);
     } catch (error) {
       this.#report(`toolgate: cannot write the audit log in ${dir}: ${(error as Error).message}`);
       return;
-    } finally {
-      opened?.close();
     }
     this.options.onWritten?.();
   }

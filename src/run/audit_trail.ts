@@ -6,14 +6,7 @@
  * @module
  */
 import type { Envelope } from "../contract.ts";
-import {
-  type AuditAhead,
-  AuditLog,
-  type AuditRecord,
-  type CallFacts,
-  loadAuditKey,
-  refusalRecord,
-} from "./audit.ts";
+import { AuditLog, type AuditRecord, type CallFacts, loadAuditKey, refusalRecord } from "./audit.ts";
 
 /**
  * What an {@linkcode AuditTrail} writes to, and how.
@@ -103,13 +96,8 @@ export class AuditTrail {
     });
   }
 
-  /** The file a line of time `when` goes to, to open and check ahead of it (see `AuditLog.ahead`); none without a log. */
-  ahead(when: Date): AuditAhead | undefined {
-    return this.#log?.ahead(when.toISOString());
-  }
-
-  /** Writes one line (nothing when there is no log), into the file opened `ahead` when it is the line's. */
-  async write(record: AuditRecord, ahead?: AuditAhead): Promise<void> {
-    if (this.#log) await this.#log.write(record, ahead);
+  /** Writes one line (nothing when there is no log). */
+  async write(record: AuditRecord): Promise<void> {
+    if (this.#log) await this.#log.write(record);
   }
 }

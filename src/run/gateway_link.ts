@@ -124,30 +124,21 @@ export class GatewayLink {
     const { timeoutMs } = processLimits(tool, callDefaults(options, this.#context.options).timeoutSec);
     const started = trail.now();
     const clock = performance.now();
-    // The audit file is opened and checked while the server works: the line is written as soon as the answer is in.
-    const ahead = trail.ahead(started);
-    const early = ahead && setTimeout(ahead.open, 0);
-    try {
-      const envelope = this.#gateway === undefined
-        ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
-        : await this.#gateway.call(tool, call.args, { signal: options.signal, timeoutMs });
-      clearTimeout(early);
-      await trail.write({
-        ...jobAnswerRecord(await trail.facts(started, tool.name, call.argsText), {
-          ms: Math.round(performance.now() - clock),
-          envelope,
-        }),
-        server: upstream.server,
-        upstream_tool: upstream.tool,
-        profile: tool.profile.name,
-        cancelled: options.signal?.aborted ? true : undefined,
-        approved_by: options.approvedBy,
-      }, ahead);
-      return secrets.forCaller(envelope);
-    } finally {
-      clearTimeout(early);
-      ahead?.close();
-    }
+    const envelope = this.#gateway === undefined
+      ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
+      : await this.#gateway.call(tool, call.args, { signal: options.signal, timeoutMs });
+    await trail.write({
+      ...jobAnswerRecord(await trail.facts(started, tool.name, call.argsText), {
+        ms: Math.round(performance.now() - clock),
+        envelope,
+      }),
+      server: upstream.server,
+      upstream_tool: upstream.tool,
+      profile: tool.profile.name,
+      cancelled: options.signal?.aborted ? true : undefined,
+      approved_by: options.approvedBy,
+    });
+    return secrets.forCaller(envelope);
   }
 
   /** Ends every server's tree. */
