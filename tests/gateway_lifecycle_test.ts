@@ -89,12 +89,7 @@ async function ownProject(extra: Record<string, unknown> = {}, env: Record<strin
 }
 
 /** toolgate ARGS started in the project, not waited for. */
-function spawnToolgate(
-  dir: string,
-  env: Record<string, string>,
-  args: string[],
-  stdin: "piped" | "null" = "null",
-) {
+function spawnToolgate(dir: string, env: Record<string, string>, args: string[]) {
   return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
