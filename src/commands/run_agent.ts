@@ -12,7 +12,7 @@ import { calledTools, ToolDisclosure } from "../agent/lazy_tools.ts";
 import { ModelMedia } from "../agent/tool_media.ts";
 import { type ChatTransport, type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
-import { heartbeatMsFrom, Progress, terminalColumns } from "../ui/progress.ts";
+import { Progress, terminalColumns } from "../ui/progress.ts";
 import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "./run_settings.ts";
 import {
   keepTranscript,
@@ -87,7 +87,6 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
     enabled: io.interactive && !settings.quiet,
     write: io.stderrControl ?? io.stderr,
     columns: terminalColumns(),
-    heartbeatMs: heartbeatMsFrom(io.env),
   });
   const policy = new Policy({
     ...approval,
