@@ -74,7 +74,8 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   const { loadManifest } = await import("../manifest/manifest.ts");
   const loaded = await loadManifest(path, { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands") });
   if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return;
-  const { readPins, writePins, pinChanges, invisibleCharacters } = await import("../manifest/pins.ts");
+  const { readPins, writePins, pinChanges } = await import("../manifest/pins.ts");
+  const { invisibleCharacters } = await import("../base/invisible.ts");
   const state = stateRoot(io.env);
   const before = readPins(state, realPath);
   const settings = { ...await executorSettings(parsed, io, "trust"), auditDir: null };
