@@ -59,6 +59,8 @@ export interface RunRequest {
    * tool (the sink keeps what it wants: a job's capped log).
    */
   readonly sink?: (chunk: Uint8Array, stream: "stdout" | "stderr") => void;
+  /** Sees stderr as it arrives, besides what the result or the sink keeps (the web console's live tail). */
+  readonly stderrTap?: (chunk: Uint8Array) => void;
 }
 
 /** Why a process could not start. */
@@ -155,6 +157,7 @@ async function drain(
   stop: Promise<void>,
   progress: { reads: number; onData: () => void },
   sink?: (chunk: Uint8Array) => void,
+  tap?: (chunk: Uint8Array) => void,
 ): Promise<Drained> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -172,6 +175,7 @@ async function drain(
       progress.reads++;
       progress.onData();
       total += value.length;
+      tap?.(value);
       if (sink) {
         sink(value);
         continue;
@@ -436,6 +440,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     streamsReleased,
     progress,
     sink && ((chunk) => sink(chunk, "stderr")),
+    request.stderrTap,
   );
   const fed = feed(child.stdin, request.stdin, request.replies, status);
 

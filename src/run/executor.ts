@@ -191,6 +191,8 @@ export interface CallOptions {
   readonly secrets?: ReadonlyMap<string, string>;
   /** Gets a `toolgate/1` tool's log and progress messages as they arrive. */
   readonly onToolEvent?: (event: ToolEvent) => void;
+  /** Sees the tool's stderr as it comes (the web console's tail; a foreground program's only). */
+  readonly onStderr?: (chunk: Uint8Array) => void;
   /** Who answers a `toolgate/1` tool's questions (absent: nobody; each question is answered with an error). */
   readonly questions?: QuestionHandlers;
 }
@@ -601,6 +603,7 @@ export class Executor {
           ? AbortSignal.any([cutOff.signal, ...(options.signal ? [options.signal] : [])])
           : options.signal,
         sink: channel?.sink,
+        stderrTap: options.onStderr,
         registry: this.#options.registry,
         endsItsTree: launch.confined,
         launcher: this.#launcher.groupLauncher(launch),
