@@ -11,7 +11,6 @@
 import { type Envelope } from "../contract.ts";
 import type { Executor, PreparedCall } from "../run/executor.ts";
 import { type OpenAITool, toOpenAI } from "../manifest/tool_definitions.ts";
-import { AgentError } from "./errors.ts";
 import type { EventSink } from "./events.ts";
 import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
 import {
@@ -25,12 +24,14 @@ import type { ApprovedBy, Policy } from "../policy/policy.ts";
 import type { Progress } from "../ui/progress.ts";
 import { Scheduler } from "../run/scheduler.ts";
 import { type StopButton, UserStop } from "../process/stop.ts";
-import { readStreamedTurn } from "./sse.ts";
+import { askStreaming, type EndpointQuirks } from "./ask_streaming.ts";
 import { forModel, toolMessageContent } from "./tool_message.ts";
 import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
 import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
+import type { CallSeen, CallWatch } from "../run/call_watch.ts";
+import { runWatched, watchCall } from "./watch_calls.ts";
 
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {
@@ -67,6 +68,8 @@ export interface TurnOptions {
   readonly disclosure?: ToolDisclosure;
   /** Who answers a `toolgate/1` tool's questions (the terminal, the run's model; see `questions.ts`). */
   readonly questions?: QuestionHandlers;
+  /** Who watches each call (`--console`): its start, its messages and stderr, its end. */
+  readonly watch?: CallWatch;
 }
 
 /** How the loop talks to the model. */
@@ -145,7 +148,7 @@ export function chatRequest(
 
 /**
  * Runs the loop on `messages`, appending every assistant and tool message to it (the caller keeps it, to save it
- * even when the loop fails). Throws an {@linkcode AgentError} when the endpoint fails or answers nonsense.
+ * even when the loop fails). Throws an `AgentError` when the endpoint fails or answers nonsense.
  *
  * @example
  * ```ts
@@ -227,70 +230,13 @@ async function askOnce(
   return { turn: parseCompletion(await options.client.complete(body)), printed: "" };
 }
 
-/** What the loop learned about its endpoint during a run. */
-interface EndpointQuirks {
-  /** It answered 4xx naming `stream_options` (some older servers reject fields they do not know). */
-  refusesStreamOptions: boolean;
-}
-
-/** Whether an endpoint's refusal is of `stream_options` itself: then the same request goes again without it. */
-function refusesStreamOptions(error: unknown): boolean {
-  return error instanceof AgentError && error.status !== undefined && error.status >= 400 &&
-    error.status < 500 && error.message.includes("stream_options");
-}
-
-async function askStreaming(
-  body: ChatRequest,
-  options: LoopOptions,
-  endpoint: EndpointQuirks,
-): Promise<{ turn: AssistantTurn; printed: string }> {
-  let answer: StreamedAnswer;
-  try {
-    answer = await options.client.stream(body);
-  } catch (error) {
-    if (!("stream_options" in body) || !refusesStreamOptions(error)) throw error;
-    endpoint.refusesStreamOptions = true;
-    await options.notice?.("toolgate: the endpoint refused stream_options: streaming without token usage\n");
-    const { stream_options: _, ...plain } = body;
-    answer = await options.client.stream(plain);
-  }
-  let printed = "";
-  const onText = async (text: string) => {
-    printed += text;
-    await options.onText?.(text);
-  };
-  if (!answer.contentType.toLowerCase().includes("text/event-stream")) {
-    // The server ignored `stream: true` and answered in one piece.
-    const text = await new Response(answer.body).text();
-    await options.debug?.(`<- ${text}`);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new AgentError(
-        `malformed answer from the chat endpoint: neither an event stream nor JSON: ${
-          JSON.stringify(text.slice(0, 200))
-        }`,
-      );
-    }
-    const turn = parseCompletion(value);
-    if (turn.message.content) await onText(turn.message.content);
-    return { turn, printed };
-  }
-  const turn = await readStreamedTurn(answer.body, {
-    idleTimeoutMs: options.streamIdleMs,
-    onText,
-    debug: options.debug,
-  });
-  return { turn, printed };
-}
-
 interface Runnable {
   readonly index: number;
   readonly id: string;
   readonly call: PreparedCall;
   /** What approved it (a person, `--yes`, ...): a `job` kill a person approved says `killed_by: "user"`. */
   readonly approvedBy: ApprovedBy;
+  readonly seen?: CallSeen;
 }
 
 /**
@@ -322,14 +268,17 @@ export async function answerToolCalls(
       envelopes[index] = await answerSecretCall(toolCall.function.arguments, executor, options.secrets);
       continue;
     }
+    const seen = watchCall(options.watch, toolCall);
     const prepared = await executor.prepare(toolCall.function.name, toolCall.function.arguments);
     if (!prepared.ok) {
       envelopes[index] = prepared.envelope;
+      seen?.ended(prepared.envelope);
       continue;
     }
     const verdict = await options.policy.decide(prepared.call);
     if (!verdict.approved) {
       envelopes[index] = await executor.refuse(prepared.call, verdict.envelope);
+      seen?.ended(envelopes[index]);
       if (verdict.envelope.kind === "rejected") {
         await options.notice?.(
           `toolgate: did not run ${prepared.call.tool.name}: ${verdict.envelope.message}\n`,
@@ -337,7 +286,7 @@ export async function answerToolCalls(
       }
       continue;
     }
-    runnable.push({ index, id: toolCall.id, call: prepared.call, approvedBy: verdict.by });
+    runnable.push({ index, id: toolCall.id, call: prepared.call, approvedBy: verdict.by, seen });
   }
   // Pass 2: in the model's order through the scheduler: runs of consecutive concurrent calls side by side, any
   // other call alone. Every call is waited for, even when one throws (a bug), before the error goes on. A stop
@@ -363,12 +312,15 @@ export async function answerToolCalls(
       runnable.map((item, i) =>
         scheduler.run(item.call.tool.concurrent, undefined, async () => {
           options.progress?.start(item.id, item.call.tool.name, executor.limits(item.call).timeoutSec);
-          const envelope = await executor.run(item.call, {
-            signal: stops[i].signal,
-            approvedBy: item.approvedBy,
-            onToolEvent: options.progress && ((event) => options.progress?.toolEvent(item.id, event)),
-            questions: options.questions,
-          });
+          const shown = (event: Parameters<Progress["toolEvent"]>[1]) =>
+            options.progress?.toolEvent(item.id, event);
+          const envelope = await runWatched(item.seen, options.progress && shown, (watched) =>
+            executor.run(item.call, {
+              signal: stops[i].signal,
+              approvedBy: item.approvedBy,
+              ...watched,
+              questions: options.questions,
+            }));
           answered.add(i);
           options.progress?.end(item.id, envelope);
           envelopes[item.index] = envelope;

@@ -1,0 +1,64 @@
+/** The agent loop's calls as a watcher (`--console`) sees them: each one's start, messages, stderr and end. @module */
+import type { Envelope } from "../contract.ts";
+import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { CallSeen, CallWatch } from "../run/call_watch.ts";
+import type { ToolCall } from "./messages.ts";
+
+/**
+ * Tells `watch` (when there is one) that the model's call started: its arguments are the JSON the model sent, or
+ * its text when it is not JSON.
+ *
+ * @example
+ * ```ts
+ * import { watchCall } from "./watch_calls.ts";
+ * watchCall(undefined, { id: "1", type: "function", function: { name: "echo", arguments: "{}" } }); // undefined
+ * ```
+ */
+export function watchCall(watch: CallWatch | undefined, toolCall: ToolCall): CallSeen | undefined {
+  if (watch === undefined) return undefined;
+  let args: unknown;
+  try {
+    args = JSON.parse(toolCall.function.arguments);
+  } catch {
+    args = toolCall.function.arguments;
+  }
+  return watch.started({ tool: toolCall.function.name, caller: "model", args });
+}
+
+/** What a run hands the executor so that the watcher (and `shown`, the terminal) hears of the call. */
+export interface Watched {
+  readonly onToolEvent?: (event: ToolEvent) => void;
+  readonly onStderr?: (chunk: Uint8Array) => void;
+}
+
+/**
+ * Runs a call with its messages going to `shown` and the watcher, and tells the watcher how it ended.
+ *
+ * @example
+ * ```ts
+ * import { runWatched } from "./watch_calls.ts";
+ * await runWatched(undefined, undefined, () => Promise.resolve({ ok: true, result: null })); // { ok: true, result: null }
+ * ```
+ */
+export async function runWatched(
+  seen: CallSeen | undefined,
+  shown: ((event: ToolEvent) => void) | undefined,
+  run: (watched: Watched) => Promise<Envelope>,
+): Promise<Envelope> {
+  if (seen === undefined) return await run({ onToolEvent: shown });
+  let envelope: Envelope;
+  try {
+    envelope = await run({
+      onToolEvent: (event) => {
+        shown?.(event);
+        seen.toolEvent(event);
+      },
+      onStderr: (chunk) => seen.stderr(chunk),
+    });
+  } catch (error) {
+    seen.ended(error instanceof Error ? error : new Error(String(error)));
+    throw error;
+  }
+  seen.ended(envelope);
+  return envelope;
+}
