@@ -30,6 +30,7 @@ import {
 } from "./protocol.ts";
 import { ReplayGuard } from "./replay_guard.ts";
 import { signed, verified } from "./signing.ts";
+import type { CallWatch } from "../run/call_watch.ts";
 
 /**
  * How a worker runs.
@@ -56,6 +57,8 @@ export interface WorkerOptions {
   readonly concurrency: number;
   /** Where the worker says what it did not run, and why. */
   readonly log: (line: string) => void;
+  /** Who watches the calls run here (`worker --console`). */
+  readonly watch?: CallWatch;
 }
 
 /** What each refusal means, for the worker's log. */
@@ -271,14 +274,27 @@ export class PoolWorker {
       });
       if (!nc.isClosed()) nc.publish(call.reply, encode(beat));
     }, POOL.heartbeatMs);
+    const seen = this.#options.watch?.started({
+      tool: call.tool,
+      caller: `pool call ${call.id.slice(0, 8)}`,
+      args: argumentsOf(call.args),
+    });
     try {
       const prepared = await executor.prepare(call.tool, call.args);
-      if (!prepared.ok) return prepared.envelope;
-      return await executor.run(prepared.call, {
-        signal: controller.signal,
-        defaults: call.defaults,
-        callId: call.id,
-      });
+      const envelope = prepared.ok
+        ? await executor.run(prepared.call, {
+          signal: controller.signal,
+          defaults: call.defaults,
+          callId: call.id,
+          onToolEvent: seen && ((event) => seen.toolEvent(event)),
+          onStderr: seen && ((chunk) => seen.stderr(chunk)),
+        })
+        : prepared.envelope;
+      seen?.ended(envelope);
+      return envelope;
+    } catch (error) {
+      seen?.ended(error instanceof Error ? error : new Error(String(error)));
+      throw error;
     } finally {
       clearInterval(beating);
       this.#running.delete(call.id);
@@ -313,5 +329,14 @@ export class PoolWorker {
       const noResponders = (error as { isNoResponders?: () => boolean }).isNoResponders?.() === true;
       return noResponders ? "gone" : "timeout";
     }
+  }
+}
+
+/** A call's arguments as the watcher shows them: the JSON its caller sent, or its text when it is not JSON. */
+function argumentsOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
