@@ -29,13 +29,7 @@ import type { Executor } from "../run/executor.ts";
 import type { CallSeen, CallWatch } from "../run/call_watch.ts";
 import type { Redactor } from "../state/redact.ts";
 import { toMcp } from "../manifest/tool_definitions.ts";
-import {
-  type Answer,
-  type ApprovalQuestion,
-  type Ask,
-  Policy,
-  type PolicyOptions,
-} from "../policy/policy.ts";
+import { type Ask, Policy, type PolicyOptions } from "../policy/policy.ts";
 import { heartbeatText } from "../ui/progress.ts";
 import { checkOutput, toCallResult } from "./results.ts";
 import { CallLimit, Scheduler } from "../run/scheduler.ts";
