@@ -127,7 +127,7 @@ function renderCalls(calls) {
       if (!Array.isArray(list) || list.length === 0) continue;
       const pre = document.createElement("pre");
       pre.className = cls;
-      pre.textContent = list.join("\n");
+      pre.textContent = list.join("\\n");
       lines.appendChild(pre);
     }
     if (c.message) row.title = c.message;
@@ -231,7 +231,7 @@ async function loadTrust() {
   box.dataset.state = view.manifest.state;
   box.dataset.pending = String(view.pending);
   $("trust-manifest").textContent = view.manifest.path + ": " + view.manifest.state + " (" + view.manifest.detail + ")";
-  $("trust-changes").textContent = view.manifest.changes.join("\n");
+  $("trust-changes").textContent = view.manifest.changes.join("\\n");
   const servers = $("trust-servers");
   servers.replaceChildren();
   for (const s of view.servers) {
@@ -248,7 +248,7 @@ async function loadTrust() {
     }
     const pre = document.createElement("pre");
     pre.className = "diff";
-    pre.textContent = lines.join("\n");
+    pre.textContent = lines.join("\\n");
     div.appendChild(pre);
     servers.appendChild(div);
   }
