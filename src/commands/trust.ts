@@ -74,7 +74,7 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   const loaded = await loadManifest(path, { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands") });
   if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return;
   const [{ readPins, writePins }, { reviewLines, reviewServers }] = await Promise.all([
-    import("../gateway/pins.ts"),
+    import("../manifest/pins.ts"),
     import("./trust_review.ts"),
   ]);
   const state = stateRoot(io.env);

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { invisibleCharacters, pinChanges, type PinSet, type ToolDefinition } from "../gateway/pins.ts";
+import { invisibleCharacters, pinChanges, type PinSet, type ToolDefinition } from "../manifest/pins.ts";
 
 /** One upstream tool against its pin. */
 export interface ToolReview {

@@ -181,7 +181,9 @@ export function serveConsole(options: ConsoleOptions): ConsoleServing {
           : answer(409, "not waiting\n");
       }
       if (url.pathname === "/api/trust") {
-        if (typeof body.version !== "string" || options.trust === undefined) return answer(400, "bad trust\n");
+        if (typeof body.version !== "string" || options.trust === undefined) {
+          return answer(400, "bad trust\n");
+        }
         // Only what the person read is recorded: a view that changed since is shown again instead.
         const done = await options.trust.trust(body.version);
         return done === "trusted"

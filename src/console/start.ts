@@ -12,7 +12,7 @@ import type { Redactor } from "../state/redact.ts";
 import { stateRoot } from "../state/state.ts";
 import type { PermissionProfile } from "../manifest/profiles.ts";
 import type { ManifestLocation } from "../manifest/manifest_location.ts";
-import type { ToolDefinition } from "../gateway/pins.ts";
+import type { ToolDefinition } from "../manifest/pins.ts";
 import type { SandboxMode } from "../sandbox/sandbox.ts";
 import { trustSource } from "./trust_view.ts";
 import { confinementSource } from "./confinement_view.ts";
@@ -42,7 +42,9 @@ export function auditSource(dir: string | null): AuditSource {
     const day = (time: Date | undefined) => time?.toISOString().slice(0, 10).replaceAll("-", "");
     const [first, last] = [day(filter.since), day(filter.until)];
     for (const file of dayFiles(dir)) {
-      if ((first !== undefined && dayOf(file) < first) || (last !== undefined && dayOf(file) > last)) continue;
+      if ((first !== undefined && dayOf(file) < first) || (last !== undefined && dayOf(file) > last)) {
+        continue;
+      }
       const lines = (await Deno.readTextFile(file)).split("\n");
       for (const [i, text] of lines.entries()) {
         if (text === "") continue;

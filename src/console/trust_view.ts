@@ -11,7 +11,7 @@ import { type ManifestLocation, needsTrust } from "../manifest/manifest_location
 import { readManifestContent } from "../manifest/trust.ts";
 import { describeChanges, toolLine } from "../manifest/trust_changes.ts";
 import { readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
-import { readPins, type ToolDefinition, writePins } from "../gateway/pins.ts";
+import { readPins, type ToolDefinition, writePins } from "../manifest/pins.ts";
 import { reviewServers, type ServerReview } from "../commands/trust_review.ts";
 
 /** What the trust view shows. */

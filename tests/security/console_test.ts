@@ -246,7 +246,10 @@ Deno.test("console: the Trust button refuses a request without the cookie, with 
   assert.equal(await api.post("/api/trust", { version: "0".repeat(64) }), 409);
   assert.equal((await api.get("/api/trust")).manifest.state, "changed", "nothing was recorded");
   const content = await readManifestContent(path);
-  assert.ok(readTrustRecord(stateRoot(ws.env), content!.realPath) !== undefined, "the earlier trust is there");
+  assert.ok(
+    readTrustRecord(stateRoot(ws.env), content!.realPath) !== undefined,
+    "the earlier trust is there",
+  );
   assert.notEqual(readTrustRecord(stateRoot(ws.env), content!.realPath)?.digest, content!.digest);
 
   // The person's own click, from the page: recorded as `toolgate trust` records it.
