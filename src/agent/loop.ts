@@ -312,9 +312,7 @@ export async function answerToolCalls(
       runnable.map((item, i) =>
         scheduler.run(item.call.tool.concurrent, undefined, async () => {
           options.progress?.start(item.id, item.call.tool.name, executor.limits(item.call).timeoutSec);
-          const shown = (event: Parameters<Progress["toolEvent"]>[1]) =>
-            options.progress?.toolEvent(item.id, event);
-          const envelope = await runWatched(item.seen, options.progress && shown, (watched) =>
+          const envelope = await runWatched(item.seen, options.progress?.listeners(item.id), (watched) =>
             executor.run(item.call, {
               signal: stops[i].signal,
               approvedBy: item.approvedBy,

@@ -25,14 +25,16 @@ export function watchCall(watch: CallWatch | undefined, toolCall: ToolCall): Cal
   return watch.started({ tool: toolCall.function.name, caller: "model", args });
 }
 
-/** What a run hands the executor so that the watcher (and `shown`, the terminal) hears of the call. */
+/** What a run hands the executor so that the terminal's progress line and the watcher hear of the call. */
 export interface Watched {
   readonly onToolEvent?: (event: ToolEvent) => void;
+  readonly onStderrLine?: (line: string) => void;
   readonly onStderr?: (chunk: Uint8Array) => void;
 }
 
 /**
- * Runs a call with its messages going to `shown` and the watcher, and tells the watcher how it ended.
+ * Runs a call with its messages going to `shown` (the terminal's progress line) and the watcher, and tells the
+ * watcher how it ended.
  *
  * @example
  * ```ts
@@ -42,15 +44,16 @@ export interface Watched {
  */
 export async function runWatched(
   seen: CallSeen | undefined,
-  shown: ((event: ToolEvent) => void) | undefined,
+  shown: Watched | undefined,
   run: (watched: Watched) => Promise<Envelope>,
 ): Promise<Envelope> {
-  if (seen === undefined) return await run({ onToolEvent: shown });
+  if (seen === undefined) return await run(shown ?? {});
   let envelope: Envelope;
   try {
     envelope = await run({
+      ...shown,
       onToolEvent: (event) => {
-        shown?.(event);
+        shown?.onToolEvent?.(event);
         seen.toolEvent(event);
       },
       onStderr: (chunk) => seen.stderr(chunk),

@@ -11,6 +11,7 @@ import type { Answer, ApprovalQuestion } from "../policy/policy.ts";
 import { redactDeep, type Redactor } from "../state/redact.ts";
 import type { CallSeen, CallWatch, WatchedCall } from "../run/call_watch.ts";
 import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import { plainLine } from "../base/terminal.ts";
 
 /** The most finished calls kept (older ones are in the audit log). */
 const KEPT_CALLS = 200;
@@ -147,11 +148,12 @@ export class ConsoleHub implements CallWatch {
           partial = "";
         }
         if (lines.length === 0) return;
-        for (const line of lines) keep(row.stderr, line.replace(/\r$/, ""));
+        // Made plain before the masking (no escape sequence, no control character), so none can hide a secret.
+        for (const line of lines) keep(row.stderr, plainLine(shownPart(line)));
         this.#soon();
       },
       ended: (result) => {
-        if (partial !== "") keep(row.stderr, partial);
+        if (partial !== "") keep(row.stderr, plainLine(shownPart(partial)));
         partial = "";
         row.durationMs = Math.round(performance.now() - started);
         const end = endOf(result);
@@ -273,4 +275,9 @@ function endOf(result: Envelope | Error): { outcome: string; message?: string; k
     message: result.message,
     killedBy: typeof killed === "string" ? killed : undefined,
   };
+}
+
+/** What a terminal shows of a line redrawn with carriage returns (a progress bar): its last drawing. */
+function shownPart(line: string): string {
+  return line.split("\r").filter((part) => part !== "").at(-1) ?? "";
 }

@@ -153,7 +153,12 @@ export interface CallOptions {
   readonly secrets?: ReadonlyMap<string, string>;
   /** Gets a `toolgate/1` tool's log and progress messages as they arrive. */
   readonly onToolEvent?: (event: ToolEvent) => void;
-  /** Sees the tool's stderr as it comes (the web console's tail; a foreground program's only). */
+  /**
+   * Gets the last line the tool wrote to stderr each time it changes, for a person's progress line: escape
+   * sequences and control characters removed, secrets and `TOOLGATE_REDACT` patterns masked.
+   */
+  readonly onStderrLine?: (line: string) => void;
+  /** Sees the tool's stderr as it comes (every chunk, for the web console's tail; a foreground program's only). */
   readonly onStderr?: (chunk: Uint8Array) => void;
   /** Who answers a `toolgate/1` tool's questions (absent: nobody; each question is answered with an error). */
   readonly questions?: QuestionHandlers;
