@@ -13,19 +13,13 @@ import type { Executor, PreparedCall } from "../run/executor.ts";
 import { type OpenAITool, toOpenAI } from "../manifest/tool_definitions.ts";
 import type { EventSink } from "./events.ts";
 import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
-import {
-  type AssistantTurn,
-  type ChatMessage,
-  parseCompletion,
-  type ToolCall,
-  type ToolMessage,
-} from "./messages.ts";
+import type { ChatMessage, ToolCall, ToolMessage } from "./messages.ts";
 import type { ApprovedBy, Policy } from "../policy/policy.ts";
 import type { Progress } from "../ui/progress.ts";
 import { Scheduler } from "../run/scheduler.ts";
 import { type StopButton, UserStop } from "../process/stop.ts";
-import { askStreaming, type EndpointQuirks } from "./ask_streaming.ts";
-import { forModel, toolMessageContent } from "./tool_message.ts";
+import { askOnce, askStreaming, type EndpointQuirks } from "./ask_endpoint.ts";
+import { ModelMedia, type TurnAnswers } from "./tool_media.ts";
 import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
 import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
@@ -68,6 +62,8 @@ export interface TurnOptions {
   readonly disclosure?: ToolDisclosure;
   /** Who answers a `toolgate/1` tool's questions (the terminal, the run's model; see `questions.ts`). */
   readonly questions?: QuestionHandlers;
+  /** Which of a tool's images and audio go to the model (default: none, each named in a note). */
+  readonly media?: ModelMedia;
   /** Who watches each call (`--console`): its start, its messages and stderr, its end. */
   readonly watch?: CallWatch;
 }
@@ -161,6 +157,7 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
   const disclosure = options.disclosure ?? new ToolDisclosure(options.executor.manifest, { lazy: false });
   const emit = options.onEvent ?? (() => Promise.resolve());
   const endpoint: EndpointQuirks = { refusesStreamOptions: false };
+  const media = options.media ?? new ModelMedia({ images: false, audio: false });
   for (let step = 1; step <= options.maxSteps; step++) {
     const tools = disclosure.definitions();
     const body = chatRequest(options.executor, messages, {
@@ -177,9 +174,17 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
       tool_stubs: disclosure.stubs,
       bytes: new TextEncoder().encode(JSON.stringify(body)).byteLength,
     });
-    const { turn, printed } = options.stream
-      ? await askStreaming(body, options, endpoint)
-      : await askOnce(body, options);
+    // An endpoint that refuses the tools' images or audio gets the conversation again with notes in their place.
+    const { turn, printed } = await media.send(body, messages, {
+      ask: (body) => options.stream ? askStreaming(body, options, endpoint) : askOnce(body, options),
+      again: () =>
+        chatRequest(options.executor, messages, {
+          ...options,
+          tools,
+          streamWithoutUsage: endpoint.refusesStreamOptions,
+        }),
+      notice: options.notice,
+    });
     messages.push(turn.message);
     const calls = turn.message.tool_calls ?? [];
     await emit({
@@ -206,7 +211,7 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
         arguments: call.function.arguments,
       });
     }
-    const answers = await answerToolCalls(calls, { ...options, disclosure });
+    const { tools: answers, media: attached } = await answerTurn(calls, { ...options, disclosure, media });
     for (const [index, answer] of answers.entries()) {
       const envelope = JSON.parse(answer.content) as Envelope;
       await emit({
@@ -219,15 +224,9 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
       });
     }
     messages.push(...answers);
+    if (attached !== undefined) messages.push(attached);
   }
   return { kind: "step_limit", steps: options.maxSteps };
-}
-
-async function askOnce(
-  body: ChatRequest,
-  options: LoopOptions,
-): Promise<{ turn: AssistantTurn; printed: string }> {
-  return { turn: parseCompletion(await options.client.complete(body)), printed: "" };
 }
 
 interface Runnable {
@@ -253,6 +252,20 @@ export async function answerToolCalls(
   calls: readonly ToolCall[],
   options: TurnOptions,
 ): Promise<ToolMessage[]> {
+  return (await answerTurn(calls, options)).tools;
+}
+
+/**
+ * Answers one turn's tool calls as {@linkcode answerToolCalls} does, and gives the user message that carries
+ * their images and audio, where `options.media` sends them (it follows the tool messages).
+ *
+ * @example
+ * ```ts
+ * import { answerTurn } from "./loop.ts";
+ * // const { tools, media } = await answerTurn(assistant.tool_calls, { executor, policy, media });
+ * ```
+ */
+export async function answerTurn(calls: readonly ToolCall[], options: TurnOptions): Promise<TurnAnswers> {
   const { executor } = options;
   const envelopes: Envelope[] = new Array(calls.length);
   const runnable: Runnable[] = [];
@@ -340,11 +353,8 @@ export async function answerToolCalls(
       );
     });
   }
-  // Pass 3: one answer per call, in the model's order.
-  return calls.map((toolCall, index) => ({
-    role: "tool",
-    tool_call_id: toolCall.id,
-    // A tool's images and other bytes are named, not sent: a tool message holds text only.
-    content: toolMessageContent(forModel(envelopes[index]), options.maxToolChars),
-  }));
+  // Pass 3: one answer per call, in the model's order. A tool message holds text only: a tool's images and
+  // other bytes are named there, and sent after them where the endpoint takes them.
+  const media = options.media ?? new ModelMedia({ images: false, audio: false });
+  return media.answers(calls, envelopes, options.maxToolChars);
 }

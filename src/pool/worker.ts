@@ -30,6 +30,7 @@ import {
 } from "./protocol.ts";
 import { ReplayGuard } from "./replay_guard.ts";
 import { signed, verified } from "./signing.ts";
+import { WorkerRelay } from "./question_relay.ts";
 import type { CallWatch } from "../run/call_watch.ts";
 
 /**
@@ -93,10 +94,13 @@ export class PoolWorker {
   readonly #controlSubject = createInbox();
   readonly #guard = new ReplayGuard({ skewMs: POOL.clockSkewMs, capacity: POOL.maxSeenIds });
   readonly #now: () => number;
+  /** The calls' questions to their callers, and the callers' answers. */
+  readonly #relay: WorkerRelay;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#relay = new WorkerRelay({ nc: options.nc, key: options.key, name: options.name });
   }
 
   /** How many calls run here now. */
@@ -114,8 +118,9 @@ export class PoolWorker {
     this.#loops = Array.from({ length: concurrency }, () => this.#loop(consumer));
   }
 
-  /** A cancel on the control subject: heeded only when its caller signed it. */
+  /** A cancel (or a question's answer) on the control subject: heeded only when its caller signed it. */
   async #cancel(data: Uint8Array): Promise<void> {
+    if (await this.#relay.receive(data)) return;
     const cancel = readCancel(data);
     if (cancel === undefined || !await verified(this.#options.key, "cancel", { ...cancel })) return;
     this.#running.get(cancel.id)?.abort(
@@ -274,6 +279,8 @@ export class PoolWorker {
       });
       if (!nc.isClosed()) nc.publish(call.reply, encode(beat));
     }, POOL.heartbeatMs);
+    // A toolgate/1 tool's questions go to the caller, its log and progress too (all sent before the result).
+    const relay = this.#relay.forCall(call);
     const seen = this.#options.watch?.started({
       tool: call.tool,
       caller: `pool call ${call.id.slice(0, 8)}`,
@@ -281,15 +288,24 @@ export class PoolWorker {
     });
     try {
       const prepared = await executor.prepare(call.tool, call.args);
-      const envelope = prepared.ok
-        ? await executor.run(prepared.call, {
-          signal: controller.signal,
-          defaults: call.defaults,
-          callId: call.id,
-          onToolEvent: seen && ((event) => seen.toolEvent(event)),
-          onStderr: seen && ((chunk) => seen.stderr(chunk)),
-        })
-        : prepared.envelope;
+      if (!prepared.ok) {
+        seen?.ended(prepared.envelope);
+        return prepared.envelope;
+      }
+      const envelope = await executor.run(prepared.call, {
+        signal: controller.signal,
+        defaults: call.defaults,
+        callId: call.id,
+        questions: relay.questions,
+        onToolEvent: seen
+          ? (event) => {
+            relay.onToolEvent?.(event);
+            seen.toolEvent(event);
+          }
+          : relay.onToolEvent,
+        onStderr: seen && ((chunk) => seen.stderr(chunk)),
+      });
+      await relay.sent();
       seen?.ended(envelope);
       return envelope;
     } catch (error) {

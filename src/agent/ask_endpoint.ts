@@ -1,25 +1,36 @@
 /**
- * One streamed turn of the agent loop: the request sent with `stream: true` (again without `stream_options` when
- * the endpoint refuses them), the text printed as it comes, and the assistant's turn read from the event stream (or
- * from JSON, when the server ignored `stream`).
+ * One request of the agent loop to its endpoint, and its answer read as the assistant's turn: in one piece, or
+ * streamed (text passed on as it arrives), with the endpoint's quirks learned along the run.
  *
  * @module
  */
 import { AgentError } from "./errors.ts";
-import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
+import type { StreamedAnswer } from "./chat_client.ts";
+import type { ChatRequest } from "./chat_client.ts";
 import { type AssistantTurn, parseCompletion } from "./messages.ts";
 import { readStreamedTurn } from "./sse.ts";
 import type { LoopOptions } from "./loop.ts";
 
+/** What a request needs of the loop's options. */
+export type AskOptions = Pick<LoopOptions, "client" | "notice" | "onText" | "debug" | "streamIdleMs">;
+
 /**
- * What the loop learned about its endpoint during a run.
+ * One request of the loop, unstreamed: the endpoint's answer as the assistant's turn.
  *
  * @example
  * ```ts
- * import type { EndpointQuirks } from "./ask_streaming.ts";
- * const quirks: EndpointQuirks = { refusesStreamOptions: false };
+ * import { askOnce } from "./ask_endpoint.ts";
+ * // const { turn } = await askOnce(body, { client });
  * ```
  */
+export async function askOnce(
+  body: ChatRequest,
+  options: AskOptions,
+): Promise<{ turn: AssistantTurn; printed: string }> {
+  return { turn: parseCompletion(await options.client.complete(body)), printed: "" };
+}
+
+/** What the loop learned about its endpoint during a run. */
 export interface EndpointQuirks {
   /** It answered 4xx naming `stream_options` (some older servers reject fields they do not know). */
   refusesStreamOptions: boolean;
@@ -32,16 +43,18 @@ function refusesStreamOptions(error: unknown): boolean {
 }
 
 /**
- * Asks the model for one streamed turn.
+ * One request of the loop, streamed: the text passed on as it arrives (`onText`), the turn once it ends. An
+ * endpoint that refuses `stream_options` gets the request again without it, and `endpoint` remembers that.
  *
  * @example
- * ```ts ignore
- * const { turn, printed } = await askStreaming(body, options, { refusesStreamOptions: false });
+ * ```ts
+ * import { askStreaming } from "./ask_endpoint.ts";
+ * // const { turn, printed } = await askStreaming(body, options, { refusesStreamOptions: false });
  * ```
  */
 export async function askStreaming(
   body: ChatRequest,
-  options: LoopOptions,
+  options: AskOptions,
   endpoint: EndpointQuirks,
 ): Promise<{ turn: AssistantTurn; printed: string }> {
   let answer: StreamedAnswer;
