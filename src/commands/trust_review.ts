@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { invisibleCharacters, pinChanges, type PinSet, type ToolDefinition } from "../manifest/pins.ts";
+import { pinChanges, type PinSet, type ToolDefinition } from "../manifest/pins.ts";
+import { invisibleCharacters } from "../base/invisible.ts";
 
 /** One upstream tool against its pin. */
 export interface ToolReview {
