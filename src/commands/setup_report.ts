@@ -12,7 +12,7 @@ import { BASE_URL_VARIABLES, DEFAULT_BASE_URL } from "../agent/limits.ts";
 import { detectCgroups } from "../sandbox/cgroups.ts";
 import type { PermissionProfile } from "../manifest/profiles.ts";
 import { findProgram } from "../base/find_program.ts";
-import { probeSandbox, SANDBOX_MODES, type SandboxMode } from "../sandbox/sandbox.ts";
+import { probeSandbox, SANDBOX_MODES, type SandboxMode, type SandboxSupport } from "../sandbox/sandbox.ts";
 import { stateRoot } from "../state/state.ts";
 import { describeProfile, outlook, userNamespacesAllowed } from "./profile_outlook.ts";
 import { stateFacts } from "./state_facts.ts";
@@ -170,6 +170,34 @@ function isLocal(url: string): boolean {
   }
 }
 
+/**
+ * What each profile the tools use gets here, given what confinement can do and the sandbox mode: confined,
+ * unconfined (runs as the user), or refused; with what it may write and reach, and its tools.
+ *
+ * @example
+ * ```ts
+ * import { profileOutlooks } from "./setup_report.ts";
+ * // profileOutlooks(manifest.tools, await probeSandbox(PATH, "bwrap", env), "auto");
+ * // [{ profile: "none", tools: ["get_time"], runs: "confined", detail: "writes nothing; no network" }]
+ * ```
+ */
+export function profileOutlooks(
+  tools: readonly { readonly name: string; readonly profile: PermissionProfile }[],
+  support: SandboxSupport,
+  mode: SandboxMode,
+): ProfileOutlook[] {
+  const byProfile = new Map<string, { profile: PermissionProfile; tools: string[] }>();
+  for (const tool of tools) {
+    const entry = byProfile.get(tool.profile.name) ?? { profile: tool.profile, tools: [] };
+    entry.tools.push(tool.name);
+    byProfile.set(tool.profile.name, entry);
+  }
+  return [...byProfile.values()].map(({ profile, tools }) => {
+    const runs = outlook(profile, support, mode);
+    return { profile: profile.name, tools, runs, detail: describeProfile(profile) };
+  });
+}
+
 /** What doctor is told: the environment, the folder, and the options given. */
 export interface ReportInput {
   readonly env: Readonly<Record<string, string>>;
@@ -266,16 +294,7 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
   const support = await probeSandbox(pathVariable, env.TOOLGATE_BWRAP || "bwrap", env);
   const bwrapPath = support.ok ? support.bwrap : findProgram(env.TOOLGATE_BWRAP || "bwrap", pathVariable);
   const cgroups = support.ok ? support.cgroups : detectCgroups(env);
-  const byProfile = new Map<string, { profile: PermissionProfile; tools: string[] }>();
-  for (const tool of tools) {
-    const entry = byProfile.get(tool.profile.name) ?? { profile: tool.profile, tools: [] };
-    entry.tools.push(tool.name);
-    byProfile.set(tool.profile.name, entry);
-  }
-  const profiles: ProfileOutlook[] = [...byProfile.values()].map(({ profile, tools }) => {
-    const runs = outlook(profile, support, mode.value);
-    return { profile: profile.name, tools, runs, detail: describeProfile(profile) };
-  });
+  const profiles = profileOutlooks(tools, support, mode.value);
   const refused = profiles.filter((p) => p.runs === "refused");
   if (refused.length > 0) {
     const names = refused.flatMap((p) => p.tools);

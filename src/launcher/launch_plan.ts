@@ -230,7 +230,9 @@ export async function planLaunch(
   const endpoint = isRun ? values.get("base-url") ?? endpointFromEnv(env) : undefined;
   const port = command === "serve" ? values.get("http") : undefined;
   const listenPort = port === undefined ? undefined : Number(port);
-  const consoleValue = command === "serve" ? values.get("console") : undefined;
+  const consoleValue = command === "serve" || isRun || command === "worker"
+    ? values.get("console")
+    : undefined;
   const consolePort = consoleValue === undefined ? undefined : Number(consoleValue);
   const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin");
   // A worker, or a caller whose calls run on a worker pool: the pool's servers and the credential files.

@@ -29,17 +29,12 @@ import {
   SetLevelRequestSchema,
   type Tool,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { failure, type FailureEnvelope } from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { Executor } from "../run/executor.ts";
+import type { CallSeen, CallWatch } from "../run/call_watch.ts";
 import type { Redactor } from "../state/redact.ts";
 import { toMcp } from "../manifest/tool_definitions.ts";
-import {
-  type Answer,
-  type ApprovalQuestion,
-  type Ask,
-  Policy,
-  type PolicyOptions,
-} from "../policy/policy.ts";
+import { type Ask, Policy, type PolicyOptions } from "../policy/policy.ts";
 import { heartbeatText } from "../ui/progress.ts";
 import { checkOutput, toCallResult } from "./results.ts";
 import {
@@ -104,21 +99,17 @@ export interface ToolServiceOptions {
 }
 
 /**
- * Who watches the calls of a {@linkcode ToolService} (the web console): told when each starts and how it ended,
- * and asked about a call that needs approval beside (or, when the client cannot be asked, instead of) the client.
+ * Who watches the calls of a {@linkcode ToolService} (the web console): told when each starts, what it reports and
+ * how it ended, and asked about a call that needs approval beside (or, when the client cannot be asked, instead of)
+ * the client. The interface is the run layer's, shared by every front end.
  *
  * @example
  * ```ts
  * import type { CallWatch } from "./server.ts";
- * const watch: CallWatch = { started: () => () => {} };
+ * const watch: CallWatch = { started: () => ({ toolEvent: () => {}, stderr: () => {}, ended: () => {} }) };
  * ```
  */
-export interface CallWatch {
-  /** A call began (arguments as the client sent them: the watcher masks secrets); returns its end's listener. */
-  started(call: { tool: string; caller: string; args: unknown }): (result: CallToolResult) => void;
-  /** Asks about a call; rejects when the question is withdrawn (`signal`) or not answered within `timeoutMs`. */
-  ask?(question: ApprovalQuestion, signal: AbortSignal | undefined, timeoutMs: number): Promise<Answer>;
-}
+export type { CallWatch } from "../run/call_watch.ts";
 
 /** Per-call context from the MCP request. */
 export interface CallContext {
@@ -132,6 +123,8 @@ export interface CallContext {
   readonly onToolEvent?: (event: ToolEvent) => void;
   /** Sends a `toolgate/1` tool's questions to the client (elicitation, sampling), on the call's stream. */
   readonly questions?: QuestionHandlers;
+  /** Sees the tool's stderr as it comes (the console's tail). */
+  readonly onStderr?: (chunk: Uint8Array) => void;
 }
 
 /**
@@ -207,23 +200,32 @@ export class ToolService {
    * everything else, refusals included, is a result holding an envelope.
    */
   #track(name: string, args: unknown, context: CallContext, session: Session): Promise<CallToolResult> {
-    const ended = this.#options.watch?.started({
+    const seen = this.#options.watch?.started({
       tool: name,
       caller: `MCP session ${session.id.slice(0, 8)}`,
       args,
     });
-    const running = this.#call(name, args, context, session);
+    const watched = seen ? this.#watched(context, seen) : context;
+    const ended = this.#call(name, args, watched, session);
+    const running = ended.then(toCallResult);
     this.#inFlight.add(running);
     const forget = () => void this.#inFlight.delete(running);
     running.then(forget, forget);
-    if (ended) {
-      running.then(
-        ended,
-        (error) =>
-          ended({ content: [{ type: "text", text: String(error?.message ?? error) }], isError: true }),
-      );
-    }
+    if (seen) ended.then((envelope) => seen.ended(envelope), (error) => seen.ended(asError(error)));
     return running;
+  }
+
+  /** The call's context with the watcher told of its tool's messages and stderr too. */
+  #watched(context: CallContext, seen: CallSeen): CallContext {
+    const own = context.onToolEvent;
+    return {
+      ...context,
+      onToolEvent: (event) => {
+        own?.(event);
+        seen.toolEvent(event);
+      },
+      onStderr: (chunk) => seen.stderr(chunk),
+    };
   }
 
   /** Resolves when no call is in flight. */
@@ -346,16 +348,16 @@ export class ToolService {
     return toCallResult(envelope);
   }
 
-  async #call(name: string, args: unknown, context: CallContext, session: Session): Promise<CallToolResult> {
+  async #call(name: string, args: unknown, context: CallContext, session: Session): Promise<Envelope> {
     const { executor } = this.#options;
-    if (this.#stopping.signal.aborted) return toCallResult(shuttingDown(name));
+    if (this.#stopping.signal.aborted) return shuttingDown(name);
     const prepared = await executor.prepare(name, JSON.stringify(args ?? {}));
     if (!prepared.ok) {
       // The executor has audited it; to the host an unknown tool is a protocol error, not a tool result.
       if (prepared.envelope.kind === "tool_not_found") {
         throw new McpError(ErrorCode.InvalidParams, prepared.envelope.message);
       }
-      return toCallResult(prepared.envelope);
+      return prepared.envelope;
     }
     const { call } = prepared;
     // The client's cancellation is its user's stop (killed_by: "user"); the server's own shutdown is not.
@@ -372,7 +374,7 @@ export class ToolService {
       callTimeout === undefined ? ELICITATION_TIMEOUT_MS : Math.max(1000, callTimeout * 1000),
     );
     const verdict = await session.policy.decide(call, { ask: asking.ask, signal });
-    if (!verdict.approved) return toCallResult(await executor.refuse(call, verdict.envelope));
+    if (!verdict.approved) return await executor.refuse(call, verdict.envelope);
     const approvedBy = verdict.by === "person" && asking.answeredBy() === "console" ? "console" : verdict.by;
     const release = await session.scheduler.acquire(call.tool.concurrent, signal);
     // Cancelled while waiting for its turn: run() sees the aborted signal, starts nothing and audits the call.
@@ -389,18 +391,19 @@ export class ToolService {
         jobScope: session.id,
         secrets: session.secrets,
         onToolEvent: context.onToolEvent,
+        onStderr: context.onStderr,
         questions: context.questions,
       });
       // A call the client did not cancel was stopped by the shutdown: say so, and that a retry may work.
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&
         !context.signal.aborted;
-      if (stopped) return toCallResult(shuttingDown(call.tool.name, true, call.tool.readOnly));
+      if (stopped) return shuttingDown(call.tool.name, true, call.tool.readOnly);
       const checked = await checkOutput(call.tool, envelope, executor.schemas);
       if (checked !== envelope && !checked.ok) {
         // The operator hears of a tool that breaks its own declaration (stderr neutralizes what the tool's keys hold).
         this.#options.onError?.(`toolgate: mcp: ${call.tool.name}: ${checked.message}`);
       }
-      return toCallResult(checked);
+      return checked;
     } finally {
       context.signal.removeEventListener("abort", onCancel);
       stopProgress();
@@ -457,4 +460,9 @@ export class ToolService {
     }, interval);
     return () => clearInterval(timer);
   }
+}
+
+/** What a call's rejection was, as an error (the watcher shows its message). */
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

@@ -125,6 +125,11 @@ export interface PolicyOptions {
   readonly nobodyToAsk?: string;
   /** How the person gives approval, for the refusal (default "rerun toolgate"). */
   readonly restart?: string;
+  /**
+   * Who answered a question when not the terminal (`console`: the web console), for the verdict's `by` and so the
+   * audit line; `undefined`: a person (`person`).
+   */
+  readonly answeredBy?: (question: ApprovalQuestion) => "console" | undefined;
 }
 
 /** Per-call options of {@linkcode Policy.decide}. */
@@ -331,7 +336,9 @@ export class Policy {
       };
     }
     if (answer === "always") this.#always.add(words.always);
-    if (answer === "yes" || answer === "always") return { approved: true, by: "person" };
+    if (answer === "yes" || answer === "always") {
+      return { approved: true, by: this.#options.answeredBy?.(question) ?? "person" };
+    }
     return {
       approved: false,
       envelope: failure("user_denied", words.denied, { tool: words.tool, retryable: false }),
