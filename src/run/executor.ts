@@ -38,7 +38,7 @@ import { protocolEnvelope } from "../process/protocol_envelope.ts";
 import { scrubbedEvents, ToolChannel, type ToolEvent } from "../manifest/tool_protocol.ts";
 import { QuestionDesk, type QuestionHandlers } from "./tool_questions.ts";
 import { preflight } from "../manifest/preflight.ts";
-import { loadSchemaEngine, SchemaCompiler } from "../manifest/schema.ts";
+import { SchemaCompiler } from "../manifest/schema.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import { type ApprovedBy, OWN_COMMAND, type Policy } from "../policy/policy.ts";
 import { hasSideEffects } from "../manifest/profiles.ts";
@@ -522,8 +522,8 @@ export class Executor {
       await this.#auditUnrun(name, argsText, envelope);
       return { ok: false, envelope: this.#forCaller(envelope) };
     }
-    // The schema engine loads at the first call that needs it: start-up does not pay for it.
-    if (tool.schema !== undefined) await loadSchemaEngine();
+    // The schema engine loads at the first call that needs it (most schemas never do): start-up does not pay for it.
+    if (tool.schema !== undefined) await this.schemas.ready(tool.schema as Record<string, unknown>);
     const verdict = preflight(tool, argsText, this.schemas);
     if (!verdict.ok) {
       await this.#auditUnrun(name, argsText, verdict.envelope);
