@@ -10,6 +10,7 @@ import { redactDeep } from "../state/redact.ts";
 import { AgentError } from "./errors.ts";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
 import { clip, seconds } from "../base/text.ts";
+import { after, type CancelTimer } from "../base/timer.ts";
 
 /** The most characters of an error body carried into the failure message. */
 export const ERROR_BODY_LIMIT = 2000;
@@ -286,7 +287,8 @@ export class ChatClient {
       `-> POST ${this.url} (attempt ${attempt + 1}) ${JSON.stringify(shown)}\n-> ${shownBody}`,
     );
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.#options.timeoutMs);
+    // Not `setTimeout`: its first use loads Node's timers (base/timer.ts).
+    const cancelTimer = after(this.#options.timeoutMs, () => controller.abort());
     const timedOut = () => controller.signal.aborted;
     try {
       let response: Response;
@@ -317,7 +319,7 @@ export class ChatClient {
         return this.#networkFailure(error, timedOut());
       }
     } finally {
-      clearTimeout(timer);
+      cancelTimer();
     }
   }
 
@@ -362,15 +364,13 @@ function byteCap(
   deadline?: { ms: number; error: () => AgentError },
 ): TransformStream<Uint8Array, Uint8Array> {
   let total = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stop = () => clearTimeout(timer);
+  let cancel: CancelTimer | undefined;
+  const stop = () => cancel?.();
   return new TransformStream({
     start(controller) {
       if (deadline === undefined) return;
-      const id = setTimeout(() => controller.error(deadline.error()), deadline.ms);
       // The body's own read keeps the process alive while it is wanted; an abandoned one must not.
-      Deno.unrefTimer(id);
-      timer = id;
+      cancel = after(deadline.ms, () => controller.error(deadline.error()), { keepAlive: false });
     },
     transform(chunk, controller) {
       total += chunk.byteLength;

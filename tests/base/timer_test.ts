@@ -40,3 +40,19 @@ Deno.test("after: timers fire in the order of their delays, and cancelling after
   );
   assert.equal(out, "early,middle,late");
 });
+
+Deno.test("after: a timer that does not keep the process alive fires while something else does, and only then", async () => {
+  const alive = await run(
+    `import { after } from ${TIMER};
+     after(100, () => console.log("fired"), { keepAlive: false });
+     const cancelled = after(50, () => console.log("cancelled fired"), { keepAlive: false });
+     cancelled();
+     after(400, () => console.log("end"));`,
+  );
+  assert.equal(alive.out, "fired\nend");
+  const alone = await run(
+    `import { after } from ${TIMER}; after(20_000, () => console.log("fired"), { keepAlive: false });`,
+  );
+  assert.equal(alone.out, "");
+  assert.ok(alone.ms < 15_000, `the process ended at once (${Math.round(alone.ms)} ms)`);
+});
