@@ -23,6 +23,7 @@ import { answer, callTools, type RecordedRequest, startChatServer } from "../age
 import { generateManifest } from "./manifest_bench.ts";
 import { buildBundle, launcherArgs, shimText } from "../../src/build/install.ts";
 import { FRESH_MS } from "../../src/launcher/launch_record.ts";
+import { COMMON_DENO_FLAGS } from "../../tools/deno_flags.ts";
 import { validateManifest } from "../../src/manifest/manifest.ts";
 import { probeSandbox } from "../../src/sandbox/sandbox.ts";
 import { loadSchemaEngine } from "../../src/manifest/schema.ts";
@@ -52,10 +53,23 @@ async function time(
   cwd: string,
   env: Record<string, string>,
   program = Deno.execPath(),
+  input?: string,
 ): Promise<number> {
   const start = performance.now();
-  const output = await new Deno.Command(program, { args, cwd, env, stdout: "piped", stderr: "piped" })
-    .output();
+  const child = new Deno.Command(program, {
+    args,
+    cwd,
+    env,
+    stdin: input === undefined ? "inherit" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (input !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(input));
+    await writer.close();
+  }
+  const output = await child.output();
   const elapsed = performance.now() - start;
   if (!output.success) {
     throw new Error(`${args.join(" ")} failed: ${new TextDecoder().decode(output.stderr).slice(0, 500)}`);
@@ -194,6 +208,15 @@ export async function benchStartup(): Promise<Record<string, number>> {
     warm_call: () => time(["call", "trivial"], dir, env, shim),
     cold_call: () => time(["call", "trivial"], dir, cold(), shim),
     warm_get_time: () => time(["call", "get_time", timeTime], belt, env, shim),
+    // The built-in tool alone, as its entry runs (unconfined): a runtime, and the time zone data it loads.
+    get_time_alone: () =>
+      time(
+        ["run", ...COMMON_DENO_FLAGS, join(bundle, "belt", "get_time.js")],
+        belt,
+        env,
+        undefined,
+        timeTime,
+      ),
     cold_get_time: () => time(["call", "get_time", timeTime], belt, cold(), shim),
     warm_agent_one: agent("trivial", 1, [], shim),
     cold_agent_one: agent("trivial", 1, [], shim, cold),
@@ -244,6 +267,9 @@ export async function benchStartup(): Promise<Record<string, number>> {
     floor_warm_over_hello: m.floor_warm / m.hello,
     warm_call_over_floor_warm: m.warm_call / m.floor_warm,
     warm_get_time_over_hello: m.warm_get_time / m.hello,
+    get_time_alone_over_hello: m.get_time_alone / m.hello,
+    // get_time's floor: the warm floor with the trivial tool's run replaced by get_time's own.
+    floor_warm_get_time_over_hello: (m.floor_warm + m.get_time_alone - m.hello) / m.hello,
     cold_get_time_over_hello: m.cold_get_time / m.hello,
     warm_agent_one_call_over_hello: m.warm_agent_one / m.hello,
     cold_agent_one_call_over_hello: m.cold_agent_one / m.hello,
