@@ -366,7 +366,7 @@ export async function answerToolCalls(
           const envelope = await executor.run(item.call, {
             signal: stops[i].signal,
             approvedBy: item.approvedBy,
-            onToolEvent: options.progress && ((event) => options.progress?.toolEvent(item.id, event)),
+            ...options.progress?.listeners(item.id),
             questions: options.questions,
           });
           answered.add(i);

@@ -21,7 +21,8 @@ export const callCommand: Command = {
     "ARGS is the JSON arguments object as text; `-` reads it from stdin; absent means {}.",
     "Prints exactly one envelope line on stdout: exit 0 when it is ok, 1 when not.",
     "The call is your own command, so it needs no further approval (the agent loop and serve ask for it).",
-    "On a terminal a running call shows its time, and a line `running NAME elapsed=Ys/Zs` every 30 s.",
+    "On a terminal a running call shows its time and the last line the tool wrote to stderr, and a line",
+    "`running NAME elapsed=Ys/Zs` every 30 s.",
     'Ctrl-C (SIGINT) stops the call: its tree ends, the envelope says killed_by: "user", and the exit is 130.',
     "exec with background: true is refused here: call exits when its call ends, and a job would end with it.",
     'Example: toolgate call get_time \'{"timezone":"Europe/Helsinki"}\'',
@@ -82,7 +83,7 @@ export const callCommand: Command = {
           ? await executor.run(prepared.call, {
             approvedBy: verdict.by,
             signal: stop.signal,
-            onToolEvent: (event) => progress.toolEvent("call", event),
+            ...progress.listeners("call"),
             questions: {
               user: readLine &&
                 ((question, { tool }) =>

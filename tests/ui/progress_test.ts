@@ -14,7 +14,7 @@ function harness(enabled = true) {
   return { progress, written, advance: (ms: number) => void (now += ms) };
 }
 
-Deno.test("progress: shows the running tools and their elapsed time, redrawn in place", async () => {
+Deno.test("progress: one line per running tool with its elapsed time, the block redrawn in place", async () => {
   const { progress, written, advance } = harness();
   progress.start("c1", "nap");
   advance(1200);
@@ -23,8 +23,10 @@ Deno.test("progress: shows the running tools and their elapsed time, redrawn in 
   progress.draw();
   await progress.close();
   assert.equal(written[0], "\r\x1b[2K  running nap 0.0s");
-  assert.equal(written[2], "\r\x1b[2K  running 2 tools: nap 1.5s, echo 0.3s");
-  assert.equal(written.at(-1), "\r\x1b[2K", "the line is cleared at the end");
+  assert.equal(written[1], "\r\x1b[2K  running nap 1.2s\n  running echo 0.0s");
+  // Redrawn from the block's first line: the last line cleared, then the one above it.
+  assert.equal(written[2], "\r\x1b[2K\x1b[1A\x1b[2K  running nap 1.5s\n  running echo 0.3s");
+  assert.equal(written.at(-1), "\r\x1b[2K\x1b[1A\x1b[2K", "both lines are cleared at the end");
 });
 
 Deno.test("progress: a finished tool leaves one line with its time and outcome", async () => {
@@ -48,7 +50,7 @@ Deno.test("progress: disabled (no terminal, or --quiet) writes nothing", async (
   assert.deepEqual(written, []);
 });
 
-Deno.test("progress: the line never outgrows the terminal", async () => {
+Deno.test("progress: no line outgrows the terminal, and many tools take a few lines", async () => {
   const written: string[] = [];
   const progress = new Progress({
     enabled: true,
@@ -57,7 +59,13 @@ Deno.test("progress: the line never outgrows the terminal", async () => {
   });
   for (let i = 0; i < 20; i++) progress.start(`c${i}`, `tool_number_${i}`);
   await progress.close();
-  for (const line of written) assert.ok(line.replace("\r\x1b[2K", "").length <= 39, line);
+  for (const text of written) {
+    // deno-lint-ignore no-control-regex
+    const lines = text.replace(/\r|\x1b\[1A|\x1b\[2K/g, "").split("\n");
+    assert.ok(lines.length <= 8, text);
+    for (const line of lines) assert.ok(line.length <= 39, line);
+  }
+  assert.match(written.at(-2)!, /\n {2}and 13 more tools$/);
 });
 
 Deno.test("progress: a heartbeat line every interval of a running call, with its limit, and the line redrawn after", async () => {
@@ -97,7 +105,7 @@ Deno.test("progress: a heartbeat line every interval of a running call, with its
   // Each heartbeat stays on a line of its own; the progress line comes back below it.
   const at = written.findIndex((text) => text.includes("elapsed=30s/310s"));
   assert.ok(written[at].endsWith("\n"));
-  assert.match(written[at + 1], /running 2 tools/);
+  assert.match(written[at + 1], /running exec 30\.0s\n {2}running build 30\.0s$/);
 });
 
 Deno.test("progress: heartbeats come on their own timer at the injected interval, from a real running call", async () => {
@@ -176,4 +184,20 @@ Deno.test("progress: while the model is asked, one line says which model at whic
   quiet.progress.doneWaiting();
   await quiet.progress.close();
   assert.deepEqual(quiet.written, []);
+});
+
+Deno.test("progress: a tool's last stderr line shows in its own line, beside its timer", async () => {
+  const { progress, written, advance } = harness();
+  progress.start("c1", "build");
+  progress.start("c2", "fetch");
+  advance(2000);
+  progress.toolStderr("c1", "step 2/3 linking");
+  progress.toolStderr("c3", "no such call: ignored");
+  progress.draw();
+  await settle();
+  assert.equal(
+    written.at(-1),
+    "\r\x1b[2K\x1b[1A\x1b[2K  running build 2.0s step 2/3 linking\n  running fetch 2.0s",
+  );
+  await progress.close();
 });
