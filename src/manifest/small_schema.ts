@@ -107,7 +107,6 @@ export const KNOWN_HERE: ReadonlySet<string> = new Set([...CHECKED, ...INERT]);
 const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 const TYPES = new Set(["string", "number", "integer", "boolean", "null", "object", "array"]);
 const NUMBER_BOUNDS = ["maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum"] as const;
-const COUNTS = ["minLength", "maxLength", "minItems", "maxItems"] as const;
 
 function isSchema(value: unknown): value is Schema {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -192,8 +191,14 @@ function isType(type: string, data: unknown): boolean {
       return typeof data === "object" && data !== null && !Array.isArray(data);
     case "integer":
       return typeof data === "number" && !(data % 1) && !isNaN(data);
+    case "number":
+      return typeof data === "number";
+    case "string":
+      return typeof data === "string";
+    case "boolean":
+      return typeof data === "boolean";
     default:
-      return typeof data === type;
+      return false;
   }
 }
 
