@@ -72,9 +72,9 @@ Deno.test({
     const text = run.text;
     assert.equal(run.code, 0, text);
     // The progress line: the tool's name, its timer, then what it said last.
-    assert.match(text, /running slow_steps \d+\.\ds step 1\/3/, text);
-    assert.match(text, /running slow_steps \d+\.\ds step 2\/3 linking/, text);
-    assert.match(text, /running slow_steps \d+\.\ds step 3\/3 token \[REDACTED\]/, text);
+    assert.match(text, /running slow_steps \d+\.\ds\/30s step 1\/3/, text);
+    assert.match(text, /running slow_steps \d+\.\ds\/30s step 2\/3 linking/, text);
+    assert.match(text, /running slow_steps \d+\.\ds\/30s step 3\/3 token \[REDACTED\]/, text);
     assert.ok(!text.includes(SECRET), `the secret reached the terminal:\n${text}`);
     assert.ok(!text.includes(SECRET.slice(0, 12)), `a part of the secret reached the terminal:\n${text}`);
     // Nothing of the tool's escape sequences: not obeyed, and not shown either.

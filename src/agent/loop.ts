@@ -11,22 +11,15 @@
 import { type Envelope } from "../contract.ts";
 import type { Executor, PreparedCall } from "../run/executor.ts";
 import { type OpenAITool, toOpenAI } from "../manifest/tool_definitions.ts";
-import { AgentError } from "./errors.ts";
 import type { EventSink } from "./events.ts";
 import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
-import {
-  type AssistantTurn,
-  type ChatMessage,
-  parseCompletion,
-  type ToolCall,
-  type ToolMessage,
-} from "./messages.ts";
+import type { ChatMessage, ToolCall, ToolMessage } from "./messages.ts";
 import type { ApprovedBy, Policy } from "../policy/policy.ts";
 import type { Progress } from "../ui/progress.ts";
 import { Scheduler } from "../run/scheduler.ts";
 import { type StopButton, UserStop } from "../process/stop.ts";
-import { readStreamedTurn } from "./sse.ts";
-import { forModel, toolMessageContent } from "./tool_message.ts";
+import { askOnce, askStreaming, type EndpointQuirks } from "./ask_endpoint.ts";
+import { ModelMedia, type TurnAnswers } from "./tool_media.ts";
 import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
 import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
@@ -67,6 +60,8 @@ export interface TurnOptions {
   readonly disclosure?: ToolDisclosure;
   /** Who answers a `toolgate/1` tool's questions (the terminal, the run's model; see `questions.ts`). */
   readonly questions?: QuestionHandlers;
+  /** Which of a tool's images and audio go to the model (default: none, each named in a note). */
+  readonly media?: ModelMedia;
 }
 
 /** How the loop talks to the model. */
@@ -158,6 +153,7 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
   const disclosure = options.disclosure ?? new ToolDisclosure(options.executor.manifest, { lazy: false });
   const emit = options.onEvent ?? (() => Promise.resolve());
   const endpoint: EndpointQuirks = { refusesStreamOptions: false };
+  const media = options.media ?? new ModelMedia({ images: false, audio: false });
   for (let step = 1; step <= options.maxSteps; step++) {
     const tools = disclosure.definitions();
     const body = chatRequest(options.executor, messages, {
@@ -174,9 +170,17 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
       tool_stubs: disclosure.stubs,
       bytes: new TextEncoder().encode(JSON.stringify(body)).byteLength,
     });
-    const { turn, printed } = options.stream
-      ? await askStreaming(body, options, endpoint)
-      : await askOnce(body, options);
+    // An endpoint that refuses the tools' images or audio gets the conversation again with notes in their place.
+    const { turn, printed } = await media.send(body, messages, {
+      ask: (body) => options.stream ? askStreaming(body, options, endpoint) : askOnce(body, options),
+      again: () =>
+        chatRequest(options.executor, messages, {
+          ...options,
+          tools,
+          streamWithoutUsage: endpoint.refusesStreamOptions,
+        }),
+      notice: options.notice,
+    });
     messages.push(turn.message);
     const calls = turn.message.tool_calls ?? [];
     await emit({
@@ -203,7 +207,7 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
         arguments: call.function.arguments,
       });
     }
-    const answers = await answerToolCalls(calls, { ...options, disclosure });
+    const { tools: answers, media: attached } = await answerTurn(calls, { ...options, disclosure, media });
     for (const [index, answer] of answers.entries()) {
       const envelope = JSON.parse(answer.content) as Envelope;
       await emit({
@@ -216,73 +220,9 @@ export async function runLoop(messages: ChatMessage[], options: LoopOptions): Pr
       });
     }
     messages.push(...answers);
+    if (attached !== undefined) messages.push(attached);
   }
   return { kind: "step_limit", steps: options.maxSteps };
-}
-
-async function askOnce(
-  body: ChatRequest,
-  options: LoopOptions,
-): Promise<{ turn: AssistantTurn; printed: string }> {
-  return { turn: parseCompletion(await options.client.complete(body)), printed: "" };
-}
-
-/** What the loop learned about its endpoint during a run. */
-interface EndpointQuirks {
-  /** It answered 4xx naming `stream_options` (some older servers reject fields they do not know). */
-  refusesStreamOptions: boolean;
-}
-
-/** Whether an endpoint's refusal is of `stream_options` itself: then the same request goes again without it. */
-function refusesStreamOptions(error: unknown): boolean {
-  return error instanceof AgentError && error.status !== undefined && error.status >= 400 &&
-    error.status < 500 && error.message.includes("stream_options");
-}
-
-async function askStreaming(
-  body: ChatRequest,
-  options: LoopOptions,
-  endpoint: EndpointQuirks,
-): Promise<{ turn: AssistantTurn; printed: string }> {
-  let answer: StreamedAnswer;
-  try {
-    answer = await options.client.stream(body);
-  } catch (error) {
-    if (!("stream_options" in body) || !refusesStreamOptions(error)) throw error;
-    endpoint.refusesStreamOptions = true;
-    await options.notice?.("toolgate: the endpoint refused stream_options: streaming without token usage\n");
-    const { stream_options: _, ...plain } = body;
-    answer = await options.client.stream(plain);
-  }
-  let printed = "";
-  const onText = async (text: string) => {
-    printed += text;
-    await options.onText?.(text);
-  };
-  if (!answer.contentType.toLowerCase().includes("text/event-stream")) {
-    // The server ignored `stream: true` and answered in one piece.
-    const text = await new Response(answer.body).text();
-    await options.debug?.(`<- ${text}`);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new AgentError(
-        `malformed answer from the chat endpoint: neither an event stream nor JSON: ${
-          JSON.stringify(text.slice(0, 200))
-        }`,
-      );
-    }
-    const turn = parseCompletion(value);
-    if (turn.message.content) await onText(turn.message.content);
-    return { turn, printed };
-  }
-  const turn = await readStreamedTurn(answer.body, {
-    idleTimeoutMs: options.streamIdleMs,
-    onText,
-    debug: options.debug,
-  });
-  return { turn, printed };
 }
 
 interface Runnable {
@@ -307,6 +247,20 @@ export async function answerToolCalls(
   calls: readonly ToolCall[],
   options: TurnOptions,
 ): Promise<ToolMessage[]> {
+  return (await answerTurn(calls, options)).tools;
+}
+
+/**
+ * Answers one turn's tool calls as {@linkcode answerToolCalls} does, and gives the user message that carries
+ * their images and audio, where `options.media` sends them (it follows the tool messages).
+ *
+ * @example
+ * ```ts
+ * import { answerTurn } from "./loop.ts";
+ * // const { tools, media } = await answerTurn(assistant.tool_calls, { executor, policy, media });
+ * ```
+ */
+export async function answerTurn(calls: readonly ToolCall[], options: TurnOptions): Promise<TurnAnswers> {
   const { executor } = options;
   const envelopes: Envelope[] = new Array(calls.length);
   const runnable: Runnable[] = [];
@@ -390,11 +344,8 @@ export async function answerToolCalls(
       );
     });
   }
-  // Pass 3: one answer per call, in the model's order.
-  return calls.map((toolCall, index) => ({
-    role: "tool",
-    tool_call_id: toolCall.id,
-    // A tool's images and other bytes are named, not sent: a tool message holds text only.
-    content: toolMessageContent(forModel(envelopes[index]), options.maxToolChars),
-  }));
+  // Pass 3: one answer per call, in the model's order. A tool message holds text only: a tool's images and
+  // other bytes are named there, and sent after them where the endpoint takes them.
+  const media = options.media ?? new ModelMedia({ images: false, audio: false });
+  return media.answers(calls, envelopes, options.maxToolChars);
 }

@@ -2,7 +2,7 @@
 import { type Command, EXIT, expectPositionals, SIGNAL_EXIT, UsageError } from "./cli.ts";
 import { type Envelope, failure, serialize } from "../contract.ts";
 import { OWN_COMMAND } from "../policy/policy.ts";
-import { heartbeatMsFrom, Progress, terminalColumns } from "../ui/progress.ts";
+import { Progress, terminalColumns } from "../ui/progress.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 import { UntrustedManifest } from "./trust_gate.ts";
@@ -55,7 +55,6 @@ export const callCommand: Command = {
       enabled: io.interactive,
       write: io.stderrControl ?? io.stderr,
       columns: terminalColumns(),
-      heartbeatMs: heartbeatMsFrom(io.env),
     });
     progress.start("call", name);
     let envelope: Envelope;
@@ -64,7 +63,7 @@ export const callCommand: Command = {
     if (!prepared.ok) {
       envelope = prepared.envelope;
     } else {
-      // Now its limit is known, for the heartbeat.
+      // Now its limit is known, for the line (`running NAME 3.0s/30s`).
       progress.start("call", name, executor.limits(prepared.call).timeoutSec);
       // The person typed this very call: the policy approves it by definition.
       const verdict = await OWN_COMMAND.decide(prepared.call);

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope, withWarnings } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { errorEnvelope, exposed, resultEnvelope, upstreamSpec } from "./gateway_tools.ts";
 import {
@@ -16,6 +16,7 @@ import {
   type WithheldReason,
 } from "../manifest/pins.ts";
 import { gatewayName, serverOfName, type ServerSpec } from "../manifest/server_spec.ts";
+import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstream.ts";
 import type { ToolGateway } from "../run/tool_gateway.ts";
 
@@ -157,7 +158,12 @@ export class Gateway implements ToolGateway {
   async call(
     spec: ToolSpec,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs: number },
+    options: {
+      signal?: AbortSignal;
+      timeoutMs: number;
+      /** Told what the egress proxy decided for the server's requests while the call ran (the audit line's). */
+      onEgress?: (decisions: readonly EgressDecision[]) => void;
+    },
   ): Promise<Envelope> {
     const { server, tool } = spec.upstream!;
     const upstream = this.#upstream(server);
@@ -173,8 +179,12 @@ export class Gateway implements ToolGateway {
       if (!samePin(definitionOf(current as unknown as Record<string, unknown>), pinned)) {
         return withheldEnvelope(spec.name, "changed");
       }
+      const mark = upstream.egressMark;
       const result = await upstream.callTool(tool, args, options);
-      return resultEnvelope(spec.name, result);
+      options.onEgress?.(upstream.egressSince(mark));
+      const refused = upstream.refusedSince(mark);
+      const answer = resultEnvelope(spec.name, result);
+      return refused.length === 0 ? answer : withWarnings(answer, refused);
     } catch (error) {
       return errorEnvelope(spec.name, server, error, options.signal, options.timeoutMs);
     }

@@ -17,8 +17,10 @@ import {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { isAbsolute, resolve } from "../base/paths.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
+import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
 import { findProgram } from "../base/find_program.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV, type ToolLauncher } from "../sandbox/tool_launch.ts";
+import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { type ProcessRegistry, signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
 import { HEADER_SECRET, type ServerSpec } from "../manifest/server_spec.ts";
@@ -142,6 +144,28 @@ export class Upstream {
     }) as CallToolResult;
   }
 
+  /** How many decisions the egress proxy made for the running server so far: a mark for {@linkcode refusedSince}. */
+  get egressMark(): number {
+    return this.#child?.launch.egress?.length ?? 0;
+  }
+
+  /** The egress proxy's decisions for the running server since `mark` (for the audit line of a call). */
+  egressSince(mark: number): EgressDecision[] {
+    return (this.#child?.launch.egress ?? []).slice(mark);
+  }
+
+  /**
+   * What the model is told of the requests the egress proxy refused for a credential's placeholder since `mark`
+   * (while one call ran; calls of one server that overlap share them).
+   */
+  refusedSince(mark: number): string[] {
+    return this.egressSince(mark).flatMap((decision) =>
+      decision.reason === undefined ? [] : [
+        `toolgate's egress proxy refused a request of the MCP server to ${decision.host}:${decision.port}: ${decision.reason}`,
+      ]
+    );
+  }
+
   /** Did the server's process end (it died, or was killed) since it was started? */
   get died(): boolean {
     return this.#child?.exited === true;
@@ -159,7 +183,8 @@ export class Upstream {
     }
     this.#starts = [...recent, now()];
     const { server } = this.#options;
-    const missing = server.secrets.find((name) => this.#options.secret(name) === undefined);
+    const missing = [...server.secrets, ...server.credentials.map((c) => c.secret)]
+      .find((name) => this.#options.secret(name) === undefined);
     if (missing !== undefined) {
       throw new UpstreamError(
         `the server needs the secret ${missing}, which is neither in toolgate's secret store nor in its ` +
@@ -244,7 +269,7 @@ export class Upstream {
       args: server.args,
       envPassthrough: [],
       secrets: server.secrets,
-      credentials: [],
+      credentials: server.credentials,
       asks: [],
       readOnly: false,
       concurrent: false,
@@ -252,7 +277,12 @@ export class Upstream {
       profile: server.profile,
       present: true,
     });
-    const launch = await launcher.launch(spec);
+    // Bound credentials: placeholders new for this start of the server; the egress proxy holds the values.
+    const credentials: CallCredential[] = server.credentials.flatMap((binding) => {
+      const value = this.#options.secret(binding.secret);
+      return value === undefined || value === "" ? [] : [{ binding, value, placeholder: newPlaceholder() }];
+    });
+    const launch = await launcher.launch(spec, undefined, credentials);
     if (!launch.ok) throw new UpstreamError(launch.envelope.message.replace(/^The tool/, "The server"));
     const env: Record<string, string> = { PATH: path };
     if (parent.HOME !== undefined) env.HOME = parent.HOME;

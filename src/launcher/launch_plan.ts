@@ -172,13 +172,7 @@ function manifestFacts(
       for (const name of names) if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
     }
     // So are the secrets of credentials bound to hosts (the tool itself gets only a placeholder).
-    if (Array.isArray(tool.credentials)) {
-      for (const credential of tool.credentials) {
-        if (isRecord(credential) && typeof credential.secret === "string") {
-          toolEnv.push(credential.secret.trim().toUpperCase());
-        }
-      }
-    }
+    toolEnv.push(...boundSecrets(tool.credentials));
     const profile = resolveProfile(declaredProfile(tool), dir, profiles);
     if (profile.ok) {
       toolEnv.push(...profile.profile.env);
@@ -201,6 +195,7 @@ function manifestFacts(
         if (typeof name === "string") toolEnv.push(name.trim().toUpperCase());
       }
     }
+    toolEnv.push(...boundSecrets(server.credentials));
     if (typeof server.url === "string" && URL.canParse(server.url)) {
       egressHosts.push(new URL(server.url).host);
     }
@@ -442,4 +437,14 @@ export async function planLaunch(
       ...(proxySocket === undefined ? {} : { [PROXY_SOCKET_ENV]: proxySocket }),
     },
   };
+}
+
+/** The secret names of a manifest entry's `credentials` (bound to hosts), as written. */
+function boundSecrets(raw: unknown): string[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((credential) =>
+    isRecord(credential) && typeof credential.secret === "string"
+      ? [credential.secret.trim().toUpperCase()]
+      : []
+  );
 }

@@ -12,7 +12,7 @@
  */
 import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
-import { asEnvelope, type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import type { PoolAddress } from "./address.ts";
@@ -31,6 +31,8 @@ import {
   shortHash,
 } from "./protocol.ts";
 import { signed, verified } from "./signing.ts";
+import { CallerRelay } from "./question_relay.ts";
+import { receivedEnvelope } from "./relay_messages.ts";
 
 /**
  * The pool behind a NATS server with JetStream.
@@ -178,6 +180,9 @@ class PendingCall {
   readonly #refusals = new Map<string, RefusedReason>();
   readonly #timer: ReturnType<typeof setInterval>;
   readonly #onAbort = () => this.#stop();
+  /** A toolgate/1 tool's questions and events, from the worker that runs it. */
+  readonly #relay: CallerRelay;
+  #inbox: Promise<void> = Promise.resolve();
 
   constructor(
     readonly id: string,
@@ -191,6 +196,12 @@ class PendingCall {
     this.answer = promise;
     this.#resolve = resolve;
     this.#stage = { name: "queued", until: performance.now() + request.startWithinMs };
+    this.#relay = new CallerRelay({
+      id,
+      target: request.relay,
+      key,
+      publish: (s, data) => nc.publish(s, data),
+    });
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
     request.signal?.addEventListener("abort", this.#onAbort, { once: true });
     if (request.signal?.aborted) this.#stop();
@@ -199,8 +210,13 @@ class PendingCall {
   /**
    * A message on the call's reply subject. Only a worker holding the pool's key is heeded: anything unsigned or
    * mis-signed is dropped unanswered (a refusal, unsigned by nature, is only remembered for the message).
+   * Handled one after the other as they came: a tool's events never follow its result.
    */
-  async receive(msg: Msg): Promise<void> {
+  receive(msg: Msg): Promise<void> {
+    return this.#inbox = this.#inbox.then(() => this.#receive(msg)).catch(() => {});
+  }
+
+  async #receive(msg: Msg): Promise<void> {
     const reply = readReply(msg.data);
     if (reply === undefined || reply.id !== this.id) return;
     if (reply.t === "refused") {
@@ -232,10 +248,13 @@ class PendingCall {
           this.#stage.beats = reply.n;
         }
         return;
+      case "ask":
+      case "event":
+        return this.#relay.take(reply, this.#stage.name === "running" ? this.#stage : undefined, msg);
       case "result": {
         msg.respond(encode({}));
         this.#worker = reply.worker;
-        const envelope = asEnvelope(reply.envelope) ??
+        const envelope = receivedEnvelope(reply.envelope) ??
           failure(
             "execution_error",
             `The worker ${reply.worker} answered with something that is not an envelope.`,
@@ -370,6 +389,7 @@ class PendingCall {
   finish(envelope: Envelope): void {
     if (this.#stage.name === "done") return;
     this.#stage = { name: "done" };
+    this.#relay.close();
     this.#resolve({ id: this.id, worker: this.#worker, envelope });
   }
 

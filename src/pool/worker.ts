@@ -30,6 +30,7 @@ import {
 } from "./protocol.ts";
 import { ReplayGuard } from "./replay_guard.ts";
 import { signed, verified } from "./signing.ts";
+import { WorkerRelay } from "./question_relay.ts";
 
 /**
  * How a worker runs.
@@ -90,10 +91,13 @@ export class PoolWorker {
   readonly #controlSubject = createInbox();
   readonly #guard = new ReplayGuard({ skewMs: POOL.clockSkewMs, capacity: POOL.maxSeenIds });
   readonly #now: () => number;
+  /** The calls' questions to their callers, and the callers' answers. */
+  readonly #relay: WorkerRelay;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#relay = new WorkerRelay({ nc: options.nc, key: options.key, name: options.name });
   }
 
   /** How many calls run here now. */
@@ -111,8 +115,9 @@ export class PoolWorker {
     this.#loops = Array.from({ length: concurrency }, () => this.#loop(consumer));
   }
 
-  /** A cancel on the control subject: heeded only when its caller signed it. */
+  /** A cancel (or a question's answer) on the control subject: heeded only when its caller signed it. */
   async #cancel(data: Uint8Array): Promise<void> {
+    if (await this.#relay.receive(data)) return;
     const cancel = readCancel(data);
     if (cancel === undefined || !await verified(this.#options.key, "cancel", { ...cancel })) return;
     this.#running.get(cancel.id)?.abort(
@@ -271,14 +276,20 @@ export class PoolWorker {
       });
       if (!nc.isClosed()) nc.publish(call.reply, encode(beat));
     }, POOL.heartbeatMs);
+    // A toolgate/1 tool's questions go to the caller, its log and progress too (all sent before the result).
+    const relay = this.#relay.forCall(call);
     try {
       const prepared = await executor.prepare(call.tool, call.args);
       if (!prepared.ok) return prepared.envelope;
-      return await executor.run(prepared.call, {
+      const envelope = await executor.run(prepared.call, {
         signal: controller.signal,
         defaults: call.defaults,
         callId: call.id,
+        questions: relay.questions,
+        onToolEvent: relay.onToolEvent,
       });
+      await relay.sent();
+      return envelope;
     } finally {
       clearInterval(beating);
       this.#running.delete(call.id);

@@ -12,6 +12,7 @@ import type { ToolDefinition } from "../manifest/pins.ts";
 import { serverOfName } from "../manifest/server_spec.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 import { EXECUTOR_DEFAULTS } from "../process/executor_defaults.ts";
+import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { ToolLauncher } from "../sandbox/tool_launch.ts";
 import { stateRoot } from "../state/state.ts";
 import { jobAnswerRecord } from "./audit.ts";
@@ -124,9 +125,14 @@ export class GatewayLink {
     const { timeoutMs } = processLimits(tool, callDefaults(options, this.#context.options).timeoutSec);
     const started = trail.now();
     const clock = performance.now();
+    let egress: readonly EgressDecision[] = [];
     const envelope = this.#gateway === undefined
       ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
-      : await this.#gateway.call(tool, call.args, { signal: options.signal, timeoutMs });
+      : await this.#gateway.call(tool, call.args, {
+        signal: options.signal,
+        timeoutMs,
+        onEgress: (decisions) => egress = decisions,
+      });
     await trail.write({
       ...jobAnswerRecord(await trail.facts(started, tool.name, call.argsText), {
         ms: Math.round(performance.now() - clock),
@@ -134,6 +140,8 @@ export class GatewayLink {
       }),
       server: upstream.server,
       upstream_tool: upstream.tool,
+      // What the egress proxy decided for the server's requests while the call ran.
+      egress: egress.length > 0 ? egress : undefined,
       profile: tool.profile.name,
       cancelled: options.signal?.aborted ? true : undefined,
       approved_by: options.approvedBy,

@@ -1,9 +1,10 @@
 /**
- * Progress on the terminal: one stderr line per running tool, redrawn in place, with how long it has run and what
- * it last said of its progress (a `toolgate/1` progress message, or the last line it wrote to stderr); a
- * heartbeat line that stays (`running NAME elapsed=Ys/Zs`) every 30 s of a running call; a finished tool leaves
- * one line behind; while the model is asked, `waiting for MODEL at HOST, N s`. Nothing at all when disabled (no
- * terminal, or `--quiet`).
+ * Progress on the terminal: one stderr line per running tool, redrawn in place, with how long it has run against
+ * its wall-clock limit (`running exec 30.0s/310s`) and what it last said of its progress (a `toolgate/1` progress
+ * message, or the last line it wrote to stderr); that line is all a running tool shows, so no standing heartbeat
+ * lines pile up under it; a finished tool leaves one line behind; while the model is asked, `waiting for MODEL at
+ * HOST, N s`. Nothing at all when disabled (no terminal, or `--quiet`). {@linkcode heartbeatText} keeps the words
+ * `serve` sends in its MCP progress notifications.
  *
  * @module
  */
@@ -27,8 +28,6 @@ export interface ProgressOptions {
   readonly intervalMs?: number;
   /** The terminal's width: a longer line would wrap and could not be redrawn in place. */
   readonly columns?: number;
-  /** Between two heartbeat lines of a running call (default {@linkcode HEARTBEAT_MS}). */
-  readonly heartbeatMs?: number;
 }
 
 interface Running {
@@ -36,8 +35,6 @@ interface Running {
   readonly started: number;
   /** The call's wall-clock limit in seconds, if it has one. */
   readonly limitSec?: number;
-  /** When its last heartbeat was due. */
-  beat: number;
   /**
    * What the tool last said of its progress, shown in its line: a `toolgate/1` progress message (`50%`, `3/10`,
    * its message), or the last line it wrote to stderr.
@@ -45,20 +42,15 @@ interface Running {
   said?: string;
 }
 
-/**
- * Between two heartbeat lines of a running call: a long call says it is still alive, in the agent loop and `call`
- * on a terminal (and as an MCP progress notification's message in `serve`).
- *
- * @example
- * ```ts
- * import { HEARTBEAT_MS } from "./progress.ts";
- * HEARTBEAT_MS; // 30000
- * ```
- */
-export const HEARTBEAT_MS = 30_000;
+/** `/Zs` after the elapsed time of a call with a wall-clock limit of Z seconds; nothing without one. */
+function limit(limitSec: number | undefined): string {
+  return limitSec === undefined || !Number.isFinite(limitSec) ? "" : `/${limitSec}s`;
+}
 
 /**
- * The heartbeat's words: `running NAME elapsed=Ys/Zs`, or `elapsed=Ys` for a call without a wall-clock limit.
+ * The heartbeat's words, the message of `serve`'s MCP progress notifications while a tool runs: `running NAME
+ * elapsed=Ys/Zs`, or `elapsed=Ys` for a call without a wall-clock limit. (A terminal shows the same figures in
+ * the tool's progress line instead: see {@linkcode Progress}.)
  *
  * @example
  * ```ts
@@ -68,8 +60,7 @@ export const HEARTBEAT_MS = 30_000;
  * ```
  */
 export function heartbeatText(name: string, elapsedMs: number, limitSec?: number): string {
-  const limit = limitSec === undefined || !Number.isFinite(limitSec) ? "" : `/${limitSec}s`;
-  return `running ${name} elapsed=${Math.round(elapsedMs / 1000)}s${limit}`;
+  return `running ${name} elapsed=${Math.round(elapsedMs / 1000)}s${limit(limitSec)}`;
 }
 
 /** Clears the current terminal line. */
@@ -136,18 +127,21 @@ export class Progress {
     };
   }
 
-  /** A call started; `limitSec` is its wall-clock limit, for the heartbeat (none: no limit). */
+  /**
+   * A call started; `limitSec` is its wall-clock limit, shown beside its elapsed time (none: no limit).
+   *
+   * @example
+   * ```ts
+   * import { Progress } from "./progress.ts";
+   * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
+   * progress.start("call_1", "exec", 310); // shows as `  running exec 0.0s/310s`
+   * ```
+   */
   start(id: string, name: string, limitSec?: number): void {
     if (!this.#options.enabled) return;
-    const now = this.#now();
-    this.#running.set(id, { name: neutralizeControls(name), started: now, limitSec, beat: now });
-    const every = Math.min(this.#options.intervalMs ?? 200, this.#heartbeatMs);
-    this.#timer ??= setInterval(() => this.#draw(), every);
+    this.#running.set(id, { name: neutralizeControls(name), started: this.#now(), limitSec });
+    this.#timer ??= setInterval(() => this.#draw(), this.#options.intervalMs ?? 200);
     this.#draw();
-  }
-
-  get #heartbeatMs(): number {
-    return this.#options.heartbeatMs ?? HEARTBEAT_MS;
   }
 
   /** A call ended: its line stays, and the others' line is redrawn. */
@@ -234,10 +228,7 @@ export class Progress {
   waiting(model: string, host: string): void {
     if (!this.#options.enabled) return;
     this.#waiting = { text: neutralizeControls(`waiting for ${model} at ${host}`), since: this.#now() };
-    this.#timer ??= setInterval(
-      () => this.#draw(),
-      Math.min(this.#options.intervalMs ?? 200, this.#heartbeatMs),
-    );
+    this.#timer ??= setInterval(() => this.#draw(), this.#options.intervalMs ?? 200);
     this.#draw();
   }
 
@@ -276,20 +267,14 @@ export class Progress {
       this.#drawn = 1;
       return;
     }
-    // Heartbeats first, each a line of its own that stays; the progress line is drawn again below them.
-    const beats: string[] = [];
-    for (const running of this.#running.values()) {
-      if (now - running.beat < this.#heartbeatMs) continue;
-      running.beat = now;
-      beats.push(heartbeatText(running.name, now - running.started, running.limitSec));
-    }
-    if (beats.length > 0) this.#write(`${this.#erase()}${beats.join("\n")}\n`);
     // A line each, every one shorter than the terminal is wide: a wrapped line would throw the erase's count off.
     const running = [...this.#running.values()];
     const shown = running.length > MAX_LINES ? running.slice(0, MAX_LINES - 1) : running;
     const lines = shown.map((r) =>
       fit(
-        `  running ${r.name} ${elapsed(now - r.started)}${r.said === undefined ? "" : ` ${r.said}`}`,
+        `  running ${r.name} ${elapsed(now - r.started)}${limit(r.limitSec)}${
+          r.said === undefined ? "" : ` ${r.said}`
+        }`,
         this.#columns,
       )
     );
@@ -318,22 +303,6 @@ export class Progress {
     // Ordered, and a failed write to stderr must not fail a tool call.
     this.#queue = this.#queue.then(() => this.#options.write(text)).catch(() => {});
   }
-}
-
-/**
- * The heartbeat interval a run was given: `TOOLGATE_HEARTBEAT_SEC` (seconds, a positive number; tests shorten it),
- * else {@linkcode HEARTBEAT_MS}.
- *
- * @example
- * ```ts
- * import { heartbeatMsFrom } from "./progress.ts";
- * heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "0.5" }); // 500
- * heartbeatMsFrom({}); // 30000
- * ```
- */
-export function heartbeatMsFrom(env: Readonly<Record<string, string>>): number {
-  const seconds = Number(env.TOOLGATE_HEARTBEAT_SEC);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : HEARTBEAT_MS;
 }
 
 /** The terminal's width for a progress line (80 when it cannot be told). */

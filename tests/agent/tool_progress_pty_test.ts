@@ -81,13 +81,13 @@ Deno.test({
     assert.equal(run.code, 0, text);
     assert.match(text, /Both done\./, text);
     // Both tools at once, a line each: the block that shows the second step of both.
-    const line = (label: string) => `  running steps \\d+\\.\\ds ${label}: step 2/2`;
+    const line = (label: string) => `  running steps \\d+\\.\\ds/30s ${label}: step 2/2`;
     assert.match(
       text,
       new RegExp(`${line("alpha")}\\r?\\n${line("beta")}|${line("beta")}\\r?\\n${line("alpha")}`),
       text,
     );
-    assert.match(text, /running steps \d+\.\ds alpha: step 1\/2/, text);
-    assert.match(text, /running steps \d+\.\ds beta: step 1\/2/, text);
+    assert.match(text, /running steps \d+\.\ds\/30s alpha: step 1\/2/, text);
+    assert.match(text, /running steps \d+\.\ds\/30s beta: step 1\/2/, text);
   },
 });
