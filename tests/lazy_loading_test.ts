@@ -83,6 +83,19 @@ Deno.test("serve loads the web console only with --console: no module of src/con
   );
 });
 
+Deno.test("run and worker load the web console only with --console: no module of src/console is a static import of either", async () => {
+  for (
+    const [entry, reached] of [["run_agent.ts", "/src/agent/loop.ts"], [
+      "serve_worker.ts",
+      "/src/pool/worker.ts",
+    ]]
+  ) {
+    const graph = await staticGraph(join(REPO, "src", "commands", entry));
+    assert.ok([...graph].some((m) => m.endsWith(reached)), `the walk of ${entry} reached ${reached}`);
+    assert.deepEqual([...graph].filter((m) => m.includes("/src/console/")), [], entry);
+  }
+});
+
 Deno.test("start-up: each heavy pattern for src/ names a module that exists (a moved module must not pass silently)", async () => {
   const files: string[] = [];
   const walk = async (dir: string) => {

@@ -24,6 +24,8 @@ import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
 import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
+import type { CallSeen, CallWatch } from "../run/call_watch.ts";
+import { runWatched, watchCall } from "./watch_calls.ts";
 
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {
@@ -62,6 +64,8 @@ export interface TurnOptions {
   readonly questions?: QuestionHandlers;
   /** Which of a tool's images and audio go to the model (default: none, each named in a note). */
   readonly media?: ModelMedia;
+  /** Who watches each call (`--console`): its start, its messages and stderr, its end. */
+  readonly watch?: CallWatch;
 }
 
 /** How the loop talks to the model. */
@@ -140,7 +144,7 @@ export function chatRequest(
 
 /**
  * Runs the loop on `messages`, appending every assistant and tool message to it (the caller keeps it, to save it
- * even when the loop fails). Throws an {@linkcode AgentError} when the endpoint fails or answers nonsense.
+ * even when the loop fails). Throws an `AgentError` when the endpoint fails or answers nonsense.
  *
  * @example
  * ```ts
@@ -231,6 +235,7 @@ interface Runnable {
   readonly call: PreparedCall;
   /** What approved it (a person, `--yes`, ...): a `job` kill a person approved says `killed_by: "user"`. */
   readonly approvedBy: ApprovedBy;
+  readonly seen?: CallSeen;
 }
 
 /**
@@ -276,14 +281,17 @@ export async function answerTurn(calls: readonly ToolCall[], options: TurnOption
       envelopes[index] = await answerSecretCall(toolCall.function.arguments, executor, options.secrets);
       continue;
     }
+    const seen = watchCall(options.watch, toolCall);
     const prepared = await executor.prepare(toolCall.function.name, toolCall.function.arguments);
     if (!prepared.ok) {
       envelopes[index] = prepared.envelope;
+      seen?.ended(prepared.envelope);
       continue;
     }
     const verdict = await options.policy.decide(prepared.call);
     if (!verdict.approved) {
       envelopes[index] = await executor.refuse(prepared.call, verdict.envelope);
+      seen?.ended(envelopes[index]);
       if (verdict.envelope.kind === "rejected") {
         await options.notice?.(
           `toolgate: did not run ${prepared.call.tool.name}: ${verdict.envelope.message}\n`,
@@ -291,7 +299,7 @@ export async function answerTurn(calls: readonly ToolCall[], options: TurnOption
       }
       continue;
     }
-    runnable.push({ index, id: toolCall.id, call: prepared.call, approvedBy: verdict.by });
+    runnable.push({ index, id: toolCall.id, call: prepared.call, approvedBy: verdict.by, seen });
   }
   // Pass 2: in the model's order through the scheduler: runs of consecutive concurrent calls side by side, any
   // other call alone. Every call is waited for, even when one throws (a bug), before the error goes on. A stop
@@ -317,12 +325,13 @@ export async function answerTurn(calls: readonly ToolCall[], options: TurnOption
       runnable.map((item, i) =>
         scheduler.run(item.call.tool.concurrent, undefined, async () => {
           options.progress?.start(item.id, item.call.tool.name, executor.limits(item.call).timeoutSec);
-          const envelope = await executor.run(item.call, {
-            signal: stops[i].signal,
-            approvedBy: item.approvedBy,
-            ...options.progress?.listeners(item.id),
-            questions: options.questions,
-          });
+          const envelope = await runWatched(item.seen, options.progress?.listeners(item.id), (watched) =>
+            executor.run(item.call, {
+              signal: stops[i].signal,
+              approvedBy: item.approvedBy,
+              ...watched,
+              questions: options.questions,
+            }));
           answered.add(i);
           options.progress?.end(item.id, envelope);
           envelopes[item.index] = envelope;

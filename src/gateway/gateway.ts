@@ -18,6 +18,8 @@ import {
 import { gatewayName, serverOfName, type ServerSpec } from "../manifest/server_spec.ts";
 import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstream.ts";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import type { Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { ToolGateway } from "../run/tool_gateway.ts";
 
 /** What a {@linkcode Gateway} needs: the servers, what starts them, and the pins the user trusted. */
@@ -44,12 +46,17 @@ export class Gateway implements ToolGateway {
   readonly #specs = new Map<string, ToolSpec>();
   readonly #withheld = new Map<string, WithheldReason>();
   readonly #problems = new Map<string, string>();
+  /** Each listed tool's verdict against its pin (see #matchesPin). */
+  readonly #checked = new WeakMap<Tool, boolean>();
 
   /** A gateway over `options.servers`; no server starts until its tools are first needed. */
   constructor(options: GatewayOptions) {
     this.#options = options;
     for (const server of options.servers) {
-      this.#upstreams.set(server.name, new Upstream({ ...options, server }));
+      // A server that says its tools changed is listed again at once: a tool it added is withheld (a call to it
+      // answers `rejected`, naming `toolgate trust`) until the user trusts it; a changed one is refused at its call.
+      const onToolsChanged = () => void this.#list(server.name);
+      this.#upstreams.set(server.name, new Upstream({ ...options, server, onToolsChanged }));
     }
   }
 
@@ -176,9 +183,7 @@ export class Gateway implements ToolGateway {
           tool: spec.name,
         });
       }
-      if (!samePin(definitionOf(current as unknown as Record<string, unknown>), pinned)) {
-        return withheldEnvelope(spec.name, "changed");
-      }
+      if (!this.#matchesPin(current, pinned)) return withheldEnvelope(spec.name, "changed");
       const mark = upstream.egressMark;
       const result = await upstream.callTool(tool, args, options);
       options.onEgress?.(upstream.egressSince(mark));
@@ -188,6 +193,20 @@ export class Gateway implements ToolGateway {
     } catch (error) {
       return errorEnvelope(spec.name, server, error, options.signal, options.timeoutMs);
     }
+  }
+
+  /**
+   * Is the listed tool's definition its pin? Known once per listing: a listing's tool objects are new after each
+   * start and each `tools/list_changed`, and the pins are fixed for the gateway's life, so a warm call does not
+   * rebuild and compare the canonical JSON of its schemas.
+   */
+  #matchesPin(tool: Tool, pinned: ToolDefinition | undefined): boolean {
+    let same = this.#checked.get(tool);
+    if (same === undefined) {
+      same = samePin(definitionOf(tool as unknown as Record<string, unknown>), pinned);
+      this.#checked.set(tool, same);
+    }
+    return same;
   }
 
   /** Ends every server's tree. */

@@ -28,6 +28,9 @@ import { HEADER_SECRET, type ServerSpec } from "../manifest/server_spec.ts";
 /** How many times a server is started within a minute before toolgate stops starting it for that minute. */
 export const MAX_STARTS_PER_MINUTE = 3;
 
+/** How long a stdio server whose stdin was closed is given to end on its own before SIGTERM. */
+export const EOF_WAIT_MS = 500;
+
 /** A server that cannot be reached: the one line that says why (never a stack trace). */
 export class UpstreamError extends Error {
   /** Whether a later call may find it working (it died, and will be started again). */
@@ -301,7 +304,9 @@ export class Upstream {
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",
-        detached: !launch.confined && group.length === 0,
+        // Out of toolgate's process group, confined too: the terminal's Ctrl-C stops the call (and the server is
+        // told to cancel it), not the server, which toolgate ends itself (bwrap's --die-with-parent if it dies).
+        detached: group.length === 0,
       }).spawn();
     } catch (error) {
       launcher.release(launch);
@@ -344,16 +349,30 @@ export class Upstream {
     if (child.group) await signalGroup(child.process.pid, "SIGKILL");
   }
 
-  /** Ends the server (its whole tree) and closes the connection; later calls are refused. */
+  /**
+   * Ends the server (its whole tree) and closes the connection; later calls are refused. A stdio server is ended
+   * as the MCP specification asks: its stdin closed first (so that it reads what was sent last, a cancellation
+   * among it, and ends on its own), then SIGTERM when it has not ended within {@linkcode EOF_WAIT_MS}, then
+   * SIGKILL after the grace period.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const client = this.#client;
     this.#client = undefined;
-    if (this.#child !== undefined) await this.#end(this.#child);
     try {
       await client?.close();
     } catch {
       // Closing a connection that is gone.
+    }
+    const child = this.#child;
+    if (child !== undefined && !child.exited) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        child.process.status,
+        new Promise((done) => timer = setTimeout(done, Math.min(EOF_WAIT_MS, this.#options.graceMs))),
+      ]);
+      clearTimeout(timer);
+      await this.#end(child);
     }
   }
 }
