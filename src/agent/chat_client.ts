@@ -10,7 +10,7 @@ import { redactDeep } from "../state/redact.ts";
 import { AgentError } from "./errors.ts";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
 import { clip, seconds } from "../base/text.ts";
-import { after, type CancelTimer } from "../base/timer.ts";
+import { after } from "../base/timer.ts";
 import { answerTooLarge, byteCap, declaredLength, readText } from "./capped_body.ts";
 
 // The size cap's error lives in capped_body.ts; its name stays importable from here.
