@@ -264,7 +264,7 @@ export function scriptOf(text: string): string {
  * @example
  * ```ts
  * import { sentencesOf } from "./lint_phrases.ts";
- * sentencesOf("Read a file, e.g. a.txt. Then stop."); // ["Read a file, e.g. a.txt.", "Then stop."]
+ * sentencesOf("Read a file, e.g. a.txt. Then stop.").length; // 2
  * ```
  */
 export function sentencesOf(text: string): string[] {
