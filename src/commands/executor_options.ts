@@ -318,6 +318,8 @@ export async function executorFromArgs(
       jobCaps: life.jobCaps,
       onJob: life.onJob,
       onAudit: life.onAudit,
+      // Every command closes its executor.
+      keepAuditOpen: true,
       secrets,
       pool,
       // The gateway's code (and the MCP SDK) loads only when the manifest's servers are connected.

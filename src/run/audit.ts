@@ -277,6 +277,11 @@ export interface AuditOptions {
   readonly onError: (message: string) => void;
   /** Told after each line is written (the console reads the log again then). */
   readonly onWritten?: () => void;
+  /**
+   * Keeps the day's file open from one record to the next (two calls fewer a line), checked again at each record
+   * as if just opened; {@linkcode AuditLog.close} lets go of it. Default: opened and closed at every record.
+   */
+  readonly holdOpen?: boolean;
 }
 
 /** The size of the audit key, in bytes: as long as a SHA-256 digest, which is all the secret HMAC can use well. */
@@ -457,41 +462,52 @@ interface LastAppend {
   size: number;
 }
 
-/**
- * Appends one line to `file` in one write, after a newline when the file's last byte is not one: a record torn by
- * a full disk (ours, or another process's, or one before a restart) must not swallow this one. The file itself
- * remembers whether it was torn, so there is nothing to keep in memory that another process could not see; only
- * when the file is still the one `last` names and has not grown since this process's own whole line ended there is
- * its last byte known without reading it (two calls fewer on every line of a busy log). Returns where this line
- * ended.
- */
-function appendLine(file: string, line: string, last?: LastAppend): LastAppend | undefined {
+/** Opens the day's file, never through a link, creating it when there is none, and checks what was opened. */
+function openChecked(file: string): { opened: Deno.FsFile; info: Deno.FileInfo } {
   const opened = openExisting(file, LOG_OPEN, "the audit log") ?? createNew(file, LOG_OPEN) ??
     openExisting(file, LOG_OPEN, "the audit log");
   if (opened === undefined) throw new StateDirError(`the audit log ${file} came and went while being opened`);
   try {
-    const info = checkOpened(opened, file, "the audit log");
-    const ours = last !== undefined && last.ino === info.ino && last.dev === info.dev &&
-      last.size === info.size;
-    const byte = new Uint8Array(1);
-    let torn = false;
-    if (info.size > 0 && !ours) {
-      opened.seekSync(info.size - 1, Deno.SeekMode.Start);
-      torn = opened.readSync(byte) === 1 && byte[0] !== NEWLINE;
-    }
-    const bytes = encoder.encode(torn ? "\n" + line : line);
-    // One call with the whole line: with O_APPEND no other process's line can land inside it. A short write,
-    // which only a full disk causes, is reported; the next record then starts on a line of its own.
-    const written = opened.writeSync(bytes);
-    if (written !== bytes.length) throw new Error(`only ${written} of ${bytes.length} bytes were written`);
-    // Another process's line may have landed between the fstat and this write: the size is then not ours, and
-    // the next line reads the last byte again.
-    return info.ino === null || info.dev === null
-      ? undefined
-      : { dev: info.dev, ino: info.ino, size: info.size + bytes.length };
-  } finally {
+    return { opened, info: checkOpened(opened, file, "the audit log") };
+  } catch (error) {
     opened.close();
+    throw error;
   }
+}
+
+/**
+ * Appends one line to the opened, checked file (`info` its state just checked) in one write, after a newline when
+ * the file's last byte is not one: a record torn by a full disk (ours, or another process's, or one before a
+ * restart) must not swallow this one. The file itself remembers whether it was torn, so there is nothing to keep
+ * in memory that another process could not see; only when the file is still the one `last` names and has not
+ * grown since this process's own whole line ended there is its last byte known without reading it (two calls fewer
+ * on every line of a busy log). Returns where this line ended.
+ */
+function appendLine(
+  opened: Deno.FsFile,
+  info: Deno.FileInfo,
+  line: string,
+  last?: LastAppend,
+): LastAppend | undefined {
+  const ours = last !== undefined && last.ino === info.ino && last.dev === info.dev &&
+    last.size === info.size;
+  const byte = new Uint8Array(1);
+  let torn = false;
+  if (info.size > 0 && !ours) {
+    // The file is opened with O_APPEND: the offset this moves never decides where a line lands.
+    opened.seekSync(info.size - 1, Deno.SeekMode.Start);
+    torn = opened.readSync(byte) === 1 && byte[0] !== NEWLINE;
+  }
+  const bytes = encoder.encode(torn ? "\n" + line : line);
+  // One call with the whole line: with O_APPEND no other process's line can land inside it. A short write,
+  // which only a full disk causes, is reported; the next record then starts on a line of its own.
+  const written = opened.writeSync(bytes);
+  if (written !== bytes.length) throw new Error(`only ${written} of ${bytes.length} bytes were written`);
+  // Another process's line may have landed between the fstat and this write: the size is then not ours, and
+  // the next line reads the last byte again.
+  return info.ino === null || info.dev === null
+    ? undefined
+    : { dev: info.dev, ino: info.ino, size: info.size + bytes.length };
 }
 
 /**
@@ -519,6 +535,8 @@ export class AuditLog {
   #hmac?: HmacSha256;
   /** Where this log's last line ended (see appendLine). */
   #last?: LastAppend;
+  /** The day's file, kept open (see {@linkcode AuditOptions.holdOpen}). */
+  #held?: { readonly file: string; readonly opened: Deno.FsFile };
 
   constructor(readonly options: AuditOptions) {}
 
@@ -575,12 +593,68 @@ export class AuditLog {
       }
       const last = this.#last;
       this.#last = undefined;
-      this.#last = appendLine(auditFileFor(dir, new Date(record.ts)), line, last);
+      this.#last = this.#append(auditFileFor(dir, new Date(record.ts)), line, last);
     } catch (error) {
       this.#report(`toolgate: cannot write the audit log in ${dir}: ${(error as Error).message}`);
       return;
     }
     this.options.onWritten?.();
+  }
+
+  /** Appends through the held file when there is one, else through one opened for this line. */
+  #append(file: string, line: string, last?: LastAppend): LastAppend | undefined {
+    if (!this.options.holdOpen) {
+      const { opened, info } = openChecked(file);
+      try {
+        return appendLine(opened, info, line, last);
+      } finally {
+        opened.close();
+      }
+    }
+    let info: Deno.FileInfo | undefined;
+    if (this.#held?.file === file) {
+      try {
+        // The same checks as at its opening: still a private regular file of one link, still the one the path names.
+        info = checkOpened(this.#held.opened, file, "the audit log");
+      } catch {
+        // Removed, replaced or changed since: let go, and open what the path names now (checked again there).
+      }
+    }
+    if (info === undefined) {
+      // Another day's file, or none held yet.
+      this.close();
+      const fresh = openChecked(file);
+      this.#held = { file, opened: fresh.opened };
+      info = fresh.info;
+    }
+    try {
+      return appendLine(this.#held!.opened, info, line, last);
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+  }
+
+  /**
+   * Lets go of the file held open ({@linkcode AuditOptions.holdOpen}); the next record opens it again. Idempotent.
+   *
+   * @example
+   * ```ts
+   * import { AuditLog } from "./audit.ts";
+   * import { makeRedactor } from "../state/redact.ts";
+   * using audit = new AuditLog({ dir: Deno.makeTempDirSync(), key: new Uint8Array(32), redact: makeRedactor([]), onError: console.error, holdOpen: true });
+   * audit.close();
+   * ```
+   */
+  close(): void {
+    const held = this.#held;
+    this.#held = undefined;
+    held?.opened.close();
+  }
+
+  /** {@linkcode AuditLog.close}, for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
   }
 
   #digestKey(): Uint8Array | null {

@@ -254,6 +254,7 @@ export class Executor {
     await this.#gateway.close();
     await this.endJobs();
     await this.#options.pool?.close();
+    this.#trail.close();
   }
 
   /**

@@ -33,6 +33,8 @@ const ROUNDS = 300;
 const TOOL = "mcp__ev__echo";
 const ARGS = { message: "hello gateway" };
 const ARGS_TEXT = JSON.stringify(ARGS);
+/** `--audit-per-call`: the audit file opened and closed at every call, as before the commands held it. */
+const HOLD_AUDIT = !Deno.args.includes("--audit-per-call");
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -90,6 +92,8 @@ async function setUp(dir: string) {
       auditDir,
       // Not the user's key: a benchmark leaves nothing in the home directory.
       auditKey: crypto.getRandomValues(new Uint8Array(32)),
+      // As the commands do.
+      keepAuditOpen: HOLD_AUDIT,
       sandbox,
       // As the commands wire it.
       openGateway: async (wiring) => new (await import("../../src/gateway/gateway.ts")).Gateway(wiring),
