@@ -10,10 +10,15 @@ import { join } from "../base/paths.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../manifest/tool_belt.ts";
 import { BASE_URL_VARIABLES, DEFAULT_BASE_URL } from "../agent/limits.ts";
 import { detectCgroups } from "../sandbox/cgroups.ts";
-import { hasSideEffects, type PermissionProfile } from "../manifest/profiles.ts";
+import type { PermissionProfile } from "../manifest/profiles.ts";
 import { findProgram } from "../base/find_program.ts";
 import { probeSandbox, SANDBOX_MODES, type SandboxMode, type SandboxSupport } from "../sandbox/sandbox.ts";
-import { auditDirFor, configRoot, stateRoot } from "../state/state.ts";
+import { stateRoot } from "../state/state.ts";
+import { describeProfile, outlook, userNamespacesAllowed } from "./profile_outlook.ts";
+import { stateFacts } from "./state_facts.ts";
+
+// The sysctl doctor reads lives in profile_outlook.ts; its name stays importable from here.
+export { USERNS_SYSCTL } from "./profile_outlook.ts";
 import {
   isOwnManifest,
   locateManifest,
@@ -154,43 +159,6 @@ function statOrUndefined(path: string): Deno.FileInfo | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * Whether user namespaces can be made, when bwrap could not tell: `user.max_user_namespaces` above 0 (`null` when
- * it cannot be read).
- */
-function userNamespacesAllowed(): boolean | null {
-  try {
-    return Number(Deno.readTextFileSync(USERNS_SYSCTL).trim()) > 0;
-  } catch {
-    return null;
-  }
-}
-
-/** The sysctl that says how many user namespaces may be made (the launcher grants doctor its read). */
-export const USERNS_SYSCTL = "/proc/sys/user/max_user_namespaces";
-
-/** What one profile gets here, given the sandbox support and the mode. */
-function outlook(
-  profile: PermissionProfile,
-  support: SandboxSupport,
-  mode: SandboxMode,
-): ProfileOutlook["runs"] {
-  if (mode === "off") return "unconfined";
-  if (support.ok) return "confined";
-  if (mode === "require" || hasSideEffects(profile)) return "refused";
-  return "unconfined";
-}
-
-function describeProfile(profile: PermissionProfile): string {
-  const writes = profile.write.length === 0 ? "writes nothing" : `writes ${profile.write.join(", ")}`;
-  const net = profile.net === false
-    ? "no network"
-    : profile.net === true
-    ? "any host"
-    : `only ${profile.net.join(", ")} (egress proxy)`;
-  return `${writes}; ${net}`;
 }
 
 function isLocal(url: string): boolean {
@@ -406,50 +374,4 @@ async function loadQuietly(
   if (path === BELT_MANIFEST_PATH) return validateManifest(BELT_MANIFEST, path, { schemasChecked: true });
   const result = await loadManifest(path, { allowAbsoluteCommands: input.allowAbsoluteCommands });
   return result;
-}
-
-/** Where state, the audit log and the secret store are, and their trouble. */
-async function stateFacts(
-  env: Readonly<Record<string, string>>,
-  cwd: string,
-  problems: Problem[],
-): Promise<SetupReport["state"]> {
-  let stateDir: string | null = null;
-  let configDir: string | null = null;
-  try {
-    stateDir = stateRoot(env);
-    configDir = configRoot(env);
-  } catch (error) {
-    problems.push({
-      problem: (error as Error).message,
-      fix: "set HOME (or XDG_STATE_HOME and XDG_CONFIG_HOME) to an absolute path",
-      blocking: true,
-    });
-    return { stateDir, configDir, auditDir: null, auditFiles: 0, secretStore: null };
-  }
-  let auditDir: string | null = null;
-  let auditFiles = 0;
-  try {
-    auditDir = auditDirFor(env, await Deno.realPath(cwd));
-    for (const entry of Deno.readDirSync(auditDir)) if (/^\d{8}\.log$/.test(entry.name)) auditFiles++;
-  } catch {
-    // No call was audited here yet.
-  }
-  const { SecretStore } = await import("../state/secret_store.ts");
-  const store = new SecretStore({ env });
-  let secretStore: SetupReport["state"]["secretStore"];
-  try {
-    const backend = store.keySource() === "keyring"
-      ? "key in the desktop keyring (secret-tool)"
-      : `key in ${store.keyPath}`;
-    secretStore = { path: store.path, backend, secrets: store.list().length };
-  } catch (error) {
-    secretStore = { path: store.path, backend: "unreadable", secrets: 0 };
-    problems.push({
-      problem: `the secret store cannot be read: ${(error as Error).message}`,
-      fix: "fix or move the file named (toolgate never changes it)",
-      blocking: false,
-    });
-  }
-  return { stateDir, configDir, auditDir, auditFiles, secretStore };
 }

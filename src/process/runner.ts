@@ -7,6 +7,11 @@
  */
 import { groupLauncher, type ProcessRegistry, signalGroup, type TreeSignal } from "./process_tree.ts";
 import { MAX_OUTPUT_BYTES } from "./executor_defaults.ts";
+import { drain, feed, joined } from "./pipes.ts";
+import { spawnError, type StartProblem, startProblem } from "./start_problem.ts";
+
+// Why a program cannot start lives in start_problem.ts; its names stay importable from here.
+export { type StartProblem, startProblem } from "./start_problem.ts";
 
 /** What to run. */
 export interface RunRequest {
@@ -63,12 +68,6 @@ export interface RunRequest {
   readonly onStderr?: (chunk: Uint8Array) => void;
 }
 
-/** Why a process could not start. */
-export interface StartProblem {
-  readonly reason: "not_found" | "not_executable" | "not_permitted";
-  readonly message: string;
-}
-
 /** What every run reports, started or not. */
 interface RunFacts {
   readonly code: number | null;
@@ -119,170 +118,8 @@ export interface Ended extends RunFacts {
  */
 export type RunResult = NotStarted | Ended;
 
-/** What a stream carried: the kept chunks (joined only when asked for), and every byte it carried. */
-interface Drained {
-  readonly chunks: readonly Uint8Array[];
-  readonly kept: number;
-  readonly total: number;
-}
-
-/** The kept chunks as one buffer: made once, the chunks let go. */
-function joined(drained: Drained): () => Uint8Array {
-  let bytes: Uint8Array | undefined;
-  let chunks: readonly Uint8Array[] | undefined = drained.chunks;
-  return () => {
-    if (bytes === undefined) {
-      bytes = new Uint8Array(drained.kept);
-      let offset = 0;
-      for (const chunk of chunks ?? []) {
-        bytes.set(chunk, offset);
-        offset += chunk.length;
-      }
-      chunks = undefined;
-    }
-    return bytes;
-  };
-}
-
-/**
- * Reads a stream to its end, keeping at most `cap` bytes (none with a sink, which gets every chunk instead); calls
- * `onOverflow` once when it passes the cap, and `progress.onData` and `observe` for every chunk. The chunks are kept as they
- * came: one buffer of them is made only if someone reads it (an overflow's envelope never does), so a flood up to
- * the cap costs the bytes kept once, not twice.
- */
-async function drain(
-  stream: ReadableStream<Uint8Array>,
-  cap: number,
-  onOverflow: () => void,
-  stop: Promise<void>,
-  progress: { reads: number; onData: () => void },
-  sink?: (chunk: Uint8Array) => void,
-  observe?: (chunk: Uint8Array) => void,
-): Promise<Drained> {
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let kept = 0;
-  let total = 0;
-  let stopped = false;
-  stop.then(() => {
-    stopped = true;
-    reader.cancel().catch(() => {});
-  });
-  try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done || stopped) break;
-      progress.reads++;
-      progress.onData();
-      total += value.length;
-      observe?.(value);
-      if (sink) {
-        sink(value);
-        continue;
-      }
-      if (kept < cap) {
-        const take = Math.min(value.length, cap - kept);
-        // A part of a chunk is copied, so that the rest of it is not kept alive with it.
-        chunks.push(take === value.length ? value : value.slice(0, take));
-        kept += take;
-      }
-      if (total > cap) {
-        onOverflow();
-        // Reading on would only count bytes nobody keeps, and the garbage of a flood piles up faster than it
-        // is collected: close the pipe instead, which also stops a writer that ignores SIGTERM.
-        await reader.cancel();
-        break;
-      }
-    }
-  } catch {
-    // A cancelled read ends the stream; what was kept stands.
-  }
-  return { chunks, kept, total };
-}
-
-async function feed(
-  stdin: WritableStream<Uint8Array>,
-  bytes: Uint8Array,
-  replies?: (write: (bytes: Uint8Array) => Promise<boolean>) => void,
-  exited?: Promise<unknown>,
-): Promise<void> {
-  const writer = stdin.getWriter();
-  try {
-    if (bytes.length > 0) await writer.write(bytes);
-    if (replies === undefined || exited === undefined) return await writer.close();
-  } catch {
-    // A tool may exit without reading its stdin (BrokenPipe): that is its right, not a failure.
-    return;
-  }
-  // Writes one after another, in the order asked; a write after the pipe broke says so instead of throwing.
-  let open = true;
-  let queue: Promise<boolean> = Promise.resolve(true);
-  replies((more) =>
-    queue = queue.then(async () => {
-      if (!open) return false;
-      try {
-        await writer.write(more);
-        return true;
-      } catch {
-        open = false;
-        return false;
-      }
-    })
-  );
-  await exited;
-  open = false;
-  await queue;
-  await writer.close().catch(() => {});
-}
-
-function spawnError(error: unknown, program: string): StartProblem {
-  if (error instanceof Deno.errors.NotCapable) {
-    return { reason: "not_permitted", message: `toolgate is not permitted to run ${program} (--allow-run)` };
-  }
-  // A missing cwd or script interpreter is NotFound too: only a missing program is reported as one.
-  if (error instanceof Deno.errors.NotFound && !exists(program)) {
-    return { reason: "not_found", message: `no such program: ${program}` };
-  }
-  const detail = error instanceof Error ? error.message : String(error);
-  return { reason: "not_executable", message: `cannot execute ${program}: ${detail}` };
-}
-
-/**
- * Why `program` cannot start (missing, a directory, not executable), found before a wrapper (setsid(1), bwrap)
- * would have to report it as its own failure; `undefined` when it looks startable.
- */
-export function startProblem(program: string): StartProblem | undefined {
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.statSync(program);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      return { reason: "not_found", message: `no such program: ${program}` };
-    }
-    // Not ours to read (a scoped --allow-read): the start itself will tell.
-    if (error instanceof Deno.errors.NotCapable) return undefined;
-    return { reason: "not_executable", message: `cannot execute ${program}: ${(error as Error).message}` };
-  }
-  if (info.isDirectory) {
-    return { reason: "not_executable", message: `cannot execute ${program}: a directory` };
-  }
-  if (info.mode !== null && (info.mode & 0o111) === 0) {
-    return { reason: "not_executable", message: `cannot execute ${program}: not executable` };
-  }
-  return undefined;
-}
-
 /** setsid(1)'s words when it could not execute the program it was given. */
 const SETSID_FAILED = "setsid: failed to execute ";
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (error) {
-    return !(error instanceof Deno.errors.NotFound);
-  }
-}
 
 const EMPTY = new Uint8Array(0);
 const decoder = new TextDecoder();

@@ -4,12 +4,25 @@
  * connections to the listed hosts. A confined tool with a host list has no network of its own: this proxy is
  * its only way out, so a host that is not listed is out of reach whatever the tool does.
  *
+ * One piece: the proxy is one class whose registered calls, pending connections and caps are private state that
+ * every decision on a connection (admit, dial, broker, forget) reads and changes; a connection's bytes are
+ * `proxy_wire.ts`'s, plain HTTP is `plain_http.ts`'s.
+ *
  * @module
  */
 import { join } from "../base/paths.ts";
 import { type CallCredential, hostAllowed } from "../manifest/credentials.ts";
 import type { CertificateAuthority } from "./run_ca.ts";
 import { ConnReader, parseHead, type PlainHead, servePlain } from "./plain_http.ts";
+import {
+  answer,
+  decodeURIComponentSafe,
+  type HeadReader,
+  pipe,
+  readUntil,
+  shut,
+  target,
+} from "./proxy_wire.ts";
 
 /** The most bytes of a request head the proxy reads before it gives up on it. */
 const MAX_HEAD = 16 * 1024;
@@ -23,64 +36,6 @@ export interface EgressDecision {
   readonly allowed: boolean;
   /** Why a request was refused although its host is listed (a credential's placeholder out of place). */
   readonly reason?: string;
-}
-
-/** A connection's request head so far: the bytes read, and the first line once it came. */
-interface HeadReader {
-  readonly buffer: Uint8Array;
-  length: number;
-}
-
-/**
- * Reads from `conn` until `buffer` holds `marker`; resolves to where the marker ends, or `undefined` (the client
- * ended, the head outgrew its buffer, or the connection was closed under it: the head's time limit).
- */
-async function readUntil(conn: Deno.Conn, head: HeadReader, marker: string): Promise<number | undefined> {
-  for (;;) {
-    const text = decoder.decode(head.buffer.subarray(0, head.length));
-    const at = text.indexOf(marker);
-    if (at !== -1) return encoder.encode(text.slice(0, at + marker.length)).length;
-    if (head.length >= head.buffer.length) return undefined;
-    const n = await conn.read(head.buffer.subarray(head.length)).catch(() => null);
-    if (n === null) return undefined;
-    head.length += n;
-  }
-}
-
-async function answer(conn: Deno.Conn, status: string, body = ""): Promise<void> {
-  const text = `HTTP/1.1 ${status}\r\nContent-Length: ${
-    encoder.encode(body).length
-  }\r\nConnection: close\r\n\r\n${body}`;
-  try {
-    await conn.write(encoder.encode(text));
-  } catch {
-    // The client went away.
-  }
-  conn.close();
-}
-
-async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
-  try {
-    await from.readable.pipeTo(to.writable);
-  } catch {
-    // One side went away.
-  }
-}
-
-/** `host:port` of a CONNECT target or an absolute URL, or `undefined` for anything else. */
-function target(method: string, uri: string): { host: string; port: number; path?: string } | undefined {
-  if (method === "CONNECT") {
-    const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(uri);
-    return match ? { host: match[1], port: Number(match[2]) } : undefined;
-  }
-  if (!URL.canParse(uri)) return undefined;
-  const url = new URL(uri);
-  if (url.protocol !== "http:") return undefined;
-  return {
-    host: url.hostname,
-    port: url.port === "" ? 80 : Number(url.port),
-    path: `${url.pathname}${url.search}`,
-  };
 }
 
 /** One confined call the proxy serves: its host list, where its decisions go, and its open connections. */
@@ -132,15 +87,6 @@ export const PROXY_LIMITS: ProxyLimits = { perCall: 64, pending: 64, headMs: 10_
 
 /** How long the proxy waits before it accepts again after a failed accept (out of file descriptors). */
 const ACCEPT_BACKOFF_MS = 100;
-
-/** Closes a connection that may be closed already. */
-function shut(conn: Deno.Conn): void {
-  try {
-    conn.close();
-  } catch {
-    // Already closed.
-  }
-}
 
 /**
  * The egress proxy of one toolgate process: one Unix socket for every confined call with a host list. Each call
@@ -477,14 +423,6 @@ export class EgressProxy {
     } catch {
       // Already gone.
     }
-  }
-}
-
-function decodeURIComponentSafe(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
   }
 }
 
