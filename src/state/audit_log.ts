@@ -18,7 +18,8 @@ import { HmacSha256 } from "../base/hmac_sha256.ts";
 import type { FailureKind } from "../contract.ts";
 import { redactDeep, type Redactor } from "./redact.ts";
 import { checkPrivateDir, ensurePrivateDir } from "./private_dir.ts";
-import { checkOpened, createNew, openExisting, readKey, readOrMakeKey } from "./private_file.ts";
+import { readKey, readOrMakeKey } from "./private_file.ts";
+import { AuditFile } from "./audit_file.ts";
 import { StateDirError, stateRoot } from "./state.ts";
 
 /** One call, as the audit log records it. Never an argument value, never a variable's value. */
@@ -62,10 +63,6 @@ export interface AuditOptions {
 
 /** The size of the audit key, in bytes: as long as a SHA-256 digest, which is all the secret HMAC can use well. */
 export const AUDIT_KEY_BYTES = 32;
-
-/** Read and append: the last byte tells whether an earlier write was torn. */
-const LOG_OPEN: Deno.OpenOptions = { read: true, append: true };
-const NEWLINE = 0x0a;
 
 /**
  * The file of a UTC day.
@@ -231,61 +228,6 @@ export async function checkLineMac(
   return ok ? "verified" : "altered";
 }
 
-/** Where this process's last line ended: the file (device and inode) and its size just after the write. */
-interface LastAppend {
-  dev: number;
-  ino: number;
-  size: number;
-}
-
-/** Opens the day's file, never through a link, creating it when there is none, and checks what was opened. */
-function openChecked(file: string): { opened: Deno.FsFile; info: Deno.FileInfo } {
-  const opened = openExisting(file, LOG_OPEN, "the audit log") ?? createNew(file, LOG_OPEN) ??
-    openExisting(file, LOG_OPEN, "the audit log");
-  if (opened === undefined) throw new StateDirError(`the audit log ${file} came and went while being opened`);
-  try {
-    return { opened, info: checkOpened(opened, file, "the audit log") };
-  } catch (error) {
-    opened.close();
-    throw error;
-  }
-}
-
-/**
- * Appends one line to the opened, checked file (`info` its state just checked) in one write, after a newline when
- * the file's last byte is not one: a record torn by a full disk (ours, or another process's, or one before a
- * restart) must not swallow this one. The file itself remembers whether it was torn, so there is nothing to keep
- * in memory that another process could not see; only when the file is still the one `last` names and has not
- * grown since this process's own whole line ended there is its last byte known without reading it (two calls fewer
- * on every line of a busy log). Returns where this line ended.
- */
-function appendLine(
-  opened: Deno.FsFile,
-  info: Deno.FileInfo,
-  line: string,
-  last?: LastAppend,
-): LastAppend | undefined {
-  const ours = last !== undefined && last.ino === info.ino && last.dev === info.dev &&
-    last.size === info.size;
-  const byte = new Uint8Array(1);
-  let torn = false;
-  if (info.size > 0 && !ours) {
-    // The file is opened with O_APPEND: the offset this moves never decides where a line lands.
-    opened.seekSync(info.size - 1, Deno.SeekMode.Start);
-    torn = opened.readSync(byte) === 1 && byte[0] !== NEWLINE;
-  }
-  const bytes = encoder.encode(torn ? "\n" + line : line);
-  // One call with the whole line: with O_APPEND no other process's line can land inside it. A short write,
-  // which only a full disk causes, is reported; the next record then starts on a line of its own.
-  const written = opened.writeSync(bytes);
-  if (written !== bytes.length) throw new Error(`only ${written} of ${bytes.length} bytes were written`);
-  // Another process's line may have landed between the fstat and this write: the size is then not ours, and
-  // the next line reads the last byte again.
-  return info.ino === null || info.dev === null
-    ? undefined
-    : { dev: info.dev, ino: info.ino, size: info.size + bytes.length };
-}
-
 /**
  * Appends audit records, each one whole line.
  *
@@ -309,12 +251,11 @@ export class AuditLog {
   /** `undefined` until the first record asks, `null` when it could not be had. */
   #key?: Uint8Array | null;
   #hmac?: HmacSha256;
-  /** Where this log's last line ended (see appendLine). */
-  #last?: LastAppend;
-  /** The day's file, kept open (see {@linkcode AuditOptions.holdOpen}). */
-  #held?: { readonly file: string; readonly opened: Deno.FsFile };
+  readonly #file: AuditFile;
 
-  constructor(readonly options: AuditOptions) {}
+  constructor(readonly options: AuditOptions) {
+    this.#file = new AuditFile(options.holdOpen ?? false);
+  }
 
   /**
    * The size and keyed digest of an arguments text. Keyed, because a bare SHA-256 of `{"token":"..."}` lets anyone
@@ -367,48 +308,12 @@ export class AuditLog {
         // Checked at every record: a folder swapped for a link since the last one is refused, not followed.
         checkPrivateDir(dir);
       }
-      const last = this.#last;
-      this.#last = undefined;
-      this.#last = this.#append(auditFileFor(dir, new Date(record.ts)), line, last);
+      this.#file.append(auditFileFor(dir, new Date(record.ts)), line);
     } catch (error) {
       this.#report(`toolgate: cannot write the audit log in ${dir}: ${(error as Error).message}`);
       return;
     }
     this.options.onWritten?.();
-  }
-
-  /** Appends through the held file when there is one, else through one opened for this line. */
-  #append(file: string, line: string, last?: LastAppend): LastAppend | undefined {
-    if (!this.options.holdOpen) {
-      const { opened, info } = openChecked(file);
-      try {
-        return appendLine(opened, info, line, last);
-      } finally {
-        opened.close();
-      }
-    }
-    let info: Deno.FileInfo | undefined;
-    if (this.#held?.file === file) {
-      try {
-        // The same checks as at its opening: still a private regular file of one link, still the one the path names.
-        info = checkOpened(this.#held.opened, file, "the audit log");
-      } catch {
-        // Removed, replaced or changed since: let go, and open what the path names now (checked again there).
-      }
-    }
-    if (info === undefined) {
-      // Another day's file, or none held yet.
-      this.close();
-      const fresh = openChecked(file);
-      this.#held = { file, opened: fresh.opened };
-      info = fresh.info;
-    }
-    try {
-      return appendLine(this.#held!.opened, info, line, last);
-    } catch (error) {
-      this.close();
-      throw error;
-    }
   }
 
   /**
@@ -423,9 +328,7 @@ export class AuditLog {
    * ```
    */
   close(): void {
-    const held = this.#held;
-    this.#held = undefined;
-    held?.opened.close();
+    this.#file.close();
   }
 
   /** {@linkcode AuditLog.close}, for `using`. */
