@@ -67,6 +67,11 @@ export interface ExecutorOptions {
    * every line as if just opened): for a caller that closes the executor, as the CLI's commands do.
    */
   readonly keepAuditOpen?: boolean;
+  /**
+   * Told when an MCP server's tools changed (its `tools/list_changed`), once they are listed again, checked against
+   * the pins and {@linkcode Executor.manifest} is updated: `serve` tells its own clients.
+   */
+  readonly onToolsChanged?: () => void;
   /** The clock of the audit log's timestamps (tests hold it). */
   readonly clock?: () => Date;
   /**
