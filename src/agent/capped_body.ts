@@ -6,6 +6,7 @@
  * @module
  */
 import { AgentError } from "./errors.ts";
+import { after, type CancelTimer } from "../base/timer.ts";
 
 /**
  * The error of an answer past the size cap. Not a network failure: it is never retried, and it does not say that
@@ -54,15 +55,14 @@ export function byteCap(
   deadline?: { ms: number; error: () => AgentError },
 ): TransformStream<Uint8Array, Uint8Array> {
   let total = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stop = () => clearTimeout(timer);
+  let cancel: CancelTimer | undefined;
+  const stop = () => cancel?.();
   return new TransformStream({
     start(controller) {
       if (deadline === undefined) return;
-      const id = setTimeout(() => controller.error(deadline.error()), deadline.ms);
-      // The body's own read keeps the process alive while it is wanted; an abandoned one must not.
-      Deno.unrefTimer(id);
-      timer = id;
+      // The body's own read keeps the process alive while it is wanted; an abandoned one must not. Not
+      // `setTimeout`: its first use loads Node's timers (base/timer.ts).
+      cancel = after(deadline.ms, () => controller.error(deadline.error()), { keepAlive: false });
     },
     transform(chunk, controller) {
       total += chunk.byteLength;

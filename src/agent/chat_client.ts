@@ -10,6 +10,7 @@ import { redactDeep } from "../state/redact.ts";
 import { AgentError } from "./errors.ts";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
 import { clip, seconds } from "../base/text.ts";
+import { after } from "../base/timer.ts";
 import { answerTooLarge, byteCap, declaredLength, readText } from "./capped_body.ts";
 
 // The size cap's error lives in capped_body.ts; its name stays importable from here.
@@ -273,7 +274,8 @@ export class ChatClient {
       `-> POST ${this.url} (attempt ${attempt + 1}) ${JSON.stringify(shown)}\n-> ${shownBody}`,
     );
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.#options.timeoutMs);
+    // Not `setTimeout`: its first use loads Node's timers (base/timer.ts).
+    const cancelTimer = after(this.#options.timeoutMs, () => controller.abort());
     const timedOut = () => controller.signal.aborted;
     try {
       let response: Response;
@@ -304,7 +306,7 @@ export class ChatClient {
         return this.#networkFailure(error, timedOut());
       }
     } finally {
-      clearTimeout(timer);
+      cancelTimer();
     }
   }
 

@@ -118,7 +118,7 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   }
   // One reader of the terminal for every question (approvals, a tool's forms): a read is never raced by another.
   const readLine = io.interactive ? terminalReadLine(io.stderr) : undefined;
-  const asking = approvalAskers(readLine, io, watching);
+  const asking = approvalAskers(readLine, io, watching, progress);
   const policy = new Policy({
     ...approval,
     ask: asking.ask,
@@ -213,8 +213,13 @@ function approvalAskers(
   readLine: ReadLine | undefined,
   io: Io,
   watching: StartedConsole | undefined,
+  progress: Progress,
 ): { ask?: Ask; answeredBy?: (question: ApprovalQuestion) => "console" | undefined } {
-  const terminal = readLine && terminalAsker(readLine, io.stderr);
+  const asker = readLine && terminalAsker(readLine, io.stderr);
+  // The question goes on the terminal once the progress line (the wait for the model, say) is erased: written
+  // beside a redraw still in flight, it would share a line with it.
+  const terminal: Ask | undefined = asker &&
+    ((question, signal) => progress.hold(() => asker(question, signal)));
   if (watching === undefined) return { ask: terminal };
   const race = firstAnswer([
     ...(terminal ? [{ name: "terminal", ask: terminal }] : []),

@@ -7,6 +7,7 @@
  */
 import { groupLauncher, type ProcessRegistry, signalGroup, type TreeSignal } from "./process_tree.ts";
 import { MAX_OUTPUT_BYTES } from "./executor_defaults.ts";
+import { after, type CancelTimer } from "../base/timer.ts";
 import { drain, feed, joined } from "./pipes.ts";
 import { spawnError, type StartProblem, startProblem } from "./start_problem.ts";
 
@@ -195,7 +196,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   let aborted = false;
   let overflow: "stdout" | "stderr" | undefined;
   let ending: Promise<void> | undefined;
-  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  let cancelKill: CancelTimer | undefined;
   let exited = false;
 
   const killChild = (signal: TreeSignal) => {
@@ -214,7 +215,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     // SIGTERM now, SIGKILL after the grace period unless everything is already gone.
     ending ??= endTree("SIGTERM").then(() => {
       // Sending SIGTERM may take a `kill` process: the tool may have ended (and been swept) meanwhile.
-      if (!exited) killTimer = setTimeout(() => void endTree("SIGKILL"), request.graceMs);
+      if (!exited) cancelKill = after(request.graceMs, () => void endTree("SIGKILL"));
     });
     return ending;
   };
@@ -222,19 +223,20 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   const status = child.status;
   const forget = request.registry?.track({ end: endTree, done: status });
   // A limit fires only when nothing else is ending the tree already: the envelope names the first reason.
-  const timer = Number.isFinite(request.timeoutMs)
-    ? setTimeout(() => {
+  // Timers from `after`, not `setTimeout`: the first `setTimeout` of a process loads Node's timers (base/timer.ts).
+  const cancelTimeout = Number.isFinite(request.timeoutMs)
+    ? after(Math.min(request.timeoutMs, MAX_TIMER_MS), () => {
       if (ending !== undefined) return;
       timedOut = true;
       void stopTree();
-    }, Math.min(request.timeoutMs, MAX_TIMER_MS))
+    })
     : undefined;
   // One timer for the idle limit, moved on lazily: re-arming it for every chunk of a flood would cost more.
   const idleMs = request.idleTimeoutMs;
   let lastOutput = performance.now();
-  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  let cancelIdle: CancelTimer | undefined;
   const watchIdle = (delay: number) => {
-    idleTimer = setTimeout(() => {
+    cancelIdle = after(Math.min(delay, MAX_TIMER_MS), () => {
       // Waiting for an answer (a person typing) is not idling: the clock starts again once the answer went out.
       if (request.waiting?.()) lastOutput = performance.now();
       const quiet = performance.now() - lastOutput;
@@ -242,7 +244,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
       if (ending !== undefined) return;
       idleTimedOut = true;
       void stopTree();
-    }, Math.min(delay, MAX_TIMER_MS));
+    });
   };
   if (idleMs !== undefined && Number.isFinite(idleMs)) watchIdle(idleMs);
   const onAbort = () => {
@@ -283,31 +285,31 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
 
   const exit = await status;
   exited = true;
-  clearTimeout(timer);
-  clearTimeout(idleTimer);
+  cancelTimeout?.();
+  cancelIdle?.();
   request.signal?.removeEventListener("abort", onAbort);
   // The tool is gone; whatever it left behind in its group goes too, so no descendant outlives the call.
   if (!request.endsItsTree) await endTree("SIGKILL");
-  clearTimeout(killTimer);
+  cancelKill?.();
 
   // A descendant that escaped the group (setsid) may still hold the pipes open: wait a moment, then stop reading.
   // Never while output is still arriving, nor when the wait ran late (a busy event loop may have reads queued
   // behind this timer): cutting then would lose what the tool printed.
   let escaped = false;
   const escapeWaitMs = Math.max(ESCAPE_WAIT_MIN_MS, Math.min(request.graceMs, 1000));
-  let release: ReturnType<typeof setTimeout> | undefined;
+  let cancelRelease: CancelTimer | undefined;
   const watchPipes = () => {
     const armedAt = performance.now();
     const reads = progress.reads;
-    release = setTimeout(() => {
+    cancelRelease = after(escapeWaitMs, () => {
       if (progress.reads !== reads || performance.now() - armedAt > 2 * escapeWaitMs) return watchPipes();
       escaped = true;
       releaseStreams();
-    }, escapeWaitMs);
+    });
   };
   watchPipes();
   const [out, err] = await Promise.all([stdoutDone, stderrDone, Promise.race([fed, streamsReleased])]);
-  clearTimeout(release);
+  cancelRelease?.();
   releaseStreams();
   forget?.();
   const stderrBytes = joined(err);
