@@ -132,7 +132,9 @@ function shuttingDown(tool: string, started = false, readOnly = false): FailureE
  */
 export class ToolService {
   readonly #options: ToolServiceOptions;
-  readonly #tools: Tool[];
+  #tools: Tool[];
+  /** The servers of the sessions open now: told when the tools change. */
+  readonly #servers = new Set<Server>();
   readonly #limit: CallLimit;
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Aborted by {@linkcode ToolService.stop}: every call in flight, and every call after it, ends. */
@@ -140,11 +142,32 @@ export class ToolService {
 
   constructor(options: ToolServiceOptions) {
     this.#options = options;
-    // toMcp writes an object inputSchema (type "object" added when absent), which is what MCP's Tool requires.
-    this.#tools = options.executor.manifest.tools.map((tool) => toMcp(tool) as Tool);
-    // store_secret beside them whenever a tool declares a secret: the person types it into the client's form.
-    if (options.executor.declaredSecrets.length > 0) this.#tools.push(storeSecretMcp() as Tool);
+    this.#tools = this.#listed();
     this.#limit = new CallLimit(options.maxCalls ?? CALL_LIMITS.maxCalls);
+  }
+
+  #listed(): Tool[] {
+    const { executor } = this.#options;
+    // toMcp writes an object inputSchema (type "object" added when absent), which is what MCP's Tool requires.
+    const tools = executor.manifest.tools.map((tool) => toMcp(tool) as Tool);
+    // store_secret beside them whenever a tool declares a secret: the person types it into the client's form.
+    if (executor.declaredSecrets.length > 0) tools.push(storeSecretMcp() as Tool);
+    return tools;
+  }
+
+  /**
+   * The executor's tools changed (an MCP server behind the gateway said so, and its new listing was checked
+   * against the pins): `tools/list` answers the new list, and every open session is sent `tools/list_changed`.
+   */
+  toolsChanged(): void {
+    this.#tools = this.#listed();
+    for (const server of this.#servers) {
+      server.sendToolListChanged().catch((error) =>
+        this.#options.onError?.(
+          `toolgate: mcp: telling a client its tools changed: ${(error as Error).message}`,
+        )
+      );
+    }
   }
 
   /** The `tools/list` entries. */
@@ -208,7 +231,7 @@ export class ToolService {
   server(onClose?: () => void): Server {
     const server = new Server(
       { name: "toolgate", version: this.#options.version },
-      { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
+      { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: INSTRUCTIONS },
     );
     const session: Session = {
       scheduler: new Scheduler({
@@ -224,7 +247,9 @@ export class ToolService {
       id: crypto.randomUUID(),
       secrets: new Map(),
     };
+    this.#servers.add(server);
     server.onclose = () => {
+      this.#servers.delete(server);
       // A session's jobs are its own: nobody else could poll or kill them, so they must not outlive it.
       this.#options.executor.endJobScope(session.id).catch((error) =>
         this.#options.onError?.(`toolgate: mcp: ending a session's jobs: ${(error as Error).message}`)
