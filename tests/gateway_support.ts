@@ -5,9 +5,10 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { REPO, runToolgate, tempDir } from "./support.ts";
+import { withLockFolder } from "./node22.ts";
 
 /** CI sets it: a server that cannot be installed fails the test instead of skipping it. */
 export const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_GATEWAY") === "1";
@@ -50,34 +51,11 @@ const exists = (path: string): boolean => {
   }
 };
 
-/**
- * Runs `work` holding a lock folder beside the cache: the test files that share the cache start at once under
- * `deno test --parallel`, and two npm installs into one folder break each other (ENOTEMPTY).
- */
-async function withInstallLock<T>(work: () => Promise<T>): Promise<T> {
-  const lock = `${CACHE}.lock`;
-  await Deno.mkdir(dirname(lock), { recursive: true });
-  const deadline = Date.now() + 10 * 60_000;
-  while (true) {
-    try {
-      await Deno.mkdir(lock);
-      break;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists) || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-  try {
-    return await work();
-  } finally {
-    await Deno.remove(lock).catch(() => {});
-  }
-}
-
 /** Installs the Node servers once; the reason it cannot, or `undefined`. */
 export function installNode(): Promise<string | undefined> {
   if (!exists(NODE)) return Promise.resolve(`no Node at ${NODE}`);
-  return withInstallLock(installNodeLocked);
+  // The test files that share the cache start at once under `deno test --parallel`.
+  return withLockFolder(`${CACHE}.lock`, installNodeLocked);
 }
 
 async function installNodeLocked(): Promise<string | undefined> {

