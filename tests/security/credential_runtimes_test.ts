@@ -1,8 +1,9 @@
 // Secrets bound to hosts (issue 28) where the user is: `toolgate call` through the launcher, under the least Deno
-// permission set and `--locked`, with the programs of the common runtimes inside the sandbox (curl, Node's https,
-// Deno's fetch, Python's requests and httpx where installed). Each one reaches a loopback HTTPS server (with a CA
-// of its own, which toolgate is told to trust) through the credential broker: the server gets the value, the tool
-// only its placeholder, and what comes back has the value masked.
+// permission set and `--locked`, with the programs of the common runtimes inside the sandbox (curl, Node 20's https
+// through a CONNECT, Node 22's plain fetch and https, Deno's fetch, Python's requests and httpx where installed).
+// Each one reaches a loopback HTTPS server (with a CA of its own, which toolgate is told to trust) through the
+// credential broker: the server gets the value, the tool only its placeholder, and what comes back has the value
+// masked.
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { REPO, runToolgate, writeFiles } from "../support.ts";
@@ -229,22 +230,31 @@ hostTest(
 
 /**
  * A tool written for Node 22 (its first line names the Node npm installed under the repository's tests/.cache):
- * plain `fetch`, no agent, no proxy code. Node 22.21+ and 24.5+ honour HTTPS_PROXY once NODE_USE_ENV_PROXY=1, which
+ * plain `fetch` and `https.get`, no agent, no proxy code. Node 22.21+ and 24.5+ honour HTTPS_PROXY once NODE_USE_ENV_PROXY=1, which
  * toolgate sets; NODE_EXTRA_CA_CERTS makes it trust the run's CA.
  */
 const NODE_FETCH_TOOL = (node: string) =>
   `#!${node}
+const https = require("node:https");
 let input = "";
 process.stdin.on("data", (d) => input += d).on("end", async () => {
   const { url } = JSON.parse(input);
-  const answer = await fetch(url, { headers: { authorization: "Bearer " + process.env.CANARY_TOKEN } });
-  const out = [process.version, process.env.CANARY_TOKEN, answer.status, await answer.text()].join(" ");
-  console.log(JSON.stringify({ out }));
+  const headers = { authorization: "Bearer " + process.env.CANARY_TOKEN };
+  const answer = await fetch(url + "/fetch", { headers });
+  const fetched = answer.status + " " + await answer.text();
+  // The https module too: its global agent follows HTTPS_PROXY under NODE_USE_ENV_PROXY=1.
+  https.get(url + "/https", { headers }, (got) => {
+    let body = "";
+    got.on("data", (d) => body += d).on("end", () => {
+      const out = [process.version, process.env.CANARY_TOKEN, fetched, got.statusCode, body].join(" ");
+      console.log(JSON.stringify({ out }));
+    });
+  });
 });
 `;
 
 hostTest(
-  "through the launcher: Node 22's plain fetch (no agent code) reaches the bound host with the value",
+  "through the launcher: Node 22's plain fetch and https (no agent code) reach the bound host with the value",
   NO_BWRAP,
   async () => {
     const node22 = await installNode22();
@@ -268,9 +278,13 @@ hostTest(
         "tools.json": manifest,
         "tools/bin/node_fetch": NODE_FETCH_TOOL(node22.node),
       });
-      const out = await callThroughLauncher(s, { url: `${s.url}/node22` });
-      assert.match(out, /^v22\.\d+\.\d+ toolgate-cred-[0-9a-f]{32} 200 got\[Bearer \*{10,}\]$/, out);
-      assert.deepEqual(s.hits, [`Bearer ${s.value}`]);
+      const out = await callThroughLauncher(s, { url: s.url });
+      assert.match(
+        out,
+        /^v22\.\d+\.\d+ toolgate-cred-[0-9a-f]{32} 200 got\[Bearer \*{10,}\] 200 got\[Bearer \*{10,}\]$/,
+        out,
+      );
+      assert.deepEqual(s.hits, [`Bearer ${s.value}`, `Bearer ${s.value}`]);
     } finally {
       await s.close();
     }
