@@ -49,10 +49,17 @@ interface Setup {
   close(): Promise<void>;
 }
 
-async function setup(credential: Record<string, unknown>): Promise<Setup> {
+/**
+ * A canary tool bound to one loopback HTTPS server, allowed another (plain HTTP, or HTTPS under the same test CA
+ * with `otherTls`); toolgate is told to trust the test CA unless `trustUpstream` is false.
+ */
+async function setup(
+  credential: Record<string, unknown>,
+  { trustUpstream = true, otherTls = false } = {},
+): Promise<Setup> {
   const upstreamCa = await CertificateAuthority.create("toolgate test upstream CA");
   const bound = server(await upstreamCa.issue("127.0.0.1"));
-  const other = server();
+  const other = server(otherTls ? await upstreamCa.issue("127.0.0.1") : undefined);
   const dir = await realTempDir();
   const state = await realTempDir("toolgate_state_");
   const caFile = join(state, "upstream-ca.pem");
@@ -74,6 +81,8 @@ async function setup(credential: Record<string, unknown>): Promise<Setup> {
       }],
     },
     "tools/bin/run_script": runner,
+    // The test CA's certificate (public), where the tool can read it.
+    "upstream-ca.pem": upstreamCa.cert,
   });
   await Deno.chmod(join(dir, "tools/bin/run_script"), 0o755);
   const auditDir = join(state, "audit");
@@ -82,7 +91,7 @@ async function setup(credential: Record<string, unknown>): Promise<Setup> {
       PATH: "/usr/local/bin:/usr/bin:/bin",
       HOME: Deno.env.get("HOME") ?? "/root",
       XDG_STATE_HOME: state,
-      TOOLGATE_UPSTREAM_CA: caFile,
+      ...(trustUpstream ? { TOOLGATE_UPSTREAM_CA: caFile } : {}),
     },
     secrets: { CANARY_TOKEN: value },
     auditDir,
@@ -109,7 +118,10 @@ async function call(executor: Executor, script: string) {
   return { out: result.out, warnings: envelope.warnings ?? [], raw: JSON.stringify(envelope) };
 }
 
-/** The value in none of what the sandbox holds: its variables, every process's, the files it can read. */
+/**
+ * The value in none of what the sandbox holds: its variables, every process's, the files it can read; and no
+ * private key where the CA bundle is.
+ */
 async function assertNothingInside(s: Setup): Promise<void> {
   // The pattern is joined only in the shell's variable: no file and no command line inside holds it but grep's own.
   const half = Math.floor(s.value.length / 2);
@@ -118,7 +130,9 @@ async function assertNothingInside(s: Setup): Promise<void> {
     `b=${s.value.slice(half)}`,
     // awk is given the halves apart: its own command line does not hold the value.
     `cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | awk -v a=$a -v b=$b 'index($0, a b) {n++} END {print n+0}'`,
-    `grep -rlsF $a$b /tmp /etc /dev/shm /root /home /var /run /opt ${s.dir}; echo searched`,
+    `grep -rlsF $a$b /tmp /etc /dev/shm /root /home /var /run /opt ${s.dir}`,
+    // Nor the run CA's private key: only its certificate is shown (the bundle in /tmp).
+    `grep -rlsF 'PRIVATE KEY' /tmp /dev/shm /run ${s.dir}; echo searched`,
   ].join("; ");
   const { out } = await call(s.executor, script);
   assert.match(out, /^0 searched$/, `the value was found inside the sandbox: ${out}`);
@@ -199,6 +213,59 @@ hostTest(
       await assertNothingInside(s);
     } finally {
       await s.close();
+    }
+  },
+);
+
+hostTest(
+  "the broker verifies the real server; an unbound HTTPS host stays an opaque tunnel; the placeholder is new at each call and the CA at each run",
+  NO_BWRAP ?? (CURL ? undefined : "curl is not installed"),
+  async () => {
+    const trusted = await setup({ header: "Authorization", format: "Bearer {}" }, { otherTls: true });
+    const untrusted = await setup({ header: "Authorization", format: "Bearer {}" }, { trustUpstream: false });
+    try {
+      // An unbound HTTPS host: the tool's TLS reaches the server itself, whose certificate only the test CA
+      // verifies (the run CA's bundle does not: curl's exit 60); the proxy holds no key for it.
+      const o = `https://127.0.0.1:${trusted.other.port}`;
+      const b = `https://127.0.0.1:${trusted.bound.port}`;
+      const first = await call(
+        trusted.executor,
+        `echo $CANARY_TOKEN; md5sum < $SSL_CERT_FILE; curl -sS -m 10 --cacert upstream-ca.pem ${o}/own; echo; ` +
+          `curl -s -m 10 ${o}/bundle; echo exit=$?; curl -sS -m 10 ${b}/added`,
+      );
+      const [placeholder, bundle] = first.out.split(" ");
+      assert.match(placeholder, /^toolgate-cred-[0-9a-f]{32}$/, first.out);
+      assert.match(first.out, /got\[null\|null\] exit=60 got\[Bearer \*{10,}\|null\]/, first.out);
+      assert.deepEqual(trusted.other.hits.map((h) => h.path), ["/own"]);
+      assert.ok(
+        !JSON.stringify(trusted.other.hits).includes("toolgate-cred-"),
+        "the tunnel got the placeholder",
+      );
+      // The same run's next call: another placeholder, the same CA.
+      const second = await call(trusted.executor, `echo $CANARY_TOKEN; md5sum < $SSL_CERT_FILE`);
+      const [placeholder2, bundle2] = second.out.split(" ");
+      assert.match(placeholder2, /^toolgate-cred-[0-9a-f]{32}$/, second.out);
+      assert.notEqual(placeholder2, placeholder);
+      assert.equal(bundle2, bundle);
+
+      // Another run (another executor, its own proxy) whose bound host has a certificate toolgate was not told
+      // to trust: the proxy verifies it as any client would, so the request is not sent and the value with it.
+      const u = `https://127.0.0.1:${untrusted.bound.port}`;
+      const third = await call(
+        untrusted.executor,
+        `md5sum < $SSL_CERT_FILE; curl -s -m 10 -o /dev/null -w code=%{http_code} ${u}/unverified; echo exit=$?`,
+      );
+      assert.ok(!third.raw.includes(untrusted.value), third.raw);
+      assert.notEqual(third.out.split(" ")[0], bundle, "a new run reused the CA bundle");
+      assert.match(third.out, /code=502/, third.out);
+      assert.ok(
+        third.warnings.some((w) => /refused a request.*certificate/.test(w)),
+        JSON.stringify(third.warnings),
+      );
+      assert.deepEqual(untrusted.bound.hits, []);
+    } finally {
+      await trusted.close();
+      await untrusted.close();
     }
   },
 );
