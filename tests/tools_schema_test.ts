@@ -203,3 +203,17 @@ Deno.test("the schema and the loader accept a stdio MCP server's credentials, an
   assert.equal(manifest(bad), false, "the schema accepted an unknown credential field");
   assert.equal(validateManifest(bad, "/srv/project/tools.json").ok, false, "the loader accepted it");
 });
+
+Deno.test("the schema and the loader accept a tool's credentials (the credentials example), and both refuse a field they do not know", async () => {
+  const { manifest } = await compile();
+  const path = join(REPO, "docs", "examples", "credentials", "tools.json");
+  const loaded = await loadManifest(path);
+  assert.ok(loaded.ok && loaded.warnings.length === 0, JSON.stringify(loaded));
+  const value = await readJsonc(path) as { tools: Record<string, unknown>[] };
+  assert.ok(manifest(value), errorsOf(manifest));
+  const credential = (value.tools[0].credentials as Record<string, unknown>[])[0];
+  // (Exactly one of header and query is the loader's check, as the schema's description says.)
+  const bad = { ...value, tools: [{ ...value.tools[0], credentials: [{ ...credential, hostz: [] }] }] };
+  assert.equal(manifest(bad), false, "the schema accepted an unknown credential field");
+  assert.equal(validateManifest(bad, path).ok, false, "the loader accepted it");
+});
