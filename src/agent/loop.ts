@@ -31,6 +31,7 @@ import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
 import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
+import { decideInSpan, errorType, type TraceSpan } from "../run/tracing.ts";
 
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {
@@ -67,6 +68,8 @@ export interface TurnOptions {
   readonly disclosure?: ToolDisclosure;
   /** Who answers a `toolgate/1` tool's questions (the terminal, the run's model; see `questions.ts`). */
   readonly questions?: QuestionHandlers;
+  /** The agent run's span: each tool call's span is its child (`runLoop` opens it). */
+  readonly trace?: TraceSpan;
 }
 
 /** How the loop talks to the model. */
@@ -155,6 +158,22 @@ export function chatRequest(
  * ```
  */
 export async function runLoop(messages: ChatMessage[], options: LoopOptions): Promise<LoopOutcome> {
+  // The run is the trace's root (`invoke_agent`): every tool call's span, here and downstream, is its child.
+  const span = options.executor.tracing.agentRun({ model: options.model });
+  let failed: string | undefined = "Error";
+  try {
+    const outcome = await loopSteps(messages, { ...options, trace: span });
+    failed = outcome.kind === "step_limit" ? "step_limit" : undefined;
+    return outcome;
+  } catch (error) {
+    failed = error instanceof Error ? error.name : "Error";
+    throw error;
+  } finally {
+    span.end(failed);
+  }
+}
+
+async function loopSteps(messages: ChatMessage[], options: LoopOptions): Promise<LoopOutcome> {
   const disclosure = options.disclosure ?? new ToolDisclosure(options.executor.manifest, { lazy: false });
   const emit = options.onEvent ?? (() => Promise.resolve());
   const endpoint: EndpointQuirks = { refusesStreamOptions: false };
@@ -307,8 +326,29 @@ export async function answerToolCalls(
   calls: readonly ToolCall[],
   options: TurnOptions,
 ): Promise<ToolMessage[]> {
-  const { executor } = options;
+  // One span per call, each ended with its envelope however the turn ends.
+  const spans = calls.map((toolCall) =>
+    options.executor.tracing.toolCall({
+      tool: toolCall.function.name,
+      callId: toolCall.id,
+      parent: options.trace,
+    })
+  );
   const envelopes: Envelope[] = new Array(calls.length);
+  try {
+    return await answerInSpans(calls, options, spans, envelopes);
+  } finally {
+    spans.forEach((span, index) => span.end(errorType(envelopes[index])));
+  }
+}
+
+async function answerInSpans(
+  calls: readonly ToolCall[],
+  options: TurnOptions,
+  spans: readonly TraceSpan[],
+  envelopes: Envelope[],
+): Promise<ToolMessage[]> {
+  const { executor } = options;
   const runnable: Runnable[] = [];
   // Pass 1: lookup, arguments, approval, one call at a time so that questions come in the model's order.
   for (const [index, toolCall] of calls.entries()) {
@@ -327,7 +367,7 @@ export async function answerToolCalls(
       envelopes[index] = prepared.envelope;
       continue;
     }
-    const verdict = await options.policy.decide(prepared.call);
+    const verdict = await decideInSpan(options.policy, prepared.call, spans[index]);
     if (!verdict.approved) {
       envelopes[index] = await executor.refuse(prepared.call, verdict.envelope);
       if (verdict.envelope.kind === "rejected") {
@@ -368,6 +408,7 @@ export async function answerToolCalls(
             approvedBy: item.approvedBy,
             onToolEvent: options.progress && ((event) => options.progress?.toolEvent(item.id, event)),
             questions: options.questions,
+            trace: spans[item.index],
           });
           answered.add(i);
           options.progress?.end(item.id, envelope);

@@ -277,10 +277,16 @@ export async function executorFromArgs(
   const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = checked;
   const auditKey = await prepareAudit(checked, io.env);
   // Loaded when a command runs tools, not when it starts: start-up pays for what the command uses.
-  const [{ Executor }, { ProcessRegistry }] = await Promise.all([
+  const [{ Executor }, { ProcessRegistry }, { openTracing, NO_TRACING }] = await Promise.all([
     import("../run/executor.ts"),
     import("../process/process_tree.ts"),
+    import("../run/tracing.ts"),
   ]);
+  // The OpenTelemetry SDK loads only when the OTEL variables name an endpoint; traces never stop a run.
+  const tracing = await openTracing(io.env).catch(async (error) => {
+    await io.stderr(`toolgate: warning: traces are off: ${(error as Error).message}\n`);
+    return NO_TRACING;
+  });
   const registry = new ProcessRegistry(graceMs, undefined, life.handleSignals ?? true);
   // A credential bound to hosts is a declared secret too: its value goes to the egress proxy, not the tool.
   const declared = [
@@ -318,6 +324,7 @@ export async function executorFromArgs(
       onAudit: life.onAudit,
       secrets,
       pool,
+      tracing,
       // The launcher found bwrap once on PATH: the main entry runs that very binary.
       bwrap: io.env.TOOLGATE_BWRAP || undefined,
       onWarning: (message) => void io.stderr(message + "\n"),

@@ -160,7 +160,7 @@ export class Gateway {
   async call(
     spec: ToolSpec,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs: number },
+    options: { signal?: AbortSignal; timeoutMs: number; meta?: Readonly<Record<string, string>> },
   ): Promise<Envelope> {
     const { server, tool } = spec.upstream!;
     const upstream = this.#upstream(server);

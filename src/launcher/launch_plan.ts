@@ -24,6 +24,7 @@ import { beltToolOf, TOOLGATE_CODE } from "../manifest/tool_belt.ts";
 import { locateManifest, type ManifestLocation, needsTrust } from "../manifest/manifest_location.ts";
 import { readManifestContent } from "../manifest/trust.ts";
 import { readTrustRecord } from "../manifest/trust_record.ts";
+import { tracesEndpoint } from "../run/tracing.ts";
 
 /**
  * Options that take a value, of every command: their value is never the command's name. A test keeps this list
@@ -418,6 +419,8 @@ export async function planLaunch(
     readFiles,
     writeFiles,
     endpoint: endpoint !== undefined && URL.canParse(endpoint) ? endpoint : undefined,
+    // Spans go to the OTLP endpoint from every command that runs tools (and only when the variables name one).
+    otlpEndpoint: startsTools ? tracesEndpoint(env) : undefined,
     listen: listenPort !== undefined && Number.isInteger(listenPort) && listenPort >= 0 && listenPort <= 65535
       ? { hostname: values.get("host") ?? "127.0.0.1", port: listenPort }
       : undefined,

@@ -26,6 +26,13 @@ import {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { failure, type FailureEnvelope } from "../contract.ts";
 import type { Executor } from "../run/executor.ts";
+import {
+  carrierFromMeta,
+  decideInSpan,
+  errorType,
+  type TraceCarrier,
+  type TraceSpan,
+} from "../run/tracing.ts";
 import type { Redactor } from "../state/redact.ts";
 import { toMcp } from "../manifest/tool_definitions.ts";
 import {
@@ -121,6 +128,10 @@ export interface CallContext {
   readonly onToolEvent?: (event: ToolEvent) => void;
   /** Sends a `toolgate/1` tool's questions to the client (elicitation, sampling), on the call's stream. */
   readonly questions?: QuestionHandlers;
+  /** The client's trace context (`params._meta.traceparent`) and the request's id, for the call's span. */
+  readonly trace?: { readonly parent: TraceCarrier; readonly requestId: string };
+  /** The call's span, opened by the server around the call. */
+  readonly span?: TraceSpan;
 }
 
 /**
@@ -201,7 +212,7 @@ export class ToolService {
       caller: `MCP session ${session.id.slice(0, 8)}`,
       args,
     });
-    const running = this.#call(name, args, context, session);
+    const running = this.#traced(name, args, context, session);
     this.#inFlight.add(running);
     const forget = () => void this.#inFlight.delete(running);
     running.then(forget, forget);
@@ -305,6 +316,7 @@ export class ToolService {
         ask,
         onToolEvent,
         questions: clientQuestions(server, extra.requestId, session, ask),
+        trace: { parent: carrierFromMeta(request.params._meta), requestId: String(extra.requestId) },
       }, session);
     });
     const onError = this.#options.onError;
@@ -335,6 +347,35 @@ export class ToolService {
     return toCallResult(envelope);
   }
 
+  /** A call inside its span, `execute_tool {tool}` of `tools/call`, continuing the client's trace. */
+  async #traced(
+    name: string,
+    args: unknown,
+    context: CallContext,
+    session: Session,
+  ): Promise<CallToolResult> {
+    const span = this.#options.executor.tracing.toolCall({
+      tool: name,
+      callId: context.trace?.requestId,
+      mcp: { method: "tools/call", sessionId: session.id },
+      parent: context.trace?.parent,
+      role: "server",
+    });
+    let error: string | undefined = "Error";
+    try {
+      const result = await this.#call(name, args, { ...context, span }, session);
+      const content = result.structuredContent as { kind?: string } | undefined;
+      error = result.isError ? errorType({ ok: false, kind: content?.kind }) : undefined;
+      return result;
+    } catch (thrown) {
+      // A JSON-RPC error (an unknown tool): its code, as the MCP conventions say.
+      if (thrown instanceof McpError) error = String(thrown.code);
+      throw thrown;
+    } finally {
+      span.end(error);
+    }
+  }
+
   async #call(name: string, args: unknown, context: CallContext, session: Session): Promise<CallToolResult> {
     const { executor } = this.#options;
     if (this.#stopping.signal.aborted) return toCallResult(shuttingDown(name));
@@ -360,7 +401,7 @@ export class ToolService {
       context.ask,
       callTimeout === undefined ? ELICITATION_TIMEOUT_MS : Math.max(1000, callTimeout * 1000),
     );
-    const verdict = await session.policy.decide(call, { ask: asking.ask, signal });
+    const verdict = await decideInSpan(session.policy, call, context.span, { ask: asking.ask, signal });
     if (!verdict.approved) return toCallResult(await executor.refuse(call, verdict.envelope));
     const approvedBy = verdict.by === "person" && asking.answeredBy() === "console" ? "console" : verdict.by;
     const release = await session.scheduler.acquire(call.tool.concurrent, signal);
@@ -379,6 +420,7 @@ export class ToolService {
         secrets: session.secrets,
         onToolEvent: context.onToolEvent,
         questions: context.questions,
+        trace: context.span,
       });
       // A call the client did not cancel was stopped by the shutdown: say so, and that a retry may work.
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&

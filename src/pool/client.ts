@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { createInbox, headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { asEnvelope, type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { Manifest } from "../manifest/manifest.ts";
@@ -57,6 +57,8 @@ export interface PoolRequest {
   readonly startWithinMs: number;
   /** Stops the call: before a worker took it, it never runs; after, its tree ends on the worker. */
   readonly signal?: AbortSignal;
+  /** The calling span's trace context (`traceparent`, `tracestate`), sent as the message's headers. */
+  readonly trace?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -167,7 +169,7 @@ export class PoolClient implements ToolPool {
         // The time it may wait for a worker: a worker takes it no later (and it is no use to anyone after).
         wait: Math.min(Math.ceil(request.startWithinMs), POOL.maxAgeMs),
       });
-      const problem = await this.#publish(id, message);
+      const problem = await this.#publish(id, message, request.trace);
       if (problem !== undefined) {
         // Even if the stream kept it, no worker can run it: its claim finds nobody to answer.
         pending.finish(
@@ -188,11 +190,22 @@ export class PoolClient implements ToolPool {
   }
 
   /** Publishes a call, once more on a lost acknowledgement (the stream keeps one copy of an id); a problem, or none. */
-  async #publish(id: string, message: CallMessage): Promise<string | undefined> {
+  async #publish(
+    id: string,
+    message: CallMessage,
+    trace: Readonly<Record<string, string>> = {},
+  ): Promise<string | undefined> {
     let problem = "";
+    // The trace context travels beside the signed call, as W3C headers: it links spans, it decides nothing.
+    const traceHeaders = Object.keys(trace).length === 0 ? undefined : headers();
+    for (const [name, value] of Object.entries(trace)) traceHeaders!.set(name, value);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await this.#js.publish(POOL.subject, encode(message), { msgID: id, timeout: POOL.publishMs });
+        await this.#js.publish(POOL.subject, encode(message), {
+          msgID: id,
+          timeout: POOL.publishMs,
+          headers: traceHeaders,
+        });
         return undefined;
       } catch (error) {
         problem = (error as Error).message;

@@ -30,6 +30,7 @@ import {
 } from "./protocol.ts";
 import { ReplayGuard } from "./replay_guard.ts";
 import { signed, verified } from "./signing.ts";
+import type { TraceCarrier } from "../run/tracing.ts";
 
 /**
  * How a worker runs.
@@ -223,7 +224,7 @@ export class PoolWorker {
     const readOnly = executor.manifest.byName.get(call.tool)?.readOnly === true;
     // At most once: the stream forgets a call with side effects before it runs, so none can run it again.
     if (!readOnly) await msg.ackAck().catch(() => false);
-    const envelope = await this.#run(call, readOnly ? msg : undefined);
+    const envelope = await this.#run(call, readOnly ? msg : undefined, traceCarrier(msg));
     await this.#deliver(call, envelope);
     if (readOnly) msg.ack();
   }
@@ -255,8 +256,17 @@ export class PoolWorker {
   }
 
   /** Runs a call through the executor, beating all the while (and, for a read-only call, holding it at the stream). */
-  async #run(call: UncheckedCall, held: JsMsg | undefined): Promise<Envelope> {
+  async #run(call: UncheckedCall, held: JsMsg | undefined, parent: TraceCarrier): Promise<Envelope> {
     const { executor, nc, name, key } = this.#options;
+    // The caller's span goes on here (its context came in the message's headers): this side's span is the take.
+    const span = executor.tracing.toolCall({
+      tool: call.tool,
+      callId: call.id,
+      parent,
+      role: "consumer",
+      subject: POOL.subject,
+    });
+    let envelope: Envelope | undefined;
     const controller = new AbortController();
     this.#running.set(call.id, controller);
     let count = 0;
@@ -273,13 +283,15 @@ export class PoolWorker {
     }, POOL.heartbeatMs);
     try {
       const prepared = await executor.prepare(call.tool, call.args);
-      if (!prepared.ok) return prepared.envelope;
-      return await executor.run(prepared.call, {
+      if (!prepared.ok) return envelope = prepared.envelope;
+      return envelope = await executor.run(prepared.call, {
         signal: controller.signal,
         defaults: call.defaults,
         callId: call.id,
+        trace: span,
       });
     } finally {
+      span.end(envelope === undefined ? "Error" : envelope.ok ? undefined : envelope.kind);
       clearInterval(beating);
       this.#running.delete(call.id);
     }
@@ -314,4 +326,14 @@ export class PoolWorker {
       return noResponders ? "gone" : "timeout";
     }
   }
+}
+
+/** The W3C trace context a call's message carries in its headers, if any. */
+function traceCarrier(msg: JsMsg): TraceCarrier {
+  const carrier: Record<string, string> = {};
+  for (const name of ["traceparent", "tracestate"]) {
+    const value = msg.headers?.get(name);
+    if (value) carrier[name] = value;
+  }
+  return carrier;
 }

@@ -48,13 +48,20 @@ import { findProgram, limitWarnings, type SandboxMode } from "../sandbox/sandbox
 import { ensurePrivateDir, prepareDir } from "../state/private_dir.ts";
 import { configRoot, stateRoot, workspaceStateDir } from "../state/state.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
-import { FALLBACK_PATH, type Launch, PROXY_ENV, ToolLauncher } from "../sandbox/tool_launch.ts";
+import {
+  FALLBACK_PATH,
+  type Launch,
+  type LaunchVerdict,
+  PROXY_ENV,
+  ToolLauncher,
+} from "../sandbox/tool_launch.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
 import { ToolFailure } from "../contract/tool_output.ts";
 import type { ToolPool } from "../pool/client.ts";
 import type { CallDefaults } from "../pool/protocol.ts";
 import type { Gateway } from "../gateway/gateway.ts";
 import type { ToolDefinition } from "../gateway/pins.ts";
+import { CHILD_SPANS, egressAttributes, NO_TRACING, type TraceSpan, type Tracing } from "./tracing.ts";
 
 export { SANDBOX_MODES, type SandboxMode } from "../sandbox/sandbox.ts";
 export type { Prepared, PreparedCall } from "../policy/prepared_call.ts";
@@ -145,6 +152,8 @@ export interface ExecutorOptions {
    * here, the run, its sandbox and its own audit line happen on a worker, and the envelope comes back unchanged.
    */
   readonly pool?: ToolPool;
+  /** Where the calls' spans go (`openTracing` in `src/run/tracing.ts`); default none. Shut down by `close`. */
+  readonly tracing?: Tracing;
 }
 
 /**
@@ -193,6 +202,8 @@ export interface CallOptions {
   readonly onToolEvent?: (event: ToolEvent) => void;
   /** Who answers a `toolgate/1` tool's questions (absent: nobody; each question is answered with an error). */
   readonly questions?: QuestionHandlers;
+  /** The call's span (the caller's, from {@linkcode Executor.tracing}): the run adds its child spans to it. */
+  readonly trace?: TraceSpan;
 }
 
 /**
@@ -458,6 +469,11 @@ export class Executor {
     this.#makeRedactors();
   }
 
+  /** Where this executor's callers open each call's span (nothing is traced without the OTEL variables). */
+  get tracing(): Tracing {
+    return this.#options.tracing ?? NO_TRACING;
+  }
+
   /** The environment this executor was given (where toolgate's state and secret store are). */
   get environment(): Readonly<Record<string, string>> {
     return this.#options.env;
@@ -561,7 +577,11 @@ export class Executor {
     const started = this.#clock();
     let result: RunResult | undefined;
     let envelope: Envelope;
-    const launch = await this.#launcher.launch(tool, undefined, this.#credentials(tool, options.secrets));
+    options.trace?.arguments(call.argsText, (text) => this.#redact(text));
+    const launch = await this.#traced(
+      options,
+      () => this.#launcher.launch(tool, undefined, this.#credentials(tool, options.secrets)),
+    );
     if (!launch.ok) {
       envelope = launch.envelope;
     } else {
@@ -609,6 +629,9 @@ export class Executor {
       desk?.close();
       // The call's tree is gone: its egress token and its cgroup slot are free for the next call.
       this.#launcher.release(launch);
+      for (const decision of launch.egress ?? []) {
+        options.trace?.mark(CHILD_SPANS.egress, egressAttributes(decision));
+      }
       envelope = withWarnings(
         channel?.violation ?? protocolEnvelope(channel, result, {
           tool: tool.name,
@@ -651,7 +674,11 @@ export class Executor {
     const clock = performance.now();
     const envelope = this.#gateway === undefined
       ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
-      : await this.#gateway.call(tool, call.args, { signal: options.signal, timeoutMs });
+      : await this.#gateway.call(tool, call.args, {
+        signal: options.signal,
+        timeoutMs,
+        meta: options.trace?.carrier,
+      });
     await this.#write({
       ...jobAnswerRecord(await this.#facts(started, tool.name, call.argsText), {
         ms: Math.round(performance.now() - clock),
@@ -704,6 +731,7 @@ export class Executor {
       defaults,
       startWithinMs: (this.limits(call).timeoutSec ?? defaults.timeoutSec) * 1000,
       signal: options.signal,
+      trace: options.trace?.carrier,
     });
     const envelope = answer.envelope;
     await this.#write({
@@ -724,6 +752,12 @@ export class Executor {
     await this.#gateway?.close();
     await this.endJobs();
     await this.#options.pool?.close();
+    await this.#options.tracing?.shutdown();
+  }
+
+  /** A tool's launch (its confinement's start) as a child span of the call's. */
+  #traced(options: CallOptions, launch: () => Promise<LaunchVerdict>): Promise<LaunchVerdict> {
+    return options.trace ? options.trace.child(CHILD_SPANS.confinement, launch) : launch();
   }
 
   /**
@@ -979,11 +1013,12 @@ export class Executor {
     const [program, ...programArgs] = jobLauncher(sh, args.cwdPath, args.argv);
     const started = this.#clock();
     // A job carries the tool's bound credentials as a foreground call does: placeholders, the CA bundle.
-    const launch = await this.#launcher.launch(
-      tool,
-      { program, args: programArgs, files: [] },
-      this.#credentials(tool, options.secrets),
-    );
+    const launch = await this.#traced(options, () =>
+      this.#launcher.launch(
+        tool,
+        { program, args: programArgs, files: [] },
+        this.#credentials(tool, options.secrets),
+      ));
     let envelope: Envelope;
     let job: Job | undefined;
     let result: RunResult | undefined;

@@ -10,6 +10,8 @@
  *
  * @module
  */
+import type { DecideOptions, Policy, Verdict } from "../policy/policy.ts";
+import type { PreparedCall } from "../policy/prepared_call.ts";
 
 /**
  * The variables of the OpenTelemetry specification that toolgate (and the SDK it loads) reads, beside its own
@@ -212,3 +214,41 @@ export const CHILD_SPANS = {
   /** A request the tool made through the egress proxy, let through or refused. */
   egress: "toolgate.egress",
 } as const;
+
+/**
+ * The policy's decision on a call, inside an approval child span of `span` when (and only when) a person must be
+ * asked: a call approved by the allow list, `--yes` or its own command adds no span.
+ *
+ * @example
+ * ```ts ignore
+ * const verdict = await decideInSpan(policy, prepared.call, span, { signal });
+ * ```
+ */
+export function decideInSpan(
+  policy: Policy,
+  call: PreparedCall,
+  span: TraceSpan | undefined,
+  options: DecideOptions = {},
+): Promise<Verdict> {
+  const decide = () => policy.decide(call, options);
+  return span === undefined || policy.approvedWithoutAsking(call) !== undefined
+    ? decide()
+    : span.child(CHILD_SPANS.approval, decide);
+}
+
+/**
+ * What a failed call's span says in `error.type`: the failure envelope's kind; nothing for a success.
+ *
+ * @example
+ * ```ts
+ * import { errorType } from "./tracing.ts";
+ * errorType({ ok: false, kind: "timeout" }); // "timeout"
+ * errorType({ ok: true }); // undefined
+ * ```
+ */
+export function errorType(
+  envelope: { readonly ok: boolean; readonly kind?: string } | undefined,
+): string | undefined {
+  if (envelope === undefined) return "Error";
+  return envelope.ok ? undefined : envelope.kind ?? "Error";
+}

@@ -29,7 +29,7 @@ export interface OtlpReceiver extends AsyncDisposable {
   readonly endpoint: string;
   /** Every span received so far. */
   readonly spans: ReceivedSpan[];
-  /** The raw bodies and header values of every request, as bytes arrived. */
+  /** The raw body of every export request, as the bytes arrived (what a collector stores). */
   readonly raw: Uint8Array[];
   /** The request headers of every export (the exporter's `OTEL_EXPORTER_OTLP_HEADERS` among them). */
   readonly headers: Headers[];
@@ -143,7 +143,6 @@ export async function otlpReceiver(): Promise<OtlpReceiver> {
     }
     const body = new Uint8Array(await request.arrayBuffer());
     raw.push(body);
-    raw.push(new TextEncoder().encode([...request.headers].map(([k, v]) => `${k}: ${v}`).join("\n")));
     headers.push(request.headers);
     if (request.headers.get("content-type") !== "application/x-protobuf") {
       return new Response("protobuf only", { status: 415 });
