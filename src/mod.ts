@@ -126,6 +126,15 @@ export type { CallDefaults } from "./pool/protocol.ts";
 export { type Redaction, redactionFor, type Redactor } from "./state/redact.ts";
 export { type StopButton, UserStop } from "./process/stop.ts";
 export {
+  NO_TRACING,
+  openTracing,
+  type SpanRole,
+  type ToolCallFacts,
+  type TraceCarrier,
+  type TraceSpan,
+  type Tracing,
+} from "./run/tracing.ts";
+export {
   type CallLimits,
   type CallOptions,
   Executor,
