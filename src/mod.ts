@@ -94,8 +94,8 @@ export {
 export type { PermissionProfile, ProfileResult, ResourceLimits } from "./manifest/profiles.ts";
 export type { PinnedProgram } from "./manifest/trust.ts";
 export type { CredentialBinding } from "./manifest/credentials.ts";
-export type { ServerSpec } from "./gateway/server_spec.ts";
-export type { ToolDefinition } from "./gateway/pins.ts";
+export type { ServerSpec } from "./manifest/server_spec.ts";
+export type { ToolDefinition } from "./manifest/pins.ts";
 export type { Asked, LogLevel, SamplingRequest, ToolEvent, ToolProtocol } from "./manifest/tool_protocol.ts";
 export type {
   ElicitAnswer,
@@ -121,8 +121,7 @@ export {
 } from "./policy/policy.ts";
 export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./run/scheduler.ts";
 export type { ControlPlane } from "./sandbox/control_plane.ts";
-export type { PoolAnswer, PoolRequest, ToolPool } from "./pool/client.ts";
-export type { CallDefaults } from "./pool/protocol.ts";
+export type { CallDefaults, PoolAnswer, PoolRequest, ToolPool } from "./run/tool_pool.ts";
 export { type Redaction, redactionFor, type Redactor } from "./state/redact.ts";
 export { type StopButton, UserStop } from "./process/stop.ts";
 export {

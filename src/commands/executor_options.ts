@@ -325,6 +325,8 @@ export async function executorFromArgs(
       secrets,
       pool,
       tracing,
+      // The gateway's code (and the MCP SDK) loads only when the manifest's servers are connected.
+      openGateway: async (wiring) => new (await import("../gateway/gateway.ts")).Gateway(wiring),
       // The launcher found bwrap once on PATH: the main entry runs that very binary.
       bwrap: io.env.TOOLGATE_BWRAP || undefined,
       onWarning: (message) => void io.stderr(message + "\n"),

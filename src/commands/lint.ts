@@ -7,7 +7,7 @@
 import { type Command, EXIT, expectPositionals, flag, type Io } from "./cli.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
-import type { PinSet } from "../gateway/pins.ts";
+import type { PinSet } from "../manifest/pins.ts";
 import { stateRoot } from "../state/state.ts";
 
 /**
@@ -54,7 +54,7 @@ export async function reportLint(manifest: Manifest, path: string, io: Io, stric
  */
 async function pinsOf(manifest: Manifest, io: Io): Promise<PinSet> {
   if ((manifest.servers ?? []).length === 0) return {};
-  const { readPins } = await import("../gateway/pins.ts");
+  const { readPins } = await import("../manifest/pins.ts");
   try {
     const pins = readPins(stateRoot(io.env), Deno.realPathSync(manifest.path));
     const names = new Set(manifest.servers!.map((server) => server.name));

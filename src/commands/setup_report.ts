@@ -11,13 +11,8 @@ import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../manifest/tool_belt.ts";
 import { BASE_URL_VARIABLES, DEFAULT_BASE_URL } from "../agent/limits.ts";
 import { detectCgroups } from "../sandbox/cgroups.ts";
 import { hasSideEffects, type PermissionProfile } from "../manifest/profiles.ts";
-import {
-  findProgram,
-  probeSandbox,
-  SANDBOX_MODES,
-  type SandboxMode,
-  type SandboxSupport,
-} from "../sandbox/sandbox.ts";
+import { findProgram } from "../base/find_program.ts";
+import { probeSandbox, SANDBOX_MODES, type SandboxMode, type SandboxSupport } from "../sandbox/sandbox.ts";
 import { auditDirFor, configRoot, stateRoot } from "../state/state.ts";
 import {
   isOwnManifest,

@@ -7,7 +7,7 @@ import { describeChanges, toolLine } from "../manifest/trust_changes.ts";
 import { forgetTrust, readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
 import { manifestLocationOf } from "./load.ts";
 import type { Io, ParsedArgs } from "./cli.ts";
-import type { PinSet } from "../gateway/pins.ts";
+import type { PinSet } from "../manifest/pins.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 
 /** `toolgate trust [--tools PATH] [--forget]` */
@@ -74,7 +74,7 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   const { loadManifest } = await import("../manifest/manifest.ts");
   const loaded = await loadManifest(path, { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands") });
   if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return;
-  const { readPins, writePins, pinChanges, invisibleCharacters } = await import("../gateway/pins.ts");
+  const { readPins, writePins, pinChanges, invisibleCharacters } = await import("../manifest/pins.ts");
   const state = stateRoot(io.env);
   const before = readPins(state, realPath);
   const settings = { ...await executorSettings(parsed, io, "trust"), auditDir: null };

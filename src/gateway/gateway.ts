@@ -7,17 +7,17 @@
  */
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
+import { errorEnvelope, exposed, resultEnvelope, upstreamSpec } from "./gateway_tools.ts";
 import {
-  errorEnvelope,
-  exposed,
-  gatewayName,
-  resultEnvelope,
-  serverOfName,
-  upstreamSpec,
-} from "./gateway_tools.ts";
-import { definitionOf, type PinSet, samePin, type ToolDefinition } from "./pins.ts";
-import type { ServerSpec } from "./server_spec.ts";
+  definitionOf,
+  type PinSet,
+  samePin,
+  type ToolDefinition,
+  type WithheldReason,
+} from "../manifest/pins.ts";
+import { gatewayName, serverOfName, type ServerSpec } from "../manifest/server_spec.ts";
 import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstream.ts";
+import type { ToolGateway } from "../run/tool_gateway.ts";
 
 /** What a {@linkcode Gateway} needs: the servers, what starts them, and the pins the user trusted. */
 export interface GatewayOptions extends Omit<UpstreamOptions, "server" | "onToolsChanged"> {
@@ -25,9 +25,6 @@ export interface GatewayOptions extends Omit<UpstreamOptions, "server" | "onTool
   /** The definitions the user trusted, by server and tool. */
   readonly pins: PinSet;
 }
-
-/** Why a tool of a server is not exposed: it has no pin, or its definition is not the pinned one. */
-export type WithheldReason = "new" | "changed";
 
 /**
  * The manifest's MCP servers, connected on demand.
@@ -40,7 +37,7 @@ export type WithheldReason = "new" | "changed";
  * await gateway.close();
  * ```
  */
-export class Gateway {
+export class Gateway implements ToolGateway {
   readonly #options: GatewayOptions;
   readonly #upstreams = new Map<string, Upstream>();
   readonly #specs = new Map<string, ToolSpec>();

@@ -9,38 +9,10 @@ import type { CallToolResult, Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/
 import { type ContentBlock, type Envelope, failure, isRecord, success, withContent } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
-import type { ServerSpec } from "./server_spec.ts";
+import { gatewayName, type ServerSpec } from "../manifest/server_spec.ts";
 import { oneLine, UpstreamError } from "./upstream.ts";
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
-/**
- * The name toolgate lists an upstream tool by (Claude Code's convention).
- *
- * @example
- * ```ts
- * import { gatewayName } from "./gateway_tools.ts";
- * gatewayName("fs", "read_file"); // "mcp__fs__read_file"
- * ```
- */
-export function gatewayName(server: string, tool: string): string {
-  return `mcp__${server}__${tool}`;
-}
-
-/**
- * The server a `mcp__SERVER__TOOL` name belongs to, or `undefined` for another name.
- *
- * @example
- * ```ts
- * import { serverOfName } from "./gateway_tools.ts";
- * serverOfName("mcp__fs__read_file"); // "fs"
- * serverOfName("get_time"); // undefined
- * ```
- */
-export function serverOfName(name: string): string | undefined {
-  const match = /^mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)__/.exec(name);
-  return match?.[1];
-}
 
 /** Is the tool exposed by the server's `allow` and `deny` lists? */
 export function exposed(server: ServerSpec, tool: string): boolean {

@@ -17,11 +17,11 @@ import {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { isAbsolute, resolve } from "../base/paths.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
-import { findProgram } from "../sandbox/sandbox.ts";
+import { findProgram } from "../base/find_program.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV, type ToolLauncher } from "../sandbox/tool_launch.ts";
 import { type ProcessRegistry, signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
-import { HEADER_SECRET, type ServerSpec } from "./server_spec.ts";
+import { HEADER_SECRET, type ServerSpec } from "../manifest/server_spec.ts";
 
 /** How many times a server is started within a minute before toolgate stops starting it for that minute. */
 export const MAX_STARTS_PER_MINUTE = 3;

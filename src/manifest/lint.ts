@@ -8,7 +8,7 @@
  */
 import { isRecord } from "../contract.ts";
 import type { ToolSpec } from "./manifest.ts";
-import { invisibleCharacters, type PinSet } from "../gateway/pins.ts";
+import { invisibleCharacters, type PinSet } from "./pins.ts";
 
 /**
  * What the lint reads of a tool: a loaded {@linkcode ToolSpec} has all of it.

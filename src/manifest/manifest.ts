@@ -23,7 +23,7 @@ import { beltToolOf } from "./tool_belt.ts";
 import type { PinnedProgram } from "./trust.ts";
 import { type Asked, TOOL_ASKS, TOOL_PROTOCOLS, type ToolProtocol } from "./tool_protocol.ts";
 import { checkCredentials, type CredentialBinding } from "./credentials.ts";
-import { checkServers, type ServerSpec } from "../gateway/server_spec.ts";
+import { checkServers, type ServerSpec } from "./server_spec.ts";
 
 /**
  * One validated tool: what the runner needs to start it and what the exports need to describe it.

@@ -5,7 +5,7 @@
  * worker died runs again on another, and any other call runs at most once. The caller signs what it sends (the
  * call, each go, a cancel) with the pool's key, and heeds only what workers signed with it.
  *
- * One piece over 400 lines: a call's stages (queued, running, lost, stopping, done) are one state machine, read by
+ * One piece: a call's stages (queued, running, lost, stopping, done) are one state machine, read by
  * the claim rule, the clock and the stop alike; split, each would see half of it.
  *
  * @module
@@ -17,8 +17,8 @@ import type { Manifest } from "../manifest/manifest.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import type { PoolAddress } from "./address.ts";
 import { connectPool } from "./connect.ts";
+import type { PoolAnswer, PoolRequest, ToolPool } from "../run/tool_pool.ts";
 import {
-  type CallDefaults,
   type CallMessage,
   type ClaimAnswer,
   type ClaimMessage,
@@ -31,75 +31,6 @@ import {
   shortHash,
 } from "./protocol.ts";
 import { signed, verified } from "./signing.ts";
-
-/**
- * One call for the pool: what a caller's executor hands over once the call is checked and approved.
- *
- * @example
- * ```ts
- * import type { PoolRequest } from "./client.ts";
- * const request: PoolRequest = {
- *   tool: "get_time", readOnly: true, argsText: '{"timezone":"UTC"}', startWithinMs: 30_000,
- *   defaults: { timeoutSec: 30, graceMs: 2000, maxOutputBytes: 4194304 },
- * };
- * ```
- */
-export interface PoolRequest {
-  /** The tool's name. */
-  readonly tool: string;
-  /** The tool has no side effects: a worker that dies running it is replaced by another. */
-  readonly readOnly: boolean;
-  /** The arguments as the caller's model or client sent them (checked here already, and again on the worker). */
-  readonly argsText: string;
-  /** The caller's limits, which the worker runs the call under. */
-  readonly defaults: CallDefaults;
-  /** How long the call may wait for a worker to take it (its timeout): past it, it answers `unavailable`. */
-  readonly startWithinMs: number;
-  /** Stops the call: before a worker took it, it never runs; after, its tree ends on the worker. */
-  readonly signal?: AbortSignal;
-  /** The calling span's trace context (`traceparent`, `tracestate`), sent as the message's headers. */
-  readonly trace?: Readonly<Record<string, string>>;
-}
-
-/**
- * What came of a call: its envelope, the id both audit logs know it by, and the worker that answered (if any).
- *
- * @example
- * ```ts
- * import type { PoolAnswer } from "./client.ts";
- * const answer: PoolAnswer = { id: "0b7c...", worker: "build-1:4242", envelope: { ok: true, result: {} } };
- * ```
- */
-export interface PoolAnswer {
-  /** The call's id, in the caller's and the worker's audit lines. */
-  readonly id: string;
-  /** The worker that answered, if one did. */
-  readonly worker?: string;
-  /** The call's envelope: the worker's, or the pool's own `unavailable` (or a stop's) saying why there is none. */
-  readonly envelope: Envelope;
-}
-
-/**
- * A pool of workers that runs calls in a caller's stead (what `--executor nats://...` gives the executor).
- *
- * @example
- * ```ts
- * import type { ToolPool } from "./client.ts";
- * const inline: ToolPool = {
- *   shown: "inline",
- *   run: (request) => Promise.resolve({ id: "1", envelope: { ok: true, result: {}, tool: request.tool } }),
- *   close: () => Promise.resolve(),
- * };
- * ```
- */
-export interface ToolPool {
-  /** The pool's address, as it may be shown (no secrets). */
-  readonly shown: string;
-  /** Runs one call on a worker; never throws for the pool's trouble: that is an envelope too. */
-  run(request: PoolRequest): Promise<PoolAnswer>;
-  /** Lets go of the connection. */
-  close(): Promise<void>;
-}
 
 /**
  * The pool behind a NATS server with JetStream.

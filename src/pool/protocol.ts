@@ -19,6 +19,7 @@
  */
 import { isRecord } from "../contract.ts";
 import type { Manifest } from "../manifest/manifest.ts";
+import type { CallDefaults } from "../run/tool_pool.ts";
 import { canonical } from "./signing.ts";
 import { MAX_OUTPUT_BYTES, outputCapProblem } from "../process/executor_defaults.ts";
 
@@ -64,24 +65,6 @@ export const POOL = {
 
 /** The version of these messages: a worker refuses a call of another version, by name. */
 export const PROTOCOL_VERSION = 2;
-
-/**
- * The limits a call runs under: the caller's, so that a call through the pool stops when a local one would.
- *
- * @example
- * ```ts
- * import type { CallDefaults } from "./protocol.ts";
- * const defaults: CallDefaults = { timeoutSec: 30, graceMs: 2000, maxOutputBytes: 4194304 };
- * ```
- */
-export interface CallDefaults {
-  /** Used when the tool has no `timeoutSec` of its own. */
-  readonly timeoutSec: number;
-  /** Time between SIGTERM and SIGKILL when the tool is stopped. */
-  readonly graceMs: number;
-  /** The most bytes kept of each of stdout and stderr. */
-  readonly maxOutputBytes: number;
-}
 
 /**
  * A call, as the stream holds it. Nothing in it is secret beyond what the caller chose to send: the tool's name

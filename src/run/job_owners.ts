@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Job } from "./jobs.ts";
+import type { Job } from "./job.ts";
 
 /**
  * The caps on background jobs running at once: per owner (an MCP session, or the agent loop's run) and across all

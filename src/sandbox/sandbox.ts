@@ -13,9 +13,6 @@ import { isAbsolute, isWithin, join, resolve } from "../base/paths.ts";
 import { CGROUP_ENV, type CgroupSupport, detectCgroups, ownCgroups } from "./cgroups.ts";
 import { readCache, writeCache } from "../state/state_cache.ts";
 import { findProgram } from "../base/find_program.ts";
-// Re-exported for the importers of the flat tree's `findProgram` (the executor, the gateway): they take it from
-// base/find_program.ts once their own branches have landed.
-export { findProgram };
 import { type ControlPlane } from "./control_plane.ts";
 import type { PermissionProfile } from "../manifest/profiles.ts";
 

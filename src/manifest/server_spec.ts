@@ -1,12 +1,12 @@
 /**
  * The `mcpServers` block of a manifest, checked: each server in the shape of Claude Desktop's configuration (a
  * stdio `command`/`args`/`env`, or a Streamable HTTP `url`/`headers`) plus toolgate's own keys, every error naming
- * the server (`mcpServers "fs": ...`).
+ * the server (`mcpServers "fs": ...`); and the `mcp__SERVER__TOOL` names its tools are listed by.
  *
  * @module
  */
 import { isRecord } from "../contract.ts";
-import { type PermissionProfile, type ProfileResult, resolveProfile } from "../manifest/profiles.ts";
+import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 
 /**
  * One checked server of `mcpServers`.
@@ -46,6 +46,34 @@ export interface ServerSpec {
   readonly allow?: readonly string[];
   /** Tools never exposed. */
   readonly deny: readonly string[];
+}
+
+/**
+ * The name toolgate lists an upstream tool by (Claude Code's convention).
+ *
+ * @example
+ * ```ts
+ * import { gatewayName } from "./server_spec.ts";
+ * gatewayName("fs", "read_file"); // "mcp__fs__read_file"
+ * ```
+ */
+export function gatewayName(server: string, tool: string): string {
+  return `mcp__${server}__${tool}`;
+}
+
+/**
+ * The server a `mcp__SERVER__TOOL` name belongs to, or `undefined` for another name.
+ *
+ * @example
+ * ```ts
+ * import { serverOfName } from "./server_spec.ts";
+ * serverOfName("mcp__fs__read_file"); // "fs"
+ * serverOfName("get_time"); // undefined
+ * ```
+ */
+export function serverOfName(name: string): string | undefined {
+  const match = /^mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)__/.exec(name);
+  return match?.[1];
 }
 
 /** A server name usable in `mcp__SERVER__TOOL`: tool-name characters, no double underscore. */

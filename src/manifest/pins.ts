@@ -10,7 +10,7 @@ import { isRecord } from "../contract.ts";
 import { ensurePrivateDir } from "../state/private_dir.ts";
 import { readPrivateText, writePrivateText } from "../state/private_file.ts";
 import { fnv1a64 } from "../state/state.ts";
-import { trustDir } from "../manifest/trust_record.ts";
+import { trustDir } from "./trust_record.ts";
 
 /** The parts of a tool's definition that are pinned, as the server gave them. */
 export interface ToolDefinition {
@@ -33,6 +33,9 @@ export const PINNED_FIELDS = ["title", "description", "inputSchema", "outputSche
 
 /** The pins of one manifest: by server, by tool name, the definition as trusted. */
 export type PinSet = Record<string, Record<string, ToolDefinition>>;
+
+/** Why a tool of a server is not exposed: it has no pin, or its definition is not the pinned one. */
+export type WithheldReason = "new" | "changed";
 
 const PIN_VERSION = 1;
 

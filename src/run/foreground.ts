@@ -1,0 +1,139 @@
+/**
+ * One call run in the foreground: its program launched as its profile says (bubblewrap, cgroups, the egress
+ * proxy), run to its end under its limits, a `toolgate/1` tool's channel and questions served as it runs, the
+ * launch released, the envelope made and the run audited. Not here: deciding where a call goes
+ * (src/run/executor.ts), background jobs (src/run/background_jobs.ts).
+ *
+ * @module
+ */
+import { type Envelope, withWarnings } from "../contract.ts";
+import { scrubbedEvents, ToolChannel } from "../manifest/tool_protocol.ts";
+import type { PreparedCall } from "../policy/prepared_call.ts";
+import { protocolEnvelope } from "../process/protocol_envelope.ts";
+import { runProcess, type RunResult } from "../process/runner.ts";
+import { stoppedByUser } from "../process/stop.ts";
+import { type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts";
+import { runRecord } from "./audit.ts";
+import type { CallContext } from "./call_context.ts";
+import { callDefaults, processLimits } from "./call_limits.ts";
+import type { CallOptions } from "./call_options.ts";
+import { CHILD_SPANS, egressAttributes } from "./tracing.ts";
+import { QuestionDesk } from "./tool_questions.ts";
+
+const encoder = new TextEncoder();
+
+/**
+ * Runs a prepared call's program to its envelope (secret values taken out), and audits it.
+ *
+ * @example
+ * ```ts ignore
+ * // The executor's run step, once the call is neither upstream, pooled, a job, nor missing a secret:
+ * const envelope = await runForeground(context, call, options);
+ * ```
+ */
+export async function runForeground(
+  context: CallContext,
+  call: PreparedCall,
+  options: CallOptions,
+): Promise<Envelope> {
+  const { tool } = call;
+  const env = context.secrets.toolEnv(tool, context.controlPlane, options.secrets);
+  const defaults = callDefaults(options, context.options);
+  const { timeoutMs, idleTimeoutMs } = processLimits(tool, defaults.timeoutSec);
+  const { maxOutputBytes, graceMs } = defaults;
+  const started = context.trail.now();
+  let result: RunResult | undefined;
+  let envelope: Envelope;
+  options.trace?.arguments(call.argsText, (text) => context.secrets.redact(text));
+  // The confinement's start (bubblewrap's arguments, the egress proxy, a cgroup slot) is a child of the call's span.
+  const start = () =>
+    context.launcher.launch(tool, undefined, context.secrets.credentials(tool, options.secrets));
+  const launch = await (options.trace?.child(CHILD_SPANS.confinement, start) ?? start());
+  if (!launch.ok) {
+    envelope = launch.envelope;
+  } else {
+    // A toolgate/1 tool's stdout is its channel: read as it comes, and the tool cut off when it breaks it.
+    const cutOff = new AbortController();
+    // A tool that may ask keeps its stdin open after the arguments line: its answers come there.
+    let write: (bytes: Uint8Array) => Promise<boolean> = () => Promise.resolve(false);
+    const desk = tool.asks.length === 0 ? undefined : new QuestionDesk({
+      tool,
+      handlers: options.questions,
+      scrub: context.secrets.scrub,
+      write: (bytes) => write(bytes),
+      onAnswered: (id) => channel?.answered(id),
+    });
+    const channel = tool.protocol === undefined ? undefined : new ToolChannel({
+      tool: tool.name,
+      maxBytes: maxOutputBytes,
+      onEvent: options.onToolEvent && scrubbedEvents(options.onToolEvent, context.secrets.scrub),
+      onViolation: () => cutOff.abort(),
+      asks: tool.asks,
+      onQuestion: desk && ((question) => desk.ask(question)),
+    });
+    result = await runProcess({
+      program: launch.program,
+      args: launch.args,
+      env: launch.unregister ? { ...env, ...PROXY_ENV, ...launch.env } : env,
+      cwd: context.workspace,
+      // A protocol tool reads its arguments as the first line of stdin.
+      stdin: encoder.encode(JSON.stringify(call.args) + (channel ? "\n" : "")),
+      replies: desk && ((writer) => write = writer),
+      waiting: desk && (() => desk.waiting),
+      timeoutMs,
+      idleTimeoutMs,
+      graceMs,
+      maxOutputBytes,
+      signal: channel
+        ? AbortSignal.any([cutOff.signal, ...(options.signal ? [options.signal] : [])])
+        : options.signal,
+      sink: channel?.sink,
+      registry: context.options.registry,
+      endsItsTree: launch.confined,
+      launcher: context.launcher.groupLauncher(launch),
+    });
+    channel?.end();
+    desk?.close();
+    // The call's tree is gone: its egress token and its cgroup slot are free for the next call.
+    context.launcher.release(launch);
+    for (const decision of launch.egress ?? []) {
+      options.trace?.mark(CHILD_SPANS.egress, egressAttributes(decision));
+    }
+    envelope = withWarnings(
+      channel?.violation ?? protocolEnvelope(channel, result, {
+        tool: tool.name,
+        program: tool.program,
+        timeoutMs,
+        maxOutputBytes,
+        readOnly: tool.readOnly,
+        scrub: context.secrets.scrub,
+        idleTimeoutMs,
+        killedBy: stoppedByUser(options.signal) ? "user" : undefined,
+      }),
+      [...launch.envelopeWarnings, ...refusedRequests(launch)],
+    );
+  }
+  await context.trail.write({
+    ...runRecord(await context.trail.facts(started, tool.name, call.argsText), {
+      argv: [tool.program, ...tool.args],
+      result,
+      envKeys: Object.keys(env),
+      envelope,
+      launch: launch.ok ? launch : undefined,
+      profile: tool.profile.name,
+    }),
+    // A pool worker's line carries the caller's call id, as the caller's own line does.
+    call_id: options.callId,
+    approved_by: options.approvedBy,
+  });
+  return context.secrets.forCaller(envelope);
+}
+
+/** What the model is told of requests the egress proxy refused for a credential's placeholder. */
+function refusedRequests(launch: Launch): string[] {
+  return (launch.egress ?? []).flatMap((decision) =>
+    decision.reason === undefined
+      ? []
+      : [`toolgate's egress proxy refused a request to ${decision.host}:${decision.port}: ${decision.reason}`]
+  );
+}

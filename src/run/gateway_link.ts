@@ -1,0 +1,153 @@
+/**
+ * The executor's link to the manifest's MCP servers: it opens the gateway through the seam a front end gave
+ * (src/run/tool_gateway.ts), with the pins the user trusted, starts the servers a run needs, says what cannot be
+ * used or is withheld, and runs an upstream tool's call to an audited envelope. Not here: the gateway itself
+ * (src/gateway/), the pins (src/manifest/pins.ts).
+ *
+ * @module
+ */
+import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolDefinition } from "../manifest/pins.ts";
+import { serverOfName } from "../manifest/server_spec.ts";
+import type { PreparedCall } from "../policy/prepared_call.ts";
+import { EXECUTOR_DEFAULTS } from "../process/executor_defaults.ts";
+import { ToolLauncher } from "../sandbox/tool_launch.ts";
+import { stateRoot } from "../state/state.ts";
+import { jobAnswerRecord } from "./audit.ts";
+import type { CallContext } from "./call_context.ts";
+import { callDefaults, processLimits } from "./call_limits.ts";
+import type { CallOptions } from "./call_options.ts";
+import type { ToolGateway } from "./tool_gateway.ts";
+
+/**
+ * The gateway of one executor, opened at the first {@linkcode GatewayLink.connect} that needs a server.
+ *
+ * @example
+ * ```ts ignore
+ * // Ignored: a context is the executor's own (src/run/call_context.ts).
+ * const link = new GatewayLink(context);
+ * const { lines, tools } = await link.connect();
+ * ```
+ */
+export class GatewayLink {
+  readonly #context: CallContext;
+  #gateway?: ToolGateway;
+
+  /** A link that has opened nothing yet. */
+  constructor(context: CallContext) {
+    this.#context = context;
+  }
+
+  /**
+   * Starts the manifest's MCP servers (those `names` need, `mcp__SERVER__...`; default all) and lists their
+   * tools: one line per server that could not be listed and per withheld tool, and the gateway's exposed tools
+   * (`undefined` when no server was wanted).
+   */
+  async connect(names?: readonly string[]): Promise<{ lines: string[]; tools?: readonly ToolSpec[] }> {
+    const { options, workspace, controlPlane, secrets } = this.#context;
+    const servers = options.manifest.servers ?? [];
+    if (servers.length === 0) return { lines: [] };
+    const wanted = names === undefined
+      ? servers.map((server) => server.name)
+      : names.flatMap((name) => serverOfName(name) ?? []).filter((name) =>
+        servers.some((s) => s.name === name)
+      );
+    if (wanted.length === 0) return { lines: [] };
+    const lines: string[] = [];
+    if (this.#gateway === undefined) {
+      const open = options.openGateway;
+      if (open === undefined) {
+        return { lines: ["the MCP servers cannot be used: this executor was given no gateway to open"] };
+      }
+      const { readPins } = await import("../manifest/pins.ts");
+      let pins = {};
+      try {
+        pins = readPins(stateRoot(options.env), Deno.realPathSync(options.manifest.path));
+      } catch (error) {
+        lines.push(`the pinned MCP tool definitions cannot be read: ${(error as Error).message}`);
+      }
+      this.#gateway = await open({
+        servers,
+        pins,
+        launcher: new ToolLauncher({
+          // The gateway pins its servers' tools; the manifest's trust covers the servers' commands.
+          manifest: { ...options.manifest, pinned: undefined },
+          env: options.env,
+          workspace,
+          controlPlane,
+          sandbox: options.sandbox,
+          bwrap: options.bwrap,
+        }),
+        env: options.env,
+        workspace,
+        secret: (name) => secrets.value(name),
+        registry: options.registry,
+        graceMs: options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
+      });
+    }
+    const gateway = this.#gateway;
+    await gateway.refresh(wanted);
+    for (const name of wanted) {
+      const problem = gateway.problems.get(name);
+      if (problem !== undefined) lines.push(`MCP server ${JSON.stringify(name)} cannot be used: ${problem}`);
+    }
+    for (const [name, reason] of gateway.withheld) {
+      if (!wanted.includes(serverOfName(name) ?? "")) continue;
+      lines.push(
+        `${name} is withheld: its definition is ${reason === "new" ? "not trusted yet" : "changed"} ` +
+          "(toolgate trust shows it)",
+      );
+    }
+    return { lines, tools: gateway.tools };
+  }
+
+  /** The definitions of the tools MCP server `server` exposes now; throws when the gateway is not connected. */
+  definitions(server: string): Promise<ToolDefinition[]> {
+    if (this.#gateway === undefined) throw new Error("the MCP gateway is not connected");
+    return this.#gateway.definitions(server);
+  }
+
+  /** The answer to a gateway tool that is withheld, or whose server cannot be used; `undefined` otherwise. */
+  refusal(name: string): FailureEnvelope | undefined {
+    return this.#gateway?.refusal(name);
+  }
+
+  /**
+   * A call of an MCP server's tool, through the gateway: the server started if need be, cancelled upstream with
+   * `signal`, the answer an envelope; the audit line names the server and its tool.
+   */
+  async call(call: PreparedCall, options: CallOptions): Promise<Envelope> {
+    const { trail, secrets } = this.#context;
+    const { tool } = call;
+    const upstream = tool.upstream!;
+    const { timeoutMs } = processLimits(tool, callDefaults(options, this.#context.options).timeoutSec);
+    const started = trail.now();
+    const clock = performance.now();
+    const envelope = this.#gateway === undefined
+      ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
+      : await this.#gateway.call(tool, call.args, {
+        signal: options.signal,
+        timeoutMs,
+        // The call's trace context, for the server's `params._meta` (MCP semantic conventions).
+        meta: options.trace?.carrier,
+      });
+    await trail.write({
+      ...jobAnswerRecord(await trail.facts(started, tool.name, call.argsText), {
+        ms: Math.round(performance.now() - clock),
+        envelope,
+      }),
+      server: upstream.server,
+      upstream_tool: upstream.tool,
+      profile: tool.profile.name,
+      cancelled: options.signal?.aborted ? true : undefined,
+      approved_by: options.approvedBy,
+    });
+    return secrets.forCaller(envelope);
+  }
+
+  /** Ends every server's tree. */
+  async close(): Promise<void> {
+    await this.#gateway?.close();
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The seam between the executor and the gateway to the manifest's MCP servers: what the executor asks of a
+ * gateway (refresh, the exposed tools, why one is withheld, a call, the definitions `trust` pins), what it hands
+ * one at start, and the opener a front end gives it. The run layer owns these types; src/gateway/gateway.ts
+ * implements {@linkcode ToolGateway}, and the commands pass an {@linkcode OpenGateway} that loads it on demand.
+ * Not here: the gateway itself (src/gateway/), the pins (src/manifest/pins.ts).
+ *
+ * @module
+ */
+import type { Envelope, FailureEnvelope } from "../contract.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
+import type { PinSet, ToolDefinition, WithheldReason } from "../manifest/pins.ts";
+import type { ServerSpec } from "../manifest/server_spec.ts";
+import type { ProcessRegistry } from "../process/process_tree.ts";
+import type { ToolLauncher } from "../sandbox/tool_launch.ts";
+
+/**
+ * The manifest's MCP servers as one more source of tools, as the executor sees them.
+ *
+ * @example
+ * ```ts
+ * import type { ToolGateway } from "./tool_gateway.ts";
+ * const none: ToolGateway = {
+ *   tools: [], problems: new Map(), withheld: new Map(),
+ *   refusal: () => undefined, refresh: () => Promise.resolve(), definitions: () => Promise.resolve([]),
+ *   call: (tool) => Promise.resolve({ ok: true, result: {}, tool: tool.name }), close: () => Promise.resolve(),
+ * };
+ * ```
+ */
+export interface ToolGateway {
+  /** The exposed tools of the servers listed so far, in server order. */
+  readonly tools: readonly ToolSpec[];
+  /** Why a server could not be listed, by server: one line each. */
+  readonly problems: ReadonlyMap<string, string>;
+  /** The tools withheld (no pin, or a changed definition), by `mcp__SERVER__TOOL` name. */
+  readonly withheld: ReadonlyMap<string, WithheldReason>;
+  /** The answer to a call of `name` when it cannot run (withheld, or its server unusable); else `undefined`. */
+  refusal(name: string): FailureEnvelope | undefined;
+  /** Starts (if need be) and lists the named servers (default all). */
+  refresh(names?: Iterable<string>): Promise<void>;
+  /** The server's exposed tools' current definitions, pinned or not: what `trust` pins. */
+  definitions(server: string): Promise<ToolDefinition[]>;
+  /** Runs one call of an upstream tool, answering with an envelope. */
+  call(
+    tool: ToolSpec,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number; meta?: Readonly<Record<string, string>> },
+  ): Promise<
+    Envelope
+  >;
+  /** Ends every server's tree. */
+  close(): Promise<void>;
+}
+
+/**
+ * What the executor hands a gateway when it opens one: the servers, the pins the user trusted, what confines a
+ * server, and where its secrets come from.
+ *
+ * @example
+ * ```ts
+ * import type { GatewayWiring } from "./tool_gateway.ts";
+ * const keys: (keyof GatewayWiring)[] = ["servers", "pins", "launcher", "env", "workspace", "secret", "graceMs"];
+ * ```
+ */
+export interface GatewayWiring {
+  /** The manifest's servers. */
+  readonly servers: readonly ServerSpec[];
+  /** The definitions the user trusted, by server and tool. */
+  readonly pins: PinSet;
+  /** Confines a stdio server as a tool of its profile. */
+  readonly launcher: ToolLauncher;
+  /** toolgate's environment: PATH and HOME for the servers. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The workspace: the servers' working directory. */
+  readonly workspace: string;
+  /** A secret's value (the store's, then the environment's), or `undefined`. */
+  readonly secret: (name: string) => string | undefined;
+  /** The trees toolgate ends when it is stopped. */
+  readonly registry?: ProcessRegistry;
+  /** Time between SIGTERM and SIGKILL when a server is ended. */
+  readonly graceMs: number;
+}
+
+/**
+ * Opens a gateway over the wiring: a front end passes one that loads src/gateway/ only when a manifest has servers.
+ *
+ * @example
+ * ```ts
+ * import type { OpenGateway } from "./tool_gateway.ts";
+ * const open: OpenGateway = async (wiring) => new (await import("../gateway/gateway.ts")).Gateway(wiring);
+ * ```
+ */
+export type OpenGateway = (wiring: GatewayWiring) => Promise<ToolGateway>;
