@@ -42,6 +42,12 @@ const MESSAGING_MESSAGE_ID = "messaging.message.id";
 /** How often the batch goes out: a person watching a trace should not wait for the SDK's default 5 s. */
 const EXPORT_EVERY_MS = 1000;
 
+/**
+ * How long one export may take, its retries included, unless `OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT` says: a
+ * collector that is down must not hold `toolgate call` at its exit for the SDK's default 10 s.
+ */
+const EXPORT_TIMEOUT_MS = 2000;
+
 /** What {@linkcode otelTracing} needs: the traces endpoint, the environment, the default service name. */
 export interface OtelOptions {
   readonly endpoint: string;
@@ -70,7 +76,12 @@ export function otelTracing(options: OtelOptions): Tracing {
     resource,
     spanProcessors: [
       new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter({ url: options.endpoint }),
+        exporter: new OTLPTraceExporter({
+          url: options.endpoint,
+          ...(options.env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || options.env.OTEL_EXPORTER_OTLP_TIMEOUT
+            ? {}
+            : { timeoutMillis: EXPORT_TIMEOUT_MS }),
+        }),
         scheduledDelayMillis: EXPORT_EVERY_MS,
       }),
     ],
