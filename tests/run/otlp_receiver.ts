@@ -132,7 +132,7 @@ export function decodeSpans(body: Uint8Array): ReceivedSpan[] {
  * const spans = await receiver.waitFor((s) => s.length > 0);
  * ```
  */
-export async function otlpReceiver(): Promise<OtlpReceiver> {
+export function otlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const raw: Uint8Array[] = [];
   const headers: Headers[] = [];
@@ -153,7 +153,7 @@ export async function otlpReceiver(): Promise<OtlpReceiver> {
     });
   });
   const { port } = server.addr as Deno.NetAddr;
-  return {
+  return Promise.resolve({
     endpoint: `http://127.0.0.1:${port}`,
     spans,
     raw,
@@ -171,5 +171,5 @@ export async function otlpReceiver(): Promise<OtlpReceiver> {
     async [Symbol.asyncDispose]() {
       await server.shutdown();
     },
-  };
+  });
 }
