@@ -207,6 +207,12 @@ if (import.meta.main) {
     Deno.exit(await (await import("./sandbox/net_bridge.ts")).runBridge(Deno.args.slice(1)));
   } else {
     const { processIo } = await import("./commands/process_io.ts");
-    Deno.exitCode = await run(Deno.args, processIo());
+    const io = processIo();
+    // A compiled binary runs under the grants baked into it: a run that needs more is told so before it starts.
+    const found = Deno.build.standalone || io.env.TOOLGATE_CHECK_GRANTS === "1"
+      ? await (await import("./launcher/fixed_grants.ts")).fixedGrantsProblem(Deno.args, io.env, io.cwd)
+      : undefined;
+    if (found !== undefined) await io.stderr(found.line);
+    Deno.exitCode = found?.fatal ? EXIT.usage : await run(Deno.args, io);
   }
 }

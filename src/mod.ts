@@ -121,7 +121,7 @@ export {
 } from "./policy/policy.ts";
 export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./run/scheduler.ts";
 export type { ControlPlane } from "./sandbox/control_plane.ts";
-export type { CallDefaults, PoolAnswer, PoolRequest, ToolPool } from "./run/tool_pool.ts";
+export type { CallDefaults, PoolAnswer, PoolRequest, RelayTarget, ToolPool } from "./run/tool_pool.ts";
 export { type Redaction, redactionFor, type Redactor } from "./state/redact.ts";
 export { type StopButton, UserStop } from "./process/stop.ts";
 export {

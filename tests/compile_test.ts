@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { compileFlags } from "../src/build/flags.ts";
 import { denortMissing } from "../src/build/compile.ts";
 import { hasStackTrace, REPO, runProgram } from "./support.ts";
+import { answer, startChatServer } from "./agent/chat_server.ts";
 
 const bundleDir = await Deno.makeTempDir();
 const BUNDLE = join(bundleDir, "toolgate.js");
@@ -136,4 +137,146 @@ Deno.test("compile: Deno's download error, coloured as it prints it, becomes the
   const line = denortMissing(offline, "2.9.6", "x86_64-unknown-linux-gnu");
   assert.match(line ?? "", /^toolgate: deno compile needs denort[^\n]*DENORT_BIN=[^\n]*\n$/);
   assert.equal(denortMissing('error: Module not found "file:///x.ts".\n', "2.9.6", "x"), undefined);
+});
+
+/** Runs the bundle under the flags compile bakes in, with the binary's start-up check, from `cwd`. */
+function runBaked(
+  args: readonly string[],
+  cwd: string,
+  state: string,
+  extraEnv: Record<string, string> = {},
+) {
+  const flags = compileFlags(BUNDLE, { ...Deno.env.toObject(), XDG_STATE_HOME: state }, Deno.execPath());
+  return runProgram(Deno.execPath(), ["run", ...flags, BUNDLE, ...args], {
+    cwd,
+    env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      XDG_STATE_HOME: state,
+      NO_COLOR: "1",
+      TOOLGATE_CHECK_GRANTS: "1",
+      ...extraEnv,
+    },
+    clearEnv: true,
+  });
+}
+
+Deno.test("the binary's grants: a local model's endpoint and serve --http on loopback work under the baked flags", async () => {
+  assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
+  const flags = compileFlags(BUNDLE, Deno.env.toObject(), Deno.execPath());
+  assert.ok(
+    flags.some((flag) => /^--allow-net=.*\b127\.0\.0\.1\b.*localhost.*\[::1\]/.test(flag)),
+    flags.join(" "),
+  );
+  const state = await Deno.makeTempDir();
+  const here = await Deno.makeTempDir();
+  await using endpoint = startChatServer([answer("The local model answered.")]);
+  try {
+    const agent = await runBaked(
+      ["--prompt", "hello", "--base-url", endpoint.baseUrl, "--model", "local-model", "--no-audit"],
+      here,
+      state,
+    );
+    assert.equal(agent.code, 0, agent.stderr);
+    assert.match(agent.stdout, /The local model answered\./);
+
+    const flagsNow = compileFlags(BUNDLE, { ...Deno.env.toObject(), XDG_STATE_HOME: state }, Deno.execPath());
+    const serve = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flagsNow, BUNDLE, "serve", "--http", "0", "--no-audit"],
+      cwd: here,
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        XDG_STATE_HOME: state,
+        NO_COLOR: "1",
+        TOOLGATE_CHECK_GRANTS: "1",
+        TOOLGATE_MCP_TOKEN: "a-token-for-this-test-only",
+      },
+      clearEnv: true,
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    let said = "";
+    const decoder = new TextDecoder();
+    // Ends the read below if it never listens (its stderr closes with it).
+    const timer = setTimeout(() => serve.kill("SIGKILL"), 30_000);
+    for await (const chunk of serve.stderr) {
+      said += decoder.decode(chunk, { stream: true });
+      if (/listening on http:\/\/127\.0\.0\.1:\d+\/mcp/.test(said)) break;
+    }
+    clearTimeout(timer);
+    try {
+      serve.kill("SIGTERM");
+    } catch {
+      // It ended already.
+    }
+    await serve.status;
+    assert.match(said, /listening on http:\/\/127\.0\.0\.1:\d+\/mcp/, said);
+  } finally {
+    await Deno.remove(state, { recursive: true });
+    await Deno.remove(here, { recursive: true });
+  }
+});
+
+Deno.test("the binary's grants: a run that needs more than the baked flags says so in one line at start, exit 2", async () => {
+  assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
+  const state = await Deno.makeTempDir();
+  const here = await Deno.makeTempDir();
+  const elsewhere = await Deno.makeTempDir();
+  try {
+    const cases: [string[], RegExp][] = [
+      // A workspace outside the folder the binary runs in.
+      [["call", "fs_list_dir", "{}", "--cwd", elsewhere], new RegExp(`it lacks read ${elsewhere}`)],
+      // An endpoint that is neither loopback nor the one set at build.
+      [
+        ["--prompt", "hi", "--model", "m", "--base-url", "http://10.9.8.7:8000/v1"],
+        /it lacks net 10\.9\.8\.7:8000/,
+      ],
+    ];
+    for (const [args, lacks] of cases) {
+      const result = await runBaked(args, here, state);
+      assert.equal(result.code, 2, `${args.join(" ")}: ${result.stdout}${result.stderr}`);
+      assert.equal(result.stdout, "");
+      const lines = result.stderr.split("\n").filter((line) => line !== "");
+      assert.equal(lines.length, 1, result.stderr);
+      assert.match(lines[0], /^toolgate: this binary cannot do this run: /);
+      assert.match(lines[0], lacks);
+      assert.match(lines[0], /deno task install/);
+      assert.ok(!hasStackTrace(result.stderr), result.stderr);
+    }
+  } finally {
+    for (const dir of [state, here, elsewhere]) await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the binary's grants: a variable the tools would get but the baked flags cannot read is a warning, and the run goes on", async () => {
+  assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
+  const state = await Deno.makeTempDir();
+  const here = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(here, "tools", "bin"), { recursive: true });
+    await Deno.writeTextFile(join(here, "tools", "bin", "show"), "#!/bin/sh\necho '{}'\n");
+    await Deno.chmod(join(here, "tools", "bin", "show"), 0o755);
+    await Deno.writeTextFile(
+      join(here, "tools.json"),
+      JSON.stringify({
+        tools: [{
+          name: "show",
+          description: "Shows a setting.",
+          command: ["./tools/bin/show"],
+          readOnly: true,
+          permissions: "none",
+          envPassthrough: ["MY_SETTING"],
+        }],
+      }),
+    );
+    const result = await runBaked(["validate", "--tools", "tools.json"], here, state, { MY_SETTING: "x" });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /valid, 1 tool/);
+    const said = result.stderr.split("\n").filter((line) => line.startsWith("toolgate: "));
+    assert.equal(said.length, 1, result.stderr);
+    assert.match(said[0], /^toolgate: warning: this binary cannot read MY_SETTING for its tools/);
+    assert.ok(!hasStackTrace(result.stderr), result.stderr);
+  } finally {
+    await Deno.remove(state, { recursive: true });
+    await Deno.remove(here, { recursive: true });
+  }
 });

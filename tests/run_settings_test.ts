@@ -200,3 +200,16 @@ Deno.test("settings: OPENAI_BASE_URL names the endpoint when OAI_BASE_URL does n
     "http://127.0.0.1:9090/v1",
   );
 });
+
+Deno.test("settings: images and audio are off unless --images / --audio or OAI_IMAGES / OAI_AUDIO say so", async () => {
+  const off = await settingsOf(["--prompt", "hi"]);
+  assert.deepEqual([off.images, off.audio], [false, false]);
+  const flags = await settingsOf(["--prompt", "hi", "--images", "--audio"]);
+  assert.deepEqual([flags.images, flags.audio], [true, true]);
+  const env = await settingsOf(["--prompt", "hi"], { OAI_IMAGES: "1", OAI_AUDIO: "0" });
+  assert.deepEqual([env.images, env.audio], [true, false]);
+  await usageError(
+    settingsOf(["--prompt", "hi"], { OAI_IMAGES: "maybe" }),
+    /^OAI_IMAGES must be 1 or 0 \(got "maybe"\)/,
+  );
+});

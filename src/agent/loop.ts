@@ -4,29 +4,67 @@
  * the approval policy); run them through the scheduler (calls of `concurrent` tools side by side, every other call
  * alone, in the model's order); answer each call with exactly one tool message, in the model's order. On a
  * terminal the stop button (Ctrl-C) ends the calls of the turn in flight: each is answered `killed_by: "user"`, and
- * the loop goes on to the model. A turn's calls are answered in `turn_calls.ts`; the run is the trace's root span.
+ * the loop goes on to the model.
  *
  * @module
  */
 import { type Envelope } from "../contract.ts";
-import type { Executor } from "../run/executor.ts";
+import type { Executor, PreparedCall } from "../run/executor.ts";
 import { type OpenAITool, toOpenAI } from "../manifest/tool_definitions.ts";
-import { AgentError } from "./errors.ts";
 import type { EventSink } from "./events.ts";
 import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
-import { type AssistantTurn, type ChatMessage, parseCompletion } from "./messages.ts";
-import { readStreamedTurn } from "./sse.ts";
-import type { LoopSecrets } from "./credential_heal.ts";
-import { storeSecretOpenAI } from "../run/store_secret.ts";
+import type { ChatMessage, ToolCall, ToolMessage } from "./messages.ts";
+import type { ApprovedBy, Policy } from "../policy/policy.ts";
+import type { Progress } from "../ui/progress.ts";
+import { Scheduler } from "../run/scheduler.ts";
+import { type StopButton, UserStop } from "../process/stop.ts";
+import { askOnce, askStreaming, type EndpointQuirks } from "./ask_endpoint.ts";
+import { ModelMedia, type TurnAnswers } from "./tool_media.ts";
+import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
+import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
-import { answerToolCalls, type TurnOptions } from "./turn_calls.ts";
-
-export { answerToolCalls, DEFAULT_MAX_PARALLEL, type TurnOptions } from "./turn_calls.ts";
+import { decideInSpan, errorType, type TraceSpan } from "../run/tracing.ts";
+import type { QuestionHandlers } from "../run/tool_questions.ts";
 
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {
   complete(body: ChatRequest): Promise<unknown>;
   stream(body: ChatRequest): Promise<StreamedAnswer>;
+}
+
+/** The most calls of one turn that run at the same time. */
+export const DEFAULT_MAX_PARALLEL = 64;
+
+/** How the calls of one turn are checked and run. */
+export interface TurnOptions {
+  readonly executor: Executor;
+  /** Decides whether each call runs (asking the person when it may). */
+  readonly policy: Policy;
+  readonly progress?: Progress;
+  /** The size limit of each tool message (default: the contract's model text limit). */
+  readonly maxToolChars?: number;
+  /** The most calls running at once (default {@linkcode DEFAULT_MAX_PARALLEL}). */
+  readonly maxParallel?: number;
+  /** Notes for the user (stderr): calls refused for want of approval, a stop. */
+  readonly notice?: (text: string) => Promise<void>;
+  /**
+   * A person's stop (Ctrl-C on a terminal): armed while the turn's calls run; a press ends every call in flight
+   * (and every call still waiting for its turn), each answered `killed_by: "user"`.
+   */
+  readonly stopButton?: StopButton;
+  /** The in-process `store_secret` tool and the turn's credential auto-heal (offered when a tool declares a secret). */
+  readonly secrets?: LoopSecrets;
+  /**
+   * Which tools are sent in full (`--lazy-tools` starts with stubs; default: every tool in full): the first call
+   * of a stub is answered with its definition, not run.
+   */
+  readonly disclosure?: ToolDisclosure;
+  /** Who answers a `toolgate/1` tool's questions (the terminal, the run's model; see `questions.ts`). */
+  readonly questions?: QuestionHandlers;
+  /** Which of a tool's images and audio go to the model (default: none, each named in a note). */
+  readonly media?: ModelMedia;
+  /** The agent run's span: each tool call's span is its child (`runLoop` opens it). */
+  readonly trace?: TraceSpan;
 }
 
 /** How the loop talks to the model. */
@@ -116,17 +154,17 @@ export function chatRequest(
  */
 export async function runLoop(messages: ChatMessage[], options: LoopOptions): Promise<LoopOutcome> {
   // The run is the trace's root (`invoke_agent`): every tool call's span, here and downstream, is its child.
-  const span = options.executor.tracing.agentRun({ model: options.model });
+  const trace = options.executor.tracing.agentRun({ model: options.model });
   let failed: string | undefined = "Error";
   try {
-    const outcome = await loopSteps(messages, { ...options, trace: span });
+    const outcome = await loopSteps(messages, { ...options, trace });
     failed = outcome.kind === "step_limit" ? "step_limit" : undefined;
     return outcome;
   } catch (error) {
     failed = error instanceof Error ? error.name : "Error";
     throw error;
   } finally {
-    span.end(failed);
+    trace.end(failed);
   }
 }
 
@@ -134,6 +172,7 @@ async function loopSteps(messages: ChatMessage[], options: LoopOptions): Promise
   const disclosure = options.disclosure ?? new ToolDisclosure(options.executor.manifest, { lazy: false });
   const emit = options.onEvent ?? (() => Promise.resolve());
   const endpoint: EndpointQuirks = { refusesStreamOptions: false };
+  const media = options.media ?? new ModelMedia({ images: false, audio: false });
   for (let step = 1; step <= options.maxSteps; step++) {
     const tools = disclosure.definitions();
     const body = chatRequest(options.executor, messages, {
@@ -150,9 +189,17 @@ async function loopSteps(messages: ChatMessage[], options: LoopOptions): Promise
       tool_stubs: disclosure.stubs,
       bytes: new TextEncoder().encode(JSON.stringify(body)).byteLength,
     });
-    const { turn, printed } = options.stream
-      ? await askStreaming(body, options, endpoint)
-      : await askOnce(body, options);
+    // An endpoint that refuses the tools' images or audio gets the conversation again with notes in their place.
+    const { turn, printed } = await media.send(body, messages, {
+      ask: (body) => options.stream ? askStreaming(body, options, endpoint) : askOnce(body, options),
+      again: () =>
+        chatRequest(options.executor, messages, {
+          ...options,
+          tools,
+          streamWithoutUsage: endpoint.refusesStreamOptions,
+        }),
+      notice: options.notice,
+    });
     messages.push(turn.message);
     const calls = turn.message.tool_calls ?? [];
     await emit({
@@ -179,7 +226,7 @@ async function loopSteps(messages: ChatMessage[], options: LoopOptions): Promise
         arguments: call.function.arguments,
       });
     }
-    const answers = await answerToolCalls(calls, { ...options, disclosure });
+    const { tools: answers, media: attached } = await answerTurn(calls, { ...options, disclosure, media });
     for (const [index, answer] of answers.entries()) {
       const envelope = JSON.parse(answer.content) as Envelope;
       await emit({
@@ -192,71 +239,149 @@ async function loopSteps(messages: ChatMessage[], options: LoopOptions): Promise
       });
     }
     messages.push(...answers);
+    if (attached !== undefined) messages.push(attached);
   }
   return { kind: "step_limit", steps: options.maxSteps };
 }
 
-async function askOnce(
-  body: ChatRequest,
-  options: LoopOptions,
-): Promise<{ turn: AssistantTurn; printed: string }> {
-  return { turn: parseCompletion(await options.client.complete(body)), printed: "" };
+interface Runnable {
+  readonly index: number;
+  readonly id: string;
+  readonly call: PreparedCall;
+  /** What approved it (a person, `--yes`, ...): a `job` kill a person approved says `killed_by: "user"`. */
+  readonly approvedBy: ApprovedBy;
 }
 
-/** What the loop learned about its endpoint during a run. */
-interface EndpointQuirks {
-  /** It answered 4xx naming `stream_options` (some older servers reject fields they do not know). */
-  refusesStreamOptions: boolean;
+/**
+ * Answers one turn's tool calls: checks them in the model's order, runs the approved ones, and returns one tool
+ * message per call, in the model's order, each holding its envelope cut to fit.
+ *
+ * @example
+ * ```ts
+ * import { answerToolCalls } from "./loop.ts";
+ * // const toolMessages = await answerToolCalls(assistant.tool_calls, { executor, policy });
+ * ```
+ */
+export async function answerToolCalls(
+  calls: readonly ToolCall[],
+  options: TurnOptions,
+): Promise<ToolMessage[]> {
+  return (await answerTurn(calls, options)).tools;
 }
 
-/** Whether an endpoint's refusal is of `stream_options` itself: then the same request goes again without it. */
-function refusesStreamOptions(error: unknown): boolean {
-  return error instanceof AgentError && error.status !== undefined && error.status >= 400 &&
-    error.status < 500 && error.message.includes("stream_options");
-}
-
-async function askStreaming(
-  body: ChatRequest,
-  options: LoopOptions,
-  endpoint: EndpointQuirks,
-): Promise<{ turn: AssistantTurn; printed: string }> {
-  let answer: StreamedAnswer;
+/**
+ * Answers one turn's tool calls as {@linkcode answerToolCalls} does, and gives the user message that carries
+ * their images and audio, where `options.media` sends them (it follows the tool messages).
+ *
+ * @example
+ * ```ts
+ * import { answerTurn } from "./loop.ts";
+ * // const { tools, media } = await answerTurn(assistant.tool_calls, { executor, policy, media });
+ * ```
+ */
+export async function answerTurn(calls: readonly ToolCall[], options: TurnOptions): Promise<TurnAnswers> {
+  // One span per call (`execute_tool`), ended with its envelope however the turn ends.
+  const { executor, trace: parent } = options;
+  const spans = calls.map((c) => executor.tracing.toolCall({ tool: c.function.name, callId: c.id, parent }));
+  const envelopes: Envelope[] = new Array(calls.length);
   try {
-    answer = await options.client.stream(body);
-  } catch (error) {
-    if (!("stream_options" in body) || !refusesStreamOptions(error)) throw error;
-    endpoint.refusesStreamOptions = true;
-    await options.notice?.("toolgate: the endpoint refused stream_options: streaming without token usage\n");
-    const { stream_options: _, ...plain } = body;
-    answer = await options.client.stream(plain);
+    return await answerInSpans(calls, options, spans, envelopes);
+  } finally {
+    spans.forEach((span, index) => span.end(errorType(envelopes[index])));
   }
-  let printed = "";
-  const onText = async (text: string) => {
-    printed += text;
-    await options.onText?.(text);
-  };
-  if (!answer.contentType.toLowerCase().includes("text/event-stream")) {
-    // The server ignored `stream: true` and answered in one piece.
-    const text = await new Response(answer.body).text();
-    await options.debug?.(`<- ${text}`);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new AgentError(
-        `malformed answer from the chat endpoint: neither an event stream nor JSON: ${
-          JSON.stringify(text.slice(0, 200))
-        }`,
-      );
+}
+
+async function answerInSpans(
+  calls: readonly ToolCall[],
+  options: TurnOptions,
+  spans: readonly TraceSpan[],
+  envelopes: Envelope[],
+): Promise<TurnAnswers> {
+  const { executor } = options;
+  const runnable: Runnable[] = [];
+  // Pass 1: lookup, arguments, approval, one call at a time so that questions come in the model's order.
+  for (const [index, toolCall] of calls.entries()) {
+    if (options.disclosure?.isStub(toolCall.function.name)) {
+      // The first call of a stub runs nothing: it is answered with the tool's definition, to call again.
+      envelopes[index] = options.disclosure.disclose(toolCall);
+      continue;
     }
-    const turn = parseCompletion(value);
-    if (turn.message.content) await onText(turn.message.content);
-    return { turn, printed };
+    if (options.secrets && toolCall.function.name === STORE_SECRET) {
+      // Answered here, in the model's order: the person's answer is its approval.
+      envelopes[index] = await answerSecretCall(toolCall.function.arguments, executor, options.secrets);
+      continue;
+    }
+    const prepared = await executor.prepare(toolCall.function.name, toolCall.function.arguments);
+    if (!prepared.ok) {
+      envelopes[index] = prepared.envelope;
+      continue;
+    }
+    const verdict = await decideInSpan(options.policy, prepared.call, spans[index]);
+    if (!verdict.approved) {
+      envelopes[index] = await executor.refuse(prepared.call, verdict.envelope);
+      if (verdict.envelope.kind === "rejected") {
+        await options.notice?.(
+          `toolgate: did not run ${prepared.call.tool.name}: ${verdict.envelope.message}\n`,
+        );
+      }
+      continue;
+    }
+    runnable.push({ index, id: toolCall.id, call: prepared.call, approvedBy: verdict.by });
   }
-  const turn = await readStreamedTurn(answer.body, {
-    idleTimeoutMs: options.streamIdleMs,
-    onText,
-    debug: options.debug,
+  // Pass 2: in the model's order through the scheduler: runs of consecutive concurrent calls side by side, any
+  // other call alone. Every call is waited for, even when one throws (a bug), before the error goes on. A stop
+  // aborts every call not yet answered: one in flight ends its tree, one still waiting runs nothing; the executor
+  // answers both (and audits them).
+  const scheduler = new Scheduler({ maxInFlight: options.maxParallel ?? DEFAULT_MAX_PARALLEL });
+  const stops = runnable.map(() => new AbortController());
+  const answered = new Set<number>();
+  const disarm = runnable.length === 0 ? undefined : options.stopButton?.arm(() => {
+    const open = runnable.filter((_, i) => !answered.has(i) && !stops[i].signal.aborted);
+    if (open.length === 0) return false;
+    for (const [i, stop] of stops.entries()) if (!answered.has(i)) stop.abort(new UserStop("Ctrl-C"));
+    void options.notice?.(
+      `toolgate: stopping ${open.length} call${
+        open.length === 1 ? "" : "s"
+      } (Ctrl-C again within 2 s quits)\n`,
+    );
+    return true;
   });
-  return { turn, printed };
+  let results: PromiseSettledResult<unknown>[];
+  try {
+    results = await Promise.allSettled(
+      runnable.map((item, i) =>
+        scheduler.run(item.call.tool.concurrent, undefined, async () => {
+          options.progress?.start(item.id, item.call.tool.name, executor.limits(item.call).timeoutSec);
+          const envelope = await executor.run(item.call, {
+            signal: stops[i].signal,
+            approvedBy: item.approvedBy,
+            ...options.progress?.listeners(item.id),
+            questions: options.questions,
+            trace: spans[item.index],
+          });
+          answered.add(i);
+          options.progress?.end(item.id, envelope);
+          envelopes[item.index] = envelope;
+        })
+      ),
+    );
+  } finally {
+    disarm?.();
+  }
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  // A failure for want of a secret tells the model to renew it with store_secret (within the turn's cap).
+  const heal = options.secrets?.heal;
+  if (heal) {
+    calls.forEach((toolCall, index) => {
+      envelopes[index] = heal.annotate(
+        envelopes[index],
+        executor.manifest.byName.get(toolCall.function.name),
+      );
+    });
+  }
+  // Pass 3: one answer per call, in the model's order. A tool message holds text only: a tool's images and
+  // other bytes are named there, and sent after them where the endpoint takes them.
+  const media = options.media ?? new ModelMedia({ images: false, audio: false });
+  return media.answers(calls, envelopes, options.maxToolChars);
 }

@@ -22,10 +22,22 @@ export interface InstructionMessage {
   readonly content: string;
 }
 
-/** The user's words. */
+/**
+ * One part of a user message with more than text (chat completions' content parts): text, an image as a URL (a
+ * `data:` URL for a tool's image), or audio (base64, `wav` or `mp3`).
+ */
+export type ContentPart =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
+  | {
+    readonly type: "input_audio";
+    readonly input_audio: { readonly data: string; readonly format: string };
+  };
+
+/** The user's words; or, after a turn whose tools answered images or audio, those as content parts. */
 export interface UserMessage {
   readonly role: "user";
-  readonly content: string;
+  readonly content: string | readonly ContentPart[];
 }
 
 /** The model's turn: text, tool calls, or both. */
@@ -187,9 +199,12 @@ export function checkMessages(value: unknown, fail: (message: string) => Error):
       throw fail(`${at}: the tool call ${quote(pending[0])} before it was never answered`);
     }
     switch (raw.role) {
+      case "user":
+        if (Array.isArray(raw.content)) return { role: "user", content: checkParts(raw.content, at, fail) };
+        if (typeof raw.content !== "string") throw fail(`${at} (user): content must be text or parts`);
+        return { role: "user", content: raw.content };
       case "system":
       case "developer":
-      case "user":
         if (typeof raw.content !== "string") throw fail(`${at} (${raw.role}): content must be text`);
         return { role: raw.role, content: raw.content };
       case "assistant": {
@@ -218,4 +233,24 @@ export function checkMessages(value: unknown, fail: (message: string) => Error):
   });
   if (pending.length > 0) throw fail(`the tool call ${quote(pending[0])} at the end was never answered`);
   return messages;
+}
+
+/** The content parts of a saved user message, each of a kind the loop sends. */
+function checkParts(parts: readonly unknown[], at: string, fail: (message: string) => Error): ContentPart[] {
+  return parts.map((part, i) => {
+    const where = `${at}.content[${i}]`;
+    if (!isRecord(part)) throw fail(`${where} is not an object`);
+    if (part.type === "text" && typeof part.text === "string") return { type: "text", text: part.text };
+    if (part.type === "image_url" && isRecord(part.image_url) && typeof part.image_url.url === "string") {
+      return { type: "image_url", image_url: { url: part.image_url.url } };
+    }
+    const audio = part.input_audio;
+    if (
+      part.type === "input_audio" && isRecord(audio) && typeof audio.data === "string" &&
+      typeof audio.format === "string"
+    ) {
+      return { type: "input_audio", input_audio: { data: audio.data, format: audio.format } };
+    }
+    throw fail(`${where} is not a text, image_url or input_audio part`);
+  });
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import {
+  type ContentBlock,
   type Envelope,
   failure,
   type FailureEnvelope,
@@ -21,7 +22,8 @@ import {
 /**
  * The envelope as a chat model's tool message can take it: text blocks as they are, and in place of the bytes of
  * an image, an audio clip or a binary resource (base64 that a chat endpoint does not read in a tool result, and
- * that would eat the model's budget as text) a note naming what was left out.
+ * that would eat the model's budget as text) a note naming what was left out; or, for a block `attached` places
+ * in the user message that follows (see `tool_media.ts`), a note saying where it went.
  *
  * @example
  * ```ts
@@ -32,10 +34,13 @@ import {
  * // [{ type: "image", mimeType: "image/png", left_out: "an image/png image (8 bytes) was not sent: ..." }]
  * ```
  */
-export function forModel(envelope: Envelope): Envelope {
+export function forModel(
+  envelope: Envelope,
+  attached?: (block: ContentBlock, index: number) => string | undefined,
+): Envelope {
   if (!envelope.ok || !Array.isArray(envelope.content)) return envelope;
   let changed = false;
-  const content = envelope.content.map((block) => {
+  const content = envelope.content.map((block, index) => {
     const binary = block.type === "image" || block.type === "audio"
       ? { kind: block.type, mimeType: block.mimeType, data: block.data }
       : block.type === "resource" && isRecord(block.resource) && typeof block.resource.blob === "string"
@@ -52,10 +57,13 @@ export function forModel(envelope: Envelope): Envelope {
     const what = `${binary.mimeType === undefined ? "a" : `an ${String(binary.mimeType)}`} ${
       binary.kind === "resource" ? `resource ${String(binary.uri)}` : binary.kind
     } (${bytes} bytes)`;
+    const where = attached?.(block, index);
     return {
       type: block.type,
       ...(binary.mimeType === undefined ? {} : { mimeType: binary.mimeType }),
-      left_out: `${what} was not sent: the chat endpoint takes only text in a tool result`,
+      ...(where === undefined
+        ? { left_out: `${what} was not sent: the chat endpoint takes only text in a tool result` }
+        : { attached: `${what}: ${where}` }),
     };
   });
   return changed ? { ...envelope, content } : envelope;

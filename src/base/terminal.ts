@@ -39,3 +39,33 @@ function visible(char: string): string {
 export function neutralizeControls(text: string): string {
   return text.replace(UNSAFE, visible);
 }
+
+/**
+ * The escape sequences a program writes to colour or move its output: CSI (`ESC [` ... final byte, or the C1
+ * CSI), OSC and the other string commands (DCS, SOS, PM, APC, up to BEL or `ESC \`; one left open runs to the
+ * end), and two-character escapes.
+ */
+const ESCAPES =
+  // deno-lint-ignore no-control-regex
+  /(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[\x20-\x7e]?/g;
+
+/** Every other character a terminal acts on or a reader cannot see (see {@linkcode neutralizeControls}). */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]|[\uD800-\uDFFF]/gu;
+
+/**
+ * One line of a program's own output made plain for a status line: escape sequences (colours, cursor moves, an
+ * OSC title) removed whole, every other control or invisible character removed, runs of white space made one
+ * space, trimmed. Unlike {@linkcode neutralizeControls}, which shows what was there, this keeps only the words:
+ * a tool's coloured `step 1/3` shows as `step 1/3`.
+ *
+ * @example
+ * ```ts
+ * import { plainLine } from "./terminal.ts";
+ * plainLine("\x1b[32mstep 1/3\x1b[0m\t ok"); // "step 1/3 ok"
+ * plainLine("\x1b]0;pwned\x07done\u202e"); // "done"
+ * ```
+ */
+export function plainLine(text: string): string {
+  return text.replace(ESCAPES, "").replace(/[\t\n\v\f\r]/g, " ").replace(INVISIBLE, "").replace(/ {2,}/g, " ")
+    .trim();
+}

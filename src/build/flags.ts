@@ -1,7 +1,10 @@
 /**
  * The permission flags `deno task compile` bakes into the binary. A binary cannot work its set out at each start
  * as the `toolgate` command does, so it carries one fixed set: its built-in tool belt in the folder it runs from
- * (the workspace is `.`), the state folder of the user who builds it, the default endpoint.
+ * (the workspace is `.`), the state folder of the user who builds it, the endpoint set at build (the default
+ * one), and loopback, any port (a local model's endpoint, `serve --http` and `--console`). At each start the
+ * binary checks the run's own needs against this set and says in one line what it lacks
+ * (`src/launcher/fixed_grants.ts`).
  *
  * @module
  */
@@ -11,6 +14,17 @@ import { helperPaths, helperPrograms } from "../launcher/launch_plan.ts";
 import { derivePermissions, toFlags } from "../launcher/own_grants.ts";
 import { configRoot, stateRoot } from "../state/state.ts";
 import { endpointFromEnv } from "../agent/limits.ts";
+
+/**
+ * Loopback by every name, any port: where a local model answers, and where `serve --http` listens.
+ *
+ * @example
+ * ```ts
+ * import { LOOPBACK } from "./flags.ts";
+ * LOOPBACK.includes("127.0.0.1"); // true
+ * ```
+ */
+export const LOOPBACK: readonly string[] = ["127.0.0.1", "localhost", "[::1]"];
 
 /** The repository's root folder. */
 export const ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
@@ -39,5 +53,6 @@ export function compileFlags(
   });
   // The runtime starts the built-in tools (the binary runs itself in tool mode).
   set.run = [...new Set([...set.run, runtime])];
+  set.net = [...new Set([...set.net, ...LOOPBACK])];
   return toFlags(set);
 }

@@ -2,7 +2,7 @@
 import { type Command, EXIT, expectPositionals, SIGNAL_EXIT, UsageError } from "./cli.ts";
 import { type Envelope, failure, serialize } from "../contract.ts";
 import { OWN_COMMAND } from "../policy/policy.ts";
-import { heartbeatMsFrom, Progress, terminalColumns } from "../ui/progress.ts";
+import { Progress, terminalColumns } from "../ui/progress.ts";
 import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 import { UntrustedManifest } from "./trust_gate.ts";
@@ -22,7 +22,8 @@ export const callCommand: Command = {
     "ARGS is the JSON arguments object as text; `-` reads it from stdin; absent means {}.",
     "Prints exactly one envelope line on stdout: exit 0 when it is ok, 1 when not.",
     "The call is your own command, so it needs no further approval (the agent loop and serve ask for it).",
-    "On a terminal a running call shows its time, and a line `running NAME elapsed=Ys/Zs` every 30 s.",
+    "On a terminal a running call shows its time and the last line the tool wrote to stderr, and a line",
+    "`running NAME elapsed=Ys/Zs` every 30 s.",
     'Ctrl-C (SIGINT) stops the call: its tree ends, the envelope says killed_by: "user", and the exit is 130.',
     "exec with background: true is refused here: call exits when its call ends, and a job would end with it.",
     'Example: toolgate call get_time \'{"timezone":"Europe/Helsinki"}\'',
@@ -55,7 +56,6 @@ export const callCommand: Command = {
       enabled: io.interactive,
       write: io.stderrControl ?? io.stderr,
       columns: terminalColumns(),
-      heartbeatMs: heartbeatMsFrom(io.env),
     });
     progress.start("call", name);
     let envelope: Envelope;
@@ -66,7 +66,7 @@ export const callCommand: Command = {
     if (!prepared.ok) {
       envelope = prepared.envelope;
     } else {
-      // Now its limit is known, for the heartbeat.
+      // Now its limit is known, for the line (`running NAME 3.0s/30s`).
       progress.start("call", name, executor.limits(prepared.call).timeoutSec);
       // The person typed this very call: the policy approves it by definition.
       const verdict = await OWN_COMMAND.decide(prepared.call);
@@ -86,7 +86,7 @@ export const callCommand: Command = {
             approvedBy: verdict.by,
             signal: stop.signal,
             trace: span,
-            onToolEvent: (event) => progress.toolEvent("call", event),
+            ...progress.listeners("call"),
             questions: {
               user: readLine &&
                 ((question, { tool }) =>

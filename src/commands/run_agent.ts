@@ -9,9 +9,10 @@ import { AgentError } from "../agent/errors.ts";
 import { type AgentEvent, type ErrorEvent, type EventSink, jsonlSink } from "../agent/events.ts";
 import { ChatClient } from "../agent/chat_client.ts";
 import { calledTools, ToolDisclosure } from "../agent/lazy_tools.ts";
+import { ModelMedia } from "../agent/tool_media.ts";
 import { type ChatTransport, type LoopOutcome, runLoop } from "../agent/loop.ts";
 import type { ChatMessage } from "../agent/messages.ts";
-import { heartbeatMsFrom, Progress, terminalColumns } from "../ui/progress.ts";
+import { Progress, terminalColumns } from "../ui/progress.ts";
 import { AGENT_DEFAULTS, type AgentSettings, resolveSettings } from "./run_settings.ts";
 import {
   keepTranscript,
@@ -86,7 +87,6 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
     enabled: io.interactive && !settings.quiet,
     write: io.stderrControl ?? io.stderr,
     columns: terminalColumns(),
-    heartbeatMs: heartbeatMsFrom(io.env),
   });
   const policy = new Policy({
     ...approval,
@@ -137,6 +137,7 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       streamIdleMs: settings.httpTimeoutMs,
       onText: out.stdout,
       onEvent: emit,
+      media: new ModelMedia({ images: settings.images, audio: settings.audio }),
       disclosure: new ToolDisclosure(executor.manifest, {
         lazy: settings.lazyTools,
         loaded: calledTools(messages),

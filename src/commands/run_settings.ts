@@ -97,6 +97,14 @@ export const AGENT_OPTIONS: Record<string, OptionSpec> = {
     type: "boolean",
     help: "send each tool as a name and a summary first; its full definition after its first call",
   },
+  images: {
+    type: "boolean",
+    help: "send the tools' images to the model after their results (env OAI_IMAGES=1; default: a note)",
+  },
+  audio: {
+    type: "boolean",
+    help: "send the tools' WAV and MP3 audio to the model after their results (env OAI_AUDIO=1)",
+  },
 };
 
 /** The forms of `--output`. */
@@ -128,6 +136,10 @@ export interface AgentSettings {
   readonly output: OutputFormat;
   /** Tools disclosed on demand: stubs first. */
   readonly lazyTools: boolean;
+  /** The endpoint takes images in a user message: the tools' images are sent (`--images`, `OAI_IMAGES`). */
+  readonly images: boolean;
+  /** The endpoint takes `input_audio`: the tools' WAV and MP3 audio are sent (`--audio`, `OAI_AUDIO`). */
+  readonly audio: boolean;
   /** Absolute paths. */
   readonly saveMessages?: string;
   readonly loadMessages?: string;
@@ -149,6 +161,14 @@ function pick(
     if (found !== undefined && found !== "") return { value: found, label: variable };
   }
   return undefined;
+}
+
+/** A yes-or-no variable: `1`, `true` or `yes` is on; unset, empty, `0`, `false` or `no` off; anything else a mistake. */
+function switchedOn(env: Readonly<Record<string, string>>, name: string): boolean {
+  const value = (env[name] ?? "").trim().toLowerCase();
+  if (["1", "true", "yes"].includes(value)) return true;
+  if (["", "0", "false", "no"].includes(value)) return false;
+  throw new UsageError(`${name} must be 1 or 0 (got ${JSON.stringify(env[name])})`, COMMAND);
 }
 
 /**
@@ -289,6 +309,8 @@ export async function resolveSettings(parsed: ParsedArgs, io: Io): Promise<Agent
     debug: flag(parsed, "debug"),
     output: output as OutputFormat,
     lazyTools: flag(parsed, "lazy-tools"),
+    images: flag(parsed, "images") || switchedOn(env, "OAI_IMAGES"),
+    audio: flag(parsed, "audio") || switchedOn(env, "OAI_AUDIO"),
     saveMessages: save === undefined ? undefined : resolve(io.cwd, save),
     loadMessages: load === undefined ? undefined : resolve(io.cwd, load),
   };

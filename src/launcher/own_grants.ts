@@ -25,7 +25,8 @@ export const OWN_ENV = [
   "TOOLGATE_CGROUP",
   "TOOLGATE_PROXY_SOCKET",
   UPSTREAM_CA_ENV,
-  "TOOLGATE_HEARTBEAT_SEC",
+  // Asks a bundle run under fixed flags for the compiled binary's start-up check (the tests do).
+  "TOOLGATE_CHECK_GRANTS",
   "OAI_BASE_URL",
   "OPENAI_BASE_URL",
   "OAI_MODEL",

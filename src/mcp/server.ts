@@ -478,8 +478,8 @@ export class ToolService {
     let ticks = 0;
     const timer = setInterval(() => {
       ticks += 1;
-      // Progress must grow with every notification: count ticks, and say the measured time in the message, in
-      // the words of the terminal's heartbeat.
+      // Progress must grow with every notification: count ticks, and say the measured time (and the limit) in
+      // the message.
       send(ticks * interval / 1000, heartbeatText(tool, performance.now() - started, limitSec)).catch((
         error,
       ) =>

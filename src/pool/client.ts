@@ -10,9 +10,9 @@
  *
  * @module
  */
-import { createInbox, headers, type Msg, type NatsConnection } from "@nats-io/transport-node";
-import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
-import { asEnvelope, type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { jetstream, type JetStreamClient, type JetStreamPublishOptions as Publish } from "@nats-io/jetstream";
+import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import type { PoolAddress } from "./address.ts";
@@ -31,6 +31,9 @@ import {
   shortHash,
 } from "./protocol.ts";
 import { signed, verified } from "./signing.ts";
+import { CallerRelay } from "./question_relay.ts";
+import { receivedEnvelope } from "./relay_messages.ts";
+import { traceHeaders } from "./trace_headers.ts";
 
 /**
  * The pool behind a NATS server with JetStream.
@@ -100,16 +103,14 @@ export class PoolClient implements ToolPool {
         // The time it may wait for a worker: a worker takes it no later (and it is no use to anyone after).
         wait: Math.min(Math.ceil(request.startWithinMs), POOL.maxAgeMs),
       });
-      const problem = await this.#publish(id, message, request.trace);
+      const problem = await this.#publish(message, { msgID: id, headers: traceHeaders(request.trace) });
       if (problem !== undefined) {
         // Even if the stream kept it, no worker can run it: its claim finds nobody to answer.
         pending.finish(
           failure(
             "unavailable",
             `The worker pool at ${this.shown} cannot take the call (${problem}); it did not run.`,
-            {
-              tool: request.tool,
-            },
+            { tool: request.tool },
           ),
         );
       }
@@ -121,22 +122,11 @@ export class PoolClient implements ToolPool {
   }
 
   /** Publishes a call, once more on a lost acknowledgement (the stream keeps one copy of an id); a problem, or none. */
-  async #publish(
-    id: string,
-    message: CallMessage,
-    trace: Readonly<Record<string, string>> = {},
-  ): Promise<string | undefined> {
+  async #publish(message: CallMessage, options: Partial<Publish>): Promise<string | undefined> {
     let problem = "";
-    // The trace context travels beside the signed call, as W3C headers: it links spans, it decides nothing.
-    const traceHeaders = Object.keys(trace).length === 0 ? undefined : headers();
-    for (const [name, value] of Object.entries(trace)) traceHeaders!.set(name, value);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await this.#js.publish(POOL.subject, encode(message), {
-          msgID: id,
-          timeout: POOL.publishMs,
-          headers: traceHeaders,
-        });
+        await this.#js.publish(POOL.subject, encode(message), { ...options, timeout: POOL.publishMs });
         return undefined;
       } catch (error) {
         problem = (error as Error).message;
@@ -189,6 +179,9 @@ class PendingCall {
   readonly #refusals = new Map<string, RefusedReason>();
   readonly #timer: ReturnType<typeof setInterval>;
   readonly #onAbort = () => this.#stop();
+  /** A toolgate/1 tool's questions and events, from the worker that runs it. */
+  readonly #relay: CallerRelay;
+  #inbox: Promise<void> = Promise.resolve();
 
   constructor(
     readonly id: string,
@@ -202,6 +195,12 @@ class PendingCall {
     this.answer = promise;
     this.#resolve = resolve;
     this.#stage = { name: "queued", until: performance.now() + request.startWithinMs };
+    this.#relay = new CallerRelay({
+      id,
+      target: request.relay,
+      key,
+      publish: (s, data) => nc.publish(s, data),
+    });
     this.#timer = setInterval(() => this.#tick(), TICK_MS);
     request.signal?.addEventListener("abort", this.#onAbort, { once: true });
     if (request.signal?.aborted) this.#stop();
@@ -210,8 +209,13 @@ class PendingCall {
   /**
    * A message on the call's reply subject. Only a worker holding the pool's key is heeded: anything unsigned or
    * mis-signed is dropped unanswered (a refusal, unsigned by nature, is only remembered for the message).
+   * Handled one after the other as they came: a tool's events never follow its result.
    */
-  async receive(msg: Msg): Promise<void> {
+  receive(msg: Msg): Promise<void> {
+    return this.#inbox = this.#inbox.then(() => this.#receive(msg)).catch(() => {});
+  }
+
+  async #receive(msg: Msg): Promise<void> {
     const reply = readReply(msg.data);
     if (reply === undefined || reply.id !== this.id) return;
     if (reply.t === "refused") {
@@ -243,10 +247,13 @@ class PendingCall {
           this.#stage.beats = reply.n;
         }
         return;
+      case "ask":
+      case "event":
+        return this.#relay.take(reply, this.#stage.name === "running" ? this.#stage : undefined, msg);
       case "result": {
         msg.respond(encode({}));
         this.#worker = reply.worker;
-        const envelope = asEnvelope(reply.envelope) ??
+        const envelope = receivedEnvelope(reply.envelope) ??
           failure(
             "execution_error",
             `The worker ${reply.worker} answered with something that is not an envelope.`,
@@ -381,6 +388,7 @@ class PendingCall {
   finish(envelope: Envelope): void {
     if (this.#stage.name === "done") return;
     this.#stage = { name: "done" };
+    this.#relay.close();
     this.#resolve({ id: this.id, worker: this.#worker, envelope });
   }
 

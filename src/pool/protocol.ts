@@ -9,8 +9,9 @@
  * caller's reply subject): only the caller knows whether the call is still wanted and whether it already ran
  * somewhere. With the go (signed, bound to that one claim), the worker runs the call, beats every
  * {@linkcode POOL}.heartbeatMs, and hands the envelope back (a {@linkcode ResultMessage}). The caller stops a call on
- * the worker's control subject (a {@linkcode CancelMessage}). Every message but a refusal is signed with the pool's
- * key (`signing.ts`), and one that does not verify is ignored: a go, a result, a cancel alike.
+ * the worker's control subject (a {@linkcode CancelMessage}). A `toolgate/1` tool's questions, log and progress
+ * travel to the caller and its answers back (`relay_messages.ts`). Every message but a refusal is signed with the
+ * pool's key (`signing.ts`), and one that does not verify is ignored: a go, a result, a cancel alike.
  *
  * One piece over 400 lines: each message's type sits beside its reader, so that what is sent and what is accepted
  * cannot drift apart; most of the length is their documentation.
@@ -21,6 +22,7 @@ import { isRecord } from "../contract.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import type { CallDefaults } from "../run/tool_pool.ts";
 import { canonical } from "./signing.ts";
+import { type AskMessage, type EventMessage, readRelayed } from "./relay_messages.ts";
 import { MAX_OUTPUT_BYTES, outputCapProblem } from "../process/executor_defaults.ts";
 
 /**
@@ -249,7 +251,14 @@ export interface CancelMessage {
  * const reply: ReplyMessage = { t: "refused", id: "0b7c...", worker: "w", reason: "stale" };
  * ```
  */
-export type ReplyMessage = ClaimMessage | MismatchMessage | RefusedMessage | BeatMessage | ResultMessage;
+export type ReplyMessage =
+  | ClaimMessage
+  | MismatchMessage
+  | RefusedMessage
+  | BeatMessage
+  | ResultMessage
+  | AskMessage
+  | EventMessage;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -396,6 +405,9 @@ export function readReply(data: Uint8Array): ReplyMessage | undefined {
         : undefined;
     case "result":
       return { t: "result", id, worker, envelope: value.envelope, sig };
+    case "ask":
+    case "event":
+      return readRelayed(value);
   }
   return undefined;
 }

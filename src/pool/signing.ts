@@ -12,10 +12,11 @@ import { isRecord } from "../contract.ts";
 export const MIN_POOL_KEY_BYTES = 32;
 
 /**
- * What a signature is for: a call, the caller's answer to a claim (the go), a worker's reply, a cancellation.
- * Each is signed under its own label, so a signature made for one can never pass for another.
+ * What a signature is for: a call, the caller's answer to a claim (the go), a worker's reply, a cancellation, the
+ * caller's answer to a tool's question. Each is signed under its own label, so a signature made for one can never
+ * pass for another.
  */
-export type SignedPurpose = "call" | "go" | "reply" | "cancel";
+export type SignedPurpose = "call" | "go" | "reply" | "cancel" | "answer";
 
 /**
  * JSON with every object's keys sorted (and keys whose value is `undefined` left out): the same value gives the

@@ -30,7 +30,9 @@ import {
 } from "./protocol.ts";
 import { ReplayGuard } from "./replay_guard.ts";
 import { signed, verified } from "./signing.ts";
+import { WorkerRelay } from "./question_relay.ts";
 import type { TraceCarrier } from "../run/tracing.ts";
+import { carrierOfHeaders } from "./trace_headers.ts";
 
 /**
  * How a worker runs.
@@ -91,10 +93,13 @@ export class PoolWorker {
   readonly #controlSubject = createInbox();
   readonly #guard = new ReplayGuard({ skewMs: POOL.clockSkewMs, capacity: POOL.maxSeenIds });
   readonly #now: () => number;
+  /** The calls' questions to their callers, and the callers' answers. */
+  readonly #relay: WorkerRelay;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#relay = new WorkerRelay({ nc: options.nc, key: options.key, name: options.name });
   }
 
   /** How many calls run here now. */
@@ -112,8 +117,9 @@ export class PoolWorker {
     this.#loops = Array.from({ length: concurrency }, () => this.#loop(consumer));
   }
 
-  /** A cancel on the control subject: heeded only when its caller signed it. */
+  /** A cancel (or a question's answer) on the control subject: heeded only when its caller signed it. */
   async #cancel(data: Uint8Array): Promise<void> {
+    if (await this.#relay.receive(data)) return;
     const cancel = readCancel(data);
     if (cancel === undefined || !await verified(this.#options.key, "cancel", { ...cancel })) return;
     this.#running.get(cancel.id)?.abort(
@@ -224,7 +230,7 @@ export class PoolWorker {
     const readOnly = executor.manifest.byName.get(call.tool)?.readOnly === true;
     // At most once: the stream forgets a call with side effects before it runs, so none can run it again.
     if (!readOnly) await msg.ackAck().catch(() => false);
-    const envelope = await this.#run(call, readOnly ? msg : undefined, traceCarrier(msg));
+    const envelope = await this.#run(call, readOnly ? msg : undefined, carrierOfHeaders(msg.headers));
     await this.#deliver(call, envelope);
     if (readOnly) msg.ack();
   }
@@ -281,15 +287,21 @@ export class PoolWorker {
       });
       if (!nc.isClosed()) nc.publish(call.reply, encode(beat));
     }, POOL.heartbeatMs);
+    // A toolgate/1 tool's questions go to the caller, its log and progress too (all sent before the result).
+    const relay = this.#relay.forCall(call);
     try {
       const prepared = await executor.prepare(call.tool, call.args);
       if (!prepared.ok) return envelope = prepared.envelope;
-      return envelope = await executor.run(prepared.call, {
+      envelope = await executor.run(prepared.call, {
         signal: controller.signal,
         defaults: call.defaults,
         callId: call.id,
+        questions: relay.questions,
+        onToolEvent: relay.onToolEvent,
         trace: span,
       });
+      await relay.sent();
+      return envelope;
     } finally {
       span.end(envelope === undefined ? "Error" : envelope.ok ? undefined : envelope.kind);
       clearInterval(beating);
@@ -326,14 +338,4 @@ export class PoolWorker {
       return noResponders ? "gone" : "timeout";
     }
   }
-}
-
-/** The W3C trace context a call's message carries in its headers, if any. */
-function traceCarrier(msg: JsMsg): TraceCarrier {
-  const carrier: Record<string, string> = {};
-  for (const name of ["traceparent", "tracestate"]) {
-    const value = msg.headers?.get(name);
-    if (value) carrier[name] = value;
-  }
-  return carrier;
 }

@@ -59,6 +59,8 @@ export interface RunRequest {
    * tool (the sink keeps what it wants: a job's capped log).
    */
   readonly sink?: (chunk: Uint8Array, stream: "stdout" | "stderr") => void;
+  /** Shown each chunk of stderr as it arrives (kept or sunk as ever): a tool's own progress, for a person. */
+  readonly onStderr?: (chunk: Uint8Array) => void;
 }
 
 /** Why a process could not start. */
@@ -144,7 +146,7 @@ function joined(drained: Drained): () => Uint8Array {
 
 /**
  * Reads a stream to its end, keeping at most `cap` bytes (none with a sink, which gets every chunk instead); calls
- * `onOverflow` once when it passes the cap, and `progress.onData` for every chunk. The chunks are kept as they
+ * `onOverflow` once when it passes the cap, and `progress.onData` and `observe` for every chunk. The chunks are kept as they
  * came: one buffer of them is made only if someone reads it (an overflow's envelope never does), so a flood up to
  * the cap costs the bytes kept once, not twice.
  */
@@ -155,6 +157,7 @@ async function drain(
   stop: Promise<void>,
   progress: { reads: number; onData: () => void },
   sink?: (chunk: Uint8Array) => void,
+  observe?: (chunk: Uint8Array) => void,
 ): Promise<Drained> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -172,6 +175,7 @@ async function drain(
       progress.reads++;
       progress.onData();
       total += value.length;
+      observe?.(value);
       if (sink) {
         sink(value);
         continue;
@@ -436,6 +440,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     streamsReleased,
     progress,
     sink && ((chunk) => sink(chunk, "stderr")),
+    request.onStderr,
   );
   const fed = feed(child.stdin, request.stdin, request.replies, status);
 

@@ -156,6 +156,11 @@ export interface CallOptions {
   readonly secrets?: ReadonlyMap<string, string>;
   /** Gets a `toolgate/1` tool's log and progress messages as they arrive. */
   readonly onToolEvent?: (event: ToolEvent) => void;
+  /**
+   * Gets the last line the tool wrote to stderr each time it changes, for a person's progress line: escape
+   * sequences and control characters removed, secrets and `TOOLGATE_REDACT` patterns masked.
+   */
+  readonly onStderrLine?: (line: string) => void;
   /** Who answers a `toolgate/1` tool's questions (absent: nobody; each question is answered with an error). */
   readonly questions?: QuestionHandlers;
   /** The call's span (the caller's, from {@linkcode Executor.tracing}): the run adds its child spans to it. */

@@ -11,6 +11,7 @@ import { scrubbedEvents, ToolChannel } from "../manifest/tool_protocol.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 import { protocolEnvelope } from "../process/protocol_envelope.ts";
 import { runProcess, type RunResult } from "../process/runner.ts";
+import { stderrLines } from "../process/stderr_tail.ts";
 import { stoppedByUser } from "../process/stop.ts";
 import { type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts";
 import { runRecord } from "./audit.ts";
@@ -88,6 +89,8 @@ export async function runForeground(
         ? AbortSignal.any([cutOff.signal, ...(options.signal ? [options.signal] : [])])
         : options.signal,
       sink: channel?.sink,
+      onStderr: options.onStderrLine &&
+        stderrLines(options.onStderrLine, (text) => context.secrets.redact(text)),
       registry: context.options.registry,
       endsItsTree: launch.confined,
       launcher: context.launcher.groupLauncher(launch),

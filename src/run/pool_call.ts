@@ -15,6 +15,7 @@ import type { CallContext } from "./call_context.ts";
 import { callDefaults, shownLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
 import type { ToolPool } from "./tool_pool.ts";
+import { scrubbedEvents } from "../manifest/tool_protocol.ts";
 
 /**
  * Runs a prepared call on the pool, waiting for a worker to take it within its timeout. Background jobs stay with
@@ -58,6 +59,13 @@ export async function runInPool(
     startWithinMs: (shown.timeoutSec ?? defaults.timeoutSec) * 1000,
     signal: options.signal,
     trace: options.trace?.carrier,
+    // A toolgate/1 tool on a worker asks this caller, and its log and progress come here, as a local one's.
+    relay: {
+      tool,
+      questions: options.questions,
+      scrub: secrets.scrub,
+      onToolEvent: options.onToolEvent && scrubbedEvents(options.onToolEvent, secrets.scrub),
+    },
   });
   const envelope = answer.envelope;
   await trail.write({

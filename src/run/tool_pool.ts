@@ -7,6 +7,9 @@
  * @module
  */
 import type { Envelope } from "../contract.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { QuestionHandlers } from "./tool_questions.ts";
 
 /**
  * The limits a call runs under: the caller's, so that a call through the pool stops when a local one would.
@@ -51,8 +54,31 @@ export interface PoolRequest {
   readonly startWithinMs: number;
   /** Stops the call: before a worker took it, it never runs; after, its tree ends on the worker. */
   readonly signal?: AbortSignal;
+  /** Where a `toolgate/1` tool's questions, log and progress go from its worker (absent: nobody answers). */
+  readonly relay?: RelayTarget;
   /** The calling span's trace context (`traceparent`, `tracestate`), sent as the message's headers. */
   readonly trace?: Readonly<Record<string, string>>;
+}
+
+/**
+ * What the caller relays a pooled call's tool messages to: the tool as the caller knows it, who answers its
+ * questions, where its log and progress go, and the caller's redaction of secret values.
+ *
+ * @example
+ * ```ts
+ * import type { RelayTarget } from "./tool_pool.ts";
+ * // const target: RelayTarget = { tool, questions: agentQuestions(...), onToolEvent: (event) => progress.toolEvent(id, event) };
+ * ```
+ */
+export interface RelayTarget {
+  /** The tool, as the caller's manifest has it (its `asks` is checked again). */
+  readonly tool: ToolSpec;
+  /** Who answers its questions (absent: each is answered with an error). */
+  readonly questions?: QuestionHandlers;
+  /** Where its log and progress go. */
+  readonly onToolEvent?: (event: ToolEvent) => void;
+  /** The caller's redaction of secret values, for what its questions carry out. */
+  readonly scrub?: (text: string) => string;
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
- * Progress on the terminal: one stderr line, redrawn in place, naming each running tool and how long it has run;
- * a heartbeat line that stays (`running NAME elapsed=Ys/Zs`) every 30 s of a running call; a finished tool leaves
- * one line behind; while the model is asked, `waiting for MODEL at HOST, N s`. Nothing at all when disabled (no
- * terminal, or `--quiet`).
+ * Progress on the terminal: one stderr line per running tool, redrawn in place, with how long it has run against
+ * its wall-clock limit (`running exec 30.0s/310s`) and what it last said of its progress (a `toolgate/1` progress
+ * message, or the last line it wrote to stderr); that line is all a running tool shows, so no standing heartbeat
+ * lines pile up under it; a finished tool leaves one line behind; while the model is asked, `waiting for MODEL at
+ * HOST, N s`. Nothing at all when disabled (no terminal, or `--quiet`). {@linkcode heartbeatText} keeps the words
+ * `serve` sends in its MCP progress notifications.
  *
  * @module
  */
@@ -26,8 +28,6 @@ export interface ProgressOptions {
   readonly intervalMs?: number;
   /** The terminal's width: a longer line would wrap and could not be redrawn in place. */
   readonly columns?: number;
-  /** Between two heartbeat lines of a running call (default {@linkcode HEARTBEAT_MS}). */
-  readonly heartbeatMs?: number;
 }
 
 interface Running {
@@ -35,26 +35,22 @@ interface Running {
   readonly started: number;
   /** The call's wall-clock limit in seconds, if it has one. */
   readonly limitSec?: number;
-  /** When its last heartbeat was due. */
-  beat: number;
-  /** What a `toolgate/1` tool last said of its progress (`50%`, `3/10`, its message), shown in the line. */
+  /**
+   * What the tool last said of its progress, shown in its line: a `toolgate/1` progress message (`50%`, `3/10`,
+   * its message), or the last line it wrote to stderr.
+   */
   said?: string;
 }
 
-/**
- * Between two heartbeat lines of a running call: a long call says it is still alive, in the agent loop and `call`
- * on a terminal (and as an MCP progress notification's message in `serve`).
- *
- * @example
- * ```ts
- * import { HEARTBEAT_MS } from "./progress.ts";
- * HEARTBEAT_MS; // 30000
- * ```
- */
-export const HEARTBEAT_MS = 30_000;
+/** `/Zs` after the elapsed time of a call with a wall-clock limit of Z seconds; nothing without one. */
+function limit(limitSec: number | undefined): string {
+  return limitSec === undefined || !Number.isFinite(limitSec) ? "" : `/${limitSec}s`;
+}
 
 /**
- * The heartbeat's words: `running NAME elapsed=Ys/Zs`, or `elapsed=Ys` for a call without a wall-clock limit.
+ * The heartbeat's words, the message of `serve`'s MCP progress notifications while a tool runs: `running NAME
+ * elapsed=Ys/Zs`, or `elapsed=Ys` for a call without a wall-clock limit. (A terminal shows the same figures in
+ * the tool's progress line instead: see {@linkcode Progress}.)
  *
  * @example
  * ```ts
@@ -64,12 +60,15 @@ export const HEARTBEAT_MS = 30_000;
  * ```
  */
 export function heartbeatText(name: string, elapsedMs: number, limitSec?: number): string {
-  const limit = limitSec === undefined || !Number.isFinite(limitSec) ? "" : `/${limitSec}s`;
-  return `running ${name} elapsed=${Math.round(elapsedMs / 1000)}s${limit}`;
+  return `running ${name} elapsed=${Math.round(elapsedMs / 1000)}s${limit(limitSec)}`;
 }
 
 /** Clears the current terminal line. */
 const CLEAR_LINE = "\r\x1b[2K";
+/** Moves up one line and clears it: what erases the lines above the last of a drawn block. */
+const CLEAR_LINE_ABOVE = "\x1b[1A\x1b[2K";
+/** The most running tools drawn a line each; past it, one more line counts the others. */
+const MAX_LINES = 8;
 
 function elapsed(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
@@ -94,7 +93,8 @@ export class Progress {
   readonly #running = new Map<string, Running>();
   #timer?: ReturnType<typeof setInterval>;
   #queue: Promise<void> = Promise.resolve();
-  #drawn = false;
+  /** How many lines the last drawing holds (0: none is on the terminal). */
+  #drawn = 0;
   /** Questions on the terminal under way: the line is not drawn over them. */
   #held = 0;
   /** The model being asked, and since when: shown while no tool runs. */
@@ -105,18 +105,43 @@ export class Progress {
     this.#now = options.now ?? (() => performance.now());
   }
 
-  /** A call started; `limitSec` is its wall-clock limit, for the heartbeat (none: no limit). */
-  start(id: string, name: string, limitSec?: number): void {
-    if (!this.#options.enabled) return;
-    const now = this.#now();
-    this.#running.set(id, { name: neutralizeControls(name), started: now, limitSec, beat: now });
-    const every = Math.min(this.#options.intervalMs ?? 200, this.#heartbeatMs);
-    this.#timer ??= setInterval(() => this.#draw(), every);
-    this.#draw();
+  /**
+   * What the call `id` tells this progress as it runs (the executor's call options): a `toolgate/1` tool's
+   * events and its tool's stderr lines. None when disabled, so that nothing is gathered that would not show.
+   *
+   * @example
+   * ```ts
+   * import { Progress } from "./progress.ts";
+   * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
+   * progress.listeners("call_1"); // {}
+   * ```
+   */
+  listeners(id: string): {
+    onToolEvent?: (event: ToolEvent) => void;
+    onStderrLine?: (line: string) => void;
+  } {
+    if (!this.#options.enabled) return {};
+    return {
+      onToolEvent: (event) => this.toolEvent(id, event),
+      onStderrLine: (line) => this.toolStderr(id, line),
+    };
   }
 
-  get #heartbeatMs(): number {
-    return this.#options.heartbeatMs ?? HEARTBEAT_MS;
+  /**
+   * A call started; `limitSec` is its wall-clock limit, shown beside its elapsed time (none: no limit).
+   *
+   * @example
+   * ```ts
+   * import { Progress } from "./progress.ts";
+   * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
+   * progress.start("call_1", "exec", 310); // shows as `  running exec 0.0s/310s`
+   * ```
+   */
+  start(id: string, name: string, limitSec?: number): void {
+    if (!this.#options.enabled) return;
+    this.#running.set(id, { name: neutralizeControls(name), started: this.#now(), limitSec });
+    this.#timer ??= setInterval(() => this.#draw(), this.#options.intervalMs ?? 200);
+    this.#draw();
   }
 
   /** A call ended: its line stays, and the others' line is redrawn. */
@@ -129,8 +154,7 @@ export class Progress {
     const line = `  ${envelope.ok ? "✓" : "✗"} ${running.name} ${
       elapsed(this.#now() - running.started)
     } ${outcome}\n`;
-    this.#write(`${this.#drawn ? CLEAR_LINE : ""}${line}`);
-    this.#drawn = false;
+    this.#write(`${this.#erase()}${line}`);
     if (this.#running.size === 0) this.#stop();
     else this.#draw();
   }
@@ -158,6 +182,23 @@ export class Progress {
   }
 
   /**
+   * The last line the call `id`'s tool wrote to stderr (already made plain and masked by the executor): shown
+   * after its time in its line, until the next one, in place of a bare timer.
+   *
+   * @example
+   * ```ts
+   * import { Progress } from "./progress.ts";
+   * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
+   * progress.toolStderr("call_1", "step 1/3");
+   * ```
+   */
+  toolStderr(id: string, line: string): void {
+    if (!this.#options.enabled) return;
+    const running = this.#running.get(id);
+    if (running) running.said = neutralizeControls(line).replace(/\s+/g, " ");
+  }
+
+  /**
    * Runs `ask` (a question on the terminal) with the line cleared and not redrawn until it is answered.
    *
    * @example
@@ -170,8 +211,7 @@ export class Progress {
   async hold<T>(ask: () => Promise<T>): Promise<T> {
     if (!this.#options.enabled) return await ask();
     this.#held += 1;
-    if (this.#drawn) this.#write(CLEAR_LINE);
-    this.#drawn = false;
+    if (this.#drawn > 0) this.#write(this.#erase());
     await this.#queue;
     try {
       return await ask();
@@ -188,10 +228,7 @@ export class Progress {
   waiting(model: string, host: string): void {
     if (!this.#options.enabled) return;
     this.#waiting = { text: neutralizeControls(`waiting for ${model} at ${host}`), since: this.#now() };
-    this.#timer ??= setInterval(
-      () => this.#draw(),
-      Math.min(this.#options.intervalMs ?? 200, this.#heartbeatMs),
-    );
+    this.#timer ??= setInterval(() => this.#draw(), this.#options.intervalMs ?? 200);
     this.#draw();
   }
 
@@ -201,8 +238,7 @@ export class Progress {
     this.#waiting = undefined;
     if (this.#running.size > 0) return this.#draw();
     this.#stop();
-    if (this.#drawn) this.#write(CLEAR_LINE);
-    this.#drawn = false;
+    if (this.#drawn > 0) this.#write(this.#erase());
   }
 
   /** Redraws the line now (the timer does it on its own). */
@@ -214,8 +250,7 @@ export class Progress {
   async close(): Promise<void> {
     this.#stop();
     this.#waiting = undefined;
-    if (this.#drawn) this.#write(CLEAR_LINE);
-    this.#drawn = false;
+    if (this.#drawn > 0) this.#write(this.#erase());
     this.#running.clear();
     await this.#queue;
   }
@@ -226,28 +261,33 @@ export class Progress {
     if (this.#running.size === 0) {
       if (this.#waiting === undefined) return;
       const seconds = Math.floor((now - this.#waiting.since) / 1000);
-      this.#write(`${CLEAR_LINE}${fit(`  ${this.#waiting.text}, ${seconds} s`, this.#columns)}`);
-      this.#drawn = true;
+      this.#write(
+        `${this.#erase() || CLEAR_LINE}${fit(`  ${this.#waiting.text}, ${seconds} s`, this.#columns)}`,
+      );
+      this.#drawn = 1;
       return;
     }
-    // Heartbeats first, each a line of its own that stays; the progress line is drawn again below them.
-    const beats: string[] = [];
-    for (const running of this.#running.values()) {
-      if (now - running.beat < this.#heartbeatMs) continue;
-      running.beat = now;
-      beats.push(heartbeatText(running.name, now - running.started, running.limitSec));
-    }
-    if (beats.length > 0) {
-      this.#write(`${this.#drawn ? CLEAR_LINE : ""}${beats.join("\n")}\n`);
-      this.#drawn = false;
-    }
-    const parts = [...this.#running.values()].map((r) =>
-      `${r.name} ${elapsed(now - r.started)}${r.said === undefined ? "" : ` ${r.said}`}`
+    // A line each, every one shorter than the terminal is wide: a wrapped line would throw the erase's count off.
+    const running = [...this.#running.values()];
+    const shown = running.length > MAX_LINES ? running.slice(0, MAX_LINES - 1) : running;
+    const lines = shown.map((r) =>
+      fit(
+        `  running ${r.name} ${elapsed(now - r.started)}${limit(r.limitSec)}${
+          r.said === undefined ? "" : ` ${r.said}`
+        }`,
+        this.#columns,
+      )
     );
-    let line = `  running ${parts.length === 1 ? "" : `${parts.length} tools: `}${parts.join(", ")}`;
-    line = fit(line, this.#columns);
-    this.#write(`${CLEAR_LINE}${line}`);
-    this.#drawn = true;
+    if (shown.length < running.length) lines.push(`  and ${running.length - shown.length} more tools`);
+    this.#write(`${this.#erase() || CLEAR_LINE}${lines.join("\n")}`);
+    this.#drawn = lines.length;
+  }
+
+  /** What erases the drawn lines, leaving the cursor at the start of the first; none drawn: nothing. */
+  #erase(): string {
+    const text = this.#drawn === 0 ? "" : CLEAR_LINE + CLEAR_LINE_ABOVE.repeat(this.#drawn - 1);
+    this.#drawn = 0;
+    return text;
   }
 
   get #columns(): number {
@@ -263,22 +303,6 @@ export class Progress {
     // Ordered, and a failed write to stderr must not fail a tool call.
     this.#queue = this.#queue.then(() => this.#options.write(text)).catch(() => {});
   }
-}
-
-/**
- * The heartbeat interval a run was given: `TOOLGATE_HEARTBEAT_SEC` (seconds, a positive number; tests shorten it),
- * else {@linkcode HEARTBEAT_MS}.
- *
- * @example
- * ```ts
- * import { heartbeatMsFrom } from "./progress.ts";
- * heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "0.5" }); // 500
- * heartbeatMsFrom({}); // 30000
- * ```
- */
-export function heartbeatMsFrom(env: Readonly<Record<string, string>>): number {
-  const seconds = Number(env.TOOLGATE_HEARTBEAT_SEC);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : HEARTBEAT_MS;
 }
 
 /** The terminal's width for a progress line (80 when it cannot be told). */

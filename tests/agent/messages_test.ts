@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { AgentError } from "../../src/agent/errors.ts";
-import { parseCompletion } from "../../src/agent/messages.ts";
+import { checkMessages, parseCompletion } from "../../src/agent/messages.ts";
 
 const withMessage = (message: unknown) => ({ choices: [{ index: 0, message, finish_reason: "stop" }] });
 
@@ -76,5 +76,24 @@ Deno.test("messages: an error body is reported as the endpoint's error", () => {
   malformed(
     { error: { message: "model not found", type: "invalid_request_error" } },
     /answered with an error: model not found/,
+  );
+});
+
+Deno.test("messages: a saved user message of media parts loads; a part of another kind is named", () => {
+  const parts = [
+    { type: "text", text: "The tool call c1 (draw) answered image 1:" },
+    { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+    { type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } },
+  ];
+  assert.deepEqual(checkMessages([{ role: "user", content: parts }], (m) => new Error(m)), [
+    { role: "user", content: parts },
+  ]);
+  assert.throws(
+    () => checkMessages([{ role: "user", content: [{ type: "file", file: {} }] }], (m) => new Error(m)),
+    /message\[0\]\.content\[0\] is not a text, image_url or input_audio part/,
+  );
+  assert.throws(
+    () => checkMessages([{ role: "system", content: parts }], (m) => new Error(m)),
+    /\(system\): content must be text/,
   );
 });

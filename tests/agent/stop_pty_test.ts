@@ -2,8 +2,8 @@
  * The stop button on a real terminal (issue 14): the agent loop runs under `script` (util-linux), which gives it a
  * pty, against a scripted endpoint, with the belt's `exec` confined by bubblewrap. A Ctrl-C typed on the pty stops
  * the call in flight (its tree ends) and answers it `killed_by: "user"`, and the loop goes on to the model; two
- * Ctrl-C within 2 s end toolgate (exit 130) with every tree, a background job's included. The heartbeat shows at
- * an interval shortened through TOOLGATE_HEARTBEAT_SEC.
+ * Ctrl-C within 2 s end toolgate (exit 130) with every tree, a background job's included. A running call shows as
+ * one live line with its limit (`running exec 1.2s/120s`), and no standing heartbeat line (issue 26).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -75,7 +75,7 @@ function agentOnPty(
     "--cwd",
     dir,
   ].map(quote).join(" ");
-  const env: Record<string, string> = { XDG_STATE_HOME: state, NO_COLOR: "1", TOOLGATE_HEARTBEAT_SEC: "0.3" };
+  const env: Record<string, string> = { XDG_STATE_HOME: state, NO_COLOR: "1" };
   for (const name of ["PATH", "HOME", "DENO_DIR"]) {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
@@ -166,8 +166,8 @@ for (const sandbox of ["require", "off"] as const) {
       await using terminal = agentOnPty(endpoint.baseUrl, dir, state, sandbox);
       try {
         await until(async () => (await pgrep(`sleep ${seconds}`)).length === 1, "the tool runs");
-        // The heartbeat, at the shortened interval: the call, its elapsed time and exec's own limit.
-        await until(() => /running exec elapsed=\d+s\/120s\n/.test(terminal.output()), "a heartbeat line");
+        // The live line: the call, its elapsed time and exec's own limit.
+        await until(() => /running exec \d+\.\ds\/120s/.test(terminal.output()), "the call's live line");
         await terminal.type("\x03");
         const status = await terminal.status;
         const output = terminal.output();
@@ -178,6 +178,7 @@ for (const sandbox of ["require", "off"] as const) {
           /Stopped, as you asked\./,
           "the loop went on to the model and printed its answer",
         );
+        assert.doesNotMatch(output, /elapsed=/, "no standing heartbeat line on a terminal");
         assert.equal(endpoint.requests.length, 2);
         const [message] = toolMessages(endpoint.requests[1].body);
         const envelope = JSON.parse(message.content);
@@ -233,7 +234,7 @@ ptyTest(
   },
 );
 
-Deno.test("heartbeat: `toolgate call` on a terminal prints `running NAME elapsed=Ys/Zs` at the (shortened) interval", async () => {
+Deno.test("progress: `toolgate call` on a terminal shows one live line with the limit (`running exec 1.2s/5s`), no standing heartbeat line", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_beat_" }));
   const state = await Deno.makeTempDir({ prefix: "toolgate_beat_state_" });
   try {
@@ -253,7 +254,6 @@ Deno.test("heartbeat: `toolgate call` on a terminal prints `running NAME elapsed
     const env: Record<string, string> = {
       XDG_STATE_HOME: state,
       NO_COLOR: "1",
-      TOOLGATE_HEARTBEAT_SEC: "0.4",
     };
     for (const name of ["PATH", "HOME", "DENO_DIR"]) {
       const value = Deno.env.get(name);
@@ -268,10 +268,20 @@ Deno.test("heartbeat: `toolgate call` on a terminal prints `running NAME elapsed
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const text = new TextDecoder().decode(output.stdout).replaceAll("\r", "");
+    const raw = new TextDecoder().decode(output.stdout);
+    const text = raw.replaceAll("\r", "");
     assert.equal(output.code, 0, text);
-    const beats = text.match(/running exec elapsed=\d+s\/5s\n/g) ?? [];
-    assert.ok(beats.length >= 2 && beats.length <= 5, `${beats.length} heartbeats in 1.5 s:\n${text}`);
+    // Issue 26: the live line, redrawn in place, is the only sign of a running call, and carries its limit.
+    assert.match(text, /running exec \d+\.\ds\/5s/, "the live line shows the call's limit");
+    assert.doesNotMatch(text, /elapsed=/, "no heartbeat line");
+    // Nothing about the running call stays: each drawing is erased by the next, and only the finished line ends.
+    assert.doesNotMatch(
+      raw,
+      // deno-lint-ignore no-control-regex
+      /running exec[^\r\n\x1b]*\r?\n/,
+      `a standing line about the running call:\n${text}`,
+    );
+    assert.match(text, /✓ exec \d+\.\ds ok\n/, "the finished call leaves its one line");
     assert.match(text, /"stdout":"built\\n"/, "the envelope still comes whole");
   } finally {
     await Deno.remove(dir, { recursive: true });

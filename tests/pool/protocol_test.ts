@@ -10,6 +10,7 @@ import {
   readReply,
   shortHash,
 } from "../../src/pool/protocol.ts";
+import { readAnswer } from "../../src/pool/relay_messages.ts";
 import { ReplayGuard } from "../../src/pool/replay_guard.ts";
 import { canonical, importPoolKey, signed, verified } from "../../src/pool/signing.ts";
 import { manifestOf } from "../executor_helpers.ts";
@@ -259,5 +260,55 @@ Deno.test("manifestHash: the same tools in two folders hash alike; any change to
   assert.notEqual(
     await manifestHash(manifestOf([bound("api.example.com")])),
     await manifestHash(manifestOf([bound("other.example.com")])),
+  );
+});
+
+Deno.test("readReply and readAnswer: a relayed question, event and answer are checked; anything else is ignored", () => {
+  const question = {
+    type: "elicit",
+    id: "n1",
+    message: "Where?",
+    requestedSchema: { type: "object", properties: {} },
+  };
+  assert.deepEqual(readReply(encode({ t: "ask", id: "c1", worker: "w", nonce: "n1", question, sig: "s" })), {
+    t: "ask",
+    id: "c1",
+    worker: "w",
+    nonce: "n1",
+    question,
+    sig: "s",
+  });
+  assert.equal(
+    readReply(encode({ t: "ask", id: "c1", worker: "w", question, sig: "s" })),
+    undefined,
+    "a nonce",
+  );
+  assert.equal(
+    readReply(encode({ t: "ask", id: "c1", worker: "w", nonce: "n1", question })),
+    undefined,
+    "signed",
+  );
+  const event = { type: "progress", progress: 1 };
+  assert.equal(readReply(encode({ t: "event", id: "c1", worker: "w", n: 2, event, sig: "s" }))?.t, "event");
+  assert.equal(readReply(encode({ t: "event", id: "c1", worker: "w", n: 0, event, sig: "s" })), undefined);
+  assert.equal(
+    readReply(encode({ t: "event", id: "c1", worker: "w", n: 1, event: "x", sig: "s" })),
+    undefined,
+  );
+  assert.deepEqual(
+    readAnswer(
+      encode({ t: "answer", id: "c1", worker: "w", nonce: "n1", answer: { action: "decline" }, sig: "s" }),
+    ),
+    { t: "answer", id: "c1", worker: "w", nonce: "n1", answer: { action: "decline" }, sig: "s" },
+  );
+  assert.equal(readAnswer(encode({ t: "answer", id: "c1", worker: "w", nonce: "n1" })), undefined, "signed");
+  assert.equal(
+    readAnswer(encode({ t: "answer", id: "c1", worker: "w", nonce: "n1", error: 1, sig: "s" })),
+    undefined,
+  );
+  assert.equal(
+    readAnswer(encode({ t: "cancel", id: "c1", byUser: true, sig: "s" })),
+    undefined,
+    "a cancel is none",
   );
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { failure, success } from "../../src/contract.ts";
-import { HEARTBEAT_MS, heartbeatMsFrom, heartbeatText, Progress } from "../../src/ui/progress.ts";
+import { heartbeatText, Progress } from "../../src/ui/progress.ts";
 
 function harness(enabled = true) {
   const written: string[] = [];
@@ -14,7 +14,7 @@ function harness(enabled = true) {
   return { progress, written, advance: (ms: number) => void (now += ms) };
 }
 
-Deno.test("progress: shows the running tools and their elapsed time, redrawn in place", async () => {
+Deno.test("progress: one line per running tool with its elapsed time, the block redrawn in place", async () => {
   const { progress, written, advance } = harness();
   progress.start("c1", "nap");
   advance(1200);
@@ -23,8 +23,10 @@ Deno.test("progress: shows the running tools and their elapsed time, redrawn in 
   progress.draw();
   await progress.close();
   assert.equal(written[0], "\r\x1b[2K  running nap 0.0s");
-  assert.equal(written[2], "\r\x1b[2K  running 2 tools: nap 1.5s, echo 0.3s");
-  assert.equal(written.at(-1), "\r\x1b[2K", "the line is cleared at the end");
+  assert.equal(written[1], "\r\x1b[2K  running nap 1.2s\n  running echo 0.0s");
+  // Redrawn from the block's first line: the last line cleared, then the one above it.
+  assert.equal(written[2], "\r\x1b[2K\x1b[1A\x1b[2K  running nap 1.5s\n  running echo 0.3s");
+  assert.equal(written.at(-1), "\r\x1b[2K\x1b[1A\x1b[2K", "both lines are cleared at the end");
 });
 
 Deno.test("progress: a finished tool leaves one line with its time and outcome", async () => {
@@ -48,7 +50,7 @@ Deno.test("progress: disabled (no terminal, or --quiet) writes nothing", async (
   assert.deepEqual(written, []);
 });
 
-Deno.test("progress: the line never outgrows the terminal", async () => {
+Deno.test("progress: no line outgrows the terminal, and many tools take a few lines", async () => {
   const written: string[] = [];
   const progress = new Progress({
     enabled: true,
@@ -57,71 +59,72 @@ Deno.test("progress: the line never outgrows the terminal", async () => {
   });
   for (let i = 0; i < 20; i++) progress.start(`c${i}`, `tool_number_${i}`);
   await progress.close();
-  for (const line of written) assert.ok(line.replace("\r\x1b[2K", "").length <= 39, line);
+  for (const text of written) {
+    // deno-lint-ignore no-control-regex
+    const lines = text.replace(/\r|\x1b\[1A|\x1b\[2K/g, "").split("\n");
+    assert.ok(lines.length <= 8, text);
+    for (const line of lines) assert.ok(line.length <= 39, line);
+  }
+  assert.match(written.at(-2)!, /\n {2}and 13 more tools$/);
 });
 
-Deno.test("progress: a heartbeat line every interval of a running call, with its limit, and the line redrawn after", async () => {
-  const written: string[] = [];
-  let now = 0;
-  const progress = new Progress({
-    enabled: true,
-    write: (text) => Promise.resolve(void written.push(text)),
-    now: () => now,
-    intervalMs: 60_000,
-    heartbeatMs: 30_000,
-  });
+// Issue 26: a long call showed its timer and, every 30 s, a standing heartbeat line under it as well. The line
+// alone now says it all, the call's wall-clock limit beside its elapsed time.
+Deno.test("progress: a long call's line carries its limit beside its elapsed time, and no standing heartbeat line is written", async () => {
+  const { progress, written, advance } = harness();
   progress.start("c1", "exec", 310);
   progress.start("c2", "build");
-  now = 29_999;
+  advance(30_000);
+  progress.toolStderr("c1", "step 1/3");
   progress.draw();
-  assert.ok(!written.join("").includes("elapsed="), "nothing before the interval");
-  now = 30_000;
+  advance(30_400);
   progress.draw();
-  now = 45_000;
-  progress.draw();
-  now = 60_400;
-  progress.draw();
+  advance(600);
   progress.end("c1", success(1));
   await progress.close();
-  const clear = "\x1b[2K";
-  const beats = written.join("").split("\n").map((line) =>
-    line.includes(clear) ? line.slice(line.lastIndexOf(clear) + clear.length) : line
-  )
-    .filter((line) => line.includes("elapsed="));
-  assert.deepEqual(beats, [
-    "running exec elapsed=30s/310s",
-    "running build elapsed=30s",
-    "running exec elapsed=60s/310s",
-    "running build elapsed=60s",
-  ]);
-  // Each heartbeat stays on a line of its own; the progress line comes back below it.
-  const at = written.findIndex((text) => text.includes("elapsed=30s/310s"));
-  assert.ok(written[at].endsWith("\n"));
-  assert.match(written[at + 1], /running 2 tools/);
+  assert.equal(written[0], "\r\x1b[2K  running exec 0.0s/310s");
+  assert.equal(written[1], "\r\x1b[2K  running exec 0.0s/310s\n  running build 0.0s");
+  // Redrawn in place, the limit beside the time; a call without one shows its time alone.
+  assert.equal(
+    written[2],
+    "\r\x1b[2K\x1b[1A\x1b[2K  running exec 30.0s/310s step 1/3\n  running build 30.0s",
+  );
+  assert.equal(
+    written[3],
+    "\r\x1b[2K\x1b[1A\x1b[2K  running exec 60.4s/310s step 1/3\n  running build 60.4s",
+  );
+  // The only line that stays is the finished call's.
+  assert.equal(written[4], "\r\x1b[2K\x1b[1A\x1b[2K  ✓ exec 61.0s ok\n");
+  assert.equal(written[5], "\r\x1b[2K  running build 61.0s");
+  assert.equal(written.length, 7);
+  assert.ok(!written.join("").includes("elapsed="), written.join(""));
 });
 
-Deno.test("progress: heartbeats come on their own timer at the injected interval, from a real running call", async () => {
+Deno.test("progress: on its own timer, a real running call's line is redrawn in place with its limit, and nothing else stays", async () => {
   const written: string[] = [];
   const progress = new Progress({
     enabled: true,
     write: (text) => Promise.resolve(void written.push(text)),
-    heartbeatMs: 150,
+    intervalMs: 100,
   });
   progress.start("c1", "nap", 10);
   const child = new Deno.Command("sleep", { args: ["0.8"] }).spawn();
   await child.status;
   progress.end("c1", success(1));
   await progress.close();
-  const beats = written.join("").match(/running nap elapsed=\d+s\/10s\n/g) ?? [];
-  assert.ok(beats.length >= 3 && beats.length <= 6, `${beats.length} heartbeats in 0.8 s: ${beats.join("")}`);
+  const redraws = written.filter((text) =>
+    text.startsWith("\r\x1b[2K  running nap ") && /^ {2}running nap \d+\.\ds\/10s$/.test(text.slice(5))
+  );
+  assert.ok(redraws.length >= 3, `${redraws.length} redraws in 0.8 s: ${JSON.stringify(written)}`);
+  // Every write but the finished call's line ends where it began: nothing piles up on the terminal.
+  const standing = written.filter((text) => text.includes("\n"));
+  assert.equal(standing.length, 1, JSON.stringify(written));
+  assert.match(standing[0], /✓ nap \d+\.\ds ok\n$/);
 });
 
-Deno.test("heartbeatMsFrom: TOOLGATE_HEARTBEAT_SEC, else 30 s", () => {
-  assert.equal(heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "0.25" }), 250);
-  assert.equal(heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "nonsense" }), 30_000);
-  assert.equal(heartbeatMsFrom({ TOOLGATE_HEARTBEAT_SEC: "-1" }), 30_000);
-  assert.equal(heartbeatMsFrom({}), HEARTBEAT_MS);
+Deno.test("heartbeatText: serve's progress words, with the limit where the call has one", () => {
   assert.equal(heartbeatText("exec", 89_600, 3610), "running exec elapsed=90s/3610s");
+  assert.equal(heartbeatText("build", 60_000), "running build elapsed=60s");
 });
 
 /** Lets the queued writes go out. */
@@ -176,4 +179,20 @@ Deno.test("progress: while the model is asked, one line says which model at whic
   quiet.progress.doneWaiting();
   await quiet.progress.close();
   assert.deepEqual(quiet.written, []);
+});
+
+Deno.test("progress: a tool's last stderr line shows in its own line, beside its timer", async () => {
+  const { progress, written, advance } = harness();
+  progress.start("c1", "build");
+  progress.start("c2", "fetch");
+  advance(2000);
+  progress.toolStderr("c1", "step 2/3 linking");
+  progress.toolStderr("c3", "no such call: ignored");
+  progress.draw();
+  await settle();
+  assert.equal(
+    written.at(-1),
+    "\r\x1b[2K\x1b[1A\x1b[2K  running build 2.0s step 2/3 linking\n  running fetch 2.0s",
+  );
+  await progress.close();
 });
