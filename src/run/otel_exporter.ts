@@ -78,6 +78,9 @@ export function otelTracing(options: OtelOptions): Tracing {
       new BatchSpanProcessor({
         exporter: new OTLPTraceExporter({
           url: options.endpoint,
+          // No idle connection kept to the collector: under Deno's Node layer one would hold the process open
+          // after its last export, until the collector closes it.
+          keepAlive: false,
           ...(options.env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || options.env.OTEL_EXPORTER_OTLP_TIMEOUT
             ? {}
             : { timeoutMillis: EXPORT_TIMEOUT_MS }),

@@ -21,6 +21,9 @@ export interface ReceivedSpan {
   readonly attributes: Readonly<Record<string, string | number | boolean>>;
   /** The status code (0 unset, 1 ok, 2 error). */
   readonly status: number;
+  /** When it started and ended, in ms since the epoch. */
+  readonly startMs: number;
+  readonly endMs: number;
 }
 
 /** The receiver: where to point `OTEL_EXPORTER_OTLP_ENDPOINT`, what it got, and how to wait for it. */
@@ -56,6 +59,8 @@ interface DecodedRequest {
         parentSpanId?: Uint8Array | null;
         attributes?: KeyValue[] | null;
         status?: { code?: number | null } | null;
+        startTimeUnixNano?: number | { toNumber(): number } | null;
+        endTimeUnixNano?: number | { toNumber(): number } | null;
       }[] | null;
     }[] | null;
   }[] | null;
@@ -68,6 +73,11 @@ type KeyValue = { key?: string | null; value?: AnyValue | null };
 const service = (root as any).opentelemetry.proto.collector.trace.v1;
 const ExportRequest: MessageClass<DecodedRequest> = service.ExportTraceServiceRequest;
 const ExportResponse: MessageClass<object> = service.ExportTraceServiceResponse;
+
+function millis(nanos: number | { toNumber(): number } | null | undefined): number {
+  if (nanos == null) return 0;
+  return (typeof nanos === "number" ? nanos : nanos.toNumber()) / 1e6;
+}
 
 function hex(bytes: Uint8Array | null | undefined): string {
   return Array.from(bytes ?? [], (b) => b.toString(16).padStart(2, "0")).join("");
@@ -115,6 +125,8 @@ export function decodeSpans(body: Uint8Array): ReceivedSpan[] {
           parentSpanId: hex(span.parentSpanId),
           attributes: attributesOf(span.attributes),
           status: span.status?.code ?? 0,
+          startMs: millis(span.startTimeUnixNano),
+          endMs: millis(span.endTimeUnixNano),
         });
       }
     }

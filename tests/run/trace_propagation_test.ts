@@ -37,7 +37,7 @@ poolTest(
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_SERVICE_NAME: service,
     });
-    await using _worker = await startWorker(nats.url, manifest, pool.path, "w1", { env: otel("worker") });
+    await using worker = await startWorker(nats.url, manifest, pool.path, "w1", { env: otel("worker") });
     await using serve = await startHttp(
       ["--executor", nats.url, "--allow-absolute-commands"],
       pool.path,
@@ -61,11 +61,18 @@ poolTest(
       callTools([{ id: "call_1", name: "mcp__tg__echo", args: { text: marker } }]),
       answer("done"),
     ]);
+    // Seen once in a while under load: the run waits minutes on its call (the pool or serve; not understood yet). Say
+    // what serve and the worker printed by then, so that a slow run leaves a trail.
+    const slow = setTimeout(
+      () => console.error(`slow run; serve: ${serve.stderr()}\nworker: ${worker.stderr()}`),
+      30_000,
+    );
     const run = await p.run(
       ["--prompt", "echo it", "--base-url", chat.baseUrl, "--model", "test-model", "--yes"],
       undefined,
       { ...secrets, ...otel("agent") },
     );
+    clearTimeout(slow);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.match(run.stdout, /done/);
     const tool = JSON.parse(chat.requests[1].body.messages.at(-1).content);
