@@ -110,15 +110,13 @@ export {
   type ApprovalQuestion,
   type ApprovedBy,
   type Ask,
-  type CallRisk,
   type DecideOptions,
-  type Destination,
-  type HostEntry,
   OWN_COMMAND,
   Policy,
   type PolicyOptions,
   type Verdict,
 } from "./policy/policy.ts";
+export type { CallRisk, Destination, HostEntry } from "./policy/risk.ts";
 export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./run/scheduler.ts";
 export type { ControlPlane } from "./sandbox/control_plane.ts";
 export type { CallDefaults, PoolAnswer, PoolRequest, RelayTarget, ToolPool } from "./run/tool_pool.ts";
@@ -133,17 +131,11 @@ export {
   type TraceSpan,
   type Tracing,
 } from "./run/tracing.ts";
-export {
-  type CallLimits,
-  type CallOptions,
-  Executor,
-  EXECUTOR_DEFAULTS,
-  type ExecutorOptions,
-  type Prepared,
-  type PreparedCall,
-  SANDBOX_MODES,
-  type SandboxMode,
-} from "./run/executor.ts";
+export { Executor } from "./run/executor.ts";
+export type { CallLimits, CallOptions, ExecutorOptions } from "./run/call_options.ts";
+export { EXECUTOR_DEFAULTS } from "./process/executor_defaults.ts";
+export type { Prepared, PreparedCall } from "./policy/prepared_call.ts";
+export { SANDBOX_MODES, type SandboxMode } from "./sandbox/sandbox.ts";
 export {
   type AnthropicTool,
   EXPORT_FORMATS,

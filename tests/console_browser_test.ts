@@ -8,7 +8,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import puppeteer, { type Page } from "puppeteer-core";
-import { startConsoleServer, until } from "./console_helpers.ts";
+import { spawnConsole, startConsoleServer, trustedWorkspace, until } from "./console_helpers.ts";
+import { answer, callTools, startChatServer } from "./agent/chat_server.ts";
+import { cliArgs, GRANTS, runProgram } from "./support.ts";
 import { envelopeOf } from "./mcp/helpers.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -123,6 +125,134 @@ Deno.test({
       await page.select("#audit-outcome", "failed");
       await page.click("#audit-apply");
       await until(async () => (await page.$$("tr.audit")).length === 0, "no failed call of job");
+    } finally {
+      await browser.close();
+    }
+  },
+});
+
+const RUN_NAME =
+  "console in chromium on the agent loop: allow a call, see its progress, log and stderr; confinement; trust a changed manifest; the audit's time filter";
+if (MISSING !== undefined && !REQUIRED) console.log(`skipping "${RUN_NAME}": ${MISSING}`);
+
+Deno.test({
+  name: RUN_NAME,
+  ignore: MISSING !== undefined && !REQUIRED,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    assert.equal(MISSING, undefined, `required here (TOOLGATE_REQUIRE_BROWSER=1): ${MISSING}`);
+    await using ws = await trustedWorkspace();
+    // The model calls report twice, then answers: the second call waits in the console while the views are read.
+    await using chat = startChatServer([
+      callTools([{ id: "c1", name: "report", args: { topic: "sales" } }]),
+      callTools([{ id: "c2", name: "report", args: { topic: "later" } }]),
+      answer("all reported"),
+    ]);
+    await using run = await spawnConsole(
+      ["run", "--prompt", "report", "--model", "m", "--base-url", chat.baseUrl, "--console", "0"],
+      { cwd: ws.workspace, env: ws.env },
+    );
+    const browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.setViewport({ width: 1200, height: 1100 });
+      await page.goto(run.link.href);
+      await page.waitForFunction('document.getElementById("status")?.textContent === "live"');
+
+      // The agent loop's question, in the console (no terminal here): Allow runs it.
+      const card = await page.waitForSelector('.approval[data-tool="report"]');
+      assert.match(await card!.$eval("pre", (pre) => pre.textContent ?? ""), /\{"topic":"sales"\}/);
+      await (await card!.$("button.allow"))!.click();
+      // Its progress and log messages and its stderr, live, then its end.
+      const row = 'tr.call[data-tool="report"]';
+      await page.waitForSelector(`${row} td.messages pre.stderr`, { timeout: 20_000 });
+      await page.waitForSelector(`${row}[data-outcome="ok"]`, { timeout: 20_000 });
+      const events = await page.$eval(`${row}[data-outcome="ok"] pre.events`, (pre) => pre.textContent);
+      assert.match(events ?? "", /progress 1\/2 half way/);
+      assert.match(events ?? "", /\[info\] counted the lines/);
+      const stderr = await page.$eval(`${row}[data-outcome="ok"] pre.stderr`, (pre) => pre.textContent);
+      assert.equal(stderr, "report: warming up\nreport: written");
+      assert.match(await page.$eval(`${row}[data-outcome="ok"]`, (tr) => tr.textContent ?? ""), /model/);
+      await snap(page, "run_call_messages");
+
+      // Confinement: what each profile gets here, as `toolgate doctor` says.
+      await page.waitForSelector('#confinement-view[data-loaded="1"]');
+      const shown = await page.$$eval(
+        "tr.profile",
+        (rows) => rows.map((r) => [r.getAttribute("data-profile"), r.getAttribute("data-runs")]),
+      );
+      const doctor = await runProgram(Deno.execPath(), cliArgs(GRANTS.broad, ["doctor", "--json"]), {
+        cwd: ws.workspace,
+        env: ws.env,
+        clearEnv: true,
+      });
+      const profiles = JSON.parse(doctor.stdout).confinement.profiles as { profile: string; runs: string }[];
+      assert.deepEqual(shown, profiles.map((p) => [p.profile, p.runs]));
+      await snap(page, "confinement");
+
+      // Trust: trusted now; a change to the manifest shows as what changed, and Trust records it as `trust` does.
+      await page.waitForSelector('#trust-view[data-state="trusted"]');
+      const manifestPath = join(ws.workspace, "tools.json");
+      const manifest = JSON.parse(await Deno.readTextFile(manifestPath));
+      manifest.tools.push({ ...manifest.tools[0], name: "report_again" });
+      await Deno.writeTextFile(manifestPath, JSON.stringify(manifest, null, 2));
+      await page.click("#trust-reload");
+      await page.waitForSelector('#trust-view[data-state="changed"][data-pending="true"]');
+      assert.match(
+        await page.$eval("#trust-changes", (pre) => pre.textContent ?? ""),
+        /\+ added report_again/,
+      );
+      await snap(page, "trust_changed");
+      await page.click("#trust-button");
+      await page.waitForSelector('#trust-view[data-state="trusted"][data-pending="false"]');
+      assert.equal(await page.$eval("#trust-status", (span) => span.textContent), "trusted");
+      await snap(page, "trust_trusted");
+      const again = await runProgram(Deno.execPath(), cliArgs(GRANTS.broad, ["trust"]), {
+        cwd: ws.workspace,
+        env: ws.env,
+        clearEnv: true,
+      });
+      assert.match(again.stdout, /is trusted already .*unchanged/, again.stdout + again.stderr);
+
+      // The audit's time filter, read as `toolgate log --since` reads it: an age, or a time.
+      await until(
+        async () => (await page.$$('tr.audit[data-tool="report"]')).length === 1,
+        "the call's line",
+      );
+      assert.equal(await page.$eval("tr.audit td.approved-by", (td) => td.textContent), "console");
+      await page.type("#audit-since", "2999-01-01");
+      await page.click("#audit-apply");
+      await until(async () => (await page.$$("tr.audit")).length === 0, "nothing since a time to come");
+      await page.$eval(
+        "#audit-since",
+        (input) => void ((input as unknown as { value: string }).value = "1h"),
+      );
+      await page.type("#audit-until", "2000-01-01");
+      await page.click("#audit-apply");
+      await until(async () => (await page.$$("tr.audit")).length === 0, "nothing until a time long gone");
+      await page.$eval("#audit-until", (input) => void ((input as unknown as { value: string }).value = ""));
+      await page.click("#audit-apply");
+      await until(async () => (await page.$$("tr.audit")).length === 1, "the call within the last hour");
+      await snap(page, "audit_time");
+      await page.$eval(
+        "#audit-since",
+        (input) => void ((input as unknown as { value: string }).value = "yesterday"),
+      );
+      await page.click("#audit-apply");
+      await page.waitForFunction(
+        'document.getElementById("audit-problem").textContent.includes("since takes")',
+      );
+
+      // The second question: Deny, and the run ends with the model's answer.
+      const second = await page.waitForSelector('.approval[data-tool="report"]');
+      await (await second!.$("button.deny"))!.click();
+      assert.equal(await run.exited, 0, run.stderr());
+      assert.equal(run.stdout(), "all reported\n");
     } finally {
       await browser.close();
     }

@@ -77,3 +77,11 @@ Deno.test("get_time: a missing timezone or arguments that are not an object are 
     );
   }
 });
+
+Deno.test("get_time: aliases, any case and offsets are zones, as Intl.DateTimeFormat takes them", async () => {
+  for (const zone of ["US/Pacific", "Asia/Calcutta", "europe/helsinki", "+02:00", "EST5EDT"]) {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    await timeIn(zone);
+  }
+  assert.ok((await timeIn("+05:45")).iso8601.endsWith("+05:45"));
+});

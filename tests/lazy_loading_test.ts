@@ -85,6 +85,19 @@ Deno.test("serve loads the web console only with --console: no module of src/con
   );
 });
 
+Deno.test("run and worker load the web console only with --console: no module of src/console is a static import of either", async () => {
+  for (
+    const [entry, reached] of [["run_agent.ts", "/src/agent/loop.ts"], [
+      "serve_worker.ts",
+      "/src/pool/worker.ts",
+    ]]
+  ) {
+    const graph = await staticGraph(join(REPO, "src", "commands", entry));
+    assert.ok([...graph].some((m) => m.endsWith(reached)), `the walk of ${entry} reached ${reached}`);
+    assert.deepEqual([...graph].filter((m) => m.includes("/src/console/")), [], entry);
+  }
+});
+
 Deno.test("traces: the OpenTelemetry SDK is no static import of the executor, of a command, or of the tracing seam", async () => {
   for (const entry of ["src/run/executor.ts", "src/commands/executor_options.ts", "src/run/tracing.ts"]) {
     const graph = await staticGraph(join(REPO, entry));

@@ -184,3 +184,22 @@ Deno.test("the schema accepts every field in its documented forms", async () => 
   assert.ok(loaded.ok && loaded.warnings.length === 0, JSON.stringify(loaded));
   assert.ok(manifest({}), "a manifest without tools is empty, not wrong");
 });
+
+Deno.test("the schema and the loader accept a stdio MCP server's credentials, and both refuse a field they do not know", async () => {
+  const { manifest } = await compile();
+  const credential = {
+    secret: "GH_TOKEN",
+    env: "GH_TOKEN",
+    hosts: ["api.github.com"],
+    header: "Authorization",
+  };
+  const server = { command: "node", args: ["server.js"], permissions: { net: ["api.github.com"] } };
+  const good = { tools: [], mcpServers: { gh: { ...server, credentials: [credential] } } };
+  assert.ok(manifest(good), errorsOf(manifest));
+  const loaded = validateManifest(good, "/srv/project/tools.json");
+  assert.ok(loaded.ok && loaded.warnings.length === 0, JSON.stringify(loaded));
+  assert.deepEqual(loaded.ok && loaded.manifest.servers?.[0].credentials, [{ ...credential, format: "{}" }]);
+  const bad = { tools: [], mcpServers: { gh: { ...server, credentials: [{ ...credential, hostz: [] }] } } };
+  assert.equal(manifest(bad), false, "the schema accepted an unknown credential field");
+  assert.equal(validateManifest(bad, "/srv/project/tools.json").ok, false, "the loader accepted it");
+});

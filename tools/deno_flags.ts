@@ -52,8 +52,10 @@ export const TOOL_DENO_FLAGS: Readonly<Record<string, ToolDenoFlags>> = {
   },
   exec: {
     why:
-      "exec runs programs (the sandbox profile confines them), checks its cwd in the workspace, passes PATH and HOME.",
-    flags: ["--allow-run", "--allow-read=.", "--allow-env=PATH,HOME,TOOLGATE_PROTECTED"],
+      "exec runs programs (the sandbox profile confines them), checks its cwd in the workspace, passes PATH, HOME " +
+      "and the sandbox's proxy, CA and credential placeholders (their names vary: it reads its whole environment, " +
+      "which --allow-run could print anyway).",
+    flags: ["--allow-run", "--allow-read=.", "--allow-env"],
   },
   job: {
     why:

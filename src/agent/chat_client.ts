@@ -10,6 +10,11 @@ import { redactDeep } from "../state/redact.ts";
 import { AgentError } from "./errors.ts";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
 import { clip, seconds } from "../base/text.ts";
+import { after } from "../base/timer.ts";
+import { answerTooLarge, byteCap, declaredLength, readText } from "./capped_body.ts";
+
+// The size cap's error lives in capped_body.ts; its name stays importable from here.
+export { answerTooLarge } from "./capped_body.ts";
 
 /** The most characters of an error body carried into the failure message. */
 export const ERROR_BODY_LIMIT = 2000;
@@ -61,23 +66,6 @@ export interface StreamedAnswer {
   readonly contentType: string;
   /** Errors with an {@linkcode AgentError} once more bytes than the client's cap came through it. */
   readonly body: ReadableStream<Uint8Array>;
-}
-
-/**
- * The error of an answer past the size cap. Not a network failure: it is never retried, and it does not say that
- * the endpoint cannot be reached.
- *
- * @example
- * ```ts
- * import { answerTooLarge } from "./chat_client.ts";
- * answerTooLarge(1024).message; // "the chat endpoint's answer is larger than 1024 bytes (...)"
- * ```
- */
-export function answerTooLarge(maxBytes: number): AgentError {
-  return new AgentError(
-    `the chat endpoint's answer is larger than ${maxBytes} bytes (raise --http-max-bytes or ` +
-      `OAI_HTTP_MAX_BYTES if such answers are expected)`,
-  );
 }
 
 type Attempt<T> =
@@ -286,7 +274,8 @@ export class ChatClient {
       `-> POST ${this.url} (attempt ${attempt + 1}) ${JSON.stringify(shown)}\n-> ${shownBody}`,
     );
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.#options.timeoutMs);
+    // Not `setTimeout`: its first use loads Node's timers (base/timer.ts).
+    const cancelTimer = after(this.#options.timeoutMs, () => controller.abort());
     const timedOut = () => controller.signal.aborted;
     try {
       let response: Response;
@@ -317,7 +306,7 @@ export class ChatClient {
         return this.#networkFailure(error, timedOut());
       }
     } finally {
-      clearTimeout(timer);
+      cancelTimer();
     }
   }
 
@@ -345,95 +334,4 @@ export class ChatClient {
   async #debug(text: string): Promise<void> {
     if (this.#options.debug) await this.#options.debug(text);
   }
-}
-
-/** The answer's `Content-Length`, or 0 when it declares none (or nonsense): then the bytes themselves are counted. */
-function declaredLength(response: Response): number {
-  const length = Number(response.headers.get("content-length") ?? "");
-  return Number.isSafeInteger(length) && length > 0 ? length : 0;
-}
-
-/**
- * A pass-through stream that errors with {@linkcode answerTooLarge} once more than `maxBytes` came through, and,
- * given a deadline, with its error when the body has not ended within that many milliseconds.
- */
-function byteCap(
-  maxBytes: number,
-  deadline?: { ms: number; error: () => AgentError },
-): TransformStream<Uint8Array, Uint8Array> {
-  let total = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stop = () => clearTimeout(timer);
-  return new TransformStream({
-    start(controller) {
-      if (deadline === undefined) return;
-      const id = setTimeout(() => controller.error(deadline.error()), deadline.ms);
-      // The body's own read keeps the process alive while it is wanted; an abandoned one must not.
-      Deno.unrefTimer(id);
-      timer = id;
-    },
-    transform(chunk, controller) {
-      total += chunk.byteLength;
-      if (total <= maxBytes) return controller.enqueue(chunk);
-      stop();
-      controller.error(answerTooLarge(maxBytes));
-    },
-    flush: stop,
-    cancel: stop,
-  });
-}
-
-const decoder = new TextDecoder();
-
-/**
- * Reads a body to text, at most `maxBytes` of it: past that, `fail` throws {@linkcode answerTooLarge} and `cut`
- * keeps what came first. Gives up when `signal` aborts (a body that stalls must not hang the timeout). The bytes are
- * read one chunk at a time, so an oversized answer costs no more memory than the cap.
- */
-async function readText(
-  response: Response,
-  signal: AbortSignal,
-  maxBytes: number,
-  over: "fail" | "cut",
-): Promise<string> {
-  if (signal.aborted) throw new DOMException("timed out", "AbortError");
-  const body = response.body;
-  if (body === null) return "";
-  if (over === "fail" && declaredLength(response) > maxBytes) {
-    await body.cancel().catch(() => {});
-    throw answerTooLarge(maxBytes);
-  }
-  const reader = body.getReader();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new DOMException("timed out", "AbortError"));
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    while (true) {
-      const { done, value } = await Promise.race([reader.read(), aborted]);
-      if (done) break;
-      if (total + value.byteLength > maxBytes) {
-        if (over === "fail") throw answerTooLarge(maxBytes);
-        chunks.push(value.subarray(0, maxBytes - total));
-        total = maxBytes;
-        break;
-      }
-      chunks.push(value);
-      total += value.byteLength;
-    }
-  } finally {
-    if (onAbort) signal.removeEventListener("abort", onAbort);
-    // The rest of an oversized or abandoned body is not wanted: let the connection go.
-    reader.cancel().catch(() => {});
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return decoder.decode(bytes);
 }

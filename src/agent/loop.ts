@@ -25,6 +25,8 @@ import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
 import { decideInSpan, errorType, type TraceSpan } from "../run/tracing.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
+import type { CallSeen, CallWatch } from "../run/call_watch.ts";
+import { runWatched, watchCall } from "./watch_calls.ts";
 
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {
@@ -63,6 +65,8 @@ export interface TurnOptions {
   readonly questions?: QuestionHandlers;
   /** Which of a tool's images and audio go to the model (default: none, each named in a note). */
   readonly media?: ModelMedia;
+  /** Who watches each call (`--console`): its start, its messages and stderr, its end. */
+  readonly watch?: CallWatch;
   /** The agent run's span: each tool call's span is its child (`runLoop` opens it). */
   readonly trace?: TraceSpan;
 }
@@ -143,7 +147,7 @@ export function chatRequest(
 
 /**
  * Runs the loop on `messages`, appending every assistant and tool message to it (the caller keeps it, to save it
- * even when the loop fails). Throws an {@linkcode AgentError} when the endpoint fails or answers nonsense.
+ * even when the loop fails). Throws an `AgentError` when the endpoint fails or answers nonsense.
  *
  * @example
  * ```ts
@@ -250,6 +254,7 @@ interface Runnable {
   readonly call: PreparedCall;
   /** What approved it (a person, `--yes`, ...): a `job` kill a person approved says `killed_by: "user"`. */
   readonly approvedBy: ApprovedBy;
+  readonly seen?: CallSeen;
 }
 
 /**
@@ -311,14 +316,17 @@ async function answerInSpans(
       envelopes[index] = await answerSecretCall(toolCall.function.arguments, executor, options.secrets);
       continue;
     }
+    const seen = watchCall(options.watch, toolCall);
     const prepared = await executor.prepare(toolCall.function.name, toolCall.function.arguments);
     if (!prepared.ok) {
       envelopes[index] = prepared.envelope;
+      seen?.ended(prepared.envelope);
       continue;
     }
     const verdict = await decideInSpan(options.policy, prepared.call, spans[index]);
     if (!verdict.approved) {
       envelopes[index] = await executor.refuse(prepared.call, verdict.envelope);
+      seen?.ended(envelopes[index]);
       if (verdict.envelope.kind === "rejected") {
         await options.notice?.(
           `toolgate: did not run ${prepared.call.tool.name}: ${verdict.envelope.message}\n`,
@@ -326,7 +334,7 @@ async function answerInSpans(
       }
       continue;
     }
-    runnable.push({ index, id: toolCall.id, call: prepared.call, approvedBy: verdict.by });
+    runnable.push({ index, id: toolCall.id, call: prepared.call, approvedBy: verdict.by, seen });
   }
   // Pass 2: in the model's order through the scheduler: runs of consecutive concurrent calls side by side, any
   // other call alone. Every call is waited for, even when one throws (a bug), before the error goes on. A stop
@@ -352,13 +360,14 @@ async function answerInSpans(
       runnable.map((item, i) =>
         scheduler.run(item.call.tool.concurrent, undefined, async () => {
           options.progress?.start(item.id, item.call.tool.name, executor.limits(item.call).timeoutSec);
-          const envelope = await executor.run(item.call, {
-            signal: stops[i].signal,
-            approvedBy: item.approvedBy,
-            ...options.progress?.listeners(item.id),
-            questions: options.questions,
-            trace: spans[item.index],
-          });
+          const envelope = await runWatched(item.seen, options.progress?.listeners(item.id), (watched) =>
+            executor.run(item.call, {
+              signal: stops[i].signal,
+              approvedBy: item.approvedBy,
+              ...watched,
+              questions: options.questions,
+              trace: spans[item.index],
+            }));
           answered.add(i);
           options.progress?.end(item.id, envelope);
           envelopes[item.index] = envelope;

@@ -9,6 +9,7 @@ import { AgentError } from "./errors.ts";
 import { assistantMessage, type AssistantTurn, checkToolCalls, endpointError } from "./messages.ts";
 import { readUsage, type Usage } from "./usage.ts";
 import { clip, seconds } from "../base/text.ts";
+import { after, type CancelTimer } from "../base/timer.ts";
 
 /** One server-sent event: its type (`message` unless named) and its data lines joined by `\n`. */
 export interface SseEvent {
@@ -106,20 +107,20 @@ async function readBefore(
   idleMs: number | undefined,
 ): Promise<ReadableStreamReadResult<Uint8Array>> {
   if (idleMs === undefined || deadline === Infinity) return await reader.read();
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel: CancelTimer | undefined;
   const idle = new Promise<never>((_, reject) => {
-    timer = setTimeout(
+    cancel = after(
+      Math.max(0, deadline - performance.now()),
       () =>
         reject(
           new AgentError(`the chat endpoint's stream went quiet: no event data for ${seconds(idleMs)}`),
         ),
-      Math.max(0, deadline - performance.now()),
     );
   });
   try {
     return await Promise.race([reader.read(), idle]);
   } finally {
-    clearTimeout(timer);
+    cancel?.();
   }
 }
 

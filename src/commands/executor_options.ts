@@ -291,7 +291,9 @@ export async function executorFromArgs(
   // A credential bound to hosts is a declared secret too: its value goes to the egress proxy, not the tool.
   const declared = [
     ...manifest.tools.flatMap((tool) => [...tool.secrets, ...tool.credentials.map((c) => c.secret)]),
-    ...(manifest.servers ?? []).flatMap((server) => server.secrets),
+    ...(manifest.servers ?? []).flatMap((
+      server,
+    ) => [...server.secrets, ...server.credentials.map((c) => c.secret)]),
   ];
   const passthrough = [
     ...manifest.tools.flatMap((tool) => tool.envPassthrough),

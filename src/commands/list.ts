@@ -4,6 +4,8 @@ import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../manifest/tool
 import { loadForCommand, manifestLocationOf } from "./load.ts";
 import { passGate, UntrustedManifest } from "./trust_gate.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
+import type { Manifest } from "../manifest/manifest.ts";
+import { visible } from "../base/text.ts";
 
 /** `toolgate list` */
 export const listCommand: Command = {
@@ -41,6 +43,8 @@ export const listCommand: Command = {
         const { executor } = await executorFromArgs(parsed, io, manifest, "list", settings, { jobs: false });
         manifest = executor.manifest;
         close = () => executor.close();
+        // stdout stays the definitions alone; the person reads on stderr where each gateway tool comes from.
+        for (const line of serverLines(manifest)) await io.stderr(`toolgate: ${line}\n`);
       }
     }
     await close?.();
@@ -52,3 +56,23 @@ export const listCommand: Command = {
     return EXIT.ok;
   },
 };
+
+/**
+ * One line per MCP server whose tools are listed: which tools come from it, and what it runs.
+ *
+ * @example
+ * ```ts ignore
+ * serverLines(executor.manifest);
+ * // ['MCP server "fs" (node /srv/fs/index.js .): mcp__fs__read_text_file, mcp__fs__write_file']
+ * ```
+ */
+export function serverLines(manifest: Manifest): string[] {
+  return (manifest.servers ?? []).flatMap((server) => {
+    const names = manifest.tools.filter((tool) => tool.upstream?.server === server.name).map((tool) =>
+      tool.name
+    );
+    if (names.length === 0) return [];
+    const runs = server.url ?? [server.command ?? "", ...server.args].join(" ");
+    return [`MCP server ${JSON.stringify(server.name)} (${visible(runs)}): ${names.join(", ")}`];
+  });
+}

@@ -9,7 +9,17 @@ export const runCommand: Command = {
   name: "run",
   summary: "run the agent loop against an OpenAI-compatible endpoint (the default with --prompt)",
   usage: "toolgate [run] --prompt TEXT [options]",
-  options: { ...AGENT_OPTIONS, ...APPROVAL_OPTIONS, ...EXECUTOR_OPTIONS },
+  options: {
+    ...AGENT_OPTIONS,
+    ...APPROVAL_OPTIONS,
+    ...EXECUTOR_OPTIONS,
+    console: {
+      type: "string",
+      value: "PORT",
+      help:
+        "serve a web console on 127.0.0.1:PORT (0: a free one; docs/console.md): the calls live, approvals with a click (the first answer, console or terminal, wins)",
+    },
+  },
   details: [
     "Sends the request and the manifest's tools to POST {base-url}/chat/completions, runs the tools the model",
     "calls (concurrent ones side by side), and prints the final answer on stdout. A call that writes, runs",

@@ -3,8 +3,11 @@ import denoJson from "../../deno.json" with { type: "json" };
 import { EXIT, expectPositionals, type Io, type ParsedArgs, UsageError } from "./cli.ts";
 import type { Executor } from "../run/executor.ts";
 import { makeRedactor } from "../state/redact.ts";
-import { terminalAsker, terminalReadLine } from "../policy/ask.ts";
-import { Policy } from "../policy/policy.ts";
+import { decided, type ReadLine, terminalAsker, terminalReadLine } from "../policy/ask.ts";
+import { type ApprovalQuestion, type Ask, Policy } from "../policy/policy.ts";
+import { firstAnswer } from "../policy/first_answer.ts";
+import type { StartedConsole } from "../console/start.ts";
+import { consolePort, openConsole } from "./console_option.ts";
 import { AgentError } from "../agent/errors.ts";
 import { type AgentEvent, type ErrorEvent, type EventSink, jsonlSink } from "../agent/events.ts";
 import { ChatClient } from "../agent/chat_client.ts";
@@ -28,8 +31,8 @@ import { CredentialHeal } from "../agent/credential_heal.ts";
 import { terminalSecretAsker } from "../ui/secret_input.ts";
 import { usageLine, UsageMeter } from "../agent/usage.ts";
 import { approvalSettings } from "./approval_options.ts";
-import { executorFromArgs } from "./executor_options.ts";
-import { loadForCommand } from "./load.ts";
+import { executorFromArgs, executorSettings } from "./executor_options.ts";
+import { loadForCommand, manifestLocationOf } from "./load.ts";
 import { agentQuestions } from "../agent/questions.ts";
 
 /** A transcript the person cannot resume is their mistake: a usage error of `run`. */
@@ -46,6 +49,7 @@ async function asUsage<T>(read: () => Promise<T>): Promise<T> {
 export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   expectPositionals(parsed, 0, "run");
   const settings = await resolveSettings(parsed, io);
+  const consoleAt = consolePort(parsed, "run");
   const messages = await asUsage(async () =>
     openingMessages({
       loaded: settings.loadMessages === undefined ? undefined : await loadTranscript(settings.loadMessages),
@@ -59,7 +63,16 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   const manifest = await loadForCommand(parsed, io, { runsTools: "ask" });
   if (!manifest) return EXIT.failure;
   const approval = approvalSettings(parsed, manifest, "run");
-  const { executor, registry, redact: redactSecrets } = await executorFromArgs(parsed, io, manifest, "run");
+  const executorSet = await executorSettings(parsed, io, "run");
+  let watching: StartedConsole | undefined;
+  const { executor, registry, redact: redactSecrets } = await executorFromArgs(
+    parsed,
+    io,
+    manifest,
+    "run",
+    executorSet,
+    { onAudit: () => watching?.hub.audited(), onJob: () => watching?.hub.changed() },
+  );
   // A key given with --api-key is not in the environment the run's redaction was built from: mask it too.
   const maskKey = makeRedactor(settings.apiKey ? [settings.apiKey] : []);
   const redact = (text: string) => redactSecrets(maskKey(text));
@@ -88,9 +101,28 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
     write: io.stderrControl ?? io.stderr,
     columns: terminalColumns(),
   });
+  if (consoleAt !== undefined) {
+    watching = await openConsole(io, {
+      port: consoleAt,
+      executor,
+      redact,
+      auditDir: executorSet.auditDir,
+      location: manifestLocationOf(parsed, io),
+      sandbox: executorSet.sandbox,
+      jobs: executor,
+    });
+    if (watching === undefined) {
+      await executor.close();
+      return EXIT.failure;
+    }
+  }
+  // One reader of the terminal for every question (approvals, a tool's forms): a read is never raced by another.
+  const readLine = io.interactive ? terminalReadLine(io.stderr) : undefined;
+  const asking = approvalAskers(readLine, io, watching, progress);
   const policy = new Policy({
     ...approval,
-    ask: io.interactive ? terminalAsker(terminalReadLine(io.stderr), io.stderr) : undefined,
+    ask: asking.ask,
+    answeredBy: asking.answeredBy,
     redact,
     width: terminalColumns(),
   });
@@ -123,7 +155,7 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       progress,
       // A tool's questions: its form on the terminal, its question to the model to this run's model.
       questions: agentQuestions({
-        readLine: io.interactive ? terminalReadLine(io.stderr) : undefined,
+        readLine,
         write: io.stderr,
         policy,
         client,
@@ -146,6 +178,7 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       notice: settings.quiet ? undefined : stderr,
       // On a terminal, Ctrl-C stops the calls in flight and the loop goes on; a second one within 2 s quits.
       stopButton: io.interactive ? { arm: (stop) => registry.interceptInterrupt(stop) } : undefined,
+      watch: watching?.hub,
       // One run is one turn: the two store_secret rounds per failing tool hold for the whole run.
       secrets: {
         ask: io.interactive ? terminalSecretAsker(io.stderr) : undefined,
@@ -156,15 +189,57 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       },
     });
   } catch (error) {
+    await watching?.serving.close();
     if (!(error instanceof AgentError)) throw error;
     await progress.close();
     await endJobs(executor, stderr, settings.quiet);
     await fail(out, "endpoint", error.message);
     return await finish(settings, messages, redact, out, meter, EXIT.failure);
   }
+  await watching?.serving.close();
   await progress.close();
   await endJobs(executor, stderr, settings.quiet);
   return await finish(settings, messages, redact, out, meter, await report(outcome, settings, out));
+}
+
+/** How long a question waits in the console when nobody answers (then the call is refused, as with no one to ask). */
+const CONSOLE_ANSWER_MS = 10 * 60 * 1000;
+
+/**
+ * Who is asked about a call: the terminal (when there is one), and with `--console` the console too, the first
+ * answer winning; one given in the console is said on the terminal, and the audit line says `approved_by: console`.
+ */
+function approvalAskers(
+  readLine: ReadLine | undefined,
+  io: Io,
+  watching: StartedConsole | undefined,
+  progress: Progress,
+): { ask?: Ask; answeredBy?: (question: ApprovalQuestion) => "console" | undefined } {
+  const asker = readLine && terminalAsker(readLine, io.stderr);
+  // The question goes on the terminal once the progress line (the wait for the model, say) is erased: written
+  // beside a redraw still in flight, it would share a line with it.
+  const terminal: Ask | undefined = asker &&
+    ((question, signal) => progress.hold(() => asker(question, signal)));
+  if (watching === undefined) return { ask: terminal };
+  const race = firstAnswer([
+    ...(terminal ? [{ name: "terminal", ask: terminal }] : []),
+    { name: "console", ask: (question, signal) => watching.hub.ask(question, signal, CONSOLE_ANSWER_MS) },
+  ]);
+  const answeredBy = (question: ApprovalQuestion) =>
+    race.answeredBy(question) === "console" ? "console" : undefined;
+  return {
+    ask: async (question, signal) => {
+      const answer = await race.ask(question, signal);
+      if (terminal && answeredBy(question)) {
+        // The terminal's question is withdrawn: its line says what the console decided.
+        await io.stderr(
+          `\n${decided(question.tool, answer).replace(/^toolgate: /, "toolgate: in the console: ")}`,
+        );
+      }
+      return answer;
+    },
+    answeredBy,
+  };
 }
 
 /** Where a run's outcome goes: stdout in text mode (absent with --output jsonl), stderr, the event sink. */

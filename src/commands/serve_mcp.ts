@@ -24,13 +24,14 @@ import type { ProcessRegistry } from "../process/process_tree.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 import type { StartedConsole } from "../console/start.ts";
-import { loadForCommand } from "./load.ts";
+import { loadForCommand, manifestLocationOf } from "./load.ts";
+import { consolePort, listenProblem, openConsole } from "./console_option.ts";
 
 /** Serves the tools over MCP for `toolgate serve`. */
 export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   expectPositionals(parsed, 0, "serve");
   const http = httpSettings(parsed, io);
-  const consolePort = consoleSetting(parsed);
+  const consoleAt = consolePort(parsed, "serve");
   const limits = callLimits(parsed);
   const jobCaps = jobLimits(parsed);
   // Never asked here: stdin is the protocol's (an untrusted manifest refuses to start, naming `toolgate trust`).
@@ -53,22 +54,20 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     void io.stderr(jobLine(event, redact) + "\n");
     watching?.hub.changed();
   };
-  if (consolePort !== undefined) {
-    // Loaded only with --console: every other run of serve starts without it.
-    const { startConsole } = await import("../console/start.ts");
-    try {
-      watching = startConsole({ port: consolePort, redact, auditDir: settings.auditDir, jobs: executor });
-    } catch (error) {
-      const problem = listenProblem(error, { hostname: "127.0.0.1", port: consolePort });
-      if (problem === undefined) throw error;
-      await io.stderr(`toolgate: console: ${problem}\n`);
+  if (consoleAt !== undefined) {
+    watching = await openConsole(io, {
+      port: consoleAt,
+      executor,
+      redact,
+      auditDir: settings.auditDir,
+      location: manifestLocationOf(parsed, io),
+      sandbox: settings.sandbox,
+      jobs: executor,
+    });
+    if (watching === undefined) {
       await executor.close();
       return EXIT.failure;
     }
-    // stderr only: the link holds the one-time token (stdout may be the MCP protocol's).
-    await io.stderr(
-      `toolgate: console at ${watching.serving.url} (open it once; the link then stops working)\n`,
-    );
   }
   const service = new ToolService({
     executor,
@@ -108,17 +107,6 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     stop.dispose();
     await watching?.serving.close();
   }
-}
-
-/** `--console PORT`, checked: the console's port on 127.0.0.1 (0: a free one); `undefined` without it. */
-function consoleSetting(parsed: ParsedArgs): number | undefined {
-  const text = stringOption(parsed, "console");
-  if (text === undefined) return undefined;
-  const port = parseNumber(text, "--console", "serve", { integer: true, min: 0, exclusive: false });
-  if (port > 65535) {
-    throw new UsageError(`--console must be a port number 0-65535 (got ${JSON.stringify(text)})`, "serve");
-  }
-  return port;
 }
 
 /** `--max-calls` and `--max-session-calls`, checked. */
@@ -196,19 +184,6 @@ function httpSettings(parsed: ParsedArgs, io: Io): HttpSettings | undefined {
   // 0 (the default) never closes a call's stream; a positive SEC closes it after SEC, and the client resumes.
   const pollAfterMs = numberOption(parsed, "sse-poll", 0, "serve", { exclusive: false }) * 1000;
   return { hostname, port: number, token, maxSessions, sessionIdleMs, pollAfterMs };
-}
-
-/** Why the socket cannot be bound (in use, no such address, no permission), or `undefined` for a bug. */
-function listenProblem(error: unknown, http: { hostname: string; port: number }): string | undefined {
-  const where = `${http.hostname}:${http.port}`;
-  if (error instanceof Deno.errors.NotCapable) {
-    // Port 0 is any free port: only the host can be granted ahead.
-    const grant = http.port === 0 ? http.hostname : where;
-    return `cannot listen on ${where}: Deno's net permission is missing; run with --allow-net=${grant}`;
-  }
-  const known = error instanceof Deno.errors.AddrInUse || error instanceof Deno.errors.AddrNotAvailable ||
-    error instanceof Deno.errors.PermissionDenied;
-  return known ? `cannot listen on ${where}: ${(error as Error).message}` : undefined;
 }
 
 /**

@@ -17,7 +17,9 @@ import { POOL_KEY_HELP } from "../pool/key.ts";
 import { manifestHash, shortHash } from "../pool/protocol.ts";
 import { PoolWorker } from "../pool/worker.ts";
 import { executorFromArgs, executorSettings, poolKeyFromArgs } from "./executor_options.ts";
-import { loadForCommand } from "./load.ts";
+import { loadForCommand, manifestLocationOf } from "./load.ts";
+import type { StartedConsole } from "../console/start.ts";
+import { consolePort, openConsole } from "./console_option.ts";
 
 /** Serves calls from the pool until a stop signal (or a connection closed for good). */
 export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
@@ -31,6 +33,7 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
   });
   const name = stringOption(parsed, "name") ?? `${Deno.hostname()}:${Deno.pid}`;
   const settings = await executorSettings(parsed, io, "worker");
+  const consoleAt = consolePort(parsed, "worker");
   const insecure = flag(parsed, "insecure");
   // No key, no worker: a call nobody signed must never run, and --insecure does not change that.
   const key = await poolKeyFromArgs(parsed, io, "worker");
@@ -44,9 +47,11 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
   const manifest = await loadForCommand(parsed, io, { runsTools: "ask" });
   if (!manifest) return EXIT.failure;
   // Calls end when they end, not with a signal to this process: the worker decides (first stop: let them finish).
-  const { executor, registry } = await executorFromArgs(parsed, io, manifest, "worker", settings, {
+  let watching: StartedConsole | undefined;
+  const { executor, registry, redact } = await executorFromArgs(parsed, io, manifest, "worker", settings, {
     handleSignals: false,
     jobs: false,
+    onAudit: () => watching?.hub.audited(),
   });
   const hash = await manifestHash(manifest);
   const nc = await connectPool(address, io.env, `toolgate worker ${name}`);
@@ -69,7 +74,32 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
         "and their results",
     );
   }
-  const worker = new PoolWorker({ nc, executor, manifest: hash, key: key.key, name, concurrency, log });
+  if (consoleAt !== undefined) {
+    watching = await openConsole(io, {
+      port: consoleAt,
+      executor,
+      redact,
+      auditDir: settings.auditDir,
+      location: manifestLocationOf(parsed, io),
+      sandbox: settings.sandbox,
+    });
+    if (watching === undefined) {
+      await nc.close();
+      await registry.endAll();
+      await executor.close();
+      return EXIT.failure;
+    }
+  }
+  const worker = new PoolWorker({
+    nc,
+    executor,
+    manifest: hash,
+    key: key.key,
+    name,
+    concurrency,
+    log,
+    watch: watching?.hub,
+  });
   const signals = stopSignals();
   try {
     await worker.start();
@@ -89,6 +119,7 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
     void again;
     return SIGNAL_EXIT[first];
   } finally {
+    await watching?.serving.close();
     signals.dispose();
     await nc.drain().catch(() => nc.close());
     await registry.endAll();

@@ -10,10 +10,15 @@ import { join } from "../base/paths.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../manifest/tool_belt.ts";
 import { BASE_URL_VARIABLES, DEFAULT_BASE_URL } from "../agent/limits.ts";
 import { detectCgroups } from "../sandbox/cgroups.ts";
-import { hasSideEffects, type PermissionProfile } from "../manifest/profiles.ts";
+import type { PermissionProfile } from "../manifest/profiles.ts";
 import { findProgram } from "../base/find_program.ts";
 import { probeSandbox, SANDBOX_MODES, type SandboxMode, type SandboxSupport } from "../sandbox/sandbox.ts";
-import { auditDirFor, configRoot, stateRoot } from "../state/state.ts";
+import { stateRoot } from "../state/state.ts";
+import { describeProfile, outlook, userNamespacesAllowed } from "./profile_outlook.ts";
+import { stateFacts } from "./state_facts.ts";
+
+// The sysctl doctor reads lives in profile_outlook.ts; its name stays importable from here.
+export { USERNS_SYSCTL } from "./profile_outlook.ts";
 import {
   isOwnManifest,
   locateManifest,
@@ -156,43 +161,6 @@ function statOrUndefined(path: string): Deno.FileInfo | undefined {
   }
 }
 
-/**
- * Whether user namespaces can be made, when bwrap could not tell: `user.max_user_namespaces` above 0 (`null` when
- * it cannot be read).
- */
-function userNamespacesAllowed(): boolean | null {
-  try {
-    return Number(Deno.readTextFileSync(USERNS_SYSCTL).trim()) > 0;
-  } catch {
-    return null;
-  }
-}
-
-/** The sysctl that says how many user namespaces may be made (the launcher grants doctor its read). */
-export const USERNS_SYSCTL = "/proc/sys/user/max_user_namespaces";
-
-/** What one profile gets here, given the sandbox support and the mode. */
-function outlook(
-  profile: PermissionProfile,
-  support: SandboxSupport,
-  mode: SandboxMode,
-): ProfileOutlook["runs"] {
-  if (mode === "off") return "unconfined";
-  if (support.ok) return "confined";
-  if (mode === "require" || hasSideEffects(profile)) return "refused";
-  return "unconfined";
-}
-
-function describeProfile(profile: PermissionProfile): string {
-  const writes = profile.write.length === 0 ? "writes nothing" : `writes ${profile.write.join(", ")}`;
-  const net = profile.net === false
-    ? "no network"
-    : profile.net === true
-    ? "any host"
-    : `only ${profile.net.join(", ")} (egress proxy)`;
-  return `${writes}; ${net}`;
-}
-
 function isLocal(url: string): boolean {
   try {
     const host = new URL(url).hostname;
@@ -200,6 +168,34 @@ function isLocal(url: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * What each profile the tools use gets here, given what confinement can do and the sandbox mode: confined,
+ * unconfined (runs as the user), or refused; with what it may write and reach, and its tools.
+ *
+ * @example
+ * ```ts
+ * import { profileOutlooks } from "./setup_report.ts";
+ * // profileOutlooks(manifest.tools, await probeSandbox(PATH, "bwrap", env), "auto");
+ * // [{ profile: "none", tools: ["get_time"], runs: "confined", detail: "writes nothing; no network" }]
+ * ```
+ */
+export function profileOutlooks(
+  tools: readonly { readonly name: string; readonly profile: PermissionProfile }[],
+  support: SandboxSupport,
+  mode: SandboxMode,
+): ProfileOutlook[] {
+  const byProfile = new Map<string, { profile: PermissionProfile; tools: string[] }>();
+  for (const tool of tools) {
+    const entry = byProfile.get(tool.profile.name) ?? { profile: tool.profile, tools: [] };
+    entry.tools.push(tool.name);
+    byProfile.set(tool.profile.name, entry);
+  }
+  return [...byProfile.values()].map(({ profile, tools }) => {
+    const runs = outlook(profile, support, mode);
+    return { profile: profile.name, tools, runs, detail: describeProfile(profile) };
+  });
 }
 
 /** What doctor is told: the environment, the folder, and the options given. */
@@ -298,16 +294,7 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
   const support = await probeSandbox(pathVariable, env.TOOLGATE_BWRAP || "bwrap", env);
   const bwrapPath = support.ok ? support.bwrap : findProgram(env.TOOLGATE_BWRAP || "bwrap", pathVariable);
   const cgroups = support.ok ? support.cgroups : detectCgroups(env);
-  const byProfile = new Map<string, { profile: PermissionProfile; tools: string[] }>();
-  for (const tool of tools) {
-    const entry = byProfile.get(tool.profile.name) ?? { profile: tool.profile, tools: [] };
-    entry.tools.push(tool.name);
-    byProfile.set(tool.profile.name, entry);
-  }
-  const profiles: ProfileOutlook[] = [...byProfile.values()].map(({ profile, tools }) => {
-    const runs = outlook(profile, support, mode.value);
-    return { profile: profile.name, tools, runs, detail: describeProfile(profile) };
-  });
+  const profiles = profileOutlooks(tools, support, mode.value);
   const refused = profiles.filter((p) => p.runs === "refused");
   if (refused.length > 0) {
     const names = refused.flatMap((p) => p.tools);
@@ -387,50 +374,4 @@ async function loadQuietly(
   if (path === BELT_MANIFEST_PATH) return validateManifest(BELT_MANIFEST, path, { schemasChecked: true });
   const result = await loadManifest(path, { allowAbsoluteCommands: input.allowAbsoluteCommands });
   return result;
-}
-
-/** Where state, the audit log and the secret store are, and their trouble. */
-async function stateFacts(
-  env: Readonly<Record<string, string>>,
-  cwd: string,
-  problems: Problem[],
-): Promise<SetupReport["state"]> {
-  let stateDir: string | null = null;
-  let configDir: string | null = null;
-  try {
-    stateDir = stateRoot(env);
-    configDir = configRoot(env);
-  } catch (error) {
-    problems.push({
-      problem: (error as Error).message,
-      fix: "set HOME (or XDG_STATE_HOME and XDG_CONFIG_HOME) to an absolute path",
-      blocking: true,
-    });
-    return { stateDir, configDir, auditDir: null, auditFiles: 0, secretStore: null };
-  }
-  let auditDir: string | null = null;
-  let auditFiles = 0;
-  try {
-    auditDir = auditDirFor(env, await Deno.realPath(cwd));
-    for (const entry of Deno.readDirSync(auditDir)) if (/^\d{8}\.log$/.test(entry.name)) auditFiles++;
-  } catch {
-    // No call was audited here yet.
-  }
-  const { SecretStore } = await import("../state/secret_store.ts");
-  const store = new SecretStore({ env });
-  let secretStore: SetupReport["state"]["secretStore"];
-  try {
-    const backend = store.keySource() === "keyring"
-      ? "key in the desktop keyring (secret-tool)"
-      : `key in ${store.keyPath}`;
-    secretStore = { path: store.path, backend, secrets: store.list().length };
-  } catch (error) {
-    secretStore = { path: store.path, backend: "unreadable", secrets: 0 };
-    problems.push({
-      problem: `the secret store cannot be read: ${(error as Error).message}`,
-      fix: "fix or move the file named (toolgate never changes it)",
-      blocking: false,
-    });
-  }
-  return { stateDir, configDir, auditDir, auditFiles, secretStore };
 }

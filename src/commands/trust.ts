@@ -7,7 +7,6 @@ import { describeChanges, toolLine } from "../manifest/trust_changes.ts";
 import { forgetTrust, readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
 import { manifestLocationOf } from "./load.ts";
 import type { Io, ParsedArgs } from "./cli.ts";
-import type { PinSet } from "../manifest/pins.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 
 /** `toolgate trust [--tools PATH] [--forget]` */
@@ -74,7 +73,10 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   const { loadManifest } = await import("../manifest/manifest.ts");
   const loaded = await loadManifest(path, { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands") });
   if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return;
-  const { readPins, writePins, pinChanges, invisibleCharacters } = await import("../manifest/pins.ts");
+  const [{ readPins, writePins }, { reviewLines, reviewServers }] = await Promise.all([
+    import("../manifest/pins.ts"),
+    import("./trust_review.ts"),
+  ]);
   const state = stateRoot(io.env);
   const before = readPins(state, realPath);
   const settings = { ...await executorSettings(parsed, io, "trust"), auditDir: null };
@@ -84,46 +86,18 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   });
   // The servers start here; what is withheld now is what this command pins.
   await executor.connectGateway();
-  const lines: string[] = [];
-  const pins: PinSet = {};
+  let reviewed;
   try {
-    for (const server of loaded.manifest.servers) {
-      let definitions;
-      try {
-        definitions = await executor.serverDefinitions(server.name);
-      } catch (error) {
-        lines.push(`MCP server "${server.name}": not pinned, it cannot be used: ${(error as Error).message}`);
-        if (before[server.name] !== undefined) pins[server.name] = before[server.name];
-        continue;
-      }
-      pins[server.name] = {};
-      lines.push(
-        `MCP server "${server.name}": ${definitions.length} tool${definitions.length === 1 ? "" : "s"}:`,
-      );
-      for (const definition of definitions) {
-        pins[server.name][definition.name] = definition;
-        const name = `mcp__${server.name}__${definition.name}`;
-        const old = before[server.name]?.[definition.name];
-        if (old === undefined) lines.push(`  ${name} (new)`);
-        else {
-          const changes = pinChanges(old, definition);
-          lines.push(`  ${name}${changes.length === 0 ? "" : " (changed)"}`);
-          for (const change of changes) lines.push(`    ${change}`);
-        }
-        for (const field of ["title", "description"] as const) {
-          const text = definition[field];
-          const found = typeof text === "string" ? invisibleCharacters(text) : [];
-          if (found.length > 0) {
-            lines.push(
-              `    warning: its ${field} carries invisible or control characters (${found.join(", ")})`,
-            );
-          }
-        }
-      }
-    }
+    reviewed = await reviewServers(
+      loaded.manifest.servers.map((server) => server.name),
+      before,
+      (server) => executor.serverDefinitions(server),
+    );
   } finally {
     await executor.close();
   }
+  const { pins } = reviewed;
+  const lines = reviewLines(reviewed.servers);
   writePins(state, realPath, pins);
   await io.stdout(["pinned the MCP servers' tool definitions, as they are now:", ...lines, ""].join("\n"));
 }

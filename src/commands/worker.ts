@@ -34,6 +34,12 @@ export const workerCommand: Command = {
         "start although the NATS server takes connections without credentials (calls must still be signed with the pool key)",
     },
     ...WORKER_EXECUTOR_OPTIONS,
+    console: {
+      type: "string",
+      value: "PORT",
+      help:
+        "serve a web console on 127.0.0.1:PORT (0: a free one; docs/console.md): the calls run here, live, and the audit",
+    },
   },
   details: [
     "Takes calls from the pool's work queue and runs each exactly as `toolgate call` would here: the same",

@@ -10,6 +10,9 @@ import { type ConsoleHub } from "./hub.ts";
 import { PAGE_CSS, PAGE_JS, pageHtml } from "./page.ts";
 import type { Answer } from "../policy/policy.ts";
 import { redactDeep, type Redactor } from "../state/redact.ts";
+import { parseSince } from "../run/audit_reader.ts";
+import type { TrustSource } from "./trust_view.ts";
+import type { ConfinementView } from "./confinement_view.ts";
 
 /** The session cookie's name. */
 const COOKIE = "toolgate_console";
@@ -27,8 +30,16 @@ const SECURITY_HEADERS: Record<string, string> = {
   "cross-origin-resource-policy": "same-origin",
 };
 
+/** What the audit view keeps: by tool, by outcome, and between two times (`since` and `until` as `--since` reads them). */
+export interface AuditFilter {
+  readonly tool?: string;
+  readonly outcome?: string;
+  readonly since?: Date;
+  readonly until?: Date;
+}
+
 /** Where the console reads the audit log, filtered (the workspace's, as `toolgate log` reads it). */
-export type AuditSource = (filter: { tool?: string; outcome?: string }) => Promise<Record<string, unknown>[]>;
+export type AuditSource = (filter: AuditFilter) => Promise<Record<string, unknown>[]>;
 
 /** How {@linkcode serveConsole} serves. */
 export interface ConsoleOptions {
@@ -38,6 +49,12 @@ export interface ConsoleOptions {
   /** Masks secrets in what the audit view sends. */
   readonly redact: Redactor;
   readonly audit?: AuditSource;
+  /** The trust state of the manifest and its servers, and the Trust action. */
+  readonly trust?: TrustSource;
+  /** What each tool's profile gets here. */
+  readonly confinement?: () => Promise<ConfinementView>;
+  /** The clock `since` and `until` ages count back from. */
+  readonly now?: () => Date;
 }
 
 /** A console being served. */
@@ -163,6 +180,16 @@ export function serveConsole(options: ConsoleOptions): ConsoleServing {
           ? answer(200, "{}", "application/json")
           : answer(409, "not waiting\n");
       }
+      if (url.pathname === "/api/trust") {
+        if (typeof body.version !== "string" || options.trust === undefined) {
+          return answer(400, "bad trust\n");
+        }
+        // Only what the person read is recorded: a view that changed since is shown again instead.
+        const done = await options.trust.trust(body.version);
+        return done === "trusted"
+          ? answer(200, "{}", "application/json")
+          : answer(409, "the manifest or a server's tools changed since the view was read: look again\n");
+      }
       if (url.pathname === "/api/jobs/stop") {
         if (typeof body.id !== "string" || typeof body.scope !== "string") return answer(400, "bad job\n");
         return hub.stopJob(body.id, body.scope)
@@ -184,8 +211,32 @@ export function serveConsole(options: ConsoleOptions): ConsoleServing {
       case "/api/audit": {
         const tool = url.searchParams.get("tool") || undefined;
         const outcome = url.searchParams.get("outcome") || undefined;
-        const records = options.audit ? await options.audit({ tool, outcome }) : [];
+        const now = (options.now ?? (() => new Date()))();
+        const times: { since?: Date; until?: Date } = {};
+        for (const name of ["since", "until"] as const) {
+          const text = url.searchParams.get(name) || undefined;
+          if (text === undefined) continue;
+          const time = parseSince(text, now);
+          if (time === undefined) {
+            return answer(
+              400,
+              `${name} takes an age (30s, 10m, 2h, 7d) or a time (2026-11-26, 2026-11-26T10:00:00Z)\n`,
+            );
+          }
+          times[name] = time;
+        }
+        const records = options.audit ? await options.audit({ tool, outcome, ...times }) : [];
         return answer(200, JSON.stringify(redactDeep(records, redact)), "application/json");
+      }
+      case "/api/trust": {
+        const view = options.trust ? await options.trust.view() : null;
+        // The version is a digest the Trust action hands back as it is (no secret: a hash of what is shown).
+        const shown = view === null ? null : { ...redactDeep(view, redact), version: view.version };
+        return answer(200, JSON.stringify(shown), "application/json");
+      }
+      case "/api/confinement": {
+        const view = options.confinement ? await options.confinement() : null;
+        return answer(200, JSON.stringify(redactDeep(view, redact)), "application/json");
       }
       case "/events": {
         let mine: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -223,6 +274,7 @@ export function serveConsole(options: ConsoleOptions): ConsoleServing {
     port,
     async close() {
       unlisten();
+      hub.close();
       for (const stream of streams) {
         try {
           stream.close();

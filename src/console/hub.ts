@@ -5,17 +5,24 @@
  *
  * @module
  */
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
-import type { CallToolResult } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import type { Envelope } from "../contract.ts";
 import type { JobView } from "../run/jobs.ts";
 import type { Answer, ApprovalQuestion } from "../policy/policy.ts";
 import { redactDeep, type Redactor } from "../state/redact.ts";
-import type { CallWatch } from "../mcp/server.ts";
+import type { CallSeen, CallWatch, WatchedCall } from "../run/call_watch.ts";
+import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import { plainLine } from "../base/terminal.ts";
 
 /** The most finished calls kept (older ones are in the audit log). */
 const KEPT_CALLS = 200;
-/** How many lines of a job's output the console shows. */
+/** How many lines of a job's output, and of a call's messages and stderr, the console shows. */
 const TAIL_LINES = 20;
+/** The most characters of one line shown (cut after redaction, so no secret is cut in two before it). */
+const LINE_CHARS = 500;
+/** A stderr line with no end yet is taken whole at this length. */
+const PARTIAL_CHARS = 16_384;
+/** The least time between two updates sent for a call's messages and stderr (a flood is not a flood of events). */
+const EVENT_PUSH_MS = 150;
 
 /** One call as the console shows it. */
 export interface CallRow {
@@ -30,6 +37,10 @@ export interface CallRow {
   durationMs?: number;
   killedBy?: string;
   message?: string;
+  /** The tool's progress and log messages (`toolgate/1`), the newest last. */
+  events: string[];
+  /** The last lines of the tool's stderr. */
+  stderr: string[];
 }
 
 /** A background job as the console sees it: its owner's scope, and a snapshot (as `poll` answers). */
@@ -55,8 +66,8 @@ interface Waiting {
  * ```ts
  * import { ConsoleHub } from "./hub.ts";
  * const hub = new ConsoleHub((text) => text.replaceAll("s3cret", "[REDACTED]"));
- * const ended = hub.started({ tool: "echo", caller: "model", args: { text: "s3cret" } });
- * ended({ content: [], structuredContent: {} });
+ * const seen = hub.started({ tool: "echo", caller: "model", args: { text: "s3cret" } });
+ * seen.ended({ ok: true, result: null });
  * hub.state().calls[0].args; // '{"text":"[REDACTED]"}'
  * ```
  */
@@ -68,6 +79,7 @@ export class ConsoleHub implements CallWatch {
   readonly #listeners = new Set<() => void>();
   #next = 1;
   #audited = 0;
+  #pending?: ReturnType<typeof setTimeout>;
 
   /** A hub masking with `redact`, reading jobs from `jobs` when given. */
   constructor(redact: Redactor, jobs?: JobSource) {
@@ -99,7 +111,7 @@ export class ConsoleHub implements CallWatch {
   }
 
   /** {@inheritDoc CallWatch.started} */
-  started(call: { tool: string; caller: string; args: unknown }): (result: CallToolResult) => void {
+  started(call: WatchedCall): CallSeen {
     const started = performance.now();
     const row: CallRow = {
       id: this.#next++,
@@ -108,25 +120,64 @@ export class ConsoleHub implements CallWatch {
       args: this.#redact(JSON.stringify(redactDeep(call.args ?? {}, this.#redact))),
       startedAt: new Date().toISOString(),
       outcome: "running",
+      events: [],
+      stderr: [],
     };
     this.#calls.push(row);
     if (this.#calls.length > KEPT_CALLS) this.#calls.splice(0, this.#calls.length - KEPT_CALLS);
     this.changed();
-    return (result) => {
-      row.durationMs = Math.round(performance.now() - started);
-      const structured = result.structuredContent as Record<string, unknown> | undefined;
-      if (result.isError) {
-        row.outcome = typeof structured?.kind === "string" ? structured.kind : "error";
-        const text = typeof structured?.message === "string"
-          ? structured.message
-          : String((result.content?.[0] as { text?: unknown } | undefined)?.text ?? "");
-        row.message = this.#redact(text);
-      } else row.outcome = "ok";
-      const killed = structured?.killed_by ??
-        (structured?.metadata as Record<string, unknown> | undefined)?.killed_by;
-      if (typeof killed === "string") row.killedBy = killed;
-      this.changed();
+    const decoder = new TextDecoder();
+    let partial = "";
+    const keep = (list: string[], line: string) => {
+      const shown = this.#redact(line);
+      list.push(shown.length > LINE_CHARS ? `${shown.slice(0, LINE_CHARS)}...` : shown);
+      if (list.length > TAIL_LINES) list.splice(0, list.length - TAIL_LINES);
     };
+    return {
+      toolEvent: (event) => {
+        keep(row.events, eventLine(event));
+        this.#soon();
+      },
+      stderr: (chunk) => {
+        // Whole lines only (a secret is masked in its line), or a line too long to wait for.
+        partial += decoder.decode(chunk, { stream: true });
+        const lines = partial.split("\n");
+        partial = lines.pop() ?? "";
+        if (partial.length > PARTIAL_CHARS) {
+          lines.push(partial);
+          partial = "";
+        }
+        if (lines.length === 0) return;
+        // Made plain before the masking (no escape sequence, no control character), so none can hide a secret.
+        for (const line of lines) keep(row.stderr, plainLine(shownPart(line)));
+        this.#soon();
+      },
+      ended: (result) => {
+        if (partial !== "") keep(row.stderr, plainLine(shownPart(partial)));
+        partial = "";
+        row.durationMs = Math.round(performance.now() - started);
+        const end = endOf(result);
+        row.outcome = end.outcome;
+        if (end.message !== undefined) row.message = this.#redact(end.message);
+        if (end.killedBy !== undefined) row.killedBy = end.killedBy;
+        this.changed();
+      },
+    };
+  }
+
+  /** Tells the listeners soon (at most every {@linkcode EVENT_PUSH_MS}): a call's messages may come in floods. */
+  #soon(): void {
+    if (this.#pending !== undefined) return;
+    this.#pending = setTimeout(() => {
+      this.#pending = undefined;
+      this.changed();
+    }, EVENT_PUSH_MS);
+  }
+
+  /** Stops the timer of an update still to be sent (the console closes). */
+  close(): void {
+    clearTimeout(this.#pending);
+    this.#pending = undefined;
   }
 
   /** {@inheritDoc CallWatch.ask} */
@@ -202,4 +253,31 @@ export class ConsoleHub implements CallWatch {
       audited: this.#audited,
     };
   }
+}
+
+/** A tool's message as one line: `[level] message` or `progress 3/10 message`. */
+function eventLine(event: ToolEvent): string {
+  if (event.kind === "log") return `[${event.level}] ${event.message}`;
+  const total = event.total === undefined ? "" : `/${event.total}`;
+  return `progress ${event.progress}${total}${event.message === undefined ? "" : ` ${event.message}`}`;
+}
+
+/** How a call ended, as its row shows it: `ok` or the failure's kind, its message, and who stopped it. */
+function endOf(result: Envelope | Error): { outcome: string; message?: string; killedBy?: string } {
+  if (result instanceof Error) return { outcome: "error", message: result.message };
+  if (result.ok) {
+    const killed = (result.result as Record<string, unknown> | null | undefined)?.killed_by;
+    return { outcome: "ok", killedBy: typeof killed === "string" ? killed : undefined };
+  }
+  const killed = result.killed_by ?? (result.metadata as Record<string, unknown> | undefined)?.killed_by;
+  return {
+    outcome: result.kind,
+    message: result.message,
+    killedBy: typeof killed === "string" ? killed : undefined,
+  };
+}
+
+/** What a terminal shows of a line redrawn with carriage returns (a progress bar): its last drawing. */
+function shownPart(line: string): string {
+  return line.split("\r").filter((part) => part !== "").at(-1) ?? "";
 }

@@ -29,18 +29,27 @@ export function pageHtml(csrf: string): string {
 <header><h1>toolgate console</h1><span id="status">connecting</span></header>
 <section id="approvals-view"><h2>Waiting for approval</h2><div id="approvals"><p class="none">none</p></div></section>
 <section id="calls-view"><h2>Calls</h2>
-<table><thead><tr><th>#</th><th>tool</th><th>caller</th><th>arguments</th><th>outcome</th><th>duration</th><th>killed by</th></tr></thead>
+<table><thead><tr><th>#</th><th>tool</th><th>caller</th><th>arguments</th><th>outcome</th><th>duration</th><th>killed by</th><th>progress, log and stderr</th></tr></thead>
 <tbody id="calls"></tbody></table></section>
 <section id="jobs-view"><h2>Background jobs</h2>
 <table><thead><tr><th>job</th><th>command</th><th>state</th><th>killed by</th><th>output</th><th></th></tr></thead>
 <tbody id="jobs"></tbody></table></section>
 <section id="audit-view"><h2>Audit log</h2>
 <form id="audit-filter"><label>tool <input id="audit-tool" name="tool"></label>
+<label>since <input id="audit-since" name="since" placeholder="1h or 2026-11-26T10:00Z" size="14"></label>
+<label>until <input id="audit-until" name="until" placeholder="10m or 2026-11-26" size="14"></label>
 <label>outcome <select id="audit-outcome" name="outcome"><option value="">any</option><option>ok</option><option>failed</option>
 <option>rejected</option><option>user_denied</option><option>timeout</option><option>cancelled</option></select></label>
 <button type="submit" id="audit-apply">Filter</button></form>
 <table><thead><tr><th>time</th><th>tool</th><th>outcome</th><th>duration</th><th>approved by</th></tr></thead>
-<tbody id="audit"></tbody></table></section>
+<tbody id="audit"></tbody></table><p id="audit-problem" class="problem"></p></section>
+<section id="confinement-view"><h2>Confinement</h2><p id="confinement-summary">reading</p>
+<table><thead><tr><th>profile</th><th>runs</th><th>may write and reach</th><th>tools</th></tr></thead>
+<tbody id="confinement"></tbody></table></section>
+<section id="trust-view"><h2>Trust</h2><p id="trust-manifest">reading</p>
+<pre id="trust-changes" class="diff"></pre><div id="trust-servers"></div>
+<p><button type="button" id="trust-reload">Check again</button>
+<button type="button" id="trust-button" disabled>Trust</button> <span id="trust-status"></span></p></section>
 </body>
 </html>
 `;
@@ -65,6 +74,7 @@ async function post(path, body) {
     credentials: "same-origin",
   });
   if (!response.ok) $("status").textContent = path + ": " + response.status;
+  return response.ok;
 }
 function button(text, cls, onClick) {
   const b = document.createElement("button");
@@ -112,6 +122,14 @@ function renderCalls(calls) {
     cell(row, c.outcome, "outcome");
     cell(row, c.durationMs === undefined ? "" : c.durationMs + " ms");
     cell(row, c.killedBy, "killed-by");
+    const lines = cell(row, "", "messages");
+    for (const [cls, list] of [["events", c.events], ["stderr", c.stderr]]) {
+      if (!Array.isArray(list) || list.length === 0) continue;
+      const pre = document.createElement("pre");
+      pre.className = cls;
+      pre.textContent = list.join("\\n");
+      lines.appendChild(pre);
+    }
     if (c.message) row.title = c.message;
     body.appendChild(row);
   }
@@ -155,8 +173,14 @@ async function loadAudit() {
   }
 }
 async function readAudit() {
-  const query = new URLSearchParams({ tool: $("audit-tool").value, outcome: $("audit-outcome").value });
+  const query = new URLSearchParams({
+    tool: $("audit-tool").value,
+    outcome: $("audit-outcome").value,
+    since: $("audit-since").value.trim(),
+    until: $("audit-until").value.trim(),
+  });
   const response = await fetch("/api/audit?" + query, { credentials: "same-origin" });
+  $("audit-problem").textContent = response.ok ? "" : await response.text();
   if (!response.ok) return;
   const records = await response.json();
   const body = $("audit");
@@ -175,6 +199,67 @@ async function readAudit() {
   }
   $("audit-view").dataset.loaded = String(Date.now());
 }
+async function loadConfinement() {
+  const response = await fetch("/api/confinement", { credentials: "same-origin" });
+  if (!response.ok) return;
+  const view = await response.json();
+  if (view === null) { $("confinement-summary").textContent = "not known here"; return; }
+  $("confinement-summary").textContent = "sandbox mode " + view.mode + "; " + view.sandbox.detail;
+  const body = $("confinement");
+  body.replaceChildren();
+  for (const p of view.profiles) {
+    const row = document.createElement("tr");
+    row.className = "profile " + p.runs;
+    row.dataset.profile = p.profile;
+    row.dataset.runs = p.runs;
+    cell(row, p.profile);
+    cell(row, p.runs, "runs");
+    cell(row, p.detail);
+    cell(row, p.tools.join(", "), "tools");
+    body.appendChild(row);
+  }
+  $("confinement-view").dataset.loaded = "1";
+}
+let trustVersion = "";
+async function loadTrust() {
+  const response = await fetch("/api/trust", { credentials: "same-origin" });
+  if (!response.ok) return;
+  const view = await response.json();
+  const box = $("trust-view");
+  if (view === null) { $("trust-manifest").textContent = "not known here"; return; }
+  trustVersion = view.version;
+  box.dataset.state = view.manifest.state;
+  box.dataset.pending = String(view.pending);
+  $("trust-manifest").textContent = view.manifest.path + ": " + view.manifest.state + " (" + view.manifest.detail + ")";
+  $("trust-changes").textContent = view.manifest.changes.join("\\n");
+  const servers = $("trust-servers");
+  servers.replaceChildren();
+  for (const s of view.servers) {
+    const div = document.createElement("div");
+    div.className = "server";
+    div.dataset.server = s.server;
+    const lines = [];
+    if (s.error !== undefined) lines.push("MCP server " + s.server + ": cannot be used: " + s.error);
+    else lines.push("MCP server " + s.server + ": " + s.tools.length + " tools");
+    for (const t of s.tools) {
+      lines.push("  " + t.name + " (" + t.state + ")");
+      for (const c of t.changes) lines.push("    " + c);
+      for (const w of t.warnings) lines.push("    warning: " + w);
+    }
+    const pre = document.createElement("pre");
+    pre.className = "diff";
+    pre.textContent = lines.join("\\n");
+    div.appendChild(pre);
+    servers.appendChild(div);
+  }
+  $("trust-button").disabled = !view.pending;
+  box.dataset.loaded = String(Date.now());
+}
+async function trust() {
+  const ok = await post("/api/trust", { version: trustVersion });
+  $("trust-status").textContent = ok ? "trusted" : "not trusted: it changed since you read it; look again";
+  await loadTrust();
+}
 let audited = -1;
 function connect() {
   const events = new EventSource("/events");
@@ -191,6 +276,10 @@ function connect() {
 }
 document.addEventListener("DOMContentLoaded", () => {
   $("audit-filter").addEventListener("submit", (event) => { event.preventDefault(); loadAudit(); });
+  $("trust-reload").addEventListener("click", () => loadTrust());
+  $("trust-button").addEventListener("click", () => trust());
+  loadConfinement();
+  loadTrust();
   connect();
 });
 `;
@@ -209,4 +298,11 @@ pre { margin: 0; white-space: pre-wrap; font-size: 12px; }
 .approval { border: 2px solid #a60; padding: 0.6em; margin: 0.5em 0; background: #fff8ec; }
 .approval button, button.stop { margin: 0.4em 0.4em 0 0; }
 .none { color: #888; }
+td.messages pre.stderr { color: #555; border-left: 3px solid #ccc; padding-left: 0.4em; }
+td.messages pre.events { border-left: 3px solid #7a7; padding-left: 0.4em; }
+tr.profile.refused td.runs { color: #b00; } tr.profile.confined td.runs { color: #070; }
+tr.profile.unconfined td.runs { color: #a60; }
+pre.diff { background: #f6f6f6; padding: 0.4em; }
+#trust-view[data-state="changed"] #trust-manifest, #trust-view[data-state="untrusted"] #trust-manifest { color: #b00; }
+.problem { color: #b00; }
 `;

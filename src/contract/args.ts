@@ -144,8 +144,42 @@ function expectedOf(schema: ArgSchema, required: boolean): string {
 
 /** Reads all of stdin as the arguments object (empty input is `{}`) and reads it by the tool's schema. */
 export async function readStdinArgs<S extends ArgsSchema>(schema: S): Promise<ArgValues<S>> {
-  const raw = await new Response(Deno.stdin.readable).text();
-  return readArgs(schema, Args.parse(raw));
+  return readArgs(schema, Args.parse(await readAllText(Deno.stdin)));
+}
+
+/**
+ * All of a reader's bytes as UTF-8 text (as `Response.text()` decodes: a leading BOM dropped, bad bytes replaced),
+ * with plain reads: `new Response(Deno.stdin.readable)` loads the runtime's fetch and streams code on first use,
+ * about 5 ms of every built-in tool's start (measured with `--cpu-prof`).
+ *
+ * @example
+ * ```ts
+ * import { readAllText } from "./args.ts";
+ * const file = await Deno.makeTempFile();
+ * await Deno.writeTextFile(file, '{"n":1}');
+ * using reader = await Deno.open(file);
+ * await readAllText(reader); // '{"n":1}'
+ * ```
+ */
+export async function readAllText(
+  reader: { read(buffer: Uint8Array): Promise<number | null> },
+): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const buffer = new Uint8Array(65_536);
+    const read = await reader.read(buffer);
+    if (read === null) break;
+    chunks.push(buffer.subarray(0, read));
+    total += read;
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return new TextDecoder().decode(bytes);
 }
 
 /** Bounds of an integer argument. */

@@ -99,6 +99,59 @@ export function readEnv(value: unknown): Record<string, string> {
 }
 
 /**
+ * What `exec` passes on to the programs it runs besides `PATH` and `HOME`: the way out of its sandbox that
+ * toolgate set up (the proxy variables, the CA bundle of a call with bound credentials), never its secrets or
+ * passthrough variables. The names match what `src/sandbox/tool_launch.ts` and `src/sandbox/run_ca.ts` set.
+ *
+ * @example
+ * ```ts
+ * import { EXEC_NETWORK_VARIABLES } from "./exec_args.ts";
+ * EXEC_NETWORK_VARIABLES.includes("HTTPS_PROXY"); // true
+ * ```
+ */
+export const EXEC_NETWORK_VARIABLES: readonly string[] = [
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "ALL_PROXY",
+  "NODE_USE_ENV_PROXY",
+  "SSL_CERT_FILE",
+  "NODE_EXTRA_CA_CERTS",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "DENO_CERT",
+];
+
+/** A bound credential's placeholder (the form of `src/manifest/credentials.ts`): not a secret, passed on. */
+const PLACEHOLDER = /^toolgate-cred-[0-9a-f]{32}$/;
+
+/**
+ * The environment `exec` gives the programs it runs, from its own: `PATH`, `HOME`, the network variables
+ * ({@linkcode EXEC_NETWORK_VARIABLES}) and every variable that holds a bound credential's placeholder (the secret
+ * itself never enters the sandbox: the egress proxy puts it in). Nothing else: not the tool's secrets, not its
+ * passthrough variables.
+ *
+ * @example
+ * ```ts
+ * import { execEnv } from "./exec_args.ts";
+ * execEnv({ PATH: "/usr/bin", API_KEY: "s3cret", GH_TOKEN: `toolgate-cred-${"0".repeat(32)}` });
+ * // { PATH: "/usr/bin", GH_TOKEN: "toolgate-cred-000..." }
+ * ```
+ */
+export function execEnv(own: Readonly<Record<string, string>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(own)) {
+    if (
+      name === "PATH" || name === "HOME" || EXEC_NETWORK_VARIABLES.includes(name) || PLACEHOLDER.test(value)
+    ) {
+      env[name] = value;
+    }
+  }
+  return env;
+}
+
+/**
  * The shells that have `pipefail`, in the order they are tried. Debian's /bin/sh is dash, which has none (dash
  * 0.5.12 answers `set -o pipefail` with "Illegal option").
  *

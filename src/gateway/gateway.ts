@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope, withWarnings } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { errorEnvelope, exposed, resultEnvelope, upstreamSpec } from "./gateway_tools.ts";
 import {
@@ -16,7 +16,10 @@ import {
   type WithheldReason,
 } from "../manifest/pins.ts";
 import { gatewayName, serverOfName, type ServerSpec } from "../manifest/server_spec.ts";
+import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstream.ts";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import type { Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { ToolGateway } from "../run/tool_gateway.ts";
 
 /** What a {@linkcode Gateway} needs: the servers, what starts them, and the pins the user trusted. */
@@ -43,12 +46,17 @@ export class Gateway implements ToolGateway {
   readonly #specs = new Map<string, ToolSpec>();
   readonly #withheld = new Map<string, WithheldReason>();
   readonly #problems = new Map<string, string>();
+  /** Each listed tool's verdict against its pin (see #matchesPin). */
+  readonly #checked = new WeakMap<Tool, boolean>();
 
   /** A gateway over `options.servers`; no server starts until its tools are first needed. */
   constructor(options: GatewayOptions) {
     this.#options = options;
     for (const server of options.servers) {
-      this.#upstreams.set(server.name, new Upstream({ ...options, server }));
+      // A server that says its tools changed is listed again at once: a tool it added is withheld (a call to it
+      // answers `rejected`, naming `toolgate trust`) until the user trusts it; a changed one is refused at its call.
+      const onToolsChanged = () => void this.#list(server.name);
+      this.#upstreams.set(server.name, new Upstream({ ...options, server, onToolsChanged }));
     }
   }
 
@@ -157,7 +165,14 @@ export class Gateway implements ToolGateway {
   async call(
     spec: ToolSpec,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs: number; meta?: Readonly<Record<string, string>> },
+    options: {
+      signal?: AbortSignal;
+      timeoutMs: number;
+      /** Told what the egress proxy decided for the server's requests while the call ran (the audit line's). */
+      onEgress?: (decisions: readonly EgressDecision[]) => void;
+      /** The calling span's trace context, for the server's `params._meta` (MCP semantic conventions). */
+      meta?: Readonly<Record<string, string>>;
+    },
   ): Promise<Envelope> {
     const { server, tool } = spec.upstream!;
     const upstream = this.#upstream(server);
@@ -170,14 +185,30 @@ export class Gateway implements ToolGateway {
           tool: spec.name,
         });
       }
-      if (!samePin(definitionOf(current as unknown as Record<string, unknown>), pinned)) {
-        return withheldEnvelope(spec.name, "changed");
-      }
+      if (!this.#matchesPin(current, pinned)) return withheldEnvelope(spec.name, "changed");
+      const mark = upstream.egressMark;
       const result = await upstream.callTool(tool, args, options);
-      return resultEnvelope(spec.name, result);
+      options.onEgress?.(upstream.egressSince(mark));
+      const refused = upstream.refusedSince(mark);
+      const answer = resultEnvelope(spec.name, result);
+      return refused.length === 0 ? answer : withWarnings(answer, refused);
     } catch (error) {
       return errorEnvelope(spec.name, server, error, options.signal, options.timeoutMs);
     }
+  }
+
+  /**
+   * Is the listed tool's definition its pin? Known once per listing: a listing's tool objects are new after each
+   * start and each `tools/list_changed`, and the pins are fixed for the gateway's life, so a warm call does not
+   * rebuild and compare the canonical JSON of its schemas.
+   */
+  #matchesPin(tool: Tool, pinned: ToolDefinition | undefined): boolean {
+    let same = this.#checked.get(tool);
+    if (same === undefined) {
+      same = samePin(definitionOf(tool as unknown as Record<string, unknown>), pinned);
+      this.#checked.set(tool, same);
+    }
+    return same;
   }
 
   /** Ends every server's tree. */

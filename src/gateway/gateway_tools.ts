@@ -46,7 +46,7 @@ export function upstreamSpec(server: ServerSpec, tool: Tool, index: number): Too
     timeoutSec: server.timeoutSec,
     envPassthrough: [],
     secrets: server.secrets,
-    credentials: [],
+    credentials: server.credentials,
     asks: [],
     readOnly: server.readOnly.includes(tool.name),
     concurrent: false,

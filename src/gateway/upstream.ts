@@ -17,14 +17,19 @@ import {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { isAbsolute, resolve } from "../base/paths.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
+import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
 import { findProgram } from "../base/find_program.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV, type ToolLauncher } from "../sandbox/tool_launch.ts";
+import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { type ProcessRegistry, signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
 import { HEADER_SECRET, type ServerSpec } from "../manifest/server_spec.ts";
 
 /** How many times a server is started within a minute before toolgate stops starting it for that minute. */
 export const MAX_STARTS_PER_MINUTE = 3;
+
+/** How long a stdio server whose stdin was closed is given to end on its own before SIGTERM. */
+export const EOF_WAIT_MS = 500;
 
 /** A server that cannot be reached: the one line that says why (never a stack trace). */
 export class UpstreamError extends Error {
@@ -144,6 +149,28 @@ export class Upstream {
     }) as CallToolResult;
   }
 
+  /** How many decisions the egress proxy made for the running server so far: a mark for {@linkcode refusedSince}. */
+  get egressMark(): number {
+    return this.#child?.launch.egress?.length ?? 0;
+  }
+
+  /** The egress proxy's decisions for the running server since `mark` (for the audit line of a call). */
+  egressSince(mark: number): EgressDecision[] {
+    return (this.#child?.launch.egress ?? []).slice(mark);
+  }
+
+  /**
+   * What the model is told of the requests the egress proxy refused for a credential's placeholder since `mark`
+   * (while one call ran; calls of one server that overlap share them).
+   */
+  refusedSince(mark: number): string[] {
+    return this.egressSince(mark).flatMap((decision) =>
+      decision.reason === undefined ? [] : [
+        `toolgate's egress proxy refused a request of the MCP server to ${decision.host}:${decision.port}: ${decision.reason}`,
+      ]
+    );
+  }
+
   /** Did the server's process end (it died, or was killed) since it was started? */
   get died(): boolean {
     return this.#child?.exited === true;
@@ -161,7 +188,8 @@ export class Upstream {
     }
     this.#starts = [...recent, now()];
     const { server } = this.#options;
-    const missing = server.secrets.find((name) => this.#options.secret(name) === undefined);
+    const missing = [...server.secrets, ...server.credentials.map((c) => c.secret)]
+      .find((name) => this.#options.secret(name) === undefined);
     if (missing !== undefined) {
       throw new UpstreamError(
         `the server needs the secret ${missing}, which is neither in toolgate's secret store nor in its ` +
@@ -246,7 +274,7 @@ export class Upstream {
       args: server.args,
       envPassthrough: [],
       secrets: server.secrets,
-      credentials: [],
+      credentials: server.credentials,
       asks: [],
       readOnly: false,
       concurrent: false,
@@ -254,7 +282,12 @@ export class Upstream {
       profile: server.profile,
       present: true,
     });
-    const launch = await launcher.launch(spec);
+    // Bound credentials: placeholders new for this start of the server; the egress proxy holds the values.
+    const credentials: CallCredential[] = server.credentials.flatMap((binding) => {
+      const value = this.#options.secret(binding.secret);
+      return value === undefined || value === "" ? [] : [{ binding, value, placeholder: newPlaceholder() }];
+    });
+    const launch = await launcher.launch(spec, undefined, credentials);
     if (!launch.ok) throw new UpstreamError(launch.envelope.message.replace(/^The tool/, "The server"));
     const env: Record<string, string> = { PATH: path };
     if (parent.HOME !== undefined) env.HOME = parent.HOME;
@@ -273,7 +306,9 @@ export class Upstream {
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",
-        detached: !launch.confined && group.length === 0,
+        // Out of toolgate's process group, confined too: the terminal's Ctrl-C stops the call (and the server is
+        // told to cancel it), not the server, which toolgate ends itself (bwrap's --die-with-parent if it dies).
+        detached: group.length === 0,
       }).spawn();
     } catch (error) {
       launcher.release(launch);
@@ -316,16 +351,30 @@ export class Upstream {
     if (child.group) await signalGroup(child.process.pid, "SIGKILL");
   }
 
-  /** Ends the server (its whole tree) and closes the connection; later calls are refused. */
+  /**
+   * Ends the server (its whole tree) and closes the connection; later calls are refused. A stdio server is ended
+   * as the MCP specification asks: its stdin closed first (so that it reads what was sent last, a cancellation
+   * among it, and ends on its own), then SIGTERM when it has not ended within {@linkcode EOF_WAIT_MS}, then
+   * SIGKILL after the grace period.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const client = this.#client;
     this.#client = undefined;
-    if (this.#child !== undefined) await this.#end(this.#child);
     try {
       await client?.close();
     } catch {
       // Closing a connection that is gone.
+    }
+    const child = this.#child;
+    if (child !== undefined && !child.exited) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        child.process.status,
+        new Promise((done) => timer = setTimeout(done, Math.min(EOF_WAIT_MS, this.#options.graceMs))),
+      ]);
+      clearTimeout(timer);
+      await this.#end(child);
     }
   }
 }

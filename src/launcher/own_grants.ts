@@ -81,7 +81,7 @@ export interface RunFacts {
   readonly otlpEndpoint?: string;
   /** Where `serve --http` listens, if it does. */
   readonly listen?: { readonly hostname: string; readonly port: number };
-  /** Where `serve --console` listens (loopback), if it does. */
+  /** Where `--console` listens (loopback: `serve`, `run`, `worker`), if it does. */
   readonly consoleListen?: { readonly hostname: string; readonly port: number };
   /**
    * The helper programs it starts: bwrap, sh (which makes, sets and joins a call's cgroups), cat (which tells a

@@ -57,9 +57,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Checks a tool's `credentials` against its profile's host list (`net`: a list, `true` or `false`). Each problem
- * is one message naming the entry (`credentials[0].hosts[1]: ...`), pushed to `errors`; the bindings come back
- * when there is none.
+ * Checks a tool's (or an MCP server's, `owner`) `credentials` against its profile's host list (`net`: a list,
+ * `true` or `false`). Each problem is one message naming the entry (`credentials[0].hosts[1]: ...`), pushed to
+ * `errors`; the bindings come back when there is none.
  *
  * @example
  * ```ts
@@ -73,6 +73,7 @@ export function checkCredentials(
   raw: unknown,
   net: readonly string[] | boolean,
   errors: string[],
+  owner: "tool" | "server" = "tool",
 ): CredentialBinding[] {
   if (raw === undefined) return [];
   if (!Array.isArray(raw)) {
@@ -112,7 +113,9 @@ export function checkCredentials(
               `bound secret goes out only through toolgate's egress proxy`,
           );
         } else if (!boundHostListed(host.trim(), net)) {
-          own.push(`${at}.hosts[${j}]: ${host} is not in the tool's profile host list (${net.join(", ")})`);
+          own.push(
+            `${at}.hosts[${j}]: ${host} is not in the ${owner}'s profile host list (${net.join(", ")})`,
+          );
         }
       });
     }

@@ -4,11 +4,15 @@
  * description and argument schema. A rule is data (a stable name, what it checks, why) and one small function that
  * returns its findings; the patterns the heuristics look for are data too, so a new phrase is one more line.
  *
+ * One piece: the rules are data over one walk of a tool's schema, and the phrases they look for are theirs
+ * alone. What splits it, after the branches that edit it have landed: phrases, the walk, the rules.
+ *
  * @module
  */
 import { isRecord } from "../contract.ts";
 import type { ToolSpec } from "./manifest.ts";
-import { invisibleCharacters, type PinSet } from "./pins.ts";
+import { invisibleCharacters } from "../base/invisible.ts";
+import type { PinSet } from "./pins.ts";
 
 /**
  * What the lint reads of a tool: a loaded {@linkcode ToolSpec} has all of it.

@@ -2,6 +2,10 @@
  * Loads and validates a `tools.json` manifest (the agentcli format plus toolgate's optional fields) into
  * immutable tool specs, reporting every error with the tool's index and name.
  *
+ * One piece: the manifest's types, the check of one tool and the loading of the file share the spec types and
+ * one list of errors (each with the tool's index and name). What splits it, after the branches that edit it
+ * have landed: types, one tool's check, loading (STYLE.md §3).
+ *
  * @module
  */
 import { dirname, isAbsolute, isWindowsAbsolute, join, normalize, resolve } from "../base/paths.ts";

@@ -7,6 +7,7 @@
  */
 import { dirname, join } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
+import { showInvisible } from "../base/invisible.ts";
 import { ensurePrivateDir } from "../state/private_dir.ts";
 import { readPrivateText, writePrivateText } from "../state/private_file.ts";
 import { fnv1a64 } from "../state/state.ts";
@@ -102,37 +103,8 @@ export function pinChanges(pinned: ToolDefinition, current: ToolDefinition): str
 }
 
 function shorten(text: string): string {
-  const visible = escapeInvisible(text);
+  const visible = showInvisible(text);
   return visible.length > 300 ? `${visible.slice(0, 300)}...` : visible;
-}
-
-/** Zero-width characters, bidi controls, other format characters, and C0/C1 controls but tab and newline. */
-const INVISIBLE =
-  // deno-lint-ignore no-control-regex -- control characters are exactly what this finds
-  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]|\uDB40[\uDC00-\uDC7F]/g;
-
-/**
- * The invisible or control characters in `text` (zero-width, bidi overrides, escapes, tag characters), each as
- * `U+XXXX`, de-duplicated: a description carrying them says something to a model that a person does not see.
- *
- * @example
- * ```ts
- * import { invisibleCharacters } from "./pins.ts";
- * invisibleCharacters("read\u200Bme \u001b[31m"); // ["U+200B", "U+001B"]
- * ```
- */
-export function invisibleCharacters(text: string): string[] {
-  const found = new Set<string>();
-  for (const match of text.matchAll(INVISIBLE)) {
-    const code = match[0].codePointAt(0)!;
-    found.add(`U+${code.toString(16).toUpperCase().padStart(4, "0")}`);
-  }
-  return [...found];
-}
-
-/** `text` with every invisible character shown as `\u{XXXX}`. */
-function escapeInvisible(text: string): string {
-  return text.replace(INVISIBLE, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
 }
 
 function pinFile(stateDir: string, manifestRealPath: string): string {

@@ -5,10 +5,14 @@
  *
  * @module
  */
-import type { Ajv, ErrorObject, ValidateFunction } from "npm:ajv@8.17.1";
+import type { Ajv, ErrorObject } from "npm:ajv@8.17.1";
+import { type SmallValidator, smallValidator } from "./small_schema.ts";
 
-/** A compiled validator, or why the schema does not compile. */
-export type Compiled = { ok: true; validate: ValidateFunction } | { ok: false; reason: string };
+/**
+ * A compiled validator (ajv's, or the small one with ajv's answers: `small_schema.ts`), or why the schema does
+ * not compile.
+ */
+export type Compiled = { ok: true; validate: SmallValidator } | { ok: false; reason: string };
 
 const DRAFT_2020 = /json-schema\.org\/draft\/2020-12\/schema/;
 const DRAFT_2019 = /json-schema\.org\/draft\/2019-09\/schema/;
@@ -43,9 +47,18 @@ function loaded(): Engine {
   return engine;
 }
 
-/** ajv's error list as one line (the engine must be loaded). */
+/**
+ * ajv's error list as one line.
+ *
+ * @example
+ * ```ts
+ * import { describeAjvErrors } from "./schema.ts";
+ * describeAjvErrors(null); // "unknown error"
+ * ```
+ */
 export function describeAjvErrors(errors: readonly ErrorObject[] | null | undefined): string {
-  return loaded().describeAjvErrors(errors);
+  if (!errors || errors.length === 0) return "unknown error";
+  return errors.map((e) => `${e.instancePath || "/"} ${e.message ?? e.keyword}`).join("; ");
 }
 
 /** Why each pattern of a schema cannot be matched in linear time (the engine must be loaded); see the engine. */
@@ -123,10 +136,30 @@ export class SchemaCompiler {
     }
   }
 
-  /** Compiles a schema once; later calls with the same object return the same validator. */
-  compile(schema: Record<string, unknown>): Compiled {
+  /**
+   * Makes ready what compiling `schema` needs: nothing when the small validator takes it (a schema that passed
+   * the meta-schema check and keeps to its subset), else the schema engine.
+   */
+  async ready(schema: Record<string, unknown>): Promise<void> {
+    if (this.#small(schema) === undefined) await loadSchemaEngine();
+  }
+
+  /** The small validator of a checked schema within its subset (made once), or `undefined`. */
+  #small(schema: Record<string, unknown>): Compiled | undefined {
     const cached = this.#cache.get(schema);
     if (cached) return cached;
+    // Only a checked schema: the small validator does not check a schema against the meta-schema.
+    const validate = checkedSchemas.has(schema) ? smallValidator(schema) : undefined;
+    if (validate === undefined) return undefined;
+    const compiled: Compiled = { ok: true, validate };
+    this.#cache.set(schema, compiled);
+    return compiled;
+  }
+
+  /** Compiles a schema once; later calls with the same object return the same validator. */
+  compile(schema: Record<string, unknown>): Compiled {
+    const small = this.#small(schema);
+    if (small) return small;
     let compiled: Compiled;
     const ajv = this.#ajvFor(schema);
     // ajv reads this option at each compile: a schema checked already is not checked again.

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Ajv, type ErrorObject } from "npm:ajv@8.17.1";
+import { Ajv } from "npm:ajv@8.17.1";
 import { Ajv2019 } from "npm:ajv@8.17.1/dist/2019.js";
 import { Ajv2020 } from "npm:ajv@8.17.1/dist/2020.js";
 import addFormats from "npm:ajv-formats@3.0.1";
@@ -89,12 +89,6 @@ export function patternProblems(schema: Record<string, unknown>): string[] {
     if (problem !== undefined) problems.push(problem);
   }
   return problems;
-}
-
-/** ajv's error list as one line. */
-export function describeAjvErrors(errors: readonly ErrorObject[] | null | undefined): string {
-  if (!errors || errors.length === 0) return "unknown error";
-  return errors.map((e) => `${e.instancePath || "/"} ${e.message ?? e.keyword}`).join("; ");
 }
 
 /** ajv's classes, one per draft. */

@@ -7,6 +7,7 @@
  */
 import { isRecord } from "../contract.ts";
 import { type PermissionProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
+import { checkCredentials, type CredentialBinding } from "./credentials.ts";
 
 /**
  * One checked server of `mcpServers`.
@@ -38,6 +39,11 @@ export interface ServerSpec {
   readonly profile: PermissionProfile;
   /** Secret names the server gets (as variables, or in `headers`), upper-cased. */
   readonly secrets: readonly string[];
+  /**
+   * Secrets bound to hosts (a stdio server's): the server gets placeholders, the egress proxy puts the values into
+   * its requests to those hosts only (`src/manifest/credentials.ts`).
+   */
+  readonly credentials: readonly CredentialBinding[];
   /** Each call's wall-clock limit in seconds; the caller's default when absent. */
   readonly timeoutSec?: number;
   /** The server's tools the user declares read-only. */
@@ -89,6 +95,7 @@ const KNOWN_KEYS = new Set([
   "headers",
   "permissions",
   "secrets",
+  "credentials",
   "timeoutSec",
   "readOnly",
   "allow",
@@ -241,6 +248,15 @@ export function checkServers(
         }
       }
     }
+    let credentials: CredentialBinding[] = [];
+    if (hasUrl && entry.credentials !== undefined) {
+      own.push(
+        "credentials is for a server with a command (toolgate runs it behind its egress proxy); an HTTP server's " +
+          '"headers" name secrets',
+      );
+    } else if (profile !== undefined) {
+      credentials = checkCredentials(entry.credentials, profile.net, own, "server");
+    }
     errors.push(...own.map((message) => prefix + message));
     if (own.length > 0 || profile === undefined || entry.disabled === true) continue;
     servers.push(Object.freeze({
@@ -253,6 +269,7 @@ export function checkServers(
       headers: Object.freeze({ ...headers }),
       profile,
       secrets: Object.freeze(secrets),
+      credentials: Object.freeze(credentials),
       timeoutSec: timeout as number | undefined,
       readOnly: Object.freeze([...readOnly]),
       allow: allow && Object.freeze([...allow]),

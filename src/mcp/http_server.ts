@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 // The SDK's "./*" export points `x.js` at types in `x.js.d.ts`, which do not exist: name the types beside each import.
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
 import type { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.js";
@@ -27,6 +26,10 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "npm:@modelcontextprotocol/sdk@1.32.
 import type { ToolService } from "./server.ts";
 import { type EventLimits, SessionEventStore } from "./event_store.ts";
 import { serveLasting } from "./lasting_serve.ts";
+import { bearerCheck, hostForUrl, originCheck } from "./http_gates.ts";
+
+// The token and Origin checks live in http_gates.ts; their names stay importable from here.
+export { bearerCheck, originCheck } from "./http_gates.ts";
 
 /** The one path the server answers on. */
 export const MCP_PATH = "/mcp";
@@ -88,77 +91,8 @@ const RESUMABLE_VERSION = "2025-11-25";
 /** How long a client waits before it reconnects to a stream the server closed (the SSE `retry` field). */
 const RETRY_MS = 1000;
 
-const sha256 = (text: string): Uint8Array => createHash("sha256").update(text, "utf8").digest();
-
-/**
- * A check of `Authorization` headers against `token` that takes the same time whatever the header holds: both
- * sides are hashed first, so neither the length nor a common prefix shows in the timing.
- *
- * @example
- * ```ts
- * import { bearerCheck } from "./http_server.ts";
- * const check = bearerCheck("s3cret");
- * check("Bearer s3cret"); // true
- * check("Bearer guess"); // false
- * check(null); // false
- * ```
- */
-export function bearerCheck(token: string): (header: string | null) => boolean {
-  const expected = sha256(token);
-  return (header) => {
-    const match = /^Bearer[ \t]+(\S.*)$/i.exec(header ?? "");
-    // A missing header still costs one comparison, so that it cannot be told from a wrong token by its timing.
-    const given = sha256(match ? match[1].trim() : "");
-    return timingSafeEqual(given, expected) && match !== null;
-  };
-}
-
 function jsonRpcError(status: number, code: number, message: string, headers: HeadersInit = {}): Response {
   return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
-}
-
-function hostForUrl(hostname: string): string {
-  return hostname.includes(":") ? `[${hostname}]` : hostname;
-}
-
-/** Is `hostname` (as a URL has it: IPv6 in brackets) the loopback interface? */
-function isLoopback(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
-  return host === "localhost" || host.endsWith(".localhost") || host === "::1" ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-/** Addresses that bind every interface: no one host is "this server" for an Origin. */
-const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
-
-/**
- * A check of `Origin` headers for a server bound to `hostname`: no header (a client that is not a browser) passes;
- * an origin whose host is a loopback name or address, or the very host the server was bound to, passes; any other
- * (another site, `null`) does not. A browser page of another site reaching a local server through DNS rebinding
- * names its own site as the origin.
- *
- * @example
- * ```ts
- * import { originCheck } from "./http_server.ts";
- * const check = originCheck("127.0.0.1");
- * check(null); // true
- * check("http://localhost:5173"); // true
- * check("https://evil.example"); // false
- * ```
- */
-export function originCheck(hostname: string): (origin: string | null) => boolean {
-  const own = WILDCARD_HOSTS.has(hostname) ? undefined : hostForUrl(hostname).toLowerCase();
-  return (origin) => {
-    if (origin === null) return true;
-    let url: URL;
-    try {
-      url = new URL(origin);
-    } catch {
-      return false;
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return false;
-    return isLoopback(url.hostname) || url.hostname.toLowerCase() === own;
-  };
 }
 
 /** The protocol version a POST body's `initialize` request will settle on, as the SDK's server decides it. */

@@ -9,7 +9,7 @@
 import type { CallToolResult } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { type Envelope, failure, isRecord, serialize, truncateForModel } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
-import { describeAjvErrors, loadSchemaEngine, type SchemaCompiler } from "../manifest/schema.ts";
+import { describeAjvErrors, type SchemaCompiler } from "../manifest/schema.ts";
 
 /** The most characters of ajv's findings a mismatch's message carries (a hostile result can make them long). */
 export const MISMATCH_DETAIL_LIMIT = 1000;
@@ -102,8 +102,9 @@ export async function checkOutput(
   schemas: SchemaCompiler,
 ): Promise<Envelope> {
   if (!envelope.ok || tool.outputSchema === undefined) return envelope;
-  await loadSchemaEngine();
-  const compiled = schemas.compile(tool.outputSchema as Record<string, unknown>);
+  const schema = tool.outputSchema as Record<string, unknown>;
+  await schemas.ready(schema);
+  const compiled = schemas.compile(schema);
   const problem = !compiled.ok
     ? `its outputSchema does not compile: ${compiled.reason}`
     : compiled.validate(envelope.result)

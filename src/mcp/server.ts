@@ -8,6 +8,11 @@
  * which end with it (`killed_by: "session"`). A tool's result that breaks the `outputSchema` it declares is
  * answered as a failure (`results.ts`).
  *
+ * One piece: `ToolService` is one class whose handlers share one session's state (its scheduler, its policy and
+ * "always" answers, its jobs and secrets, its log level) and the server's shutdown; each handler is a few lines
+ * over that state. What it asks of the client (approval, secrets, questions) and the notifications a tool's
+ * messages become are `client_asks.ts`'s.
+ *
  * @module
  */
 // The SDK's "./*" export points `x.js` at types in `x.js.d.ts`, which do not exist: name the types beside each import.
@@ -24,8 +29,9 @@ import {
   SetLevelRequestSchema,
   type Tool,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { failure, type FailureEnvelope } from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { Executor } from "../run/executor.ts";
+import type { CallSeen, CallWatch } from "../run/call_watch.ts";
 import {
   carrierFromMeta,
   decideInSpan,
@@ -35,27 +41,30 @@ import {
 } from "../run/tracing.ts";
 import type { Redactor } from "../state/redact.ts";
 import { toMcp } from "../manifest/tool_definitions.ts";
-import {
-  type Answer,
-  type ApprovalQuestion,
-  type Ask,
-  Policy,
-  type PolicyOptions,
-} from "../policy/policy.ts";
+import { type Ask, Policy, type PolicyOptions } from "../policy/policy.ts";
 import { heartbeatText } from "../ui/progress.ts";
 import { checkOutput, toCallResult } from "./results.ts";
+import {
+  clientQuestions,
+  ELICITATION_TIMEOUT_MS,
+  elicitingAsk,
+  elicitingSecret,
+  toolEvents,
+} from "./client_asks.ts";
+
+// How long a client's user has to answer lives in client_asks.ts; its name stays importable from here.
+export { ELICITATION_TIMEOUT_MS } from "./client_asks.ts";
 import { CallLimit, Scheduler } from "../run/scheduler.ts";
 import { UserStop } from "../process/stop.ts";
 import {
   answerStoreSecret,
   type AskSecret,
   inStore,
-  type SecretRequest,
   STORE_SECRET,
   storeSecretMcp,
 } from "../run/store_secret.ts";
-import { LOG_LEVELS, type ToolEvent } from "../manifest/tool_protocol.ts";
-import type { ElicitAnswer, QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
+import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { QuestionHandlers } from "../run/tool_questions.ts";
 
 /** How often a running call reports progress when the client asked for it. */
 export const PROGRESS_INTERVAL_MS = 1000;
@@ -63,9 +72,6 @@ export const PROGRESS_INTERVAL_MS = 1000;
 export { CALL_LIMITS } from "./limits.ts";
 export { toCallResult } from "./results.ts";
 import { CALL_LIMITS } from "./limits.ts";
-
-/** How long a person has to answer an approval question sent through the client (elicitation). */
-export const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** What the server tells a host about its tools' results (the host may pass it to its model). */
 const INSTRUCTIONS = "A tool's success is its result as JSON (structuredContent; a result that is not an " +
@@ -100,21 +106,17 @@ export interface ToolServiceOptions {
 }
 
 /**
- * Who watches the calls of a {@linkcode ToolService} (the web console): told when each starts and how it ended,
- * and asked about a call that needs approval beside (or, when the client cannot be asked, instead of) the client.
+ * Who watches the calls of a {@linkcode ToolService} (the web console): told when each starts, what it reports and
+ * how it ended, and asked about a call that needs approval beside (or, when the client cannot be asked, instead of)
+ * the client. The interface is the run layer's, shared by every front end.
  *
  * @example
  * ```ts
  * import type { CallWatch } from "./server.ts";
- * const watch: CallWatch = { started: () => () => {} };
+ * const watch: CallWatch = { started: () => ({ toolEvent: () => {}, stderr: () => {}, ended: () => {} }) };
  * ```
  */
-export interface CallWatch {
-  /** A call began (arguments as the client sent them: the watcher masks secrets); returns its end's listener. */
-  started(call: { tool: string; caller: string; args: unknown }): (result: CallToolResult) => void;
-  /** Asks about a call; rejects when the question is withdrawn (`signal`) or not answered within `timeoutMs`. */
-  ask?(question: ApprovalQuestion, signal: AbortSignal | undefined, timeoutMs: number): Promise<Answer>;
-}
+export type { CallWatch } from "../run/call_watch.ts";
 
 /** Per-call context from the MCP request. */
 export interface CallContext {
@@ -128,6 +130,8 @@ export interface CallContext {
   readonly onToolEvent?: (event: ToolEvent) => void;
   /** Sends a `toolgate/1` tool's questions to the client (elicitation, sampling), on the call's stream. */
   readonly questions?: QuestionHandlers;
+  /** Sees the tool's stderr as it comes (the console's tail). */
+  readonly onStderr?: (chunk: Uint8Array) => void;
   /** The client's trace context (`params._meta.traceparent`) and the request's id, for the call's span. */
   readonly trace?: { readonly parent: TraceCarrier; readonly requestId: string };
   /** The call's span, opened by the server around the call. */
@@ -207,23 +211,32 @@ export class ToolService {
    * everything else, refusals included, is a result holding an envelope.
    */
   #track(name: string, args: unknown, context: CallContext, session: Session): Promise<CallToolResult> {
-    const ended = this.#options.watch?.started({
+    const seen = this.#options.watch?.started({
       tool: name,
       caller: `MCP session ${session.id.slice(0, 8)}`,
       args,
     });
-    const running = this.#traced(name, args, context, session);
+    const watched = seen ? this.#watched(context, seen) : context;
+    const ended = this.#traced(name, args, watched, session);
+    const running = ended.then(toCallResult);
     this.#inFlight.add(running);
     const forget = () => void this.#inFlight.delete(running);
     running.then(forget, forget);
-    if (ended) {
-      running.then(
-        ended,
-        (error) =>
-          ended({ content: [{ type: "text", text: String(error?.message ?? error) }], isError: true }),
-      );
-    }
+    if (seen) ended.then((envelope) => seen.ended(envelope), (error) => seen.ended(asError(error)));
     return running;
+  }
+
+  /** The call's context with the watcher told of its tool's messages and stderr too. */
+  #watched(context: CallContext, seen: CallSeen): CallContext {
+    const own = context.onToolEvent;
+    return {
+      ...context,
+      onToolEvent: (event) => {
+        own?.(event);
+        seen.toolEvent(event);
+      },
+      onStderr: (chunk) => seen.stderr(chunk),
+    };
   }
 
   /** Resolves when no call is in flight. */
@@ -348,12 +361,7 @@ export class ToolService {
   }
 
   /** A call inside its span, `execute_tool {tool}` of `tools/call`, continuing the client's trace. */
-  async #traced(
-    name: string,
-    args: unknown,
-    context: CallContext,
-    session: Session,
-  ): Promise<CallToolResult> {
+  async #traced(name: string, args: unknown, context: CallContext, session: Session): Promise<Envelope> {
     const span = this.#options.executor.tracing.toolCall({
       tool: name,
       callId: context.trace?.requestId,
@@ -363,10 +371,9 @@ export class ToolService {
     });
     let error: string | undefined = "Error";
     try {
-      const result = await this.#call(name, args, { ...context, span }, session);
-      const content = result.structuredContent as { kind?: string } | undefined;
-      error = result.isError ? errorType({ ok: false, kind: content?.kind }) : undefined;
-      return result;
+      const envelope = await this.#call(name, args, { ...context, span }, session);
+      error = errorType(envelope);
+      return envelope;
     } catch (thrown) {
       // A JSON-RPC error (an unknown tool): its code, as the MCP conventions say.
       if (thrown instanceof McpError) error = String(thrown.code);
@@ -376,16 +383,16 @@ export class ToolService {
     }
   }
 
-  async #call(name: string, args: unknown, context: CallContext, session: Session): Promise<CallToolResult> {
+  async #call(name: string, args: unknown, context: CallContext, session: Session): Promise<Envelope> {
     const { executor } = this.#options;
-    if (this.#stopping.signal.aborted) return toCallResult(shuttingDown(name));
+    if (this.#stopping.signal.aborted) return shuttingDown(name);
     const prepared = await executor.prepare(name, JSON.stringify(args ?? {}));
     if (!prepared.ok) {
       // The executor has audited it; to the host an unknown tool is a protocol error, not a tool result.
       if (prepared.envelope.kind === "tool_not_found") {
         throw new McpError(ErrorCode.InvalidParams, prepared.envelope.message);
       }
-      return toCallResult(prepared.envelope);
+      return prepared.envelope;
     }
     const { call } = prepared;
     // The client's cancellation is its user's stop (killed_by: "user"); the server's own shutdown is not.
@@ -402,7 +409,7 @@ export class ToolService {
       callTimeout === undefined ? ELICITATION_TIMEOUT_MS : Math.max(1000, callTimeout * 1000),
     );
     const verdict = await decideInSpan(session.policy, call, context.span, { ask: asking.ask, signal });
-    if (!verdict.approved) return toCallResult(await executor.refuse(call, verdict.envelope));
+    if (!verdict.approved) return await executor.refuse(call, verdict.envelope);
     const approvedBy = verdict.by === "person" && asking.answeredBy() === "console" ? "console" : verdict.by;
     const release = await session.scheduler.acquire(call.tool.concurrent, signal);
     // Cancelled while waiting for its turn: run() sees the aborted signal, starts nothing and audits the call.
@@ -419,19 +426,20 @@ export class ToolService {
         jobScope: session.id,
         secrets: session.secrets,
         onToolEvent: context.onToolEvent,
+        onStderr: context.onStderr,
         questions: context.questions,
         trace: context.span,
       });
       // A call the client did not cancel was stopped by the shutdown: say so, and that a retry may work.
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&
         !context.signal.aborted;
-      if (stopped) return toCallResult(shuttingDown(call.tool.name, true, call.tool.readOnly));
+      if (stopped) return shuttingDown(call.tool.name, true, call.tool.readOnly);
       const checked = await checkOutput(call.tool, envelope, executor.schemas);
       if (checked !== envelope && !checked.ok) {
         // The operator hears of a tool that breaks its own declaration (stderr neutralizes what the tool's keys hold).
         this.#options.onError?.(`toolgate: mcp: ${call.tool.name}: ${checked.message}`);
       }
-      return toCallResult(checked);
+      return checked;
     } finally {
       context.signal.removeEventListener("abort", onCancel);
       stopProgress();
@@ -490,171 +498,7 @@ export class ToolService {
   }
 }
 
-/**
- * Asks the client's user for a secret through MCP elicitation: a form with one text field, on the stream of the
- * `store_secret` call. Only an accepted form with a value gives one; decline and cancel give none.
- */
-function elicitingSecret(server: Server, requestId: string | number): AskSecret {
-  return async (request, signal) => {
-    const tools = request.tools.join(", ");
-    let result;
-    try {
-      result = await server.elicitInput({
-        message: `The model asks for the secret ${request.name}, which ${tools} receive. Its reason: ` +
-          `${JSON.stringify(request.reason)}. ${keepingText(request)}`,
-        requestedSchema: {
-          type: "object",
-          properties: {
-            value: {
-              type: "string",
-              title: request.name,
-              description: `The value of ${request.name}`,
-              minLength: 1,
-            },
-          },
-          required: ["value"],
-        },
-      }, { relatedRequestId: requestId, signal, timeout: ELICITATION_TIMEOUT_MS });
-    } catch {
-      // No answer (a timeout, the client failed or went away): no value.
-      return null;
-    }
-    const value = result.action === "accept" ? result.content?.value : undefined;
-    return typeof value === "string" && value !== "" ? value : null;
-  };
-}
-
-/** What the form says becomes of the value: where it is kept, and whether it replaces a stored one. */
-function keepingText(request: SecretRequest): string {
-  if (request.keep === "session") {
-    return "toolgate keeps the value in this MCP session's memory only (not in its secret store) and gives it " +
-      "to those tools for this session's calls; the model never sees it.";
-  }
-  const replaces = request.replaces
-    ? ` This REPLACES the value of ${request.name} already in toolgate's secret store, which every later run ` +
-      "uses."
-    : "";
-  return "toolgate stores the value encrypted and gives it to those tools only; the model never sees it." +
-    replaces;
-}
-
-/**
- * Asks the client's user through MCP elicitation (a form with one "always" checkbox), on the stream of the call
- * that needs approval: accept is yes (or always), decline and cancel are no.
- */
-function elicitingAsk(server: Server, requestId: string | number): Ask {
-  return async (question, signal) => {
-    const result = await server.elicitInput({
-      message: `${question.lines.join("\n")}\n\nRun ${question.tool}?`,
-      requestedSchema: {
-        type: "object",
-        properties: {
-          always: {
-            type: "boolean",
-            title: `Allow every later call of ${question.tool} in this session`,
-            default: false,
-          },
-        },
-      },
-    }, { relatedRequestId: requestId, signal, timeout: ELICITATION_TIMEOUT_MS });
-    if (result.action !== "accept") return "no";
-    return result.content?.always === true ? "always" : "yes";
-  };
-}
-
-/**
- * A `toolgate/1` tool's questions, sent to the MCP client on the stream of the call that asks: the user's form as
- * `elicitation/create` (the schema as the tool wrote it: defaults, enums and titled choices pass unchanged), the
- * model's as `sampling/createMessage` once the session's policy approved sending the text (an approval question
- * goes to the client's user where it can be asked). A client without the capability gets no request: the tool is
- * answered why.
- */
-function clientQuestions(
-  server: Server,
-  requestId: string | number,
-  session: Session,
-  ask: Ask | undefined,
-): QuestionHandlers {
-  const options = (signal: AbortSignal) => ({
-    relatedRequestId: requestId,
-    signal,
-    timeout: ELICITATION_TIMEOUT_MS,
-  });
-  return {
-    user: async (question, { signal }) => {
-      if (server.getClientCapabilities()?.elicitation === undefined) {
-        throw new Error(
-          "this MCP client cannot ask its user (it did not declare the elicitation capability)",
-        );
-      }
-      const result = await server.elicitInput(
-        { message: question.message, requestedSchema: question.requestedSchema } as Parameters<
-          Server["elicitInput"]
-        >[0],
-        options(signal),
-      );
-      return (result.action === "accept"
-        ? { action: "accept", ...(result.content ? { content: result.content } : {}) }
-        : { action: result.action }) as ElicitAnswer;
-    },
-    model: async (request, { tool, signal }) => {
-      if (server.getClientCapabilities()?.sampling === undefined) {
-        throw new Error("this MCP client cannot be asked for a model's answer (it did not declare sampling)");
-      }
-      const verdict = await session.policy.decideSampling(tool, request, { ask, signal });
-      if (!verdict.approved) throw new Error(verdict.envelope.message);
-      const result = await server.createMessage(
-        request as Parameters<Server["createMessage"]>[0],
-        options(signal),
-      );
-      const answer: SamplingAnswer = {
-        role: "assistant",
-        content:
-          (Array.isArray(result.content) ? result.content[0] : result.content) as SamplingAnswer["content"],
-        model: result.model,
-        ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
-      };
-      return answer;
-    },
-  };
-}
-
-/** A notification on a call's stream. */
-type CallNotification =
-  | { method: "notifications/message"; params: { level: LoggingLevel; logger: string; data: unknown } }
-  | {
-    method: "notifications/progress";
-    params: { progressToken: string | number; progress: number; total?: number; message?: string };
-  };
-
-/**
- * A `toolgate/1` tool's messages as MCP notifications: a log message at or above the session's level (its `data`
- * the message, or `{message, data}`), and progress when the client sent a token, only where it grows (MCP requires
- * progress to increase with each notification).
- */
-function toolEvents(
-  tool: string,
-  token: string | number | undefined,
-  session: Session,
-  send: (notification: CallNotification) => void,
-): (event: ToolEvent) => void {
-  let last = -Infinity;
-  return (event) => {
-    if (event.kind === "log") {
-      const least = LOG_LEVELS.indexOf(session.logLevel ?? "debug");
-      if (LOG_LEVELS.indexOf(event.level) < least) return;
-      const data = event.data === undefined ? event.message : { message: event.message, data: event.data };
-      send({ method: "notifications/message", params: { level: event.level, logger: tool, data } });
-      return;
-    }
-    if (token === undefined || !(event.progress > last)) return;
-    last = event.progress;
-    const params: CallNotification["params"] & { progressToken: string | number } = {
-      progressToken: token,
-      progress: event.progress,
-    };
-    if (event.total !== undefined) params.total = event.total;
-    if (event.message !== undefined) params.message = event.message;
-    send({ method: "notifications/progress", params });
-  };
+/** What a call's rejection was, as an error (the watcher shows its message). */
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

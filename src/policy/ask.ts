@@ -6,8 +6,11 @@
  */
 import type { Ask } from "./policy.ts";
 
-/** Writes a question and returns the line typed, or `null` when input ended. */
-export type ReadLine = (question: string) => Promise<string | null>;
+/**
+ * Writes a question and returns the line typed, or `null` when input ended; rejects when `signal` aborts (the
+ * question was answered elsewhere, in the web console).
+ */
+export type ReadLine = (question: string, signal?: AbortSignal) => Promise<string | null>;
 
 /** After this many answers that are not yes, no or always, the call is denied. */
 const MAX_ASKS = 3;
@@ -31,12 +34,18 @@ export function terminalReadLine(
   stdin: { read(buffer: Uint8Array): Promise<number | null> } = Deno.stdin,
 ): ReadLine {
   const decoder = new TextDecoder();
-  return async (question) => {
+  const buffer = new Uint8Array(1024);
+  // A read of stdin cannot be called off: one withdrawn question leaves its read pending, and the next question
+  // takes it over (so that no two reads of stdin ever race).
+  let pending: Promise<number | null> | undefined;
+  return async (question, signal) => {
+    signal?.throwIfAborted();
     await write(question);
-    const buffer = new Uint8Array(1024);
     let line = "";
     while (true) {
-      const n = await stdin.read(buffer);
+      pending ??= stdin.read(buffer);
+      const n = await withdrawable(pending, signal);
+      pending = undefined;
       if (n === null) return line === "" ? null : line;
       line += decoder.decode(buffer.subarray(0, n), { stream: true });
       const end = line.indexOf("\n");
@@ -45,8 +54,27 @@ export function terminalReadLine(
   };
 }
 
-/** The line left on the terminal once a person answered: what was decided, for the rest of the run to show. */
-function decided(tool: string, answer: "yes" | "no" | "always", why?: string): string {
+/** `promise`, or a rejection as soon as `signal` aborts (the promise itself goes on). */
+function withdrawable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason ?? new Error("the question was withdrawn"));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/**
+ * The line left on the terminal once a person answered: what was decided, for the rest of the run to show.
+ *
+ * @example
+ * ```ts
+ * import { decided } from "./ask.ts";
+ * decided("exec", "yes"); // "toolgate: approved: exec runs this once\n"
+ * ```
+ */
+export function decided(tool: string, answer: "yes" | "no" | "always", why?: string): string {
   if (answer === "yes") return `toolgate: approved: ${tool} runs this once\n`;
   if (answer === "always") {
     return `toolgate: approved: ${tool} runs without asking for the rest of this run\n`;
@@ -68,7 +96,7 @@ function decided(tool: string, answer: "yes" | "no" | "always", why?: string): s
  * ```
  */
 export function terminalAsker(readLine: ReadLine, tell?: (text: string) => Promise<void>): Ask {
-  return async (question) => {
+  return async (question, signal) => {
     const tool = question.tool;
     const prompt = `${
       question.lines.join("\n")
@@ -80,6 +108,7 @@ export function terminalAsker(readLine: ReadLine, tell?: (text: string) => Promi
     for (let i = 0; i < MAX_ASKS; i++) {
       const line = await readLine(
         i === 0 ? prompt : "Please answer y (yes), n (no) or a (always), then Enter: ",
+        signal,
       );
       if (line === null) return await settle("no", "no answer: input ended");
       const answer = line.trim().toLowerCase();

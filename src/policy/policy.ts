@@ -12,158 +12,21 @@
 import { approvalLines } from "./approval_prompt.ts";
 import { failure, type FailureEnvelope } from "../contract.ts";
 import type { PreparedCall } from "./prepared_call.ts";
-import { allowsNetwork } from "../manifest/profiles.ts";
-import { beltReadOnly } from "../manifest/tool_belt.ts";
+import { assessCall, type CallRisk, type Destination, type HostEntry } from "./risk.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import type { SamplingRequest } from "../manifest/tool_protocol.ts";
 import { neutralizeControls } from "../base/terminal.ts";
 import { fit } from "../base/text.ts";
 
-/**
- * What a call could do that needs approval.
- *
- * @example
- * ```ts
- * import { assessCall } from "./policy.ts";
- * // assessCall(httpFetchCall) -> { changes: false, egress: true, destination: { host: "example.com", port: "443" } }
- * ```
- */
-export interface CallRisk {
-  /** The tool is not read-only: it may write files or run programs. */
-  readonly changes: boolean;
-  /** The tool's profile allows the network: the call may send data off the machine. */
-  readonly egress: boolean;
-  /** Where the data goes, when the call itself says so (the built-in `http_fetch`'s `url`). */
-  readonly destination?: Destination;
-}
-
-/** A host (lower-cased, IPv6 without brackets) and a port. */
-export interface Destination {
-  /** The host name or address, lower-cased; an IPv6 address without brackets. */
-  readonly host: string;
-  /** The port, the scheme's default when the URL names none. */
-  readonly port: string;
-}
-
-/** One `--approve-hosts` entry: a host, and a port when the entry names one. */
-export interface HostEntry {
-  /** The host name or address, lower-cased; an IPv6 address without brackets. */
-  readonly host: string;
-  /** The one port approved; absent: any port. */
-  readonly port?: string;
-}
-
-/** The built-in tool whose destination is known from its arguments. */
-const FETCH_TOOL = "http_fetch";
-
-/**
- * Built-in tools whose calls only look for some arguments, though the tool can change things (and so is not
- * `readOnly`): the call is read-only when its predicate holds. The `job` tool's `poll` and `wait` read toolgate's
- * job table; its `kill` ends a process tree and needs approval like any change. Classified per call, and only for
- * toolgate's own tools: a manifest's tool of the same name is what its flags say.
- */
-const READ_ONLY_CALLS: Readonly<Record<string, (args: Readonly<Record<string, unknown>>) => boolean>> = {
-  job: (args) => args.action === "poll" || args.action === "wait",
-};
-
-/**
- * Does this call only look, whatever its tool could do? A manifest's tool that is `readOnly` and whose profile
- * writes nothing; a built-in tool that toolgate's own belt marks `readOnly`, or whose risk depends on its
- * arguments (the `job` tool: `poll` and `wait`, not `kill`), what this very call asks.
- *
- * @example
- * ```ts
- * import { isReadOnlyCall } from "./policy.ts";
- * // isReadOnlyCall(jobPoll); // true
- * // isReadOnlyCall(jobKill); // false
- * ```
- */
-export function isReadOnlyCall(call: PreparedCall): boolean {
-  const { tool } = call;
-  const builtin = tool.builtin;
-  if (builtin === undefined) {
-    // A manifest's word alone does not make a tool free: its profile must not let it write either.
-    return tool.readOnly && tool.profile.write.length === 0;
-  }
-  // A built-in tool is what toolgate's own belt says of it (its own code, under its own Deno flags, bounds it),
-  // whatever another manifest naming its program claims.
-  if (tool.readOnly && beltReadOnly(builtin)) return true;
-  return Object.hasOwn(READ_ONLY_CALLS, builtin) && READ_ONLY_CALLS[builtin](call.args);
-}
-
-/** The URL's host as written in an allow list: lower-cased, brackets stripped. */
-function bareHost(url: URL): string {
-  const host = url.hostname.toLowerCase();
-  return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-}
-
-/** Where the built-in `http_fetch` would connect first, or `undefined` when its URL is not one it fetches. */
-function fetchDestination(call: PreparedCall): Destination | undefined {
-  const text = call.args.url;
-  if (typeof text !== "string") return undefined;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
-  const port = url.port !== "" ? url.port : url.protocol === "https:" ? "443" : "80";
-  return { host: bareHost(url), port };
-}
-
-/**
- * What a call could do that needs approval: change things (a call that is not read-only, see
- * {@linkcode isReadOnlyCall}) and send data off the machine (a tool whose profile allows the network), with the
- * destination when the call names it.
- *
- * @example
- * ```ts
- * import { assessCall } from "./policy.ts";
- * // const risk = assessCall(prepared.call);
- * // risk.changes || risk.egress; // true: approval needed
- * ```
- */
-export function assessCall(call: PreparedCall): CallRisk {
-  const egress = allowsNetwork(call.tool.profile);
-  // Only toolgate's own http_fetch is known to connect where its `url` says: a manifest's tool of that name is not.
-  const destination = egress && call.tool.builtin === FETCH_TOOL ? fetchDestination(call) : undefined;
-  return { changes: !isReadOnlyCall(call), egress, ...(destination ? { destination } : {}) };
-}
-
-/**
- * Parses `--approve-hosts` entries (`host`, `host:port`, `[v6]`, `[v6]:port`, comma-separated, the same forms as
- * `TOOLGATE_FETCH_ALLOW_HOSTS`). Throws a `SyntaxError` naming an entry that is not a host.
- *
- * @example
- * ```ts
- * import { parseHostList } from "./policy.ts";
- * parseHostList("api.example.com, 127.0.0.1:8080");
- * // [{ host: "api.example.com" }, { host: "127.0.0.1", port: "8080" }]
- * ```
- */
-export function parseHostList(text: string): HostEntry[] {
-  const entries: HostEntry[] = [];
-  for (const raw of text.split(",")) {
-    const item = raw.trim().toLowerCase();
-    if (item === "") continue;
-    const bracketed = /^\[([0-9a-f:.]+)\](?::(\d{1,5}))?$/.exec(item);
-    const plain = /^([a-z0-9._-]+)(?::(\d{1,5}))?$/.exec(item);
-    let host: string | undefined;
-    let port: string | undefined;
-    if (bracketed) [host, port] = [bracketed[1], bracketed[2]];
-    else if (plain) [host, port] = [plain[1], plain[2]];
-    // An IPv6 address without brackets has no room for a port.
-    else if (/^[0-9a-f:.]+$/.test(item) && item.split(":").length > 2) host = item;
-    if (host === undefined || (port !== undefined && Number(port) > 65535)) {
-      throw new SyntaxError(
-        `${JSON.stringify(raw.trim())} is not a host: write example.com, example.com:8443 or [::1]:8080`,
-      );
-    }
-    entries.push(port === undefined ? { host } : { host, port: String(Number(port)) });
-  }
-  return entries;
-}
+// What a call could do lives in risk.ts; its names stay importable from here, where they always were.
+export {
+  assessCall,
+  type CallRisk,
+  type Destination,
+  type HostEntry,
+  isReadOnlyCall,
+  parseHostList,
+} from "./risk.ts";
 
 /** A person's answer to an approval question. */
 export type Answer = "yes" | "no" | "always";
@@ -262,6 +125,11 @@ export interface PolicyOptions {
   readonly nobodyToAsk?: string;
   /** How the person gives approval, for the refusal (default "rerun toolgate"). */
   readonly restart?: string;
+  /**
+   * Who answered a question when not the terminal (`console`: the web console), for the verdict's `by` and so the
+   * audit line; `undefined`: a person (`person`).
+   */
+  readonly answeredBy?: (question: ApprovalQuestion) => "console" | undefined;
 }
 
 /** Per-call options of {@linkcode Policy.decide}. */
@@ -468,7 +336,9 @@ export class Policy {
       };
     }
     if (answer === "always") this.#always.add(words.always);
-    if (answer === "yes" || answer === "always") return { approved: true, by: "person" };
+    if (answer === "yes" || answer === "always") {
+      return { approved: true, by: this.#options.answeredBy?.(question) ?? "person" };
+    }
     return {
       approved: false,
       envelope: failure("user_denied", words.denied, { tool: words.tool, retryable: false }),

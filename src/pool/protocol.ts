@@ -13,8 +13,8 @@
  * travel to the caller and its answers back (`relay_messages.ts`). Every message but a refusal is signed with the
  * pool's key (`signing.ts`), and one that does not verify is ignored: a go, a result, a cancel alike.
  *
- * One piece over 400 lines: each message's type sits beside its reader, so that what is sent and what is accepted
- * cannot drift apart; most of the length is their documentation.
+ * One piece: each message's type sits beside its reader, so that what is sent and what is accepted cannot drift
+ * apart; most of the length is their documentation.
  *
  * @module
  */

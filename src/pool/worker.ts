@@ -31,6 +31,7 @@ import {
 import { ReplayGuard } from "./replay_guard.ts";
 import { signed, verified } from "./signing.ts";
 import { WorkerRelay } from "./question_relay.ts";
+import type { CallWatch } from "../run/call_watch.ts";
 import type { TraceCarrier } from "../run/tracing.ts";
 import { carrierOfHeaders } from "./trace_headers.ts";
 
@@ -59,6 +60,8 @@ export interface WorkerOptions {
   readonly concurrency: number;
   /** Where the worker says what it did not run, and why. */
   readonly log: (line: string) => void;
+  /** Who watches the calls run here (`worker --console`). */
+  readonly watch?: CallWatch;
 }
 
 /** What each refusal means, for the worker's log. */
@@ -289,19 +292,37 @@ export class PoolWorker {
     }, POOL.heartbeatMs);
     // A toolgate/1 tool's questions go to the caller, its log and progress too (all sent before the result).
     const relay = this.#relay.forCall(call);
+    const seen = this.#options.watch?.started({
+      tool: call.tool,
+      caller: `pool call ${call.id.slice(0, 8)}`,
+      args: argumentsOf(call.args),
+    });
     try {
       const prepared = await executor.prepare(call.tool, call.args);
-      if (!prepared.ok) return envelope = prepared.envelope;
+      if (!prepared.ok) {
+        seen?.ended(prepared.envelope);
+        return envelope = prepared.envelope;
+      }
       envelope = await executor.run(prepared.call, {
         signal: controller.signal,
         defaults: call.defaults,
         callId: call.id,
         questions: relay.questions,
-        onToolEvent: relay.onToolEvent,
+        onToolEvent: seen
+          ? (event) => {
+            relay.onToolEvent?.(event);
+            seen.toolEvent(event);
+          }
+          : relay.onToolEvent,
+        onStderr: seen && ((chunk) => seen.stderr(chunk)),
         trace: span,
       });
       await relay.sent();
+      seen?.ended(envelope);
       return envelope;
+    } catch (error) {
+      seen?.ended(error instanceof Error ? error : new Error(String(error)));
+      throw error;
     } finally {
       span.end(envelope === undefined ? "Error" : envelope.ok ? undefined : envelope.kind);
       clearInterval(beating);
@@ -337,5 +358,14 @@ export class PoolWorker {
       const noResponders = (error as { isNoResponders?: () => boolean }).isNoResponders?.() === true;
       return noResponders ? "gone" : "timeout";
     }
+  }
+}
+
+/** A call's arguments as the watcher shows them: the JSON its caller sent, or its text when it is not JSON. */
+function argumentsOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }

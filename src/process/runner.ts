@@ -7,6 +7,12 @@
  */
 import { groupLauncher, type ProcessRegistry, signalGroup, type TreeSignal } from "./process_tree.ts";
 import { MAX_OUTPUT_BYTES } from "./executor_defaults.ts";
+import { after, type CancelTimer } from "../base/timer.ts";
+import { drain, feed, joined } from "./pipes.ts";
+import { spawnError, type StartProblem, startProblem } from "./start_problem.ts";
+
+// Why a program cannot start lives in start_problem.ts; its names stay importable from here.
+export { type StartProblem, startProblem } from "./start_problem.ts";
 
 /** What to run. */
 export interface RunRequest {
@@ -63,12 +69,6 @@ export interface RunRequest {
   readonly onStderr?: (chunk: Uint8Array) => void;
 }
 
-/** Why a process could not start. */
-export interface StartProblem {
-  readonly reason: "not_found" | "not_executable" | "not_permitted";
-  readonly message: string;
-}
-
 /** What every run reports, started or not. */
 interface RunFacts {
   readonly code: number | null;
@@ -119,170 +119,8 @@ export interface Ended extends RunFacts {
  */
 export type RunResult = NotStarted | Ended;
 
-/** What a stream carried: the kept chunks (joined only when asked for), and every byte it carried. */
-interface Drained {
-  readonly chunks: readonly Uint8Array[];
-  readonly kept: number;
-  readonly total: number;
-}
-
-/** The kept chunks as one buffer: made once, the chunks let go. */
-function joined(drained: Drained): () => Uint8Array {
-  let bytes: Uint8Array | undefined;
-  let chunks: readonly Uint8Array[] | undefined = drained.chunks;
-  return () => {
-    if (bytes === undefined) {
-      bytes = new Uint8Array(drained.kept);
-      let offset = 0;
-      for (const chunk of chunks ?? []) {
-        bytes.set(chunk, offset);
-        offset += chunk.length;
-      }
-      chunks = undefined;
-    }
-    return bytes;
-  };
-}
-
-/**
- * Reads a stream to its end, keeping at most `cap` bytes (none with a sink, which gets every chunk instead); calls
- * `onOverflow` once when it passes the cap, and `progress.onData` and `observe` for every chunk. The chunks are kept as they
- * came: one buffer of them is made only if someone reads it (an overflow's envelope never does), so a flood up to
- * the cap costs the bytes kept once, not twice.
- */
-async function drain(
-  stream: ReadableStream<Uint8Array>,
-  cap: number,
-  onOverflow: () => void,
-  stop: Promise<void>,
-  progress: { reads: number; onData: () => void },
-  sink?: (chunk: Uint8Array) => void,
-  observe?: (chunk: Uint8Array) => void,
-): Promise<Drained> {
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let kept = 0;
-  let total = 0;
-  let stopped = false;
-  stop.then(() => {
-    stopped = true;
-    reader.cancel().catch(() => {});
-  });
-  try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done || stopped) break;
-      progress.reads++;
-      progress.onData();
-      total += value.length;
-      observe?.(value);
-      if (sink) {
-        sink(value);
-        continue;
-      }
-      if (kept < cap) {
-        const take = Math.min(value.length, cap - kept);
-        // A part of a chunk is copied, so that the rest of it is not kept alive with it.
-        chunks.push(take === value.length ? value : value.slice(0, take));
-        kept += take;
-      }
-      if (total > cap) {
-        onOverflow();
-        // Reading on would only count bytes nobody keeps, and the garbage of a flood piles up faster than it
-        // is collected: close the pipe instead, which also stops a writer that ignores SIGTERM.
-        await reader.cancel();
-        break;
-      }
-    }
-  } catch {
-    // A cancelled read ends the stream; what was kept stands.
-  }
-  return { chunks, kept, total };
-}
-
-async function feed(
-  stdin: WritableStream<Uint8Array>,
-  bytes: Uint8Array,
-  replies?: (write: (bytes: Uint8Array) => Promise<boolean>) => void,
-  exited?: Promise<unknown>,
-): Promise<void> {
-  const writer = stdin.getWriter();
-  try {
-    if (bytes.length > 0) await writer.write(bytes);
-    if (replies === undefined || exited === undefined) return await writer.close();
-  } catch {
-    // A tool may exit without reading its stdin (BrokenPipe): that is its right, not a failure.
-    return;
-  }
-  // Writes one after another, in the order asked; a write after the pipe broke says so instead of throwing.
-  let open = true;
-  let queue: Promise<boolean> = Promise.resolve(true);
-  replies((more) =>
-    queue = queue.then(async () => {
-      if (!open) return false;
-      try {
-        await writer.write(more);
-        return true;
-      } catch {
-        open = false;
-        return false;
-      }
-    })
-  );
-  await exited;
-  open = false;
-  await queue;
-  await writer.close().catch(() => {});
-}
-
-function spawnError(error: unknown, program: string): StartProblem {
-  if (error instanceof Deno.errors.NotCapable) {
-    return { reason: "not_permitted", message: `toolgate is not permitted to run ${program} (--allow-run)` };
-  }
-  // A missing cwd or script interpreter is NotFound too: only a missing program is reported as one.
-  if (error instanceof Deno.errors.NotFound && !exists(program)) {
-    return { reason: "not_found", message: `no such program: ${program}` };
-  }
-  const detail = error instanceof Error ? error.message : String(error);
-  return { reason: "not_executable", message: `cannot execute ${program}: ${detail}` };
-}
-
-/**
- * Why `program` cannot start (missing, a directory, not executable), found before a wrapper (setsid(1), bwrap)
- * would have to report it as its own failure; `undefined` when it looks startable.
- */
-export function startProblem(program: string): StartProblem | undefined {
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.statSync(program);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      return { reason: "not_found", message: `no such program: ${program}` };
-    }
-    // Not ours to read (a scoped --allow-read): the start itself will tell.
-    if (error instanceof Deno.errors.NotCapable) return undefined;
-    return { reason: "not_executable", message: `cannot execute ${program}: ${(error as Error).message}` };
-  }
-  if (info.isDirectory) {
-    return { reason: "not_executable", message: `cannot execute ${program}: a directory` };
-  }
-  if (info.mode !== null && (info.mode & 0o111) === 0) {
-    return { reason: "not_executable", message: `cannot execute ${program}: not executable` };
-  }
-  return undefined;
-}
-
 /** setsid(1)'s words when it could not execute the program it was given. */
 const SETSID_FAILED = "setsid: failed to execute ";
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch (error) {
-    return !(error instanceof Deno.errors.NotFound);
-  }
-}
 
 const EMPTY = new Uint8Array(0);
 const decoder = new TextDecoder();
@@ -358,7 +196,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   let aborted = false;
   let overflow: "stdout" | "stderr" | undefined;
   let ending: Promise<void> | undefined;
-  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  let cancelKill: CancelTimer | undefined;
   let exited = false;
 
   const killChild = (signal: TreeSignal) => {
@@ -377,7 +215,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     // SIGTERM now, SIGKILL after the grace period unless everything is already gone.
     ending ??= endTree("SIGTERM").then(() => {
       // Sending SIGTERM may take a `kill` process: the tool may have ended (and been swept) meanwhile.
-      if (!exited) killTimer = setTimeout(() => void endTree("SIGKILL"), request.graceMs);
+      if (!exited) cancelKill = after(request.graceMs, () => void endTree("SIGKILL"));
     });
     return ending;
   };
@@ -385,19 +223,20 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   const status = child.status;
   const forget = request.registry?.track({ end: endTree, done: status });
   // A limit fires only when nothing else is ending the tree already: the envelope names the first reason.
-  const timer = Number.isFinite(request.timeoutMs)
-    ? setTimeout(() => {
+  // Timers from `after`, not `setTimeout`: the first `setTimeout` of a process loads Node's timers (base/timer.ts).
+  const cancelTimeout = Number.isFinite(request.timeoutMs)
+    ? after(Math.min(request.timeoutMs, MAX_TIMER_MS), () => {
       if (ending !== undefined) return;
       timedOut = true;
       void stopTree();
-    }, Math.min(request.timeoutMs, MAX_TIMER_MS))
+    })
     : undefined;
   // One timer for the idle limit, moved on lazily: re-arming it for every chunk of a flood would cost more.
   const idleMs = request.idleTimeoutMs;
   let lastOutput = performance.now();
-  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  let cancelIdle: CancelTimer | undefined;
   const watchIdle = (delay: number) => {
-    idleTimer = setTimeout(() => {
+    cancelIdle = after(Math.min(delay, MAX_TIMER_MS), () => {
       // Waiting for an answer (a person typing) is not idling: the clock starts again once the answer went out.
       if (request.waiting?.()) lastOutput = performance.now();
       const quiet = performance.now() - lastOutput;
@@ -405,7 +244,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
       if (ending !== undefined) return;
       idleTimedOut = true;
       void stopTree();
-    }, Math.min(delay, MAX_TIMER_MS));
+    });
   };
   if (idleMs !== undefined && Number.isFinite(idleMs)) watchIdle(idleMs);
   const onAbort = () => {
@@ -446,31 +285,31 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
 
   const exit = await status;
   exited = true;
-  clearTimeout(timer);
-  clearTimeout(idleTimer);
+  cancelTimeout?.();
+  cancelIdle?.();
   request.signal?.removeEventListener("abort", onAbort);
   // The tool is gone; whatever it left behind in its group goes too, so no descendant outlives the call.
   if (!request.endsItsTree) await endTree("SIGKILL");
-  clearTimeout(killTimer);
+  cancelKill?.();
 
   // A descendant that escaped the group (setsid) may still hold the pipes open: wait a moment, then stop reading.
   // Never while output is still arriving, nor when the wait ran late (a busy event loop may have reads queued
   // behind this timer): cutting then would lose what the tool printed.
   let escaped = false;
   const escapeWaitMs = Math.max(ESCAPE_WAIT_MIN_MS, Math.min(request.graceMs, 1000));
-  let release: ReturnType<typeof setTimeout> | undefined;
+  let cancelRelease: CancelTimer | undefined;
   const watchPipes = () => {
     const armedAt = performance.now();
     const reads = progress.reads;
-    release = setTimeout(() => {
+    cancelRelease = after(escapeWaitMs, () => {
       if (progress.reads !== reads || performance.now() - armedAt > 2 * escapeWaitMs) return watchPipes();
       escaped = true;
       releaseStreams();
-    }, escapeWaitMs);
+    });
   };
   watchPipes();
   const [out, err] = await Promise.all([stdoutDone, stderrDone, Promise.race([fed, streamsReleased])]);
-  clearTimeout(release);
+  cancelRelease?.();
   releaseStreams();
   forget?.();
   const stderrBytes = joined(err);

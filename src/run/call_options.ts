@@ -161,6 +161,8 @@ export interface CallOptions {
    * sequences and control characters removed, secrets and `TOOLGATE_REDACT` patterns masked.
    */
   readonly onStderrLine?: (line: string) => void;
+  /** Sees the tool's stderr as it comes (every chunk, for the web console's tail; a foreground program's only). */
+  readonly onStderr?: (chunk: Uint8Array) => void;
   /** Who answers a `toolgate/1` tool's questions (absent: nobody; each question is answered with an error). */
   readonly questions?: QuestionHandlers;
   /** The call's span (the caller's, from {@linkcode Executor.tracing}): the run adds its child spans to it. */

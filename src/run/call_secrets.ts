@@ -63,7 +63,9 @@ export class CallSecrets {
     const manifest = this.#manifest;
     const declared = [
       ...manifest.tools.flatMap((tool) => [...tool.secrets, ...tool.credentials.map((c) => c.secret)]),
-      ...(manifest.servers ?? []).flatMap((server) => server.secrets),
+      ...(manifest.servers ?? []).flatMap((
+        server,
+      ) => [...server.secrets, ...server.credentials.map((c) => c.secret)]),
     ];
     for (const value of this.#stored.values()) this.#storedValues.add(value);
     ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(this.#env, declared, this.#storedValues));

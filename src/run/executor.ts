@@ -14,7 +14,7 @@ import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import type { ToolDefinition } from "../manifest/pins.ts";
 import { preflight } from "../manifest/preflight.ts";
-import { loadSchemaEngine, SchemaCompiler } from "../manifest/schema.ts";
+import { SchemaCompiler } from "../manifest/schema.ts";
 import { OWN_COMMAND } from "../policy/policy.ts";
 import type { Prepared, PreparedCall } from "../policy/prepared_call.ts";
 import { EXECUTOR_DEFAULTS, outputCapProblem } from "../process/executor_defaults.ts";
@@ -209,7 +209,7 @@ export class Executor {
       return { ok: false, envelope: this.#secrets.forCaller(envelope) };
     }
     // The schema engine loads at the first call that needs it: start-up does not pay for it.
-    if (tool.schema !== undefined) await loadSchemaEngine();
+    if (tool.schema !== undefined) await this.schemas.ready(tool.schema as Record<string, unknown>);
     const verdict = preflight(tool, argsText, this.schemas);
     if (!verdict.ok) {
       await this.#trail.unrun(name, argsText, verdict.envelope);

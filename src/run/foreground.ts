@@ -89,8 +89,10 @@ export async function runForeground(
         ? AbortSignal.any([cutOff.signal, ...(options.signal ? [options.signal] : [])])
         : options.signal,
       sink: channel?.sink,
-      onStderr: options.onStderrLine &&
-        stderrLines(options.onStderrLine, (text) => context.secrets.redact(text)),
+      onStderr: stderrTaps(
+        options.onStderrLine && stderrLines(options.onStderrLine, (text) => context.secrets.redact(text)),
+        options.onStderr,
+      ),
       registry: context.options.registry,
       endsItsTree: launch.confined,
       launcher: context.launcher.groupLauncher(launch),
@@ -139,4 +141,13 @@ function refusedRequests(launch: Launch): string[] {
       ? []
       : [`toolgate's egress proxy refused a request to ${decision.host}:${decision.port}: ${decision.reason}`]
   );
+}
+
+/** The runner's one stderr tap, for the progress line's last line and the web console's tail alike. */
+function stderrTaps(
+  ...taps: (((chunk: Uint8Array) => void) | undefined)[]
+): ((chunk: Uint8Array) => void) | undefined {
+  const set = taps.filter((tap): tap is (chunk: Uint8Array) => void => tap !== undefined);
+  if (set.length <= 1) return set[0];
+  return (chunk) => set.forEach((tap) => tap(chunk));
 }

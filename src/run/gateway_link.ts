@@ -12,6 +12,7 @@ import type { ToolDefinition } from "../manifest/pins.ts";
 import { serverOfName } from "../manifest/server_spec.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 import { EXECUTOR_DEFAULTS } from "../process/executor_defaults.ts";
+import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { ToolLauncher } from "../sandbox/tool_launch.ts";
 import { stateRoot } from "../state/state.ts";
 import { jobAnswerRecord } from "./audit.ts";
@@ -124,11 +125,13 @@ export class GatewayLink {
     const { timeoutMs } = processLimits(tool, callDefaults(options, this.#context.options).timeoutSec);
     const started = trail.now();
     const clock = performance.now();
+    let egress: readonly EgressDecision[] = [];
     const envelope = this.#gateway === undefined
       ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
       : await this.#gateway.call(tool, call.args, {
         signal: options.signal,
         timeoutMs,
+        onEgress: (decisions) => egress = decisions,
         // The call's trace context, for the server's `params._meta` (MCP semantic conventions).
         meta: options.trace?.carrier,
       });
@@ -139,6 +142,8 @@ export class GatewayLink {
       }),
       server: upstream.server,
       upstream_tool: upstream.tool,
+      // What the egress proxy decided for the server's requests while the call ran.
+      egress: egress.length > 0 ? egress : undefined,
       profile: tool.profile.name,
       cancelled: options.signal?.aborted ? true : undefined,
       approved_by: options.approvedBy,

@@ -13,6 +13,7 @@ import type { PinSet, ToolDefinition, WithheldReason } from "../manifest/pins.ts
 import type { ServerSpec } from "../manifest/server_spec.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { ToolLauncher } from "../sandbox/tool_launch.ts";
+import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 
 /**
  * The manifest's MCP servers as one more source of tools, as the executor sees them.
@@ -44,7 +45,14 @@ export interface ToolGateway {
   call(
     tool: ToolSpec,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs: number; meta?: Readonly<Record<string, string>> },
+    options: {
+      signal?: AbortSignal;
+      timeoutMs: number;
+      /** Told what the egress proxy decided for the server's requests while the call ran (the audit line's). */
+      onEgress?: (decisions: readonly EgressDecision[]) => void;
+      /** The calling span's trace context, for the server's `params._meta` (MCP semantic conventions). */
+      meta?: Readonly<Record<string, string>>;
+    },
   ): Promise<
     Envelope
   >;

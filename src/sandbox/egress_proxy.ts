@@ -4,11 +4,25 @@
  * connections to the listed hosts. A confined tool with a host list has no network of its own: this proxy is
  * its only way out, so a host that is not listed is out of reach whatever the tool does.
  *
+ * One piece: the proxy is one class whose registered calls, pending connections and caps are private state that
+ * every decision on a connection (admit, dial, broker, forget) reads and changes; a connection's bytes are
+ * `proxy_wire.ts`'s, plain HTTP is `plain_http.ts`'s.
+ *
  * @module
  */
 import { join } from "../base/paths.ts";
 import { type CallCredential, hostAllowed } from "../manifest/credentials.ts";
 import type { CertificateAuthority } from "./run_ca.ts";
+import { ConnReader, parseHead, type PlainHead, servePlain } from "./plain_http.ts";
+import {
+  answer,
+  decodeURIComponentSafe,
+  type HeadReader,
+  pipe,
+  readUntil,
+  shut,
+  target,
+} from "./proxy_wire.ts";
 
 /** The most bytes of a request head the proxy reads before it gives up on it. */
 const MAX_HEAD = 16 * 1024;
@@ -22,64 +36,6 @@ export interface EgressDecision {
   readonly allowed: boolean;
   /** Why a request was refused although its host is listed (a credential's placeholder out of place). */
   readonly reason?: string;
-}
-
-/** A connection's request head so far: the bytes read, and the first line once it came. */
-interface HeadReader {
-  readonly buffer: Uint8Array;
-  length: number;
-}
-
-/**
- * Reads from `conn` until `buffer` holds `marker`; resolves to where the marker ends, or `undefined` (the client
- * ended, the head outgrew its buffer, or the connection was closed under it: the head's time limit).
- */
-async function readUntil(conn: Deno.Conn, head: HeadReader, marker: string): Promise<number | undefined> {
-  for (;;) {
-    const text = decoder.decode(head.buffer.subarray(0, head.length));
-    const at = text.indexOf(marker);
-    if (at !== -1) return encoder.encode(text.slice(0, at + marker.length)).length;
-    if (head.length >= head.buffer.length) return undefined;
-    const n = await conn.read(head.buffer.subarray(head.length)).catch(() => null);
-    if (n === null) return undefined;
-    head.length += n;
-  }
-}
-
-async function answer(conn: Deno.Conn, status: string, body = ""): Promise<void> {
-  const text = `HTTP/1.1 ${status}\r\nContent-Length: ${
-    encoder.encode(body).length
-  }\r\nConnection: close\r\n\r\n${body}`;
-  try {
-    await conn.write(encoder.encode(text));
-  } catch {
-    // The client went away.
-  }
-  conn.close();
-}
-
-async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
-  try {
-    await from.readable.pipeTo(to.writable);
-  } catch {
-    // One side went away.
-  }
-}
-
-/** `host:port` of a CONNECT target or an absolute URL, or `undefined` for anything else. */
-function target(method: string, uri: string): { host: string; port: number; path?: string } | undefined {
-  if (method === "CONNECT") {
-    const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(uri);
-    return match ? { host: match[1], port: Number(match[2]) } : undefined;
-  }
-  if (!URL.canParse(uri)) return undefined;
-  const url = new URL(uri);
-  if (url.protocol !== "http:") return undefined;
-  return {
-    host: url.hostname,
-    port: url.port === "" ? 80 : Number(url.port),
-    path: `${url.pathname}${url.search}`,
-  };
 }
 
 /** One confined call the proxy serves: its host list, where its decisions go, and its open connections. */
@@ -131,15 +87,6 @@ export const PROXY_LIMITS: ProxyLimits = { perCall: 64, pending: 64, headMs: 10_
 
 /** How long the proxy waits before it accepts again after a failed accept (out of file descriptors). */
 const ACCEPT_BACKOFF_MS = 100;
-
-/** Closes a connection that may be closed already. */
-function shut(conn: Deno.Conn): void {
-  try {
-    conn.close();
-  } catch {
-    // Already closed.
-  }
-}
 
 /**
  * The egress proxy of one toolgate process: one Unix socket for every confined call with a host list. Each call
@@ -279,86 +226,52 @@ export class EgressProxy {
       const headEnd = await readUntil(conn, head, "\r\n\r\n");
       clearTimeout(slow);
       if (headEnd === undefined) return;
-      const text = decoder.decode(head.buffer.subarray(firstLine, headEnd));
+      const first = parseHead(decoder.decode(head.buffer.subarray(firstLine, headEnd - 4)));
       const rest = head.buffer.slice(headEnd, head.length);
-      const [line, ...headers] = text.split("\r\n");
-      const [method, uri, version] = (line ?? "").split(" ");
-      const where = method && uri ? target(method, uri) : undefined;
-      if (!where) return await answer(conn, "400 Bad Request", "toolgate proxy: CONNECT or an http:// URL\n");
-      const allowed = hostAllowed(where.host, where.port, call.allow);
-      call.onDecision?.({ host: where.host, port: where.port, allowed });
-      if (!allowed) {
-        return await answer(
-          conn,
-          "403 Forbidden",
-          `toolgate proxy: ${where.host}:${where.port} is not in this tool's host list\n`,
-        );
-      }
-      const placeholders = call.credentials.map((c) => c.placeholder);
-      const inHead = placeholders.find((p) => text.includes(p) || decodeURIComponentSafe(text).includes(p));
-      const bound = call.credentials.filter((c) => hostAllowed(where.host, where.port, c.binding.hosts));
-      if (inHead !== undefined) {
-        const credential = call.credentials.find((c) => c.placeholder === inHead)!;
-        const reason = method === "CONNECT"
-          ? `the placeholder of the credential ${credential.binding.secret} was in a CONNECT request's head`
-          : bound.includes(credential)
-          ? `the placeholder of the credential ${credential.binding.secret} was sent in plain HTTP; a bound ` +
-            `secret goes out over HTTPS only`
-          : `the placeholder of the credential ${credential.binding.secret} was sent to a host it is not ` +
-            `bound to (in a plain HTTP request)`;
-        call.onDecision?.({ host: where.host, port: where.port, allowed: false, reason });
-        return await answer(conn, "403 Forbidden", `toolgate proxy: refused: ${reason}\n`);
-      }
-      if (method === "CONNECT" && bound.length > 0) {
-        return await this.#broker(conn, call, token, where, bound, rest);
-      }
-      try {
-        upstream = await Deno.connect({
-          hostname: where.host.replace(/^\[|\]$/g, ""),
-          port: where.port,
-          signal: AbortSignal.timeout(this.#limits.dialMs),
+      const registered = call;
+      if (first.method !== "CONNECT") {
+        // Plain HTTP: each request on the connection is checked and sent to its own host.
+        const placeholders = registered.credentials.map((c) => c.placeholder);
+        const scan = placeholders.length === 0 ? undefined : await import("./credential_broker.ts");
+        let current = { host: "", port: 0 };
+        await servePlain(conn, new ConnReader(conn, rest), first, {
+          admit: async (request) => {
+            const where = await this.#admit(conn, registered, request);
+            if (where === undefined) return undefined;
+            current = where;
+            const dialled = await this.#dial(conn, registered, token, where);
+            return dialled && { upstream: dialled, path: where.path ?? "/" };
+          },
+          forward: scan && ((chunks, up) =>
+            // A placeholder in a body the proxy can read cuts the connection.
+            scan.scanPipe(new Uint8Array(), ReadableStream.from(chunks), up, placeholders, (placeholder) => {
+              const credential = registered.credentials.find((c) => c.placeholder === placeholder)!;
+              registered.onDecision?.({
+                host: current.host,
+                port: current.port,
+                allowed: false,
+                reason:
+                  `the placeholder of the credential ${credential.binding.secret} was in a plain HTTP ` +
+                  `request's body; the connection was cut`,
+              });
+              shut(conn);
+              shut(up);
+            })),
+          closed: (up) => this.#forget(registered, up),
         });
-      } catch (error) {
-        // A host that does not answer, or no file descriptor left (EMFILE): this connection fails, not toolgate.
-        const why = error instanceof DOMException
-          ? `no connection within ${this.#limits.dialMs} ms`
-          : (error as Error).message;
-        return await answer(conn, "502 Bad Gateway", `toolgate proxy: ${why}\n`);
+        return;
       }
-      // The call ended while the host was dialled: nothing is carried for it any more.
-      if (!this.#calls.has(token)) return;
-      this.#open.add(upstream);
-      call.ends.add(upstream);
-      if (method === "CONNECT") {
-        await conn.write(encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
-      } else {
-        // Forwarded in origin form; the proxy's own headers stop here.
-        const kept = headers.filter((h) => h !== "" && !/^proxy-/i.test(h));
-        await upstream.write(
-          encoder.encode(`${method} ${where.path} ${version}\r\n${kept.join("\r\n")}\r\n\r\n`),
-        );
-      }
-      if (call.credentials.length === 0 || method === "CONNECT") {
-        if (rest.length > 0) await upstream.write(rest);
-        await Promise.allSettled([pipe(conn, upstream), pipe(upstream, conn)]);
-      } else {
-        // Plain HTTP the proxy can read: a placeholder in a body, or in a later request, cuts the connection.
-        const { scanPipe } = await import("./credential_broker.ts");
-        const found = (placeholder: string) => {
-          const credential = call!.credentials.find((c) => c.placeholder === placeholder)!;
-          call!.onDecision?.({
-            host: where.host,
-            port: where.port,
-            allowed: false,
-            reason: `the placeholder of the credential ${credential.binding.secret} was in a plain HTTP ` +
-              `request's body; the connection was cut`,
-          });
-          shut(conn);
-          shut(upstream!);
-        };
-        const up = upstream;
-        await Promise.allSettled([scanPipe(rest, conn.readable, up, placeholders, found), pipe(up, conn)]);
-      }
+      const where = await this.#admit(conn, registered, first);
+      if (where === undefined) return;
+      const bound = registered.credentials.filter((c) =>
+        hostAllowed(where.host, where.port, c.binding.hosts)
+      );
+      if (bound.length > 0) return await this.#broker(conn, registered, token, where, bound, rest);
+      upstream = await this.#dial(conn, registered, token, where);
+      if (upstream === undefined) return;
+      await conn.write(encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
+      if (rest.length > 0) await upstream.write(rest);
+      await Promise.allSettled([pipe(conn, upstream), pipe(upstream, conn)]);
     } finally {
       clearTimeout(slow);
       this.#pending.delete(conn);
@@ -370,6 +283,92 @@ export class EgressProxy {
         call?.ends.delete(end);
       }
     }
+  }
+
+  /**
+   * Checks one request (a CONNECT, or a plain-HTTP request, each of a kept-alive connection's): its host against
+   * the call's list, a credential's placeholder in its head. Returns its target, or `undefined` once the client
+   * was answered with the refusal (and the decision recorded).
+   */
+  async #admit(
+    conn: Deno.Conn,
+    call: Registered,
+    request: PlainHead,
+  ): Promise<{ host: string; port: number; path?: string } | undefined> {
+    const { method, uri, text } = request;
+    const where = method && uri ? target(method, uri) : undefined;
+    if (!where) {
+      await answer(conn, "400 Bad Request", "toolgate proxy: CONNECT or an http:// URL\n");
+      return undefined;
+    }
+    const allowed = hostAllowed(where.host, where.port, call.allow);
+    call.onDecision?.({ host: where.host, port: where.port, allowed });
+    if (!allowed) {
+      await answer(
+        conn,
+        "403 Forbidden",
+        `toolgate proxy: ${where.host}:${where.port} is not in this tool's host list\n`,
+      );
+      return undefined;
+    }
+    const placeholders = call.credentials.map((c) => c.placeholder);
+    const inHead = placeholders.find((p) => text.includes(p) || decodeURIComponentSafe(text).includes(p));
+    if (inHead !== undefined) {
+      const bound = call.credentials.filter((c) => hostAllowed(where.host, where.port, c.binding.hosts));
+      const credential = call.credentials.find((c) => c.placeholder === inHead)!;
+      const reason = method === "CONNECT"
+        ? `the placeholder of the credential ${credential.binding.secret} was in a CONNECT request's head`
+        : bound.includes(credential)
+        ? `the placeholder of the credential ${credential.binding.secret} was sent in plain HTTP; a bound ` +
+          `secret goes out over HTTPS only`
+        : `the placeholder of the credential ${credential.binding.secret} was sent to a host it is not ` +
+          `bound to (in a plain HTTP request)`;
+      call.onDecision?.({ host: where.host, port: where.port, allowed: false, reason });
+      await answer(conn, "403 Forbidden", `toolgate proxy: refused: ${reason}\n`);
+      return undefined;
+    }
+    return where;
+  }
+
+  /**
+   * Opens the connection to an allowed host, counted with the call's; `undefined` once the client was answered
+   * (the host out of reach) or the call ended meanwhile.
+   */
+  async #dial(
+    conn: Deno.Conn,
+    call: Registered,
+    token: string,
+    where: { host: string; port: number },
+  ): Promise<Deno.Conn | undefined> {
+    let upstream: Deno.Conn;
+    try {
+      upstream = await Deno.connect({
+        hostname: where.host.replace(/^\[|\]$/g, ""),
+        port: where.port,
+        signal: AbortSignal.timeout(this.#limits.dialMs),
+      });
+    } catch (error) {
+      // A host that does not answer, or no file descriptor left (EMFILE): this connection fails, not toolgate.
+      const why = error instanceof DOMException
+        ? `no connection within ${this.#limits.dialMs} ms`
+        : (error as Error).message;
+      await answer(conn, "502 Bad Gateway", `toolgate proxy: ${why}\n`);
+      return undefined;
+    }
+    // The call ended while the host was dialled: nothing is carried for it any more.
+    if (!this.#calls.has(token)) {
+      shut(upstream);
+      return undefined;
+    }
+    this.#open.add(upstream);
+    call.ends.add(upstream);
+    return upstream;
+  }
+
+  /** An upstream connection closed: no longer the call's. */
+  #forget(call: Registered, upstream: Deno.Conn): void {
+    this.#open.delete(upstream);
+    call.ends.delete(upstream);
   }
 
   /** A CONNECT to a host a credential is bound to: TLS ends here, and the broker carries the request. */
@@ -424,14 +423,6 @@ export class EgressProxy {
     } catch {
       // Already gone.
     }
-  }
-}
-
-function decodeURIComponentSafe(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
   }
 }
 

@@ -9,12 +9,14 @@
  *
  * @module
  */
-import { isAbsolute, isWithin, join, resolve } from "../base/paths.ts";
+import { join } from "../base/paths.ts";
 import { CGROUP_ENV, type CgroupSupport, detectCgroups, ownCgroups } from "./cgroups.ts";
 import { readCache, writeCache } from "../state/state_cache.ts";
 import { findProgram } from "../base/find_program.ts";
-import { type ControlPlane } from "./control_plane.ts";
-import type { PermissionProfile } from "../manifest/profiles.ts";
+import { baseArgs, privateMounts } from "./bwrap_args.ts";
+
+// bwrap's arguments for a call live in bwrap_args.ts; their names stay importable from here.
+export { bwrapArgs, type ConfineRequest } from "./bwrap_args.ts";
 
 /** How tools are confined: `auto` (when bubblewrap works), `require` (unavailable without it), `off`. */
 export type SandboxMode = "auto" | "require" | "off";
@@ -118,46 +120,6 @@ function secretMasks(): { path: string; dir: boolean }[] {
     // No /etc/ssh here.
   }
   return masks;
-}
-
-/** The options that never change between calls: namespaces, no capabilities, the system folders, masks. */
-function baseArgs(support: Extract<SandboxSupport, { ok: true }>, wholeFs: boolean): string[] {
-  const args = ["--unshare-all"];
-  if (support.userns) args.push("--unshare-user", "--disable-userns");
-  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL");
-  if (wholeFs) args.push("--ro-bind", "/", "/");
-  else {
-    for (const entry of support.system) {
-      if (entry.link !== undefined) args.push("--symlink", entry.link, entry.path);
-      else args.push("--ro-bind", entry.path, entry.path);
-    }
-  }
-  for (const mask of support.masks) {
-    if (mask.dir) args.push("--tmpfs", mask.path, "--remount-ro", mask.path);
-    else args.push("--ro-bind", "/dev/null", mask.path);
-  }
-  return args;
-}
-
-/** The private /dev and /tmp: size-capped tmpfs mounts, /dev itself read-only. */
-function privateMounts(tmpfsBytes: number): string[] {
-  const size = String(tmpfsBytes);
-  return [
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
-    "--size",
-    size,
-    "--tmpfs",
-    "/dev/shm",
-    "--remount-ro",
-    "/dev",
-    "--size",
-    size,
-    "--tmpfs",
-    "/tmp",
-  ];
 }
 
 async function probeRun(
@@ -320,108 +282,6 @@ export function limitWarnings(support: Extract<SandboxSupport, { ok: true }>): s
     warnings.push("prlimit is not installed: the process limit of confined tools cannot be enforced");
   }
   return warnings;
-}
-
-/** Everything needed to confine one call. */
-export interface ConfineRequest {
-  readonly program: string;
-  readonly args: readonly string[];
-  /** The workspace: the tool's working directory, as a real path. */
-  readonly cwd: string;
-  readonly profile: PermissionProfile;
-  /**
-   * The tool's own files (its program, or the runtime and code of a built-in tool) and what its program needs
-   * (the install folder of its interpreter, see `program_needs.ts`), shown read-only.
-   */
-  readonly files: readonly string[];
-  readonly controlPlane: ControlPlane;
-  /** Limits a cgroup around the call already enforces (so no rlimit is needed for them). */
-  readonly cgroupLimits?: { readonly processes: boolean; readonly memory: boolean };
-  /**
-   * For a profile that names hosts: the egress proxy's socket on the host, and where it shows inside (the call
-   * then has no network but its loopback, and the proxy is its only way out).
-   */
-  readonly proxy?: { readonly socket: string; readonly inside: string };
-  /** For a call with bound credentials: the CA bundle it trusts (read-only), and where it shows inside. */
-  readonly caBundle?: { readonly file: string; readonly inside: string };
-}
-
-function limitArgs(
-  support: Extract<SandboxSupport, { ok: true }>,
-  profile: PermissionProfile,
-  cgroupLimits: ConfineRequest["cgroupLimits"],
-): string[] {
-  const { cpuSeconds, fileSizeBytes, processes, memoryBytes } = profile.limits;
-  // With cgroups, the wrapper in front of bwrap sets the CPU, file-size and data rlimits, and everything inside
-  // inherits them: no prlimit process per call for those.
-  const args = cgroupLimits
-    ? []
-    : [`--cpu=${cpuSeconds}`, `--fsize=${fileSizeBytes}`, `--data=${memoryBytes}`];
-  // Root is exempt from RLIMIT_NPROC; for anyone else it counts the sandbox's own user namespace only: set inside.
-  if (!cgroupLimits?.processes && !support.root) args.push(`--nproc=${processes}`);
-  if (support.prlimit === undefined || args.length === 0) return [];
-  return [support.prlimit, ...args, "--"];
-}
-
-function within(path: string, folders: readonly string[]): boolean {
-  return folders.some((folder) => isWithin(path, folder));
-}
-
-/**
- * The bwrap arguments that run `program` confined by its profile. The environment is not on this command line:
- * the caller starts bwrap with exactly the tool's environment (cleared to the allowlist), which bwrap hands on,
- * so that no secret value ever shows in a process listing.
- *
- * @example
- * ```ts
- * import { bwrapArgs } from "./sandbox.ts";
- * // new Deno.Command(support.bwrap, { args: bwrapArgs(support, request), clearEnv: true, env })
- * ```
- */
-export function bwrapArgs(support: Extract<SandboxSupport, { ok: true }>, request: ConfineRequest): string[] {
-  const { profile, cwd, controlPlane } = request;
-  const hidden = controlPlane.hidden;
-  const place = (path: string) => isAbsolute(path) ? resolve(path) : resolve(cwd, path);
-  const wholeFs = profile.read.includes("/");
-  const args = baseArgs(support, wholeFs);
-  // A host list is enforced by the egress proxy: the network namespace stays the sandbox's own.
-  if (profile.net === true) args.push("--share-net");
-  args.push(...privateMounts(profile.limits.tmpfsBytes));
-
-  const systemDirs = support.system.map((entry) => entry.path);
-  const writable = [...new Set(profile.write.map(place))].filter((path) => !within(path, hidden));
-  const readable = [
-    ...request.files.filter((path) => wholeFs || !within(path, systemDirs)),
-    ...(wholeFs ? [] : profile.read.map(place)),
-    cwd,
-  ];
-  // Bound after the private /tmp, so that a workspace or a tool that lives under /tmp stays visible; parents
-  // before what lies inside them, so that a later bind is never hidden under an earlier one.
-  const binds = new Map<string, "--ro-bind-try" | "--bind-try">();
-  for (const path of readable) if (!within(path, hidden)) binds.set(path, "--ro-bind-try");
-  for (const path of writable) binds.set(path, "--bind-try");
-  if (request.proxy) args.push("--bind", request.proxy.socket, request.proxy.inside);
-  if (request.caBundle) args.push("--ro-bind", request.caBundle.file, request.caBundle.inside);
-  const depth = (path: string) => path.split("/").length;
-  for (const [path, how] of [...binds].sort(([a], [b]) => depth(a) - depth(b))) args.push(how, path, path);
-  // The control plane over everything the tool may write: a read-only bind of each protected path inside a
-  // writable one, and of each writable one inside a protected one.
-  for (const protectedPath of controlPlane.readOnly) {
-    for (const path of writable) {
-      if (isWithin(protectedPath, path)) args.push("--ro-bind", protectedPath, protectedPath);
-      else if (isWithin(path, protectedPath)) args.push("--ro-bind", path, path);
-    }
-  }
-  // toolgate's state and configuration: masked wherever they would show.
-  const shown = wholeFs ? ["/"] : [...readable, ...writable];
-  for (const path of hidden) {
-    if (within(path, shown)) args.push("--tmpfs", path, "--remount-ro", path);
-  }
-  // The sandbox's own root (a tmpfs holding the mount points) would take writes of any size: read-only too.
-  args.push("--remount-ro", "/", "--chdir", cwd, "--");
-  args.push(...limitArgs(support, profile, request.cgroupLimits));
-  args.push(request.program, ...request.args);
-  return args;
 }
 
 /** The warning that travels with an unconfined call, in the envelope and the audit line. */

@@ -3,6 +3,7 @@
 import { benchAgent } from "./agent_bench.ts";
 import { benchBroker } from "./broker_bench.ts";
 import { benchExecutor } from "./executor_bench.ts";
+import { benchGateway } from "./gateway_bench.ts";
 import { benchJobs } from "./jobs_bench.ts";
 import { benchLazyTools } from "./lazy_tools_bench.ts";
 import { benchManifest } from "./manifest_bench.ts";
@@ -22,6 +23,7 @@ for (
     ["lazy_tools", benchLazyTools],
     ["pool", benchPool],
     ["broker", benchBroker],
+    ["gateway", benchGateway],
   ] as const
 ) {
   console.log(`\n## ${name}`);

@@ -23,6 +23,7 @@ import { answer, callTools, type RecordedRequest, startChatServer } from "../age
 import { generateManifest } from "./manifest_bench.ts";
 import { buildBundle, launcherArgs, shimText } from "../../src/build/install.ts";
 import { FRESH_MS } from "../../src/launcher/launch_record.ts";
+import { COMMON_DENO_FLAGS } from "../../tools/deno_flags.ts";
 import { validateManifest } from "../../src/manifest/manifest.ts";
 import { probeSandbox } from "../../src/sandbox/sandbox.ts";
 import { loadSchemaEngine } from "../../src/manifest/schema.ts";
@@ -41,6 +42,13 @@ export const TARGETS = {
 } as const;
 
 const ROUNDS = Number(Deno.env.get("TOOLGATE_BENCH_ROUNDS") ?? 12);
+/**
+ * `TOOLGATE_BENCH_CPU=1`: each run is repeated under `perf stat -e task-clock` for the CPU time of its whole
+ * process tree, steadier than wall time on a shared machine (printed for the warm runs and their floors).
+ */
+const CPU = Deno.env.get("TOOLGATE_BENCH_CPU") === "1";
+/** The CPU time of the last run that {@linkcode time} measured, in milliseconds (`NaN` without `CPU`). */
+let lastCpu = NaN;
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -52,13 +60,34 @@ async function time(
   cwd: string,
   env: Record<string, string>,
   program = Deno.execPath(),
+  input?: string,
+  measureCpu = CPU,
 ): Promise<number> {
   const start = performance.now();
-  const output = await new Deno.Command(program, { args, cwd, env, stdout: "piped", stderr: "piped" })
-    .output();
+  const child = new Deno.Command(program, {
+    args,
+    cwd,
+    env,
+    stdin: input === undefined ? "inherit" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (input !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(input));
+    await writer.close();
+  }
+  const output = await child.output();
   const elapsed = performance.now() - start;
   if (!output.success) {
     throw new Error(`${args.join(" ")} failed: ${new TextDecoder().decode(output.stderr).slice(0, 500)}`);
+  }
+  if (measureCpu) {
+    const report = await Deno.makeTempFile();
+    const perf = ["stat", "-x,", "-e", "task-clock", "-o", report, "--", program, ...args];
+    await time(perf, cwd, env, "perf", input, false).catch(() => {});
+    lastCpu = Number((await Deno.readTextFile(report)).match(/^([\d.]+),msec,task-clock/m)?.[1] ?? NaN);
+    await Deno.remove(report);
   }
   return elapsed;
 }
@@ -194,6 +223,15 @@ export async function benchStartup(): Promise<Record<string, number>> {
     warm_call: () => time(["call", "trivial"], dir, env, shim),
     cold_call: () => time(["call", "trivial"], dir, cold(), shim),
     warm_get_time: () => time(["call", "get_time", timeTime], belt, env, shim),
+    // The built-in tool alone, as its entry runs (unconfined): a runtime, and the time zone data it loads.
+    get_time_alone: () =>
+      time(
+        ["run", ...COMMON_DENO_FLAGS, join(bundle, "belt", "get_time.js")],
+        belt,
+        env,
+        undefined,
+        timeTime,
+      ),
     cold_get_time: () => time(["call", "get_time", timeTime], belt, cold(), shim),
     warm_agent_one: agent("trivial", 1, [], shim),
     cold_agent_one: agent("trivial", 1, [], shim, cold),
@@ -213,6 +251,7 @@ export async function benchStartup(): Promise<Record<string, number>> {
     },
   };
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
+  const cpus: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
   try {
     // Files just written are too fresh to be recorded: the warm runs record once they are older.
     await new Promise((done) => setTimeout(done, FRESH_MS + 100));
@@ -220,7 +259,10 @@ export async function benchStartup(): Promise<Record<string, number>> {
     // Each round runs them in a new random order, so that none always follows the same one (a sandbox's
     // teardown is paid by whatever starts next).
     for (let i = 0; i < ROUNDS; i++) {
-      for (const [name, run] of shuffled(Object.entries(runs))) times[name].push(await run());
+      for (const [name, run] of shuffled(Object.entries(runs))) {
+        times[name].push(await run());
+        cpus[name].push(lastCpu);
+      }
     }
   } finally {
     await server[Symbol.asyncDispose]();
@@ -244,6 +286,10 @@ export async function benchStartup(): Promise<Record<string, number>> {
     floor_warm_over_hello: m.floor_warm / m.hello,
     warm_call_over_floor_warm: m.warm_call / m.floor_warm,
     warm_get_time_over_hello: m.warm_get_time / m.hello,
+    get_time_alone_over_hello: m.get_time_alone / m.hello,
+    // get_time's floor: the warm floor and get_time's own runtime (the trivial tool's shell, a millisecond or
+    // two, left in).
+    floor_warm_get_time_over_hello: (m.floor_warm + m.get_time_alone) / m.hello,
     cold_get_time_over_hello: m.cold_get_time / m.hello,
     warm_agent_one_call_over_hello: m.warm_agent_one / m.hello,
     cold_agent_one_call_over_hello: m.cold_agent_one / m.hello,
@@ -258,6 +304,17 @@ export async function benchStartup(): Promise<Record<string, number>> {
         m.hello.toFixed(1)
       } ms)`,
     );
+  }
+  if (CPU) {
+    // The cold runs are left out: their repetition under perf finds the record the first run made.
+    const c = Object.fromEntries(Object.entries(cpus).map(([k, v]) => [k, median(v)]));
+    for (const key of ["floor_warm", "warm_call", "get_time_alone", "warm_get_time", "warm_agent_one"]) {
+      console.log(
+        `startup: cpu ${key}_over_hello ${(c[key] / c.hello).toFixed(2)} (hello-world ${
+          c.hello.toFixed(1)
+        } ms of CPU)`,
+      );
+    }
   }
   return figures;
 }

@@ -83,6 +83,16 @@ Deno.test("the endpoint, the listening port and transcript files are granted for
     (await planLaunch(["serve", "--http", "8765", "--console", "0", "--host", "::1"], env, cwd)).set.net,
     ["[::1]:8765", "127.0.0.1"],
   );
+  // The agent loop's console too (the endpoint beside it); a worker's beside its pool (see the pool tests).
+  assert.deepEqual(
+    (await planLaunch(
+      ["run", "--base-url", "http://localhost:1234/v1", "--console", "0", "--prompt", "x"],
+      env,
+      cwd,
+    ))
+      .set.net,
+    ["localhost:1234", "127.0.0.1"],
+  );
   const saving = (await planLaunch(["--prompt", "x", "--save-messages", "out/run.json"], env, cwd)).set;
   assert.ok(saving.write.includes(join(cwd, "out/run.json")));
   assert.ok(saving.write.includes(join(cwd, "out/run.json.tmp")));

@@ -91,3 +91,42 @@ Deno.test("terminalReadLine: writes the question and reads one line, CRLF or LF"
   assert.equal(await readLine("Proceed? "), "yes");
   assert.deepEqual(written, ["Proceed? "]);
 });
+
+Deno.test("terminalReadLine: a question withdrawn (answered in the console) leaves its read to the next question, never two reads at once", async () => {
+  // A terminal whose reads resolve only when the test types a line; it counts the reads in flight.
+  let pending: ((line: string) => void) | undefined;
+  let inFlight = 0;
+  let most = 0;
+  const stdin = {
+    read(buffer: Uint8Array): Promise<number | null> {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      return new Promise((resolve) => {
+        pending = (line) => {
+          inFlight--;
+          const bytes = new TextEncoder().encode(line);
+          buffer.set(bytes);
+          resolve(bytes.length);
+        };
+      });
+    },
+  };
+  const written: string[] = [];
+  const readLine = terminalReadLine((text) => Promise.resolve(void written.push(text)), stdin);
+  const withdraw = new AbortController();
+  const first = readLine("First? ", withdraw.signal);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  withdraw.abort(new Error("answered in the console"));
+  await assert.rejects(first, /answered in the console/);
+  const second = readLine("Second? ");
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  pending!("y\n");
+  assert.equal(await second, "y", "the line typed goes to the question on screen");
+  assert.equal(most, 1, "stdin was never read twice at once");
+  assert.deepEqual(written, ["First? ", "Second? "]);
+  // A question withdrawn before it is asked is not written at all.
+  const gone = new AbortController();
+  gone.abort(new Error("withdrawn"));
+  await assert.rejects(readLine("Third? ", gone.signal), /withdrawn/);
+  assert.deepEqual(written, ["First? ", "Second? "]);
+});

@@ -135,6 +135,8 @@ export interface WorkerStart {
   readonly env?: Record<string, string>;
   /** Start it with `--insecure` (default: true, the tests' servers take anyone but where a test says). */
   readonly insecure?: boolean;
+  /** More options after the others (`--console 0`). */
+  readonly args?: readonly string[];
 }
 
 /** Starts `toolgate worker --nats URL --tools MANIFEST ...` in `cwd` and waits until it serves. */
@@ -165,6 +167,7 @@ export async function startWorker(
       "--concurrency",
       "1",
       ...(start.insecure ?? true ? ["--insecure"] : []),
+      ...start.args ?? [],
     ],
     cwd,
     // This user's Deno cache even under a HOME of the test's own (an empty one would download the NATS client).

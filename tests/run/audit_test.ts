@@ -485,6 +485,24 @@ Deno.test("audit: a record after a torn line (a file that ends without a newline
   for (const line of lines.slice(2, 4)) assert.equal(JSON.parse(line).tool, "t");
 });
 
+Deno.test("audit: a line torn by another writer after one of ours is seen: the next record starts on a line of its own", async () => {
+  await using dir = await scratch();
+  const auditDir = await privateDir(dir.path);
+  const clock = () => new Date("2026-05-04T10:00:00.000Z");
+  const file = join(auditDir, "20260504.log");
+  const executor = executorOf({ command: ["/bin/cat"] }, { auditDir, clock, onWarning: assert.fail });
+  await executor.call("t", "{}");
+  // The writer remembers where its own line ended; another process's torn line lands after it.
+  await Deno.writeTextFile(file, '{"torn":', { append: true });
+  await executor.call("t", "{}");
+  await executor.call("t", "{}");
+  const lines = (await Deno.readTextFile(file)).split("\n");
+  assert.equal(lines.length, 5, lines.join("\n"));
+  assert.equal(lines[1], '{"torn":');
+  for (const line of [lines[0], lines[2], lines[3]]) assert.equal(JSON.parse(line).tool, "t");
+  assert.equal(lines[4], "");
+});
+
 /** Reads a child's stdout line by line. */
 function lineReader(stream: ReadableStream<Uint8Array>): () => Promise<string> {
   const reader = stream.pipeThrough(new TextDecoderStream()).getReader();

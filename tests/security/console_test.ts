@@ -1,13 +1,26 @@
 /**
  * The web console of `serve --console` (issue 29) against the web's attacks: a page of another site (no cookie, a
  * foreign Origin, a forged POST without the CSRF token, another Host name resolving to loopback), a second use of
- * the printed link, a confined tool dialing the console's port, and secrets in what the console serves.
+ * the printed link, a confined tool dialing the console's port, and secrets in what the console serves; and the
+ * Trust button of `run --console`, which records trust only from the page, for the view the person read.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SecretStore } from "../../src/state/secret_store.ts";
 import { REPO } from "../support.ts";
-import { type ConsoleServer, sessionCookie, startConsoleServer, until } from "../console_helpers.ts";
+import {
+  consoleApi,
+  type ConsoleServer,
+  sessionCookie,
+  spawnConsole,
+  startConsoleServer,
+  trustedWorkspace,
+  until,
+} from "../console_helpers.ts";
+import { callTools, startChatServer } from "../agent/chat_server.ts";
+import { readManifestContent } from "../../src/manifest/trust.ts";
+import { readTrustRecord } from "../../src/manifest/trust_record.ts";
+import { stateRoot } from "../../src/state/state.ts";
 import { confinedTest } from "./helpers.ts";
 
 /** The page's CSRF token, read as the page's script reads it. */
@@ -168,4 +181,79 @@ Deno.test("console: a stored secret a tool prints is masked in every page, strea
   } finally {
     await Deno.remove(config, { recursive: true });
   }
+});
+
+Deno.test("console: the Trust button refuses a request without the cookie, with a foreign Origin, or without the CSRF token; nothing is recorded", async () => {
+  await using ws = await trustedWorkspace();
+  // The model's call waits for an answer in the console: the run stays up while the Trust button is tried.
+  await using chat = startChatServer([callTools([{ id: "c1", name: "report", args: { topic: "x" } }])]);
+  await using run = await spawnConsole(
+    ["run", "--prompt", "go", "--model", "m", "--base-url", chat.baseUrl, "--console", "0"],
+    { cwd: ws.workspace, env: ws.env },
+  );
+  const api = await consoleApi(run.origin, run.link);
+  await until(async () => (await api.get("/api/state")).approvals.length === 1, "the call waits");
+  // The manifest changes under the run: the view shows it, and a Trust would record the new content.
+  const path = join(ws.workspace, "tools.json");
+  const manifest = JSON.parse(await Deno.readTextFile(path));
+  manifest.tools[0].command = ["./tools/bin/report", "--more"];
+  await Deno.writeTextFile(path, JSON.stringify(manifest));
+  const view = await api.get("/api/trust");
+  assert.equal(view.manifest.state, "changed");
+  assert.match(view.manifest.changes.join("\n"), /command .*-> .*--more/);
+  const { version } = view;
+
+  for (const path of ["/api/trust", "/api/confinement"]) {
+    assert.equal(await status(`${run.origin}${path}`), 403);
+  }
+  const body = JSON.stringify({ version });
+  const json = { "content-type": "application/json" };
+  // No cookie (a page of another site cannot send it: SameSite=Strict).
+  assert.equal(
+    await status(`${run.origin}/api/trust`, {
+      method: "POST",
+      headers: { ...json, origin: run.origin, "x-csrf-token": api.csrf },
+      body,
+    }),
+    403,
+  );
+  // A foreign Origin, even with the cookie and the token; and a form post from another site.
+  assert.equal(await api.post("/api/trust", { version }, { origin: "http://evil.example" }), 403);
+  assert.equal(
+    await status(`${run.origin}/api/trust`, {
+      method: "POST",
+      headers: {
+        cookie: api.cookie,
+        origin: "http://evil.example",
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: `version=${version}`,
+    }),
+    403,
+  );
+  // No CSRF token, a wrong one, or no Origin at all.
+  assert.equal(await api.post("/api/trust", { version }, { "x-csrf-token": "" }), 403);
+  assert.equal(await api.post("/api/trust", { version }, { "x-csrf-token": "0".repeat(64) }), 403);
+  assert.equal(
+    await status(`${run.origin}/api/trust`, {
+      method: "POST",
+      headers: { ...json, cookie: api.cookie, "x-csrf-token": api.csrf },
+      body,
+    }),
+    403,
+  );
+  // A Trust of a view that is not the one shown now (changed since it was read) records nothing either.
+  assert.equal(await api.post("/api/trust", { version: "0".repeat(64) }), 409);
+  assert.equal((await api.get("/api/trust")).manifest.state, "changed", "nothing was recorded");
+  const content = await readManifestContent(path);
+  assert.ok(
+    readTrustRecord(stateRoot(ws.env), content!.realPath) !== undefined,
+    "the earlier trust is there",
+  );
+  assert.notEqual(readTrustRecord(stateRoot(ws.env), content!.realPath)?.digest, content!.digest);
+
+  // The person's own click, from the page: recorded as `toolgate trust` records it.
+  assert.equal(await api.post("/api/trust", { version }), 200);
+  assert.equal((await api.get("/api/trust")).manifest.state, "trusted");
+  assert.equal(readTrustRecord(stateRoot(ws.env), content!.realPath)?.digest, content!.digest);
 });

@@ -257,32 +257,36 @@ for (const module of ["requests", "httpx"]) {
   );
 }
 
+/** An executor over the belt's exec and job, exec bound to the test's host through the canary credential. */
+async function beltExecutor(s: Setup): Promise<Executor> {
+  const belt = JSON.parse(await Deno.readTextFile(join(REPO, "tools.json")));
+  const pick = (name: string) => {
+    const tool = belt.tools.find((t: { name: string }) => t.name === name);
+    return { ...tool, command: [join(REPO, "tools", "bin", name)] };
+  };
+  const manifest = JSON.parse(await Deno.readTextFile(join(s.dir, "tools.json")));
+  const { permissions, credentials } = manifest.tools[0];
+  await writeFiles(s.dir, {
+    "jobs.json": { tools: [{ ...pick("exec"), permissions, credentials }, pick("job")] },
+  });
+  const loaded = await loadManifest(join(s.dir, "jobs.json"), { allowAbsoluteCommands: true });
+  assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
+  return new Executor({
+    manifest: loaded.manifest,
+    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: s.state, ...s.env },
+    cwd: s.dir,
+    auditDir: null,
+    sandbox: "require",
+  });
+}
+
 hostTest(
   "a background exec job gets the placeholder and the CA bundle as a foreground call does: curl in it reaches the bound host with the value",
   NO_BWRAP ?? (CURL ? undefined : "curl is not installed"),
   async () => {
     const s = await setup();
     try {
-      // The belt's exec and job, with exec bound to the host through a credential.
-      const belt = JSON.parse(await Deno.readTextFile(join(REPO, "tools.json")));
-      const pick = (name: string) => {
-        const tool = belt.tools.find((t: { name: string }) => t.name === name);
-        return { ...tool, command: [join(REPO, "tools", "bin", name)] };
-      };
-      const manifest = JSON.parse(await Deno.readTextFile(join(s.dir, "tools.json")));
-      const { permissions, credentials } = manifest.tools[0];
-      await writeFiles(s.dir, {
-        "jobs.json": { tools: [{ ...pick("exec"), permissions, credentials }, pick("job")] },
-      });
-      const loaded = await loadManifest(join(s.dir, "jobs.json"), { allowAbsoluteCommands: true });
-      assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
-      const executor = new Executor({
-        manifest: loaded.manifest,
-        env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: s.state, ...s.env },
-        cwd: s.dir,
-        auditDir: null,
-        sandbox: "require",
-      });
+      const executor = await beltExecutor(s);
       try {
         const shell =
           `env | grep -E 'CANARY|SSL_CERT'; curl -sS -m 10 -H 'Authorization: Bearer '$CANARY_TOKEN ${s.url}/job`;
@@ -299,6 +303,33 @@ hostTest(
       } finally {
         await executor.endJobs();
       }
+    } finally {
+      await s.close();
+    }
+  },
+);
+
+hostTest(
+  "the foreground exec passes its programs the proxy, the CA bundle and the placeholder: curl reaches the bound host with the value, env shows only the placeholder",
+  NO_BWRAP ?? (CURL ? undefined : "curl is not installed"),
+  async () => {
+    const s = await setup();
+    try {
+      const executor = await beltExecutor(s);
+      const shell = `env | sort; curl -sS -m 10 ${s.url}/added; echo; ` +
+        `curl -sS -m 10 -H 'Authorization: Bearer '$CANARY_TOKEN ${s.url}/swapped`;
+      const answer = await executor.call("exec", JSON.stringify({ shell }));
+      const text = JSON.stringify(answer);
+      assert.ok(answer.ok, text);
+      assert.ok(!text.includes(s.value), text);
+      const { stdout } = answer.result as { stdout: string };
+      assert.match(stdout, /^CANARY_TOKEN=toolgate-cred-[0-9a-f]{32}$/m, stdout);
+      assert.match(stdout, /^HTTPS_PROXY=http:\/\/127\.0\.0\.1:\d+$/m, stdout);
+      assert.match(stdout, /^CURL_CA_BUNDLE=\/tmp\/\.toolgate-ca\.pem$/m, stdout);
+      // Nothing of toolgate's own but the way out: not the control plane's description, not another variable.
+      assert.doesNotMatch(stdout, /TOOLGATE_PROTECTED|TOOLGATE_UPSTREAM_CA/, stdout);
+      assert.match(stdout, /got\[Bearer \*{10,}\]\ngot\[Bearer \*{10,}\]/, stdout);
+      assert.deepEqual(s.hits, [`Bearer ${s.value}`, `Bearer ${s.value}`]);
     } finally {
       await s.close();
     }

@@ -70,6 +70,37 @@ Deno.test("exec: the environment is PATH, HOME and the listed variables only", a
   });
 });
 
+Deno.test("exec: the sandbox's way out passes on (proxy, CA bundle, a credential's placeholder); secrets do not", async () => {
+  await withWorkspace(async (w) => {
+    const placeholder = `toolgate-cred-${"ab".repeat(16)}`;
+    const result = assertOk(
+      await runTool("exec", { argv: ["env"] }, {
+        cwd: w.ws,
+        env: {
+          HTTPS_PROXY: "http://127.0.0.1:3128",
+          SSL_CERT_FILE: "/tmp/.toolgate-ca.pem",
+          GH_TOKEN: placeholder,
+          API_KEY: "s3cret-value",
+          TOOLGATE_PROTECTED: "{}",
+        },
+      }),
+    );
+    const names = result.stdout.trim().split("\n").map((line: string) => line.split("=")[0]).sort();
+    assert.deepEqual(names, ["GH_TOKEN", "HOME", "HTTPS_PROXY", "PATH", "SSL_CERT_FILE"]);
+    assert.match(result.stdout, new RegExp(`^GH_TOKEN=${placeholder}$`, "m"));
+  });
+});
+
+Deno.test("exec: the network variables it passes on are the ones toolgate sets in a sandbox", async () => {
+  const { EXEC_NETWORK_VARIABLES } = await import("../../src/contract/exec_args.ts");
+  const { PROXY_ENV } = await import("../../src/sandbox/tool_launch.ts");
+  const { CA_BUNDLE_VARIABLES } = await import("../../src/sandbox/run_ca.ts");
+  assert.deepEqual(
+    [...EXEC_NETWORK_VARIABLES].sort(),
+    [...Object.keys(PROXY_ENV), ...CA_BUNDLE_VARIABLES].sort(),
+  );
+});
+
 Deno.test("exec: cwd is a directory under the workspace", async () => {
   await withWorkspace(async (w) => {
     const result = assertOk(await runTool("exec", { argv: ["pwd"], cwd: "sub" }, { cwd: w.ws }));

@@ -43,7 +43,9 @@ const EXPECTED: Record<string, [boolean, boolean, string, string]> = {
   fs_mkdir: [false, false, "workspace", FILE_TOOL_FLAGS],
   fs_remove: [false, false, "workspace", FILE_TOOL_FLAGS],
   http_fetch: [true, true, "network", "--allow-net --allow-env=TOOLGATE_FETCH_ALLOW_HOSTS"],
-  exec: [false, false, "workspace", "--allow-run --allow-read=. --allow-env=PATH,HOME,TOOLGATE_PROTECTED"],
+  // exec reads its whole environment: a bound credential's placeholder is in a variable the manifest names (and
+  // --allow-run could print the environment anyway); it passes on PATH, HOME and the sandbox's way out only.
+  exec: [false, false, "workspace", "--allow-run --allow-read=. --allow-env"],
   // Answered inside toolgate (src/run/jobs.ts); poll and wait are read-only calls, kill is not (src/policy/policy.ts).
   job: [false, false, "none", ""],
 };

@@ -1,12 +1,14 @@
 // exec: runs a program from an argv (no shell), or a command line through bash with pipefail, in a workspace
-// directory, with a wall-clock and an idle timeout that kill its whole process group, only PATH, HOME and the listed
-// variables in its environment, and optional stdin text; returns {exit_code, stdout, stderr, duration_ms} with long
+// directory, with a wall-clock and an idle timeout that kill its whole process group, only PATH, HOME, the
+// sandbox's way out (proxy variables, a bound credential's placeholder and CA bundle) and the listed variables in
+// its environment, and optional stdin text; returns {exit_code, stdout, stderr, duration_ms} with long
 // outputs cut head-and-tail (an envelope with warnings when a pipeline ended by SIGPIPE or printed nothing).
 // `background: true` is toolgate's own business (its job manager runs the command): here it is refused.
 import { readStdinArgs } from "../lib/args.ts";
 import { errorMessage, fsFailure, invalidArgs, runTool, ToolFailure, withWarnings } from "../lib/envelope.ts";
 import {
   type ExecCommand,
+  execEnv,
   FALLBACK_SHELL,
   finishedCommand,
   NO_PIPEFAIL_WARNING,
@@ -125,11 +127,8 @@ await runTool(async () => {
   }
   const cwd = workspace.enter(located);
 
-  const env: Record<string, string> = {};
-  for (const name of ["PATH", "HOME"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
-  }
+  // PATH, HOME and the sandbox's way out (the proxy, a bound credential's placeholder and CA bundle); no secret.
+  const env = execEnv(Deno.env.toObject());
   Object.assign(env, extraEnv);
 
   const started = performance.now();

@@ -5,38 +5,25 @@ import { GET_TIME_ARGS } from "../schemas/get_time.ts";
 
 const EXPECTED = "an IANA timezone, e.g. Europe/Helsinki";
 
-/** The offset of `zone` at `instant`, as `+HH:MM`. */
-function offsetOf(instant: Date, zone: string): string {
-  const name = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "longOffset" })
-    .formatToParts(instant).find((part) => part.type === "timeZoneName")?.value ?? "GMT";
-  const match = /GMT([+-]\d{2}):?(\d{2})?/.exec(name);
-  return match ? `${match[1]}:${match[2] ?? "00"}` : "+00:00";
-}
-
-function isoIn(instant: Date, zone: string): string {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    }).formatToParts(instant).map((part) => [part.type, part.value]),
-  );
-  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${
-    offsetOf(instant, zone)
-  }`;
+/**
+ * The local time in `zone` with its UTC offset (`2026-11-22T02:10:19+02:00`), or `undefined` for a zone the
+ * time zone database does not know. Temporal, not `Intl.DateTimeFormat`: the first `Intl.DateTimeFormat` with a
+ * time zone loads the locale data too, about 12 ms of this tool's 30 ms of CPU, Temporal's zone about 1 ms
+ * (measured; both accept and refuse the same names, aliases and offsets such as `+02:00`).
+ */
+function isoIn(zone: string): string | undefined {
+  try {
+    return Temporal.Now.zonedDateTimeISO(zone).toString({ timeZoneName: "never", fractionalSecondDigits: 0 });
+  } catch {
+    return undefined;
+  }
 }
 
 await runTool(async () => {
   const { timezone: zone } = await readStdinArgs(GET_TIME_ARGS);
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-  } catch {
+  const iso8601 = isoIn(zone);
+  if (iso8601 === undefined) {
     throw invalidArgs("timezone", `unknown timezone ${JSON.stringify(zone)}`, EXPECTED);
   }
-  return { timezone: zone, iso8601: isoIn(new Date(), zone) };
+  return { timezone: zone, iso8601 };
 });

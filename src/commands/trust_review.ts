@@ -1,0 +1,111 @@
+/**
+ * What trusting a manifest's MCP servers pins, and how it reads: each server's tools as they are listed now
+ * against their pins (new, changed field by field, pinned), a description with invisible characters flagged.
+ * `toolgate trust` prints it and the web console shows it; both pin what it found, the same way.
+ *
+ * @module
+ */
+import { pinChanges, type PinSet, type ToolDefinition } from "../manifest/pins.ts";
+import { invisibleCharacters } from "../base/invisible.ts";
+
+/** One upstream tool against its pin. */
+export interface ToolReview {
+  /** Its name as toolgate exposes it, `mcp__SERVER__TOOL`. */
+  readonly name: string;
+  readonly state: "new" | "changed" | "pinned";
+  /** What changed, a line per field (`description: "a" -> "b"`). */
+  readonly changes: readonly string[];
+  /** Its title or description carries invisible or control characters. */
+  readonly warnings: readonly string[];
+}
+
+/** One server of the manifest: its tools, or why they cannot be listed. */
+export interface ServerReview {
+  readonly server: string;
+  /** Why it cannot be used (its pins are kept as they were). */
+  readonly error?: string;
+  readonly tools: readonly ToolReview[];
+}
+
+/**
+ * Lists each server's tools through `definitions` and holds them against `before`: the review, and the pins to
+ * record (a server that cannot be listed keeps its earlier pins).
+ *
+ * @example
+ * ```ts
+ * import { reviewServers } from "./trust_review.ts";
+ * const { servers } = await reviewServers(["fs"], {}, () => Promise.resolve([{ name: "read" }]));
+ * servers[0].tools[0].state; // "new"
+ * ```
+ */
+export async function reviewServers(
+  names: readonly string[],
+  before: PinSet,
+  definitions: (server: string) => Promise<ToolDefinition[]>,
+): Promise<{ pins: PinSet; servers: ServerReview[] }> {
+  const pins: PinSet = {};
+  const servers: ServerReview[] = [];
+  for (const server of names) {
+    let listed;
+    try {
+      listed = await definitions(server);
+    } catch (error) {
+      servers.push({ server, error: (error as Error).message, tools: [] });
+      if (before[server] !== undefined) pins[server] = before[server];
+      continue;
+    }
+    pins[server] = {};
+    const tools: ToolReview[] = [];
+    for (const definition of listed) {
+      pins[server][definition.name] = definition;
+      const old = before[server]?.[definition.name];
+      const changes = old === undefined ? [] : pinChanges(old, definition);
+      const warnings: string[] = [];
+      for (const field of ["title", "description"] as const) {
+        const text = definition[field];
+        const found = typeof text === "string" ? invisibleCharacters(text) : [];
+        if (found.length > 0) {
+          warnings.push(`its ${field} carries invisible or control characters (${found.join(", ")})`);
+        }
+      }
+      tools.push({
+        name: `mcp__${server}__${definition.name}`,
+        state: old === undefined ? "new" : changes.length === 0 ? "pinned" : "changed",
+        changes,
+        warnings,
+      });
+    }
+    servers.push({ server, tools });
+  }
+  return { pins, servers };
+}
+
+/**
+ * The review as `toolgate trust` prints it.
+ *
+ * @example
+ * ```ts
+ * import { reviewLines } from "./trust_review.ts";
+ * reviewLines([{ server: "fs", tools: [{ name: "mcp__fs__read", state: "new", changes: [], warnings: [] }] }]);
+ * // ['MCP server "fs": 1 tool:', "  mcp__fs__read (new)"]
+ * ```
+ */
+export function reviewLines(servers: readonly ServerReview[]): string[] {
+  const lines: string[] = [];
+  for (const review of servers) {
+    if (review.error !== undefined) {
+      lines.push(`MCP server "${review.server}": not pinned, it cannot be used: ${review.error}`);
+      continue;
+    }
+    const count = review.tools.length;
+    lines.push(`MCP server "${review.server}": ${count} tool${count === 1 ? "" : "s"}:`);
+    for (const tool of review.tools) {
+      lines.push(
+        `  ${tool.name}${tool.state === "new" ? " (new)" : tool.state === "changed" ? " (changed)" : ""}`,
+      );
+      for (const change of tool.changes) lines.push(`    ${change}`);
+      for (const warning of tool.warnings) lines.push(`    warning: ${warning}`);
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,240 @@
+/**
+ * The envelope's constructors: the only way an envelope is built (success, text, failure), amended (with a tool,
+ * warnings, content, retryable, a credential) or rewritten string by string. Re-exported by `src/contract.ts`.
+ *
+ * @module
+ */
+import {
+  type ContentBlock,
+  type Envelope,
+  FAILURE_KINDS,
+  type FailureEnvelope,
+  type FailureKind,
+  type SuccessEnvelope,
+} from "./envelope_types.ts";
+import { isRecord } from "./is_record.ts";
+
+/**
+ * Options shared by the success constructors.
+ *
+ * @example
+ * ```ts
+ * import { success } from "../contract.ts";
+ * success([1, 2], { tool: "list", warnings: [] }).warnings; // undefined: an empty list is left out
+ * ```
+ */
+export interface SuccessOptions {
+  /** The tool's name. */
+  tool?: string;
+  /** Non-fatal notes for the model; an empty list is left out. */
+  warnings?: readonly string[];
+  /** Content blocks (toolgate/1 tools); an empty list is left out. */
+  content?: readonly ContentBlock[];
+}
+
+/**
+ * Options of {@linkcode failure}.
+ *
+ * @example
+ * ```ts
+ * import { failure } from "../contract.ts";
+ * failure("timeout", "slow", { retryable: false, metadata: { timeout_sec: 5, ok: true } });
+ * // { timeout_sec: 5, ok: false, kind: "timeout", message: "slow", retryable: false }: metadata never wins
+ * ```
+ */
+export interface FailureOptions {
+  /** The offending argument, for `invalid_args`. */
+  field?: string;
+  /** What the argument should look like. */
+  expected?: string;
+  /** The tool's name. */
+  tool?: string;
+  /** Overrides the kind's default. */
+  retryable?: boolean;
+  /** The secret, by name, that is missing or was refused. */
+  credential?: string;
+  /** Extra keys (exit_code, signal, truncated, ...); they never overwrite a contract key. */
+  metadata?: Readonly<Record<string, unknown>>;
+}
+
+const CONTRACT_KEYS = new Set([
+  "ok",
+  "kind",
+  "message",
+  "retryable",
+  "field",
+  "expected",
+  "tool",
+  "result",
+  "warnings",
+  "credential",
+  "content",
+]);
+
+/**
+ * Builds a success envelope.
+ *
+ * @example
+ * ```ts
+ * import { success } from "../contract.ts";
+ * success({ iso8601: "2026-01-01T00:00:00Z" }, { tool: "get_time" });
+ * // { ok: true, result: { iso8601: "2026-01-01T00:00:00Z" }, tool: "get_time" }
+ * ```
+ */
+export function success(result: unknown, options: SuccessOptions = {}): SuccessEnvelope {
+  const envelope: {
+    ok: true;
+    result: unknown;
+    tool?: string;
+    warnings?: readonly string[];
+    content?: readonly ContentBlock[];
+  } = {
+    ok: true,
+    result: result === undefined ? null : result,
+  };
+  if (options.tool !== undefined) envelope.tool = options.tool;
+  if (options.warnings && options.warnings.length > 0) envelope.warnings = [...options.warnings];
+  if (options.content && options.content.length > 0) envelope.content = [...options.content];
+  return envelope;
+}
+
+/**
+ * Builds a success envelope whose result is `{text}`: for tools whose output is one human-readable string.
+ *
+ * @example
+ * ```ts
+ * import { text } from "../contract.ts";
+ * text("Found 3 matches", { tool: "search" }).result; // { text: "Found 3 matches" }
+ * ```
+ */
+export function text(body: string, options: SuccessOptions = {}): SuccessEnvelope {
+  return success({ text: body }, options);
+}
+
+/**
+ * Builds a failure envelope; `retryable` defaults by kind, and metadata never overwrites a contract key.
+ *
+ * @example
+ * ```ts
+ * import { failure } from "../contract.ts";
+ * failure("invalid_args", "Missing required argument `timezone`.", { field: "timezone", expected: "string" });
+ * // { ok: false, kind: "invalid_args", message: "...", retryable: true, field: "timezone", expected: "string" }
+ * ```
+ */
+export function failure(kind: FailureKind, message: string, options: FailureOptions = {}): FailureEnvelope {
+  const envelope: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options.metadata ?? {})) {
+    if (!CONTRACT_KEYS.has(key) && value !== undefined) envelope[key] = value;
+  }
+  envelope.ok = false;
+  envelope.kind = kind;
+  envelope.message = message;
+  envelope.retryable = options.retryable ?? FAILURE_KINDS[kind];
+  if (options.field !== undefined) envelope.field = options.field;
+  if (options.expected !== undefined) envelope.expected = options.expected;
+  if (options.tool !== undefined) envelope.tool = options.tool;
+  if (options.credential !== undefined) envelope.credential = options.credential;
+  return envelope as unknown as FailureEnvelope;
+}
+
+/**
+ * Returns the envelope with `tool` set, unless it already names one.
+ *
+ * @example
+ * ```ts
+ * import { success, withTool } from "../contract.ts";
+ * withTool(success(1), "count").tool; // "count"
+ * ```
+ */
+export function withTool<E extends Envelope>(envelope: E, tool: string): E {
+  return envelope.tool === undefined ? { ...envelope, tool } : envelope;
+}
+
+/**
+ * Returns the envelope with more warnings; on a failure the warnings ride along as metadata.
+ *
+ * @example
+ * ```ts
+ * import { success, withWarnings } from "../contract.ts";
+ * withWarnings(success(1), ["slow disk"]).warnings; // ["slow disk"]
+ * ```
+ */
+export function withWarnings<E extends Envelope>(envelope: E, warnings: readonly string[]): E {
+  if (warnings.length === 0) return envelope;
+  const previous = Array.isArray(envelope.warnings) ? envelope.warnings as string[] : [];
+  return { ...envelope, warnings: [...previous, ...warnings] };
+}
+
+/**
+ * Returns the success with `content` blocks added after any it has (toolgate/1 tools); none: as it is.
+ *
+ * @example
+ * ```ts
+ * import { success, withContent } from "../contract.ts";
+ * withContent(success(null), [{ type: "text", text: "hi" }]).content; // [{ type: "text", text: "hi" }]
+ * ```
+ */
+export function withContent(envelope: SuccessEnvelope, content: readonly ContentBlock[]): SuccessEnvelope {
+  if (content.length === 0) return envelope;
+  return { ...envelope, content: [...(envelope.content ?? []), ...content] };
+}
+
+/**
+ * Returns the failure with `retryable` set: for a caller that knows better than the kind's default or the tool
+ * (a call of a tool with side effects that started is never safe to run again).
+ *
+ * @example
+ * ```ts
+ * import { failure, withRetryable } from "../contract.ts";
+ * withRetryable(failure("timeout", "slow"), false).retryable; // false
+ * ```
+ */
+export function withRetryable<E extends FailureEnvelope>(envelope: E, retryable: boolean): E {
+  return envelope.retryable === retryable ? envelope : { ...envelope, retryable };
+}
+
+/**
+ * Returns the failure with `credential` set: the secret whose absence or refusal made the call fail.
+ *
+ * @example
+ * ```ts
+ * import { failure, withCredential } from "../contract.ts";
+ * withCredential(failure("unavailable", "no token"), "GITHUB_TOKEN").credential; // "GITHUB_TOKEN"
+ * ```
+ */
+export function withCredential<E extends FailureEnvelope>(envelope: E, credential: string): E {
+  return envelope.credential === credential ? envelope : { ...envelope, credential };
+}
+
+/** The keys whose values the contract itself defines: never rewritten by {@linkcode mapEnvelopeStrings}. */
+const STRUCTURAL_KEYS = new Set(["ok", "kind", "retryable", "tool"]);
+
+function mapStrings(value: unknown, map: (text: string) => string): unknown {
+  if (typeof value === "string") return map(value);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map));
+  if (isRecord(value)) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [map(key), mapStrings(item, map)]));
+  }
+  return value;
+}
+
+/**
+ * Returns the envelope with `map` applied to every string it carries for its reader, keys included, at any depth:
+ * a success's result and warnings, a failure's message, field, expected, warnings and metadata. `ok`, `kind`,
+ * `retryable` and `tool` are the contract's own and stay as they are, so the envelope stays one.
+ *
+ * @example
+ * ```ts
+ * import { mapEnvelopeStrings, success } from "../contract.ts";
+ * mapEnvelopeStrings(success({ said: "hello" }, { tool: "t" }), (text) => text.toUpperCase());
+ * // { ok: true, result: { SAID: "HELLO" }, tool: "t" }
+ * ```
+ */
+export function mapEnvelopeStrings<E extends Envelope>(envelope: E, map: (text: string) => string): E {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(envelope)) {
+    if (STRUCTURAL_KEYS.has(key)) out[key] = value;
+    else out[CONTRACT_KEYS.has(key) ? key : map(key)] = mapStrings(value, map);
+  }
+  return out as unknown as E;
+}

@@ -1,0 +1,20 @@
+/**
+ * The one object check every reader of `unknown` JSON starts from. Re-exported by `src/contract.ts`.
+ *
+ * @module
+ */
+
+/**
+ * A plain JSON object (not null, not an array).
+ *
+ * @example
+ * ```ts
+ * import { isRecord } from "../contract.ts";
+ * isRecord({ a: 1 }); // true
+ * isRecord([1]); // false
+ * isRecord(null); // false
+ * ```
+ */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,86 @@
+/**
+ * The gates every request to the MCP HTTP server passes before it reaches a session: the bearer token, compared in
+ * constant time, and the `Origin` (against DNS rebinding). The server (`http_server.ts`) re-exports the checks.
+ *
+ * @module
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+
+const sha256 = (text: string): Uint8Array => createHash("sha256").update(text, "utf8").digest();
+
+/**
+ * A check of `Authorization` headers against `token` that takes the same time whatever the header holds: both
+ * sides are hashed first, so neither the length nor a common prefix shows in the timing.
+ *
+ * @example
+ * ```ts
+ * import { bearerCheck } from "./http_gates.ts";
+ * const check = bearerCheck("s3cret");
+ * check("Bearer s3cret"); // true
+ * check("Bearer guess"); // false
+ * check(null); // false
+ * ```
+ */
+export function bearerCheck(token: string): (header: string | null) => boolean {
+  const expected = sha256(token);
+  return (header) => {
+    const match = /^Bearer[ \t]+(\S.*)$/i.exec(header ?? "");
+    // A missing header still costs one comparison, so that it cannot be told from a wrong token by its timing.
+    const given = sha256(match ? match[1].trim() : "");
+    return timingSafeEqual(given, expected) && match !== null;
+  };
+}
+
+/**
+ * A hostname as a URL writes it: an IPv6 address in brackets.
+ *
+ * @example
+ * ```ts
+ * import { hostForUrl } from "./http_gates.ts";
+ * hostForUrl("::1"); // "[::1]"
+ * hostForUrl("127.0.0.1"); // "127.0.0.1"
+ * ```
+ */
+export function hostForUrl(hostname: string): string {
+  return hostname.includes(":") ? `[${hostname}]` : hostname;
+}
+
+/** Is `hostname` (as a URL has it: IPv6 in brackets) the loopback interface? */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** Addresses that bind every interface: no one host is "this server" for an Origin. */
+const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
+
+/**
+ * A check of `Origin` headers for a server bound to `hostname`: no header (a client that is not a browser) passes;
+ * an origin whose host is a loopback name or address, or the very host the server was bound to, passes; any other
+ * (another site, `null`) does not. A browser page of another site reaching a local server through DNS rebinding
+ * names its own site as the origin.
+ *
+ * @example
+ * ```ts
+ * import { originCheck } from "./http_gates.ts";
+ * const check = originCheck("127.0.0.1");
+ * check(null); // true
+ * check("http://localhost:5173"); // true
+ * check("https://evil.example"); // false
+ * ```
+ */
+export function originCheck(hostname: string): (origin: string | null) => boolean {
+  const own = WILDCARD_HOSTS.has(hostname) ? undefined : hostForUrl(hostname).toLowerCase();
+  return (origin) => {
+    if (origin === null) return true;
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      return false;
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return false;
+    return isLoopback(url.hostname) || url.hostname.toLowerCase() === own;
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Who watches the calls as they happen (the web console, `--console`): told when each starts, of its progress and
+ * log lines and its stderr as they come, and how it ended; and, when it can, asked about a call that needs approval
+ * beside the terminal or the client. Types only: nothing of a watcher loads unless a command starts one.
+ *
+ * @module
+ */
+import type { Envelope } from "../contract.ts";
+import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { Answer, ApprovalQuestion } from "../policy/policy.ts";
+
+/**
+ * A call as its caller hands it to the watcher (the arguments as given: the watcher masks secrets).
+ *
+ * @example
+ * ```ts
+ * import type { WatchedCall } from "./call_watch.ts";
+ * const call: WatchedCall = { tool: "exec", caller: "model", args: { argv: ["ls"] } };
+ * ```
+ */
+export interface WatchedCall {
+  readonly tool: string;
+  /** Who made it: `model`, `MCP session 1a2b3c4d`, `pool call 5e6f...`. */
+  readonly caller: string;
+  readonly args: unknown;
+}
+
+/**
+ * One call being watched, from its start to its end.
+ *
+ * @example
+ * ```ts
+ * import type { CallSeen } from "./call_watch.ts";
+ * const seen: CallSeen = { toolEvent: () => {}, stderr: () => {}, ended: () => {} };
+ * ```
+ */
+export interface CallSeen {
+  /** A `toolgate/1` tool's progress or log message. */
+  toolEvent(event: ToolEvent): void;
+  /** A piece of the tool's stderr, as it came. */
+  stderr(chunk: Uint8Array): void;
+  /** Its envelope, or the error that ended it (a protocol error, a bug). */
+  ended(result: Envelope | Error): void;
+}
+
+/**
+ * Who watches the calls of a front end (`serve`, the agent loop, `worker`).
+ *
+ * @example
+ * ```ts
+ * import type { CallWatch } from "./call_watch.ts";
+ * const watch: CallWatch = {
+ *   started: () => ({ toolEvent: () => {}, stderr: () => {}, ended: () => {} }),
+ * };
+ * ```
+ */
+export interface CallWatch {
+  /** A call began; returns where its events and its end go. */
+  started(call: WatchedCall): CallSeen;
+  /** Asks about a call; rejects when the question is withdrawn (`signal`) or not answered within `timeoutMs`. */
+  ask?(question: ApprovalQuestion, signal: AbortSignal | undefined, timeoutMs: number): Promise<Answer>;
+}

@@ -1,0 +1,144 @@
+/**
+ * The egress proxy's handling of one connection's bytes: reading a request head up to its end, answering and
+ * closing, piping a tunnel, and reading where a request goes. No decision is made here: what may pass is
+ * `egress_proxy.ts`'s.
+ *
+ * @module
+ */
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A connection's request head so far: the bytes read, and the first line once it came. */
+export interface HeadReader {
+  readonly buffer: Uint8Array;
+  length: number;
+}
+
+/**
+ * Reads from `conn` until `buffer` holds `marker`; resolves to where the marker ends, or `undefined` (the client
+ * ended, the head outgrew its buffer, or the connection was closed under it: the head's time limit).
+ *
+ * @example
+ * ```ts
+ * import { type HeadReader, readUntil } from "./proxy_wire.ts";
+ * const head: HeadReader = { buffer: new Uint8Array(16 * 1024), length: 0 };
+ * // const end = await readUntil(conn, head, "\r\n\r\n");
+ * ```
+ */
+export async function readUntil(
+  conn: Deno.Conn,
+  head: HeadReader,
+  marker: string,
+): Promise<number | undefined> {
+  for (;;) {
+    const text = decoder.decode(head.buffer.subarray(0, head.length));
+    const at = text.indexOf(marker);
+    if (at !== -1) return encoder.encode(text.slice(0, at + marker.length)).length;
+    if (head.length >= head.buffer.length) return undefined;
+    const n = await conn.read(head.buffer.subarray(head.length)).catch(() => null);
+    if (n === null) return undefined;
+    head.length += n;
+  }
+}
+
+/**
+ * Answers a request with `status` (and a short body), then closes the connection.
+ *
+ * @example
+ * ```ts
+ * import { answer } from "./proxy_wire.ts";
+ * // await answer(conn, "403 Forbidden", "host not allowed");
+ * ```
+ */
+export async function answer(conn: Deno.Conn, status: string, body = ""): Promise<void> {
+  const text = `HTTP/1.1 ${status}\r\nContent-Length: ${
+    encoder.encode(body).length
+  }\r\nConnection: close\r\n\r\n${body}`;
+  try {
+    await conn.write(encoder.encode(text));
+  } catch {
+    // The client went away.
+  }
+  conn.close();
+}
+
+/**
+ * Copies one side of a tunnel into the other until either side goes away.
+ *
+ * @example
+ * ```ts
+ * import { pipe } from "./proxy_wire.ts";
+ * // await Promise.all([pipe(client, upstream), pipe(upstream, client)]);
+ * ```
+ */
+export async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
+  try {
+    await from.readable.pipeTo(to.writable);
+  } catch {
+    // One side went away.
+  }
+}
+
+/**
+ * `host:port` of a CONNECT target or an absolute URL, or `undefined` for anything else.
+ *
+ * @example
+ * ```ts
+ * import { target } from "./proxy_wire.ts";
+ * target("CONNECT", "api.example.com:443"); // { host: "api.example.com", port: 443 }
+ * target("GET", "http://example.com/a?b"); // { host: "example.com", port: 80, path: "/a?b" }
+ * ```
+ */
+export function target(
+  method: string,
+  uri: string,
+): { host: string; port: number; path?: string } | undefined {
+  if (method === "CONNECT") {
+    const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(uri);
+    return match ? { host: match[1], port: Number(match[2]) } : undefined;
+  }
+  if (!URL.canParse(uri)) return undefined;
+  const url = new URL(uri);
+  if (url.protocol !== "http:") return undefined;
+  return {
+    host: url.hostname,
+    port: url.port === "" ? 80 : Number(url.port),
+    path: `${url.pathname}${url.search}`,
+  };
+}
+
+/**
+ * Closes a connection that may be closed already.
+ *
+ * @example
+ * ```ts
+ * import { shut } from "./proxy_wire.ts";
+ * // shut(conn); shut(conn); // the second is a no-op
+ * ```
+ */
+export function shut(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+/**
+ * `decodeURIComponent`, or the text as it is where it is no valid encoding.
+ *
+ * @example
+ * ```ts
+ * import { decodeURIComponentSafe } from "./proxy_wire.ts";
+ * decodeURIComponentSafe("a%20b"); // "a b"
+ * decodeURIComponentSafe("%E0%A4%A"); // "%E0%A4%A"
+ * ```
+ */
+export function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

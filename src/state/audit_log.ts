@@ -1,0 +1,380 @@
+/**
+ * The audit log's writer: one redacted NDJSON line per call in `<dir>/YYYYMMDD.log` (by UTC day). Nothing in it
+ * can be redirected: the folder is the user's own with mode 0700 and never a link; a file is never created or
+ * opened through a link, and what was opened is checked (a regular file of this user's, 0600, one link, still the
+ * one the path names) before a byte goes in; no mode is ever changed through a path. Each record is one write of
+ * the whole line with O_APPEND, so lines from concurrent processes never interleave, and starts on a line of its
+ * own even after a torn write. Argument digests are HMAC-SHA256 under a per-user key, and so is each line (its
+ * last field, `mac`), so that `toolgate log` can tell a line changed by hand from one toolgate wrote. A failed
+ * write is reported once and never fails the call.
+ *
+ * The records themselves (what a refusal, a run, a job says) are made in `run/audit.ts`, which re-exports this
+ * module's names.
+ *
+ * @module
+ */
+import { dirname, join } from "../base/paths.ts";
+import { HmacSha256 } from "../base/hmac_sha256.ts";
+import type { FailureKind } from "../contract.ts";
+import { redactDeep, type Redactor } from "./redact.ts";
+import { checkPrivateDir, ensurePrivateDir } from "./private_dir.ts";
+import { checkOpened, createNew, openExisting, readKey, readOrMakeKey } from "./private_file.ts";
+import { StateDirError, stateRoot } from "./state.ts";
+
+/** One call, as the audit log records it. Never an argument value, never a variable's value. */
+export interface AuditRecord {
+  ts: string;
+  tool: string;
+  argv: readonly string[] | null;
+  cwd: string;
+  exit: number | null;
+  signal: string | null;
+  ms: number;
+  stdoutBytes: number;
+  stderrBytes: number;
+  truncated: boolean;
+  envKeys: readonly string[];
+  argsBytes: number;
+  /** HMAC-SHA256 of the arguments text under the user's audit key; `null` when the key could not be had. */
+  argsHmac: string | null;
+  outcome: "ok" | FailureKind;
+  /** Anything looser than the defaults (sandbox off, unconfined), so that it shows. */
+  warnings?: readonly string[];
+  [extra: string]: unknown;
+}
+
+/** Where the audit log goes, what keys its digests, and how it reports its own trouble. */
+export interface AuditOptions {
+  readonly dir: string;
+  /** The digest key, or how to get it at the first record (as {@linkcode loadAuditKey} does). */
+  readonly key: Uint8Array | (() => Uint8Array);
+  readonly redact: Redactor;
+  /** Told once, the first time anything fails (the folder, the key, a write). */
+  readonly onError: (message: string) => void;
+  /** Told after each line is written (the console reads the log again then). */
+  readonly onWritten?: () => void;
+}
+
+/** The size of the audit key, in bytes: as long as a SHA-256 digest, which is all the secret HMAC can use well. */
+export const AUDIT_KEY_BYTES = 32;
+
+/** Read and append: the last byte tells whether an earlier write was torn. */
+const LOG_OPEN: Deno.OpenOptions = { read: true, append: true };
+const NEWLINE = 0x0a;
+
+/**
+ * The file of a UTC day.
+ *
+ * @example
+ * ```ts
+ * import { auditFileFor } from "./audit_log.ts";
+ * auditFileFor("/logs", new Date("2026-03-01T00:30:00+02:00")); // "/logs/20260228.log"
+ * ```
+ */
+export function auditFileFor(dir: string, when: Date): string {
+  const day = when.toISOString().slice(0, 10).replaceAll("-", "");
+  return join(dir, `${day}.log`);
+}
+
+/**
+ * Makes the audit folder (0700) and checks it: a real folder, not a link, the user's own, mode 0700; throws
+ * {@linkcode StateDirError} otherwise. With `trusted`, every folder between it and `dir` is toolgate's own and is
+ * checked the same way (the default folder under the state folder); without, `dir` itself is (a folder the user
+ * named, whose parents are the user's business).
+ *
+ * @example
+ * ```ts
+ * import { prepareAuditDir } from "./audit_log.ts";
+ * const home = Deno.makeTempDirSync(); // say /home/me
+ * prepareAuditDir(`${home}/.local/state/toolgate/workspaces/p-1/audit`, `${home}/.local/state`);
+ * prepareAuditDir(`${home}/logs/toolgate`);
+ * ```
+ */
+export function prepareAuditDir(dir: string, trusted?: string): void {
+  if (trusted !== undefined) return ensurePrivateDir(dir, trusted);
+  try {
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // Something in the way (a file, a dangling link): the check says what.
+    if (!(error instanceof Deno.errors.AlreadyExists)) {
+      throw new StateDirError(`cannot create ${dir}: ${(error as Error).message}`);
+    }
+  }
+  checkPrivateDir(dir);
+}
+
+/**
+ * The audit key at `path`: read when it exists (refused when it is a link, someone else's, open to others, or not
+ * 32 bytes), else made (see {@linkcode readOrMakeKey}), so that two toolgates starting at once agree on one.
+ *
+ * @example
+ * ```ts
+ * import { readOrMakeAuditKey } from "./audit_log.ts";
+ * const key = readOrMakeAuditKey(`${Deno.makeTempDirSync()}/audit.key`); // 32 bytes
+ * ```
+ */
+export function readOrMakeAuditKey(path: string): Uint8Array {
+  return readOrMakeKey(path, AUDIT_KEY_BYTES, "the audit key");
+}
+
+/**
+ * The user's audit key, `<stateRoot>/audit.key`: the state folder is made and checked (0700, the user's own, no
+ * link), then the key is read or made with {@linkcode readOrMakeAuditKey}. Throws {@linkcode StateDirError}.
+ *
+ * @example
+ * ```ts
+ * import { loadAuditKey } from "./audit_log.ts";
+ * const home = Deno.makeTempDirSync(); // say /home/me
+ * const key = loadAuditKey({ HOME: home }); // from /home/me/.local/state/toolgate/audit.key
+ * ```
+ */
+export function loadAuditKey(env: Readonly<Record<string, string>>): Uint8Array {
+  const root = stateRoot(env);
+  ensurePrivateDir(root, dirname(root));
+  return readOrMakeAuditKey(join(root, "audit.key"));
+}
+
+/**
+ * The user's audit key when there is one, without making it (a reader of the log has nothing to check against a
+ * key made now). Throws {@linkcode StateDirError} for a key toolgate refuses.
+ *
+ * @example
+ * ```ts
+ * import { readAuditKey } from "./audit_log.ts";
+ * readAuditKey({ HOME: Deno.makeTempDirSync() }); // undefined: no call was audited yet
+ * ```
+ */
+export function readAuditKey(env: Readonly<Record<string, string>>): Uint8Array | undefined {
+  return readKey(join(stateRoot(env), "audit.key"), AUDIT_KEY_BYTES, "the audit key");
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * What a line's digest covers before the line: a line's digest can then never equal an arguments digest under the
+ * same key (a caller who chose arguments text that reads as a line would otherwise find that line's digest logged).
+ */
+const LINE_DOMAIN = "toolgate audit line\n";
+
+/** The field that holds a line's digest; always the last, so that what it covers is the text before it. */
+const MAC_TAIL = /,?"mac":"([0-9a-f]{64})"\}$/;
+
+function hex(bytes: ArrayBuffer): string {
+  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The audit key as a Web Crypto HMAC-SHA256 key, for signing lines and arguments and checking lines.
+ *
+ * @example
+ * ```ts
+ * import { auditHmacKey } from "./audit_log.ts";
+ * const key = await auditHmacKey(crypto.getRandomValues(new Uint8Array(32)));
+ * ```
+ */
+export function auditHmacKey(raw: Uint8Array): Promise<CryptoKey> {
+  return crypto.subtle.importKey(
+    "raw",
+    raw as Uint8Array<ArrayBuffer>,
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign", "verify"],
+  );
+}
+
+/**
+ * A record's JSON text (one object) with its digest as the last field, `mac`.
+ *
+ * @example
+ * ```ts
+ * import { auditHmacKey, checkLineMac, sealLine } from "./audit_log.ts";
+ * const key = await auditHmacKey(new Uint8Array(32));
+ * const line = await sealLine('{"tool":"t"}', key); // '{"tool":"t","mac":"..."}'
+ * await checkLineMac(line, key); // "verified"
+ * await checkLineMac(line.replace('"t"', '"u"'), key); // "altered"
+ * ```
+ */
+export async function sealLine(json: string, key: CryptoKey): Promise<string> {
+  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(LINE_DOMAIN + json));
+  return sealed(json, hex(mac));
+}
+
+/** A record's JSON text with `mac` (hex) as its last field. */
+function sealed(json: string, mac: string): string {
+  return `${json.slice(0, -1)}${json === "{}" ? "" : ","}"mac":"${mac}"}`;
+}
+
+/**
+ * Checks a line's digest: `verified`, `altered` (its digest does not match what it says), or `unsigned` (it has
+ * none: written without the key, or by a toolgate that did not sign lines).
+ *
+ * @example
+ * ```ts
+ * import { auditHmacKey, checkLineMac } from "./audit_log.ts";
+ * await checkLineMac('{"tool":"t"}', await auditHmacKey(new Uint8Array(32))); // "unsigned"
+ * ```
+ */
+export async function checkLineMac(
+  line: string,
+  key: CryptoKey,
+): Promise<"verified" | "altered" | "unsigned"> {
+  const tail = MAC_TAIL.exec(line);
+  if (tail === null) return "unsigned";
+  const json = line.slice(0, tail.index) + "}";
+  const mac = new Uint8Array(tail[1].match(/../g)!.map((byte) => parseInt(byte, 16)));
+  const ok = await crypto.subtle.verify("HMAC", key, mac, encoder.encode(LINE_DOMAIN + json));
+  return ok ? "verified" : "altered";
+}
+
+/** Where this process's last line ended: the file (device and inode) and its size just after the write. */
+interface LastAppend {
+  dev: number;
+  ino: number;
+  size: number;
+}
+
+/**
+ * Appends one line to `file` in one write, after a newline when the file's last byte is not one: a record torn by
+ * a full disk (ours, or another process's, or one before a restart) must not swallow this one. The file itself
+ * remembers whether it was torn, so there is nothing to keep in memory that another process could not see; only
+ * when the file is still the one `last` names and has not grown since this process's own whole line ended there is
+ * its last byte known without reading it (two calls fewer on every line of a busy log). Returns where this line
+ * ended.
+ */
+function appendLine(file: string, line: string, last?: LastAppend): LastAppend | undefined {
+  const opened = openExisting(file, LOG_OPEN, "the audit log") ?? createNew(file, LOG_OPEN) ??
+    openExisting(file, LOG_OPEN, "the audit log");
+  if (opened === undefined) throw new StateDirError(`the audit log ${file} came and went while being opened`);
+  try {
+    const info = checkOpened(opened, file, "the audit log");
+    const ours = last !== undefined && last.ino === info.ino && last.dev === info.dev &&
+      last.size === info.size;
+    const byte = new Uint8Array(1);
+    let torn = false;
+    if (info.size > 0 && !ours) {
+      opened.seekSync(info.size - 1, Deno.SeekMode.Start);
+      torn = opened.readSync(byte) === 1 && byte[0] !== NEWLINE;
+    }
+    const bytes = encoder.encode(torn ? "\n" + line : line);
+    // One call with the whole line: with O_APPEND no other process's line can land inside it. A short write,
+    // which only a full disk causes, is reported; the next record then starts on a line of its own.
+    const written = opened.writeSync(bytes);
+    if (written !== bytes.length) throw new Error(`only ${written} of ${bytes.length} bytes were written`);
+    // Another process's line may have landed between the fstat and this write: the size is then not ours, and
+    // the next line reads the last byte again.
+    return info.ino === null || info.dev === null
+      ? undefined
+      : { dev: info.dev, ino: info.ino, size: info.size + bytes.length };
+  } finally {
+    opened.close();
+  }
+}
+
+/**
+ * Appends audit records, each one whole line.
+ *
+ * @example
+ * ```ts
+ * import { AuditLog } from "./audit_log.ts";
+ * import { makeRedactor } from "./redact.ts";
+ * const audit = new AuditLog({
+ *   dir: "/home/me/.local/state/toolgate/workspaces/p-1/audit",
+ *   key: crypto.getRandomValues(new Uint8Array(32)),
+ *   redact: makeRedactor([]),
+ *   onError: console.error,
+ * });
+ * const facts = await audit.argsFacts('{"path":"a.txt"}'); // { argsBytes: 16, argsHmac: "..." }
+ * // await audit.write({ ...record, ...facts });
+ * ```
+ */
+export class AuditLog {
+  #dirMade = false;
+  #reported = false;
+  /** `undefined` until the first record asks, `null` when it could not be had. */
+  #key?: Uint8Array | null;
+  #hmac?: HmacSha256;
+  /** Where this log's last line ended (see appendLine). */
+  #last?: LastAppend;
+
+  constructor(readonly options: AuditOptions) {}
+
+  /**
+   * The size and keyed digest of an arguments text. Keyed, because a bare SHA-256 of `{"token":"..."}` lets anyone
+   * who reads the log confirm a guessed secret offline; without the key, a digest tells nothing but equality.
+   * Computed in this thread (see {@linkcode HmacSha256}).
+   */
+  argsFacts(argsText: string): Promise<{ argsBytes: number; argsHmac: string | null }> {
+    const bytes = encoder.encode(argsText);
+    const key = this.#signingKey();
+    return Promise.resolve({ argsBytes: bytes.length, argsHmac: key === undefined ? null : key.hex(bytes) });
+  }
+
+  /**
+   * The key, its HMAC pads absorbed once; `undefined` when the key could not be had. Signed in this thread (see
+   * {@linkcode HmacSha256}): Web Crypto's trip through the thread pool was most of a warm gateway call's overhead.
+   */
+  #signingKey(): HmacSha256 | undefined {
+    const key = this.#digestKey();
+    if (key === null) return undefined;
+    this.#hmac ??= new HmacSha256(key);
+    return this.#hmac;
+  }
+
+  /**
+   * Writes one record, signed (see {@linkcode sealLine}) when the key could be had; resolves once it is written
+   * (or its failure reported). Never rejects. Once signed, the write is synchronous on purpose: a line is small, an
+   * async write costs a trip through the thread pool, several times the write itself, on every call, and lines
+   * written one at a time cannot interleave.
+   */
+  write(record: AuditRecord): Promise<void> {
+    try {
+      this.#writeNow(record);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #writeNow(record: AuditRecord): void {
+    let json = JSON.stringify(redactDeep(record, this.options.redact));
+    const key = this.#signingKey();
+    if (key !== undefined) json = sealed(json, key.hex(encoder.encode(LINE_DOMAIN + json)));
+    const line = json + "\n";
+    const { dir } = this.options;
+    try {
+      if (!this.#dirMade) {
+        prepareAuditDir(dir);
+        this.#dirMade = true;
+      } else {
+        // Checked at every record: a folder swapped for a link since the last one is refused, not followed.
+        checkPrivateDir(dir);
+      }
+      const last = this.#last;
+      this.#last = undefined;
+      this.#last = appendLine(auditFileFor(dir, new Date(record.ts)), line, last);
+    } catch (error) {
+      this.#report(`toolgate: cannot write the audit log in ${dir}: ${(error as Error).message}`);
+      return;
+    }
+    this.options.onWritten?.();
+  }
+
+  #digestKey(): Uint8Array | null {
+    if (this.#key === undefined) {
+      const { key } = this.options;
+      try {
+        this.#key = typeof key === "function" ? key() : key;
+      } catch (error) {
+        this.#key = null;
+        this.#report(`toolgate: the audit log goes without argument digests: ${(error as Error).message}`);
+      }
+    }
+    return this.#key;
+  }
+
+  #report(message: string): void {
+    if (this.#reported) return;
+    this.#reported = true;
+    this.options.onError(message);
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * Benchmarks a warm call of an upstream MCP tool through toolgate's gateway against the same call made directly
+ * with the official SDK client over stdio to the same server, in one run, interleaved (target: at most 1.3x for
+ * an unconfined server; the confined figure is printed beside it).
+ *
+ * The server is `@modelcontextprotocol/server-everything` (stdio), its `echo` tool, installed by the gateway
+ * tests' setup into tests/.cache/gateway. toolgate's side is the client path `toolgate call` and `serve` use: an
+ * {@linkcode Executor} with the gateway connected and the server already started, each call `Executor.call` (the
+ * preflight against the server's inputSchema, the policy, the pin check, the audit line, the envelope). The direct
+ * side is the SDK's `Client` over its own `StdioClientTransport`, one `callTool` each.
+ *
+ * Run: `deno run -A tests/bench/gateway_bench.ts` (`--rounds N` to change the number of rounds).
+ *
+ * @module
+ */
+import { join } from "node:path";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
+import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
+import { writePins } from "../../src/manifest/pins.ts";
+import { validateManifest } from "../../src/manifest/manifest.ts";
+import { loadSchemaEngine } from "../../src/manifest/schema.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { stateRoot } from "../../src/state/state.ts";
+import { probeSandbox, type SandboxMode } from "../../src/sandbox/sandbox.ts";
+import { EVERYTHING_SERVER, installNode, MODULES, NODE } from "../gateway_support.ts";
+
+/** The issue's target for an unconfined server: a warm call through toolgate over the same call made directly. */
+export const TARGET_RATIO = 1.3;
+const WARMUP = 30;
+const ROUNDS = 300;
+const TOOL = "mcp__ev__echo";
+const ARGS = { message: "hello gateway" };
+const ARGS_TEXT = JSON.stringify(ARGS);
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** The value below which a tenth of `values` lie: on a loaded machine, the call's own cost with little of the noise. */
+function tenth(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 10)];
+}
+
+function mean(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+async function timed(run: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await run();
+  return performance.now() - started;
+}
+
+/** A project folder: its manifest names the everything server, with its pins and audit log in folders of its own. */
+async function setUp(dir: string) {
+  const manifestPath = join(dir, "tools.json");
+  await Deno.writeTextFile(
+    manifestPath,
+    JSON.stringify({
+      tools: [],
+      mcpServers: {
+        ev: {
+          command: "node",
+          args: [EVERYTHING_SERVER, "stdio"],
+          permissions: { read: [MODULES], net: false },
+          allow: ["echo"],
+        },
+      },
+    }),
+  );
+  const loaded = validateManifest(JSON.parse(await Deno.readTextFile(manifestPath)), manifestPath);
+  if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+  const env: Record<string, string> = {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    HOME: dir,
+    XDG_STATE_HOME: join(dir, "state"),
+    XDG_CONFIG_HOME: join(dir, "config"),
+  };
+  const auditDir = join(dir, "audit");
+  await Deno.mkdir(auditDir, { mode: 0o700 });
+  const executor = (sandbox: SandboxMode) =>
+    new Executor({
+      manifest: loaded.manifest,
+      env,
+      cwd: dir,
+      auditDir,
+      // Not the user's key: a benchmark leaves nothing in the home directory.
+      auditKey: crypto.getRandomValues(new Uint8Array(32)),
+      sandbox,
+      // As the commands wire it.
+      openGateway: async (wiring) => new (await import("../../src/gateway/gateway.ts")).Gateway(wiring),
+    });
+  // What `toolgate trust` does: list the server's tools once and pin their definitions.
+  const trusting = executor("off");
+  try {
+    const problems = await trusting.connectGateway();
+    if (problems.some((line) => line.includes("cannot be used"))) throw new Error(problems.join("\n"));
+    writePins(stateRoot(env), await Deno.realPath(manifestPath), {
+      ev: Object.fromEntries((await trusting.serverDefinitions("ev")).map((d) => [d.name, d])),
+    });
+  } finally {
+    await trusting.close();
+  }
+  return { executor };
+}
+
+/** An executor with the gateway connected and the server started (its first call made). */
+async function warmExecutor(make: (sandbox: SandboxMode) => Executor, sandbox: SandboxMode) {
+  const executor = make(sandbox);
+  const lines = await executor.connectGateway([TOOL]);
+  if (lines.length > 0) throw new Error(lines.join("\n"));
+  const call = async () => {
+    const envelope = await executor.call(TOOL, ARGS_TEXT);
+    if (!envelope.ok) throw new Error(`the gateway call failed: ${JSON.stringify(envelope)}`);
+  };
+  await call();
+  return { executor, call };
+}
+
+/** The SDK client over stdio, connected to its own copy of the same server. */
+async function directClient() {
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({ command: NODE, args: [EVERYTHING_SERVER, "stdio"], stderr: "ignore" }),
+  );
+  const call = async () => {
+    const result = await client.callTool({ name: "echo", arguments: ARGS });
+    if (result.isError) throw new Error(`the direct call failed: ${JSON.stringify(result)}`);
+  };
+  await call();
+  return { client, call };
+}
+
+/** Benchmarks the gateway; returns the figures (ratios, and absolute numbers as context). */
+export async function benchGateway(rounds = ROUNDS): Promise<Record<string, number>> {
+  const missing = await installNode();
+  if (missing !== undefined) {
+    console.log(`  skipped: ${missing}`);
+    return {};
+  }
+  await loadSchemaEngine();
+  const dir = await Deno.makeTempDir({ prefix: "toolgate_bench_gateway_" });
+  const running: { close(): Promise<void> }[] = [];
+  try {
+    const { executor } = await setUp(dir);
+    const support = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
+    const unconfined = await warmExecutor(executor, "off");
+    running.push(unconfined.executor);
+    const direct = await directClient();
+    running.push(direct.client);
+    const confined = support.ok ? await warmExecutor(executor, "require") : undefined;
+    if (confined !== undefined) running.push(confined.executor);
+    else console.log(`  no confined figure: ${support.ok ? "" : support.reason}`);
+
+    const variants = [direct.call, unconfined.call, ...(confined ? [confined.call] : [])];
+    for (let i = 0; i < WARMUP; i++) for (const run of variants) await run();
+    const times: number[][] = variants.map(() => []);
+    for (let i = 0; i < rounds; i++) {
+      // The order rotates every round: none always runs first after the others' garbage.
+      for (let k = 0; k < variants.length; k++) {
+        const which = (i + k) % variants.length;
+        times[which].push(await timed(variants[which]));
+      }
+    }
+    const [directMs, unconfinedMs, confinedMs] = times;
+    const figures: Record<string, number> = {
+      ratio_median_unconfined: median(unconfinedMs) / median(directMs),
+      ratio_mean_unconfined: mean(unconfinedMs) / mean(directMs),
+      ratio_p10_unconfined: tenth(unconfinedMs) / tenth(directMs),
+      direct_sdk_ms_median: median(directMs),
+      gateway_unconfined_ms_median: median(unconfinedMs),
+    };
+    if (confinedMs !== undefined) {
+      figures.ratio_median_confined = median(confinedMs) / median(directMs);
+      figures.ratio_mean_confined = mean(confinedMs) / mean(directMs);
+      figures.ratio_p10_confined = tenth(confinedMs) / tenth(directMs);
+      figures.gateway_confined_ms_median = median(confinedMs);
+    }
+    return figures;
+  } finally {
+    for (const item of running.reverse()) await item.close().catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+if (import.meta.main) {
+  const at = Deno.args.indexOf("--rounds");
+  const figures = await benchGateway(at >= 0 ? Number(Deno.args[at + 1]) : ROUNDS);
+  if (figures.ratio_median_unconfined === undefined) Deno.exit(0);
+  const fixed = (n: number, digits = 2) => n.toFixed(digits);
+  console.log(
+    `a warm echo call through the gateway over the SDK client's direct call (target <= ${TARGET_RATIO}x):`,
+  );
+  console.log(
+    `  unconfined: ${fixed(figures.ratio_median_unconfined)}x median, ${
+      fixed(figures.ratio_mean_unconfined)
+    }x mean, ${fixed(figures.ratio_p10_unconfined)}x 10th percentile (${
+      fixed(figures.gateway_unconfined_ms_median)
+    } ms vs ${fixed(figures.direct_sdk_ms_median)} ms)`,
+  );
+  if (figures.ratio_median_confined !== undefined) {
+    console.log(
+      `  confined:   ${fixed(figures.ratio_median_confined)}x median, ${
+        fixed(figures.ratio_mean_confined)
+      }x mean, ${fixed(figures.ratio_p10_confined)}x 10th percentile (${
+        fixed(figures.gateway_confined_ms_median)
+      } ms)`,
+    );
+  }
+  const verdict = figures.ratio_median_unconfined <= TARGET_RATIO ? "meets" : "misses";
+  console.log(`${verdict} the ${TARGET_RATIO}x target`);
+}

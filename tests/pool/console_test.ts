@@ -1,0 +1,52 @@
+/**
+ * `worker --console` (issue 29): the console of a pool worker shows the calls it runs as they run, each with its
+ * caller (the pool call), its progress and log messages and its stderr, and what confinement and trust are here.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { executorFor, manifestOf, scratch } from "../executor_helpers.ts";
+import { CONSOLE_FIXTURE, consoleApi, until } from "../console_helpers.ts";
+import { natsServer, poolFor, poolTest, startWorker, writePoolManifest } from "./helpers.ts";
+
+const TOOLS: readonly Record<string, unknown>[] = [{
+  name: "report",
+  protocol: "toolgate/1",
+  permissions: "none",
+  schema: { type: "object", properties: { topic: { type: "string" } }, additionalProperties: false },
+  command: [join(CONSOLE_FIXTURE, "tools", "bin", "report")],
+}];
+const MANIFEST = manifestOf(TOOLS);
+
+poolTest(
+  "worker --console: the calls run here, live, with their caller, messages and stderr; confinement and trust",
+  async () => {
+    await using server = await natsServer();
+    await using dir = await scratch();
+    const path = await writePoolManifest(dir.path, TOOLS);
+    await using worker = await startWorker(server.url, path, dir.path, "w", { args: ["--console", "0"] });
+    const link = new URL(/console at (http:\/\/\S+)/.exec(worker.stderr())![1]);
+    const api = await consoleApi(link.origin, link);
+    await using pool = await poolFor(server, MANIFEST);
+    const caller = executorFor(MANIFEST, { pool });
+    const answer = caller.call("report", '{"topic":"pooled"}');
+    await until(async () => (await api.get("/api/state")).calls.length === 1, "the call shows while it runs");
+    const envelope = await answer;
+    assert.equal(envelope.ok, true, JSON.stringify(envelope));
+    await until(async () => (await api.get("/api/state")).calls[0].outcome === "ok", "and how it ended");
+    const [call] = (await api.get("/api/state")).calls;
+    assert.equal(call.tool, "report");
+    assert.match(call.caller, /^pool call [0-9a-f-]{8}$/);
+    assert.equal(call.args, '{"topic":"pooled"}');
+    assert.deepEqual(call.events, ["progress 1/2 half way", "[info] counted the lines"]);
+    assert.deepEqual(call.stderr, ["report: warming up", "report: written"]);
+    const confinement = await api.get("/api/confinement");
+    assert.equal(confinement.mode, "off");
+    assert.deepEqual(confinement.profiles.map((p: { tools: string[]; runs: string }) => [p.tools, p.runs]), [[
+      ["report"],
+      "unconfined",
+    ]]);
+    const trust = await api.get("/api/trust");
+    assert.equal(trust.manifest.state, "needs-none", "a manifest named with --tools is trusted for the run");
+    assert.equal(trust.pending, false);
+  },
+);
