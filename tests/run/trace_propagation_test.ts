@@ -39,7 +39,9 @@ poolTest(
     });
     await using worker = await startWorker(nats.url, manifest, pool.path, "w1", { env: otel("worker") });
     await using serve = await startHttp(
-      ["--executor", nats.url, "--allow-absolute-commands"],
+      // A short session idle: the agent's gateway sometimes leaves its HTTP session's standing stream open at exit,
+      // which holds the agent process until serve expires the session (10 min by default).
+      ["--executor", nats.url, "--allow-absolute-commands", "--session-idle", "5"],
       pool.path,
       { TOOLGATE_MCP_TOKEN: TOKEN, ...POOL_ENV, ...otel("serve") },
       manifest,
