@@ -72,3 +72,18 @@ Deno.test("cli: every mistake node:util's parseArgs refuses is a usage error nam
     });
   }
 });
+
+Deno.test("cli: --console takes its port or none (a free one), and a bare --console leaves the next option alone", async () => {
+  const { serveCommand } = await import("../src/commands/serve.ts");
+  const { consolePort } = await import("../src/commands/console_option.ts");
+  const read = (args: string[]) => {
+    const parsed = parseCommandArgs(args, serveCommand);
+    return consolePort(parsed, "serve");
+  };
+  assert.equal(read(["--console"]), 0);
+  assert.equal(read(["--console", "8766"]), 8766);
+  assert.equal(read(["--console=8767"]), 8767);
+  assert.equal(read(["--console", "--http", "8765"]), 0);
+  assert.equal(read(["--http", "8765"]), undefined);
+  assert.throws(() => read(["--console", "70000"]), UsageError);
+});

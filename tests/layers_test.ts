@@ -304,3 +304,20 @@ Deno.test("layers: the one-piece reason is read from the module doc's paragraph,
     undefined,
   );
 });
+
+Deno.test("layers: every folder of src/ has a README saying what it holds and what it may import", async () => {
+  const missing: string[] = [];
+  for await (const entry of Deno.readDir(SRC)) {
+    if (!entry.isDirectory) continue;
+    let text = "";
+    try {
+      text = await Deno.readTextFile(join(SRC, entry.name, "README.md"));
+    } catch {
+      missing.push(`src/${entry.name}/README.md: missing`);
+      continue;
+    }
+    if (!text.startsWith(`# src/${entry.name}/\n`)) missing.push(`src/${entry.name}/README.md: no title`);
+    if (!/\bimports?\b/i.test(text)) missing.push(`src/${entry.name}/README.md: says nothing of its imports`);
+  }
+  assert.deepEqual(missing, []);
+});

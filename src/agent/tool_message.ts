@@ -38,7 +38,7 @@ export function forModel(
   envelope: Envelope,
   attached?: (block: ContentBlock, index: number) => string | undefined,
 ): Envelope {
-  if (!envelope.ok || !Array.isArray(envelope.content)) return envelope;
+  if (!Array.isArray(envelope.content)) return envelope;
   let changed = false;
   const content = envelope.content.map((block, index) => {
     const binary = block.type === "image" || block.type === "audio"

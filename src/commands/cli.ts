@@ -7,6 +7,7 @@
  */
 
 import { STOP_SIGNALS, type StopSignal } from "../process/process_tree.ts";
+import { PORT_VALUE, withOptionalValue } from "../base/optional_value.ts";
 
 /** Exit codes for every command. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -219,7 +220,8 @@ function readArgs(
 /** Parses a command's arguments (global options included); throws {@linkcode UsageError}. */
 export function parseCommandArgs(argv: readonly string[], command: Command): ParsedArgs {
   const specs = { ...GLOBAL_OPTIONS, ...command.options };
-  return readArgs(normalizeDashes(argv, new Set(Object.keys(specs))), specs, command.name);
+  const written = "console" in specs ? withOptionalValue(argv, "console", "0", PORT_VALUE) : argv;
+  return readArgs(normalizeDashes(written, new Set(Object.keys(specs))), specs, command.name);
 }
 
 function optionLines(options: Readonly<Record<string, OptionSpec>>): string[] {

@@ -258,6 +258,8 @@ export interface ExecutorLife {
   readonly onJob?: ExecutorOptions["onJob"];
   /** Told after each audit line is written. */
   readonly onAudit?: ExecutorOptions["onAudit"];
+  /** Told when an MCP server's tools changed and were checked (`serve` tells its clients). */
+  readonly onToolsChanged?: ExecutorOptions["onToolsChanged"];
   /** False: the command connects the MCP servers itself (`trust`). */
   readonly gateway?: boolean;
   /** The tools the command will call, when it knows (`call`): the start's warnings speak of those only. */
@@ -324,6 +326,9 @@ export async function executorFromArgs(
       jobCaps: life.jobCaps,
       onJob: life.onJob,
       onAudit: life.onAudit,
+      onToolsChanged: life.onToolsChanged,
+      // Every command closes its executor.
+      keepAuditOpen: true,
       secrets,
       pool,
       tracing,

@@ -15,9 +15,9 @@ export const runCommand: Command = {
     ...EXECUTOR_OPTIONS,
     console: {
       type: "string",
-      value: "PORT",
+      value: "[PORT]",
       help:
-        "serve a web console on 127.0.0.1:PORT (0: a free one; docs/console.md): the calls live, approvals with a click (the first answer, console or terminal, wins)",
+        "serve a web console on 127.0.0.1:PORT (none or 0: a free one; docs/console.md): the calls live, approvals with a click (the first answer, console or terminal, wins)",
     },
   },
   details: [

@@ -20,8 +20,9 @@ export const serveCommand: Command = {
     host: { type: "string", value: "HOST", help: "the interface --http binds (default 127.0.0.1)" },
     console: {
       type: "string",
-      value: "PORT",
-      help: "serve a web console on 127.0.0.1:PORT (0: a free one); its one-time link is printed on stderr",
+      value: "[PORT]",
+      help:
+        "serve a web console on 127.0.0.1:PORT (none or 0: a free one); its one-time link is printed on stderr",
     },
     token: {
       type: "string",

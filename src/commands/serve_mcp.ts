@@ -41,12 +41,16 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
   // The operator's view of the jobs: one line when each starts and ends (their pids: see jobLine).
   let onJob: (event: JobEvent) => void = () => {};
+  // Filled once the service is up: a server's tools may change while the executor is still being made.
+  const live: { service?: ToolService } = {};
   const settings = await executorSettings(parsed, io, "serve");
   const { executor, registry, redact } = await executorFromArgs(parsed, io, manifest, "serve", settings, {
     handleSignals: false,
     jobCaps,
     onJob: (event) => onJob(event),
     onAudit: () => watching?.hub.audited(),
+    // An MCP server behind the gateway changed its tools: the clients are told.
+    onToolsChanged: () => live.service?.toolsChanged(),
   });
   const onError = (message: string) => void io.stderr(message + "\n");
   let watching: StartedConsole | undefined;
@@ -69,7 +73,7 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
       return EXIT.failure;
     }
   }
-  const service = new ToolService({
+  const service = live.service = new ToolService({
     executor,
     redact,
     approval,

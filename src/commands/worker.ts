@@ -36,9 +36,9 @@ export const workerCommand: Command = {
     ...WORKER_EXECUTOR_OPTIONS,
     console: {
       type: "string",
-      value: "PORT",
+      value: "[PORT]",
       help:
-        "serve a web console on 127.0.0.1:PORT (0: a free one; docs/console.md): the calls run here, live, and the audit",
+        "serve a web console on 127.0.0.1:PORT (none or 0: a free one; docs/console.md): the calls run here, live, and the audit",
     },
   },
   details: [

@@ -166,17 +166,20 @@ export function withWarnings<E extends Envelope>(envelope: E, warnings: readonly
 }
 
 /**
- * Returns the success with `content` blocks added after any it has (toolgate/1 tools); none: as it is.
+ * Returns the envelope with `content` blocks added after any it has (toolgate/1 tools; an MCP server's answer,
+ * an `isError` one included); none: as it is.
  *
  * @example
  * ```ts
- * import { success, withContent } from "../contract.ts";
+ * import { failure, success, withContent } from "../contract.ts";
  * withContent(success(null), [{ type: "text", text: "hi" }]).content; // [{ type: "text", text: "hi" }]
+ * withContent(failure("execution_error", "it broke"), [{ type: "text", text: "it broke" }]).ok; // false
  * ```
  */
-export function withContent(envelope: SuccessEnvelope, content: readonly ContentBlock[]): SuccessEnvelope {
+export function withContent<E extends Envelope>(envelope: E, content: readonly ContentBlock[]): E {
   if (content.length === 0) return envelope;
-  return { ...envelope, content: [...(envelope.content ?? []), ...content] };
+  const previous = Array.isArray(envelope.content) ? envelope.content as ContentBlock[] : [];
+  return { ...envelope, content: [...previous, ...content] };
 }
 
 /**

@@ -147,6 +147,8 @@ export interface FailureEnvelope {
    * one (`store_secret`) and retry.
    */
   readonly credential?: string;
+  /** An MCP server's content blocks beside its `isError` answer (see `withContent`). */
+  readonly content?: readonly ContentBlock[];
   /** Extra facts about the failure: `exit_code`, `signal`, `cancelled`, `timeout_sec`, ... */
   readonly [metadata: string]: unknown;
 }

@@ -27,6 +27,8 @@ export interface GatewayOptions extends Omit<UpstreamOptions, "server" | "onTool
   readonly servers: readonly ServerSpec[];
   /** The definitions the user trusted, by server and tool. */
   readonly pins: PinSet;
+  /** Told when a server said its tools changed, once they are listed again and checked against the pins. */
+  readonly onToolsChanged?: () => void;
 }
 
 /**
@@ -55,7 +57,8 @@ export class Gateway implements ToolGateway {
     for (const server of options.servers) {
       // A server that says its tools changed is listed again at once: a tool it added is withheld (a call to it
       // answers `rejected`, naming `toolgate trust`) until the user trusts it; a changed one is refused at its call.
-      const onToolsChanged = () => void this.#list(server.name);
+      // Its clients are told once the new listing is checked (`serve` passes `tools/list_changed` on).
+      const onToolsChanged = () => void this.#list(server.name).then(() => options.onToolsChanged?.());
       this.#upstreams.set(server.name, new Upstream({ ...options, server, onToolsChanged }));
     }
   }

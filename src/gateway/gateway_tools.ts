@@ -65,8 +65,9 @@ function textOf(content: readonly unknown[]): string {
 }
 
 /**
- * The envelope of an upstream answer: `isError` as an `execution_error` (its text the message), a success with
- * the server's content blocks and its `structuredContent` as the result (`null` when it sent none).
+ * The envelope of an upstream answer: `isError` as an `execution_error` (its text the message, its content blocks
+ * kept), a success with the server's content blocks and its `structuredContent` as the result (`null` when it sent
+ * none).
  *
  * @example
  * ```ts
@@ -79,10 +80,14 @@ export function resultEnvelope(tool: string, result: CallToolResult): Envelope {
   const content = Array.isArray(result.content) ? result.content : [];
   if (result.isError === true) {
     const text = textOf(content).trim();
-    return failure("execution_error", text === "" ? "The MCP server's tool reported an error." : text, {
-      tool,
-      retryable: false,
-    });
+    // The blocks stay beside the envelope: `serve` hands them on as the server sent them.
+    return withContent(
+      failure("execution_error", text === "" ? "The MCP server's tool reported an error." : text, {
+        tool,
+        retryable: false,
+      }),
+      content as unknown as ContentBlock[],
+    );
   }
   const structured = isRecord(result.structuredContent) ? result.structuredContent : null;
   return withContent(success(structured, { tool }), content as unknown as ContentBlock[]);

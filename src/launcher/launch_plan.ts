@@ -13,6 +13,7 @@ import { UPSTREAM_CA_ENV } from "../sandbox/run_ca.ts";
 import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
 import { endpointFromEnv } from "../agent/limits.ts";
 import { findProgram } from "../base/find_program.ts";
+import { PORT_VALUE, withOptionalValue } from "../base/optional_value.ts";
 import { credentialFiles, parsePoolUrl, poolKeyFile } from "../pool/address.ts";
 import { configRoot, stateRoot } from "../state/state.ts";
 import { TOOLGATE_CODE } from "../manifest/tool_belt.ts";
@@ -104,7 +105,8 @@ export interface ScannedArgs {
  * scanned.values.get("tools"); // "t.json"
  * ```
  */
-export function scanArgs(argv: readonly string[]): ScannedArgs {
+export function scanArgs(given: readonly string[]): ScannedArgs {
+  const argv = withOptionalValue(given, "console", "0", PORT_VALUE);
   const values = new Map<string, string>();
   const flags = new Set<string>();
   let command: string | undefined;

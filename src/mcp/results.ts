@@ -7,7 +7,14 @@
  */
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { CallToolResult } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { type Envelope, failure, isRecord, serialize, truncateForModel } from "../contract.ts";
+import {
+  type Envelope,
+  failure,
+  type FailureEnvelope,
+  isRecord,
+  serialize,
+  truncateForModel,
+} from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { describeAjvErrors, type SchemaCompiler } from "../manifest/schema.ts";
 
@@ -32,8 +39,8 @@ export function structuredResult(result: unknown): Record<string, unknown> {
 /**
  * An envelope as an MCP tool result. A success: `structuredContent` is {@linkcode structuredResult}, the first
  * text block its JSON, and each of the envelope's warnings a text block of its own after it (`warning: ...`). A
- * failure: `isError: true`, the message as the text block, the whole envelope (`ok` first, keys sorted) as
- * `structuredContent`.
+ * failure: `isError: true`, the message as the text block (or the envelope's own `content` blocks, an MCP server's,
+ * after the message when none is text), the envelope without them (`ok` first, keys sorted) as `structuredContent`.
  *
  * @example
  * ```ts
@@ -47,9 +54,14 @@ export function structuredResult(result: unknown): Record<string, unknown> {
  */
 export function toCallResult(envelope: Envelope): CallToolResult {
   if (!envelope.ok) {
+    // An MCP server's own blocks (a gateway tool's isError answer) go on as it sent them, the envelope beside them
+    // without a copy; the message leads when none of them is text.
+    const { content, ...bare } = envelope;
+    const blocks = (content ?? []) as CallToolResult["content"];
+    const message = { type: "text" as const, text: envelope.message };
     return {
-      content: [{ type: "text", text: envelope.message }],
-      structuredContent: JSON.parse(serialize(envelope)),
+      content: blocks.some((block) => block.type === "text") ? blocks : [message, ...blocks],
+      structuredContent: JSON.parse(serialize(bare as FailureEnvelope)),
       isError: true,
     };
   }

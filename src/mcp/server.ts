@@ -11,7 +11,8 @@
  * One piece: `ToolService` is one class whose handlers share one session's state (its scheduler, its policy and
  * "always" answers, its jobs and secrets, its log level) and the server's shutdown; each handler is a few lines
  * over that state. What it asks of the client (approval, secrets, questions) and the notifications a tool's
- * messages become are `client_asks.ts`'s.
+ * messages become are `client_asks.ts`'s; what it is given (its options, each call's context) is
+ * `service_options.ts`'s.
  *
  * @module
  */
@@ -30,18 +31,10 @@ import {
   type Tool,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
-import type { Executor } from "../run/executor.ts";
-import type { CallSeen, CallWatch } from "../run/call_watch.ts";
-import {
-  carrierFromMeta,
-  decideInSpan,
-  errorType,
-  type TraceCarrier,
-  type TraceSpan,
-} from "../run/tracing.ts";
-import type { Redactor } from "../state/redact.ts";
+import type { CallSeen } from "../run/call_watch.ts";
+import { carrierFromMeta, decideInSpan, errorType } from "../run/tracing.ts";
 import { toMcp } from "../manifest/tool_definitions.ts";
-import { type Ask, Policy, type PolicyOptions } from "../policy/policy.ts";
+import { type Ask, Policy } from "../policy/policy.ts";
 import { heartbeatText } from "../ui/progress.ts";
 import { checkOutput, toCallResult } from "./results.ts";
 import {
@@ -63,47 +56,21 @@ import {
   STORE_SECRET,
   storeSecretMcp,
 } from "../run/store_secret.ts";
-import type { ToolEvent } from "../manifest/tool_protocol.ts";
-import type { QuestionHandlers } from "../run/tool_questions.ts";
-
-/** How often a running call reports progress when the client asked for it. */
-export const PROGRESS_INTERVAL_MS = 1000;
 
 export { CALL_LIMITS } from "./limits.ts";
 export { toCallResult } from "./results.ts";
 import { CALL_LIMITS } from "./limits.ts";
+import { type CallContext, PROGRESS_INTERVAL_MS, type ToolServiceOptions } from "./service_options.ts";
+
+// What a ToolService is given lives in service_options.ts; the names stay importable from here.
+export type { CallContext, ToolServiceOptions } from "./service_options.ts";
+export { PROGRESS_INTERVAL_MS } from "./service_options.ts";
 
 /** What the server tells a host about its tools' results (the host may pass it to its model). */
 const INSTRUCTIONS = "A tool's success is its result as JSON (structuredContent; a result that is not an " +
   'object comes as {"result":...}). A failure (isError) says what went wrong in its text; its structuredContent ' +
   'is the envelope {"ok":false,"kind":...,"message":...,"retryable":...}: read `kind`, `field` and `expected` ' +
   "to correct a failed call, and `retryable` before calling again.";
-
-/** How a {@linkcode ToolService} runs calls. */
-export interface ToolServiceOptions {
-  readonly executor: Executor;
-  /** The run's redaction of secrets, for what the approval policy shows a person (the one the executor has). */
-  readonly redact: Redactor;
-  /** What the operator approved when starting the server (`--yes`, `--allow-tools`, `--approve-hosts`). */
-  readonly approval: Pick<PolicyOptions, "yes" | "allowTools" | "approveHosts">;
-  /** The server's version, as `initialize` reports it. */
-  readonly version: string;
-  /** The most calls in flight across every session (default {@linkcode CALL_LIMITS}). */
-  readonly maxCalls?: number;
-  /** The most calls in flight in one session (default {@linkcode CALL_LIMITS}). */
-  readonly maxSessionCalls?: number;
-  /** Between two progress notifications (default {@linkcode PROGRESS_INTERVAL_MS}). */
-  readonly progressIntervalMs?: number;
-  /** Where protocol trouble (a malformed message, a failed send) is reported; never stdout. */
-  readonly onError?: (message: string) => void;
-  /**
-   * Whether `store_secret` may write the secret store (`--allow-store-secrets`); by default a value a client's
-   * user gives lives in that session's memory only, so that no client can rewrite the credentials of later runs.
-   */
-  readonly allowStoreSecrets?: boolean;
-  /** A watcher of every call and a second asker (`serve --console`); absent: nothing is watched. */
-  readonly watch?: CallWatch;
-}
 
 /**
  * Who watches the calls of a {@linkcode ToolService} (the web console): told when each starts, what it reports and
@@ -117,26 +84,6 @@ export interface ToolServiceOptions {
  * ```
  */
 export type { CallWatch } from "../run/call_watch.ts";
-
-/** Per-call context from the MCP request. */
-export interface CallContext {
-  /** Aborted when the client cancels the request or the connection closes: ends the tool's tree. */
-  readonly signal: AbortSignal;
-  /** Reports progress (elapsed seconds and a message); absent when the client sent no progress token. */
-  readonly progress?: (progress: number, message: string) => Promise<void>;
-  /** Asks the person through the client (elicitation); absent when the client cannot be asked. */
-  readonly ask?: Ask;
-  /** Sends a `toolgate/1` tool's log and progress messages to the client, on the call's stream. */
-  readonly onToolEvent?: (event: ToolEvent) => void;
-  /** Sends a `toolgate/1` tool's questions to the client (elicitation, sampling), on the call's stream. */
-  readonly questions?: QuestionHandlers;
-  /** Sees the tool's stderr as it comes (the console's tail). */
-  readonly onStderr?: (chunk: Uint8Array) => void;
-  /** The client's trace context (`params._meta.traceparent`) and the request's id, for the call's span. */
-  readonly trace?: { readonly parent: TraceCarrier; readonly requestId: string };
-  /** The call's span, opened by the server around the call. */
-  readonly span?: TraceSpan;
-}
 
 /**
  * What one MCP session (one connection, or one HTTP session) owns: its turn-taking, its "always" answers and its
@@ -186,7 +133,9 @@ function shuttingDown(tool: string, started = false, readOnly = false): FailureE
  */
 export class ToolService {
   readonly #options: ToolServiceOptions;
-  readonly #tools: Tool[];
+  #tools: Tool[];
+  /** The servers of the sessions open now: told when the tools change. */
+  readonly #servers = new Set<Server>();
   readonly #limit: CallLimit;
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Aborted by {@linkcode ToolService.stop}: every call in flight, and every call after it, ends. */
@@ -194,11 +143,32 @@ export class ToolService {
 
   constructor(options: ToolServiceOptions) {
     this.#options = options;
-    // toMcp writes an object inputSchema (type "object" added when absent), which is what MCP's Tool requires.
-    this.#tools = options.executor.manifest.tools.map((tool) => toMcp(tool) as Tool);
-    // store_secret beside them whenever a tool declares a secret: the person types it into the client's form.
-    if (options.executor.declaredSecrets.length > 0) this.#tools.push(storeSecretMcp() as Tool);
+    this.#tools = this.#listed();
     this.#limit = new CallLimit(options.maxCalls ?? CALL_LIMITS.maxCalls);
+  }
+
+  #listed(): Tool[] {
+    const { executor } = this.#options;
+    // toMcp writes an object inputSchema (type "object" added when absent), which is what MCP's Tool requires.
+    const tools = executor.manifest.tools.map((tool) => toMcp(tool) as Tool);
+    // store_secret beside them whenever a tool declares a secret: the person types it into the client's form.
+    if (executor.declaredSecrets.length > 0) tools.push(storeSecretMcp() as Tool);
+    return tools;
+  }
+
+  /**
+   * The executor's tools changed (an MCP server behind the gateway said so, and its new listing was checked
+   * against the pins): `tools/list` answers the new list, and every open session is sent `tools/list_changed`.
+   */
+  toolsChanged(): void {
+    this.#tools = this.#listed();
+    for (const server of this.#servers) {
+      server.sendToolListChanged().catch((error) =>
+        this.#options.onError?.(
+          `toolgate: mcp: telling a client its tools changed: ${(error as Error).message}`,
+        )
+      );
+    }
   }
 
   /** The `tools/list` entries. */
@@ -262,7 +232,7 @@ export class ToolService {
   server(onClose?: () => void): Server {
     const server = new Server(
       { name: "toolgate", version: this.#options.version },
-      { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
+      { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: INSTRUCTIONS },
     );
     const session: Session = {
       scheduler: new Scheduler({
@@ -278,7 +248,9 @@ export class ToolService {
       id: crypto.randomUUID(),
       secrets: new Map(),
     };
+    this.#servers.add(server);
     server.onclose = () => {
+      this.#servers.delete(server);
       // A session's jobs are its own: nobody else could poll or kill them, so they must not outlive it.
       this.#options.executor.endJobScope(session.id).catch((error) =>
         this.#options.onError?.(`toolgate: mcp: ending a session's jobs: ${(error as Error).message}`)

@@ -32,6 +32,8 @@ export interface AuditTrailOptions {
   readonly onWarning?: (message: string) => void;
   /** Told after each line is written. */
   readonly onAudit?: () => void;
+  /** Keeps the day's file open between lines until {@linkcode AuditTrail.close} (see `AuditOptions.holdOpen`). */
+  readonly holdOpen?: boolean;
   /** The clock of the lines' timestamps. */
   readonly clock: () => Date;
   /** The workspace: where a call runs, by default. */
@@ -67,6 +69,7 @@ export class AuditTrail {
         redact: options.redact,
         onError: options.onWarning ?? ((message) => console.error(message)),
         onWritten: options.onAudit,
+        holdOpen: options.holdOpen,
       });
     }
   }
@@ -94,6 +97,11 @@ export class AuditTrail {
       ...refusalRecord(await this.facts(this.now(), name, argsText, this.#options.cwd), envelope),
       ...facts,
     });
+  }
+
+  /** Lets go of the log's file, when it is held open; a later line opens it again. */
+  close(): void {
+    this.#log?.close();
   }
 
   /** Writes one line (nothing when there is no log). */

@@ -112,6 +112,7 @@ export function callContext(
     redact: (text) => secrets.redact(text),
     onWarning: options.onWarning,
     onAudit: options.onAudit,
+    holdOpen: options.keepAuditOpen,
     clock,
     workspace,
     cwd: options.cwd,

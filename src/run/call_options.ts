@@ -63,6 +63,16 @@ export interface ExecutorOptions {
   readonly onWarning?: (message: string) => void;
   /** Told after each audit line is written (a job's end is audited after the job has ended). */
   readonly onAudit?: () => void;
+  /**
+   * Keeps the audit log's file open from one call to the next until `Executor.close` (checked again at
+   * every line as if just opened): for a caller that closes the executor, as the CLI's commands do.
+   */
+  readonly keepAuditOpen?: boolean;
+  /**
+   * Told when an MCP server's tools changed (its `tools/list_changed`), once they are listed again, checked against
+   * the pins and {@linkcode Executor.manifest} is updated: `serve` tells its own clients.
+   */
+  readonly onToolsChanged?: () => void;
   /** The clock of the audit log's timestamps (tests hold it). */
   readonly clock?: () => Date;
   /**

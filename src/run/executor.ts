@@ -11,7 +11,7 @@
  * @module
  */
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
 import type { ToolDefinition } from "../manifest/pins.ts";
 import { preflight } from "../manifest/preflight.ts";
 import { SchemaCompiler } from "../manifest/schema.ts";
@@ -83,7 +83,10 @@ export class Executor {
     this.#manifest = options.manifest;
     this.#context = callContext(options, (call, envelope) => this.refuse(call, envelope));
     ({ secrets: this.#secrets, trail: this.#trail } = this.#context);
-    this.#gateway = new GatewayLink(this.#context);
+    this.#gateway = new GatewayLink(this.#context, (tools) => {
+      this.#addUpstream(tools);
+      this.#options.onToolsChanged?.();
+    });
     this.#jobs = new BackgroundJobs(this.#context);
   }
 
@@ -104,7 +107,12 @@ export class Executor {
    */
   async connectGateway(names?: readonly string[]): Promise<string[]> {
     const { lines, tools: upstream } = await this.#gateway.connect(names);
-    if (upstream === undefined) return lines;
+    if (upstream !== undefined) this.#addUpstream(upstream);
+    return lines;
+  }
+
+  /** The manifest's own tools and the gateway's exposed ones, as {@linkcode Executor.manifest}. */
+  #addUpstream(upstream: readonly ToolSpec[]): void {
     const own = this.#options.manifest.tools;
     const tools = [...own, ...upstream.filter((tool) => !own.some((t) => t.name === tool.name))];
     this.#manifest = Object.freeze({
@@ -112,7 +120,6 @@ export class Executor {
       tools: Object.freeze(tools),
       byName: new Map(tools.map((tool) => [tool.name, tool])),
     });
-    return lines;
   }
 
   /**
@@ -260,6 +267,7 @@ export class Executor {
     await this.#gateway.close();
     await this.endJobs();
     await this.#options.pool?.close();
+    this.#trail.close();
     await this.#options.tracing?.shutdown();
   }
 

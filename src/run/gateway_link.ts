@@ -33,11 +33,16 @@ import type { ToolGateway } from "./tool_gateway.ts";
  */
 export class GatewayLink {
   readonly #context: CallContext;
+  readonly #onToolsChanged?: (tools: readonly ToolSpec[]) => void;
   #gateway?: ToolGateway;
 
-  /** A link that has opened nothing yet. */
-  constructor(context: CallContext) {
+  /**
+   * A link that has opened nothing yet; `onToolsChanged` is told the gateway's exposed tools each time a server's
+   * `tools/list_changed` was listed and checked.
+   */
+  constructor(context: CallContext, onToolsChanged?: (tools: readonly ToolSpec[]) => void) {
     this.#context = context;
+    this.#onToolsChanged = onToolsChanged;
   }
 
   /**
@@ -85,6 +90,7 @@ export class GatewayLink {
         secret: (name) => secrets.value(name),
         registry: options.registry,
         graceMs: options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
+        onToolsChanged: () => this.#gateway && this.#onToolsChanged?.(this.#gateway.tools),
       });
     }
     const gateway = this.#gateway;

@@ -87,6 +87,8 @@ export interface GatewayWiring {
   readonly registry?: ProcessRegistry;
   /** Time between SIGTERM and SIGKILL when a server is ended. */
   readonly graceMs: number;
+  /** Told when a server said its tools changed, once they are listed again and checked against the pins. */
+  readonly onToolsChanged?: () => void;
 }
 
 /**

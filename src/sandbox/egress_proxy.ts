@@ -4,13 +4,13 @@
  * connections to the listed hosts. A confined tool with a host list has no network of its own: this proxy is
  * its only way out, so a host that is not listed is out of reach whatever the tool does.
  *
- * One piece: the proxy is one class whose registered calls, pending connections and caps are private state that
- * every decision on a connection (admit, dial, broker, forget) reads and changes; a connection's bytes are
- * `proxy_wire.ts`'s, plain HTTP is `plain_http.ts`'s.
+ * The proxy is one class whose registered calls, pending connections and caps are private state that every
+ * decision on a connection (admit, dial, broker, forget) reads and changes. A connection's bytes are
+ * `proxy_wire.ts`'s, plain HTTP is `plain_http.ts`'s, and its limits, its decisions and where its socket is are
+ * `proxy_settings.ts`'s (exported from here too).
  *
  * @module
  */
-import { join } from "../base/paths.ts";
 import { type CallCredential, hostAllowed } from "../manifest/credentials.ts";
 import type { CertificateAuthority } from "./run_ca.ts";
 import { ConnReader, parseHead, type PlainHead, servePlain } from "./plain_http.ts";
@@ -23,20 +23,15 @@ import {
   shut,
   target,
 } from "./proxy_wire.ts";
+import { type EgressDecision, PROXY_LIMITS, type ProxyLimits } from "./proxy_settings.ts";
+
+export type { EgressDecision, ProxyLimits } from "./proxy_settings.ts";
+export { PROXY_LIMITS, PROXY_SOCKET_ENV, proxySocketPath } from "./proxy_settings.ts";
 
 /** The most bytes of a request head the proxy reads before it gives up on it. */
 const MAX_HEAD = 16 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-/** What the proxy decided about one connection, for the audit line. */
-export interface EgressDecision {
-  readonly host: string;
-  readonly port: number;
-  readonly allowed: boolean;
-  /** Why a request was refused although its host is listed (a credential's placeholder out of place). */
-  readonly reason?: string;
-}
 
 /** One confined call the proxy serves: its host list, where its decisions go, and its open connections. */
 interface Registered {
@@ -52,38 +47,6 @@ interface Registered {
 
 /** The first line the bridge sends on each connection, naming the call it carries. */
 const CALL_LINE = /^toolgate-call ([0-9a-f]{32})$/;
-
-/**
- * What one proxy lets a call hold: a tool in a sandbox can open connections without end, and every one is a file
- * descriptor of toolgate's (two once it reaches a host); without bounds a tool takes them all, and toolgate, every
- * session of `serve` with it, can no longer open anything.
- */
-export interface ProxyLimits {
-  /** Connections one call may hold at once (each with its upstream); any further one is closed at once. */
-  readonly perCall: number;
-  /** Connections not yet known to belong to a call (no call line yet), over all calls; the oldest goes first. */
-  readonly pending: number;
-  /** How long a connection may take to send its whole request head, from its accept (slow ones are closed). */
-  readonly headMs: number;
-  /** How long a connection to an allowed host may take to open. */
-  readonly dialMs: number;
-  /**
-   * CA certificates (PEM) trusted for the hosts the credential broker connects to, besides the system's roots
-   * (a test's own CA; a company's).
-   */
-  readonly upstreamCa?: readonly string[];
-}
-
-/**
- * The proxy's limits by default.
- *
- * @example
- * ```ts
- * import { PROXY_LIMITS } from "./egress_proxy.ts";
- * PROXY_LIMITS.perCall; // 64
- * ```
- */
-export const PROXY_LIMITS: ProxyLimits = { perCall: 64, pending: 64, headMs: 10_000, dialMs: 10_000 };
 
 /** How long the proxy waits before it accepts again after a failed accept (out of file descriptors). */
 const ACCEPT_BACKOFF_MS = 100;
@@ -424,20 +387,4 @@ export class EgressProxy {
       // Already gone.
     }
   }
-}
-
-/** The variable in which the launcher names the proxy's socket (so that its run may listen there). */
-export const PROXY_SOCKET_ENV = "TOOLGATE_PROXY_SOCKET";
-
-/**
- * Where this process's proxy listens: the launcher's choice, else a socket of its own in toolgate's state.
- *
- * @example
- * ```ts
- * import { proxySocketPath } from "./egress_proxy.ts";
- * proxySocketPath({}, "/home/me/.local/state/toolgate"); // "/home/me/.local/state/toolgate/proxy/1234.sock"
- * ```
- */
-export function proxySocketPath(env: Readonly<Record<string, string>>, stateDir: string): string {
-  return env[PROXY_SOCKET_ENV] || join(stateDir, "proxy", `${Deno.pid}.sock`);
 }

@@ -18,7 +18,8 @@ import { HmacSha256 } from "../base/hmac_sha256.ts";
 import type { FailureKind } from "../contract.ts";
 import { redactDeep, type Redactor } from "./redact.ts";
 import { checkPrivateDir, ensurePrivateDir } from "./private_dir.ts";
-import { checkOpened, createNew, openExisting, readKey, readOrMakeKey } from "./private_file.ts";
+import { readKey, readOrMakeKey } from "./private_file.ts";
+import { AuditFile } from "./audit_file.ts";
 import { StateDirError, stateRoot } from "./state.ts";
 
 /** One call, as the audit log records it. Never an argument value, never a variable's value. */
@@ -53,14 +54,15 @@ export interface AuditOptions {
   readonly onError: (message: string) => void;
   /** Told after each line is written (the console reads the log again then). */
   readonly onWritten?: () => void;
+  /**
+   * Keeps the day's file open from one record to the next (two calls fewer a line), checked again at each record
+   * as if just opened; {@linkcode AuditLog.close} lets go of it. Default: opened and closed at every record.
+   */
+  readonly holdOpen?: boolean;
 }
 
 /** The size of the audit key, in bytes: as long as a SHA-256 digest, which is all the secret HMAC can use well. */
 export const AUDIT_KEY_BYTES = 32;
-
-/** Read and append: the last byte tells whether an earlier write was torn. */
-const LOG_OPEN: Deno.OpenOptions = { read: true, append: true };
-const NEWLINE = 0x0a;
 
 /**
  * The file of a UTC day.
@@ -226,50 +228,6 @@ export async function checkLineMac(
   return ok ? "verified" : "altered";
 }
 
-/** Where this process's last line ended: the file (device and inode) and its size just after the write. */
-interface LastAppend {
-  dev: number;
-  ino: number;
-  size: number;
-}
-
-/**
- * Appends one line to `file` in one write, after a newline when the file's last byte is not one: a record torn by
- * a full disk (ours, or another process's, or one before a restart) must not swallow this one. The file itself
- * remembers whether it was torn, so there is nothing to keep in memory that another process could not see; only
- * when the file is still the one `last` names and has not grown since this process's own whole line ended there is
- * its last byte known without reading it (two calls fewer on every line of a busy log). Returns where this line
- * ended.
- */
-function appendLine(file: string, line: string, last?: LastAppend): LastAppend | undefined {
-  const opened = openExisting(file, LOG_OPEN, "the audit log") ?? createNew(file, LOG_OPEN) ??
-    openExisting(file, LOG_OPEN, "the audit log");
-  if (opened === undefined) throw new StateDirError(`the audit log ${file} came and went while being opened`);
-  try {
-    const info = checkOpened(opened, file, "the audit log");
-    const ours = last !== undefined && last.ino === info.ino && last.dev === info.dev &&
-      last.size === info.size;
-    const byte = new Uint8Array(1);
-    let torn = false;
-    if (info.size > 0 && !ours) {
-      opened.seekSync(info.size - 1, Deno.SeekMode.Start);
-      torn = opened.readSync(byte) === 1 && byte[0] !== NEWLINE;
-    }
-    const bytes = encoder.encode(torn ? "\n" + line : line);
-    // One call with the whole line: with O_APPEND no other process's line can land inside it. A short write,
-    // which only a full disk causes, is reported; the next record then starts on a line of its own.
-    const written = opened.writeSync(bytes);
-    if (written !== bytes.length) throw new Error(`only ${written} of ${bytes.length} bytes were written`);
-    // Another process's line may have landed between the fstat and this write: the size is then not ours, and
-    // the next line reads the last byte again.
-    return info.ino === null || info.dev === null
-      ? undefined
-      : { dev: info.dev, ino: info.ino, size: info.size + bytes.length };
-  } finally {
-    opened.close();
-  }
-}
-
 /**
  * Appends audit records, each one whole line.
  *
@@ -293,10 +251,11 @@ export class AuditLog {
   /** `undefined` until the first record asks, `null` when it could not be had. */
   #key?: Uint8Array | null;
   #hmac?: HmacSha256;
-  /** Where this log's last line ended (see appendLine). */
-  #last?: LastAppend;
+  readonly #file: AuditFile;
 
-  constructor(readonly options: AuditOptions) {}
+  constructor(readonly options: AuditOptions) {
+    this.#file = new AuditFile(options.holdOpen ?? false);
+  }
 
   /**
    * The size and keyed digest of an arguments text. Keyed, because a bare SHA-256 of `{"token":"..."}` lets anyone
@@ -349,14 +308,32 @@ export class AuditLog {
         // Checked at every record: a folder swapped for a link since the last one is refused, not followed.
         checkPrivateDir(dir);
       }
-      const last = this.#last;
-      this.#last = undefined;
-      this.#last = appendLine(auditFileFor(dir, new Date(record.ts)), line, last);
+      this.#file.append(auditFileFor(dir, new Date(record.ts)), line);
     } catch (error) {
       this.#report(`toolgate: cannot write the audit log in ${dir}: ${(error as Error).message}`);
       return;
     }
     this.options.onWritten?.();
+  }
+
+  /**
+   * Lets go of the file held open ({@linkcode AuditOptions.holdOpen}); the next record opens it again. Idempotent.
+   *
+   * @example
+   * ```ts
+   * import { AuditLog } from "./audit_log.ts";
+   * import { makeRedactor } from "./redact.ts";
+   * using audit = new AuditLog({ dir: Deno.makeTempDirSync(), key: new Uint8Array(32), redact: makeRedactor([]), onError: console.error, holdOpen: true });
+   * audit.close();
+   * ```
+   */
+  close(): void {
+    this.#file.close();
+  }
+
+  /** {@linkcode AuditLog.close}, for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
   }
 
   #digestKey(): Uint8Array | null {

@@ -101,3 +101,16 @@ Deno.test("a tool's image goes to the model as a note naming it; its text blocks
   assert.ok(!JSON.stringify(sent).includes(data.slice(0, 40)), "no base64 reaches the model");
   assert.deepEqual(sent.result, { n: 1 });
 });
+
+Deno.test("a failure's image (an MCP server's isError answer) goes to the model as a note too, never as base64", () => {
+  const data = btoa("\x89PNG\r\n\x1a\n".repeat(100));
+  const envelope = withContent(failure("execution_error", "it broke", { tool: "mcp__own__fail" }), [
+    { type: "text", text: "it broke" },
+    { type: "image", data, mimeType: "image/png" },
+  ]);
+  const sent = JSON.parse(toolMessageContent(forModel(envelope)));
+  assert.equal(sent.ok, false);
+  assert.equal(sent.kind, "execution_error");
+  assert.match(sent.content[1].left_out, /image\/png image \(800 bytes\) was not sent/);
+  assert.ok(!JSON.stringify(sent).includes(data.slice(0, 40)), "no base64 reaches the model");
+});

@@ -33,6 +33,8 @@ const ROUNDS = 300;
 const TOOL = "mcp__ev__echo";
 const ARGS = { message: "hello gateway" };
 const ARGS_TEXT = JSON.stringify(ARGS);
+/** `--audit-per-call`: one more unconfined figure, its audit file opened and closed at every call (not held). */
+const PER_CALL = Deno.args.includes("--audit-per-call");
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -80,16 +82,21 @@ async function setUp(dir: string) {
     XDG_STATE_HOME: join(dir, "state"),
     XDG_CONFIG_HOME: join(dir, "config"),
   };
+  // A log of its own for each executor, as one `toolgate serve` has: lines of another writer in between would
+  // make each line read the file's last byte first (see audit.ts).
   const auditDir = join(dir, "audit");
   await Deno.mkdir(auditDir, { mode: 0o700 });
-  const executor = (sandbox: SandboxMode) =>
+  let executors = 0;
+  const executor = (sandbox: SandboxMode, keepAuditOpen = true) =>
     new Executor({
       manifest: loaded.manifest,
       env,
       cwd: dir,
-      auditDir,
+      auditDir: join(auditDir, String(executors++)),
       // Not the user's key: a benchmark leaves nothing in the home directory.
       auditKey: crypto.getRandomValues(new Uint8Array(32)),
+      // As the commands do.
+      keepAuditOpen,
       sandbox,
       // As the commands wire it.
       openGateway: async (wiring) => new (await import("../../src/gateway/gateway.ts")).Gateway(wiring),
@@ -109,8 +116,12 @@ async function setUp(dir: string) {
 }
 
 /** An executor with the gateway connected and the server started (its first call made). */
-async function warmExecutor(make: (sandbox: SandboxMode) => Executor, sandbox: SandboxMode) {
-  const executor = make(sandbox);
+async function warmExecutor(
+  make: (sandbox: SandboxMode, keepAuditOpen?: boolean) => Executor,
+  sandbox: SandboxMode,
+  keepAuditOpen = true,
+) {
+  const executor = make(sandbox, keepAuditOpen);
   const lines = await executor.connectGateway([TOOL]);
   if (lines.length > 0) throw new Error(lines.join("\n"));
   const call = async () => {
@@ -155,8 +166,15 @@ export async function benchGateway(rounds = ROUNDS): Promise<Record<string, numb
     const confined = support.ok ? await warmExecutor(executor, "require") : undefined;
     if (confined !== undefined) running.push(confined.executor);
     else console.log(`  no confined figure: ${support.ok ? "" : support.reason}`);
+    const perCall = PER_CALL ? await warmExecutor(executor, "off", false) : undefined;
+    if (perCall !== undefined) running.push(perCall.executor);
 
-    const variants = [direct.call, unconfined.call, ...(confined ? [confined.call] : [])];
+    const variants = [
+      direct.call,
+      unconfined.call,
+      ...(confined ? [confined.call] : []),
+      ...(perCall ? [perCall.call] : []),
+    ];
     for (let i = 0; i < WARMUP; i++) for (const run of variants) await run();
     const times: number[][] = variants.map(() => []);
     for (let i = 0; i < rounds; i++) {
@@ -166,7 +184,9 @@ export async function benchGateway(rounds = ROUNDS): Promise<Record<string, numb
         times[which].push(await timed(variants[which]));
       }
     }
-    const [directMs, unconfinedMs, confinedMs] = times;
+    const [directMs, unconfinedMs] = times;
+    const confinedMs = confined ? times[2] : undefined;
+    const perCallMs = perCall ? times.at(-1)! : undefined;
     const figures: Record<string, number> = {
       ratio_median_unconfined: median(unconfinedMs) / median(directMs),
       ratio_mean_unconfined: mean(unconfinedMs) / mean(directMs),
@@ -179,6 +199,11 @@ export async function benchGateway(rounds = ROUNDS): Promise<Record<string, numb
       figures.ratio_mean_confined = mean(confinedMs) / mean(directMs);
       figures.ratio_p10_confined = tenth(confinedMs) / tenth(directMs);
       figures.gateway_confined_ms_median = median(confinedMs);
+    }
+    if (perCallMs !== undefined) {
+      figures.ratio_median_audit_per_call = median(perCallMs) / median(directMs);
+      figures.ratio_p10_audit_per_call = tenth(perCallMs) / tenth(directMs);
+      figures.gateway_audit_per_call_ms_median = median(perCallMs);
     }
     return figures;
   } finally {
@@ -209,6 +234,13 @@ if (import.meta.main) {
       }x mean, ${fixed(figures.ratio_p10_confined)}x 10th percentile (${
         fixed(figures.gateway_confined_ms_median)
       } ms)`,
+    );
+  }
+  if (figures.ratio_median_audit_per_call !== undefined) {
+    console.log(
+      `  unconfined, audit file opened per call: ${fixed(figures.ratio_median_audit_per_call)}x median, ${
+        fixed(figures.ratio_p10_audit_per_call)
+      }x 10th percentile (${fixed(figures.gateway_audit_per_call_ms_median)} ms)`,
     );
   }
   const verdict = figures.ratio_median_unconfined <= TARGET_RATIO ? "meets" : "misses";

@@ -93,6 +93,17 @@ Deno.test("the endpoint, the listening port and transcript files are granted for
       .set.net,
     ["localhost:1234", "127.0.0.1"],
   );
+  // A bare --console is a free port: the prompt after it stays the prompt, and the run is still the agent loop.
+  assert.deepEqual(
+    (await planLaunch(
+      ["run", "--base-url", "http://localhost:1234/v1", "--console", "--prompt", "x"],
+      env,
+      cwd,
+    ))
+      .set.net,
+    ["localhost:1234", "127.0.0.1"],
+  );
+  assert.deepEqual((await planLaunch(["serve", "--console"], env, cwd)).set.net, ["127.0.0.1"]);
   const saving = (await planLaunch(["--prompt", "x", "--save-messages", "out/run.json"], env, cwd)).set;
   assert.ok(saving.write.includes(join(cwd, "out/run.json")));
   assert.ok(saving.write.includes(join(cwd, "out/run.json.tmp")));

@@ -1,6 +1,6 @@
 /** Envelopes as MCP tool results, and a tool's result held to the outputSchema it declares. */
 import assert from "node:assert/strict";
-import { failure, success } from "../../src/contract.ts";
+import { failure, success, withContent } from "../../src/contract.ts";
 import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
 import { checkOutput, MISMATCH_DETAIL_LIMIT, structuredResult, toCallResult } from "../../src/mcp/results.ts";
 import { SchemaCompiler } from "../../src/manifest/schema.ts";
@@ -127,4 +127,16 @@ Deno.test("checkOutput: a tool that may have acted says so; a hostile result can
   );
   assert.ok(!wide.ok);
   assert.ok(wide.message.length < MISMATCH_DETAIL_LIMIT + 200, `${wide.message.length} characters`);
+});
+
+Deno.test("toCallResult: a failure's own content blocks (an MCP server's isError answer) go on, not in the envelope", () => {
+  const image = { type: "image" as const, data: "iVBORw0KGgo=", mimeType: "image/png" };
+  const bare = failure("execution_error", "it broke", { tool: "mcp__own__fail", retryable: false });
+  const full = toCallResult(withContent(bare, [{ type: "text", text: "it broke" }, image]));
+  assert.deepEqual(full.content, [{ type: "text", text: "it broke" }, image]);
+  assert.deepEqual(full.structuredContent, bare);
+  // No text block among them: the message leads, so that a client reading only text still learns what failed.
+  const onlyImage = toCallResult(withContent(bare, [image]));
+  assert.deepEqual(onlyImage.content, [{ type: "text", text: "it broke" }, image]);
+  assert.deepEqual(onlyImage.structuredContent, bare);
 });

@@ -1,0 +1,87 @@
+/**
+ * What the egress proxy is set up with and what it reports: its limits (per call, pending, how long a head and a
+ * dial may take), the decision it makes on each connection (for the audit line), and where its socket is (the
+ * launcher's choice, else one in toolgate's state).
+ *
+ * @module
+ */
+import { join } from "../base/paths.ts";
+
+/**
+ * What the proxy decided about one connection, for the audit line.
+ *
+ * @example
+ * ```ts
+ * import type { EgressDecision } from "./proxy_settings.ts";
+ * const refused: EgressDecision = { host: "evil.example", port: 443, allowed: false };
+ * ```
+ */
+export interface EgressDecision {
+  readonly host: string;
+  readonly port: number;
+  readonly allowed: boolean;
+  /** Why a request was refused although its host is listed (a credential's placeholder out of place). */
+  readonly reason?: string;
+}
+
+/**
+ * What one proxy lets a call hold: a tool in a sandbox can open connections without end, and every one is a file
+ * descriptor of toolgate's (two once it reaches a host); without bounds a tool takes them all, and toolgate, every
+ * session of `serve` with it, can no longer open anything.
+ *
+ * @example
+ * ```ts
+ * import { PROXY_LIMITS, type ProxyLimits } from "./proxy_settings.ts";
+ * const strict: ProxyLimits = { ...PROXY_LIMITS, perCall: 4 };
+ * ```
+ */
+export interface ProxyLimits {
+  /** Connections one call may hold at once (each with its upstream); any further one is closed at once. */
+  readonly perCall: number;
+  /** Connections not yet known to belong to a call (no call line yet), over all calls; the oldest goes first. */
+  readonly pending: number;
+  /** How long a connection may take to send its whole request head, from its accept (slow ones are closed). */
+  readonly headMs: number;
+  /** How long a connection to an allowed host may take to open. */
+  readonly dialMs: number;
+  /**
+   * CA certificates (PEM) trusted for the hosts the credential broker connects to, besides the system's roots
+   * (a test's own CA; a company's).
+   */
+  readonly upstreamCa?: readonly string[];
+}
+
+/**
+ * The proxy's limits by default.
+ *
+ * @example
+ * ```ts
+ * import { PROXY_LIMITS } from "./proxy_settings.ts";
+ * PROXY_LIMITS.perCall; // 64
+ * ```
+ */
+export const PROXY_LIMITS: ProxyLimits = { perCall: 64, pending: 64, headMs: 10_000, dialMs: 10_000 };
+
+/**
+ * The variable in which the launcher names the proxy's socket (so that its run may listen there).
+ *
+ * @example
+ * ```ts
+ * import { PROXY_SOCKET_ENV } from "./proxy_settings.ts";
+ * PROXY_SOCKET_ENV; // "TOOLGATE_PROXY_SOCKET"
+ * ```
+ */
+export const PROXY_SOCKET_ENV = "TOOLGATE_PROXY_SOCKET";
+
+/**
+ * Where this process's proxy listens: the launcher's choice, else a socket of its own in toolgate's state.
+ *
+ * @example
+ * ```ts
+ * import { proxySocketPath } from "./proxy_settings.ts";
+ * proxySocketPath({}, "/home/me/.local/state/toolgate"); // "/home/me/.local/state/toolgate/proxy/1234.sock"
+ * ```
+ */
+export function proxySocketPath(env: Readonly<Record<string, string>>, stateDir: string): string {
+  return env[PROXY_SOCKET_ENV] || join(stateDir, "proxy", `${Deno.pid}.sock`);
+}
