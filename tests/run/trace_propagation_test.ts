@@ -39,9 +39,9 @@ poolTest(
     });
     await using worker = await startWorker(nats.url, manifest, pool.path, "w1", { env: otel("worker") });
     await using serve = await startHttp(
-      // A short session idle: the agent's gateway sometimes leaves its HTTP session's standing stream open at exit,
-      // which holds the agent process until serve expires the session (10 min by default).
-      ["--executor", nats.url, "--allow-absolute-commands", "--session-idle", "5"],
+      // serve's default session idle (10 min): a finished agent run must end on its own, whatever its gateway's
+      // HTTP client leaves open (it once held the process until serve expired the session).
+      ["--executor", nats.url, "--allow-absolute-commands"],
       pool.path,
       { TOOLGATE_MCP_TOKEN: TOKEN, ...POOL_ENV, ...otel("serve") },
       manifest,
