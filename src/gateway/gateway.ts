@@ -16,11 +16,10 @@ import {
   type WithheldReason,
 } from "../manifest/pins.ts";
 import { gatewayName, serverOfName, type ServerSpec } from "../manifest/server_spec.ts";
-import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstream.ts";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import type { ToolGateway } from "../run/tool_gateway.ts";
+import type { GatewayCallOptions, ToolGateway } from "../run/tool_gateway.ts";
 
 /** What a {@linkcode Gateway} needs: the servers, what starts them, and the pins the user trusted. */
 export interface GatewayOptions extends Omit<UpstreamOptions, "server" | "onToolsChanged"> {
@@ -168,14 +167,7 @@ export class Gateway implements ToolGateway {
   async call(
     spec: ToolSpec,
     args: Record<string, unknown>,
-    options: {
-      signal?: AbortSignal;
-      timeoutMs: number;
-      /** Told what the egress proxy decided for the server's requests while the call ran (the audit line's). */
-      onEgress?: (decisions: readonly EgressDecision[]) => void;
-      /** The calling span's trace context, for the server's `params._meta` (MCP semantic conventions). */
-      meta?: Readonly<Record<string, string>>;
-    },
+    options: GatewayCallOptions,
   ): Promise<Envelope> {
     const { server, tool } = spec.upstream!;
     const upstream = this.#upstream(server);

@@ -19,11 +19,12 @@ import { isAbsolute, resolve } from "../base/paths.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
 import { findProgram } from "../base/find_program.ts";
-import { FALLBACK_PATH, type Launch, PROXY_ENV, type ToolLauncher } from "../sandbox/tool_launch.ts";
+import { FALLBACK_PATH, type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts";
 import type { EgressDecision } from "../sandbox/egress_proxy.ts";
-import { type ProcessRegistry, signalGroup } from "../process/process_tree.ts";
+import { signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
 import { HEADER_SECRET, type ServerSpec } from "../manifest/server_spec.ts";
+import type { GatewayWiring } from "../run/tool_gateway.ts";
 
 /** How many times a server is started within a minute before toolgate stops starting it for that minute. */
 export const MAX_STARTS_PER_MINUTE = 3;
@@ -42,23 +43,9 @@ export class UpstreamError extends Error {
   }
 }
 
-/** What an {@linkcode Upstream} needs from the run. */
-export interface UpstreamOptions {
+/** What an {@linkcode Upstream} needs from the run: the gateway's wiring, for its one server. */
+export interface UpstreamOptions extends Omit<GatewayWiring, "servers" | "pins"> {
   readonly server: ServerSpec;
-  /** Confines a stdio server as a tool of its profile. */
-  readonly launcher: ToolLauncher;
-  /** toolgate's environment: PATH and HOME for the server. */
-  readonly env: Readonly<Record<string, string>>;
-  /** The workspace: the server's working directory. */
-  readonly workspace: string;
-  /** A secret's value (the store's, then the environment's), or `undefined`. */
-  readonly secret: (name: string) => string | undefined;
-  /** The trees toolgate ends when it is stopped. */
-  readonly registry?: ProcessRegistry;
-  /** Time between SIGTERM and SIGKILL when the server is ended. */
-  readonly graceMs: number;
-  /** Told when the server says its tools changed. */
-  readonly onToolsChanged?: () => void;
   /** Monotonic milliseconds (tests hold it). */
   readonly now?: () => number;
 }

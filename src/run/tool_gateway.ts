@@ -42,22 +42,19 @@ export interface ToolGateway {
   /** The server's exposed tools' current definitions, pinned or not: what `trust` pins. */
   definitions(server: string): Promise<ToolDefinition[]>;
   /** Runs one call of an upstream tool, answering with an envelope. */
-  call(
-    tool: ToolSpec,
-    args: Record<string, unknown>,
-    options: {
-      signal?: AbortSignal;
-      timeoutMs: number;
-      /** Told what the egress proxy decided for the server's requests while the call ran (the audit line's). */
-      onEgress?: (decisions: readonly EgressDecision[]) => void;
-      /** The calling span's trace context, for the server's `params._meta` (MCP semantic conventions). */
-      meta?: Readonly<Record<string, string>>;
-    },
-  ): Promise<
-    Envelope
-  >;
+  call(tool: ToolSpec, args: Record<string, unknown>, options: GatewayCallOptions): Promise<Envelope>;
   /** Ends every server's tree. */
   close(): Promise<void>;
+}
+
+/** How one upstream call is run: its stop, its limit, where its egress decisions go, its trace context. */
+export interface GatewayCallOptions {
+  readonly signal?: AbortSignal;
+  readonly timeoutMs: number;
+  /** Told what the egress proxy decided for the server's requests while the call ran (the audit line's). */
+  readonly onEgress?: (decisions: readonly EgressDecision[]) => void;
+  /** The calling span's trace context, for the server's `params._meta` (MCP semantic conventions). */
+  readonly meta?: Readonly<Record<string, string>>;
 }
 
 /**
