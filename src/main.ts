@@ -199,6 +199,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   }
 }
 
+/** How long a finished command's process may take to end on its own before it is ended. */
+const EXIT_GRACE_MS = 2_000;
+
 if (import.meta.main) {
   const { BRIDGE_MODE, TOOL_MODE } = await import("./manifest/tool_belt.ts");
   if (Deno.args[0] === TOOL_MODE) {
@@ -214,5 +217,9 @@ if (import.meta.main) {
       : undefined;
     if (found !== undefined) await io.stderr(found.line);
     Deno.exitCode = found?.fatal ? EXIT.usage : await run(Deno.args, io);
+    // The command is done and has closed what it opened; a handle some library left open (an HTTP client's
+    // standing stream, say) must not hold the process: a moment for the last writes, then it ends.
+    const { after } = await import("./base/timer.ts");
+    after(EXIT_GRACE_MS, () => Deno.exit(), { keepAlive: false });
   }
 }

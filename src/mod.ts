@@ -122,6 +122,15 @@ export type { ControlPlane } from "./sandbox/control_plane.ts";
 export type { CallDefaults, PoolAnswer, PoolRequest, RelayTarget, ToolPool } from "./run/tool_pool.ts";
 export { type Redaction, redactionFor, type Redactor } from "./state/redact.ts";
 export { type StopButton, UserStop } from "./process/stop.ts";
+export {
+  NO_TRACING,
+  openTracing,
+  type SpanRole,
+  type ToolCallFacts,
+  type TraceCarrier,
+  type TraceSpan,
+  type Tracing,
+} from "./run/tracing.ts";
 export { Executor } from "./run/executor.ts";
 export type { CallLimits, CallOptions, ExecutorOptions } from "./run/call_options.ts";
 export { EXECUTOR_DEFAULTS } from "./process/executor_defaults.ts";

@@ -52,6 +52,8 @@ const HEAVY = [
   /\/src\/mcp\/(server|http|stdio)\.ts$/,
   /\/src\/manifest\/lint\.ts$/,
   /\/src\/manifest\/schema_engine\.ts$/,
+  // The OpenTelemetry SDK's adapter: loaded by openTracing only when the OTEL variables name an endpoint.
+  /\/src\/run\/otel_exporter\.ts$/,
 ];
 
 for (const entry of ["src/main.ts", "src/launch.ts"]) {
@@ -94,6 +96,19 @@ Deno.test("run and worker load the web console only with --console: no module of
     assert.ok([...graph].some((m) => m.endsWith(reached)), `the walk of ${entry} reached ${reached}`);
     assert.deepEqual([...graph].filter((m) => m.includes("/src/console/")), [], entry);
   }
+});
+
+Deno.test("traces: the OpenTelemetry SDK is no static import of the executor, of a command, or of the tracing seam", async () => {
+  for (const entry of ["src/run/executor.ts", "src/commands/executor_options.ts", "src/run/tracing.ts"]) {
+    const graph = await staticGraph(join(REPO, entry));
+    assert.deepEqual(
+      [...graph].filter((m) => m.includes("opentelemetry") || m.endsWith("/otel_exporter.ts")),
+      [],
+    );
+  }
+  // The walk finds the SDK where it is imported statically.
+  const adapter = await staticGraph(join(REPO, "src", "run", "otel_exporter.ts"));
+  assert.ok([...adapter].some((m) => m.startsWith("npm:") && m.includes("@opentelemetry/sdk-trace")));
 });
 
 Deno.test("start-up: each heavy pattern for src/ names a module that exists (a moved module must not pass silently)", async () => {

@@ -23,6 +23,7 @@ import { ModelMedia, type TurnAnswers } from "./tool_media.ts";
 import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
 import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
+import { decideInSpan, errorType, type TraceSpan } from "../run/tracing.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
 import type { CallSeen, CallWatch } from "../run/call_watch.ts";
 import { runWatched, watchCall } from "./watch_calls.ts";
@@ -66,6 +67,8 @@ export interface TurnOptions {
   readonly media?: ModelMedia;
   /** Who watches each call (`--console`): its start, its messages and stderr, its end. */
   readonly watch?: CallWatch;
+  /** The agent run's span: each tool call's span is its child (`runLoop` opens it). */
+  readonly trace?: TraceSpan;
 }
 
 /** How the loop talks to the model. */
@@ -154,6 +157,22 @@ export function chatRequest(
  * ```
  */
 export async function runLoop(messages: ChatMessage[], options: LoopOptions): Promise<LoopOutcome> {
+  // The run is the trace's root (`invoke_agent`): every tool call's span, here and downstream, is its child.
+  const trace = options.executor.tracing.agentRun({ model: options.model });
+  let failed: string | undefined = "Error";
+  try {
+    const outcome = await loopSteps(messages, { ...options, trace });
+    failed = outcome.kind === "step_limit" ? "step_limit" : undefined;
+    return outcome;
+  } catch (error) {
+    failed = error instanceof Error ? error.name : "Error";
+    throw error;
+  } finally {
+    trace.end(failed);
+  }
+}
+
+async function loopSteps(messages: ChatMessage[], options: LoopOptions): Promise<LoopOutcome> {
   const disclosure = options.disclosure ?? new ToolDisclosure(options.executor.manifest, { lazy: false });
   const emit = options.onEvent ?? (() => Promise.resolve());
   const endpoint: EndpointQuirks = { refusesStreamOptions: false };
@@ -266,8 +285,24 @@ export async function answerToolCalls(
  * ```
  */
 export async function answerTurn(calls: readonly ToolCall[], options: TurnOptions): Promise<TurnAnswers> {
-  const { executor } = options;
+  // One span per call (`execute_tool`), ended with its envelope however the turn ends.
+  const { executor, trace: parent } = options;
+  const spans = calls.map((c) => executor.tracing.toolCall({ tool: c.function.name, callId: c.id, parent }));
   const envelopes: Envelope[] = new Array(calls.length);
+  try {
+    return await answerInSpans(calls, options, spans, envelopes);
+  } finally {
+    spans.forEach((span, index) => span.end(errorType(envelopes[index])));
+  }
+}
+
+async function answerInSpans(
+  calls: readonly ToolCall[],
+  options: TurnOptions,
+  spans: readonly TraceSpan[],
+  envelopes: Envelope[],
+): Promise<TurnAnswers> {
+  const { executor } = options;
   const runnable: Runnable[] = [];
   // Pass 1: lookup, arguments, approval, one call at a time so that questions come in the model's order.
   for (const [index, toolCall] of calls.entries()) {
@@ -288,7 +323,7 @@ export async function answerTurn(calls: readonly ToolCall[], options: TurnOption
       seen?.ended(prepared.envelope);
       continue;
     }
-    const verdict = await options.policy.decide(prepared.call);
+    const verdict = await decideInSpan(options.policy, prepared.call, spans[index]);
     if (!verdict.approved) {
       envelopes[index] = await executor.refuse(prepared.call, verdict.envelope);
       seen?.ended(envelopes[index]);
@@ -331,6 +366,7 @@ export async function answerTurn(calls: readonly ToolCall[], options: TurnOption
               approvedBy: item.approvedBy,
               ...watched,
               questions: options.questions,
+              trace: spans[item.index],
             }));
           answered.add(i);
           options.progress?.end(item.id, envelope);

@@ -180,6 +180,8 @@ export const DEFERRED_CHUNKS: readonly string[] = [
   "client",
   "schema_engine",
   "lint",
+  // The OpenTelemetry SDK: only a run with the OTEL variables loads it.
+  "otel_exporter",
 ];
 
 /** The dynamic imports of the deferred chunks, as the bundler writes them. */

@@ -10,6 +10,7 @@ import { nearestNames } from "../base/text.ts";
 import { terminalReadLine } from "../policy/ask.ts";
 import { askForm } from "../ui/terminal_form.ts";
 import { UserStop } from "../process/stop.ts";
+import { errorType } from "../run/tracing.ts";
 
 /** `toolgate call NAME [ARGS]` */
 export const callCommand: Command = {
@@ -59,6 +60,8 @@ export const callCommand: Command = {
     progress.start("call", name);
     let envelope: Envelope;
     let stopped = false;
+    // The call is the trace's root: nothing calls `toolgate call` but a person or a script.
+    const span = executor.tracing.toolCall({ tool: name });
     const prepared = await executor.prepare(name, args);
     if (!prepared.ok) {
       envelope = prepared.envelope;
@@ -82,6 +85,7 @@ export const callCommand: Command = {
           ? await executor.run(prepared.call, {
             approvedBy: verdict.by,
             signal: stop.signal,
+            trace: span,
             ...progress.listeners("call"),
             questions: {
               user: readLine &&
@@ -99,6 +103,7 @@ export const callCommand: Command = {
       stopped = stop.signal.aborted;
     }
     progress.end("call", envelope);
+    span.end(errorType(envelope));
     await progress.close();
     await executor.close();
     await io.stdout(serialize(envelope) + "\n");

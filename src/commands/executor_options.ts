@@ -279,10 +279,16 @@ export async function executorFromArgs(
   const { timeoutSec, graceMs, maxOutputBytes, cwd, auditDir, sandbox } = checked;
   const auditKey = await prepareAudit(checked, io.env);
   // Loaded when a command runs tools, not when it starts: start-up pays for what the command uses.
-  const [{ Executor }, { ProcessRegistry }] = await Promise.all([
+  const [{ Executor }, { ProcessRegistry }, { openTracing, NO_TRACING }] = await Promise.all([
     import("../run/executor.ts"),
     import("../process/process_tree.ts"),
+    import("../run/tracing.ts"),
   ]);
+  // The OpenTelemetry SDK loads only when the OTEL variables name an endpoint; traces never stop a run.
+  const tracing = await openTracing(io.env).catch(async (error) => {
+    await io.stderr(`toolgate: warning: traces are off: ${(error as Error).message}\n`);
+    return NO_TRACING;
+  });
   const registry = new ProcessRegistry(graceMs, undefined, life.handleSignals ?? true);
   // A credential bound to hosts is a declared secret too: its value goes to the egress proxy, not the tool.
   const declared = [
@@ -325,6 +331,7 @@ export async function executorFromArgs(
       keepAuditOpen: true,
       secrets,
       pool,
+      tracing,
       // The gateway's code (and the MCP SDK) loads only when the manifest's servers are connected.
       openGateway: async (wiring) => new (await import("../gateway/gateway.ts")).Gateway(wiring),
       // The launcher found bwrap once on PATH: the main entry runs that very binary.

@@ -138,10 +138,12 @@ export class Upstream {
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs: number },
+    options: { signal?: AbortSignal; timeoutMs: number; meta?: Readonly<Record<string, string>> },
   ): Promise<CallToolResult> {
     const client = await this.connect();
-    return await client.callTool({ name, arguments: args }, undefined, {
+    // The calling span's trace context in `params._meta` (MCP semantic conventions): the server's spans join it.
+    const meta = options.meta && Object.keys(options.meta).length > 0 ? { _meta: { ...options.meta } } : {};
+    return await client.callTool({ name, arguments: args, ...meta }, undefined, {
       signal: options.signal,
       timeout: Number.isFinite(options.timeoutMs) ? options.timeoutMs : 2 ** 31 - 1,
     }) as CallToolResult;

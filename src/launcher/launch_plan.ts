@@ -19,6 +19,7 @@ import { configRoot, stateRoot } from "../state/state.ts";
 import { TOOLGATE_CODE } from "../manifest/tool_belt.ts";
 import { locateManifest } from "../manifest/manifest_location.ts";
 import { programReads, realOr, trustedFacts } from "./manifest_facts.ts";
+import { tracesEndpoint } from "../run/tracing.ts";
 
 /**
  * Options that take a value, of every command: their value is never the command's name. A test keeps this list
@@ -262,6 +263,8 @@ export async function planLaunch(
     readFiles,
     writeFiles,
     endpoint: endpoint !== undefined && URL.canParse(endpoint) ? endpoint : undefined,
+    // Spans go to the OTLP endpoint from every command that runs tools (and only when the variables name one).
+    otlpEndpoint: startsTools ? tracesEndpoint(env) : undefined,
     listen: listenPort !== undefined && Number.isInteger(listenPort) && listenPort >= 0 && listenPort <= 65535
       ? { hostname: values.get("host") ?? "127.0.0.1", port: listenPort }
       : undefined,

@@ -29,7 +29,7 @@ import { createNew, readPrivateText, writePrivateText } from "../state/private_f
 import { stateRoot } from "../state/state.ts";
 
 /** The record format's version, the first item of every key. */
-export const LAUNCH_FORMAT = "toolgate-launch-2";
+export const LAUNCH_FORMAT = "toolgate-launch-3";
 
 /**
  * The variables the launch decision may read, in the key's order: the shell front end puts each one (set or not,
@@ -56,6 +56,10 @@ export const LAUNCH_VARS: readonly string[] = [
   "NATS_TLS_CERT",
   "NATS_TLS_KEY",
   "NATS_TLS_CA",
+  // The OTLP endpoint's host is granted --allow-net when these name one.
+  "OTEL_SDK_DISABLED",
+  "OTEL_EXPORTER_OTLP_ENDPOINT",
+  "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
 ];
 
 /** What `stat -L -c` prints for each file, in the shell and in the launcher alike. */

@@ -11,6 +11,7 @@ import { dirname, isAbsolute, relative } from "../base/paths.ts";
 import { STATE_ENV } from "../state/state.ts";
 import { UPSTREAM_CA_ENV } from "../sandbox/run_ca.ts";
 import { NATS_ENV, POOL_KEY_FILE_ENV } from "../pool/address.ts";
+import { OTEL_ENV } from "../run/tracing.ts";
 
 /** Variables toolgate itself reads. */
 export const OWN_ENV = [
@@ -38,6 +39,8 @@ export const OWN_ENV = [
   // The worker pool's address and credentials, under the names the NATS tools use, and its signing key's file.
   ...NATS_ENV,
   POOL_KEY_FILE_ENV,
+  // The OpenTelemetry variables (read, set or not; the SDK loads only when one names an endpoint).
+  ...OTEL_ENV,
 ] as const;
 
 /** A permission set in Deno's vocabulary; every list is a scope (an unscoped grant is never produced here). */
@@ -74,6 +77,8 @@ export interface RunFacts {
   readonly writeFiles: readonly string[];
   /** The chat endpoint's URL (the agent loop), if the run talks to one. */
   readonly endpoint?: string;
+  /** The OTLP traces endpoint's URL, when the OpenTelemetry variables name one (`tracesEndpoint`). */
+  readonly otlpEndpoint?: string;
   /** Where `serve --http` listens, if it does. */
   readonly listen?: { readonly hostname: string; readonly port: number };
   /** Where `--console` listens (loopback: `serve`, `run`, `worker`), if it does. */
@@ -130,6 +135,7 @@ function unique(values: readonly string[]): string[] {
 export function derivePermissions(facts: RunFacts): PermissionSet {
   const net: string[] = [];
   if (facts.endpoint !== undefined) net.push(hostPort(facts.endpoint));
+  if (facts.otlpEndpoint !== undefined) net.push(hostPort(facts.otlpEndpoint));
   for (const listen of [facts.listen, facts.consoleListen]) {
     if (listen === undefined) continue;
     const host = listen.hostname.includes(":") ? `[${listen.hostname}]` : listen.hostname;
@@ -215,7 +221,7 @@ const UNSCOPED: [Deno.PermissionDescriptor, string, string][] = [
   [
     { name: "net" },
     "--allow-net",
-    "every host may be reached; toolgate needs the LLM endpoint and the worker pool's servers only",
+    "every host may be reached; toolgate needs the LLM endpoint, the worker pool's servers and the OTLP endpoint only",
   ],
   [{ name: "sys" }, "--allow-sys", "toolgate needs the uid (and a worker the host's name) only"],
   [{ name: "ffi" }, "--allow-ffi", "toolgate loads no native library"],

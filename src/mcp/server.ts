@@ -32,6 +32,7 @@ import {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { CallSeen } from "../run/call_watch.ts";
+import { carrierFromMeta, decideInSpan, errorType } from "../run/tracing.ts";
 import { toMcp } from "../manifest/tool_definitions.ts";
 import { type Ask, Policy } from "../policy/policy.ts";
 import { heartbeatText } from "../ui/progress.ts";
@@ -186,7 +187,7 @@ export class ToolService {
       args,
     });
     const watched = seen ? this.#watched(context, seen) : context;
-    const ended = this.#call(name, args, watched, session);
+    const ended = this.#traced(name, args, watched, session);
     const running = ended.then(toCallResult);
     this.#inFlight.add(running);
     const forget = () => void this.#inFlight.delete(running);
@@ -300,6 +301,7 @@ export class ToolService {
         ask,
         onToolEvent,
         questions: clientQuestions(server, extra.requestId, session, ask),
+        trace: { parent: carrierFromMeta(request.params._meta), requestId: String(extra.requestId) },
       }, session);
     });
     const onError = this.#options.onError;
@@ -330,6 +332,29 @@ export class ToolService {
     return toCallResult(envelope);
   }
 
+  /** A call inside its span, `execute_tool {tool}` of `tools/call`, continuing the client's trace. */
+  async #traced(name: string, args: unknown, context: CallContext, session: Session): Promise<Envelope> {
+    const span = this.#options.executor.tracing.toolCall({
+      tool: name,
+      callId: context.trace?.requestId,
+      mcp: { method: "tools/call", sessionId: session.id },
+      parent: context.trace?.parent,
+      role: "server",
+    });
+    let error: string | undefined = "Error";
+    try {
+      const envelope = await this.#call(name, args, { ...context, span }, session);
+      error = errorType(envelope);
+      return envelope;
+    } catch (thrown) {
+      // A JSON-RPC error (an unknown tool): its code, as the MCP conventions say.
+      if (thrown instanceof McpError) error = String(thrown.code);
+      throw thrown;
+    } finally {
+      span.end(error);
+    }
+  }
+
   async #call(name: string, args: unknown, context: CallContext, session: Session): Promise<Envelope> {
     const { executor } = this.#options;
     if (this.#stopping.signal.aborted) return shuttingDown(name);
@@ -355,7 +380,7 @@ export class ToolService {
       context.ask,
       callTimeout === undefined ? ELICITATION_TIMEOUT_MS : Math.max(1000, callTimeout * 1000),
     );
-    const verdict = await session.policy.decide(call, { ask: asking.ask, signal });
+    const verdict = await decideInSpan(session.policy, call, context.span, { ask: asking.ask, signal });
     if (!verdict.approved) return await executor.refuse(call, verdict.envelope);
     const approvedBy = verdict.by === "person" && asking.answeredBy() === "console" ? "console" : verdict.by;
     const release = await session.scheduler.acquire(call.tool.concurrent, signal);
@@ -375,6 +400,7 @@ export class ToolService {
         onToolEvent: context.onToolEvent,
         onStderr: context.onStderr,
         questions: context.questions,
+        trace: context.span,
       });
       // A call the client did not cancel was stopped by the shutdown: say so, and that a retry may work.
       const stopped = !envelope.ok && envelope.cancelled === true && this.#stopping.signal.aborted &&

@@ -11,6 +11,7 @@ import type { Redactor } from "../state/redact.ts";
 import type { Ask, PolicyOptions } from "../policy/policy.ts";
 import type { ToolEvent } from "../manifest/tool_protocol.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
+import type { TraceCarrier, TraceSpan } from "../run/tracing.ts";
 
 /**
  * How often a running call reports progress when the client asked for it.
@@ -79,4 +80,8 @@ export interface CallContext {
   readonly questions?: QuestionHandlers;
   /** Sees the tool's stderr as it comes (the console's tail). */
   readonly onStderr?: (chunk: Uint8Array) => void;
+  /** The client's trace context (`params._meta.traceparent`) and the request's id, for the call's span. */
+  readonly trace?: { readonly parent: TraceCarrier; readonly requestId: string };
+  /** The call's span, opened by the server around the call. */
+  readonly span?: TraceSpan;
 }

@@ -11,7 +11,7 @@
  * @module
  */
 import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
-import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
+import { jetstream, type JetStreamClient, type JetStreamPublishOptions as Publish } from "@nats-io/jetstream";
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
@@ -33,6 +33,7 @@ import {
 import { signed, verified } from "./signing.ts";
 import { CallerRelay } from "./question_relay.ts";
 import { receivedEnvelope } from "./relay_messages.ts";
+import { traceHeaders } from "./trace_headers.ts";
 
 /**
  * The pool behind a NATS server with JetStream.
@@ -102,16 +103,14 @@ export class PoolClient implements ToolPool {
         // The time it may wait for a worker: a worker takes it no later (and it is no use to anyone after).
         wait: Math.min(Math.ceil(request.startWithinMs), POOL.maxAgeMs),
       });
-      const problem = await this.#publish(id, message);
+      const problem = await this.#publish(message, { msgID: id, headers: traceHeaders(request.trace) });
       if (problem !== undefined) {
         // Even if the stream kept it, no worker can run it: its claim finds nobody to answer.
         pending.finish(
           failure(
             "unavailable",
             `The worker pool at ${this.shown} cannot take the call (${problem}); it did not run.`,
-            {
-              tool: request.tool,
-            },
+            { tool: request.tool },
           ),
         );
       }
@@ -123,11 +122,11 @@ export class PoolClient implements ToolPool {
   }
 
   /** Publishes a call, once more on a lost acknowledgement (the stream keeps one copy of an id); a problem, or none. */
-  async #publish(id: string, message: CallMessage): Promise<string | undefined> {
+  async #publish(message: CallMessage, options: Partial<Publish>): Promise<string | undefined> {
     let problem = "";
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await this.#js.publish(POOL.subject, encode(message), { msgID: id, timeout: POOL.publishMs });
+        await this.#js.publish(POOL.subject, encode(message), { ...options, timeout: POOL.publishMs });
         return undefined;
       } catch (error) {
         problem = (error as Error).message;

@@ -32,6 +32,8 @@ import { ReplayGuard } from "./replay_guard.ts";
 import { signed, verified } from "./signing.ts";
 import { WorkerRelay } from "./question_relay.ts";
 import type { CallWatch } from "../run/call_watch.ts";
+import type { TraceCarrier } from "../run/tracing.ts";
+import { carrierOfHeaders } from "./trace_headers.ts";
 
 /**
  * How a worker runs.
@@ -231,7 +233,7 @@ export class PoolWorker {
     const readOnly = executor.manifest.byName.get(call.tool)?.readOnly === true;
     // At most once: the stream forgets a call with side effects before it runs, so none can run it again.
     if (!readOnly) await msg.ackAck().catch(() => false);
-    const envelope = await this.#run(call, readOnly ? msg : undefined);
+    const envelope = await this.#run(call, readOnly ? msg : undefined, carrierOfHeaders(msg.headers));
     await this.#deliver(call, envelope);
     if (readOnly) msg.ack();
   }
@@ -263,8 +265,17 @@ export class PoolWorker {
   }
 
   /** Runs a call through the executor, beating all the while (and, for a read-only call, holding it at the stream). */
-  async #run(call: UncheckedCall, held: JsMsg | undefined): Promise<Envelope> {
+  async #run(call: UncheckedCall, held: JsMsg | undefined, parent: TraceCarrier): Promise<Envelope> {
     const { executor, nc, name, key } = this.#options;
+    // The caller's span goes on here (its context came in the message's headers): this side's span is the take.
+    const span = executor.tracing.toolCall({
+      tool: call.tool,
+      callId: call.id,
+      parent,
+      role: "consumer",
+      subject: POOL.subject,
+    });
+    let envelope: Envelope | undefined;
     const controller = new AbortController();
     this.#running.set(call.id, controller);
     let count = 0;
@@ -290,9 +301,9 @@ export class PoolWorker {
       const prepared = await executor.prepare(call.tool, call.args);
       if (!prepared.ok) {
         seen?.ended(prepared.envelope);
-        return prepared.envelope;
+        return envelope = prepared.envelope;
       }
-      const envelope = await executor.run(prepared.call, {
+      envelope = await executor.run(prepared.call, {
         signal: controller.signal,
         defaults: call.defaults,
         callId: call.id,
@@ -304,6 +315,7 @@ export class PoolWorker {
           }
           : relay.onToolEvent,
         onStderr: seen && ((chunk) => seen.stderr(chunk)),
+        trace: span,
       });
       await relay.sent();
       seen?.ended(envelope);
@@ -312,6 +324,7 @@ export class PoolWorker {
       seen?.ended(error instanceof Error ? error : new Error(String(error)));
       throw error;
     } finally {
+      span.end(envelope === undefined ? "Error" : envelope.ok ? undefined : envelope.kind);
       clearInterval(beating);
       this.#running.delete(call.id);
     }

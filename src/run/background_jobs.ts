@@ -21,6 +21,7 @@ import { stateRoot, workspaceStateDir } from "../state/state.ts";
 import { jobAnswerRecord, jobEndRecord, jobStartRecord } from "./audit.ts";
 import type { CallContext } from "./call_context.ts";
 import type { CallOptions } from "./call_options.ts";
+import { CHILD_SPANS } from "./tracing.ts";
 import type { Job } from "./job.ts";
 import { jobLauncher, readJobArgs } from "./job_args.ts";
 import { answerJobCall } from "./job_tool.ts";
@@ -176,11 +177,13 @@ export class BackgroundJobs {
     const [program, ...programArgs] = jobLauncher(sh, args.cwdPath, args.argv);
     const started = this.#context.trail.now();
     // A job carries the tool's bound credentials as a foreground call does: placeholders, the CA bundle.
-    const launch = await this.#context.launcher.launch(
-      tool,
-      { program, args: programArgs, files: [] },
-      this.#context.secrets.credentials(tool, options.secrets),
-    );
+    const start = () =>
+      this.#context.launcher.launch(
+        tool,
+        { program, args: programArgs, files: [] },
+        this.#context.secrets.credentials(tool, options.secrets),
+      );
+    const launch = await (options.trace?.child(CHILD_SPANS.confinement, start) ?? start());
     let envelope: Envelope;
     let job: Job | undefined;
     let result: RunResult | undefined;

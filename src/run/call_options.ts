@@ -16,6 +16,7 @@ import type { JobCaps } from "./job_owners.ts";
 import type { QuestionHandlers } from "./tool_questions.ts";
 import type { CallDefaults, ToolPool } from "./tool_pool.ts";
 import type { OpenGateway } from "./tool_gateway.ts";
+import type { TraceSpan, Tracing } from "./tracing.ts";
 
 /**
  * How an executor runs its tools.
@@ -117,6 +118,8 @@ export interface ExecutorOptions {
    * @ignore The gateway's seam is toolgate's own wiring, not yet part of the library.
    */
   readonly openGateway?: OpenGateway;
+  /** Where the calls' spans go (`openTracing` in src/run/tracing.ts); default none. Shut down by `close`. */
+  readonly tracing?: Tracing;
 }
 
 /**
@@ -172,6 +175,8 @@ export interface CallOptions {
   readonly onStderr?: (chunk: Uint8Array) => void;
   /** Who answers a `toolgate/1` tool's questions (absent: nobody; each question is answered with an error). */
   readonly questions?: QuestionHandlers;
+  /** The call's span (the caller's, from {@linkcode Executor.tracing}): the run adds its child spans to it. */
+  readonly trace?: TraceSpan;
 }
 
 /**

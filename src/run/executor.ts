@@ -30,6 +30,7 @@ import { GatewayLink } from "./gateway_link.ts";
 import type { JobView } from "./jobs.ts";
 import { runInPool } from "./pool_call.ts";
 import { startNotes } from "./start_notes.ts";
+import { NO_TRACING, type Tracing } from "./tracing.ts";
 
 // The executor's face, as it stood before the split: its importers take these from here.
 export type { CallLimits, CallOptions, ExecutorOptions } from "./call_options.ts";
@@ -164,6 +165,11 @@ export class Executor {
     this.#secrets.mask(value);
   }
 
+  /** Where this executor's callers open each call's span (nothing is traced without the OTEL variables). */
+  get tracing(): Tracing {
+    return this.#options.tracing ?? NO_TRACING;
+  }
+
   /** The environment this executor was given (where toolgate's state and secret store are). */
   get environment(): Readonly<Record<string, string>> {
     return this.#options.env;
@@ -262,6 +268,7 @@ export class Executor {
     await this.endJobs();
     await this.#options.pool?.close();
     this.#trail.close();
+    await this.#options.tracing?.shutdown();
   }
 
   /**

@@ -18,6 +18,7 @@ import { runRecord } from "./audit.ts";
 import type { CallContext } from "./call_context.ts";
 import { callDefaults, processLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
+import { CHILD_SPANS, egressAttributes } from "./tracing.ts";
 import { QuestionDesk } from "./tool_questions.ts";
 
 const encoder = new TextEncoder();
@@ -44,11 +45,11 @@ export async function runForeground(
   const started = context.trail.now();
   let result: RunResult | undefined;
   let envelope: Envelope;
-  const launch = await context.launcher.launch(
-    tool,
-    undefined,
-    context.secrets.credentials(tool, options.secrets),
-  );
+  options.trace?.arguments(call.argsText, (text) => context.secrets.redact(text));
+  // The confinement's start (bubblewrap's arguments, the egress proxy, a cgroup slot) is a child of the call's span.
+  const start = () =>
+    context.launcher.launch(tool, undefined, context.secrets.credentials(tool, options.secrets));
+  const launch = await (options.trace?.child(CHILD_SPANS.confinement, start) ?? start());
   if (!launch.ok) {
     envelope = launch.envelope;
   } else {
@@ -100,6 +101,9 @@ export async function runForeground(
     desk?.close();
     // The call's tree is gone: its egress token and its cgroup slot are free for the next call.
     context.launcher.release(launch);
+    for (const decision of launch.egress ?? []) {
+      options.trace?.mark(CHILD_SPANS.egress, egressAttributes(decision));
+    }
     envelope = withWarnings(
       channel?.violation ?? protocolEnvelope(channel, result, {
         tool: tool.name,

@@ -138,6 +138,8 @@ export class GatewayLink {
         signal: options.signal,
         timeoutMs,
         onEgress: (decisions) => egress = decisions,
+        // The call's trace context, for the server's `params._meta` (MCP semantic conventions).
+        meta: options.trace?.carrier,
       });
     await trail.write({
       ...jobAnswerRecord(await trail.facts(started, tool.name, call.argsText), {

@@ -58,6 +58,7 @@ export async function runInPool(
     defaults,
     startWithinMs: (shown.timeoutSec ?? defaults.timeoutSec) * 1000,
     signal: options.signal,
+    trace: options.trace?.carrier,
     // A toolgate/1 tool on a worker asks this caller, and its log and progress come here, as a local one's.
     relay: {
       tool,

@@ -50,6 +50,8 @@ export interface ToolGateway {
       timeoutMs: number;
       /** Told what the egress proxy decided for the server's requests while the call ran (the audit line's). */
       onEgress?: (decisions: readonly EgressDecision[]) => void;
+      /** The calling span's trace context, for the server's `params._meta` (MCP semantic conventions). */
+      meta?: Readonly<Record<string, string>>;
     },
   ): Promise<
     Envelope

@@ -56,6 +56,8 @@ export interface PoolRequest {
   readonly signal?: AbortSignal;
   /** Where a `toolgate/1` tool's questions, log and progress go from its worker (absent: nobody answers). */
   readonly relay?: RelayTarget;
+  /** The calling span's trace context (`traceparent`, `tracestate`), sent as the message's headers. */
+  readonly trace?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -377,3 +377,38 @@ Deno.test("validate and lint start no tool: no grant to run the programs, no rea
   const validate = await planLaunch(["validate", "--tools", join(dir, "abs.json")], env, dir);
   assert.ok(validate.set.read.includes(join(outside, "p")));
 });
+
+Deno.test("traces: the OTLP endpoint's host is granted --allow-net when the OTEL variables name one, and only then", async () => {
+  const cwd = await Deno.makeTempDir();
+  const env = { PATH: "/usr/bin:/bin", HOME: "/root" };
+  const call = ["call", "get_time", "{}"];
+  assert.deepEqual((await planLaunch(call, env, cwd)).set.net, [], "no variables: no network");
+  const traced =
+    (await planLaunch(call, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }, cwd)).set;
+  assert.deepEqual(traced.net, ["collector:4318"]);
+  // The traces endpoint of its own wins; https's default port; OTEL_SDK_DISABLED turns it all off.
+  const own = {
+    ...env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:4318",
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://b",
+  };
+  assert.deepEqual((await planLaunch(["serve"], own, cwd)).set.net, ["b:443"]);
+  const off = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" };
+  assert.deepEqual((await planLaunch(call, off, cwd)).set.net, []);
+  // A command that starts no tool traces nothing.
+  assert.deepEqual(
+    (await planLaunch(["validate"], { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:1" }, cwd)).set.net,
+    [],
+  );
+  // The variables are readable whether set or not (reading an unset one is harmless); the SDK reads no others.
+  for (
+    const name of [
+      "OTEL_EXPORTER_OTLP_ENDPOINT",
+      "OTEL_EXPORTER_OTLP_HEADERS",
+      "OTEL_SERVICE_NAME",
+      "OTEL_SDK_DISABLED",
+    ]
+  ) {
+    assert.ok(traced.env.includes(name), name);
+  }
+});

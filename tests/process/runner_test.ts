@@ -224,7 +224,10 @@ Deno.test("runProcess: a script whose interpreter is missing cannot start, namin
 
 Deno.test("runProcess: a missing working directory is not reported as a missing program", async () => {
   const result = await runProcess(request("echo_stdin", { cwd: "/nonexistent/cwd" }));
-  assert.ok(result.spawnError?.message.includes("/nonexistent/cwd"), result.spawnError?.message);
+  assert.ok(
+    result.spawnError?.message.includes("/nonexistent/cwd"),
+    result.spawnError?.message ?? "no error",
+  );
 });
 
 Deno.test("runProcess: a timeout too long for a timer does not fire at once", async () => {
