@@ -84,11 +84,14 @@ Deno.test({
       );
       assert.equal(started.ok, true, JSON.stringify(started));
       const jobId = (started.result as { job_id: string }).job_id;
-      const stop = await page.waitForSelector(
-        `tr.job[data-job="${jobId}"][data-state="running"] button.stop`,
-      );
+      await page.waitForSelector(`tr.job[data-job="${jobId}"][data-state="running"] button.stop`);
       await snap(page, "job_running");
-      await stop!.click();
+      // Clicked in the page's own turn: a job's row is drawn again as its output grows, so a handle held across
+      // two round trips may point at a row that is gone.
+      await page.$eval(
+        `tr.job[data-job="${jobId}"] button.stop`,
+        (button) => (button as unknown as { click(): void }).click(),
+      );
       await page.waitForSelector(`tr.job[data-job="${jobId}"][data-state="killed"]`, { timeout: 20_000 });
       const killedBy = await page.$eval(
         `tr.job[data-job="${jobId}"] td.killed-by`,

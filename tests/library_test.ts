@@ -63,6 +63,9 @@ Deno.test("mod.ts exports the loader, the executor, the policy, the scheduler, t
     "CallLimit",
     // a person's stop (issue 14)
     "UserStop",
+    // traces (issue 29): an executor's tracing, from the OpenTelemetry variables, or none
+    "openTracing",
+    "NO_TRACING",
     // contract
     "FAILURE_KINDS",
     "success",

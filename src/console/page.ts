@@ -84,6 +84,13 @@ function button(text, cls, onClick) {
   b.addEventListener("click", onClick);
   return b;
 }
+const shown = {};
+function drawn(section, value, render) {
+  const text = JSON.stringify(value);
+  if (shown[section] === text) return;
+  shown[section] = text;
+  render(value);
+}
 function renderApprovals(approvals) {
   const box = $("approvals");
   box.replaceChildren();
@@ -267,9 +274,11 @@ function connect() {
   events.addEventListener("error", () => { $("status").textContent = "disconnected"; });
   events.addEventListener("state", (event) => {
     const state = JSON.parse(event.data);
-    renderApprovals(state.approvals);
-    renderCalls(state.calls);
-    renderJobs(state.jobs);
+    // A section is drawn again only when what it shows changed: a button the person is about to press (Allow,
+    // Stop) stays the same element while other parts of the page move.
+    drawn("approvals", state.approvals, renderApprovals);
+    drawn("calls", state.calls, renderCalls);
+    drawn("jobs", state.jobs, renderJobs);
     // An audit line was written: the view reads the log again (no polling).
     if (state.audited !== audited) { audited = state.audited; loadAudit(); }
   });
