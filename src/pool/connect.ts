@@ -23,6 +23,7 @@ import {
 import { CommandFailure } from "../commands/cli.ts";
 import type { PoolAddress } from "./address.ts";
 import { POOL } from "./protocol.ts";
+import { after } from "../base/timer.ts";
 
 /**
  * The pool cannot be reached or used: the message names the URL (never its secrets) and the cause.
@@ -117,10 +118,19 @@ export async function connectPool(
 ): Promise<NatsConnection> {
   const options = await connectionOptions(address, env, name);
   let nc: NatsConnection;
-  try {
-    nc = await connect(options);
-  } catch (error) {
-    throw new PoolError(`cannot reach the worker pool at ${address.shown}: ${describe(error)}`);
+  const deadline = performance.now() + STARTING_SERVER_MS;
+  while (true) {
+    try {
+      nc = await connect(options);
+      break;
+    } catch (error) {
+      // Refused: nothing listens yet. A server started a moment ago (`nats-server ... &`, then a worker or a
+      // call) is given a few seconds to listen; any other failure (auth, TLS, a name) is said at once.
+      if (!refused(error) || performance.now() > deadline) {
+        throw new PoolError(`cannot reach the worker pool at ${address.shown}: ${describe(error)}`);
+      }
+      await new Promise<void>((resolve) => after(250, resolve));
+    }
   }
   try {
     await ensureStream(await jetstreamManager(nc, { timeout: POOL.publishMs }));
@@ -131,6 +141,14 @@ export async function connectPool(
     );
   }
   return nc;
+}
+
+/** How long a connection that is refused is tried again at start: a NATS server that was just started. */
+const STARTING_SERVER_MS = 3_000;
+
+/** Whether the connection was refused (no server listens there yet), as the client reports it. */
+function refused(error: unknown): boolean {
+  return /ECONNREFUSED|connection refused/i.test(describe(error));
 }
 
 /** An error's message, with its cause where the client nests the real one. */
