@@ -85,8 +85,11 @@ export async function drain(
       }
       if (kept < cap) {
         const take = Math.min(value.length, cap - kept);
-        // A part of a chunk is copied, so that the rest of it is not kept alive with it.
-        chunks.push(take === value.length ? value : value.slice(0, take));
+        // A part of a chunk is copied, so that the rest of it is not kept alive with it; so is a short read, a
+        // view into the runtime's 64 KiB read buffer, whose unused rest would otherwise be kept too (up to twice
+        // the bytes kept, measured).
+        const whole = value.byteOffset === 0 && value.byteLength === value.buffer.byteLength;
+        chunks.push(take === value.length && whole ? value : value.slice(0, take));
         kept += take;
       }
       if (total > cap) {
