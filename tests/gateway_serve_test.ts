@@ -114,21 +114,27 @@ Deno.test({
   },
 });
 
+/** A trusted project whose one MCP server, `own`, is {@linkcode failingServer} run by Node. */
+async function ownServerProject(): Promise<Awaited<ReturnType<typeof project>>> {
+  const p = await project({});
+  const script = join(p.dir.path, "server.mjs");
+  await Deno.writeTextFile(script, failingServer());
+  await Deno.writeTextFile(
+    join(p.dir.path, "tools.json"),
+    JSON.stringify({
+      tools: [],
+      mcpServers: { own: { command: "node", args: [script], permissions: { read: [MODULES] } } },
+    }),
+  );
+  assert.equal((await p.run(["trust"])).code, 0);
+  return p;
+}
+
 Deno.test({
   name: "serve: an upstream isError answer keeps its content blocks beside the failure envelope",
   ignore,
   async fn() {
-    await using p = await project({});
-    const script = join(p.dir.path, "server.mjs");
-    await Deno.writeTextFile(script, failingServer());
-    await Deno.writeTextFile(
-      join(p.dir.path, "tools.json"),
-      JSON.stringify({
-        tools: [],
-        mcpServers: { own: { command: "node", args: [script], permissions: { read: [MODULES] } } },
-      }),
-    );
-    assert.equal((await p.run(["trust"])).code, 0);
+    await using p = await ownServerProject();
     const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__own__fail"]);
     try {
       const failed = await client.callTool({ name: "mcp__own__fail", arguments: {} });
@@ -153,17 +159,7 @@ Deno.test({
   name: "serve: an upstream's tools/list_changed reaches serve's own clients once the new listing is checked",
   ignore,
   async fn() {
-    await using p = await project({});
-    const script = join(p.dir.path, "server.mjs");
-    await Deno.writeTextFile(script, failingServer());
-    await Deno.writeTextFile(
-      join(p.dir.path, "tools.json"),
-      JSON.stringify({
-        tools: [],
-        mcpServers: { own: { command: "node", args: [script], permissions: { read: [MODULES] } } },
-      }),
-    );
-    assert.equal((await p.run(["trust"])).code, 0);
+    await using p = await ownServerProject();
     const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__own__*"]);
     try {
       assert.equal(client.getServerCapabilities()?.tools?.listChanged, true);
