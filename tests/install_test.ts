@@ -2,7 +2,8 @@
 // built-in belt when the folder has no manifest; if the runtime that installed it is gone, it finds another.
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { DEFERRED_CHUNKS, shimText } from "../src/build/install.ts";
+import { shimText } from "../src/build/install.ts";
+import { NARROW_MODES } from "../src/build/tune_bundle.ts";
 import { TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
 import { REPO, runProgram } from "./support.ts";
 
@@ -25,6 +26,22 @@ async function staticImports(
     }
   }
   return { files, builtins };
+}
+
+/** What the runtime reads before an entry's first line runs: its static imports and literal dynamic ones. */
+async function lookAhead(dir: string, entry: string): Promise<Set<string>> {
+  const files = new Set<string>();
+  const pending = [entry];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (files.has(file)) continue;
+    files.add(file);
+    const text = await Deno.readTextFile(join(dir, file));
+    for (const match of text.matchAll(/(?:from\s*|import\s*|import\()"(\.\.?\/[^"]+\.js)"/g)) {
+      pending.push(join(dirname(file), match[1]));
+    }
+  }
+  return files;
 }
 
 Deno.test("install: the installed command runs from any folder, on that folder", async () => {
@@ -68,15 +85,41 @@ Deno.test("install: the installed command runs from any folder, on that folder",
       );
     }
   }
-  // The heavy chunks only a command loads are not named where the runtime looks ahead (it would read them all).
-  for await (const file of Deno.readDir(join(data, "toolgate", "bundle"))) {
-    // belt/ holds the tools' entries, each a list of static imports.
-    if (!file.isFile) continue;
-    const text = await Deno.readTextFile(join(data, "toolgate", "bundle", file.name));
-    for (const chunk of DEFERRED_CHUNKS) {
+  // The runtime reads, before the first line runs, every file a literal `import("./x.js")` names and all they
+  // import: main.js names only the modes a process under a tool's narrow grants loads (it cannot read the bundle
+  // to load a hidden one), so what a command reads at start is its own graph, with no heavy package in it.
+  const bundle = join(data, "toolgate", "bundle");
+  const lookedAhead = await lookAhead(bundle, "main.js");
+  const literal = [
+    ...(await Deno.readTextFile(join(bundle, "main.js"))).matchAll(/import\("\.\/([^"]+)-[A-Z0-9]+\.js"\)/g),
+  ]
+    .map((match) => match[1]);
+  assert.deepEqual(
+    [...new Set(literal)].sort(),
+    [...NARROW_MODES].sort(),
+    "main.js's literal dynamic imports",
+  );
+  for (const file of lookedAhead) {
+    const text = await Deno.readTextFile(join(bundle, file));
+    for (
+      const heavy of ["@modelcontextprotocol", "/ajv/", "@peculiar", "/zod/", "@nats-io", "@opentelemetry"]
+    ) {
       assert.ok(
-        !text.includes(`import("./${chunk}-`),
-        `${file.name} imports ${chunk} where Deno looks ahead`,
+        !text.includes(`registry.npmjs.org${heavy.startsWith("/") ? "" : "/"}${heavy}`),
+        `${file} (read at every start) holds ${heavy}`,
+      );
+    }
+  }
+  // A process under narrow grants never meets a hidden import it would need read access for.
+  const narrowEntries = [
+    ...(await Deno.readTextFile(join(bundle, "main.js"))).matchAll(/import\("\.\/([^"]+\.js)"\)/g),
+  ];
+  for (const entry of narrowEntries) {
+    for (const file of await lookAhead(bundle, entry[1])) {
+      const text = await Deno.readTextFile(join(bundle, file));
+      assert.ok(
+        !text.includes("import(String("),
+        `${file} is loaded under narrow grants but hides an import`,
       );
     }
   }
