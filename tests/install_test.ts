@@ -5,7 +5,16 @@ import { dirname, join } from "node:path";
 import { shimText } from "../src/build/install.ts";
 import { NARROW_MODES } from "../src/build/tune_bundle.ts";
 import { TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
-import { REPO, runProgram } from "./support.ts";
+import { REPO, runProgram, writeFiles } from "./support.ts";
+import { hostTest, NO_BWRAP, realTempDir, SCRIPT_FIXTURE } from "./security/helpers.ts";
+
+const CURL = ["/usr/bin/curl", "/bin/curl"].find((path) => {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+});
 
 /** The files a bundle entry loads before it runs (its static imports, all the way down) and the `node:` ones. */
 async function staticImports(
@@ -155,3 +164,50 @@ Deno.test("install: when the runtime that installed it is gone, the command uses
   assert.equal(call.code, 0, call.stderr);
   assert.equal(JSON.parse(call.stdout).result.timezone, "UTC");
 });
+
+hostTest(
+  "install: the installed command's egress bridge runs inside the sandbox under a tool's narrow grants",
+  NO_BWRAP ?? (CURL ? undefined : "curl is not installed"),
+  async () => {
+    // The bridge is the one mode the bundle's main entry runs without read access to the bundle: what it loads
+    // must be named where the runtime looks ahead (src/build/tune_bundle.ts), or it cannot load at all.
+    const http = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () => new Response("listed-ok"),
+    );
+    try {
+      const bin = await realTempDir();
+      const data = await realTempDir();
+      const installed = await runProgram(Deno.execPath(), ["task", "-q", "install", "--bin", bin], {
+        cwd: REPO,
+        env: { XDG_DATA_HOME: data },
+      });
+      assert.equal(installed.code, 0, installed.stderr);
+      const dir = await realTempDir();
+      await writeFiles(dir, {
+        "tools.json": {
+          tools: [{
+            name: "fetcher",
+            command: ["./tools/bin/run_script"],
+            permissions: { net: [`127.0.0.1:${http.addr.port}`] },
+          }],
+        },
+        "tools/bin/run_script": await Deno.readTextFile(
+          join(SCRIPT_FIXTURE, "..", "tools", "bin", "run_script"),
+        ),
+      });
+      const env = { XDG_STATE_HOME: await realTempDir(), XDG_DATA_HOME: data };
+      const trusted = await runProgram(join(bin, "toolgate"), ["trust"], { cwd: dir, env });
+      assert.equal(trusted.code, 0, trusted.stderr);
+      const script = `curl -s -m 5 http://127.0.0.1:${http.addr.port}/plain`;
+      const call = await runProgram(join(bin, "toolgate"), ["call", "fetcher", JSON.stringify({ script })], {
+        cwd: dir,
+        env,
+      });
+      assert.equal(call.code, 0, call.stderr);
+      assert.match(JSON.parse(call.stdout).result.out, /listed-ok/, call.stdout);
+    } finally {
+      await http.shutdown();
+    }
+  },
+);

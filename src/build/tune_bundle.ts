@@ -10,9 +10,11 @@
  *   read 121 files (2 MB: the gateway's MCP SDK and zod, x509, ajv) to run 78 of them (570 KB), some 8 ms of CPU
  *   of every start. `import(String("./x.js"))` loads the same file when the command runs, under the main
  *   process's read access to the bundle's folder.
- * - Except where the importing process holds no read access to the bundle: a built-in tool in tool mode and the
- *   egress bridge run `main.js` under a tool's narrow grants, so the modes they load (and everything those
- *   load) keep their literal imports, which the runtime resolves without a permission check.
+ * - Except where the importing process holds no read access to the bundle: the egress bridge runs `main.js`
+ *   under a tool's narrow grants inside the sandbox, so the modules it loads (and everything those load) keep
+ *   their literal imports, which the runtime resolves without a permission check. (Tool mode, `main.js __tool`,
+ *   is the compiled binary's, whose graph comes from the source, and a bundle's without `belt/` entries, which
+ *   this build always writes: a built-in tool runs from its own entry, `belt/NAME.js`.)
  *
  * @module
  */
@@ -27,10 +29,10 @@ const LAZY_REQUIRE = "var __deno_internal_require;\n" +
   'process.getBuiltinModule("node:module").createRequire(import.meta.url))(id);';
 
 /**
- * The modes `main.js` loads for a process under a tool's narrow grants (no read access to the bundle): tool mode
- * (a built-in tool run from the main entry) and the egress bridge inside a sandbox.
+ * What `main.js` loads for a process under a tool's narrow grants (no read access to the bundle): the egress
+ * bridge inside a sandbox, and the module that names the modes.
  */
-export const NARROW_MODES: readonly string[] = ["tool_belt", "tool_mode", "net_bridge"];
+export const NARROW_MODES: readonly string[] = ["tool_belt", "net_bridge"];
 
 /** A literal dynamic import of a file of the bundle's folder, as the bundler writes it. */
 const DYNAMIC_IMPORT = /import\("(\.\/[^"/]+\.js)"\)/g;
@@ -79,7 +81,7 @@ function narrowFiles(texts: ReadonlyMap<string, string>): Set<string> {
  * ```ts
  * import { tuneText } from "./tune_bundle.ts";
  * tuneText("main.js", 'await import("./serve_mcp-AB12CD34.js");', false); // 'await import(String("./serve_mcp-AB12CD34.js"));'
- * tuneText("main.js", 'await import("./tool_mode-AB12CD34.js");', false); // unchanged: a narrow mode
+ * tuneText("main.js", 'await import("./net_bridge-AB12CD34.js");', false); // unchanged: the bridge runs narrow
  * ```
  */
 export function tuneText(file: string, text: string, narrow: boolean): string {
