@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { launcherFlags, REPO, tempDir, writeFiles } from "./support.ts";
+import { hostEnv, launcherArgv, tempDir, writeFiles } from "./support.ts";
 import { NO_PTY, runInPty } from "./security/pty.ts";
 
 const SECRET = "tg-progress-secret-4f7c1d9e";
@@ -43,32 +43,24 @@ Deno.test({
       },
       "tools/bin/slow_steps": TOOL,
     });
-    const env: Record<string, string> = {
+    const env = hostEnv({
       XDG_STATE_HOME: join(dir.path, ".state"),
-      NO_COLOR: "1",
       MY_TOKEN: SECRET,
       TERM: "xterm",
-    };
-    for (const name of ["PATH", "HOME", "DENO_DIR"]) {
-      const value = Deno.env.get(name);
-      if (value !== undefined) env[name] = value;
-    }
-    const run = await runInPty([
-      Deno.execPath(),
-      "run",
-      ...launcherFlags(),
-      "--config",
-      join(REPO, "deno.json"),
-      join(REPO, "src", "launch.ts"),
-      "call",
-      "slow_steps",
-      "{}",
-      "--tools",
-      join(dir.path, "tools.json"),
-      "--sandbox",
-      "off",
-      "--no-audit",
-    ], { env, cwd: dir.path, timeoutMs: 90_000 });
+    });
+    const run = await runInPty(
+      launcherArgv([
+        "call",
+        "slow_steps",
+        "{}",
+        "--tools",
+        join(dir.path, "tools.json"),
+        "--sandbox",
+        "off",
+        "--no-audit",
+      ]),
+      { env, cwd: dir.path, timeoutMs: 90_000 },
+    );
     const text = run.text;
     assert.equal(run.code, 0, text);
     // The progress line: the tool's name, its timer, then what it said last.

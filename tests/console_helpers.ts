@@ -76,18 +76,8 @@ export async function sessionCookie(link: URL): Promise<string> {
   return set.split(";")[0];
 }
 
-/** Waits until `check` holds (a live view: the test waits for what it expects, within `ms`). */
-export async function until(
-  check: () => Promise<boolean> | boolean,
-  what: string,
-  ms = 20_000,
-): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Waits until `check` holds (a live view: the test waits for what it expects). */
+export { until } from "./processes.ts";
 
 /** The fixture of the console's own tests: `report`, a toolgate/1 tool that needs approval and writes stderr. */
 export const CONSOLE_FIXTURE = join(REPO, "tests", "fixtures", "console");

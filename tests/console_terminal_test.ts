@@ -7,12 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { answer, callTools, startChatServer } from "./agent/chat_server.ts";
-import { cliArgv, spawnOnPty } from "./agent/run_cli.ts";
+import { cliArgv } from "./agent/run_cli.ts";
 import { cliArgs, GRANTS, runProgram } from "./support.ts";
 import { consoleApi, trustedWorkspace, until } from "./console_helpers.ts";
+import { openTerminal } from "./terminal.ts";
 
-const decoder = new TextDecoder();
-const encoder = new TextEncoder();
 const QUESTION = "[a]lways for report: ";
 
 Deno.test("console and terminal asked at once: the console's answer wins the first question, the terminal's the second", async () => {
@@ -33,44 +32,34 @@ Deno.test("console and terminal asked at once: the console's answer wins the fir
     "--console",
     "0",
   ]);
-  const child = spawnOnPty(cli, { cwd: ws.workspace, env: { ...ws.env, NO_COLOR: "1" } });
-  const writer = child.stdin.getWriter();
-  const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-  let output = "";
-  const questions = () => output.split(QUESTION).length - 1;
-  try {
-    const reading = (async () => {
-      for await (const chunk of child.stdout) output += decoder.decode(chunk, { stream: true });
-    })();
+  {
+    await using terminal = openTerminal(cli, { cwd: ws.workspace, env: { ...ws.env, NO_COLOR: "1" } });
+    const questions = () => terminal.raw().split(QUESTION).length - 1;
     await until(
-      () => /console at http:\/\/\S+/.test(output) && questions() === 1,
+      () => /console at http:\/\/\S+/.test(terminal.raw()) && questions() === 1,
       "the link, then the question",
     );
-    const link = new URL(/console at (http:\/\/\S+)/.exec(output)![1]);
+    const link = new URL(/console at (http:\/\/\S+)/.exec(terminal.raw())![1]);
     const api = await consoleApi(link.origin, link);
     const [waiting] = (await api.get("/api/state")).approvals;
     assert.equal(waiting.tool, "report", "the same question waits in the console");
     assert.equal(await api.post("/api/approve", { id: waiting.id, answer: "yes" }), 200);
     await until(
-      () => output.includes("in the console: approved: report runs this once"),
+      () => terminal.raw().includes("in the console: approved: report runs this once"),
       "the terminal is told",
     );
 
     // The second question: answered on the terminal; the console's copy is withdrawn.
     await until(() => questions() === 2, "the second question on the terminal", 30_000);
     await until(async () => (await api.get("/api/state")).approvals.length === 1, "and in the console");
-    await writer.write(encoder.encode("y\n"));
+    await terminal.type("y\n");
     await until(
       async () => (await api.get("/api/state")).approvals.length === 0,
       "withdrawn from the console",
     );
-    const status = await child.status;
-    await reading;
-    assert.equal(status.code, 0, output);
-    assert.match(output, /both reported/);
-  } finally {
-    clearTimeout(timer);
-    await writer.close().catch(() => {});
+    const status = await terminal.status;
+    assert.equal(status.code, 0, terminal.raw());
+    assert.match(terminal.raw(), /both reported/);
   }
   const log = await runProgram(Deno.execPath(), cliArgs(GRANTS.broad, ["log", "--json"]), {
     cwd: ws.workspace,

@@ -6,9 +6,8 @@ import { join } from "node:path";
 import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import {
   hasStackTrace,
-  launcherFlags,
+  launcherArgv,
   type ProcessResult,
-  REPO,
   runProgram,
   runToolgate,
   tempDir,
@@ -51,16 +50,7 @@ function doctorWithoutBwrap(
   cwd: string,
   env: Record<string, string>,
 ): Promise<ProcessResult> {
-  const toolgate = [
-    Deno.execPath(),
-    "run",
-    ...launcherFlags(),
-    "--config",
-    join(REPO, "deno.json"),
-    join(REPO, "src", "launch.ts"),
-    "doctor",
-    ...args,
-  ];
+  const toolgate = launcherArgv(["doctor", ...args]);
   const script =
     'b="$(command -v bwrap)"; if [ -n "$b" ]; then mount --bind /dev/null "$b" || exit 97; fi; exec "$@"';
   return runProgram("unshare", ["-m", "sh", "-c", script, "sh", ...toolgate], { cwd, env });

@@ -226,6 +226,45 @@ export function launcherFlags(): string[] {
 }
 
 /**
+ * The argv of `toolgate ARGS` as the installed command starts it: the launcher, which works out the least
+ * permission set for the run and starts toolgate under it.
+ *
+ * @example
+ * ```ts ignore
+ * await runProgram(launcherArgv(["doctor"])[0], launcherArgv(["doctor"]).slice(1));
+ * ```
+ */
+export function launcherArgv(args: readonly string[]): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    ...launcherFlags(),
+    "--config",
+    join(REPO, "deno.json"),
+    join(REPO, "src", "launch.ts"),
+    ...args,
+  ];
+}
+
+/**
+ * The whole environment of a child that inherits nothing: `extra`, NO_COLOR, and this process's PATH, HOME and
+ * DENO_DIR (deno needs them; they win over `extra`).
+ *
+ * @example
+ * ```ts ignore
+ * openTerminal(argv, { cwd: dir, env: hostEnv({ XDG_STATE_HOME: state }) });
+ * ```
+ */
+export function hostEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { NO_COLOR: "1", ...extra };
+  for (const name of ["PATH", "HOME", "DENO_DIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/**
  * Runs `toolgate ARGS` the way the README does: the launcher, which works out the least permission set for the
  * run and starts toolgate under it, typed in `cwd`.
  */
@@ -235,9 +274,6 @@ export function runToolgate(
   env: Record<string, string> = {},
   stdin?: string,
 ): Promise<ProcessResult> {
-  return runProgram(
-    Deno.execPath(),
-    ["run", ...launcherFlags(), "--config", join(REPO, "deno.json"), join(REPO, "src", "launch.ts"), ...args],
-    { cwd, env, stdin },
-  );
+  const [program, ...rest] = launcherArgv(args);
+  return runProgram(program, rest, { cwd, env, stdin });
 }

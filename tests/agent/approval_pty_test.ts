@@ -7,11 +7,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
-import { cliArgv, spawnOnPty } from "./run_cli.ts";
-import { REPO } from "../support.ts";
-
-const decoder = new TextDecoder();
-const encoder = new TextEncoder();
+import { cliArgv, scriptedRunArgs } from "./run_cli.ts";
+import { hostEnv, REPO } from "../support.ts";
+import { openTerminal } from "../terminal.ts";
 
 Deno.test("approval on a pty: exec's argv shows first and whole although the model sent a long env before it", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_pty_" }));
@@ -24,43 +22,21 @@ Deno.test("approval on a pty: exec's argv shows first and whole although the mod
     callTools([{ id: "x1", name: "exec", args: argsText }]),
     answer("Done."),
   ]);
-  const cli = cliArgv([
-    "--prompt",
-    "tidy up",
-    "--base-url",
-    endpoint.baseUrl,
-    "--model",
-    "test-model",
-    "--tools",
-    join(REPO, "tools.json"),
-    "--sandbox",
-    "off",
-    "--cwd",
-    dir,
-  ]);
-  const env: Record<string, string> = { XDG_STATE_HOME: state, NO_COLOR: "1" };
-  for (const name of ["PATH", "HOME", "DENO_DIR"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
-  }
-  const child = spawnOnPty(cli, { cwd: dir, env });
-  const writer = child.stdin.getWriter();
-  let output = "";
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const cli = cliArgv(scriptedRunArgs(endpoint.baseUrl, join(REPO, "tools.json"), dir, "tidy up"));
+  let answered = false;
+  const terminal = openTerminal(cli, {
+    cwd: dir,
+    env: hostEnv({ XDG_STATE_HOME: state }),
+    killAfterMs: 60_000,
+    respond: (shown) => {
+      if (answered || !shown.includes("[a]lways for exec: ")) return undefined;
+      answered = true;
+      return "n\n";
+    },
+  });
   try {
-    const reader = child.stdout.getReader();
-    let answered = false;
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      output += decoder.decode(value, { stream: true });
-      if (!answered && output.includes("[a]lways for exec: ")) {
-        answered = true;
-        await writer.write(encoder.encode("n\n"));
-      }
-    }
-    const status = await child.status;
-    const text = output.replaceAll("\r", "");
+    const status = await terminal.status;
+    const text = terminal.output();
     assert.ok(answered, `the question never came:\n${text}`);
     assert.equal(status.code, 0, text);
 
@@ -92,9 +68,7 @@ Deno.test("approval on a pty: exec's argv shows first and whole although the mod
     const [result] = toolMessages(endpoint.requests[1].body);
     assert.equal(JSON.parse(result.content).kind, "user_denied");
   } finally {
-    clearTimeout(timer);
-    await writer.close().catch(() => {});
-    await child.stderr.cancel().catch(() => {});
+    await terminal[Symbol.asyncDispose]();
     await endpoint.close();
     await Deno.remove(dir, { recursive: true });
     await Deno.remove(state, { recursive: true });

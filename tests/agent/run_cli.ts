@@ -40,7 +40,7 @@ export function runAgentCli(args: readonly string[], options: CliOptions = {}): 
 
 /**
  * The argv that runs the CLI with ARGS under the test task's permissions (for a pty test, which starts it
- * through `script`).
+ * through `script`: see tests/terminal.ts).
  *
  * @example
  * ```ts ignore
@@ -51,41 +51,14 @@ export function cliArgv(args: readonly string[]): string[] {
   return [Deno.execPath(), ...cliArgs(GRANTS.broadNet, args)];
 }
 
-/** Quotes one word for sh. */
-const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
-
-/**
- * Starts `argv` under `script` (util-linux), which gives it a pty: the child's stdin is what a person types, its
- * stdout what the terminal shows.
- *
- * @example
- * ```ts ignore
- * const child = spawnOnPty(cliArgv(["--prompt", "hi"]), { cwd: dir, env });
- * ```
- */
-export function spawnOnPty(
-  argv: readonly string[],
-  options: { cwd: string; env: Record<string, string> },
-): Deno.ChildProcess {
-  return new Deno.Command("script", {
-    args: ["-q", "-e", "-c", argv.map(quote).join(" "), "/dev/null"],
-    cwd: options.cwd,
-    env: options.env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
-
 /**
  * The usual arguments of a test run: a prompt, the scripted endpoint, a model, a manifest, no sandbox (the tests
  * of confinement are elsewhere) and the workspace.
  */
-export function scriptedRunArgs(baseUrl: string, tools: string, workspace: string): string[] {
+export function scriptedRunArgs(baseUrl: string, tools: string, workspace: string, prompt = "hi"): string[] {
   return [
     "--prompt",
-    "hi",
+    prompt,
     "--base-url",
     baseUrl,
     "--model",

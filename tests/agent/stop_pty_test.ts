@@ -8,57 +8,23 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answer, callTools, type Reply, startChatServer, toolMessages } from "./chat_server.ts";
-
-import { probeSandbox } from "../../src/sandbox/sandbox.ts";
-import { cliArgs, REPO } from "../support.ts";
-
-const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
-
-/** Quotes one word for sh. */
-const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
-const encoder = new TextEncoder();
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { confinedTest } from "../security/helpers.ts";
+import { cliArgs, GRANTS, hostEnv, REPO } from "../support.ts";
+import { killAll, pgrep, sleep, uniqueSleep as uniqueSleepFrom, until } from "../processes.ts";
+import { openTerminal, type Terminal } from "../terminal.ts";
+import { cliArgv } from "./run_cli.ts";
 
 /** A sleep length no other process uses: pgrep finds exactly that process, inside the sandbox or not. */
-function uniqueSleep(): string {
-  return `${900 + Math.floor(Math.random() * 90)}.${Math.floor(Math.random() * 1000)}`;
-}
+const uniqueSleep = () => uniqueSleepFrom(900);
 
-async function pgrep(command: string): Promise<number[]> {
-  const out = await new Deno.Command("pgrep", {
-    args: ["-x", "-f", command],
-    stdout: "piped",
-    stderr: "null",
-  })
-    .output();
-  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.trim() !== "").map(Number);
-}
-
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 30_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
-
-/** The agent loop on a pty: its output so far, a way to type, and its exit. */
-interface Terminal extends AsyncDisposable {
-  output(): string;
-  type(text: string): Promise<void>;
-  readonly status: Promise<Deno.CommandStatus>;
-}
-
+/** The agent loop on a pty against the endpoint at `baseUrl`, every call approved, the belt confined or not. */
 function agentOnPty(
   baseUrl: string,
   dir: string,
   state: string,
   sandbox: "require" | "off" = "require",
 ): Terminal {
-  const cli = [
-    Deno.execPath(),
-    ...cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run", "--allow-net"], []),
+  const cli = cliArgv([
     "--prompt",
     "build it",
     "--base-url",
@@ -74,81 +40,21 @@ function agentOnPty(
     "0.5",
     "--cwd",
     dir,
-  ].map(quote).join(" ");
-  const env: Record<string, string> = { XDG_STATE_HOME: state, NO_COLOR: "1" };
-  for (const name of ["PATH", "HOME", "DENO_DIR"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
-  }
-  // `exec`: the shell becomes toolgate, so that the pty's Ctrl-C reaches toolgate and no shell in between.
-  const child = new Deno.Command("script", {
-    args: ["-q", "-e", "-c", `exec ${cli}`, "/dev/null"],
-    cwd: dir,
-    env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  let text = "";
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stdout) text += decoder.decode(chunk, { stream: true });
-  })();
-  const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-  return {
-    output: () => text.replaceAll("\r", ""),
-    type: (keys) => writer.write(encoder.encode(keys)),
-    status: child.status.then(async (status) => {
-      clearTimeout(timer);
-      await reading;
-      return status;
-    }),
-    async [Symbol.asyncDispose]() {
-      clearTimeout(timer);
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // Ended already.
-      }
-      await writer.close().catch(() => {});
-      await child.stderr.cancel().catch(() => {});
-      await child.status;
-      await reading;
-    },
-  };
+  ]);
+  return openTerminal(cli, { cwd: dir, env: hostEnv({ XDG_STATE_HOME: state }) });
 }
 
 function ptyTest(name: string, fn: (dir: string, state: string) => Promise<void>): void {
-  Deno.test({
-    name,
-    ignore: !SUPPORT.ok && !REQUIRED,
-    fn: async () => {
-      assert.ok(
-        SUPPORT.ok,
-        `bubblewrap is required here (TOOLGATE_REQUIRE_BWRAP=1): ${SUPPORT.ok || SUPPORT.reason}`,
-      );
-      const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_stop_" }));
-      const state = await Deno.makeTempDir({ prefix: "toolgate_stop_state_" });
-      try {
-        await fn(dir, state);
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-        await Deno.remove(state, { recursive: true });
-      }
-    },
-  });
-}
-
-function kill(pids: number[]): void {
-  for (const pid of pids) {
+  confinedTest(name, async () => {
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_stop_" }));
+    const state = await Deno.makeTempDir({ prefix: "toolgate_stop_state_" });
     try {
-      Deno.kill(pid, "SIGKILL");
-    } catch {
-      // Gone.
+      await fn(dir, state);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(state, { recursive: true });
     }
-  }
+  });
 }
 
 // Confined, the terminal's Ctrl-C also reaches bwrap (it shares toolgate's process group); unconfined, the call
@@ -188,7 +94,7 @@ for (const sandbox of ["require", "off"] as const) {
         assert.equal(envelope.retryable, false);
         assert.deepEqual(await pgrep(`sleep ${seconds}`), [], "the call's tree is gone");
       } finally {
-        kill(await pgrep(`sleep ${seconds}`));
+        killAll(await pgrep(`sleep ${seconds}`));
         await endpoint.close();
       }
     },
@@ -228,7 +134,7 @@ ptyTest(
       );
       assert.doesNotMatch(terminal.output(), /never printed/, "toolgate quit before the model's answer");
     } finally {
-      kill([...await pgrep(`sleep ${job}`), ...await pgrep(`sleep ${call}`)]);
+      killAll([...await pgrep(`sleep ${job}`), ...await pgrep(`sleep ${call}`)]);
       await endpoint.close();
     }
   },
@@ -238,39 +144,24 @@ Deno.test("progress: `toolgate call` on a terminal shows one live line with the 
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_beat_" }));
   const state = await Deno.makeTempDir({ prefix: "toolgate_beat_state_" });
   try {
-    const cli = [
+    await using terminal = openTerminal([
       Deno.execPath(),
-      ...cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run"], []),
-      "call",
-      "exec",
-      JSON.stringify({ shell: "sleep 1.5; echo built", timeout_ms: 5000 }),
-      "--tools",
-      join(REPO, "tools.json"),
-      "--sandbox",
-      "off",
-      "--cwd",
-      dir,
-    ].map(quote).join(" ");
-    const env: Record<string, string> = {
-      XDG_STATE_HOME: state,
-      NO_COLOR: "1",
-    };
-    for (const name of ["PATH", "HOME", "DENO_DIR"]) {
-      const value = Deno.env.get(name);
-      if (value !== undefined) env[name] = value;
-    }
-    const output = await new Deno.Command("script", {
-      args: ["-q", "-e", "-c", `exec ${cli}`, "/dev/null"],
-      cwd: dir,
-      env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const raw = new TextDecoder().decode(output.stdout);
-    const text = raw.replaceAll("\r", "");
-    assert.equal(output.code, 0, text);
+      ...cliArgs(GRANTS.broad, [
+        "call",
+        "exec",
+        JSON.stringify({ shell: "sleep 1.5; echo built", timeout_ms: 5000 }),
+        "--tools",
+        join(REPO, "tools.json"),
+        "--sandbox",
+        "off",
+        "--cwd",
+        dir,
+      ]),
+    ], { cwd: dir, env: hostEnv({ XDG_STATE_HOME: state }) });
+    const status = await terminal.status;
+    const raw = terminal.raw();
+    const text = terminal.output();
+    assert.equal(status.code, 0, text);
     // Issue 26: the live line, redrawn in place, is the only sign of a running call, and carries its limit.
     assert.match(text, /running exec \d+\.\ds\/5s/, "the live line shows the call's limit");
     assert.doesNotMatch(text, /elapsed=/, "no heartbeat line");

@@ -8,12 +8,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SecretStore } from "../../src/state/secret_store.ts";
 import { answer, callTools, startChatServer, toolMessages } from "./chat_server.ts";
-import { baseEnv } from "../mcp/helpers.ts";
-import { cliArgv, spawnOnPty } from "./run_cli.ts";
-import { REPO } from "../support.ts";
-
-const decoder = new TextDecoder();
-const encoder = new TextEncoder();
+import { cliArgv } from "./run_cli.ts";
+import { hostEnv, REPO } from "../support.ts";
+import { openTerminal } from "../terminal.ts";
 const VALID = "valid-token-2026-xyz";
 const PROMPT = "Enter to store, Esc to refuse): ";
 
@@ -42,29 +39,26 @@ Deno.test("store_secret on a pty: typed without echo, stored encrypted, given to
     "--cwd",
     dir,
   ]);
-  const env: Record<string, string> = { ...baseEnv(), XDG_STATE_HOME: state, XDG_CONFIG_HOME: config };
+  const env = hostEnv({ XDG_STATE_HOME: state, XDG_CONFIG_HOME: config });
   // No keyring here: the key goes to the state folder's key file.
   env.PATH = env.PATH.split(":").filter((folder) => !exists(join(folder, "secret-tool"))).join(":");
-  const child = spawnOnPty(cli, { cwd: dir, env });
-  const writer = child.stdin.getWriter();
-  let output = "";
   let asked = 0;
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const terminal = openTerminal(cli, {
+    cwd: dir,
+    env,
+    killAfterMs: 60_000,
+    respond: (shown) => {
+      const prompts = shown.split(PROMPT).length - 1;
+      if (prompts <= asked) return undefined;
+      asked = prompts;
+      // The first time the value and Enter (a carriage return: the terminal is raw); the second time Esc.
+      return asked === 1 ? `${VALID}\r` : "\x1b";
+    },
+  });
   try {
-    const reader = child.stdout.getReader();
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      output += decoder.decode(value, { stream: true });
-      const prompts = output.split(PROMPT).length - 1;
-      if (prompts > asked) {
-        asked = prompts;
-        // The first time the value and Enter (a carriage return: the terminal is raw); the second time Esc.
-        await writer.write(encoder.encode(asked === 1 ? `${VALID}\r` : "\x1b"));
-      }
-    }
-    const status = await child.status;
-    const text = output.replaceAll("\r", "");
+    const status = await terminal.status;
+    const output = terminal.raw();
+    const text = terminal.output();
     if (Deno.env.get("SHOW_PTY")) console.log(text);
     assert.equal(asked, 2, `the question did not come twice:\n${text}`);
     assert.equal(status.code, 0, text);
@@ -86,9 +80,7 @@ Deno.test("store_secret on a pty: typed without echo, stored encrypted, given to
     const store = new SecretStore({ env: { XDG_STATE_HOME: state, XDG_CONFIG_HOME: config }, keyring: null });
     assert.deepEqual(await store.values(), { API_TOKEN: VALID });
   } finally {
-    clearTimeout(timer);
-    await writer.close().catch(() => {});
-    await child.stderr.cancel().catch(() => {});
+    await terminal[Symbol.asyncDispose]();
     await endpoint.close();
     await Deno.remove(dir, { recursive: true });
   }

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answer, callTools, startChatServer } from "./chat_server.ts";
-import { cliArgs, tempDir, writeFiles } from "../support.ts";
+import { hostEnv, tempDir, writeFiles } from "../support.ts";
+import { cliArgv } from "./run_cli.ts";
 import { NO_PTY, runInPty } from "../security/pty.ts";
 
 /** Reads its label from the arguments, says how far it is on stderr, waits, answers. */
@@ -53,30 +54,26 @@ Deno.test({
       }]),
       answer("Both done."),
     ]);
-    const env: Record<string, string> = {
+    const env = hostEnv({
       XDG_STATE_HOME: join(dir.path, ".state"),
-      NO_COLOR: "1",
       TERM: "xterm",
-    };
-    for (const name of ["PATH", "HOME", "DENO_DIR"]) {
-      const value = Deno.env.get(name);
-      if (value !== undefined) env[name] = value;
-    }
-    const run = await runInPty([
-      Deno.execPath(),
-      ...cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run", "--allow-net"], []),
-      "--prompt",
-      "run both",
-      "--base-url",
-      endpoint.baseUrl,
-      "--model",
-      "test-model",
-      "--tools",
-      join(dir.path, "tools.json"),
-      "--sandbox",
-      "off",
-      "--no-audit",
-    ], { env, cwd: dir.path, timeoutMs: 90_000 });
+    });
+    const run = await runInPty(
+      cliArgv([
+        "--prompt",
+        "run both",
+        "--base-url",
+        endpoint.baseUrl,
+        "--model",
+        "test-model",
+        "--tools",
+        join(dir.path, "tools.json"),
+        "--sandbox",
+        "off",
+        "--no-audit",
+      ]),
+      { env, cwd: dir.path, timeoutMs: 90_000 },
+    );
     const text = run.text;
     assert.equal(run.code, 0, text);
     assert.match(text, /Both done\./, text);

@@ -5,17 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { answer, startChatServer } from "./chat_server.ts";
-import { cliArgs } from "../support.ts";
-
-const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+import { hostEnv } from "../support.ts";
+import { openTerminal } from "../terminal.ts";
+import { cliArgv } from "./run_cli.ts";
 
 Deno.test("agent loop on a terminal: a status line names the model and the endpoint's host while it answers", async () => {
   const endpoint = startChatServer([{ ...answer("Here is the answer."), delayMs: 2500 }]);
   const dir = await Deno.makeTempDir({ prefix: "toolgate_wait_" });
   try {
-    const cli = [
-      Deno.execPath(),
-      ...cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run", "--allow-net"], []),
+    const cli = cliArgv([
       "--prompt",
       "say something",
       "--base-url",
@@ -23,22 +21,10 @@ Deno.test("agent loop on a terminal: a status line names the model and the endpo
       "--model",
       "test-model",
       "--no-audit",
-    ].map(quote).join(" ");
-    const env: Record<string, string> = { XDG_STATE_HOME: dir, NO_COLOR: "1" };
-    for (const name of ["PATH", "HOME", "DENO_DIR"]) {
-      const value = Deno.env.get(name);
-      if (value !== undefined) env[name] = value;
-    }
-    const result = await new Deno.Command("script", {
-      args: ["-q", "-e", "-c", `exec ${cli}`, "/dev/null"],
-      cwd: dir,
-      env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const output = new TextDecoder().decode(result.stdout).replaceAll("\r", "");
+    ]);
+    await using terminal = openTerminal(cli, { cwd: dir, env: hostEnv({ XDG_STATE_HOME: dir }) });
+    const result = await terminal.status;
+    const output = terminal.output();
     assert.equal(result.code, 0, output);
     const host = new URL(endpoint.baseUrl).host;
     assert.match(output, new RegExp(`waiting for test-model at ${host.replaceAll(".", "\\.")}, 0 s`), output);

@@ -14,7 +14,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import { cliArgs, GRANTS, REPO } from "../support.ts";
+import { cliArgs, GRANTS, hostEnv, REPO } from "../support.ts";
 import { scratch } from "../executor_helpers.ts";
 
 /** The fixture manifest. */
@@ -223,12 +223,7 @@ export async function connectHttp(
 
 /** PATH and HOME of this process (deno needs them; nothing else leaks into the server). */
 export function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = { NO_COLOR: "1" };
-  for (const name of ["PATH", "HOME", "DENO_DIR"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
-  }
-  return env;
+  return hostEnv();
 }
 
 /**

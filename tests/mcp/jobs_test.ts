@@ -10,37 +10,15 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { probeSandbox } from "../../src/sandbox/sandbox.ts";
 import { auditDirFor } from "../../src/state/state.ts";
 import { alivePids, readAudit } from "../executor_helpers.ts";
 import { envelopeOf } from "./helpers.ts";
 import { cliArgs, REPO } from "../support.ts";
+import { pgrep, uniqueSleep as uniqueSleepFrom, until } from "../processes.ts";
+import { confinedTest } from "../security/helpers.ts";
 
-const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function uniqueSleep(): string {
-  return `${1000 + Math.floor(Math.random() * 90)}.${Math.floor(Math.random() * 1000)}`;
-}
-
-async function pgrep(command: string): Promise<number[]> {
-  const out = await new Deno.Command("pgrep", {
-    args: ["-x", "-f", command],
-    stdout: "piped",
-    stderr: "null",
-  })
-    .output();
-  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.trim() !== "").map(Number);
-}
-
-async function until(check: () => Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
+/** A sleep length no other process uses: pgrep finds exactly that process, inside the sandbox or not. */
+const uniqueSleep = () => uniqueSleepFrom(1000);
 
 interface Served extends AsyncDisposable {
   readonly client: Client;
@@ -92,20 +70,6 @@ async function serveBelt(): Promise<Served> {
       await Deno.remove(state, { recursive: true });
     },
   };
-}
-
-function confinedTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({
-    name,
-    ignore: !SUPPORT.ok && !REQUIRED,
-    fn: async () => {
-      assert.ok(
-        SUPPORT.ok,
-        `bubblewrap is required here (TOOLGATE_REQUIRE_BWRAP=1): ${SUPPORT.ok || SUPPORT.reason}`,
-      );
-      await fn();
-    },
-  });
 }
 
 async function startJob(served: Served, seconds: string): Promise<{ job_id: string; pid: number }> {

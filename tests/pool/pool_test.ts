@@ -31,17 +31,9 @@ import {
   type WorkerProcess,
   writePoolManifest,
 } from "./helpers.ts";
+import { until } from "../processes.ts";
 
 const MANIFEST = manifestOf(POOL_TOOLS);
-
-/** Waits until `check` holds, or fails after `ms`. */
-async function until(check: () => Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** The calls of the equality test: successes, failures, a timeout, refusals, and enough to keep two workers busy. */
 const CALLS: readonly [string, string][] = [

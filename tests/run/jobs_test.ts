@@ -9,14 +9,13 @@ import type { Envelope, FailureEnvelope } from "../../src/contract.ts";
 import { Executor, type ExecutorOptions } from "../../src/run/executor.ts";
 import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
 import { ProcessRegistry } from "../../src/process/process_tree.ts";
-import { probeSandbox } from "../../src/sandbox/sandbox.ts";
 import { isWithin } from "../../src/base/paths.ts";
 import { AUDIT_KEY, cli, readAudit, waitGone } from "../executor_helpers.ts";
 import { REPO, runToolgate } from "../support.ts";
+import { pgrep, uniqueSleep as uniqueSleepFrom } from "../processes.ts";
+import { REQUIRED, SUPPORT } from "../security/helpers.ts";
 import { answer, callTools, startChatServer, toolMessages } from "../agent/chat_server.ts";
 
-const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
 /** Every job test runs unconfined and, where bubblewrap works (always on CI), confined. */
 const MODES = SUPPORT.ok || REQUIRED ? ["off", "require"] as const : ["off"] as const;
 
@@ -62,20 +61,7 @@ async function bench(sandbox: "off" | "require", options: Partial<ExecutorOption
 }
 
 /** A sleep length no other process uses, so that pgrep finds exactly this job's tree (confined pids are not ours). */
-function uniqueSleep(): string {
-  return `${700 + Math.floor(Math.random() * 200)}.${Math.floor(Math.random() * 1000)}`;
-}
-
-/** The pids whose whole command line is `command` (not the shells whose command lines mention it). */
-async function pgrep(command: string): Promise<number[]> {
-  const out = await new Deno.Command("pgrep", {
-    args: ["-x", "-f", command],
-    stdout: "piped",
-    stderr: "null",
-  })
-    .output();
-  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.trim() !== "").map(Number);
-}
+const uniqueSleep = () => uniqueSleepFrom(700, 200);
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
   const deadline = performance.now() + ms;

@@ -6,31 +6,9 @@ import { fileURLToPath } from "node:url";
 import { type Envelope } from "../../src/contract.ts";
 import { Executor, type ExecutorOptions } from "../../src/run/executor.ts";
 import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
-import { probeSandbox } from "../../src/sandbox/sandbox.ts";
+import { confinedTest, SUPPORT } from "../security/helpers.ts";
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/sandbox/tools.json", import.meta.url));
-const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
-if (!SUPPORT.ok && !REQUIRED) {
-  console.log(
-    `skipping the confinement tests: ${SUPPORT.reason} (set TOOLGATE_REQUIRE_BWRAP=1 to fail instead)`,
-  );
-}
-
-/** A test that needs bubblewrap: skipped with a printed reason without it, failed instead on CI. */
-function confinedTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({
-    name,
-    ignore: !SUPPORT.ok && !REQUIRED,
-    fn: async () => {
-      assert.ok(
-        SUPPORT.ok,
-        `bubblewrap is required here (TOOLGATE_REQUIRE_BWRAP=1): ${SUPPORT.ok || SUPPORT.reason}`,
-      );
-      await fn();
-    },
-  });
-}
 
 async function fixtureManifest(): Promise<Manifest> {
   const loaded = await loadManifest(FIXTURE);

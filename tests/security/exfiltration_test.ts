@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { answer, callTools, type ChatServer, startChatServer, toolMessages } from "../agent/chat_server.ts";
-import { type CliResult, runAgentCli } from "../agent/run_cli.ts";
+import { type CliResult, runAgentCli, scriptedRunArgs } from "../agent/run_cli.ts";
 import { REPO } from "../support.ts";
 
 const SECRET = "sk-live-exfiltrate-me-0123456789";
@@ -46,20 +46,9 @@ async function exfiltrate(extra: readonly string[]): Promise<Exfiltration> {
       }
       return answer("All done.");
     });
+    // The test is about approval, not confinement (no sandbox): the same on every machine.
     const result = await runAgentCli([
-      "--prompt",
-      "Summarize the README.",
-      "--base-url",
-      endpoint.baseUrl,
-      "--model",
-      "test-model",
-      "--tools",
-      join(REPO, "tools.json"),
-      // The test is about approval, not confinement: the same on every machine.
-      "--sandbox",
-      "off",
-      "--cwd",
-      dir,
+      ...scriptedRunArgs(endpoint.baseUrl, join(REPO, "tools.json"), dir, "Summarize the README."),
       ...extra,
     ], {
       cwd: dir,

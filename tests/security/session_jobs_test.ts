@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { alivePids, killLeftovers, scratch, waitGone } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
+import { uniqueSleep as uniqueSleepFrom } from "../processes.ts";
 import {
   connectHttp,
   envelopeOf,
@@ -32,9 +33,7 @@ async function serveBelt(extra: readonly string[], workspace: string, state: str
 }
 
 /** A sleep length no other process uses, so that pgrep finds exactly the test's own. */
-function uniqueSleep(): string {
-  return `${2000 + Math.floor(Math.random() * 900)}.${Math.floor(Math.random() * 1000)}`;
-}
+const uniqueSleep = () => uniqueSleepFrom(2000, 900);
 
 /** The pids of every process in process group `pgid` (a job leads its own group). */
 async function groupPids(pgid: number): Promise<number[]> {

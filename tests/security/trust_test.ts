@@ -14,12 +14,12 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { asEnvelope } from "../../src/contract.ts";
 import { planLaunch } from "../../src/launcher/launch_plan.ts";
 import { answer, callTools, startChatServer, toolMessages } from "../agent/chat_server.ts";
-import { cliArgv, spawnOnPty } from "../agent/run_cli.ts";
-import { cliArgs, GRANTS, REPO, runProgram, runToolgate, writeFiles } from "../support.ts";
+import { cliArgv } from "../agent/run_cli.ts";
+import { openTerminal } from "../terminal.ts";
+import { cliArgs, GRANTS, hostEnv, REPO, runProgram, runToolgate, writeFiles } from "../support.ts";
 import { confinedTest, realTempDir } from "./helpers.ts";
 
 const decoder = new TextDecoder();
-const encoder = new TextEncoder();
 
 /** A workspace, toolgate's state and config folders, and a folder outside both that a planted tool aims at. */
 interface World extends AsyncDisposable {
@@ -389,35 +389,21 @@ Deno.test("trust: at a terminal, call asks; y trusts and runs, anything else run
     "tools.json": { tools: [{ name: "t", command: ["./tools/bin/t"], readOnly: true, permissions: "none" }] },
     "tools/bin/t": `#!/bin/sh\necho ran > ${w.mark}; echo '{}'\n`,
   });
-  const env: Record<string, string> = { ...w.env, NO_COLOR: "1" };
-  for (const name of ["PATH", "HOME", "DENO_DIR"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
-  }
   const onTerminal = async (typed: string) => {
-    const child = spawnOnPty(cliArgv(["call", "t", "{}", "--sandbox", "off"]), { cwd: w.workspace, env });
-    const writer = child.stdin.getWriter();
-    let output = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    try {
-      const reader = child.stdout.getReader();
-      let asked = false;
-      while (true) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        output += decoder.decode(value, { stream: true });
-        if (!asked && output.includes("Trust it and run its tools? [y/N]: ")) {
-          asked = true;
-          await writer.write(encoder.encode(typed));
-        }
-      }
-      const status = await child.status;
-      assert.ok(asked, `no question:\n${output}`);
-      return { code: status.code, text: output.replaceAll("\r", "") };
-    } finally {
-      clearTimeout(timer);
-      await writer.close().catch(() => {});
-    }
+    let asked = false;
+    await using terminal = openTerminal(cliArgv(["call", "t", "{}", "--sandbox", "off"]), {
+      cwd: w.workspace,
+      env: hostEnv(w.env),
+      killAfterMs: 60_000,
+      respond: (shown) => {
+        if (asked || !shown.includes("Trust it and run its tools? [y/N]: ")) return undefined;
+        asked = true;
+        return typed;
+      },
+    });
+    const status = await terminal.status;
+    assert.ok(asked, `no question:\n${terminal.raw()}`);
+    return { code: status.code, text: terminal.output() };
   };
   const no = await onTerminal("n\n");
   assert.equal(no.code, 1, no.text);

@@ -1,0 +1,88 @@
+/**
+ * Watching a test's processes from outside: the pids of an exact command line, a sleep length no other process
+ * uses (so that the command line names the test's own process, inside a sandbox or not), ending what a failed
+ * test left, and waiting until something holds.
+ *
+ * @module
+ */
+
+/**
+ * Resolves after `ms` milliseconds.
+ *
+ * @example
+ * ```ts
+ * await sleep(1);
+ * ```
+ */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A sleep length no other process uses: `base` seconds and up to `spread` more, with a random fraction. Each test
+ * file takes its own `base`, so that files running at once never share one.
+ *
+ * @example
+ * ```ts
+ * const seconds = uniqueSleep(900);
+ * console.assert(Number(seconds) >= 900 && Number(seconds) < 991);
+ * ```
+ */
+export function uniqueSleep(base: number, spread = 90): string {
+  return `${base + Math.floor(Math.random() * spread)}.${Math.floor(Math.random() * 1000)}`;
+}
+
+/**
+ * The pids whose whole command line is `command` (not the shells whose command lines mention it).
+ *
+ * @example
+ * ```ts ignore
+ * const pids = await pgrep(`sleep ${seconds}`);
+ * ```
+ */
+export async function pgrep(command: string): Promise<number[]> {
+  const out = await new Deno.Command("pgrep", {
+    args: ["-x", "-f", command],
+    stdout: "piped",
+    stderr: "null",
+  })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.trim() !== "").map(Number);
+}
+
+/**
+ * Sends SIGKILL to each pid that is still there (what a failed test left behind).
+ *
+ * @example
+ * ```ts ignore
+ * killAll(await pgrep(`sleep ${seconds}`));
+ * ```
+ */
+export function killAll(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch {
+      // Gone.
+    }
+  }
+}
+
+/**
+ * Waits until `check` holds (the test waits for what it expects), or fails after `ms` saying `what` did not come.
+ *
+ * @example
+ * ```ts
+ * let n = 0;
+ * await until(() => ++n > 2, "the third look");
+ * ```
+ */
+export async function until(
+  check: () => Promise<boolean> | boolean,
+  what: string,
+  ms = 30_000,
+): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await sleep(50);
+  }
+}
