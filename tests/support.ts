@@ -231,19 +231,13 @@ export function launcherFlags(): string[] {
  *
  * @example
  * ```ts ignore
- * await runProgram(launcherArgv(["doctor"])[0], launcherArgv(["doctor"]).slice(1));
+ * const [deno, ...args] = launcherArgv(["doctor"]);
+ * await runProgram(deno, args);
  * ```
  */
 export function launcherArgv(args: readonly string[]): string[] {
-  return [
-    Deno.execPath(),
-    "run",
-    ...launcherFlags(),
-    "--config",
-    join(REPO, "deno.json"),
-    join(REPO, "src", "launch.ts"),
-    ...args,
-  ];
+  const entry = ["--config", join(REPO, "deno.json"), join(REPO, "src", "launch.ts")];
+  return [Deno.execPath(), "run", ...launcherFlags(), ...entry, ...args];
 }
 
 /**
