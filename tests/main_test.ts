@@ -1,29 +1,8 @@
 // The CLI entry in-process (`run(argv, io)`): version and help wherever they are asked for, the `help` command,
 // and `--` ending what counts as an option.
 import assert from "node:assert/strict";
-import type { Io } from "../src/commands/cli.ts";
 import { run, VERSION } from "../src/main.ts";
-
-/** An Io that keeps what the command writes. */
-function memoryIo(): Io & { out: string; err: string } {
-  const io = {
-    out: "",
-    err: "",
-    env: {},
-    cwd: Deno.cwd(),
-    interactive: false,
-    stdin: () => Promise.resolve(""),
-    stdout: (text: string) => {
-      io.out += text;
-      return Promise.resolve();
-    },
-    stderr: (text: string) => {
-      io.err += text;
-      return Promise.resolve();
-    },
-  };
-  return io;
-}
+import { memoryIo } from "./support.ts";
 
 Deno.test("main: --version works before and after a command, as the help says", async () => {
   for (const argv of [["--version"], ["call", "--version"], ["validate", "--version"], ["-version"]]) {

@@ -214,6 +214,36 @@ export async function runInProcess(
   return { code, stdout, stderr };
 }
 
+/**
+ * An {@linkcode Io} that keeps what the command writes (`out`, `err`), for a test that calls `main.run` itself.
+ *
+ * @example
+ * ```ts ignore
+ * const io = memoryIo();
+ * await run(["--version"], io);
+ * io.out; // "toolgate 0.x\n"
+ * ```
+ */
+export function memoryIo(): Io & { out: string; err: string } {
+  const io = {
+    out: "",
+    err: "",
+    env: {},
+    cwd: Deno.cwd(),
+    interactive: false,
+    stdin: () => Promise.resolve(""),
+    stdout: (text: string) => {
+      io.out += text;
+      return Promise.resolve();
+    },
+    stderr: (text: string) => {
+      io.err += text;
+      return Promise.resolve();
+    },
+  };
+  return io;
+}
+
 /** True when the text carries a JavaScript stack trace. */
 export function hasStackTrace(text: string): boolean {
   return text.includes("    at ") || text.includes("Uncaught") || text.includes("Stack backtrace");

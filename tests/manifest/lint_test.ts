@@ -6,31 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { Io } from "../../src/commands/cli.ts";
 import { LINT_RULES } from "../../src/manifest/lint.ts";
 import { run } from "../../src/main.ts";
-import { hasStackTrace, REPO, runToolgate, tempDir, writeManifest } from "../support.ts";
-
-/** An Io that keeps what the command writes. */
-function memoryIo(): Io & { out: string; err: string } {
-  const io = {
-    out: "",
-    err: "",
-    env: {},
-    cwd: Deno.cwd(),
-    interactive: false,
-    stdin: () => Promise.resolve(""),
-    stdout: (text: string) => {
-      io.out += text;
-      return Promise.resolve();
-    },
-    stderr: (text: string) => {
-      io.err += text;
-      return Promise.resolve();
-    },
-  };
-  return io;
-}
+import { hasStackTrace, memoryIo, REPO, runToolgate, tempDir, writeManifest } from "../support.ts";
 
 interface Linted {
   code: number;

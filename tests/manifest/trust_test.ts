@@ -18,6 +18,14 @@ const MANIFEST = {
   ],
 };
 
+/** The manifest with its profile and both programs, as the tests write it into a folder. */
+const PROJECT = {
+  "tools.json": MANIFEST,
+  "permissions/mine.json": { write: ["."] },
+  "tools/bin/a": "#!/bin/sh\necho '{}'\n",
+  "tools/bin/b": "#!/bin/sh\necho '{}'\n",
+};
+
 async function content(dir: string) {
   const read = await readManifestContent(join(dir, "tools.json"));
   assert.ok(read);
@@ -27,10 +35,7 @@ async function content(dir: string) {
 Deno.test("trust: the digest covers the manifest, each effective profile, each program and its own files; nothing else", async () => {
   await using dir = await tempDir();
   await writeFiles(dir.path, {
-    "tools.json": MANIFEST,
-    "permissions/mine.json": { write: ["."] },
-    "tools/bin/a": "#!/bin/sh\necho '{}'\n",
-    "tools/bin/b": "#!/bin/sh\necho '{}'\n",
+    ...PROJECT,
     "tools/lib/helper.py": "print(1)\n",
     "notes.md": "x",
   });
@@ -66,12 +71,7 @@ Deno.test("trust: the digest covers the manifest, each effective profile, each p
 
 Deno.test("trust: a change reads as what changed; a new manifest as every tool", async () => {
   await using dir = await tempDir();
-  await writeFiles(dir.path, {
-    "tools.json": MANIFEST,
-    "permissions/mine.json": { write: ["."] },
-    "tools/bin/a": "#!/bin/sh\necho '{}'\n",
-    "tools/bin/b": "#!/bin/sh\necho '{}'\n",
-  });
+  await writeFiles(dir.path, PROJECT);
   const before = (await content(dir.path)).summary;
   assert.deepEqual(describeChanges(undefined, before).map((line) => line.slice(0, 5)), ["+ a: ", "+ b: "]);
   assert.deepEqual(describeChanges(before, before), []);
@@ -199,12 +199,7 @@ Deno.test("trust: a planted name, path or file name cannot add or hide a line of
 
 Deno.test("trust: kept digests spare reading settled files; a file changed since, even with its size and mtime put back, is read again", async () => {
   await using dir = await tempDir();
-  await writeFiles(dir.path, {
-    "tools.json": MANIFEST,
-    "permissions/mine.json": { write: ["."] },
-    "tools/bin/a": "#!/bin/sh\necho '{}'\n",
-    "tools/bin/b": "#!/bin/sh\necho '{}'\n",
-  });
+  await writeFiles(dir.path, PROJECT);
   const state = join(dir.path, "state");
   await Deno.mkdir(state, { mode: 0o700 });
   const manifest = join(dir.path, "tools.json");

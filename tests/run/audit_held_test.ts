@@ -10,26 +10,12 @@ import { join } from "node:path";
 import { AuditLog, type AuditRecord } from "../../src/run/audit.ts";
 import { makeRedactor } from "../../src/state/redact.ts";
 import { AUDIT_KEY, executorOf, readAudit, scratch } from "../executor_helpers.ts";
+import { auditRecord } from "../audit_record.ts";
 
 const DAY = "2026-05-04T10:00:00.000Z";
 
 function record(tool: string, ts = DAY): AuditRecord {
-  return {
-    ts,
-    tool,
-    argv: null,
-    cwd: "/",
-    exit: 0,
-    signal: null,
-    ms: 1,
-    stdoutBytes: 0,
-    stderrBytes: 0,
-    truncated: false,
-    envKeys: [],
-    argsBytes: 2,
-    argsHmac: null,
-    outcome: "ok",
-  };
+  return auditRecord({ ts, tool });
 }
 
 /** A private audit folder (0700) inside `root`, and a held log over it whose reports land in `reports`. */

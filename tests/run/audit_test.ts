@@ -11,7 +11,6 @@ import {
   auditFileFor,
   auditHmacKey,
   AuditLog,
-  type AuditRecord,
   checkLineMac,
   loadAuditKey,
   prepareAuditDir,
@@ -29,6 +28,7 @@ import {
   scratch,
 } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
+import { auditRecord } from "../audit_record.ts";
 
 const FIELDS = [
   "argsBytes",
@@ -195,22 +195,7 @@ Deno.test("audit: two logs (as two processes would) appending to one file never 
   const logs = [0, 1].map(() =>
     new AuditLog({ dir: dir.path, key: AUDIT_KEY, redact: makeRedactor([]), onError: assert.fail })
   );
-  const record = (i: number): AuditRecord => ({
-    ts: "2026-01-01T00:00:00.000Z",
-    tool: "t",
-    argv: ["/bin/x", String(i).repeat(50_000)],
-    cwd: "/",
-    exit: 0,
-    signal: null,
-    ms: 1,
-    stdoutBytes: 0,
-    stderrBytes: 0,
-    truncated: false,
-    envKeys: [],
-    argsBytes: 2,
-    argsHmac: "0",
-    outcome: "ok",
-  });
+  const record = (i: number) => auditRecord({ argv: ["/bin/x", String(i).repeat(50_000)], argsHmac: "0" });
   await Promise.all(Array.from({ length: 100 }, (_, i) => logs[i % 2].write(record(i % 10))));
   const lines = (await Deno.readTextFile(join(dir.path, "20260101.log"))).trim().split("\n");
   assert.equal(lines.length, 100);
@@ -309,24 +294,15 @@ Deno.test("audit: a secret with a quote, a backslash, a newline or non-ASCII is 
     onError: (message) => lines.push(message),
   });
   const once = JSON.stringify({ key: pem });
-  await audit.write({
+  await audit.write(auditRecord({
     ts: new Date().toISOString(),
-    tool: "t",
     argv: ["/bin/prog", pem],
     cwd: "/work",
-    exit: 0,
-    signal: null,
-    ms: 1,
-    stdoutBytes: 0,
-    stderrBytes: 0,
-    truncated: false,
     envKeys: ["DB_PASSWORD"],
     argsBytes: 0,
-    argsHmac: null,
-    outcome: "ok",
     // Strings that hold JSON text: the secret inside them is escaped once, and twice.
     warnings: [`the tool said ${once}`, JSON.stringify({ said: once })],
-  });
+  }));
   assert.deepEqual(lines, []);
   let text = "";
   for await (const entry of Deno.readDir(join(dir.path, "audit"))) {

@@ -42,8 +42,7 @@ hostTest(
   "the process limit holds for root too: a tool cannot start more processes than its profile allows",
   NO_PIDS_LIMIT,
   async () => {
-    const workspace = await realTempDir();
-    const executor = await scriptExecutor(workspace);
+    const executor = await scriptExecutor(await realTempDir());
     // The tight profile allows 16 processes; 40 sleepers are asked for.
     const result = await runScript(
       executor,
@@ -66,8 +65,7 @@ hostTest(
 confinedTest(
   "memory: each private tmpfs has its size limit, /dev and the sandbox root take no writes",
   async () => {
-    const workspace = await realTempDir();
-    const executor = await scriptExecutor(workspace);
+    const executor = await scriptExecutor(await realTempDir());
     const result = await runScript(
       executor,
       "script_tight",
@@ -85,8 +83,7 @@ confinedTest(
 );
 
 confinedTest("memory: a tool cannot allocate past its profile's memory limit", async () => {
-  const workspace = await realTempDir();
-  const executor = await scriptExecutor(workspace);
+  const executor = await scriptExecutor(await realTempDir());
   // dd holds one whole block in memory: 256 MiB against a 64 MiB limit.
   const result = await runScript(
     executor,
@@ -174,8 +171,7 @@ confinedTest("a confined tool sees no home folder, no /run, no host /tmp and no 
 });
 
 confinedTest("the host's secret files stay unreadable although /etc is shown", async () => {
-  const workspace = await realTempDir();
-  const executor = await scriptExecutor(workspace);
+  const executor = await scriptExecutor(await realTempDir());
   const result = await runScript(
     executor,
     "script_none",

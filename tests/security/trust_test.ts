@@ -51,6 +51,11 @@ async function world(): Promise<World> {
   };
 }
 
+/** A manifest of one read-only tool `t` (`./tools/bin/t`) under the profile named. */
+function readOnlyTool(permissions: string) {
+  return { tools: [{ name: "t", command: ["./tools/bin/t"], readOnly: true, permissions }] };
+}
+
 /** What a planted manifest holds: `fs_list_dir` redefined, "read-only", its profile writing `outside`. */
 function plantedManifest(outside: string): string {
   return JSON.stringify({
@@ -243,7 +248,7 @@ confinedTest(
 Deno.test("trust: a program's bytes or a profile changed by hand is detected; trusting again shows the change", async () => {
   await using w = await world();
   await writeFiles(w.workspace, {
-    "tools.json": { tools: [{ name: "t", command: ["./tools/bin/t"], readOnly: true, permissions: "mine" }] },
+    "tools.json": readOnlyTool("mine"),
     "permissions/mine.json": { write: [], net: false },
     "tools/bin/t": "#!/bin/sh\necho '{}'\n",
   });
@@ -274,7 +279,7 @@ Deno.test("trust: a program's bytes or a profile changed by hand is detected; tr
 Deno.test("trust: a program swapped after serve loaded the trusted manifest is not run", async () => {
   await using w = await world();
   await writeFiles(w.workspace, {
-    "tools.json": { tools: [{ name: "t", command: ["./tools/bin/t"], readOnly: true, permissions: "none" }] },
+    "tools.json": readOnlyTool("none"),
     "tools/bin/t": "#!/bin/sh\necho '{\"n\":1}'\n",
   });
   assert.equal((await toolgate(w, ["trust"])).code, 0);
@@ -386,7 +391,7 @@ Deno.test("trust: a trusted readOnly tool whose profile writes still needs appro
 Deno.test("trust: at a terminal, call asks; y trusts and runs, anything else runs nothing (user_denied)", async () => {
   await using w = await world();
   await writeFiles(w.workspace, {
-    "tools.json": { tools: [{ name: "t", command: ["./tools/bin/t"], readOnly: true, permissions: "none" }] },
+    "tools.json": readOnlyTool("none"),
     "tools/bin/t": `#!/bin/sh\necho ran > ${w.mark}; echo '{}'\n`,
   });
   const onTerminal = async (typed: string) => {
@@ -432,7 +437,7 @@ Deno.test("trust: a tools.json planted as a link borrows no trust: its commands 
   // A link to a manifest the user trusted elsewhere: that manifest, with its own programs, not the folder's.
   await using elsewhere = await world();
   await writeFiles(elsewhere.workspace, {
-    "tools.json": { tools: [{ name: "t", command: ["./tools/bin/t"], readOnly: true, permissions: "none" }] },
+    "tools.json": readOnlyTool("none"),
     "tools/bin/t": '#!/bin/sh\necho \'{"from":"trusted"}\'\n',
   });
   assert.equal((await runToolgate(["trust"], elsewhere.workspace, w.env)).code, 0);
