@@ -7,13 +7,9 @@ import {
   assertOk,
   makeFifo,
   runTool,
+  sha256,
   withWorkspace,
 } from "./helpers.ts";
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 Deno.test("fs_write_file: creates a file and reports its size and sha256", async () => {
   await withWorkspace(async (w) => {

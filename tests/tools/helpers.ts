@@ -198,3 +198,12 @@ export async function makeFifo(path: string): Promise<void> {
   const made = await new Deno.Command("mkfifo", { args: [path], stdout: "null", stderr: "piped" }).output();
   assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
 }
+
+/**
+ * The sha256 of a text's UTF-8 bytes as lowercase hex, worked out here (not by the tools' own code), for the
+ * digests the writing tools report and check.
+ */
+export async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,9 +1,33 @@
 /**
- * Content digests for the writing tools (the atomic write itself is `Workspace.writeFile`, which works in a pinned
- * directory).
+ * What the writing tools share: the check that a `path` argument names a file, and content digests (the atomic
+ * write itself is `Workspace.writeFile`, which works in a pinned directory).
  *
  * @module
  */
+import { invalidArgs } from "./envelope.ts";
+import { parseRelative } from "./paths.ts";
+
+/**
+ * The workspace-relative form of a `path` argument that must name a file. `notes/` names a directory: refused
+ * before anything is looked at or created, whatever exists there.
+ *
+ * @example
+ * ```ts
+ * import { filePathArgument } from "./files.ts";
+ * filePathArgument("notes/a.md"); // "notes/a.md"
+ * ```
+ */
+export function filePathArgument(path: string): string {
+  const { rel, namesDirectory } = parseRelative(path);
+  if (namesDirectory && rel !== ".") {
+    throw invalidArgs(
+      "path",
+      `path ends in "/", so it names a directory: ${JSON.stringify(path)}`,
+      "a file path",
+    );
+  }
+  return rel;
+}
 
 /**
  * The sha256 of bytes, as lowercase hex.

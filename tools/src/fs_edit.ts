@@ -3,8 +3,7 @@
 // file is edited; the new version replaces it by a rename in the same pinned directory.
 import { readStdinArgs } from "../lib/args.ts";
 import { invalidArgs, runTool } from "../lib/envelope.ts";
-import { sha256Hex } from "../lib/files.ts";
-import { parseRelative } from "../lib/paths.ts";
+import { filePathArgument, sha256Hex } from "../lib/files.ts";
 import { Workspace } from "../lib/workspace.ts";
 import { FS_EDIT_ARGS } from "../schemas/fs_edit.ts";
 
@@ -43,14 +42,7 @@ await runTool(async () => {
     throw invalidArgs("expected_sha256", "expected_sha256 is not a sha256 hex digest", "64 hex characters");
   }
 
-  const { rel, namesDirectory } = parseRelative(path);
-  if (namesDirectory && rel !== ".") {
-    throw invalidArgs(
-      "path",
-      `path ends in "/", so it names a directory: ${JSON.stringify(path)}`,
-      "a file path",
-    );
-  }
+  filePathArgument(path);
   const workspace = Workspace.fromEnvironment();
   const target = workspace.locate(path, { follow: true });
   if (target.info !== undefined) workspace.guardChange(target.real, target.rel, "path");

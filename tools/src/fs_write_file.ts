@@ -3,8 +3,7 @@
 import { decodeBase64 } from "../lib/base64.ts";
 import { readStdinArgs } from "../lib/args.ts";
 import { invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
-import { sha256Hex } from "../lib/files.ts";
-import { parseRelative } from "../lib/paths.ts";
+import { filePathArgument, sha256Hex } from "../lib/files.ts";
 import { describeType, Workspace } from "../lib/workspace.ts";
 import { FS_WRITE_FILE_ARGS } from "../schemas/fs_write_file.ts";
 
@@ -13,15 +12,7 @@ await runTool(async () => {
 
   const bytes = encoding === "base64" ? decodeBase64(content) : new TextEncoder().encode(content);
   if (bytes === undefined) throw invalidArgs("content", "content is not valid base64", "base64 text");
-  const { rel, namesDirectory } = parseRelative(path);
-  // `notes/` names a directory: refused before anything is created, whatever exists there.
-  if (namesDirectory && rel !== ".") {
-    throw invalidArgs(
-      "path",
-      `path ends in "/", so it names a directory: ${JSON.stringify(path)}`,
-      "a file path",
-    );
-  }
+  const rel = filePathArgument(path);
   const workspace = Workspace.fromEnvironment();
   const target = workspace.locate(path, {
     follow: true,
