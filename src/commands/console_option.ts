@@ -8,8 +8,8 @@ import { type Io, type ParsedArgs, parseNumber, stringOption, UsageError } from 
 import type { Executor } from "../run/executor.ts";
 import type { JobSource } from "../console/hub.ts";
 import type { StartedConsole } from "../console/start.ts";
-import type { ManifestLocation } from "../manifest/manifest_location.ts";
-import type { SandboxMode } from "../sandbox/sandbox.ts";
+import type { ExecutorSettings } from "./executor_options.ts";
+import { manifestLocationOf } from "./load.ts";
 import type { Redactor } from "../state/redact.ts";
 
 /**
@@ -52,14 +52,16 @@ export function listenProblem(error: unknown, at: { hostname: string; port: numb
   return known ? `cannot listen on ${where}: ${(error as Error).message}` : undefined;
 }
 
-/** What a command hands the console of its run. */
+/**
+ * What a command hands the console of its run: what it built its executor from (the command line, where the
+ * manifest is found; the settings, the audit folder and the sandbox mode shown) and what it built.
+ */
 export interface ConsoleRun {
   readonly port: number;
+  readonly parsed: ParsedArgs;
+  readonly settings: Pick<ExecutorSettings, "auditDir" | "sandbox">;
   readonly executor: Executor;
   readonly redact: Redactor;
-  readonly auditDir: string | null;
-  readonly location: ManifestLocation;
-  readonly sandbox: SandboxMode;
   /** Where jobs are read and stopped (absent: the command runs none). */
   readonly jobs?: JobSource;
 }
@@ -70,7 +72,7 @@ export interface ConsoleRun {
  *
  * @example
  * ```ts ignore
- * const watching = await openConsole(io, { port, executor, redact, auditDir, location, sandbox });
+ * const watching = await openConsole(io, { port, parsed, settings, executor, redact });
  * ```
  */
 export async function openConsole(io: Io, run: ConsoleRun): Promise<StartedConsole | undefined> {
@@ -82,14 +84,14 @@ export async function openConsole(io: Io, run: ConsoleRun): Promise<StartedConso
     started = startConsole({
       port: run.port,
       redact: run.redact,
-      auditDir: run.auditDir,
+      auditDir: run.settings.auditDir,
       jobs: run.jobs,
       run: {
         tools: executor.manifest.tools,
         servers: (executor.manifest.servers ?? []).map((server) => server.name),
         definitions: (server) => executor.serverDefinitions(server),
-        location: run.location,
-        sandbox: run.sandbox,
+        location: manifestLocationOf(run.parsed, io),
+        sandbox: run.settings.sandbox,
         env: io.env,
       },
     });

@@ -32,7 +32,7 @@ import { terminalSecretAsker } from "../ui/secret_input.ts";
 import { usageLine, UsageMeter } from "../agent/usage.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
-import { loadForCommand, manifestLocationOf } from "./load.ts";
+import { loadForCommand } from "./load.ts";
 import { agentQuestions } from "../agent/questions.ts";
 
 /** A transcript the person cannot resume is their mistake: a usage error of `run`. */
@@ -104,11 +104,10 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   if (consoleAt !== undefined) {
     watching = await openConsole(io, {
       port: consoleAt,
+      parsed,
+      settings: executorSet,
       executor,
       redact,
-      auditDir: executorSet.auditDir,
-      location: manifestLocationOf(parsed, io),
-      sandbox: executorSet.sandbox,
       jobs: executor,
     });
     if (watching === undefined) {

@@ -24,7 +24,7 @@ import type { ProcessRegistry } from "../process/process_tree.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 import type { StartedConsole } from "../console/start.ts";
-import { loadForCommand, manifestLocationOf } from "./load.ts";
+import { loadForCommand } from "./load.ts";
 import { consolePort, listenProblem, openConsole } from "./console_option.ts";
 
 /** Serves the tools over MCP for `toolgate serve`. */
@@ -59,15 +59,7 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     watching?.hub.changed();
   };
   if (consoleAt !== undefined) {
-    watching = await openConsole(io, {
-      port: consoleAt,
-      executor,
-      redact,
-      auditDir: settings.auditDir,
-      location: manifestLocationOf(parsed, io),
-      sandbox: settings.sandbox,
-      jobs: executor,
-    });
+    watching = await openConsole(io, { port: consoleAt, parsed, settings, executor, redact, jobs: executor });
     if (watching === undefined) {
       await executor.close();
       return EXIT.failure;

@@ -17,7 +17,7 @@ import { POOL_KEY_HELP } from "../pool/key.ts";
 import { manifestHash, shortHash } from "../pool/protocol.ts";
 import { PoolWorker } from "../pool/worker.ts";
 import { executorFromArgs, executorSettings, poolKeyFromArgs } from "./executor_options.ts";
-import { loadForCommand, manifestLocationOf } from "./load.ts";
+import { loadForCommand } from "./load.ts";
 import type { StartedConsole } from "../console/start.ts";
 import { consolePort, openConsole } from "./console_option.ts";
 
@@ -75,14 +75,7 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
     );
   }
   if (consoleAt !== undefined) {
-    watching = await openConsole(io, {
-      port: consoleAt,
-      executor,
-      redact,
-      auditDir: settings.auditDir,
-      location: manifestLocationOf(parsed, io),
-      sandbox: settings.sandbox,
-    });
+    watching = await openConsole(io, { port: consoleAt, parsed, settings, executor, redact });
     if (watching === undefined) {
       await nc.close();
       await registry.endAll();
