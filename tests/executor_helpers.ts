@@ -4,7 +4,9 @@
  *
  * @module
  */
+import assert from "node:assert/strict";
 import { join } from "node:path";
+import type { FailureEnvelope } from "../src/contract.ts";
 import { cliArgs, finish, FIXTURES, GRANTS, REPO } from "./support.ts";
 import { Executor, type ExecutorOptions } from "../src/run/executor.ts";
 import { type Manifest, validateManifest } from "../src/manifest/manifest.ts";
@@ -193,4 +195,30 @@ export async function envWritten(dir: string): Promise<Record<string, string>> {
       return [line.slice(0, at), line.slice(at + 1)];
     }),
   );
+}
+
+/**
+ * Runs `tests/fixtures/peak_memory.ts ARGS` (a flooding fixture tool through an executor, in a process of its own)
+ * and returns the envelope, the process's peak memory and its stderr; fails unless it exited 0.
+ */
+export async function peakMemory(
+  args: readonly string[],
+): Promise<{ envelope: FailureEnvelope; vmHwmKb: number; stderr: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      // Deno lets only an unrestricted process read its own /proc/self/status.
+      "--allow-all",
+      "--config",
+      join(REPO, "deno.json"),
+      join(FIXTURES, "peak_memory.ts"),
+      ...args,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(output.stderr);
+  assert.equal(output.code, 0, stderr);
+  return { ...JSON.parse(new TextDecoder().decode(output.stdout)), stderr };
 }

@@ -15,6 +15,7 @@ import {
   killLeftovers,
   manifestOf,
   parsePids,
+  peakMemory,
   readAudit,
   scratch,
   waitForFile,
@@ -223,27 +224,6 @@ Deno.test("executor: with the sandbox off, a success carries no confinement warn
   const envelope = await executorOf({ command: ["/bin/cat"] }).call("t", '{"a":1}');
   assert.deepEqual(envelope, { ok: true, result: { a: 1 }, tool: "t" });
 });
-
-/** Runs `tests/fixtures/peak_memory.ts` with a flooding fixture and returns its envelope and peak memory. */
-async function peakMemory(args: string[]): Promise<{ envelope: FailureEnvelope; vmHwmKb: number }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-prompt",
-      // Deno lets only an unrestricted process read its own /proc/self/status.
-      "--allow-all",
-      "--config",
-      join(FIXTURES, "..", "..", "deno.json"),
-      join(FIXTURES, "peak_memory.ts"),
-      ...args,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stdout = new TextDecoder().decode(output.stdout);
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-  return JSON.parse(stdout);
-}
 
 Deno.test("executor: a tool that prints 1 GiB fails cleanly and toolgate stays under 150 MB", async () => {
   for (const args of [["flood", String(1 << 30)], ["flood_stubborn", String(1 << 30), "2000"]]) {

@@ -8,7 +8,7 @@ import { answer, deltaChunk, sseData } from "../agent/chat_server.ts";
 import { startChatServer } from "../agent/chat_server.ts";
 import { baseEnv } from "../mcp/helpers.ts";
 import { hostTest, realTempDir } from "./helpers.ts";
-import { HOSTILE, runAgent } from "./hostile.ts";
+import { HOSTILE, runAgent, serveHostileArgs } from "./hostile.ts";
 import { NO_PTY, runInPty } from "./pty.ts";
 import { cliArgs } from "../support.ts";
 
@@ -201,17 +201,7 @@ Deno.test("escape sequences an MCP client sends do not reach the server's stderr
   const dir = await realTempDir("toolgate_mcp_escapes_");
   try {
     const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        ...cliArgs(["-A"], []),
-        "serve",
-        "--tools",
-        HOSTILE,
-        "--sandbox",
-        "off",
-        "--no-audit",
-        "--cwd",
-        dir,
-      ],
+      args: cliArgs(["-A"], serveHostileArgs(dir)),
       env: baseEnv(),
       clearEnv: true,
       stdin: "piped",

@@ -8,12 +8,17 @@
 import { join } from "node:path";
 import { secretForms } from "../../src/state/redact.ts";
 import { type ChatServer, type Script, startChatServer } from "../agent/chat_server.ts";
-import { type CliResult, runAgentCli } from "../agent/run_cli.ts";
+import { type CliResult, runAgentCli, scriptedRunArgs } from "../agent/run_cli.ts";
 import { realTempDir } from "./helpers.ts";
 import { FIXTURES } from "../support.ts";
 
 /** The hostile fixture manifest. */
 export const HOSTILE: string = join(FIXTURES, "hostile", "tools.json");
+
+/** The arguments of `toolgate serve` over the hostile manifest, unconfined, no audit, in `dir`. */
+export function serveHostileArgs(dir: string): string[] {
+  return ["serve", "--tools", HOSTILE, "--sandbox", "off", "--no-audit", "--cwd", dir];
+}
 
 /** A PEM key: a quote, a backslash, newlines, a tab and characters past ASCII. */
 export const PEM_SECRET = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN"BgkqhkiG9w0\\BAQEFAASC\tBKcwgg€é\n' +
@@ -65,21 +70,10 @@ export async function runAgent(
   const server = startChatServer(script);
   const dir = await realTempDir("toolgate_hostile_");
   const state = await realTempDir("toolgate_hostile_state_");
-  const result = await runAgentCli([
-    "--prompt",
-    "hi",
-    "--base-url",
-    server.baseUrl,
-    "--model",
-    "test-model",
-    "--tools",
-    manifest,
-    "--sandbox",
-    "off",
-    "--cwd",
-    dir,
-    ...args,
-  ], { env: { XDG_STATE_HOME: state, ...env }, cwd: dir });
+  const result = await runAgentCli([...scriptedRunArgs(server.baseUrl, manifest, dir), ...args], {
+    env: { XDG_STATE_HOME: state, ...env },
+    cwd: dir,
+  });
   return {
     ...result,
     server,

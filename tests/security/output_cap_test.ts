@@ -3,12 +3,11 @@
 // toolgate can hold (256 MiB per stream) is refused where it is given, and a flood up to the highest cap ends in an
 // envelope, with memory within the bytes kept and not twice them.
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { Executor } from "../../src/run/executor.ts";
 import { MAX_OUTPUT_BYTES } from "../../src/process/executor_defaults.ts";
 import { encode, PROTOCOL_VERSION, readCall } from "../../src/pool/protocol.ts";
-import { FIXTURES, hasStackTrace, runCli } from "../support.ts";
-import { executorOf } from "../executor_helpers.ts";
+import { hasStackTrace, runCli } from "../support.ts";
+import { executorOf, peakMemory } from "../executor_helpers.ts";
 
 const TOO_MUCH = "2000000000";
 
@@ -55,27 +54,13 @@ Deno.test("a pool worker refuses a call whose caller asks for a cap above the li
 });
 
 Deno.test("a tool printing 300 MiB with the cap at its highest (256 MiB) is stopped with an envelope, memory within the bytes kept", async () => {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-prompt",
-      // Deno lets only an unrestricted process read its own /proc/self/status.
-      "--allow-all",
-      "--config",
-      join(FIXTURES, "..", "..", "deno.json"),
-      join(FIXTURES, "peak_memory.ts"),
-      "flood",
-      String(300 * 1024 * 1024),
-      "2000",
-      String(MAX_OUTPUT_BYTES),
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stderr = new TextDecoder().decode(output.stderr);
-  assert.equal(output.code, 0, stderr);
+  const { envelope, vmHwmKb, stderr } = await peakMemory([
+    "flood",
+    String(300 * 1024 * 1024),
+    "2000",
+    String(MAX_OUTPUT_BYTES),
+  ]);
   assert.equal(hasStackTrace(stderr), false, stderr);
-  const { envelope, vmHwmKb } = JSON.parse(new TextDecoder().decode(output.stdout));
   assert.equal(envelope.ok, false);
   assert.equal(envelope.kind, "execution_error");
   assert.equal(envelope.truncated, true);

@@ -13,7 +13,7 @@ import { answer, callTools, toolMessages } from "../agent/chat_server.ts";
 
 import { baseEnv } from "../mcp/helpers.ts";
 import { realTempDir } from "./helpers.ts";
-import { allText, HOSTILE, JSON_SECRET, leaksOf, PEM_SECRET, runAgent } from "./hostile.ts";
+import { allText, JSON_SECRET, leaksOf, PEM_SECRET, runAgent, serveHostileArgs } from "./hostile.ts";
 import { cliArgs, REPO } from "../support.ts";
 
 /**
@@ -111,17 +111,7 @@ Deno.test("a tool that prints a passthrough secret does not get it to an MCP cli
   const dir = await realTempDir("toolgate_hostile_mcp_");
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: [
-      ...cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run"], []),
-      "serve",
-      "--tools",
-      HOSTILE,
-      "--sandbox",
-      "off",
-      "--no-audit",
-      "--cwd",
-      dir,
-    ],
+    args: cliArgs(["--allow-read", "--allow-write", "--allow-env", "--allow-run"], serveHostileArgs(dir)),
     cwd: REPO,
     env: { ...baseEnv(), ...PASSED_ENV },
     stderr: "pipe",
