@@ -174,6 +174,34 @@ export const PIPEFAIL_SHELLS: readonly string[] = ["/bin/bash", "/usr/bin/bash"]
  */
 export const FALLBACK_SHELL = "/bin/sh";
 
+/** What {@linkcode shHasPipefail} found, once per process: the answer does not change while it runs. */
+let shPipefail: boolean | undefined;
+
+/**
+ * Does {@linkcode FALLBACK_SHELL} know `set -o pipefail`? (dash before 0.5.13 does not.) Asks it once per process.
+ *
+ * @example
+ * ```ts ignore
+ * import { FALLBACK_SHELL, shellArgv, shHasPipefail } from "./exec_args.ts";
+ * shellArgv(FALLBACK_SHELL, "false | true", shHasPipefail());
+ * ```
+ */
+export function shHasPipefail(): boolean {
+  if (shPipefail !== undefined) return shPipefail;
+  try {
+    const probe = new Deno.Command(FALLBACK_SHELL, {
+      args: ["-o", "pipefail", "-c", ":"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      clearEnv: true,
+    });
+    return shPipefail = probe.outputSync().success;
+  } catch {
+    return shPipefail = false;
+  }
+}
+
 /**
  * The warning of a command line run without `pipefail` (no bash, and an sh without it).
  *

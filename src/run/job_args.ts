@@ -16,6 +16,7 @@ import {
   readCommand,
   readEnv,
   shellArgv,
+  shHasPipefail,
 } from "../contract/exec_args.ts";
 import { parseRelative } from "../contract/relative_path.ts";
 
@@ -55,24 +56,6 @@ function present(path: string): boolean {
     return Deno.statSync(path).isFile;
   } catch {
     return false;
-  }
-}
-
-/** Does this host's sh know `pipefail`? Asked once per process: the answer does not change while it runs. */
-let shPipefail: boolean | undefined;
-function shHasPipefail(): boolean {
-  if (shPipefail !== undefined) return shPipefail;
-  try {
-    const probe = new Deno.Command(FALLBACK_SHELL, {
-      args: ["-o", "pipefail", "-c", ":"],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-      clearEnv: true,
-    });
-    return shPipefail = probe.outputSync().success;
-  } catch {
-    return shPipefail = false;
   }
 }
 

@@ -16,6 +16,7 @@ import {
   readCommand,
   readEnv,
   shellArgv,
+  shHasPipefail,
 } from "../lib/exec_args.ts";
 import { HeadTail } from "../lib/truncate.ts";
 import { Workspace } from "../lib/workspace.ts";
@@ -63,22 +64,6 @@ function spawn(program: string, args: string[], cwd: string, env: Record<string,
   }).spawn();
 }
 
-/** Does this sh know `set -o pipefail`? (dash before 0.5.13 does not.) */
-async function shHasPipefail(): Promise<boolean> {
-  try {
-    const probe = new Deno.Command(FALLBACK_SHELL, {
-      args: ["-o", "pipefail", "-c", ":"],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-      clearEnv: true,
-    });
-    return (await probe.output()).success;
-  } catch {
-    return false;
-  }
-}
-
 /** Starts the command: an argv as is, a command line in the first shell with pipefail that exists. */
 async function start(command: ExecCommand, cwd: string, env: Record<string, string>): Promise<Spawned> {
   if (command.argv !== undefined) {
@@ -92,7 +77,7 @@ async function start(command: ExecCommand, cwd: string, env: Record<string, stri
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
   }
-  const pipefail = await shHasPipefail();
+  const pipefail = shHasPipefail();
   const [program, ...args] = shellArgv(FALLBACK_SHELL, command.shell, pipefail);
   return { child: spawn(program, args, cwd, env), warnings: pipefail ? [] : [NO_PIPEFAIL_WARNING] };
 }
