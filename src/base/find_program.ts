@@ -5,14 +5,7 @@
  * @module
  */
 import { isAbsolute, join } from "./paths.ts";
-
-function lstatOrUndefined(path: string): Deno.FileInfo | undefined {
-  try {
-    return Deno.lstatSync(path);
-  } catch {
-    return undefined;
-  }
-}
+import { lstatOrUndefined } from "./lstat.ts";
 
 /**
  * The absolute path of `name` on `path` (a PATH value), or `undefined`: resolved once, so that the program toolgate

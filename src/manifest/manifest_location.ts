@@ -6,6 +6,7 @@
  * @module
  */
 import { dirname, join, resolve } from "../base/paths.ts";
+import { existsNoFollow } from "../base/lstat.ts";
 import { BELT_MANIFEST_PATH } from "./tool_belt.ts";
 
 /**
@@ -20,16 +21,6 @@ export interface ManifestLocation {
   /** The manifest file, absolute (a found one by its real path; the belt's own path when none is found). */
   readonly path: string;
   readonly source: ManifestSource;
-}
-
-/** Whether anything is at `path` (a link that leads nowhere counts: loading it then says what is wrong). */
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -48,7 +39,7 @@ export function searchedFolders(cwd: string, home: string | undefined): string[]
   const top = home === undefined || home === "" ? undefined : resolve(home);
   for (let dir = resolve(cwd);; dir = dirname(dir)) {
     folders.push(dir);
-    if (dir === top || exists(join(dir, ".git"))) return folders;
+    if (dir === top || existsNoFollow(join(dir, ".git"))) return folders;
     if (dirname(dir) === dir) return [resolve(cwd)];
   }
 }
@@ -74,7 +65,7 @@ export function locateManifest(
     const candidate = join(dir, "tools.json");
     // By its real path: a link planted as tools.json must not borrow another manifest's trust (or toolgate's own)
     // while its commands resolve against the folder the link lies in.
-    if (exists(candidate)) return { path: realOr(candidate), source: "found" };
+    if (existsNoFollow(candidate)) return { path: realOr(candidate), source: "found" };
   }
   return { path: BELT_MANIFEST_PATH, source: "belt" };
 }

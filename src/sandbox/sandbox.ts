@@ -10,6 +10,7 @@
  * @module
  */
 import { join } from "../base/paths.ts";
+import { lstatOrUndefined } from "../base/lstat.ts";
 import { CGROUP_ENV, type CgroupSupport, detectCgroups, ownCgroups } from "./cgroups.ts";
 import { readCache, writeCache } from "../state/state_cache.ts";
 import { findProgram } from "../base/find_program.ts";
@@ -86,18 +87,10 @@ const SECRET_DIRS = ["/etc/ssl/private", "/etc/NetworkManager/system-connections
 const SSH_DIR = "/etc/ssh";
 const PROBE_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
 
-function lstat(path: string): Deno.FileInfo | undefined {
-  try {
-    return Deno.lstatSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
 function systemEntries(): SystemEntry[] {
   const entries: SystemEntry[] = [];
   for (const path of SYSTEM_PATHS) {
-    const info = lstat(path);
+    const info = lstatOrUndefined(path);
     if (!info) continue;
     if (info.isSymlink) entries.push({ path, link: Deno.readLinkSync(path) });
     else if (info.isDirectory) entries.push({ path });
@@ -107,8 +100,8 @@ function systemEntries(): SystemEntry[] {
 
 function secretMasks(): { path: string; dir: boolean }[] {
   const masks: { path: string; dir: boolean }[] = [];
-  for (const path of SECRET_FILES) if (lstat(path)?.isFile) masks.push({ path, dir: false });
-  for (const path of SECRET_DIRS) if (lstat(path)?.isDirectory) masks.push({ path, dir: true });
+  for (const path of SECRET_FILES) if (lstatOrUndefined(path)?.isFile) masks.push({ path, dir: false });
+  for (const path of SECRET_DIRS) if (lstatOrUndefined(path)?.isDirectory) masks.push({ path, dir: true });
   try {
     for (const entry of Deno.readDirSync(SSH_DIR)) {
       // The host's private keys; the public ones and ssh_config stay readable.

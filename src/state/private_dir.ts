@@ -5,6 +5,7 @@
  * @module
  */
 import { dirname, join } from "../base/paths.ts";
+import { existsNoFollow } from "../base/lstat.ts";
 import { StateDirError } from "./state.ts";
 
 /**
@@ -76,16 +77,6 @@ export function checkPrivateDir(path: string): void {
   }
 }
 
-/** Whether anything (a link included) is at `path`. */
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Makes `path` and the folders between it and `trusted` (created 0700), then checks each of them with
  * {@linkcode checkPrivateDir}: a folder that is a link, someone else's, or open to others is refused, so that
@@ -108,7 +99,7 @@ export function ensurePrivateDir(path: string, trusted: string = dirname(path)):
       // write grant on this path only, so a grant of the state folder alone is enough.
       Deno.mkdirSync(dir, { mode: 0o700, recursive: i === 0 });
     } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists) && !exists(dir)) {
+      if (!(error instanceof Deno.errors.AlreadyExists) && !existsNoFollow(dir)) {
         const why = error instanceof Deno.errors.NotCapable
           ? "Deno's --allow-write does not reach it (`toolgate permissions` prints flags that do)"
           : (error as Error).message;
