@@ -208,6 +208,23 @@ export class Policy {
     return undefined;
   }
 
+  /**
+   * The refusal of a call that needs approval where nobody can be asked: what it `needs`, and the flags a rerun
+   * takes to approve it (`approving`).
+   */
+  #nobodyAsked(tool: string, needs: string, approving: string): Verdict {
+    return {
+      approved: false,
+      envelope: failure(
+        "rejected",
+        `The tool ${JSON.stringify(tool)} ${needs}, but ${
+          this.#options.nobodyToAsk ?? "there is no terminal to ask on"
+        }; the user can ${this.#options.restart ?? "rerun toolgate"} with ${approving}.`,
+        { tool, retryable: false },
+      ),
+    };
+  }
+
   /** Approves the call, or says why not with the envelope to answer it with. */
   async decide(call: PreparedCall, options: DecideOptions = {}): Promise<Verdict> {
     const by = this.approvedWithoutAsking(call);
@@ -218,18 +235,11 @@ export class Policy {
     const name = JSON.stringify(tool.name);
     const ask = options.ask ?? this.#options.ask;
     if (!ask) {
-      return {
-        approved: false,
-        envelope: failure(
-          "rejected",
-          `The tool ${name} needs the user's approval (${reason}), but ${
-            this.#options.nobodyToAsk ?? "there is no terminal to ask on"
-          }; the user can ${this.#options.restart ?? "rerun toolgate"} with ${
-            this.#flagsFor(call, risk)
-          } to approve such calls.`,
-          { tool: tool.name, retryable: false },
-        ),
-      };
+      return this.#nobodyAsked(
+        tool.name,
+        `needs the user's approval (${reason})`,
+        `${this.#flagsFor(call, risk)} to approve such calls`,
+      );
     }
     const question: ApprovalQuestion = {
       tool: tool.name,
@@ -272,19 +282,11 @@ export class Policy {
     const reason = "it sends text to the model (sampling): the text leaves the machine and may cost money";
     const ask = options.ask ?? this.#options.ask;
     if (!ask) {
-      return {
-        approved: false,
-        envelope: failure(
-          "rejected",
-          `The tool ${name} asked to send text to the model, which needs the user's approval, but ${
-            this.#options.nobodyToAsk ?? "there is no terminal to ask on"
-          }; the user can ${
-            this.#options.restart ?? "rerun toolgate"
-          } with --allow-tools ${tool.name} (or --yes) ` +
-            "to approve it.",
-          { tool: tool.name, retryable: false },
-        ),
-      };
+      return this.#nobodyAsked(
+        tool.name,
+        "asked to send text to the model, which needs the user's approval",
+        `--allow-tools ${tool.name} (or --yes) to approve it`,
+      );
     }
     const redact = this.#options.redact ?? ((text: string) => text);
     const width = Math.max(40, this.#options.width ?? 100);
