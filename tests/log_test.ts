@@ -3,7 +3,7 @@
 // digest checked, so that an edited line and a torn one are named.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { hasStackTrace, launcherFlags, REPO, runToolgate, tempDir } from "./support.ts";
+import { hasStackTrace, launcherArgs, runToolgate, tempDir } from "./support.ts";
 
 /** A workspace with the starter in it, and a state folder of its own. */
 async function workspace(): Promise<
@@ -129,15 +129,7 @@ Deno.test("log --follow prints each call as it is recorded, and ends on SIGTERM"
   try {
     await call(ws.dir, ws.env, '{"name":"Ada"}');
     const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        ...launcherFlags(),
-        "--config",
-        join(REPO, "deno.json"),
-        join(REPO, "src", "launch.ts"),
-        "log",
-        "-f",
-      ],
+      args: launcherArgs(["log", "-f"]),
       cwd: ws.dir,
       env: { ...ws.env, NO_COLOR: "1" },
       stdout: "piped",

@@ -256,18 +256,29 @@ export function launcherFlags(): string[] {
 }
 
 /**
- * The argv of `toolgate ARGS` as the installed command starts it: the launcher, which works out the least
- * permission set for the run and starts toolgate under it.
+ * The arguments of `deno` that start `toolgate ARGS` as the installed command does: the launcher, which works out
+ * the least permission set for the run and starts toolgate under it.
  *
  * @example
  * ```ts ignore
- * const [deno, ...args] = launcherArgv(["doctor"]);
- * await runProgram(deno, args);
+ * new Deno.Command(Deno.execPath(), { args: launcherArgs(["doctor"]) });
+ * ```
+ */
+export function launcherArgs(args: readonly string[]): string[] {
+  const entry = ["--config", join(REPO, "deno.json"), join(REPO, "src", "launch.ts")];
+  return ["run", ...launcherFlags(), ...entry, ...args];
+}
+
+/**
+ * The whole argv of `toolgate ARGS` through the launcher ({@linkcode launcherArgs} after deno itself).
+ *
+ * @example
+ * ```ts ignore
+ * const run = await runInPty(launcherArgv(["call", "get_time", "{}"]), { env, cwd });
  * ```
  */
 export function launcherArgv(args: readonly string[]): string[] {
-  const entry = ["--config", join(REPO, "deno.json"), join(REPO, "src", "launch.ts")];
-  return [Deno.execPath(), "run", ...launcherFlags(), ...entry, ...args];
+  return [Deno.execPath(), ...launcherArgs(args)];
 }
 
 /**
@@ -298,6 +309,5 @@ export function runToolgate(
   env: Record<string, string> = {},
   stdin?: string,
 ): Promise<ProcessResult> {
-  const [program, ...rest] = launcherArgv(args);
-  return runProgram(program, rest, { cwd, env, stdin });
+  return runProgram(Deno.execPath(), launcherArgs(args), { cwd, env, stdin });
 }

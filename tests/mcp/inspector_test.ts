@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { launcherFlags, REPO } from "../support.ts";
+import { launcherArgs, REPO } from "../support.ts";
 import { baseEnv, spawnHttp } from "./helpers.ts";
 import { atLeast, installNode22, nodeVersion } from "../node22.ts";
 
@@ -83,17 +83,16 @@ Deno.test("the README's Inspector recipe lists toolgate's tools over HTTP with t
   }
   const token = crypto.randomUUID();
   // `toolgate serve --http`, as the installed command starts it: the launcher, its least grants.
-  await using server = await spawnHttp(Deno.execPath(), [
-    "run",
-    ...launcherFlags(),
-    "--config",
-    join(REPO, "deno.json"),
-    join(REPO, "src", "launch.ts"),
-    "serve",
-    "--http",
-    "0",
-    "--no-audit",
-  ], { TOOLGATE_MCP_TOKEN: token });
+  await using server = await spawnHttp(
+    Deno.execPath(),
+    launcherArgs([
+      "serve",
+      "--http",
+      "0",
+      "--no-audit",
+    ]),
+    { TOOLGATE_MCP_TOKEN: token },
+  );
   assert.match(command, /http:\/\/127\.0\.0\.1:8765\/mcp/);
   const env = baseEnv();
   const path = got.nodeBin === "" ? env.PATH : `${got.nodeBin}:${env.PATH}`;

@@ -12,7 +12,7 @@ import { PoolClient } from "../../src/pool/client.ts";
 import { importPoolKey } from "../../src/pool/signing.ts";
 import { baseEnv, BIN } from "../executor_helpers.ts";
 import { denoDir, REPO } from "../support.ts";
-import { launcherFlags } from "../support.ts";
+import { launcherArgs } from "../support.ts";
 
 /** `nats-server`, where Debian puts it or on PATH. */
 export const NATS_SERVER: string | undefined = findProgram(
@@ -148,7 +148,7 @@ export async function startWorker(
   start: WorkerStart = {},
 ): Promise<WorkerProcess> {
   const entry = start.launcher
-    ? ["run", ...launcherFlags(), "--config", join(REPO, "deno.json"), join(REPO, "src/launch.ts")]
+    ? launcherArgs([])
     : [...WORKER_FLAGS, "--config", join(REPO, "deno.json"), join(REPO, "src/main.ts")];
   const child = new Deno.Command(Deno.execPath(), {
     args: [

@@ -21,7 +21,7 @@ import {
 } from "../../src/pool/protocol.ts";
 import { importPoolKey, signed } from "../../src/pool/signing.ts";
 import { baseEnv, BIN, manifestOf, scratch } from "../executor_helpers.ts";
-import { denoDir, launcherFlags, REPO, runToolgate } from "../support.ts";
+import { denoDir, launcherArgs, runToolgate } from "../support.ts";
 import {
   natsServer,
   POOL_ENV,
@@ -315,14 +315,7 @@ async function workerOutcome(
   const inherited = Deno.env.toObject();
   delete inherited.INIT_CWD;
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...launcherFlags(),
-      "--config",
-      join(REPO, "deno.json"),
-      join(REPO, "src/launch.ts"),
-      ...args,
-    ],
+    args: launcherArgs(args),
     cwd,
     // Its own HOME, but this user's Deno cache: an empty one would download the NATS client first.
     env: { ...inherited, NO_COLOR: "1", DENO_DIR: denoDir(), ...env },
