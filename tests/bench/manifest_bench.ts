@@ -9,24 +9,13 @@
 import { join } from "node:path";
 import { parseJsonc } from "../../src/manifest/jsonc.ts";
 import { loadManifest, type ManifestOptions } from "../../src/manifest/manifest.ts";
+import { seededRandom } from "../seeded_random.ts";
 
 /** The issue's target for validating 1,000 tools, schemas compiled. */
 export const TARGET_MS = 100;
 const TOOL_COUNT = 1_000;
 const WARMUP = 3;
 const ITERATIONS = 9;
-
-/** A small deterministic generator, so every run measures the same manifest. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = [
   "path",
@@ -84,7 +73,7 @@ function propertySchema(next: () => number, tool: number, index: number): Record
 
 /** A manifest of `count` tools, each with its own schema of 3 to 8 properties. */
 export function generateManifest(count: number = TOOL_COUNT): { tools: Record<string, unknown>[] } {
-  const next = random(20_260_101);
+  const next = seededRandom(20_260_101);
   const tools: Record<string, unknown>[] = [];
   for (let tool = 0; tool < count; tool++) {
     const properties: Record<string, unknown> = {};

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { REPO } from "../support.ts";
 import { KNOWN_HERE, LEFT_TO_AJV, smallValidator } from "../../src/manifest/small_schema.ts";
 import { DRAFTS, newAjv } from "../../src/manifest/schema_engine.ts";
+import { seededRandom } from "../seeded_random.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -67,18 +68,6 @@ const WRITTEN: Schema[] = [
   { type: "boolean" },
   { type: "object", additionalProperties: true, minLength: 2 },
 ];
-
-/** A small deterministic generator (the failures it finds must be reproducible). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KEYS = ["extra", "a/b", "c~d", "constructor", "properties", "n", "k", "p1", "p11", "x"];
 const STRINGS = ["", "a", "ab", "abc", "B", "UTC", "\u{1F600}", "\u{1F600}\u{1F600}", "x".repeat(40)];
@@ -147,7 +136,7 @@ Deno.test("small schema: the same verdicts and errors as ajv, on the repository'
     if (small === undefined) continue;
     taken++;
     const reference = ajv.compile(schema);
-    const next = random(index + 1);
+    const next = seededRandom(index + 1);
     for (let i = 0; i < 300; i++) {
       const data = valueFor(schema, next);
       const expected = reference(data);
