@@ -16,41 +16,47 @@ const CURL = ["/usr/bin/curl", "/bin/curl"].find((path) => {
   }
 });
 
+/** The files reachable from `entry` in `dir` through the relative specifiers `next` finds in each file's text. */
+async function reachable(
+  dir: string,
+  entry: string,
+  next: (file: string, text: string) => Iterable<string>,
+): Promise<Set<string>> {
+  const files = new Set<string>();
+  const pending = [entry];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (files.has(file)) continue;
+    files.add(file);
+    const text = await Deno.readTextFile(join(dir, file));
+    for (const specifier of next(file, text)) pending.push(join(dirname(file), specifier));
+  }
+  return files;
+}
+
 /** The files a bundle entry loads before it runs (its static imports, all the way down) and the `node:` ones. */
 async function staticImports(
   dir: string,
   entry: string,
 ): Promise<{ files: Set<string>; builtins: string[] }> {
-  const files = new Set<string>();
   const builtins: string[] = [];
-  const pending = [entry];
-  while (pending.length > 0) {
-    const file = pending.pop()!;
-    if (files.has(file)) continue;
-    files.add(file);
-    const text = await Deno.readTextFile(join(dir, file));
+  const files = await reachable(dir, entry, function* (file, text) {
     for (const match of text.matchAll(/^import\s*(?:[^;]*?\sfrom\s*)?"([^"]+)";?$/gms)) {
-      if (match[1].startsWith(".")) pending.push(join(dirname(file), match[1]));
+      if (match[1].startsWith(".")) yield match[1];
       else if (match[1].startsWith("node:")) builtins.push(`${file}: ${match[1]}`);
     }
-  }
+  });
   return { files, builtins };
 }
 
 /** What the runtime reads before an entry's first line runs: its static imports and literal dynamic ones. */
-async function lookAhead(dir: string, entry: string): Promise<Set<string>> {
-  const files = new Set<string>();
-  const pending = [entry];
-  while (pending.length > 0) {
-    const file = pending.pop()!;
-    if (files.has(file)) continue;
-    files.add(file);
-    const text = await Deno.readTextFile(join(dir, file));
-    for (const match of text.matchAll(/(?:from\s*|import\s*|import\()"(\.\.?\/[^"]+\.js)"/g)) {
-      pending.push(join(dirname(file), match[1]));
-    }
-  }
-  return files;
+function lookAhead(dir: string, entry: string): Promise<Set<string>> {
+  return reachable(
+    dir,
+    entry,
+    (_, text) =>
+      Array.from(text.matchAll(/(?:from\s*|import\s*|import\()"(\.\.?\/[^"]+\.js)"/g), (m) => m[1]),
+  );
 }
 
 Deno.test("install: the installed command runs from any folder, on that folder", async () => {
