@@ -283,3 +283,56 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "a Streamable HTTP server's session is ended when toolgate is done with it (a DELETE), standing stream and all",
+  ignore,
+  async fn() {
+    const port = freePort();
+    const everything = new Deno.Command(NODE, {
+      args: [EVERYTHING_SERVER, "streamableHttp"],
+      env: { PORT: String(port) },
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    // In front of it, a recorder of each request's method and session that passes everything on, the standing
+    // event stream (GET) included: with that stream open, a client that only aborts its side held toolgate's
+    // process until the server expired the session.
+    const seen: string[] = [];
+    const front = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+      seen.push(`${request.method} ${request.headers.get("mcp-session-id") ?? "-"}`);
+      const url = new URL(request.url);
+      const headers = new Headers(request.headers);
+      headers.delete("host");
+      return await fetch(`http://127.0.0.1:${port}${url.pathname}${url.search}`, {
+        method: request.method,
+        headers,
+        body: request.body,
+      });
+    });
+    try {
+      await listening(port);
+      await using p = await project({
+        ev: { url: `http://127.0.0.1:${front.addr.port}/mcp`, allow: ["echo"] },
+      });
+      const trust = await p.run(["trust"]);
+      assert.equal(trust.code, 0, trust.stderr);
+      seen.length = 0;
+      const echo = await p.run(["call", "mcp__ev__echo", JSON.stringify({ message: "bye" })]);
+      assert.equal(echo.code, 0, echo.stdout + echo.stderr);
+      const sessions = new Set(seen.map((line) => line.split(" ")[1]).filter((id) => id !== "-"));
+      assert.equal(sessions.size, 1, seen.join("\n"));
+      const [session] = sessions;
+      assert.ok(
+        seen.includes(`GET ${session}`),
+        `the client opened the standing stream:\n${seen.join("\n")}`,
+      );
+      assert.equal(seen.at(-1), `DELETE ${session}`, `the session was ended last:\n${seen.join("\n")}`);
+    } finally {
+      await front.shutdown();
+      everything.kill("SIGTERM");
+      await everything.status;
+    }
+  },
+});
