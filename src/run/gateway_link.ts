@@ -16,6 +16,7 @@ import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { ToolLauncher } from "../sandbox/tool_launch.ts";
 import { stateRoot } from "../state/state.ts";
 import { jobAnswerRecord } from "./audit.ts";
+import type { AuditTrail } from "./audit_trail.ts";
 import type { CallContext } from "./call_context.ts";
 import { callDefaults, processLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
@@ -122,7 +123,8 @@ export class GatewayLink {
 
   /**
    * A call of an MCP server's tool, through the gateway: the server started if need be, cancelled upstream with
-   * `signal`, the answer an envelope; the audit line names the server and its tool.
+   * `signal`, the answer an envelope; the audit line names the server and its tool, and is written behind the
+   * answer ({@linkcode AuditTrail.behind}).
    */
   async call(call: PreparedCall, options: CallOptions): Promise<Envelope> {
     const { trail, secrets } = this.#context;
@@ -141,19 +143,19 @@ export class GatewayLink {
         // The call's trace context, for the server's `params._meta` (MCP semantic conventions).
         meta: options.trace?.carrier,
       });
-    await trail.write({
-      ...jobAnswerRecord(await trail.facts(started, tool.name, call.argsText), {
-        ms: Math.round(performance.now() - clock),
-        envelope,
-      }),
+    const ms = Math.round(performance.now() - clock);
+    const cancelled = options.signal?.aborted ? true : undefined;
+    // Behind the answer (docs/gateway.md, "The audit line"): made now, signed and written on the next turn.
+    trail.behind(started, tool.name, call.argsText, (facts) => ({
+      ...jobAnswerRecord(facts, { ms, envelope }),
       server: upstream.server,
       upstream_tool: upstream.tool,
       // What the egress proxy decided for the server's requests while the call ran.
       egress: egress.length > 0 ? egress : undefined,
       profile: tool.profile.name,
-      cancelled: options.signal?.aborted ? true : undefined,
+      cancelled,
       approved_by: options.approvedBy,
-    });
+    }));
     return secrets.forCaller(envelope);
   }
 
