@@ -133,7 +133,7 @@ Deno.test("audit behind: close writes out every pending line before letting the 
   assert.equal((await readAudit(audit)).length, 2);
 });
 
-Deno.test(`audit behind: more than ${MAX_PENDING_LINES} lines waiting in one turn are written at once, none lost`, async () => {
+Deno.test("audit behind: more lines answered in one turn than the bound (MAX_PENDING_LINES) are written at once, none lost", async () => {
   await using dir = await scratch();
   const audit = join(dir.path, "audit");
   const trail = trailIn(audit);
