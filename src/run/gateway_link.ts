@@ -16,7 +16,6 @@ import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { ToolLauncher } from "../sandbox/tool_launch.ts";
 import { stateRoot } from "../state/state.ts";
 import { jobAnswerRecord } from "./audit.ts";
-import type { AuditTrail } from "./audit_trail.ts";
 import type { CallContext } from "./call_context.ts";
 import { callDefaults, processLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
@@ -124,7 +123,7 @@ export class GatewayLink {
   /**
    * A call of an MCP server's tool, through the gateway: the server started if need be, cancelled upstream with
    * `signal`, the answer an envelope; the audit line names the server and its tool, and is written behind the
-   * answer ({@linkcode AuditTrail.behind}).
+   * answer (`AuditTrail.behind`, src/run/audit_trail.ts).
    */
   async call(call: PreparedCall, options: CallOptions): Promise<Envelope> {
     const { trail, secrets } = this.#context;
