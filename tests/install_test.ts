@@ -2,9 +2,19 @@
 // built-in belt when the folder has no manifest; if the runtime that installed it is gone, it finds another.
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { DEFERRED_CHUNKS, shimText } from "../src/build/install.ts";
+import { shimText } from "../src/build/install.ts";
+import { NARROW_MODES } from "../src/build/tune_bundle.ts";
 import { TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
-import { REPO, runProgram } from "./support.ts";
+import { REPO, runProgram, writeFiles } from "./support.ts";
+import { hostTest, NO_BWRAP, realTempDir, SCRIPT_FIXTURE } from "./security/helpers.ts";
+
+const CURL = ["/usr/bin/curl", "/bin/curl"].find((path) => {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+});
 
 /** The files a bundle entry loads before it runs (its static imports, all the way down) and the `node:` ones. */
 async function staticImports(
@@ -25,6 +35,22 @@ async function staticImports(
     }
   }
   return { files, builtins };
+}
+
+/** What the runtime reads before an entry's first line runs: its static imports and literal dynamic ones. */
+async function lookAhead(dir: string, entry: string): Promise<Set<string>> {
+  const files = new Set<string>();
+  const pending = [entry];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (files.has(file)) continue;
+    files.add(file);
+    const text = await Deno.readTextFile(join(dir, file));
+    for (const match of text.matchAll(/(?:from\s*|import\s*|import\()"(\.\.?\/[^"]+\.js)"/g)) {
+      pending.push(join(dirname(file), match[1]));
+    }
+  }
+  return files;
 }
 
 Deno.test("install: the installed command runs from any folder, on that folder", async () => {
@@ -68,15 +94,41 @@ Deno.test("install: the installed command runs from any folder, on that folder",
       );
     }
   }
-  // The heavy chunks only a command loads are not named where the runtime looks ahead (it would read them all).
-  for await (const file of Deno.readDir(join(data, "toolgate", "bundle"))) {
-    // belt/ holds the tools' entries, each a list of static imports.
-    if (!file.isFile) continue;
-    const text = await Deno.readTextFile(join(data, "toolgate", "bundle", file.name));
-    for (const chunk of DEFERRED_CHUNKS) {
+  // The runtime reads, before the first line runs, every file a literal `import("./x.js")` names and all they
+  // import: main.js names only the modes a process under a tool's narrow grants loads (it cannot read the bundle
+  // to load a hidden one), so what a command reads at start is its own graph, with no heavy package in it.
+  const bundle = join(data, "toolgate", "bundle");
+  const lookedAhead = await lookAhead(bundle, "main.js");
+  const literal = [
+    ...(await Deno.readTextFile(join(bundle, "main.js"))).matchAll(/import\("\.\/([^"]+)-[A-Z0-9]+\.js"\)/g),
+  ]
+    .map((match) => match[1]);
+  assert.deepEqual(
+    [...new Set(literal)].sort(),
+    [...NARROW_MODES].sort(),
+    "main.js's literal dynamic imports",
+  );
+  for (const file of lookedAhead) {
+    const text = await Deno.readTextFile(join(bundle, file));
+    for (
+      const heavy of ["@modelcontextprotocol", "/ajv/", "@peculiar", "/zod/", "@nats-io", "@opentelemetry"]
+    ) {
       assert.ok(
-        !text.includes(`import("./${chunk}-`),
-        `${file.name} imports ${chunk} where Deno looks ahead`,
+        !text.includes(`registry.npmjs.org${heavy.startsWith("/") ? "" : "/"}${heavy}`),
+        `${file} (read at every start) holds ${heavy}`,
+      );
+    }
+  }
+  // A process under narrow grants never meets a hidden import it would need read access for.
+  const narrowEntries = [
+    ...(await Deno.readTextFile(join(bundle, "main.js"))).matchAll(/import\("\.\/([^"]+\.js)"\)/g),
+  ];
+  for (const entry of narrowEntries) {
+    for (const file of await lookAhead(bundle, entry[1])) {
+      const text = await Deno.readTextFile(join(bundle, file));
+      assert.ok(
+        !text.includes("import(String("),
+        `${file} is loaded under narrow grants but hides an import`,
       );
     }
   }
@@ -112,3 +164,50 @@ Deno.test("install: when the runtime that installed it is gone, the command uses
   assert.equal(call.code, 0, call.stderr);
   assert.equal(JSON.parse(call.stdout).result.timezone, "UTC");
 });
+
+hostTest(
+  "install: the installed command's egress bridge runs inside the sandbox under a tool's narrow grants",
+  NO_BWRAP ?? (CURL ? undefined : "curl is not installed"),
+  async () => {
+    // The bridge is the one mode the bundle's main entry runs without read access to the bundle: what it loads
+    // must be named where the runtime looks ahead (src/build/tune_bundle.ts), or it cannot load at all.
+    const http = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () => new Response("listed-ok"),
+    );
+    try {
+      const bin = await realTempDir();
+      const data = await realTempDir();
+      const installed = await runProgram(Deno.execPath(), ["task", "-q", "install", "--bin", bin], {
+        cwd: REPO,
+        env: { XDG_DATA_HOME: data },
+      });
+      assert.equal(installed.code, 0, installed.stderr);
+      const dir = await realTempDir();
+      await writeFiles(dir, {
+        "tools.json": {
+          tools: [{
+            name: "fetcher",
+            command: ["./tools/bin/run_script"],
+            permissions: { net: [`127.0.0.1:${http.addr.port}`] },
+          }],
+        },
+        "tools/bin/run_script": await Deno.readTextFile(
+          join(SCRIPT_FIXTURE, "..", "tools", "bin", "run_script"),
+        ),
+      });
+      const env = { XDG_STATE_HOME: await realTempDir(), XDG_DATA_HOME: data };
+      const trusted = await runProgram(join(bin, "toolgate"), ["trust"], { cwd: dir, env });
+      assert.equal(trusted.code, 0, trusted.stderr);
+      const script = `curl -s -m 5 http://127.0.0.1:${http.addr.port}/plain`;
+      const call = await runProgram(join(bin, "toolgate"), ["call", "fetcher", JSON.stringify({ script })], {
+        cwd: dir,
+        env,
+      });
+      assert.equal(call.code, 0, call.stderr);
+      assert.match(JSON.parse(call.stdout).result.out, /listed-ok/, call.stdout);
+    } finally {
+      await http.shutdown();
+    }
+  },
+);

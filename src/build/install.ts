@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { dataRoot } from "../state/state.ts";
 import { ROOT } from "./flags.ts";
 import { TOOL_DENO_FLAGS } from "../../tools/deno_flags.ts";
+import { tuneBundle } from "./tune_bundle.ts";
 import {
   IDENTITY_FORMAT,
   LAUNCH_FORMAT,
@@ -158,57 +159,6 @@ export function shimText(runtime: string, code: InstalledCode, version: string, 
     `exec "$deno" ${coldArgs} "$@"`,
     "",
   ].join("\n");
-}
-
-/** The bundler's shared `require` for CommonJS code, bound at load through a static import of `node:module`. */
-const EAGER_REQUIRE = 'import { createRequire as __deno_internal_createRequire } from "node:module";\n' +
-  "var __require = __deno_internal_createRequire(import.meta.url);";
-/** The same `require`, made at its first use (`process.getBuiltinModule` needs no import). */
-const LAZY_REQUIRE = "var __deno_internal_require;\n" +
-  "var __require = (id) => (__deno_internal_require ??= " +
-  'process.getBuiltinModule("node:module").createRequire(import.meta.url))(id);';
-
-/**
- * The lazily imported chunks that only the main process loads (never a tool in tool mode, whose narrow grants
- * hold no read access to the bundle) and that are heavy: the MCP server and SDK, the agent loop, the worker pool's
- * NATS client, the JSON Schema engine, the lint.
- */
-export const DEFERRED_CHUNKS: readonly string[] = [
-  "serve_mcp",
-  "run_agent",
-  "serve_worker",
-  "client",
-  "schema_engine",
-  "lint",
-  // The OpenTelemetry SDK: only a run with the OTEL variables loads it.
-  "otel_exporter",
-];
-
-/** The dynamic imports of the deferred chunks, as the bundler writes them. */
-const DEFERRED_IMPORT = new RegExp(
-  `import\\("(\\./(?:${DEFERRED_CHUNKS.join("|")})-[A-Z0-9]+\\.js)"\\)`,
-  "g",
-);
-
-/**
- * Rewrites the bundle's files in `dir`, one pass over them, for start-up:
- * - the bundler's `require` for CommonJS code becomes lazy: it lives in the chunk of shared helpers that nearly
- *   every module imports, so its static `node:module` import would load Deno's Node layer (about 15 ms) at every
- *   start, although only the worker pool's npm client ever calls it;
- * - the dynamic imports of the deferred chunks are hidden from the runtime's look-ahead: Deno reads and parses
- *   every chunk a literal `import("./x.js")` names before the first line runs (about 2 MB here, some 4 ms of
- *   every start); `import(String("./x.js"))` loads the same file when the command runs, under the main process's
- *   read access to the bundle's folder.
- */
-export async function tuneBundle(dir: string): Promise<void> {
-  for await (const entry of Deno.readDir(dir)) {
-    if (!entry.isFile || !entry.name.endsWith(".js")) continue;
-    const path = join(dir, entry.name);
-    const text = await Deno.readTextFile(path);
-    const tuned = text.replace(EAGER_REQUIRE, LAZY_REQUIRE)
-      .replace(DEFERRED_IMPORT, (_, file) => `import(String("${file}"))`);
-    if (tuned !== text) await Deno.writeTextFile(path, tuned);
-  }
 }
 
 /** The built-in tools' bundle entries, `src/belt/NAME.ts`, one for each tool of `tools/deno_flags.ts`. */
