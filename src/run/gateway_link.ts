@@ -144,7 +144,7 @@ export class GatewayLink {
       });
     const ms = Math.round(performance.now() - clock);
     const cancelled = options.signal?.aborted ? true : undefined;
-    // Behind the answer (docs/gateway.md, "The audit line"): made now, signed and written on the next turn.
+    // Behind the answer (docs/audit_log.md, "When a line is written"): made now, written on the next turn.
     trail.behind(started, tool.name, call.argsText, (facts) => ({
       ...jobAnswerRecord(facts, { ms, envelope }),
       server: upstream.server,
