@@ -179,3 +179,50 @@ Deno.test({
     }
   },
 });
+
+/** The audit lines under `state` (serve's default audit folder is in the state folder), every day's file. */
+async function auditLines(state: string): Promise<Record<string, unknown>[]> {
+  const lines: Record<string, unknown>[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory) await walk(path);
+      else if (entry.isFile && entry.name.endsWith(".log") && dir.endsWith("audit")) {
+        lines.push(
+          ...(await Deno.readTextFile(path)).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)),
+        );
+      }
+    }
+  };
+  await walk(state);
+  return lines;
+}
+
+Deno.test({
+  name:
+    "serve: a gateway call's audit line, written behind its answer, is in the file once the client closes stdin",
+  ignore,
+  async fn() {
+    await using p = await project({
+      ev: {
+        command: "node",
+        args: [EVERYTHING_SERVER, "stdio"],
+        permissions: { read: [MODULES], net: false },
+      },
+    });
+    assert.equal((await p.run(["trust"])).code, 0);
+    const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__ev__echo"]);
+    try {
+      const answer = await client.callTool({ name: "mcp__ev__echo", arguments: { message: "audited" } });
+      assert.equal(answer.isError, undefined, JSON.stringify(answer));
+    } finally {
+      // Ends serve's stdin at once, as a host stopping its server does, and waits for the process to end.
+      await client.close();
+    }
+    const lines = (await auditLines(p.state.path)).filter((line) => line.tool === "mcp__ev__echo");
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0].server, "ev");
+    assert.equal(lines[0].upstream_tool, "echo");
+    assert.equal(lines[0].outcome, "ok");
+  },
+});
