@@ -358,10 +358,8 @@ export class Upstream {
     this.#client = undefined;
     const http = this.#http;
     this.#http = undefined;
-    // A Streamable HTTP session is ended as the specification asks a client that is done with it (a DELETE): the
-    // server then closes its standing event stream. Aborting the client's side alone could leave that stream's
-    // connection open (seen with the SDK's client: a request, then a busy moment, then the close), which held
-    // toolgate's process until the server expired the session. A server slow to answer is not waited for long.
+    // A Streamable HTTP session is ended with a DELETE, as the specification asks, which closes the server's
+    // standing stream: the SDK client's abort alone could leave its connection open and the process alive.
     if (http !== undefined && client !== undefined) {
       let stop: CancelTimer = () => {};
       await Promise.race([
