@@ -404,7 +404,7 @@ async function makeWorld(): Promise<World> {
     OPENAI_BASE_URL: chat.baseUrl,
     OAI_MODEL: "readme-stand-in",
     // The machine's extra certificate authority for Node, as a reader's shell has it: npm reaches its registry
-    // through a TLS-inspecting proxy on some machines (docs/gateway.md's block runs `npm install`).
+    // through a TLS-inspecting proxy on some machines (the README's gateway block runs `npm install`).
     ...(Deno.env.get("NODE_EXTRA_CA_CERTS")
       ? { NODE_EXTRA_CA_CERTS: Deno.env.get("NODE_EXTRA_CA_CERTS")! }
       : {}),
@@ -455,7 +455,7 @@ function prepare(source: CommandLine, world: World): Prepared {
   return { source, shell };
 }
 
-/** A call of an MCP server's tool through the gateway (docs/gateway.md), and the tool's name. */
+/** A call of an MCP server's tool through the gateway (the README's gateway block), and the tool's name. */
 const UPSTREAM_CALL = /(?:^|[\s;&|(])toolgate call (mcp__[\w-]+__[\w-]+)\s/;
 /** The text of the content blocks each gateway call of the docs answers with, where its server runs. */
 const UPSTREAM_ANSWERS: Record<string, string> = { mcp__fs__read_text_file: "hello\n" };
@@ -498,7 +498,7 @@ function upstreamExpectation(tool: string): Pick<Prepared, "claim" | "check"> {
   };
 }
 
-/** A line of a block that installs the gateway's servers into `~/mcp-servers` (docs/gateway.md). */
+/** A line of a block that installs the gateway's servers into `~/mcp-servers` (the README's gateway block). */
 const GATEWAY_INSTALL = /\bnpm install --prefix ~\/mcp-servers\s/;
 
 /**
