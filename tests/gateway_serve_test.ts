@@ -14,7 +14,14 @@ import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { ToolListChangedNotificationSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { EVERYTHING_SERVER, MODULES, NODE, nodeServersMissing, project } from "./gateway_support.ts";
+import {
+  EVERYTHING_SERVER,
+  EVERYTHING_STDIO,
+  MODULES,
+  NODE,
+  nodeServersMissing,
+  project,
+} from "./gateway_support.ts";
 import { denoDir, launcherFlags, REPO } from "./support.ts";
 
 const ignore = await nodeServersMissing("gateway_serve_test") !== undefined;
@@ -79,14 +86,7 @@ Deno.test({
     "serve: server-everything's content and structuredContent pass through unchanged; --allow-tools takes mcp__SERVER__TOOL",
   ignore,
   async fn() {
-    await using p = await project({
-      ev: {
-        command: "node",
-        args: [EVERYTHING_SERVER, "stdio"],
-        permissions: { read: [MODULES], net: false },
-      },
-    });
-    assert.equal((await p.run(["trust"])).code, 0);
+    await using p = await everythingProject();
     const args = { name: "get-structured-content", arguments: { location: "Chicago" } };
     const direct = await stdioClient(NODE, [EVERYTHING_SERVER, "stdio"], p.dir.path);
     let expected;
@@ -113,6 +113,16 @@ Deno.test({
     }
   },
 });
+
+/** A project whose one MCP server is server-everything over stdio (named `ev`, reading its modules only), trusted. */
+async function everythingProject(): Promise<Awaited<ReturnType<typeof project>>> {
+  const p = await project({
+    ev: EVERYTHING_STDIO,
+  });
+  const trust = await p.run(["trust"]);
+  assert.equal(trust.code, 0, trust.stderr);
+  return p;
+}
 
 /** A trusted project whose one MCP server, `own`, is {@linkcode failingServer} run by Node. */
 async function ownServerProject(): Promise<Awaited<ReturnType<typeof project>>> {
@@ -203,14 +213,7 @@ Deno.test({
     "serve: a gateway call's audit line, written behind its answer, is in the file once the client closes stdin",
   ignore,
   async fn() {
-    await using p = await project({
-      ev: {
-        command: "node",
-        args: [EVERYTHING_SERVER, "stdio"],
-        permissions: { read: [MODULES], net: false },
-      },
-    });
-    assert.equal((await p.run(["trust"])).code, 0);
+    await using p = await everythingProject();
     const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__ev__echo"]);
     try {
       const answer = await client.callTool({ name: "mcp__ev__echo", arguments: { message: "audited" } });

@@ -26,7 +26,7 @@ import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 import { Executor } from "../../src/run/executor.ts";
 import { stateRoot } from "../../src/state/state.ts";
 import { probeSandbox, type SandboxMode } from "../../src/sandbox/sandbox.ts";
-import { EVERYTHING_SERVER, installNode, MODULES, NODE } from "../gateway_support.ts";
+import { EVERYTHING_SERVER, EVERYTHING_STDIO, installNode, NODE } from "../gateway_support.ts";
 
 /** The target for an unconfined server: a warm call through toolgate over the same call made directly. */
 export const TARGET_RATIO = 1.3;
@@ -74,12 +74,7 @@ async function setUp(dir: string) {
     JSON.stringify({
       tools: [],
       mcpServers: {
-        ev: {
-          command: "node",
-          args: [EVERYTHING_SERVER, "stdio"],
-          permissions: { read: [MODULES], net: false },
-          allow: ["echo"],
-        },
+        ev: { ...EVERYTHING_STDIO, allow: ["echo"] },
       },
     }),
   );

@@ -17,7 +17,7 @@ import { AuditTrail, type AuditTrailOptions, MAX_PENDING_LINES } from "../../src
 import { Executor } from "../../src/run/executor.ts";
 import { makeRedactor } from "../../src/state/redact.ts";
 import { stateRoot } from "../../src/state/state.ts";
-import { EVERYTHING_SERVER, installNode, MODULES, skipOrFail } from "../gateway_support.ts";
+import { EVERYTHING_STDIO, installNode, skipOrFail } from "../gateway_support.ts";
 import { AUDIT_KEY, readAudit, scratch } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
 
@@ -215,12 +215,7 @@ Deno.test({
     const manifest = {
       tools: [],
       mcpServers: {
-        ev: {
-          command: "node",
-          args: [EVERYTHING_SERVER, "stdio"],
-          permissions: { read: [MODULES], net: false },
-          allow: ["echo"],
-        },
+        ev: { ...EVERYTHING_STDIO, allow: ["echo"] },
       },
     };
     await Deno.writeTextFile(manifestPath, JSON.stringify(manifest));
