@@ -1,8 +1,8 @@
 /**
  * The web console of `serve --console` in a real browser (issue 29): Debian's chromium, headless, driven by
  * puppeteer-core (no browser download). It opens the console from the link printed on stderr, sees a call wait
- * for approval and allows it with a click, sees it run and finish, stops a background job (its envelope says
- * `killed_by: "user"`), and filters the audit view. Screenshots of each view go to `$TOOLGATE_ARTIFACTS` when set.
+ * for approval and allows it with a click, sees it run and finish, stops a background job and a call in flight
+ * (their envelopes say `killed_by: "user"`), and filters the audit view. Screenshots of each view go to `$TOOLGATE_ARTIFACTS` when set.
  * Skipped with a printed reason where chromium is missing; failed instead under TOOLGATE_REQUIRE_BROWSER=1.
  */
 import assert from "node:assert/strict";
@@ -25,7 +25,8 @@ function missingBrowser(): string | undefined {
   }
 }
 const MISSING = missingBrowser();
-const NAME = "console in chromium: approve with a click, see the call run, stop a job, filter the audit";
+const NAME =
+  "console in chromium: approve with a click, see the call run, stop a job and a running call, filter the audit";
 
 /** A test that needs chromium: skipped with a printed reason where it is missing, failed instead on CI. */
 function browserTest(name: string, fn: () => Promise<void>): void {
@@ -116,6 +117,31 @@ browserTest(NAME, async () => {
     await connected.client.callTool({ name: "job", arguments: { action: "poll", job_id: jobId } }),
   );
   assert.equal((polled.result as { killed_by?: string }).killed_by, "user", JSON.stringify(polled));
+
+  // A call in flight (not a job): its row's Stop ends its tree as the user, and the client hears so.
+  const long = connected.client.callTool({ name: "exec", arguments: { argv: ["sleep", "60"] } });
+  long.catch(() => {});
+  const running = 'tr.call[data-tool="exec"][data-outcome="running"]';
+  await page.waitForSelector(`${running} button.stop`);
+  await snap(page, "call_stoppable");
+  await page.$eval(
+    `${running} button.stop`,
+    (button) => (button as unknown as { click(): void }).click(),
+  );
+  const stopped = envelopeOf(await long);
+  assert.equal(stopped.ok, false, JSON.stringify(stopped));
+  assert.equal(stopped.killed_by, "user", JSON.stringify(stopped));
+  assert.equal(stopped.cancelled, true, JSON.stringify(stopped));
+  await until(
+    async () => (await page.$$(`${running}`)).length === 0,
+    "the stopped call's row is no longer running",
+  );
+  const stoppedBy = await page.$$eval(
+    'tr.call[data-tool="exec"] td.killed-by',
+    (tds) => tds.map((td) => td.textContent),
+  );
+  assert.ok(stoppedBy.includes("user"), JSON.stringify(stoppedBy));
+  assert.equal(await page.$("tr.call button.stop"), null, "no Stop on a call that ended");
 
   // The audit view: every call so far, then only those the filter keeps.
   // The poll's record reaches the view on its own update, perhaps after the exec calls' ones.

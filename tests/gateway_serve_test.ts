@@ -14,7 +14,14 @@ import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { ToolListChangedNotificationSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { EVERYTHING_SERVER, MODULES, NODE, nodeServersMissing, project } from "./gateway_support.ts";
+import {
+  EVERYTHING_SERVER,
+  EVERYTHING_STDIO,
+  MODULES,
+  NODE,
+  nodeServersMissing,
+  project,
+} from "./gateway_support.ts";
 import { denoDir, launcherFlags, REPO } from "./support.ts";
 
 const ignore = await nodeServersMissing("gateway_serve_test") !== undefined;
@@ -79,14 +86,7 @@ Deno.test({
     "serve: server-everything's content and structuredContent pass through unchanged; --allow-tools takes mcp__SERVER__TOOL",
   ignore,
   async fn() {
-    await using p = await project({
-      ev: {
-        command: "node",
-        args: [EVERYTHING_SERVER, "stdio"],
-        permissions: { read: [MODULES], net: false },
-      },
-    });
-    assert.equal((await p.run(["trust"])).code, 0);
+    await using p = await everythingProject();
     const args = { name: "get-structured-content", arguments: { location: "Chicago" } };
     const direct = await stdioClient(NODE, [EVERYTHING_SERVER, "stdio"], p.dir.path);
     let expected;
@@ -113,6 +113,16 @@ Deno.test({
     }
   },
 });
+
+/** A project whose one MCP server is server-everything over stdio (named `ev`, reading its modules only), trusted. */
+async function everythingProject(): Promise<Awaited<ReturnType<typeof project>>> {
+  const p = await project({
+    ev: EVERYTHING_STDIO,
+  });
+  const trust = await p.run(["trust"]);
+  assert.equal(trust.code, 0, trust.stderr);
+  return p;
+}
 
 /** A trusted project whose one MCP server, `own`, is {@linkcode failingServer} run by Node. */
 async function ownServerProject(): Promise<Awaited<ReturnType<typeof project>>> {
@@ -177,5 +187,45 @@ Deno.test({
     } finally {
       await client.close();
     }
+  },
+});
+
+/** The audit lines under `state` (serve's default audit folder is in the state folder), every day's file. */
+async function auditLines(state: string): Promise<Record<string, unknown>[]> {
+  const lines: Record<string, unknown>[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory) await walk(path);
+      else if (entry.isFile && entry.name.endsWith(".log") && dir.endsWith("audit")) {
+        lines.push(
+          ...(await Deno.readTextFile(path)).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)),
+        );
+      }
+    }
+  };
+  await walk(state);
+  return lines;
+}
+
+Deno.test({
+  name:
+    "serve: a gateway call's audit line, written behind its answer, is in the file once the client closes stdin",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__ev__echo"]);
+    try {
+      const answer = await client.callTool({ name: "mcp__ev__echo", arguments: { message: "audited" } });
+      assert.equal(answer.isError, undefined, JSON.stringify(answer));
+    } finally {
+      // Ends serve's stdin at once, as a host stopping its server does, and waits for the process to end.
+      await client.close();
+    }
+    const lines = (await auditLines(p.state.path)).filter((line) => line.tool === "mcp__ev__echo");
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0].server, "ev");
+    assert.equal(lines[0].upstream_tool, "echo");
+    assert.equal(lines[0].outcome, "ok");
   },
 });

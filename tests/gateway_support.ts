@@ -41,6 +41,12 @@ export const EVERYTHING_SERVER = join(
   "dist",
   "index.js",
 );
+/** server-everything over stdio as an `mcpServers` entry: run by Node, reading its installed modules only. */
+export const EVERYTHING_STDIO = {
+  command: "node",
+  args: [EVERYTHING_SERVER, "stdio"],
+  permissions: { read: [MODULES], net: false },
+} as const;
 
 const exists = (path: string): boolean => {
   try {

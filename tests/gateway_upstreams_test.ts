@@ -45,73 +45,91 @@ async function listening(port: number): Promise<void> {
   throw new Error(`nothing listens on ${port}`);
 }
 
+/**
+ * server-everything in its Streamable HTTP mode on a free loopback port, behind a front that hands each request
+ * to `seen` first, then answers with what `seen` returned, or passes the request on when it returned nothing.
+ */
+async function everythingBehindFront(
+  seen: (request: Request) => Response | undefined,
+): Promise<AsyncDisposable & { readonly url: string }> {
+  const port = freePort();
+  const everything = new Deno.Command(NODE, {
+    args: [EVERYTHING_SERVER, "streamableHttp"],
+    env: { PORT: String(port) },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const front = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    const answer = seen(request);
+    if (answer !== undefined) return answer;
+    const url = new URL(request.url);
+    const headers = new Headers(request.headers);
+    headers.delete("host");
+    return await fetch(`http://127.0.0.1:${port}${url.pathname}${url.search}`, {
+      method: request.method,
+      headers,
+      body: request.body,
+    });
+  });
+  const close = async () => {
+    await front.shutdown();
+    everything.kill("SIGTERM");
+    await everything.status;
+  };
+  try {
+    await listening(port);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { url: `http://127.0.0.1:${front.addr.port}/mcp`, [Symbol.asyncDispose]: close };
+}
+
 Deno.test({
   name: "a Streamable HTTP server on loopback: listed and called through call, its header carrying a secret",
   ignore,
   async fn() {
-    const port = freePort();
-    const everything = new Deno.Command(NODE, {
-      args: [EVERYTHING_SERVER, "streamableHttp"],
-      env: { PORT: String(port) },
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
     // In front of it, a recorder of what toolgate's client sent (the header naming the secret among it).
     const authorizations: (string | null)[] = [];
-    const front = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    await using everything = await everythingBehindFront((request) => {
       authorizations.push(request.headers.get("authorization"));
       // No standing event stream through the recorder: the spec's answer for a server that offers none.
-      if (request.method === "GET") return new Response(null, { status: 405 });
-      const url = new URL(request.url);
-      const headers = new Headers(request.headers);
-      headers.delete("host");
-      return await fetch(`http://127.0.0.1:${port}${url.pathname}${url.search}`, {
-        method: request.method,
-        headers,
-        body: request.body,
-      });
+      return request.method === "GET" ? new Response(null, { status: 405 }) : undefined;
     });
-    try {
-      await listening(port);
-      await using p = await project({
-        ev: {
-          url: `http://127.0.0.1:${front.addr.port}/mcp`,
-          headers: { Authorization: "Bearer ${EV_TOKEN}" },
-          secrets: ["EV_TOKEN"],
-          allow: ["echo", "get-sum"],
-        },
-      });
-      const withSecret = { EV_TOKEN: "tok-4711" };
-      const trust = await p.run(["trust"], undefined, withSecret);
-      assert.equal(trust.code, 0, trust.stderr);
-      assert.match(trust.stdout, /mcp__ev__echo \(new\)/);
-      const names = await p.run(["list", "--format", "names"], undefined, withSecret);
-      assert.equal(names.code, 0, names.stderr);
-      assert.deepEqual(names.stdout.trim().split("\n").filter((n) => n.startsWith("mcp__")).sort(), [
-        "mcp__ev__echo",
-        "mcp__ev__get-sum",
-      ]);
-      const echo = await p.run(
-        ["call", "mcp__ev__echo", JSON.stringify({ message: "hi there" })],
-        undefined,
-        withSecret,
-      );
-      assert.equal(echo.code, 0, echo.stdout + echo.stderr);
-      assert.deepEqual(envelope(echo.stdout).content, [{ type: "text", text: "Echo: hi there" }]);
-      assert.ok(authorizations.length > 0);
-      assert.ok(authorizations.every((value) => value === "Bearer tok-4711"), JSON.stringify(authorizations));
-      // Without the secret, the server is not reached: one line says which secret is missing.
-      const before = authorizations.length;
-      const missing = await p.run(["call", "mcp__ev__echo", JSON.stringify({ message: "x" })]);
-      const refused = envelope(missing.stdout);
-      assert.equal(refused.ok, false);
-      assert.match(refused.message, /EV_TOKEN/);
-      assert.equal(authorizations.length, before);
-    } finally {
-      await front.shutdown();
-      everything.kill("SIGTERM");
-      await everything.status;
-    }
+    await using p = await project({
+      ev: {
+        url: everything.url,
+        headers: { Authorization: "Bearer ${EV_TOKEN}" },
+        secrets: ["EV_TOKEN"],
+        allow: ["echo", "get-sum"],
+      },
+    });
+    const withSecret = { EV_TOKEN: "tok-4711" };
+    const trust = await p.run(["trust"], undefined, withSecret);
+    assert.equal(trust.code, 0, trust.stderr);
+    assert.match(trust.stdout, /mcp__ev__echo \(new\)/);
+    const names = await p.run(["list", "--format", "names"], undefined, withSecret);
+    assert.equal(names.code, 0, names.stderr);
+    assert.deepEqual(names.stdout.trim().split("\n").filter((n) => n.startsWith("mcp__")).sort(), [
+      "mcp__ev__echo",
+      "mcp__ev__get-sum",
+    ]);
+    const echo = await p.run(
+      ["call", "mcp__ev__echo", JSON.stringify({ message: "hi there" })],
+      undefined,
+      withSecret,
+    );
+    assert.equal(echo.code, 0, echo.stdout + echo.stderr);
+    assert.deepEqual(envelope(echo.stdout).content, [{ type: "text", text: "Echo: hi there" }]);
+    assert.ok(authorizations.length > 0);
+    assert.ok(authorizations.every((value) => value === "Bearer tok-4711"), JSON.stringify(authorizations));
+    // Without the secret, the server is not reached: one line says which secret is missing.
+    const before = authorizations.length;
+    const missing = await p.run(["call", "mcp__ev__echo", JSON.stringify({ message: "x" })]);
+    const refused = envelope(missing.stdout);
+    assert.equal(refused.ok, false);
+    assert.match(refused.message, /EV_TOKEN/);
+    assert.equal(authorizations.length, before);
   },
 });
 
@@ -281,5 +299,37 @@ Deno.test({
     } finally {
       await chat.close();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "a Streamable HTTP server's session is ended when toolgate is done with it (a DELETE), standing stream and all",
+  ignore,
+  async fn() {
+    // In front of it, a recorder of each request's method and session that passes everything on, the standing
+    // event stream (GET) included: with that stream open, a client that only aborts its side held toolgate's
+    // process until the server expired the session.
+    const seen: string[] = [];
+    await using everything = await everythingBehindFront((request) => {
+      seen.push(`${request.method} ${request.headers.get("mcp-session-id") ?? "-"}`);
+      return undefined;
+    });
+    await using p = await project({
+      ev: { url: everything.url, allow: ["echo"] },
+    });
+    const trust = await p.run(["trust"]);
+    assert.equal(trust.code, 0, trust.stderr);
+    seen.length = 0;
+    const echo = await p.run(["call", "mcp__ev__echo", JSON.stringify({ message: "bye" })]);
+    assert.equal(echo.code, 0, echo.stdout + echo.stderr);
+    const sessions = new Set(seen.map((line) => line.split(" ")[1]).filter((id) => id !== "-"));
+    assert.equal(sessions.size, 1, seen.join("\n"));
+    const [session] = sessions;
+    assert.ok(
+      seen.includes(`GET ${session}`),
+      `the client opened the standing stream:\n${seen.join("\n")}`,
+    );
+    assert.equal(seen.at(-1), `DELETE ${session}`, `the session was ended last:\n${seen.join("\n")}`);
   },
 });

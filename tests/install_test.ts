@@ -16,47 +16,41 @@ const CURL = ["/usr/bin/curl", "/bin/curl"].find((path) => {
   }
 });
 
-/** The files reachable from `entry` in `dir` through the relative specifiers `next` finds in each file's text. */
-async function reachable(
+/** A static import, `import ... from "x"` or `import "x"`, one to a line as the bundler writes them. */
+const STATIC = /^import\s*(?:[^;]*?\sfrom\s*)?"([^"]+)";?$/gms;
+/** Any import the runtime reads ahead of the first line: static, re-exported, or a literal dynamic one. */
+const LOOKED_AHEAD = /(?:from\s*|import\s*|import\()"(\.\.?\/[^"]+\.js)"/g;
+
+/** The files an entry's imports of the kind `pattern` matches reach, all the way down, and the `node:` ones. */
+async function imported(
   dir: string,
   entry: string,
-  next: (file: string, text: string) => Iterable<string>,
-): Promise<Set<string>> {
+  pattern: RegExp = STATIC,
+): Promise<{ files: Set<string>; builtins: string[] }> {
   const files = new Set<string>();
+  const builtins: string[] = [];
   const pending = [entry];
   while (pending.length > 0) {
     const file = pending.pop()!;
     if (files.has(file)) continue;
     files.add(file);
     const text = await Deno.readTextFile(join(dir, file));
-    for (const specifier of next(file, text)) pending.push(join(dirname(file), specifier));
-  }
-  return files;
-}
-
-/** The files a bundle entry loads before it runs (its static imports, all the way down) and the `node:` ones. */
-async function staticImports(
-  dir: string,
-  entry: string,
-): Promise<{ files: Set<string>; builtins: string[] }> {
-  const builtins: string[] = [];
-  const files = await reachable(dir, entry, function* (file, text) {
-    for (const match of text.matchAll(/^import\s*(?:[^;]*?\sfrom\s*)?"([^"]+)";?$/gms)) {
-      if (match[1].startsWith(".")) yield match[1];
+    for (const match of text.matchAll(pattern)) {
+      if (match[1].startsWith(".")) pending.push(join(dirname(file), match[1]));
       else if (match[1].startsWith("node:")) builtins.push(`${file}: ${match[1]}`);
     }
-  });
+  }
   return { files, builtins };
 }
 
+/** The files a bundle entry loads before it runs (its static imports, all the way down) and the `node:` ones. */
+function staticImports(dir: string, entry: string): Promise<{ files: Set<string>; builtins: string[] }> {
+  return imported(dir, entry);
+}
+
 /** What the runtime reads before an entry's first line runs: its static imports and literal dynamic ones. */
-function lookAhead(dir: string, entry: string): Promise<Set<string>> {
-  return reachable(
-    dir,
-    entry,
-    (_, text) =>
-      Array.from(text.matchAll(/(?:from\s*|import\s*|import\()"(\.\.?\/[^"]+\.js)"/g), (m) => m[1]),
-  );
+async function lookAhead(dir: string, entry: string): Promise<Set<string>> {
+  return (await imported(dir, entry, LOOKED_AHEAD)).files;
 }
 
 Deno.test("install: the installed command runs from any folder, on that folder", async () => {

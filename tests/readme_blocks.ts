@@ -253,8 +253,8 @@ export function commentStart(text: string): number {
 
 /**
  * The command lines of a shell block: comment lines and blank lines skipped, `\` continuations joined, a
- * trailing comment kept apart; in a `console` block only `$ ` lines are commands and the lines under one are
- * its output.
+ * trailing comment kept apart, a here-document (`cat > f <<EOF` ... `EOF`) kept whole with the line that opens
+ * it; in a `console` block only `$ ` lines are commands and the lines under one are its output.
  *
  * @example
  * ```ts
@@ -267,7 +267,14 @@ export function commandLines(block: Block): CommandLine[] {
   const result: { line: number; command: string; comment?: string; output: string[] }[] = [];
   const consoleBlock = block.lang === "console" || block.lang === "shell-session";
   let pending: { line: number; text: string } | undefined;
+  /** The here-document being read: the word that ends it, and the command it belongs to. */
+  let heredoc: { word: string; dash: boolean; into: { command: string } } | undefined;
   for (const { line, text } of block.lines) {
+    if (heredoc) {
+      heredoc.into.command += `\n${text}`;
+      if ((heredoc.dash ? text.replace(/^\t+/, "") : text) === heredoc.word) heredoc = undefined;
+      continue;
+    }
     let current = text;
     if (consoleBlock && !pending) {
       if (!/^\s*\$ /.test(text)) {
@@ -289,6 +296,8 @@ export function commandLines(block: Block): CommandLine[] {
     const command = (at === -1 ? joined.text : joined.text.slice(0, at)).trim();
     const comment = at === -1 ? undefined : joined.text.slice(at + 1).trim();
     result.push({ line: joined.line, command, comment, output: [] });
+    const opens = /<<(-?)\s*(['"]?)([A-Za-z_]\w*)\2$/.exec(command);
+    if (opens) heredoc = { word: opens[3], dash: opens[1] === "-", into: result.at(-1)! };
   }
   if (pending) result.push({ line: pending.line, command: pending.text, output: [] });
   return result;

@@ -23,9 +23,11 @@ import {
   startChatServer,
 } from "./agent/chat_server.ts";
 import { denoDir, hasStackTrace, REPO, runProgram } from "./support.ts";
+import { CACHE, installNode, REQUIRED as GATEWAY_REQUIRED } from "./gateway_support.ts";
 import {
   type Block,
   type BlockKind,
+  type Claim,
   claimOf,
   classify,
   codeSpans,
@@ -266,6 +268,22 @@ Deno.test("README harness: a block it cannot run fails naming its line, unless m
     [4, "toolgate validate --tools t.json"],
   ]);
   assert.deepEqual(claimOf(lines[0].comment, KINDS), { exit: 1, envelope: { ok: false, kind: "timeout" } });
+  // A here-document is one command with the line that opens it, its body never read as commands or comments.
+  const heredoc = commandLines({
+    line: 1,
+    lang: "sh",
+    lines: [
+      { line: 2, text: "cat > tools.json <<JSON   # the manifest" },
+      { line: 3, text: '{ "tools": [] }' },
+      { line: 4, text: "# not a comment" },
+      { line: 5, text: "JSON" },
+      { line: 6, text: "toolgate trust" },
+    ],
+  });
+  assert.deepEqual(heredoc.map((l) => [l.line, l.command, l.comment]), [
+    [2, 'cat > tools.json <<JSON\n{ "tools": [] }\n# not a comment\nJSON', "the manifest"],
+    [6, "toolgate trust", undefined],
+  ]);
 });
 
 /** The folders and processes every block shares: one temp HOME, one project, one stand-in, one install. */
@@ -385,6 +403,11 @@ async function makeWorld(): Promise<World> {
     OAI_BASE_URL: chat.baseUrl,
     OPENAI_BASE_URL: chat.baseUrl,
     OAI_MODEL: "readme-stand-in",
+    // The machine's extra certificate authority for Node, as a reader's shell has it: npm reaches its registry
+    // through a TLS-inspecting proxy on some machines (the README's gateway block runs `npm install`).
+    ...(Deno.env.get("NODE_EXTRA_CA_CERTS")
+      ? { NODE_EXTRA_CA_CERTS: Deno.env.get("NODE_EXTRA_CA_CERTS")! }
+      : {}),
   };
   return { root, home, project, env, chat, notRun: [], page: "README.md" };
 }
@@ -396,6 +419,10 @@ interface Prepared {
   readonly shell: string;
   /** Why it is not run, when the test knows it must not be. */
   readonly skip?: string;
+  /** What it must do, when the test knows better than its comment (a gateway call where nothing is confined). */
+  readonly claim?: Claim;
+  /** What else its stdout must show: a problem, or `undefined`. */
+  readonly check?: (stdout: string) => string | undefined;
 }
 
 /** The README's loopback endpoint URLs, to be pointed at the stand-in. */
@@ -419,11 +446,85 @@ function prepare(source: CommandLine, world: World): Prepared {
       skip: "the test suite itself (this test is part of it; .ci/run runs it as the README's test command)",
     };
   }
+  const upstream = UPSTREAM_CALL.exec(shell);
+  if (upstream) return { source, shell, ...upstreamExpectation(upstream[1]) };
   if (ASKS_ON_TERMINAL.test(source.comment ?? "")) {
     // It wants a person at a terminal: it gets one (script(1) makes a pty), and the answer typed into it.
     shell = `printf '%s\\n' ${TYPED_ANSWER} | script -qefc ${singleQuoted(shell)} /dev/null`;
   }
   return { source, shell };
+}
+
+/** A call of an MCP server's tool through the gateway (the README's gateway block), and the tool's name. */
+const UPSTREAM_CALL = /(?:^|[\s;&|(])toolgate call (mcp__[\w-]+__[\w-]+)\s/;
+/** The text of the content blocks each gateway call of the docs answers with, where its server runs. */
+const UPSTREAM_ANSWERS: Record<string, string> = { mcp__fs__read_text_file: "hello\n" };
+
+/**
+ * What a gateway call of the docs must print. Where tools can be confined: the envelope whose content blocks
+ * hold the server's answer. Where they cannot, a server whose profile writes never runs unconfined: the call
+ * answers `unavailable`, naming `--sandbox off` (as the page says).
+ */
+function upstreamExpectation(tool: string): Pick<Prepared, "claim" | "check"> {
+  if (!CONFINED) {
+    return {
+      claim: { exit: 1, envelope: { ok: false, kind: "unavailable" } },
+      check: (stdout) =>
+        /--sandbox off/.test(stdout)
+          ? undefined
+          : `the unavailable envelope does not name --sandbox off: ${stdout}`,
+    };
+  }
+  return {
+    claim: { exit: 0, envelope: { ok: true } },
+    check: (stdout) => {
+      const expected = UPSTREAM_ANSWERS[tool];
+      if (expected === undefined) {
+        return `the docs test knows no answer for ${tool}: add it to UPSTREAM_ANSWERS`;
+      }
+      let content: unknown;
+      try {
+        content = JSON.parse(stdout).content;
+      } catch {
+        return undefined; // Said by the envelope's own check.
+      }
+      const texts = Array.isArray(content)
+        ? content.map((block) => block?.type === "text" ? block.text : "")
+        : [];
+      return texts.join("") === expected
+        ? undefined
+        : `its content blocks do not hold ${JSON.stringify(expected)}: ${cut(JSON.stringify(content))}`;
+    },
+  };
+}
+
+/** A line of a block that installs the gateway's servers into `~/mcp-servers` (the README's gateway block). */
+const GATEWAY_INSTALL = /\bnpm install --prefix ~\/mcp-servers\s/;
+
+/**
+ * Readies a block that installs MCP servers into `~/mcp-servers`: the test's own install of the same packages
+ * (tests/.cache/gateway) is copied there first, so that the block's `npm install` finds them and is quick. A
+ * problem when they cannot be had and CI requires them (TOOLGATE_REQUIRE_GATEWAY=1); `"skip"` (said on stderr
+ * and listed) when they cannot be had here.
+ */
+async function gatewayReady(block: Block, world: World): Promise<string | "skip" | undefined> {
+  const missing = await installNode();
+  if (missing !== undefined) {
+    const why = `the gateway's MCP servers cannot be installed here: ${missing}`;
+    if (GATEWAY_REQUIRED) return `${world.page}:${block.line}: ${why} (TOOLGATE_REQUIRE_GATEWAY=1)`;
+    console.error(
+      `README and docs: skipping ${world.page}:${block.line}: ${why} (TOOLGATE_REQUIRE_GATEWAY=1 fails instead)`,
+    );
+    world.notRun.push(`${world.page}:${block.line}: the whole block: ${why}`);
+    return "skip";
+  }
+  const servers = join(world.home, "mcp-servers");
+  await Deno.mkdir(servers, { recursive: true });
+  const files = ["package.json", "package-lock.json", "node_modules"].map((name) => join(CACHE, name));
+  const copied = await runProgram("cp", ["-a", ...files, servers]);
+  return copied.code === 0
+    ? undefined
+    : `${world.page}:${block.line}: cannot copy ${CACHE}: ${copied.stderr}`;
 }
 
 /** A comment saying the line asks a person something on the terminal. */
@@ -445,13 +546,19 @@ function readerVariables(lines: readonly Prepared[], world: World): Record<strin
   const assigned = new Set(
     [...text.matchAll(/(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=/g)].map((m) => m[1]),
   );
-  const used = [...text.matchAll(/\$\{?([A-Z_][A-Z0-9_]*)/g)].map((m) => m[1]);
+  // The shell's own (`$PWD`) are set by the shell, as for a reader.
+  const used = [...text.matchAll(/\$\{?([A-Z_][A-Z0-9_]*)/g)].map((m) => m[1]).filter((name) =>
+    !SHELL_VARIABLES.has(name)
+  );
   return Object.fromEntries(
     used.filter((name) => !(name in world.env) && !assigned.has(name)).map((
       name,
     ) => [name, `readme-test-${name}`]),
   );
 }
+
+/** Variables the shell itself sets. */
+const SHELL_VARIABLES = new Set(["PWD", "OLDPWD"]);
 
 /** What one line left behind. */
 interface LineRun {
@@ -565,7 +672,7 @@ function envelopeProblem(stdout: string, expected: { ok: boolean; kind?: string 
 
 /** What is wrong with one line's run, measured against what the README (and the line's comment) claims. */
 function lineProblems(line: Prepared, result: LineOutcome, world: World): string[] {
-  const claim = claimOf(line.source.comment, KINDS);
+  const claim = line.claim ?? claimOf(line.source.comment, KINDS);
   if (result === "hung") {
     return [
       `did not finish within ${BLOCK_TIMEOUT_MS / 1000} s (a server? end the line with & or mark the block)`,
@@ -587,6 +694,8 @@ function lineProblems(line: Prepared, result: LineOutcome, world: World): string
     const problem = envelopeProblem(result.stdout, envelope);
     if (problem) problems.push(problem);
   }
+  const checked = line.check?.(result.stdout);
+  if (checked !== undefined) problems.push(checked);
   const installed = join(world.home, ".local", "bin", "toolgate");
   if (INSTALL_TASK.test(line.shell) && !result.stdout.includes(`installed ${installed}`)) {
     problems.push(`expected "installed ${installed}" on stdout, got: ${result.stdout.trim()}`);
@@ -637,6 +746,11 @@ function consoleOutputProblems(expected: readonly string[], stdout: string): str
 async function runShell(block: Block, world: World): Promise<string[]> {
   const prepared = commandLines(block).map((line) => prepare(line, world));
   if (prepared.length === 0) return [`${world.page}:${block.line}: a ${block.lang} block without a command`];
+  if (prepared.some((l) => GATEWAY_INSTALL.test(l.shell))) {
+    const problem = await gatewayReady(block, world);
+    if (problem === "skip") return [];
+    if (problem !== undefined) return [problem];
+  }
   // A reader of any later section has installed `toolgate` as the README's opening says; so has this world.
   if (
     prepared.some((l) => TOOLGATE_WORD.test(l.shell)) && !prepared.some((l) => INSTALL_TASK.test(l.shell))

@@ -255,6 +255,8 @@ interface Runnable {
   /** What approved it (a person, `--yes`, ...): a `job` kill a person approved says `killed_by: "user"`. */
   readonly approvedBy: ApprovedBy;
   readonly seen?: CallSeen;
+  /** Stops this call: Ctrl-C (every call not answered yet), or the console's Stop (this one). */
+  readonly stop: AbortController;
 }
 
 /**
@@ -316,7 +318,8 @@ async function answerInSpans(
       envelopes[index] = await answerSecretCall(toolCall.function.arguments, executor, options.secrets);
       continue;
     }
-    const seen = watchCall(options.watch, toolCall);
+    const stop = new AbortController();
+    const seen = watchCall(options.watch, toolCall, () => stop.abort(new UserStop("the console")));
     const prepared = await executor.prepare(toolCall.function.name, toolCall.function.arguments);
     if (!prepared.ok) {
       envelopes[index] = prepared.envelope;
@@ -334,14 +337,14 @@ async function answerInSpans(
       }
       continue;
     }
-    runnable.push({ index, id: toolCall.id, call: prepared.call, approvedBy: verdict.by, seen });
+    runnable.push({ index, id: toolCall.id, call: prepared.call, approvedBy: verdict.by, seen, stop });
   }
   // Pass 2: in the model's order through the scheduler: runs of consecutive concurrent calls side by side, any
   // other call alone. Every call is waited for, even when one throws (a bug), before the error goes on. A stop
   // aborts every call not yet answered: one in flight ends its tree, one still waiting runs nothing; the executor
   // answers both (and audits them).
   const scheduler = new Scheduler({ maxInFlight: options.maxParallel ?? DEFAULT_MAX_PARALLEL });
-  const stops = runnable.map(() => new AbortController());
+  const stops = runnable.map((item) => item.stop);
   const answered = new Set<number>();
   const disarm = runnable.length === 0 ? undefined : options.stopButton?.arm(() => {
     const open = runnable.filter((_, i) => !answered.has(i) && !stops[i].signal.aborted);

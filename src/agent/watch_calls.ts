@@ -6,7 +6,7 @@ import type { ToolCall } from "./messages.ts";
 
 /**
  * Tells `watch` (when there is one) that the model's call started: its arguments are the JSON the model sent, or
- * its text when it is not JSON.
+ * its text when it is not JSON; `stop` stops it as its user (the console's Stop).
  *
  * @example
  * ```ts
@@ -14,7 +14,11 @@ import type { ToolCall } from "./messages.ts";
  * watchCall(undefined, { id: "1", type: "function", function: { name: "echo", arguments: "{}" } }); // undefined
  * ```
  */
-export function watchCall(watch: CallWatch | undefined, toolCall: ToolCall): CallSeen | undefined {
+export function watchCall(
+  watch: CallWatch | undefined,
+  toolCall: ToolCall,
+  stop?: () => void,
+): CallSeen | undefined {
   if (watch === undefined) return undefined;
   let args: unknown;
   try {
@@ -22,7 +26,7 @@ export function watchCall(watch: CallWatch | undefined, toolCall: ToolCall): Cal
   } catch {
     args = toolCall.function.arguments;
   }
-  return watch.started({ tool: toolCall.function.name, caller: "model", args });
+  return watch.started({ tool: toolCall.function.name, caller: "model", args, stop });
 }
 
 /** What a run hands the executor so that the terminal's progress line and the watcher hear of the call. */

@@ -190,6 +190,10 @@ export function serveConsole(options: ConsoleOptions): ConsoleServing {
           ? answer(200, "{}", "application/json")
           : answer(409, "the manifest or a server's tools changed since the view was read: look again\n");
       }
+      if (url.pathname === "/api/calls/stop") {
+        if (typeof body.id !== "number") return answer(400, "bad call\n");
+        return hub.stopCall(body.id) ? answer(200, "{}", "application/json") : answer(409, "not running\n");
+      }
       if (url.pathname === "/api/jobs/stop") {
         if (typeof body.id !== "string" || typeof body.scope !== "string") return answer(400, "bad job\n");
         return hub.stopJob(body.id, body.scope)

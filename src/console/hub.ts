@@ -36,6 +36,8 @@ export interface CallRow {
   outcome: string;
   durationMs?: number;
   killedBy?: string;
+  /** While it runs: whether the console can stop it (its Stop button). */
+  stoppable: boolean;
   message?: string;
   /** The tool's progress and log messages (`toolgate/1`), the newest last. */
   events: string[];
@@ -76,6 +78,8 @@ export class ConsoleHub implements CallWatch {
   readonly #jobs?: JobSource;
   readonly #calls: CallRow[] = [];
   readonly #waiting = new Map<number, Waiting>();
+  /** How to stop each running call that can be stopped, by its row's id. */
+  readonly #stops = new Map<number, () => void>();
   readonly #listeners = new Set<() => void>();
   #next = 1;
   #audited = 0;
@@ -120,9 +124,11 @@ export class ConsoleHub implements CallWatch {
       args: this.#redact(JSON.stringify(redactDeep(call.args ?? {}, this.#redact))),
       startedAt: new Date().toISOString(),
       outcome: "running",
+      stoppable: call.stop !== undefined,
       events: [],
       stderr: [],
     };
+    if (call.stop !== undefined) this.#stops.set(row.id, call.stop);
     this.#calls.push(row);
     if (this.#calls.length > KEPT_CALLS) this.#calls.splice(0, this.#calls.length - KEPT_CALLS);
     this.changed();
@@ -156,6 +162,8 @@ export class ConsoleHub implements CallWatch {
         if (partial !== "") keep(row.stderr, plainLine(shownPart(partial)));
         partial = "";
         row.durationMs = Math.round(performance.now() - started);
+        row.stoppable = false;
+        this.#stops.delete(row.id);
         const end = endOf(result);
         row.outcome = end.outcome;
         if (end.message !== undefined) row.message = this.#redact(end.message);
@@ -220,6 +228,18 @@ export class ConsoleHub implements CallWatch {
     const waiting = this.#waiting.get(id);
     if (waiting === undefined) return false;
     waiting.answer(answer);
+    return true;
+  }
+
+  /**
+   * Stops the running call `id` as its user (its answer says `killed_by: "user"`); false when no call by that id
+   * runs, or its caller cannot stop it.
+   */
+  stopCall(id: number): boolean {
+    const stop = this.#stops.get(id);
+    if (stop === undefined) return false;
+    this.#stops.delete(id);
+    stop();
     return true;
   }
 

@@ -29,7 +29,7 @@ export function pageHtml(csrf: string): string {
 <header><h1>toolgate console</h1><span id="status">connecting</span></header>
 <section id="approvals-view"><h2>Waiting for approval</h2><div id="approvals"><p class="none">none</p></div></section>
 <section id="calls-view"><h2>Calls</h2>
-<table><thead><tr><th>#</th><th>tool</th><th>caller</th><th>arguments</th><th>outcome</th><th>duration</th><th>killed by</th><th>progress, log and stderr</th></tr></thead>
+<table><thead><tr><th>#</th><th>tool</th><th>caller</th><th>arguments</th><th>outcome</th><th>duration</th><th>killed by</th><th>progress, log and stderr</th><th></th></tr></thead>
 <tbody id="calls"></tbody></table></section>
 <section id="jobs-view"><h2>Background jobs</h2>
 <table><thead><tr><th>job</th><th>command</th><th>state</th><th>killed by</th><th>output</th><th></th></tr></thead>
@@ -136,6 +136,10 @@ function renderCalls(calls) {
       pre.className = cls;
       pre.textContent = list.join("\\n");
       lines.appendChild(pre);
+    }
+    const act = cell(row, "");
+    if (c.outcome === "running" && c.stoppable) {
+      act.appendChild(button("Stop", "stop", () => post("/api/calls/stop", { id: c.id })));
     }
     if (c.message) row.title = c.message;
     body.appendChild(row);

@@ -23,11 +23,15 @@ import { FALLBACK_PATH, type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts
 import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
+import { after, type CancelTimer } from "../base/timer.ts";
 import { HEADER_SECRET, type ServerSpec } from "../manifest/server_spec.ts";
 import type { GatewayWiring } from "../run/tool_gateway.ts";
 
 /** How many times a server is started within a minute before toolgate stops starting it for that minute. */
 export const MAX_STARTS_PER_MINUTE = 3;
+
+/** How long a Streamable HTTP server is given to answer the end of its session at close. */
+const SESSION_END_WAIT_MS = 1_000;
 
 /** How long a stdio server whose stdin was closed is given to end on its own before SIGTERM. */
 export const EOF_WAIT_MS = 500;
@@ -78,6 +82,8 @@ export class Upstream {
   #starts: number[] = [];
   #tools?: Tool[];
   #closed = false;
+  /** A Streamable HTTP server's transport, while connected: its session is ended at close. */
+  #http?: StreamableHTTPClientTransport;
 
   constructor(options: UpstreamOptions) {
     this.#options = options;
@@ -204,6 +210,7 @@ export class Upstream {
         throw new UpstreamError(`the server at ${server.url} cannot be reached: ${oneLine(error)}`, true);
       }
       transport.onclose = () => this.#lost(client);
+      this.#http = transport;
       return this.#client = client;
     }
     const child = await this.#spawn();
@@ -238,6 +245,7 @@ export class Upstream {
   #lost(client: Client): void {
     if (this.#client === client) {
       this.#client = undefined;
+      this.#http = undefined;
       this.#tools = undefined;
     }
   }
@@ -348,6 +356,18 @@ export class Upstream {
     this.#closed = true;
     const client = this.#client;
     this.#client = undefined;
+    const http = this.#http;
+    this.#http = undefined;
+    // A Streamable HTTP session is ended with a DELETE, as the specification asks, which closes the server's
+    // standing stream: the SDK client's abort alone could leave its connection open and the process alive.
+    if (http !== undefined && client !== undefined) {
+      let stop: CancelTimer = () => {};
+      await Promise.race([
+        http.terminateSession().catch(() => {}),
+        new Promise<void>((done) => stop = after(SESSION_END_WAIT_MS, done)),
+      ]);
+      stop();
+    }
     try {
       await client?.close();
     } catch {

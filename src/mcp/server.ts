@@ -181,12 +181,14 @@ export class ToolService {
    * everything else, refusals included, is a result holding an envelope.
    */
   #track(name: string, args: unknown, context: CallContext, session: Session): Promise<CallToolResult> {
+    const stop = new AbortController();
     const seen = this.#options.watch?.started({
       tool: name,
       caller: `MCP session ${session.id.slice(0, 8)}`,
       args,
+      stop: () => stop.abort(),
     });
-    const watched = seen ? this.#watched(context, seen) : context;
+    const watched = seen ? this.#watched({ ...context, stop: stop.signal }, seen) : context;
     const ended = this.#traced(name, args, watched, session);
     const running = ended.then(toCallResult);
     this.#inFlight.add(running);
@@ -370,8 +372,10 @@ export class ToolService {
     // The client's cancellation is its user's stop (killed_by: "user"); the server's own shutdown is not.
     const userStop = new AbortController();
     const onCancel = () => userStop.abort(new UserStop("the MCP client cancelled the call"));
+    const onStop = () => userStop.abort(new UserStop("stopped in the console"));
     if (context.signal.aborted) onCancel();
     else context.signal.addEventListener("abort", onCancel, { once: true });
+    context.stop?.addEventListener("abort", onStop, { once: true });
     const signal = AbortSignal.any([userStop.signal, this.#stopping.signal]);
     // Asked before the call takes its turn: a person thinking holds no slot. With a console the first answer wins.
     // The console waits up to the call's own timeout (a call without one: as long as an elicitation form).
@@ -414,6 +418,7 @@ export class ToolService {
       return checked;
     } finally {
       context.signal.removeEventListener("abort", onCancel);
+      context.stop?.removeEventListener("abort", onStop);
       stopProgress();
       release?.();
     }

@@ -70,6 +70,8 @@ export interface ToolServiceOptions {
 export interface CallContext {
   /** Aborted when the client cancels the request or the connection closes: ends the tool's tree. */
   readonly signal: AbortSignal;
+  /** Aborted when a person stops the call in the console (`killed_by: "user"`, as a client's cancel). */
+  readonly stop?: AbortSignal;
   /** Reports progress (elapsed seconds and a message); absent when the client sent no progress token. */
   readonly progress?: (progress: number, message: string) => Promise<void>;
   /** Asks the person through the client (elicitation); absent when the client cannot be asked. */

@@ -296,6 +296,7 @@ export class PoolWorker {
       tool: call.tool,
       caller: `pool call ${call.id.slice(0, 8)}`,
       args: argumentsOf(call.args),
+      stop: () => controller.abort(new UserStop("stopped in the worker's console")),
     });
     try {
       const prepared = await executor.prepare(call.tool, call.args);

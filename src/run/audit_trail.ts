@@ -5,8 +5,29 @@
  *
  * @module
  */
+import { after, type CancelTimer } from "../base/timer.ts";
 import type { Envelope } from "../contract.ts";
 import { AuditLog, type AuditRecord, type CallFacts, loadAuditKey, refusalRecord } from "./audit.ts";
+
+/**
+ * The most lines that may wait behind their answers at once ({@linkcode AuditTrail.behind}): one more writes them
+ * all at once. They wait one turn of the event loop; this many answered within one turn is a flood (a client's
+ * burst of calls), and a flood's lines are not left to the next turn: fewer lines at stake at a crash, and no
+ * queue that grows with what a caller sends.
+ *
+ * @example
+ * ```ts
+ * import { MAX_PENDING_LINES } from "./audit_trail.ts";
+ * MAX_PENDING_LINES; // 32
+ * ```
+ */
+export const MAX_PENDING_LINES = 32;
+
+/** A line waiting behind its answer: the record as the call answered, and the arguments to digest when written. */
+interface PendingLine {
+  readonly record: AuditRecord;
+  readonly argsText: string;
+}
 
 /**
  * What an {@linkcode AuditTrail} writes to, and how.
@@ -57,6 +78,11 @@ export interface AuditTrailOptions {
 export class AuditTrail {
   readonly #log?: AuditLog;
   readonly #options: AuditTrailOptions;
+  /** The lines written behind their answers that are not written yet, in the order the calls answered. */
+  #pending: PendingLine[] = [];
+  #cancelTimer?: CancelTimer;
+  /** Writes the pending lines when the process ends (its event loop ran dry, or `Deno.exit`): never lost then. */
+  readonly #atExit = () => this.flush();
 
   /** A trail over `options.dir` (no log when `null`). */
   constructor(options: AuditTrailOptions) {
@@ -99,13 +125,92 @@ export class AuditTrail {
     });
   }
 
-  /** Lets go of the log's file, when it is held open; a later line opens it again. */
+  /**
+   * Writes the pending lines ({@linkcode AuditTrail.behind}), then lets go of the log's file, when it is held
+   * open; a later line opens it again.
+   */
   close(): void {
+    this.flush();
     this.#log?.close();
   }
 
-  /** Writes one line (nothing when there is no log). */
+  /**
+   * Writes one line (nothing when there is no log), after every line still pending: the file's order is the
+   * order the calls answered.
+   */
   async write(record: AuditRecord): Promise<void> {
-    if (this.#log) await this.#log.write(record);
+    if (!this.#log) return;
+    this.flush();
+    await this.#log.write(record);
+  }
+
+  /**
+   * Writes a call's line behind its answer: on the next turn of the event loop, before any line written after
+   * it, at {@linkcode AuditTrail.close}, or when the process ends, whichever comes first; at once when
+   * {@linkcode MAX_PENDING_LINES} are waiting already. `line` is made now, from the call's facts as of `when`;
+   * the arguments' size and digest (its `argsBytes` and `argsHmac`), the redaction (with every secret known
+   * then: one stored in between is masked too), the signature and the write come then. A gateway call's answer
+   * waits for none of them (docs/performance.md); a call that starts a program keeps its line before its answer.
+   *
+   * @example
+   * ```ts
+   * import { AuditTrail } from "./audit_trail.ts";
+   * import { jobAnswerRecord } from "./audit.ts";
+   * import { success } from "../contract.ts";
+   * const trail = new AuditTrail({
+   *   dir: Deno.makeTempDirSync(), key: new Uint8Array(32), env: {}, redact: (text) => text,
+   *   clock: () => new Date(), workspace: "/srv/p", cwd: ".",
+   * });
+   * trail.behind(trail.now(), "mcp__fs__read_file", "{}", (facts) =>
+   *   jobAnswerRecord(facts, { ms: 1, envelope: success({}) }));
+   * trail.close(); // the line is in the file now
+   * ```
+   */
+  behind(when: Date, tool: string, argsText: string, line: (facts: CallFacts) => AuditRecord): void {
+    if (!this.#log) return;
+    const record = line({
+      ts: when.toISOString(),
+      tool,
+      cwd: this.#options.workspace,
+      argsBytes: 0,
+      argsHmac: null,
+    });
+    this.#pending.push({ record, argsText });
+    if (this.#pending.length > MAX_PENDING_LINES) return this.flush();
+    if (this.#pending.length > 1) return;
+    // The first line waiting: one timer and one exit hook for all the lines of this turn.
+    this.#cancelTimer = after(0, () => this.flush());
+    globalThis.addEventListener("unload", this.#atExit);
+  }
+
+  /**
+   * Writes every pending line ({@linkcode AuditTrail.behind}) now, in order; nothing when none waits.
+   *
+   * @example
+   * ```ts
+   * import { AuditTrail } from "./audit_trail.ts";
+   * const trail = new AuditTrail({
+   *   dir: null, env: {}, redact: (text) => text, clock: () => new Date(), workspace: "/srv/p", cwd: ".",
+   * });
+   * trail.flush(); // nothing pending, nothing written
+   * ```
+   */
+  flush(): void {
+    if (this.#pending.length === 0) return;
+    const lines = this.#pending;
+    this.#pending = [];
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
+    globalThis.removeEventListener("unload", this.#atExit);
+    const log = this.#log!;
+    for (const { record, argsText } of lines) {
+      try {
+        // Its key order kept: the digest's fields stay where the record put them.
+        log.writeNow({ ...record, ...log.argsFactsNow(argsText) });
+      } catch (error) {
+        // A bug, not the file (that is reported by the log): said, and the other lines still written.
+        (this.#options.onWarning ?? console.error)(`toolgate: an audit line was not written: ${error}`);
+      }
+    }
   }
 }

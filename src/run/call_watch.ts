@@ -23,6 +23,11 @@ export interface WatchedCall {
   /** Who made it: `model`, `MCP session 1a2b3c4d`, `pool call 5e6f...`. */
   readonly caller: string;
   readonly args: unknown;
+  /**
+   * Stops the call as its user would (the terminal's Ctrl-C, an MCP client's cancel): its tree ended, its answer
+   * `killed_by: "user"`. Absent where the caller cannot stop it.
+   */
+  readonly stop?: () => void;
 }
 
 /**

@@ -122,7 +122,8 @@ export class GatewayLink {
 
   /**
    * A call of an MCP server's tool, through the gateway: the server started if need be, cancelled upstream with
-   * `signal`, the answer an envelope; the audit line names the server and its tool.
+   * `signal`, the answer an envelope; the audit line names the server and its tool, and is written behind the
+   * answer (`AuditTrail.behind`, src/run/audit_trail.ts).
    */
   async call(call: PreparedCall, options: CallOptions): Promise<Envelope> {
     const { trail, secrets } = this.#context;
@@ -141,19 +142,19 @@ export class GatewayLink {
         // The call's trace context, for the server's `params._meta` (MCP semantic conventions).
         meta: options.trace?.carrier,
       });
-    await trail.write({
-      ...jobAnswerRecord(await trail.facts(started, tool.name, call.argsText), {
-        ms: Math.round(performance.now() - clock),
-        envelope,
-      }),
+    const ms = Math.round(performance.now() - clock);
+    const cancelled = options.signal?.aborted ? true : undefined;
+    // Behind the answer (docs/audit_log.md, "When a line is written"): made now, written on the next turn.
+    trail.behind(started, tool.name, call.argsText, (facts) => ({
+      ...jobAnswerRecord(facts, { ms, envelope }),
       server: upstream.server,
       upstream_tool: upstream.tool,
       // What the egress proxy decided for the server's requests while the call ran.
       egress: egress.length > 0 ? egress : undefined,
       profile: tool.profile.name,
-      cancelled: options.signal?.aborted ? true : undefined,
+      cancelled,
       approved_by: options.approvedBy,
-    });
+    }));
     return secrets.forCaller(envelope);
   }
 

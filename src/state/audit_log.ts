@@ -263,9 +263,14 @@ export class AuditLog {
    * Computed in this thread (see {@linkcode HmacSha256}).
    */
   argsFacts(argsText: string): Promise<{ argsBytes: number; argsHmac: string | null }> {
+    return Promise.resolve(this.argsFactsNow(argsText));
+  }
+
+  /** {@linkcode AuditLog.argsFacts}, at once: for a line written where nothing may be awaited (at exit). */
+  argsFactsNow(argsText: string): { argsBytes: number; argsHmac: string | null } {
     const bytes = encoder.encode(argsText);
     const key = this.#signingKey();
-    return Promise.resolve({ argsBytes: bytes.length, argsHmac: key === undefined ? null : key.hex(bytes) });
+    return { argsBytes: bytes.length, argsHmac: key === undefined ? null : key.hex(bytes) };
   }
 
   /**
@@ -287,14 +292,18 @@ export class AuditLog {
    */
   write(record: AuditRecord): Promise<void> {
     try {
-      this.#writeNow(record);
+      this.writeNow(record);
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  #writeNow(record: AuditRecord): void {
+  /**
+   * {@linkcode AuditLog.write}, at once: for a line written where nothing may be awaited (at exit). Throws only
+   * for a bug (a record that cannot be made JSON); a folder or file it cannot write is reported, once.
+   */
+  writeNow(record: AuditRecord): void {
     let json = JSON.stringify(redactDeep(record, this.options.redact));
     const key = this.#signingKey();
     if (key !== undefined) json = sealed(json, key.hex(encoder.encode(LINE_DOMAIN + json)));

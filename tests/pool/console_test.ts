@@ -17,17 +17,33 @@ const TOOLS: readonly Record<string, unknown>[] = [{
 }];
 const MANIFEST = manifestOf(TOOLS);
 
+/** A NATS server, a worker of TOOLS with its console, the console's API, and a caller on the pool. */
+async function workerWithConsole() {
+  const stack = new AsyncDisposableStack();
+  try {
+    const server = stack.use(await natsServer());
+    const dir = stack.use(await scratch());
+    const path = await writePoolManifest(dir.path, TOOLS);
+    const worker = stack.use(
+      await startWorker(server.url, path, dir.path, "w", { args: ["--console", "0"] }),
+    );
+    const link = new URL(/console at (http:\/\/\S+)/.exec(worker.stderr())![1]);
+    const api = await consoleApi(link.origin, link);
+    const pool = stack.use(await poolFor(server, MANIFEST));
+    const caller = executorFor(MANIFEST, { pool });
+    const moved = stack.move();
+    return { api, caller, [Symbol.asyncDispose]: () => moved.disposeAsync() };
+  } catch (error) {
+    await stack.disposeAsync();
+    throw error;
+  }
+}
+
 poolTest(
   "worker --console: the calls run here, live, with their caller, messages and stderr; confinement and trust",
   async () => {
-    await using server = await natsServer();
-    await using dir = await scratch();
-    const path = await writePoolManifest(dir.path, TOOLS);
-    await using worker = await startWorker(server.url, path, dir.path, "w", { args: ["--console", "0"] });
-    const link = new URL(/console at (http:\/\/\S+)/.exec(worker.stderr())![1]);
-    const api = await consoleApi(link.origin, link);
-    await using pool = await poolFor(server, MANIFEST);
-    const caller = executorFor(MANIFEST, { pool });
+    await using world = await workerWithConsole();
+    const { api, caller } = world;
     const answer = caller.call("report", '{"topic":"pooled"}');
     await until(async () => (await api.get("/api/state")).calls.length === 1, "the call shows while it runs");
     const envelope = await answer;
@@ -50,3 +66,27 @@ poolTest(
     assert.equal(trust.pending, false);
   },
 );
+
+poolTest("worker --console: Stop ends a pool call as its user; the caller hears killed_by user", async () => {
+  await using world = await workerWithConsole();
+  const { api, caller } = world;
+  // A report on "slow" sleeps a minute once its two stderr lines are out.
+  const answer = caller.call("report", '{"topic":"slow"}');
+  let calls: { id: number; outcome: string; stderr: string[]; stoppable: boolean }[] = [];
+  await until(
+    async () =>
+      (calls = (await api.get("/api/state")).calls).some((c: { stderr: string[] }) =>
+        c.stderr.includes("report: written")
+      ),
+    "the call runs",
+  );
+  assert.equal(calls[0].stoppable, true);
+  assert.equal(await api.post("/api/calls/stop", { id: calls[0].id }), 200);
+  const envelope = await answer;
+  assert.equal(envelope.ok, false, JSON.stringify(envelope));
+  assert.equal(envelope.killed_by, "user", JSON.stringify(envelope));
+  await until(
+    async () => (await api.get("/api/state")).calls[0].killedBy === "user",
+    "the row says who stopped it",
+  );
+});
