@@ -65,7 +65,7 @@ function spawn(program: string, args: string[], cwd: string, env: Record<string,
 }
 
 /** Starts the command: an argv as is, a command line in the first shell with pipefail that exists. */
-async function start(command: ExecCommand, cwd: string, env: Record<string, string>): Promise<Spawned> {
+function start(command: ExecCommand, cwd: string, env: Record<string, string>): Spawned {
   if (command.argv !== undefined) {
     return { child: spawn(command.argv[0], command.argv.slice(1), cwd, env), warnings: [] };
   }
@@ -122,7 +122,7 @@ await runTool(async () => {
   const what = command.argv?.[0] ?? (line.length > 80 ? `${line.slice(0, 77)}...` : line);
   let spawned: Spawned;
   try {
-    spawned = await start(command, cwd, env);
+    spawned = start(command, cwd, env);
   } catch (error) {
     const field = command.argv ? "argv" : "shell";
     if (error instanceof Deno.errors.NotFound) {
