@@ -123,6 +123,9 @@ export type { CallDefaults, PoolAnswer, PoolRequest, RelayTarget, ToolPool } fro
 export { type Redaction, redactionFor, type Redactor } from "./state/redact.ts";
 export { type StopButton, UserStop } from "./process/stop.ts";
 export {
+  type ChatFacts,
+  type ChatOutcome,
+  type ChatSpan,
   NO_TRACING,
   openTracing,
   type SpanRole,

@@ -10,7 +10,6 @@
  */
 import { type Envelope } from "../contract.ts";
 import type { Executor, PreparedCall } from "../run/executor.ts";
-import { type OpenAITool, toOpenAI } from "../manifest/tool_definitions.ts";
 import type { EventSink } from "./events.ts";
 import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
 import type { ChatMessage, ToolCall, ToolMessage } from "./messages.ts";
@@ -21,17 +20,23 @@ import { type StopButton, UserStop } from "../process/stop.ts";
 import { askOnce, askStreaming, type EndpointQuirks } from "./ask_endpoint.ts";
 import { ModelMedia, type TurnAnswers } from "./tool_media.ts";
 import { answerSecretCall, type LoopSecrets } from "./credential_heal.ts";
-import { STORE_SECRET, storeSecretOpenAI } from "../run/store_secret.ts";
+import { STORE_SECRET } from "../run/store_secret.ts";
 import { ToolDisclosure } from "./lazy_tools.ts";
 import { decideInSpan, errorType, type TraceSpan } from "../run/tracing.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
 import type { CallSeen, CallWatch } from "../run/call_watch.ts";
 import { runWatched, watchCall } from "./watch_calls.ts";
+import { askInSpan } from "./chat_span.ts";
+import { chatRequest } from "./chat_request.ts";
+
+export { chatRequest } from "./chat_request.ts";
 
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {
   complete(body: ChatRequest): Promise<unknown>;
   stream(body: ChatRequest): Promise<StreamedAnswer>;
+  /** Where it sends its requests (the request spans' `server.address`), when it says. */
+  readonly url?: string;
 }
 
 /** The most calls of one turn that run at the same time. */
@@ -104,48 +109,6 @@ export type LoopOutcome =
   | { readonly kind: "step_limit"; readonly steps: number };
 
 /**
- * The chat-completions request for a conversation: the manifest's tools in OpenAI's shape (or the `tools` given,
- * such as stubs) with `tool_choice: "auto"`, or no tools key at all when there are none. A streamed request asks
- * for the token usage in the stream's last chunk (`stream_options.include_usage`).
- *
- * @example
- * ```ts
- * import { chatRequest } from "./loop.ts";
- * // chatRequest(executor, messages, { model: "gpt-4o-mini" })
- * // { model: "gpt-4o-mini", messages, tools: [...], tool_choice: "auto" }
- * ```
- */
-export function chatRequest(
-  executor: Executor,
-  messages: readonly ChatMessage[],
-  options: {
-    model: string;
-    temperature?: number;
-    stream?: boolean;
-    tools?: readonly OpenAITool[];
-    /** Leave out `stream_options` (for an endpoint that refuses it). */
-    streamWithoutUsage?: boolean;
-    /** The loop's \`store_secret\`: offered beside the tools when one declares a secret. */
-    secrets?: LoopSecrets;
-  },
-): ChatRequest {
-  const body: Record<string, unknown> = { model: options.model, messages };
-  const tools: unknown[] = [...(options.tools ?? executor.manifest.tools.map(toOpenAI))];
-  // store_secret on every request from the first, whole (never a stub): a credential failure heals at once.
-  if (options.secrets && executor.declaredSecrets.length > 0) tools.push(storeSecretOpenAI());
-  if (tools.length > 0) {
-    body.tools = tools;
-    body.tool_choice = "auto";
-  }
-  if (options.temperature !== undefined) body.temperature = options.temperature;
-  if (options.stream) {
-    body.stream = true;
-    if (!options.streamWithoutUsage) body.stream_options = { include_usage: true };
-  }
-  return body;
-}
-
-/**
  * Runs the loop on `messages`, appending every assistant and tool message to it (the caller keeps it, to save it
  * even when the loop fails). Throws an `AgentError` when the endpoint fails or answers nonsense.
  *
@@ -193,17 +156,24 @@ async function loopSteps(messages: ChatMessage[], options: LoopOptions): Promise
       tool_stubs: disclosure.stubs,
       bytes: new TextEncoder().encode(JSON.stringify(body)).byteLength,
     });
-    // An endpoint that refuses the tools' images or audio gets the conversation again with notes in their place.
-    const { turn, printed } = await media.send(body, messages, {
-      ask: (body) => options.stream ? askStreaming(body, options, endpoint) : askOnce(body, options),
-      again: () =>
-        chatRequest(options.executor, messages, {
-          ...options,
-          tools,
-          streamWithoutUsage: endpoint.refusesStreamOptions,
-        }),
-      notice: options.notice,
+    // One span for the step's request (`chat {model}`), a retry with notes included.
+    const span = options.executor.tracing.chat({
+      model: options.model,
+      url: options.client.url,
+      parent: options.trace,
     });
+    // An endpoint that refuses the tools' images or audio gets the conversation again with notes in their place.
+    const { turn, printed } = await askInSpan(span, () =>
+      media.send(body, messages, {
+        ask: (body) => options.stream ? askStreaming(body, options, endpoint) : askOnce(body, options),
+        again: () =>
+          chatRequest(options.executor, messages, {
+            ...options,
+            tools,
+            streamWithoutUsage: endpoint.refusesStreamOptions,
+          }),
+        notice: options.notice,
+      }));
     messages.push(turn.message);
     const calls = turn.message.tool_calls ?? [];
     await emit({

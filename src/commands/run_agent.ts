@@ -128,6 +128,7 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   // On a terminal, the wait for each answer shows: which model, where, how long (a stuck endpoint shows as one).
   const host = endpointHost(settings.baseUrl);
   const watched: ChatTransport = {
+    url: client.url,
     complete: async (body) => {
       progress.waiting(settings.model, host);
       try {

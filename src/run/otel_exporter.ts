@@ -22,7 +22,7 @@ import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import type { ToolCallFacts, TraceCarrier, TraceSpan, Tracing } from "./tracing.ts";
+import type { ChatFacts, ChatSpan, ToolCallFacts, TraceCarrier, TraceSpan, Tracing } from "./tracing.ts";
 
 // The GenAI, MCP and messaging attributes are still "incubating" in the semantic conventions package; its
 // maintainers ask that such names be copied rather than imported from the incubating entry point.
@@ -32,6 +32,11 @@ const GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id";
 const GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments";
 const GEN_AI_AGENT_NAME = "gen_ai.agent.name";
 const GEN_AI_REQUEST_MODEL = "gen_ai.request.model";
+const GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons";
+const GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens";
+const GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens";
+const SERVER_ADDRESS = "server.address";
+const SERVER_PORT = "server.port";
 const MCP_METHOD_NAME = "mcp.method.name";
 const MCP_SESSION_ID = "mcp.session.id";
 const MESSAGING_SYSTEM = "messaging.system";
@@ -159,9 +164,46 @@ export function otelTracing(options: OtelOptions): Tracing {
         ),
       );
     },
+    chat(facts: ChatFacts): ChatSpan {
+      return chatSpan(tracer, facts, parentContext(facts.parent));
+    },
     async shutdown() {
       // A collector that is down must not keep toolgate from exiting: the exporter's own timeout bounds this.
       await provider.shutdown().catch(() => {});
+    },
+  };
+}
+
+/**
+ * A request to the model: `chat {model}` (kind CLIENT), with the model asked for and the endpoint's address; at
+ * its end the finish reason and the tokens the endpoint counted, or the failure's kind. Nothing of the messages.
+ */
+function chatSpan(tracer: Tracer, facts: ChatFacts, parent: Context): ChatSpan {
+  const attributes: Attributes = { [GEN_AI_OPERATION_NAME]: "chat" };
+  if (facts.model !== undefined) attributes[GEN_AI_REQUEST_MODEL] = facts.model;
+  if (facts.url !== undefined && URL.canParse(facts.url)) {
+    const url = new URL(facts.url);
+    attributes[SERVER_ADDRESS] = url.hostname;
+    attributes[SERVER_PORT] = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  }
+  const name = facts.model === undefined ? "chat" : `chat ${facts.model}`;
+  const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
+  return {
+    end(outcome) {
+      if (outcome.finishReason !== undefined) {
+        span.setAttribute(GEN_AI_RESPONSE_FINISH_REASONS, [outcome.finishReason]);
+      }
+      if (outcome.inputTokens !== undefined) {
+        span.setAttribute(GEN_AI_USAGE_INPUT_TOKENS, outcome.inputTokens);
+      }
+      if (outcome.outputTokens !== undefined) {
+        span.setAttribute(GEN_AI_USAGE_OUTPUT_TOKENS, outcome.outputTokens);
+      }
+      if (outcome.errorType !== undefined) {
+        span.setAttribute(ATTR_ERROR_TYPE, outcome.errorType);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      span.end();
     },
   };
 }

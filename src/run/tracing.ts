@@ -101,6 +101,34 @@ export interface TraceSpan {
   end(errorType?: string): void;
 }
 
+/** The facts of one request to the model that its span may hold: never the messages, never an answer's text. */
+export interface ChatFacts {
+  /** The model asked for (`gen_ai.request.model`). */
+  readonly model?: string;
+  /** The endpoint's URL (`server.address`, `server.port`). */
+  readonly url?: string;
+  /** The agent run's span: the request's is its child. */
+  readonly parent?: TraceSpan;
+}
+
+/** What the model's answer said of itself, for its span's end. */
+export interface ChatOutcome {
+  /** A failed request's kind (`error.type`): the error's class, never its message. */
+  readonly errorType?: string;
+  /** Why the model stopped (`gen_ai.response.finish_reasons`). */
+  readonly finishReason?: string;
+  /** The prompt's tokens the endpoint counted (`gen_ai.usage.input_tokens`). */
+  readonly inputTokens?: number;
+  /** The answer's tokens the endpoint counted (`gen_ai.usage.output_tokens`). */
+  readonly outputTokens?: number;
+}
+
+/** One request to the model, `chat {model}`; a no-op when nothing is traced. */
+export interface ChatSpan {
+  /** Ends the span with what the answer said (or the error's kind). */
+  end(outcome: ChatOutcome): void;
+}
+
 /** Where a process sends its spans. */
 export interface Tracing {
   /** Whether spans are exported at all. */
@@ -109,6 +137,8 @@ export interface Tracing {
   toolCall(facts: ToolCallFacts): TraceSpan;
   /** The root span of one agent loop run, `invoke_agent toolgate`. */
   agentRun(facts: { readonly model?: string; readonly parent?: TraceCarrier }): TraceSpan;
+  /** The span of one request to the model, `chat {model}`, a child of the agent run's. */
+  chat(facts: ChatFacts): ChatSpan;
   /** Sends what is left and stops; the process calls it before it exits. */
   shutdown(): Promise<void>;
 }
@@ -120,6 +150,8 @@ const NO_SPAN: TraceSpan = Object.freeze({
   arguments: () => {},
   end: () => {},
 });
+
+const NO_CHAT_SPAN: ChatSpan = Object.freeze({ end: () => {} });
 
 /**
  * Tracing that records nothing: the default of every executor, and what {@linkcode openTracing} gives without the
@@ -137,6 +169,7 @@ export const NO_TRACING: Tracing = Object.freeze({
   on: false,
   toolCall: () => NO_SPAN,
   agentRun: () => NO_SPAN,
+  chat: () => NO_CHAT_SPAN,
   shutdown: () => Promise.resolve(),
 });
 

@@ -18,7 +18,7 @@ export interface ReceivedSpan {
   readonly spanId: string;
   /** Empty for a root span. */
   readonly parentSpanId: string;
-  readonly attributes: Readonly<Record<string, string | number | boolean>>;
+  readonly attributes: Readonly<Record<string, PlainValue>>;
   /** The status code (0 unset, 1 ok, 2 error). */
   readonly status: number;
   /** When it started and ended, in ms since the epoch. */
@@ -88,9 +88,16 @@ type AnyValue = {
   boolValue?: boolean | null;
   intValue?: number | { toNumber(): number } | null;
   doubleValue?: number | null;
+  arrayValue?: { values?: AnyValue[] | null } | null;
 };
 
-function plain(value: AnyValue | null | undefined): string | number | boolean {
+/** An attribute's value, plain: a string, number or boolean, or a list of them. */
+export type PlainValue = string | number | boolean | readonly (string | number | boolean)[];
+
+function plain(value: AnyValue | null | undefined): PlainValue {
+  if (value?.arrayValue != null) {
+    return (value.arrayValue.values ?? []).map((item) => plain(item) as string | number | boolean);
+  }
   if (value?.stringValue != null) return value.stringValue;
   if (value?.boolValue != null) return value.boolValue;
   if (value?.intValue != null) {
@@ -102,8 +109,8 @@ function plain(value: AnyValue | null | undefined): string | number | boolean {
 
 function attributesOf(
   list: readonly KeyValue[] | null | undefined,
-): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {};
+): Record<string, PlainValue> {
+  const out: Record<string, PlainValue> = {};
   for (const attribute of list ?? []) out[attribute.key ?? ""] = plain(attribute.value);
   return out;
 }

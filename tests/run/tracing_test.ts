@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { otlpReceiver, type ReceivedSpan } from "./otlp_receiver.ts";
 import { runToolgate, tempDir, writeFiles } from "../support.ts";
+import { answer, callTools, type Reply, startChatServer } from "../agent/chat_server.ts";
 import { tracesEndpoint } from "../../src/run/tracing.ts";
 
 const decoder = new TextDecoder();
@@ -116,4 +117,59 @@ Deno.test("traces: the traces endpoint follows the specification's variables", (
   );
   assert.equal(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://c:4317" }), undefined);
   assert.equal(tracesEndpoint({}), undefined);
+});
+
+Deno.test("traces: each request of the agent loop to the model is a chat span under invoke_agent, with its usage and no message", async () => {
+  await using receiver = await otlpReceiver();
+  await using dir = await tempDir();
+  const usage = (input: number, output: number) => ({
+    prompt_tokens: input,
+    completion_tokens: output,
+    total_tokens: input + output,
+  });
+  const marker = "prompt-text-5c1e";
+  // A scripted answer with the tokens the endpoint counted for it.
+  const counted = (reply: Reply, input: number, output: number): Reply => ({
+    json: { ...(reply as { json: Record<string, unknown> }).json, usage: usage(input, output) },
+  });
+  await using chat = startChatServer([
+    counted(callTools([{ id: "c1", name: "get_time", args: { timezone: "UTC" } }]), 11, 7),
+    counted(answer(`the answer ${marker}`), 23, 5),
+  ]);
+  const result = await runToolgate(
+    ["--prompt", `what time is it? ${marker}`, "--base-url", chat.baseUrl, "--model", "test-model", "--yes"],
+    dir.path,
+    { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: "agent", HOME: dir.path },
+  );
+  assert.equal(result.code, 0, result.stderr);
+  const spans = await receiver.waitFor((s) => s.some((span) => span.name === "invoke_agent toolgate"));
+  const root = named(spans, "invoke_agent toolgate");
+  const chats = spans.filter((s) => s.name === "chat test-model");
+  assert.equal(chats.length, 2, JSON.stringify(spans.map((s) => s.name)));
+  const port = Number(new URL(chat.baseUrl).port);
+  for (const span of chats) {
+    assert.equal(span.parentSpanId, root.spanId, "a request is the run's child");
+    assert.equal(span.kind, 3, "a client span");
+    assert.equal(span.attributes["gen_ai.operation.name"], "chat");
+    assert.equal(span.attributes["gen_ai.request.model"], "test-model");
+    assert.equal(span.attributes["server.address"], "127.0.0.1");
+    assert.equal(span.attributes["server.port"], port);
+  }
+  const [first, second] = [...chats].sort((a, b) => a.startMs - b.startMs);
+  assert.deepEqual(first.attributes["gen_ai.response.finish_reasons"], ["tool_calls"]);
+  assert.deepEqual([
+    first.attributes["gen_ai.usage.input_tokens"],
+    first.attributes["gen_ai.usage.output_tokens"],
+  ], [
+    11,
+    7,
+  ]);
+  assert.deepEqual(second.attributes["gen_ai.response.finish_reasons"], ["stop"]);
+  assert.equal(second.attributes["gen_ai.usage.output_tokens"], 5);
+  // The tool call's span is the run's child too, beside the requests.
+  assert.equal(named(spans, "execute_tool get_time").parentSpanId, root.spanId);
+  // Neither the prompt nor the answer's text is in any exported byte.
+  for (const body of receiver.raw) {
+    assert.ok(!decoder.decode(body).includes(marker), "a message was exported");
+  }
 });
