@@ -17,8 +17,13 @@ import {
   trace,
   type Tracer,
 } from "@opentelemetry/api";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { type ExportResult, ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core";
+import {
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+  TracerProvider,
+} from "@opentelemetry/sdk-trace";
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
@@ -58,6 +63,38 @@ export interface OtelOptions {
   readonly endpoint: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly service: string;
+  /** Where the first failed export is said, once (default: stderr). */
+  readonly onWarning?: (line: string) => void;
+}
+
+/**
+ * The exporter, with its first failure said in one line: spans that cannot be sent are dropped (a collector that
+ * is down never fails a call), but not without a word. The line names the collector's host, never its whole URL
+ * (which may hold a key), and the failure's kind.
+ */
+function sayingFailures(
+  exporter: SpanExporter,
+  endpoint: string,
+  warn: (line: string) => void,
+): SpanExporter {
+  let said = false;
+  return {
+    export(spans: ReadableSpan[], done: (result: ExportResult) => void) {
+      exporter.export(spans, (result) => {
+        if (result.code !== ExportResultCode.SUCCESS && !said) {
+          said = true;
+          const host = URL.canParse(endpoint) ? new URL(endpoint).host : "the collector";
+          const why = result.error?.name && result.error.name !== "Error" ? ` (${result.error.name})` : "";
+          warn(
+            `toolgate: traces: spans could not be sent to ${host}${why}; they are dropped (later failures are not said)`,
+          );
+        }
+        done(result);
+      });
+    },
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
 }
 
 /**
@@ -81,15 +118,19 @@ export function otelTracing(options: OtelOptions): Tracing {
     resource,
     spanProcessors: [
       new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter({
-          url: options.endpoint,
-          // No idle connection kept to the collector: under Deno's Node layer one would hold the process open
-          // after its last export, until the collector closes it.
-          keepAlive: false,
-          ...(options.env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || options.env.OTEL_EXPORTER_OTLP_TIMEOUT
-            ? {}
-            : { timeoutMillis: EXPORT_TIMEOUT_MS }),
-        }),
+        exporter: sayingFailures(
+          new OTLPTraceExporter({
+            url: options.endpoint,
+            // No idle connection kept to the collector: under Deno's Node layer one would hold the process open
+            // after its last export, until the collector closes it.
+            keepAlive: false,
+            ...(options.env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || options.env.OTEL_EXPORTER_OTLP_TIMEOUT
+              ? {}
+              : { timeoutMillis: EXPORT_TIMEOUT_MS }),
+          }),
+          options.endpoint,
+          options.onWarning ?? ((line) => console.error(line)),
+        ),
         scheduledDelayMillis: EXPORT_EVERY_MS,
       }),
     ],

@@ -173,3 +173,24 @@ Deno.test("traces: each request of the agent loop to the model is a chat span un
     assert.ok(!decoder.decode(body).includes(marker), "a message was exported");
   }
 });
+
+Deno.test("traces: a collector that cannot be reached fails no call, and is said once on stderr, by host only", async () => {
+  await using dir = await tempDir();
+  // A port nothing listens on: listened on, then closed.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const result = await runToolgate(["call", "get_time", '{"timezone":"UTC"}'], dir.path, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}/collector-path-secret`,
+    HOME: dir.path,
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(JSON.parse(result.stdout).ok, true);
+  const said = result.stderr.split("\n").filter((line) => line.includes("traces:"));
+  assert.equal(said.length, 1, result.stderr);
+  assert.match(
+    said[0],
+    new RegExp(`^toolgate: traces: spans could not be sent to 127\\.0\\.0\\.1:${port}\\b`),
+  );
+  assert.ok(!result.stderr.includes("collector-path-secret"), "the collector's path stays unsaid");
+});
