@@ -375,7 +375,8 @@ export class ToolService {
     const onStop = () => userStop.abort(new UserStop("stopped in the console"));
     if (context.signal.aborted) onCancel();
     else context.signal.addEventListener("abort", onCancel, { once: true });
-    context.stop?.addEventListener("abort", onStop, { once: true });
+    if (context.stop?.aborted) onStop();
+    else context.stop?.addEventListener("abort", onStop, { once: true });
     const signal = AbortSignal.any([userStop.signal, this.#stopping.signal]);
     // Asked before the call takes its turn: a person thinking holds no slot. With a console the first answer wins.
     // The console waits up to the call's own timeout (a call without one: as long as an elicitation form).
