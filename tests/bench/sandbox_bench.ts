@@ -19,6 +19,7 @@ import { Executor } from "../../src/run/executor.ts";
 import { type Manifest, type ToolSpec, validateManifest } from "../../src/manifest/manifest.ts";
 import { bwrapArgs, probeSandbox, type SandboxSupport } from "../../src/sandbox/sandbox.ts";
 import { loadSchemaEngine } from "../../src/manifest/schema.ts";
+import { launcherArgs } from "../../src/build/install.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
@@ -178,6 +179,16 @@ export async function benchSandbox(): Promise<Record<string, number>> {
     JSON.stringify({ tools: [{ name: "trivial", command: ["./tools/bin/trivial"], permissions: "none" }] }),
   );
   const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" };
+  // A workspace manifest runs, and is granted anything, only once it is trusted: as its user would, first.
+  const trusted = await new Deno.Command(Deno.execPath(), {
+    args: [...launcherArgs({ source: REPO }), "trust"],
+    cwd: dir,
+    clearEnv: true,
+    env: { ...env, XDG_STATE_HOME: state },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!trusted.success) throw new Error(`toolgate trust failed: ${new TextDecoder().decode(trusted.stderr)}`);
   const plan = await planLaunch(["call", "trivial"], { ...env, XDG_STATE_HOME: state }, dir);
   // What the launcher grants a `call` of the tool, and the bench's own code beside toolgate's.
   const flags = toFlags({ ...plan.set, env: [...plan.set.env, "TOOLGATE_BWRAP"] });
