@@ -13,7 +13,7 @@ import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 import { envelope, MODULES, nodeServersMissing, project } from "./gateway_support.ts";
-import { denoDir, hasStackTrace, launcherFlags, REPO, tempDir } from "./support.ts";
+import { denoDir, hasStackTrace, launcherArgs, launcherFlags, REPO, tempDir } from "./support.ts";
 import { MAX_STARTS_PER_MINUTE, Upstream, UpstreamError } from "../src/gateway/upstream.ts";
 import { ToolLauncher } from "../src/sandbox/tool_launch.ts";
 import { validateManifest } from "../src/manifest/manifest.ts";
@@ -114,15 +114,7 @@ function spawnToolgate(dir: string, env: Record<string, string>, args: string[])
 async function serveClient(dir: string, env: Record<string, string>, extra: string[] = []) {
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: [
-      "run",
-      ...launcherFlags(),
-      "--config",
-      join(REPO, "deno.json"),
-      join(REPO, "src", "launch.ts"),
-      "serve",
-      ...extra,
-    ],
+    args: launcherArgs(["serve", ...extra]),
     cwd: dir,
     // A HOME of the test's own keeps this user's Deno cache.
     env: { ...Deno.env.toObject(), DENO_DIR: denoDir(), ...env },

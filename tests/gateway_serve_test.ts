@@ -22,7 +22,7 @@ import {
   nodeServersMissing,
   project,
 } from "./gateway_support.ts";
-import { denoDir, launcherFlags, REPO } from "./support.ts";
+import { denoDir, launcherArgs } from "./support.ts";
 
 const ignore = await nodeServersMissing("gateway_serve_test") !== undefined;
 
@@ -46,14 +46,7 @@ async function stdioClient(command: string, args: string[], cwd: string, env: Re
 
 /** The client of `toolgate serve ARGS` in `dir`. */
 function serveClient(dir: string, env: Record<string, string>, extra: string[]) {
-  const args = [
-    "run",
-    ...launcherFlags(),
-    "--config",
-    join(REPO, "deno.json"),
-    join(REPO, "src", "launch.ts"),
-  ];
-  return stdioClient(Deno.execPath(), [...args, "serve", ...extra], dir, env);
+  return stdioClient(Deno.execPath(), launcherArgs(["serve", ...extra]), dir, env);
 }
 
 /**

@@ -41,6 +41,32 @@ export const EVERYTHING_SERVER = join(
   "dist",
   "index.js",
 );
+/**
+ * Writes a project's own MCP server: `server.mjs` (its text made by `server` from the path of the file its
+ * description is read from, `description.txt`), and a manifest whose one server, `own`, runs it under Node reading
+ * the installed modules only. `.port` beside the description names a loopback port the server tries to reach.
+ * Returns the description file's path.
+ */
+export async function writeOwnServer(
+  dir: string,
+  server: (description: string) => string,
+  options: { description?: string; port?: string; readOnly?: string[] } = {},
+): Promise<string> {
+  const description = join(dir, "description.txt");
+  await Deno.writeTextFile(description, options.description ?? "Says hello.");
+  if (options.port !== undefined) await Deno.writeTextFile(`${description}.port`, options.port);
+  const script = join(dir, "server.mjs");
+  await Deno.writeTextFile(script, server(description));
+  const own = {
+    command: "node",
+    args: [script],
+    permissions: { read: [MODULES] },
+    readOnly: options.readOnly,
+  };
+  await Deno.writeTextFile(join(dir, "tools.json"), JSON.stringify({ tools: [], mcpServers: { own } }));
+  return description;
+}
+
 /** server-everything over stdio as an `mcpServers` entry: run by Node, reading its installed modules only. */
 export const EVERYTHING_STDIO = {
   command: "node",
