@@ -20,6 +20,7 @@ Deno.test("console hub: a call its caller can stop shows Stop while it runs; Sto
   assert.equal(hub.stopCall(second), false, "a call its caller cannot stop");
   assert.equal(hub.stopCall(first), true);
   assert.equal(hub.stopCall(first), false, "stopped once");
+  assert.equal(hub.state().calls[0].stoppable, false, "no Stop once stopped, before the call has ended");
   assert.equal(stops, 1);
   seen.ended(success(null));
   other.ended(success(null));

@@ -29,8 +29,6 @@ import { runWatched, watchCall } from "./watch_calls.ts";
 import { askInSpan } from "./chat_span.ts";
 import { chatRequest } from "./chat_request.ts";
 
-export { chatRequest } from "./chat_request.ts";
-
 /** What the loop needs of a chat client ({@linkcode ChatClient} is one). */
 export interface ChatTransport {
   complete(body: ChatRequest): Promise<unknown>;

@@ -36,8 +36,6 @@ export interface CallRow {
   outcome: string;
   durationMs?: number;
   killedBy?: string;
-  /** While it runs: whether the console can stop it (its Stop button). */
-  stoppable: boolean;
   message?: string;
   /** The tool's progress and log messages (`toolgate/1`), the newest last. */
   events: string[];
@@ -124,7 +122,6 @@ export class ConsoleHub implements CallWatch {
       args: this.#redact(JSON.stringify(redactDeep(call.args ?? {}, this.#redact))),
       startedAt: new Date().toISOString(),
       outcome: "running",
-      stoppable: call.stop !== undefined,
       events: [],
       stderr: [],
     };
@@ -162,7 +159,6 @@ export class ConsoleHub implements CallWatch {
         if (partial !== "") keep(row.stderr, plainLine(shownPart(partial)));
         partial = "";
         row.durationMs = Math.round(performance.now() - started);
-        row.stoppable = false;
         this.#stops.delete(row.id);
         const end = endOf(result);
         row.outcome = end.outcome;
@@ -252,7 +248,8 @@ export class ConsoleHub implements CallWatch {
 
   /** Everything the console shows now but the audit log (only how many lines were written), secrets masked. */
   state(): {
-    calls: CallRow[];
+    /** Each call, and whether the console can stop it now (its Stop button: running, and not stopped yet). */
+    calls: (CallRow & { stoppable: boolean })[];
     approvals: { id: number; tool: string; reason: string; lines: readonly string[] }[];
     jobs: Record<string, unknown>[];
     audited: number;
@@ -262,7 +259,7 @@ export class ConsoleHub implements CallWatch {
       ...redactDeep(job.snapshot(TAIL_LINES), this.#redact),
     }));
     return {
-      calls: this.#calls.map((row) => ({ ...row })),
+      calls: this.#calls.map((row) => ({ ...row, stoppable: this.#stops.has(row.id) })),
       approvals: [...this.#waiting.values()].map(({ id, tool, reason, lines }) => ({
         id,
         tool,

@@ -334,11 +334,7 @@ export class Upstream {
   async #end(child: Child): Promise<void> {
     if (child.exited) return;
     await this.#signal(child, "SIGTERM");
-    const gone = await Promise.race([
-      child.process.status.then(() => true),
-      new Promise<false>((done) => setTimeout(() => done(false), this.#options.graceMs)),
-    ]);
-    if (!gone) {
+    if (!await settlesWithin(child.process.status, this.#options.graceMs)) {
       await this.#signal(child, "SIGKILL");
       await child.process.status;
     }
@@ -361,12 +357,7 @@ export class Upstream {
     // A Streamable HTTP session is ended with a DELETE, as the specification asks, which closes the server's
     // standing stream: the SDK client's abort alone could leave its connection open and the process alive.
     if (http !== undefined && client !== undefined) {
-      let stop: CancelTimer = () => {};
-      await Promise.race([
-        http.terminateSession().catch(() => {}),
-        new Promise<void>((done) => stop = after(SESSION_END_WAIT_MS, done)),
-      ]);
-      stop();
+      await settlesWithin(http.terminateSession().catch(() => {}), SESSION_END_WAIT_MS);
     }
     try {
       await client?.close();
@@ -375,15 +366,21 @@ export class Upstream {
     }
     const child = this.#child;
     if (child !== undefined && !child.exited) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        child.process.status,
-        new Promise((done) => timer = setTimeout(done, Math.min(EOF_WAIT_MS, this.#options.graceMs))),
-      ]);
-      clearTimeout(timer);
+      await settlesWithin(child.process.status, Math.min(EOF_WAIT_MS, this.#options.graceMs));
       await this.#end(child);
     }
   }
+}
+
+/** Waits for `promise` at most `ms`: whether it settled (fulfilled) in that time. The timer goes with it. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let cancel: CancelTimer = () => {};
+  const settled = await Promise.race([
+    promise.then(() => true),
+    new Promise<false>((done) => cancel = after(ms, () => done(false))),
+  ]);
+  cancel();
+  return settled;
 }
 
 /** The line of a server's stderr that says why it ended: the last one naming an error, else the last one. */
