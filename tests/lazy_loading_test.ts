@@ -111,6 +111,33 @@ Deno.test("traces: the OpenTelemetry SDK is no static import of the executor, of
   assert.ok([...adapter].some((m) => m.startsWith("npm:") && m.includes("@opentelemetry/sdk-trace")));
 });
 
+/**
+ * What a plain call (no hosts, no credentials, no question, no terminal) never runs: each
+ * loads where it is used, so no command's start reads it.
+ */
+const ON_USE = [
+  "src/sandbox/egress_proxy.ts",
+  "src/sandbox/plain_http.ts",
+  "src/sandbox/run_ca.ts",
+  "src/launcher/launch_plan.ts",
+  "src/policy/approval_prompt.ts",
+  "src/ui/terminal_form.ts",
+  "src/run/tool_questions.ts",
+];
+
+Deno.test("start-up: a plain call loads no egress proxy, run CA, launch planner, approval prompt, form or question desk", async () => {
+  // A call's code: what main loads at start, and the executor it loads for the call.
+  const executor = await staticGraph(join(REPO, "src", "run", "executor.ts"));
+  assert.ok(
+    [...executor].some((m) => m.endsWith("/src/sandbox/tool_launch.ts")),
+    "the walk reached the launcher",
+  );
+  const graph = new Set([...await staticGraph(join(REPO, "src", "main.ts")), ...executor]);
+  assert.deepEqual(ON_USE.filter((module) => graph.has(`file://${join(REPO, module)}`)), []);
+  // Each is there to be found: a moved module must not pass silently.
+  for (const module of ON_USE) await Deno.stat(join(REPO, module));
+});
+
 Deno.test("start-up: each heavy pattern for src/ names a module that exists (a moved module must not pass silently)", async () => {
   const files: string[] = [];
   const walk = async (dir: string) => {

@@ -7,8 +7,6 @@ import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor
 import { loadForCommand } from "./load.ts";
 import { UntrustedManifest } from "./trust_gate.ts";
 import { nearestNames } from "../base/text.ts";
-import { terminalReadLine } from "../policy/ask.ts";
-import { askForm } from "../ui/terminal_form.ts";
 import { UserStop } from "../process/stop.ts";
 import { errorType } from "../run/tracing.ts";
 
@@ -72,7 +70,10 @@ export const callCommand: Command = {
       const verdict = await OWN_COMMAND.decide(prepared.call);
       // A toolgate/1 tool's progress shows in the line; its form is asked on the terminal (none without one);
       // `call` has no model, so a question to one is answered that nobody can take it.
-      const readLine = io.interactive && argsText !== "-" ? terminalReadLine(io.stderr) : undefined;
+      // The terminal's prompt and form load only where there is a terminal.
+      const readLine = io.interactive && argsText !== "-"
+        ? (await import("../policy/ask.ts")).terminalReadLine(io.stderr)
+        : undefined;
       // Ctrl-C while the tool runs stops it, and stdout still gets its one envelope (killed_by: "user"): whoever
       // reads it learns what happened. A second Ctrl-C within 2 s ends toolgate at once, as without this.
       const stop = new AbortController();
@@ -90,7 +91,9 @@ export const callCommand: Command = {
             questions: {
               user: readLine &&
                 ((question, { tool }) =>
-                  progress.hold(() => askForm(question, readLine, io.stderr, tool.name))),
+                  progress.hold(async () =>
+                    (await import("../ui/terminal_form.ts")).askForm(question, readLine, io.stderr, tool.name)
+                  )),
               nobody: readLine
                 ? "toolgate call has no model to ask: run the tool from the agent loop or an MCP client"
                 : "toolgate call runs without a terminal, so nobody can answer the tool's question",

@@ -1,6 +1,5 @@
 /** The `permissions` command: the least Deno permission flags toolgate runs a command line under. @module */
 import { choiceOption, type Command, EXIT } from "./cli.ts";
-import { planLaunch } from "../launcher/launch_plan.ts";
 import { toFlags } from "../launcher/own_grants.ts";
 
 const FORMATS = ["flags", "json"] as const;
@@ -25,6 +24,8 @@ export const permissionsCommand: Command = {
   ].join("\n"),
   async run(parsed, io) {
     const format = choiceOption(parsed, "format", FORMATS, "flags", "permissions");
+    // The planner loads here: every other command's start would pay for it.
+    const { planLaunch } = await import("../launcher/launch_plan.ts");
     const plan = await planLaunch(parsed.positionals, io.env, io.cwd);
     const body = format === "flags" ? toFlags(plan.set).join(" ") : JSON.stringify(plan.set, null, 2);
     await io.stdout(body + "\n");

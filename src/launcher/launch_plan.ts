@@ -8,8 +8,7 @@
  */
 import { dirname, isWithin, join, resolve } from "../base/paths.ts";
 import { CGROUP_ENV, ownCgroups } from "../sandbox/cgroups.ts";
-import { PROXY_SOCKET_ENV } from "../sandbox/egress_proxy.ts";
-import { UPSTREAM_CA_ENV } from "../sandbox/run_ca.ts";
+import { PROXY_SOCKET_ENV, UPSTREAM_CA_ENV } from "../sandbox/proxy_settings.ts";
 import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
 import { endpointFromEnv } from "../agent/limits.ts";
 import { findProgram } from "../base/find_program.ts";

@@ -9,7 +9,7 @@
 import { SYSTEM_PATHS } from "../sandbox/sandbox.ts";
 import { dirname, isAbsolute, relative } from "../base/paths.ts";
 import { STATE_ENV } from "../state/state.ts";
-import { UPSTREAM_CA_ENV } from "../sandbox/run_ca.ts";
+import { UPSTREAM_CA_ENV } from "../sandbox/proxy_settings.ts";
 import { NATS_ENV, POOL_KEY_FILE_ENV } from "../pool/address.ts";
 import { OTEL_ENV } from "../run/tracing.ts";
 

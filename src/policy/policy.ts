@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { approvalLines } from "./approval_prompt.ts";
 import { failure, type FailureEnvelope } from "../contract.ts";
 import type { PreparedCall } from "./prepared_call.ts";
 import { assessCall, type CallRisk, type Destination, type HostEntry } from "./risk.ts";
@@ -244,7 +243,8 @@ export class Policy {
     const question: ApprovalQuestion = {
       tool: tool.name,
       reason,
-      lines: approvalLines(tool, call.args, reason, {
+      // The prompt's wording loads only when a person is asked.
+      lines: (await import("./approval_prompt.ts")).approvalLines(tool, call.args, reason, {
         redact: this.#options.redact,
         width: this.#options.width,
       }),

@@ -7,7 +7,6 @@
  * @module
  */
 import { type Envelope, withWarnings } from "../contract.ts";
-import { scrubbedEvents, ToolChannel } from "../manifest/tool_protocol.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 import { protocolEnvelope } from "../process/protocol_envelope.ts";
 import { runProcess, type RunResult } from "../process/runner.ts";
@@ -19,7 +18,6 @@ import type { CallContext } from "./call_context.ts";
 import { callDefaults, processLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
 import { CHILD_SPANS, egressAttributes } from "./tracing.ts";
-import { QuestionDesk } from "./tool_questions.ts";
 
 const encoder = new TextEncoder();
 
@@ -57,17 +55,19 @@ export async function runForeground(
     const cutOff = new AbortController();
     // A tool that may ask keeps its stdin open after the arguments line: its answers come there.
     let write: (bytes: Uint8Array) => Promise<boolean> = () => Promise.resolve(false);
-    const desk = tool.asks.length === 0 ? undefined : new QuestionDesk({
+    // The toolgate/1 channel and the question desk load only for a tool that speaks the protocol or asks.
+    const desk = tool.asks.length === 0 ? undefined : new (await import("./tool_questions.ts")).QuestionDesk({
       tool,
       handlers: options.questions,
       scrub: context.secrets.scrub,
       write: (bytes) => write(bytes),
       onAnswered: (id) => channel?.answered(id),
     });
-    const channel = tool.protocol === undefined ? undefined : new ToolChannel({
+    const protocol = tool.protocol === undefined ? undefined : await import("../manifest/tool_protocol.ts");
+    const channel = protocol && new protocol.ToolChannel({
       tool: tool.name,
       maxBytes: maxOutputBytes,
-      onEvent: options.onToolEvent && scrubbedEvents(options.onToolEvent, context.secrets.scrub),
+      onEvent: options.onToolEvent && protocol.scrubbedEvents(options.onToolEvent, context.secrets.scrub),
       onViolation: () => cutOff.abort(),
       asks: tool.asks,
       onQuestion: desk && ((question) => desk.ask(question)),

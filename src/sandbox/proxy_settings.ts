@@ -73,6 +73,9 @@ export const PROXY_LIMITS: ProxyLimits = { perCall: 64, pending: 64, headMs: 10_
  */
 export const PROXY_SOCKET_ENV = "TOOLGATE_PROXY_SOCKET";
 
+/** The variable naming a file of CA certificates (PEM) toolgate trusts for the hosts credentials go to. */
+export const UPSTREAM_CA_ENV = "TOOLGATE_UPSTREAM_CA";
+
 /**
  * Where this process's proxy listens: the launcher's choice, else a socket of its own in toolgate's state.
  *

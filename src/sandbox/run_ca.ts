@@ -130,8 +130,7 @@ export function caBundle(runCa: string, systemFiles: readonly string[] = SYSTEM_
   return runCa;
 }
 
-/** The variable naming a file of CA certificates (PEM) toolgate trusts for the hosts credentials go to. */
-export const UPSTREAM_CA_ENV = "TOOLGATE_UPSTREAM_CA";
+export { UPSTREAM_CA_ENV } from "./proxy_settings.ts";
 
 /** The variables through which common runtimes take a CA bundle (curl, OpenSSL, Python, Node, Deno). */
 export const CA_BUNDLE_VARIABLES: readonly string[] = [

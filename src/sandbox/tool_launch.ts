@@ -7,7 +7,9 @@
  */
 import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
-import { type EgressDecision, EgressProxy, proxySocketPath } from "./egress_proxy.ts";
+// The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
+import type { EgressDecision, EgressProxy } from "./egress_proxy.ts";
+import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
 import { BRIDGE_PORT } from "./net_bridge.ts";
 import { failure, type FailureEnvelope } from "../contract.ts";
 import { type ControlPlane } from "./control_plane.ts";
@@ -30,7 +32,6 @@ import { prepareDir } from "../state/private_dir.ts";
 import { programNeeds } from "./program_needs.ts";
 import { stillPinned } from "../manifest/trust.ts";
 import type { CallCredential } from "../manifest/credentials.ts";
-import { CA_BUNDLE_VARIABLES, caBundle, UPSTREAM_CA_ENV } from "./run_ca.ts";
 
 /** Where a call with bound credentials finds the CA bundle it trusts (the system's CAs and the run's). */
 export const CA_BUNDLE_INSIDE = "/tmp/.toolgate-ca.pem";
@@ -115,6 +116,7 @@ export class ToolLauncher {
   readonly #options: ToolLauncherOptions;
   #support?: Promise<SandboxSupport>;
   #proxy?: EgressProxy;
+  #proxyStart?: Promise<EgressProxy>;
   #bundle?: Promise<string>;
   readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
@@ -251,8 +253,9 @@ export class ToolLauncher {
     if (Array.isArray(tool.profile.net)) {
       let proxy: EgressProxy;
       try {
-        proxy = this.#proxy ??= this.#startProxy();
+        proxy = this.#proxy ??= await (this.#proxyStart ??= this.#startProxy());
       } catch (error) {
+        this.#proxyStart = undefined;
         return refused("unavailable", `The tool's egress proxy cannot start: ${(error as Error).message}.`);
       }
       if (credentials.length > 0) {
@@ -264,6 +267,7 @@ export class ToolLauncher {
             `The tool's credentials cannot be set up: ${(error as Error).message}.`,
           );
         }
+        const { CA_BUNDLE_VARIABLES } = await import("./run_ca.ts");
         extraEnv = Object.fromEntries([
           ...credentials.map((c) => [c.binding.env, c.placeholder]),
           ...CA_BUNDLE_VARIABLES.map((name) => [name, CA_BUNDLE_INSIDE]),
@@ -338,7 +342,8 @@ export class ToolLauncher {
   }
 
   /** The egress proxy of this launcher, started at the first call whose profile names hosts. */
-  #startProxy(): EgressProxy {
+  async #startProxy(): Promise<EgressProxy> {
+    const { EgressProxy } = await import("./egress_proxy.ts");
     const socket = proxySocketPath(this.#options.env, stateRoot(this.#options.env));
     prepareDir(dirname(socket));
     const extra = this.#options.env[UPSTREAM_CA_ENV];
@@ -350,12 +355,13 @@ export class ToolLauncher {
    * only (the run CA's key never leaves toolgate's memory), bound read-only into each such sandbox.
    */
   #caBundle(proxy: EgressProxy): Promise<string> {
-    return this.#bundle ??= proxy.authority().then((authority) => {
+    return this.#bundle ??= (async () => {
+      const [authority, { caBundle }] = await Promise.all([proxy.authority(), import("./run_ca.ts")]);
       const file = `${proxy.socket}.ca.pem`;
       // Public certificates: readable by the sandbox whatever user it maps to.
       Deno.writeTextFileSync(file, caBundle(authority.cert), { mode: 0o644 });
       return file;
-    });
+    })();
   }
 
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
