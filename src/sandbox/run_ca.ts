@@ -130,8 +130,6 @@ export function caBundle(runCa: string, systemFiles: readonly string[] = SYSTEM_
   return runCa;
 }
 
-export { UPSTREAM_CA_ENV } from "./proxy_settings.ts";
-
 /** The variables through which common runtimes take a CA bundle (curl, OpenSSL, Python, Node, Deno). */
 export const CA_BUNDLE_VARIABLES: readonly string[] = [
   "SSL_CERT_FILE",
