@@ -123,9 +123,10 @@ const ON_USE = [
   "src/policy/approval_prompt.ts",
   "src/ui/terminal_form.ts",
   "src/run/tool_questions.ts",
+  "src/manifest/tool_protocol.ts",
 ];
 
-Deno.test("start-up: a plain call loads no egress proxy, run CA, launch planner, approval prompt, form or question desk", async () => {
+Deno.test("start-up: a plain call loads no egress proxy, run CA, launch planner, approval prompt, form, question desk or toolgate/1 channel", async () => {
   // A call's code: what main loads at start, and the executor it loads for the call.
   const executor = await staticGraph(join(REPO, "src", "run", "executor.ts"));
   assert.ok(

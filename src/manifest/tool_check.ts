@@ -12,7 +12,7 @@ import { declaredProfile, type ProfileResult, resolveProfile } from "./profiles.
 import { markSchemaChecked, patternProblems, type SchemaCompiler, schemaEngineLoaded } from "./schema.ts";
 import { fnv1a64 } from "../state/state.ts";
 import { beltToolOf } from "./tool_belt.ts";
-import { type Asked, TOOL_ASKS, TOOL_PROTOCOLS, type ToolProtocol } from "./tool_protocol.ts";
+import { type Asked, TOOL_ASKS, TOOL_PROTOCOLS, type ToolProtocol } from "./tool_messages.ts";
 import { checkCredentials } from "./credentials.ts";
 import { checkCommand } from "./command_check.ts";
 import { type ManifestOptions, STORE_SECRET, TOOL_NAME_PATTERN, type ToolSpec } from "./manifest_types.ts";

@@ -15,7 +15,6 @@ import type { CallContext } from "./call_context.ts";
 import { callDefaults, shownLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
 import type { ToolPool } from "./tool_pool.ts";
-import { scrubbedEvents } from "../manifest/tool_protocol.ts";
 
 /**
  * Runs a prepared call on the pool, waiting for a worker to take it within its timeout. Background jobs stay with
@@ -64,7 +63,9 @@ export async function runInPool(
       tool,
       questions: options.questions,
       scrub: secrets.scrub,
-      onToolEvent: options.onToolEvent && scrubbedEvents(options.onToolEvent, secrets.scrub),
+      // The toolgate/1 channel's code loads only for a caller that listens to a tool's events.
+      onToolEvent: options.onToolEvent &&
+        (await import("../manifest/tool_protocol.ts")).scrubbedEvents(options.onToolEvent, secrets.scrub),
     },
   });
   const envelope = answer.envelope;
