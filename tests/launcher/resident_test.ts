@@ -123,19 +123,25 @@ async function sockets(w: World, wait = true): Promise<string[]> {
   }
 }
 
-/** The resident servers of a socket, by their command line. */
-async function servers(socket: string): Promise<number[]> {
-  const pids: number[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`);
-      if (cmdline.includes(`\0${RESIDENT_MODE}\0${socket}\0`)) pids.push(Number(entry.name));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return pids;
+/** The processes whose command line holds `words` in a row (what `pgrep -f` finds). */
+async function processes(...words: string[]): Promise<number[]> {
+  const pattern = words.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(" ");
+  const out = await new Deno.Command("pgrep", {
+    args: ["-f", "--", pattern],
+    stdout: "piped",
+    stderr: "null",
+  })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((line) => line.trim() !== "").map(Number);
+}
+
+/** The resident servers of a socket. */
+function servers(socket: string): Promise<number[]> {
+  return processes(RESIDENT_MODE, socket);
+}
+
+async function alive(pid: number): Promise<boolean> {
+  return (await new Deno.Command("kill", { args: ["-0", String(pid)], stderr: "null" }).output()).success;
 }
 
 /** Cold, then warm (which leaves the server), then its socket. */
@@ -334,18 +340,13 @@ Deno.test("resident: a client that goes away while its command runs ends the com
   assert.ok((await lines(w.runs)).at(-1)!.includes(` ${RESIDENT_MODE} `), "the server runs it");
   const tool = Number((await Deno.readTextFile(`${w.runs}.pid`)).trim());
   // The client: the resident entry, on this socket.
-  const clients: number[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const cmdline = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
-    if (cmdline.includes("resident.js\0") && cmdline.includes(socket)) clients.push(Number(entry.name));
-  }
+  const clients = await processes("resident.js", socket);
   assert.equal(clients.length, 1, "one client");
   Deno.kill(clients[0], "SIGKILL");
   await child.status;
   const gone = async (pid: number) => {
     for (let i = 0; i < 100; i++) {
-      if (!(await Deno.stat(`/proc/${pid}`).then(() => true, () => false))) return true;
+      if (!(await alive(pid))) return true;
       await new Promise((done) => setTimeout(done, 100));
     }
     return false;
@@ -355,4 +356,31 @@ Deno.test("resident: a client that goes away while its command runs ends the com
     await new Promise((done) => setTimeout(done, 100));
   }
   assert.deepEqual(await servers(socket), [], "the server ended");
+});
+
+Deno.test("resident: a planned (cold) run never leaves a server, whatever its environment names", async () => {
+  const t = await install();
+  const w = await world(t, "cold");
+  assert.equal((await run(t, w, ["trust"])).code, 0);
+  // In the records' folder, where a main process may write: only the launcher's care keeps a server out.
+  await Deno.mkdir(w.launch, { recursive: true, mode: 0o700 });
+  const socket = join(w.launch, "planted.sock");
+  const planted = {
+    ...w.env,
+    TOOLGATE_RESIDENT: socket,
+    TOOLGATE_RESIDENT_MAC: "0".repeat(64),
+    TOOLGATE_RESIDENT_ARGS: `${Deno.execPath()}\nrun\n--allow-all\n--allow-run=/usr/bin/setsid\n${
+      join(t.root, "bundle", "main.js")
+    }`,
+  };
+  // Run within a second of the trust: the launcher plans it and records nothing, so it is cold each time.
+  for (const _ of [1, 2]) {
+    const result = await run(t, w, ["call", "greet", "{}", "--sandbox", "off"], planted);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(!result.resident);
+  }
+  await new Promise((done) => setTimeout(done, 1500));
+  assert.deepEqual(await servers(socket), []);
+  assert.ok(!(await Deno.stat(socket).then(() => true, () => false)), "no socket");
+  assert.ok(!(await Deno.stat(`${socket}.lock`).then(() => true, () => false)), "no start was tried");
 });
