@@ -10,6 +10,7 @@ import { planLaunch } from "./launcher/launch_plan.ts";
 import { toFlags } from "./launcher/own_grants.ts";
 import { bundleEntry, packaging, TOOLGATE_CODE, TOOLGATE_ROOT } from "./manifest/tool_belt.ts";
 import { recordLaunch, takeWarmRequest, traceReads } from "./launcher/launch_record.ts";
+import { RESIDENT_ARGS_ENV, RESIDENT_ENV, RESIDENT_MAC_ENV } from "./launcher/resident_wire.ts";
 
 /** The main entry and the options that make the runtime load it the same way from any folder. */
 function entry(): string[] {
@@ -25,6 +26,8 @@ if (import.meta.main) {
   // is one inherited from some outer task, and the folder the command was typed in is the current one.
   const here = Deno.cwd();
   const cwd = here === TOOLGATE_ROOT.replace(/\/$/, "") ? Deno.env.get("INIT_CWD") || here : here;
+  // Only a warm run, whose front end checked the record, may leave a resident server: never a planned one.
+  for (const name of [RESIDENT_ENV, RESIDENT_ARGS_ENV, RESIDENT_MAC_ENV]) Deno.env.delete(name);
   const env = Deno.env.toObject();
   // The installed front end asks for the decision to be recorded (its warm path); never from source, whose code
   // may change under the same build.

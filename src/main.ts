@@ -18,6 +18,7 @@ import {
   UsageError,
 } from "./commands/cli.ts";
 import { broadGrants } from "./launcher/own_grants.ts";
+import { RESIDENT_ENV, RESIDENT_MODE } from "./launcher/resident_wire.ts";
 import { StateDirError } from "./state/state.ts";
 import { callCommand } from "./commands/call.ts";
 import { doctorCommand } from "./commands/doctor.ts";
@@ -199,6 +200,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   }
 }
 
+/** The commands a resident server may run again: one command line in, one answer out, nothing interactive. */
+const RESIDENT_COMMANDS = ["call", "run"];
+
 /** How long a finished command's process may take to end on its own before it is ended. */
 const EXIT_GRACE_MS = 2_000;
 
@@ -208,6 +212,12 @@ if (import.meta.main) {
     await (await import("./commands/tool_mode.ts")).runToolMode(Deno.args[1]);
   } else if (Deno.args[0] === BRIDGE_MODE) {
     Deno.exit(await (await import("./sandbox/net_bridge.ts")).runBridge(Deno.args.slice(1)));
+  } else if (Deno.args[0] === RESIDENT_MODE) {
+    // `__resident SOCKET MAC NAMES ARGV...`: a record's resident server (src/launcher/resident_start.ts starts it).
+    const [, socket, mac, names, ...argv] = Deno.args;
+    const { serveResident } = await import("./commands/resident_server.ts");
+    await serveResident({ socket, mac, argv, envNames: names.split(",").filter((n) => n !== ""), run });
+    Deno.exit(0);
   } else {
     const { processIo } = await import("./commands/process_io.ts");
     const io = processIo();
@@ -217,6 +227,10 @@ if (import.meta.main) {
       : undefined;
     if (found !== undefined) await io.stderr(found.line);
     Deno.exitCode = found?.fatal ? EXIT.usage : await run(Deno.args, io);
+    // A warm `call` or agent run whose front end asked for it leaves a resident server for the next same one.
+    if (io.env[RESIDENT_ENV] && RESIDENT_COMMANDS.includes(findCommand(Deno.args).name ?? "")) {
+      (await import("./launcher/resident_start.ts")).startResident(Deno.args);
+    }
     // The command is done and has closed what it opened; a handle some library left open (an HTTP client's
     // standing stream, say) must not hold the process: a moment for the last writes, then it ends.
     const { after } = await import("./base/timer.ts");

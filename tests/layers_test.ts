@@ -39,7 +39,7 @@ const RANK: Record<string, number> = {
 };
 const FRONT_ENDS = ["commands", "agent", "mcp", "pool", "gateway", "console", "build", "belt"];
 const FRONT = 8;
-const ENTRIES = ["main.ts", "mod.ts", "launch.ts"];
+const ENTRIES = ["main.ts", "mod.ts", "launch.ts", "resident.ts"];
 
 /**
  * Front-end modules that import nothing of toolgate but base and the contract, which a lower layer may read: the

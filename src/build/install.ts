@@ -16,6 +16,7 @@ import { dataRoot } from "../state/state.ts";
 import { ROOT } from "./flags.ts";
 import { TOOL_DENO_FLAGS } from "../../tools/deno_flags.ts";
 import { tuneBundle } from "./tune_bundle.ts";
+import { MISS_EXIT, RESIDENT_ARGS_ENV, RESIDENT_ENV, RESIDENT_MAC_ENV } from "../launcher/resident_wire.ts";
 import {
   IDENTITY_FORMAT,
   LAUNCH_FORMAT,
@@ -55,7 +56,7 @@ export function launcherArgs(code: InstalledCode): string[] {
  * recorded command line. It returns on anything else, and the command takes the cold path. Record content is never
  * evaluated: its lines are only split on newlines (with globbing off) into the command line and the files to stat.
  */
-function warmPath(build: string): string[] {
+function warmPath(build: string, client: string): string[] {
   const vars = LAUNCH_VARS.map((name) => `"\${${name}+=}\${${name}-}"`).join(" ");
   return [
     `_tg_build=${quote(build)}`,
@@ -109,6 +110,22 @@ function warmPath(build: string): string[] {
     '  for _tg_line in $_tg_vars; do export "$_tg_line"; done',
     "  INIT_CWD=",
     "  export INIT_CWD",
+    // No terminal in sight: a resident server of this record answers (its client on the recorded runtime), or this
+    // run leaves one (src/resident.ts).
+    '  if [ -z "${TOOLGATE_NO_RESIDENT-}" ] && [ ! -t 0 ] && [ ! -t 1 ] && [ ! -t 2 ]; then',
+    // Named by the MAC (its first 16 digits: a socket's path must fit in 108 bytes), and the client shows the
+    // server the whole of it: a server runs only for the very decision (record and files as they are) it came from.
+    '    _tg_sock=$_tg_dir/${_tg_mac%"${_tg_mac#????????????????}"}.sock',
+    '    if [ -S "$_tg_sock" ] && [ -O "$_tg_sock" ]; then',
+    `      "\${_tg_args%%"$_tg_nl"*}" run --quiet --no-prompt --no-config "--allow-read=$_tg_sock" "--allow-write=$_tg_sock" "--allow-net=unix:$_tg_sock" --allow-env ${
+      quote(client)
+    } "$_tg_sock" "$_tg_mac"`,
+    "      _tg_rc=$?",
+    `      [ "$_tg_rc" -eq ${MISS_EXIT} ] || exit "$_tg_rc"`,
+    "    fi",
+    `    ${RESIDENT_ENV}=$_tg_sock ${RESIDENT_MAC_ENV}=$_tg_mac ${RESIDENT_ARGS_ENV}=$_tg_args`,
+    `    export ${RESIDENT_ENV} ${RESIDENT_MAC_ENV} ${RESIDENT_ARGS_ENV}`,
+    "  fi",
     '  exec $_tg_args "$@"',
     "}",
     '_tg_warm "$@"',
@@ -155,7 +172,7 @@ export function shimText(runtime: string, code: InstalledCode, version: string, 
     `deno=${quote(runtime)}`,
     '[ -x "$deno" ] || deno=$(command -v deno) || deno=""',
     `[ -n "$deno" ] || exec npx -y deno@${version} ${args} "$@"`,
-    ...(warm ? warmPath(build) : []),
+    ...(warm ? warmPath(build, join(code.bundle, "resident.js")) : []),
     `exec "$deno" ${coldArgs} "$@"`,
     "",
   ].join("\n");
@@ -185,6 +202,8 @@ export async function buildBundle(target: string): Promise<{ ok: true } | { ok: 
       fresh,
       join(ROOT, "src", "launch.ts"),
       join(ROOT, "src", "main.ts"),
+      // The installed command's client of a resident server: a few kilobytes, nothing of toolgate's own work.
+      join(ROOT, "src", "resident.ts"),
       // Each built-in tool's own entry (`belt/NAME.js`): a tool loads its code and nothing of toolgate's.
       ...beltEntries(),
     ],

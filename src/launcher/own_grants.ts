@@ -12,6 +12,7 @@ import { STATE_ENV } from "../state/state.ts";
 import { UPSTREAM_CA_ENV } from "../sandbox/proxy_settings.ts";
 import { NATS_ENV, POOL_KEY_FILE_ENV } from "../pool/address.ts";
 import { OTEL_ENV } from "../run/tracing.ts";
+import { RESIDENT_ARGS_ENV, RESIDENT_ENV, RESIDENT_MAC_ENV } from "./resident_wire.ts";
 
 /** Variables toolgate itself reads. */
 export const OWN_ENV = [
@@ -25,6 +26,10 @@ export const OWN_ENV = [
   "TOOLGATE_CGROUP",
   "TOOLGATE_PROXY_SOCKET",
   UPSTREAM_CA_ENV,
+  // The front end's ask for a resident server after a warm run, and the recorded command line it runs.
+  RESIDENT_ENV,
+  RESIDENT_MAC_ENV,
+  RESIDENT_ARGS_ENV,
   // Asks a bundle run under fixed flags for the compiled binary's start-up check (the tests do).
   "TOOLGATE_CHECK_GRANTS",
   "OAI_BASE_URL",

@@ -207,7 +207,9 @@ Deno.test("warm path: a record edited, cut short or re-keyed is refused and the 
   await settle(t, HELLO, w.project, w.env);
   const records = async () => {
     const names: string[] = [];
-    for await (const entry of Deno.readDir(w.launch)) if (entry.name !== "key") names.push(entry.name);
+    for await (const entry of Deno.readDir(w.launch)) {
+      if (/^[0-9a-f]{64}$/.test(entry.name)) names.push(entry.name);
+    }
     assert.equal(names.length, 1);
     return join(w.launch, names[0]);
   };
@@ -243,7 +245,7 @@ Deno.test("warm path: the main runtime gets the very command line and environmen
   const out = w.out;
   const args = ["call", "parent", "{}", "--sandbox", "off"];
   await new Promise((done) => setTimeout(done, FRESH_MS + 100));
-  const seen: { cmdline: string; environ: string }[] = [];
+  const seen: { cmdline: string; environ: string[] }[] = [];
   for (const expectWarm of [false, true]) {
     // The tool's program (sh) gets its first argument from the manifest's command line: the output file.
     const result = await run(t, args, w.project, w.env);
@@ -251,12 +253,30 @@ Deno.test("warm path: the main runtime gets the very command line and environmen
     assert.equal(result.warm, expectWarm);
     seen.push({
       cmdline: await Deno.readTextFile(out),
-      environ: (await Deno.readTextFile(`${out}.env`)).split("\0").sort().join("\n"),
+      environ: (await Deno.readTextFile(`${out}.env`)).split("\0").filter((entry) => entry !== "").sort(),
     });
   }
   assert.match(seen[0].cmdline, /--allow-read=/);
   assert.equal(seen[1].cmdline, seen[0].cmdline, "the same runtime, flags, entry and arguments");
-  assert.equal(seen[1].environ, seen[0].environ, "the same environment");
+  // With no terminal, the warm run also names its resident server's socket and command line: its own.
+  const [cold, warm] = seen.map(({ environ }) => ({
+    resident: environ.filter((entry) => entry.startsWith("TOOLGATE_RESIDENT")),
+    rest: environ.filter((entry) => !entry.startsWith("TOOLGATE_RESIDENT")),
+  }));
+  assert.deepEqual(cold.resident, [], "the cold run asks for no resident server");
+  assert.equal(warm.resident.length, 3);
+  assert.match(warm.resident[0], /^TOOLGATE_RESIDENT=\/.*\/launch\/[0-9a-f]{16}\.sock$/);
+  assert.match(warm.resident[2], /^TOOLGATE_RESIDENT_MAC=[0-9a-f]{64}$/);
+  const recorded = warm.resident[1].slice("TOOLGATE_RESIDENT_ARGS=".length).split("\n").filter((line) =>
+    line !== ""
+  );
+  const cmdline = seen[0].cmdline.split("\n").filter((line) => line !== "");
+  assert.deepEqual(
+    recorded,
+    cmdline.slice(0, -args.length),
+    "the resident server's command line is the run's own",
+  );
+  assert.deepEqual(warm.rest, cold.rest, "the same environment");
 });
 
 confinedTest(

@@ -1,0 +1,163 @@
+/**
+ * The resident server: a main process that stays after a warm run, keeps toolgate's code loaded and warm, and
+ * runs the very same command line again each time the installed command's client asks on the record's socket.
+ * It runs one command at a time (another client is answered `miss`, and its front end starts the command as
+ * before), only for a client whose environment has the same values of every variable the server's grants let it
+ * read, under the server's own grants (the launcher's for that command line). A client that goes away while its
+ * command runs ends the server as SIGTERM would: the command's trees end and the process exits. It leaves when it
+ * has been idle for a while, or when its socket is no longer its own. Not here: the wire
+ * (src/launcher/resident_wire.ts), its start (src/launcher/resident_start.ts), the client (src/resident.ts).
+ *
+ * @module
+ */
+import type { Io } from "./cli.ts";
+import { processIo } from "./process_io.ts";
+import { neutralizeControls } from "../base/terminal.ts";
+import { FRAME, frame, FrameReader, keyDigest } from "../launcher/resident_wire.ts";
+
+/** How long a resident server waits for its next command before it leaves. */
+export const RESIDENT_IDLE_MS = 60_000;
+
+/** What a resident server runs, where, and for how long it waits. */
+export interface ResidentOptions {
+  /** The record's socket. */
+  readonly socket: string;
+  /** The command line it runs for each client (its own, as recorded). */
+  readonly argv: readonly string[];
+  /** The MAC of the record it was started from: a client must show the same. */
+  readonly mac: string;
+  /** The variables its grants let it read: a client's values of these must be its own. */
+  readonly envNames: readonly string[];
+  /** Runs the command line (the main entry's `run`). */
+  readonly run: (argv: readonly string[], io: Io) => Promise<number>;
+  /** Idle time before it leaves (default {@linkcode RESIDENT_IDLE_MS}). */
+  readonly idleMs?: number;
+}
+
+const decoder = new TextDecoder();
+
+function inode(path: string): number | null | undefined {
+  try {
+    return Deno.lstatSync(path).ino;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Serves the socket until idle; resolves when the server has closed it (and removed it, if still its own).
+ *
+ * @example
+ * ```ts ignore
+ * await serveResident({ socket, argv: ["call", "get_time"], envNames: ["PATH"], run });
+ * ```
+ */
+export async function serveResident(options: ResidentOptions): Promise<void> {
+  const own = await keyDigest(options.mac, options.envNames, (name) => {
+    try {
+      return Deno.env.get(name);
+    } catch {
+      return undefined;
+    }
+  });
+  // Another server's socket: it serves (a client removes a socket nobody listens on before a start).
+  if (inode(options.socket) !== undefined) return;
+  const listener = Deno.listen({ transport: "unix", path: options.socket });
+  Deno.chmodSync(options.socket, 0o600);
+  const mine = inode(options.socket);
+  // Listening: the next warm run may start another server once this one is gone.
+  try {
+    Deno.removeSync(`${options.socket}.lock`);
+  } catch {
+    // A start by hand, or a lock already cleared.
+  }
+  const idleMs = options.idleMs ?? RESIDENT_IDLE_MS;
+  let busy = false;
+  let inFlight: Promise<void> = Promise.resolve();
+  let last = Date.now();
+  const watch = setInterval(() => {
+    if (inode(options.socket) !== mine || (!busy && Date.now() - last > idleMs)) listener.close();
+  }, 1000);
+  try {
+    for await (const conn of listener) {
+      if (busy) {
+        await conn.write(frame(FRAME.miss, "")).catch(() => {});
+        conn.close();
+        continue;
+      }
+      busy = true;
+      // Not awaited: the next client meanwhile is answered `miss` at once, not kept waiting.
+      inFlight = serveOne(conn, own, options).catch(() => {}).finally(() => {
+        busy = false;
+        last = Date.now();
+      });
+    }
+  } catch {
+    // The listener closed under the loop: the server is leaving.
+  } finally {
+    clearInterval(watch);
+    if (inode(options.socket) === mine) Deno.removeSync(options.socket);
+  }
+  // A command under way when the socket went ends first.
+  await inFlight;
+}
+
+/** One client: hello, its key, then its command, or `miss`. */
+async function serveOne(conn: Deno.Conn, own: string, options: ResidentOptions): Promise<void> {
+  let writing = Promise.resolve();
+  let gone = false;
+  const send = (kind: number, payload: Uint8Array | string): Promise<void> =>
+    writing = writing.then(async () => {
+      if (gone) return;
+      const bytes = frame(kind, payload);
+      try {
+        for (let written = 0; written < bytes.length;) written += await conn.write(bytes.subarray(written));
+      } catch {
+        gone = true;
+      }
+    });
+  const reader = new FrameReader(conn);
+  await send(FRAME.hello, JSON.stringify(options.envNames));
+  const key = await reader.next();
+  if (key === null || key.kind !== FRAME.key || decoder.decode(key.payload) !== own) {
+    await send(FRAME.miss, "");
+    conn.close();
+    return;
+  }
+  // What the client sends from now on: its stdin when asked. Its end while the command runs ends the server.
+  let answerStdin: ((text: string) => void) | undefined;
+  let done = false;
+  void (async () => {
+    for (let next = await reader.next(); next !== null; next = await reader.next()) {
+      if (next.kind === FRAME.stdin) answerStdin?.(decoder.decode(next.payload));
+    }
+    if (!done) Deno.kill(Deno.pid, "SIGTERM");
+  })();
+  const base = processIo();
+  const io: Io = {
+    env: base.env,
+    readEnv: base.readEnv,
+    cwd: base.cwd,
+    stdout: (text) => send(FRAME.out, text),
+    stderr: (text) => send(FRAME.err, neutralizeControls(text)),
+    stderrControl: (text) => send(FRAME.err, text),
+    stdin: () => {
+      const text = new Promise<string>((resolve) => answerStdin = resolve);
+      void send(FRAME.stdinAsk, "");
+      return text;
+    },
+    interactive: false,
+  };
+  // From here on the command runs: a client that loses the server now must not run it again.
+  await send(FRAME.go, "");
+  let code: number;
+  try {
+    code = await options.run(options.argv, io);
+  } catch (error) {
+    await io.stderr(`toolgate: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    code = 1;
+  }
+  done = true;
+  await send(FRAME.exit, String(code));
+  conn.close();
+}

@@ -1,0 +1,78 @@
+/**
+ * The installed command's client of a resident toolgate (the bundle's `resident.js`): the front end starts it,
+ * under grants to the record's socket alone, when a warm command finds that socket. It hands the server its
+ * environment's digest, relays the command's stdout, stderr and stdin, and exits with the command's code. It
+ * exits 75 only when the server said nothing ran (no server, a busy one, another environment, an end before its
+ * `go`): the front end then starts the command as before. After `go`, a server that goes away is exit 1, never a
+ * second run.
+ *
+ * @module
+ */
+import { FRAME, frame, FrameReader, keyDigest, MISS_EXIT } from "./launcher/resident_wire.ts";
+
+const decoder = new TextDecoder();
+
+async function writeAll(stream: typeof Deno.stdout | typeof Deno.stderr, bytes: Uint8Array): Promise<void> {
+  try {
+    for (let written = 0; written < bytes.length;) written += await stream.write(bytes.subarray(written));
+  } catch (error) {
+    // A reader that went away (`| head`) is not our failure.
+    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+  }
+}
+
+/** Set once the server said `go`: from then on, whatever happens, the command must not run a second time. */
+let started = false;
+
+async function main(socket: string, mac: string): Promise<number> {
+  let conn: Deno.Conn;
+  try {
+    conn = await Deno.connect({ transport: "unix", path: socket });
+  } catch (error) {
+    // Nobody listens: a server that died left it. Gone, it lets this run start the next server.
+    if (error instanceof Deno.errors.ConnectionRefused) await Deno.remove(socket).catch(() => {});
+    return MISS_EXIT;
+  }
+  const reader = new FrameReader(conn);
+  const hello = await reader.next();
+  if (hello === null || hello.kind !== FRAME.hello) return MISS_EXIT;
+  const names: string[] = JSON.parse(decoder.decode(hello.payload));
+  try {
+    await conn.write(frame(FRAME.key, await keyDigest(mac, names, (name) => Deno.env.get(name))));
+  } catch {
+    return MISS_EXIT;
+  }
+  for (let next = await reader.next(); next !== null; next = await reader.next()) {
+    if (!started) {
+      // Before `go`, nothing ran: anything but `go` is a miss.
+      if (next.kind !== FRAME.go) return MISS_EXIT;
+      started = true;
+    } else if (next.kind === FRAME.out) await writeAll(Deno.stdout, next.payload);
+    else if (next.kind === FRAME.err) await writeAll(Deno.stderr, next.payload);
+    else if (next.kind === FRAME.stdinAsk) {
+      const text = new Uint8Array(await new Response(Deno.stdin.readable).arrayBuffer());
+      await conn.write(frame(FRAME.stdin, text)).catch(() => 0);
+    } else if (next.kind === FRAME.exit) {
+      const code = Number(decoder.decode(next.payload));
+      // 75 is the front end's "nothing ran": a command's own code never says so.
+      return Number.isInteger(code) && code !== MISS_EXIT ? code : 1;
+    }
+  }
+  if (!started) return MISS_EXIT;
+  await writeAll(
+    Deno.stderr,
+    new TextEncoder().encode("toolgate: the resident toolgate ended before the command did\n"),
+  );
+  return 1;
+}
+
+let code: number;
+try {
+  code = await main(Deno.args[0], Deno.args[1] ?? "");
+} catch (error) {
+  if (started) {
+    await writeAll(Deno.stderr, new TextEncoder().encode(`toolgate: ${(error as Error).message}\n`));
+  }
+  code = started ? 1 : MISS_EXIT;
+}
+Deno.exit(code);
