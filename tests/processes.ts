@@ -38,9 +38,9 @@ export function uniqueSleep(base: number, spread = 90): string {
  * const pids = await pgrep(`sleep ${seconds}`);
  * ```
  */
-export async function pgrep(command: string): Promise<number[]> {
+export async function pgrep(command: string, exact = true): Promise<number[]> {
   const out = await new Deno.Command("pgrep", {
-    args: ["-x", "-f", command],
+    args: [...exact ? ["-x"] : [], "-f", "--", command],
     stdout: "piped",
     stderr: "null",
   })

@@ -13,6 +13,7 @@
 import type { Io } from "./cli.ts";
 import { processIo } from "./process_io.ts";
 import { neutralizeControls } from "../base/terminal.ts";
+import { lstatOrUndefined } from "../base/lstat.ts";
 import { FRAME, frame, FrameReader, keyDigest } from "../launcher/resident_wire.ts";
 
 /** How long a resident server waits for its next command before it leaves. */
@@ -36,12 +37,9 @@ export interface ResidentOptions {
 
 const decoder = new TextDecoder();
 
+/** The inode at `path` now (`undefined`: nothing there): whether the socket is still this server's. */
 function inode(path: string): number | null | undefined {
-  try {
-    return Deno.lstatSync(path).ino;
-  } catch {
-    return undefined;
-  }
+  return lstatOrUndefined(path)?.ino;
 }
 
 /**

@@ -8,6 +8,7 @@
  * @module
  */
 import { basename, isAbsolute } from "../base/paths.ts";
+import { existsNoFollow } from "../base/lstat.ts";
 import {
   grantedEnv,
   RESIDENT_ARGS_ENV,
@@ -45,15 +46,6 @@ export function residentCommand(
     program: setsid,
     args: [runtime, "run", ...flags, entry, RESIDENT_MODE, socket, mac, names, ...argv],
   };
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Takes the start's lock; false when another start holds it. */
@@ -95,7 +87,7 @@ export function startResident(argv: readonly string[]): void {
   if (!socket || !mac || !recorded) return;
   const command = residentCommand(socket, mac, recorded.split("\n").filter((line) => line !== ""), argv);
   // A socket there: its server serves (a client removes one nobody listens on).
-  if (command === undefined || exists(socket) || !lock(`${socket}.lock`)) return;
+  if (command === undefined || existsNoFollow(socket) || !lock(`${socket}.lock`)) return;
   try {
     const env: Record<string, string> = {};
     for (const name of grantedEnv(command.args)) {

@@ -8,6 +8,7 @@ import { FRESH_MS } from "../../src/launcher/launch_record.ts";
 import { RESIDENT_MODE } from "../../src/launcher/resident_wire.ts";
 import { answer, callTools, startChatServer } from "../agent/chat_server.ts";
 import { writeFiles } from "../support.ts";
+import { pgrep, sleep, until } from "../processes.ts";
 
 interface Installed {
   readonly root: string;
@@ -119,20 +120,13 @@ async function sockets(w: World, wait = true): Promise<string[]> {
       // No folder yet.
     }
     if (found.length > 0 || !wait || Date.now() > deadline) return found.map((name) => join(w.launch, name));
-    await new Promise((done) => setTimeout(done, 100));
+    await sleep(100);
   }
 }
 
-/** The processes whose command line holds `words` in a row (what `pgrep -f` finds). */
-async function processes(...words: string[]): Promise<number[]> {
-  const pattern = words.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(" ");
-  const out = await new Deno.Command("pgrep", {
-    args: ["-f", "--", pattern],
-    stdout: "piped",
-    stderr: "null",
-  })
-    .output();
-  return new TextDecoder().decode(out.stdout).split("\n").filter((line) => line.trim() !== "").map(Number);
+/** The processes whose command line holds `words` in a row. */
+function processes(...words: string[]): Promise<number[]> {
+  return pgrep(words.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(" "), false);
 }
 
 /** The resident servers of a socket. */
@@ -147,7 +141,7 @@ async function alive(pid: number): Promise<boolean> {
 /** Cold, then warm (which leaves the server), then its socket. */
 async function warmUp(t: Installed, w: World, args: readonly string[]): Promise<string> {
   assert.equal((await run(t, w, ["trust"])).code, 0);
-  await new Promise((done) => setTimeout(done, FRESH_MS + 100));
+  await sleep(FRESH_MS + 100);
   for (const _ of [1, 2]) {
     const result = await run(t, w, args);
     assert.ok(!result.resident, "cold, then warm: the main process runs the tool");
@@ -160,7 +154,7 @@ async function warmUp(t: Installed, w: World, args: readonly string[]): Promise<
 /** Ends a world's servers, and waits until they are gone. */
 async function stop(socket: string): Promise<void> {
   for (const pid of await servers(socket)) Deno.kill(pid, "SIGKILL");
-  while ((await servers(socket)).length > 0) await new Promise((done) => setTimeout(done, 50));
+  await until(async () => (await servers(socket)).length === 0, "the servers gone");
 }
 
 Deno.test("resident: the next same command is answered by the warm run's server, with the same output and exit code", async () => {
@@ -226,10 +220,7 @@ Deno.test("resident: a server gone or busy is a miss, and the command runs once,
   assert.equal(after.ran, 1, "once");
   assert.ok(!after.resident);
   // That run left a new server on the same socket.
-  for (let i = 0; (await servers(socket)).length === 0 && i < 200; i++) {
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  assert.equal((await servers(socket)).length, 1, "a new server");
+  await until(async () => (await servers(socket)).length === 1, "a new server");
   await stop(socket);
 });
 
@@ -239,10 +230,7 @@ Deno.test("resident: a server leaves when its socket is no longer its own", asyn
   const socket = await warmUp(t, w, ["call", "greet", "{}", "--sandbox", "off"]);
   assert.equal((await servers(socket)).length, 1);
   await Deno.remove(socket);
-  for (let i = 0; (await servers(socket)).length > 0 && i < 100; i++) {
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  assert.deepEqual(await servers(socket), [], "the server left");
+  await until(async () => (await servers(socket)).length === 0, "the server's leaving", 10_000);
 });
 
 Deno.test("resident: the agent loop with one call then the answer is answered by the server too", async () => {
@@ -286,7 +274,7 @@ Deno.test("resident: a changed decision is never answered by the server of the o
   const program = join(w.project, "tools", "bin", "greet");
   await Deno.writeTextFile(program, (await Deno.readTextFile(program)).replace("greeting", "greeting2"));
   assert.equal((await run(t, w, ["trust"])).code, 0);
-  await new Promise((done) => setTimeout(done, FRESH_MS + 100));
+  await sleep(FRESH_MS + 100);
   const first = await run(t, w, greet);
   assert.equal(first.code, 0, first.stderr);
   assert.ok(!first.resident, "the old decision's server does not answer the new one");
@@ -294,10 +282,10 @@ Deno.test("resident: a changed decision is never answered by the server of the o
   const second = await run(t, w, greet);
   assert.ok(!second.resident);
   let fresh: string[] = [];
-  for (let i = 0; fresh.length === 0 && i < 200; i++) {
-    fresh = (await sockets(w)).filter((socket) => socket !== old);
-    if (fresh.length === 0) await new Promise((done) => setTimeout(done, 100));
-  }
+  await until(
+    async () => (fresh = (await sockets(w)).filter((socket) => socket !== old)).length > 0,
+    "a new socket",
+  );
   assert.equal(fresh.length, 1, "the new decision's own server");
   const third = await run(t, w, greet);
   assert.ok(third.resident);
@@ -312,7 +300,7 @@ Deno.test("resident: a server that ends after its go is exit 1, and the command 
   const socket = await warmUp(t, w, nap);
   const before = (await lines(w.runs)).length;
   const running = run(t, w, nap);
-  while ((await lines(w.runs)).length === before) await new Promise((done) => setTimeout(done, 20));
+  await until(async () => (await lines(w.runs)).length > before, "the tool's start");
   for (const pid of await servers(socket)) Deno.kill(pid, "SIGKILL");
   const result = await running;
   assert.equal(result.code, 1);
@@ -336,7 +324,7 @@ Deno.test("resident: a client that goes away while its command runs ends the com
     stdout: "null",
     stderr: "null",
   }).spawn();
-  while ((await lines(w.runs)).length === before) await new Promise((done) => setTimeout(done, 20));
+  await until(async () => (await lines(w.runs)).length > before, "the tool's start");
   assert.ok((await lines(w.runs)).at(-1)!.includes(` ${RESIDENT_MODE} `), "the server runs it");
   const tool = Number((await Deno.readTextFile(`${w.runs}.pid`)).trim());
   // The client: the resident entry, on this socket.
@@ -344,18 +332,8 @@ Deno.test("resident: a client that goes away while its command runs ends the com
   assert.equal(clients.length, 1, "one client");
   Deno.kill(clients[0], "SIGKILL");
   await child.status;
-  const gone = async (pid: number) => {
-    for (let i = 0; i < 100; i++) {
-      if (!(await alive(pid))) return true;
-      await new Promise((done) => setTimeout(done, 100));
-    }
-    return false;
-  };
-  assert.ok(await gone(tool), "the tool's process ended, long before its 60 s");
-  for (let i = 0; (await servers(socket)).length > 0 && i < 100; i++) {
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  assert.deepEqual(await servers(socket), [], "the server ended");
+  await until(async () => !(await alive(tool)), "the tool's end, long before its 60 s", 10_000);
+  await until(async () => (await servers(socket)).length === 0, "the server's end", 10_000);
 });
 
 Deno.test("resident: a planned (cold) run never leaves a server, whatever its environment names", async () => {
@@ -379,7 +357,7 @@ Deno.test("resident: a planned (cold) run never leaves a server, whatever its en
     assert.equal(result.code, 0, result.stderr);
     assert.ok(!result.resident);
   }
-  await new Promise((done) => setTimeout(done, 1500));
+  await sleep(1500);
   assert.deepEqual(await servers(socket), []);
   assert.ok(!(await Deno.stat(socket).then(() => true, () => false)), "no socket");
   assert.ok(!(await Deno.stat(`${socket}.lock`).then(() => true, () => false)), "no start was tried");
