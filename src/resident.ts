@@ -9,17 +9,9 @@
  * @module
  */
 import { FRAME, frame, FrameReader, keyDigest, MISS_EXIT } from "./launcher/resident_wire.ts";
+import { writeAll } from "./base/write_all.ts";
 
 const decoder = new TextDecoder();
-
-async function writeAll(stream: typeof Deno.stdout | typeof Deno.stderr, bytes: Uint8Array): Promise<void> {
-  try {
-    for (let written = 0; written < bytes.length;) written += await stream.write(bytes.subarray(written));
-  } catch (error) {
-    // A reader that went away (`| head`) is not our failure.
-    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
-  }
-}
 
 /** Set once the server said `go`: from then on, whatever happens, the command must not run a second time. */
 let started = false;

@@ -2,18 +2,13 @@
 import type { Io } from "./cli.ts";
 import { OWN_ENV } from "../launcher/own_grants.ts";
 import { neutralizeControls } from "../base/terminal.ts";
+import { writeAll } from "../base/write_all.ts";
 
 const encoder = new TextEncoder();
 
-async function writeAll(stream: typeof Deno.stdout | typeof Deno.stderr, text: string): Promise<void> {
-  const bytes = encoder.encode(text);
-  try {
-    let written = 0;
-    while (written < bytes.length) written += await stream.write(bytes.subarray(written));
-  } catch (error) {
-    // A reader that went away (`| head`) is not our failure.
-    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
-  }
+/** Writes `text` whole; a reader that went away (`| head`) is not our failure. */
+async function write(stream: typeof Deno.stdout | typeof Deno.stderr, text: string): Promise<void> {
+  await writeAll(stream, encoder.encode(text));
 }
 
 /** Reads the named variables that are set and that this process may read. */
@@ -51,9 +46,9 @@ export function processIo(): Io {
     env,
     readEnv: scoped ? readNamed : undefined,
     cwd: Deno.cwd(),
-    stdout: (text) => writeAll(Deno.stdout, stdoutTerminal ? neutralizeControls(text) : text),
-    stderr: (text) => writeAll(Deno.stderr, neutralizeControls(text)),
-    stderrControl: (text) => writeAll(Deno.stderr, text),
+    stdout: (text) => write(Deno.stdout, stdoutTerminal ? neutralizeControls(text) : text),
+    stderr: (text) => write(Deno.stderr, neutralizeControls(text)),
+    stderrControl: (text) => write(Deno.stderr, text),
     stdin: () => new Response(Deno.stdin.readable).text(),
     interactive: Deno.stdin.isTerminal() && Deno.stderr.isTerminal(),
   };

@@ -14,6 +14,7 @@ import type { Io } from "./cli.ts";
 import { processIo } from "./process_io.ts";
 import { neutralizeControls } from "../base/terminal.ts";
 import { lstatOrUndefined } from "../base/lstat.ts";
+import { writeAll } from "../base/write_all.ts";
 import { FRAME, frame, FrameReader, keyDigest } from "../launcher/resident_wire.ts";
 
 /** How long a resident server waits for its next command before it leaves. */
@@ -107,12 +108,7 @@ async function serveOne(conn: Deno.Conn, own: string, options: ResidentOptions):
   const send = (kind: number, payload: Uint8Array | string): Promise<void> =>
     writing = writing.then(async () => {
       if (gone) return;
-      const bytes = frame(kind, payload);
-      try {
-        for (let written = 0; written < bytes.length;) written += await conn.write(bytes.subarray(written));
-      } catch {
-        gone = true;
-      }
+      gone = !(await writeAll(conn, frame(kind, payload)).catch(() => false));
     });
   const reader = new FrameReader(conn);
   await send(FRAME.hello, JSON.stringify(options.envNames));
