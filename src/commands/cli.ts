@@ -7,6 +7,7 @@
  */
 
 import { STOP_SIGNALS, type StopSignal } from "../process/process_tree.ts";
+import type { StartsAhead } from "../process/starts_ahead.ts";
 import { PORT_VALUE, withOptionalValue } from "../base/optional_value.ts";
 
 /** Exit codes for every command. */
@@ -82,6 +83,11 @@ export interface Io {
    * Absent: this process's, as `broadGrants` reads them.
    */
   readonly broadGrants?: () => readonly { readonly flag: string; readonly why: string }[];
+  /**
+   * A resident server's store of processes started ahead, for a command that runs the same tool the same way
+   * each time (`call`): its calls take them, and leave theirs to be made ahead of the next command.
+   */
+  readonly startsAhead?: StartsAhead;
 }
 
 /** One option of a command (the shapes `node:util` `parseArgs` takes), plus its help line. */

@@ -321,6 +321,7 @@ export async function executorFromArgs(
       auditDir,
       auditKey,
       registry,
+      startsAhead: io.startsAhead,
       sandbox,
       jobs: life.jobs ?? true,
       jobCaps: life.jobCaps,

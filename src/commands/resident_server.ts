@@ -16,6 +16,8 @@ import { neutralizeControls } from "../base/terminal.ts";
 import { lstatOrUndefined } from "../base/lstat.ts";
 import { writeAll } from "../base/write_all.ts";
 import { FRAME, frame, FrameReader, keyDigest } from "../launcher/resident_wire.ts";
+import { StartsAhead } from "../process/starts_ahead.ts";
+import { STOP_SIGNALS, type StopSignal } from "../process/process_tree.ts";
 
 /** How long a resident server waits for its next command before it leaves. */
 export const RESIDENT_IDLE_MS = 60_000;
@@ -73,6 +75,18 @@ export async function serveResident(options: ResidentOptions): Promise<void> {
   const idleMs = options.idleMs ?? RESIDENT_IDLE_MS;
   let busy = false;
   let inFlight: Promise<void> = Promise.resolve();
+  // `call` runs the same tool the same way each time: its next process waits, started, between commands.
+  const ahead = options.argv[0] === "call" ? new StartsAhead() : undefined;
+  // Stopped by a signal: the waiting process goes too. A command under way ends by its own handler (which then
+  // exits); between commands, the server exits as the signal would have made it.
+  const onSignal = (signal: StopSignal) => () => {
+    ahead?.abandon();
+    if (!busy) Deno.exit(STOP_SIGNALS[signal]);
+  };
+  const handlers = ahead === undefined
+    ? []
+    : (Object.keys(STOP_SIGNALS) as StopSignal[]).map((signal) => [signal, onSignal(signal)] as const);
+  for (const [signal, handler] of handlers) Deno.addSignalListener(signal, handler);
   let last = Date.now();
   const watch = setInterval(() => {
     if (inode(options.socket) !== mine || (!busy && Date.now() - last > idleMs)) listener.close();
@@ -86,9 +100,11 @@ export async function serveResident(options: ResidentOptions): Promise<void> {
       }
       busy = true;
       // Not awaited: the next client meanwhile is answered `miss` at once, not kept waiting.
-      inFlight = serveOne(conn, own, options).catch(() => {}).finally(() => {
+      inFlight = serveOne(conn, own, options, ahead).catch(() => {}).finally(() => {
         busy = false;
         last = Date.now();
+        // Once the command has answered: the start is no part of its time.
+        ahead?.refill();
       });
     }
   } catch {
@@ -99,10 +115,17 @@ export async function serveResident(options: ResidentOptions): Promise<void> {
   }
   // A command under way when the socket went ends first.
   await inFlight;
+  await ahead?.close();
+  for (const [signal, handler] of handlers) Deno.removeSignalListener(signal, handler);
 }
 
 /** One client: hello, its key, then its command, or `miss`. */
-async function serveOne(conn: Deno.Conn, own: string, options: ResidentOptions): Promise<void> {
+async function serveOne(
+  conn: Deno.Conn,
+  own: string,
+  options: ResidentOptions,
+  startsAhead: StartsAhead | undefined,
+): Promise<void> {
   let writing = Promise.resolve();
   let gone = false;
   const send = (kind: number, payload: Uint8Array | string): Promise<void> =>
@@ -141,6 +164,7 @@ async function serveOne(conn: Deno.Conn, own: string, options: ResidentOptions):
       return text;
     },
     interactive: false,
+    startsAhead,
   };
   // From here on the command runs: a client that loses the server now must not run it again.
   await send(FRAME.go, "");

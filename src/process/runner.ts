@@ -10,6 +10,7 @@ import { MAX_OUTPUT_BYTES } from "./executor_defaults.ts";
 import { after, type CancelTimer } from "../base/timer.ts";
 import { drain, feed, joined } from "./pipes.ts";
 import { spawnError, type StartProblem, startProblem } from "./start_problem.ts";
+import type { StartsAhead } from "./starts_ahead.ts";
 
 // Why a program cannot start lives in start_problem.ts; its names stay importable from here.
 export { type StartProblem, startProblem } from "./start_problem.ts";
@@ -58,6 +59,12 @@ export interface RunRequest {
    * process group, and it must not end a job that outlives the call.
    */
   readonly detach?: boolean;
+  /**
+   * A sandbox's process may have been started ahead (starts_ahead.ts): the run takes it when it was started with
+   * exactly this program, these arguments, environment and folder, and leaves its own start to be made ahead
+   * next. Only for a start whose tool waits for its stdin (a built-in tool, or one held by its gate).
+   */
+  readonly ahead?: StartsAhead;
   /** Told the process's pid as soon as it started (before any output). */
   readonly onSpawn?: (pid: number) => void;
   /**
@@ -170,9 +177,10 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     const problem = startProblem(request.program);
     if (problem) return failed(problem);
   }
+  const ahead = request.endsItsTree && request.detach !== true ? request.ahead : undefined;
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(launcher[0] ?? request.program, {
+    child = await ahead?.take(request) ?? new Deno.Command(launcher[0] ?? request.program, {
       args: launcher.length > 0
         ? [...launcher.slice(1), request.program, ...request.args]
         : [...request.args],

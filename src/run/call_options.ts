@@ -8,6 +8,7 @@
 import type { Manifest } from "../manifest/manifest.ts";
 import type { ApprovedBy, Policy } from "../policy/policy.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
+import type { StartsAhead } from "../process/starts_ahead.ts";
 import type { ControlPlane } from "../sandbox/control_plane.ts";
 import type { SandboxMode } from "../sandbox/sandbox.ts";
 import type { ToolEvent } from "../manifest/tool_protocol.ts";
@@ -81,6 +82,13 @@ export interface ExecutorOptions {
    * @ignore The registry's interface is the runner's, not yet part of the library.
    */
   readonly registry?: ProcessRegistry;
+  /**
+   * Where a call's process may have been started ahead, and where its own start is left to be made ahead of the
+   * next call (a resident server's `call`, which runs the same tool the same way each time).
+   *
+   * @ignore The store's interface is the runner's, not yet part of the library.
+   */
+  readonly startsAhead?: StartsAhead;
   /**
    * Confinement: `auto` (bubblewrap when it works; unconfined only a tool that can neither write nor reach the
    * network), `require` (unavailable without it), `off` (every tool unconfined, as the user).

@@ -46,7 +46,7 @@ export async function runForeground(
   options.trace?.arguments(call.argsText, (text) => context.secrets.redact(text));
   // The confinement's start (bubblewrap's arguments, the egress proxy, a cgroup slot) is a child of the call's span.
   const start = () =>
-    context.launcher.launch(tool, undefined, context.secrets.credentials(tool, options.secrets));
+    context.launcher.launch(tool, undefined, context.secrets.credentials(tool, options.secrets), true);
   const launch = await (options.trace?.child(CHILD_SPANS.confinement, start) ?? start());
   if (!launch.ok) {
     envelope = launch.envelope;
@@ -77,8 +77,8 @@ export async function runForeground(
       args: launch.args,
       env: launch.unregister ? { ...env, ...PROXY_ENV, ...launch.env } : env,
       cwd: context.workspace,
-      // A protocol tool reads its arguments as the first line of stdin.
-      stdin: encoder.encode(JSON.stringify(call.args) + (channel ? "\n" : "")),
+      // A protocol tool reads its arguments as the first line of stdin; a gated one's gate comes first.
+      stdin: gated(launch.gate, encoder.encode(JSON.stringify(call.args) + (channel ? "\n" : ""))),
       replies: desk && ((writer) => write = writer),
       waiting: desk && (() => desk.waiting),
       timeoutMs,
@@ -95,6 +95,7 @@ export async function runForeground(
       ),
       registry: context.options.registry,
       endsItsTree: launch.confined,
+      ahead: launch.startsAhead ? context.options.startsAhead : undefined,
       launcher: context.launcher.groupLauncher(launch),
     });
     channel?.end();
@@ -141,6 +142,15 @@ function refusedRequests(launch: Launch): string[] {
       ? []
       : [`toolgate's egress proxy refused a request to ${decision.host}:${decision.port}: ${decision.reason}`]
   );
+}
+
+/** A gated start's stdin: its gate, then what the tool reads. */
+function gated(gate: Uint8Array | undefined, stdin: Uint8Array): Uint8Array {
+  if (gate === undefined) return stdin;
+  const bytes = new Uint8Array(gate.length + stdin.length);
+  bytes.set(gate);
+  bytes.set(stdin, gate.length);
+  return bytes;
 }
 
 /** The runner's one stderr tap, for the progress line's last line and the web console's tail alike. */

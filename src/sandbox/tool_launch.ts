@@ -6,7 +6,7 @@
  * @module
  */
 import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
-import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
+import { CgroupSlots, cgroupWrapper, GATE_FD } from "./cgroups.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
 import type { EgressDecision, EgressProxy } from "./egress_proxy.ts";
 import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
@@ -77,7 +77,21 @@ export interface Launch {
   readonly egress?: EgressDecision[];
   /** Variables the call's environment gets besides its own: credentials' placeholders, the CA bundle. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * A gated start (asked for, and where the cgroup script opens the descriptor): bubblewrap sets up the sandbox,
+   * then holds the tool until these bytes come on its stdin, which the caller writes before anything else.
+   */
+  readonly gate?: Uint8Array;
+  /**
+   * Nothing of the tool runs before its stdin speaks (a gated start, or a built-in tool, which reads its
+   * arguments first), and nothing in the start is made for this call alone (no egress token): its process may
+   * be started ahead of the call (src/process/starts_ahead.ts).
+   */
+  readonly startsAhead?: boolean;
 }
+
+/** The bytes that open a gated start's gate. */
+const GATE = new Uint8Array([10]);
 
 /** A launch, or the envelope that says why the call does not start. */
 export type LaunchVerdict = Launch | { readonly ok: false; readonly envelope: FailureEnvelope };
@@ -160,12 +174,14 @@ export class ToolLauncher {
 
   /**
    * How to start a tool (or, for a background job, `own`: what the job runs under the tool's profile): inside
-   * bwrap, unconfined (a tool without side effects, or `--sandbox off`), or not.
+   * bwrap, unconfined (a tool without side effects, or `--sandbox off`), or not. `gated`: the caller writes the
+   * launch's `gate`, if it has one, before the tool's stdin.
    */
   async launch(
     tool: ToolSpec,
     own: Program = this.program(tool),
     credentials: readonly CallCredential[] = [],
+    gated = false,
   ): Promise<LaunchVerdict> {
     const refused = (kind: "rejected" | "unavailable", message: string) => ({
       ok: false as const,
@@ -296,11 +312,14 @@ export class ToolLauncher {
     });
     // With cgroups, the first process sets up and joins the call's cgroups, then becomes bwrap.
     const slot = cgroups ? this.#slots.take() : undefined;
-    const prefix = cgroups && slot ? cgroupWrapper(cgroups, tool.profile.limits, slot) : [];
+    // The gate needs the cgroup script (it opens the descriptor bwrap waits on); a built-in tool needs none.
+    const gate = gated && slot !== undefined && tool.builtin === undefined;
+    const prefix = cgroups && slot ? cgroupWrapper(cgroups, tool.profile.limits, slot, gate) : [];
+    const bwrap = gate ? ["--block-fd", String(GATE_FD), ...args] : args;
     return {
       ok: true,
       program: prefix[0] ?? support.bwrap,
-      args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...args] : args,
+      args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...bwrap] : bwrap,
       confined: true,
       envelopeWarnings: [],
       auditWarnings: [],
@@ -308,6 +327,8 @@ export class ToolLauncher {
       egress,
       slot,
       env: extraEnv,
+      gate: gate ? GATE : undefined,
+      startsAhead: unregister === undefined && (gate || tool.builtin !== undefined),
     };
   }
 
