@@ -17,7 +17,6 @@ import { lstatOrUndefined } from "../base/lstat.ts";
 import { writeAll } from "../base/write_all.ts";
 import { FRAME, frame, FrameReader, keyDigest } from "../launcher/resident_wire.ts";
 import { StartsAhead } from "../process/starts_ahead.ts";
-import { STOP_SIGNALS, type StopSignal } from "../process/process_tree.ts";
 
 /** How long a resident server waits for its next command before it leaves. */
 export const RESIDENT_IDLE_MS = 60_000;
@@ -75,18 +74,10 @@ export async function serveResident(options: ResidentOptions): Promise<void> {
   const idleMs = options.idleMs ?? RESIDENT_IDLE_MS;
   let busy = false;
   let inFlight: Promise<void> = Promise.resolve();
-  // `call` runs the same tool the same way each time: its next process waits, started, between commands.
+  // `call` runs the same tool the same way each time: its next process waits, started, between commands (a
+  // server that dies another way leaves it an end of stdin, and it leaves).
   const ahead = options.argv[0] === "call" ? new StartsAhead() : undefined;
-  // Stopped by a signal: the waiting process goes too. A command under way ends by its own handler (which then
-  // exits); between commands, the server exits as the signal would have made it.
-  const onSignal = (signal: StopSignal) => () => {
-    ahead?.abandon();
-    if (!busy) Deno.exit(STOP_SIGNALS[signal]);
-  };
-  const handlers = ahead === undefined
-    ? []
-    : (Object.keys(STOP_SIGNALS) as StopSignal[]).map((signal) => [signal, onSignal(signal)] as const);
-  for (const [signal, handler] of handlers) Deno.addSignalListener(signal, handler);
+
   let last = Date.now();
   const watch = setInterval(() => {
     if (inode(options.socket) !== mine || (!busy && Date.now() - last > idleMs)) listener.close();
@@ -116,7 +107,6 @@ export async function serveResident(options: ResidentOptions): Promise<void> {
   // A command under way when the socket went ends first.
   await inFlight;
   await ahead?.close();
-  for (const [signal, handler] of handlers) Deno.removeSignalListener(signal, handler);
 }
 
 /** One client: hello, its key, then its command, or `miss`. */

@@ -4,10 +4,10 @@
  * (and a built-in tool's runtime loaded) instead of paying for them.
  *
  * A process is started ahead only for a start whose tool does nothing until its stdin speaks: a built-in tool
- * reads its arguments first; any other tool is held by bubblewrap until its gate byte (the launch's `gate`). A
- * call takes one only when its program, arguments, environment and folder are exactly those it was started
- * with; any other is ended first, and its call starts as ever. Not here: running it (runner.ts), the gate
- * (src/sandbox/tool_launch.ts).
+ * reads its arguments first; any other tool's start waits at its gate (src/sandbox/gate.ts). A waiting process
+ * that reads the end of its stdin (its server gone, whatever the way) leaves without running the tool. A call
+ * takes one only when its program, arguments, environment and folder are exactly those it was started with; any
+ * other is ended first, and its call starts as ever. Not here: running it (runner.ts).
  *
  * @module
  */
@@ -100,34 +100,20 @@ export class StartsAhead {
 
   /** Ends the process waiting, if any; nothing is started ahead after this. */
   async close(): Promise<void> {
-    const waiting = this.abandon();
-    if (waiting !== undefined) await end(waiting);
-  }
-
-  /**
-   * Sends the process waiting, if any, SIGKILL at once (a signal handler cannot wait) and starts nothing more:
-   * a gated process never reads the end of its stdin, so it must not outlive its server.
-   */
-  abandon(): Deno.ChildProcess | undefined {
     this.#closed = true;
-    const child = this.#waiting?.child;
+    const waiting = this.#waiting;
     this.#waiting = undefined;
-    kill(child);
-    return child;
-  }
-}
-
-function kill(child: Deno.ChildProcess | undefined): void {
-  try {
-    child?.kill("SIGKILL");
-  } catch {
-    // Gone already.
+    if (waiting !== undefined) await end(waiting.child);
   }
 }
 
 /** Ends a process that was started ahead and never used, and lets its pipes go. */
 async function end(child: Deno.ChildProcess): Promise<void> {
-  kill(child);
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // Gone already.
+  }
   // Waited for: its end is awaited now.
   child.ref();
   await child.status;

@@ -12,6 +12,7 @@
  * @module
  */
 import { join } from "../base/paths.ts";
+import { GATE_LINE } from "./gate.ts";
 
 /** Where per-call cgroups can be made: one folder per controller (the same one under v2). */
 export interface CgroupSupport {
@@ -186,19 +187,12 @@ export interface CgroupLimits {
 }
 
 /**
- * The descriptor on which bubblewrap holds a gated call (`--block-fd`) until its gate byte: its stdin's pipe,
- * opened again for reading and writing by the script below, so that it never reads an end of file while bwrap
- * lives (an end would let the tool run without its call). bwrap closes it before the tool starts.
- */
-export const GATE_FD = 4;
-
-/**
  * The script a call's first process runs (`sh -c SCRIPT sh PIDS_BASE MEMORY_BASE MEMORY_FILE SLOT PROCESSES BYTES
  * SWAP_FILE CPU_SECONDS FILE_BLOCKS DATA_KIB GATE PROGRAM ARGS...`, `-` for a base, a limit or a gate that is not
  * used): it makes the slot's cgroups the first time, sets their limits, joins them, sets the rlimits (inherited by
  * everything the program starts), and becomes the program, with shell builtins only once the slot exists (a call
  * pays for no extra process, and needs no prlimit inside). A limit it cannot set stops the call rather than
- * letting it run without. With a gate, the program gets {@linkcode GATE_FD} too.
+ * letting it run without. With a gate (`1`), it then waits at it (src/sandbox/gate.ts).
  */
 const JOIN_SCRIPT = [
   "pids=$1 mem=$2 memfile=$3 slot=$4 nproc=$5 bytes=$6 swapfile=$7 cpu=$8 blocks=$9 data=${10} gate=${11}",
@@ -219,7 +213,7 @@ const JOIN_SCRIPT = [
   "done",
   'ulimit -t "$cpu" && ulimit -f "$blocks" || fail "rlimits"',
   '[ "$data" = - ] || ulimit -d "$data" || fail "rlimits"',
-  `[ "$gate" = - ] || exec "$@" ${GATE_FD}<>/proc/self/fd/0`,
+  `[ "$gate" = - ] || ${GATE_LINE}`,
   'exec "$@"',
 ].join("\n");
 
@@ -254,7 +248,7 @@ export class CgroupSlots {
 
 /**
  * The argv prefix that starts a call inside the cgroups of `slot` with `limits` (the program and its arguments
- * follow it); `gated`: the program, bwrap with `--block-fd` {@linkcode GATE_FD}, gets that descriptor.
+ * follow it); `gated`: it waits at the call's gate before it becomes the program.
  *
  * @example
  * ```ts
@@ -291,6 +285,6 @@ export function cgroupWrapper(
     String(Math.max(1, Math.floor(limits.fileSizeBytes / 512))),
     // Without a memory cgroup, each process's data segment is capped instead (as prlimit --data did).
     support.memory === undefined ? String(Math.ceil(limits.memoryBytes / 1024)) : "-",
-    gated ? String(GATE_FD) : "-",
+    gated ? "1" : "-",
   ];
 }

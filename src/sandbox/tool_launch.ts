@@ -6,7 +6,9 @@
  * @module
  */
 import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
-import { CgroupSlots, cgroupWrapper, GATE_FD } from "./cgroups.ts";
+import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
+import { GATE, gateWrapper } from "./gate.ts";
+import { findProgram } from "../base/find_program.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
 import type { EgressDecision, EgressProxy } from "./egress_proxy.ts";
 import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
@@ -78,8 +80,8 @@ export interface Launch {
   /** Variables the call's environment gets besides its own: credentials' placeholders, the CA bundle. */
   readonly env?: Readonly<Record<string, string>>;
   /**
-   * A gated start (asked for, and where the cgroup script opens the descriptor): bubblewrap sets up the sandbox,
-   * then holds the tool until these bytes come on its stdin, which the caller writes before anything else.
+   * A gated start (src/sandbox/gate.ts): it waits for these bytes on stdin before it becomes bwrap, and the
+   * caller writes them before anything else.
    */
   readonly gate?: Uint8Array;
   /**
@@ -89,9 +91,6 @@ export interface Launch {
    */
   readonly startsAhead?: boolean;
 }
-
-/** The bytes that open a gated start's gate. */
-const GATE = new Uint8Array([10]);
 
 /** A launch, or the envelope that says why the call does not start. */
 export type LaunchVerdict = Launch | { readonly ok: false; readonly envelope: FailureEnvelope };
@@ -134,6 +133,8 @@ export class ToolLauncher {
   #bundle?: Promise<string>;
   readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
+  /** The shell a gated start waits in, without the cgroup script: looked up once. */
+  #shell?: string;
 
   constructor(options: ToolLauncherOptions) {
     this.#options = options;
@@ -312,14 +313,17 @@ export class ToolLauncher {
     });
     // With cgroups, the first process sets up and joins the call's cgroups, then becomes bwrap.
     const slot = cgroups ? this.#slots.take() : undefined;
-    // The gate needs the cgroup script (it opens the descriptor bwrap waits on); a built-in tool needs none.
-    const gate = gated && slot !== undefined && tool.builtin === undefined;
-    const prefix = cgroups && slot ? cgroupWrapper(cgroups, tool.profile.limits, slot, gate) : [];
-    const bwrap = gate ? ["--block-fd", String(GATE_FD), ...args] : args;
+    // A built-in tool reads its arguments before anything else: it needs no gate.
+    const gate = gated && tool.builtin === undefined;
+    const prefix = cgroups && slot
+      ? cgroupWrapper(cgroups, tool.profile.limits, slot, gate)
+      : gate
+      ? gateWrapper(this.#shell ??= findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh")
+      : [];
     return {
       ok: true,
       program: prefix[0] ?? support.bwrap,
-      args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...bwrap] : bwrap,
+      args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...args] : args,
       confined: true,
       envelopeWarnings: [],
       auditWarnings: [],

@@ -9,6 +9,7 @@ import { RESIDENT_MODE } from "../../src/launcher/resident_wire.ts";
 import { answer, callTools, startChatServer } from "../agent/chat_server.ts";
 import { writeFiles } from "../support.ts";
 import { pgrep, sleep, until } from "../processes.ts";
+import { confinedTest } from "../security/helpers.ts";
 
 interface Installed {
   readonly root: string;
@@ -55,12 +56,20 @@ async function world(t: Installed, name: string) {
         { name: "nap", description: "sleeps a second", command: ["./tools/bin/nap"], readOnly: true },
         { name: "fail", description: "fails", command: ["./tools/bin/fail"], readOnly: true },
         { name: "doze", description: "sleeps long", command: ["./tools/bin/doze"], readOnly: true },
+        // Confined: notes each start in the project, then echoes its arguments.
+        {
+          name: "note",
+          description: "notes its start",
+          command: ["./tools/bin/note"],
+          permissions: "workspace",
+        },
       ],
     },
     "tools/bin/greet": `#!/bin/sh\n${who}\nprintf '{"greeting":"%s"}\\n' "$GREETING"\n`,
     "tools/bin/nap": `#!/bin/sh\n${who}\nsleep 1\necho '{}'\n`,
     "tools/bin/fail": `#!/bin/sh\n${who}\necho 'no luck' >&2\nexit 3\n`,
     "tools/bin/doze": `#!/bin/sh\n${who}\necho $$ > '${runs}.pid'\nexec sleep 60\n`,
+    "tools/bin/note": '#!/bin/sh\necho started >> starts.log\nprintf \'{"args":%s}\\n\' "$(cat)"\n',
   });
   const env: Record<string, string> = {
     HOME: home,
@@ -362,3 +371,34 @@ Deno.test("resident: a planned (cold) run never leaves a server, whatever its en
   assert.ok(!(await Deno.stat(socket).then(() => true, () => false)), "no socket");
   assert.ok(!(await Deno.stat(`${socket}.lock`).then(() => true, () => false)), "no start was tried");
 });
+
+confinedTest(
+  "resident: a confined call's next process waits at its gate between commands, runs nothing, and goes with its server",
+  async () => {
+    const t = await install();
+    const w = await world(t, "ahead");
+    const log = join(w.project, "starts.log");
+    const started = () => lines(log).then((found) => found.length);
+    const held = () => pgrep(`read -r gate.*${w.project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`, false);
+    const note = ["call", "note", '{"n":1}'];
+    const socket = await warmUp(t, w, note);
+    const served = await run(t, w, note);
+    assert.equal(served.code, 0, served.stderr);
+    assert.deepEqual(JSON.parse(served.stdout), { ok: true, result: { args: { n: 1 } }, tool: "note" });
+    await until(async () => (await held()).length > 0, "the next call's process held");
+    const waiting = await held();
+    await sleep(500);
+    assert.equal(await started(), 3, "cold, warm, the server's: the process waiting ran nothing");
+    const next = await run(t, w, note);
+    assert.equal(next.stdout, served.stdout);
+    assert.equal(await started(), 4, "the call ran its tool once");
+    for (const pid of waiting) {
+      assert.ok(!(await held()).includes(pid), "the call took the process that waited");
+    }
+    await until(async () => (await held()).length > 0, "held again");
+    // A server gone, however it went (SIGKILL here: nothing of it runs), leaves an end of stdin: the start leaves.
+    await stop(socket);
+    await until(async () => (await held()).length === 0, "no start left at its gate");
+    assert.equal(await started(), 4);
+  },
+);

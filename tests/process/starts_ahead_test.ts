@@ -9,7 +9,12 @@ const encoder = new TextEncoder();
 
 /** A start of `sh` that waits on its stdin and says what it got (and its SECRET), marked for pgrep. */
 function start(mark: string, env: Record<string, string> = { PATH: "/usr/bin:/bin" }) {
-  return { program: "/bin/sh", args: ["-c", `read -r line; echo "$line\${SECRET-} $0"`, mark], env, cwd: "/" };
+  return {
+    program: "/bin/sh",
+    args: ["-c", `read -r line; echo "$line\${SECRET-} $0"`, mark],
+    env,
+    cwd: "/",
+  };
 }
 
 async function running(mark: string): Promise<number[]> {

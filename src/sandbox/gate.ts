@@ -1,0 +1,34 @@
+/**
+ * A call's gate: a gated start makes everything of the call's confinement that comes before bubblewrap (the
+ * shell, the call's cgroups and limits), then waits for one line on stdin before it becomes bwrap. The caller
+ * writes that line before the tool's own stdin; an end of stdin before it ends the start, and nothing of the tool
+ * runs. So such a start may be made ahead of its call (src/process/starts_ahead.ts).
+ *
+ * @module
+ */
+
+/** The line a gated start waits for: written by the caller before anything else on the tool's stdin. */
+export const GATE: Uint8Array = new Uint8Array([10]);
+
+/** The exit status of a gated start whose stdin ended before its gate. */
+export const GATE_CLOSED_EXIT = 125;
+
+/**
+ * The shell line that waits at the gate (`sh` reads a pipe one byte at a time: the tool's stdin starts right
+ * after it), or leaves on an end of stdin. A script runs it just before it becomes the program.
+ */
+export const GATE_LINE = `IFS= read -r gate || exit ${GATE_CLOSED_EXIT}`;
+
+/**
+ * The argv prefix of a gated start without the cgroup script (which waits at the gate itself): `shell` waits,
+ * then becomes the program that follows.
+ *
+ * @example
+ * ```ts
+ * import { gateWrapper } from "./gate.ts";
+ * gateWrapper("/bin/sh").slice(0, 2); // ["/bin/sh", "-c"]
+ * ```
+ */
+export function gateWrapper(shell: string): string[] {
+  return [shell, "-c", `${GATE_LINE}\nexec "$@"`, "sh"];
+}
