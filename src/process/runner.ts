@@ -178,9 +178,11 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     if (problem) return failed(problem);
   }
   const ahead = request.endsItsTree && request.detach !== true ? request.ahead : undefined;
+  // Awaited only with a store: an abort right after the call must find the start's listener in place.
+  const early = ahead === undefined ? undefined : await ahead.take(request);
   let child: Deno.ChildProcess;
   try {
-    child = await ahead?.take(request) ?? new Deno.Command(launcher[0] ?? request.program, {
+    child = early ?? new Deno.Command(launcher[0] ?? request.program, {
       args: launcher.length > 0
         ? [...launcher.slice(1), request.program, ...request.args]
         : [...request.args],
@@ -260,6 +262,8 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     void stopTree();
   };
   request.signal?.addEventListener("abort", onAbort, { once: true });
+  // Aborted while a store handed over its process.
+  if (request.signal?.aborted) onAbort();
 
   let releaseStreams!: () => void;
   const streamsReleased = new Promise<void>((resolve) => releaseStreams = resolve);

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { findProgram } from "../base/find_program.ts";
 
 /** The line a gated start waits for: written by the caller before anything else on the tool's stdin. */
 export const GATE: Uint8Array = new Uint8Array([10]);
@@ -19,16 +20,19 @@ export const GATE_CLOSED_EXIT = 125;
  */
 export const GATE_LINE = `IFS= read -r gate || exit ${GATE_CLOSED_EXIT}`;
 
+let shell: string | undefined;
+
 /**
- * The argv prefix of a gated start without the cgroup script (which waits at the gate itself): `shell` waits,
+ * The argv prefix of a gated start without the cgroup script (which waits at the gate itself): a shell waits,
  * then becomes the program that follows.
  *
  * @example
  * ```ts
  * import { gateWrapper } from "./gate.ts";
- * gateWrapper("/bin/sh").slice(0, 2); // ["/bin/sh", "-c"]
+ * gateWrapper()[1]; // "-c"
  * ```
  */
-export function gateWrapper(shell: string): string[] {
+export function gateWrapper(): string[] {
+  shell ??= findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh";
   return [shell, "-c", `${GATE_LINE}\nexec "$@"`, "sh"];
 }

@@ -8,7 +8,6 @@
 import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
 import { GATE, gateWrapper } from "./gate.ts";
-import { findProgram } from "../base/find_program.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
 import type { EgressDecision, EgressProxy } from "./egress_proxy.ts";
 import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
@@ -79,15 +78,11 @@ export interface Launch {
   readonly egress?: EgressDecision[];
   /** Variables the call's environment gets besides its own: credentials' placeholders, the CA bundle. */
   readonly env?: Readonly<Record<string, string>>;
-  /**
-   * A gated start (src/sandbox/gate.ts): it waits for these bytes on stdin before it becomes bwrap, and the
-   * caller writes them before anything else.
-   */
+  /** A gated start's gate (src/sandbox/gate.ts): the caller writes it before anything else on stdin. */
   readonly gate?: Uint8Array;
   /**
-   * Nothing of the tool runs before its stdin speaks (a gated start, or a built-in tool, which reads its
-   * arguments first), and nothing in the start is made for this call alone (no egress token): its process may
-   * be started ahead of the call (src/process/starts_ahead.ts).
+   * Nothing of the tool runs before its stdin speaks (gated, or a built-in tool, which reads its arguments first)
+   * and nothing in the start is this call's alone (an egress token): it may be started ahead of its call.
    */
   readonly startsAhead?: boolean;
 }
@@ -133,8 +128,6 @@ export class ToolLauncher {
   #bundle?: Promise<string>;
   readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
-  /** The shell a gated start waits in, without the cgroup script: looked up once. */
-  #shell?: string;
 
   constructor(options: ToolLauncherOptions) {
     this.#options = options;
@@ -317,9 +310,7 @@ export class ToolLauncher {
     const gate = gated && tool.builtin === undefined;
     const prefix = cgroups && slot
       ? cgroupWrapper(cgroups, tool.profile.limits, slot, gate)
-      : gate
-      ? gateWrapper(this.#shell ??= findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh")
-      : [];
+      : (gate ? gateWrapper() : []);
     return {
       ok: true,
       program: prefix[0] ?? support.bwrap,
