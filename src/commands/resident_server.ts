@@ -77,7 +77,6 @@ export async function serveResident(options: ResidentOptions): Promise<void> {
   // `call` runs the same tool the same way each time: its next process waits, started, between commands (a
   // server that dies another way leaves it an end of stdin, and it leaves).
   const ahead = options.argv[0] === "call" ? new StartsAhead() : undefined;
-
   let last = Date.now();
   const watch = setInterval(() => {
     if (inode(options.socket) !== mine || (!busy && Date.now() - last > idleMs)) listener.close();
