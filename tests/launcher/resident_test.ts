@@ -68,7 +68,9 @@ async function world(t: Installed, name: string) {
     "tools/bin/greet": `#!/bin/sh\n${who}\nprintf '{"greeting":"%s"}\\n' "$GREETING"\n`,
     "tools/bin/nap": `#!/bin/sh\n${who}\nsleep 1\necho '{}'\n`,
     "tools/bin/fail": `#!/bin/sh\n${who}\necho 'no luck' >&2\nexit 3\n`,
-    "tools/bin/doze": `#!/bin/sh\n${who}\necho $$ > '${runs}.pid'\nexec sleep 60\n`,
+    // It sleeps once `runs.long` is there (the warm-up's runs answer at once); its pid is in place before its note.
+    "tools/bin/doze": `#!/bin/sh\n[ -e '${runs}.long' ] || { echo '{}'; exit 0; }\n` +
+      `echo $$ > '${runs}.pid.new' && mv '${runs}.pid.new' '${runs}.pid'\n${who}\nexec sleep 60\n`,
     "tools/bin/note": '#!/bin/sh\necho started >> starts.log\nprintf \'{"args":%s}\\n\' "$(cat)"\n',
   });
   const env: Record<string, string> = {
@@ -323,6 +325,7 @@ Deno.test("resident: a client that goes away while its command runs ends the com
   const w = await world(t, "away");
   const doze = ["call", "doze", "{}", "--sandbox", "off", "--tool-timeout", "120"];
   const socket = await warmUp(t, w, doze);
+  await Deno.writeTextFile(`${w.runs}.long`, "");
   const before = (await lines(w.runs)).length;
   const child = new Deno.Command(t.bin, {
     args: doze,
