@@ -1,11 +1,16 @@
 /**
  * The credential broker inside the egress proxy: for a CONNECT to a host a credential is bound to, it terminates
- * the tool's TLS with a certificate of the run's CA, reads each request in the clear, refuses one that carries a
- * placeholder where it does not belong, puts the secret where it does, and sends the request on over its own TLS
- * connection, which verifies the real server as any client would. What comes back has the secret masked.
+ * the tool's TLS with a certificate of the run's CA, reads each request in the clear with toolgate's one strict
+ * HTTP/1.1 reader (a framing oddity, a bare CR or LF, a second or odd `Content-Length` is refused, never sent on),
+ * refuses one that carries a placeholder where it does not belong or names another `Host`, puts the secret where
+ * it belongs, and sends the request on over its own TLS connection, which verifies the real server as any client
+ * would, with the bound host's own `Host` and none of the tool's routing fields (`Forwarded`, `X-Forwarded-*`).
+ * What comes back is decoded and has the secret masked (`broker_answer.ts`).
  *
  * One request per connection: the request goes up with `Connection: close` and the answer comes back with it, so
- * that the end of each answer is the end of its connection (no response framing to follow).
+ * that the end of each answer is the end of its connection.
+ *
+ * Not here: the answer's side (`broker_answer.ts`); reading HTTP/1.1 (`src/base/http1.ts`).
  *
  * @module
  */
@@ -15,7 +20,17 @@ import tls from "node:tls";
 import type { CallCredential } from "../manifest/credentials.ts";
 import type { CertPair } from "./run_ca.ts";
 import { decodeURIComponentSafe } from "./proxy_wire.ts";
-import { HEAD_END, Masker, MAX_BODY, MAX_HEAD, readBody, Reader } from "./http_body.ts";
+import {
+  ByteReader,
+  fieldValues,
+  Http1Error,
+  readBody,
+  readRequestHead,
+  requestFraming,
+  type RequestHead,
+} from "../base/http1.ts";
+import { relayAnswer } from "./broker_answer.ts";
+import { MAX_BODY } from "./http_body.ts";
 
 // The body's cap lives in http_body.ts; its name stays importable from here.
 export { MAX_BODY } from "./http_body.ts";
@@ -109,8 +124,30 @@ export interface BrokerTunnel {
 }
 
 /**
- * Serves one CONNECT tunnel (already answered `200`) to a bound host: TLS with the tool, then one request, checked
- * and completed with the secret, over TLS to the host; the answer back with the secret masked.
+ * The tool's request fields the broker never sends on: hop-by-hop and proxy fields, the framing (the broker's
+ * own), `Host` (the bound host's), the fields a front end routes or trusts by (`Forwarded`, `X-Forwarded-*`,
+ * ...), and `Range`/`If-Range`/`Expect` (a ranged answer could hold a piece of a secret too short to mask; the
+ * body is sent whole).
+ */
+const DROPPED =
+  /^(connection|keep-alive|proxy-[a-z-]*|transfer-encoding|content-length|accept-encoding|te|trailer|upgrade|host|forwarded|x-forwarded-[a-z-]*|x-real-ip|x-original-[a-z-]*|x-host|x-rewrite-url|range|if-range|expect)$/i;
+
+/** `host[:port]` as a request's Host names the tunnel's end (the port left out where it is 443). */
+function authorityOf(host: string, port: number): string {
+  return port === 443 ? host : `${host}:${port}`;
+}
+
+/** Whether a request's `Host` names the tunnel's host and port. */
+function sameHost(value: string, host: string, port: number): boolean {
+  const named = value.toLowerCase();
+  const bare = host.toLowerCase();
+  return named === `${bare}:${port}` || (port === 443 && named === bare);
+}
+
+/**
+ * Serves one CONNECT tunnel (already answered `200`) to a bound host: TLS with the tool, then one request, read
+ * strictly (`src/base/http1.ts`), checked and completed with the secret, over TLS to the host with the host's own
+ * `Host`; the answer back decoded and masked (`broker_answer.ts`).
  *
  * @example
  * ```ts ignore
@@ -125,7 +162,7 @@ export async function brokerTunnel(client: Deno.Conn, tunnel: BrokerTunnel): Pro
     ALPNProtocols: ["http/1.1"],
   });
   socket.on("error", () => socket.destroy());
-  const reader = new Reader(socket[Symbol.asyncIterator]());
+  const reader = new ByteReader(socket[Symbol.asyncIterator]());
   const refuse = async (status: string, reason: string) => {
     tunnel.onRefused(reason);
     const body = `toolgate proxy: refused: ${reason}\n`;
@@ -140,27 +177,46 @@ export async function brokerTunnel(client: Deno.Conn, tunnel: BrokerTunnel): Pro
   };
   let upstream: Deno.TlsConn | undefined;
   try {
-    const head = await reader.until(HEAD_END, MAX_HEAD);
-    if (head === undefined) return;
-    const [line, ...rawHeaders] = head.toString("latin1").slice(0, -4).split("\r\n");
-    const [method, target, version] = line.split(" ");
-    if (!method || !target?.startsWith("/") || !version?.startsWith("HTTP/1")) {
+    let head: RequestHead | undefined;
+    let body: Uint8Array;
+    try {
+      head = await readRequestHead(reader);
+      if (head === undefined) return;
+      body = await readBody(reader, requestFraming(head), MAX_BODY);
+    } catch (error) {
+      if (!(error instanceof Http1Error)) throw error;
+      if (error.fault === "cut short") return;
+      return await refuse(
+        error.fault === "too large" ? "413 Content Too Large" : "400 Bad Request",
+        `a request the broker does not read: ${error.message}`,
+      );
+    }
+    const { method, target, version } = head;
+    if (!target.startsWith("/")) {
       return await refuse("400 Bad Request", "not an HTTP/1.1 request in origin form");
     }
-    const body = await readBody(reader, rawHeaders);
-    if (body === "too big") return await refuse("413 Content Too Large", `a body over ${MAX_BODY} bytes`);
-    if (body === undefined) return;
+    const named = fieldValues(head.fields, "host")[0];
+    const authority = authorityOf(tunnel.host, tunnel.port);
+    if (named !== undefined && !sameHost(named, tunnel.host, tunnel.port)) {
+      return await refuse(
+        "421 Misdirected Request",
+        `the request's Host ${
+          JSON.stringify(named)
+        } is not ${authority}, the host its credential is bound to`,
+      );
+    }
+    const rawHeaders = head.fields.map(([name, value]) => `${name}: ${value}`);
     const reason = misplaced(tunnel.credentials, tunnel.bound, { target, headers: rawHeaders, body });
     if (reason !== undefined) return await refuse("403 Forbidden", reason);
-    const { path, headers } = withSecrets(target, rawHeaders, tunnel.bound);
-    // Framing is the broker's now (the body is whole), and masking needs the answer uncompressed.
-    const kept = headers.filter((h) =>
-      !/^(connection|keep-alive|proxy-[a-z-]*|transfer-encoding|content-length|accept-encoding|te|upgrade)\s*:/i
-        .test(h)
+    const kept = head.fields.filter(([name]) => !DROPPED.test(name)).map(([name, value]) =>
+      `${name}: ${value}`
     );
-    kept.push("Accept-Encoding: identity", "Connection: close");
+    const { path, headers } = withSecrets(target, kept, tunnel.bound);
+    // Framing is the broker's (the body is whole); the answer is asked for uncompressed (and decoded if not).
+    headers.unshift(`Host: ${authority}`);
+    headers.push("Accept-Encoding: identity", "Connection: close");
     if (body.length > 0 || !/^(GET|HEAD|DELETE|OPTIONS)$/i.test(method)) {
-      kept.push(`Content-Length: ${body.length}`);
+      headers.push(`Content-Length: ${body.length}`);
     }
     try {
       upstream = await dialTls(tunnel);
@@ -171,9 +227,17 @@ export async function brokerTunnel(client: Deno.Conn, tunnel: BrokerTunnel): Pro
       return await refuse("502 Bad Gateway", `cannot reach ${tunnel.host}:${tunnel.port} (${why})`);
     }
     await upstream.write(
-      Buffer.concat([Buffer.from(`${method} ${path} HTTP/1.1\r\n${kept.join("\r\n")}\r\n\r\n`), body]),
+      Buffer.concat([Buffer.from(`${method} ${path} HTTP/1.1\r\n${headers.join("\r\n")}\r\n\r\n`), body]),
     );
-    await relay(upstream, socket, tunnel.bound.map((c) => c.value));
+    const refused = await relayAnswer(
+      upstream,
+      { method, version },
+      tunnel.bound.map((c) => c.value),
+      (bytes) => writeTo(socket, bytes),
+    );
+    if (refused !== undefined) {
+      await refuse("502 Bad Gateway", `${tunnel.host}:${tunnel.port} sent ${refused}`);
+    }
   } finally {
     try {
       upstream?.close();
@@ -239,38 +303,6 @@ function withSecrets(
     }
   }
   return { path, headers: out };
-}
-
-/** The host's answer back to the tool, with `Connection: close` and every secret masked. */
-async function relay(
-  upstream: Deno.TlsConn,
-  socket: tls.TLSSocket,
-  secrets: readonly string[],
-): Promise<void> {
-  const maskers = secrets.map((secret) => new Masker(secret));
-  const through = (chunk: Uint8Array) =>
-    maskers.reduce((bytes: Buffer, m) => m.push(bytes), Buffer.from(chunk));
-  const reader = new Reader(upstream.readable[Symbol.asyncIterator]());
-  const head = await reader.until(HEAD_END, MAX_HEAD);
-  if (head === undefined) return;
-  const [status, ...lines] = head.toString("latin1").slice(0, -4).split("\r\n");
-  const kept = lines.filter((h) => !/^(connection|keep-alive)\s*:/i.test(h));
-  await writeTo(
-    socket,
-    through(Buffer.from(`${status}\r\n${[...kept, "Connection: close"].join("\r\n")}\r\n\r\n`)),
-  );
-  // What came with the head.
-  const early = reader.take();
-  if (early.length > 0) await writeTo(socket, through(early));
-  for (;;) {
-    const next = await reader.source.next().catch(() => ({ done: true as const, value: undefined }));
-    if (next.done) break;
-    await writeTo(socket, through(next.value));
-  }
-  // What each masker still holds (never a whole secret), in order.
-  let rest = Buffer.alloc(0);
-  for (const m of maskers) rest = Buffer.concat([m.push(rest), m.flush()]);
-  if (rest.length > 0) await writeTo(socket, rest);
 }
 
 /**

@@ -1,126 +1,80 @@
 /**
- * The credential broker's reading of HTTP in the clear: a reader of a byte stream by markers and lengths, a
- * request's body (de-chunked, capped), and the masker that hides a secret in what comes back. What is refused or
- * sent on is `credential_broker.ts`'s, which re-exports `MAX_BODY`.
+ * What the credential broker does to the bytes of an answer in the clear before the tool sees them: undo the
+ * answer's content coding (gzip, deflate, br) so that a secret is masked where it is, not in a compressed form,
+ * and mask every secret in a stream. Masking comes after de-chunking (`src/base/http1.ts`) and decoding: masked
+ * on the wire's bytes, a secret split by a chunk's framing or compressed would pass.
+ *
+ * Not here: reading the answer's framing (`src/base/http1.ts`); what is refused and how the answer is framed
+ * again (`broker_answer.ts`).
  *
  * @module
  */
 import { Buffer } from "node:buffer";
+import { pipeline, Readable, type Transform } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 
-/** The most bytes of a request head the broker holds. */
-export const MAX_HEAD = 64 * 1024;
-/** A body is read whole before anything goes up (so that a refusal sends nothing): capped. */
+/** A request's body is read whole before anything goes up (so that a refusal sends nothing): capped. */
 export const MAX_BODY = 16 * 1024 * 1024;
-/** The end of an HTTP line. */
-export const CRLF = Buffer.from("\r\n");
-/** The end of an HTTP head. */
-export const HEAD_END = Buffer.from("\r\n\r\n");
+
+/** The content codings the broker undoes. */
+const DECODERS: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  "x-gzip": createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
 
 /**
- * Reads an async source of bytes by markers and lengths.
+ * The codings of a `Content-Encoding` (its values in order), as the broker would undo them; a string naming the
+ * first it cannot undo instead.
  *
  * @example
  * ```ts
- * import { Buffer } from "node:buffer";
- * import { Reader } from "./http_body.ts";
- * const reader = new Reader(new Blob(["GET / HTTP/1.1\r\n\r\nrest"]).stream().values());
- * (await reader.until(Buffer.from("\r\n\r\n"), 1024))?.toString(); // "GET / HTTP/1.1\r\n\r\n"
+ * import assert from "node:assert/strict";
+ * import { contentCodings } from "./http_body.ts";
+ * assert.deepEqual(contentCodings(["gzip, br"]), ["gzip", "br"]);
+ * assert.equal(contentCodings(["zstd"]), "zstd");
  * ```
  */
-export class Reader {
-  #buffer = Buffer.alloc(0);
-  constructor(readonly source: AsyncIterator<Uint8Array>) {}
-
-  async #more(): Promise<boolean> {
-    const next = await this.source.next();
-    if (next.done) return false;
-    this.#buffer = Buffer.concat([this.#buffer, next.value]);
-    return true;
-  }
-
-  /** The bytes up to and with `marker`; `undefined` at the end or past `cap`. */
-  async until(marker: Buffer, cap: number): Promise<Buffer | undefined> {
-    for (;;) {
-      const at = this.#buffer.indexOf(marker);
-      if (at !== -1) {
-        const out = this.#buffer.subarray(0, at + marker.length);
-        this.#buffer = this.#buffer.subarray(at + marker.length);
-        return out;
-      }
-      if (this.#buffer.length > cap || !await this.#more()) return undefined;
-    }
-  }
-
-  /** What was read past the last marker or length, taken. */
-  take(): Buffer {
-    const out = this.#buffer;
-    this.#buffer = Buffer.alloc(0);
-    return out;
-  }
-
-  async exactly(n: number): Promise<Buffer | undefined> {
-    while (this.#buffer.length < n) if (!await this.#more()) return undefined;
-    const out = this.#buffer.subarray(0, n);
-    this.#buffer = this.#buffer.subarray(n);
-    return out;
-  }
+export function contentCodings(values: readonly string[]): string[] | string {
+  const codings = values.flatMap((v) => v.split(",")).map((c) => c.trim().toLowerCase()).filter((c) =>
+    c !== "" && c !== "identity"
+  );
+  return codings.find((c) => !(c in DECODERS)) ?? codings;
 }
 
 /**
- * A request's body, de-chunked; `undefined` when it is cut short, `"too big"` past the cap.
+ * `body` with its content codings (as {@linkcode contentCodings} gave them) undone, last applied first. Bytes
+ * that do not decode end the stream with an error.
  *
  * @example
  * ```ts
- * import { Reader, readBody } from "./http_body.ts";
- * const reader = new Reader(new Blob(["hello"]).stream().values());
- * (await readBody(reader, ["Content-Length: 5"]))?.toString(); // "hello"
+ * import assert from "node:assert/strict";
+ * import { gzipSync } from "node:zlib";
+ * import { decoded } from "./http_body.ts";
+ * const parts = await Array.fromAsync(decoded([gzipSync("hello")], ["gzip"]));
+ * assert.equal(Buffer.concat(parts).toString(), "hello");
  * ```
  */
-export async function readBody(
-  reader: Reader,
-  headers: readonly string[],
-): Promise<Buffer | undefined | "too big"> {
-  const value = (name: string) =>
-    headers.find((line) => line.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
-  if (/chunked/i.test(value("transfer-encoding") ?? "")) {
-    const parts: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const line = await reader.until(CRLF, 1024);
-      if (line === undefined) return undefined;
-      const size = parseInt(line.toString("latin1").split(";")[0], 16);
-      if (!Number.isFinite(size) || size < 0) return undefined;
-      if (size === 0) {
-        // Trailers, up to the empty line.
-        for (;;) {
-          const trailer = await reader.until(CRLF, MAX_HEAD);
-          if (trailer === undefined) return undefined;
-          if (trailer.length === 2) return Buffer.concat(parts);
-        }
-      }
-      total += size;
-      if (total > MAX_BODY) return "too big";
-      const data = await reader.exactly(size);
-      if (data === undefined || await reader.until(CRLF, 2) === undefined) return undefined;
-      parts.push(Buffer.from(data));
-    }
+export function decoded(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, codings: readonly string[]) {
+  let out: AsyncIterable<Uint8Array> | Iterable<Uint8Array> = body;
+  for (const coding of [...codings].reverse()) {
+    out = pipeline(Readable.from(out, { objectMode: false }), DECODERS[coding](), () => {});
   }
-  const length = Number(value("content-length") ?? "0");
-  if (!Number.isSafeInteger(length) || length < 0) return undefined;
-  if (length > MAX_BODY) return "too big";
-  return length === 0 ? Buffer.alloc(0) : await reader.exactly(length);
+  return out;
 }
 
 /**
- * Replaces every `secret` in a stream with as many `*` (the same length, so that lengths and chunk sizes stay
- * true), holding back just enough bytes to catch one split between two chunks.
+ * Replaces every `secret` in a stream with as many `*` (the same length), holding back just enough bytes to
+ * catch one split between two pieces.
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Masker } from "./http_body.ts";
  * const masker = new Masker("s3cret");
  * const enc = new TextEncoder();
- * `${masker.push(enc.encode("a s3"))}${masker.push(enc.encode("cret b"))}${masker.flush()}`; // "a ****** b"
+ * assert.equal(`${masker.push(enc.encode("a s3"))}${masker.push(enc.encode("cret b"))}${masker.flush()}`, "a ****** b");
  * ```
  */
 export class Masker {
@@ -130,6 +84,7 @@ export class Masker {
     this.#secret = Buffer.from(secret);
   }
 
+  /** What of `chunk` (after what was held) is safe to send, masked. */
   push(chunk: Uint8Array): Buffer {
     const all = Buffer.concat([this.#held, chunk]);
     mask(all, this.#secret);
@@ -138,11 +93,28 @@ export class Masker {
     return all.subarray(0, all.length - keep);
   }
 
+  /** What is held (never a whole secret). */
   flush(): Buffer {
     const out = this.#held;
     this.#held = Buffer.alloc(0);
     return out;
   }
+}
+
+/**
+ * Masks every secret of `secrets` in a whole piece of bytes (a head).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { maskWhole } from "./http_body.ts";
+ * assert.equal(maskWhole(new TextEncoder().encode("X: s3cret"), ["s3cret"]).toString(), "X: ******");
+ * ```
+ */
+export function maskWhole(bytes: Uint8Array, secrets: readonly string[]): Buffer {
+  const out = Buffer.from(bytes);
+  for (const secret of secrets) mask(out, Buffer.from(secret));
+  return out;
 }
 
 function mask(bytes: Buffer, secret: Buffer): void {
