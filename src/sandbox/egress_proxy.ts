@@ -13,25 +13,17 @@
  */
 import { type CallCredential, hostAllowed } from "../manifest/credentials.ts";
 import type { CertificateAuthority } from "./run_ca.ts";
-import { ConnReader, parseHead, type PlainHead, servePlain } from "./plain_http.ts";
-import {
-  answer,
-  decodeURIComponentSafe,
-  type HeadReader,
-  pipe,
-  readUntil,
-  shut,
-  target,
-} from "./proxy_wire.ts";
+import { ByteReader } from "../base/http1.ts";
+import { nextHead, type PlainHead, servePlain } from "./plain_http.ts";
+import { answer, decodeURIComponentSafe, pipe, shut, target } from "./proxy_wire.ts";
 import { type EgressDecision, PROXY_LIMITS, type ProxyLimits } from "./proxy_settings.ts";
 
 export type { EgressDecision, ProxyLimits } from "./proxy_settings.ts";
 export { PROXY_LIMITS, PROXY_SOCKET_ENV, proxySocketPath } from "./proxy_settings.ts";
 
-/** The most bytes of a request head the proxy reads before it gives up on it. */
-const MAX_HEAD = 16 * 1024;
+/** The most bytes of the call line. */
+const MAX_CALL_LINE = 256;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /** One confined call the proxy serves: its host list, where its decisions go, and its open connections. */
 interface Registered {
@@ -176,28 +168,29 @@ export class EgressProxy {
     Deno.unrefTimer(slow);
     let upstream: Deno.Conn | undefined;
     try {
-      const head: HeadReader = { buffer: new Uint8Array(MAX_HEAD), length: 0 };
-      const firstLine = await readUntil(conn, head, "\r\n");
+      const reader = new ByteReader(conn);
+      const callLine = await reader.line(MAX_CALL_LINE).catch(() => undefined);
       this.#pending.delete(conn);
-      if (firstLine === undefined) return;
-      const token = CALL_LINE.exec(decoder.decode(head.buffer.subarray(0, firstLine - 2)))?.[1] ?? "";
+      if (callLine === undefined) return;
+      const token = CALL_LINE.exec(callLine)?.[1] ?? "";
       call = this.#calls.get(token);
       if (!call) return await answer(conn, "403 Forbidden", "toolgate proxy: not a call this proxy serves\n");
       if (call.clients.size >= this.#limits.perCall) return;
       call.clients.add(conn);
       call.ends.add(conn);
-      const headEnd = await readUntil(conn, head, "\r\n\r\n");
+      const first = await nextHead(reader);
       clearTimeout(slow);
-      if (headEnd === undefined) return;
-      const first = parseHead(decoder.decode(head.buffer.subarray(firstLine, headEnd - 4)));
-      const rest = head.buffer.slice(headEnd, head.length);
+      if (first === undefined) return;
+      if ("refused" in first) {
+        return await answer(conn, "400 Bad Request", `toolgate proxy: ${first.refused}\n`);
+      }
       const registered = call;
       if (first.method !== "CONNECT") {
         // Plain HTTP: each request on the connection is checked and sent to its own host.
         const placeholders = registered.credentials.map((c) => c.placeholder);
         const scan = placeholders.length === 0 ? undefined : await import("./credential_broker.ts");
         let current = { host: "", port: 0 };
-        await servePlain(conn, new ConnReader(conn, rest), first, {
+        await servePlain(conn, reader, first, {
           admit: async (request) => {
             const where = await this.#admit(conn, registered, request);
             if (where === undefined) return undefined;
@@ -226,6 +219,8 @@ export class EgressProxy {
       }
       const where = await this.#admit(conn, registered, first);
       if (where === undefined) return;
+      // What the client sent past the CONNECT's head (a TLS hello that did not wait for the answer).
+      const rest = reader.rest();
       const bound = registered.credentials.filter((c) =>
         hostAllowed(where.host, where.port, c.binding.hosts)
       );

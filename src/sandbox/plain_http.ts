@@ -4,101 +4,85 @@
  * piping the rest of the connection to the first request's host would send that request to the wrong host (an
  * allowed one, but not the one named, and past the host check). So each request goes up with `Connection: close`
  * over a connection of its own, its body is forwarded by its own framing, its answer comes back whole, and only
- * then is the next request's head read and checked like the first.
+ * then is the next request's head read and checked like the first. Heads and bodies are read by toolgate's one
+ * strict HTTP/1.1 reader (`src/base/http1.ts`): a framing the upstream could read otherwise is refused, and a
+ * chunked body goes up chunked by the proxy, not as the client framed it.
+ *
+ * Not here: which host a request may reach (`egress_proxy.ts`).
  *
  * @module
  */
 
+import { answer } from "./proxy_wire.ts";
+import {
+  bodyOf as framedBody,
+  ByteReader,
+  Http1Error,
+  readRequestHead,
+  requestFraming,
+  type RequestHead,
+} from "../base/http1.ts";
+
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-/** The most bytes of a request head the proxy reads (later requests on a connection as the first). */
-const MAX_HEAD = 16 * 1024;
-const HEAD_END = encoder.encode("\r\n\r\n");
-const CRLF = encoder.encode("\r\n");
 
-/** A buffered reader of a connection: heads by their marker, bodies by their length. */
-export class ConnReader {
-  #buffer: Uint8Array;
-  #ended = false;
-
-  /** Reads `conn`, after `first` (bytes already read past the first head). */
-  constructor(readonly conn: Deno.Conn, first: Uint8Array = new Uint8Array()) {
-    this.#buffer = first;
-  }
-
-  async #more(): Promise<boolean> {
-    if (this.#ended) return false;
-    const chunk = new Uint8Array(64 * 1024);
-    const n = await this.conn.read(chunk).catch(() => null);
-    if (n === null) {
-      this.#ended = true;
-      return false;
-    }
-    const next = new Uint8Array(this.#buffer.length + n);
-    next.set(this.#buffer);
-    next.set(chunk.subarray(0, n), this.#buffer.length);
-    this.#buffer = next;
-    return true;
-  }
-
-  /** The bytes up to and with `marker`; `undefined` at the end, or once `cap` bytes came without it. */
-  async until(marker: Uint8Array, cap: number): Promise<Uint8Array | undefined> {
-    for (;;) {
-      const at = indexOf(this.#buffer, marker);
-      if (at !== -1) return this.#take(at + marker.length);
-      if (this.#buffer.length > cap || !await this.#more()) return undefined;
-    }
-  }
-
-  /** Up to `n` bytes (at least one), as they come; `undefined` at the end. */
-  async some(n: number): Promise<Uint8Array | undefined> {
-    if (this.#buffer.length === 0 && !await this.#more()) return undefined;
-    return this.#take(Math.min(n, this.#buffer.length));
-  }
-
-  /** Everything buffered, taken. */
-  rest(): Uint8Array {
-    return this.#take(this.#buffer.length);
-  }
-
-  #take(n: number): Uint8Array {
-    const out = this.#buffer.slice(0, n);
-    this.#buffer = this.#buffer.subarray(n);
-    return out;
-  }
-}
-
-function indexOf(bytes: Uint8Array, marker: Uint8Array): number {
-  outer: for (let i = 0; i + marker.length <= bytes.length; i++) {
-    for (let j = 0; j < marker.length; j++) if (bytes[i + j] !== marker[j]) continue outer;
-    return i;
-  }
-  return -1;
-}
-
-/** One plain-HTTP request head, as the client sent it to the proxy. */
+/** One plain-HTTP request head, as the client sent it to the proxy (read by `src/base/http1.ts`). */
 export interface PlainHead {
-  /** The head's text after the request line's CRLF is split: the request line, then the header lines. */
+  /** The head's text (the request line, then the field lines), for a placeholder's search. */
   readonly text: string;
   readonly method: string;
   readonly uri: string;
   readonly version: string;
+  /** The field lines, `name: value`. */
   readonly headers: readonly string[];
+  /** The head as read. */
+  readonly request: RequestHead;
 }
 
 /**
- * Parses a request head's text (request line and header lines, without the empty line).
+ * A request head as the proxy handles it.
  *
  * @example
  * ```ts
- * import { parseHead } from "./plain_http.ts";
- * parseHead("GET http://a.example/x HTTP/1.1\r\nHost: a.example").uri; // "http://a.example/x"
+ * import assert from "node:assert/strict";
+ * import { plainHead } from "./plain_http.ts";
+ * const head = plainHead({ method: "GET", target: "http://a.example/x", version: "HTTP/1.1", fields: [["Host", "a.example"]] });
+ * assert.equal(head.text, "GET http://a.example/x HTTP/1.1\r\nHost: a.example");
  * ```
  */
-export function parseHead(text: string): PlainHead {
-  const [line, ...headers] = text.split("\r\n");
-  const [method = "", uri = "", version = ""] = (line ?? "").split(" ");
-  return { text, method, uri, version, headers: headers.filter((h) => h !== "") };
+export function plainHead(head: RequestHead): PlainHead {
+  const headers = head.fields.map(([name, value]) => `${name}: ${value}`);
+  const line = `${head.method} ${head.target} ${head.version}`;
+  return {
+    text: [line, ...headers].join("\r\n"),
+    method: head.method,
+    uri: head.target,
+    version: head.version,
+    headers,
+    request: head,
+  };
+}
+
+/**
+ * The next request's head on a client's connection: `undefined` at its end, the reason when it is not one the
+ * proxy reads (the client is answered `400`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ByteReader } from "../base/http1.ts";
+ * import { nextHead } from "./plain_http.ts";
+ * const reader = new ByteReader(new Blob(["GET http://a/ HTTP/1.1\nHost: a\r\n\r\n"]).stream().values());
+ * assert.deepEqual(await nextHead(reader), { refused: "a bare LF ends a line" });
+ * ```
+ */
+export async function nextHead(reader: ByteReader): Promise<PlainHead | { refused: string } | undefined> {
+  try {
+    const head = await readRequestHead(reader);
+    return head === undefined ? undefined : plainHead(head);
+  } catch (error) {
+    if (!(error instanceof Http1Error)) throw error;
+    return error.fault === "cut short" ? undefined : { refused: error.message };
+  }
 }
 
 /** What the proxy does for one request: check it, and open its upstream. */
@@ -121,42 +105,22 @@ export interface PlainHooks {
 const value = (headers: readonly string[], name: string): string | undefined =>
   headers.find((line) => line.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
 
-/** A request's body as the client sends it (chunked framing kept), ended where its framing ends. */
-async function* bodyOf(reader: ConnReader, headers: readonly string[]): AsyncGenerator<Uint8Array> {
-  if (/chunked/i.test(value(headers, "transfer-encoding") ?? "")) {
-    for (;;) {
-      const line = await reader.until(CRLF, 1024);
-      if (line === undefined) return;
-      yield line;
-      const size = parseInt(decoder.decode(line).split(";")[0], 16);
-      if (!Number.isFinite(size) || size < 0) return;
-      if (size === 0) {
-        // Trailers, up to the empty line.
-        for (;;) {
-          const trailer = await reader.until(CRLF, MAX_HEAD);
-          if (trailer === undefined) return;
-          yield trailer;
-          if (trailer.length === 2) return;
-        }
-      }
-      // The data and its CRLF.
-      yield* exactly(reader, size + 2);
-    }
+/**
+ * A request's body as it goes up: by its length, or de-chunked by the strict reader and chunked again by the proxy
+ * (no chunk extension, no trailer), so that the upstream reads the very body the proxy read.
+ */
+async function* bodyOf(reader: ByteReader, head: RequestHead): AsyncGenerator<Uint8Array> {
+  const frame = requestFraming(head);
+  if (frame.kind !== "chunked") return yield* framedBody(reader, frame);
+  for await (const piece of framedBody(reader, frame)) {
+    yield encoder.encode(`${piece.length.toString(16)}\r\n`);
+    yield piece;
+    yield encoder.encode("\r\n");
   }
-  const length = Number(value(headers, "content-length") ?? "0");
-  if (Number.isSafeInteger(length) && length > 0) yield* exactly(reader, length);
+  yield encoder.encode("0\r\n\r\n");
 }
 
-async function* exactly(reader: ConnReader, n: number): AsyncGenerator<Uint8Array> {
-  while (n > 0) {
-    const chunk = await reader.some(n);
-    if (chunk === undefined) return;
-    n -= chunk.length;
-    yield chunk;
-  }
-}
-
-async function* rawOf(reader: ConnReader): AsyncGenerator<Uint8Array> {
+async function* rawOf(reader: ByteReader): AsyncGenerator<Uint8Array> {
   const rest = reader.rest();
   if (rest.length > 0) yield rest;
   for (;;) {
@@ -191,32 +155,41 @@ function shut(conn: Deno.Conn): void {
 /**
  * Serves a client's plain-HTTP requests, starting with `first` (its head already read, `reader` holding what came
  * after it), until the client ends, a request is refused, or one upgrades the connection (a WebSocket: from then
- * on the bytes go through as they are, to that request's host only).
+ * on the bytes go through as they are, to that request's host only). A request whose framing the strict reader
+ * refuses is answered `400` and ends the connection; each goes up with its target's own `Host`.
  *
  * @example
  * ```ts ignore
- * await servePlain(conn, new ConnReader(conn, rest), parseHead(text), { admit });
+ * await servePlain(conn, reader, head, { admit });
  * ```
  */
 export async function servePlain(
   client: Deno.Conn,
-  reader: ConnReader,
+  reader: ByteReader,
   first: PlainHead,
   hooks: PlainHooks,
 ): Promise<void> {
   const forward = hooks.forward ?? writeAll;
   let head: PlainHead | undefined = first;
   while (head !== undefined) {
+    try {
+      requestFraming(head.request);
+    } catch (error) {
+      if (!(error instanceof Http1Error)) throw error;
+      return await answer(client, "400 Bad Request", `toolgate proxy: ${error.message}\n`);
+    }
     const admitted = await hooks.admit(head);
     if (admitted === undefined) return;
     const { upstream, path } = admitted;
     try {
       const upgrade = value(head.headers, "upgrade") !== undefined;
-      // Forwarded in origin form; the proxy's own headers stop here, and the upstream connection is this
-      // request's only (an upgrade keeps the client's Connection header, which names it).
+      // Forwarded in origin form with the target's Host (RFC 9112 3.2.2); the proxy's own headers stop here, and
+      // the upstream connection is this request's only (an upgrade keeps the client's Connection header, which
+      // names it).
       const kept = head.headers.filter((h) =>
-        !/^proxy-/i.test(h) && (upgrade || !/^(connection|keep-alive)\s*:/i.test(h))
+        !/^(proxy-[a-z-]*|host)\s*:/i.test(h) && (upgrade || !/^(connection|keep-alive)\s*:/i.test(h))
       );
+      kept.unshift(`Host: ${new URL(head.uri).host}`);
       if (!upgrade) kept.push("Connection: close");
       await upstream.write(
         encoder.encode(`${head.method} ${path} ${head.version}\r\n${kept.join("\r\n")}\r\n\r\n`),
@@ -226,7 +199,7 @@ export async function servePlain(
         return;
       }
       const [sent, answered] = await Promise.allSettled([
-        forward(bodyOf(reader, head.headers), upstream),
+        forward(bodyOf(reader, head.request), upstream),
         relay(upstream, client),
       ]);
       if (sent.status === "rejected" || answered.status === "rejected") return;
@@ -234,7 +207,10 @@ export async function servePlain(
       shut(upstream);
       hooks.closed?.(upstream);
     }
-    const next = await reader.until(HEAD_END, MAX_HEAD);
-    head = next === undefined ? undefined : parseHead(decoder.decode(next.subarray(0, next.length - 4)));
+    const next = await nextHead(reader);
+    if (next !== undefined && "refused" in next) {
+      return await answer(client, "400 Bad Request", `toolgate proxy: ${next.refused}\n`);
+    }
+    head = next;
   }
 }

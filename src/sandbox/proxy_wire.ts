@@ -1,46 +1,13 @@
 /**
- * The egress proxy's handling of one connection's bytes: reading a request head up to its end, answering and
- * closing, piping a tunnel, and reading where a request goes. No decision is made here: what may pass is
- * `egress_proxy.ts`'s.
+ * The egress proxy's handling of one connection's bytes: answering and closing, piping a tunnel, and reading
+ * where a request goes. No decision is made here: what may pass is `egress_proxy.ts`'s.
+ *
+ * Not here: reading a request (`src/base/http1.ts`).
  *
  * @module
  */
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-/** A connection's request head so far: the bytes read, and the first line once it came. */
-export interface HeadReader {
-  readonly buffer: Uint8Array;
-  length: number;
-}
-
-/**
- * Reads from `conn` until `buffer` holds `marker`; resolves to where the marker ends, or `undefined` (the client
- * ended, the head outgrew its buffer, or the connection was closed under it: the head's time limit).
- *
- * @example
- * ```ts
- * import { type HeadReader, readUntil } from "./proxy_wire.ts";
- * const head: HeadReader = { buffer: new Uint8Array(16 * 1024), length: 0 };
- * // const end = await readUntil(conn, head, "\r\n\r\n");
- * ```
- */
-export async function readUntil(
-  conn: Deno.Conn,
-  head: HeadReader,
-  marker: string,
-): Promise<number | undefined> {
-  for (;;) {
-    const text = decoder.decode(head.buffer.subarray(0, head.length));
-    const at = text.indexOf(marker);
-    if (at !== -1) return encoder.encode(text.slice(0, at + marker.length)).length;
-    if (head.length >= head.buffer.length) return undefined;
-    const n = await conn.read(head.buffer.subarray(head.length)).catch(() => null);
-    if (n === null) return undefined;
-    head.length += n;
-  }
-}
 
 /**
  * Answers a request with `status` (and a short body), then closes the connection.
