@@ -6,7 +6,7 @@
  * cannot read whole (a malformed head or framing, an unknown content coding, a `206` partial answer, which could
  * hold a piece of a secret too short to mask) is refused before the tool gets a byte of it.
  *
- * Not here: the request's side (`credential_broker.ts`); the reader of HTTP/1.1 (`src/base/http1.ts`); masking
+ * Not here: the request's side (`credential_broker.ts`); the reader of HTTP/1.1 (`src/contract/http1.ts`); masking
  * and decoding (`http_body.ts`).
  *
  * @module
@@ -14,14 +14,14 @@
 import { Buffer } from "node:buffer";
 import {
   bodyOf,
+  ByteReader,
   type ByteSource,
   fieldValues,
   Http1Error,
   readResponseHead,
   responseFraming,
   type ResponseHead,
-} from "../base/http1.ts";
-import { ByteReader } from "../base/http1.ts";
+} from "../contract/http1.ts";
 import { contentCodings, decoded, Masker, maskWhole } from "./http_body.ts";
 
 /** Up to this much of a decoded answer is held to send it with a `Content-Length`; past it, it goes chunked. */

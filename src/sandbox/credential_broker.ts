@@ -10,7 +10,7 @@
  * One request per connection: the request goes up with `Connection: close` and the answer comes back with it, so
  * that the end of each answer is the end of its connection.
  *
- * Not here: the answer's side (`broker_answer.ts`); reading HTTP/1.1 (`src/base/http1.ts`).
+ * Not here: the answer's side (`broker_answer.ts`); reading HTTP/1.1 (`src/contract/http1.ts`).
  *
  * @module
  */
@@ -28,7 +28,7 @@ import {
   readRequestHead,
   requestFraming,
   type RequestHead,
-} from "../base/http1.ts";
+} from "../contract/http1.ts";
 import { relayAnswer } from "./broker_answer.ts";
 import { MAX_BODY } from "./http_body.ts";
 
@@ -146,7 +146,7 @@ function sameHost(value: string, host: string, port: number): boolean {
 
 /**
  * Serves one CONNECT tunnel (already answered `200`) to a bound host: TLS with the tool, then one request, read
- * strictly (`src/base/http1.ts`), checked and completed with the secret, over TLS to the host with the host's own
+ * strictly (`src/contract/http1.ts`), checked and completed with the secret, over TLS to the host with the host's own
  * `Host`; the answer back decoded and masked (`broker_answer.ts`).
  *
  * @example

@@ -13,7 +13,7 @@
  */
 import { type CallCredential, hostAllowed } from "../manifest/credentials.ts";
 import type { CertificateAuthority } from "./run_ca.ts";
-import { ByteReader } from "../base/http1.ts";
+import { ByteReader } from "../contract/http1.ts";
 import { nextHead, type PlainHead, servePlain } from "./plain_http.ts";
 import { answer, decodeURIComponentSafe, pipe, shut, target } from "./proxy_wire.ts";
 import { type EgressDecision, PROXY_LIMITS, type ProxyLimits } from "./proxy_settings.ts";

@@ -1,10 +1,10 @@
 /**
  * What the credential broker does to the bytes of an answer in the clear before the tool sees them: undo the
  * answer's content coding (gzip, deflate, br) so that a secret is masked where it is, not in a compressed form,
- * and mask every secret in a stream. Masking comes after de-chunking (`src/base/http1.ts`) and decoding: masked
+ * and mask every secret in a stream. Masking comes after de-chunking (`src/contract/http1.ts`) and decoding: masked
  * on the wire's bytes, a secret split by a chunk's framing or compressed would pass.
  *
- * Not here: reading the answer's framing (`src/base/http1.ts`); what is refused and how the answer is framed
+ * Not here: reading the answer's framing (`src/contract/http1.ts`); what is refused and how the answer is framed
  * again (`broker_answer.ts`).
  *
  * @module

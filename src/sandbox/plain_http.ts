@@ -5,7 +5,7 @@
  * allowed one, but not the one named, and past the host check). So each request goes up with `Connection: close`
  * over a connection of its own, its body is forwarded by its own framing, its answer comes back whole, and only
  * then is the next request's head read and checked like the first. Heads and bodies are read by toolgate's one
- * strict HTTP/1.1 reader (`src/base/http1.ts`): a framing the upstream could read otherwise is refused, and a
+ * strict HTTP/1.1 reader (`src/contract/http1.ts`): a framing the upstream could read otherwise is refused, and a
  * chunked body goes up chunked by the proxy, not as the client framed it.
  *
  * Not here: which host a request may reach (`egress_proxy.ts`).
@@ -21,11 +21,11 @@ import {
   readRequestHead,
   requestFraming,
   type RequestHead,
-} from "../base/http1.ts";
+} from "../contract/http1.ts";
 
 const encoder = new TextEncoder();
 
-/** One plain-HTTP request head, as the client sent it to the proxy (read by `src/base/http1.ts`). */
+/** One plain-HTTP request head, as the client sent it to the proxy (read by `src/contract/http1.ts`). */
 export interface PlainHead {
   /** The head's text (the request line, then the field lines), for a placeholder's search. */
   readonly text: string;
@@ -69,7 +69,7 @@ export function plainHead(head: RequestHead): PlainHead {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ByteReader } from "../base/http1.ts";
+ * import { ByteReader } from "../contract/http1.ts";
  * import { nextHead } from "./plain_http.ts";
  * const reader = new ByteReader(new Blob(["GET http://a/ HTTP/1.1\nHost: a\r\n\r\n"]).stream().values());
  * assert.deepEqual(await nextHead(reader), { refused: "a bare LF ends a line" });

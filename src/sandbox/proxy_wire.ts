@@ -2,7 +2,7 @@
  * The egress proxy's handling of one connection's bytes: answering and closing, piping a tunnel, and reading
  * where a request goes. No decision is made here: what may pass is `egress_proxy.ts`'s.
  *
- * Not here: reading a request (`src/base/http1.ts`).
+ * Not here: reading a request (`src/contract/http1.ts`).
  *
  * @module
  */

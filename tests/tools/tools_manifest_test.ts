@@ -159,7 +159,7 @@ Deno.test("tool sources: nothing from src/ but the contract, no npm or remote pa
         // rules, path rules, the job tool's arguments) lives in src/contract/; tools/lib and tools/schemas
         // re-export it from there.
         const contract = (dir === "tools/lib" && specifier === "../../src/contract.ts") ||
-          (dir !== "tools/src" && /^\.\.\/\.\.\/src\/contract\/[a-z_]+\.ts$/.test(specifier));
+          (dir !== "tools/src" && /^\.\.\/\.\.\/src\/contract\/[a-z0-9_]+\.ts$/.test(specifier));
         assert.ok(
           specifier.startsWith("node:") || local || contract,
           `${dir}/${entry.name} imports ${specifier}`,

@@ -1,10 +1,19 @@
 /**
  * A minimal HTTP/1.1 client over a connection the caller opened: `http_fetch` connects to the very IP address it
  * checked (no second DNS lookup, so no rebinding window) and speaks HTTP itself, because `fetch` resolves the
- * host again and `node:https` needs broad `--allow-sys` and `--allow-env` in Deno.
+ * host again and `node:https` needs broad `--allow-sys` and `--allow-env` in Deno. The answer is read by
+ * toolgate's one strict HTTP/1.1 reader (`src/contract/http1.ts`), the egress proxy's and the broker's.
  *
  * @module
  */
+import {
+  bodyOf,
+  ByteReader,
+  Http1Error,
+  readResponseHead,
+  responseFraming,
+  type ResponseHead,
+} from "../../src/contract/http1.ts";
 
 /** A response head and as much of the body as the cap allowed. */
 export interface Http1Response {
@@ -30,9 +39,7 @@ export interface Http1Request {
   maxBytes: number;
 }
 
-const MAX_HEAD_BYTES = 65_536;
 const encoder = new TextEncoder();
-const latin1 = new TextDecoder("latin1");
 
 /** A malformed or oversized response. */
 export class HttpProtocolError extends Error {
@@ -40,83 +47,6 @@ export class HttpProtocolError extends Error {
     super(message);
     this.name = "HttpProtocolError";
   }
-}
-
-/** Buffered reads over a connection: small lines through a buffer, bodies straight into parts. */
-class Reader {
-  #conn: Deno.Conn;
-  #buffer: Uint8Array = new Uint8Array(0);
-
-  constructor(conn: Deno.Conn) {
-    this.#conn = conn;
-  }
-
-  async #read(): Promise<Uint8Array | null> {
-    const chunk = new Uint8Array(65_536);
-    const n = await this.#conn.read(chunk);
-    return n === null ? null : chunk.subarray(0, n);
-  }
-
-  #take(n: number): Uint8Array {
-    const out = this.#buffer.slice(0, n);
-    this.#buffer = this.#buffer.slice(n);
-    return out;
-  }
-
-  /** Reads through the next `delimiter`, which is dropped; fails past `limit` bytes. */
-  async until(delimiter: string, limit: number): Promise<string> {
-    const needle = encoder.encode(delimiter);
-    let from = 0;
-    while (true) {
-      const at = indexOf(this.#buffer, needle, from);
-      if (at !== -1) {
-        const text = latin1.decode(this.#take(at));
-        this.#take(needle.length);
-        return text;
-      }
-      if (this.#buffer.length > limit) throw new HttpProtocolError("response head is too large");
-      from = Math.max(0, this.#buffer.length - needle.length + 1);
-      const chunk = await this.#read();
-      if (chunk === null) throw new HttpProtocolError("connection closed in the middle of the response");
-      this.#buffer = concat([this.#buffer, chunk]);
-    }
-  }
-
-  /**
-   * Reads `n` bytes (fewer when the connection closes first); with `probe`, also says whether more bytes
-   * follow, reading one chunk past `n` when it must.
-   */
-  async exactly(n: number, probe = false): Promise<{ bytes: Uint8Array; more: boolean }> {
-    const parts: Uint8Array[] = [];
-    let have = 0;
-    if (this.#buffer.length > 0) {
-      const first = this.#take(Math.min(n, this.#buffer.length));
-      parts.push(first);
-      have = first.length;
-    }
-    while (have < n || (probe && this.#buffer.length === 0 && have === n)) {
-      const chunk = await this.#read();
-      if (chunk === null) return { bytes: concat(parts), more: false };
-      const room = n - have;
-      if (chunk.length > room) {
-        parts.push(chunk.subarray(0, room));
-        this.#buffer = chunk.slice(room);
-        have = n;
-        break;
-      }
-      parts.push(chunk);
-      have += chunk.length;
-    }
-    return { bytes: concat(parts), more: this.#buffer.length > 0 };
-  }
-}
-
-function indexOf(haystack: Uint8Array, needle: Uint8Array, from: number): number {
-  outer: for (let i = from; i <= haystack.length - needle.length; i++) {
-    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
-    return i;
-  }
-  return -1;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
@@ -129,26 +59,42 @@ function concat(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-async function readHead(
-  reader: Reader,
-): Promise<{ status: number; statusText: string; headers: Record<string, string> }> {
-  const head = await reader.until("\r\n\r\n", MAX_HEAD_BYTES);
-  const [statusLine, ...lines] = head.split("\r\n");
-  const match = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(statusLine);
-  if (!match) {
-    throw new HttpProtocolError(`malformed status line ${JSON.stringify(statusLine.slice(0, 100))}`);
-  }
+function headersOf(head: ResponseHead): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const line of lines) {
-    const colon = line.indexOf(":");
-    if (colon <= 0) {
-      throw new HttpProtocolError(`malformed header line ${JSON.stringify(line.slice(0, 100))}`);
-    }
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
+  for (const [field, value] of head.fields) {
+    const name = field.toLowerCase();
     headers[name] = Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value;
   }
-  return { status: Number(match[1]), statusText: match[2] ?? "", headers };
+  return headers;
+}
+
+/** The response, its body cut at `cap` bytes. */
+async function readResponse(reader: ByteReader, method: string, cap: number): Promise<Http1Response> {
+  let head = await readResponseHead(reader);
+  // Interim responses (100 Continue, 103 Early Hints) come before the real one.
+  while (head.status >= 100 && head.status < 200 && head.status !== 101) {
+    head = await readResponseHead(reader);
+  }
+  const frame = responseFraming(head, method);
+  const answer = { status: head.status, statusText: head.reason, headers: headersOf(head) };
+  if (frame.kind === "length" && frame.length > cap) {
+    const body = concat(await Array.fromAsync(bodyOf(reader, { kind: "length", length: cap })));
+    return { ...answer, body, truncated: true };
+  }
+  const parts: Uint8Array[] = [];
+  let kept = 0;
+  const pieces = bodyOf(reader, frame);
+  for (;;) {
+    const next = await pieces.next();
+    if (next.done) return { ...answer, body: concat(parts), truncated: false };
+    const room = cap - kept;
+    if (next.value.length > room) {
+      parts.push(next.value.subarray(0, room));
+      return { ...answer, body: concat(parts), truncated: true };
+    }
+    parts.push(next.value.slice());
+    kept += next.value.length;
+  }
 }
 
 /**
@@ -175,45 +121,10 @@ export async function http1Request(conn: Deno.Conn, request: Http1Request): Prom
   const bytes = encoder.encode(lines.join("\r\n"));
   let written = 0;
   while (written < bytes.length) written += await conn.write(bytes.subarray(written));
-
-  const reader = new Reader(conn);
-  let head = await readHead(reader);
-  // Interim responses (100 Continue, 103 Early Hints) come before the real one.
-  while (head.status >= 100 && head.status < 200 && head.status !== 101) head = await readHead(reader);
-  const noBody = request.method === "HEAD" || head.status < 200 || head.status === 204 || head.status === 304;
-  if (noBody) return { ...head, body: new Uint8Array(0), truncated: false };
-
-  const cap = request.maxBytes;
-  const transferEncoding = (head.headers["transfer-encoding"] ?? "").toLowerCase();
-  if (transferEncoding.split(",").map((s) => s.trim()).includes("chunked")) {
-    const parts: Uint8Array[] = [];
-    let kept = 0;
-    while (true) {
-      const sizeLine = await reader.until("\r\n", 4096);
-      const size = parseInt(sizeLine.split(";")[0].trim(), 16);
-      if (!Number.isFinite(size) || size < 0) throw new HttpProtocolError("malformed chunk size");
-      if (size === 0) break;
-      const take = Math.min(size, cap - kept);
-      if (take < size) {
-        parts.push((await reader.exactly(take)).bytes);
-        return { ...head, body: concat(parts), truncated: true };
-      }
-      const chunk = (await reader.exactly(size)).bytes;
-      if (chunk.length < size) throw new HttpProtocolError("connection closed in the middle of a chunk");
-      parts.push(chunk);
-      kept += size;
-      await reader.until("\r\n", 2);
-    }
-    return { ...head, body: concat(parts), truncated: false };
+  try {
+    return await readResponse(new ByteReader(conn), request.method, request.maxBytes);
+  } catch (error) {
+    if (error instanceof Http1Error) throw new HttpProtocolError(error.message);
+    throw error;
   }
-  const lengthHeader = head.headers["content-length"];
-  if (lengthHeader !== undefined) {
-    const length = Number(lengthHeader.split(",")[0].trim());
-    if (!Number.isSafeInteger(length) || length < 0) throw new HttpProtocolError("malformed Content-Length");
-    const { bytes: body } = await reader.exactly(Math.min(length, cap));
-    return { ...head, body, truncated: length > cap };
-  }
-  // No length: the body runs to the end of the connection.
-  const { bytes: body, more } = await reader.exactly(cap, true);
-  return { ...head, body, truncated: more };
 }
