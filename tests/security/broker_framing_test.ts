@@ -325,3 +325,121 @@ Deno.test("broker: a head with a bare LF, or with two lengths, is refused and no
     await r.close();
   }
 });
+
+/** A plain-HTTP server on loopback that keeps the raw bytes of each request it reads whole, and answers "ok". */
+function plainUpstream() {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const got: string[] = [];
+  (async () => {
+    for await (const conn of listener) {
+      (async () => {
+        let bytes = Buffer.alloc(0);
+        const chunk = new Uint8Array(64 * 1024);
+        const whole = () => {
+          const end = bytes.indexOf("\r\n\r\n");
+          if (end === -1) return false;
+          const head = bytes.subarray(0, end).toString("latin1");
+          if (/^transfer-encoding:/im.test(head)) return bytes.subarray(end).includes("\r\n0\r\n\r\n");
+          return bytes.length >= end + 4 + Number(/^content-length:\s*(\d+)/im.exec(head)?.[1] ?? 0);
+        };
+        try {
+          while (!whole()) {
+            const n = await conn.read(chunk);
+            if (n === null) break;
+            bytes = Buffer.concat([bytes, chunk.subarray(0, n)]);
+          }
+          got.push(bytes.toString("latin1"));
+          await conn.write(encoder.encode("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+        } catch {
+          // The proxy went away.
+        } finally {
+          conn.close();
+        }
+      })();
+    }
+  })().catch(() => {});
+  return { got, port: (listener.addr as Deno.NetAddr).port, close: () => listener.close() };
+}
+
+/** One answer (head and Content-Length body) from `conn`, which stays open. */
+async function oneAnswer(conn: Deno.Conn): Promise<{ status: number; body: string }> {
+  let bytes = Buffer.alloc(0);
+  const chunk = new Uint8Array(4096);
+  for (;;) {
+    const end = bytes.indexOf("\r\n\r\n");
+    if (end !== -1) {
+      const head = bytes.subarray(0, end).toString("latin1");
+      const length = Number(/^content-length:\s*(\d+)/im.exec(head)?.[1] ?? 0);
+      if (bytes.length >= end + 4 + length) {
+        return {
+          status: Number(head.split(" ")[1]),
+          body: bytes.subarray(end + 4, end + 4 + length).toString("latin1"),
+        };
+      }
+    }
+    const n = await conn.read(chunk);
+    if (n === null) throw new Error(`the proxy closed the connection after: ${bytes}`);
+    bytes = Buffer.concat([bytes, chunk.subarray(0, n)]);
+  }
+}
+
+Deno.test("egress proxy: a plain-HTTP request the strict reader refuses goes nowhere; a chunked body goes up chunked by the proxy, with the target's Host", async () => {
+  const server = plainUpstream();
+  const dir = await Deno.makeTempDir({ prefix: "toolgate_plain_framing_" });
+  const proxy = EgressProxy.start(join(dir, "proxy.sock"));
+  const { token, unregister } = proxy.register([`127.0.0.1:${server.port}`]);
+  const url = `http://127.0.0.1:${server.port}/a`;
+  const send = async (...requests: string[]) => {
+    const conn = await Deno.connect({ transport: "unix", path: proxy.socket });
+    const answers: { status: number; body: string }[] = [];
+    try {
+      await conn.write(encoder.encode(`toolgate-call ${token}\r\n`));
+      for (const request of requests) {
+        await conn.write(Buffer.from(request, "latin1"));
+        answers.push(await oneAnswer(conn));
+      }
+    } finally {
+      conn.close();
+    }
+    return answers;
+  };
+  try {
+    const refused: [string, string][] = [
+      ["a hex length", `POST ${url} HTTP/1.1\r\nHost: a\r\nContent-Length: 0x10\r\n\r\n0123456789abcdef`],
+      ["an exponent", `POST ${url} HTTP/1.1\r\nHost: a\r\nContent-Length: 1e1\r\n\r\n0123456789`],
+      ["xchunked", `POST ${url} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n`],
+      [
+        "both framings",
+        `POST ${url} HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+      ],
+      ["a bare LF", `GET ${url} HTTP/1.1\r\nHost: a\nX-A: b\r\n\r\n`],
+    ];
+    for (const [name, request] of refused) {
+      const [answer] = await send(request);
+      assert.equal(answer.status, 400, `${name}: ${answer.body}`);
+    }
+    assert.equal(server.got.length, 0, "a refused request went up");
+    // A second request of a kept-alive connection is read as strictly as the first.
+    const [first, second] = await send(
+      `GET ${url} HTTP/1.1\r\nHost: a\r\n\r\n`,
+      `POST ${url} HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!`,
+    );
+    assert.deepEqual([first.status, second.status], [200, 400]);
+    assert.equal(server.got.length, 1);
+    // Chunked with an extension and a trailer: the upstream gets the proxy's own chunks, and the target's Host.
+    const [chunked] = await send(
+      `POST ${url} HTTP/1.1\r\nHost: other.example\r\nTransfer-Encoding: chunked\r\n\r\n` +
+        `5;ext=1\r\nhello\r\n0\r\nX-Trailer: t\r\n\r\n`,
+    );
+    assert.equal(chunked.status, 200);
+    const sent = server.got[1];
+    assert.match(sent, new RegExp(`^POST /a HTTP/1.1\r\nHost: 127\\.0\\.0\\.1:${server.port}\r\n`), sent);
+    assert.doesNotMatch(sent, /other\.example|ext=1|X-Trailer/, sent);
+    assert.ok(sent.endsWith("\r\n\r\n5\r\nhello\r\n0\r\n\r\n"), sent);
+  } finally {
+    unregister();
+    proxy.close();
+    server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
