@@ -3,7 +3,9 @@
 // CA, verifying the real server against the CA toolgate was told to trust), masks it in what comes back, and
 // refuses the placeholder anywhere else.
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { writeFiles } from "../support.ts";
 import { hostTest, NO_BWRAP, realTempDir, SCRIPT_FIXTURE, scriptExecutor } from "./helpers.ts";
 import { CertificateAuthority } from "../../src/sandbox/run_ca.ts";
@@ -34,6 +36,25 @@ function server(tls?: { cert: string; key: string }) {
     const url = new URL(request.url);
     const body = await request.text();
     hits.push({ path: `${url.pathname}${url.search}`, headers: JSON.stringify([...request.headers]), body });
+    const echo = `got[${request.headers.get("authorization")}]`;
+    if (url.pathname === "/split") {
+      // Chunked, the cut in the middle of the value: the second chunk is sent after the first went out.
+      const cut = Math.floor(echo.length / 2);
+      return new Response(
+        new ReadableStream({
+          async start(controller) {
+            controller.enqueue(new TextEncoder().encode(echo.slice(0, cut)));
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            controller.enqueue(new TextEncoder().encode(echo.slice(cut)));
+            controller.close();
+          },
+        }),
+      );
+    }
+    if (url.pathname === "/gzip") {
+      // Compressed whatever the request asked for.
+      return new Response(gzipSync(echo), { headers: { "content-encoding": "gzip" } });
+    }
     return new Response(`got[${request.headers.get("authorization")}|${url.searchParams.get("key")}]`);
   });
   return { http, hits, port: http.addr.port };
@@ -179,6 +200,31 @@ hostTest(
       assert.ok(egress.some((d) => d.reason?.includes("request body")), JSON.stringify(egress));
       assert.ok(!JSON.stringify(await readAudit(s.auditDir)).includes(s.value));
       await assertNothingInside(s);
+    } finally {
+      await s.close();
+    }
+  },
+);
+
+hostTest(
+  "a bound credential reflected in a chunked answer cut inside it, or in a gzip answer: curl in the sandbox gets it masked",
+  NO_BWRAP ?? (CURL ? undefined : "curl is not installed"),
+  async () => {
+    const s = await setup({ header: "Authorization", format: "Bearer {}" });
+    try {
+      const b = `https://127.0.0.1:${s.bound.port}`;
+      // Hex, as a tool that hides what it got would print it: toolgate's masking of its output cannot help.
+      const hex = "od -An -v -tx1 | tr -dc 0-9a-f";
+      const { out, raw } = await call(
+        s.executor,
+        `curl -sS -m 10 ${b}/split | ${hex}; echo; curl -sS -m 10 --compressed ${b}/gzip | ${hex}; echo`,
+      );
+      const got = out.trim().split(/\s+/).map((h) => Buffer.from(h, "hex").toString());
+      assert.ok(!raw.includes(s.value), `the value reached the tool's output: ${out}`);
+      assert.ok(got.every((text) => !text.includes(s.value)), `the value reached the tool: ${got}`);
+      assert.equal(got.length, 2, out);
+      for (const text of got) assert.match(text, /^got\[Bearer \*{10,}\]$/, text);
+      assert.deepEqual(s.bound.hits.map((h) => h.path), ["/split", "/gzip"]);
     } finally {
       await s.close();
     }
