@@ -94,7 +94,34 @@ export type ByteSource = { read(into: Uint8Array): Promise<number | null> } | As
 
 const CR = 0x0d;
 const LF = 0x0a;
-const latin1 = new TextDecoder("latin1");
+
+/**
+ * Bytes as ISO-8859-1 text, one character per byte (`TextDecoder("latin1")` is windows-1252, which maps
+ * 0x80-0x9f elsewhere): a field's obs-text goes on as the bytes it came as.
+ */
+function latin1(bytes: Uint8Array): string {
+  let text = "";
+  for (let at = 0; at < bytes.length; at += 8192) {
+    text += String.fromCharCode(...bytes.subarray(at, at + 8192));
+  }
+  return text;
+}
+
+/**
+ * A head's text (as the reader gave it) back to its bytes, one byte per character.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { latin1Bytes } from "./http1.ts";
+ * assert.deepEqual(latin1Bytes("a\u00e9"), new Uint8Array([0x61, 0xe9]));
+ * ```
+ */
+export function latin1Bytes(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i) & 0xff;
+  return out;
+}
 
 /**
  * A buffered reader of a connection: lines ended by CRLF, and bytes by count.
@@ -171,7 +198,7 @@ export class ByteReader {
         if (at - 1 > max) throw new Http1Error("too large", `a line over ${max} bytes`);
         const bytes = this.#take(at + 1).subarray(0, at - 1);
         if (bytes.includes(CR)) throw new Http1Error("malformed", "a bare CR in a line");
-        return latin1.decode(bytes);
+        return latin1(bytes);
       }
       if (this.#buffer.length > max + 1) throw new Http1Error("too large", `a line over ${max} bytes`);
       from = this.#buffer.length;

@@ -205,6 +205,18 @@ export async function brokerTunnel(client: Deno.Conn, tunnel: BrokerTunnel): Pro
         } is not ${authority}, the host its credential is bound to`,
       );
     }
+    // A value that cannot go in a header as it is (a control byte would end the field; a byte past ASCII would
+    // go up in a form the masker does not look for) goes nowhere.
+    const unfit = tunnel.bound.find((c) =>
+      c.binding.header !== undefined && !/^[\t\x20-\x7e]*$/.test(c.value)
+    );
+    if (unfit !== undefined) {
+      return await refuse(
+        "502 Bad Gateway",
+        `the value of the credential ${unfit.binding.secret} has a character a header cannot carry (a control ` +
+          `character or one past ASCII)`,
+      );
+    }
     const rawHeaders = head.fields.map(([name, value]) => `${name}: ${value}`);
     const reason = misplaced(tunnel.credentials, tunnel.bound, { target, headers: rawHeaders, body });
     if (reason !== undefined) return await refuse("403 Forbidden", reason);
@@ -227,7 +239,10 @@ export async function brokerTunnel(client: Deno.Conn, tunnel: BrokerTunnel): Pro
       return await refuse("502 Bad Gateway", `cannot reach ${tunnel.host}:${tunnel.port} (${why})`);
     }
     await upstream.write(
-      Buffer.concat([Buffer.from(`${method} ${path} HTTP/1.1\r\n${headers.join("\r\n")}\r\n\r\n`), body]),
+      Buffer.concat([
+        Buffer.from(`${method} ${path} HTTP/1.1\r\n${headers.join("\r\n")}\r\n\r\n`, "latin1"),
+        body,
+      ]),
     );
     const refused = await relayAnswer(
       upstream,

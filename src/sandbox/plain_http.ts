@@ -18,6 +18,7 @@ import {
   bodyOf as framedBody,
   ByteReader,
   Http1Error,
+  latin1Bytes,
   readRequestHead,
   requestFraming,
   type RequestHead,
@@ -192,7 +193,7 @@ export async function servePlain(
       kept.unshift(`Host: ${new URL(head.uri).host}`);
       if (!upgrade) kept.push("Connection: close");
       await upstream.write(
-        encoder.encode(`${head.method} ${path} ${head.version}\r\n${kept.join("\r\n")}\r\n\r\n`),
+        latin1Bytes(`${head.method} ${path} ${head.version}\r\n${kept.join("\r\n")}\r\n\r\n`),
       );
       if (upgrade) {
         await Promise.allSettled([forward(rawOf(reader), upstream), relay(upstream, client)]);

@@ -111,7 +111,7 @@ async function llhttp(port: number, bytes: Uint8Array): Promise<Reading> {
   const end = answer.indexOf("\r\n\r\n");
   const head = answer.subarray(0, end).toString("latin1");
   const length = Number(/content-length: (\d+)/i.exec(head)?.[1]);
-  const body = answer.subarray(end + 4, end + 4 + length).toString("latin1");
+  const body = answer.subarray(end + 4, end + 4 + length).toString("utf8");
   // An early end is a message cut short, as toolgate says it (llhttp's server calls it a client error).
   if (body === "HPE_INVALID_EOF_STATE") return { kind: "incomplete" };
   if (!head.startsWith("HTTP/1.1 200")) return { kind: "refused", why: body };
@@ -138,7 +138,7 @@ function generated(seed: number, count: number): Case[] {
   const text = (alphabet: string, min: number, max: number) =>
     Array.from({ length: min + int(max - min + 1) }, () => alphabet[int(alphabet.length)]).join("");
   const value = () => {
-    const v = text(VCHAR + "   \t", 0, 30).trim();
+    const v = text(VCHAR + "   \t\x80\x9f\xe9\xff", 0, 30).trim();
     return v;
   };
   const cases: Case[] = [];

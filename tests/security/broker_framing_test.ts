@@ -81,12 +81,12 @@ interface Rig {
   close(): Promise<void>;
 }
 
-async function rig(): Promise<Rig> {
+async function rig(stored?: string): Promise<Rig> {
   const answer: { current: Answer } = { current: () => "HTTP/1.1 204 No Content\r\n\r\n" };
   const server = await upstream(answer);
   const dir = await Deno.makeTempDir({ prefix: "toolgate_broker_framing_" });
   const proxy = EgressProxy.start(join(dir, "proxy.sock"), { upstreamCa: [server.ca.cert] });
-  const value = `canaryV4lue${crypto.randomUUID().replaceAll("-", "")}`;
+  const value = stored ?? `canaryV4lue${crypto.randomUUID().replaceAll("-", "")}`;
   const credential: CallCredential = {
     binding: {
       secret: "CANARY_TOKEN",
@@ -323,6 +323,21 @@ Deno.test("broker: a head with a bare LF, or with two lengths, is refused and no
     assert.deepEqual(r.got, [], "a malformed request went up");
   } finally {
     await r.close();
+  }
+});
+
+Deno.test("broker: a stored value with a CR, an LF or a byte past ASCII is never put in a header", async () => {
+  for (const stored of ["abc\r\nHost: other.example", "abc\ndef", "caf\u00e9-token"]) {
+    const r = await rig(stored);
+    try {
+      r.answer.current = () => "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+      const answer = asClient(await r.send(GET(r.port)));
+      assert.equal(answer.status, 502, JSON.stringify(stored));
+      assert.match(answer.body, /a character a header cannot carry/);
+      assert.equal(r.got.length, 0, `${JSON.stringify(stored)} went up`);
+    } finally {
+      await r.close();
+    }
   }
 });
 
