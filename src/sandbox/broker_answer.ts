@@ -1,10 +1,13 @@
 /**
  * The credential broker's answer to the tool: the upstream's answer read by its own framing (de-chunked), its
  * content coding undone, every secret masked in its head and its body, and framed again by the broker for the
- * tool: with a `Content-Length` when it is short, else chunked (or up to the close, for an HTTP/1.0 request), so
- * that no framing the server chose can split a secret where the masker does not see it. An answer the broker
- * cannot read whole (a malformed head or framing, an unknown content coding, a `206` partial answer, which could
- * hold a piece of a secret too short to mask) is refused before the tool gets a byte of it.
+ * tool, so that no framing the server chose can split a secret where the masker does not see it: with the
+ * server's `Content-Length` where it gave one and nothing was decoded (masking keeps lengths), else chunked by
+ * the broker (or up to the close, for an HTTP/1.0 request). It streams: an event stream reaches the tool as it
+ * comes, less the few bytes the masker holds back. An answer whose head the broker cannot take (a malformed head
+ * or framing, an unknown content coding, a `206` partial answer, which could hold a piece of a secret too short
+ * to mask) is refused before the tool gets a byte of it; a body that breaks midway (bytes that do not inflate, a
+ * malformed chunk) is cut there, short of its framing.
  *
  * Not here: the request's side (`credential_broker.ts`); the reader of HTTP/1.1 (`src/contract/http1.ts`); masking
  * and decoding (`http_body.ts`).
@@ -24,9 +27,6 @@ import {
 } from "../contract/http1.ts";
 import { contentCodings, decoded, Masker, maskWhole } from "./http_body.ts";
 
-/** Up to this much of a decoded answer is held to send it with a `Content-Length`; past it, it goes chunked. */
-export const HOLD_BYTES = 1024 * 1024;
-
 /** The answer's fields the broker replaces with its own framing (a body-less answer keeps its length). */
 const FRAMING =
   /^(connection|keep-alive|proxy-connection|transfer-encoding|trailer|content-length|content-encoding)$/i;
@@ -41,7 +41,7 @@ export interface AnsweredRequest {
 /**
  * Reads the upstream's answer from `source` and writes it to the tool through `write`, every secret masked.
  * Returns why the answer was refused when it was before a byte went to the tool (the caller answers `502`), else
- * `undefined` (an answer that fails later is cut: the tool sees it end short of its framing).
+ * `undefined` (a body that fails later is cut: the tool sees it end short of its framing).
  *
  * @example
  * ```ts
@@ -52,7 +52,8 @@ export interface AnsweredRequest {
  * const refused = await relayAnswer(new Blob([wire]).stream().values(), { method: "GET", version: "HTTP/1.1" },
  *   ["s3cret"], async (bytes) => void out.push(bytes));
  * assert.equal(refused, undefined);
- * assert.match(new TextDecoder().decode(Buffer.concat(out)), /Content-Length: 6\r\nConnection: close\r\n\r\n\*{6}$/);
+ * assert.match(new TextDecoder().decode(Buffer.concat(out)), /chunked\r\nConnection: close\r\n\r\n(.|\r\n)*0\r\n\r\n$/);
+ * assert.ok(!Buffer.concat(out).includes("s3c"));
  * ```
  */
 export async function relayAnswer(
@@ -105,25 +106,23 @@ export async function relayAnswer(
     return undefined;
   }
 
+  // Masking keeps every length, so an answer whose length the server gave and that needs no decoding keeps it;
+  // any other is chunked by the broker (its chunks cut after masking), or runs to the close for HTTP/1.0.
+  const known = frame.kind === "length" && codings.length === 0 ? frame.length : undefined;
+  const chunked = known === undefined && request.version === "HTTP/1.1";
+  await write(
+    headBytes(
+      known !== undefined ? [`Content-Length: ${known}`] : chunked ? ["Transfer-Encoding: chunked"] : [],
+    ),
+  );
   const maskers = secrets.map((secret) => new Masker(secret));
-  const chunked = request.version === "HTTP/1.1";
-  const held: Buffer[] = [];
-  let size = 0;
-  let streaming = false;
-  const framed = (bytes: Buffer) =>
-    chunked
-      ? Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from("\r\n")])
-      : bytes;
   const send = async (bytes: Buffer) => {
     if (bytes.length === 0) return;
-    if (streaming) return await write(framed(bytes));
-    held.push(bytes);
-    size += bytes.length;
-    if (size <= HOLD_BYTES) return;
-    streaming = true;
-    await write(headBytes(chunked ? ["Transfer-Encoding: chunked"] : []));
-    await write(framed(Buffer.concat(held)));
-    held.length = 0;
+    await write(
+      chunked
+        ? Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from("\r\n")])
+        : bytes,
+    );
   };
   try {
     for await (const piece of decoded(bodyOf(reader, frame), codings)) {
@@ -133,11 +132,10 @@ export async function relayAnswer(
     let rest = Buffer.alloc(0);
     for (const m of maskers) rest = Buffer.concat([m.push(rest), m.flush()]);
     await send(rest);
-  } catch (error) {
-    if (streaming) return undefined;
-    return `an answer the broker does not read (${error instanceof Error ? error.message : String(error)})`;
+  } catch {
+    // Bytes that do not decode, or a framing broken midway: the answer is cut, short of its framing.
+    return undefined;
   }
-  if (!streaming) await write(Buffer.concat([headBytes([`Content-Length: ${size}`]), ...held]));
-  else if (chunked) await write(Buffer.from("0\r\n\r\n"));
+  if (chunked) await write(Buffer.from("0\r\n\r\n"));
   return undefined;
 }

@@ -24,7 +24,7 @@ interface Got {
   readonly body: string;
 }
 
-type Answer = (got: Got, value: string) => Uint8Array | string;
+type Answer = (got: Got, value: string) => Uint8Array | string | AsyncIterable<string>;
 
 /** An HTTPS server on loopback that keeps every request it reads and answers it with `answer`. */
 async function upstream(answer: { current: Answer }) {
@@ -53,7 +53,9 @@ async function upstream(answer: { current: Answer }) {
       got.push(one);
       const value = /^authorization:\s*Bearer (.*)$/im.exec(head)?.[1]?.trim() ?? "";
       const out = answer.current(one, value);
-      await conn.write(typeof out === "string" ? encoder.encode(out) : out);
+      if (typeof out === "string") await conn.write(encoder.encode(out));
+      else if (out instanceof Uint8Array) await conn.write(out);
+      else for await (const part of out) await conn.write(encoder.encode(part));
     } catch {
       // The proxy went away.
     } finally {
@@ -76,8 +78,11 @@ interface Rig {
   readonly got: Got[];
   readonly decisions: EgressDecision[];
   readonly answer: { current: Answer };
-  /** Sends `request` (raw bytes) through a CONNECT tunnel, as the tool would; every byte the tool got back. */
-  send(request: string | Uint8Array): Promise<Buffer>;
+  /**
+   * Sends `request` (raw bytes) through a CONNECT tunnel, as the tool would; every byte the tool got back (each
+   * piece to `onData` too, as it comes).
+   */
+  send(request: string | Uint8Array, onData?: (bytes: Buffer) => void): Promise<Buffer>;
   close(): Promise<void>;
 }
 
@@ -105,7 +110,7 @@ async function rig(stored?: string): Promise<Rig> {
     [credential],
   );
   const runCa = (await proxy.authority()).cert;
-  const send = async (request: string | Uint8Array): Promise<Buffer> => {
+  const send = async (request: string | Uint8Array, onData?: (bytes: Buffer) => void): Promise<Buffer> => {
     const raw = net.connect(proxy.socket);
     await new Promise<void>((resolve, reject) => raw.once("connect", resolve).once("error", reject));
     raw.write(
@@ -123,7 +128,10 @@ async function rig(stored?: string): Promise<Rig> {
     await new Promise<void>((resolve, reject) => socket.once("secureConnect", resolve).once("error", reject));
     socket.write(typeof request === "string" ? Buffer.from(request, "latin1") : request);
     const parts: Buffer[] = [];
-    for await (const chunk of socket) parts.push(chunk as Buffer);
+    for await (const chunk of socket) {
+      parts.push(chunk as Buffer);
+      onData?.(Buffer.concat(parts));
+    }
     return Buffer.concat(parts);
   };
   return {
@@ -191,6 +199,48 @@ Deno.test("broker: a value reflected in a chunked answer split at every offset n
       assert.match(answer.head, /^X-Echo: \*+$/m);
     }
     assert.equal(r.got.length, r.value.length - 1);
+  } finally {
+    await r.close();
+  }
+});
+
+Deno.test("broker: an event stream reaches the tool as it comes, masked, and a length the server gave is kept", async () => {
+  const r = await rig();
+  try {
+    let sawFirst: () => void = () => {};
+    const first = new Promise<void>((resolve) => sawFirst = resolve);
+    r.answer.current = async function* (_got, value) {
+      yield "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+      const one = `data: one ${value}\n\n`;
+      yield `${one.length.toString(16)}\r\n${one}\r\n`;
+      // The next event waits until the tool has the first: an answer held whole would never end.
+      const bound = setTimeout(() => sawFirst(), 20_000);
+      await first;
+      clearTimeout(bound);
+      yield "b\r\ndata: two\n\n\r\n0\r\n\r\n";
+    };
+    let early = "";
+    const bytes = await r.send(GET(r.port), (sofar) => {
+      const at = sofar.indexOf("data: one");
+      if (early === "" && at !== -1 && sofar.includes("\n\n", at)) {
+        early = sofar.toString("latin1");
+        sawFirst();
+      }
+    });
+    assert.notEqual(early, "", "the first event did not reach the tool before the stream ended");
+    assert.doesNotMatch(early, /data: two/, "the first event waited for the second");
+    assert.ok(
+      early.includes(`data: one ${"*".repeat(r.value.length)}\n\n`),
+      `the first event's end was held: ${early}`,
+    );
+    const answer = asClient(bytes);
+    assert.equal(answer.body, `data: one ${"*".repeat(r.value.length)}\n\ndata: two\n\n`);
+    // A length the server gave, with nothing to decode, is the length the tool gets.
+    r.answer.current = (_got, value) =>
+      `HTTP/1.1 200 OK\r\nContent-Length: ${value.length + 2}\r\n\r\n[${value}]`;
+    const sized = asClient(await r.send(GET(r.port)));
+    assert.match(sized.head, new RegExp(`^Content-Length: ${r.value.length + 2}$`, "m"));
+    assert.equal(sized.body, `[${"*".repeat(r.value.length)}]`);
   } finally {
     await r.close();
   }
