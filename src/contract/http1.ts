@@ -3,7 +3,7 @@
  * response heads, how a message's body is framed, and the body itself (de-chunked), under one set of limits. The
  * egress proxy, the credential broker and the `http_fetch` tool read through it, so that what one of them reads
  * as a message is what every other reads. It is the contract's because the core and a shipped tool share it
- * (`tools/lib/http1.ts` re-exports it); it imports nothing.
+ * (`tools/lib/http1.ts`, `http_fetch`'s client, reads through it); it imports nothing.
  *
  * Strict where a peer that reads leniently could be shown another message than toolgate saw (request smuggling):
  * every line ends in CRLF (a bare CR or LF is refused), no obs-fold, no whitespace before a field's colon, no
