@@ -14,7 +14,9 @@ import {
   Http1Error,
   readBody,
   readRequestHead,
+  readResponseHead,
   requestFraming,
+  responseFraming,
 } from "../../src/contract/http1.ts";
 import { seededRandom } from "../seeded_random.ts";
 import { hostTest } from "../security/helpers.ts";
@@ -578,6 +580,222 @@ hostTest(
     } finally {
       server.kill();
       await server.status;
+    }
+  },
+);
+
+/** Node's http client (llhttp reading answers): fetches each case's answer and prints what it read, as JSON. */
+const CLIENT = `
+const http = require("node:http");
+const [port, count] = process.argv.slice(1).map(Number);
+const results = new Array(count);
+let next = 0;
+function one() {
+  const i = next++;
+  if (i >= count) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (result) => { if (results[i] === undefined) results[i] = result; resolve(); };
+    const req = http.get({ host: "127.0.0.1", port, path: "/" + i, agent: false }, (res) => {
+      const parts = [];
+      res.on("data", (c) => parts.push(c));
+      res.on("end", () => done(res.complete
+        ? { kind: "message", status: res.statusCode, fields: res.rawHeaders,
+            body: Buffer.concat(parts).toString("latin1") }
+        : { kind: "incomplete" }));
+      res.on("aborted", () => done({ kind: "incomplete" }));
+      res.on("error", () => done({ kind: "incomplete" }));
+    });
+    req.on("error", (error) => done(error.code === "ECONNRESET" || error.code === "HPE_INVALID_EOF_STATE"
+      ? { kind: "incomplete" } : { kind: "refused", why: error.code }));
+  }).then(one);
+}
+Promise.all(Array.from({ length: 8 }, one)).then(() => console.log(JSON.stringify(results)));
+`;
+
+/** What a reader made of an answer to a GET. */
+type AnswerReading =
+  | { readonly kind: "message"; readonly status: number; readonly fields: string[]; readonly body: string }
+  | { readonly kind: "refused"; readonly why: string }
+  | { readonly kind: "incomplete" };
+
+async function toolgateAnswer(bytes: Uint8Array, size: number): Promise<AnswerReading> {
+  const reader = new ByteReader(piecesOf(bytes, size));
+  try {
+    const head = await readResponseHead(reader);
+    const body = await readBody(reader, responseFraming(head, "GET"), HTTP1_LIMITS.bodyBytes);
+    return {
+      kind: "message",
+      status: head.status,
+      fields: head.fields.flatMap(([name, value]) => [name, value]),
+      body: Buffer.from(body).toString("latin1"),
+    };
+  } catch (error) {
+    if (!(error instanceof Http1Error)) throw error;
+    return error.fault === "cut short" ? { kind: "incomplete" } : { kind: "refused", why: error.message };
+  }
+}
+
+/** Generated answers, valid and mutated, from a seed. */
+function generatedAnswers(seed: number, count: number): Case[] {
+  const random = seededRandom(seed);
+  const int = (n: number) => Math.floor(random() * n);
+  const pick = <T>(items: readonly T[]): T => items[int(items.length)];
+  const text = (alphabet: string, min: number, max: number) =>
+    Array.from({ length: min + int(max - min + 1) }, () => alphabet[int(alphabet.length)]).join("");
+  const cases: Case[] = [];
+  for (let i = 0; i < count; i++) {
+    const status = pick([200, 201, 204, 301, 404, 500]);
+    const fields: [string, string][] = [];
+    for (let n = int(5); n > 0; n--) {
+      let name = text(TCHAR, 1, 10);
+      if (/^(content-length|transfer-encoding|connection|trailer)$/i.test(name)) name = "X";
+      fields.push([name, text(VCHAR + "  \t", 0, 30).trim()]);
+    }
+    const data = status === 204 ? "" : text(VCHAR + " \r\n\t\x80\xff", 0, 300);
+    const framing = status === 204 ? "length" : pick(["close", "length", "chunked"] as const);
+    let body = data;
+    if (framing === "length" && status !== 204) fields.push(["Content-Length", String(data.length)]);
+    if (framing === "chunked") {
+      fields.push(["Transfer-Encoding", "chunked"]);
+      body = "";
+      for (let rest = data; rest.length > 0;) {
+        const size = 1 + int(Math.min(rest.length, 80));
+        body += `${size.toString(16)}\r\n${rest.slice(0, size)}\r\n`;
+        rest = rest.slice(size);
+      }
+      body += "0\r\n\r\n";
+    }
+    const head = (list: [string, string][]) =>
+      `HTTP/1.1 ${status} ${pick(["OK", "Whatever it is", ""])}\r\n${
+        list.map(([n, v]) => `${n}: ${v}\r\n`).join("")
+      }\r\n`;
+    const withField = (field: string) => {
+      const lines = head(fields).split("\r\n");
+      lines.splice(1 + int(fields.length + 1), 0, field);
+      return lines.join("\r\n");
+    };
+    const name = `answer #${i} (${status}, ${framing})`;
+    const mutation = int(30);
+    if (mutation === 0) {
+      cases.push({ name: `${name}, a bare LF`, bytes: withField("X-A: a\nX-B: b") + body, expect: "refuse" });
+    } else if (mutation === 1) {
+      cases.push({ name: `${name}, obs-fold`, bytes: withField("X-A: a\r\n b") + body, expect: "refuse" });
+    } else if (mutation === 2 && framing === "length" && status !== 204) {
+      cases.push({
+        name: `${name}, a second, differing Content-Length`,
+        bytes: withField(`Content-Length: ${data.length + 1}`) + body,
+        expect: "refuse",
+      });
+    } else if (mutation === 3 && framing === "chunked") {
+      cases.push({
+        name: `${name}, chunked and a Content-Length`,
+        bytes: withField(`Content-Length: 3`) + body,
+        expect: "refuse",
+      });
+    } else if (mutation === 4 && framing === "chunked") {
+      cases.push({
+        name: `${name}, a bad chunk size`,
+        bytes: head(fields) + `${pick(["g", "0x5", "-1", ""])}\r\nhello\r\n0\r\n\r\n`,
+        expect: "refuse",
+      });
+    } else if (mutation === 5) {
+      cases.push({
+        name: `${name}, a space before a colon`,
+        bytes: withField("X-A : a") + body,
+        expect: "refuse",
+      });
+    } else if (mutation === 6 && framing === "length" && data.length > 1) {
+      cases.push({
+        name: `${name}, cut short`,
+        bytes: head(fields) + body.slice(0, int(body.length - 1)),
+        expect: "agree",
+      });
+    } else if (mutation === 7 && status !== 204) {
+      cases.push({
+        name: `${name}, Transfer-Encoding "gzip, chunked"`,
+        bytes: framing === "chunked"
+          ? withField("Transfer-Encoding: gzip") + body
+          : withField("Transfer-Encoding: gzip, chunked") + "0\r\n\r\n",
+        expect: {
+          stricter:
+            "an answer with a transfer coding beside chunked is refused: toolgate reads chunked alone",
+        },
+      });
+    } else {
+      cases.push({ name, bytes: head(fields) + body, expect: "agree" });
+    }
+  }
+  return cases;
+}
+
+hostTest(
+  "http1: generated answers, read as Node's http client (llhttp) reads them, or refused where toolgate is stricter",
+  NODE ? undefined : "node is not installed (the reference parser is Node's llhttp)",
+  async () => {
+    const cases = generatedAnswers(3801, 600);
+    // A server that answers the request for /N with case N's bytes, then closes.
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const serving = (async () => {
+      for await (const conn of listener) {
+        (async () => {
+          try {
+            const chunk = new Uint8Array(4096);
+            let seen = "";
+            while (!seen.includes("\r\n\r\n")) {
+              const n = await conn.read(chunk);
+              if (n === null) return;
+              seen += new TextDecoder().decode(chunk.subarray(0, n));
+            }
+            const index = Number(/^GET \/(\d+) /.exec(seen)?.[1]);
+            await conn.write(Buffer.from(cases[index].bytes, "latin1"));
+          } catch {
+            // The client went away.
+          } finally {
+            conn.close();
+          }
+        })();
+      }
+    })().catch(() => {});
+    try {
+      const port = (listener.addr as Deno.NetAddr).port;
+      const out = await new Deno.Command(NODE!, {
+        args: ["-e", CLIENT, String(port), String(cases.length)],
+        stdout: "piped",
+        stderr: "inherit",
+      }).output();
+      const theirs: AnswerReading[] = JSON.parse(new TextDecoder().decode(out.stdout));
+      const problems: string[] = [];
+      let agreed = 0;
+      for (const [i, c] of cases.entries()) {
+        const bytes = Buffer.from(c.bytes, "latin1");
+        const ours = await toolgateAnswer(bytes, 1 + (bytes.length % 89));
+        const show = () =>
+          `${c.name}: toolgate ${JSON.stringify(ours).slice(0, 300)}, llhttp ${
+            JSON.stringify(theirs[i]).slice(0, 300)
+          }`;
+        if (c.expect === "agree") {
+          if (
+            JSON.stringify(ours) === JSON.stringify(theirs[i]) ||
+            (ours.kind === theirs[i].kind && ours.kind !== "message")
+          ) {
+            agreed++;
+          } else problems.push(`expected the same reading: ${show()}`);
+        } else if (c.expect === "refuse") {
+          if (ours.kind !== "refused" || theirs[i].kind === "message") {
+            problems.push(`expected both to refuse: ${show()}`);
+          }
+        } else if (ours.kind !== "refused") {
+          problems.push(`expected toolgate to refuse (${c.expect.stricter}): ${show()}`);
+        }
+      }
+      assert.deepEqual(problems, []);
+      assert.ok(agreed > 400, `only ${agreed} answers read the same`);
+      const read = theirs.filter((t) => t.kind === "message").length;
+      assert.ok(read > 350, `only ${read} answers were read whole by llhttp`);
+      console.log(`answers: agreed on ${agreed}, ${read} read whole`);
+    } finally {
+      listener.close();
+      await serving;
     }
   },
 );
