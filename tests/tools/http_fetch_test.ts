@@ -365,3 +365,58 @@ Deno.test("http_fetch: bad URLs and arguments are invalid_args naming the field"
     await workspace.cleanup();
   }
 });
+
+Deno.test("http_fetch: an answer whose framing the strict reader refuses is an execution_error naming it", async () => {
+  // A raw server: each connection gets the answer its request path names, as bytes.
+  const answers: Record<string, string> = {
+    "/hex": "HTTP/1.1 200 OK\r\nContent-Length: 0x10\r\n\r\n0123456789abcdef",
+    "/exponent": "HTTP/1.1 200 OK\r\nContent-Length: 1e1\r\n\r\n0123456789",
+    "/two": "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 10\r\n\r\nhello12345",
+    "/xchunked": "HTTP/1.1 200 OK\r\nTransfer-Encoding: xchunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    "/both":
+      "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    "/bare-lf": "HTTP/1.1 200 OK\nContent-Length: 5\n\nhello",
+  };
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const serving = (async () => {
+    for await (const conn of listener) {
+      (async () => {
+        try {
+          const chunk = new Uint8Array(4096);
+          let seen = "";
+          while (!seen.includes("\r\n\r\n")) {
+            const n = await conn.read(chunk);
+            if (n === null) return;
+            seen += new TextDecoder().decode(chunk.subarray(0, n));
+          }
+          const path = /^GET (\S+) /.exec(seen)?.[1] ?? "";
+          await conn.write(new TextEncoder().encode(answers[path] ?? "HTTP/1.1 404 Not Found\r\n\r\n"));
+        } catch {
+          // The tool went away.
+        } finally {
+          conn.close();
+        }
+      })();
+    }
+  })().catch(() => {});
+  const workspace = await makeWorkspace();
+  try {
+    const port = (listener.addr as Deno.NetAddr).port;
+    const runs = await inBatches(
+      Object.keys(answers),
+      3,
+      (path) => fetchRun(workspace.ws, { url: `http://127.0.0.1:${port}${path}` }, `127.0.0.1:${port}`),
+    );
+    const messages = runs.map((run) => String(assertFailure(run, "execution_error").message));
+    assert.match(messages[0], /Content-Length "0x10" is not a number of bytes/);
+    assert.match(messages[1], /Content-Length "1e1" is not a number of bytes/);
+    assert.match(messages[2], /more than one Content-Length/);
+    assert.match(messages[3], /Transfer-Encoding "xchunked": only "chunked" is read/);
+    assert.match(messages[4], /both Transfer-Encoding and Content-Length/);
+    assert.match(messages[5], /a bare LF/);
+  } finally {
+    listener.close();
+    await serving;
+    await workspace.cleanup();
+  }
+});
