@@ -53,6 +53,13 @@ export const NOT_RETRYABLE_WARNING =
   "the tool is not read-only and it started: it may have changed something " +
   "before it failed, so the call is not retryable; check what it did before calling it again";
 
+/** Said when a process the tool started left its process group and held the output open. */
+export const ESCAPED_OUTPUT_WARNING =
+  "a process the tool started left its process group and held the output open; it was cut off";
+
+/** toolgate's own notes of this module: the redaction spares them (`src/state/redact.ts`). */
+export const RUN_NOTES: readonly string[] = [NOT_RETRYABLE_WARNING, ESCAPED_OUTPUT_WARNING];
+
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
 /** Decodes bytes as UTF-8, with replacement characters for anything that is not. */
@@ -173,9 +180,7 @@ function fromRun(run: RunResult, context: OutcomeContext, text: (bytes: Uint8Arr
     exit_code: run.code ?? undefined,
     signal: run.signal ?? undefined,
   };
-  const warnings = run.escaped
-    ? ["a process the tool started left its process group and held the output open; it was cut off"]
-    : [];
+  const warnings = run.escaped ? [ESCAPED_OUTPUT_WARNING] : [];
   // A person's stop; a confined tool may have died of the terminal's own Ctrl-C a moment before the abort came.
   if (context.killedBy === "user" && (run.aborted || run.code !== 0)) return userStopped(tool, metadata);
   if (run.idleTimedOut && context.idleTimeoutMs !== undefined) {
