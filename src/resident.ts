@@ -8,7 +8,14 @@
  *
  * @module
  */
-import { FRAME, frame, FrameReader, keyDigest, MISS_EXIT } from "./launcher/resident_wire.ts";
+import {
+  FRAME,
+  frame,
+  FrameReader,
+  keyDigest,
+  MISS_EXIT,
+  RESIDENT_MAC_ENV,
+} from "./launcher/resident_wire.ts";
 import { writeAll } from "./base/write_all.ts";
 
 const decoder = new TextDecoder();
@@ -60,7 +67,8 @@ async function main(socket: string, mac: string): Promise<number> {
 
 let code: number;
 try {
-  code = await main(Deno.args[0], Deno.args[1] ?? "");
+  // The record's MAC comes in the environment the front end gives this process alone, never on its command line.
+  code = await main(Deno.args[0], Deno.env.get(RESIDENT_MAC_ENV) ?? "");
 } catch (error) {
   if (started) {
     await writeAll(Deno.stderr, new TextEncoder().encode(`toolgate: ${(error as Error).message}\n`));

@@ -115,11 +115,12 @@ function warmPath(build: string, client: string): string[] {
     '  if [ -z "${TOOLGATE_NO_RESIDENT-}" ] && [ ! -t 0 ] && [ ! -t 1 ] && [ ! -t 2 ]; then',
     // Named by the MAC (its first 16 digits: a socket's path must fit in 108 bytes), and the client shows the
     // server the whole of it: a server runs only for the very decision (record and files as they are) it came from.
+    // The client gets the MAC in its environment (its owner's alone to read), never on its command line (anyone's).
     '    _tg_sock=$_tg_dir/${_tg_mac%"${_tg_mac#????????????????}"}.sock',
     '    if [ -S "$_tg_sock" ] && [ -O "$_tg_sock" ]; then',
-    `      "\${_tg_args%%"$_tg_nl"*}" run --quiet --no-prompt --no-config "--allow-read=$_tg_sock" "--allow-write=$_tg_sock" "--allow-net=unix:$_tg_sock" --allow-env ${
+    `      ${RESIDENT_MAC_ENV}=$_tg_mac "\${_tg_args%%"$_tg_nl"*}" run --quiet --no-prompt --no-config "--allow-read=$_tg_sock" "--allow-write=$_tg_sock" "--allow-net=unix:$_tg_sock" --allow-env ${
       quote(client)
-    } "$_tg_sock" "$_tg_mac"`,
+    } "$_tg_sock"`,
     "      _tg_rc=$?",
     `      [ "$_tg_rc" -eq ${MISS_EXIT} ] || exit "$_tg_rc"`,
     "    fi",
