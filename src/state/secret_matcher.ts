@@ -3,12 +3,13 @@
  * alignments inside a longer stream, with or without padding), hex, URL-encoding, reversed, in any letter case,
  * and any run of {@linkcode MIN_RUN} or more of its characters in order, also spaced out by a few separators.
  *
- * The run rule keeps to secret-like runs (`secret_like.ts`): the whole value is found in every form above,
- * but a run of it (a fragment) only when the run looks like a secret rather than words. A run with a digit or a
- * symbol is found in any case; a run whose only oddity is its letter case (`tVariabl`, `AKIAIOSF`) only in that
- * case; a run of plain words (`secret v`, `variable`, `Hello Wo`) never, so that a value which shares a word with
- * ordinary text (a warning, a tool's output) leaves that text as it is. A value made of words alone (a
- * passphrase) is found whole, in every form, but not by its fragments.
+ * The run rule keeps to secret-like runs (`secret_like.ts`): the whole value is found as it is, reversed, in any
+ * case and spaced out, but a run of it (a fragment), as a form writes it, only when it looks like a secret rather
+ * than words. A run with a digit or a symbol (as hex and percent-encoding always write one) is found in any case;
+ * a run whose only oddity is its letter case (`tVariabl`, `AKIAIOSF`) only in that case; a run of plain words
+ * (`secret v`, `variable`, `Hello Wo`, or its reverse) never, so that a value which shares a word with ordinary
+ * text (a warning, a tool's output) leaves that text as it is. A value made of words alone (a passphrase) is found
+ * whole, and in its encodings, but not by its fragments as text.
  *
  * One matcher, linear in the text: every form is cut into windows of a fixed length (the length that holds
  * {@linkcode MIN_RUN} characters of the secret in that form), and the text is scanned once per window length with
@@ -104,7 +105,7 @@ interface Run {
 /**
  * Every run of {@linkcode MIN_RUN} characters of `secret`, forwards and backwards, as each encoder writes it, with
  * how many of the run's characters are letters or digits and how it is looked for ({@linkcode runCase} of the
- * run itself; hex, whose letter case means nothing, in any case once the run is looked for at all).
+ * run as written).
  */
 function runsOf(secret: string, encoders: readonly CharEncoder[]): Run[] {
   const runs = new Map<string, Run>();
@@ -115,9 +116,9 @@ function runsOf(secret: string, encoders: readonly CharEncoder[]): Run[] {
       for (let i = 0; i + MIN_RUN <= chars.length; i++) {
         let count = 0;
         for (let j = i; j < i + MIN_RUN; j++) count += content[j];
-        const judged = runCase(chars.slice(i, i + MIN_RUN).join(""));
-        const found = judged === "own" && encode === hexOf ? "any" : judged;
+        // Judged as it is written: hex or percent-encoding of words is no text of words.
         const text = written.slice(i, i + MIN_RUN).join("");
+        const found = runCase(text);
         runs.set(`${found}:${text}`, { text, content: count, found });
       }
     }
@@ -261,10 +262,9 @@ export class SecretMatcher {
     for (const secret of secrets) {
       const chars = [...secret];
       if (chars.length < MIN_RUN) continue;
-      // The whole value, forwards and backwards, as each encoder writes it: found in any case, words or not.
-      for (const order of [chars, [...chars].reverse()]) {
-        for (const encode of encoders) this.#add(fold(order.map(encode).join("")), "any");
-      }
+      // The whole value, forwards and backwards: found in any case and spaced out, words or not (its encodings are
+      // found by their runs, none of which reads as words).
+      for (const order of [chars, [...chars].reverse()]) this.#add(fold(order.join("")), "any");
       for (const run of runsOf(secret, encoders)) {
         // A run mostly of punctuation (`"type":"`) is shared with ordinary structured text: not worth a mark.
         if (run.found === "none" || run.content * 4 < MIN_RUN * 3) continue;
@@ -284,8 +284,7 @@ export class SecretMatcher {
         }
       }
       for (const form of base64Forms(encoder.encode(secret))) {
-        this.#add(fold(form), "any");
-        // A window of base64 that reads as words is left to the whole form.
+        // A window of base64 that reads as words (rare: ten letters in one case) is no fragment worth a mark.
         for (let i = 0; i + BASE64_WINDOW <= form.length; i++) {
           const window = form.slice(i, i + BASE64_WINDOW);
           if (runCase(window) !== "none") this.#add(fold(window), "any");

@@ -473,3 +473,22 @@ Deno.test("redactionFor: a TOOLGATE_REDACT pattern or a secret spares toolgate's
   assert.equal(makeRedactor(["this note itself"], [], [note])(note), note);
   assert.equal(makeRedactor(["this note itself"])(note), `the tool said ${REDACTED}`);
 });
+
+Deno.test("makeRedactor: a value of words alone is masked whole, in any case, spaced and encoded, and its words stay words", () => {
+  const phrase = "correct horse battery staple";
+  const redact = makeRedactor([phrase]);
+  const forms = [
+    phrase.toUpperCase(),
+    [...phrase].reverse().join(""),
+    phrase.replaceAll(" ", "-"),
+    hex(phrase),
+    base64(bytesOf(phrase)),
+    encodeURIComponent(phrase),
+  ];
+  for (const form of forms) assert.ok(!redact(`x ${form} y`).includes(form.slice(2, 12)), form);
+  for (const form of [hex(phrase.slice(0, 12)), encodeURIComponent(phrase.slice(3, 20))]) {
+    assert.equal(redact(`[${form}]`), `[${REDACTED}]`, `a fragment of its encodings: ${form}`);
+  }
+  const prose = "a correct horse; the battery staple of the horse battery";
+  assert.equal(redact(prose), prose);
+});
