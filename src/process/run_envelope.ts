@@ -57,8 +57,19 @@ export const NOT_RETRYABLE_WARNING =
 export const ESCAPED_OUTPUT_WARNING =
   "a process the tool started left its process group and held the output open; it was cut off";
 
+/** Said of a success whose stdout was empty. */
+const NO_STDOUT_WARNING = "the tool printed nothing on stdout";
+
+/** Said of a success whose stdout was not JSON. */
+const TEXT_STDOUT_WARNING = "the tool's stdout was not JSON; it is passed as text";
+
 /** toolgate's own notes of this module: the redaction spares them (`src/state/redact.ts`). */
-export const RUN_NOTES: readonly string[] = [NOT_RETRYABLE_WARNING, ESCAPED_OUTPUT_WARNING];
+export const RUN_NOTES: readonly string[] = [
+  NOT_RETRYABLE_WARNING,
+  ESCAPED_OUTPUT_WARNING,
+  NO_STDOUT_WARNING,
+  TEXT_STDOUT_WARNING,
+];
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -77,12 +88,12 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 
 function fromStdout(stdout: string, tool: string): Envelope {
   const trimmed = stdout.trim();
-  if (trimmed === "") return success(null, { tool, warnings: ["the tool printed nothing on stdout"] });
+  if (trimmed === "") return success(null, { tool, warnings: [NO_STDOUT_WARNING] });
   const parsed = parseJson(trimmed);
   if (!parsed.ok) {
     return success({ text: stdout }, {
       tool,
-      warnings: ["the tool's stdout was not JSON; it is passed as text"],
+      warnings: [TEXT_STDOUT_WARNING],
     });
   }
   const envelope = asEnvelope(parsed.value);

@@ -154,3 +154,19 @@ Deno.test("a secret that shares words with a warning or a tool's prose leaves bo
     cut: "my-secret-var[REDACTED]",
   });
 });
+
+Deno.test("toolgate's own notes on an envelope stay whole when a secret's value is words of them", async () => {
+  await using dir = await scratch();
+  // Each value is words of a note: the one on text output, the one on a removed value.
+  const executor = executorOf({
+    command: ["/bin/sh", "-c", 'printf "said: %s, %s" "$MY_API_KEY" "$MY_TOKEN"'],
+    envPassthrough: ["MY_API_KEY", "MY_TOKEN"],
+  }, { cwd: dir.path, env: baseEnv({ MY_API_KEY: "passed as text", MY_TOKEN: "removed from the result" }) });
+  const envelope = await executor.call("t", "{}");
+  assert.ok(envelope.ok, JSON.stringify(envelope));
+  assert.deepEqual(envelope.result, { text: "said: [REDACTED], [REDACTED]" });
+  assert.deepEqual(envelope.warnings, [
+    "the tool's stdout was not JSON; it is passed as text",
+    SECRET_REMOVED_WARNING,
+  ]);
+});
