@@ -243,6 +243,7 @@ function masker(cover: Cover | undefined, patterns: readonly RegExp[], keep: rea
   const global = patterns.map((pattern) =>
     pattern.global ? pattern : new RegExp(pattern.source, `${pattern.flags}g`)
   );
+  if (cover === undefined && global.length === 0) return (text: string) => text;
   return (text: string) => {
     const covered = new Uint8Array(text.length);
     let found = cover?.(text, covered) ?? false;
