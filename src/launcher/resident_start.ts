@@ -4,7 +4,9 @@
  * recorded `--allow-run`), with no stdout or stderr, under the recorded grants plus the one to its socket, its
  * environment the values of the recorded `--allow-env` names. The record's MAC goes to it on its stdin (a pipe,
  * closed once written), never on its command line, which every local user can read in `/proc/PID/cmdline`. A lock
- * beside the socket keeps a second start out while one is on its way. Not here: the server (src/commands/resident_server.ts), the wire (src/launcher/resident_wire.ts).
+ * beside the socket keeps a second start out while one is on its way.
+ *
+ * Not here: the server (src/commands/resident_server.ts), the wire (src/launcher/resident_wire.ts).
  *
  * @module
  */
