@@ -95,20 +95,16 @@ function base64Forms(bytes: Uint8Array): string[] {
   return forms.flatMap((form) => [form, form.replaceAll("+", "-").replaceAll("/", "_")]);
 }
 
-/** One written run of a secret: its text, how many of its characters are letters or digits, how to look for it. */
-interface Run {
-  readonly text: string;
-  readonly content: number;
-  readonly found: RunCase;
-}
-
 /**
  * Every run of {@linkcode MIN_RUN} characters of `secret`, forwards and backwards, as each encoder writes it, with
  * how many of the run's characters are letters or digits and how it is looked for ({@linkcode runCase} of the
  * run as written).
  */
-function runsOf(secret: string, encoders: readonly CharEncoder[]): Run[] {
-  const runs = new Map<string, Run>();
+function runsOf(
+  secret: string,
+  encoders: readonly CharEncoder[],
+): { readonly text: string; readonly content: number; readonly found: RunCase }[] {
+  const runs = new Map<string, { text: string; content: number; found: RunCase }>();
   for (const chars of [[...secret], [...secret].reverse()]) {
     const content = chars.map((char) => isContent(char.charCodeAt(0)) ? 1 : 0);
     for (const encode of encoders) {
@@ -232,6 +228,33 @@ class WindowSet {
 }
 
 /**
+ * Whole values, found by their first {@linkcode MIN_RUN} characters and then checked whole: one scan finds every
+ * value, however many there are and whatever their lengths.
+ */
+class WholeValues {
+  readonly #anchors = new WindowSet(MIN_RUN);
+  readonly #forms = new Map<string, string[]>();
+  get size(): number {
+    return this.#forms.size;
+  }
+  add(form: string): void {
+    if (form.length < MIN_RUN) return;
+    const anchor = form.slice(0, MIN_RUN);
+    this.#anchors.add(anchor);
+    this.#forms.set(anchor, [...new Set([...(this.#forms.get(anchor) ?? []), form])]);
+  }
+  /** Calls `hit` with the start and the length of every whole value `codes` holds. */
+  scan(codes: Uint16Array, hit: (start: number, length: number) => void): void {
+    this.#anchors.scan(codes, (start) => {
+      const anchor = String.fromCharCode(...codes.subarray(start, start + MIN_RUN));
+      for (const form of this.#forms.get(anchor) ?? []) {
+        if (holds(codes, start, form)) hit(start, form.length);
+      }
+    });
+  }
+}
+
+/**
  * The matcher of the encoded forms and runs of some secrets.
  *
  * @example
@@ -252,6 +275,9 @@ export class SecretMatcher {
   readonly #ownCase = new Map<number, WindowSet>();
   /** The skeletons of those, by length. */
   readonly #ownCaseSpaced = new Map<number, WindowSet>();
+  /** The whole values, forwards and backwards (case-folded), and their skeletons. */
+  readonly #whole = new WholeValues();
+  readonly #wholeSpaced = new WholeValues();
 
   /**
    * `secrets`: the values; those shorter than {@linkcode MIN_RUN} are left out (only their literal forms are
@@ -264,7 +290,11 @@ export class SecretMatcher {
       if (chars.length < MIN_RUN) continue;
       // The whole value, forwards and backwards: found in any case and spaced out, words or not (its encodings are
       // found by their runs, none of which reads as words).
-      for (const order of [chars, [...chars].reverse()]) this.#add(fold(order.join("")), "any");
+      for (const order of [chars, [...chars].reverse()]) {
+        const folded = fold(order.join(""));
+        this.#whole.add(folded);
+        this.#wholeSpaced.add(bareText(folded));
+      }
       for (const run of runsOf(secret, encoders)) {
         // A run mostly of punctuation (`"type":"`) is shared with ordinary structured text: not worth a mark.
         if (run.found === "none" || run.content * 4 < MIN_RUN * 3) continue;
@@ -310,12 +340,9 @@ export class SecretMatcher {
 
   /** Whether there is anything to find. */
   get empty(): boolean {
-    return [
-      ...this.#plain.values(),
-      ...this.#spaced.values(),
-      ...this.#ownCase.values(),
-      ...this.#ownCaseSpaced.values(),
-    ].every((set) => set.size === 0);
+    const sets = [this.#plain, this.#spaced, this.#ownCase, this.#ownCaseSpaced];
+    return this.#whole.size === 0 &&
+      sets.every((byLength) => [...byLength.values()].every((set) => set.size === 0));
   }
 
   /**
@@ -329,7 +356,12 @@ export class SecretMatcher {
       covered.fill(1, from, to);
       found = true;
     };
-    scanAll(codesOf(fold(text)), this.#plain, this.#spaced, mark);
+    const folded = codesOf(fold(text));
+    const bare = scanAll(folded, this.#plain, this.#spaced, mark);
+    this.#whole.scan(folded, (start, length) => mark(start, start + length));
+    this.#wholeSpaced.scan(bare.codes, (start, length) => {
+      if (gapsFit(bare.at, start, start + length - 1)) mark(bare.at[start], bare.at[start + length - 1] + 1);
+    });
     if (this.#ownCase.size > 0 || this.#ownCaseSpaced.size > 0) {
       scanAll(codesOf(text), this.#ownCase, this.#ownCaseSpaced, mark);
     }
@@ -337,21 +369,29 @@ export class SecretMatcher {
   }
 }
 
-/** Scans `codes` for the windows of `plain`, and its skeleton for those of `spaced`; `mark` gets each find. */
+/** Whether no two neighbours among the skeleton's characters `first` to `last` stand too far apart in the text. */
+function gapsFit(at: Int32Array, first: number, last: number): boolean {
+  for (let i = first; i < last; i++) if (at[i + 1] - at[i] - 1 > MAX_GAP) return false;
+  return true;
+}
+
+/**
+ * Scans `codes` for the windows of `plain`, and its skeleton for those of `spaced`; `mark` gets each find. Returns
+ * the skeleton.
+ */
 function scanAll(
   codes: Uint16Array,
   plain: ReadonlyMap<number, WindowSet>,
   spaced: ReadonlyMap<number, WindowSet>,
   mark: (from: number, to: number) => void,
-): void {
+): { codes: Uint16Array; at: Int32Array } {
   for (const set of plain.values()) set.scan(codes, (start) => mark(start, start + set.length));
   const bare = skeleton(codes);
   for (const set of spaced.values()) {
     set.scan(bare.codes, (start) => {
-      const at = bare.at;
       const last = start + set.length - 1;
-      for (let i = start; i < last; i++) if (at[i + 1] - at[i] - 1 > MAX_GAP) return;
-      mark(at[start], at[last] + 1);
+      if (gapsFit(bare.at, start, last)) mark(bare.at[start], bare.at[last] + 1);
     });
   }
+  return bare;
 }
