@@ -213,8 +213,11 @@ if (import.meta.main) {
   } else if (Deno.args[0] === BRIDGE_MODE) {
     Deno.exit(await (await import("./sandbox/net_bridge.ts")).runBridge(Deno.args.slice(1)));
   } else if (Deno.args[0] === RESIDENT_MODE) {
-    // `__resident SOCKET MAC NAMES ARGV...`: a record's resident server (src/launcher/resident_start.ts starts it).
-    const [, socket, mac, names, ...argv] = Deno.args;
+    // `__resident SOCKET NAMES ARGV...`, the record's MAC on stdin: a record's resident server
+    // (src/launcher/resident_start.ts starts it; a command line is every local user's to read).
+    const [, socket, names, ...argv] = Deno.args;
+    const mac = (await new Response(Deno.stdin.readable).text()).trim();
+    if (!/^[0-9a-f]{64}$/.test(mac)) Deno.exit(1);
     const { serveResident } = await import("./commands/resident_server.ts");
     await serveResident({ socket, mac, argv, envNames: names.split(",").filter((n) => n !== ""), run });
     Deno.exit(0);
@@ -229,7 +232,7 @@ if (import.meta.main) {
     Deno.exitCode = found?.fatal ? EXIT.usage : await run(Deno.args, io);
     // A warm `call` or agent run whose front end asked for it leaves a resident server for the next same one.
     if (io.env[RESIDENT_ENV] && RESIDENT_COMMANDS.includes(findCommand(Deno.args).name ?? "")) {
-      (await import("./launcher/resident_start.ts")).startResident(Deno.args);
+      await (await import("./launcher/resident_start.ts")).startResident(Deno.args);
     }
     // The command is done and has closed what it opened; a handle some library left open (an HTTP client's
     // standing stream, say) must not hold the process: a moment for the last writes, then it ends.

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { FRAME, frame, FrameReader, keyDigest, MISS_EXIT } from "./launcher/resident_wire.ts";
+import { CLIENT_MAC_FD, FRAME, frame, FrameReader, keyDigest, MISS_EXIT } from "./launcher/resident_wire.ts";
 import { writeAll } from "./base/write_all.ts";
 
 const decoder = new TextDecoder();
@@ -60,7 +60,8 @@ async function main(socket: string, mac: string): Promise<number> {
 
 let code: number;
 try {
-  code = await main(Deno.args[0], Deno.args[1] ?? "");
+  // The record's MAC comes on fd 3 (a pipe of the front end), never on the command line.
+  code = await main(Deno.args[0], Deno.readTextFileSync(CLIENT_MAC_FD).trim());
 } catch (error) {
   if (started) {
     await writeAll(Deno.stderr, new TextEncoder().encode(`toolgate: ${(error as Error).message}\n`));

@@ -16,7 +16,13 @@ import { dataRoot } from "../state/state.ts";
 import { ROOT } from "./flags.ts";
 import { TOOL_DENO_FLAGS } from "../../tools/deno_flags.ts";
 import { tuneBundle } from "./tune_bundle.ts";
-import { MISS_EXIT, RESIDENT_ARGS_ENV, RESIDENT_ENV, RESIDENT_MAC_ENV } from "../launcher/resident_wire.ts";
+import {
+  CLIENT_MAC_FD,
+  MISS_EXIT,
+  RESIDENT_ARGS_ENV,
+  RESIDENT_ENV,
+  RESIDENT_MAC_ENV,
+} from "../launcher/resident_wire.ts";
 import {
   IDENTITY_FORMAT,
   LAUNCH_FORMAT,
@@ -115,11 +121,14 @@ function warmPath(build: string, client: string): string[] {
     '  if [ -z "${TOOLGATE_NO_RESIDENT-}" ] && [ ! -t 0 ] && [ ! -t 1 ] && [ ! -t 2 ]; then',
     // Named by the MAC (its first 16 digits: a socket's path must fit in 108 bytes), and the client shows the
     // server the whole of it: a server runs only for the very decision (record and files as they are) it came from.
+    // The client reads the MAC on its fd 3, a here-document (a pipe), never on its command line (anyone's to read).
     '    _tg_sock=$_tg_dir/${_tg_mac%"${_tg_mac#????????????????}"}.sock',
     '    if [ -S "$_tg_sock" ] && [ -O "$_tg_sock" ]; then',
-    `      "\${_tg_args%%"$_tg_nl"*}" run --quiet --no-prompt --no-config "--allow-read=$_tg_sock" "--allow-write=$_tg_sock" "--allow-net=unix:$_tg_sock" --allow-env ${
+    `      "\${_tg_args%%"$_tg_nl"*}" run --quiet --no-prompt --no-config "--allow-read=$_tg_sock,${CLIENT_MAC_FD}" "--allow-write=$_tg_sock" "--allow-net=unix:$_tg_sock" --allow-env ${
       quote(client)
-    } "$_tg_sock" "$_tg_mac"`,
+    } "$_tg_sock" 3<<_tg_mac_end`,
+    "$_tg_mac",
+    "_tg_mac_end",
     "      _tg_rc=$?",
     `      [ "$_tg_rc" -eq ${MISS_EXIT} ] || exit "$_tg_rc"`,
     "    fi",

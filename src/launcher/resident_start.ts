@@ -1,9 +1,12 @@
 /**
  * Starts a resident server after a warm run, when the front end asked for one (no terminal in sight: see
  * `src/build/install.ts`): the recorded command line again, in a session of its own (setsid(1), from the
- * recorded `--allow-run`), with no stdio, under the recorded grants plus the one to its socket, its environment
- * the values of the recorded `--allow-env` names. A lock beside the socket keeps a second start out while one is
- * on its way. Not here: the server (src/commands/resident_server.ts), the wire (src/launcher/resident_wire.ts).
+ * recorded `--allow-run`), with no stdout or stderr, under the recorded grants plus the one to its socket, its
+ * environment the values of the recorded `--allow-env` names. The record's MAC goes to it on its stdin (a pipe,
+ * closed once written), never on its command line, which every local user can read in `/proc/PID/cmdline`. A lock
+ * beside the socket keeps a second start out while one is on its way.
+ *
+ * Not here: the server (src/commands/resident_server.ts), the wire (src/launcher/resident_wire.ts).
  *
  * @module
  */
@@ -20,7 +23,22 @@ import {
 /** How long a start's lock keeps another start out (a server that died on its way leaves it behind). */
 const LOCK_MS = 30_000;
 
-/** The server's command line, or `undefined` when the recorded one is not one the front end records. */
+/**
+ * The server's command line (`__resident SOCKET NAMES ARGV...`: the MAC is not on it, it goes on stdin), or
+ * `undefined` when the recorded one is not one the front end records or the MAC is not one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { residentCommand } from "./resident_start.ts";
+ * const mac = "ab".repeat(32);
+ * const recorded = ["/usr/bin/deno", "run", "--allow-run=/usr/bin/setsid", "--allow-env=HOME", "/b/main.js"];
+ * const command = residentCommand("/s/a.sock", mac, recorded, ["call", "t"]);
+ * assert.equal(command?.program, "/usr/bin/setsid");
+ * assert.ok(!command?.args.includes(mac));
+ * assert.equal(residentCommand("/s/a.sock", "not a mac", recorded, ["call", "t"]), undefined);
+ * ```
+ */
 export function residentCommand(
   socket: string,
   mac: string,
@@ -44,7 +62,7 @@ export function residentCommand(
   const names = grantedEnv(recorded).join(",");
   return {
     program: setsid,
-    args: [runtime, "run", ...flags, entry, RESIDENT_MODE, socket, mac, names, ...argv],
+    args: [runtime, "run", ...flags, entry, RESIDENT_MODE, socket, names, ...argv],
   };
 }
 
@@ -65,15 +83,15 @@ function lock(path: string): boolean {
 }
 
 /**
- * Starts the resident server of this warm run's record, if its front end asked for one and none is on its way.
- * Whatever fails here only means no server: the run itself is done.
+ * Starts the resident server of this warm run's record, if its front end asked for one and none is on its way, and
+ * hands it the record's MAC on its stdin. Whatever fails here only means no server: the run itself is done.
  *
  * @example
  * ```ts ignore
  * await startResident(Deno.args); // after the command, in the main entry
  * ```
  */
-export function startResident(argv: readonly string[]): void {
+export async function startResident(argv: readonly string[]): Promise<void> {
   let socket: string | undefined;
   let mac: string | undefined;
   let recorded: string | undefined;
@@ -94,14 +112,18 @@ export function startResident(argv: readonly string[]): void {
       const value = Deno.env.get(name);
       if (value !== undefined) env[name] = value;
     }
-    new Deno.Command(command.program, {
+    const server = new Deno.Command(command.program, {
       args: command.args,
       env,
       clearEnv: true,
-      stdin: "null",
+      stdin: "piped",
       stdout: "null",
       stderr: "null",
-    }).spawn().unref();
+    }).spawn();
+    server.unref();
+    const writer = server.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(`${mac}\n`));
+    await writer.close();
   } catch {
     Deno.removeSync(`${socket}.lock`);
   }

@@ -38,6 +38,12 @@ export const RESIDENT_ARGS_ENV = "TOOLGATE_RESIDENT_ARGS";
 /** The MAC of that warm run's record: a client must show the same, besides its environment's digest. */
 export const RESIDENT_MAC_ENV = "TOOLGATE_RESIDENT_MAC";
 
+/**
+ * Where the installed command's client reads the record's MAC: its fd 3, a here-document of the front end (a
+ * pipe, read once), never its command line, which every local user can read in `/proc/PID/cmdline`.
+ */
+export const CLIENT_MAC_FD = "/dev/fd/3";
+
 /** The most bytes one frame may carry (a larger one ends the connection). */
 export const MAX_FRAME = 64 * 1024 * 1024;
 

@@ -53,6 +53,24 @@ export const NOT_RETRYABLE_WARNING =
   "the tool is not read-only and it started: it may have changed something " +
   "before it failed, so the call is not retryable; check what it did before calling it again";
 
+/** Said when a process the tool started left its process group and held the output open. */
+export const ESCAPED_OUTPUT_WARNING =
+  "a process the tool started left its process group and held the output open; it was cut off";
+
+/** Said of a success whose stdout was empty. */
+const NO_STDOUT_WARNING = "the tool printed nothing on stdout";
+
+/** Said of a success whose stdout was not JSON. */
+const TEXT_STDOUT_WARNING = "the tool's stdout was not JSON; it is passed as text";
+
+/** toolgate's own notes of this module: the redaction spares them (`src/state/redact.ts`). */
+export const RUN_NOTES: readonly string[] = [
+  NOT_RETRYABLE_WARNING,
+  ESCAPED_OUTPUT_WARNING,
+  NO_STDOUT_WARNING,
+  TEXT_STDOUT_WARNING,
+];
+
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
 /** Decodes bytes as UTF-8, with replacement characters for anything that is not. */
@@ -70,12 +88,12 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 
 function fromStdout(stdout: string, tool: string): Envelope {
   const trimmed = stdout.trim();
-  if (trimmed === "") return success(null, { tool, warnings: ["the tool printed nothing on stdout"] });
+  if (trimmed === "") return success(null, { tool, warnings: [NO_STDOUT_WARNING] });
   const parsed = parseJson(trimmed);
   if (!parsed.ok) {
     return success({ text: stdout }, {
       tool,
-      warnings: ["the tool's stdout was not JSON; it is passed as text"],
+      warnings: [TEXT_STDOUT_WARNING],
     });
   }
   const envelope = asEnvelope(parsed.value);
@@ -173,9 +191,7 @@ function fromRun(run: RunResult, context: OutcomeContext, text: (bytes: Uint8Arr
     exit_code: run.code ?? undefined,
     signal: run.signal ?? undefined,
   };
-  const warnings = run.escaped
-    ? ["a process the tool started left its process group and held the output open; it was cut off"]
-    : [];
+  const warnings = run.escaped ? [ESCAPED_OUTPUT_WARNING] : [];
   // A person's stop; a confined tool may have died of the terminal's own Ctrl-C a moment before the abort came.
   if (context.killedBy === "user" && (run.aborted || run.code !== 0)) return userStopped(tool, metadata);
   if (run.idleTimedOut && context.idleTimeoutMs !== undefined) {

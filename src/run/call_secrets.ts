@@ -9,6 +9,7 @@
 import type { Envelope } from "../contract.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
 import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
+import { RUN_NOTES } from "../process/run_envelope.ts";
 import type { ControlPlane } from "../sandbox/control_plane.ts";
 import { FALLBACK_PATH } from "../sandbox/tool_launch.ts";
 import { redactionFor, type Redactor, scrubEnvelope } from "../state/redact.ts";
@@ -68,7 +69,13 @@ export class CallSecrets {
       ) => [...server.secrets, ...server.credentials.map((c) => c.secret)]),
     ];
     for (const value of this.#stored.values()) this.#storedValues.add(value);
-    ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(this.#env, declared, this.#storedValues));
+    // toolgate's own notes on a run's envelope are never masked, whatever words a secret shares with them.
+    ({ redact: this.#redact, scrub: this.#scrub } = redactionFor(
+      this.#env,
+      declared,
+      this.#storedValues,
+      RUN_NOTES,
+    ));
   }
 
   /** The secret values alone, for what a tool sends as it runs (its events, its questions); none: none. */

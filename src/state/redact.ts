@@ -1,9 +1,10 @@
 /**
  * Redaction for anything toolgate writes down or hands on: secret values masked in each of the forms JSON escaping
  * gives them (as literals), and, for a value of {@linkcode MIN_RUN} characters or more, in the reversible forms a
- * careless tool prints it in (base64, hex, URL-encoding, reversed, another letter case, a run of 8 of its
- * characters, spaced out: `secret_matcher.ts`); then the patterns of `TOOLGATE_REDACT`; and the scrubbing of
- * envelopes, which takes the secret values out of everything a model or an MCP client is sent.
+ * careless tool prints it in (base64, hex, URL-encoding, reversed, another letter case, a secret-like run of 8 of
+ * its characters, spaced out: `secret_matcher.ts`); then the patterns of `TOOLGATE_REDACT`; and the scrubbing of
+ * envelopes, which takes the secret values out of everything a model or an MCP client is sent. toolgate's own
+ * texts (its warnings, notes and advice) are never masked: a value that shares their words leaves them whole.
  *
  * Masking is a guard against accidents and careless tools, not against a tool that holds a secret and means to
  * leak it (it can always encode it some other way): the way to keep a secret from a hostile tool is not to give it
@@ -205,57 +206,89 @@ export function secretForms(secret: string): string[] {
  * {@linkcode secretForms}, so that text holding JSON (a transcript, a request body) cannot carry a secret with a
  * quote, a backslash, a newline or a character past ASCII past it; one of {@linkcode MIN_RUN} characters or more
  * also in base64 or base64url (inside a longer stream too), hex, URL-encoded, reversed, in another letter case,
- * and wherever a run of 8 of its characters shows, spaced out or not. A shorter one is masked as it is only.
+ * and wherever a secret-like run of 8 of its characters shows, spaced out or not (a run of plain words is not
+ * masked: `secret_like.ts`). A shorter one is masked as it is only.
+ *
+ * toolgate's own texts are never masked: `keep` lists them (its fixed warnings, notes and advice), and every
+ * occurrence of one of them, or of {@linkcode SECRET_REMOVED_WARNING}, stays as it is whatever a secret or a
+ * pattern matches. Only those words show: a secret around them is masked up to their first and from their last
+ * character.
  *
  * @example
  * ```ts
- * import { makeRedactor } from "./redact.ts";
+ * import assert from "node:assert/strict";
+ * import { makeRedactor, SECRET_REMOVED_WARNING } from "./redact.ts";
  * const redact = makeRedactor(["s3cr3t-value", 'pa"ss'], [/value-\d+/g]);
- * redact("token=s3cr3t-value id=value-42"); // "token=[REDACTED] id=[REDACTED]"
- * redact(JSON.stringify({ password: 'pa"ss' })); // '{"password":"[REDACTED]"}'
- * redact(`b64=${btoa("s3cr3t-value")} up=S3CR3T-VALUE`); // "b64=[REDACTED] up=[REDACTED]"
+ * assert.equal(redact("token=s3cr3t-value id=value-42"), "token=[REDACTED] id=[REDACTED]");
+ * assert.equal(redact(JSON.stringify({ password: 'pa"ss' })), '{"password":"[REDACTED]"}');
+ * assert.equal(redact(`b64=${btoa("s3cr3t-value")} up=S3CR3T-VALUE`), "b64=[REDACTED] up=[REDACTED]");
+ * // A value that shares words with toolgate's own warning leaves the warning whole.
+ * assert.equal(makeRedactor(["my-secret-value-42", "secret"])(SECRET_REMOVED_WARNING), SECRET_REMOVED_WARNING);
  * ```
  */
-export function makeRedactor(secrets: readonly string[], patterns: readonly RegExp[] = []): Redactor {
-  return withPatterns(secretMasker(secrets), patterns);
+export function makeRedactor(
+  secrets: readonly string[],
+  patterns: readonly RegExp[] = [],
+  keep: readonly string[] = [],
+): Redactor {
+  return masker(secretCover(secrets), patterns, keep);
 }
 
-/** The secrets masked first, then the patterns. */
-function withPatterns(mask: Redactor, patterns: readonly RegExp[]): Redactor {
+/** Marks in `covered` the characters of `text` that belong to a secret; true when any does. */
+type Cover = (text: string, covered: Uint8Array) => boolean;
+
+/** The redactor of a secrets' cover, then the patterns, sparing toolgate's own texts. */
+function masker(cover: Cover | undefined, patterns: readonly RegExp[], keep: readonly string[]): Redactor {
+  const own = [...new Set([SECRET_REMOVED_WARNING, ...keep])].filter((text) => text !== "");
+  const global = patterns.map((pattern) =>
+    pattern.global ? pattern : new RegExp(pattern.source, `${pattern.flags}g`)
+  );
+  if (cover === undefined && global.length === 0) return (text: string) => text;
   return (text: string) => {
-    let out = mask(text);
-    // A pattern that matches the empty string would otherwise put a marker between every two characters.
-    for (const pattern of patterns) out = out.replace(pattern, (match) => match === "" ? "" : REDACTED);
-    return out;
+    const covered = new Uint8Array(text.length);
+    let found = cover?.(text, covered) ?? false;
+    for (const pattern of global) {
+      for (const match of text.matchAll(pattern)) {
+        // A pattern that matches the empty string would otherwise put a marker between every two characters.
+        if (match[0] === "") continue;
+        covered.fill(1, match.index, match.index + match[0].length);
+        found = true;
+      }
+    }
+    if (!found) return text;
+    for (const words of own) {
+      for (let at = text.indexOf(words); at !== -1; at = text.indexOf(words, at + 1)) {
+        covered.fill(0, at, at + words.length);
+      }
+    }
+    return masked(text, covered);
   };
 }
 
-/** Masks the secrets alone: their literal forms, and the matcher's forms and runs. */
-function secretMasker(secrets: readonly string[]): Redactor {
+/**
+ * Covers the secrets alone: every character of any occurrence of any literal form, or of anything the matcher
+ * finds (marking, not replacing one literal after another, which would leave the tail of a secret that overlaps
+ * another, or itself, in clear); none: undefined.
+ */
+function secretCover(secrets: readonly string[]): Cover | undefined {
   const values = [...new Set(secrets.filter((s) => s.length > 0))];
+  if (values.length === 0) return undefined;
   const literals = [...new Set(values.flatMap(secretForms))].sort((a, b) => b.length - a.length);
   const matcher = new SecretMatcher(values, JSON_ESCAPINGS);
-  return (text: string) => maskCovered(text, literals, matcher);
+  return (text, covered) => {
+    let found = false;
+    for (const secret of literals) {
+      for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + 1)) {
+        covered.fill(1, at, at + secret.length);
+        found = true;
+      }
+    }
+    return (!matcher.empty && text.length >= MIN_RUN && matcher.cover(text, covered)) || found;
+  };
 }
 
-/**
- * Replaces every run of characters covered by any occurrence of any literal, or by anything the matcher finds,
- * with one marker. Replacing one literal after another would leave the tail of a secret that overlaps another
- * (or itself) in clear.
- */
-function maskCovered(text: string, literals: readonly string[], matcher: SecretMatcher): string {
-  let covered: Uint8Array | undefined;
-  for (const secret of literals) {
-    for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + 1)) {
-      covered ??= new Uint8Array(text.length);
-      covered.fill(1, at, at + secret.length);
-    }
-  }
-  if (!matcher.empty && text.length >= MIN_RUN) {
-    const marks = covered ?? new Uint8Array(text.length);
-    if (matcher.cover(text, marks)) covered = marks;
-  }
-  if (!covered) return text;
+/** The text with each stretch of covered characters replaced by one marker. */
+function masked(text: string, covered: Uint8Array): string {
   let out = "";
   let start = 0;
   while (start < text.length) {
@@ -290,8 +323,8 @@ export interface Redaction {
 
 /**
  * The {@linkcode Redaction} of a run in `env` whose tools declare the secrets `declaredNames`, and that knows
- * `moreValues` besides (the secrets of toolgate's store). Which variables are secrets: {@linkcode secretValues}.
- * Throws a `SyntaxError` naming a `TOOLGATE_REDACT` pattern that does not compile.
+ * `moreValues` besides (the secrets of toolgate's store), sparing toolgate's own texts `keep`
+ * ({@linkcode makeRedactor}). Which variables are secrets: {@linkcode secretValues}. Throws a `SyntaxError` naming a `TOOLGATE_REDACT` pattern that does not compile.
  *
  * @example
  * ```ts
@@ -304,16 +337,17 @@ export function redactionFor(
   env: Readonly<Record<string, string>>,
   declaredNames: Iterable<string>,
   moreValues: Iterable<string> = [],
+  keep: readonly string[] = [],
 ): Redaction {
   const more = [...moreValues].filter((value) => value.length >= MIN_SECRET_LENGTH);
   const secrets = [...new Set([...secretValues(env, declaredNames), ...more])].sort((a, b) =>
     b.length - a.length
   );
   const patterns = parseRedactPatterns(env.TOOLGATE_REDACT, env);
-  if (secrets.length === 0) return { redact: makeRedactor([], patterns) };
+  if (secrets.length === 0) return { redact: masker(undefined, patterns, keep) };
   // One matcher for both: it is the costly part to build.
-  const scrub = secretMasker(secrets);
-  return { redact: withPatterns(scrub, patterns), scrub };
+  const cover = secretCover(secrets);
+  return { redact: masker(cover, patterns, keep), scrub: masker(cover, [], keep) };
 }
 
 /** Applies a redactor to every string inside a JSON-like value. */

@@ -3,6 +3,14 @@
  * alignments inside a longer stream, with or without padding), hex, URL-encoding, reversed, in any letter case,
  * and any run of {@linkcode MIN_RUN} or more of its characters in order, also spaced out by a few separators.
  *
+ * The run rule keeps to secret-like runs (`secret_like.ts`): the whole value is found as it is, reversed, in any
+ * case and spaced out, but a run of it (a fragment), as a form writes it, only when it looks like a secret rather
+ * than words. A run with a digit or a symbol (as hex and percent-encoding always write one) is found in any case;
+ * a run whose only oddity is its letter case (`tVariabl`, `AKIAIOSF`) only in that case; a run of plain words
+ * (`secret v`, `variable`, `Hello Wo`, or its reverse) never, so that a value which shares a word with ordinary
+ * text (a warning, a tool's output) leaves that text as it is. A value made of words alone (a passphrase) is found
+ * whole, and in its encodings, but not by its fragments as text.
+ *
  * One matcher, linear in the text: every form is cut into windows of a fixed length (the length that holds
  * {@linkcode MIN_RUN} characters of the secret in that form), and the text is scanned once per window length with
  * a rolling hash, on its case-folded self and on its skeleton (letters and digits only, each mapped back to where
@@ -11,6 +19,8 @@
  *
  * @module
  */
+import { type RunCase, runCase } from "./secret_like.ts";
+
 /** The shortest run of a secret that is masked beyond its literal forms; a shorter secret has only those. */
 export const MIN_RUN = 8;
 
@@ -87,10 +97,14 @@ function base64Forms(bytes: Uint8Array): string[] {
 
 /**
  * Every run of {@linkcode MIN_RUN} characters of `secret`, forwards and backwards, as each encoder writes it, with
- * how many of the run's characters are letters or digits.
+ * how many of the run's characters are letters or digits and how it is looked for ({@linkcode runCase} of the
+ * run as written).
  */
-function runsOf(secret: string, encoders: readonly CharEncoder[]): { text: string; content: number }[] {
-  const runs = new Map<string, number>();
+function runsOf(
+  secret: string,
+  encoders: readonly CharEncoder[],
+): { readonly text: string; readonly content: number; readonly found: RunCase }[] {
+  const runs = new Map<string, { text: string; content: number; found: RunCase }>();
   for (const chars of [[...secret], [...secret].reverse()]) {
     const content = chars.map((char) => isContent(char.charCodeAt(0)) ? 1 : 0);
     for (const encode of encoders) {
@@ -98,11 +112,14 @@ function runsOf(secret: string, encoders: readonly CharEncoder[]): { text: strin
       for (let i = 0; i + MIN_RUN <= chars.length; i++) {
         let count = 0;
         for (let j = i; j < i + MIN_RUN; j++) count += content[j];
-        runs.set(written.slice(i, i + MIN_RUN).join(""), count);
+        // Judged as it is written: hex or percent-encoding of words is no text of words.
+        const text = written.slice(i, i + MIN_RUN).join("");
+        const found = runCase(text);
+        runs.set(`${found}:${text}`, { text, content: count, found });
       }
     }
   }
-  return [...runs].map(([text, content]) => ({ text, content }));
+  return [...runs.values()];
 }
 
 /** Whether a code unit is content (a letter, a digit, anything past ASCII) rather than a separator. */
@@ -211,6 +228,33 @@ class WindowSet {
 }
 
 /**
+ * Whole values, found by their first {@linkcode MIN_RUN} characters and then checked whole: one scan finds every
+ * value, however many there are and whatever their lengths.
+ */
+class WholeValues {
+  readonly #anchors = new WindowSet(MIN_RUN);
+  readonly #forms = new Map<string, string[]>();
+  get size(): number {
+    return this.#forms.size;
+  }
+  add(form: string): void {
+    if (form.length < MIN_RUN) return;
+    const anchor = form.slice(0, MIN_RUN);
+    this.#anchors.add(anchor);
+    this.#forms.set(anchor, [...new Set([...(this.#forms.get(anchor) ?? []), form])]);
+  }
+  /** Calls `hit` with the start and the length of every whole value `codes` holds. */
+  scan(codes: Uint16Array, hit: (start: number, length: number) => void): void {
+    this.#anchors.scan(codes, (start) => {
+      const anchor = String.fromCharCode(...codes.subarray(start, start + MIN_RUN));
+      for (const form of this.#forms.get(anchor) ?? []) {
+        if (holds(codes, start, form)) hit(start, form.length);
+      }
+    });
+  }
+}
+
+/**
  * The matcher of the encoded forms and runs of some secrets.
  *
  * @example
@@ -227,6 +271,13 @@ export class SecretMatcher {
   readonly #plain = new Map<number, WindowSet>();
   /** Windows of the forms' skeletons, by length: they find a form with separators between its characters. */
   readonly #spaced = new Map<number, WindowSet>();
+  /** Windows of the runs that are secret-like only by their letter case, as they are (not folded), by length. */
+  readonly #ownCase = new Map<number, WindowSet>();
+  /** The skeletons of those, by length. */
+  readonly #ownCaseSpaced = new Map<number, WindowSet>();
+  /** The whole values, forwards and backwards (case-folded), and their skeletons. */
+  readonly #whole = new WholeValues();
+  readonly #wholeSpaced = new WholeValues();
 
   /**
    * `secrets`: the values; those shorter than {@linkcode MIN_RUN} are left out (only their literal forms are
@@ -235,30 +286,50 @@ export class SecretMatcher {
   constructor(secrets: readonly string[], escapings: readonly CharEncoder[] = []) {
     const encoders = [...ENCODERS, ...escapings];
     for (const secret of secrets) {
-      if ([...secret].length < MIN_RUN) continue;
+      const chars = [...secret];
+      if (chars.length < MIN_RUN) continue;
+      // The whole value, forwards and backwards: found in any case and spaced out, words or not (its encodings are
+      // found by their runs, none of which reads as words).
+      for (const order of [chars, [...chars].reverse()]) {
+        const folded = fold(order.join(""));
+        this.#whole.add(folded);
+        this.#wholeSpaced.add(bareText(folded));
+      }
       for (const run of runsOf(secret, encoders)) {
         // A run mostly of punctuation (`"type":"`) is shared with ordinary structured text: not worth a mark.
-        if (run.content * 4 < MIN_RUN * 3) continue;
-        this.#add(fold(run.text));
+        if (run.found === "none" || run.content * 4 < MIN_RUN * 3) continue;
+        this.#add(run.found === "any" ? fold(run.text) : run.text, run.found);
       }
-      // Spaced out: 8 of its letters and digits in a row, whatever separators stood between them.
-      for (const chars of [secret, [...secret].reverse().join("")]) {
-        const bare = bareText(fold(chars));
-        const spaced = this.#set(this.#spaced, MIN_RUN);
-        for (let i = 0; i + MIN_RUN <= bare.length; i++) spaced.add(bare.slice(i, i + MIN_RUN));
+      // Spaced out: 8 of its letters and digits in a row, whatever separators stood between them; judged on the
+      // stretch of the value they span (separators included).
+      for (const order of [chars, [...chars].reverse()]) {
+        const at: number[] = [];
+        order.forEach((char, i) => isContent(char.charCodeAt(0)) && at.push(i));
+        for (let i = 0; i + MIN_RUN <= at.length; i++) {
+          const stretch = order.slice(at[i], at[i + MIN_RUN - 1] + 1).join("");
+          const found = runCase(stretch);
+          if (found === "none") continue;
+          const bare = bareText(found === "any" ? fold(stretch) : stretch);
+          this.#set(found === "any" ? this.#spaced : this.#ownCaseSpaced, bare.length).add(bare);
+        }
       }
       for (const form of base64Forms(encoder.encode(secret))) {
-        const text = fold(form);
-        for (let i = 0; i + BASE64_WINDOW <= text.length; i++) this.#add(text.slice(i, i + BASE64_WINDOW));
+        // A window of base64 that reads as words (rare: ten letters in one case) is no fragment worth a mark.
+        for (let i = 0; i + BASE64_WINDOW <= form.length; i++) {
+          const window = form.slice(i, i + BASE64_WINDOW);
+          if (runCase(window) !== "none") this.#add(fold(window), "any");
+        }
       }
     }
   }
 
   /** A window as it is, and its letters and digits alone (found with separators between them). */
-  #add(window: string): void {
-    this.#set(this.#plain, window.length).add(window);
+  #add(window: string, found: "any" | "own"): void {
+    this.#set(found === "any" ? this.#plain : this.#ownCase, window.length).add(window);
     const bare = bareText(window);
-    if (bare.length >= MIN_RUN) this.#set(this.#spaced, bare.length).add(bare);
+    if (bare.length >= MIN_RUN) {
+      this.#set(found === "any" ? this.#spaced : this.#ownCaseSpaced, bare.length).add(bare);
+    }
   }
 
   #set(sets: Map<number, WindowSet>, length: number): WindowSet {
@@ -269,7 +340,9 @@ export class SecretMatcher {
 
   /** Whether there is anything to find. */
   get empty(): boolean {
-    return [...this.#plain.values(), ...this.#spaced.values()].every((set) => set.size === 0);
+    const sets = [this.#plain, this.#spaced, this.#ownCase, this.#ownCaseSpaced];
+    return this.#whole.size === 0 &&
+      sets.every((byLength) => [...byLength.values()].every((set) => set.size === 0));
   }
 
   /**
@@ -279,23 +352,46 @@ export class SecretMatcher {
   cover(text: string, covered: Uint8Array): boolean {
     if (this.empty) return false;
     let found = false;
-    const codes = codesOf(fold(text));
-    for (const set of this.#plain.values()) {
-      set.scan(codes, (start) => {
-        covered.fill(1, start, start + set.length);
-        found = true;
-      });
-    }
-    const bare = skeleton(codes);
-    for (const set of this.#spaced.values()) {
-      set.scan(bare.codes, (start) => {
-        const at = bare.at;
-        const last = start + set.length - 1;
-        for (let i = start; i < last; i++) if (at[i + 1] - at[i] - 1 > MAX_GAP) return;
-        covered.fill(1, at[start], at[last] + 1);
-        found = true;
-      });
+    const mark = (from: number, to: number) => {
+      covered.fill(1, from, to);
+      found = true;
+    };
+    const folded = codesOf(fold(text));
+    const bare = scanAll(folded, this.#plain, this.#spaced, mark);
+    this.#whole.scan(folded, (start, length) => mark(start, start + length));
+    this.#wholeSpaced.scan(bare.codes, (start, length) => {
+      if (gapsFit(bare.at, start, start + length - 1)) mark(bare.at[start], bare.at[start + length - 1] + 1);
+    });
+    if (this.#ownCase.size > 0 || this.#ownCaseSpaced.size > 0) {
+      scanAll(codesOf(text), this.#ownCase, this.#ownCaseSpaced, mark);
     }
     return found;
   }
+}
+
+/** Whether no two neighbours among the skeleton's characters `first` to `last` stand too far apart in the text. */
+function gapsFit(at: Int32Array, first: number, last: number): boolean {
+  for (let i = first; i < last; i++) if (at[i + 1] - at[i] - 1 > MAX_GAP) return false;
+  return true;
+}
+
+/**
+ * Scans `codes` for the windows of `plain`, and its skeleton for those of `spaced`; `mark` gets each find. Returns
+ * the skeleton.
+ */
+function scanAll(
+  codes: Uint16Array,
+  plain: ReadonlyMap<number, WindowSet>,
+  spaced: ReadonlyMap<number, WindowSet>,
+  mark: (from: number, to: number) => void,
+): { codes: Uint16Array; at: Int32Array } {
+  for (const set of plain.values()) set.scan(codes, (start) => mark(start, start + set.length));
+  const bare = skeleton(codes);
+  for (const set of spaced.values()) {
+    set.scan(bare.codes, (start) => {
+      const last = start + set.length - 1;
+      if (gapsFit(bare.at, start, last)) mark(bare.at[start], bare.at[last] + 1);
+    });
+  }
+  return bare;
 }

@@ -405,3 +405,57 @@ confinedTest(
     assert.equal(await started(), 4);
   },
 );
+
+/** The MACs of a world's records (each record's first line). */
+async function recordMacs(w: World): Promise<string[]> {
+  const macs: string[] = [];
+  for await (const entry of Deno.readDir(w.launch)) {
+    if (!entry.isFile || !/^[0-9a-f]{64}$/.test(entry.name)) continue;
+    const [first] = (await Deno.readTextFile(join(w.launch, entry.name))).split("\n");
+    if (/^[0-9a-f]{64}$/.test(first)) macs.push(first);
+  }
+  return macs;
+}
+
+/**
+ * The command line of every process that holds `word` in it, by pid, as any local user reads it (`ps` reads
+ * `/proc/PID/cmdline`, which Deno lets only --allow-all read).
+ */
+async function commandLines(word: string): Promise<Map<number, string>> {
+  const output = await new Deno.Command("ps", { args: ["-e", "-ww", "-o", "pid=,args="], stderr: "null" })
+    .output();
+  const found = new Map<number, string>();
+  for (const line of new TextDecoder().decode(output.stdout).split("\n")) {
+    const [, pid, args] = line.match(/^\s*(\d+) (.*)$/) ?? [];
+    if (args?.includes(word)) found.set(Number(pid), args);
+  }
+  return found;
+}
+
+Deno.test("resident: no command line of the server, its client or the front end holds the record's MAC; the server still answers", async () => {
+  const t = await install();
+  const w = await world(t, "mac");
+  const doze = ["call", "doze", "{}", "--sandbox", "off", "--tool-timeout", "120"];
+  const socket = await warmUp(t, w, doze);
+  const macs = await recordMacs(w);
+  assert.ok(macs.length > 0, "the warm run's record holds its MAC");
+  await Deno.writeTextFile(`${w.runs}.long`, "");
+  const before = (await lines(w.runs)).length;
+  const running = run(t, w, doze);
+  await until(async () => (await lines(w.runs)).length > before, "the tool's start");
+  // Every process of the installed toolgate (its front end, its client, its server, the tool's shell), mid-command.
+  const seen = await commandLines(t.root);
+  const all = [...seen.values()];
+  assert.ok(all.some((line) => line.includes(` ${RESIDENT_MODE} ${socket}`)), "the server is there");
+  assert.ok(all.some((line) => line.includes("resident.js") && line.includes(socket)), "its client is there");
+  for (const [pid, line] of seen) {
+    for (const mac of macs) assert.ok(!line.includes(mac), `the MAC on the command line of ${pid}: ${line}`);
+    assert.doesNotMatch(line, /[0-9a-fA-F]{64}/, `a MAC-long hex string on the command line of ${pid}`);
+  }
+  // The server that got its MAC another way took the command and ran it, once.
+  Deno.kill(Number((await Deno.readTextFile(`${w.runs}.pid`)).trim()), "SIGKILL");
+  const served = await running;
+  assert.ok(served.resident, "the server ran it");
+  assert.equal(served.ran, 1);
+  await stop(socket);
+});

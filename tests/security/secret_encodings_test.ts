@@ -5,6 +5,7 @@
 // as it is, while `MY_API_KEY` (its name) and `FOO` (named in TOOLGATE_REDACT) are masked.
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { SECRET_REMOVED_WARNING } from "../../src/state/redact.ts";
 import { SecretStore } from "../../src/state/secret_store.ts";
 import { answer, callTools, toolMessages } from "../agent/chat_server.ts";
 import { baseEnv, executorOf, scratch } from "../executor_helpers.ts";
@@ -129,4 +130,43 @@ Deno.test("a passthrough variable is masked when its name, the manifest or TOOLG
     foo: "[REDACTED]",
     bar: "bar-other-4567",
   });
+});
+
+Deno.test("a secret that shares words with a warning or a tool's prose leaves both whole; its secret-like fragments are masked", async () => {
+  await using dir = await scratch();
+  // Shares `variable` and `secret v` with the warning toolgate adds, and with the tool's own sentence.
+  const key = "my-secret-variable-Zq9x7KpL2mN4";
+  const command = [
+    "/bin/sh",
+    "-c",
+    'printf \'{"note":"the secret variable was read","key":"%s","cut":"%s"}\' "$MY_API_KEY" "${MY_API_KEY%?}"',
+  ];
+  const executor = executorOf({ command, envPassthrough: ["MY_API_KEY"] }, {
+    cwd: dir.path,
+    env: baseEnv({ MY_API_KEY: key }),
+  });
+  const envelope = await executor.call("t", "{}");
+  assert.ok(envelope.ok, JSON.stringify(envelope));
+  assert.deepEqual(envelope.warnings, [SECRET_REMOVED_WARNING]);
+  assert.deepEqual(envelope.result, {
+    note: "the secret variable was read",
+    key: "[REDACTED]",
+    cut: "my-secret-var[REDACTED]",
+  });
+});
+
+Deno.test("toolgate's own notes on an envelope stay whole when a secret's value is words of them", async () => {
+  await using dir = await scratch();
+  // Each value is words of a note: the one on text output, the one on a removed value.
+  const executor = executorOf({
+    command: ["/bin/sh", "-c", 'printf "said: %s, %s" "$MY_API_KEY" "$MY_TOKEN"'],
+    envPassthrough: ["MY_API_KEY", "MY_TOKEN"],
+  }, { cwd: dir.path, env: baseEnv({ MY_API_KEY: "passed as text", MY_TOKEN: "removed from the result" }) });
+  const envelope = await executor.call("t", "{}");
+  assert.ok(envelope.ok, JSON.stringify(envelope));
+  assert.deepEqual(envelope.result, { text: "said: [REDACTED], [REDACTED]" });
+  assert.deepEqual(envelope.warnings, [
+    "the tool's stdout was not JSON; it is passed as text",
+    SECRET_REMOVED_WARNING,
+  ]);
 });

@@ -14,6 +14,7 @@ import {
   secretName,
   secretValues,
 } from "../../src/state/redact.ts";
+import { secretLike } from "../../src/state/secret_like.ts";
 
 /** Every fragment of four characters or more of `secret` that survives in `text`. */
 function fragments(text: string, secret: string): string[] {
@@ -403,4 +404,91 @@ Deno.test("secretValues: a passthrough variable is a secret by its name, a decla
     `Europe/Helsinki en_US.UTF-8 ${REDACTED} FOO=${REDACTED} bar-other-7 ${REDACTED} ${REDACTED}`,
     "the name FOO is no pattern: it stays readable",
   );
+});
+
+// --- ordinary text keeps its words (issue 38) --------------------------------------------------------------------
+
+/** A value that shares the 8-character runs `variable` and `secret v` with English, beside secret-like ones. */
+const WORDS_AND_KEY = "my-secret-variable-Zq9x7KpL2mN4";
+
+Deno.test("makeRedactor: a value sharing words with ordinary text leaves the text whole and masks every secret-like run", () => {
+  const redact = makeRedactor([WORDS_AND_KEY]);
+  const prose = [
+    SECRET_REMOVED_WARNING,
+    "the variable was set; see the secret variable in the docs",
+    "My Secret Variable, a variable-length record",
+    "SECRET VARIABLE",
+  ];
+  for (const text of prose) assert.equal(redact(text), text);
+  // Every run of 8 that looks like a secret in any case, shown alone, cut or spaced out, is masked.
+  for (let i = 0; i + 8 <= WORDS_AND_KEY.length; i++) {
+    const run = WORDS_AND_KEY.slice(i, i + 8);
+    if (!secretLike(run.toLowerCase())) continue;
+    // Spaced out, a run is found by 8 of its letters and digits.
+    const spaced = /^[A-Za-z0-9]{8}$/.test(run) ? [[...run].join(" ")] : [];
+    for (const form of [run, run.toUpperCase(), ...spaced]) {
+      assert.equal(redact(`saw ${form} here`), `saw ${REDACTED} here`, `${form} of ${run}`);
+    }
+  }
+  // The whole value in any form, though it starts with words.
+  for (
+    const form of [
+      WORDS_AND_KEY.toUpperCase(),
+      [...WORDS_AND_KEY].reverse().join(""),
+      [...WORDS_AND_KEY].join(" "),
+    ]
+  ) {
+    assert.equal(redact(`[${form}]`), `[${REDACTED}]`, form);
+  }
+  // A run secret-like by its letter case alone is masked in that case, and its lower case reads as words.
+  const camel = makeRedactor(["MySecretVariable"]);
+  assert.equal(camel("x ySecretV y"), `x ${REDACTED} y`);
+  assert.equal(camel("a secret variable"), "a secret variable");
+  // Cut short, the secret-like part is masked from the first run with a digit on; the words before it show.
+  assert.equal(redact(WORDS_AND_KEY.slice(0, -1)), `my-secret-var${REDACTED}`);
+});
+
+Deno.test("scrubEnvelope: toolgate's own warning stays whole, once, when a secret shares its words or is one of them", () => {
+  for (
+    const secret of [WORDS_AND_KEY, "a-secret-variable", "tok_secretvar99", "secret variable", "removed"]
+  ) {
+    const scrub = makeRedactor([secret]);
+    const once = scrubEnvelope(success({ out: `value: ${secret}` }), scrub);
+    const twice = scrubEnvelope(once, scrub);
+    assert.deepEqual(twice.warnings, [SECRET_REMOVED_WARNING], secret);
+    assert.deepEqual(twice.result, { out: `value: ${REDACTED}` }, secret);
+  }
+});
+
+Deno.test("redactionFor: a TOOLGATE_REDACT pattern or a secret spares toolgate's own texts; the text around them is masked", () => {
+  const env = { API_TOKEN: "secret variable", TOOLGATE_REDACT: "removed, id-\\d+" };
+  const note = "the tool said this note itself";
+  const { redact, scrub } = redactionFor(env, [], [], [note]);
+  assert.equal(redact(SECRET_REMOVED_WARNING), SECRET_REMOVED_WARNING);
+  assert.equal(scrub?.(SECRET_REMOVED_WARNING), SECRET_REMOVED_WARNING);
+  assert.equal(
+    redact(`${note}: secret variable removed id-4`),
+    `${note}: ${REDACTED} ${REDACTED} ${REDACTED}`,
+  );
+  assert.equal(makeRedactor(["this note itself"], [], [note])(note), note);
+  assert.equal(makeRedactor(["this note itself"])(note), `the tool said ${REDACTED}`);
+});
+
+Deno.test("makeRedactor: a value of words alone is masked whole, in any case, spaced and encoded, and its words stay words", () => {
+  const phrase = "correct horse battery staple";
+  const redact = makeRedactor([phrase]);
+  const forms = [
+    phrase.toUpperCase(),
+    [...phrase].reverse().join(""),
+    phrase.replaceAll(" ", "-"),
+    hex(phrase),
+    base64(bytesOf(phrase)),
+    encodeURIComponent(phrase),
+  ];
+  for (const form of forms) assert.ok(!redact(`x ${form} y`).includes(form.slice(2, 12)), form);
+  for (const form of [hex(phrase.slice(0, 12)), encodeURIComponent(phrase.slice(3, 20))]) {
+    assert.equal(redact(`[${form}]`), `[${REDACTED}]`, `a fragment of its encodings: ${form}`);
+  }
+  const prose = "a correct horse; the battery staple of the horse battery";
+  assert.equal(redact(prose), prose);
 });
