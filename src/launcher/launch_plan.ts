@@ -67,6 +67,9 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "concurrency",
   "name",
   "from-mcp",
+  "apply",
+  "undo",
+  "server",
   "max-jobs",
   "max-session-jobs",
   "tool",
@@ -228,6 +231,14 @@ export async function planLaunch(
   if (command === "doctor") readFiles.push("/proc/sys/user/max_user_namespaces");
   // `init` writes its starter in the folder it was typed in, and nothing else.
   if (command === "init") writeFiles.push(at("tools.json"), at("tools"));
+  // `init --from-mcp` and `import`: the hosts' files read, the project's tools.json and the rewired host's files.
+  if (command === "import" || (command === "init" && values.has("from-mcp"))) {
+    // Loaded for these commands only: every other start pays nothing for the hosts' formats.
+    const { importGrants } = await import("./import_grants.ts");
+    const grants = importGrants(argv, values, env, workspace, cwd);
+    readFiles.push(...grants.read);
+    writeFiles.push(...grants.write);
+  }
   const isRun = command === "run";
   const endpoint = isRun ? values.get("base-url") ?? endpointFromEnv(env) : undefined;
   const port = command === "serve" ? values.get("http") : undefined;
