@@ -116,6 +116,13 @@ export function importHostServers(
         const proposed = proposeProfile(server.entry, base, home, kind);
         entry.permissions = proposed.permissions;
         proposal = proposed.lines;
+        if (Array.isArray(entry.secrets) && !proposal.some((line) => line.includes("permissions.net"))) {
+          proposal = [
+            ...proposal,
+            "it takes a credential, so it likely reaches a service: no network is granted; name the service's " +
+            "hosts in permissions.net",
+          ];
+        }
       } else {
         proposal = [
           `reaches ${new URL(String(entry.url)).host} (its own endpoint) through toolgate's client`,

@@ -57,6 +57,15 @@ function packageOf(command: string, args: readonly string[]): { name: string; re
   return undefined;
 }
 
+/** The package a `node FILE` entry runs when FILE is inside a `node_modules` (`@scope/name` or `name`). */
+function installedPackage(file: string, rest: string[]): { name: string; rest: string[] } | undefined {
+  const at = file.lastIndexOf("/node_modules/");
+  if (at === -1) return undefined;
+  const parts = file.slice(at + "/node_modules/".length).split("/");
+  const name = parts[0].startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+  return { name, rest };
+}
+
 /** A path the server is given: absolute, `~/...`, or `./...` (against `base`). */
 function pathOf(text: string, base: string, home: string | undefined): string | undefined {
   if (text.includes("\0") || /^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return undefined;
@@ -72,8 +81,9 @@ function pathOf(text: string, base: string, home: string | undefined): string | 
  * beside it).
  */
 function packageFolder(file: string, kind: PathKind): string {
-  const modules = file.lastIndexOf("/node_modules/");
-  if (modules !== -1) return file.slice(0, file.indexOf("/node_modules/") + "/node_modules".length);
+  if (file.includes("/node_modules/")) {
+    return file.slice(0, file.indexOf("/node_modules/") + "/node_modules".length);
+  }
   for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
     if (kind(join(dir, "package.json")) === "file") return dir;
   }
@@ -119,7 +129,15 @@ export function proposeProfile(
     list.push(path);
     lines.push(`${list === write ? "write" : "read"} ${path} (${why})`);
   };
-  const pkg = packageOf(entry.command, args);
+  const program = basename(entry.command);
+  const script = ["node", "nodejs", "bun"].includes(program)
+    ? args.find((arg) => !arg.startsWith("-"))
+    : undefined;
+  const scriptPath = script === undefined ? undefined : pathOf(script, base, home) ?? resolve(base, script);
+  const pkg = packageOf(entry.command, args) ??
+    (scriptPath === undefined
+      ? undefined
+      : installedPackage(scriptPath, args.slice(args.indexOf(script!) + 1)));
   if (pkg?.name === "@modelcontextprotocol/server-filesystem") {
     for (const arg of pkg.rest) {
       const path = arg.startsWith("-") ? undefined : pathOf(arg, base, home) ?? resolve(base, arg);
@@ -149,11 +167,12 @@ export function proposeProfile(
         "set MEMORY_FILE_PATH to a file of yours",
     );
   }
-  const program = basename(entry.command);
-  if ((program === "node" || program === "nodejs" || program === "bun") && pkg === undefined) {
-    const script = args.find((arg) => !arg.startsWith("-"));
-    const path = script === undefined ? undefined : pathOf(script, base, home) ?? resolve(base, script);
-    if (path !== undefined) grant(read, packageFolder(path, kind), `the package of ${basename(path)}`);
+  if (scriptPath !== undefined) {
+    grant(
+      read,
+      packageFolder(scriptPath, kind),
+      `the package of ${basename(scriptPath)}, its dependencies beside it`,
+    );
   }
   for (const value of [...args, ...env.map(([, value]) => value)]) {
     const url = /^(https?|wss?):\/\/([^/\s:]+)/i.exec(value);
