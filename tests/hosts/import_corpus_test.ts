@@ -234,7 +234,7 @@ for (const host of CASES) {
   });
 }
 
-Deno.test("import FILE: the host is told by the file's name, or --host; a file of no host is one line", async () => {
+Deno.test("import FILE: the host is told by the file's name, or --host; a file of no host is one line; --help answers", async () => {
   await using s = await scratch(CASES[0]);
   await using other = await tempDir();
   const copy = join(other.path, "servers.toml");
@@ -252,6 +252,10 @@ Deno.test("import FILE: the host is told by the file's name, or --host; a file o
     `toolgate: ${unknown}:1:1: it is no MCP host's configuration (no "mcpServers" or ` +
       `"servers" object; name its host with --host)\n`,
   );
+  const help = await s.run(["import", "--help"]);
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /--apply HOST/);
+  assert.match(help.stdout, /one entry per server, so the host keeps its names and its per-server switches/);
   const wrongHost = await s.run(["import", unknown, "--host", "cursor"]);
   assert.equal(wrongHost.code, 2);
   assert.match(
