@@ -1,7 +1,8 @@
 /**
  * Writes a file of the user's (a host's configuration, a project's `tools.json`) whole or not at all: the bytes go
  * to `FILE.toolgate-new` beside it, with the old file's mode, and are renamed over it, so that a host reading it
- * meanwhile sees the old bytes or the new ones, never half of them.
+ * meanwhile sees the old bytes or the new ones, never half of them. A file that is a symbolic link (dotfiles kept
+ * in a repository of their own) is written where the link points, and stays a link.
  *
  * Not here: toolgate's own private files (`state/private_file.ts`).
  *
@@ -23,6 +24,24 @@ export function pendingName(path: string): string {
 }
 
 /**
+ * The file a write of `path` changes: where a symbolic link at `path` points (all the way), else `path`.
+ *
+ * @example
+ * ```ts
+ * import { deepStrictEqual as assertEquals } from "node:assert/strict";
+ * import { writtenPath } from "./replace_file.ts";
+ * assertEquals(writtenPath("/nonexistent/tools.json"), "/nonexistent/tools.json");
+ * ```
+ */
+export function writtenPath(path: string): string {
+  try {
+    return Deno.lstatSync(path).isSymlink ? Deno.realPathSync(path) : path;
+  } catch {
+    return path;
+  }
+}
+
+/**
  * Replaces (or creates) `path` with `bytes`, keeping the mode of the file it replaces.
  *
  * @example
@@ -35,7 +54,8 @@ export function pendingName(path: string): string {
  * Deno.removeSync(dir, { recursive: true });
  * ```
  */
-export function replaceFile(path: string, bytes: Uint8Array): void {
+export function replaceFile(link: string, bytes: Uint8Array): void {
+  const path = writtenPath(link);
   let mode = 0o644;
   try {
     mode = (Deno.statSync(path).mode ?? 0o100644) & 0o7777;

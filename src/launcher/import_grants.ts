@@ -12,7 +12,7 @@ import { join, resolve } from "../base/paths.ts";
 import { hostFiles } from "../hosts/host_files.ts";
 import { isHostId } from "../hosts/host_format.ts";
 import { backupsOf } from "../hosts/host_backup.ts";
-import { pendingName } from "../hosts/replace_file.ts";
+import { pendingName, writtenPath } from "../hosts/replace_file.ts";
 import { toolgateCandidates } from "../hosts/toolgate_command.ts";
 
 /** The first word after the command that is no option or option value: `import`'s FILE. */
@@ -74,5 +74,8 @@ export function importGrants(
       // No state folder: the command says so.
     }
   }
-  return { read, write };
+  // A host's file that is a link is written where it points.
+  const targets = write.filter((path) => !path.endsWith(".toolgate-new")).map(writtenPath);
+  write.push(...targets.flatMap((path) => [path, pendingName(path)]));
+  return { read, write: [...new Set(write)] };
 }
