@@ -141,7 +141,9 @@ Deno.test("hosts: Codex's bearer_token_env_var and env_http_headers become secre
     { file: "/h/.codex/config.toml", project: "/p" },
     new Map([["api", launch("api")]]),
   );
-  assert.deepEqual(plain(parseToml(out.text)), { mcp_servers: { api: { ...launch("api"), tool_timeout_sec: 30 } } });
+  assert.deepEqual(plain(parseToml(out.text)), {
+    mcp_servers: { api: { ...launch("api"), tool_timeout_sec: 30 } },
+  });
 });
 
 Deno.test("hosts: a Codex file written with dotted keys is written again whole, and says its comments are gone", async () => {
