@@ -129,11 +129,12 @@ export async function importServers(request: ImportRequest, io: Io): Promise<num
     const { replaceFile } = await import("../hosts/replace_file.ts");
     replaceFile(manifestPath, new TextEncoder().encode(merged.text));
     const count = added.length;
+    const what = `${count} MCP server${count === 1 ? "" : "s"}`;
+    const names = added.map((server) => server.name).join(", ");
     lines.push(
-      `${merged.created ? "wrote" : "added to"} tools.json in ${request.project} ${
-        merged.created ? "with" : ""
-      } ${count} MCP server${count === 1 ? "" : "s"}: ${added.map((server) => server.name).join(", ")}`
-        .replace(/ {2,}/g, " "),
+      merged.created
+        ? `wrote tools.json in ${request.project} with ${what}: ${names}`
+        : `added ${what} to tools.json in ${request.project}: ${names}`,
     );
   } else lines.push(`tools.json in ${request.project}: nothing new to add`);
   lines.push(...imported.notes.map((note) => `  ${note}`), ...merged.notes.map((note) => `  ${note}`));

@@ -263,3 +263,51 @@ Deno.test("import FILE: the host is told by the file's name, or --host; a file o
     /notes\.json:1:1: it has no "mcpServers" object \(the shape of Cursor's mcp\.json\)/,
   );
 });
+
+Deno.test("import: an existing tools.json keeps its tools, comments and servers; a name it holds is said, and --apply leaves that server", async () => {
+  await using s = await scratch(CASES[2]);
+  const manifest = [
+    "{",
+    "  // my own tools stay",
+    '  "tools": [{ "name": "hello", "description": "Says hello.", "command": ["tools/bin/hello"] }],',
+    '  "mcpServers": {',
+    '    "time": { "command": "uvx", "args": ["mcp-server-time", "--local-timezone", "Europe/Paris"] },',
+    "  },",
+    "}",
+    "",
+  ].join("\n");
+  await Deno.writeTextFile(join(s.project, "tools.json"), manifest);
+  // An installed toolgate (as `deno task install` leaves it): a rewired entry names it by its absolute path.
+  const installed = join(s.home, ".local", "bin", "toolgate");
+  await Deno.mkdir(join(installed, ".."), { recursive: true });
+  await Deno.writeTextFile(installed, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+
+  const applied = await s.run(["import", "--apply", "cursor"]);
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.match(
+    applied.stdout,
+    /added 7 MCP servers to tools\.json in \S+: filesystem, memory, everything, sequential-thinking, git/,
+  );
+  assert.match(
+    applied.stdout,
+    /server "time": tools\.json has a server of that name already; it is not overwritten/,
+  );
+  assert.match(applied.stdout, /server "time": left as it is \(tools\.json has another of its name\)/);
+  const text = await Deno.readTextFile(join(s.project, "tools.json"));
+  assert.ok(text.startsWith("{\n  // my own tools stay\n"), text);
+  const { parse } = await import("npm:jsonc-parser@3.3.1");
+  const value = parse(text, [], { allowTrailingComma: true });
+  assert.equal(value.tools[0].name, "hello");
+  assert.deepEqual(value.mcpServers.time.args, ["mcp-server-time", "--local-timezone", "Europe/Paris"]);
+  assert.equal(Object.keys(value.mcpServers).length, 8);
+  const host = serversOf(CASES[2], await Deno.readTextFile(s.file));
+  assert.deepEqual(host.time, { command: "uvx", args: ["mcp-server-time"] });
+  assert.equal(host.filesystem.command, installed);
+  assert.deepEqual(host.filesystem.args, ["serve", "--cwd", s.project, "--server", "filesystem"]);
+
+  // A manifest that is not JSON is one line with its position; nothing is written.
+  await Deno.writeTextFile(join(s.project, "tools.json"), '{"tools": [}');
+  const broken = await s.run(["import"]);
+  assert.equal(broken.code, 2);
+  assert.match(broken.stderr, /^toolgate: .*tools\.json:1:12: value expected\n$/);
+});
