@@ -58,8 +58,8 @@ Deno.test({
     const entry = JSON.parse(await Deno.readTextFile(config)).mcpServers.files;
 
     // As the host starts it: the entry's command and arguments, the host's own environment.
-    // TODO(serve --cwd): started in the project until serve looks the manifest up from --cwd (another part of
-    // issue 37); the entry already names the project with --cwd.
+    // Started in the project: the entry names it with --cwd, and serve looking the manifest up from --cwd is the
+    // serve part of issue 37 (then a host starts it from any folder).
     const transport = new StdioClientTransport({
       command: entry.command,
       args: entry.args,
