@@ -254,14 +254,15 @@ async function applyHost(
     }
     const rewired = await HOST_FORMATS[host].rewire(source.text, { file: source.file, project }, launches);
     const bytes = Deno.readFileSync(source.file);
-    if (!keepBackup(io.env, host, source.file, bytes)) {
+    const written = new TextEncoder().encode(rewired.text);
+    if (!keepBackup(io.env, host, source.file, bytes, written)) {
       await io.stderr(
         `toolgate: ${source.file} was rewired already (its backup is kept): \`toolgate import --undo ${host}\` ` +
           "first\n",
       );
       return EXIT.failure;
     }
-    replaceFile(source.file, new TextEncoder().encode(rewired.text));
+    replaceFile(source.file, written);
     lines.push(
       `rewired ${source.file}: ${[...launches.keys()].join(", ")} start through ${program[0]}`,
       ...rewired.notes.map((note) => `  ${note}`),
@@ -282,16 +283,32 @@ async function applyHost(
  */
 export async function undoHost(host: HostId, io: Io): Promise<number> {
   const { backupsOf, dropBackup } = await import("../hosts/host_backup.ts");
-  const { replaceFile } = await import("../hosts/replace_file.ts");
+  const { replaceFile, undoneName } = await import("../hosts/replace_file.ts");
   const backups = backupsOf(io.env, host);
   if (backups.length === 0) {
     await io.stderr(`toolgate: no backup of ${HOST_FORMATS[host].label}'s configuration: nothing to undo\n`);
     return EXIT.failure;
   }
   for (const backup of backups) {
+    let now: Uint8Array | undefined;
+    try {
+      now = Deno.readFileSync(backup.file);
+    } catch {
+      now = undefined;
+    }
+    // Changed since --apply (by the host, or by hand): those bytes are kept aside, never lost.
+    if (now !== undefined && backup.applied !== undefined && !sameBytes(now, backup.applied)) {
+      const aside = undoneName(backup.file);
+      replaceFile(aside, now);
+      await io.stdout(`${backup.file} changed since --apply: what it held is kept in ${aside}\n`);
+    }
     replaceFile(backup.file, backup.bytes);
     dropBackup(backup);
     await io.stdout(`restored ${backup.file}\n`);
   }
   return EXIT.ok;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }

@@ -13,11 +13,13 @@ import { ensurePrivateDir } from "../state/private_dir.ts";
 import { fnv1a64, stateRoot } from "../state/state.ts";
 import type { HostId } from "./host_format.ts";
 
-/** One kept backup: the file it is of, its bytes, and its folder. */
+/** One kept backup: the file it is of, its bytes, its folder, and the bytes `--apply` wrote in their place. */
 export interface HostBackup {
   readonly file: string;
   readonly bytes: Uint8Array;
   readonly dir: string;
+  /** What `--apply` wrote (a file that differs now was changed since, and its changes are kept aside on undo). */
+  readonly applied?: Uint8Array;
 }
 
 /** The folder of a host's backups. */
@@ -26,7 +28,8 @@ function hostDir(env: Readonly<Record<string, string>>, host: HostId): string {
 }
 
 /**
- * Keeps `bytes` as the backup of `file`; `false` when one is kept already (the file was rewired before).
+ * Keeps `bytes` as the backup of `file` (and `applied`, what is written in their place); `false` when one is kept
+ * already (the file was rewired before).
  *
  * @example
  * ```ts
@@ -44,6 +47,7 @@ export function keepBackup(
   host: HostId,
   file: string,
   bytes: Uint8Array,
+  applied?: Uint8Array,
 ): boolean {
   const root = stateRoot(env);
   const dir = join(hostDir(env, host), fnv1a64(file));
@@ -55,6 +59,9 @@ export function keepBackup(
     throw error;
   }
   Deno.writeFileSync(join(dir, "original"), bytes, { createNew: true, mode: 0o600 });
+  if (applied !== undefined) {
+    Deno.writeFileSync(join(dir, "applied"), applied, { createNew: true, mode: 0o600 });
+  }
   // The path last: a backup without it is not one (an interrupted apply is taken for none).
   Deno.writeTextFileSync(join(dir, "path"), file, { createNew: true, mode: 0o600 });
   return true;
@@ -83,11 +90,15 @@ export function backupsOf(env: Readonly<Record<string, string>>, host: HostId): 
     const dir = join(hostDir(env, host), entry.name);
     if (!entry.isDirectory) continue;
     try {
-      found.push({
-        file: Deno.readTextFileSync(join(dir, "path")),
-        bytes: Deno.readFileSync(join(dir, "original")),
-        dir,
-      });
+      const file = Deno.readTextFileSync(join(dir, "path"));
+      const bytes = Deno.readFileSync(join(dir, "original"));
+      let applied: Uint8Array | undefined;
+      try {
+        applied = Deno.readFileSync(join(dir, "applied"));
+      } catch {
+        applied = undefined;
+      }
+      found.push({ file, bytes, dir, ...(applied === undefined ? {} : { applied }) });
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }

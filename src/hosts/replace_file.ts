@@ -24,6 +24,20 @@ export function pendingName(path: string): string {
 }
 
 /**
+ * Where `import --undo` keeps what a host's file held when it was changed since `--apply`.
+ *
+ * @example
+ * ```ts
+ * import { deepStrictEqual as assertEquals } from "node:assert/strict";
+ * import { undoneName } from "./replace_file.ts";
+ * assertEquals(undoneName("/h/.cursor/mcp.json"), "/h/.cursor/mcp.json.toolgate-undone");
+ * ```
+ */
+export function undoneName(path: string): string {
+  return `${path}.toolgate-undone`;
+}
+
+/**
  * The file a write of `path` changes: where a symbolic link at `path` points (all the way), else `path`.
  *
  * @example

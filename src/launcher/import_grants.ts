@@ -12,7 +12,7 @@ import { join, resolve } from "../base/paths.ts";
 import { hostFiles } from "../hosts/host_files.ts";
 import { isHostId } from "../hosts/host_format.ts";
 import { backupsOf } from "../hosts/host_backup.ts";
-import { pendingName, writtenPath } from "../hosts/replace_file.ts";
+import { pendingName, undoneName, writtenPath } from "../hosts/replace_file.ts";
 import { toolgateCandidates } from "../hosts/toolgate_command.ts";
 
 /** The first word after the command that is no option or option value: `import`'s FILE. */
@@ -69,13 +69,21 @@ export function importGrants(
   const undo = values.get("undo");
   if (undo !== undefined && isHostId(undo)) {
     try {
-      write.push(...backupsOf(env, undo).flatMap((backup) => [backup.file, pendingName(backup.file)]));
+      write.push(
+        ...backupsOf(env, undo).flatMap((backup) => [
+          backup.file,
+          pendingName(backup.file),
+          undoneName(backup.file),
+          pendingName(undoneName(backup.file)),
+        ]),
+      );
     } catch {
       // No state folder: the command says so.
     }
   }
   // A host's file that is a link is written where it points.
-  const targets = write.filter((path) => !path.endsWith(".toolgate-new")).map(writtenPath);
+  const targets = write.filter((path) => !path.endsWith(".toolgate-new")).map(writtenPath)
+    .filter((path) => !write.includes(path));
   write.push(...targets.flatMap((path) => [path, pendingName(path)]));
   return { read, write: [...new Set(write)] };
 }

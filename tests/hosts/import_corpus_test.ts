@@ -311,3 +311,23 @@ Deno.test("import: an existing tools.json keeps its tools, comments and servers;
   assert.equal(broken.code, 2);
   assert.match(broken.stderr, /^toolgate: .*tools\.json:1:12: value expected\n$/);
 });
+
+Deno.test("import: --undo after the host changed its file keeps those changes aside, and restores the original", async () => {
+  await using s = await scratch(CASES[3]);
+  const before = await Deno.readFile(s.file);
+  const applied = await s.run(["import", "--apply", "vscode"]);
+  assert.equal(applied.code, 0, applied.stderr);
+  const changed = (await Deno.readTextFile(s.file)).replace(
+    '"servers": {',
+    '"servers": {\n    "added": { "type": "stdio", "command": "x" },',
+  );
+  await Deno.writeTextFile(s.file, changed);
+  const undo = await s.run(["import", "--undo", "vscode"]);
+  assert.equal(undo.code, 0, undo.stderr);
+  assert.match(
+    undo.stdout,
+    new RegExp(`${s.file} changed since --apply: what it held is kept in ${s.file}\\.toolgate-undone`),
+  );
+  assert.deepEqual(await Deno.readFile(s.file), before);
+  assert.equal(await Deno.readTextFile(`${s.file}.toolgate-undone`), changed);
+});
