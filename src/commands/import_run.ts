@@ -14,6 +14,7 @@
 import { EXIT, type Io } from "./cli.ts";
 import { join, resolve } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
+import { readJsonc } from "../manifest/jsonc.ts";
 import { HOST_IDS, type HostId, type HostLaunch } from "../hosts/host_format.ts";
 import { guessHost, HOST_FORMATS, type HostFile, hostFiles } from "../hosts/host_files.ts";
 import { type HostImport, type HostSource, importHostServers } from "../hosts/host_import.ts";
@@ -25,12 +26,16 @@ interface Source extends HostFile {
   readonly named: boolean;
 }
 
+/** A file that cannot be read (a folder, no permission): one line, nothing written, exit 1. */
+class Unreadable extends Error {}
+
+/** The text of `path`, or `undefined` when nothing is there. */
 function readText(path: string): string | undefined {
   try {
     return Deno.readTextFileSync(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) return undefined;
-    throw error;
+    throw new Unreadable(`cannot read ${path}: ${(error as Error).message}`);
   }
 }
 
@@ -58,13 +63,8 @@ function sourcesOf(request: ImportRequest, io: Io): Source[] | string {
   if (text === undefined) return `${path}: no such file`;
   let host = request.host;
   if (host === undefined) {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = undefined;
-    }
-    host = guessHost(path, value);
+    // JSONC, as the hosts write it; a file that does not parse is told by its name, or said by its reader.
+    host = guessHost(path, readJsonc(text));
   }
   if (host === undefined) {
     return `${path}:1:1: it is no MCP host's configuration (no "mcpServers" or "servers" object; name its host ` +
@@ -82,6 +82,16 @@ function sourcesOf(request: ImportRequest, io: Io): Source[] | string {
  * ```
  */
 export async function importServers(request: ImportRequest, io: Io): Promise<number> {
+  try {
+    return await importFrom(request, io);
+  } catch (error) {
+    if (!(error instanceof Unreadable)) throw error;
+    await io.stderr(`toolgate: ${error.message}\n`);
+    return EXIT.failure;
+  }
+}
+
+async function importFrom(request: ImportRequest, io: Io): Promise<number> {
   const sources = sourcesOf(request, io);
   if (typeof sources === "string") {
     await io.stderr(`toolgate: ${sources}\n`);

@@ -252,6 +252,22 @@ Deno.test("import FILE: the host is told by the file's name, or --host; a file o
     `toolgate: ${unknown}:1:1: it is no MCP host's configuration (no "mcpServers" or ` +
       `"servers" object; name its host with --host)\n`,
   );
+  // JSONC, as hosts write it: told by its shape all the same.
+  const commented = join(other.path, "team-servers.json");
+  await Deno.writeTextFile(
+    commented,
+    '{\n  // ours\n  "mcpServers": {"clock": {"command": "uvx", "args": ["mcp-server-time"]},},\n}\n',
+  );
+  const jsonc = await s.run(["import", commented]);
+  assert.equal(jsonc.code, 0, jsonc.stderr);
+  assert.match(jsonc.stdout, /added 1 MCP server to tools\.json in \S+: clock/);
+  // A host's place holding what cannot be read (a folder): one line, nothing written.
+  await Deno.mkdir(join(s.home, ".cursor", "mcp.json"), { recursive: true });
+  const before = await Deno.readTextFile(join(s.project, "tools.json"));
+  const unreadable = await s.run(["import"]);
+  assert.equal(unreadable.code, 1);
+  assert.match(unreadable.stderr, /^toolgate: cannot read .*\.cursor\/mcp\.json: .*\n$/);
+  assert.equal(await Deno.readTextFile(join(s.project, "tools.json")), before);
   const help = await s.run(["import", "--help"]);
   assert.equal(help.code, 0, help.stderr);
   assert.match(help.stdout, /--apply HOST/);
