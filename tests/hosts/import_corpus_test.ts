@@ -41,6 +41,14 @@ const CASES: readonly HostCase[] = [
     switches: { time: { type: "stdio" } },
   },
   {
+    host: "claude-code",
+    label: "Claude Code",
+    fixture: "claude_code.claude.json",
+    place: (_p, home) => join(home, ".claude.json"),
+    servers: "mcpServers",
+    switches: { git: { type: "stdio" } },
+  },
+  {
     host: "cursor",
     label: "Cursor",
     fixture: "cursor.mcp.json",
@@ -81,6 +89,16 @@ const CASES: readonly HostCase[] = [
   },
 ];
 
+/** The (first) case of a host. */
+function caseOf(host: string): HostCase {
+  return CASES.find((c) => c.host === host)!;
+}
+
+/** A case's name in its tests: the host's file ("Claude Code's ~/.claude.json"). */
+function name(host: HostCase): string {
+  return `${host.label}'s ${host.place("PROJECT", "~").replace(/^PROJECT\//, "")}`;
+}
+
 /** The eight servers every fixture holds. */
 const NAMES = ["filesystem", "memory", "everything", "sequential-thinking", "time", "git", "files", "github"];
 
@@ -120,13 +138,13 @@ function serversOf(host: HostCase, text: string): Record<string, Record<string, 
 }
 
 for (const host of CASES) {
-  Deno.test(`import: ${host.label}'s file as the servers publish it is found, imported and validates`, async () => {
+  Deno.test(`import: ${name(host)} as the servers publish it is found, imported and validates`, async () => {
     await using s = await scratch(host);
     const imported = await s.run(["import"]);
     assert.equal(imported.code, 0, imported.stderr);
     // What was found, per host: this one's servers, and "none" for every other.
     assert.match(imported.stdout, new RegExp(`^  ${host.label} \\(${s.file}\\): ${NAMES.join(", ")}`, "m"));
-    for (const other of CASES.filter((c) => c !== host)) {
+    for (const other of CASES.filter((c) => c.label !== host.label)) {
       assert.match(imported.stdout, new RegExp(`^  ${other.label}: none$`, "m"));
     }
     const text = await Deno.readTextFile(join(s.project, "tools.json"));
@@ -171,7 +189,7 @@ for (const host of CASES) {
     assert.equal(await Deno.readTextFile(join(s.project, "tools.json")), text);
   });
 
-  Deno.test(`import: ${host.label}: --apply starts each server through toolgate, --undo restores the file byte for byte`, async () => {
+  Deno.test(`import: ${name(host)}: --apply starts each server through toolgate, --undo restores the file byte for byte`, async () => {
     await using s = await scratch(host);
     const before = await Deno.readFile(s.file);
     const applied = await s.run(["import", "--apply", host.host]);
@@ -214,7 +232,7 @@ for (const host of CASES) {
     assert.match(nothing.stderr, /nothing to undo/);
   });
 
-  Deno.test(`import: a malformed ${host.label} file is one line with its position, and nothing is written`, async () => {
+  Deno.test(`import: a malformed ${name(host)} is one line with its position, and nothing is written`, async () => {
     await using s = await scratch(host);
     // Break the memory server's entry: a lost quote in TOML, a lost comma in JSON.
     const lines = s.text.split("\n");
@@ -235,7 +253,7 @@ for (const host of CASES) {
 }
 
 Deno.test("import FILE: the host is told by the file's name, or --host; a file of no host is one line; --help answers", async () => {
-  await using s = await scratch(CASES[0]);
+  await using s = await scratch(caseOf("claude-desktop"));
   await using other = await tempDir();
   const copy = join(other.path, "servers.toml");
   await Deno.writeTextFile(copy, await Deno.readTextFile(join(FIXTURES, "hosts", "codex.config.toml")));
@@ -281,7 +299,7 @@ Deno.test("import FILE: the host is told by the file's name, or --host; a file o
 });
 
 Deno.test("import: an existing tools.json keeps its tools, comments and servers; a name it holds is said, and --apply leaves that server", async () => {
-  await using s = await scratch(CASES[2]);
+  await using s = await scratch(caseOf("cursor"));
   const manifest = [
     "{",
     "  // my own tools stay",
@@ -316,7 +334,7 @@ Deno.test("import: an existing tools.json keeps its tools, comments and servers;
   assert.equal(value.tools[0].name, "hello");
   assert.deepEqual(value.mcpServers.time.args, ["mcp-server-time", "--local-timezone", "Europe/Paris"]);
   assert.equal(Object.keys(value.mcpServers).length, 8);
-  const host = serversOf(CASES[2], await Deno.readTextFile(s.file));
+  const host = serversOf(caseOf("cursor"), await Deno.readTextFile(s.file));
   assert.deepEqual(host.time, { command: "uvx", args: ["mcp-server-time"] });
   assert.equal(host.filesystem.command, installed);
   assert.deepEqual(host.filesystem.args, ["serve", "--cwd", s.project, "--server", "filesystem"]);
@@ -329,7 +347,7 @@ Deno.test("import: an existing tools.json keeps its tools, comments and servers;
 });
 
 Deno.test("import: --undo after the host changed its file keeps those changes aside, and restores the original", async () => {
-  await using s = await scratch(CASES[3]);
+  await using s = await scratch(caseOf("vscode"));
   const before = await Deno.readFile(s.file);
   const applied = await s.run(["import", "--apply", "vscode"]);
   assert.equal(applied.code, 0, applied.stderr);
