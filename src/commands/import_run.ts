@@ -78,6 +78,7 @@ function sourcesOf(request: ImportRequest, io: Io): Source[] | string {
  *
  * @example
  * ```ts ignore
+ * // Not run here: it needs a command's Io and host files (tests/hosts/import_corpus_test.ts runs it).
  * await importServers({ file: "claude_desktop_config.json", project: "/srv/p" }, io); // wrote tools.json ...
  * ```
  */
@@ -288,6 +289,7 @@ async function applyHost(
  *
  * @example
  * ```ts ignore
+ * // Not run here: it needs a command's Io and a backup (tests/hosts/import_corpus_test.ts runs it).
  * await undoHost("cursor", io); // restored /srv/p/.cursor/mcp.json
  * ```
  */
