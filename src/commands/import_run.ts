@@ -275,7 +275,10 @@ async function applyHost(
     }
     replaceFile(source.file, written);
     lines.push(
-      `rewired ${source.file}: ${[...launches.keys()].join(", ")} start through ${program[0]}`,
+      `rewired ${source.file}: ${[...launches.keys()].join(", ")} ${
+        launches.size === 1 ? "starts" : "start"
+      } ` +
+        `through ${program[0]}`,
       ...rewired.notes.map((note) => `  ${note}`),
     );
   }
