@@ -78,11 +78,11 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The commands that read and check the manifest but never start a tool: their runs get no grant to start the
- * tools' programs, and the launcher never reads what those programs need (for a 1,000-tool manifest, a run list of
- * 1,000 programs alone costs Deno some 40 ms at start).
+ * The commands that read and check the manifest but never start a tool (and `import`, which writes it): their
+ * runs get no grant to start the tools' programs, and the launcher never reads what those programs need (for a
+ * 1,000-tool manifest, a run list of 1,000 programs alone costs Deno some 40 ms at start).
  */
-export const CHECK_ONLY: ReadonlySet<string> = new Set(["validate", "lint"]);
+export const CHECK_ONLY: ReadonlySet<string> = new Set(["validate", "lint", "import"]);
 
 /** Options that, given without a command, mean the agent loop. */
 export const AGENT_TRIGGERS: ReadonlySet<string> = new Set(["prompt", "prompt-file", "load-messages"]);
