@@ -182,7 +182,7 @@ async function mergeManifest(
   const text = readText(path);
   const notes: string[] = [];
   const added: string[] = [];
-  // The servers whose manifest entry is this very import's (added now, or there already the same).
+  // The servers whose manifest entry is this very import's (added now, or there already, started the same way).
   const present = new Set<string>();
   if (text === undefined) {
     const mcpServers: Record<string, unknown> = {};
@@ -211,7 +211,8 @@ async function mergeManifest(
   const edits: [string[], unknown][] = [];
   for (const server of imported.servers) {
     if (Object.hasOwn(existing, server.name)) {
-      if (JSON.stringify(existing[server.name]) === JSON.stringify(server.entry)) present.add(server.name);
+      // The same server if it starts the same way: its profile, secrets and switches are the user's to edit.
+      if (sameLaunch(existing[server.name], server.entry)) present.add(server.name);
       else {
         notes.push(
           `server ${
@@ -326,4 +327,13 @@ export async function undoHost(host: HostId, io: Io): Promise<number> {
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
+
+/** Do two `mcpServers` entries start the same server (the same command and arguments, or the same URL)? */
+function sameLaunch(a: unknown, b: unknown): boolean {
+  const launch = (entry: unknown) => {
+    const { command, args, url } = isRecord(entry) ? entry : {};
+    return JSON.stringify([command, args ?? [], url]);
+  };
+  return launch(a) === launch(b);
 }

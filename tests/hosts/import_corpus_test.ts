@@ -306,6 +306,8 @@ Deno.test("import: an existing tools.json keeps its tools, comments and servers;
     '  "tools": [{ "name": "hello", "description": "Says hello.", "command": ["tools/bin/hello"] }],',
     '  "mcpServers": {',
     '    "time": { "command": "uvx", "args": ["mcp-server-time", "--local-timezone", "Europe/Paris"] },',
+    // Imported before, its profile edited since: the same server (it starts the same way), rewired all the same.
+    '    "everything": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "permissions": { "net": ["example.com"] } },',
     "  },",
     "}",
     "",
@@ -320,7 +322,7 @@ Deno.test("import: an existing tools.json keeps its tools, comments and servers;
   assert.equal(applied.code, 0, applied.stderr);
   assert.match(
     applied.stdout,
-    /added 7 MCP servers to tools\.json in \S+: filesystem, memory, everything, sequential-thinking, git/,
+    /added 6 MCP servers to tools\.json in \S+: filesystem, memory, sequential-thinking, git, files, github/,
   );
   assert.match(
     applied.stdout,
@@ -337,6 +339,9 @@ Deno.test("import: an existing tools.json keeps its tools, comments and servers;
   const host = serversOf(caseOf("cursor"), await Deno.readTextFile(s.file));
   assert.deepEqual(host.time, { command: "uvx", args: ["mcp-server-time"] });
   assert.equal(host.filesystem.command, installed);
+  assert.equal(host.everything.command, installed);
+  assert.doesNotMatch(applied.stdout, /"everything": tools\.json has a server of that name/);
+  assert.deepEqual(value.mcpServers.everything.permissions, { net: ["example.com"] });
   assert.deepEqual(host.filesystem.args, ["serve", "--cwd", s.project, "--server", "filesystem"]);
 
   // A manifest that is not JSON is one line with its position; nothing is written.
