@@ -102,7 +102,14 @@ export function importHostServers(
         notes.push(`${where}: left out: ${(error as Error).message}`);
         continue;
       }
-      const [[name, entry]] = Object.entries(converted.mcpServers);
+      const [[convertedName, entry]] = Object.entries(converted.mcpServers);
+      // A manifest's server name is at most 32 characters (tools are mcp__SERVER__TOOL, at most 64).
+      const name = convertedName.length <= 32
+        ? convertedName
+        : convertedName.slice(0, 32).replace(/[-_]+$/, "");
+      if (name !== convertedName) {
+        notes.push(`${where}: named ${quote(name)} (a server's name has 32 characters at most)`);
+      }
       const taken = servers.find((other) => other.name === name);
       if (taken !== undefined) {
         notes.push(`${where}: left out: ${taken.file} has a server named ${quote(name)} already`);

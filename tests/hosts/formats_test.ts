@@ -163,19 +163,33 @@ Deno.test("hosts: a server's name toolgate cannot use is renamed in the manifest
     [{
       host: "cursor",
       file: "/p/.cursor/mcp.json",
-      servers: [{
-        name: "my notes",
-        entry: { command: "uvx", args: ["notes"] },
-        enabled: true,
-        credentialEnv: [],
-        notes: [],
-      }],
+      servers: [
+        {
+          name: "my notes",
+          entry: { command: "uvx", args: ["notes"] },
+          enabled: true,
+          credentialEnv: [],
+          notes: [],
+        },
+        {
+          name: "a-server-with-a-name-longer-than-thirty-two",
+          entry: { command: "uvx", args: ["long"] },
+          enabled: true,
+          credentialEnv: [],
+          notes: [],
+        },
+      ],
     }],
     "/p",
     "/h",
   );
   assert.equal(imported.servers[0].name, "my_notes");
   assert.equal(imported.servers[0].hostName, "my notes");
+  assert.equal(imported.servers[1].name, "a-server-with-a-name-longer-than");
+  assert.match(
+    imported.notes.join("\n"),
+    /named "a-server-with-a-name-longer-than" \(a server's name has 32 characters at most\)/,
+  );
 });
 
 Deno.test("hosts: a host's file that is a link is written where it points, and stays a link", async () => {
