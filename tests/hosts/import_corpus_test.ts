@@ -219,6 +219,15 @@ for (const host of CASES) {
       }
     }
     if (host.host === "claude-desktop") assert.deepEqual(after.postgres, original.postgres);
+    // The entry starts toolgate indeed, from any folder: its command line, asked for serve's help.
+    const started = await new Deno.Command(after.filesystem.command as string, {
+      args: [...after.filesystem.args as string[], "--help"],
+      cwd: "/",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(started.code, 0, new TextDecoder().decode(started.stderr));
+    assert.match(new TextDecoder().decode(started.stdout), /--server NAME/);
     // Applied twice: the backup holds the original, so the second is refused or finds nothing to rewire.
     const twice = await s.run(["import", "--apply", host.host]);
     assert.match(twice.stdout + twice.stderr, /starts toolgate already|rewired already/);
