@@ -283,7 +283,11 @@ async function applyHost(
       ...rewired.notes.map((note) => `  ${note}`),
     );
   }
-  lines.push(`to put it back as it was: toolgate import --undo ${host}`);
+  lines.push(
+    `each server starts once ${project}/tools.json is trusted (\`toolgate trust\` there); restart ${label} to ` +
+      "use them",
+    `to put it back as it was: toolgate import --undo ${host}`,
+  );
   await io.stdout(lines.join("\n") + "\n");
   return EXIT.ok;
 }
