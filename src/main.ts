@@ -23,6 +23,7 @@ import { StateDirError } from "./state/state.ts";
 import { callCommand } from "./commands/call.ts";
 import { doctorCommand } from "./commands/doctor.ts";
 import { initCommand } from "./commands/init.ts";
+import { importCommand } from "./commands/import.ts";
 import { lintCommand } from "./commands/lint.ts";
 import { listCommand } from "./commands/list.ts";
 import { logCommand } from "./commands/log.ts";
@@ -58,6 +59,7 @@ const helpCommand: Command = {
 /** Every command, in the order help lists them. */
 export const COMMANDS: readonly Command[] = [
   initCommand,
+  importCommand,
   validateCommand,
   lintCommand,
   listCommand,

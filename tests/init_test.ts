@@ -1,5 +1,5 @@
 // `toolgate init`: a starter that passes `lint --strict` and runs, confined and not, typed in an empty folder
-// through the launcher as a user types it; a second init refuses and changes nothing; `--from-mcp` turns an MCP
+// through the launcher as a user types it; a second init refuses and changes nothing; `--from-mcp` (the same as `import FILE`) turns an MCP
 // host's configuration into an `mcpServers` block without copying a credential.
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -147,16 +147,18 @@ Deno.test("init --from-mcp writes the servers in the manifest's shape, credentia
   assert.equal(validate.code, 0, validate.stderr);
   assert.doesNotMatch(validate.stderr, /does not run MCP servers/);
 
-  // A second import refuses, like init.
+  // A second import is `toolgate import FILE` again: the names are there already, nothing is overwritten.
   const again = await runToolgate(["init", "--from-mcp", config], dir.path, env);
-  assert.equal(again.code, 1);
-  assert.match(again.stderr, /tools\.json already exists/);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stdout, /nothing new to add/);
+  assert.equal(await Deno.readTextFile(join(dir.path, "tools.json")), text);
 
-  // A file that is not an MCP host's configuration is the user's mistake: one line, exit 2.
+  // A file that is no MCP host's configuration is the user's mistake: one line with its position, exit 2.
   await using empty = await tempDir();
-  await Deno.writeTextFile(join(empty.path, "c.json"), '{"servers": {}}');
+  await Deno.writeTextFile(join(empty.path, "c.json"), '{"tools": []}');
   const wrong = await runToolgate(["init", "--from-mcp", "c.json"], empty.path, env);
   assert.equal(wrong.code, 2, wrong.stderr);
-  assert.match(wrong.stderr, /c\.json: it has no "mcpServers" object/);
+  assert.match(wrong.stderr, /^toolgate: \/.*c\.json:1:1: it is no MCP host's configuration/);
+  assert.equal(wrong.stderr.trim().split("\n").length, 1);
   assert.deepEqual(Object.keys(await snapshot(empty.path)), ["c.json"]);
 });

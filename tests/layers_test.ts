@@ -20,6 +20,9 @@ const SRC = join(REPO, "src");
  * - manifest: what the tools are (reading, schemas, preflight, lint, trust, profiles, the belt's listing, the tool
  *   protocol a manifest declares). It reads state (caches, trust records), so it sits above it.
  * - process: one process from start to end (runner, process tree, envelope of a run, stop).
+ * - hosts: what users bring, the MCP configurations of their hosts (Claude, Cursor, VS Code, Codex, ...): each
+ *   host's reader and writer, the profile a server's entry calls for, the backup of a rewired file. It reads
+ *   manifests' JSONC and converts servers as the manifest does, and keeps backups in state; a peer of process.
  * - policy, sandbox: whether a call runs, and how it is confined. Peers: neither imports the other.
  * - run: the one pipeline (executor, jobs, scheduler, audit records, store_secret).
  * - launcher, ui: toolgate's own grants and start-up record; presentation shared by the front ends. Peers.
@@ -31,6 +34,7 @@ const RANK: Record<string, number> = {
   state: 2,
   manifest: 3,
   process: 4,
+  hosts: 4,
   policy: 5,
   sandbox: 5,
   run: 6,

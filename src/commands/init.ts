@@ -1,11 +1,12 @@
 /**
  * The `init` command: writes a working starter (a `tools.json` with one tool and its program) in the current
- * folder, or, `--from-mcp FILE`, a `tools.json` holding an MCP host's servers. It never overwrites a file.
+ * folder, and never overwrites a file; or, `--from-mcp FILE`, imports an MCP host's servers into the folder's
+ * `tools.json`, as `toolgate import FILE` does (`import.ts`).
  *
  * @module
  */
-import { type Command, CommandFailure, EXIT, expectPositionals, stringOption, UsageError } from "./cli.ts";
-import { dirname, join, resolve } from "../base/paths.ts";
+import { type Command, CommandFailure, EXIT, expectPositionals, stringOption } from "./cli.ts";
+import { dirname, join } from "../base/paths.ts";
 import type { StarterFile } from "../manifest/starter.ts";
 
 /** The folder already holds one of the files: nothing was written. Exit 1. */
@@ -73,13 +74,11 @@ export const initCommand: Command = {
     "POSIX sh script that reads its JSON arguments on stdin and prints one JSON line; then try",
     '`toolgate lint --strict` and `toolgate call greet_person \'{"name":"Ada"}\'`.',
     "",
-    'With --from-mcp FILE, writes tools.json with an "mcpServers" block in the same shape as the file\'s',
-    "(command, args, env | url, headers) plus toolgate's permissions (none). Values of variables and headers",
-    "that carry a credential are not copied: the server names them under secrets, and",
-    "`toolgate secrets set NAME` stores each. Each server then runs in its own sandbox under its profile, its",
-    "tools listed as mcp__SERVER__TOOL once `toolgate trust` pinned them (docs/gateway.md).",
-    "",
     "init never overwrites a file: when one it would write exists, it names it, writes nothing and exits 1.",
+    "",
+    "With --from-mcp FILE, it is `toolgate import FILE` (see `toolgate import --help`): the servers of an MCP",
+    "host's configuration go into tools.json's \"mcpServers\" (merged into one that is there), credentials as",
+    "secret names, each with the profile its entry calls for (docs/import.md).",
   ].join("\n"),
   async run(parsed, io) {
     expectPositionals(parsed, 0, "init");
@@ -99,44 +98,8 @@ export const initCommand: Command = {
       );
       return EXIT.ok;
     }
-    const source = resolve(io.cwd, from);
-    let text: string;
-    try {
-      text = await Deno.readTextFile(source);
-    } catch (error) {
-      throw new UsageError(`cannot read ${source}: ${(error as Error).message}`, "init");
-    }
-    const { parseJsonc } = await import("../manifest/jsonc.ts");
-    const parsedConfig = await parseJsonc(text, source);
-    if (!parsedConfig.ok) throw new UsageError(parsedConfig.errors[0], "init");
-    const { importMcpServers } = await import("../manifest/mcp_import.ts");
-    let imported;
-    try {
-      imported = importMcpServers(parsedConfig.value);
-    } catch (error) {
-      throw new UsageError(`${source}: ${(error as Error).message}`, "init");
-    }
-    const manifest = { tools: [], mcpServers: imported.mcpServers };
-    writeNew(io.cwd, [{
-      path: "tools.json",
-      text: JSON.stringify(manifest, null, 2) + "\n",
-      executable: false,
-    }]);
-    const count = Object.keys(imported.mcpServers).length;
-    const lines = [
-      `wrote tools.json in ${io.cwd} with ${count} MCP server${count === 1 ? "" : "s"}: ${
-        Object.keys(imported.mcpServers).join(", ")
-      }`,
-      ...imported.notes.map((note) => `  ${note}`),
-      "each server runs in its own sandbox (permissions: none); its tools run once `toolgate trust` pinned them.",
-    ];
-    if (imported.secrets.length > 0) {
-      lines.push(
-        "store each credential once:",
-        ...imported.secrets.map((name) => `  toolgate secrets set ${name}`),
-      );
-    }
-    await io.stdout(lines.join("\n") + "\n");
-    return EXIT.ok;
+    // The same thing as `toolgate import FILE`: one import, whichever door.
+    const { importServers } = await import("./import_run.ts");
+    return await importServers({ file: from, project: Deno.realPathSync(io.cwd) }, io);
   },
 };

@@ -67,6 +67,12 @@ export const serveCommand: Command = {
       help:
         "close a call's SSE stream after SEC; the client resumes it with Last-Event-ID (default 0: never)",
     },
+    server: {
+      type: "string",
+      value: "NAME",
+      help:
+        "serve only the tools of this MCP server of mcpServers (a host's entry per server: docs/import.md)",
+    },
     "allow-store-secrets": {
       type: "boolean",
       help:

@@ -18,6 +18,7 @@ import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http_server.
 import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
 import { serveStdio } from "../mcp/stdio.ts";
 import type { Executor } from "../run/executor.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import type { JobEvent } from "../run/jobs.ts";
 import { JOB_CAPS, type JobCaps } from "../run/job_owners.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
@@ -35,8 +36,9 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   const limits = callLimits(parsed);
   const jobCaps = jobLimits(parsed);
   // Never asked here: stdin is the protocol's (an untrusted manifest refuses to start, naming `toolgate trust`).
-  const manifest = await loadForCommand(parsed, io, { runsTools: "refuse" });
-  if (!manifest) return EXIT.failure;
+  const loaded = await loadForCommand(parsed, io, { runsTools: "refuse" });
+  if (!loaded) return EXIT.failure;
+  const manifest = onlyServer(loaded, stringOption(parsed, "server"));
   const approval = approvalSettings(parsed, manifest, "serve");
   // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
   // The operator's view of the jobs: one line when each starts and ends (their pids: see jobLine).
@@ -103,6 +105,25 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     stop.dispose();
     await watching?.serving.close();
   }
+}
+
+/**
+ * The manifest as `--server NAME` serves it: that MCP server alone, none of the manifest's own tools (a host
+ * starts one toolgate per server, and each shows that server's tools only).
+ */
+function onlyServer(manifest: Manifest, name: string | undefined): Manifest {
+  if (name === undefined) return manifest;
+  const server = manifest.servers.find((spec) => spec.name === name);
+  if (server === undefined) {
+    const names = manifest.servers.map((spec) => spec.name);
+    throw new UsageError(
+      `--server ${JSON.stringify(name)}: ${manifest.path} has no MCP server of that name` +
+        (names.length === 0 ? " (it has none)" : ` (it has ${names.join(", ")})`),
+      "serve",
+    );
+  }
+  const tools = manifest.tools.filter((tool) => tool.upstream?.server === name);
+  return { ...manifest, tools, byName: new Map(tools.map((tool) => [tool.name, tool])), servers: [server] };
 }
 
 /** `--max-calls` and `--max-session-calls`, checked. */

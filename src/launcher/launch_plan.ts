@@ -67,6 +67,9 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "concurrency",
   "name",
   "from-mcp",
+  "apply",
+  "undo",
+  "server",
   "max-jobs",
   "max-session-jobs",
   "tool",
@@ -75,11 +78,11 @@ export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The commands that read and check the manifest but never start a tool: their runs get no grant to start the
- * tools' programs, and the launcher never reads what those programs need (for a 1,000-tool manifest, a run list of
- * 1,000 programs alone costs Deno some 40 ms at start).
+ * The commands that read and check the manifest but never start a tool (and `import`, which writes it): their
+ * runs get no grant to start the tools' programs, and the launcher never reads what those programs need (for a
+ * 1,000-tool manifest, a run list of 1,000 programs alone costs Deno some 40 ms at start).
  */
-export const CHECK_ONLY: ReadonlySet<string> = new Set(["validate", "lint"]);
+export const CHECK_ONLY: ReadonlySet<string> = new Set(["validate", "lint", "import"]);
 
 /** Options that, given without a command, mean the agent loop. */
 export const AGENT_TRIGGERS: ReadonlySet<string> = new Set(["prompt", "prompt-file", "load-messages"]);
@@ -228,6 +231,14 @@ export async function planLaunch(
   if (command === "doctor") readFiles.push("/proc/sys/user/max_user_namespaces");
   // `init` writes its starter in the folder it was typed in, and nothing else.
   if (command === "init") writeFiles.push(at("tools.json"), at("tools"));
+  // `init --from-mcp` and `import`: the hosts' files read, the project's tools.json and the rewired host's files.
+  if (command === "import" || (command === "init" && values.has("from-mcp"))) {
+    // Loaded for these commands only: every other start pays nothing for the hosts' formats.
+    const { importGrants } = await import("./import_grants.ts");
+    const grants = importGrants(argv, values, env, workspace, cwd);
+    readFiles.push(...grants.read);
+    writeFiles.push(...grants.write);
+  }
   const isRun = command === "run";
   const endpoint = isRun ? values.get("base-url") ?? endpointFromEnv(env) : undefined;
   const port = command === "serve" ? values.get("http") : undefined;

@@ -52,7 +52,9 @@ function stringRecord(value: unknown): Record<string, string> | undefined {
 
 /**
  * Converts an MCP host's configuration into an `mcpServers` block; throws an `Error` naming what is wrong when
- * the configuration has no `mcpServers` object or a server is neither a stdio nor an HTTP one.
+ * the configuration has no `mcpServers` object or a server is neither a stdio nor an HTTP one. `credentials`
+ * names, per server (by its name in `config`), the variables and headers whose values are credentials whatever
+ * their names (a VS Code `${input:ID}`).
  *
  * @example
  * ```ts
@@ -70,7 +72,10 @@ function stringRecord(value: unknown): Record<string, string> | undefined {
  * imported.secrets; // ["GITHUB_PERSONAL_ACCESS_TOKEN"]
  * ```
  */
-export function importMcpServers(config: unknown): McpImport {
+export function importMcpServers(
+  config: unknown,
+  credentials: Readonly<Record<string, readonly string[]>> = {},
+): McpImport {
   if (!isRecord(config) || !isRecord(config.mcpServers)) {
     throw new Error('it has no "mcpServers" object (the shape of claude_desktop_config.json)');
   }
@@ -90,6 +95,7 @@ export function importMcpServers(config: unknown): McpImport {
     }
     if (raw.disabled === true) notes.push(`server ${quote(name)}: it was disabled; it is imported enabled`);
     const server: ImportedServer = {};
+    const forced = new Set(credentials[rawName] ?? []);
     if (typeof raw.command === "string") {
       server.command = raw.command;
       if (raw.args !== undefined) {
@@ -104,7 +110,10 @@ export function importMcpServers(config: unknown): McpImport {
         const kept: Record<string, string> = {};
         const moved: string[] = [];
         for (const [variable, value] of Object.entries(env)) {
-          if (SECRET_ENV.test(variable) && ENV_NAME_PATTERN.test(variable.toUpperCase())) {
+          if (
+            (SECRET_ENV.test(variable) || forced.has(variable)) &&
+            ENV_NAME_PATTERN.test(variable.toUpperCase())
+          ) {
             moved.push(variable.toUpperCase());
             addSecret(variable.toUpperCase());
           } else kept[variable] = value;
@@ -138,7 +147,7 @@ export function importMcpServers(config: unknown): McpImport {
         const out: Record<string, string> = {};
         const moved: string[] = [];
         for (const [header, value] of Object.entries(headers)) {
-          if (!SECRET_HEADER.test(header)) {
+          if (!SECRET_HEADER.test(header) && !forced.has(header)) {
             out[header] = value;
             continue;
           }
