@@ -32,6 +32,7 @@ import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "../manifest/tool_belt.t
 import { prepareDir } from "../state/private_dir.ts";
 import { programNeeds } from "./program_needs.ts";
 import { stillPinned } from "../manifest/trust.ts";
+import { namedPaths } from "../manifest/code_paths.ts";
 import type { CallCredential } from "../manifest/credentials.ts";
 
 /** Where a call with bound credentials finds the CA bundle it trusts (the system's CAs and the run's). */
@@ -201,6 +202,15 @@ export class ToolLauncher {
             "when the manifest was trusted); it was not run. The user can check it and run `toolgate trust`.",
         );
       }
+    }
+    const changedCode = await this.#changedCode(tool);
+    if (changedCode !== undefined) {
+      const what = tool.index < 0 ? "server" : "tool";
+      return refused(
+        "rejected",
+        `The ${what}'s code ${changedCode} is not what the user trusted (it changed since the manifest was ` +
+          "trusted); it was not run. The user can check it and run `toolgate trust`.",
+      );
     }
     const outside = this.#escapedBin(tool);
     if (outside !== undefined) {
@@ -378,6 +388,29 @@ export class ToolLauncher {
       Deno.writeTextFileSync(file, caBundle(authority.cert), { mode: 0o644 });
       return file;
     })();
+  }
+
+  /**
+   * The first file of the code the tool's (or server's) command line names that is no longer as the user trusted
+   * it, or `undefined`: each is checked by its identity and times, and read again only when they moved.
+   */
+  async #changedCode(tool: ToolSpec): Promise<string | undefined> {
+    const code = this.#options.manifest.pinnedCode;
+    if (code === undefined || code.size === 0 || tool.builtin !== undefined) return undefined;
+    const real = (path: string) => {
+      try {
+        return Deno.realPathSync(path);
+      } catch {
+        return path;
+      }
+    };
+    const bases = [dirname(real(this.#options.manifest.path)), real(this.#options.workspace)];
+    const roots = namedPaths([tool.program, ...tool.args], bases).flatMap((named) => named.candidates);
+    for (const [path, pinned] of code) {
+      if (!roots.some((root) => path === root || path.startsWith(`${root}/`))) continue;
+      if (!(await stillPinned(path, pinned))) return path;
+    }
+    return undefined;
   }
 
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */

@@ -1,0 +1,62 @@
+/**
+ * Which files a tool's or an MCP server's command line names as its own code: every argument (and a server's
+ * command) that is a path, relative to the manifest's folder or to the workspace (where the program runs), or
+ * absolute; the value of a `--flag=PATH` argument; and the module of `python -m pkg.mod` (the package folder
+ * `pkg/`, or `pkg.py`). Only paths are worked out here, nothing is read: `file_pins.ts` pins those that exist.
+ *
+ * Not here: reading and pinning them (`file_pins.ts`), the trust digest (`trust.ts`).
+ *
+ * @module
+ */
+import { isAbsolute, join, normalize, resolve } from "../base/paths.ts";
+
+/** A path a command line names, as found: the argument, and where it may lie. */
+export interface NamedPath {
+  /** The argument (or its part) as written. */
+  readonly written: string;
+  /** Where it lies: against each base folder for a relative path, itself for an absolute one. */
+  readonly candidates: readonly string[];
+}
+
+function against(path: string, bases: readonly string[]): string[] {
+  const clean = path.replaceAll("\\", "/");
+  if (isAbsolute(clean)) return [resolve(clean)];
+  return [...new Set(bases.map((base) => join(base, normalize(clean))))];
+}
+
+/**
+ * The paths a command line's `parts` (arguments, and a server's command when it holds a `/`) name, each with the
+ * places it may lie in against `bases` (the manifest's folder, then the workspace). An empty part, or one holding
+ * a NUL, names nothing; `-m MODULE` names the module's top package folder and its `.py` file.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { namedPaths } from "./code_paths.ts";
+ * assert.deepEqual(namedPaths(["-m", "pkg.server", "--config=./c.json"], ["/p"]), [
+ *   { written: "pkg", candidates: ["/p/pkg", "/p/pkg.py"] },
+ *   { written: "--config=./c.json", candidates: ["/p/--config=./c.json"] },
+ *   { written: "./c.json", candidates: ["/p/c.json"] },
+ * ]);
+ * ```
+ */
+export function namedPaths(parts: readonly string[], bases: readonly string[]): NamedPath[] {
+  const named: NamedPath[] = [];
+  for (const [index, part] of parts.entries()) {
+    if (part === "" || part.includes("\0")) continue;
+    if (index > 0 && parts[index - 1] === "-m") {
+      const top = part.split(".")[0];
+      if (top === "" || top.includes("/")) continue;
+      named.push({ written: top, candidates: [...against(top, bases), ...against(`${top}.py`, bases)] });
+      continue;
+    }
+    if (part === "-m") continue;
+    named.push({ written: part, candidates: against(part, bases) });
+    const equals = part.indexOf("=");
+    if (part.startsWith("-") && equals > 0 && equals < part.length - 1) {
+      const value = part.slice(equals + 1);
+      named.push({ written: value, candidates: against(value, bases) });
+    }
+  }
+  return named;
+}
