@@ -2,13 +2,15 @@
  * Which files a tool's or an MCP server's command line names as its own code: every argument (and a server's
  * command) that is a path, relative to the manifest's folder or to the workspace (where the program runs), or
  * absolute; the value of a `--flag=PATH` argument; and the module of `python -m pkg.mod` (the package folder
- * `pkg/`, or `pkg.py`). Only paths are worked out here, nothing is read: `file_pins.ts` pins those that exist.
+ * `pkg/`, or `pkg.py`). Only paths are worked out here, and which of the files pinned (by `file_pins.ts`) a
+ * command line names changed since.
  *
  * Not here: reading and pinning them (`file_pins.ts`), the trust digest (`trust.ts`).
  *
  * @module
  */
 import { isAbsolute, join, normalize, resolve } from "../base/paths.ts";
+import { type PinnedProgram, stillPinned } from "./file_pins.ts";
 
 /** A path a command line names, as found: the argument, and where it may lie. */
 export interface NamedPath {
@@ -59,4 +61,37 @@ export function namedPaths(parts: readonly string[], bases: readonly string[]): 
     }
   }
   return named;
+}
+
+/**
+ * The first of the `pinned` files that the command line `parts` names (a file, or one within a folder it names)
+ * and that is no longer as pinned, or `undefined`: each checked by its identity and times, read again only when
+ * they moved.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { changedCode } from "./code_paths.ts";
+ * import { pinFile } from "./file_pins.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/srv.py`, "print(1)\n");
+ * const pinned = await pinFile(`${dir}/srv.py`);
+ * if (typeof pinned === "string") throw new Error(pinned);
+ * const pins = new Map([[`${dir}/srv.py`, pinned]]);
+ * assert.equal(await changedCode(pins, ["./srv.py"], [dir]), undefined);
+ * await Deno.writeTextFile(`${dir}/srv.py`, "print(2)\n");
+ * assert.equal(await changedCode(pins, ["./srv.py"], [dir]), `${dir}/srv.py`);
+ * ```
+ */
+export async function changedCode(
+  pinned: ReadonlyMap<string, PinnedProgram>,
+  parts: readonly string[],
+  bases: readonly string[],
+): Promise<string | undefined> {
+  const roots = namedPaths(parts, bases).flatMap((named) => named.candidates);
+  for (const [path, pin] of pinned) {
+    if (!roots.some((root) => path === root || path.startsWith(`${root}/`))) continue;
+    if (!(await stillPinned(path, pin))) return path;
+  }
+  return undefined;
 }

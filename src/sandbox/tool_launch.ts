@@ -31,8 +31,7 @@ import { stateRoot } from "../state/state.ts";
 import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "../manifest/tool_belt.ts";
 import { prepareDir } from "../state/private_dir.ts";
 import { programNeeds } from "./program_needs.ts";
-import { stillPinned } from "../manifest/trust.ts";
-import { namedPaths } from "../manifest/code_paths.ts";
+import { untrustedStart } from "../manifest/trust_check.ts";
 import type { CallCredential } from "../manifest/credentials.ts";
 
 /** Where a call with bound credentials finds the CA bundle it trusts (the system's CAs and the run's). */
@@ -191,27 +190,9 @@ export class ToolLauncher {
           `starts again.`,
       );
     }
-    const pinned = this.#options.manifest.pinned;
-    if (pinned !== undefined && tool.builtin === undefined) {
-      // A trusted manifest's program runs only as it was trusted: not one swapped or rewritten since.
-      const trusted = pinned.get(tool.program);
-      if (trusted === undefined || !(await stillPinned(tool.program, trusted))) {
-        return refused(
-          "rejected",
-          `The tool's program ${tool.program} is not what the user trusted (it changed, or could not be read, ` +
-            "when the manifest was trusted); it was not run. The user can check it and run `toolgate trust`.",
-        );
-      }
-    }
-    const changedCode = await this.#changedCode(tool);
-    if (changedCode !== undefined) {
-      const what = tool.index < 0 ? "server" : "tool";
-      return refused(
-        "rejected",
-        `The ${what}'s code ${changedCode} is not what the user trusted (it changed since the manifest was ` +
-          "trusted); it was not run. The user can check it and run `toolgate trust`.",
-      );
-    }
+    // A trusted manifest's program and the code its command line names run only as the user trusted them.
+    const untrusted = await untrustedStart(this.#options.manifest, tool, this.#options.workspace);
+    if (untrusted !== undefined) return refused("rejected", untrusted);
     const outside = this.#escapedBin(tool);
     if (outside !== undefined) {
       return refused(
@@ -388,29 +369,6 @@ export class ToolLauncher {
       Deno.writeTextFileSync(file, caBundle(authority.cert), { mode: 0o644 });
       return file;
     })();
-  }
-
-  /**
-   * The first file of the code the tool's (or server's) command line names that is no longer as the user trusted
-   * it, or `undefined`: each is checked by its identity and times, and read again only when they moved.
-   */
-  async #changedCode(tool: ToolSpec): Promise<string | undefined> {
-    const code = this.#options.manifest.pinnedCode;
-    if (code === undefined || code.size === 0 || tool.builtin !== undefined) return undefined;
-    const real = (path: string) => {
-      try {
-        return Deno.realPathSync(path);
-      } catch {
-        return path;
-      }
-    };
-    const bases = [dirname(real(this.#options.manifest.path)), real(this.#options.workspace)];
-    const roots = namedPaths([tool.program, ...tool.args], bases).flatMap((named) => named.candidates);
-    for (const [path, pinned] of code) {
-      if (!roots.some((root) => path === root || path.startsWith(`${root}/`))) continue;
-      if (!(await stillPinned(path, pinned))) return path;
-    }
-    return undefined;
   }
 
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
