@@ -188,10 +188,13 @@ function codeChanges(before: TrustSummary, now: TrustSummary): string[] {
       names.length === 0 ? "" : ` (run by ${names.join(", ")})`
     }`;
   });
-  if (now.codeCapped !== undefined && before.codeCapped === undefined) lines.push(cappedLine(now.codeCapped));
-  return lines.length > MAX_FILE_LINES
+  const capped = now.codeCapped !== undefined && before.codeCapped === undefined
+    ? [cappedLine(now.codeCapped)]
+    : [];
+  const shownLines = lines.length > MAX_FILE_LINES
     ? [...lines.slice(0, MAX_FILE_LINES), `  ... and ${lines.length - MAX_FILE_LINES} more files`]
     : lines;
+  return [...shownLines, ...capped];
 }
 
 /** The manifest's own files that changed, other than programs (said above with their tools). */
