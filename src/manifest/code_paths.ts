@@ -1,9 +1,9 @@
 /**
  * Which files a tool's or an MCP server's command line names as its own code: every argument (and a server's
  * command) that is a path, relative to the manifest's folder or to the workspace (where the program runs), or
- * absolute; the value of a `--flag=PATH` argument; and the module of `python -m pkg.mod` (the package folder
- * `pkg/`, or `pkg.py`). Only paths are worked out here, and which of the files pinned (by `file_pins.ts`) a
- * command line names changed since.
+ * absolute (an option such as `-y` names none); the value of a `--flag=PATH` argument; and the module of
+ * `python -m pkg.mod` (the package folder `pkg/`, or `pkg.py`). Only paths are worked out here, and which of the
+ * files pinned (by `file_pins.ts`) a command line names changed since.
  *
  * Not here: reading and pinning them (`file_pins.ts`), the trust digest (`trust.ts`).
  *
@@ -28,8 +28,9 @@ function against(path: string, bases: readonly string[]): string[] {
 
 /**
  * The paths a command line's `parts` (arguments, and a server's command when it holds a `/`) name, each with the
- * places it may lie in against `bases` (the manifest's folder, then the workspace). An empty part, or one holding
- * a NUL, names nothing; `-m MODULE` names the module's top package folder and its `.py` file.
+ * places it may lie in against `bases` (the manifest's folder, then the workspace). An empty part, one holding a
+ * NUL, or an option (`-y`, `--flag`) names nothing, but an option's `=VALUE` may; `-m MODULE` names the module's
+ * top package folder and its `.py` file.
  *
  * @example
  * ```ts
@@ -37,7 +38,6 @@ function against(path: string, bases: readonly string[]): string[] {
  * import { namedPaths } from "./code_paths.ts";
  * assert.deepEqual(namedPaths(["-m", "pkg.server", "--config=./c.json"], ["/p"]), [
  *   { written: "pkg", candidates: ["/p/pkg", "/p/pkg.py"] },
- *   { written: "--config=./c.json", candidates: ["/p/--config=./c.json"] },
  *   { written: "./c.json", candidates: ["/p/c.json"] },
  * ]);
  * ```
@@ -52,13 +52,16 @@ export function namedPaths(parts: readonly string[], bases: readonly string[]): 
       named.push({ written: top, candidates: [...against(top, bases), ...against(`${top}.py`, bases)] });
       continue;
     }
-    if (part === "-m") continue;
-    named.push({ written: part, candidates: against(part, bases) });
-    const equals = part.indexOf("=");
-    if (part.startsWith("-") && equals > 0 && equals < part.length - 1) {
-      const value = part.slice(equals + 1);
-      named.push({ written: value, candidates: against(value, bases) });
+    if (part.startsWith("-")) {
+      // An option names no file of its own (one more stat for every tool on every command): only its value may.
+      const equals = part.indexOf("=");
+      if (equals > 0 && equals < part.length - 1) {
+        const value = part.slice(equals + 1);
+        named.push({ written: value, candidates: against(value, bases) });
+      }
+      continue;
     }
+    named.push({ written: part, candidates: against(part, bases) });
   }
   return named;
 }
