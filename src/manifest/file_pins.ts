@@ -84,6 +84,7 @@ function unreadable(error: unknown): string {
  * Reads one file (links followed) and pins it: its digest and its identity, checked unchanged across the read; or
  * why it cannot be pinned (`missing`, `not a regular file`, ...). A FIFO, a device or a folder is never opened (a
  * FIFO would hold the read forever). With a `book`, a file pinned before and untouched since is not read again.
+ * `stat`: what `stat` said of it just now, when the caller has it (one system call less per file of a folder).
  *
  * @example
  * ```ts
@@ -96,10 +97,14 @@ function unreadable(error: unknown): string {
  * assert.equal(await pinFile(dir), "not a regular file");
  * ```
  */
-export async function pinFile(path: string, book?: PinBook): Promise<PinnedProgram | string> {
+export async function pinFile(
+  path: string,
+  book?: PinBook,
+  stat?: Deno.FileInfo,
+): Promise<PinnedProgram | string> {
   let before: Deno.FileInfo;
   try {
-    before = Deno.statSync(path);
+    before = stat ?? Deno.statSync(path);
   } catch (error) {
     return unreadable(error);
   }
@@ -217,24 +222,18 @@ export async function pinPaths(
   let count = 0;
   let bytes = 0;
   let capped: string | undefined;
-  const pin = async (path: string): Promise<boolean> => {
+  const pin = async (path: string, info: Deno.FileInfo): Promise<boolean> => {
     if (files.has(path)) return true;
     if (++count > limits.maxFiles) {
       capped = `more than ${limits.maxFiles} files`;
       return false;
     }
-    let size = 0;
-    try {
-      size = Deno.statSync(path).size;
-    } catch {
-      // pinFile says why.
-    }
-    bytes += size;
+    bytes += info.size;
     if (bytes > limits.maxBytes) {
       capped = `more than ${limits.maxBytes} bytes`;
       return false;
     }
-    const got = await pinFile(path, book);
+    const got = await pinFile(path, book, info);
     if (typeof got === "string") files.set(path, got);
     else {
       files.set(path, got.digest);
@@ -271,7 +270,7 @@ export async function pinPaths(
         } catch (error) {
           files.set(path, unreadable(error));
         }
-      } else if (!(await pin(path))) return false;
+      } else if (!(await pin(path, info))) return false;
     }
     return true;
   };
@@ -282,7 +281,7 @@ export async function pinPaths(
     } catch {
       continue;
     }
-    const going = info.isDirectory ? await walk(path) : await pin(path);
+    const going = info.isDirectory ? await walk(path) : await pin(path, info);
     if (!going) break;
   }
   return { files, pinned, ...(capped === undefined ? {} : { capped }) };

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join, normalize, relative, resolve } from "../base/paths.ts";
+import { dirname, isAbsolute, join, normalize, resolve } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
 import { namedPaths } from "./code_paths.ts";
 import {
@@ -216,9 +216,10 @@ function toolNames(tools: readonly unknown[]): string[] {
 
 /** Where a path lies for people: relative to the manifest's folder when inside it, else absolute. */
 function keyOf(path: string, dir: string): string {
-  const rel = relative(dir, path);
-  if (rel === "") return ".";
-  return rel === ".." || rel.startsWith("../") || isAbsolute(rel) ? path : rel;
+  if (path === dir) return ".";
+  // Both are absolute and normal: a prefix test (this runs for every file of a named folder, on every command).
+  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+  return path.startsWith(prefix) ? path.slice(prefix.length) : path;
 }
 
 /** The paths among `candidates` that are there now (links followed), each once. */
