@@ -61,9 +61,9 @@ async function marks(w: World): Promise<string[]> {
  * A stdio MCP server in Python's standard library: it appends `started VERSION` to `marks` when it starts (where
  * it may write it: unconfined), and
  * its one tool `hello` answers `hello from VERSION` (the version read from `version_of()`, which `helper` names
- * when given: a module beside it).
+ * when given: a module beside it). `once`: it ends after its first call (the next call starts it again).
  */
-function pythonServer(marks: string, version: string, helper?: string): string {
+function pythonServer(marks: string, version: string, helper?: string, once = false): string {
   const versionOf = helper === undefined
     ? `def version_of():\n    return ${JSON.stringify(version)}\n`
     : `from ${helper} import version_of\n`;
@@ -97,6 +97,8 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "no such method"}})
         continue
     send({"jsonrpc": "2.0", "id": ident, "result": result})
+    if ${once ? "True" : "False"} and method == "tools/call":
+        sys.exit(0)
 `;
 }
 
@@ -259,6 +261,43 @@ Deno.test("trust code: a tool's script rewritten while serve runs is not run", a
     assert.equal(envelope.kind, "rejected");
     assert.match(String(envelope.message), /code .*scripts\/tool\.py is not what the user trusted/);
     assert.deepEqual(await marks(w), [], "the rewritten script ran");
+  } finally {
+    await client.close();
+  }
+});
+
+Deno.test("trust code: a server's script rewritten while serve runs is not started again", async () => {
+  await using w = await world();
+  await writeFiles(w.workspace, {
+    "tools.json": { tools: [], mcpServers: { srv: { command: "python3", args: ["./srv.py"] } } },
+    "srv.py": pythonServer(w.marks, "v1", undefined, true),
+  });
+  assert.equal((await toolgate(w, ["trust"])).code, 0);
+  const transport = new StdioClientTransport({
+    command: Deno.execPath(),
+    args: cliArgs(GRANTS.broad, [
+      "serve",
+      "--no-audit",
+      "--sandbox",
+      "off",
+      "--allow-tools",
+      "mcp__srv__hello",
+    ]),
+    cwd: w.workspace,
+    env: { HOME: Deno.env.get("HOME") ?? "/root", ...w.env },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "toolgate-trust-code-test", version: "1.0.0" });
+  await client.connect(transport);
+  try {
+    const first = await client.callTool({ name: "mcp__srv__hello", arguments: {} });
+    assert.match(JSON.stringify(first.content), /hello from v1/);
+    // The server ended after its call; its script is rewritten before the next call starts it again.
+    await writeFiles(w.workspace, { "srv.py": pythonServer(w.marks, "v2", undefined, true) });
+    const next = await client.callTool({ name: "mcp__srv__hello", arguments: {} });
+    assert.equal(next.isError, true, JSON.stringify(next));
+    assert.match(JSON.stringify(next), /server's code .*srv\.py is not what the user trusted/);
+    assert.ok(!(await marks(w)).includes("started v2"), "the rewritten server ran");
   } finally {
     await client.close();
   }
