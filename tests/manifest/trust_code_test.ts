@@ -2,7 +2,8 @@
  * What the trust digest covers of the code a manifest's tools and MCP servers name on their command lines (issue
  * 38): which paths count, the bounds of a folder's walk (and that the prompt says when they are reached), a path
  * looked for in the workspace as the program looks for it, and the launcher's grant that lets the run look at a
- * path outside its folders. The end-to-end attacks are in `tests/security/trust_code_test.ts`.
+ * path outside its folders, and the console's trust view of them. The end-to-end attacks are in
+ * `tests/security/trust_code_test.ts`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import { MAX_CODE_FILES, readManifestContent } from "../../src/manifest/trust.ts
 import { describeChanges } from "../../src/manifest/trust_changes.ts";
 import { writeTrustRecord } from "../../src/manifest/trust_record.ts";
 import { planLaunch } from "../../src/launcher/launch_plan.ts";
+import { trustSource } from "../../src/console/trust_view.ts";
 import { tempDir, writeFiles } from "../support.ts";
 
 async function content(path: string, workspace?: string) {
@@ -89,4 +91,30 @@ Deno.test("trust code: a path outside the manifest's folder is pinned, and the l
   const set = (await planLaunch(["call", "mcp__s__x", "{}"], env, dir.path)).set;
   assert.ok(set.read.includes(script), set.read.join(","));
   assert.ok(set.read.includes(later), set.read.join(","));
+});
+
+Deno.test("trust code: the console's trust view lists each server's code and what is not covered", async () => {
+  await using dir = await tempDir();
+  await using state = await tempDir();
+  await writeFiles(dir.path, {
+    "tools.json": JSON.stringify({ mcpServers: { s: { command: "python3", args: ["./srv.py"] } } }),
+    "srv.py": "print(1)\n",
+  });
+  const source = trustSource({
+    location: { path: join(dir.path, "tools.json"), source: "found" },
+    workspace: dir.path,
+    stateDir: state.path,
+    servers: [],
+    definitions: () => Promise.resolve([]),
+  });
+  const view = await source.view();
+  assert.equal(view.manifest.state, "untrusted");
+  assert.deepEqual(view.manifest.tools, ['server s: ["python3","./srv.py"], code srv.py']);
+  assert.equal(view.manifest.changes[0], '+ server s: ["python3","./srv.py"], code srv.py');
+  assert.match(view.manifest.changes.at(-1) ?? "", /^\(not covered: code loaded from elsewhere at run time/);
+  assert.equal(await source.trust(view.version), "trusted");
+  await writeFiles(dir.path, { "srv.py": "print(2)\n" });
+  const changed = await source.view();
+  assert.equal(changed.manifest.state, "changed");
+  assert.equal(changed.manifest.changes[0], "~ code srv.py changed (run by server s)");
 });
