@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join, normalize, resolve } from "../base/paths.ts";
+import { dirname, isAbsolute, isWithin, join, normalize, resolve } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
 import { namedPaths } from "./code_paths.ts";
 import {
@@ -77,6 +77,8 @@ export interface CodeRoot {
   readonly path: string;
   /** How many of its files are pinned (1 for a file). */
   readonly files: number;
+  /** A folder holding the manifest's folder or the workspace (`.`): named, never walked, none of it pinned. */
+  readonly wide?: true;
 }
 
 /** One stdio MCP server of `mcpServers` as trusted: its command line and the code it names. */
@@ -346,7 +348,12 @@ export async function readManifestContent(
     const parts = command !== null && command.includes("/") ? [command, ...args] : args;
     servers.push({ name, command, args, roots: rootsOf(parts) });
   }
-  const roots = [...new Set([...tools, ...servers].flatMap((entry) => entry.roots))];
+  // A folder that holds the manifest's folder or the workspace (`.`, `..`, `/`) is where the work is, not a
+  // program's own code: walking it would pin every file the user edits. It is named, not pinned.
+  const wide = (root: string) => bases.some((base) => base === root || isWithin(base, root));
+  const roots = [...new Set([...tools, ...servers].flatMap((entry) => entry.roots))].filter((root) =>
+    !wide(root)
+  );
   const pinned = await pinPaths(roots, { maxFiles: MAX_CODE_FILES, maxBytes: MAX_CODE_BYTES }, book);
   const code: Record<string, string> = {};
   for (const [file, digest] of pinned.files) code[keyOf(file, dir)] = digest;
@@ -360,7 +367,8 @@ export async function readManifestContent(
       }
       const files = [...pinned.files.keys()].filter((file) => file === root || file.startsWith(`${root}/`));
       const key = keyOf(root, dir);
-      return { path: folder ? `${key === "." ? "." : key}/` : key, files: files.length };
+      const path = folder ? `${key === "." ? "." : key}/` : key;
+      return folder && wide(root) ? { path, files: 0, wide: true } : { path, files: files.length };
     });
   const own = await ownFiles(dir, book);
   const summary: TrustSummary = {

@@ -45,7 +45,9 @@ export function toolLine(tool: TrustedTool): string {
 /** The files and folders a command line names, as pinned: a folder with its count of files. */
 function codeList(roots: readonly CodeRoot[]): string {
   return roots.map((root) =>
-    root.path.endsWith("/")
+    root.wide === true
+      ? `${shown(root.path)} (the workspace or a folder above it: not pinned)`
+      : root.path.endsWith("/")
       ? `${shown(root.path)} (${root.files} file${root.files === 1 ? "" : "s"})`
       : shown(root.path)
   ).join(", ");

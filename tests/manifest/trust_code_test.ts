@@ -118,3 +118,24 @@ Deno.test("trust code: the console's trust view lists each server's code and wha
   assert.equal(changed.manifest.state, "changed");
   assert.equal(changed.manifest.changes[0], "~ code srv.py changed (run by server s)");
 });
+
+Deno.test("trust code: a folder argument that holds the workspace (the filesystem server's `.`) is named, not walked", async () => {
+  await using dir = await tempDir();
+  await writeFiles(dir.path, {
+    "tools.json": JSON.stringify({
+      mcpServers: { fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."] } },
+    }),
+    "notes.md": "a",
+  });
+  const manifest = join(dir.path, "tools.json");
+  const before = await content(manifest, dir.path);
+  assert.deepEqual(before.summary.servers?.[0].code, [{ path: "./", files: 0, wide: true }]);
+  assert.deepEqual(before.summary.code, {});
+  assert.equal(
+    describeChanges(undefined, before.summary)[0],
+    '+ server fs: ["npx","-y","@modelcontextprotocol/server-filesystem","."], code ./ (the workspace or a folder above it: not pinned)',
+  );
+  // The files the user works on are not the server's code: editing them is no change to trust.
+  await writeFiles(dir.path, { "notes.md": "b" });
+  assert.equal((await content(manifest, dir.path)).digest, before.digest);
+});

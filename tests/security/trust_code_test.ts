@@ -294,7 +294,14 @@ Deno.test("trust code: a server's script rewritten while serve runs is not start
     assert.match(JSON.stringify(first.content), /hello from v1/);
     // The server ended after its call; its script is rewritten before the next call starts it again.
     await writeFiles(w.workspace, { "srv.py": pythonServer(w.marks, "v2", undefined, true) });
-    const next = await client.callTool({ name: "mcp__srv__hello", arguments: {} });
+    // A call that reaches the server while it ends fails another way (it ended, a broken pipe): once toolgate has
+    // seen it end, the next call starts it again, which is where the check is.
+    let next = await client.callTool({ name: "mcp__srv__hello", arguments: {} });
+    for (let tries = 0; tries < 20 && !JSON.stringify(next).includes("not what the user trusted"); tries++) {
+      assert.equal(next.isError, true, `the rewritten server answered: ${JSON.stringify(next)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      next = await client.callTool({ name: "mcp__srv__hello", arguments: {} });
+    }
     assert.equal(next.isError, true, JSON.stringify(next));
     assert.match(JSON.stringify(next), /server's code .*srv\.py is not what the user trusted/);
     assert.ok(!(await marks(w)).includes("started v2"), "the rewritten server ran");
