@@ -40,7 +40,15 @@ export function manifestPath(parsed: ParsedArgs, io: Io): string {
   return manifestLocationOf(parsed, io).path;
 }
 
-/** Where a command's tools and servers run: `--cwd`, else the folder it was typed in. */
+/**
+ * Where a command's tools and servers run: `--cwd`, else the folder it was typed in.
+ *
+ * @example
+ * ```ts ignore
+ * import { workspaceOf } from "./load.ts";
+ * workspaceOf(parsed, io); // "/srv/project/sub" for `--cwd sub` typed in /srv/project
+ * ```
+ */
 export function workspaceOf(parsed: ParsedArgs, io: Io): string {
   return resolve(io.cwd, stringOption(parsed, "cwd") ?? ".");
 }
