@@ -211,9 +211,10 @@ function fileChanges(before: TrustSummary, now: TrustSummary): string[] {
   }
   for (const path of Object.keys(old)) if (present[path] === undefined) changed.push([path, "removed"]);
   const sign = { added: "+", changed: "~", removed: "-" };
-  // A program's change is said with its tool's.
+  // A program's change is said with its tool's, and a file of the code a command line names with its own.
+  const code = (path: string) => now.code?.[path] !== undefined || before.code?.[path] !== undefined;
   const lines = changed
-    .filter(([path]) => ![...programs].some((program) => program.endsWith(`/${path}`)))
+    .filter(([path]) => ![...programs].some((program) => program.endsWith(`/${path}`)) && !code(path))
     .map(([path, how]) => `${sign[how]} file ${shown(path)} ${how}`);
   if (now.filesComplete === false && before.filesComplete !== false) {
     lines.push(

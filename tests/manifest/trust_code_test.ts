@@ -139,3 +139,18 @@ Deno.test("trust code: a folder argument that holds the workspace (the filesyste
   await writeFiles(dir.path, { "notes.md": "b" });
   assert.equal((await content(manifest, dir.path)).digest, before.digest);
 });
+
+Deno.test("trust code: a file of tools/ that a command line names too is one change, said with who runs it", async () => {
+  await using dir = await tempDir();
+  await writeFiles(dir.path, {
+    "tools.json": JSON.stringify({ tools: [{ name: "t", command: ["./tools/bin/py", "./tools/lib/x.py"] }] }),
+    "tools/bin/py": "#!/bin/sh\n",
+    "tools/lib/x.py": "print(1)\n",
+  });
+  const manifest = join(dir.path, "tools.json");
+  const before = await content(manifest);
+  await writeFiles(dir.path, { "tools/lib/x.py": "print(2)\n" });
+  assert.deepEqual(describeChanges(before.summary, (await content(manifest)).summary), [
+    "~ code tools/lib/x.py changed (run by tool t)",
+  ]);
+});
