@@ -9,7 +9,7 @@ import type { Executor } from "../run/executor.ts";
 import type { JobSource } from "../console/hub.ts";
 import type { StartedConsole } from "../console/start.ts";
 import type { ExecutorSettings } from "./executor_options.ts";
-import { manifestLocationOf } from "./load.ts";
+import { manifestLocationOf, workspaceOf } from "./load.ts";
 import type { Redactor } from "../state/redact.ts";
 
 /**
@@ -91,6 +91,7 @@ export async function openConsole(io: Io, run: ConsoleRun): Promise<StartedConso
         servers: (executor.manifest.servers ?? []).map((server) => server.name),
         definitions: (server) => executor.serverDefinitions(server),
         location: manifestLocationOf(run.parsed, io),
+        workspace: workspaceOf(run.parsed, io),
         sandbox: run.settings.sandbox,
         env: io.env,
       },

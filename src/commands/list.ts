@@ -1,7 +1,7 @@
 /** The `list` command: the manifest's tools as OpenAI, Anthropic or MCP definitions, or their names. @module */
 import { choiceOption, type Command, EXIT, expectPositionals } from "./cli.ts";
 import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../manifest/tool_definitions.ts";
-import { loadForCommand, manifestLocationOf } from "./load.ts";
+import { loadForCommand, manifestLocationOf, workspaceOf } from "./load.ts";
 import { passGate, UntrustedManifest } from "./trust_gate.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 import type { Manifest } from "../manifest/manifest.ts";
@@ -30,7 +30,7 @@ export const listCommand: Command = {
     if ((manifest.servers ?? []).length > 0) {
       let trusted = true;
       try {
-        await passGate(manifestLocationOf(parsed, io), io, false);
+        await passGate(manifestLocationOf(parsed, io), io, false, workspaceOf(parsed, io));
       } catch (error) {
         if (!(error instanceof UntrustedManifest)) throw error;
         trusted = false;

@@ -15,6 +15,7 @@ import {
 import type { Manifest, ManifestOptions } from "../manifest/manifest.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../manifest/tool_belt.ts";
 import { stateRoot } from "../state/state.ts";
+import { resolve } from "../base/paths.ts";
 import { passGate } from "./trust_gate.ts";
 
 /** toolgate's state folder, where a manifest's checked schemas are remembered; none without HOME. */
@@ -37,6 +38,19 @@ export function manifestLocationOf(parsed: ParsedArgs, io: Io): ManifestLocation
  */
 export function manifestPath(parsed: ParsedArgs, io: Io): string {
   return manifestLocationOf(parsed, io).path;
+}
+
+/**
+ * Where a command's tools and servers run: `--cwd`, else the folder it was typed in.
+ *
+ * @example
+ * ```ts ignore
+ * import { workspaceOf } from "./load.ts";
+ * workspaceOf(parsed, io); // "/srv/project/sub" for `--cwd sub` typed in /srv/project
+ * ```
+ */
+export function workspaceOf(parsed: ParsedArgs, io: Io): string {
+  return resolve(io.cwd, stringOption(parsed, "cwd") ?? ".");
 }
 
 /** How a command loads its manifest: the loader's options, and whether it runs tools (then it is gated). */
@@ -62,7 +76,10 @@ export async function loadForCommand(
   const notice = manifestNotice(location, io.cwd);
   if (notice !== undefined) await io.stderr(notice + "\n");
   const { runsTools, ...manifestOptions } = options;
-  const gate = runsTools === undefined ? undefined : await passGate(location, io, runsTools === "ask");
+  const workspace = workspaceOf(parsed, io);
+  const gate = runsTools === undefined
+    ? undefined
+    : await passGate(location, io, runsTools === "ask", workspace);
   const { loadManifest, validateManifest } = await import("../manifest/manifest.ts");
   const loadOptions: ManifestOptions = {
     allowAbsoluteCommands: flag(parsed, "allow-absolute-commands"),
@@ -91,6 +108,6 @@ export async function loadForCommand(
   if (!result.ok) return undefined;
   // Each program as it was trusted: one that changes later is not run (see tool_launch.ts).
   return gate?.checked
-    ? Object.freeze({ ...result.manifest, pinned: gate.content.programs })
+    ? Object.freeze({ ...result.manifest, pinned: gate.content.programs, pinnedCode: gate.content.code })
     : result.manifest;
 }

@@ -132,12 +132,13 @@ export function whichManifest(
 export async function trustOf(
   location: ManifestLocation,
   env: Readonly<Record<string, string>>,
+  workspace?: string,
 ): Promise<TrustState> {
   if (!needsTrust(location)) {
     const by = location.source === "found" ? "toolgate's own manifest" : "named by you for this run";
     return { state: "trusted", detail: location.source === "belt" ? "the built-in tool belt" : by };
   }
-  const content = await readManifestContent(location.path);
+  const content = await readManifestContent(location.path, undefined, { workspace });
   if (content === undefined) return { state: "untrusted", detail: "it cannot be read" };
   let record;
   try {
@@ -320,7 +321,7 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
     });
   }
 
-  const trust = await trustOf(location, env);
+  const trust = await trustOf(location, env, cwd);
   if (trust.state !== "trusted") {
     problems.push({
       problem:

@@ -2,10 +2,10 @@
 import { type Command, CommandFailure, EXIT, expectPositionals, flag } from "./cli.ts";
 import { isOwnManifest } from "../manifest/manifest_location.ts";
 import { stateRoot } from "../state/state.ts";
-import { readManifestContent } from "../manifest/trust.ts";
-import { describeChanges, toolLine } from "../manifest/trust_changes.ts";
+import { NOT_COVERED, readManifestContent } from "../manifest/trust.ts";
+import { describeChanges, serverLine, toolLine } from "../manifest/trust_changes.ts";
 import { forgetTrust, readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
-import { manifestLocationOf } from "./load.ts";
+import { manifestLocationOf, workspaceOf } from "./load.ts";
 import type { Io, ParsedArgs } from "./cli.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 
@@ -19,7 +19,8 @@ export const trustCommand: Command = {
   },
   details: [
     "A tools.json found in this folder or above it runs only once you trusted that exact content: toolgate",
-    "records a digest of the manifest, of each tool's profile and of each program it names, in its state folder.",
+    "records a digest of the manifest, of each tool's profile, of each program and of the code each tool's and",
+    "MCP server's command line names (./srv.py, a folder, python -m pkg), in its state folder.",
     "A change to any of them is shown as what changed, and nothing runs until you trust it again. This command",
     "trusts the manifest a run here would use (or --tools PATH), and prints what it trusts. A manifest you name",
     "with --tools or TOOLGATE_TOOLS is trusted for that run; the built-in tool belt always is.",
@@ -32,7 +33,7 @@ export const trustCommand: Command = {
       await io.stdout(`${path} is toolgate's own tool belt: it needs no trust\n`);
       return EXIT.ok;
     }
-    const content = await readManifestContent(path);
+    const content = await readManifestContent(path, undefined, { workspace: workspaceOf(parsed, io) });
     if (content === undefined) throw new CommandFailure(`cannot read the manifest ${path}`);
     const state = stateRoot(io.env);
     if (flag(parsed, "forget")) {
@@ -41,7 +42,12 @@ export const trustCommand: Command = {
       return EXIT.ok;
     }
     const record = readTrustRecord(state, content.realPath);
-    const tools = content.summary.tools.map((tool) => `  ${toolLine(tool)}`);
+    // Each tool and server with the code its command line names, then what no digest covers.
+    const tools = [
+      ...content.summary.tools.map((tool) => `  ${toolLine(tool)}`),
+      ...(content.summary.servers ?? []).map((server) => `  ${serverLine(server)}`),
+      `  (${NOT_COVERED})`,
+    ];
     if (record?.digest === content.digest) {
       await io.stdout(
         [`${path} is trusted already (since ${record.trustedAt}), unchanged:`, ...tools, ""].join("\n"),
@@ -54,7 +60,7 @@ export const trustCommand: Command = {
       ...describeChanges(record.summary, content.summary).map((line) => `  ${line}`),
     ];
     writeTrustRecord(state, content, new Date());
-    const count = tools.length;
+    const count = content.summary.tools.length;
     await io.stdout(
       [...lines, `trusted ${path}: ${count} tool${count === 1 ? "" : "s"}, as they are now:`, ...tools, ""]
         .join("\n"),

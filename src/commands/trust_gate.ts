@@ -9,7 +9,7 @@ import { CommandFailure, type Io } from "./cli.ts";
 import { terminalReadLine } from "../policy/ask.ts";
 import { type ManifestLocation, needsTrust } from "../manifest/manifest_location.ts";
 import { stateRoot } from "../state/state.ts";
-import { type ManifestContent, readManifestContent } from "../manifest/trust.ts";
+import { type ManifestContent, NOT_COVERED, readManifestContent } from "../manifest/trust.ts";
 import { describeChanges } from "../manifest/trust_changes.ts";
 import { readTrustRecord, type TrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
 import { keepDigests, readKnownDigests } from "../manifest/trust_digests.ts";
@@ -31,13 +31,17 @@ export type GateResult = { readonly checked: false } | {
   readonly content: ManifestContent;
 };
 
-/** The announcement of an untrusted manifest: the header, then what changed (or every tool, when new). */
+/**
+ * The announcement of an untrusted manifest: the header, then what changed (or every tool and server, with the
+ * code each names, when new), then what trusting it cannot cover.
+ */
 export function announcement(
   path: string,
   record: TrustRecord | undefined,
   content: ManifestContent,
 ): string[] {
   const changes = describeChanges(record?.summary, content.summary).map((line) => `  ${line}`);
+  const caveat = `  (${NOT_COVERED})`;
   if (record === undefined) {
     const count = content.summary.tools.length;
     return [
@@ -45,24 +49,31 @@ export function announcement(
         count === 1 ? "" : "s"
       } would run:`,
       ...changes,
+      caveat,
     ];
   }
-  return [`toolgate: ${path} changed since you trusted it (${record.trustedAt}):`, ...changes];
+  return [`toolgate: ${path} changed since you trusted it (${record.trustedAt}):`, ...changes, caveat];
 }
 
 /**
  * Passes a manifest that needs no trust, or whose content the user trusted; otherwise announces it on stderr and,
  * when `ask` and a person is at the terminal, asks; a `y` trusts it. Throws {@linkcode UntrustedManifest} when the
- * tools must not run.
+ * tools must not run. `workspace`: where the tools and servers run (a relative path their command lines name is
+ * looked for there too).
  */
-export async function passGate(location: ManifestLocation, io: Io, ask: boolean): Promise<GateResult> {
+export async function passGate(
+  location: ManifestLocation,
+  io: Io,
+  ask: boolean,
+  workspace: string = io.cwd,
+): Promise<GateResult> {
   if (!needsTrust(location)) return { checked: false };
   const state = stateRoot(io.env);
   let known: ReadonlyMap<string, string> = new Map();
   const content = await readManifestContent(location.path, (realPath) => {
     known = readKnownDigests(state, realPath);
     return known;
-  });
+  }, { workspace });
   if (content === undefined) {
     throw new CommandFailure(`cannot read the manifest ${location.path}`);
   }

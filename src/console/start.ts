@@ -82,6 +82,8 @@ export interface ConsoleStart {
     readonly servers: readonly string[];
     readonly definitions: (server: string) => Promise<ToolDefinition[]>;
     readonly location: ManifestLocation;
+    /** Where its tools and servers run (a relative path their command lines name is looked for there too). */
+    readonly workspace?: string;
     readonly sandbox: SandboxMode;
     readonly env: Readonly<Record<string, string>>;
   };
@@ -113,6 +115,7 @@ export function startConsole(options: ConsoleStart): StartedConsole {
     audit: auditSource(options.auditDir),
     trust: run && trustSource({
       location: run.location,
+      workspace: run.workspace,
       stateDir,
       servers: run.servers,
       definitions: run.definitions,

@@ -8,8 +8,8 @@
  * @module
  */
 import { type ManifestLocation, needsTrust } from "../manifest/manifest_location.ts";
-import { readManifestContent } from "../manifest/trust.ts";
-import { describeChanges, toolLine } from "../manifest/trust_changes.ts";
+import { NOT_COVERED, readManifestContent } from "../manifest/trust.ts";
+import { describeChanges, serverLine, toolLine } from "../manifest/trust_changes.ts";
 import { readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
 import { readPins, type ToolDefinition, writePins } from "../manifest/pins.ts";
 import { reviewServers, type ServerReview } from "../commands/trust_review.ts";
@@ -21,9 +21,12 @@ export interface TrustView {
     /** `needs-none`: named for this run, or toolgate's own belt. */
     readonly state: "trusted" | "changed" | "untrusted" | "needs-none" | "unreadable";
     readonly detail: string;
-    /** What changed since it was trusted (every tool, when it never was): `trust_changes.ts`'s lines. */
+    /**
+     * What changed since it was trusted (every tool and server, when it never was): `trust_changes.ts`'s lines,
+     * then what no digest covers.
+     */
     readonly changes: readonly string[];
-    /** Its tools as trusted now, a line each. */
+    /** Its tools and MCP servers as trusted now (with the code each names), a line each. */
     readonly tools: readonly string[];
   };
   readonly servers: readonly ServerReview[];
@@ -45,6 +48,8 @@ export interface TrustSource {
 export interface TrustInputs {
   /** The manifest the command runs, and why that one. */
   readonly location: ManifestLocation;
+  /** Where the tools and servers run (a relative path their command lines name is looked for there too). */
+  readonly workspace?: string;
   /** toolgate's state folder (trust records and pins live there); `null`: none (nothing can be recorded). */
   readonly stateDir: string | null;
   /** The manifest's MCP servers, by name. */
@@ -79,7 +84,9 @@ export function trustSource(inputs: TrustInputs): TrustSource {
     const { location, stateDir } = inputs;
     const path = location.path;
     // Read for a named manifest too: its servers' pins are keyed by its real path.
-    const content = location.source === "belt" ? undefined : await readManifestContent(path);
+    const content = location.source === "belt"
+      ? undefined
+      : await readManifestContent(path, undefined, { workspace: inputs.workspace });
     let manifest: TrustView["manifest"];
     if (!needsTrust(location)) {
       const detail = location.source === "belt"
@@ -96,14 +103,20 @@ export function trustSource(inputs: TrustInputs): TrustSource {
       } catch {
         record = undefined;
       }
-      const tools = content.summary.tools.map(toolLine);
+      // Each tool and server with the code its command line names; what a Trust would record ends with what no
+      // digest covers.
+      const tools = [
+        ...content.summary.tools.map(toolLine),
+        ...(content.summary.servers ?? []).map(serverLine),
+      ];
+      const caveat = `(${NOT_COVERED})`;
       if (record === undefined) {
-        const changes = describeChanges(undefined, content.summary);
+        const changes = [...describeChanges(undefined, content.summary), caveat];
         manifest = { path, state: "untrusted", detail: "never trusted", changes, tools };
       } else if (record.digest === content.digest) {
         manifest = { path, state: "trusted", detail: `trusted at ${record.trustedAt}`, changes: [], tools };
       } else {
-        const changes = describeChanges(record.summary, content.summary);
+        const changes = [...describeChanges(record.summary, content.summary), caveat];
         const detail = `changed since it was trusted (${record.trustedAt})`;
         manifest = { path, state: "changed", detail, changes, tools };
       }

@@ -191,7 +191,13 @@ export async function planLaunch(
   // Nothing of a found manifest's programs, profiles, hosts or variables unless the user trusted its content, or
   // trusts it now: `trust` starts the manifest's MCP servers, as a run would, to pin their tools.
   const trusting = command === "trust" && !flags.has("forget");
-  const { facts: { programs, toolEnv, egressHosts }, readable } = await trustedFacts(location, env, trusting);
+  const workspace = realOr(at(values.get("cwd") ?? "."));
+  const { facts: { programs, toolEnv, egressHosts }, readable } = await trustedFacts(
+    location,
+    env,
+    trusting,
+    workspace,
+  );
   const stateDirs: string[] = [];
   for (const root of [stateRoot, configRoot]) {
     try {
@@ -202,7 +208,6 @@ export async function planLaunch(
   }
   const auditDir = values.get("audit-dir");
   if (auditDir !== undefined && !flags.has("no-audit")) stateDirs.push(at(auditDir));
-  const workspace = realOr(at(values.get("cwd") ?? "."));
   const readFiles = ["prompt-file", "system-file", "load-messages", "from-mcp"]
     .map((name) => values.get(name))
     .filter((value): value is string => value !== undefined && value !== "-")

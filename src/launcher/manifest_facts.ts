@@ -166,17 +166,25 @@ export async function trustedFacts(
   location: ManifestLocation,
   env: Readonly<Record<string, string>>,
   trusting = false,
+  workspace?: string,
 ): Promise<{ facts: ManifestFacts; readable: string[] }> {
   if (!needsTrust(location)) return { facts: manifestFacts(location.path), readable: [] };
   const none = { programs: [], toolEnv: [], egressHosts: [] };
   // Every file read afresh (the digests the run keeps are not used here): the warm record then depends on the
   // files themselves, never on the run's own bookkeeping.
-  const content = await readManifestContent(location.path);
+  const content = await readManifestContent(location.path, undefined, { workspace });
   if (content === undefined) return { facts: none, readable: [] };
   // A comma would split Deno's list into two grants: such a program is not read (and so never trusted).
-  const readable = content.summary.tools.flatMap((tool) =>
+  const programs = content.summary.tools.flatMap((tool) =>
     tool.program === undefined || tool.program.includes(",") ? [] : [tool.program]
   );
+  // Where the code the command lines name may lie, outside the folders the run reads anyway: the run looks there
+  // to tell whether it changed or appeared, as here (a path with a comma cannot be granted, and reads as missing).
+  const folders = [dirname(content.realPath), ...(workspace === undefined ? [] : [workspace])];
+  const code = content.codePaths.filter((path) =>
+    !path.includes(",") && !folders.some((folder) => isWithin(path, folder))
+  );
+  const readable = [...programs, ...code];
   let record;
   try {
     // Read as it is: a forged record could widen only these grants, and the run checks it again, strictly.

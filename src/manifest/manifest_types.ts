@@ -118,6 +118,11 @@ export interface Manifest {
    * among them, or no longer what it was, is not run. Absent: a manifest the user named, or toolgate's own.
    */
   readonly pinned?: ReadonlyMap<string, PinnedProgram>;
+  /**
+   * The files of the code a trusted manifest's tools' and servers' command lines name, as they were trusted, by
+   * absolute path (see `trust.ts`): a tool or server whose code is no longer what it was is not started.
+   */
+  readonly pinnedCode?: ReadonlyMap<string, PinnedProgram>;
 }
 
 /**

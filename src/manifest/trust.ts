@@ -1,21 +1,33 @@
 /**
  * Workspace trust, like direnv's `allow`: what a manifest found in the workspace (or above it) would run, read
  * once and pinned by digest: the manifest's bytes, the effective profile of each tool, the bytes of each program
- * it names and of the manifest's own files. The user's record of it is `trust_record.ts`; how a change reads,
- * `trust_changes.ts`.
+ * it names, of the code its tools' and MCP servers' command lines name (`python3 ./srv.py`, `node dir`,
+ * `python -m pkg.mod`) and of the manifest's own files. The user's record of it is `trust_record.ts`; how a change
+ * reads, `trust_changes.ts`.
+ *
+ * Not here: reading and pinning files (`file_pins.ts`), which arguments name code (`code_paths.ts`).
  *
  * @module
  */
-import { dirname, isAbsolute, join, normalize, resolve } from "../base/paths.ts";
+import { dirname, isAbsolute, isWithin, join, normalize, resolve } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
+import { namedPaths } from "./code_paths.ts";
+import {
+  type KnownDigests,
+  type PinBook,
+  pinFile,
+  type PinnedProgram,
+  pinPaths,
+  sha256,
+} from "./file_pins.ts";
 import { readJsonc } from "./jsonc.ts";
 import { declaredProfile, type ProfileResult, reachOf, resolveProfile } from "./profiles.ts";
 
-/** Bumped when what a digest covers changes: older records then no longer match, and the user is asked again. */
-export const TRUST_VERSION = 1;
+export { MAX_PROGRAM_BYTES, stillPinned } from "./file_pins.ts";
+export type { KnownDigests, PinnedProgram } from "./file_pins.ts";
 
-/** The largest program toolgate reads to pin it; a larger one cannot be trusted (name its manifest with --tools). */
-export const MAX_PROGRAM_BYTES: number = 256 * 1024 * 1024;
+/** Bumped when what a digest covers changes: older records then no longer match, and the user is asked again. */
+export const TRUST_VERSION = 2;
 
 /** At most this many files, and bytes, of a manifest's own files are pinned (the check runs before every command). */
 export const MAX_OWN_FILES = 5000;
@@ -23,8 +35,21 @@ const MAX_OWN_BYTES = 256 * 1024 * 1024;
 /** The files beside a manifest that belong to it, besides its `tools/` folder (as the control plane lists them). */
 const OWN_FILES = ["deno.json", "deno.jsonc", "deno.lock"];
 
-/** A file changed this recently (ms) when it was read may change again unseen within its timestamps' tick. */
-const RACY_MS = 2000;
+/**
+ * At most this many files, and bytes, of the code the tools' and servers' command lines name are pinned (a folder
+ * named is walked before every command: its files are stat'ed, and read again only when one changed).
+ */
+export const MAX_CODE_FILES = 1000;
+/** See {@linkcode MAX_CODE_FILES}. */
+export const MAX_CODE_BYTES: number = 64 * 1024 * 1024;
+
+/**
+ * What the digest cannot cover, as the trust prompt and `toolgate trust` say it: code a program loads from
+ * elsewhere when it runs.
+ */
+export const NOT_COVERED =
+  "not covered: code loaded from elsewhere at run time (the interpreter or runtime, packages from site-packages or " +
+  "a node_modules, anything fetched or downloaded when it runs, e.g. by npx or uvx)";
 
 /** One tool as trusted: what it runs and under which profile, pinned. */
 export interface TrustedTool {
@@ -42,6 +67,29 @@ export interface TrustedTool {
   readonly profileDigest: string;
   /** What the profile lets it write and reach, for people. */
   readonly reach: string;
+  /** The files and folders its arguments name that exist, as {@linkcode TrustSummary.code} keys them. */
+  readonly code?: readonly CodeRoot[];
+}
+
+/** A file or folder a command line names, as trusted. */
+export interface CodeRoot {
+  /** Relative to the manifest's folder when inside it, else absolute; a folder ends in `/`. */
+  readonly path: string;
+  /** How many of its files are pinned (1 for a file). */
+  readonly files: number;
+  /** A folder holding the manifest's folder or the workspace (`.`): named, never walked, none of it pinned. */
+  readonly wide?: true;
+}
+
+/** One stdio MCP server of `mcpServers` as trusted: its command line and the code it names. */
+export interface TrustedServer {
+  readonly name: string;
+  /** `command` as written, or `null` when it is not a string. */
+  readonly command: string | null;
+  /** `args` as written (the strings among them). */
+  readonly args: readonly string[];
+  /** The files and folders its command and arguments name that exist. */
+  readonly code: readonly CodeRoot[];
 }
 
 /** What a record remembers of a manifest's content, for showing a later change. */
@@ -49,6 +97,8 @@ export interface TrustSummary {
   /** `sha256:HEX` of the manifest's bytes. */
   readonly manifest: string;
   readonly tools: readonly TrustedTool[];
+  /** The stdio MCP servers (absent in a record made before servers' code was covered). */
+  readonly servers?: readonly TrustedServer[];
   /**
    * The manifest's own files beside it (everything under `tools/`, Deno's config and lock), by path relative to
    * its folder: `sha256:HEX`, `link -> TARGET`, or what else is there. A program's launcher often runs code beside
@@ -57,16 +107,13 @@ export interface TrustSummary {
   readonly files: Readonly<Record<string, string>>;
   /** `false` when there were more files (or bytes) than toolgate pins: the rest is not covered. */
   readonly filesComplete: boolean;
-}
-
-/** What pins one program between the trust check and each start: its digest and its file's identity then. */
-export interface PinnedProgram {
-  /** The SHA-256 of its bytes, hex. */
-  readonly digest: string;
-  /** `dev:ino:size:mtime:ctime` when it was read. */
-  readonly stamp: string;
-  /** It changed within a timestamp's tick of being read: its stamp alone does not prove it unchanged. */
-  readonly racy: boolean;
+  /**
+   * Each file of the code the tools' and servers' command lines name (a file, a folder's files), keyed as
+   * {@linkcode CodeRoot.path}: `sha256:HEX`, `link -> TARGET` or what else is there.
+   */
+  readonly code?: Readonly<Record<string, string>>;
+  /** Set when there was more such code than toolgate pins (`more than 1000 files`): the rest is not covered. */
+  readonly codeCapped?: string;
 }
 
 /** A manifest's content, read once: the bytes every later step uses, and their digest. */
@@ -80,101 +127,28 @@ export interface ManifestContent {
   /** The profiles its tools name, resolved once (validation reuses them, so no file is read twice). */
   readonly profiles: Map<string, ProfileResult>;
   readonly summary: TrustSummary;
-  /** `sha256:HEX` over the manifest, each effective profile and each program. */
+  /** `sha256:HEX` over the manifest, each effective profile, each program and the code named. */
   readonly digest: string;
   /** The programs as they were read, by resolved path. */
   readonly programs: ReadonlyMap<string, PinnedProgram>;
+  /** The files of the code the command lines name, as they were read, by absolute path. */
+  readonly code: ReadonlyMap<string, PinnedProgram>;
   /**
-   * Every file pinned (programs and own files) that had settled when read, by path: `STAMP DIGEST`, what
+   * Every path where code a command line names may lie, there or not (absolute): what toolgate must be able to
+   * look at to tell whether it changed or appeared (the launcher grants reading those outside the folders).
+   */
+  readonly codePaths: readonly string[];
+  /**
+   * Every file pinned (programs, code and own files) that had settled when read, by path: `STAMP DIGEST`, what
    * {@linkcode readManifestContent} may take as known the next time (`trust_digests.ts` keeps it).
    */
   readonly digests: ReadonlyMap<string, string>;
 }
 
-/**
- * Digests known from an earlier read, by path: `STAMP DIGEST` (see {@linkcode ManifestContent.digests}). A file whose
- * identity and times are still the stamp, settled, holds the same bytes (its ctime moves on any change and cannot be
- * set back), so it is not read again.
- */
-export type KnownDigests = ReadonlyMap<string, string>;
-
-/** Where pins are looked up and recorded during one read of a manifest. */
-interface PinBook {
-  readonly known: KnownDigests;
-  readonly made: Map<string, string>;
-}
-
-const encoder = new TextEncoder();
-
-async function sha256(bytes: Uint8Array | string): Promise<string> {
-  const data = typeof bytes === "string" ? encoder.encode(bytes) : bytes;
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>));
-  return "sha256:" + Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function stampOf(info: Deno.FileInfo): string {
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtime?.getTime() ?? "-"}:${
-    info.ctime?.getTime() ?? "-"
-  }`;
-}
-
-function isRacy(info: Deno.FileInfo, readAt: number): boolean {
-  const changed = Math.max(info.mtime?.getTime() ?? readAt, info.ctime?.getTime() ?? readAt);
-  return readAt - changed < RACY_MS;
-}
-
-/** Why a file cannot be pinned, from the error reading it. */
+/** Why a file cannot be read, from the error reading it. */
 function unreadable(error: unknown): string {
   if (error instanceof Deno.errors.NotFound) return "missing";
   return `unreadable (${error instanceof Error ? error.message : String(error)})`;
-}
-
-/**
- * Reads one program and pins it: its digest and its file's identity, checked unchanged across the read. A FIFO,
- * a device or a folder is never opened (a FIFO would hold the read forever).
- */
-async function pinProgram(path: string, book?: PinBook): Promise<PinnedProgram | string> {
-  let before: Deno.FileInfo;
-  try {
-    before = Deno.statSync(path);
-  } catch (error) {
-    return unreadable(error);
-  }
-  if (!before.isFile) return "not a regular file";
-  if (book !== undefined) {
-    // The same file pinned earlier in this read (a program is also one of the manifest's own files), or in an
-    // earlier run, and untouched since: its bytes are not read again.
-    const stamp = stampOf(before);
-    const entry = book.made.get(path) ?? book.known.get(path);
-    if (entry !== undefined && entry.startsWith(`${stamp} `) && !isRacy(before, Date.now())) {
-      book.made.set(path, entry);
-      return { digest: entry.slice(stamp.length + 1), stamp, racy: false };
-    }
-  }
-  if (before.size > MAX_PROGRAM_BYTES) return `too large to check (${before.size} bytes)`;
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(path, { read: true });
-  } catch (error) {
-    return unreadable(error);
-  }
-  try {
-    const opened = await file.stat();
-    if (!opened.isFile || stampOf(opened) !== stampOf(before)) return "changed while it was read";
-    const bytes = new Uint8Array(opened.size);
-    for (let got = 0; got < bytes.length;) {
-      const n = await file.read(bytes.subarray(got));
-      if (n === null) return "changed while it was read";
-      got += n;
-    }
-    const after = await file.stat();
-    if (stampOf(after) !== stampOf(opened)) return "changed while it was read";
-    const pinned = { digest: await sha256(bytes), stamp: stampOf(after), racy: isRacy(after, Date.now()) };
-    if (book !== undefined && !pinned.racy) book.made.set(path, `${pinned.stamp} ${pinned.digest}`);
-    return pinned;
-  } finally {
-    file.close();
-  }
 }
 
 /**
@@ -205,7 +179,7 @@ async function ownFiles(
     } else if (info.isFile) {
       bytes += info.size;
       if (bytes > MAX_OWN_BYTES) return false;
-      const pinned = await pinProgram(path, book);
+      const pinned = await pinFile(path, book);
       files[relative] = typeof pinned === "string" ? pinned : pinned.digest;
     } else {
       files[relative] = "not a regular file";
@@ -242,22 +216,65 @@ function toolNames(tools: readonly unknown[]): string[] {
   });
 }
 
+/** Where a path lies for people: relative to the manifest's folder when inside it, else absolute. */
+function keyOf(path: string, dir: string): string {
+  if (path === dir) return ".";
+  // Both are absolute and normal: a prefix test (this runs for every file of a named folder, on every command).
+  const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+  return path.startsWith(prefix) ? path.slice(prefix.length) : path;
+}
+
+/** The paths among `candidates` that are there now (links followed), each once. */
+function present(candidates: readonly string[]): string[] {
+  return [...new Set(candidates)].filter((path) => {
+    try {
+      Deno.statSync(path);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The real path of the workspace, or the path as given when it cannot be resolved. */
+function realOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** How {@linkcode readManifestContent} reads a manifest. */
+export interface ReadOptions {
+  /**
+   * The folder its tools and servers run in (`--cwd`, else the folder the command was typed in): a relative path
+   * a command line names is looked for there too, as the program will look for it.
+   */
+  readonly workspace?: string;
+}
+
 /**
- * Reads a manifest once and pins what it would run: its bytes, each tool's effective profile and each program's
- * bytes. `undefined` when the manifest cannot be read (loading it then says why). `known` gives, for the manifest's
- * real path, the digests an earlier read made ({@linkcode ManifestContent.digests}): files still as they were then
- * are not read again.
+ * Reads a manifest once and pins what it would run: its bytes, each tool's effective profile, each program's
+ * bytes, and the code each tool's and server's command line names. `undefined` when the manifest cannot be read
+ * (loading it then says why). `known` gives, for the manifest's real path, the digests an earlier read made
+ * ({@linkcode ManifestContent.digests}): files still as they were then are not read again.
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readManifestContent } from "./trust.ts";
- * const content = await readManifestContent("tools.json");
- * content?.digest; // "sha256:..."
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/srv.py`, "print(1)\n");
+ * await Deno.writeTextFile(`${dir}/tools.json`, JSON.stringify({ tools: [], mcpServers: { s: { command: "python3", args: ["./srv.py"] } } }));
+ * const content = await readManifestContent(`${dir}/tools.json`);
+ * assert.deepEqual(content?.summary.servers?.[0].code, [{ path: "srv.py", files: 1 }]);
  * ```
  */
 export async function readManifestContent(
   path: string,
   known?: (realPath: string) => KnownDigests | undefined,
+  options: ReadOptions = {},
 ): Promise<ManifestContent | undefined> {
   let realPath: string;
   let bytes: Uint8Array;
@@ -271,12 +288,24 @@ export async function readManifestContent(
   const book: PinBook = { known: known?.(realPath) ?? new Map(), made: new Map() };
   // Against the manifest's real folder, as a found manifest is loaded: a link cannot move its commands elsewhere.
   const dir = dirname(realPath);
+  // A relative path on a command line is looked for where the program runs too (the workspace).
+  const bases = [dir];
+  if (options.workspace !== undefined) {
+    const workspace = realOr(options.workspace);
+    if (workspace !== dir) bases.push(workspace);
+  }
   const value = readJsonc(text);
   const entries = isRecord(value) && Array.isArray(value.tools) ? value.tools : [];
   const names = toolNames(entries);
   const profiles = new Map<string, ProfileResult>();
   const programs = new Map<string, PinnedProgram>();
-  const tools: TrustedTool[] = [];
+  const codePaths: string[] = [];
+  const rootsOf = (parts: readonly string[]): string[] => {
+    const candidates = namedPaths(parts, bases).flatMap((named) => named.candidates);
+    codePaths.push(...candidates);
+    return present(candidates);
+  };
+  const tools: (Omit<TrustedTool, "code"> & { roots: string[] })[] = [];
   for (const [index, entry] of entries.entries()) {
     const raw = isRecord(entry) ? entry : {};
     const command = Array.isArray(raw.command) && raw.command.every((part) => typeof part === "string")
@@ -286,7 +315,7 @@ export async function readManifestContent(
     let programDigest: string | undefined;
     if (command !== null && command.length > 0 && command[0] !== "") {
       program = programPath(command[0], dir);
-      const pinned = programs.get(program) ?? await pinProgram(program, book);
+      const pinned = programs.get(program) ?? await pinFile(program, book);
       if (typeof pinned === "string") programDigest = pinned;
       else {
         programs.set(program, pinned);
@@ -304,37 +333,64 @@ export async function readManifestContent(
         ? await sha256(JSON.stringify(profile.profile))
         : `error: ${profile.errors[0]}`,
       reach: profile.ok ? reachOf(profile.profile) : "unknown (the profile has errors)",
+      roots: command === null ? [] : rootsOf(command.slice(1)),
     });
   }
+  const servers: (Omit<TrustedServer, "code"> & { roots: string[] })[] = [];
+  const declaredServers = isRecord(value) && isRecord(value.mcpServers) ? value.mcpServers : {};
+  for (const [name, entry] of Object.entries(declaredServers)) {
+    if (!isRecord(entry) || entry.command === undefined) continue;
+    const command = typeof entry.command === "string" ? entry.command : null;
+    const args = Array.isArray(entry.args)
+      ? entry.args.filter((arg): arg is string => typeof arg === "string")
+      : [];
+    // A command with a slash is a path (the gateway resolves it in the workspace); a bare name is looked up on PATH.
+    const parts = command !== null && command.includes("/") ? [command, ...args] : args;
+    servers.push({ name, command, args, roots: rootsOf(parts) });
+  }
+  // A folder that holds the manifest's folder or the workspace (`.`, `..`, `/`) is where the work is, not a
+  // program's own code: walking it would pin every file the user edits. It is named, not pinned.
+  const wide = (root: string) => bases.some((base) => base === root || isWithin(base, root));
+  const roots = [...new Set([...tools, ...servers].flatMap((entry) => entry.roots))].filter((root) =>
+    !wide(root)
+  );
+  const pinned = await pinPaths(roots, { maxFiles: MAX_CODE_FILES, maxBytes: MAX_CODE_BYTES }, book);
+  const code: Record<string, string> = {};
+  for (const [file, digest] of pinned.files) code[keyOf(file, dir)] = digest;
+  const codeRoots = (paths: readonly string[]): CodeRoot[] =>
+    paths.map((root) => {
+      let folder = false;
+      try {
+        folder = Deno.statSync(root).isDirectory;
+      } catch {
+        // Gone since: counted as a file of none.
+      }
+      const files = [...pinned.files.keys()].filter((file) => file === root || file.startsWith(`${root}/`));
+      const key = keyOf(root, dir);
+      const path = folder ? `${key === "." ? "." : key}/` : key;
+      return folder && wide(root) ? { path, files: 0, wide: true } : { path, files: files.length };
+    });
   const own = await ownFiles(dir, book);
   const summary: TrustSummary = {
     manifest: await sha256(bytes),
-    tools,
+    tools: tools.map(({ roots, ...tool }) => roots.length === 0 ? tool : { ...tool, code: codeRoots(roots) }),
+    servers: servers.map(({ roots, ...server }) => ({ ...server, code: codeRoots(roots) })),
     files: own.files,
     filesComplete: own.complete,
+    code,
+    ...(pinned.capped === undefined ? {} : { codeCapped: pinned.capped }),
   };
   const digest = await sha256(JSON.stringify({ version: TRUST_VERSION, ...summary }));
-  return { path, realPath, text, profiles, summary, digest, programs, digests: book.made };
-}
-
-/**
- * Whether a pinned program is still what was trusted: the same file untouched (its identity and times), or, when
- * the file was touched or its times cannot tell, the same bytes.
- *
- * @example
- * ```ts
- * import { stillPinned } from "./trust.ts";
- * // if (!(await stillPinned(tool.program, pinned))) refuse the call
- * ```
- */
-export async function stillPinned(path: string, pinned: PinnedProgram): Promise<boolean> {
-  let info: Deno.FileInfo;
-  try {
-    info = Deno.statSync(path);
-  } catch {
-    return false;
-  }
-  if (!pinned.racy && stampOf(info) === pinned.stamp) return true;
-  const again = await pinProgram(path);
-  return typeof again !== "string" && again.digest === pinned.digest;
+  return {
+    path,
+    realPath,
+    text,
+    profiles,
+    summary,
+    digest,
+    programs,
+    code: pinned.pinned,
+    codePaths: [...new Set(codePaths)],
+    digests: book.made,
+  };
 }

@@ -31,7 +31,7 @@ import { stateRoot } from "../state/state.ts";
 import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "../manifest/tool_belt.ts";
 import { prepareDir } from "../state/private_dir.ts";
 import { programNeeds } from "./program_needs.ts";
-import { stillPinned } from "../manifest/trust.ts";
+import { untrustedStart } from "../manifest/trust_check.ts";
 import type { CallCredential } from "../manifest/credentials.ts";
 
 /** Where a call with bound credentials finds the CA bundle it trusts (the system's CAs and the run's). */
@@ -190,18 +190,9 @@ export class ToolLauncher {
           `starts again.`,
       );
     }
-    const pinned = this.#options.manifest.pinned;
-    if (pinned !== undefined && tool.builtin === undefined) {
-      // A trusted manifest's program runs only as it was trusted: not one swapped or rewritten since.
-      const trusted = pinned.get(tool.program);
-      if (trusted === undefined || !(await stillPinned(tool.program, trusted))) {
-        return refused(
-          "rejected",
-          `The tool's program ${tool.program} is not what the user trusted (it changed, or could not be read, ` +
-            "when the manifest was trusted); it was not run. The user can check it and run `toolgate trust`.",
-        );
-      }
-    }
+    // A trusted manifest's program and the code its command line names run only as the user trusted them.
+    const untrusted = await untrustedStart(this.#options.manifest, tool, this.#options.workspace);
+    if (untrusted !== undefined) return refused("rejected", untrusted);
     const outside = this.#escapedBin(tool);
     if (outside !== undefined) {
       return refused(
