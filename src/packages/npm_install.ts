@@ -1,0 +1,243 @@
+/**
+ * Installs an npm package server: `npm install --ignore-scripts` of the exact spec into a staging folder, confined
+ * (it writes that folder only and reaches the registry npm is configured for only), the versions and integrities
+ * read from the lockfile npm wrote, then moved to its content-addressed folder and made read-only. The server then
+ * runs the package's bin under Node.
+ * Not here: PyPI packages (`pip_install.ts`), the record of installs (`package_store.ts`).
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { findProgram } from "../base/find_program.ts";
+import { isAbsolute, join, normalize } from "../base/paths.ts";
+import { isRecord } from "../contract.ts";
+import { FALLBACK_PATH, type ToolLauncher } from "../sandbox/tool_launch.ts";
+import { runStep } from "./install_step.ts";
+import type { PackageEntry } from "./package_entry.ts";
+import { removeTree, setWritable } from "./package_store.ts";
+import { treeDigest } from "./tree_digest.ts";
+
+/** What an install made: where, which versions, and what the server runs. */
+export interface MadeInstall {
+  readonly version: string;
+  readonly lock: Readonly<Record<string, string>>;
+  readonly dir: string;
+  readonly digest: string;
+  readonly stamp: string;
+  readonly runtime: string;
+  readonly program: string;
+  readonly reads: readonly string[];
+}
+
+/** What an installer needs: the launcher that confines its steps, toolgate's environment, the installs' folder. */
+export interface InstallContext {
+  readonly launcher: ToolLauncher;
+  readonly env: Readonly<Record<string, string>>;
+  /** The installs' folder (`package_store.ts`'s `packagesRoot`). */
+  readonly root: string;
+  /** Whether the package's install scripts may run (the entry's `allowScripts`). */
+  readonly allowScripts: boolean;
+}
+
+/** An install that cannot be made: its one line. */
+export class InstallError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "InstallError";
+  }
+}
+
+/** Runs `program args` on the host (a question to a package manager's configuration): its stdout, trimmed. */
+export async function hostOutput(
+  program: string,
+  args: string[],
+  env: Readonly<Record<string, string>>,
+): Promise<string | undefined> {
+  try {
+    const out = await new Deno.Command(program, {
+      args,
+      env: { ...env },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "null",
+    })
+      .output();
+    return out.success ? new TextDecoder().decode(out.stdout).trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `npm config get A B C`'s answer (`a=1` lines; one key alone: its value): by key, unset ones left out. */
+function npmSettings(text: string): Map<string, string> {
+  const settings = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    const at = line.indexOf("=");
+    const value = line.slice(at + 1).trim();
+    if (at > 0 && value !== "" && value !== "null" && value !== "undefined") {
+      settings.set(line.slice(0, at).trim(), value);
+    }
+  }
+  return settings;
+}
+
+/** `host:port` of a registry URL, as the egress proxy matches it. */
+export function hostOf(url: URL): string {
+  return `${url.hostname}:${url.port || (url.protocol === "http:" ? "80" : "443")}`;
+}
+
+/**
+ * Moves a finished staging folder to its content-addressed place `root/<sha256 of lock>`, read-only; an identical
+ * install already there is kept. Returns the folder and its tree's digest.
+ */
+export function settle(
+  root: string,
+  staging: string,
+  lockText: string,
+): { dir: string; digest: string; stamp: string } {
+  const dir = join(root, createHash("sha256").update(lockText).digest("hex"));
+  const fresh = treeDigest(staging);
+  let existing: string | undefined;
+  try {
+    existing = treeDigest(dir).digest;
+  } catch {
+    existing = undefined;
+  }
+  if (existing === fresh.digest) {
+    removeTree(staging);
+  } else {
+    removeTree(dir);
+    Deno.renameSync(staging, dir);
+  }
+  setWritable(dir, false);
+  const made = treeDigest(dir);
+  return { dir, digest: made.digest, stamp: made.stamp };
+}
+
+/** The bin a package runs for the entry: its only one, or the one named (by the entry, or like the package). */
+function binOf(manifest: Record<string, unknown>, name: string, wanted?: string): string | undefined {
+  const bin = manifest.bin;
+  const unscoped = name.replace(/^@[^/]+\//, "");
+  if (typeof bin === "string") return wanted === undefined || wanted === unscoped ? bin : undefined;
+  if (!isRecord(bin)) return undefined;
+  const entries = Object.entries(bin).filter((entry): entry is [string, string] =>
+    typeof entry[1] === "string"
+  );
+  if (wanted !== undefined) return entries.find(([key]) => key === wanted)?.[1];
+  if (entries.length === 1) return entries[0][1];
+  return entries.find(([key]) => key === unscoped)?.[1];
+}
+
+/**
+ * Installs `entry` (at `version`, the one pinned earlier, when the entry names none and no update was asked).
+ * Throws {@linkcode InstallError}.
+ *
+ * @example
+ * ```ts ignore
+ * // Ignored: it installs from the registry.
+ * const made = await installNpm(entry, undefined, { launcher, env, root, allowScripts: false });
+ * made.version; // "2025.8.21"
+ * ```
+ */
+export async function installNpm(entry: PackageEntry, version: string | undefined, context: InstallContext) {
+  const { env, root } = context;
+  const path = env.PATH ?? FALLBACK_PATH;
+  const npm = findProgram("npm", path);
+  if (npm === undefined) {
+    throw new InstallError(`npm is not found on PATH (${path}): toolgate installs npm packages with it`);
+  }
+  const settings = npmSettings(
+    await hostOutput(npm, ["config", "get", "registry", "cafile", "strict-ssl"], env) ?? "",
+  );
+  const registryText = settings.get("registry") ?? "https://registry.npmjs.org/";
+  if (!URL.canParse(registryText)) throw new InstallError(`npm's registry is not a URL: ${registryText}`);
+  const registry = new URL(registryText);
+  // The certificates npm trusts here (a company's proxy's CA): the same inside, read-only.
+  const cafile = settings.get("cafile");
+  const extraCa = env.NODE_EXTRA_CA_CERTS;
+  const trusts: Record<string, string> = {};
+  if (cafile !== undefined && isAbsolute(cafile)) trusts.npm_config_cafile = cafile;
+  if (extraCa !== undefined && isAbsolute(extraCa)) trusts.NODE_EXTRA_CA_CERTS = extraCa;
+  if (settings.get("strict-ssl") === "false") trusts.npm_config_strict_ssl = "false";
+  Deno.mkdirSync(root, { recursive: true });
+  const staging = Deno.makeTempDirSync({ dir: root, prefix: ".staging-" });
+  try {
+    Deno.writeTextFileSync(
+      join(staging, "package.json"),
+      '{ "name": "toolgate-install", "private": true }\n',
+    );
+    const spec = `${entry.name}@${version ?? entry.version ?? "latest"}`;
+    const done = await runStep(context.launcher, {
+      what: `npm install ${spec}`,
+      program: npm,
+      args: [
+        "install",
+        "--prefix",
+        staging,
+        "--no-audit",
+        "--no-fund",
+        "--save-exact",
+        "--no-update-notifier",
+        "--fetch-retries",
+        "1",
+        ...(context.allowScripts ? [] : ["--ignore-scripts"]),
+        "--registry",
+        registry.href,
+        "--cache",
+        join(staging, ".cache"),
+        spec,
+      ],
+      write: [staging],
+      read: [cafile, extraCa].filter((file): file is string => file !== undefined && isAbsolute(file)),
+      net: [hostOf(registry)],
+      env: {
+        ...trusts,
+        HOME: join(staging, ".home"),
+        npm_config_userconfig: join(staging, ".npmrc"),
+        npm_config_loglevel: "error",
+      },
+    }, path);
+    if (!done.ok) throw new InstallError(done.message);
+    // npm's cache and home are not part of the install.
+    for (const name of [".cache", ".home", ".npmrc"]) removeTree(join(staging, name));
+    const lockText = Deno.readTextFileSync(join(staging, "package-lock.json"));
+    const lockFile = JSON.parse(lockText);
+    const packages = isRecord(lockFile) && isRecord(lockFile.packages) ? lockFile.packages : {};
+    const lock: Record<string, string> = {};
+    for (const [key, value] of Object.entries(packages)) {
+      if (!key.startsWith("node_modules/") || !isRecord(value) || value.link === true) continue;
+      const name = key.slice(key.lastIndexOf("node_modules/") + "node_modules/".length);
+      lock[`${name}@${value.version}`] = typeof value.integrity === "string" ? value.integrity : "none";
+    }
+    const own = packages[`node_modules/${entry.name}`];
+    if (!isRecord(own) || typeof own.version !== "string") {
+      throw new InstallError(`npm installed no ${entry.name}`);
+    }
+    const sorted = Object.fromEntries(Object.entries(lock).sort(([a], [b]) => a.localeCompare(b)));
+    const settled = settle(root, staging, JSON.stringify({ npm: sorted, scripts: context.allowScripts }));
+    const packageDir = join(settled.dir, "node_modules", entry.name);
+    const manifest = JSON.parse(Deno.readTextFileSync(join(packageDir, "package.json")));
+    const bin = isRecord(manifest) ? binOf(manifest, entry.name, entry.bin) : undefined;
+    if (bin === undefined) {
+      throw new InstallError(
+        `${entry.name}@${own.version} has no program ${
+          entry.bin ?? "to run"
+        } (its package.json "bin" names none)`,
+      );
+    }
+    const program = normalize(join(packageDir, bin));
+    if (!program.startsWith(`${packageDir}/`)) {
+      throw new InstallError(`${entry.name}'s bin leaves its folder: ${bin}`);
+    }
+    return {
+      version: own.version,
+      lock: sorted,
+      ...settled,
+      runtime: "node",
+      program,
+      reads: [],
+    } as MadeInstall;
+  } finally {
+    removeTree(staging);
+  }
+}
