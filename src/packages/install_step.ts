@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { isWithin } from "../base/paths.ts";
 import { DEFAULT_LIMITS, type PermissionProfile } from "../manifest/profiles.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { FALLBACK_PATH, PROXY_ENV, type ToolLauncher } from "../sandbox/tool_launch.ts";
@@ -82,11 +83,9 @@ export async function runStep(
     profile,
     present: true,
   });
-  const launch = await launcher.launch(spec, {
-    program: step.program,
-    args: step.args,
-    files: [step.program],
-  });
+  // A program inside a folder the step writes (a venv's python) is shown with it, not bound on its own.
+  const files = step.write.some((dir) => isWithin(step.program, dir)) ? [] : [step.program];
+  const launch = await launcher.launch(spec, { program: step.program, args: step.args, files });
   if (!launch.ok) return { ok: false, message: `${step.what} cannot run: ${launch.envelope.message}` };
   const env: Record<string, string> = { PATH: path, ...step.env };
   if (launch.unregister) Object.assign(env, PROXY_ENV, launch.env ?? {});

@@ -9,10 +9,11 @@
  */
 import { createHash } from "node:crypto";
 import { findProgram } from "../base/find_program.ts";
-import { isAbsolute, join, normalize } from "../base/paths.ts";
+import { join, normalize } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
 import { FALLBACK_PATH, type ToolLauncher } from "../sandbox/tool_launch.ts";
 import { runStep } from "./install_step.ts";
+import { npmSources } from "./registry_settings.ts";
 import type { PackageEntry } from "./package_entry.ts";
 import { removeTree, setWritable } from "./package_store.ts";
 import { treeDigest } from "./tree_digest.ts";
@@ -45,45 +46,6 @@ export class InstallError extends Error {
     super(message);
     this.name = "InstallError";
   }
-}
-
-/** Runs `program args` on the host (a question to a package manager's configuration): its stdout, trimmed. */
-export async function hostOutput(
-  program: string,
-  args: string[],
-  env: Readonly<Record<string, string>>,
-): Promise<string | undefined> {
-  try {
-    const out = await new Deno.Command(program, {
-      args,
-      env: { ...env },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "null",
-    })
-      .output();
-    return out.success ? new TextDecoder().decode(out.stdout).trim() : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** `npm config get A B C`'s answer (`a=1` lines; one key alone: its value): by key, unset ones left out. */
-function npmSettings(text: string): Map<string, string> {
-  const settings = new Map<string, string>();
-  for (const line of text.split("\n")) {
-    const at = line.indexOf("=");
-    const value = line.slice(at + 1).trim();
-    if (at > 0 && value !== "" && value !== "null" && value !== "undefined") {
-      settings.set(line.slice(0, at).trim(), value);
-    }
-  }
-  return settings;
-}
-
-/** `host:port` of a registry URL, as the egress proxy matches it. */
-export function hostOf(url: URL): string {
-  return `${url.hostname}:${url.port || (url.protocol === "http:" ? "80" : "443")}`;
 }
 
 /**
@@ -146,19 +108,8 @@ export async function installNpm(entry: PackageEntry, version: string | undefine
   if (npm === undefined) {
     throw new InstallError(`npm is not found on PATH (${path}): toolgate installs npm packages with it`);
   }
-  const settings = npmSettings(
-    await hostOutput(npm, ["config", "get", "registry", "cafile", "strict-ssl"], env) ?? "",
-  );
-  const registryText = settings.get("registry") ?? "https://registry.npmjs.org/";
-  if (!URL.canParse(registryText)) throw new InstallError(`npm's registry is not a URL: ${registryText}`);
-  const registry = new URL(registryText);
-  // The certificates npm trusts here (a company's proxy's CA): the same inside, read-only.
-  const cafile = settings.get("cafile");
-  const extraCa = env.NODE_EXTRA_CA_CERTS;
-  const trusts: Record<string, string> = {};
-  if (cafile !== undefined && isAbsolute(cafile)) trusts.npm_config_cafile = cafile;
-  if (extraCa !== undefined && isAbsolute(extraCa)) trusts.NODE_EXTRA_CA_CERTS = extraCa;
-  if (settings.get("strict-ssl") === "false") trusts.npm_config_strict_ssl = "false";
+  const sources = npmSources(env);
+  if (sources === undefined) throw new InstallError(`npm is not found on PATH (${path})`);
   Deno.mkdirSync(root, { recursive: true });
   const staging = Deno.makeTempDirSync({ dir: root, prefix: ".staging-" });
   try {
@@ -181,17 +132,15 @@ export async function installNpm(entry: PackageEntry, version: string | undefine
         "--fetch-retries",
         "1",
         ...(context.allowScripts ? [] : ["--ignore-scripts"]),
-        "--registry",
-        registry.href,
         "--cache",
         join(staging, ".cache"),
         spec,
       ],
       write: [staging],
-      read: [cafile, extraCa].filter((file): file is string => file !== undefined && isAbsolute(file)),
-      net: [hostOf(registry)],
+      read: sources.read,
+      net: sources.net,
       env: {
-        ...trusts,
+        ...sources.env,
         HOME: join(staging, ".home"),
         npm_config_userconfig: join(staging, ".npmrc"),
         npm_config_loglevel: "error",

@@ -13,13 +13,8 @@ import type { SandboxMode } from "../sandbox/sandbox.ts";
 import { ToolLauncher } from "../sandbox/tool_launch.ts";
 import { stillInstalled } from "./installed_server.ts";
 import { serverEntryOf } from "./package_entry.ts";
-import {
-  type InstalledPackage,
-  packagesRoot,
-  readInstalls,
-  requestOf,
-  writeInstalls,
-} from "./package_store.ts";
+import { type InstalledPackage, readInstalls, requestOf, writeInstalls } from "./package_store.ts";
+import { packagesRoot } from "./packages_root.ts";
 import { type InstallContext, InstallError, installNpm, type MadeInstall } from "./npm_install.ts";
 import { installPip } from "./pip_install.ts";
 

@@ -9,12 +9,12 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { dirname, isAbsolute, join } from "../base/paths.ts";
+import { dirname, join } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
 import { trustDir } from "../manifest/trust_record.ts";
 import { ensurePrivateDir } from "../state/private_dir.ts";
 import { readPrivateText, writePrivateText } from "../state/private_file.ts";
-import { fnv1a64, StateDirError } from "../state/state.ts";
+import { fnv1a64 } from "../state/state.ts";
 import type { PackageEntry } from "./package_entry.ts";
 
 /** One server's install, as toolgate made and pinned it. */
@@ -45,28 +45,6 @@ export interface InstalledPackage {
 }
 
 const RECORD_VERSION = 1;
-
-/**
- * The folder installs live in: `$XDG_DATA_HOME/toolgate/packages`, else `$HOME/.local/share/toolgate/packages`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { packagesRoot } from "./package_store.ts";
- * assert.deepEqual(packagesRoot({ HOME: "/home/me" }), "/home/me/.local/share/toolgate/packages");
- * ```
- */
-export function packagesRoot(env: Readonly<Record<string, string>>): string {
-  const data = env.XDG_DATA_HOME;
-  if (data !== undefined && isAbsolute(data)) return join(data, "toolgate", "packages");
-  const home = env.HOME;
-  if (home === undefined || !isAbsolute(home)) {
-    throw new StateDirError(
-      "neither XDG_DATA_HOME nor HOME is set to an absolute path: toolgate has no place for installs",
-    );
-  }
-  return join(home, ".local", "share", "toolgate", "packages");
-}
 
 /**
  * The digest of what an entry asks to install: the registry, the package, the version written, the program and

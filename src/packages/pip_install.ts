@@ -9,74 +9,14 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { findProgram } from "../base/find_program.ts";
-import { dirname, isAbsolute, join } from "../base/paths.ts";
+import { join } from "../base/paths.ts";
 import { FALLBACK_PATH } from "../sandbox/tool_launch.ts";
 import { runStep } from "./install_step.ts";
 import type { PackageEntry } from "./package_entry.ts";
 import { removeTree, setWritable } from "./package_store.ts";
-import { hostOf, hostOutput, type InstallContext, InstallError, type MadeInstall } from "./npm_install.ts";
+import { type InstallContext, InstallError, type MadeInstall } from "./npm_install.ts";
+import { pipSettings, pipSources, pythonOf } from "./registry_settings.ts";
 import { treeDigest } from "./tree_digest.ts";
-
-/** pip's settings that say where packages come from, as variables; the folders and hosts they name. */
-export interface PipSources {
-  readonly env: Readonly<Record<string, string>>;
-  readonly read: readonly string[];
-  readonly net: readonly string[];
-}
-
-const SOURCE_KEYS = [
-  "index-url",
-  "extra-index-url",
-  "find-links",
-  "constraint",
-  "cert",
-  "no-index",
-  "trusted-host",
-];
-
-/**
- * pip's package sources from `pip config list` lines (`global.index-url='https://...'`): as `PIP_*` variables for
- * a pip that reads no configuration file, with the local folders to show it and the hosts it may reach.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { pipSources } from "./pip_install.ts";
- * const sources = pipSources("global.extra-index-url='file:///opt/simple'\n:env:.find-links='/opt/wheels'");
- * assert.deepEqual(sources.read, ["/opt/simple", "/opt/wheels"]);
- * assert.deepEqual(sources.net, ["pypi.org:443", "files.pythonhosted.org:443"]);
- * ```
- */
-export function pipSources(configList: string): PipSources {
-  const values = new Map<string, string>();
-  for (const line of configList.split("\n")) {
-    const match = /^([^=]+)\.([a-z-]+)='(.*)'$/.exec(line.trim());
-    if (match !== null && SOURCE_KEYS.includes(match[2])) values.set(match[2], match[3]);
-  }
-  const env: Record<string, string> = {};
-  const read = new Set<string>();
-  const net = new Set<string>();
-  const place = (value: string) => {
-    if (value.startsWith("file://")) read.add(decodeURIComponent(new URL(value).pathname).replace(/\/$/, ""));
-    else if (/^https?:\/\//.test(value) && URL.canParse(value)) net.add(hostOf(new URL(value)));
-    else if (isAbsolute(value)) read.add(value);
-  };
-  for (const [key, value] of values) {
-    env[`PIP_${key.toUpperCase().replaceAll("-", "_")}`] = value;
-    if (key === "constraint" || key === "cert") {
-      if (isAbsolute(value)) read.add(key === "cert" ? dirname(value) : value);
-    } else if (key !== "no-index" && key !== "trusted-host") {
-      for (const part of value.split(/\s+/)) place(part);
-    }
-  }
-  if (!values.has("index-url") && values.get("no-index") === undefined) {
-    net.add("pypi.org:443");
-  }
-  // The index's files are served from another host than its pages.
-  if (net.has("pypi.org:443")) net.add("files.pythonhosted.org:443");
-  return { env, read: [...read], net: [...net] };
-}
 
 /** A distribution file's name and version: `name-1.2(-build)-py3-none-any.whl` or `name-1.2.tar.gz`. */
 function distribution(file: string): { name: string; version: string } | undefined {
@@ -108,21 +48,15 @@ export async function installPip(
 ): Promise<MadeInstall> {
   const { env, root } = context;
   const path = env.PATH ?? FALLBACK_PATH;
-  const found = findProgram("python3", path);
+  const found = pythonOf(env);
   if (found === undefined) {
     throw new InstallError(
-      `python3 is not found on PATH (${path}): toolgate installs PyPI packages into a venv with it`,
+      `python3 is not found on PATH (${path}), or does not run: toolgate installs PyPI packages into a venv with it`,
     );
   }
-  const facts = await hostOutput(found, [
-    "-c",
-    "import sys, json; print(json.dumps([sys.executable, sys.base_prefix]))",
-  ], env);
-  if (facts === undefined) throw new InstallError(`${found} does not run`);
-  const [executable, base] = JSON.parse(facts) as [string, string];
-  const python = Deno.realPathSync(executable);
-  const prefix = Deno.realPathSync(base);
-  const sources = pipSources(await hostOutput(python, ["-m", "pip", "config", "list"], env) ?? "");
+  const python = found.executable;
+  const prefix = found.prefix;
+  const sources = pipSettings(env) ?? pipSources("");
   Deno.mkdirSync(root, { recursive: true });
   const staging = Deno.makeTempDirSync({ dir: root, prefix: ".staging-" });
   const pipEnv = {
@@ -196,7 +130,7 @@ export async function installPip(
       const { PIP_CONSTRAINT: _constraint, ...offline } = pipEnv as Record<string, string>;
       for (
         const step of [
-          { what: "python3 -m venv", program: python, args: ["-m", "venv", dir] },
+          { what: "python3 -m venv", program: python, args: ["-m", "venv", "--copies", dir] },
           {
             what: `pip install ${requirement}`,
             program: join(dir, "bin", "python"),
