@@ -28,6 +28,8 @@ import { installGrants } from "../packages/registry_settings.ts";
  */
 export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "tools",
+  // `trust --update NAME`: the package servers to install again (src/packages/).
+  "update",
   "tool-timeout",
   "kill-grace",
   "max-output-bytes",
