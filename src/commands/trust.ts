@@ -1,5 +1,13 @@
 /** The `trust` command: trusts the manifest a run here would use, showing what it trusts. @module */
-import { type Command, CommandFailure, EXIT, expectPositionals, flag, stringOption } from "./cli.ts";
+import {
+  type Command,
+  CommandFailure,
+  EXIT,
+  expectPositionals,
+  flag,
+  stringOption,
+  UsageError,
+} from "./cli.ts";
 import { isOwnManifest } from "../manifest/manifest_location.ts";
 import { stateRoot } from "../state/state.ts";
 import { readManifestContent } from "../manifest/trust.ts";
@@ -90,6 +98,14 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   // Package servers (npx, uvx, ...) are installed, pinned, before they start to be listed.
   const { installPackages } = await import("../packages/package_install.ts");
   const update = stringOption(parsed, "update");
+  const names = update === undefined || update === "all" ? [] : update.split(",").map((name) => name.trim());
+  const unknown = names.find((name) => !loaded.manifest.servers.some((server) => server.name === name));
+  if (unknown !== undefined) {
+    throw new UsageError(
+      `--update ${JSON.stringify(unknown)}: the manifest has no MCP server of that name`,
+      "trust",
+    );
+  }
   const installed = await installPackages({
     manifest: loaded.manifest,
     manifestRealPath: realPath,
@@ -98,7 +114,7 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
     workspace: await Deno.realPath(settings.cwd),
     sandbox: settings.sandbox,
     bwrap: io.env.TOOLGATE_BWRAP || undefined,
-    update: update === "all" ? true : new Set(update?.split(",").map((name) => name.trim()) ?? []),
+    update: update === "all" ? true : new Set(names),
     progress: (line) => io.stderr(`${line}\n`),
   });
   if (installed.lines.length > 0) {
