@@ -17,7 +17,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/clien
 import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { readInstalls, removeTree } from "../src/packages/package_store.ts";
 import { envelope, project, skipOrFail } from "./gateway_support.ts";
-import { denoDir, launcherArgs, tempDir } from "./support.ts";
+import { denoDir, launcherArgs, launcherArgv, runProgram, tempDir } from "./support.ts";
 
 const run = async (program: string, args: string[], env: Record<string, string> = {}) => {
   try {
@@ -381,5 +381,50 @@ Deno.test({
     } finally {
       removeTree(store);
     }
+  },
+});
+
+/** Can this test hide bwrap in a mount namespace of its own? Why not, or `undefined`. */
+async function cannotHideBwrap(): Promise<string | undefined> {
+  const script = 'b="$(command -v bwrap)" && mount --bind /dev/null "$b" && ! test -x "$b"';
+  const probe = await new Deno.Command("unshare", { args: ["-m", "sh", "-c", script], stderr: "piped" })
+    .output()
+    .catch((error) => error as Error);
+  if (probe instanceof Error) return `unshare cannot run: ${probe.message}`;
+  return probe.success
+    ? undefined
+    : `unshare -m cannot hide bwrap here: ${new TextDecoder().decode(probe.stderr)}`;
+}
+
+Deno.test({
+  name:
+    "packages: with bubblewrap hidden, trust installs nothing and says in one line per server that the install cannot be confined",
+  ignore: skipOrFail("packages_test (no bubblewrap)", await cannotHideBwrap()) !== undefined,
+  async fn() {
+    await using p = await project({
+      memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] },
+      time: { command: "uvx", args: ["mcp-server-time"] },
+    });
+    const script = 'mount --bind /dev/null "$(command -v bwrap)" || exit 97; exec "$@"';
+    const trusted = await runProgram(
+      "unshare",
+      ["-m", "sh", "-c", script, "sh", ...launcherArgv(["trust"])],
+      {
+        cwd: p.dir.path,
+        env: p.env,
+      },
+    );
+    for (const server of ["memory: npx @modelcontextprotocol/server-memory", "time: uvx mcp-server-time"]) {
+      const line = trusted.stdout.split("\n").find((text) => text.trim().startsWith(server)) ?? "";
+      assert.match(
+        line,
+        /cannot be installed: .* cannot run: It cannot be confined here .*--sandbox off/,
+        trusted.stdout,
+      );
+    }
+    assert.doesNotMatch(trusted.stderr, /NotCapable|Requires|\n\s+at /);
+    // Nothing is left in the store: no install, no staging folder.
+    const store = join(p.state.path, ".local", "share", "toolgate", "packages");
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(store)).catch(() => []), []);
   },
 });

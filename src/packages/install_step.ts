@@ -86,7 +86,13 @@ export async function runStep(
   // A program inside a folder the step writes (a venv's python) is shown with it, not bound on its own.
   const files = step.write.some((dir) => isWithin(step.program, dir)) ? [] : [step.program];
   const launch = await launcher.launch(spec, { program: step.program, args: step.args, files });
-  if (!launch.ok) return { ok: false, message: `${step.what} cannot run: ${launch.envelope.message}` };
+  if (!launch.ok) {
+    const said = launch.envelope.message.replace(/^The tool cannot/, "It cannot").replace(
+      /^The tool's/,
+      "Its",
+    );
+    return { ok: false, message: `${step.what} cannot run: ${said}` };
+  }
   const env: Record<string, string> = { PATH: path, ...step.env };
   if (launch.unregister) Object.assign(env, PROXY_ENV, launch.env ?? {});
   const group = launcher.groupLauncher(launch);
