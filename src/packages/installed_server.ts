@@ -23,7 +23,22 @@ export interface InstalledServerOptions {
   readonly manifest?: string;
 }
 
-/** Is the install's tree the one pinned? Its stamp first (nothing read), its bytes when the stamp moved. */
+/**
+ * Is the install's tree the one pinned? Its stamp first (nothing read), its bytes when the stamp moved.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { stillInstalled } from "./installed_server.ts";
+ * import { treeDigest } from "./tree_digest.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/index.js`, "1");
+ * const install = { ...treeDigest(dir), dir } as unknown as Parameters<typeof stillInstalled>[0];
+ * assert.equal(stillInstalled(install), true);
+ * Deno.writeTextFileSync(`${dir}/index.js`, "2");
+ * assert.equal(stillInstalled(install), false);
+ * ```
+ */
 export function stillInstalled(install: InstalledPackage): boolean {
   try {
     return treeStamp(install.dir) === install.stamp || treeDigest(install.dir).digest === install.digest;

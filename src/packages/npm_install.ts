@@ -11,48 +11,19 @@ import { createHash } from "node:crypto";
 import { findProgram } from "../base/find_program.ts";
 import { join, normalize } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
-import { FALLBACK_PATH, type ToolLauncher } from "../sandbox/tool_launch.ts";
+import { FALLBACK_PATH } from "../sandbox/tool_launch.ts";
 import { runStep } from "./install_step.ts";
+import { type InstallContext, InstallError, type MadeInstall } from "./installer.ts";
 import { npmSources } from "./registry_settings.ts";
 import type { PackageEntry } from "./package_entry.ts";
 import { removeTree, setWritable } from "./package_store.ts";
 import { treeDigest } from "./tree_digest.ts";
 
-/** What an install made: where, which versions, and what the server runs. */
-export interface MadeInstall {
-  readonly version: string;
-  readonly lock: Readonly<Record<string, string>>;
-  readonly dir: string;
-  readonly digest: string;
-  readonly stamp: string;
-  readonly runtime: string;
-  readonly program: string;
-  readonly reads: readonly string[];
-}
-
-/** What an installer needs: the launcher that confines its steps, toolgate's environment, the installs' folder. */
-export interface InstallContext {
-  readonly launcher: ToolLauncher;
-  readonly env: Readonly<Record<string, string>>;
-  /** The installs' folder (`package_store.ts`'s `packagesRoot`). */
-  readonly root: string;
-  /** Whether the package's install scripts may run (the entry's `allowScripts`). */
-  readonly allowScripts: boolean;
-}
-
-/** An install that cannot be made: its one line. */
-export class InstallError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "InstallError";
-  }
-}
-
 /**
  * Moves a finished staging folder to its content-addressed place `root/<sha256 of lock>`, read-only; an identical
  * install already there is kept. Returns the folder and its tree's digest.
  */
-export function settle(
+function settle(
   root: string,
   staging: string,
   lockText: string,

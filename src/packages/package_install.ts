@@ -15,7 +15,8 @@ import { stillInstalled } from "./installed_server.ts";
 import { serverEntryOf } from "./package_entry.ts";
 import { type InstalledPackage, readInstalls, requestOf, writeInstalls } from "./package_store.ts";
 import { packagesRoot } from "./packages_root.ts";
-import { type InstallContext, InstallError, installNpm, type MadeInstall } from "./npm_install.ts";
+import { type InstallContext, InstallError, type MadeInstall } from "./installer.ts";
+import { installNpm } from "./npm_install.ts";
 import { installPip } from "./pip_install.ts";
 
 /** What {@linkcode installPackages} needs. */

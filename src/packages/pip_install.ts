@@ -14,7 +14,7 @@ import { FALLBACK_PATH } from "../sandbox/tool_launch.ts";
 import { runStep } from "./install_step.ts";
 import type { PackageEntry } from "./package_entry.ts";
 import { removeTree, setWritable } from "./package_store.ts";
-import { type InstallContext, InstallError, type MadeInstall } from "./npm_install.ts";
+import { type InstallContext, InstallError, type MadeInstall } from "./installer.ts";
 import { pipSettings, pipSources, pythonOf } from "./registry_settings.ts";
 import { treeDigest } from "./tree_digest.ts";
 
