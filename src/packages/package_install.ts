@@ -93,8 +93,10 @@ export async function installPackages(options: InstallPackagesOptions): Promise<
       failed.push(server.name);
       continue;
     }
+    const named = options.update !== true && options.update.has(server.name);
     if (entry.kind === "plain") {
       if (entry.note !== undefined) lines.push(`${server.name}: ${entry.note}`);
+      else if (named) lines.push(`${server.name}: runs ${server.command} as written: nothing to update`);
       continue;
     }
     const allowScripts = server.allowScripts === true;
@@ -142,7 +144,9 @@ export async function installPackages(options: InstallPackagesOptions): Promise<
     const change = previous === undefined
       ? "installed"
       : previous.version === made.version
-      ? `installed again (version ${made.version} unchanged)`
+      ? `installed again (version ${made.version} unchanged${
+        update && entry.version !== undefined ? `: the entry names ${entry.version}, edit it to move` : ""
+      })`
       : `updated ${previous.name}@${previous.version} -> ${made.version}`;
     lines.push(
       `${server.name}: ${entry.written} -> ${entry.name}@${made.version} (${
