@@ -25,6 +25,8 @@ const SRC = join(REPO, "src");
  *   manifests' JSONC and converts servers as the manifest does, and keeps backups in state; a peer of process.
  * - policy, sandbox: whether a call runs, and how it is confined. Peers: neither imports the other.
  * - run: the one pipeline (executor, jobs, scheduler, audit records, store_secret).
+ * - packages: package servers (npx, uvx, ...) installed at trust, confined through the launcher, and the entry a
+ *   server runs from its install; the gateway and `trust` ask it. A peer of run: neither imports the other.
  * - launcher, ui: toolgate's own grants and start-up record; presentation shared by the front ends. Peers.
  * - front ends (commands, agent, mcp, pool, gateway, console, build, belt) and the entries (main, mod, launch).
  */
@@ -38,6 +40,7 @@ const RANK: Record<string, number> = {
   policy: 5,
   sandbox: 5,
   run: 6,
+  packages: 6,
   launcher: 7,
   ui: 7,
 };

@@ -1,5 +1,13 @@
 /** The `trust` command: trusts the manifest a run here would use, showing what it trusts. @module */
-import { type Command, CommandFailure, EXIT, expectPositionals, flag } from "./cli.ts";
+import {
+  type Command,
+  CommandFailure,
+  EXIT,
+  expectPositionals,
+  flag,
+  stringOption,
+  UsageError,
+} from "./cli.ts";
 import { isOwnManifest } from "../manifest/manifest_location.ts";
 import { stateRoot } from "../state/state.ts";
 import { NOT_COVERED, readManifestContent } from "../manifest/trust.ts";
@@ -13,9 +21,14 @@ import { executorFromArgs, executorSettings } from "./executor_options.ts";
 export const trustCommand: Command = {
   name: "trust",
   summary: "trust the manifest found here (its tools, profiles and programs, as they are now)",
-  usage: "toolgate trust [--tools PATH] [--forget]",
+  usage: "toolgate trust [--tools PATH] [--forget] [--update NAME[,NAME...]|all]",
   options: {
     forget: { type: "boolean", help: "forget the trust instead: its tools ask again before they run" },
+    update: {
+      type: "string",
+      value: "NAME",
+      help: "install these package servers (npx, uvx, ...) again at their newest version (all: every one)",
+    },
   },
   details: [
     "A tools.json found in this folder or above it runs only once you trusted that exact content: toolgate",
@@ -24,6 +37,8 @@ export const trustCommand: Command = {
     "A change to any of them is shown as what changed, and nothing runs until you trust it again. This command",
     "trusts the manifest a run here would use (or --tools PATH), and prints what it trusts. A manifest you name",
     "with --tools or TOOLGATE_TOOLS is trusted for that run; the built-in tool belt always is.",
+    "A server run by a package runner (npx, uvx, pipx run, deno run npm:) is installed here, once, confined and",
+    'pinned (docs/gateway.md, "Package servers"); --update NAME installs it again at its newest version.',
   ].join("\n"),
   async run(parsed, io) {
     expectPositionals(parsed, 0, "trust");
@@ -86,6 +101,33 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   const state = stateRoot(io.env);
   const before = readPins(state, realPath);
   const settings = { ...await executorSettings(parsed, io, "trust"), auditDir: null };
+  // Package servers (npx, uvx, ...) are installed, pinned, before they start to be listed.
+  const { installPackages } = await import("../packages/package_install.ts");
+  const update = stringOption(parsed, "update");
+  const names = update === undefined || update === "all" ? [] : update.split(",").map((name) => name.trim());
+  const unknown = names.find((name) => !loaded.manifest.servers.some((server) => server.name === name));
+  if (unknown !== undefined) {
+    throw new UsageError(
+      `--update ${JSON.stringify(unknown)}: the manifest has no MCP server of that name`,
+      "trust",
+    );
+  }
+  const installed = await installPackages({
+    manifest: loaded.manifest,
+    manifestRealPath: realPath,
+    state,
+    env: io.env,
+    workspace: await Deno.realPath(settings.cwd),
+    sandbox: settings.sandbox,
+    bwrap: io.env.TOOLGATE_BWRAP || undefined,
+    update: update === "all" ? true : new Set(names),
+    progress: (line) => io.stderr(`${line}\n`),
+  });
+  if (installed.lines.length > 0) {
+    await io.stdout(
+      ["the MCP servers' packages:", ...installed.lines.map((line) => `  ${line}`), ""].join("\n"),
+    );
+  }
   const { executor } = await executorFromArgs(parsed, io, loaded.manifest, "trust", settings, {
     jobs: false,
     gateway: false,

@@ -26,6 +26,7 @@ import { ChildTransport } from "./child_transport.ts";
 import { after, type CancelTimer } from "../base/timer.ts";
 import { HEADER_SECRET, type ServerSpec } from "../manifest/server_spec.ts";
 import type { GatewayWiring } from "../run/tool_gateway.ts";
+import { installedServer } from "../packages/installed_server.ts";
 
 /** How many times a server is started within a minute before toolgate stops starting it for that minute. */
 export const MAX_STARTS_PER_MINUTE = 3;
@@ -252,7 +253,10 @@ export class Upstream {
 
   /** Starts the stdio server under its profile, as the launcher starts a confined tool. */
   async #spawn(): Promise<Child> {
-    const { server, env: parent, launcher, workspace } = this.#options;
+    const { env: parent, launcher, workspace } = this.#options;
+    // A package server (npx, uvx, ...) runs the install `toolgate trust` made and pinned, never a download.
+    const server = installedServer(this.#options.server, { env: parent, manifest: this.#options.manifest });
+    if (typeof server === "string") throw new UpstreamError(server);
     const path = parent.PATH ?? FALLBACK_PATH;
     const command = server.command!;
     const program = command.includes("/")

@@ -19,6 +19,8 @@ import { TOOLGATE_CODE } from "../manifest/tool_belt.ts";
 import { locateManifest } from "../manifest/manifest_location.ts";
 import { programReads, realOr, trustedFacts } from "./manifest_facts.ts";
 import { tracesEndpoint } from "../run/tracing.ts";
+import { packagesRoot } from "../packages/packages_root.ts";
+import { installGrants } from "../packages/registry_settings.ts";
 
 /**
  * Options that take a value, of every command: their value is never the command's name. A test keeps this list
@@ -26,6 +28,8 @@ import { tracesEndpoint } from "../run/tracing.ts";
  */
 export const VALUE_OPTIONS: ReadonlySet<string> = new Set([
   "tools",
+  // `trust --update NAME`: the package servers to install again (src/packages/).
+  "update",
   "tool-timeout",
   "kill-grace",
   "max-output-bytes",
@@ -192,12 +196,16 @@ export async function planLaunch(
   // trusts it now: `trust` starts the manifest's MCP servers, as a run would, to pin their tools.
   const trusting = command === "trust" && !flags.has("forget");
   const workspace = realOr(at(values.get("cwd") ?? "."));
-  const { facts: { programs, toolEnv, egressHosts }, readable } = await trustedFacts(
+  const { facts: { programs, toolEnv, egressHosts: hosts }, readable } = await trustedFacts(
     location,
     env,
     trusting,
     workspace,
   );
+  // `trust` installs package servers (src/packages/): it asks npm and python3 for their settings, and its egress
+  // proxy reaches the registries they use here.
+  const installs = trusting ? installGrants(manifestPath, env) : undefined;
+  const egressHosts = [...hosts, ...installs?.hosts ?? []];
   const stateDirs: string[] = [];
   for (const root of [stateRoot, configRoot]) {
     try {
@@ -205,6 +213,13 @@ export async function planLaunch(
     } catch {
       // No HOME: the command says so when it needs a state folder.
     }
+  }
+  // Package servers' installs (src/packages/): read at each start, written by `trust`, which asks npm and python3.
+  let packages: string | undefined;
+  try {
+    packages = packagesRoot(env);
+  } catch {
+    // No HOME: the command says so when it needs one.
   }
   const auditDir = values.get("audit-dir");
   if (auditDir !== undefined && !flags.has("no-audit")) stateDirs.push(at(auditDir));
@@ -232,6 +247,8 @@ export async function planLaunch(
   }
   const save = values.get("save-messages");
   const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
+  if (packages !== undefined && startsTools) (trusting ? writeFiles : readFiles).push(packages);
+  readFiles.push(...installs?.reads ?? []);
   // doctor says whether user namespaces may be made where bubblewrap cannot tell.
   if (command === "doctor") readFiles.push("/proc/sys/user/max_user_namespaces");
   // `init` writes its starter in the folder it was typed in, and nothing else.
@@ -287,7 +304,7 @@ export async function planLaunch(
         consolePort <= 65535
       ? { hostname: "127.0.0.1", port: consolePort }
       : undefined,
-    helpers: helperPaths(helpers),
+    helpers: [...helperPaths(helpers), ...installs?.programs ?? []],
     pool: poolAddress === undefined || typeof poolAddress === "string" ? undefined : {
       servers: poolAddress.servers,
       // The NATS credential files, and the pool's signing key when a file holds it.

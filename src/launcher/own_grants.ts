@@ -12,6 +12,7 @@ import { STATE_ENV } from "../state/state.ts";
 import { UPSTREAM_CA_ENV } from "../sandbox/proxy_settings.ts";
 import { NATS_ENV, POOL_KEY_FILE_ENV } from "../pool/address.ts";
 import { OTEL_ENV } from "../run/tracing.ts";
+import { INSTALL_ENV } from "../packages/packages_root.ts";
 import { RESIDENT_ARGS_ENV, RESIDENT_ENV, RESIDENT_MAC_ENV } from "./resident_wire.ts";
 
 /** Variables toolgate itself reads. */
@@ -46,6 +47,8 @@ export const OWN_ENV = [
   POOL_KEY_FILE_ENV,
   // The OpenTelemetry variables (read, set or not; the SDK loads only when one names an endpoint).
   ...OTEL_ENV,
+  // Where package servers are installed, and the package managers' settings `trust` reads (src/packages/).
+  ...INSTALL_ENV,
 ] as const;
 
 /** A permission set in Deno's vocabulary; every list is a scope (an unscoped grant is never produced here). */

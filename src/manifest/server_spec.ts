@@ -52,6 +52,8 @@ export interface ServerSpec {
   readonly allow?: readonly string[];
   /** Tools never exposed. */
   readonly deny: readonly string[];
+  /** A package server's install may run its lifecycle scripts (npm's `install` scripts, building an sdist). */
+  readonly allowScripts?: boolean;
 }
 
 /**
@@ -101,6 +103,7 @@ const KNOWN_KEYS = new Set([
   "allow",
   "deny",
   "disabled",
+  "allowScripts",
 ]);
 /** `${NAME}` in a header value: the secret NAME's value goes there. */
 export const HEADER_SECRET = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -222,6 +225,9 @@ export function checkServers(
     if (entry.disabled !== undefined && typeof entry.disabled !== "boolean") {
       own.push("disabled must be a boolean");
     }
+    if (entry.allowScripts !== undefined && (typeof entry.allowScripts !== "boolean" || hasUrl)) {
+      own.push("allowScripts must be a boolean, for a server with a command");
+    }
     let profile: PermissionProfile | undefined;
     if (hasUrl) {
       // What policy sees of an HTTP server: it reaches its host (toolgate's own client does), so it is never free.
@@ -274,6 +280,7 @@ export function checkServers(
       readOnly: Object.freeze([...readOnly]),
       allow: allow && Object.freeze([...allow]),
       deny: Object.freeze([...deny]),
+      ...(entry.allowScripts === true ? { allowScripts: true } : {}),
     }));
   }
   return servers;

@@ -68,8 +68,10 @@ export class GatewayLink {
       }
       const { readPins } = await import("../manifest/pins.ts");
       let pins = {};
+      let manifest: string | undefined;
       try {
-        pins = readPins(stateRoot(options.env), Deno.realPathSync(options.manifest.path));
+        manifest = Deno.realPathSync(options.manifest.path);
+        pins = readPins(stateRoot(options.env), manifest);
       } catch (error) {
         lines.push(`the pinned MCP tool definitions cannot be read: ${(error as Error).message}`);
       }
@@ -87,6 +89,7 @@ export class GatewayLink {
         }),
         env: options.env,
         workspace,
+        manifest,
         secret: (name) => secrets.value(name),
         registry: options.registry,
         graceMs: options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,

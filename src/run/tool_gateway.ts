@@ -78,6 +78,8 @@ export interface GatewayWiring {
   readonly env: Readonly<Record<string, string>>;
   /** The workspace: the servers' working directory. */
   readonly workspace: string;
+  /** The manifest's real path: its package servers' installs are recorded by it (src/packages/). */
+  readonly manifest?: string;
   /** A secret's value (the store's, then the environment's), or `undefined`. */
   readonly secret: (name: string) => string | undefined;
   /** The trees toolgate ends when it is stopped. */

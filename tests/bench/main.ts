@@ -7,6 +7,7 @@ import { benchGateway } from "./gateway_bench.ts";
 import { benchJobs } from "./jobs_bench.ts";
 import { benchLazyTools } from "./lazy_tools_bench.ts";
 import { benchManifest } from "./manifest_bench.ts";
+import { benchPackages } from "./package_bench.ts";
 import { benchPool } from "./pool_bench.ts";
 import { benchSandbox } from "./sandbox_bench.ts";
 import { benchStartup } from "./startup_bench.ts";
@@ -24,6 +25,7 @@ for (
     ["pool", benchPool],
     ["broker", benchBroker],
     ["gateway", benchGateway],
+    ["packages", benchPackages],
   ] as const
 ) {
   console.log(`\n## ${name}`);
