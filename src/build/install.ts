@@ -117,10 +117,23 @@ function warmPath(build: string, client: string): string[] {
     // server the whole of it: a server runs only for the very decision (record and files as they are) it came from.
     '    _tg_sock=$_tg_dir/${_tg_mac%"${_tg_mac#????????????????}"}.sock',
     '    if [ -S "$_tg_sock" ] && [ -O "$_tg_sock" ]; then',
+    // The client runs beside this shell, which passes on a stop signal sent to it (the pid its caller knows) and
+    // waits on: the command stops as it would on that signal and still answers (src/resident.ts). Without that,
+    // the shell would die of it and leave the client and the command running. stdin goes to the client whole.
+    "      exec 3<&0",
     `      "\${_tg_args%%"$_tg_nl"*}" run --quiet --no-prompt --no-config "--allow-read=$_tg_sock" "--allow-write=$_tg_sock" "--allow-net=unix:$_tg_sock" --allow-env ${
       quote(client)
-    } "$_tg_sock" "$_tg_mac"`,
-    "      _tg_rc=$?",
+    } "$_tg_sock" "$_tg_mac" <&3 3<&- &`,
+    "      _tg_pid=$!",
+    "      exec 3<&-",
+    '      for _tg_sig in INT TERM HUP; do trap "kill -$_tg_sig \\$_tg_pid 2>/dev/null" $_tg_sig; done',
+    "      _tg_rc=",
+    '      while [ -z "$_tg_rc" ]; do',
+    '        wait "$_tg_pid"',
+    "        _tg_rc=$?",
+    '        kill -0 "$_tg_pid" 2>/dev/null && _tg_rc=',
+    "      done",
+    "      trap - INT TERM HUP",
     `      [ "$_tg_rc" -eq ${MISS_EXIT} ] || exit "$_tg_rc"`,
     "    fi",
     `    ${RESIDENT_ENV}=$_tg_sock ${RESIDENT_MAC_ENV}=$_tg_mac ${RESIDENT_ARGS_ENV}=$_tg_args`,

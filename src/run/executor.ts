@@ -61,6 +61,8 @@ export class Executor {
   /** The MCP servers' gateway, opened by {@linkcode Executor.connectGateway}. */
   readonly #gateway: GatewayLink;
   readonly #jobs: BackgroundJobs;
+  /** The runs under way ({@linkcode Executor.run}), each until its envelope is made and its line written. */
+  readonly #running = new Set<Promise<Envelope>>();
   /**
    * Compiles the tools' schemas on first use, each once (preflight, and the MCP server's output check).
    *
@@ -233,6 +235,35 @@ export class Executor {
 
   /** Runs a prepared call to its envelope, and audits it. */
   async run(call: PreparedCall, options: CallOptions = {}): Promise<Envelope> {
+    const running = this.#runStep(call, options);
+    this.#running.add(running);
+    try {
+      return await running;
+    } finally {
+      this.#running.delete(running);
+    }
+  }
+
+  /**
+   * Resolves once no call is running: every run under way has its envelope and its audit line. A front end that
+   * toolgate's end stops (a signal, a host gone) aborts its calls, then waits here before it exits.
+   *
+   * @example
+   * ```ts
+   * import { Executor } from "./executor.ts";
+   * import { loadManifest } from "../manifest/manifest.ts";
+   * const loaded = await loadManifest("tools.json");
+   * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+   * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+   * await executor.idle(); // nothing runs: at once
+   * ```
+   */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+
+  /** The run step: where the call goes (see the module's doc), its envelope and its line. */
+  async #runStep(call: PreparedCall, options: CallOptions): Promise<Envelope> {
     const { tool } = call;
     // 1. An MCP server's tool: through the gateway.
     if (tool.upstream !== undefined) return await this.#gateway.call(call, options);
