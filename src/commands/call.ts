@@ -58,17 +58,18 @@ export const callCommand: Command = {
       return EXIT.failure;
     }
     if (!manifest) return EXIT.failure;
+    // SIGINT (Ctrl-C), SIGTERM or SIGHUP from here on stops the call: its tree ends, its line is written, and stdout
+    // still gets its one envelope (killed_by: "user" for SIGINT, "shutdown" for the others): whoever reads it
+    // learns what happened. Before the call starts (an MCP server still starting, say), it starts nothing and is
+    // answered the same way.
+    using stop = new SignalStop();
     // One call and out: a background job could not outlive it, so this executor keeps none. Its signals are this
-    // command's (see below): the registry must not end the process before the call's envelope and line.
+    // command's: the registry must not end the process before the call's envelope and line.
     const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings, {
       handleSignals: false,
       jobs: false,
       tools: [name],
     });
-    // SIGINT (Ctrl-C), SIGTERM or SIGHUP from here on stops the call: its tree ends, its line is written, and stdout
-    // still gets its one envelope (killed_by: "user" for SIGINT, "shutdown" for the others): whoever reads it
-    // learns what happened. Before the call starts, it starts nothing and is answered the same way.
-    using stop = new SignalStop();
     // A stop while the arguments are still being read (`-`) ends the call before it began.
     const args = argsText === "-" ? await untilStopped(io.stdin(), stop.signal) : argsText ?? "{}";
     // On a terminal, a slow tool shows that it runs and for how long (on stderr; stdout stays one envelope).

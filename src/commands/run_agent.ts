@@ -66,6 +66,9 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   const approval = approvalSettings(parsed, manifest, "run");
   const executorSet = await executorSettings(parsed, io, "run");
   let watching: StartedConsole | undefined;
+  // SIGINT, SIGTERM or SIGHUP from here on stops the calls in flight (each ends its tree and writes its line) and
+  // ends the run with the signal's exit code; on a terminal the first Ctrl-C is the stop button instead.
+  using stop = new SignalStop();
   const { executor, redact: redactSecrets } = await executorFromArgs(
     parsed,
     io,
@@ -75,9 +78,6 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
     // Its signals are this run's (below): the registry must not end the process before the calls' lines.
     { handleSignals: false, onAudit: () => watching?.hub.audited(), onJob: () => watching?.hub.changed() },
   );
-  // SIGINT, SIGTERM or SIGHUP from here on stops the calls in flight (each ends its tree and writes its line) and
-  // ends the run with the signal's exit code; on a terminal the first Ctrl-C is the stop button instead.
-  using stop = new SignalStop();
   // A key given with --api-key is not in the environment the run's redaction was built from: mask it too.
   const maskKey = makeRedactor(settings.apiKey ? [settings.apiKey] : []);
   const redact = (text: string) => redactSecrets(maskKey(text));

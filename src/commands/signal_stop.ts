@@ -16,8 +16,8 @@ const SIGNALS = Object.keys(SIGNAL_EXIT) as StopSignal[];
 /**
  * Hears the stop signals from its making until {@linkcode SignalStop.dispose}; the first one (or a
  * {@linkcode SignalStop.stop} of the command's own, such as a host that closed stdin) aborts
- * {@linkcode SignalStop.signal}. A later one is told to `onAgain`, when given, and changes nothing else: the stop
- * is under way, and each tree ends within its kill grace. It is a {@linkcode StopButton} too (the agent loop on a
+ * {@linkcode SignalStop.signal}. A later one changes nothing: the stop is under way, and each tree ends within its
+ * kill grace. It is a {@linkcode StopButton} too (the agent loop on a
  * terminal): while armed, a SIGINT goes to the button first, and only a second one within
  * {@linkcode SECOND_INTERRUPT_MS} (or one the button had no use for) stops the command.
  *
@@ -39,7 +39,7 @@ export class SignalStop implements Disposable, StopButton {
   #pressed = -Infinity;
 
   /** Starts hearing the signals (none on Windows, where none is sent). */
-  constructor(readonly onAgain?: (signal: StopSignal) => void) {
+  constructor() {
     if (Deno.build.os === "windows") return;
     for (const name of SIGNALS) {
       const listener = () => this.#heard(name);
@@ -49,7 +49,7 @@ export class SignalStop implements Disposable, StopButton {
   }
 
   #heard(name: StopSignal): void {
-    if (this.#received !== undefined) return this.onAgain?.(name);
+    if (this.#received !== undefined) return;
     if (name === "SIGINT" && this.#button !== undefined) {
       const now = performance.now();
       if (now - this.#pressed > SECOND_INTERRUPT_MS && this.#button()) {

@@ -61,7 +61,7 @@ export class Executor {
   /** The MCP servers' gateway, opened by {@linkcode Executor.connectGateway}. */
   readonly #gateway: GatewayLink;
   readonly #jobs: BackgroundJobs;
-  /** The runs under way ({@linkcode Executor.run}), each until its envelope is made and its line written. */
+  /** The runs under way, each until its envelope is made and its line written. */
   readonly #running = new Set<Promise<Envelope>>();
   /**
    * Compiles the tools' schemas on first use, each once (preflight, and the MCP server's output check).
@@ -233,7 +233,7 @@ export class Executor {
     return this.#secrets.forCaller(envelope);
   }
 
-  /** Runs a prepared call to its envelope, and audits it. */
+  /** Runs a prepared call to its envelope, and audits it (where it goes: see the module's doc). */
   async run(call: PreparedCall, options: CallOptions = {}): Promise<Envelope> {
     const running = this.#runStep(call, options);
     this.#running.add(running);
@@ -245,8 +245,8 @@ export class Executor {
   }
 
   /**
-   * Resolves once no call is running: every run under way has its envelope and its audit line. A front end that
-   * toolgate's end stops (a signal, a host gone) aborts its calls, then waits here before it exits.
+   * Resolves once no call is running, each with its envelope and audit line: a front end that a signal stops
+   * aborts its calls, then waits here before it exits.
    *
    * @example
    * ```ts
@@ -262,7 +262,6 @@ export class Executor {
     while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
   }
 
-  /** The run step: where the call goes (see the module's doc), its envelope and its line. */
   async #runStep(call: PreparedCall, options: CallOptions): Promise<Envelope> {
     const { tool } = call;
     // 1. An MCP server's tool: through the gateway.
