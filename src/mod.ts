@@ -121,7 +121,7 @@ export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./run
 export type { ControlPlane } from "./sandbox/control_plane.ts";
 export type { CallDefaults, PoolAnswer, PoolRequest, RelayTarget, ToolPool } from "./run/tool_pool.ts";
 export { type Redaction, redactionFor, type Redactor } from "./state/redact.ts";
-export { ShutdownStop, type StopButton, UserStop } from "./process/stop.ts";
+export { type StopButton, UserStop } from "./process/stop.ts";
 export {
   type ChatFacts,
   type ChatOutcome,
