@@ -347,7 +347,20 @@ Deno.test("resident: a client that goes away while its command runs ends the com
   await child.status;
   await until(async () => !(await alive(tool)), "the tool's end, long before its 60 s", 10_000);
   await until(async () => (await servers(socket)).length === 0, "the server's end", 10_000);
+  // Its caller gone, the call still has its line: stopped as at SIGTERM.
+  const last = await lastAuditLine(w);
+  assert.equal(last.tool, "doze");
+  assert.equal(last.killed_by, "shutdown", JSON.stringify(last));
+  assert.equal(last.stop_signal, "SIGTERM");
 });
+
+/** The last line of the world's audit log (its default folder, under its home). */
+async function lastAuditLine(w: World): Promise<Record<string, unknown>> {
+  const audit = auditDirFor(w.env, w.project);
+  const names = (await Array.fromAsync(Deno.readDir(audit))).map((entry) => entry.name).sort();
+  const text = await Deno.readTextFile(join(audit, names.at(-1)!));
+  return JSON.parse(text.trim().split("\n").at(-1)!);
+}
 
 Deno.test("resident: a stop signal to the installed command while the server runs its call prints the envelope, writes the line, ends the tool", async () => {
   const t = await install();
@@ -379,11 +392,7 @@ Deno.test("resident: a stop signal to the installed command while the server run
     assert.equal(envelope.killed_by, killedBy, stdout);
     assert.equal(envelope.cancelled, true);
     await until(async () => !(await alive(tool)), "the tool's end, long before its 60 s", 10_000);
-    const audit = auditDirFor(w.env, w.project);
-    const last = (await Deno.readTextFile(join(
-      audit,
-      (await Array.fromAsync(Deno.readDir(audit))).map((e) => e.name).sort().at(-1)!,
-    ))).trim().split("\n").map((line) => JSON.parse(line)).at(-1);
+    const last = await lastAuditLine(w);
     assert.equal(last.tool, "doze");
     assert.equal(last.killed_by, killedBy, JSON.stringify(last));
     await until(async () => (await servers(socket)).length === 0, "the server's end", 10_000);
