@@ -17,8 +17,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { alivePids, killLeftovers, readAudit, waitGone } from "./executor_helpers.ts";
-import { cliArgs, denoDir, GRANTS, hostEnv, launcherArgs, writeFiles } from "./support.ts";
-import { pgrep, sleep, until } from "./processes.ts";
+import { cliArgs, denoDir, GRANTS, hostEnv, launcherArgs, REPO, writeFiles } from "./support.ts";
+import { killAll, pgrep, sleep, until } from "./processes.ts";
 import { callTools, startChatServer } from "./agent/chat_server.ts";
 import { openTerminal } from "./terminal.ts";
 import { NO_PTY } from "./security/pty.ts";
@@ -269,6 +269,43 @@ for (const signal of SIGNALS) {
     });
   });
 }
+
+Deno.test("signals: the agent loop sent SIGTERM with a background job running: the job's end line says shutdown, no process left", async () => {
+  const { dir, audit, state, dispose } = await workspace();
+  const job = `${900 + Math.floor(Math.random() * 90)}.${Math.floor(Math.random() * 1000)}`;
+  const call = `${800 + Math.floor(Math.random() * 90)}.${Math.floor(Math.random() * 1000)}`;
+  await using endpoint = startChatServer([
+    callTools([{ id: "j", name: "exec", args: { shell: `sleep ${job}`, background: true } }]),
+    callTools([{ id: "f", name: "exec", args: { shell: `sleep ${call}`, timeout_ms: 100_000 } }]),
+  ]);
+  try {
+    const args = agentArgs(endpoint.baseUrl, dir, audit);
+    // The belt's own `exec`, in place of the workspace's tools.
+    args.splice(args.indexOf("--tools") + 1, 1, join(REPO, "tools.json"));
+    const child = spawn(cliArgs(GRANTS.broadNet, args), dir, { XDG_STATE_HOME: state });
+    await child.stdin.close();
+    await until(async () => (await pgrep(`sleep ${call}`)).length === 1, "the foreground call runs", 30_000);
+    assert.equal((await pgrep(`sleep ${job}`)).length, 1, "the job runs beside it");
+    child.kill("SIGTERM");
+    const { code, stderr } = await ended(child);
+    assert.equal(code, 143, stderr);
+    await until(
+      async () => (await pgrep(`sleep ${job}`)).length + (await pgrep(`sleep ${call}`)).length === 0,
+      "no process left",
+      5000,
+    );
+    const lines = await readAudit(audit);
+    const ends = lines.filter((line) => line.background === true && line.job_state !== undefined);
+    assert.equal(ends.length, 1, JSON.stringify(lines));
+    assert.equal(ends[0].killed_by, "shutdown");
+    const foreground = lines.filter((line) => line.background === undefined);
+    assert.equal(foreground.length, 1, JSON.stringify(lines));
+    assert.equal(foreground[0].killed_by, "shutdown");
+  } finally {
+    killAll([...await pgrep(`sleep ${job}`), ...await pgrep(`sleep ${call}`)]);
+    await dispose();
+  }
+});
 
 /** The pid of the toolgate main process whose command line names `dir` (on a terminal it is the pty's child). */
 async function mainPid(dir: string): Promise<number> {
