@@ -64,9 +64,12 @@ if (import.meta.main) {
     env,
     Deno.args,
   );
-  // Ctrl-C reaches the whole foreground group, the run included: the run decides what it means.
-  Deno.addSignalListener("SIGINT", () => {});
-  for (const signal of ["SIGTERM", "SIGHUP"] as const) {
+  // On a terminal, Ctrl-C reaches the whole foreground group, the run included: the run decides what it means.
+  // Without one, a SIGINT was sent to this process (a script, a CI runner), and it goes on to the run as the
+  // others do: the run stops its calls and writes their audit lines, which it cannot do if nobody tells it.
+  const terminal = Deno.stdin.isTerminal() || Deno.stdout.isTerminal() || Deno.stderr.isTerminal();
+  if (terminal) Deno.addSignalListener("SIGINT", () => {});
+  for (const signal of terminal ? ["SIGTERM", "SIGHUP"] as const : ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     Deno.addSignalListener(signal, () => {
       try {
         child.kill(signal);

@@ -4,11 +4,19 @@
  * environment's digest, relays the command's stdout, stderr and stdin, and exits with the command's code. It
  * exits 75 only when the server said nothing ran (no server, a busy one, another environment, an end before its
  * `go`): the front end then starts the command as before. After `go`, a server that goes away is exit 1, never a
- * second run.
+ * second run. A stop signal it receives goes on to the command (see `FRAME.signal`).
  *
  * @module
  */
-import { CLIENT_MAC_FD, FRAME, frame, FrameReader, keyDigest, MISS_EXIT } from "./launcher/resident_wire.ts";
+import {
+  CLIENT_MAC_FD,
+  FRAME,
+  frame,
+  FrameReader,
+  keyDigest,
+  MISS_EXIT,
+  RELAYED_SIGNALS,
+} from "./launcher/resident_wire.ts";
 import { writeAll } from "./base/write_all.ts";
 
 const decoder = new TextDecoder();
@@ -24,6 +32,14 @@ async function main(socket: string, mac: string): Promise<number> {
     // Nobody listens: a server that died left it. Gone, it lets this run start the next server.
     if (error instanceof Deno.errors.ConnectionRefused) await Deno.remove(socket).catch(() => {});
     return MISS_EXIT;
+  }
+  // A stop signal to this client goes on to the command, which stops as it would on it and still answers (its
+  // envelope, its audit line); before `go` nothing ran, and the client ends as the signal would end it.
+  for (const name of Object.keys(RELAYED_SIGNALS) as (keyof typeof RELAYED_SIGNALS)[]) {
+    Deno.addSignalListener(name, () => {
+      if (!started) Deno.exit(RELAYED_SIGNALS[name]);
+      conn.write(frame(FRAME.signal, name)).catch(() => 0);
+    });
   }
   const reader = new FrameReader(conn);
   const hello = await reader.next();

@@ -72,11 +72,14 @@ export interface UsageEvent extends UsageTotals {
   readonly type: "usage";
 }
 
-/** Why a run failed (exit 1). */
+/** Why a run failed (exit 1; a stop by a signal exits with the signal's code). */
 export interface ErrorEvent {
   readonly type: "error";
-  /** `endpoint` (failed or answered nonsense), `step_limit`, `empty_answer`, `transcript` (not saved). */
-  readonly reason: "endpoint" | "step_limit" | "empty_answer" | "transcript";
+  /**
+   * `endpoint` (failed or answered nonsense), `step_limit`, `empty_answer`, `transcript` (not saved), `stopped`
+   * (SIGINT, SIGTERM or SIGHUP ended the run).
+   */
+  readonly reason: "endpoint" | "step_limit" | "empty_answer" | "transcript" | "stopped";
   readonly message: string;
 }
 

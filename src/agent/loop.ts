@@ -57,6 +57,11 @@ export interface TurnOptions {
    * (and every call still waiting for its turn), each answered `killed_by: "user"`.
    */
   readonly stopButton?: StopButton;
+  /**
+   * toolgate's end (a stop signal, or a second Ctrl-C): aborts every call not answered yet with its reason (each
+   * ends its tree and writes its audit line), and the loop asks the model no more (`stopped`).
+   */
+  readonly end?: AbortSignal;
   /** The in-process `store_secret` tool and the turn's credential auto-heal (offered when a tool declares a secret). */
   readonly secrets?: LoopSecrets;
   /**
@@ -104,7 +109,9 @@ export type LoopOutcome =
     readonly steps: number;
     readonly finishReason?: string;
   }
-  | { readonly kind: "step_limit"; readonly steps: number };
+  | { readonly kind: "step_limit"; readonly steps: number }
+  /** toolgate's end ({@linkcode TurnOptions.end}) came first. */
+  | { readonly kind: "stopped"; readonly steps: number };
 
 /**
  * Runs the loop on `messages`, appending every assistant and tool message to it (the caller keeps it, to save it
@@ -139,6 +146,7 @@ async function loopSteps(messages: ChatMessage[], options: LoopOptions): Promise
   const endpoint: EndpointQuirks = { refusesStreamOptions: false };
   const media = options.media ?? new ModelMedia({ images: false, audio: false });
   for (let step = 1; step <= options.maxSteps; step++) {
+    if (options.end?.aborted) return { kind: "stopped", steps: step - 1 };
     const tools = disclosure.definitions();
     const body = chatRequest(options.executor, messages, {
       ...options,
@@ -212,6 +220,7 @@ async function loopSteps(messages: ChatMessage[], options: LoopOptions): Promise
     }
     messages.push(...answers);
     if (attached !== undefined) messages.push(attached);
+    if (options.end?.aborted) return { kind: "stopped", steps: step };
   }
   return { kind: "step_limit", steps: options.maxSteps };
 }
@@ -333,7 +342,7 @@ async function answerInSpans(
           options.progress?.start(item.id, item.call.tool.name, executor.limits(item.call).timeoutSec);
           const envelope = await runWatched(item.seen, options.progress?.listeners(item.id), (watched) =>
             executor.run(item.call, {
-              signal: stops[i].signal,
+              signal: options.end ? AbortSignal.any([stops[i].signal, options.end]) : stops[i].signal,
               approvedBy: item.approvedBy,
               ...watched,
               questions: options.questions,

@@ -124,12 +124,26 @@ function warmPath(build: string, client: string): string[] {
     // The client reads the MAC on its fd 3, a here-document (a pipe), never on its command line (anyone's to read).
     '    _tg_sock=$_tg_dir/${_tg_mac%"${_tg_mac#????????????????}"}.sock',
     '    if [ -S "$_tg_sock" ] && [ -O "$_tg_sock" ]; then',
+    // The client runs beside this shell, which passes on a stop signal sent to it (the pid its caller knows) and
+    // waits on: the command stops as it would on that signal and still answers (src/resident.ts). Without that,
+    // the shell would die of it and leave the client and the command running. stdin goes to the client whole
+    // (kept on fd 4, since a command started with & would otherwise read /dev/null).
+    "      exec 4<&0",
     `      "\${_tg_args%%"$_tg_nl"*}" run --quiet --no-prompt --no-config "--allow-read=$_tg_sock,${CLIENT_MAC_FD}" "--allow-write=$_tg_sock" "--allow-net=unix:$_tg_sock" --allow-env ${
       quote(client)
-    } "$_tg_sock" 3<<_tg_mac_end`,
+    } "$_tg_sock" <&4 4<&- 3<<_tg_mac_end &`,
     "$_tg_mac",
     "_tg_mac_end",
-    "      _tg_rc=$?",
+    "      _tg_pid=$!",
+    "      exec 4<&-",
+    '      for _tg_sig in INT TERM HUP; do trap "kill -$_tg_sig \\$_tg_pid 2>/dev/null" $_tg_sig; done',
+    "      _tg_rc=",
+    '      while [ -z "$_tg_rc" ]; do',
+    '        wait "$_tg_pid"',
+    "        _tg_rc=$?",
+    '        kill -0 "$_tg_pid" 2>/dev/null && _tg_rc=',
+    "      done",
+    "      trap - INT TERM HUP",
     `      [ "$_tg_rc" -eq ${MISS_EXIT} ] || exit "$_tg_rc"`,
     "    fi",
     `    ${RESIDENT_ENV}=$_tg_sock ${RESIDENT_MAC_ENV}=$_tg_mac ${RESIDENT_ARGS_ENV}=$_tg_args`,

@@ -1,14 +1,15 @@
 /** The `call` command: runs one tool and prints its envelope. @module */
-import { type Command, EXIT, expectPositionals, SIGNAL_EXIT, UsageError } from "./cli.ts";
+import { type Command, EXIT, expectPositionals, UsageError } from "./cli.ts";
 import { type Envelope, failure, serialize } from "../contract.ts";
 import { OWN_COMMAND } from "../policy/policy.ts";
 import { Progress, terminalColumns } from "../ui/progress.ts";
-import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
+import { auditUnrun, EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 import { UntrustedManifest } from "./trust_gate.ts";
 import { nearestNames } from "../base/text.ts";
-import { UserStop } from "../process/stop.ts";
 import { errorType } from "../run/tracing.ts";
+import { SignalStop } from "./signal_stop.ts";
+import { ShutdownStop, shutdownStopped, userStopped } from "../process/stop.ts";
 
 /** `toolgate call NAME [ARGS]` */
 export const callCommand: Command = {
@@ -23,6 +24,8 @@ export const callCommand: Command = {
     "On a terminal a running call shows one live line: its time against its limit (`running NAME 3.0s/30s`)",
     "and the last line the tool wrote to stderr (or its toolgate/1 progress message).",
     'Ctrl-C (SIGINT) stops the call: its tree ends, the envelope says killed_by: "user", and the exit is 130.',
+    'SIGTERM and SIGHUP stop it the same way: killed_by: "shutdown" with stop_signal, exit 143 or 129. Either',
+    "way the envelope is printed and the call's audit line written; a second signal changes nothing.",
     "exec with background: true is refused here: call exits when its call ends, and a job would end with it.",
     'Example: toolgate call get_time \'{"timezone":"Europe/Helsinki"}\'',
   ].join("\n"),
@@ -39,16 +42,36 @@ export const callCommand: Command = {
       // stdout stays one envelope line, for whoever reads it; stderr said what is new or changed.
       const kind = error.denied ? "user_denied" : "rejected";
       const message = `${error.message[0].toUpperCase()}${error.message.slice(1)}.`;
-      await io.stdout(serialize(failure(kind, message, { tool: name, retryable: false })) + "\n");
+      const envelope = failure(kind, message, { tool: name, retryable: false });
+      // A refused call has its line, as every refusal does (its arguments as given: stdin is not read for it).
+      await auditUnrun(
+        settings,
+        io,
+        name,
+        argsText === "-" || argsText === undefined ? "{}" : argsText,
+        envelope,
+        {
+          trust: error.denied ? "denied" : "untrusted",
+        },
+      );
+      await io.stdout(serialize(envelope) + "\n");
       return EXIT.failure;
     }
     if (!manifest) return EXIT.failure;
-    // One call and out: a background job could not outlive it, so this executor keeps none.
-    const { executor, registry } = await executorFromArgs(parsed, io, manifest, "call", settings, {
+    // SIGINT (Ctrl-C), SIGTERM or SIGHUP from here on stops the call: its tree ends, its line is written, and stdout
+    // still gets its one envelope (killed_by: "user" for SIGINT, "shutdown" for the others): whoever reads it
+    // learns what happened. Before the call starts (an MCP server still starting, say), it starts nothing and is
+    // answered the same way.
+    using stop = new SignalStop();
+    // One call and out: a background job could not outlive it, so this executor keeps none. Its signals are this
+    // command's: the registry must not end the process before the call's envelope and line.
+    const { executor } = await executorFromArgs(parsed, io, manifest, "call", settings, {
+      handleSignals: false,
       jobs: false,
       tools: [name],
     });
-    const args = argsText === "-" ? await io.stdin() : argsText ?? "{}";
+    // A stop while the arguments are still being read (`-`) ends the call before it began.
+    const args = argsText === "-" ? await untilStopped(io.stdin(), stop.signal) : argsText ?? "{}";
     // On a terminal, a slow tool shows that it runs and for how long (on stderr; stdout stays one envelope).
     const progress = new Progress({
       enabled: io.interactive,
@@ -57,11 +80,12 @@ export const callCommand: Command = {
     });
     progress.start("call", name);
     let envelope: Envelope;
-    let stopped = false;
     // The call is the trace's root: nothing calls `toolgate call` but a person or a script.
     const span = executor.tracing.toolCall({ tool: name });
-    const prepared = await executor.prepare(name, args);
-    if (!prepared.ok) {
+    const prepared = args === undefined ? undefined : await executor.prepare(name, args);
+    if (prepared === undefined) {
+      envelope = stoppedEarly(name, stop.signal.reason, manifest.byName.get(name)?.readOnly === true);
+    } else if (!prepared.ok) {
       envelope = prepared.envelope;
     } else {
       // Now its limit is known, for the line (`running NAME 3.0s/30s`).
@@ -74,36 +98,24 @@ export const callCommand: Command = {
       const readLine = io.interactive && argsText !== "-"
         ? (await import("../policy/ask.ts")).terminalReadLine(io.stderr)
         : undefined;
-      // Ctrl-C while the tool runs stops it, and stdout still gets its one envelope (killed_by: "user"): whoever
-      // reads it learns what happened. A second Ctrl-C within 2 s ends toolgate at once, as without this.
-      const stop = new AbortController();
-      const disarm = registry.interceptInterrupt(() => {
-        stop.abort(new UserStop("Ctrl-C"));
-        return true;
-      });
-      try {
-        envelope = verdict.approved
-          ? await executor.run(prepared.call, {
-            approvedBy: verdict.by,
-            signal: stop.signal,
-            trace: span,
-            ...progress.listeners("call"),
-            questions: {
-              user: readLine &&
-                ((question, { tool }) =>
-                  progress.hold(async () =>
-                    (await import("../ui/terminal_form.ts")).askForm(question, readLine, io.stderr, tool.name)
-                  )),
-              nobody: readLine
-                ? "toolgate call has no model to ask: run the tool from the agent loop or an MCP client"
-                : "toolgate call runs without a terminal, so nobody can answer the tool's question",
-            },
-          })
-          : await executor.refuse(prepared.call, verdict.envelope);
-      } finally {
-        disarm();
-      }
-      stopped = stop.signal.aborted;
+      envelope = verdict.approved
+        ? await executor.run(prepared.call, {
+          approvedBy: verdict.by,
+          signal: stop.signal,
+          trace: span,
+          ...progress.listeners("call"),
+          questions: {
+            user: readLine &&
+              ((question, { tool }) =>
+                progress.hold(async () =>
+                  (await import("../ui/terminal_form.ts")).askForm(question, readLine, io.stderr, tool.name)
+                )),
+            nobody: readLine
+              ? "toolgate call has no model to ask: run the tool from the agent loop or an MCP client"
+              : "toolgate call runs without a terminal, so nobody can answer the tool's question",
+          },
+        })
+        : await executor.refuse(prepared.call, verdict.envelope);
     }
     progress.end("call", envelope);
     span.end(errorType(envelope));
@@ -111,12 +123,31 @@ export const callCommand: Command = {
     await executor.close();
     await io.stdout(serialize(envelope) + "\n");
     // A person typed this: say on stderr what a model is not told (near names invite a model to invent tools).
-    const hint = envelope.ok ? undefined : await slipHint(envelope.kind, name, args, manifest.tools);
+    const hint = envelope.ok || args === undefined
+      ? undefined
+      : await slipHint(envelope.kind, name, args, manifest.tools);
     if (hint !== undefined) await io.stderr(`toolgate: ${hint}\n`);
-    if (stopped) return SIGNAL_EXIT.SIGINT;
+    if (stop.exitCode !== undefined) return stop.exitCode;
     return envelope.ok ? EXIT.ok : EXIT.failure;
   },
 };
+
+/** `reading`, or `undefined` once `signal` aborts first. */
+function untilStopped<T>(reading: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    reading.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** The answer to a call stopped before its arguments were read: nothing ran, and it says who stopped it. */
+function stoppedEarly(name: string, reason: unknown, readOnly: boolean): Envelope {
+  return reason instanceof ShutdownStop
+    ? shutdownStopped(name, reason.trigger, readOnly)
+    : userStopped(name, {}, "The user stopped the call before it started; nothing ran.");
+}
 
 /** What a person who typed the call may have slipped on: a tool's name, or the JSON of the arguments. */
 async function slipHint(

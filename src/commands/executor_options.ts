@@ -15,6 +15,7 @@ import {
   stringOption,
   UsageError,
 } from "./cli.ts";
+import type { Envelope } from "../contract.ts";
 import type { Executor, ExecutorOptions } from "../run/executor.ts";
 import type { Redactor } from "../state/redact.ts";
 import { EXECUTOR_DEFAULTS, MAX_OUTPUT_BYTES, outputCapProblem } from "../process/executor_defaults.ts";
@@ -222,6 +223,43 @@ async function prepareAudit(
   } catch (error) {
     throw auditRefused(error);
   }
+}
+
+/**
+ * Writes the audit line of a call that was refused before any executor was made (a manifest the user has not
+ * trusted): the same line as every refusal's, in the same log, with `facts` added. Nothing without a log.
+ *
+ * @example
+ * ```ts ignore
+ * await auditUnrun(settings, io, "greet", "{}", envelope, { trust: "untrusted" });
+ * ```
+ */
+export async function auditUnrun(
+  settings: ExecutorSettings,
+  io: Io,
+  tool: string,
+  argsText: string,
+  envelope: Envelope,
+  facts: Readonly<Record<string, string>> = {},
+): Promise<void> {
+  const key = await prepareAudit(settings, io.env);
+  if (key === undefined || settings.auditDir === null) return;
+  const [{ AuditTrail }, { redactionFor }] = await Promise.all([
+    import("../run/audit_trail.ts"),
+    import("../state/redact.ts"),
+  ]);
+  const trail = new AuditTrail({
+    dir: settings.auditDir,
+    key,
+    env: io.env,
+    redact: redactionFor(io.env, []).redact,
+    onWarning: (message) => void io.stderr(message + "\n"),
+    clock: () => new Date(),
+    workspace: settings.cwd,
+    cwd: settings.cwd,
+  });
+  await trail.unrun(tool, argsText, envelope, facts);
+  trail.close();
 }
 
 /**

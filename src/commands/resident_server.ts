@@ -4,7 +4,8 @@
  * It runs one command at a time (another client is answered `miss`, and its front end starts the command as
  * before), only for a client whose environment has the same values of every variable the server's grants let it
  * read, under the server's own grants (the launcher's for that command line). A client that goes away while its
- * command runs ends the server as SIGTERM would: the command's trees end and the process exits. It leaves when it
+ * command runs ends the server as SIGTERM would, and a stop signal the client passes on (or the server's own) as
+ * that signal would: the command stops its calls (their audit lines written) and answers, and the server leaves. It leaves when it
  * has been idle for a while, or when its socket is no longer its own. Not here: the wire
  * (src/launcher/resident_wire.ts), its start (src/launcher/resident_start.ts), the client (src/resident.ts).
  *
@@ -15,7 +16,7 @@ import { processIo } from "./process_io.ts";
 import { neutralizeControls } from "../base/terminal.ts";
 import { lstatOrUndefined } from "../base/lstat.ts";
 import { writeAll } from "../base/write_all.ts";
-import { FRAME, frame, FrameReader, keyDigest } from "../launcher/resident_wire.ts";
+import { FRAME, frame, FrameReader, keyDigest, RELAYED_SIGNALS } from "../launcher/resident_wire.ts";
 import { StartsAhead } from "../process/starts_ahead.ts";
 
 /** How long a resident server waits for its next command before it leaves. */
@@ -78,8 +79,17 @@ export async function serveResident(options: ResidentOptions): Promise<void> {
   // server that dies another way leaves it an end of stdin, and it leaves).
   const ahead = options.argv[0] === "call" ? new StartsAhead() : undefined;
   let last = Date.now();
+  // A stop signal (its own, or one a client passed on) ends the server: the command under way stops as it would
+  // on that signal (its calls' lines written, its answer sent), and no other starts. Idle, it just leaves.
+  let open = true;
+  const leave = () => {
+    if (open) listener.close();
+    open = false;
+  };
+  const signals = Object.keys(RELAYED_SIGNALS) as (keyof typeof RELAYED_SIGNALS)[];
+  for (const name of signals) Deno.addSignalListener(name, leave);
   const watch = setInterval(() => {
-    if (inode(options.socket) !== mine || (!busy && Date.now() - last > idleMs)) listener.close();
+    if (inode(options.socket) !== mine || (!busy && Date.now() - last > idleMs)) leave();
   }, 1000);
   try {
     for await (const conn of listener) {
@@ -101,6 +111,7 @@ export async function serveResident(options: ResidentOptions): Promise<void> {
     // The listener closed under the loop: the server is leaving.
   } finally {
     clearInterval(watch);
+    for (const name of signals) Deno.removeSignalListener(name, leave);
     if (inode(options.socket) === mine) Deno.removeSync(options.socket);
   }
   // A command under way when the socket went ends first.
@@ -136,6 +147,11 @@ async function serveOne(
   void (async () => {
     for (let next = await reader.next(); next !== null; next = await reader.next()) {
       if (next.kind === FRAME.stdin) answerStdin?.(decoder.decode(next.payload));
+      // The client's signal, as if it were this process's own: the command stops and answers, and the server leaves.
+      const name = next.kind === FRAME.signal ? decoder.decode(next.payload) : undefined;
+      if (!done && name !== undefined && Object.hasOwn(RELAYED_SIGNALS, name)) {
+        Deno.kill(Deno.pid, name as keyof typeof RELAYED_SIGNALS);
+      }
     }
     if (!done) Deno.kill(Deno.pid, "SIGTERM");
   })();

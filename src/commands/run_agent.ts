@@ -34,6 +34,7 @@ import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 import { agentQuestions } from "../agent/questions.ts";
+import { SignalStop } from "./signal_stop.ts";
 
 /** A transcript the person cannot resume is their mistake: a usage error of `run`. */
 async function asUsage<T>(read: () => Promise<T>): Promise<T> {
@@ -65,13 +66,17 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   const approval = approvalSettings(parsed, manifest, "run");
   const executorSet = await executorSettings(parsed, io, "run");
   let watching: StartedConsole | undefined;
-  const { executor, registry, redact: redactSecrets } = await executorFromArgs(
+  // SIGINT, SIGTERM or SIGHUP from here on stops the calls in flight (each ends its tree and writes its line) and
+  // ends the run with the signal's exit code; on a terminal the first Ctrl-C is the stop button instead.
+  using stop = new SignalStop();
+  const { executor, redact: redactSecrets } = await executorFromArgs(
     parsed,
     io,
     manifest,
     "run",
     executorSet,
-    { onAudit: () => watching?.hub.audited(), onJob: () => watching?.hub.changed() },
+    // Its signals are this run's (below): the registry must not end the process before the calls' lines.
+    { handleSignals: false, onAudit: () => watching?.hub.audited(), onJob: () => watching?.hub.changed() },
   );
   // A key given with --api-key is not in the environment the run's redaction was built from: mask it too.
   const maskKey = makeRedactor(settings.apiKey ? [settings.apiKey] : []);
@@ -148,7 +153,7 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   };
   let outcome: LoopOutcome | undefined;
   try {
-    outcome = await runLoop(messages, {
+    const loop = runLoop(messages, {
       executor,
       client: watched,
       policy,
@@ -177,7 +182,8 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       debug: settings.debug ? (text) => stderr(debugLines(text)) : undefined,
       notice: settings.quiet ? undefined : stderr,
       // On a terminal, Ctrl-C stops the calls in flight and the loop goes on; a second one within 2 s quits.
-      stopButton: io.interactive ? { arm: (stop) => registry.interceptInterrupt(stop) } : undefined,
+      stopButton: io.interactive ? stop : undefined,
+      end: stop.signal,
       watch: watching?.hub,
       // One run is one turn: the two store_secret rounds per failing tool hold for the whole run.
       secrets: {
@@ -188,6 +194,10 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
         heal: new CredentialHeal(),
       },
     });
+    // A stop while the model is asked (or a question waits) need not wait for it: once no call runs, every line
+    // is written, and the run ends.
+    outcome = await Promise.race([loop, stopped(stop.signal, executor)]);
+    if (outcome.kind === "stopped") loop.catch(() => {});
   } catch (error) {
     await watching?.serving.close();
     if (!(error instanceof AgentError)) throw error;
@@ -199,7 +209,24 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
   await watching?.serving.close();
   await progress.close();
   await endJobs(executor, stderr, settings.quiet);
+  if (outcome.kind === "stopped" || stop.exitCode !== undefined) {
+    // The calls in flight were stopped and audited; the transcript is not saved (a turn may be half answered).
+    await fail(out, "stopped", `stopped by ${stop.received ?? "a signal"}; no final answer`);
+    return stop.exitCode ?? EXIT.failure;
+  }
   return await finish(settings, messages, redact, out, meter, await report(outcome, settings, out));
+}
+
+/** A run's outcome once a stop came first: an answer, or the steps' cap. */
+type Finished = Exclude<LoopOutcome, { readonly kind: "stopped" }>;
+
+/** Resolves once `signal` aborts and no call runs any more (each has its envelope and audit line). */
+function stopped(signal: AbortSignal, executor: Executor): Promise<LoopOutcome> {
+  return new Promise((resolve) => {
+    const done = () => resolve(executor.idle().then(() => ({ kind: "stopped", steps: 0 })));
+    if (signal.aborted) done();
+    else signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 /** How long a question waits in the console when nobody answers (then the call is refused, as with no one to ask). */
@@ -272,7 +299,7 @@ async function endJobs(
 }
 
 /** Prints how the loop ended and returns the exit code. */
-async function report(outcome: LoopOutcome, settings: AgentSettings, out: RunOutput): Promise<number> {
+async function report(outcome: Finished, settings: AgentSettings, out: RunOutput): Promise<number> {
   if (outcome.kind === "step_limit") {
     await fail(
       out,

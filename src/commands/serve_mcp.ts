@@ -26,6 +26,7 @@ import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 import type { StartedConsole } from "../console/start.ts";
 import { loadForCommand } from "./load.ts";
+import { stopReason } from "../process/stop.ts";
 import { consolePort, listenProblem, openConsole } from "./console_option.ts";
 
 /** Serves the tools over MCP for `toolgate serve`. */
@@ -94,11 +95,12 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
       }
       await io.stderr(`toolgate: MCP server listening on ${serving.url}\n`);
       stopped = await Promise.race([signal, serving.finished.then(() => undefined)]);
-      await shutdown(service, registry, serving.close, executor);
+      await shutdown(service, registry, serving.close, executor, stopped && stopReason(stopped));
     } else {
       const serving = await serveStdio(service);
       stopped = await Promise.race([signal, serving.ended.then(() => undefined)]);
-      await shutdown(service, registry, serving.close, executor);
+      // The host closed stdin (or went away): the calls in flight end as at a signal, each with its line.
+      await shutdown(service, registry, serving.close, executor, stopReason(stopped ?? "stdin_closed"));
     }
     return stopped === undefined ? EXIT.ok : SIGNAL_EXIT[stopped];
   } finally {
@@ -203,22 +205,32 @@ function httpSettings(parsed: ParsedArgs, io: Io): HttpSettings | undefined {
   return { hostname, port: number, token, maxSessions, sessionIdleMs, pollAfterMs };
 }
 
+/** How long past the kill grace a stop waits for the calls' lines before it gives up on them. */
+const LINES_GRACE_MS = 5000;
+
 /**
  * Stops the service (the calls in flight are stopped and answered, within the kill grace and a second), closes
- * the transport, and ends any tree still registered.
+ * the transport, ends any tree still registered, and waits until every call that ran has its audit line.
  */
 async function shutdown(
   service: ToolService,
   registry: ProcessRegistry,
   close: () => Promise<void>,
   executor: Executor,
+  reason: unknown,
 ): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, registry.graceMs + 1000));
-  await Promise.race([service.stop(), grace]);
+  await Promise.race([service.stop(reason), grace]);
   clearTimeout(timer);
   await close();
   await registry.endAll();
+  // A call slower to stop than the grace above still writes its line before toolgate exits (its tree is gone).
+  const lines = new Promise<void>((resolve) =>
+    timer = setTimeout(resolve, registry.graceMs + LINES_GRACE_MS)
+  );
+  await Promise.race([executor.idle(), lines]);
+  clearTimeout(timer);
   // A worker pool's connection is let go of (its calls were answered above).
   await executor.close();
 }

@@ -20,6 +20,7 @@ import { executorFromArgs, executorSettings, poolKeyFromArgs } from "./executor_
 import { loadForCommand } from "./load.ts";
 import type { StartedConsole } from "../console/start.ts";
 import { consolePort, openConsole } from "./console_option.ts";
+import { stopReason } from "../process/stop.ts";
 
 /** Serves calls from the pool until a stop signal (or a connection closed for good). */
 export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
@@ -107,7 +108,8 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
     }
     if (worker.running > 0) log(`finishing ${worker.running} call(s); signal again to stop them`);
     const stopped = worker.stop();
-    const again = signals.next().then(() => worker.cancelAll());
+    // A second stop: the calls end now (killed_by "user" for SIGINT, "shutdown" for the others), each audited.
+    const again = signals.next().then((signal) => worker.cancelAll(stopReason(signal)));
     await stopped;
     void again;
     return SIGNAL_EXIT[first];

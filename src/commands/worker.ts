@@ -52,7 +52,8 @@ export const workerCommand: Command = {
     "Only calls signed with the pool key run (the secret TOOLGATE_POOL_KEY, or --pool-key-file /",
     "TOOLGATE_POOL_KEY_FILE; callers need the same key): an unsigned, mis-signed, replayed or stale call is",
     "refused, and the answer says nothing of this worker's manifest.",
-    "SIGINT or SIGTERM: take no more calls and finish those running; a second one stops them too.",
+    "SIGINT, SIGTERM or SIGHUP: take no more calls and finish those running; a second one stops them too",
+    '(killed_by: "user" for SIGINT, "shutdown" for the others). Each call has its audit line either way.',
     "Example: toolgate worker --nats nats://queue.internal:4222 --tools ./tools.json --concurrency 4",
   ].join("\n"),
   async run(parsed, io) {

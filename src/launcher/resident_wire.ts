@@ -4,7 +4,8 @@
  * speaks first: `hello` names the variables its environment holds; the client answers `key`, the digest of the
  * record's MAC (which the front end checked) and of its own values of those; the server answers `go` and runs the command only when the two digests are the same,
  * else it answers `miss` (so that nothing ran). Then `out` and `err` carry the command's stdout and stderr, `stdin?` asks for the client's stdin (sent
- * as `stdin`), and `exit` ends it with the exit code. Not here: the server (src/commands/resident_server.ts), the
+ * as `stdin`), `signal` passes on a stop signal the client received (SIGINT, SIGTERM, SIGHUP: the command stops
+ * as it would on that signal, and still answers), and `exit` ends it with the exit code. Not here: the server (src/commands/resident_server.ts), the
  * client (src/resident.ts), the start (src/launcher/resident_start.ts).
  *
  * @module
@@ -20,8 +21,12 @@ export const FRAME = {
   err: 0x45,
   stdinAsk: 0x49,
   stdin: 0x53,
+  signal: 0x54,
   exit: 0x58,
 } as const;
+
+/** The signals a client passes on to the server (`FRAME.signal`), and the exit code each gives before `go`. */
+export const RELAYED_SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 
 /** The client's exit code when the server did not run the command: the front end then starts it as before. */
 export const MISS_EXIT = 75;

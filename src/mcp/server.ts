@@ -219,10 +219,10 @@ export class ToolService {
   /**
    * Stops serving: the calls in flight are aborted (their trees ended) and answered `unavailable`, as is any call
    * that comes later. Resolves when no call is in flight, so that the answers can go out before the transports
-   * close.
+   * close. `reason` is what ended the server (a `ShutdownStop`, say): the calls' audit lines say it.
    */
-  async stop(): Promise<void> {
-    this.#stopping.abort();
+  async stop(reason?: unknown): Promise<void> {
+    this.#stopping.abort(reason);
     await this.idle();
   }
 

@@ -138,8 +138,8 @@ export class PoolWorker {
   }
 
   /** Stops every call running here (the second Ctrl-C): their trees end, and their callers get the envelopes. */
-  cancelAll(): void {
-    for (const controller of this.#running.values()) controller.abort(new UserStop("the worker was stopped"));
+  cancelAll(reason: unknown = new UserStop("the worker was stopped")): void {
+    for (const controller of this.#running.values()) controller.abort(reason);
   }
 
   /** One slot: pulls a call, runs it, pulls the next. */

@@ -19,7 +19,7 @@ import {
 } from "../contract.ts";
 import { SECRET_REMOVED_WARNING } from "../state/redact.ts";
 import type { RunResult, StartProblem } from "./runner.ts";
-import { userStopped } from "./stop.ts";
+import { type ShutdownCause, shutdownStopped, userStopped } from "./stop.ts";
 import { seconds } from "../base/text.ts";
 
 /** The most characters of plain-text stderr carried into a failure message. */
@@ -46,6 +46,8 @@ export interface OutcomeContext {
   readonly idleTimeoutMs?: number;
   /** Set when a person stopped the call (the stop button, an MCP client's cancellation). */
   readonly killedBy?: "user";
+  /** Set when toolgate's end stopped the call (SIGTERM, SIGHUP, a host that closed stdin). */
+  readonly shutdown?: ShutdownCause;
 }
 
 /** Said with a failure of a tool that is not read-only, once it started. */
@@ -194,6 +196,10 @@ function fromRun(run: RunResult, context: OutcomeContext, text: (bytes: Uint8Arr
   const warnings = run.escaped ? [ESCAPED_OUTPUT_WARNING] : [];
   // A person's stop; a confined tool may have died of the terminal's own Ctrl-C a moment before the abort came.
   if (context.killedBy === "user" && (run.aborted || run.code !== 0)) return userStopped(tool, metadata);
+  // toolgate's end: the same answer whether the tree was ended, or the program had not started yet.
+  if (context.shutdown !== undefined && (run.aborted || run.code !== 0)) {
+    return shutdownStopped(tool, context.shutdown, context.readOnly === true, metadata);
+  }
   if (run.idleTimedOut && context.idleTimeoutMs !== undefined) {
     const wall = Number.isFinite(context.timeoutMs) ? context.timeoutMs / 1000 : 0;
     return failure(

@@ -1,10 +1,13 @@
 /**
- * A person's stop: the reason a call's AbortSignal carries when a person ended it (Ctrl-C in the agent loop, an MCP
- * client's cancellation, a `job` kill a person asked for), and the envelope that says so with `killed_by: "user"`.
+ * Why a call's AbortSignal fired, when a person or toolgate's own end stopped it, and the envelope that says so: a
+ * person's stop (Ctrl-C, an MCP client's cancellation, a `job` kill a person asked for) is `killed_by: "user"`;
+ * toolgate's end (SIGTERM, SIGHUP, a host that closed stdin or went away) is `killed_by: "shutdown"`. Not here:
+ * ending the trees (src/process/process_tree.ts), hearing the signals (src/commands/signal_stop.ts).
  *
  * @module
  */
 import { failure, type FailureEnvelope } from "../contract.ts";
+import type { StopSignal } from "./process_tree.ts";
 
 /**
  * The abort reason of a call a person stopped.
@@ -62,6 +65,106 @@ export function userStopped(
     retryable: false,
     metadata: { ...metadata, cancelled: true, killed_by: "user" },
   });
+}
+
+/**
+ * What ended toolgate while calls ran: a stop signal, or the host that closed stdin (`serve` over stdio).
+ *
+ * @example
+ * ```ts
+ * import type { ShutdownCause } from "./stop.ts";
+ * const cause: ShutdownCause = "SIGTERM";
+ * ```
+ */
+export type ShutdownCause = StopSignal | "stdin_closed";
+
+/**
+ * The abort reason of a call that toolgate's own end stopped (SIGTERM, SIGHUP, a host that closed stdin): nobody
+ * judged this call, so what a retry means depends on the tool alone (see {@linkcode shutdownStopped}).
+ *
+ * @example
+ * ```ts
+ * import { ShutdownStop } from "./stop.ts";
+ * const controller = new AbortController();
+ * controller.abort(new ShutdownStop("SIGTERM"));
+ * (controller.signal.reason as ShutdownStop).trigger; // "SIGTERM"
+ * ```
+ */
+export class ShutdownStop extends Error {
+  /** A stop by `cause`. */
+  constructor(readonly trigger: ShutdownCause) {
+    super(`toolgate was stopped (${trigger})`);
+    this.name = "ShutdownStop";
+  }
+}
+
+/**
+ * The cause of toolgate's end that stopped the call this signal belongs to; `undefined` when none did.
+ *
+ * @example
+ * ```ts
+ * import { shutdownCause, ShutdownStop } from "./stop.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(shutdownCause(AbortSignal.abort(new ShutdownStop("SIGHUP"))), "SIGHUP");
+ * assert.deepEqual(shutdownCause(AbortSignal.abort()), undefined);
+ * ```
+ */
+export function shutdownCause(signal: AbortSignal | undefined): ShutdownCause | undefined {
+  return signal?.aborted === true && signal.reason instanceof ShutdownStop
+    ? signal.reason.trigger
+    : undefined;
+}
+
+/**
+ * The abort reason a stop signal gives: SIGINT is the interrupt key, a person's stop ({@linkcode UserStop}); any
+ * other is toolgate's end ({@linkcode ShutdownStop}). The same signal gives the same reason every time, terminal
+ * or not, so the same event always gets the same envelope.
+ *
+ * @example
+ * ```ts
+ * import { stopReason, UserStop } from "./stop.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(stopReason("SIGINT") instanceof UserStop, true);
+ * assert.deepEqual(stopReason("SIGTERM").name, "ShutdownStop");
+ * ```
+ */
+export function stopReason(cause: ShutdownCause): UserStop | ShutdownStop {
+  return cause === "SIGINT" ? new UserStop(cause) : new ShutdownStop(cause);
+}
+
+/**
+ * The answer to a call that toolgate's end stopped: `execution_error`, `cancelled: true`, `killed_by: "shutdown"`
+ * and `stop_signal` (what ended toolgate), with one piece of advice. `retryable` is the tool's `readOnly`, whether
+ * or not the program had started yet: a read-only tool may simply run again; any other may have acted, so the
+ * caller checks first. The same event on the same tool always gets the same answer.
+ *
+ * @example
+ * ```ts
+ * import { shutdownStopped } from "./stop.ts";
+ * import assert from "node:assert/strict";
+ * const envelope = shutdownStopped("build", "SIGTERM", false);
+ * assert.deepEqual([envelope.killed_by, envelope.stop_signal, envelope.retryable], ["shutdown", "SIGTERM", false]);
+ * ```
+ */
+export function shutdownStopped(
+  tool: string,
+  cause: ShutdownCause,
+  readOnly: boolean,
+  metadata: Readonly<Record<string, unknown>> = {},
+): FailureEnvelope {
+  const why = cause === "stdin_closed" ? "its host closed its input" : `it received ${cause}`;
+  const advice = readOnly
+    ? "the tool only reads, so it is safe to run again."
+    : "the tool may have acted before it was stopped: check what it did before running it again.";
+  return failure(
+    "execution_error",
+    `toolgate was ending (${why}), so the call was stopped before its end; ${advice}`,
+    {
+      tool,
+      retryable: readOnly,
+      metadata: { ...metadata, cancelled: true, killed_by: "shutdown", stop_signal: cause },
+    },
+  );
 }
 
 /**

@@ -71,8 +71,15 @@ function outcomeOf(envelope: Envelope): "ok" | FailureKind {
   return envelope.ok ? "ok" : envelope.kind;
 }
 
-function killedByUser(envelope: Envelope): "user" | undefined {
-  return !envelope.ok && envelope.killed_by === "user" ? "user" : undefined;
+/** Who stopped the call, as its envelope says: a person (`user`), or toolgate's end (`shutdown`). */
+function killedBy(envelope: Envelope): "user" | "shutdown" | undefined {
+  if (envelope.ok) return undefined;
+  return envelope.killed_by === "user" || envelope.killed_by === "shutdown" ? envelope.killed_by : undefined;
+}
+
+/** What ended toolgate, for a call its end stopped (`SIGTERM`, `SIGHUP`, `stdin_closed`). */
+function stopSignal(envelope: Envelope): string | undefined {
+  return !envelope.ok && typeof envelope.stop_signal === "string" ? envelope.stop_signal : undefined;
 }
 
 function launchFields(launch: LaunchFacts | undefined) {
@@ -141,7 +148,8 @@ export function runRecord(facts: CallFacts, run: RunFacts): AuditRecord {
     // A call stopped on request is no crash: the line says so, and who stopped it (a cancelled MCP call's answer is
     // never sent, so this line is where its killed_by shows).
     cancelled: result?.aborted ? true : undefined,
-    killed_by: killedByUser(envelope),
+    killed_by: killedBy(envelope),
+    stop_signal: stopSignal(envelope),
     idle: result?.idleTimedOut ? true : undefined,
     sandbox: fields.sandbox,
     profile: run.profile,
@@ -172,7 +180,7 @@ export function jobAnswerRecord(
     argsHmac: facts.argsHmac,
     outcome: outcomeOf(answer.envelope),
     job: answer.job,
-    killed_by: killedByUser(answer.envelope),
+    killed_by: killedBy(answer.envelope),
   };
 }
 

@@ -61,6 +61,8 @@ export class Executor {
   /** The MCP servers' gateway, opened by {@linkcode Executor.connectGateway}. */
   readonly #gateway: GatewayLink;
   readonly #jobs: BackgroundJobs;
+  /** The runs under way, each until its envelope is made and its line written. */
+  readonly #running = new Set<Promise<Envelope>>();
   /**
    * Compiles the tools' schemas on first use, each once (preflight, and the MCP server's output check).
    *
@@ -231,8 +233,36 @@ export class Executor {
     return this.#secrets.forCaller(envelope);
   }
 
-  /** Runs a prepared call to its envelope, and audits it. */
+  /** Runs a prepared call to its envelope, and audits it (where it goes: see the module's doc). */
   async run(call: PreparedCall, options: CallOptions = {}): Promise<Envelope> {
+    const running = this.#runStep(call, options);
+    this.#running.add(running);
+    try {
+      return await running;
+    } finally {
+      this.#running.delete(running);
+    }
+  }
+
+  /**
+   * Resolves once no call is running, each with its envelope and audit line: a front end that a signal stops
+   * aborts its calls, then waits here before it exits.
+   *
+   * @example
+   * ```ts
+   * import { Executor } from "./executor.ts";
+   * import { loadManifest } from "../manifest/manifest.ts";
+   * const loaded = await loadManifest("tools.json");
+   * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+   * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+   * await executor.idle(); // nothing runs: at once
+   * ```
+   */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+
+  async #runStep(call: PreparedCall, options: CallOptions): Promise<Envelope> {
     const { tool } = call;
     // 1. An MCP server's tool: through the gateway.
     if (tool.upstream !== undefined) return await this.#gateway.call(call, options);

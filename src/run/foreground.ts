@@ -11,7 +11,7 @@ import type { PreparedCall } from "../policy/prepared_call.ts";
 import { protocolEnvelope } from "../process/protocol_envelope.ts";
 import { runProcess, type RunResult } from "../process/runner.ts";
 import { stderrLines } from "../process/stderr_tail.ts";
-import { stoppedByUser } from "../process/stop.ts";
+import { shutdownCause, stoppedByUser } from "../process/stop.ts";
 import { type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts";
 import { runRecord } from "./audit.ts";
 import type { CallContext } from "./call_context.ts";
@@ -115,6 +115,7 @@ export async function runForeground(
         scrub: context.secrets.scrub,
         idleTimeoutMs,
         killedBy: stoppedByUser(options.signal) ? "user" : undefined,
+        shutdown: shutdownCause(options.signal),
       }),
       [...launch.envelopeWarnings, ...refusedRequests(launch)],
     );

@@ -53,7 +53,8 @@ export type JobState = "running" | "exited" | "killed";
 /**
  * Who ended a killed job: a person (`user`: they asked for the kill, or approved it), the model (a kill that ran
  * on standing approval: `--yes`, `--allow-tools`, an earlier "always"), its own limit (`timeout`), or the end of
- * the MCP session that owned it (`session`: closed, deleted, expired or disconnected).
+ * the MCP session that owned it (`session`: closed, deleted, expired or disconnected), or the end of toolgate's run
+ * (`shutdown`: the agent loop ended, `serve` stopped, a stop signal).
  *
  * @example
  * ```ts
@@ -61,7 +62,7 @@ export type JobState = "running" | "exited" | "killed";
  * const by: KilledBy = "user";
  * ```
  */
-export type KilledBy = "user" | "model" | "timeout" | "session";
+export type KilledBy = "user" | "model" | "timeout" | "session" | "shutdown";
 
 /**
  * One background job: its identity, how it is doing, and its log.

@@ -258,10 +258,10 @@ export class JobManager {
     this.#owners.forget(scope, JOB_DEFAULTS.maxEnded);
   }
 
-  /** Ends every running job and waits for them (toolgate's own end). */
+  /** Ends every running job and waits for them (toolgate's own end: `killed_by: "shutdown"` in their lines). */
   async endAll(): Promise<void> {
     const running = this.#owners.all().filter((job) => job.state === "running");
-    for (const job of running) job.kill();
+    for (const job of running) job.kill("shutdown");
     await Promise.all(running.map((job) => job.done));
   }
 

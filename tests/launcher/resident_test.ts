@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { buildBundle, shimText } from "../../src/build/install.ts";
 import { FRESH_MS } from "../../src/launcher/launch_record.ts";
 import { RESIDENT_MODE } from "../../src/launcher/resident_wire.ts";
+import { auditDirFor } from "../../src/state/state.ts";
 import { answer, callTools, startChatServer } from "../agent/chat_server.ts";
 import { writeFiles } from "../support.ts";
 import { pgrep, sleep, until } from "../processes.ts";
@@ -346,6 +347,57 @@ Deno.test("resident: a client that goes away while its command runs ends the com
   await child.status;
   await until(async () => !(await alive(tool)), "the tool's end, long before its 60 s", 10_000);
   await until(async () => (await servers(socket)).length === 0, "the server's end", 10_000);
+  // Its caller gone, the call still has its line: stopped as at SIGTERM.
+  const last = await lastAuditLine(w);
+  assert.equal(last.tool, "doze");
+  assert.equal(last.killed_by, "shutdown", JSON.stringify(last));
+  assert.equal(last.stop_signal, "SIGTERM");
+});
+
+/** The last line of the world's audit log (its default folder, under its home). */
+async function lastAuditLine(w: World): Promise<Record<string, unknown>> {
+  const audit = auditDirFor(w.env, w.project);
+  const names = (await Array.fromAsync(Deno.readDir(audit))).map((entry) => entry.name).sort();
+  const text = await Deno.readTextFile(join(audit, names.at(-1)!));
+  return JSON.parse(text.trim().split("\n").at(-1)!);
+}
+
+Deno.test("resident: a stop signal to the installed command while the server runs its call prints the envelope, writes the line, ends the tool", async () => {
+  const t = await install();
+  const w = await world(t, "signalled");
+  const doze = ["call", "doze", "{}", "--sandbox", "off", "--tool-timeout", "120"];
+  for (const [signal, code, killedBy] of [["SIGTERM", 143, "shutdown"], ["SIGINT", 130, "user"]] as const) {
+    const socket = await warmUp(t, w, doze);
+    await Deno.writeTextFile(`${w.runs}.long`, "");
+    await Deno.remove(`${w.runs}.pid`).catch(() => {});
+    const before = (await lines(w.runs)).length;
+    // The pid the caller knows is the front end's shell: the signal goes there, as `timeout` or a runner sends it.
+    const child = new Deno.Command(t.bin, {
+      args: doze,
+      cwd: w.project,
+      env: w.env,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    await until(async () => (await lines(w.runs)).length > before, "the tool's start");
+    assert.ok((await lines(w.runs)).at(-1)!.includes(` ${RESIDENT_MODE} `), "the server runs it");
+    const tool = Number((await Deno.readTextFile(`${w.runs}.pid`)).trim());
+    child.kill(signal);
+    const output = await child.output();
+    const stdout = new TextDecoder().decode(output.stdout);
+    assert.equal(output.code, code, new TextDecoder().decode(output.stderr));
+    const envelope = JSON.parse(stdout);
+    assert.equal(envelope.killed_by, killedBy, stdout);
+    assert.equal(envelope.cancelled, true);
+    await until(async () => !(await alive(tool)), "the tool's end, long before its 60 s", 10_000);
+    const last = await lastAuditLine(w);
+    assert.equal(last.tool, "doze");
+    assert.equal(last.killed_by, killedBy, JSON.stringify(last));
+    await until(async () => (await servers(socket)).length === 0, "the server's end", 10_000);
+    await Deno.remove(`${w.runs}.long`);
+  }
 });
 
 Deno.test("resident: a planned (cold) run never leaves a server, whatever its environment names", async () => {
