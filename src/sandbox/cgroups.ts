@@ -189,16 +189,18 @@ export interface CgroupLimits {
 
 /**
  * The script a call's first process runs (`sh -c SCRIPT sh PIDS_BASE MEMORY_BASE MEMORY_FILE SLOT PROCESSES BYTES
- * SWAP_FILE CPU_SECONDS FILE_BLOCKS DATA_KIB GATE PROGRAM ARGS...`, `-` for a base, a limit or a gate that is not
- * used; a tracked call's limits are `max` and `-`): it makes the slot's cgroups the first time, sets their limits
- * (or lifts those a limited call left in the slot), joins them, sets the rlimits (inherited by
- * everything the program starts), and becomes the program, with shell builtins only once the slot exists (a call
- * pays for no extra process, and needs no prlimit inside). A limit it cannot set stops the call rather than
- * letting it run without. With a gate (`1`), it then waits at it (src/sandbox/gate.ts).
+ * SWAP_FILE CPU_SECONDS FILE_BLOCKS DATA_KIB GATE PWD PROGRAM ARGS...`, `-` for a base, a limit or a gate that is
+ * not used; a tracked call's limits are `max` and `-`; PWD `keep`, or `unset`: the program does not get the one
+ * the shell exports): it makes the slot's cgroups the first time, sets their limits (or lifts those a limited call
+ * left in the slot), joins them, sets the rlimits (inherited by everything the program starts), and becomes the
+ * program, with shell builtins only once the slot exists (a call pays for no extra process, and needs no prlimit
+ * inside). A limit it cannot set stops the call rather than letting it run without. With a gate (`1`), it then
+ * waits at it (src/sandbox/gate.ts).
  */
 const JOIN_SCRIPT = [
   "pids=$1 mem=$2 memfile=$3 slot=$4 nproc=$5 bytes=$6 swapfile=$7 cpu=$8 blocks=$9 data=${10} gate=${11}",
-  "shift 11",
+  "pwd=${12}",
+  "shift 12",
   'fail() { echo "toolgate: cannot set up the cgroup $1" >&2; exit 125; }',
   // A slot's first call makes both folders with one mkdir (a base not used stands in for the other).
   'p=$pids m=$mem; [ "$p" = - ] && p=$m; [ "$m" = - ] && m=$p',
@@ -216,6 +218,8 @@ const JOIN_SCRIPT = [
   '{ [ "$cpu" = - ] || ulimit -t "$cpu"; } && { [ "$blocks" = - ] || ulimit -f "$blocks"; } || fail "rlimits"',
   '[ "$data" = - ] || ulimit -d "$data" || fail "rlimits"',
   `[ "$gate" = - ] || ${GATE_LINE}`,
+  // The shell exports a PWD of its own: the program gets the environment it was given, nothing more.
+  '[ "$pwd" = keep ] || unset PWD',
   'exec "$@"',
 ].join("\n");
 
@@ -250,9 +254,10 @@ export class CgroupSlots {
 
 /**
  * The argv prefix that starts a call inside the cgroups of `slot` with `limits` (the program and its arguments
- * follow it); `gated`: it waits at the call's gate before it becomes the program. Without `limits` (an
- * unconfined call, run as the user asked) the cgroups only hold the call's tree, so that it can be ended whole:
- * no limit is set, and any a limited call left in the slot is lifted.
+ * follow it); `gated`: it waits at the call's gate before it becomes the program; `keepPwd` false: the program
+ * does not get the `PWD` the shell exports (an unconfined call's environment stays exactly its own). Without
+ * `limits` (an unconfined call, run as the user asked) the cgroups only hold the call's tree, so that it can be
+ * ended whole: no limit is set, and any a limited call left in the slot is lifted.
  *
  * @example
  * ```ts
@@ -270,6 +275,7 @@ export function cgroupWrapper(
   limits: CgroupLimits | undefined,
   slot: string,
   gated = false,
+  keepPwd = true,
 ): string[] {
   const v2 = support.version === 2;
   if (limits === undefined) {
@@ -289,6 +295,7 @@ export function cgroupWrapper(
       "-",
       "-",
       gated ? "1" : "-",
+      keepPwd ? "keep" : "unset",
     ];
   }
   return [
@@ -309,5 +316,6 @@ export function cgroupWrapper(
     // Without a memory cgroup, each process's data segment is capped instead (as prlimit --data did).
     support.memory === undefined ? String(Math.ceil(limits.memoryBytes / 1024)) : "-",
     gated ? "1" : "-",
+    keepPwd ? "keep" : "unset",
   ];
 }

@@ -376,7 +376,7 @@ export class ToolLauncher {
     const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
     const slot = await this.#slot(cgroups);
-    const prefix = cgroupWrapper(cgroups, undefined, slot);
+    const prefix = cgroupWrapper(cgroups, undefined, slot, false, tool.envPassthrough.includes("PWD"));
     return {
       ...plain,
       program: prefix[0],
