@@ -21,6 +21,8 @@ import type { CgroupSupport } from "./cgroups.ts";
  */
 const KILL_SCRIPT = [
   "dir=$1 sig=$2 wait=$3",
+  // A Ctrl-C on the terminal reaches this shell too: it must not stop halfway.
+  "trap '' INT HUP TERM",
   '[ -d "$dir" ] || exit 0',
   '[ "$sig" = KILL ] && [ -e "$dir/cgroup.kill" ] && printf 1 > "$dir/cgroup.kill" 2>/dev/null',
   "n=0",

@@ -19,6 +19,8 @@ import type { TreeEnd } from "../process/tree_end.ts";
  */
 const SCRIPT = [
   "pid=$1 sig=$2",
+  // A Ctrl-C on the terminal reaches this shell too: it must not leave a tree half ended (bwrap stopped).
+  "trap '' INT HUP TERM",
   'kill -STOP "$pid" 2>/dev/null || exit 0',
   "kids=",
   'if [ -r "/proc/$pid/task/$pid/children" ]; then',
