@@ -341,13 +341,13 @@ export class Upstream {
   }
 
   /**
-   * Sends `signal` to the server's tree: its process group unconfined, every process of its cgroup or its pid
-   * namespace confined (the launch says how).
+   * Sends `signal` to the server's tree: every process of its cgroup or its pid namespace where its launch says
+   * so, else its process group (unconfined) or bwrap.
    */
   async #signal(child: Child, signal: "SIGTERM" | "SIGKILL"): Promise<void> {
     if (child.exited) return;
-    if (child.group) await signalGroup(child.process.pid, signal);
-    else if (child.launch.tree !== undefined) await child.launch.tree.signal(child.process.pid, signal);
+    if (child.launch.tree !== undefined) await child.launch.tree.signal(child.process.pid, signal);
+    else if (child.group) await signalGroup(child.process.pid, signal);
     else {
       try {
         child.process.kill(signal);

@@ -7,9 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REPO } from "../support.ts";
+import { denoDir, REPO } from "../support.ts";
 import { pgrep, uniqueSleep, until } from "../processes.ts";
 import { killLeftovers, scratch } from "../executor_helpers.ts";
+import { project } from "../gateway_support.ts";
 import { connectHttp, envelopeOf, type HttpServer, serveArgs, spawnHttp, TOKEN } from "../mcp/helpers.ts";
 import { confinedTest, hostTest, realTempDir, SUPPORT } from "./helpers.ts";
 import { detectCgroups } from "../../src/sandbox/cgroups.ts";
@@ -378,5 +379,52 @@ hostTest(
   NO_CGROUPS,
   async () => {
     await killedServe(UNCONFINED);
+  },
+);
+
+hostTest(
+  "lifetimes: serve stopped (SIGTERM): its gateway server's grandchildren, one with setsid, are gone",
+  NO_CGROUPS,
+  async () => {
+    for (const mode of modesHere()) {
+      const seconds = uniqueSleep(3700);
+      await using p = await project({});
+      const script = join(p.dir.path, "forks.py");
+      await Deno.writeTextFile(script, FORKING_SERVER);
+      const manifest = join(p.dir.path, "tools.json");
+      await Deno.writeTextFile(
+        manifest,
+        JSON.stringify({
+          tools: [],
+          mcpServers: { forks: { command: "/usr/bin/python3", args: [script, seconds] } },
+        }),
+      );
+      // Trusting the server starts it (to pin its tools) and ends it: nothing of it is left either.
+      const trust = await p.run(["trust"], undefined, { ...mode.env, TOOLGATE_SANDBOX: mode.sandbox });
+      const afterTrust = await named(seconds);
+      killLeftovers(afterTrust);
+      assert.equal(trust.code, 0, trust.stdout + trust.stderr);
+      assert.deepEqual(afterTrust, [], `${JSON.stringify(mode)}: a grandchild outlived \`trust\``);
+      const args = serveArgs(["--http", "0", "--yes"], p.dir.path, manifest);
+      args[args.indexOf("--sandbox") + 1] = mode.sandbox;
+      // Its HOME is the project's: Deno's cache stays this user's.
+      const server = await spawnHttp(Deno.execPath(), args, {
+        TOOLGATE_MCP_TOKEN: TOKEN,
+        DENO_DIR: denoDir(),
+        ...p.env,
+        ...mode.env,
+      });
+      try {
+        await using session = await connectHttp(server.url, TOKEN);
+        const { tools } = await session.client.listTools();
+        assert.ok(tools.some((tool) => tool.name.includes("noop")), JSON.stringify(tools.map((t) => t.name)));
+        await until(async () => (await pgrep(`sleep ${seconds}`)).length === 2, "both grandchildren running");
+        await server.stop();
+        assert.deepEqual(await named(seconds), [], `${JSON.stringify(mode)}: a grandchild outlived serve`);
+      } finally {
+        await server.stop();
+        killLeftovers(await named(seconds));
+      }
+    }
   },
 );
