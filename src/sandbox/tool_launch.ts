@@ -11,7 +11,7 @@
  * @module
  */
 import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
-import { CgroupSlots, type CgroupSupport, cgroupWrapper, detectCgroups } from "./cgroups.ts";
+import { CgroupSlots, type CgroupSupport, cgroupWrapper } from "./cgroups.ts";
 import { cgroupTreeEnd, reapLeftCgroups } from "./cgroup_end.ts";
 import { namespaceTreeEnd } from "./namespace_end.ts";
 import { findProgram } from "../base/find_program.ts";
@@ -31,6 +31,7 @@ import { startProblem } from "../process/runner.ts";
 import { groupLauncher } from "../process/process_tree.ts";
 import {
   bwrapArgs,
+  detectCgroupsCached,
   probeSandboxCached,
   type SandboxMode,
   type SandboxSupport,
@@ -76,8 +77,8 @@ export interface Launch {
   /** Inside bwrap: ending it ends the whole tree. */
   readonly confined: boolean;
   /**
-   * How the call's whole tree ends (confined: through its cgroup, else its pid namespace), and when nothing of it
-   * is left; absent unconfined, where the process group is all toolgate has.
+   * How the call's whole tree ends (through its cgroup, else, confined, its pid namespace), and when nothing of it
+   * is left; absent unconfined without a cgroup, where the process group is all toolgate has.
    */
   readonly tree?: TreeEnd;
   /** Warnings for the model (an unconfined run it should know of). */
@@ -391,7 +392,11 @@ export class ToolLauncher {
   /** Where unconfined calls' cgroups go: the probe's finding when bwrap was probed, else looked for once. */
   #trackingCgroups(): CgroupSupport | undefined {
     if (this.#tracking === undefined) {
-      this.#tracking = { cgroups: Deno.build.os === "linux" ? detectCgroups(this.#options.env) : undefined };
+      this.#tracking = {
+        cgroups: Deno.build.os === "linux"
+          ? detectCgroupsCached(this.#options.env, this.#stateDir())
+          : undefined,
+      };
     }
     return this.#tracking.cgroups;
   }
