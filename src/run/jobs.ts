@@ -9,8 +9,8 @@
  * in the workspace's state folder, never in the workspace a tool may write. The `job` tool reads this table in
  * toolgate's own process: `poll`, `wait`, `kill`. Each job has an owner (an MCP session, or the agent loop's run;
  * `job_owners.ts`): only its owner sees it, and it ends when its owner does. This module is the table (start,
- * lookup, ends, the sweep of old logs). Not here: a job (job.ts), its log (job_log.ts), its arguments (job_args.ts), the `job` tool
- * (job_tool.ts), launching it (background_jobs.ts).
+ * lookup, ends, the sweep of old logs). Not here: a job (job.ts), its log (job_log.ts), its arguments
+ * (job_args.ts), the `job` tool (job_tool.ts), launching it (background_jobs.ts).
  *
  * @module
  */
