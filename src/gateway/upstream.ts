@@ -1,7 +1,11 @@
 /**
  * One upstream MCP server's life: started at first use (a stdio server inside its own sandbox, exactly as a
  * confined tool is launched; an HTTP server through the SDK's Streamable HTTP client), spoken to with the official
- * SDK client, started again after it died (at most a few times a minute), and ended, whole tree, when toolgate is.
+ * SDK client, started again after it died (at most a few times a minute), and ended, whole tree, when toolgate is
+ * (its launch says how: the server's cgroup, its pid namespace, or its process group).
+ *
+ * One piece: one server's life, from its start through its calls to its end, with the state they share (the
+ * connection, the running process, the starts of the last minute).
  *
  * @module
  */
@@ -62,6 +66,8 @@ interface Child {
   readonly group: boolean;
   forget: () => void;
   exited: boolean;
+  /** Resolves once nothing of its tree is left (after its first process exited). */
+  settled: Promise<void>;
 }
 
 /**
@@ -215,11 +221,13 @@ export class Upstream {
       return this.#client = client;
     }
     const child = await this.#spawn();
+    if (this.#closed) {
+      // Closed while it was being started: close() found no process to end yet.
+      await this.#end(child);
+      throw new UpstreamError("toolgate is ending");
+    }
     const transport = new ChildTransport(child.process);
     const exit = child.process.status.then((status) => {
-      child.exited = true;
-      child.forget();
-      this.#options.launcher.release(child.launch);
       this.#lost(client);
       return status;
     });
@@ -313,18 +321,37 @@ export class Upstream {
       launcher.release(launch);
       throw new UpstreamError(`the server cannot start: ${oneLine(error)}`);
     }
-    const child: Child = { process, launch, group: !launch.confined, forget: () => {}, exited: false };
+    const child: Child = {
+      process,
+      launch,
+      group: !launch.confined,
+      forget: () => {},
+      exited: false,
+      settled: Promise.resolve(),
+    };
+    // Its tree is gone once its first process exited and the launch's end found nothing of it left (a process
+    // that made a session of its own): only then is its cgroup slot free and its end reported.
+    child.settled = process.status.then(async () => {
+      child.exited = true;
+      await launch.tree?.settle(process.pid);
+      child.forget();
+      launcher.release(launch);
+    });
     child.forget = this.#options.registry?.track({
       end: (signal) => this.#signal(child, signal),
-      done: process.status,
+      done: child.settled,
     }) ?? (() => {});
     return this.#child = child;
   }
 
-  /** Sends `signal` to the server's tree: its process group unconfined, bwrap (and so its namespace) confined. */
+  /**
+   * Sends `signal` to the server's tree: every process of its cgroup or its pid namespace where its launch says
+   * so, else its process group (unconfined) or bwrap.
+   */
   async #signal(child: Child, signal: "SIGTERM" | "SIGKILL"): Promise<void> {
     if (child.exited) return;
-    if (child.group) await signalGroup(child.process.pid, signal);
+    if (child.launch.tree !== undefined) await child.launch.tree.signal(child.process.pid, signal);
+    else if (child.group) await signalGroup(child.process.pid, signal);
     else {
       try {
         child.process.kill(signal);
@@ -336,7 +363,7 @@ export class Upstream {
 
   /** Ends a child's whole tree: SIGTERM, a grace period, SIGKILL; resolves once it is gone. */
   async #end(child: Child): Promise<void> {
-    if (child.exited) return;
+    if (child.exited) return await child.settled;
     await this.#signal(child, "SIGTERM");
     if (!await settlesWithin(child.process.status, this.#options.graceMs)) {
       await this.#signal(child, "SIGKILL");
@@ -344,6 +371,7 @@ export class Upstream {
     }
     // An unconfined server's group may outlive its leader: end what is left of it.
     if (child.group) await signalGroup(child.process.pid, "SIGKILL");
+    await child.settled;
   }
 
   /**
@@ -369,8 +397,11 @@ export class Upstream {
       // Closing a connection that is gone.
     }
     const child = this.#child;
-    if (child !== undefined && !child.exited) {
-      await settlesWithin(child.process.status, Math.min(EOF_WAIT_MS, this.#options.graceMs));
+    if (child !== undefined) {
+      if (!child.exited) {
+        await settlesWithin(child.process.status, Math.min(EOF_WAIT_MS, this.#options.graceMs));
+      }
+      // Also once its first process exited by itself: what it left in its cgroup goes before close resolves.
       await this.#end(child);
     }
   }

@@ -233,12 +233,15 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
       retryInterval: RETRY_MS,
       onsessioninitialized: (id) => void sessions.set(id, session),
       // A DELETE ends the session: the SDK's transport only reports it, so close it here (its calls in flight
-      // are aborted, its background jobs end).
-      onsessionclosed: (id) => {
+      // are aborted, its background jobs end). It is answered once every process of its jobs is gone.
+      onsessionclosed: async (id) => {
         sessions.delete(id);
-        void server.close().catch((error) =>
-          options.onError?.(`toolgate: mcp: closing a deleted session: ${(error as Error).message}`)
-        );
+        try {
+          await server.close();
+        } catch (error) {
+          options.onError?.(`toolgate: mcp: closing a deleted session: ${(error as Error).message}`);
+        }
+        await service.jobsEnded(server);
       },
     });
     const session: Session = { server, transport, events, lastActive: performance.now(), pending: new Set() };

@@ -136,6 +136,8 @@ export class ToolService {
   #tools: Tool[];
   /** The servers of the sessions open now: told when the tools change. */
   readonly #servers = new Set<Server>();
+  /** A closed session's server, and the end of its background jobs (every process of them gone). */
+  readonly #jobsEnded = new WeakMap<Server, Promise<void>>();
   readonly #limit: CallLimit;
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Aborted by {@linkcode ToolService.stop}: every call in flight, and every call after it, ends. */
@@ -227,6 +229,14 @@ export class ToolService {
   }
 
   /**
+   * Resolves once the background jobs of the session served by `server` have ended, every process of them gone
+   * (at once for a server that is not closed, or kept no job): an HTTP `DELETE` of the session is answered then.
+   */
+  jobsEnded(server: Server): Promise<void> {
+    return this.#jobsEnded.get(server) ?? Promise.resolve();
+  }
+
+  /**
    * A new MCP server over this service, for one connection (one session). When it closes (the client went away,
    * the HTTP session was deleted or expired, the server stops) the session's background jobs end, and then
    * `onClose` is told; set `onClose` here rather than the server's `onclose`, which this service uses.
@@ -254,8 +264,11 @@ export class ToolService {
     server.onclose = () => {
       this.#servers.delete(server);
       // A session's jobs are its own: nobody else could poll or kill them, so they must not outlive it.
-      this.#options.executor.endJobScope(session.id).catch((error) =>
-        this.#options.onError?.(`toolgate: mcp: ending a session's jobs: ${(error as Error).message}`)
+      this.#jobsEnded.set(
+        server,
+        this.#options.executor.endJobScope(session.id).catch((error) =>
+          this.#options.onError?.(`toolgate: mcp: ending a session's jobs: ${(error as Error).message}`)
+        ),
       );
       onClose?.();
     };

@@ -11,6 +11,7 @@ import { after, type CancelTimer } from "../base/timer.ts";
 import { drain, feed, joined } from "./pipes.ts";
 import { spawnError, type StartProblem, startProblem } from "./start_problem.ts";
 import type { StartsAhead } from "./starts_ahead.ts";
+import type { TreeEnd } from "./tree_end.ts";
 
 // Why a program cannot start lives in start_problem.ts; its names stay importable from here.
 export { type StartProblem, startProblem } from "./start_problem.ts";
@@ -52,6 +53,11 @@ export interface RunRequest {
    * (no unscoped `--allow-run` needed) and skip the sweep of the process group after it exits.
    */
   readonly endsItsTree?: boolean;
+  /**
+   * How the sandbox's whole tree ends (its launch says: a cgroup, a pid namespace): signals go through it, and the
+   * run reports its end only once it says nothing of the tree is left. Absent: the process itself is signalled.
+   */
+  readonly tree?: TreeEnd;
   /** How to start a leader of its own process group (see `groupLauncher`); looked up when absent. */
   readonly launcher?: readonly string[];
   /**
@@ -217,6 +223,11 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     }
   };
   const endTree = async (signal: TreeSignal): Promise<void> => {
+    if (request.tree !== undefined) {
+      // Once the first process is gone (and reaped), its pid may be another's: the tree is settled below.
+      if (!exited) await request.tree.signal(pgid, signal);
+      return;
+    }
     if (request.endsItsTree) return killChild(signal);
     // Under setsid(1) the group exists only once setsid() has run in the child: until then, signal the child.
     if (!(await signalGroup(pgid, signal)) && !exited) killChild(signal);
@@ -231,7 +242,9 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   };
 
   const status = child.status;
-  const forget = request.registry?.track({ end: endTree, done: status });
+  // Done once nothing of the tree is left, not when its first process exited.
+  const { promise: settled, resolve: settle } = Promise.withResolvers<void>();
+  const forget = request.registry?.track({ end: endTree, done: settled });
   // A limit fires only when nothing else is ending the tree already: the envelope names the first reason.
   // Timers from `after`, not `setTimeout`: the first `setTimeout` of a process loads Node's timers (base/timer.ts).
   const cancelTimeout = Number.isFinite(request.timeoutMs)
@@ -300,8 +313,11 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   cancelTimeout?.();
   cancelIdle?.();
   request.signal?.removeEventListener("abort", onAbort);
-  // The tool is gone; whatever it left behind in its group goes too, so no descendant outlives the call.
-  if (!request.endsItsTree) await endTree("SIGKILL");
+  // The tool is gone; whatever it left behind in its group (or its cgroup) goes too, so no descendant outlives
+  // the call.
+  if (request.tree !== undefined) await request.tree.settle(pgid);
+  else if (!request.endsItsTree) await endTree("SIGKILL");
+  settle();
   cancelKill?.();
 
   // A descendant that escaped the group (setsid) may still hold the pipes open: wait a moment, then stop reading.

@@ -205,6 +205,7 @@ export class BackgroundJobs {
           idleTimeoutMs: args.idleTimeoutMs,
           graceMs: this.#context.options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
           endsItsTree: launch.confined,
+          tree: launch.tree,
           launcher: this.#context.launcher.groupLauncher(launch),
         },
         onEnd: (ended, run) => {

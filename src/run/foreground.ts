@@ -95,6 +95,7 @@ export async function runForeground(
       ),
       registry: context.options.registry,
       endsItsTree: launch.confined,
+      tree: launch.tree,
       ahead: launch.startsAhead ? context.options.startsAhead : undefined,
       launcher: context.launcher.groupLauncher(launch),
     });

@@ -3,13 +3,14 @@
  * but not toolgate. A confined `exec` runs in a pid namespace that dies with it, so a job cannot be its child:
  * toolgate owns each job, started as a process of its own through the executor's launch path (bwrap, the call's
  * cgroups and limits, exec's profile), in a session of its own (a Ctrl-C on the terminal does not reach it), and
- * tracked by the process registry, so that toolgate's exit ends its tree. Its stdout and stderr go, in the order
- * they arrive, to a log capped per file and rotated once (at most twice the cap on disk), in the workspace's state
- * folder, never in the workspace a tool may write. The `job` tool reads this table in toolgate's own process:
- * `poll`, `wait`, `kill`. Each job has an owner (an MCP session, or the agent loop's run; `job_owners.ts`): only
- * its owner sees it, and it ends when its owner does. This module is the table (start, lookup, ends, the sweep of
- * old logs). Not here: a job (job.ts), its log (job_log.ts), its arguments (job_args.ts), the `job` tool
- * (job_tool.ts), launching it (background_jobs.ts).
+ * tracked by the process registry, so that toolgate's exit ends its tree (the whole of it, through what its launch
+ * says holds it: its cgroup or its pid namespace; a job has ended once nothing of it is left). Its stdout and
+ * stderr go, in the order they arrive, to a log capped per file and rotated once (at most twice the cap on disk),
+ * in the workspace's state folder, never in the workspace a tool may write. The `job` tool reads this table in
+ * toolgate's own process: `poll`, `wait`, `kill`. Each job has an owner (an MCP session, or the agent loop's run;
+ * `job_owners.ts`): only its owner sees it, and it ends when its owner does. This module is the table (start,
+ * lookup, ends, the sweep of old logs). Not here: a job (job.ts), its log (job_log.ts), its arguments
+ * (job_args.ts), the `job` tool (job_tool.ts), launching it (background_jobs.ts).
  *
  * @module
  */

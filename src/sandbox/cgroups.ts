@@ -7,7 +7,8 @@
  * Deno lets no process without `--allow-all` touch `/proc/self` or `/sys`, and toolgate runs under its least
  * permission set: every cgroup file is read and written by a small `sh` script in a child process instead. The
  * first process of a call makes the call's cgroups, sets their limits, joins them and then becomes bwrap, so that
- * every descendant is counted from its first instant.
+ * every descendant is counted from its first instant. Not here: which calls get cgroups (tool_launch.ts), how a
+ * call's tree ends through its cgroup (cgroup_end.ts).
  *
  * @module
  */
@@ -188,15 +189,18 @@ export interface CgroupLimits {
 
 /**
  * The script a call's first process runs (`sh -c SCRIPT sh PIDS_BASE MEMORY_BASE MEMORY_FILE SLOT PROCESSES BYTES
- * SWAP_FILE CPU_SECONDS FILE_BLOCKS DATA_KIB GATE PROGRAM ARGS...`, `-` for a base, a limit or a gate that is not
- * used): it makes the slot's cgroups the first time, sets their limits, joins them, sets the rlimits (inherited by
- * everything the program starts), and becomes the program, with shell builtins only once the slot exists (a call
- * pays for no extra process, and needs no prlimit inside). A limit it cannot set stops the call rather than
- * letting it run without. With a gate (`1`), it then waits at it (src/sandbox/gate.ts).
+ * SWAP_FILE CPU_SECONDS FILE_BLOCKS DATA_KIB GATE PWD PROGRAM ARGS...`, `-` for a base, a limit or a gate that is
+ * not used; a tracked call's limits are `max` and `-`; PWD `keep`, or `unset`: the program does not get the one
+ * the shell exports): it makes the slot's cgroups the first time, sets their limits (or lifts those a limited call
+ * left in the slot), joins them, sets the rlimits (inherited by everything the program starts), and becomes the
+ * program, with shell builtins only once the slot exists (a call pays for no extra process, and needs no prlimit
+ * inside). A limit it cannot set stops the call rather than letting it run without. With a gate (`1`), it then
+ * waits at it (src/sandbox/gate.ts).
  */
 const JOIN_SCRIPT = [
   "pids=$1 mem=$2 memfile=$3 slot=$4 nproc=$5 bytes=$6 swapfile=$7 cpu=$8 blocks=$9 data=${10} gate=${11}",
-  "shift 11",
+  "pwd=${12}",
+  "shift 12",
   'fail() { echo "toolgate: cannot set up the cgroup $1" >&2; exit 125; }',
   // A slot's first call makes both folders with one mkdir (a base not used stands in for the other).
   'p=$pids m=$mem; [ "$p" = - ] && p=$m; [ "$m" = - ] && m=$p',
@@ -206,14 +210,16 @@ const JOIN_SCRIPT = [
   "fi",
   'if [ "$mem" != - ]; then',
   '  printf %s "$bytes" > "$mem/$slot/$memfile" || fail "$mem/$slot"',
-  '  [ "$swapfile" = - ] || printf 0 > "$mem/$slot/$swapfile" 2>/dev/null',
+  '  [ "$swapfile" = - ] || { [ "$bytes" = max ] && printf max || printf 0; } > "$mem/$slot/$swapfile" 2>/dev/null',
   "fi",
   'for base in "$pids" "$mem"; do',
   '  [ "$base" = - ] || printf %s "$$" > "$base/$slot/cgroup.procs" || fail "$base/$slot"',
   "done",
-  'ulimit -t "$cpu" && ulimit -f "$blocks" || fail "rlimits"',
+  '{ [ "$cpu" = - ] || ulimit -t "$cpu"; } && { [ "$blocks" = - ] || ulimit -f "$blocks"; } || fail "rlimits"',
   '[ "$data" = - ] || ulimit -d "$data" || fail "rlimits"',
   `[ "$gate" = - ] || ${GATE_LINE}`,
+  // The shell exports a PWD of its own: the program gets the environment it was given, nothing more.
+  '[ "$pwd" = keep ] || unset PWD',
   'exec "$@"',
 ].join("\n");
 
@@ -248,7 +254,10 @@ export class CgroupSlots {
 
 /**
  * The argv prefix that starts a call inside the cgroups of `slot` with `limits` (the program and its arguments
- * follow it); `gated`: it waits at the call's gate before it becomes the program.
+ * follow it); `gated`: it waits at the call's gate before it becomes the program; `keepPwd` false: the program
+ * does not get the `PWD` the shell exports (an unconfined call's environment stays exactly its own). Without
+ * `limits` (an unconfined call, run as the user asked) the cgroups only hold the call's tree, so that it can be
+ * ended whole: no limit is set, and any a limited call left in the slot is lifted.
  *
  * @example
  * ```ts
@@ -263,11 +272,32 @@ export class CgroupSlots {
  */
 export function cgroupWrapper(
   support: CgroupSupport,
-  limits: CgroupLimits,
+  limits: CgroupLimits | undefined,
   slot: string,
   gated = false,
+  keepPwd = true,
 ): string[] {
   const v2 = support.version === 2;
+  if (limits === undefined) {
+    return [
+      support.shell,
+      "-c",
+      JOIN_SCRIPT,
+      "sh",
+      support.pids ?? "-",
+      support.memory ?? "-",
+      v2 ? "memory.max" : "memory.limit_in_bytes",
+      slot,
+      "max",
+      v2 ? "max" : "-1",
+      v2 ? "memory.swap.max" : "-",
+      "-",
+      "-",
+      "-",
+      gated ? "1" : "-",
+      keepPwd ? "keep" : "unset",
+    ];
+  }
   return [
     support.shell,
     "-c",
@@ -286,5 +316,6 @@ export function cgroupWrapper(
     // Without a memory cgroup, each process's data segment is capped instead (as prlimit --data did).
     support.memory === undefined ? String(Math.ceil(limits.memoryBytes / 1024)) : "-",
     gated ? "1" : "-",
+    keepPwd ? "keep" : "unset",
   ];
 }

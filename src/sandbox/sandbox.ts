@@ -283,3 +283,28 @@ export function unconfinedWarning(mode: SandboxMode, reason?: string): string {
     ? "not confined: the sandbox is off (--sandbox off)"
     : `not confined: ${reason ?? "bubblewrap is not available"}`;
 }
+
+/**
+ * {@linkcode detectCgroups}, remembered in toolgate's state folder as the sandbox probe is (an hour per boot, user
+ * and cgroups): where an unconfined call's cgroup goes, without a probe's two shells at every start of a run.
+ *
+ * @example
+ * ```ts
+ * import { detectCgroupsCached } from "./sandbox.ts";
+ * const cgroups = detectCgroupsCached({}, await Deno.makeTempDir());
+ * cgroups?.shell; // "/bin/sh" where toolgate may make cgroups
+ * ```
+ */
+export function detectCgroupsCached(
+  env: Readonly<Record<string, string>>,
+  stateDir: string | undefined,
+): CgroupSupport | undefined {
+  if (stateDir === undefined || Deno.build.os !== "linux") return detectCgroups(env);
+  const cgroups = (env[CGROUP_ENV] || ownCgroups() || "").trim();
+  const key = [PROBE_FORMAT, bootId(), ownUid(), cgroups].join("|");
+  const cached = readCache<{ at: number; cgroups: CgroupSupport | null }>(stateDir, "cgroup-probe", key);
+  if (cached && Date.now() - cached.at < PROBE_TTL_MS) return cached.cgroups ?? undefined;
+  const found = detectCgroups({ ...env, [CGROUP_ENV]: cgroups });
+  writeCache(stateDir, "cgroup-probe", key, { at: Date.now(), cgroups: found ?? null });
+  return found;
+}

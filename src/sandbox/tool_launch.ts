@@ -1,12 +1,21 @@
 /**
  * How one tool call's process starts: inside bubblewrap (with the call's cgroups and, for a profile that names
  * hosts, the egress proxy), unconfined where the sandbox mode allows it, or not at all (a refusal envelope). The
- * sandbox mode is decided here and nowhere else; the executor asks for a launch and runs what it gets.
+ * sandbox mode is decided here and nowhere else; the executor asks for a launch and runs what it gets, and ends
+ * the call's tree the way the launch says (its cgroup, its pid namespace).
+ *
+ * One piece: every decision about how a call is confined (the mode, the probe's findings, the program's needs,
+ * the egress proxy and credentials, cgroups and gates, how its tree ends) has this one owner (house rule 4), so
+ * that no other module can build a sandbox command line.
  *
  * @module
  */
 import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
-import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
+import { CgroupSlots, type CgroupSupport, cgroupWrapper } from "./cgroups.ts";
+import { cgroupTreeEnd, reapLeftCgroups } from "./cgroup_end.ts";
+import { namespaceTreeEnd } from "./namespace_end.ts";
+import { findProgram } from "../base/find_program.ts";
+import type { TreeEnd } from "../process/tree_end.ts";
 import { GATE, gateWrapper } from "./gate.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
 import type { EgressDecision, EgressProxy } from "./egress_proxy.ts";
@@ -22,6 +31,7 @@ import { startProblem } from "../process/runner.ts";
 import { groupLauncher } from "../process/process_tree.ts";
 import {
   bwrapArgs,
+  detectCgroupsCached,
   probeSandboxCached,
   type SandboxMode,
   type SandboxSupport,
@@ -66,6 +76,11 @@ export interface Launch {
   readonly args: readonly string[];
   /** Inside bwrap: ending it ends the whole tree. */
   readonly confined: boolean;
+  /**
+   * How the call's whole tree ends (through its cgroup, else, confined, its pid namespace), and when nothing of it
+   * is left; absent unconfined without a cgroup, where the process group is all toolgate has.
+   */
+  readonly tree?: TreeEnd;
   /** Warnings for the model (an unconfined run it should know of). */
   readonly envelopeWarnings: readonly string[];
   /** Warnings for the audit line (anything looser than the defaults). */
@@ -128,6 +143,12 @@ export class ToolLauncher {
   #bundle?: Promise<string>;
   readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
+  /** The shell that ends a confined call's pid namespace, looked up once. */
+  #shell?: string;
+  /** What toolgates that are gone left in their call cgroups, ended once, at this launcher's first cgroup. */
+  #reaped = false;
+  /** Where unconfined calls' cgroups go (`undefined` inside: nowhere), once looked for. */
+  #tracking?: { readonly cgroups?: CgroupSupport };
 
   constructor(options: ToolLauncherOptions) {
     this.#options = options;
@@ -146,6 +167,16 @@ export class ToolLauncher {
   /** How an unconfined launch starts a process-group leader (none inside bwrap); setsid(1) is looked up once. */
   groupLauncher(launch: Launch): readonly string[] {
     return launch.confined ? [] : this.#groupLauncher ??= groupLauncher();
+  }
+
+  /** A cgroup slot for a call, the first one ending first what toolgates that are gone left behind. */
+  async #slot(cgroups: CgroupSupport): Promise<string> {
+    if (!this.#reaped) {
+      this.#reaped = true;
+      // One small shell, once per launcher: a slot this run takes is never one a dead run left populated.
+      await reapLeftCgroups(cgroups);
+    }
+    return this.#slots.take();
   }
 
   /** The call's tree is gone: its egress token and its cgroup slot are free for the next call. */
@@ -201,10 +232,7 @@ export class ToolLauncher {
       );
     }
     const mode = this.#options.sandbox ?? "auto";
-    const direct = { ok: true as const, program: own.program, args: own.args, confined: false };
-    if (mode === "off") {
-      return { ...direct, envelopeWarnings: [], auditWarnings: [unconfinedWarning("off")] };
-    }
+    if (mode === "off") return await this.#unconfined(tool, own, [], [unconfinedWarning("off")]);
     const support = await this.support();
     if (!support.ok) {
       if (mode === "require") {
@@ -222,7 +250,7 @@ export class ToolLauncher {
         );
       }
       const warning = unconfinedWarning("auto", support.reason);
-      return { ...direct, envelopeWarnings: [warning], auditWarnings: [warning] };
+      return await this.#unconfined(tool, own, [warning], [warning]);
     }
     // bwrap reports a missing program as its own failure; say it the way an unconfined start would.
     const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
@@ -296,17 +324,21 @@ export class ToolLauncher {
       caBundle: caFile === undefined ? undefined : { file: caFile, inside: CA_BUNDLE_INSIDE },
     });
     // With cgroups, the first process sets up and joins the call's cgroups, then becomes bwrap.
-    const slot = cgroups ? this.#slots.take() : undefined;
+    const slot = cgroups ? await this.#slot(cgroups) : undefined;
     // A built-in tool reads its arguments before anything else: it needs no gate.
     const gate = gated && tool.builtin === undefined;
     const prefix = cgroups && slot
       ? cgroupWrapper(cgroups, tool.profile.limits, slot, gate)
       : (gate ? gateWrapper() : []);
+    const tree = cgroups && slot
+      ? cgroupTreeEnd(cgroups, slot)
+      : namespaceTreeEnd(this.#shell ??= findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh");
     return {
       ok: true,
       program: prefix[0] ?? support.bwrap,
       args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...args] : args,
       confined: true,
+      tree,
       envelopeWarnings: [],
       auditWarnings: [],
       unregister,
@@ -316,6 +348,48 @@ export class ToolLauncher {
       gate: gate ? GATE : undefined,
       startsAhead: unregister === undefined && (gate || tool.builtin !== undefined),
     };
+  }
+
+  /**
+   * An unconfined start (the user's `--sandbox off`, or a tool without side effects where bwrap cannot run): as
+   * the tool's command says, inside a cgroup of its own where toolgate may make one. The cgroup sets no limit; it
+   * holds the call's tree, so that a process that left the call's process group or session (setsid) ends with it.
+   */
+  async #unconfined(
+    tool: ToolSpec,
+    own: Program,
+    envelopeWarnings: readonly string[],
+    auditWarnings: readonly string[],
+  ): Promise<LaunchVerdict> {
+    const plain = { ok: true as const, program: own.program, args: own.args, confined: false };
+    const cgroups = this.#trackingCgroups();
+    if (cgroups === undefined) return { ...plain, envelopeWarnings, auditWarnings };
+    // The shell in front would report a missing program its own way: say it the way a direct start would.
+    const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
+    if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
+    const slot = await this.#slot(cgroups);
+    const prefix = cgroupWrapper(cgroups, undefined, slot, false, tool.envPassthrough.includes("PWD"));
+    return {
+      ...plain,
+      program: prefix[0],
+      args: [...prefix.slice(1), own.program, ...own.args],
+      tree: cgroupTreeEnd(cgroups, slot),
+      slot,
+      envelopeWarnings,
+      auditWarnings,
+    };
+  }
+
+  /** Where unconfined calls' cgroups go: the probe's finding when bwrap was probed, else looked for once. */
+  #trackingCgroups(): CgroupSupport | undefined {
+    if (this.#tracking === undefined) {
+      this.#tracking = {
+        cgroups: Deno.build.os === "linux"
+          ? detectCgroupsCached(this.#options.env, this.#stateDir())
+          : undefined,
+      };
+    }
+    return this.#tracking.cgroups;
   }
 
   /** What a manifest tool's program needs shown besides what its sandbox shows anyway. */

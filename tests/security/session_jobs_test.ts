@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { alivePids, killLeftovers, scratch, waitGone } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
-import { uniqueSleep as uniqueSleepFrom } from "../processes.ts";
+import { pgrep, uniqueSleep as uniqueSleepFrom } from "../processes.ts";
 import {
   connectHttp,
   envelopeOf,
@@ -60,13 +60,14 @@ async function startSleep(session: HttpConnected, seconds: string): Promise<Star
   );
   assert.equal(answer.ok, true, JSON.stringify(answer));
   const { job_id, pid } = answer.result as { job_id: string; pid: number };
+  // Its first process becomes the sleep once everything before it (a shell setting up its cgroup, a short-lived
+  // `mkdir` among it) is done: only then is its group the job's tree.
   const deadline = performance.now() + 10_000;
-  let tree = await groupPids(pid);
-  while (tree.length === 0 && performance.now() < deadline) {
+  while (!(await pgrep(`sleep ${seconds}`)).includes(pid) && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 25));
-    tree = await groupPids(pid);
   }
-  assert.ok(tree.length > 0, `the job ${job_id} (pid ${pid}) runs no process`);
+  const tree = await groupPids(pid);
+  assert.ok(tree.includes(pid), `the job ${job_id} (pid ${pid}) runs no sleep`);
   return { job_id, pid, tree };
 }
 

@@ -1,0 +1,134 @@
+/**
+ * How a call's tree ends through its cgroups (cgroups.ts makes them): every process they hold is signalled
+ * (`cgroup.kill` where the kernel has it), however it left its process group or session, and the end is reported
+ * once they are empty. Also what a toolgate that is gone (killed with SIGKILL) left in its call cgroups: emptied
+ * and removed by the next one. Each step is one small shell, as toolgate may not write `/sys` itself. Not here:
+ * making and joining the cgroups (cgroups.ts), a confined call's pid namespace (namespace_end.ts).
+ *
+ * @module
+ */
+import { join } from "../base/paths.ts";
+import type { TreeSignal } from "../process/process_tree.ts";
+import type { TreeEnd } from "../process/tree_end.ts";
+import type { CgroupSupport } from "./cgroups.ts";
+
+/**
+ * Signals every process of a call's cgroup (`sh -c SCRIPT sh DIR SIGNAL WAIT`): with `WAIT` = 1, a SIGKILL
+ * (`cgroup.kill` first where the kernel has it, cgroup v2 from Linux 5.14) is sent again to whatever the cgroup
+ * still holds (a process forked meanwhile) until it is empty (`cgroup.events` says `populated 0`, or
+ * `cgroup.procs` lists nobody), for a bounded number of rounds (exit 1 then: a process the kernel has not ended
+ * yet, in an uninterruptible sleep, is left).
+ */
+const KILL_SCRIPT = [
+  "dir=$1 sig=$2 wait=$3",
+  // A Ctrl-C on the terminal reaches this shell too: it must not stop halfway.
+  "trap '' INT HUP TERM",
+  '[ -d "$dir" ] || exit 0',
+  '[ "$sig" = KILL ] && [ -e "$dir/cgroup.kill" ] && printf 1 > "$dir/cgroup.kill" 2>/dev/null',
+  "n=0",
+  "while :; do",
+  '  if [ -e "$dir/cgroup.events" ]; then',
+  "    empty=1",
+  '    while read -r key value; do [ "$key" = populated ] && [ "$value" = 1 ] && empty=0; done < "$dir/cgroup.events"',
+  '    [ "$wait" = 1 ] && [ $empty = 1 ] && exit 0',
+  "  fi",
+  "  pids=",
+  '  while read -r pid; do pids="$pids $pid"; done < "$dir/cgroup.procs"',
+  '  [ -z "$pids" ] && exit 0',
+  '  kill -"$sig" $pids 2>/dev/null',
+  '  [ "$wait" = 1 ] || exit 0',
+  "  n=$((n + 1))",
+  // A few thousand rounds of builtins: some seconds, bounded, without a `sleep` process per round.
+  "  [ $n -gt 20000 ] && exit 1",
+  "done",
+].join("\n");
+
+/**
+ * How a call's tree ends through the cgroups of `slot`: a signal reaches every process they hold, and the end
+ * waits until they hold none. Each step is one small shell (toolgate may not write `/sys` itself).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { cgroupTreeEnd } from "./cgroup_end.ts";
+ * // A slot that does not exist holds nobody: its end is at once.
+ * const tree = cgroupTreeEnd({ version: 2, pids: "/nonexistent/toolgate", shell: "/bin/sh" }, "call-1-1");
+ * await tree.settle(1);
+ * assert.equal(typeof tree.signal, "function");
+ * ```
+ */
+export function cgroupTreeEnd(support: CgroupSupport, slot: string): TreeEnd {
+  // Every process of the call joined each hierarchy used: one of them names them all.
+  const dir = join((support.pids ?? support.memory)!, slot);
+  const run = async (signal: TreeSignal, wait: boolean): Promise<void> => {
+    try {
+      await new Deno.Command(support.shell, {
+        args: ["-c", KILL_SCRIPT, "sh", dir, signal.slice(3), wait ? "1" : "0"],
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+        clearEnv: true,
+        env: { PATH: "/usr/bin:/bin" },
+      }).output();
+    } catch {
+      // No shell to run: the sandbox's own end (its pid namespace) must do.
+    }
+  };
+  return {
+    signal: (_pid, signal) => run(signal, signal === "SIGKILL"),
+    settle: () => run("SIGKILL", true),
+  };
+}
+
+/**
+ * Empties and removes the call cgroups (`sh -c SCRIPT sh BASE...`) whose toolgate is gone (`call-PID-N` where no
+ * process PID runs): what a toolgate killed with SIGKILL left (an unconfined call's tree, which nothing else
+ * ends), each process of them killed.
+ */
+const REAP_SCRIPT = [
+  'for base in "$@"; do',
+  '  [ "$base" = - ] && continue',
+  '  for dir in "$base"/call-*; do',
+  '    [ -d "$dir" ] || continue',
+  "    owner=${dir##*/call-}; owner=${owner%-*}",
+  '    [ -d "/proc/$owner" ] && continue',
+  '    [ -e "$dir/cgroup.kill" ] && printf 1 > "$dir/cgroup.kill" 2>/dev/null',
+  "    n=0",
+  "    while :; do",
+  "      pids=",
+  '      while read -r pid; do pids="$pids $pid"; done < "$dir/cgroup.procs"',
+  '      [ -z "$pids" ] && break',
+  "      kill -KILL $pids 2>/dev/null",
+  "      n=$((n + 1)); [ $n -gt 20000 ] && break",
+  "    done",
+  '    rmdir "$dir" 2>/dev/null',
+  "  done",
+  "done",
+].join("\n");
+
+/**
+ * Ends what toolgates that are gone left in their call cgroups (one killed with SIGKILL could end nothing): every
+ * process of them is killed and the cgroups removed. A launcher runs it once, at its first call with a cgroup.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { reapLeftCgroups } from "./cgroup_end.ts";
+ * // A place with no call cgroups: nothing to do.
+ * assert.equal(await reapLeftCgroups({ version: 2, pids: "/nonexistent/toolgate", shell: "/bin/sh" }), undefined);
+ * ```
+ */
+export async function reapLeftCgroups(support: CgroupSupport): Promise<void> {
+  try {
+    await new Deno.Command(support.shell, {
+      args: ["-c", REAP_SCRIPT, "sh", support.pids ?? "-", support.memory ?? "-"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      clearEnv: true,
+      env: { PATH: "/usr/bin:/bin" },
+    }).output();
+  } catch {
+    // No shell to run: the next launcher tries again.
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * How a confined call's tree ends where it has no cgroup: through its pid namespace. bwrap (`--unshare-pid`)
+ * starts the namespace's first process (its init) as its own child; when that init dies the kernel kills every
+ * process of the namespace, whatever session or process group it made for itself. bwrap's `--die-with-parent`
+ * gives the init a SIGKILL when bwrap dies, but only from the moment the init asked for it, late in its set-up:
+ * a bwrap ended before then left the init, and the tool it had started, running as children of the host's init.
+ * So toolgate never leaves it to that: it stops bwrap (so that it starts nothing more), kills bwrap's children
+ * (the init, and so the namespace), waits until the init is dead, then sends bwrap the signal.
+ * Not here: the call's cgroup (cgroups.ts), which ends it where there is one.
+ *
+ * @module
+ */
+import type { TreeEnd } from "../process/tree_end.ts";
+
+/**
+ * The script (`sh -c SCRIPT sh PID SIGNAL`): bwrap stopped, its children (read from `/proc`, or found by their
+ * parent where the kernel has no `children` file) killed and waited for (a zombie: the namespace is empty), bwrap
+ * sent SIGNAL and let go on.
+ */
+const SCRIPT = [
+  "pid=$1 sig=$2",
+  // A Ctrl-C on the terminal reaches this shell too: it must not leave a tree half ended (bwrap stopped).
+  "trap '' INT HUP TERM",
+  'kill -STOP "$pid" 2>/dev/null || exit 0',
+  "kids=",
+  'if [ -r "/proc/$pid/task/$pid/children" ]; then',
+  '  read -r kids < "/proc/$pid/task/$pid/children"',
+  "else",
+  "  for stat in /proc/[0-9]*/stat; do",
+  '    read -r child name state parent rest < "$stat" 2>/dev/null && [ "$parent" = "$pid" ] && kids="$kids $child"',
+  "  done",
+  "fi",
+  'if [ -n "$kids" ]; then',
+  "  kill -KILL $kids 2>/dev/null",
+  "  for kid in $kids; do",
+  "    n=0",
+  // The init is a zombie (bwrap, stopped, cannot reap it) once the kernel has ended every process of its namespace.
+  '    while read -r child name state rest < "/proc/$kid/stat" 2>/dev/null && [ "$state" != Z ]; do',
+  "      n=$((n + 1)); [ $n -gt 20000 ] && break",
+  "    done",
+  "  done",
+  "fi",
+  'kill -"$sig" "$pid" 2>/dev/null',
+  'kill -CONT "$pid" 2>/dev/null',
+  "exit 0",
+].join("\n");
+
+/**
+ * How a bwrap-confined call without a cgroup ends: through its pid namespace, run by `shell`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { namespaceTreeEnd } from "./namespace_end.ts";
+ * const child = new Deno.Command("sleep", { args: ["30"] }).spawn();
+ * await namespaceTreeEnd("/bin/sh").signal(child.pid, "SIGKILL");
+ * assert.equal((await child.status).signal, "SIGKILL");
+ * ```
+ */
+export function namespaceTreeEnd(shell: string): TreeEnd {
+  return {
+    signal: async (pid, signal) => {
+      try {
+        await new Deno.Command(shell, {
+          args: ["-c", SCRIPT, "sh", String(pid), signal.slice(3)],
+          stdin: "null",
+          stdout: "null",
+          stderr: "null",
+          clearEnv: true,
+          env: { PATH: "/usr/bin:/bin" },
+        }).output();
+      } catch {
+        // No shell to run: bwrap's --die-with-parent must do.
+      }
+    },
+    // The namespace died with its init, before bwrap could exit: nothing is left once bwrap is gone.
+    settle: () => Promise.resolve(),
+  };
+}

@@ -1,0 +1,107 @@
+// How a call's tree ends through its cgroup (src/sandbox/cgroup_end.ts), on the kernel's own files: under cgroup
+// v2 (`cgroup.kill`, `cgroup.events`) and v1 (`cgroup.procs` alone), every process the cgroup holds ends, the ones
+// that left their process group and session (setsid) included, and the end waits until the cgroup is empty; a
+// call cgroup whose toolgate is gone is emptied and removed by the next one.
+import assert from "node:assert/strict";
+import { cgroupTreeEnd, reapLeftCgroups } from "../../src/sandbox/cgroup_end.ts";
+import type { CgroupSupport } from "../../src/sandbox/cgroups.ts";
+import { hostTest } from "../security/helpers.ts";
+import { pgrep, uniqueSleep, until } from "../processes.ts";
+import { killLeftovers } from "../executor_helpers.ts";
+
+/** A folder for this test's cgroups under a hierarchy's mount, or why there is none writable here. */
+function place(mount: string): { base?: string; missing?: string } {
+  const base = `${mount}/toolgate-test-${Deno.pid}`;
+  const made = new Deno.Command("mkdir", { args: ["-p", base], stderr: "null" }).outputSync();
+  return made.success
+    ? { base }
+    : { missing: `cannot make a cgroup under ${mount} (root, or a delegated cgroup)` };
+}
+
+const V2 = place("/sys/fs/cgroup/unified");
+const V1 = place("/sys/fs/cgroup/pids");
+
+/** Runs `script` in sh. */
+async function sh(script: string, ...args: string[]): Promise<string> {
+  const out = await new Deno.Command("sh", { args: ["-c", script, "sh", ...args], stdout: "piped" }).output();
+  return new TextDecoder().decode(out.stdout);
+}
+
+/**
+ * Starts, inside the cgroup `dir`, a tree of three sleeps: one of the first process, one in its process group,
+ * one in a session of its own (setsid); resolves once all three run.
+ */
+async function treeIn(dir: string, seconds: string): Promise<Deno.ChildProcess> {
+  await sh('mkdir -p "$1"', dir);
+  const child = new Deno.Command("sh", {
+    args: [
+      "-c",
+      'echo $$ > "$1/cgroup.procs" && { setsid sleep "$2" & sleep "$2" & exec sleep "$2"; }',
+      "sh",
+      dir,
+      seconds,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await until(async () => (await pgrep(`sleep ${seconds}`)).length === 3, "the three sleeps running");
+  return child;
+}
+
+for (const [version, found] of [[2, V2], [1, V1]] as const) {
+  hostTest(
+    `cgroup end (v${version}): a settle ends every process of the cgroup, setsid ones included, and waits until it is empty`,
+    found.missing,
+    async () => {
+      const support: CgroupSupport = { version, pids: found.base, shell: "/bin/sh" };
+      const seconds = uniqueSleep(3500);
+      const dir = `${found.base}/call-${Deno.pid}-1`;
+      try {
+        const child = await treeIn(dir, seconds);
+        await cgroupTreeEnd(support, `call-${Deno.pid}-1`).settle(child.pid);
+        // Resolved only once nobody is left: no wait here.
+        assert.equal(await sh('cat "$1/cgroup.procs"', dir), "");
+        if (version === 2) assert.match(await sh('cat "$1/cgroup.events"', dir), /populated 0/);
+        assert.deepEqual(await pgrep(`sleep ${seconds}`), []);
+        assert.equal((await child.status).signal, "SIGKILL");
+      } finally {
+        killLeftovers(await pgrep(`sleep ${seconds}`));
+        await sh('rmdir "$1" 2>/dev/null; exit 0', dir);
+      }
+    },
+  );
+
+  hostTest(
+    `cgroup end (v${version}): the call cgroups of a toolgate that is gone are emptied and removed, a live one's kept`,
+    found.missing,
+    async () => {
+      const support: CgroupSupport = { version, pids: found.base, shell: "/bin/sh" };
+      const seconds = uniqueSleep(3600);
+      // A pid no process has (past the kernel's largest), and this process's own.
+      const gone = `${found.base}/call-4194305-1`;
+      const live = `${found.base}/call-${Deno.pid}-2`;
+      try {
+        const left = await treeIn(gone, seconds);
+        await sh('mkdir -p "$1"', live);
+        await reapLeftCgroups(support);
+        assert.deepEqual(await pgrep(`sleep ${seconds}`), [], "what the dead run left runs on");
+        assert.equal((await left.status).signal, "SIGKILL");
+        assert.equal(await sh('[ -d "$1" ] && echo left', gone), "", "the dead run's cgroup is left");
+        assert.equal(await sh('[ -d "$1" ] && echo kept', live), "kept\n", "a live run's cgroup went");
+      } finally {
+        killLeftovers(await pgrep(`sleep ${seconds}`));
+        await sh('rmdir "$1" "$2" 2>/dev/null; exit 0', gone, live);
+      }
+    },
+  );
+}
+
+// The test's own folders go once every test of this file has run.
+globalThis.addEventListener("unload", () => {
+  for (const found of [V2, V1]) {
+    if (found.base !== undefined) {
+      new Deno.Command("rmdir", { args: [found.base], stderr: "null" }).outputSync();
+    }
+  }
+});
