@@ -183,7 +183,8 @@ export async function planLaunch(
 ): Promise<LaunchPlan> {
   const { command, values, flags } = scanArgs(argv);
   const at = (path: string) => resolve(cwd, path);
-  const location = locateManifest(values.get("tools"), env, cwd);
+  // Searched from the workspace (`--cwd`), as the command itself does (commands/load.ts).
+  const location = locateManifest(values.get("tools"), env, cwd, at(values.get("cwd") ?? "."));
   const manifestPath = location.path;
   // Nothing of a found manifest's programs, profiles, hosts or variables unless the user trusted its content, or
   // trusts it now: `trust` starts the manifest's MCP servers, as a run would, to pin their tools.
