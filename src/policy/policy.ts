@@ -1,7 +1,7 @@
 /**
  * The one approval policy, for every caller (the agent loop, `serve`, `call` and the library): whether a prepared
  * call runs. A read-only call that stays on the machine runs freely (its tool is `readOnly` and its profile writes
- * nothing); a call that writes, runs programs or can send data off the machine (its tool's profile allows the
+ * nothing, or an MCP server's tool the user's manifest declares read-only: `risk.ts`); a call that writes, runs programs or can send data off the machine (its tool's profile allows the
  * network, whatever its `readOnly` flag) needs approval: from
  * `--yes`, from `--allow-tools`, from `--approve-hosts` when the call's destination is known and listed, from an
  * earlier "always" for the tool, or from a person asked (on a terminal, or through an MCP client's elicitation).
@@ -38,15 +38,18 @@ export type Answer = "yes" | "no" | "always";
  * import type { ApprovalQuestion } from "./policy.ts";
  * const question: ApprovalQuestion = {
  *   tool: "exec",
- *   reason: "it runs programs or changes files",
- *   lines: ["toolgate: the model asks to run exec: it runs programs or changes files.", '  argv: ["ls"]'],
+ *   reason: "it may write the workspace",
+ *   lines: ["toolgate: the model asks to run exec: it may write the workspace.", '  argv: ["ls"]'],
  * };
  * ```
  */
 export interface ApprovalQuestion {
   /** The tool's name. */
   readonly tool: string;
-  /** Why the call needs approval, e.g. "it can send data off the machine (to example.com)". */
+  /**
+   * Why the call needs approval, worded from the tool's profile, e.g. `its server "notes" may write /home/me/notes`
+   * or "it can send data off the machine (to example.com)".
+   */
   readonly reason: string;
   /** What to show, risky fields first (see `approvalLines`); the asker adds the question itself. */
   readonly lines: readonly string[];
@@ -139,13 +142,44 @@ export interface DecideOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Why a call needs approval, in words for the person and the model; `undefined` when it needs none. */
-function reasonOf(risk: CallRisk): string | undefined {
+/** At most this many of a profile's paths or hosts are named in a reason; the rest are counted. */
+const NAMED = 3;
+
+/** Up to {@linkcode NAMED} items, then how many more. */
+function named(items: readonly string[]): string {
+  const shown = items.slice(0, NAMED).join(", ");
+  return items.length > NAMED ? `${shown} and ${items.length - NAMED} more` : shown;
+}
+
+/** A profile's write path in words: `.` is the workspace, a relative path lies in it. */
+function place(path: string): string {
+  if (path === "." || path === "./") return "the workspace";
+  return path.startsWith("/") ? path : `the workspace's ${path.replace(/^\.\//, "")}`;
+}
+
+/**
+ * Why a call needs approval, in words for the person and the model, worded from what its profile lets it write
+ * and reach (an MCP server's tool: its server's profile); `undefined` when it needs none.
+ */
+function reasonOf(call: PreparedCall, risk: CallRisk): string | undefined {
+  const { tool } = call;
+  const server = tool.upstream?.server;
+  const who = server === undefined ? "it" : `its server ${JSON.stringify(server)}`;
+  const { write, net } = tool.profile;
   const parts: string[] = [];
-  if (risk.changes) parts.push("it can change files or run programs");
+  if (risk.changes) {
+    const undeclared = server === undefined
+      ? "it is not declared read-only"
+      : `it is not in its server's readOnly list`;
+    parts.push(
+      write.length > 0 ? `${who} may write ${named(write.map(place))}` : `${undeclared}: it may run programs`,
+    );
+  }
   if (risk.egress) {
-    const where = risk.destination ? ` (to ${hostText(risk.destination)})` : "";
-    parts.push(`it can send data off the machine${where}`);
+    const where = risk.destination
+      ? `to ${hostText(risk.destination)}`
+      : `${who} may reach ${net === true ? "any host" : named(net === false ? [] : net)}`;
+    parts.push(`it can send data off the machine (${where})`);
   }
   return parts.length === 0 ? undefined : parts.join(", and ");
 }
@@ -229,7 +263,7 @@ export class Policy {
     const by = this.approvedWithoutAsking(call);
     if (by !== undefined) return { approved: true, by };
     const risk = assessCall(call);
-    const reason = reasonOf(risk)!;
+    const reason = reasonOf(call, risk)!;
     const { tool } = call;
     const name = JSON.stringify(tool.name);
     const ask = options.ask ?? this.#options.ask;
