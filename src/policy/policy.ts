@@ -12,6 +12,7 @@
 import { failure, type FailureEnvelope } from "../contract.ts";
 import type { PreparedCall } from "./prepared_call.ts";
 import { assessCall, type CallRisk, type Destination, type HostEntry } from "./risk.ts";
+import { hostText, reasonOf } from "./approval_reason.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import type { SamplingRequest } from "../manifest/tool_protocol.ts";
 import { neutralizeControls } from "../base/terminal.ts";
@@ -140,52 +141,6 @@ export interface DecideOptions {
   readonly ask?: Ask;
   /** Cancels the question. */
   readonly signal?: AbortSignal;
-}
-
-/** At most this many of a profile's paths or hosts are named in a reason; the rest are counted. */
-const NAMED = 3;
-
-/** Up to {@linkcode NAMED} items, then how many more. */
-function named(items: readonly string[]): string {
-  const shown = items.slice(0, NAMED).join(", ");
-  return items.length > NAMED ? `${shown} and ${items.length - NAMED} more` : shown;
-}
-
-/** A profile's write path in words: `.` is the workspace, a relative path lies in it. */
-function place(path: string): string {
-  if (path === "." || path === "./") return "the workspace";
-  return path.startsWith("/") ? path : `the workspace's ${path.replace(/^\.\//, "")}`;
-}
-
-/**
- * Why a call needs approval, in words for the person and the model, worded from what its profile lets it write
- * and reach (an MCP server's tool: its server's profile); `undefined` when it needs none.
- */
-function reasonOf(call: PreparedCall, risk: CallRisk): string | undefined {
-  const { tool } = call;
-  const server = tool.upstream?.server;
-  const who = server === undefined ? "it" : `its server ${JSON.stringify(server)}`;
-  const { write, net } = tool.profile;
-  const parts: string[] = [];
-  if (risk.changes) {
-    const undeclared = server === undefined
-      ? "it is not declared read-only"
-      : `it is not in its server's readOnly list`;
-    parts.push(
-      write.length > 0 ? `${who} may write ${named(write.map(place))}` : `${undeclared}: it may run programs`,
-    );
-  }
-  if (risk.egress) {
-    const where = risk.destination
-      ? `to ${hostText(risk.destination)}`
-      : `${who} may reach ${net === true ? "any host" : named(net === false ? [] : net)}`;
-    parts.push(`it can send data off the machine (${where})`);
-  }
-  return parts.length === 0 ? undefined : parts.join(", and ");
-}
-
-function hostText(destination: Destination): string {
-  return destination.host.includes(":") ? `[${destination.host}]` : destination.host;
 }
 
 /**

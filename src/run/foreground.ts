@@ -115,6 +115,7 @@ export async function runForeground(
         scrub: context.secrets.scrub,
         idleTimeoutMs,
         killedBy: stoppedByUser(options.signal) ? "user" : undefined,
+        sandbox: launch.view,
       }),
       [...launch.envelopeWarnings, ...refusedRequests(launch)],
     );
