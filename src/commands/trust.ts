@@ -22,7 +22,8 @@ export const trustCommand: Command = {
     "records a digest of the manifest, of each tool's profile and of each program it names, in its state folder.",
     "A change to any of them is shown as what changed, and nothing runs until you trust it again. This command",
     "trusts the manifest a run here would use (or --tools PATH), and prints what it trusts. A manifest you name",
-    "with --tools or TOOLGATE_TOOLS is trusted for that run; the built-in tool belt always is.",
+    "with --tools or TOOLGATE_TOOLS is trusted for that run; the built-in tool belt always is. Each MCP server",
+    "is started to pin its tools' definitions; one that cannot be pinned is said with its reason, and exits 1.",
   ].join("\n"),
   async run(parsed, io) {
     expectPositionals(parsed, 0, "trust");
@@ -46,8 +47,7 @@ export const trustCommand: Command = {
       await io.stdout(
         [`${path} is trusted already (since ${record.trustedAt}), unchanged:`, ...tools, ""].join("\n"),
       );
-      await pinServers(parsed, io, path, content.realPath);
-      return EXIT.ok;
+      return await pinServers(parsed, io, path, content.realPath) ? EXIT.ok : EXIT.failure;
     }
     const lines = record === undefined ? [] : [
       `changed since you trusted it (${record.trustedAt}):`,
@@ -59,20 +59,19 @@ export const trustCommand: Command = {
       [...lines, `trusted ${path}: ${count} tool${count === 1 ? "" : "s"}, as they are now:`, ...tools, ""]
         .join("\n"),
     );
-    await pinServers(parsed, io, path, content.realPath);
-    return EXIT.ok;
+    return await pinServers(parsed, io, path, content.realPath) ? EXIT.ok : EXIT.failure;
   },
 };
 
 /**
  * Pins the definitions of the tools the manifest's MCP servers expose, as they are now: each server is started
  * (confined, as a run starts it) and listed; what changed since the last pin is shown field by field, and a
- * description with invisible characters is flagged.
+ * description with invisible characters is flagged. Whether every server could be pinned (else the command fails).
  */
-async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: string): Promise<void> {
+async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: string): Promise<boolean> {
   const { loadManifest } = await import("../manifest/manifest.ts");
   const loaded = await loadManifest(path, { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands") });
-  if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return;
+  if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return true;
   const [{ readPins, writePins }, { reviewLines, reviewServers }] = await Promise.all([
     import("../manifest/pins.ts"),
     import("./trust_review.ts"),
@@ -100,4 +99,5 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   const lines = reviewLines(reviewed.servers);
   writePins(state, realPath, pins);
   await io.stdout(["pinned the MCP servers' tool definitions, as they are now:", ...lines, ""].join("\n"));
+  return reviewed.servers.every((review) => review.error === undefined);
 }

@@ -69,14 +69,14 @@ confinedTest(
       assert.match(py.message, /run\.py/);
 
       // A folder toolgate never shows (one holding secrets) is never proposed: the tool's own failure stands.
-    await writeFiles(hidden.path, { ".ssh/id_ed25519": "not a key" });
-    const secret = await executor.call("reads_secret", "{}");
-    assert.equal(secret.ok, false);
-    if (secret.ok) return;
-    assert.equal(secret.kind, "execution_error", JSON.stringify(secret));
-    assert.doesNotMatch(secret.message, /read list/);
+      await writeFiles(hidden.path, { ".ssh/id_ed25519": "not a key" });
+      const secret = await executor.call("reads_secret", "{}");
+      assert.equal(secret.ok, false);
+      if (secret.ok) return;
+      assert.equal(secret.kind, "execution_error", JSON.stringify(secret));
+      assert.doesNotMatch(secret.message, /read list/);
 
-    // A path the host has not either: the tool's own failure, as it said it.
+      // A path the host has not either: the tool's own failure, as it said it.
       const gone = await executor.call("missing_everywhere", "{}");
       assert.equal(gone.ok, false);
       if (gone.ok) return;
