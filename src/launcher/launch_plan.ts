@@ -189,7 +189,11 @@ export async function planLaunch(
   // Nothing of a found manifest's programs, profiles, hosts or variables unless the user trusted its content, or
   // trusts it now: `trust` starts the manifest's MCP servers, as a run would, to pin their tools.
   const trusting = command === "trust" && !flags.has("forget");
-  const { facts: { programs, toolEnv, egressHosts }, readable } = await trustedFacts(location, env, trusting);
+  const { facts: { programs, toolEnv, egressHosts, serverPaths }, readable } = await trustedFacts(
+    location,
+    env,
+    trusting,
+  );
   const stateDirs: string[] = [];
   for (const root of [stateRoot, configRoot]) {
     try {
@@ -227,6 +231,8 @@ export async function planLaunch(
   const writeFiles = save === undefined ? [] : [at(save), `${at(save)}.tmp`];
   // doctor says whether user namespaces may be made where bubblewrap cannot tell.
   if (command === "doctor") readFiles.push("/proc/sys/user/max_user_namespaces");
+  // Both say whether the paths an MCP server's arguments name exist (looked at, never read).
+  if (command === "validate" || command === "doctor") readFiles.push(...serverPaths);
   // `init` writes its starter in the folder it was typed in, and nothing else.
   if (command === "init") writeFiles.push(at("tools.json"), at("tools"));
   const isRun = command === "run";
