@@ -124,3 +124,47 @@ Deno.test({
     );
   },
 });
+
+Deno.test("gateway: the likely fix names a host the egress proxy refused, or one a server could not resolve without a network", async () => {
+  const { startHint } = await import("../src/gateway/start_hint.ts");
+  assert.equal(
+    startHint({
+      command: "node",
+      stderr: "fetch failed",
+      refusedHosts: ["registry.example.com", "registry.example.com"],
+    }),
+    "it tried to reach registry.example.com, which its profile's net does not list (add it to permissions.net if it should)",
+  );
+  assert.equal(
+    startHint({
+      command: "/usr/bin/python3",
+      stderr: "Error: getaddrinfo ENOTFOUND api.example.org\n",
+      refusedHosts: [],
+    }),
+    "it tried to reach api.example.org, and its profile has no network for it (list the host in permissions.net if it should)",
+  );
+  // A path the sandbox shows, or one in a folder holding secrets, is no read to add.
+  const view = {
+    visible: ["/usr", "/srv/p"],
+    reads: [],
+    refuses: (folder: string) =>
+      folder.includes("/.ssh") ? "it lies in .ssh, which holds secrets" : undefined,
+  };
+  assert.equal(
+    startHint({ command: "node", stderr: "Error: Cannot find module '/srv/p/x.js'", refusedHosts: [], view }),
+    undefined,
+  );
+  assert.equal(
+    startHint({
+      command: "node",
+      stderr: "ENOENT: no such file or directory, open '/home/u/.ssh/config'",
+      refusedHosts: [],
+      view,
+    }),
+    undefined,
+  );
+  assert.equal(
+    startHint({ command: "uvx", stderr: "", refusedHosts: [] })?.startsWith("uvx cannot download"),
+    true,
+  );
+});
