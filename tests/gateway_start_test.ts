@@ -168,3 +168,32 @@ Deno.test("gateway: the likely fix names a host the egress proxy refused, or one
     true,
   );
 });
+
+Deno.test({
+  name:
+    "gateway: a confined server the egress proxy refused a host at start names that host as the likely fix",
+  ignore: NO_BWRAP !== undefined || findProgram("curl", "/usr/bin:/bin") === undefined,
+  async fn() {
+    await using dir = await tempDir();
+    const script = join(dir.path, "fetches.sh");
+    await Deno.writeTextFile(
+      script,
+      "#!/bin/sh\ncurl -sS -m 5 https://refused.example.org/ >/dev/null 2>&1\n" +
+        "echo 'Error: the index cannot be fetched' >&2\nexit 1\n",
+      { mode: 0o755 },
+    );
+    const error = await startError(
+      await upstreamOf(
+        dir.path,
+        { command: script, permissions: { net: ["allowed.example.com"] } },
+        "require",
+      ),
+    );
+    assert.match(error.message, /it ended at start \(exit 1\)/);
+    assert.match(
+      error.message,
+      /likely fix: it tried to reach refused\.example\.org, which its profile's net does not list/,
+    );
+    assert.match(error.message, /its last stderr lines: Error: the index cannot be fetched/);
+  },
+});
