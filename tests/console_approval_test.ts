@@ -44,7 +44,7 @@ Deno.test("console: a call no client can be asked about waits for the console; d
   const [question] = (await view.state()).approvals;
   assert.equal(
     question.lines[0],
-    "toolgate: the model asks to run exec: it can change files or run programs.",
+    "toolgate: the model asks to run exec: it may write the workspace.",
   );
   assert.equal(await view.answer(question.id, "no"), 200);
   assert.equal(envelopeOf(await denied).kind, "user_denied");

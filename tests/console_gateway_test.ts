@@ -84,3 +84,54 @@ Deno.test({
     assert.match(trust.stdout, /^ {2}mcp__own__hello$/m, trust.stdout);
   },
 });
+
+Deno.test({
+  name: "console: each MCP server's tools show beside that server's own profile, one row per server",
+  ignore,
+  sanitizeResources: false,
+  async fn() {
+    await using p = await project({});
+    const description = join(p.dir.path, "description.txt");
+    await Deno.writeTextFile(description, "Says hello.");
+    const script = join(p.dir.path, "server.mjs");
+    await Deno.writeTextFile(script, helloServer(description));
+    // Two servers of one program, each under an inline profile of its own: the reads differ, one writes.
+    await Deno.writeTextFile(
+      join(p.dir.path, "tools.json"),
+      JSON.stringify({
+        tools: [],
+        mcpServers: {
+          reader: { command: "node", args: [script], permissions: { read: [MODULES], net: false } },
+          writer: {
+            command: "node",
+            args: [script],
+            permissions: { read: [MODULES, "/opt"], write: ["."], net: false },
+          },
+        },
+      }),
+    );
+    assert.equal((await p.run(["trust"])).code, 0);
+    await using chat = startChatServer([callTools([{ id: "c1", name: "mcp__writer__write", args: {} }])]);
+    const env = {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      DENO_DIR: denoDir(),
+      NO_COLOR: "1",
+      ...p.env,
+    };
+    await using run = await spawnConsole(
+      ["run", "--prompt", "go", "--model", "m", "--base-url", chat.baseUrl, "--console", "0"],
+      { cwd: p.dir.path, env },
+    );
+    const api = await consoleApi(run.origin, run.link);
+    await until(async () => (await api.get("/api/state")).approvals.length === 1, "the call waits");
+    const view = await api.get("/api/confinement");
+    const rows = view.profiles as { profile: string; server?: string; detail: string; tools: string[] }[];
+    const reader = rows.find((row) => row.server === "reader");
+    const writer = rows.find((row) => row.server === "writer");
+    assert.ok(reader && writer, JSON.stringify(rows));
+    assert.deepEqual(reader.tools.sort(), ["mcp__reader__hello", "mcp__reader__write"]);
+    assert.deepEqual(writer.tools.sort(), ["mcp__writer__hello", "mcp__writer__write"]);
+    assert.match(reader.detail, /^writes nothing; no network; reads /);
+    assert.match(writer.detail, /^writes \.; no network; reads .*\/opt/);
+  },
+});

@@ -254,7 +254,10 @@ Deno.test({
       gone: { command: "no-such-mcp-server-program" },
       locked: { command: "node", args: ["server.mjs"], secrets: ["LOCKED_TOKEN"] },
     });
-    assert.equal((await p.run(["trust"])).code, 0);
+    // The manifest is trusted; its servers cannot be pinned, and trust says so with its exit code.
+    const trust = await p.run(["trust"]);
+    assert.equal(trust.code, 1, trust.stdout + trust.stderr);
+    assert.match(trust.stdout, /MCP server "gone": not pinned/);
     for (
       const [tool, pattern] of [
         ["mcp__gone__x", /the program no-such-mcp-server-program is not found on PATH/],

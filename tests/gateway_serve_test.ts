@@ -17,6 +17,7 @@ import { ToolListChangedNotificationSchema } from "npm:@modelcontextprotocol/sdk
 import {
   EVERYTHING_SERVER,
   EVERYTHING_STDIO,
+  FS_SERVER,
   MODULES,
   NODE,
   nodeServersMissing,
@@ -220,5 +221,52 @@ Deno.test({
     assert.equal(lines[0].server, "ev");
     assert.equal(lines[0].upstream_tool, "echo");
     assert.equal(lines[0].outcome, "ok");
+  },
+});
+
+Deno.test({
+  name:
+    "serve: the README's filesystem server runs its readOnly reads unasked though its profile writes; a write is refused, its reason from the profile",
+  ignore,
+  async fn() {
+    // The README's gateway example: the filesystem server on the project, writing it, its reads declared.
+    await using p = await project({});
+    await Deno.writeTextFile(join(p.dir.path, "notes.txt"), "hello\n");
+    await Deno.writeTextFile(
+      join(p.dir.path, "tools.json"),
+      JSON.stringify({
+        tools: [],
+        mcpServers: {
+          fs: {
+            command: "node",
+            args: [FS_SERVER, p.dir.path],
+            permissions: { read: [MODULES], write: ["."], net: false },
+            readOnly: ["read_text_file", "list_directory"],
+          },
+        },
+      }),
+    );
+    const trust = await p.run(["trust"]);
+    assert.equal(trust.code, 0, trust.stderr);
+    // No --yes, no --allow-tools, a client that cannot be asked.
+    const client = await serveClient(p.dir.path, p.env, []);
+    try {
+      const read = await client.callTool({
+        name: "mcp__fs__read_text_file",
+        arguments: { path: join(p.dir.path, "notes.txt") },
+      });
+      assert.equal(read.isError, undefined, JSON.stringify(read));
+      assert.match(JSON.stringify(read.content), /hello/);
+      const write = await client.callTool({
+        name: "mcp__fs__write_file",
+        arguments: { path: join(p.dir.path, "new.txt"), content: "x" },
+      });
+      assert.equal(write.isError, true, JSON.stringify(write));
+      const envelope = write.structuredContent as Record<string, unknown>;
+      assert.equal(envelope.kind, "rejected");
+      assert.match(String(envelope.message), /\(its server "fs" may write the workspace\)/);
+    } finally {
+      await client.close();
+    }
   },
 });

@@ -744,9 +744,25 @@ function consoleOutputProblems(expected: readonly string[], stdout: string): str
 }
 
 async function runShell(block: Block, world: World): Promise<string[]> {
-  const prepared = commandLines(block).map((line) => prepare(line, world));
+  let prepared = commandLines(block).map((line) => prepare(line, world));
   if (prepared.length === 0) return [`${world.page}:${block.line}: a ${block.lang} block without a command`];
   if (prepared.some((l) => GATEWAY_INSTALL.test(l.shell))) {
+    // Where nothing can be confined, a server whose profile writes cannot be started to pin its tools: `trust`
+    // says so per server and exits 1 (the manifest itself is trusted).
+    if (!CONFINED) {
+      prepared = prepared.map((l) =>
+        /(?:^|[\s;&|(])toolgate trust\s*$/.test(l.shell)
+          ? {
+            ...l,
+            claim: { exit: 1 },
+            check: (stdout) =>
+              /MCP server "\w+": not pinned, it cannot be used: .*--sandbox off/.test(stdout)
+                ? undefined
+                : `trust does not say which server cannot be pinned, and why: ${stdout}`,
+          }
+          : l
+      );
+    }
     const problem = await gatewayReady(block, world);
     if (problem === "skip") return [];
     if (problem !== undefined) return [problem];

@@ -122,7 +122,8 @@ export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   tools: {
     type: "string",
     value: "PATH",
-    help: "the manifest (default: env TOOLGATE_TOOLS, else the nearest tools.json up to the project's root)",
+    help:
+      "the manifest (default: env TOOLGATE_TOOLS, else the nearest tools.json from --cwd, or here, up to the project's root)",
   },
   "allow-absolute-commands": { type: "boolean", help: "accept absolute command[0] paths (meant for tests)" },
   locked: { type: "boolean", help: "refuse to start with broader Deno permissions than needed" },

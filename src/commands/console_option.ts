@@ -87,7 +87,7 @@ export async function openConsole(io: Io, run: ConsoleRun): Promise<StartedConso
       auditDir: run.settings.auditDir,
       jobs: run.jobs,
       run: {
-        tools: executor.manifest.tools,
+        tools: () => executor.manifest.tools,
         servers: (executor.manifest.servers ?? []).map((server) => server.name),
         definitions: (server) => executor.serverDefinitions(server),
         location: manifestLocationOf(run.parsed, io),

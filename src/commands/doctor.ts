@@ -55,6 +55,12 @@ function describe(report: SetupReport, version: string): string {
     const runs = profile.runs === "refused" ? "WILL NOT RUN" : profile.runs;
     row(`profile ${profile.profile}`, `${runs} (${profile.detail}): ${profile.tools.join(", ")}`);
   }
+  for (const server of confinement.servers) {
+    const runs = server.errors.length > 0 ? "CANNOT START" : server.runs ?? "";
+    const program = server.program ?? "not found";
+    const reads = server.reads.length === 0 ? "" : `; reads ${server.reads.join(", ")}`;
+    row(`server ${server.server}`, `${runs} (${server.detail}${reads}): ${program}`);
+  }
   row("state", state.stateDir ?? "none");
   row("config", state.configDir ?? "none");
   row("audit log", state.auditDir === null ? "none" : `${state.auditDir} (${state.auditFiles} day files)`);
@@ -102,6 +108,7 @@ export const doctorCommand: Command = {
     "Shows which manifest a run here uses and why, the workspace, the agent loop's model, endpoint and API key",
     "(from the environment; never a value), whether bubblewrap works here, user namespaces, cgroups and",
     "prlimit, what each permission profile the manifest uses gets here (confined, unconfined, or will not run),",
+    "what each MCP server gets (its profile's reads, writes and network; confined or not; its program found),",
     "and where the state, the audit log and the secret store are. Then one line per problem with its fix.",
     "Exit 1 when something the manifest needs cannot work here (an invalid manifest, a missing program, a tool",
     "that needs confinement to write or reach the network where bubblewrap does not work); warnings alone exit 0.",
@@ -115,6 +122,7 @@ export const doctorCommand: Command = {
     const { setupReport } = await import("./setup_report.ts");
     const report = await setupReport({
       env: io.env,
+      readEnv: io.readEnv,
       cwd: io.cwd,
       tools: stringOption(parsed, "tools"),
       sandbox,

@@ -1,6 +1,6 @@
 /**
- * Loads the manifest a command uses (`--tools`, `TOOLGATE_TOOLS`, the nearest `tools.json`, else the built-in
- * belt), says which when it is not `./tools.json`, holds a found one to the trust gate when the command runs
+ * Loads the manifest a command uses (`--tools`, `TOOLGATE_TOOLS`, the nearest `tools.json` from the workspace
+ * (`--cwd`) or the current folder, else the built-in belt), says which when it is not `./tools.json`, holds a found one to the trust gate when the command runs
  * tools, and reports its problems on stderr, so that every command treats a manifest the same way.
  *
  * @module
@@ -27,9 +27,26 @@ function cacheDir(env: Readonly<Record<string, string>>): string | undefined {
   }
 }
 
+/**
+ * The folder a command's manifest is searched from: the workspace `--cwd` names (a command that takes it), else
+ * the folder the command was typed in.
+ *
+ * @example
+ * ```ts
+ * import { deepEqual } from "node:assert/strict";
+ * import { searchFolderOf } from "./load.ts";
+ * const io = { cwd: "/srv/host", env: {} } as unknown as Parameters<typeof searchFolderOf>[1];
+ * deepEqual(searchFolderOf({ values: { cwd: "../my-tool" }, positionals: [] }, io), "/srv/my-tool");
+ * deepEqual(searchFolderOf({ values: {}, positionals: [] }, io), "/srv/host");
+ * ```
+ */
+export function searchFolderOf(parsed: ParsedArgs, io: Io): string {
+  return resolve(io.cwd, stringOption(parsed, "cwd") ?? ".");
+}
+
 /** The manifest a command uses and where it came from (see `manifest_location.ts`). */
 export function manifestLocationOf(parsed: ParsedArgs, io: Io): ManifestLocation {
-  return locateManifest(stringOption(parsed, "tools"), io.env, io.cwd);
+  return locateManifest(stringOption(parsed, "tools"), io.env, io.cwd, searchFolderOf(parsed, io));
 }
 
 /**
@@ -73,7 +90,7 @@ export async function loadForCommand(
 ): Promise<Manifest | undefined> {
   const location = manifestLocationOf(parsed, io);
   const path = location.path;
-  const notice = manifestNotice(location, io.cwd);
+  const notice = manifestNotice(location, searchFolderOf(parsed, io));
   if (notice !== undefined) await io.stderr(notice + "\n");
   const { runsTools, ...manifestOptions } = options;
   const workspace = workspaceOf(parsed, io);

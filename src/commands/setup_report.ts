@@ -28,6 +28,7 @@ import {
 import { readManifestContent } from "../manifest/trust.ts";
 import { readTrustRecord } from "../manifest/trust_record.ts";
 import type { Manifest } from "../manifest/manifest.ts";
+import type { ServerOutlook } from "./server_checks.ts";
 
 /** One thing that will not work here, and how to make it work. `blocking`: the manifest needs it. */
 export interface Problem {
@@ -80,6 +81,8 @@ export interface SetupReport {
     readonly cgroups: { readonly version: number; readonly pids: boolean; readonly memory: boolean } | null;
     readonly prlimit: string | null;
     readonly profiles: readonly ProfileOutlook[];
+    /** Each MCP server of the manifest: its profile, how it runs here, and what stands in its way. */
+    readonly servers: readonly ServerOutlook[];
   };
   readonly state: {
     readonly stateDir: string | null;
@@ -202,6 +205,8 @@ export function profileOutlooks(
 /** What doctor is told: the environment, the folder, and the options given. */
 export interface ReportInput {
   readonly env: Readonly<Record<string, string>>;
+  /** Reads named variables beyond `env` (a scoped grant: an MCP server's secrets), as `Io.readEnv`. */
+  readonly readEnv?: (names: readonly string[]) => Record<string, string>;
   readonly cwd: string;
   readonly tools?: string;
   readonly sandbox?: SandboxMode;
@@ -321,6 +326,17 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
     });
   }
 
+  const servers = manifest.ok && (manifest.manifest.servers ?? []).length > 0
+    ? (await import("./server_checks.ts")).serverOutlooks(manifest.manifest.servers, {
+      ...input,
+      sandbox: { support, mode: mode.value },
+    })
+    : [];
+  for (const server of servers) {
+    for (const { problem, fix } of server.errors) problems.push({ problem, fix, blocking: true });
+    for (const { problem, fix } of server.warnings) problems.push({ problem, fix, blocking: false });
+  }
+
   const trust = await trustOf(location, env, cwd);
   if (trust.state !== "trusted") {
     problems.push({
@@ -360,6 +376,7 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
       },
       prlimit: (support.ok ? support.prlimit : findProgram("prlimit", "/usr/bin:/bin")) ?? null,
       profiles,
+      servers,
     },
     state: await stateFacts(env, cwd, problems),
     problems,

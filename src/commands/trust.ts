@@ -39,6 +39,8 @@ export const trustCommand: Command = {
     "with --tools or TOOLGATE_TOOLS is trusted for that run; the built-in tool belt always is.",
     "A server run by a package runner (npx, uvx, pipx run, deno run npm:) is installed here, once, confined and",
     'pinned (docs/gateway.md, "Package servers"); --update NAME installs it again at its newest version.',
+    "Each MCP server is started to pin its tools' definitions; one that cannot be pinned is said with its reason,",
+    "and the command exits 1.",
   ].join("\n"),
   async run(parsed, io) {
     expectPositionals(parsed, 0, "trust");
@@ -67,8 +69,7 @@ export const trustCommand: Command = {
       await io.stdout(
         [`${path} is trusted already (since ${record.trustedAt}), unchanged:`, ...tools, ""].join("\n"),
       );
-      await pinServers(parsed, io, path, content.realPath);
-      return EXIT.ok;
+      return await pinServers(parsed, io, path, content.realPath) ? EXIT.ok : EXIT.failure;
     }
     const lines = record === undefined ? [] : [
       `changed since you trusted it (${record.trustedAt}):`,
@@ -80,20 +81,19 @@ export const trustCommand: Command = {
       [...lines, `trusted ${path}: ${count} tool${count === 1 ? "" : "s"}, as they are now:`, ...tools, ""]
         .join("\n"),
     );
-    await pinServers(parsed, io, path, content.realPath);
-    return EXIT.ok;
+    return await pinServers(parsed, io, path, content.realPath) ? EXIT.ok : EXIT.failure;
   },
 };
 
 /**
  * Pins the definitions of the tools the manifest's MCP servers expose, as they are now: each server is started
  * (confined, as a run starts it) and listed; what changed since the last pin is shown field by field, and a
- * description with invisible characters is flagged.
+ * description with invisible characters is flagged. Whether every server could be pinned (else the command fails).
  */
-async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: string): Promise<void> {
+async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: string): Promise<boolean> {
   const { loadManifest } = await import("../manifest/manifest.ts");
   const loaded = await loadManifest(path, { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands") });
-  if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return;
+  if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return true;
   const [{ readPins, writePins }, { reviewLines, reviewServers }] = await Promise.all([
     import("../manifest/pins.ts"),
     import("./trust_review.ts"),
@@ -148,4 +148,5 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   const lines = reviewLines(reviewed.servers);
   writePins(state, realPath, pins);
   await io.stdout(["pinned the MCP servers' tool definitions, as they are now:", ...lines, ""].join("\n"));
+  return reviewed.servers.every((review) => review.error === undefined);
 }

@@ -223,7 +223,8 @@ async function loadConfinement() {
     row.className = "profile " + p.runs;
     row.dataset.profile = p.profile;
     row.dataset.runs = p.runs;
-    cell(row, p.profile);
+    if (p.server !== undefined) row.dataset.server = p.server;
+    cell(row, p.server === undefined ? p.profile : "server " + p.server + ": " + p.profile);
     cell(row, p.runs, "runs");
     cell(row, p.detail);
     cell(row, p.tools.join(", "), "tools");

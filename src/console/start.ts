@@ -10,12 +10,11 @@ import { type AuditSource, type ConsoleServing, serveConsole } from "./http.ts";
 import { dayFiles, dayOf, keeps, readLogLine } from "../run/audit_reader.ts";
 import type { Redactor } from "../state/redact.ts";
 import { stateRoot } from "../state/state.ts";
-import type { PermissionProfile } from "../manifest/profiles.ts";
 import type { ManifestLocation } from "../manifest/manifest_location.ts";
 import type { ToolDefinition } from "../manifest/pins.ts";
 import type { SandboxMode } from "../sandbox/sandbox.ts";
 import { trustSource } from "./trust_view.ts";
-import { confinementSource } from "./confinement_view.ts";
+import { type ConfinedTool, confinementSource } from "./confinement_view.ts";
 
 /** The most audit records the view gets at once (the newest). */
 const AUDIT_ROWS = 500;
@@ -78,7 +77,8 @@ export interface ConsoleStart {
   readonly jobs?: JobSource;
   /** The run's tools and MCP servers (absent: no trust and confinement views). */
   readonly run?: {
-    readonly tools: readonly { readonly name: string; readonly profile: PermissionProfile }[];
+    /** The run's tools as they are now: an MCP server's join once the gateway listed them. */
+    readonly tools: () => readonly ConfinedTool[];
     readonly servers: readonly string[];
     readonly definitions: (server: string) => Promise<ToolDefinition[]>;
     readonly location: ManifestLocation;

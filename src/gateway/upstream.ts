@@ -28,7 +28,9 @@ import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import { signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
 import { after, type CancelTimer } from "../base/timer.ts";
-import { HEADER_SECRET, type ServerSpec } from "../manifest/server_spec.ts";
+import { HEADER_SECRET, type ServerSpec, START_TIMEOUT_SEC } from "../manifest/server_spec.ts";
+import { startFailure } from "./start_hint.ts";
+import { isRecord } from "../contract.ts";
 import type { GatewayWiring } from "../run/tool_gateway.ts";
 import { installedServer } from "../packages/installed_server.ts";
 
@@ -231,21 +233,28 @@ export class Upstream {
       this.#lost(client);
       return status;
     });
+    const startSec = server.startTimeoutSec ?? START_TIMEOUT_SEC;
     try {
       await Promise.race([
-        client.connect(transport),
+        // The SDK's own default is a minute per request: a server that hangs at start is said at once instead.
+        client.connect(transport, { timeout: startSec * 1000 }),
         exit.then((status) => {
           throw new Error(`it ended at start (exit ${status.code})`);
         }),
       ]);
     } catch (error) {
       await this.#end(child);
-      // Node ends its report with its version: the line that names the error says more.
-      const said = saidLine(transport.stderr);
-      throw new UpstreamError(
-        `the server did not start: ${oneLine(error)}${said === undefined ? "" : `: ${said.slice(0, 300)}`}`,
-        true,
-      );
+      const what = isRecord(error) && error.code === -32001
+        ? `it did not answer initialize within ${startSec} s (its startTimeoutSec)`
+        : oneLine(error);
+      const refusedHosts = (child.launch.egress ?? []).filter((d) => !d.allowed).map((d) => d.host);
+      const facts = {
+        command: server.command ?? "",
+        stderr: transport.stderr,
+        refusedHosts,
+        view: child.launch.view,
+      };
+      throw new UpstreamError(startFailure(what, facts), true);
     }
     return this.#client = client;
   }
@@ -416,12 +425,6 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   ]);
   cancel();
   return settled;
-}
-
-/** The line of a server's stderr that says why it ended: the last one naming an error, else the last one. */
-function saidLine(stderr: string): string | undefined {
-  const lines = stderr.trim().split("\n").map((line) => line.trim()).filter((line) => line !== "");
-  return lines.findLast((line) => /error|not found|denied|cannot/i.test(line)) ?? lines.at(-1);
 }
 
 /** An error's message on one line. */

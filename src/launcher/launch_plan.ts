@@ -190,13 +190,14 @@ export async function planLaunch(
 ): Promise<LaunchPlan> {
   const { command, values, flags } = scanArgs(argv);
   const at = (path: string) => resolve(cwd, path);
-  const location = locateManifest(values.get("tools"), env, cwd);
+  // Searched from the workspace (`--cwd`), as the command itself does (commands/load.ts).
+  const location = locateManifest(values.get("tools"), env, cwd, at(values.get("cwd") ?? "."));
   const manifestPath = location.path;
   // Nothing of a found manifest's programs, profiles, hosts or variables unless the user trusted its content, or
   // trusts it now: `trust` starts the manifest's MCP servers, as a run would, to pin their tools.
   const trusting = command === "trust" && !flags.has("forget");
   const workspace = realOr(at(values.get("cwd") ?? "."));
-  const { facts: { programs, toolEnv, egressHosts: hosts }, readable } = await trustedFacts(
+  const { facts: { programs, toolEnv, egressHosts: hosts, serverPaths }, readable } = await trustedFacts(
     location,
     env,
     trusting,
@@ -251,6 +252,8 @@ export async function planLaunch(
   readFiles.push(...installs?.reads ?? []);
   // doctor says whether user namespaces may be made where bubblewrap cannot tell.
   if (command === "doctor") readFiles.push("/proc/sys/user/max_user_namespaces");
+  // Both say whether the paths an MCP server's arguments name exist (looked at, never read).
+  if (command === "validate" || command === "doctor") readFiles.push(...serverPaths);
   // `init` writes its starter in the folder it was typed in, and nothing else.
   if (command === "init") writeFiles.push(at("tools.json"), at("tools"));
   // `init --from-mcp` and `import`: the hosts' files read, the project's tools.json and the rewired host's files.

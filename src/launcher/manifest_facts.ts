@@ -23,6 +23,8 @@ export interface ManifestFacts {
   programs: string[];
   toolEnv: string[];
   egressHosts: string[];
+  /** The absolute paths a stdio server's arguments name (`validate` and `doctor` check they exist). */
+  serverPaths: string[];
 }
 
 /**
@@ -37,11 +39,12 @@ function manifestFacts(
   const programs: string[] = [];
   const toolEnv: string[] = [];
   const egressHosts: string[] = [];
+  const serverPaths: string[] = [];
   if (text === undefined) {
     try {
       text = Deno.readTextFileSync(path);
     } catch {
-      return { programs, toolEnv, egressHosts };
+      return { programs, toolEnv, egressHosts, serverPaths };
     }
   }
   const parsed = readJsonc(text);
@@ -76,6 +79,11 @@ function manifestFacts(
         ? (isAbsolute(server.command) ? server.command : undefined)
         : findProgram(server.command, Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin");
       if (found !== undefined) programs.push(found);
+      if (Array.isArray(server.args)) {
+        serverPaths.push(
+          ...server.args.filter((arg): arg is string => typeof arg === "string" && isAbsolute(arg)),
+        );
+      }
     }
     if (Array.isArray(server.secrets)) {
       for (const name of server.secrets) {
@@ -95,7 +103,7 @@ function manifestFacts(
       }
     }
   }
-  return { programs, toolEnv, egressHosts };
+  return { programs, toolEnv, egressHosts, serverPaths };
 }
 
 /**
@@ -169,7 +177,7 @@ export async function trustedFacts(
   workspace?: string,
 ): Promise<{ facts: ManifestFacts; readable: string[] }> {
   if (!needsTrust(location)) return { facts: manifestFacts(location.path), readable: [] };
-  const none = { programs: [], toolEnv: [], egressHosts: [] };
+  const none = { programs: [], toolEnv: [], egressHosts: [], serverPaths: [] };
   // Every file read afresh (the digests the run keeps are not used here): the warm record then depends on the
   // files themselves, never on the run's own bookkeeping.
   const content = await readManifestContent(location.path, undefined, { workspace });

@@ -1,7 +1,10 @@
 /**
  * Which manifest a run uses, decided in one place for the launcher and every command: `--tools`, else
- * `TOOLGATE_TOOLS`, else the nearest `tools.json` in the current folder or an ancestor up to the project's root
- * (the first folder holding `.git`, or the home folder, whichever comes first), else the built-in tool belt.
+ * `TOOLGATE_TOOLS`, else the nearest `tools.json` in the workspace (`--cwd`, else the current folder) or an
+ * ancestor up to the project's root (the first folder holding `.git`, or the home folder, whichever comes first),
+ * else the built-in tool belt.
+ *
+ * Not here: whether a found manifest is trusted (`trust.ts`), loading and checking it (`manifest.ts`).
  *
  * @module
  */
@@ -45,23 +48,32 @@ export function searchedFolders(cwd: string, home: string | undefined): string[]
 }
 
 /**
- * The manifest a run uses and where it came from; relative paths against `cwd` (the folder the command was typed
- * in; `--cwd` moves the workspace, not the search).
+ * The manifest a run uses and where it came from: `--tools` and `TOOLGATE_TOOLS` relative to `cwd` (the folder the
+ * command was typed in), the nearest `tools.json` searched from `workspace` (the folder `--cwd` names; `cwd`
+ * without it), so that a host which starts `toolgate serve --cwd ~/my-tool` from a folder of its own gets that
+ * project's manifest.
  *
  * @example
  * ```ts
+ * import { deepEqual } from "node:assert/strict";
  * import { locateManifest } from "./manifest_location.ts";
- * locateManifest("my-tools.json", {}, "/srv/project"); // { path: "/srv/project/my-tools.json", source: "tools" }
+ * deepEqual(locateManifest("my-tools.json", {}, "/srv/project"), {
+ *   path: "/srv/project/my-tools.json",
+ *   source: "tools",
+ * });
+ * // Named relative to where it was typed, whatever the workspace.
+ * deepEqual(locateManifest("t.json", {}, "/srv/here", "/srv/project").path, "/srv/here/t.json");
  * ```
  */
 export function locateManifest(
   tools: string | undefined,
   env: Readonly<Record<string, string>>,
   cwd: string,
+  workspace: string = cwd,
 ): ManifestLocation {
   if (tools !== undefined) return { path: resolve(cwd, tools), source: "tools" };
   if (env.TOOLGATE_TOOLS) return { path: resolve(cwd, env.TOOLGATE_TOOLS), source: "env" };
-  for (const dir of searchedFolders(cwd, env.HOME)) {
+  for (const dir of searchedFolders(resolve(cwd, workspace), env.HOME)) {
     const candidate = join(dir, "tools.json");
     // By its real path: a link planted as tools.json must not borrow another manifest's trust (or toolgate's own)
     // while its commands resolve against the folder the link lies in.
@@ -104,8 +116,9 @@ export function needsTrust(location: ManifestLocation): boolean {
 }
 
 /**
- * The one line that says which manifest is in use, when it is not `./tools.json` and was not named with `--tools`
- * on this very command line; `undefined` when there is nothing to say.
+ * The one line that says which manifest is in use, when it is not the workspace's `tools.json` (`cwd`: the folder
+ * searched from) and was not named with `--tools` on this very command line; `undefined` when there is nothing to
+ * say.
  *
  * @example
  * ```ts

@@ -46,6 +46,11 @@ export interface ServerSpec {
   readonly credentials: readonly CredentialBinding[];
   /** Each call's wall-clock limit in seconds; the caller's default when absent. */
   readonly timeoutSec?: number;
+  /**
+   * How long the server has to answer `initialize` at each start, in seconds ({@linkcode START_TIMEOUT_SEC} when
+   * absent): past it the start fails at once with the server's last stderr lines.
+   */
+  readonly startTimeoutSec?: number;
   /** The server's tools the user declares read-only. */
   readonly readOnly: readonly string[];
   /** The only tools exposed, when given. */
@@ -99,12 +104,19 @@ const KNOWN_KEYS = new Set([
   "secrets",
   "credentials",
   "timeoutSec",
+  "startTimeoutSec",
   "readOnly",
   "allow",
   "deny",
   "disabled",
   "allowScripts",
 ]);
+/** How long a server has to answer `initialize` when its entry names no `startTimeoutSec`. */
+export const START_TIMEOUT_SEC = 10;
+
+/** The longest `startTimeoutSec` an entry may name (a first start that compiles or unpacks is slow). */
+const MAX_START_TIMEOUT_SEC = 300;
+
 /** `${NAME}` in a header value: the secret NAME's value goes there. */
 export const HEADER_SECRET = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -219,6 +231,18 @@ export function checkServers(
         `timeoutSec must be a positive integer up to ${MAX_TIMEOUT_SEC} (got ${JSON.stringify(timeout)})`,
       );
     }
+    const startTimeout = entry.startTimeoutSec;
+    if (
+      startTimeout !== undefined &&
+      (typeof startTimeout !== "number" || !Number.isInteger(startTimeout) || startTimeout <= 0 ||
+        startTimeout > MAX_START_TIMEOUT_SEC)
+    ) {
+      own.push(
+        `startTimeoutSec must be a positive integer up to ${MAX_START_TIMEOUT_SEC} (got ${
+          JSON.stringify(startTimeout)
+        })`,
+      );
+    }
     const readOnly = stringArray(entry.readOnly, "readOnly", own) ?? [];
     const allow = stringArray(entry.allow, "allow", own);
     const deny = stringArray(entry.deny, "deny", own) ?? [];
@@ -277,6 +301,7 @@ export function checkServers(
       secrets: Object.freeze(secrets),
       credentials: Object.freeze(credentials),
       timeoutSec: timeout as number | undefined,
+      startTimeoutSec: startTimeout as number | undefined,
       readOnly: Object.freeze([...readOnly]),
       allow: allow && Object.freeze([...allow]),
       deny: Object.freeze([...deny]),

@@ -1,7 +1,7 @@
 /**
  * The one approval policy, for every caller (the agent loop, `serve`, `call` and the library): whether a prepared
  * call runs. A read-only call that stays on the machine runs freely (its tool is `readOnly` and its profile writes
- * nothing); a call that writes, runs programs or can send data off the machine (its tool's profile allows the
+ * nothing, or an MCP server's tool the user's manifest declares read-only: `risk.ts`); a call that writes, runs programs or can send data off the machine (its tool's profile allows the
  * network, whatever its `readOnly` flag) needs approval: from
  * `--yes`, from `--allow-tools`, from `--approve-hosts` when the call's destination is known and listed, from an
  * earlier "always" for the tool, or from a person asked (on a terminal, or through an MCP client's elicitation).
@@ -12,6 +12,7 @@
 import { failure, type FailureEnvelope } from "../contract.ts";
 import type { PreparedCall } from "./prepared_call.ts";
 import { assessCall, type CallRisk, type Destination, type HostEntry } from "./risk.ts";
+import { hostText, reasonOf } from "./approval_reason.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import type { SamplingRequest } from "../manifest/tool_protocol.ts";
 import { neutralizeControls } from "../base/terminal.ts";
@@ -38,15 +39,18 @@ export type Answer = "yes" | "no" | "always";
  * import type { ApprovalQuestion } from "./policy.ts";
  * const question: ApprovalQuestion = {
  *   tool: "exec",
- *   reason: "it runs programs or changes files",
- *   lines: ["toolgate: the model asks to run exec: it runs programs or changes files.", '  argv: ["ls"]'],
+ *   reason: "it may write the workspace",
+ *   lines: ["toolgate: the model asks to run exec: it may write the workspace.", '  argv: ["ls"]'],
  * };
  * ```
  */
 export interface ApprovalQuestion {
   /** The tool's name. */
   readonly tool: string;
-  /** Why the call needs approval, e.g. "it can send data off the machine (to example.com)". */
+  /**
+   * Why the call needs approval, worded from the tool's profile, e.g. `its server "notes" may write /home/me/notes`
+   * or "it can send data off the machine (to example.com)".
+   */
   readonly reason: string;
   /** What to show, risky fields first (see `approvalLines`); the asker adds the question itself. */
   readonly lines: readonly string[];
@@ -139,21 +143,6 @@ export interface DecideOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Why a call needs approval, in words for the person and the model; `undefined` when it needs none. */
-function reasonOf(risk: CallRisk): string | undefined {
-  const parts: string[] = [];
-  if (risk.changes) parts.push("it can change files or run programs");
-  if (risk.egress) {
-    const where = risk.destination ? ` (to ${hostText(risk.destination)})` : "";
-    parts.push(`it can send data off the machine${where}`);
-  }
-  return parts.length === 0 ? undefined : parts.join(", and ");
-}
-
-function hostText(destination: Destination): string {
-  return destination.host.includes(":") ? `[${destination.host}]` : destination.host;
-}
-
 /**
  * Decides, call by call, whether a prepared call runs; remembers "always" answers for the life of the policy (one
  * agent run, one MCP session).
@@ -229,7 +218,7 @@ export class Policy {
     const by = this.approvedWithoutAsking(call);
     if (by !== undefined) return { approved: true, by };
     const risk = assessCall(call);
-    const reason = reasonOf(risk)!;
+    const reason = reasonOf(call, risk)!;
     const { tool } = call;
     const name = JSON.stringify(tool.name);
     const ask = options.ask ?? this.#options.ask;

@@ -58,8 +58,12 @@ const READ_ONLY_CALLS: Readonly<Record<string, (args: Readonly<Record<string, un
 
 /**
  * Does this call only look, whatever its tool could do? A manifest's tool that is `readOnly` and whose profile
- * writes nothing; a built-in tool that toolgate's own belt marks `readOnly`, or whose risk depends on its
- * arguments (the `job` tool: `poll` and `wait`, not `kill`), what this very call asks.
+ * writes nothing; an MCP server's tool that the user's manifest lists in that server's `readOnly` (the gateway
+ * lists a server's tool only while its definition is the one the user pinned with `toolgate trust`, and the
+ * server's own annotations never set the flag), whatever its server's profile writes: that profile still bounds the
+ * process; a built-in tool that toolgate's own belt marks `readOnly`, or whose risk depends on its arguments (the
+ * `job` tool: `poll` and `wait`, not `kill`), what this very call asks. None of these waives the network: a
+ * profile that reaches it makes the call egress (see {@linkcode assessCall}).
  *
  * @example
  * ```ts
@@ -72,8 +76,12 @@ export function isReadOnlyCall(call: PreparedCall): boolean {
   const { tool } = call;
   const builtin = tool.builtin;
   if (builtin === undefined) {
-    // A manifest's word alone does not make a tool free: its profile must not let it write either.
-    return tool.readOnly && tool.profile.write.length === 0;
+    if (!tool.readOnly) return false;
+    // A server's process keeps state (a data file, the files it serves): its profile writes for the tools that
+    // change things. The user's `readOnly` list names the tools that only look, by the pinned definition.
+    if (tool.upstream !== undefined) return true;
+    // A manifest tool's word alone does not make it free: its profile must not let it write either.
+    return tool.profile.write.length === 0;
   }
   // A built-in tool is what toolgate's own belt says of it (its own code, under its own Deno flags, bounds it),
   // whatever another manifest naming its program claims.

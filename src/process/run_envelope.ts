@@ -21,6 +21,7 @@ import { SECRET_REMOVED_WARNING } from "../state/redact.ts";
 import type { RunResult, StartProblem } from "./runner.ts";
 import { type ShutdownCause, shutdownStopped, userStopped } from "./stop.ts";
 import { seconds } from "../base/text.ts";
+import { hiddenPaths, missingPaths, readFolderFor } from "./missing_path.ts";
 
 /** The most characters of plain-text stderr carried into a failure message. */
 export const STDERR_MESSAGE_LIMIT = 10_000;
@@ -48,6 +49,24 @@ export interface OutcomeContext {
   readonly killedBy?: "user";
   /** Set when toolgate's end stopped the call (SIGTERM, SIGHUP, a host that closed stdin). */
   readonly shutdown?: ShutdownCause;
+  /**
+   * What the tool's sandbox shows, when it ran confined: a program or file it did not find outside of it is
+   * `unavailable`, with the profile's `read` to change (see {@linkcode notFoundInSandbox}).
+   */
+  readonly sandbox?: SandboxView;
+}
+
+/** What a confined tool's sandbox shows: the folders it sees, and its profile's `read` list as written. */
+export interface SandboxView {
+  /** Absolute folders and files the sandbox shows (the system's, the workspace, the tool's own, the profile's). */
+  readonly visible: readonly string[];
+  /** The profile's `read` list, as the fix names it. */
+  readonly reads: readonly string[];
+  /**
+   * Why toolgate never proposes to show `folder` (a home folder, one holding secrets, toolgate's state), or
+   * `undefined`: a path there is reported as not found, without a folder to add.
+   */
+  readonly refuses?: (folder: string) => string | undefined;
 }
 
 /** Said with a failure of a tool that is not read-only, once it started. */
@@ -134,10 +153,82 @@ function fromStderr(
       });
     }
   }
+  const hidden = context.sandbox && notFoundInSandbox(trimmed, metadata, context.tool, context.sandbox);
+  if (hidden !== undefined) return hidden;
   const message = trimmed === ""
     ? `exit status ${metadata.exit_code ?? "unknown"}`
     : truncateForModel(trimmed, STDERR_MESSAGE_LIMIT);
   return failure("execution_error", message, { tool: context.tool, metadata });
+}
+
+/** Can the host see `path`? `undefined` when toolgate may not look (outside its own grants). */
+function onHost(path: string): boolean | undefined {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound ? false : undefined;
+  }
+}
+
+/**
+ * A confined tool that failed because something it needs is not in its sandbox: stderr says a path was not found
+ * (`ENOENT`, `Cannot find module`, python's `can't open file`, a shell's `not found`) and that path lies outside
+ * what the sandbox shows while it is there on the host; or a shell could not find a program (exit 127).
+ * `unavailable`, not retryable (the same call fails the same way), naming the path and the profile's `read` list
+ * as the fix. `undefined` for any other failure: a path missing on the host too is the tool's own answer.
+ *
+ * @example
+ * ```ts
+ * import { equal } from "node:assert/strict";
+ * import { notFoundInSandbox } from "./run_envelope.ts";
+ * const envelope = notFoundInSandbox(
+ *   "/srv/p/tools/bin/t: 3: /no/such/helper: not found",
+ *   { exit_code: 127 },
+ *   "t",
+ *   { visible: ["/usr", "/srv/p"], reads: [] },
+ * );
+ * equal(envelope?.kind, "unavailable");
+ * ```
+ */
+export function notFoundInSandbox(
+  stderr: string,
+  metadata: Record<string, unknown>,
+  tool: string,
+  sandbox: SandboxView,
+): FailureEnvelope | undefined {
+  const { said, paths } = missingPaths(stderr);
+  if (!said) return undefined;
+  const hidden = hiddenPaths(paths, sandbox.visible).filter((path) =>
+    onHost(path) !== false && sandbox.refuses?.(readFolderFor(path)) === undefined
+  );
+  const reads = `its profile's read list (now ${JSON.stringify(sandbox.reads)})`;
+  if (hidden.length > 0) {
+    const folders = [...new Set(hidden.map(readFolderFor))];
+    return failure(
+      "unavailable",
+      `The tool cannot run here: it did not find ${hidden.join(", ")}, which its sandbox does not show. ` +
+        `The user can add ${folders.join(", ")} to ${reads} and trust the manifest again.`,
+      {
+        tool,
+        retryable: false,
+        metadata: { ...metadata, missing: hidden, hint: `add ${folders[0]} to permissions.read` },
+      },
+    );
+  }
+  // A shell that found no program by that name at all: no path to add, but no retry helps either.
+  if (metadata.exit_code === 127) {
+    const line = stderr.split("\n").find((l) => /not found/i.test(l))?.trim() ?? stderr;
+    return failure(
+      "unavailable",
+      `The tool cannot run here: a program it runs is not found inside its sandbox (${
+        line.slice(0, 300)
+      }). ` +
+        `The user can install it in a system folder or add its folder to ${reads}.`,
+      { tool, retryable: false, metadata },
+    );
+  }
+  return undefined;
 }
 
 /**

@@ -117,6 +117,7 @@ export async function runForeground(
         idleTimeoutMs,
         killedBy: stoppedByUser(options.signal) ? "user" : undefined,
         shutdown: shutdownCause(options.signal),
+        sandbox: launch.view,
       }),
       [...launch.envelopeWarnings, ...refusedRequests(launch)],
     );

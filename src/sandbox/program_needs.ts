@@ -13,6 +13,7 @@
  * @module
  */
 import { basename, dirname, isAbsolute, isWithin, join, resolve } from "../base/paths.ts";
+import type { SandboxView } from "../process/run_envelope.ts";
 
 /** What the sandbox of one call shows, and what it must never show. */
 export interface NeedsContext {
@@ -137,6 +138,29 @@ export function refusal(path: string, folder: boolean, context: NeedsContext): s
     if (candidate.includes("/.local/state/")) return "it lies in .local/state, which holds programs' state";
   }
   return undefined;
+}
+
+/**
+ * What a confined tool's sandbox shows (`context.shown`, or everything when its profile reads `/`), for telling a
+ * path it did not find outside of it, and the folders never proposed for its `read` ({@linkcode refusal}).
+ *
+ * @example
+ * ```ts
+ * import { equal } from "node:assert/strict";
+ * import { sandboxView } from "./program_needs.ts";
+ * const context = { path: "", cwd: "/w", shown: ["/usr", "/w"], homes: ["/home/u"], hidden: [] };
+ * const view = sandboxView(context, []);
+ * equal(view.refuses?.("/home/u/.ssh"), "it lies in .ssh, which holds secrets");
+ * equal(view.refuses?.("/home/u/.helpers"), undefined);
+ * ```
+ */
+export function sandboxView(context: NeedsContext, reads: readonly string[]): SandboxView {
+  return {
+    visible: reads.includes("/") ? ["/"] : context.shown,
+    reads,
+    // Proposed to the user, not shown by itself: a folder directly in the home folder (`~/.helpers`) may be.
+    refuses: (folder) => refusal(folder, false, context),
+  };
 }
 
 function isVenv(folder: string): boolean {

@@ -25,7 +25,7 @@ import { failure, type FailureEnvelope } from "../contract.ts";
 import { type ControlPlane } from "./control_plane.ts";
 import { escapesBinDir } from "../manifest/bin_listing.ts";
 import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
-import { startFailure } from "../process/run_envelope.ts";
+import { type SandboxView, startFailure } from "../process/run_envelope.ts";
 import { hasSideEffects } from "../manifest/profiles.ts";
 import { startProblem } from "../process/runner.ts";
 import { groupLauncher } from "../process/process_tree.ts";
@@ -40,7 +40,7 @@ import {
 import { stateRoot } from "../state/state.ts";
 import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "../manifest/tool_belt.ts";
 import { prepareDir } from "../state/private_dir.ts";
-import { programNeeds } from "./program_needs.ts";
+import { type NeedsContext, programNeeds, sandboxView } from "./program_needs.ts";
 import { untrustedStart } from "../manifest/trust_check.ts";
 import type { CallCredential } from "../manifest/credentials.ts";
 
@@ -100,6 +100,8 @@ export interface Launch {
    * and nothing in the start is this call's alone (an egress token): it may be started ahead of its call.
    */
   readonly startsAhead?: boolean;
+  /** A confined manifest tool's sandbox, to tell a path it did not find (`process/run_envelope.ts`). */
+  readonly view?: SandboxView;
 }
 
 /** A launch, or the envelope that says why the call does not start. */
@@ -257,7 +259,7 @@ export class ToolLauncher {
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
     if (tool.builtin === undefined && !tool.profile.read.includes("/")) {
       // A program run by an interpreter or runtime outside the system folders (pyenv, nvm, ~/.deno): shown too.
-      const needs = this.#needs(tool, own, support);
+      const needs = programNeeds(own.program, this.#needsContext(tool, own, support));
       if (!needs.ok) {
         return refused(
           "unavailable",
@@ -347,6 +349,9 @@ export class ToolLauncher {
       env: extraEnv,
       gate: gate ? GATE : undefined,
       startsAhead: unregister === undefined && (gate || tool.builtin !== undefined),
+      view: tool.builtin === undefined
+        ? sandboxView(this.#needsContext(tool, own, support), tool.profile.read)
+        : undefined,
     };
   }
 
@@ -392,13 +397,13 @@ export class ToolLauncher {
     return this.#tracking.cgroups;
   }
 
-  /** What a manifest tool's program needs shown besides what its sandbox shows anyway. */
-  #needs(tool: ToolSpec, own: Program, support: Extract<SandboxSupport, { ok: true }>) {
+  /** What a manifest tool's sandbox shows (its program's needs aside), and what it must never show. */
+  #needsContext(tool: ToolSpec, own: Program, support: Extract<SandboxSupport, { ok: true }>): NeedsContext {
     const cwd = this.#options.workspace;
     const place = (path: string) => isAbsolute(path) ? resolve(path) : resolve(cwd, path);
     const home = this.#options.env.HOME;
     const homes = home === undefined || !isAbsolute(home) ? [] : [...new Set([resolve(home), realOr(home)])];
-    return programNeeds(own.program, {
+    return {
       path: this.#options.env.PATH ?? FALLBACK_PATH,
       cwd,
       shown: [
@@ -410,7 +415,7 @@ export class ToolLauncher {
       ],
       homes,
       hidden: this.#options.controlPlane.hidden,
-    });
+    };
   }
 
   /** toolgate's state folder, or `undefined` without HOME (nothing is cached then). */

@@ -285,7 +285,9 @@ confinedTest(
     const t = await install();
     const w = await world(t, "peek");
     assert.equal((await run(t, ["trust"], w.project, w.env)).code, 0);
-    const args = ["call", "peek", "{}", "--sandbox", "require", "--cwd", w.home];
+    // `--cwd` moves the manifest's lookup too: the project's is named, its workspace the home folder.
+    const tools = join(w.project, "tools.json");
+    const args = ["call", "peek", "{}", "--sandbox", "require", "--cwd", w.home, "--tools", tools];
     await settle(t, args, w.project, w.env);
     const key = (await Deno.readTextFile(join(w.launch, "key"))).trim();
     const records = [];

@@ -204,7 +204,7 @@ Deno.test("serve --http: approval through MCP elicitation: the client's user app
     assert.deepEqual(result.structuredContent, { written: true });
     assert.equal(asked.length, 1);
     const lines = asked[0].split("\n");
-    assert.equal(lines[0], "toolgate: the model asks to run note: it can change files or run programs.");
+    assert.equal(lines[0], "toolgate: the model asks to run note: it may write the workspace.");
     assert.equal(lines[1], '  path: "notes.md"', "the risky field first");
     assert.ok(asked[0].endsWith("Run note?"));
   })();

@@ -118,7 +118,8 @@ Deno.test("policy: writes and programs need approval; --yes and --allow-tools gi
   assert.equal(none.approved, false);
   if (!none.approved) {
     assert.equal(none.envelope.kind, "rejected");
-    assert.match(none.envelope.message, /change files or run programs/);
+    // Worded from its profile: what it may write.
+    assert.match(none.envelope.message, /\(it may write the workspace\)/);
     assert.match(none.envelope.message, /there is no terminal to ask on/);
     assert.match(none.envelope.message, /--allow-tools fs_write_file \(or --yes for every tool\)/);
     assert.doesNotMatch(none.envelope.message, /--approve-hosts/);
@@ -148,7 +149,7 @@ Deno.test("policy: a person asked: yes once, always for the tool, no is user_den
   assert.deepEqual(await policy.decide(write("d")), { approved: true, by: "always" });
   assert.equal(questions.length, 3, "always: not asked again");
   assert.equal(questions[0].tool, "fs_write_file");
-  assert.match(questions[0].lines[0], /run fs_write_file: it can change files or run programs/);
+  assert.match(questions[0].lines[0], /run fs_write_file: it may write the workspace\./);
   assert.equal(questions[0].lines[1], '  path: "a"');
   // "always" is for that tool only.
   const other = await policy.decide(call(belt, "fs_remove", { path: "x" }));
@@ -284,7 +285,7 @@ Deno.test("policy: readOnly is free only when the tool's profile writes nothing 
     assert.deepEqual(assessCall(prepared), { changes: true, egress: false }, name);
     const verdict = await new Policy().decide(prepared);
     assert.equal(verdict.approved, false, name);
-    if (!verdict.approved) assert.match(verdict.envelope.message, /change files or run programs/);
+    if (!verdict.approved) assert.match(verdict.envelope.message, /\(it may write \S/);
   }
   for (const name of ["looks", "unnamed"]) {
     assert.deepEqual(await new Policy().decide(call(manifest, name, {})), {

@@ -381,7 +381,7 @@ Deno.test("trust: a trusted readOnly tool whose profile writes still needs appro
     const [result] = toolMessages(endpoint.requests[1].body);
     const envelope = JSON.parse(result.content);
     assert.equal(envelope.kind, "rejected");
-    assert.match(envelope.message, /needs the user's approval \(it can change files or run programs\)/);
+    assert.match(envelope.message, /needs the user's approval \(it may write \//);
     assert.equal(await exists(w.mark), false, "a read-only tool that writes ran without approval");
   } finally {
     await endpoint.close();
