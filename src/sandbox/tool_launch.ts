@@ -3,11 +3,18 @@
  * hosts, the egress proxy), unconfined where the sandbox mode allows it, or not at all (a refusal envelope). The
  * sandbox mode is decided here and nowhere else; the executor asks for a launch and runs what it gets.
  *
+ * One piece: every decision about how a call is confined (the mode, the probe's findings, the program's needs,
+ * the egress proxy and credentials, cgroups and gates, the seccomp filter) has this one owner (house rule 4), so
+ * that no other module can build a sandbox command line.
+ *
  * @module
  */
 import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
 import { GATE, gateWrapper } from "./gate.ts";
+import { machineArch, seccompFilter } from "./seccomp_filter.ts";
+import { SECCOMP_FD, seccompWrapper, writeSeccompFile } from "./seccomp_file.ts";
+import { findProgram } from "../base/find_program.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
 import type { EgressDecision, EgressProxy } from "./egress_proxy.ts";
 import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
@@ -50,6 +57,13 @@ export const PROXY_ENV: Readonly<Record<string, string>> = {
   // Node from 22.21 and 24.5 on: its fetch and https honour the variables above (older ones ignore them).
   NODE_USE_ENV_PROXY: "1",
 };
+
+/** A call's seccomp filter: the shell that opens it for bwrap, and bwrap's options that load it. */
+interface Filter {
+  readonly ok: true;
+  readonly wrapper: readonly string[];
+  readonly args: readonly string[];
+}
 
 /** How a tool's own program starts, before any confinement: a built-in one through toolgate's runtime. */
 export interface Program {
@@ -128,6 +142,8 @@ export class ToolLauncher {
   #bundle?: Promise<string>;
   readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
+  /** The seccomp filter of each network kind (without, with), written once per launcher. */
+  readonly #filters = new Map<boolean, Promise<Filter | { readonly ok: false; readonly reason: string }>>();
 
   constructor(options: ToolLauncherOptions) {
     this.#options = options;
@@ -292,6 +308,15 @@ export class ToolLauncher {
         files: [...own.files, ...bridge.files],
       };
     }
+    // A second wall under the namespaces: the seccomp filter, for the profile's network kind.
+    const filter = await this.#filter(tool.profile.net !== false);
+    if (!filter.ok) {
+      return refused(
+        "unavailable",
+        `The tool cannot start: its seccomp filter cannot be set up (${filter.reason}), and a confined call ` +
+          "does not run without it.",
+      );
+    }
     const args = bwrapArgs(support, {
       program: inner.program,
       args: inner.args,
@@ -313,8 +338,8 @@ export class ToolLauncher {
       : (gate ? gateWrapper() : []);
     return {
       ok: true,
-      program: prefix[0] ?? support.bwrap,
-      args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...args] : args,
+      program: prefix[0] ?? filter.wrapper[0],
+      args: [...prefix, ...filter.wrapper].slice(1).concat(support.bwrap, filter.args, args),
       confined: true,
       envelopeWarnings: [],
       auditWarnings: [],
@@ -325,6 +350,38 @@ export class ToolLauncher {
       gate: gate ? GATE : undefined,
       startsAhead: unregister === undefined && (gate || tool.builtin !== undefined),
     };
+  }
+
+  /**
+   * The seccomp filter for a profile with or without network: generated for this machine's architecture, written
+   * once (content-addressed, read-only) into toolgate's state, opened as bwrap's fd by a shell in front of it.
+   */
+  #filter(network: boolean): Promise<Filter | { readonly ok: false; readonly reason: string }> {
+    let filter = this.#filters.get(network);
+    if (filter === undefined) {
+      filter = (async () => {
+        const arch = machineArch();
+        if (arch === undefined) {
+          return { ok: false as const, reason: `no filter is known for ${Deno.build.arch}` };
+        }
+        try {
+          const file = await writeSeccompFile(
+            join(stateRoot(this.#options.env), "seccomp"),
+            seccompFilter(arch, { network }),
+          );
+          const shell = findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh";
+          return {
+            ok: true as const,
+            wrapper: seccompWrapper(shell, file),
+            args: ["--seccomp", String(SECCOMP_FD)],
+          };
+        } catch (error) {
+          return { ok: false as const, reason: (error as Error).message };
+        }
+      })();
+      this.#filters.set(network, filter);
+    }
+    return filter;
   }
 
   /** What a manifest tool's program needs shown besides what its sandbox shows anyway. */
