@@ -275,3 +275,23 @@ export function seccompFilter(arch: SeccompArch, options: SeccompOptions): Uint8
 export function machineArch(arch: string = Deno.build.arch): SeccompArch | undefined {
   return arch === "x86_64" || arch === "aarch64" ? arch : undefined;
 }
+
+/**
+ * The note for the model when a confined call's failure reads like a refusal of the filter (`EPERM`, "Operation
+ * not permitted"), so that it can tell "not allowed here" from "failed"; `undefined` when it does not.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { filterRefusalNote } from "./seccomp_filter.ts";
+ * assert.match(filterRefusalNote("unshare: unshare failed: Operation not permitted")!, /seccomp filter/);
+ * assert.equal(filterRefusalNote("No such file or directory"), undefined);
+ * ```
+ */
+export function filterRefusalNote(failure: string): string | undefined {
+  if (!/Operation not permitted|\bEPERM\b/.test(failure)) return undefined;
+  return "the tool was refused a kernel call (Operation not permitted): confined tools run under toolgate's " +
+    "seccomp filter, which refuses nested namespaces, mounts, io_uring, bpf, ptrace, keyrings, raw, packet, " +
+    "netlink and vsock sockets (and every socket but AF_UNIX without network) and terminal injection; such a " +
+    "call cannot succeed here, and a person can widen the profile or run the tool with --sandbox off";
+}

@@ -12,7 +12,7 @@
 import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
 import { GATE, gateWrapper } from "./gate.ts";
-import { machineArch, seccompFilter } from "./seccomp_filter.ts";
+import { filterRefusalNote, machineArch, seccompFilter } from "./seccomp_filter.ts";
 import { SECCOMP_FD, seccompWrapper, writeSeccompFile } from "./seccomp_file.ts";
 import { findProgram } from "../base/find_program.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
@@ -99,6 +99,11 @@ export interface Launch {
    * and nothing in the start is this call's alone (an egress token): it may be started ahead of its call.
    */
   readonly startsAhead?: boolean;
+  /**
+   * A confined call's note for the model when its failure (`message` and stderr) reads like a refusal of the
+   * seccomp filter; `undefined` when it does not.
+   */
+  readonly filterNote?: (failure: string) => string | undefined;
 }
 
 /** A launch, or the envelope that says why the call does not start. */
@@ -349,6 +354,7 @@ export class ToolLauncher {
       env: extraEnv,
       gate: gate ? GATE : undefined,
       startsAhead: unregister === undefined && (gate || tool.builtin !== undefined),
+      filterNote: filterRefusalNote,
     };
   }
 

@@ -253,3 +253,18 @@ confinedTest("seccomp: the built-in belt runs under the filter", async () => {
   assert.ok(ran.ok, JSON.stringify(ran));
   assert.match(JSON.stringify(ran.result), /Seccomp:\\t2/);
 });
+
+confinedTest(
+  "seccomp: a call the filter refused says so to the model; another failure does not",
+  async () => {
+    const workspace = await realTempDir("toolgate_seccomp_note_");
+    const executor = await scriptExecutor(workspace, {}, join(FIXTURES, "..", "..", "tools.json"));
+    const refused = await executor.call("exec", JSON.stringify({ argv: ["unshare", "-U", "true"] }));
+    assert.ok(refused.ok, JSON.stringify(refused));
+    assert.match(JSON.stringify(refused.result), /Operation not permitted/);
+    assert.ok(refused.warnings?.some((w) => /seccomp filter/.test(w)), JSON.stringify(refused));
+    const missing = await executor.call("exec", JSON.stringify({ argv: ["ls", "/nonexistent"] }));
+    assert.ok(missing.ok, JSON.stringify(missing));
+    assert.ok(!missing.warnings?.some((w) => /seccomp filter/.test(w)), JSON.stringify(missing));
+  },
+);
