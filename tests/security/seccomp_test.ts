@@ -268,3 +268,28 @@ confinedTest(
     assert.ok(!missing.warnings?.some((w) => /seccomp filter/.test(w)), JSON.stringify(missing));
   },
 );
+
+hostTest(
+  "seccomp: where bubblewrap cannot load the filter, the call does not run without it and the envelope says why",
+  NO_GCC,
+  async () => {
+    const workspace = await probeWorkspace();
+    const home = await realTempDir("toolgate_seccomp_home_");
+    const executor = await scriptExecutor(workspace, {
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home },
+    });
+    const first = await runScript(executor, "script_workspace", "echo ran > ran.txt; ./escape_probe fd");
+    assert.match(first.out, /fd3:closed/);
+    Deno.removeSync(join(workspace, "ran.txt"));
+    // The program is spoiled behind the launcher's back (as a kernel that refuses filters would refuse it).
+    const dir = join(home, ".local", "state", "toolgate", "seccomp");
+    for (const entry of Deno.readDirSync(dir)) {
+      Deno.chmodSync(join(dir, entry.name), 0o644);
+      Deno.writeFileSync(join(dir, entry.name), new Uint8Array([1, 2, 3]));
+    }
+    const refused = await executor.call("script_workspace", JSON.stringify({ script: "echo ran > ran.txt" }));
+    assert.equal(refused.ok, false, JSON.stringify(refused));
+    assert.match(JSON.stringify(refused.warnings ?? []), /could not be loaded/, JSON.stringify(refused));
+    assert.throws(() => Deno.statSync(join(workspace, "ran.txt")), Deno.errors.NotFound);
+  },
+);
