@@ -293,3 +293,24 @@ hostTest(
     assert.throws(() => Deno.statSync(join(workspace, "ran.txt")), Deno.errors.NotFound);
   },
 );
+
+confinedTest("seccomp: a background job runs under the filter", async () => {
+  const workspace = await realTempDir("toolgate_seccomp_job_");
+  const executor = await scriptExecutor(workspace, { jobs: true }, join(FIXTURES, "..", "..", "tools.json"));
+  const started = await executor.call(
+    "exec",
+    JSON.stringify({ shell: "grep Seccomp: /proc/self/status; unshare -U true", background: true }),
+  );
+  assert.ok(started.ok, JSON.stringify(started));
+  const { job_id } = started.result as { job_id: string };
+  const prepared = await executor.prepare(
+    "job",
+    JSON.stringify({ action: "wait", job_id, timeout_ms: 20_000 }),
+  );
+  assert.ok(prepared.ok, JSON.stringify(prepared));
+  const ended = await executor.run(prepared.call, {});
+  assert.ok(ended.ok, JSON.stringify(ended));
+  const text = JSON.stringify(ended.result);
+  assert.match(text, /Seccomp:\\t2/, text);
+  assert.match(text, /Operation not permitted/, text);
+});
