@@ -15,7 +15,7 @@
  * slip past a 64-bit compare as it did in filters that compared both halves.
  *
  * Not here: the syscall numbers (syscall_tables.ts); where the program is written and how bwrap gets it
- * (tool_launch.ts).
+ * (seccomp_file.ts, tool_launch.ts); what people and models are told of it (seccomp_notes.ts).
  *
  * @module
  */
@@ -274,30 +274,4 @@ export function seccompFilter(arch: SeccompArch, options: SeccompOptions): Uint8
  */
 export function machineArch(arch: string = Deno.build.arch): SeccompArch | undefined {
   return arch === "x86_64" || arch === "aarch64" ? arch : undefined;
-}
-
-/**
- * The note for the model when a confined call's failure reads like a refusal of the filter (`EPERM`, "Operation
- * not permitted"), so that it can tell "not allowed here" from "failed", or like bubblewrap's own failure to load
- * it (a kernel without seccomp filters: then nothing of the tool ran); `undefined` when it reads like neither.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { filterRefusalNote } from "./seccomp_filter.ts";
- * assert.match(filterRefusalNote("unshare: unshare failed: Operation not permitted")!, /seccomp filter/);
- * assert.match(filterRefusalNote("bwrap: Unable to set up system call filtering")!, /could not be loaded/);
- * assert.equal(filterRefusalNote("No such file or directory"), undefined);
- * ```
- */
-export function filterRefusalNote(failure: string): string | undefined {
-  if (/bwrap: .*(system call filtering|seccomp)/i.test(failure)) {
-    return "the sandbox's seccomp filter could not be loaded on this machine (bubblewrap said so above), and a " +
-      "confined call does not run without it: nothing of the tool ran; a person can run it with --sandbox off";
-  }
-  if (!/Operation not permitted|\bEPERM\b/.test(failure)) return undefined;
-  return "the tool was refused a kernel call (Operation not permitted): confined tools run under toolgate's " +
-    "seccomp filter, which refuses nested namespaces, mounts, io_uring, bpf, ptrace, keyrings, raw, packet, " +
-    "netlink and vsock sockets (and every socket but AF_UNIX without network) and terminal injection; such a " +
-    "call cannot succeed here, and a person can widen the profile or run the tool with --sandbox off";
 }

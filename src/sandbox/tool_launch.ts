@@ -12,7 +12,8 @@
 import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
 import { CgroupSlots, cgroupWrapper } from "./cgroups.ts";
 import { GATE, gateWrapper } from "./gate.ts";
-import { filterRefusalNote, machineArch, seccompFilter } from "./seccomp_filter.ts";
+import { machineArch, seccompFilter } from "./seccomp_filter.ts";
+import { filterRefusalNote } from "./seccomp_notes.ts";
 import { SECCOMP_FD, seccompWrapper, writeSeccompFile } from "./seccomp_file.ts";
 import { findProgram } from "../base/find_program.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
