@@ -12,6 +12,7 @@
  */
 import { join } from "../base/paths.ts";
 import { prepareDir } from "../state/private_dir.ts";
+import { findProgram } from "../base/find_program.ts";
 
 /** The descriptor bwrap reads the program from (`--seccomp 3`). */
 export const SECCOMP_FD = 3;
@@ -62,17 +63,21 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /**
  * The argv prefix that opens `file` as fd {@linkcode SECCOMP_FD} and becomes what follows (bwrap and its
- * arguments, which name `--seccomp 3`); a file that cannot be opened stops the start before bwrap runs.
+ * arguments, which name `--seccomp 3`); a file that cannot be opened stops the start before bwrap runs. `shell`
+ * defaults to the system's `sh`.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { seccompWrapper } from "./seccomp_file.ts";
- * const prefix = seccompWrapper("/bin/sh", "/state/seccomp/seccomp-ab.bpf");
+ * const prefix = seccompWrapper("/state/seccomp/seccomp-ab.bpf", "/bin/sh");
  * assert.deepEqual(prefix.slice(-2), ["sh", "/state/seccomp/seccomp-ab.bpf"]);
  * ```
  */
-export function seccompWrapper(shell: string, file: string): string[] {
+export function seccompWrapper(
+  file: string,
+  shell: string = findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh",
+): string[] {
   return [
     shell,
     "-c",

@@ -1,10 +1,11 @@
 /**
  * How one tool call's process starts: inside bubblewrap (with the call's cgroups and, for a profile that names
  * hosts, the egress proxy), unconfined where the sandbox mode allows it, or not at all (a refusal envelope). The
- * sandbox mode is decided here and nowhere else; the executor asks for a launch and runs what it gets.
+ * sandbox mode is decided here and nowhere else; the executor asks for a launch and runs what it gets, and ends
+ * the call's tree the way the launch says (its cgroup, its pid namespace).
  *
  * One piece: every decision about how a call is confined (the mode, the probe's findings, the program's needs,
- * the egress proxy and credentials, cgroups and gates, the seccomp filter) has this one owner (house rule 4), so
+ * the egress proxy and credentials, cgroups and gates, how its tree ends) has this one owner (house rule 4), so
  * that no other module can build a sandbox command line.
  *
  * @module
@@ -15,7 +16,6 @@ import { GATE, gateWrapper } from "./gate.ts";
 import { machineArch, seccompFilter } from "./seccomp_filter.ts";
 import { filterRefusalNote } from "./seccomp_notes.ts";
 import { SECCOMP_FD, seccompWrapper, writeSeccompFile } from "./seccomp_file.ts";
-import { findProgram } from "../base/find_program.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
 import type { EgressDecision, EgressProxy } from "./egress_proxy.ts";
 import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
@@ -87,6 +87,11 @@ export interface Launch {
   readonly auditWarnings: readonly string[];
   /** Forgets the call at the egress proxy (a profile that names hosts) when it ends. */
   readonly unregister?: () => void;
+  /**
+   * A confined call's note for the model when its failure (`message` and stderr) reads like a refusal of the
+   * seccomp filter; `undefined` when it does not.
+   */
+  readonly filterNote?: (failure: string) => string | undefined;
   /** The call's cgroup slot, given back when it ends. */
   readonly slot?: string;
   /** What the proxy let through or refused, for the audit line. */
@@ -100,11 +105,6 @@ export interface Launch {
    * and nothing in the start is this call's alone (an egress token): it may be started ahead of its call.
    */
   readonly startsAhead?: boolean;
-  /**
-   * A confined call's note for the model when its failure (`message` and stderr) reads like a refusal of the
-   * seccomp filter; `undefined` when it does not.
-   */
-  readonly filterNote?: (failure: string) => string | undefined;
 }
 
 /** A launch, or the envelope that says why the call does not start. */
@@ -146,10 +146,10 @@ export class ToolLauncher {
   #proxy?: EgressProxy;
   #proxyStart?: Promise<EgressProxy>;
   #bundle?: Promise<string>;
-  readonly #slots = new CgroupSlots();
-  #groupLauncher?: readonly string[];
   /** The seccomp filter of each network kind (without, with), written once per launcher. */
   readonly #filters = new Map<boolean, Promise<Filter | { readonly ok: false; readonly reason: string }>>();
+  readonly #slots = new CgroupSlots();
+  #groupLauncher?: readonly string[];
 
   constructor(options: ToolLauncherOptions) {
     this.#options = options;
@@ -349,46 +349,14 @@ export class ToolLauncher {
       confined: true,
       envelopeWarnings: [],
       auditWarnings: [],
+      filterNote: filterRefusalNote,
       unregister,
       egress,
       slot,
       env: extraEnv,
       gate: gate ? GATE : undefined,
       startsAhead: unregister === undefined && (gate || tool.builtin !== undefined),
-      filterNote: filterRefusalNote,
     };
-  }
-
-  /**
-   * The seccomp filter for a profile with or without network: generated for this machine's architecture, written
-   * once (content-addressed, read-only) into toolgate's state, opened as bwrap's fd by a shell in front of it.
-   */
-  #filter(network: boolean): Promise<Filter | { readonly ok: false; readonly reason: string }> {
-    let filter = this.#filters.get(network);
-    if (filter === undefined) {
-      filter = (async () => {
-        const arch = machineArch();
-        if (arch === undefined) {
-          return { ok: false as const, reason: `no filter is known for ${Deno.build.arch}` };
-        }
-        try {
-          const file = await writeSeccompFile(
-            join(stateRoot(this.#options.env), "seccomp"),
-            seccompFilter(arch, { network }),
-          );
-          const shell = findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh";
-          return {
-            ok: true as const,
-            wrapper: seccompWrapper(shell, file),
-            args: ["--seccomp", String(SECCOMP_FD)],
-          };
-        } catch (error) {
-          return { ok: false as const, reason: (error as Error).message };
-        }
-      })();
-      this.#filters.set(network, filter);
-    }
-    return filter;
   }
 
   /** What a manifest tool's program needs shown besides what its sandbox shows anyway. */
@@ -442,6 +410,37 @@ export class ToolLauncher {
       Deno.writeTextFileSync(file, caBundle(authority.cert), { mode: 0o644 });
       return file;
     })();
+  }
+
+  /**
+   * The seccomp filter for a profile with or without network: generated for this machine's architecture, written
+   * once (content-addressed, read-only) into toolgate's state, opened as bwrap's fd by a shell in front of it.
+   */
+  #filter(network: boolean): Promise<Filter | { readonly ok: false; readonly reason: string }> {
+    let filter = this.#filters.get(network);
+    if (filter === undefined) {
+      filter = (async () => {
+        const arch = machineArch();
+        if (arch === undefined) {
+          return { ok: false as const, reason: `no filter is known for ${Deno.build.arch}` };
+        }
+        try {
+          const file = await writeSeccompFile(
+            join(stateRoot(this.#options.env), "seccomp"),
+            seccompFilter(arch, { network }),
+          );
+          return {
+            ok: true as const,
+            wrapper: seccompWrapper(file),
+            args: ["--seccomp", String(SECCOMP_FD)],
+          };
+        } catch (error) {
+          return { ok: false as const, reason: (error as Error).message };
+        }
+      })();
+      this.#filters.set(network, filter);
+    }
+    return filter;
   }
 
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */

@@ -96,7 +96,7 @@ export function confinedCommandLine(
   const args = bareBwrapArgs(support, manifest, tool, env, cwd);
   const prefix = support.cgroups ? cgroupWrapper(support.cgroups, tool.profile.limits, slot) : [];
   if (filter === undefined) return [...prefix, support.bwrap, ...args];
-  return [...prefix, ...seccompWrapper("/bin/sh", filter), support.bwrap, "--seccomp", "3", ...args];
+  return [...prefix, ...seccompWrapper(filter), support.bwrap, "--seccomp", "3", ...args];
 }
 
 /** Spawns `program` as the executor would (stdin `{}`, every stream piped) and waits for it to succeed. */
