@@ -196,7 +196,11 @@ export function profileOutlooks(
   return [...byProfile.values()].map(({ profile, tools }) => {
     const runs = outlook(profile, support, mode);
     // A confined profile's line says what its syscall filter refuses, too.
-    const filter = runs === "confined" ? `; ${seccompSummary(profile.net !== false)}` : "";
+    const filter = runs !== "confined"
+      ? ""
+      : mode === "unfiltered"
+      ? "; no seccomp filter (--sandbox unfiltered)"
+      : `; ${seccompSummary(profile.net !== false)}`;
     return { profile: profile.name, tools, runs, detail: describeProfile(profile) + filter };
   });
 }

@@ -64,7 +64,19 @@ interface Filter {
   readonly ok: true;
   readonly wrapper: readonly string[];
   readonly args: readonly string[];
+  /** Said in the envelope and the audit line: a call confined without the filter. */
+  readonly warnings?: readonly string[];
 }
+
+/** `--sandbox unfiltered`: confined as ever, without the seccomp filter, and said so. */
+const UNFILTERED: Filter = {
+  ok: true,
+  wrapper: [],
+  args: [],
+  warnings: [
+    "confined without the seccomp filter (--sandbox unfiltered): the kernel calls it refuses are open to the tool",
+  ],
+};
 
 /** How a tool's own program starts, before any confinement: a built-in one through toolgate's runtime. */
 export interface Program {
@@ -314,8 +326,9 @@ export class ToolLauncher {
         files: [...own.files, ...bridge.files],
       };
     }
-    // A second wall under the namespaces: the seccomp filter, for the profile's network kind.
-    const filter = await this.#filter(tool.profile.net !== false);
+    // A second wall under the namespaces: the seccomp filter, for the profile's network kind (none where the
+    // person named the degraded mode, and the envelope says so).
+    const filter = mode === "unfiltered" ? UNFILTERED : await this.#filter(tool.profile.net !== false);
     if (!filter.ok) {
       return refused(
         "unavailable",
@@ -344,11 +357,11 @@ export class ToolLauncher {
       : (gate ? gateWrapper() : []);
     return {
       ok: true,
-      program: prefix[0] ?? filter.wrapper[0],
-      args: [...prefix, ...filter.wrapper].slice(1).concat(support.bwrap, filter.args, args),
+      program: [...prefix, ...filter.wrapper, support.bwrap][0],
+      args: [...prefix, ...filter.wrapper, support.bwrap].slice(1).concat(filter.args, args),
       confined: true,
-      envelopeWarnings: [],
-      auditWarnings: [],
+      envelopeWarnings: filter.warnings ?? [],
+      auditWarnings: filter.warnings ?? [],
       filterNote: filterRefusalNote,
       unregister,
       egress,

@@ -314,3 +314,24 @@ confinedTest("seccomp: a background job runs under the filter", async () => {
   assert.match(text, /Seccomp:\\t2/, text);
   assert.match(text, /Operation not permitted/, text);
 });
+
+confinedTest(
+  "seccomp: --sandbox unfiltered (the named degraded mode) confines without the filter, and every envelope says so",
+  async () => {
+    const executor = await scriptExecutor(await realTempDir("toolgate_seccomp_unfiltered_"), {
+      sandbox: "unfiltered",
+    });
+    const envelope = await executor.call(
+      "script_workspace",
+      JSON.stringify({ script: "grep -E '^(Seccomp|CapEff):' /proc/self/status; ls /root 2>&1 | head -n 1" }),
+    );
+    assert.ok(envelope.ok, JSON.stringify(envelope));
+    const { out } = envelope.result as { out: string };
+    assert.match(out, /Seccomp:\s+0/, out);
+    assert.match(out, /CapEff:\s+0000000000000000/, out);
+    assert.match(
+      JSON.stringify(envelope.warnings ?? []),
+      /without the seccomp filter \(--sandbox unfiltered\)/,
+    );
+  },
+);
