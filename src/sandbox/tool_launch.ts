@@ -65,17 +65,22 @@ interface Filter {
   readonly wrapper: readonly string[];
   readonly args: readonly string[];
   /** Said in the envelope and the audit line: a call confined without the filter. */
-  readonly warnings?: readonly string[];
+  readonly said?: {
+    readonly envelopeWarnings?: readonly string[];
+    readonly auditWarnings?: readonly string[];
+  };
 }
+
+/** What a call run under `--sandbox unfiltered` says, in its envelope and its audit line. */
+const UNFILTERED_WARNING =
+  "confined without the seccomp filter (--sandbox unfiltered): the kernel calls it refuses are open to the tool";
 
 /** `--sandbox unfiltered`: confined as ever, without the seccomp filter, and said so. */
 const UNFILTERED: Filter = {
   ok: true,
   wrapper: [],
   args: [],
-  warnings: [
-    "confined without the seccomp filter (--sandbox unfiltered): the kernel calls it refuses are open to the tool",
-  ],
+  said: { envelopeWarnings: [UNFILTERED_WARNING], auditWarnings: [UNFILTERED_WARNING] },
 };
 
 /** How a tool's own program starts, before any confinement: a built-in one through toolgate's runtime. */
@@ -360,13 +365,15 @@ export class ToolLauncher {
       program: [...prefix, ...filter.wrapper, support.bwrap][0],
       args: [...prefix, ...filter.wrapper, support.bwrap].slice(1).concat(filter.args, args),
       confined: true,
-      envelopeWarnings: filter.warnings ?? [],
-      auditWarnings: filter.warnings ?? [],
+      envelopeWarnings: [],
+      auditWarnings: [],
       filterNote: filterRefusalNote,
       unregister,
       egress,
       slot,
       env: extraEnv,
+      // The degraded mode's warnings, for the model and the audit line.
+      ...filter.said,
       gate: gate ? GATE : undefined,
       startsAhead: unregister === undefined && (gate || tool.builtin !== undefined),
     };
