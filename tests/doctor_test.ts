@@ -94,8 +94,12 @@ Deno.test({
     );
     assert.match(out, /valid, 2 tools/);
     assert.match(out, /bubblewrap +\/\S+bwrap, works/);
-    assert.match(out, /profile none +confined \(writes nothing; no network\): read_notes/);
-    assert.match(out, /profile workspace +confined \(writes \.; no network\): write_notes/);
+    // Each confined profile's line says what its syscall filter refuses too.
+    assert.match(
+      out,
+      /profile none +confined \(writes nothing; no network; seccomp: [^)]*AF_UNIX[^)]*\): read_notes/,
+    );
+    assert.match(out, /profile workspace +confined \(writes \.; no network; seccomp: [^)]*\): write_notes/);
     assert.match(out, /model +not set/);
     assert.match(out, /warning: no model is configured: the agent loop will not start/);
     assert.match(out, new RegExp(`audit log +${state.path}/toolgate/workspaces/`));

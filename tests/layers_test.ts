@@ -328,3 +328,17 @@ Deno.test("layers: every folder of src/ has a README saying what it holds and wh
   }
   assert.deepEqual(missing, []);
 });
+
+Deno.test("layers: only sandbox/tool_launch.ts builds the seccomp filter or hands it to bwrap (house rule 4)", async () => {
+  const owned = [
+    "src/sandbox/seccomp_filter.ts",
+    "src/sandbox/seccomp_file.ts",
+    "src/sandbox/syscall_tables.ts",
+  ];
+  const strays: string[] = [];
+  for (const [from, targets] of await importGraph()) {
+    if (from === "src/sandbox/tool_launch.ts" || owned.includes(from)) continue;
+    for (const target of targets) if (owned.includes(target)) strays.push(`${from} -> ${target}`);
+  }
+  assert.deepEqual(strays, []);
+});

@@ -56,7 +56,8 @@ export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
   sandbox: {
     type: "string",
     value: "MODE",
-    help: "auto (bubblewrap when it works; default, env TOOLGATE_SANDBOX), require, or off",
+    help:
+      "auto (bubblewrap when it works; default, env TOOLGATE_SANDBOX), require, off, or unfiltered (as auto, without the seccomp filter)",
   },
   executor: {
     type: "string",

@@ -13,6 +13,7 @@ import { detectCgroups } from "../sandbox/cgroups.ts";
 import type { PermissionProfile } from "../manifest/profiles.ts";
 import { findProgram } from "../base/find_program.ts";
 import { probeSandbox, SANDBOX_MODES, type SandboxMode, type SandboxSupport } from "../sandbox/sandbox.ts";
+import { seccompSummary } from "../sandbox/seccomp_notes.ts";
 import { stateRoot } from "../state/state.ts";
 import { describeProfile, outlook, userNamespacesAllowed } from "./profile_outlook.ts";
 import { stateFacts } from "./state_facts.ts";
@@ -198,7 +199,13 @@ export function profileOutlooks(
   }
   return [...byProfile.values()].map(({ profile, tools }) => {
     const runs = outlook(profile, support, mode);
-    return { profile: profile.name, tools, runs, detail: describeProfile(profile) };
+    // A confined profile's line says what its syscall filter refuses, too.
+    const filter = runs !== "confined"
+      ? ""
+      : mode === "unfiltered"
+      ? "; no seccomp filter (--sandbox unfiltered)"
+      : `; ${seccompSummary(profile.net !== false)}`;
+    return { profile: profile.name, tools, runs, detail: describeProfile(profile) + filter };
   });
 }
 

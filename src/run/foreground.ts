@@ -121,6 +121,10 @@ export async function runForeground(
       }),
       [...launch.envelopeWarnings, ...refusedRequests(launch)],
     );
+    // A failure that reads like a refusal of the sandbox's syscall filter says so, for the model.
+    const failed = failureText(envelope);
+    const note = failed === undefined ? undefined : launch.filterNote?.(failed);
+    if (note !== undefined) envelope = withWarnings(envelope, [note]);
   }
   await context.trail.write({
     ...runRecord(await context.trail.facts(started, tool.name, call.argsText), {
@@ -145,6 +149,18 @@ function refusedRequests(launch: Launch): string[] {
       ? []
       : [`toolgate's egress proxy refused a request to ${decision.host}:${decision.port}: ${decision.reason}`]
   );
+}
+
+/**
+ * What a failed call said: a failure's message and stderr, or the stderr a successful call reports of a program
+ * that exited non-zero (`exec`'s `{exit_code, stderr}`); `undefined` for a call that did not fail.
+ */
+function failureText(envelope: Envelope): string | undefined {
+  if (!envelope.ok) return `${envelope.message}\n${envelope.stderr ?? ""}`;
+  const result: unknown = envelope.result;
+  if (typeof result !== "object" || result === null) return undefined;
+  const { exit_code: code, stderr } = result as Record<string, unknown>;
+  return typeof stderr === "string" && typeof code === "number" && code !== 0 ? stderr : undefined;
 }
 
 /** A gated start's stdin: its gate, then what the tool reads. */

@@ -38,6 +38,9 @@ export async function startNotes(context: CallContext, tools: readonly ToolSpec[
     notes.push("the sandbox is off (--sandbox off): every tool runs unconfined, as you");
     return notes;
   }
+  if (mode === "unfiltered") {
+    notes.push("the seccomp filter is off (--sandbox unfiltered): confined tools may make every kernel call");
+  }
   // A tool answered in toolgate's own process is never confined or unconfined: it starts nothing.
   const processes = tools.filter((tool) => !inProcess(tool));
   if (processes.length === 0) return notes;

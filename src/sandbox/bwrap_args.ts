@@ -68,6 +68,10 @@ export function privateMounts(tmpfsBytes: number): string[] {
   ];
 }
 
+/** What of a repository's `.git` runs code outside the sandbox: its hooks, and its config (`core.hooksPath`,
+ * `core.fsmonitor`, filter drivers). */
+const GIT_CODE = ["hooks", "config"];
+
 /** Everything needed to confine one call. */
 export interface ConfineRequest {
   readonly program: string;
@@ -157,6 +161,14 @@ export function bwrapArgs(support: Extract<SandboxSupport, { ok: true }>, reques
       if (isWithin(protectedPath, path)) args.push("--ro-bind", protectedPath, protectedPath);
       else if (isWithin(path, protectedPath)) args.push("--ro-bind", path, path);
     }
+  }
+  // A repository's hooks and config run code on the person's next git command, outside any sandbox. In a folder
+  // the tool may write, its `.git` is bound onto itself (a mount point cannot be renamed away and replaced) with
+  // both read-only; objects, refs and the index stay writable, so that a tool can still commit.
+  for (const path of writable) {
+    const git = `${path}/.git`;
+    args.push("--bind-try", git, git);
+    for (const name of GIT_CODE) args.push("--ro-bind-try", `${git}/${name}`, `${git}/${name}`);
   }
   // toolgate's state and configuration: masked wherever they would show.
   const shown = wholeFs ? ["/"] : [...readable, ...writable];

@@ -19,8 +19,11 @@ import { baseArgs, privateMounts } from "./bwrap_args.ts";
 // bwrap's arguments for a call live in bwrap_args.ts; their names stay importable from here.
 export { bwrapArgs, type ConfineRequest } from "./bwrap_args.ts";
 
-/** How tools are confined: `auto` (when bubblewrap works), `require` (unavailable without it), `off`. */
-export type SandboxMode = "auto" | "require" | "off";
+/**
+ * How tools are confined: `auto` (when bubblewrap works), `require` (unavailable without it), `off`, or
+ * `unfiltered` (as `auto`, without the seccomp filter: a named degraded mode for a kernel that cannot load it).
+ */
+export type SandboxMode = "auto" | "require" | "off" | "unfiltered";
 
 /**
  * The sandbox modes, for option parsing.
@@ -31,7 +34,7 @@ export type SandboxMode = "auto" | "require" | "off";
  * SANDBOX_MODES.includes("off"); // true
  * ```
  */
-export const SANDBOX_MODES: readonly SandboxMode[] = ["auto", "require", "off"];
+export const SANDBOX_MODES: readonly SandboxMode[] = ["auto", "require", "off", "unfiltered"];
 
 /** A system folder as the sandbox shows it: bound read-only, or (merged /usr) the same symlink. */
 type SystemEntry = { readonly path: string; readonly link?: string };

@@ -17,6 +17,9 @@ import { namespaceTreeEnd } from "./namespace_end.ts";
 import { findProgram } from "../base/find_program.ts";
 import type { TreeEnd } from "../process/tree_end.ts";
 import { GATE, gateWrapper } from "./gate.ts";
+import { machineArch, seccompFilter } from "./seccomp_filter.ts";
+import { filterRefusalNote } from "./seccomp_notes.ts";
+import { SECCOMP_FD, seccompWrapper, writeSeccompFile } from "./seccomp_file.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
 import type { EgressDecision, EgressProxy } from "./egress_proxy.ts";
 import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
@@ -61,6 +64,30 @@ export const PROXY_ENV: Readonly<Record<string, string>> = {
   NODE_USE_ENV_PROXY: "1",
 };
 
+/** A call's seccomp filter: the shell that opens it for bwrap, and bwrap's options that load it. */
+interface Filter {
+  readonly ok: true;
+  readonly wrapper: readonly string[];
+  readonly args: readonly string[];
+  /** Said in the envelope and the audit line: a call confined without the filter. */
+  readonly said?: {
+    readonly envelopeWarnings?: readonly string[];
+    readonly auditWarnings?: readonly string[];
+  };
+}
+
+/** What a call run under `--sandbox unfiltered` says, in its envelope and its audit line. */
+const UNFILTERED_WARNING =
+  "confined without the seccomp filter (--sandbox unfiltered): the kernel calls it refuses are open to the tool";
+
+/** `--sandbox unfiltered`: confined as ever, without the seccomp filter, and said so. */
+const UNFILTERED: Filter = {
+  ok: true,
+  wrapper: [],
+  args: [],
+  said: { envelopeWarnings: [UNFILTERED_WARNING], auditWarnings: [UNFILTERED_WARNING] },
+};
+
 /** How a tool's own program starts, before any confinement: a built-in one through toolgate's runtime. */
 export interface Program {
   readonly program: string;
@@ -87,6 +114,11 @@ export interface Launch {
   readonly auditWarnings: readonly string[];
   /** Forgets the call at the egress proxy (a profile that names hosts) when it ends. */
   readonly unregister?: () => void;
+  /**
+   * A confined call's note for the model when its failure (`message` and stderr) reads like a refusal of the
+   * seccomp filter; `undefined` when it does not.
+   */
+  readonly filterNote?: (failure: string) => string | undefined;
   /** The call's cgroup slot, given back when it ends. */
   readonly slot?: string;
   /** What the proxy let through or refused, for the audit line. */
@@ -143,6 +175,8 @@ export class ToolLauncher {
   #proxy?: EgressProxy;
   #proxyStart?: Promise<EgressProxy>;
   #bundle?: Promise<string>;
+  /** The seccomp filter of each network kind (without, with), written once per launcher. */
+  readonly #filters = new Map<boolean, Promise<Filter | { readonly ok: false; readonly reason: string }>>();
   readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
   /** The shell that ends a confined call's pid namespace, looked up once. */
@@ -313,6 +347,16 @@ export class ToolLauncher {
         files: [...own.files, ...bridge.files],
       };
     }
+    // A second wall under the namespaces: the seccomp filter, for the profile's network kind (none where the
+    // person named the degraded mode, and the envelope says so).
+    const filter = mode === "unfiltered" ? UNFILTERED : await this.#filter(tool.profile.net !== false);
+    if (!filter.ok) {
+      return refused(
+        "unavailable",
+        `The tool cannot start: its seccomp filter cannot be set up (${filter.reason}), and a confined call ` +
+          "does not run without it.",
+      );
+    }
     const args = bwrapArgs(support, {
       program: inner.program,
       args: inner.args,
@@ -337,16 +381,19 @@ export class ToolLauncher {
       : namespaceTreeEnd(this.#shell ??= findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh");
     return {
       ok: true,
-      program: prefix[0] ?? support.bwrap,
-      args: prefix.length > 0 ? [...prefix.slice(1), support.bwrap, ...args] : args,
+      program: [...prefix, ...filter.wrapper, support.bwrap][0],
+      args: [...prefix, ...filter.wrapper, support.bwrap].slice(1).concat(filter.args, args),
       confined: true,
       tree,
       envelopeWarnings: [],
       auditWarnings: [],
+      filterNote: filterRefusalNote,
       unregister,
       egress,
       slot,
       env: extraEnv,
+      // The degraded mode's warnings, for the model and the audit line.
+      ...filter.said,
       gate: gate ? GATE : undefined,
       startsAhead: unregister === undefined && (gate || tool.builtin !== undefined),
       view: tool.builtin === undefined
@@ -448,6 +495,37 @@ export class ToolLauncher {
       Deno.writeTextFileSync(file, caBundle(authority.cert), { mode: 0o644 });
       return file;
     })();
+  }
+
+  /**
+   * The seccomp filter for a profile with or without network: generated for this machine's architecture, written
+   * once (content-addressed, read-only) into toolgate's state, opened as bwrap's fd by a shell in front of it.
+   */
+  #filter(network: boolean): Promise<Filter | { readonly ok: false; readonly reason: string }> {
+    let filter = this.#filters.get(network);
+    if (filter === undefined) {
+      filter = (async () => {
+        const arch = machineArch();
+        if (arch === undefined) {
+          return { ok: false as const, reason: `no filter is known for ${Deno.build.arch}` };
+        }
+        try {
+          const file = await writeSeccompFile(
+            join(stateRoot(this.#options.env), "seccomp"),
+            seccompFilter(arch, { network }),
+          );
+          return {
+            ok: true as const,
+            wrapper: seccompWrapper(file),
+            args: ["--seccomp", String(SECCOMP_FD)],
+          };
+        } catch (error) {
+          return { ok: false as const, reason: (error as Error).message };
+        }
+      })();
+      this.#filters.set(network, filter);
+    }
+    return filter;
   }
 
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */

@@ -4,6 +4,8 @@
  * - a trivial tool's confined call against a bare spawn of the very same confined command line (the cgroup
  *   wrapper where cgroups are used, bwrap with the same arguments): target at most 1.1x; and against a bare bwrap
  *   without the cgroup wrapper, for scale;
+ * - the same bare command with and without the seccomp filter (the shell that opens it for bwrap, and
+ *   `--seccomp 3`): target at most 1 ms added at the median;
  * - its unconfined call against a bare spawn of the tool (target at most 1.3x), and against a bare spawn through
  *   setsid(1), the least a runner that can end the tool's whole tree pays.
  *
@@ -20,6 +22,9 @@ import { type Manifest, type ToolSpec, validateManifest } from "../../src/manife
 import { bwrapArgs, probeSandbox, type SandboxSupport } from "../../src/sandbox/sandbox.ts";
 import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 import { launcherArgs } from "../../src/build/install.ts";
+import { machineArch, seccompFilter } from "../../src/sandbox/seccomp_filter.ts";
+import { seccompWrapper, writeSeccompFile } from "../../src/sandbox/seccomp_file.ts";
+import { stateRoot } from "../../src/state/state.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
@@ -27,6 +32,8 @@ await loadSchemaEngine();
 /** The issue's targets: a confined call over a bare spawn of its command line, an unconfined one over a bare spawn. */
 export const TARGET_RATIO = 1.1;
 export const UNCONFINED_TARGET_RATIO = 1.3;
+/** The issue's target for the seccomp filter: at most this many milliseconds added at the median. */
+export const FILTER_TARGET_MS = 1;
 const SETSID = "/usr/bin/setsid";
 /** toolgate's checkout (not through tests/support.ts, which reads variables the least set does not grant). */
 const REPO = fromFileUrl(new URL("../../", import.meta.url));
@@ -74,7 +81,8 @@ function bareBwrapArgs(
 
 /**
  * The very command line a confined call of `tool` starts: the cgroup wrapper of `slot` where cgroups are used,
- * then bwrap with the executor's arguments.
+ * then (given the seccomp program's file, as every confined call has) the shell that opens it, then bwrap with the
+ * executor's arguments.
  */
 export function confinedCommandLine(
   support: Support,
@@ -83,10 +91,12 @@ export function confinedCommandLine(
   env: Record<string, string>,
   cwd: string,
   slot: string,
+  filter?: string,
 ): string[] {
   const args = bareBwrapArgs(support, manifest, tool, env, cwd);
   const prefix = support.cgroups ? cgroupWrapper(support.cgroups, tool.profile.limits, slot) : [];
-  return [...prefix, support.bwrap, ...args];
+  if (filter === undefined) return [...prefix, support.bwrap, ...args];
+  return [...prefix, ...seccompWrapper(filter), support.bwrap, "--seccomp", "3", ...args];
 }
 
 /** Spawns `program` as the executor would (stdin `{}`, every stream piped) and waits for it to succeed. */
@@ -114,7 +124,12 @@ export async function spawn(program: string, args: string[], cwd: string): Promi
  * variables the launcher hands the main entry in `launched`. Median per-call times, by run.
  */
 async function measure(dir: string, launched: Record<string, string>): Promise<Record<string, number>> {
-  const env = { PATH: "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" };
+  const state = Deno.env.get("XDG_STATE_HOME");
+  const env = {
+    PATH: "/usr/bin:/bin",
+    HOME: Deno.env.get("HOME") ?? "/root",
+    ...(state === undefined ? {} : { XDG_STATE_HOME: state }),
+  };
   const support = await probeSandbox(env.PATH, launched.TOOLGATE_BWRAP ?? "bwrap", launched);
   if (!support.ok) throw new Error(`bubblewrap does not work here: ${support.reason}`);
   await loadSchemaEngine();
@@ -129,8 +144,21 @@ async function measure(dir: string, launched: Record<string, string>): Promise<R
   const confined = make("require");
   const unconfined = make("off");
   const args = bareBwrapArgs(support, loaded.manifest, tool, env, dir);
-  const same = () => {
-    const [program, ...rest] = confinedCommandLine(support, loaded.manifest, tool, env, dir, "call-bench-1");
+  // The very program a confined call of a profile without network loads, where toolgate writes it.
+  const filter = await writeSeccompFile(
+    join(stateRoot(env), "seccomp"),
+    seccompFilter(machineArch()!, { network: false }),
+  );
+  const bare = (withFilter: boolean) => () => {
+    const [program, ...rest] = confinedCommandLine(
+      support,
+      loaded.manifest,
+      tool,
+      env,
+      dir,
+      "call-bench-1",
+      withFilter ? filter : undefined,
+    );
     return spawn(program, rest, dir);
   };
   const call = (executor: Executor) => async () => {
@@ -139,7 +167,8 @@ async function measure(dir: string, launched: Record<string, string>): Promise<R
   };
   const runs: Record<string, () => Promise<unknown>> = {
     executor: call(confined),
-    bare_same_command: same,
+    bare_same_command: bare(true),
+    bare_no_filter: bare(false),
     bare_bwrap_only: () => spawn(support.bwrap, args, dir),
     unconfined: call(unconfined),
     bare_unconfined: () => spawn(tool.program, [], dir),
@@ -209,6 +238,7 @@ export async function benchSandbox(): Promise<Record<string, number>> {
     confined_over_unconfined: m.executor / m.unconfined,
     unconfined_over_bare_spawn: m.unconfined / m.bare_unconfined,
     unconfined_over_setsid_spawn: m.unconfined / m.bare_setsid,
+    filter_added_ms: m.bare_same_command - m.bare_no_filter,
   };
   const f = (n: number) => n.toFixed(2);
   const ms = (n: number) => n.toFixed(1);
@@ -222,7 +252,10 @@ export async function benchSandbox(): Promise<Record<string, number>> {
         f(result.unconfined_over_bare_spawn)
       }x a bare spawn ` +
       `(target ${UNCONFINED_TARGET_RATIO}x; ${ms(m.unconfined)} vs ${ms(m.bare_unconfined)} ms), ` +
-      `${f(result.unconfined_over_setsid_spawn)}x a setsid(1) spawn (${ms(m.bare_setsid)} ms); medians of ` +
+      `${f(result.unconfined_over_setsid_spawn)}x a setsid(1) spawn (${ms(m.bare_setsid)} ms); the seccomp ` +
+      `filter adds ${
+        f(result.filter_added_ms)
+      } ms to the bare command (target ${FILTER_TARGET_MS} ms); medians of ` +
       `${ROUNDS}, interleaved`,
   );
   return result;
