@@ -9,17 +9,18 @@ import type { FailureEnvelope } from "../src/contract.ts";
 import { validateManifest } from "../src/manifest/manifest.ts";
 import { envelopeFromRun } from "../src/process/run_envelope.ts";
 import { runProcess } from "../src/process/runner.ts";
-import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { executorFor, manifestOf, scratch, waitGone } from "./executor_helpers.ts";
 import { writeFiles } from "./support.ts";
+import { confinedTest } from "./security/helpers.ts";
 import { loadSchemaEngine } from "../src/manifest/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
 
-const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
-const MODES = SUPPORT.ok || REQUIRED ? ["off", "require"] as const : ["off"] as const;
+/** Each test runs unconfined and confined (ignored with its reason where bubblewrap does not work). */
+const MODES = ["off", "require"] as const;
+const modeTest = (sandbox: string, name: string, fn: () => Promise<void>) =>
+  sandbox === "off" ? Deno.test(name, fn) : confinedTest(name, fn);
 
 /** Prints a line every 0.2 s, 10 times (2 s in all): never quiet for 1 s. */
 const TICKER =
@@ -86,16 +87,20 @@ Deno.test("runProcess: a program that goes quiet is stopped by its idle timeout,
 });
 
 for (const sandbox of MODES) {
-  Deno.test(`executor (sandbox ${sandbox}): a tool printing every 0.2 s outlives idleTimeoutSec 1`, async () => {
-    await using dir = await toolsDir();
-    const executor = executorFor(
-      manifestOf([{ name: "ticker", command: [join(dir.path, "tools/bin/ticker")], idleTimeoutSec: 1 }]),
-      { cwd: dir.path, sandbox },
-    );
-    const envelope = await executor.call("ticker", "{}");
-    // The last line is not the only one: non-JSON stdout comes back as text.
-    assert.equal(envelope.ok, true, JSON.stringify(envelope));
-  });
+  modeTest(
+    sandbox,
+    `executor (sandbox ${sandbox}): a tool printing every 0.2 s outlives idleTimeoutSec 1`,
+    async () => {
+      await using dir = await toolsDir();
+      const executor = executorFor(
+        manifestOf([{ name: "ticker", command: [join(dir.path, "tools/bin/ticker")], idleTimeoutSec: 1 }]),
+        { cwd: dir.path, sandbox },
+      );
+      const envelope = await executor.call("ticker", "{}");
+      // The last line is not the only one: non-JSON stdout comes back as text.
+      assert.equal(envelope.ok, true, JSON.stringify(envelope));
+    },
+  );
 
   Deno.test(`executor (sandbox ${sandbox}): a tool that goes quiet is stopped, idle: true with both limits`, async () => {
     await using dir = await toolsDir();
