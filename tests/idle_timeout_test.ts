@@ -102,41 +102,49 @@ for (const sandbox of MODES) {
     },
   );
 
-  Deno.test(`executor (sandbox ${sandbox}): a tool that goes quiet is stopped, idle: true with both limits`, async () => {
-    await using dir = await toolsDir();
-    const executor = executorFor(
-      manifestOf([{ name: "quiet", command: [join(dir.path, "tools/bin/quiet")], idleTimeoutSec: 1 }]),
-      { cwd: dir.path, sandbox, defaultTimeoutSec: 20 },
-    );
-    const started = performance.now();
-    const envelope = await executor.call("quiet", "{}") as FailureEnvelope;
-    const ms = performance.now() - started;
-    assert.equal(envelope.ok, false);
-    assert.equal(envelope.kind, "timeout", JSON.stringify(envelope));
-    assert.equal(envelope.idle, true);
-    assert.equal(envelope.idle_timeout_sec, 1);
-    assert.equal(envelope.timeout_sec, 20);
-    assert.match(envelope.message, /printed nothing for 1 s/);
-    assert.ok(ms < 5000, `${ms} ms`);
-  });
+  modeTest(
+    sandbox,
+    `executor (sandbox ${sandbox}): a tool that goes quiet is stopped, idle: true with both limits`,
+    async () => {
+      await using dir = await toolsDir();
+      const executor = executorFor(
+        manifestOf([{ name: "quiet", command: [join(dir.path, "tools/bin/quiet")], idleTimeoutSec: 1 }]),
+        { cwd: dir.path, sandbox, defaultTimeoutSec: 20 },
+      );
+      const started = performance.now();
+      const envelope = await executor.call("quiet", "{}") as FailureEnvelope;
+      const ms = performance.now() - started;
+      assert.equal(envelope.ok, false);
+      assert.equal(envelope.kind, "timeout", JSON.stringify(envelope));
+      assert.equal(envelope.idle, true);
+      assert.equal(envelope.idle_timeout_sec, 1);
+      assert.equal(envelope.timeout_sec, 20);
+      assert.match(envelope.message, /printed nothing for 1 s/);
+      assert.ok(ms < 5000, `${ms} ms`);
+    },
+  );
 
-  Deno.test(`executor (sandbox ${sandbox}): timeoutSec 0 with an idle timeout has no wall-clock limit`, async () => {
-    await using dir = await toolsDir();
-    const ticker = join(dir.path, "tools/bin/ticker");
-    // The default wall clock (1 s) is shorter than the ticker's 2 s: only timeoutSec 0 lets it finish.
-    const executor = executorFor(
-      manifestOf([
-        { name: "unbounded", command: [ticker], timeoutSec: 0, idleTimeoutSec: 1 },
-        { name: "bounded", command: [ticker], idleTimeoutSec: 1 },
-      ]),
-      { cwd: dir.path, sandbox, defaultTimeoutSec: 1 },
-    );
-    const unbounded = await executor.call("unbounded", "{}");
-    assert.equal(unbounded.ok, true, JSON.stringify(unbounded));
-    const bounded = await executor.call("bounded", "{}") as FailureEnvelope;
-    assert.equal(bounded.kind, "timeout");
-    assert.equal(bounded.idle, undefined, "the wall clock, not the idle one, stopped it");
-  });
+  modeTest(
+    sandbox,
+    `executor (sandbox ${sandbox}): timeoutSec 0 with an idle timeout has no wall-clock limit`,
+    async () => {
+      await using dir = await toolsDir();
+      const ticker = join(dir.path, "tools/bin/ticker");
+      // The default wall clock (1 s) is shorter than the ticker's 2 s: only timeoutSec 0 lets it finish.
+      const executor = executorFor(
+        manifestOf([
+          { name: "unbounded", command: [ticker], timeoutSec: 0, idleTimeoutSec: 1 },
+          { name: "bounded", command: [ticker], idleTimeoutSec: 1 },
+        ]),
+        { cwd: dir.path, sandbox, defaultTimeoutSec: 1 },
+      );
+      const unbounded = await executor.call("unbounded", "{}");
+      assert.equal(unbounded.ok, true, JSON.stringify(unbounded));
+      const bounded = await executor.call("bounded", "{}") as FailureEnvelope;
+      assert.equal(bounded.kind, "timeout");
+      assert.equal(bounded.idle, undefined, "the wall clock, not the idle one, stopped it");
+    },
+  );
 }
 
 Deno.test("manifest: idleTimeoutSec is a positive integer; timeoutSec 0 only beside it", () => {

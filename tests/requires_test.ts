@@ -92,6 +92,9 @@ Deno.test("requires: no test file decides a skip any other way", async () => {
       if (/ignore:\s*(true|!?IS_ROOT|NO_PTY|!?SUPPORT|!?HIDE|.*REQUIRED)/.test(line)) {
         problems.push(`${where}: an ignore requires does not decide`);
       }
+      if (/^\s*Deno\.test\(\s*`[^`]*\(sandbox \$\{/.test(line)) {
+        problems.push(`${where}: a confined variant registered without requires (modeTest or confinedTest)`);
+      }
       if (/SUPPORT\.ok \|\| REQUIRED/.test(line)) {
         problems.push(`${where}: a confined variant registered only with bwrap`);
       }

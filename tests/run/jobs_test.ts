@@ -153,52 +153,62 @@ for (const sandbox of MODES) {
     },
   );
 
-  Deno.test(`jobs (sandbox ${sandbox}): wait returns when the job ends; exit status, pipefail and SIGPIPE as exec has them`, async () => {
-    await using b = await bench(sandbox);
-    await Deno.mkdir(join(b.workspace, "sub"));
-    const exit3 = result(
-      await b.executor.call("exec", JSON.stringify({ shell: "pwd; exit 3", cwd: "sub", background: true })),
-    );
-    assert.equal(exit3.cwd, "sub");
-    const ended = result(await job(b.executor, { action: "wait", job_id: exit3.job_id, timeout_ms: 20_000 }));
-    assert.equal(ended.state, "exited");
-    assert.equal(ended.exit_code, 3);
-    assert.equal(ended.tail, join(b.workspace, "sub"), "the job ran in its cwd");
+  modeTest(
+    sandbox,
+    `jobs (sandbox ${sandbox}): wait returns when the job ends; exit status, pipefail and SIGPIPE as exec has them`,
+    async () => {
+      await using b = await bench(sandbox);
+      await Deno.mkdir(join(b.workspace, "sub"));
+      const exit3 = result(
+        await b.executor.call("exec", JSON.stringify({ shell: "pwd; exit 3", cwd: "sub", background: true })),
+      );
+      assert.equal(exit3.cwd, "sub");
+      const ended = result(
+        await job(b.executor, { action: "wait", job_id: exit3.job_id, timeout_ms: 20_000 }),
+      );
+      assert.equal(ended.state, "exited");
+      assert.equal(ended.exit_code, 3);
+      assert.equal(ended.tail, join(b.workspace, "sub"), "the job ran in its cwd");
 
-    const pipe = result(
-      await b.executor.call("exec", JSON.stringify({ shell: "false | true", background: true })),
-    );
-    assert.equal(result(await job(b.executor, { action: "wait", job_id: pipe.job_id })).exit_code, 1);
+      const pipe = result(
+        await b.executor.call("exec", JSON.stringify({ shell: "false | true", background: true })),
+      );
+      assert.equal(result(await job(b.executor, { action: "wait", job_id: pipe.job_id })).exit_code, 1);
 
-    const head = result(
-      await b.executor.call("exec", JSON.stringify({ shell: "yes | head -n 1", background: true })),
-    );
-    const headEnded = await job(b.executor, { action: "wait", job_id: head.job_id });
-    assert.equal(result(headEnded).exit_code, 0);
-    assert.equal(result(headEnded).sigpipe, true);
-    assert.match((headEnded.ok && headEnded.warnings?.join()) || "", /141 \(SIGPIPE\)/);
-  });
+      const head = result(
+        await b.executor.call("exec", JSON.stringify({ shell: "yes | head -n 1", background: true })),
+      );
+      const headEnded = await job(b.executor, { action: "wait", job_id: head.job_id });
+      assert.equal(result(headEnded).exit_code, 0);
+      assert.equal(result(headEnded).sigpipe, true);
+      assert.match((headEnded.ok && headEnded.warnings?.join()) || "", /141 \(SIGPIPE\)/);
+    },
+  );
 
-  Deno.test(`jobs (sandbox ${sandbox}): the log is capped and rotated; poll answers its last lines`, async () => {
-    await using b = await bench(sandbox, { jobLogBytes: 16 * 1024 });
-    const start = result(
-      await b.executor.call("exec", JSON.stringify({ shell: "seq 1 100000", background: true })),
-    );
-    const ended = result(await job(b.executor, { action: "wait", job_id: start.job_id, tail_lines: 3 }));
-    assert.equal(ended.state, "exited");
-    assert.equal(ended.exit_code, 0);
-    const printed = Array.from({ length: 100_000 }, (_, i) => `${i + 1}\n`).join("").length;
-    assert.equal(ended.log_bytes, printed, "every byte is counted");
-    assert.equal(ended.tail, "99998\n99999\n100000");
-    const current = await Deno.stat(start.log_file);
-    const older = await Deno.stat(`${start.log_file}.1`);
-    assert.ok(current.size <= 16 * 1024 && older.size === 16 * 1024, `${current.size} + ${older.size}`);
-    assert.equal((current.mode ?? 0) & 0o777, 0o600);
-    const tail = await Deno.readTextFile(start.log_file);
-    assert.ok(tail.endsWith("99999\n100000\n"));
-  });
+  modeTest(
+    sandbox,
+    `jobs (sandbox ${sandbox}): the log is capped and rotated; poll answers its last lines`,
+    async () => {
+      await using b = await bench(sandbox, { jobLogBytes: 16 * 1024 });
+      const start = result(
+        await b.executor.call("exec", JSON.stringify({ shell: "seq 1 100000", background: true })),
+      );
+      const ended = result(await job(b.executor, { action: "wait", job_id: start.job_id, tail_lines: 3 }));
+      assert.equal(ended.state, "exited");
+      assert.equal(ended.exit_code, 0);
+      const printed = Array.from({ length: 100_000 }, (_, i) => `${i + 1}\n`).join("").length;
+      assert.equal(ended.log_bytes, printed, "every byte is counted");
+      assert.equal(ended.tail, "99998\n99999\n100000");
+      const current = await Deno.stat(start.log_file);
+      const older = await Deno.stat(`${start.log_file}.1`);
+      assert.ok(current.size <= 16 * 1024 && older.size === 16 * 1024, `${current.size} + ${older.size}`);
+      assert.equal((current.mode ?? 0) & 0o777, 0o600);
+      const tail = await Deno.readTextFile(start.log_file);
+      assert.ok(tail.endsWith("99999\n100000\n"));
+    },
+  );
 
-  Deno.test(`jobs (sandbox ${sandbox}): an idle job is killed by its own idle timeout`, async () => {
+  modeTest(sandbox, `jobs (sandbox ${sandbox}): an idle job is killed by its own idle timeout`, async () => {
     await using b = await bench(sandbox);
     const start = result(
       await b.executor.call(
