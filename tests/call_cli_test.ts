@@ -19,6 +19,7 @@ import {
   waitGone,
 } from "./executor_helpers.ts";
 import { cliArgs, runInProcess } from "./support.ts";
+import { facilityTest } from "./requires.ts";
 
 const MANIFEST = join(FIXTURES, "call_manifest.json");
 /** Every test runs unconfined: pids the tools write are host pids, and behaviour does not hinge on bwrap. */
@@ -262,10 +263,9 @@ Deno.test("call: an audit folder toolgate may not use is refused at start: exit 
   assert.deepEqual([...Deno.readDirSync(open)], []);
 });
 
-Deno.test({
+facilityTest("root", IS_ROOT ? undefined : "giving a folder to another user takes root", {
   name:
     "call: an audit folder of another user is refused, also without --allow-sys (the uid comes from a probe)",
-  ignore: !IS_ROOT,
   fn: async () => {
     await using state = await scratch();
     await using dir = await scratch();

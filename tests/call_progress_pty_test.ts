@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { hostEnv, launcherArgv, tempDir, writeFiles } from "./support.ts";
 import { NO_PTY, runInPty } from "./security/pty.ts";
+import { facilityTest } from "./requires.ts";
 
 const SECRET = "tg-progress-secret-4f7c1d9e";
 
@@ -24,10 +25,9 @@ const TOOL = [
   "",
 ].join("\n");
 
-Deno.test({
+facilityTest("pty", NO_PTY, {
   name:
     "call on a terminal: the tool's last stderr line shows beside the timer, plain and with secrets masked",
-  ignore: NO_PTY !== undefined,
   fn: async () => {
     await using dir = await tempDir();
     await writeFiles(dir.path, {

@@ -5,8 +5,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compileFlags } from "../src/build/flags.ts";
 import { denortMissing } from "../src/build/compile.ts";
-import { hasStackTrace, REPO, runProgram } from "./support.ts";
+import { denoDir, hasStackTrace, REPO, runProgram } from "./support.ts";
 import { answer, startChatServer } from "./agent/chat_server.ts";
+import { facilityTest } from "./requires.ts";
 
 const bundleDir = await Deno.makeTempDir();
 const BUNDLE = join(bundleDir, "toolgate.js");
@@ -108,23 +109,36 @@ Deno.test("the bundled entry runs every built-in tool from another folder, under
   }
 });
 
-Deno.test("deno task compile, without its runtime and no way to download it, says in one line what it needs and where it comes from, no backtrace", async () => {
-  // No way out: every download goes to a proxy that is not there (a machine with the runtime cached builds).
-  const result = await runProgram(Deno.execPath(), ["task", "-q", "compile"], {
-    cwd: REPO,
-    env: { HTTPS_PROXY: "http://127.0.0.1:9", HTTP_PROXY: "http://127.0.0.1:9", NO_PROXY: "", NO_COLOR: "1" },
-  });
-  if (result.code === 0) {
-    console.log("skipped: denort is cached here, so deno compile built the binary without downloading it");
-    return;
-  }
-  const said = result.stderr.split("\n").filter((line) => line.startsWith("toolgate: "));
-  assert.equal(said.length, 1, result.stderr);
-  assert.match(said[0], /needs denort, the Deno runtime compiled programs run on/);
-  assert.match(said[0], /https:\/\/dl\.deno\.land\/release\/v[\d.]+\/denort-[\w-]+\.zip/);
-  assert.match(said[0], /DENORT_BIN=/);
-  assert.ok(!hasStackTrace(result.stderr), result.stderr);
-  assert.doesNotMatch(result.stderr, /^error:/m, "Deno's own download error is replaced by the one line");
+/** Where Deno keeps the runtime it downloaded for `deno compile`: a cached one leaves nothing to download. */
+const DENORT = join(denoDir(), "dl", "release", `v${Deno.version.deno}`, `denort-${Deno.build.target}.zip`);
+const DENORT_CACHED = await Deno.stat(DENORT).then(
+  () => `denort is cached here (${DENORT})`,
+  () => undefined,
+);
+
+facilityTest("uncached_denort", DENORT_CACHED, {
+  name:
+    "deno task compile, without its runtime and no way to download it, says in one line what it needs and where it comes from, no backtrace",
+  fn: async () => {
+    // No way out: every download goes to a proxy that is not there (a machine with the runtime cached builds).
+    const result = await runProgram(Deno.execPath(), ["task", "-q", "compile"], {
+      cwd: REPO,
+      env: {
+        HTTPS_PROXY: "http://127.0.0.1:9",
+        HTTP_PROXY: "http://127.0.0.1:9",
+        NO_PROXY: "",
+        NO_COLOR: "1",
+      },
+    });
+    assert.notEqual(result.code, 0, "deno compile built the binary without downloading its runtime");
+    const said = result.stderr.split("\n").filter((line) => line.startsWith("toolgate: "));
+    assert.equal(said.length, 1, result.stderr);
+    assert.match(said[0], /needs denort, the Deno runtime compiled programs run on/);
+    assert.match(said[0], /https:\/\/dl\.deno\.land\/release\/v[\d.]+\/denort-[\w-]+\.zip/);
+    assert.match(said[0], /DENORT_BIN=/);
+    assert.ok(!hasStackTrace(result.stderr), result.stderr);
+    assert.doesNotMatch(result.stderr, /^error:/m, "Deno's own download error is replaced by the one line");
+  },
 });
 
 Deno.test("compile: Deno's download error, coloured as it prints it, becomes the one line; another failure stays its own", () => {

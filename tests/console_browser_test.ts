@@ -12,35 +12,21 @@ import { spawnConsole, startConsoleServer, trustedWorkspace, until } from "./con
 import { answer, callTools, startChatServer } from "./agent/chat_server.ts";
 import { cliArgs, GRANTS, runProgram } from "./support.ts";
 import { envelopeOf } from "./mcp/helpers.ts";
+import { CHROMIUM, facilityTest, whyMissing } from "./requires.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BROWSER") === "1";
 const ARTIFACTS = Deno.env.get("TOOLGATE_ARTIFACTS");
-
-function missingBrowser(): string | undefined {
-  try {
-    return Deno.statSync(CHROMIUM).isFile ? undefined : `${CHROMIUM} is not a file`;
-  } catch {
-    return `no browser at ${CHROMIUM} (apt-get install chromium)`;
-  }
-}
-const MISSING = missingBrowser();
+const MISSING = await whyMissing("browser");
 const NAME =
   "console in chromium: approve with a click, see the call run, stop a job and a running call, filter the audit";
 
-/** A test that needs chromium: skipped with a printed reason where it is missing, failed instead on CI. */
+/** A test that needs chromium: ignored with a printed reason where it is missing, failed instead on CI. */
 function browserTest(name: string, fn: () => Promise<void>): void {
-  if (MISSING !== undefined && !REQUIRED) console.log(`skipping "${name}": ${MISSING}`);
-  Deno.test({
+  facilityTest("browser", MISSING, {
     name,
-    ignore: MISSING !== undefined && !REQUIRED,
     // The browser's own helpers outlive its close by a moment.
     sanitizeResources: false,
     sanitizeOps: false,
-    fn: async () => {
-      assert.equal(MISSING, undefined, `required here (TOOLGATE_REQUIRE_BROWSER=1): ${MISSING}`);
-      await fn();
-    },
+    fn,
   });
 }
 

@@ -3,7 +3,6 @@
 // exactly when something the manifest needs cannot work here.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import {
   hasStackTrace,
   launcherArgv,
@@ -13,14 +12,7 @@ import {
   tempDir,
   writeFiles,
 } from "./support.ts";
-
-const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
-if (!SUPPORT.ok && !REQUIRED) {
-  console.log(
-    `doctor_test: skipping the test with bubblewrap: ${SUPPORT.reason} (TOOLGATE_REQUIRE_BWRAP=1 fails)`,
-  );
-}
+import { facilityTest, whyMissing } from "./requires.ts";
 
 /** Can this test hide bwrap in a mount namespace of its own (root, or user namespaces), and is there one? */
 const HIDE = await (async () => {
@@ -42,7 +34,6 @@ const HIDE = await (async () => {
     reason: `unshare -m cannot hide bwrap here: ${new TextDecoder().decode(probe.stderr).trim()}`,
   };
 })();
-if (!HIDE.ok) console.log(`doctor_test: skipping the test without bubblewrap: ${HIDE.reason}`);
 
 /** `toolgate doctor ARGS` through the launcher with bubblewrap hidden (`mount --bind /dev/null` over it). */
 function doctorWithoutBwrap(
@@ -76,9 +67,8 @@ function expectClean(result: ProcessResult): void {
   assert.doesNotMatch(result.stderr, /broader|NotCapable|Requires/, result.stderr);
 }
 
-Deno.test({
+facilityTest("bwrap", await whyMissing("bwrap"), {
   name: "doctor with bubblewrap: the setup, each profile confined, and exit 0 with only warnings",
-  ignore: !SUPPORT.ok && !REQUIRED,
   fn: async () => {
     await using dir = await tempDir();
     await using state = await tempDir();
@@ -138,9 +128,9 @@ Deno.test({
   },
 });
 
-Deno.test({
+// Hiding bwrap takes a mount namespace: root's (or a user namespace's) to make.
+facilityTest("root", HIDE.ok ? undefined : HIDE.reason, {
   name: "doctor without bubblewrap: the writing tool will not run, said with its fix, and exit 1",
-  ignore: !HIDE.ok,
   fn: async () => {
     await using dir = await tempDir();
     await using state = await tempDir();

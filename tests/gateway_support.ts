@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { REPO, runToolgate, tempDir } from "./support.ts";
 import { withLockFolder } from "./node22.ts";
+import { isRequired, requires } from "./requires.ts";
 
 /** CI sets it: a server that cannot be installed fails the test instead of skipping it. */
-export const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_GATEWAY") === "1";
+export const REQUIRED = isRequired("gateway");
 /** Where the servers are installed. */
 export const CACHE = join(REPO, "tests", ".cache", "gateway");
 /** The npm packages' folder. */
@@ -132,16 +133,18 @@ export async function installPython(): Promise<string | undefined> {
 /** Why the gateway's tests cannot run here (no sandbox, no Node, no install), or `undefined`. */
 export async function nodeServersMissing(name: string): Promise<string | undefined> {
   const support = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-  const missing = support.ok ? await installNode() : `no sandbox: ${support.reason}`;
-  return skipOrFail(name, missing);
+  if (!support.ok) {
+    return requires("bwrap", `no sandbox: ${support.reason}`, name) ? support.reason : undefined;
+  }
+  return skipOrFail(name, await installNode());
 }
 
-/** Prints why a test file skips, or throws under TOOLGATE_REQUIRE_GATEWAY=1; returns `missing`. */
+/**
+ * Prints why a test file skips, or throws under TOOLGATE_REQUIRE_GATEWAY=1 ({@linkcode requires} decides);
+ * returns `missing` where the tests are to be ignored.
+ */
 export function skipOrFail(name: string, missing: string | undefined): string | undefined {
-  if (missing === undefined) return undefined;
-  if (REQUIRED) throw new Error(`${name}: ${missing} (TOOLGATE_REQUIRE_GATEWAY=1)`);
-  console.error(`${name}: skipping: ${missing} (TOOLGATE_REQUIRE_GATEWAY=1 fails instead)`);
-  return missing;
+  return requires("gateway", missing, name) ? missing : undefined;
 }
 
 /** A project folder whose manifest names `servers`, with its own state folder; `run` runs toolgate there. */

@@ -9,17 +9,18 @@ import type { FailureEnvelope } from "../src/contract.ts";
 import { validateManifest } from "../src/manifest/manifest.ts";
 import { envelopeFromRun } from "../src/process/run_envelope.ts";
 import { runProcess } from "../src/process/runner.ts";
-import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { executorFor, manifestOf, scratch, waitGone } from "./executor_helpers.ts";
 import { writeFiles } from "./support.ts";
+import { confinedTest } from "./security/helpers.ts";
 import { loadSchemaEngine } from "../src/manifest/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
 await loadSchemaEngine();
 
-const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
-const MODES = SUPPORT.ok || REQUIRED ? ["off", "require"] as const : ["off"] as const;
+/** Each test runs unconfined and confined (ignored with its reason where bubblewrap does not work). */
+const MODES = ["off", "require"] as const;
+const modeTest = (sandbox: string, name: string, fn: () => Promise<void>) =>
+  sandbox === "off" ? Deno.test(name, fn) : confinedTest(name, fn);
 
 /** Prints a line every 0.2 s, 10 times (2 s in all): never quiet for 1 s. */
 const TICKER =
@@ -86,52 +87,64 @@ Deno.test("runProcess: a program that goes quiet is stopped by its idle timeout,
 });
 
 for (const sandbox of MODES) {
-  Deno.test(`executor (sandbox ${sandbox}): a tool printing every 0.2 s outlives idleTimeoutSec 1`, async () => {
-    await using dir = await toolsDir();
-    const executor = executorFor(
-      manifestOf([{ name: "ticker", command: [join(dir.path, "tools/bin/ticker")], idleTimeoutSec: 1 }]),
-      { cwd: dir.path, sandbox },
-    );
-    const envelope = await executor.call("ticker", "{}");
-    // The last line is not the only one: non-JSON stdout comes back as text.
-    assert.equal(envelope.ok, true, JSON.stringify(envelope));
-  });
+  modeTest(
+    sandbox,
+    `executor (sandbox ${sandbox}): a tool printing every 0.2 s outlives idleTimeoutSec 1`,
+    async () => {
+      await using dir = await toolsDir();
+      const executor = executorFor(
+        manifestOf([{ name: "ticker", command: [join(dir.path, "tools/bin/ticker")], idleTimeoutSec: 1 }]),
+        { cwd: dir.path, sandbox },
+      );
+      const envelope = await executor.call("ticker", "{}");
+      // The last line is not the only one: non-JSON stdout comes back as text.
+      assert.equal(envelope.ok, true, JSON.stringify(envelope));
+    },
+  );
 
-  Deno.test(`executor (sandbox ${sandbox}): a tool that goes quiet is stopped, idle: true with both limits`, async () => {
-    await using dir = await toolsDir();
-    const executor = executorFor(
-      manifestOf([{ name: "quiet", command: [join(dir.path, "tools/bin/quiet")], idleTimeoutSec: 1 }]),
-      { cwd: dir.path, sandbox, defaultTimeoutSec: 20 },
-    );
-    const started = performance.now();
-    const envelope = await executor.call("quiet", "{}") as FailureEnvelope;
-    const ms = performance.now() - started;
-    assert.equal(envelope.ok, false);
-    assert.equal(envelope.kind, "timeout", JSON.stringify(envelope));
-    assert.equal(envelope.idle, true);
-    assert.equal(envelope.idle_timeout_sec, 1);
-    assert.equal(envelope.timeout_sec, 20);
-    assert.match(envelope.message, /printed nothing for 1 s/);
-    assert.ok(ms < 5000, `${ms} ms`);
-  });
+  modeTest(
+    sandbox,
+    `executor (sandbox ${sandbox}): a tool that goes quiet is stopped, idle: true with both limits`,
+    async () => {
+      await using dir = await toolsDir();
+      const executor = executorFor(
+        manifestOf([{ name: "quiet", command: [join(dir.path, "tools/bin/quiet")], idleTimeoutSec: 1 }]),
+        { cwd: dir.path, sandbox, defaultTimeoutSec: 20 },
+      );
+      const started = performance.now();
+      const envelope = await executor.call("quiet", "{}") as FailureEnvelope;
+      const ms = performance.now() - started;
+      assert.equal(envelope.ok, false);
+      assert.equal(envelope.kind, "timeout", JSON.stringify(envelope));
+      assert.equal(envelope.idle, true);
+      assert.equal(envelope.idle_timeout_sec, 1);
+      assert.equal(envelope.timeout_sec, 20);
+      assert.match(envelope.message, /printed nothing for 1 s/);
+      assert.ok(ms < 5000, `${ms} ms`);
+    },
+  );
 
-  Deno.test(`executor (sandbox ${sandbox}): timeoutSec 0 with an idle timeout has no wall-clock limit`, async () => {
-    await using dir = await toolsDir();
-    const ticker = join(dir.path, "tools/bin/ticker");
-    // The default wall clock (1 s) is shorter than the ticker's 2 s: only timeoutSec 0 lets it finish.
-    const executor = executorFor(
-      manifestOf([
-        { name: "unbounded", command: [ticker], timeoutSec: 0, idleTimeoutSec: 1 },
-        { name: "bounded", command: [ticker], idleTimeoutSec: 1 },
-      ]),
-      { cwd: dir.path, sandbox, defaultTimeoutSec: 1 },
-    );
-    const unbounded = await executor.call("unbounded", "{}");
-    assert.equal(unbounded.ok, true, JSON.stringify(unbounded));
-    const bounded = await executor.call("bounded", "{}") as FailureEnvelope;
-    assert.equal(bounded.kind, "timeout");
-    assert.equal(bounded.idle, undefined, "the wall clock, not the idle one, stopped it");
-  });
+  modeTest(
+    sandbox,
+    `executor (sandbox ${sandbox}): timeoutSec 0 with an idle timeout has no wall-clock limit`,
+    async () => {
+      await using dir = await toolsDir();
+      const ticker = join(dir.path, "tools/bin/ticker");
+      // The default wall clock (1 s) is shorter than the ticker's 2 s: only timeoutSec 0 lets it finish.
+      const executor = executorFor(
+        manifestOf([
+          { name: "unbounded", command: [ticker], timeoutSec: 0, idleTimeoutSec: 1 },
+          { name: "bounded", command: [ticker], idleTimeoutSec: 1 },
+        ]),
+        { cwd: dir.path, sandbox, defaultTimeoutSec: 1 },
+      );
+      const unbounded = await executor.call("unbounded", "{}");
+      assert.equal(unbounded.ok, true, JSON.stringify(unbounded));
+      const bounded = await executor.call("bounded", "{}") as FailureEnvelope;
+      assert.equal(bounded.kind, "timeout");
+      assert.equal(bounded.idle, undefined, "the wall clock, not the idle one, stopped it");
+    },
+  );
 }
 
 Deno.test("manifest: idleTimeoutSec is a positive integer; timeoutSec 0 only beside it", () => {

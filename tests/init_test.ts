@@ -3,16 +3,12 @@
 // host's configuration into an `mcpServers` block without copying a credential.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { hasStackTrace, runToolgate, tempDir } from "./support.ts";
+import { confinedTest } from "./security/helpers.ts";
 
-const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
-if (!SUPPORT.ok && !REQUIRED) {
-  console.log(
-    `init_test: the starter runs unconfined only: ${SUPPORT.reason} (TOOLGATE_REQUIRE_BWRAP=1 fails)`,
-  );
-}
+/** The starter runs unconfined and confined (ignored with its reason where bubblewrap does not work). */
+const modeTest = (sandbox: string, name: string, fn: () => Promise<void>) =>
+  sandbox === "off" ? Deno.test(name, fn) : confinedTest(name, fn);
 
 /** Every file under `root` with its text and mode, to compare a folder before and after. */
 async function snapshot(root: string): Promise<Record<string, string>> {
@@ -32,44 +28,54 @@ async function snapshot(root: string): Promise<Record<string, string>> {
   return out;
 }
 
-Deno.test("init writes a starter that passes lint --strict and answers a call, confined and not", async () => {
-  await using dir = await tempDir();
-  await using state = await tempDir();
-  const env = { XDG_STATE_HOME: state.path, XDG_CONFIG_HOME: state.path };
-  const init = await runToolgate(["init", "--locked"], dir.path, env);
-  assert.equal(init.code, 0, init.stderr);
-  assert.equal(init.stderr, "");
-  assert.match(init.stdout, /wrote tools\.json and tools\/bin\/greet_person/);
-  const program = await Deno.stat(join(dir.path, "tools/bin/greet_person"));
-  assert.equal((program.mode ?? 0) & 0o111, 0o111, "the program is executable");
+for (const mode of ["require", "off"]) {
+  modeTest(
+    mode,
+    `init writes a starter that passes lint --strict and answers a call (sandbox ${mode})`,
+    async () => {
+      await using dir = await tempDir();
+      await using state = await tempDir();
+      const env = { XDG_STATE_HOME: state.path, XDG_CONFIG_HOME: state.path };
+      const init = await runToolgate(["init", "--locked"], dir.path, env);
+      assert.equal(init.code, 0, init.stderr);
+      assert.equal(init.stderr, "");
+      assert.match(init.stdout, /wrote tools\.json and tools\/bin\/greet_person/);
+      const program = await Deno.stat(join(dir.path, "tools/bin/greet_person"));
+      assert.equal((program.mode ?? 0) & 0o111, 0o111, "the program is executable");
 
-  const lint = await runToolgate(["lint", "--strict", "--locked"], dir.path, env);
-  assert.equal(lint.code, 0, lint.stdout + lint.stderr);
-  assert.match(lint.stdout, /no findings, 1 tool/);
-  assert.equal(lint.stderr, "");
-  // A tools.json found in the folder runs once trusted, whoever wrote it.
-  const trust = await runToolgate(["trust", "--locked"], dir.path, env);
-  assert.equal(trust.code, 0, trust.stdout + trust.stderr);
+      const lint = await runToolgate(["lint", "--strict", "--locked"], dir.path, env);
+      assert.equal(lint.code, 0, lint.stdout + lint.stderr);
+      assert.match(lint.stdout, /no findings, 1 tool/);
+      assert.equal(lint.stderr, "");
+      // A tools.json found in the folder runs once trusted, whoever wrote it.
+      const trust = await runToolgate(["trust", "--locked"], dir.path, env);
+      assert.equal(trust.code, 0, trust.stdout + trust.stderr);
 
-  const sandboxes = SUPPORT.ok || REQUIRED ? ["require", "off"] : ["off"];
-  for (const sandbox of sandboxes) {
-    const call = await runToolgate(
-      ["call", "greet_person", '{"name": "Ada Lovelace"}', "--sandbox", sandbox, "--locked"],
-      dir.path,
-      env,
-    );
-    assert.equal(call.code, 0, `--sandbox ${sandbox}: ${call.stdout}${call.stderr}`);
-    assert.deepEqual(JSON.parse(call.stdout), {
-      ok: true,
-      result: { greeting: "Hello, Ada Lovelace!" },
-      tool: "greet_person",
-    });
-  }
-  // The schema keeps out what the script could not read safely.
-  const refused = await runToolgate(["call", "greet_person", '{"name": "a\\"b"}', "--locked"], dir.path, env);
-  assert.equal(refused.code, 1);
-  assert.equal(JSON.parse(refused.stdout).kind, "invalid_args");
-});
+      {
+        const sandbox = mode;
+        const call = await runToolgate(
+          ["call", "greet_person", '{"name": "Ada Lovelace"}', "--sandbox", sandbox, "--locked"],
+          dir.path,
+          env,
+        );
+        assert.equal(call.code, 0, `--sandbox ${sandbox}: ${call.stdout}${call.stderr}`);
+        assert.deepEqual(JSON.parse(call.stdout), {
+          ok: true,
+          result: { greeting: "Hello, Ada Lovelace!" },
+          tool: "greet_person",
+        });
+      }
+      // The schema keeps out what the script could not read safely.
+      const refused = await runToolgate(
+        ["call", "greet_person", '{"name": "a\\"b"}', "--locked"],
+        dir.path,
+        env,
+      );
+      assert.equal(refused.code, 1);
+      assert.equal(JSON.parse(refused.stdout).kind, "invalid_args");
+    },
+  );
+}
 
 Deno.test("init a second time refuses, names the files, and changes nothing", async () => {
   await using dir = await tempDir();

@@ -9,9 +9,10 @@
  */
 import { dirname, join } from "node:path";
 import { REPO } from "./support.ts";
+import { isRequired } from "./requires.ts";
 
 /** CI sets it: Node 22 from npm must be installable here. */
-export const REQUIRE_NODE22 = Deno.env.get("TOOLGATE_REQUIRE_INSPECTOR") === "1";
+export const REQUIRE_NODE22: boolean = isRequired("inspector");
 /** Where npm installs the Node 22 package. */
 export const NODE22_CACHE = join(REPO, "tests", ".cache", "node22");
 

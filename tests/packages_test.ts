@@ -17,6 +17,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/clien
 import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { readInstalls, removeTree } from "../src/packages/package_store.ts";
 import { envelope, project, skipOrFail } from "./gateway_support.ts";
+import { requires } from "./requires.ts";
 import { denoDir, launcherArgs, launcherArgv, runProgram, tempDir } from "./support.ts";
 
 const run = async (program: string, args: string[], env: Record<string, string> = {}) => {
@@ -28,16 +29,18 @@ const run = async (program: string, args: string[], env: Record<string, string> 
   }
 };
 
+const SUPPORT = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
+const NO_SANDBOX = SUPPORT.ok ? undefined : `no sandbox: ${SUPPORT.reason}`;
+
 async function missing(): Promise<string | undefined> {
-  const support = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin");
-  if (!support.ok) return `no sandbox: ${support.reason}`;
   const npm = await run("npm", ["view", "@modelcontextprotocol/server-memory", "version"]);
   if (npm !== undefined) return `the npm registry cannot be reached: ${npm}`;
   const venv = await run("python3", ["-c", "import venv, ensurepip"]);
   return venv === undefined ? undefined : `python3 has no venv: ${venv}`;
 }
 
-const ignore = skipOrFail("packages_test", await missing()) !== undefined;
+const ignore = requires("bwrap", NO_SANDBOX, "packages_test") ||
+  skipOrFail("packages_test", await missing()) !== undefined;
 
 /** Every entry under `dir` whose mode lets anyone write it. */
 function writable(dir: string): string[] {
@@ -351,7 +354,6 @@ const PIP_CONFIG = await (async () => {
  * with its reason, failing instead only under TOOLGATE_REQUIRE_PYPI_SERVERS=1.
  */
 async function noTimeServer(): Promise<string | undefined> {
-  if (ignore) return "the package tests cannot run here";
   const probe = await run("python3", [
     "-m",
     "pip",
@@ -364,19 +366,12 @@ async function noTimeServer(): Promise<string | undefined> {
     "mcp-server-time",
   ], PIP_CONFIG);
   if (probe === undefined) return undefined;
-  const why = `the package index has no mcp-server-time: ${probe.split("\n").at(-1)}`;
-  if (Deno.env.get("TOOLGATE_REQUIRE_PYPI_SERVERS") === "1") {
-    throw new Error(`packages_test (mcp-server-time): ${why} (TOOLGATE_REQUIRE_PYPI_SERVERS=1)`);
-  }
-  console.error(
-    `packages_test (mcp-server-time): skipping: ${why} (TOOLGATE_REQUIRE_PYPI_SERVERS=1 fails instead)`,
-  );
-  return why;
+  return `the package index has no mcp-server-time: ${probe.split("\n").at(-1)}`;
 }
 
 Deno.test({
   name: "packages: uvx mcp-server-time installs through a venv and pip (no uv) where the index has it",
-  ignore: await noTimeServer() !== undefined,
+  ignore: ignore || requires("pypi_servers", await noTimeServer(), "packages_test (mcp-server-time)"),
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -415,7 +410,8 @@ async function cannotHideBwrap(): Promise<string | undefined> {
 Deno.test({
   name:
     "packages: with bubblewrap hidden, trust installs nothing and says in one line per server that the install cannot be confined",
-  ignore: skipOrFail("packages_test (no bubblewrap)", await cannotHideBwrap()) !== undefined,
+  ignore: requires("bwrap", NO_SANDBOX, "packages_test (no bubblewrap)") ||
+    requires("root", await cannotHideBwrap(), "packages_test (no bubblewrap)"),
   async fn() {
     await using p = await project({
       memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] },

@@ -486,3 +486,32 @@ export function tocProblems(markdown: string, file: string): string[] {
     }) does not link "## ${h.text}" (#${h.anchor})`
   );
 }
+
+/**
+ * Programs the pages start that a user's PATH may lack, each with the facility of tests/requires.ts it is: Debian
+ * installs nats-server as /usr/sbin/nats-server, and a user's PATH has no /usr/sbin.
+ */
+export const HOST_PROGRAMS = { "nats-server": "nats" } as const;
+
+/** A host program as the command of a shell line: first, or after `;`, `&`, `|`, `(` and any `NAME=value`. */
+function startedAt(program: string): RegExp {
+  return new RegExp(
+    `(^\\s*|[;&|(]\\s*)((?:[A-Za-z_][A-Za-z0-9_]*=\\S*\\s+)*)${program.replace("-", "\\-")}(?=\\s|$)`,
+    "g",
+  );
+}
+
+/** The {@linkcode HOST_PROGRAMS} a shell line starts (not those it only names, as `apt-get install nats-server`). */
+export function hostProgramsOf(shell: string): (keyof typeof HOST_PROGRAMS)[] {
+  return (Object.keys(HOST_PROGRAMS) as (keyof typeof HOST_PROGRAMS)[]).filter((program) =>
+    startedAt(program).test(shell)
+  );
+}
+
+/** The shell line with `program` started by its `path`, as a page tells a reader whose PATH lacks it. */
+export function withProgramAt(shell: string, program: string, path: string): string {
+  return shell.replace(
+    startedAt(program),
+    (_m, before, assignments) => `${before}${assignments}${path}`,
+  );
+}

@@ -23,7 +23,8 @@ import {
   startChatServer,
 } from "./agent/chat_server.ts";
 import { denoDir, hasStackTrace, REPO, runProgram } from "./support.ts";
-import { CACHE, installNode, REQUIRED as GATEWAY_REQUIRED } from "./gateway_support.ts";
+import { CACHE, installNode } from "./gateway_support.ts";
+import { facilityTest, findHostProgram, isRequired, requires, whyMissing } from "./requires.ts";
 import {
   type Block,
   type BlockKind,
@@ -35,6 +36,8 @@ import {
   commandLines,
   fencedBlocks,
   headings,
+  HOST_PROGRAMS,
+  hostProgramsOf,
   links,
   lintOutputProblems,
   type McpConfig,
@@ -42,6 +45,7 @@ import {
   tableUnder,
   taskNames,
   tocProblems,
+  withProgramAt,
 } from "./readme_blocks.ts";
 
 const README = await Deno.readTextFile(join(REPO, "README.md"));
@@ -511,10 +515,11 @@ async function gatewayReady(block: Block, world: World): Promise<string | "skip"
   const missing = await installNode();
   if (missing !== undefined) {
     const why = `the gateway's MCP servers cannot be installed here: ${missing}`;
-    if (GATEWAY_REQUIRED) return `${world.page}:${block.line}: ${why} (TOOLGATE_REQUIRE_GATEWAY=1)`;
-    console.error(
-      `README and docs: skipping ${world.page}:${block.line}: ${why} (TOOLGATE_REQUIRE_GATEWAY=1 fails instead)`,
-    );
+    try {
+      requires("gateway", why, `README and docs: ${world.page}:${block.line}`);
+    } catch (error) {
+      return (error as Error).message;
+    }
     world.notRun.push(`${world.page}:${block.line}: the whole block: ${why}`);
     return "skip";
   }
@@ -744,7 +749,10 @@ function consoleOutputProblems(expected: readonly string[], stdout: string): str
 }
 
 async function runShell(block: Block, world: World): Promise<string[]> {
-  let prepared = commandLines(block).map((line) => prepare(line, world));
+  const found = hostProgramsReady(commandLines(block).map((line) => prepare(line, world)), block, world);
+  if (found === "skip") return [];
+  if (typeof found === "string") return [found];
+  let prepared = found;
   if (prepared.length === 0) return [`${world.page}:${block.line}: a ${block.lang} block without a command`];
   if (prepared.some((l) => GATEWAY_INSTALL.test(l.shell))) {
     // Where nothing can be confined, a server whose profile writes cannot be started to pin its tools: `trust`
@@ -786,6 +794,40 @@ async function runShell(block: Block, world: World): Promise<string[]> {
       `${world.page}:${line.source.line}: \`${line.source.command}\`${ran}: ${p}`
     );
   });
+}
+
+/**
+ * The block's lines with each program of {@linkcode HOST_PROGRAMS} they start (nats-server) given by the path the
+ * tests find it at (tests/requires.ts: the world's PATH, then the system folders a user's PATH lacks), as the
+ * page tells such a reader to start it. Where it is nowhere: `"skip"` (said and listed), or a problem where its
+ * facility is required.
+ */
+function hostProgramsReady(
+  prepared: readonly Prepared[],
+  block: Block,
+  world: Pick<World, "env" | "notRun" | "page">,
+  find: (program: string, path: string) => string | undefined = findHostProgram,
+): Prepared[] | string | "skip" {
+  const out: Prepared[] = [];
+  for (const line of prepared) {
+    let shell = line.shell;
+    for (const program of hostProgramsOf(shell)) {
+      const path = find(program, world.env.PATH ?? "");
+      if (path === undefined) {
+        const why = `${program} is not installed here`;
+        try {
+          requires(HOST_PROGRAMS[program], why, `README and docs: ${world.page}:${block.line}`);
+        } catch (error) {
+          return (error as Error).message;
+        }
+        world.notRun.push(`${world.page}:${block.line}: the whole block: ${why}`);
+        return "skip";
+      }
+      shell = withProgramAt(shell, program, path);
+    }
+    out.push({ ...line, shell });
+  }
+  return out;
 }
 
 /** Installs `toolgate` into the temp HOME as the README says, unless a block did already. */
@@ -1161,4 +1203,51 @@ Deno.test("README and docs: every page longer than a screen opens with a table o
   // And the check finds a missing one.
   const long = "# t\n\n## A\n" + "text\n".repeat(SCREEN_LINES);
   assert.equal(tocProblems(long, "t.md").length, 1);
+});
+
+Deno.test("docs harness: a host program is found where a line starts it, not where a line only names it", () => {
+  assert.deepEqual(hostProgramsOf("nats-server -js -p 4222 &"), ["nats-server"]);
+  assert.deepEqual(hostProgramsOf("X=1 nats-server -js"), ["nats-server"]);
+  assert.deepEqual(hostProgramsOf("true && nats-server -js"), ["nats-server"]);
+  assert.deepEqual(hostProgramsOf("apt-get install nats-server"), []);
+  assert.deepEqual(hostProgramsOf("echo my-nats-server"), []);
+  assert.equal(
+    withProgramAt("X=1 nats-server -js &", "nats-server", "/usr/sbin/nats-server"),
+    "X=1 /usr/sbin/nats-server -js &",
+  );
+});
+
+facilityTest("nats", await whyMissing("nats"), {
+  name:
+    "docs harness: with a user's PATH (no /usr/sbin), docs/pool.md's one-machine block starts nats-server where the pool tests find it",
+  fn: () => {
+    const page = "docs/pool.md";
+    const block = fencedBlocks(pageText(page), page).find((b) =>
+      b.lines.some((l) => l.text.startsWith("nats-server -js -a 127.0.0.1"))
+    );
+    assert.ok(block, "docs/pool.md has its one-machine block");
+    const world = { env: { PATH: "/usr/local/bin:/usr/bin:/bin" }, notRun: [], page };
+    const lines = commandLines(block).map((source) => ({ source, shell: source.command }));
+    const ready = hostProgramsReady(lines, block, world);
+    assert.ok(Array.isArray(ready), String(ready));
+    const started = ready.find((line) => line.source.command.startsWith("nats-server"));
+    assert.equal(started?.shell.split(" ")[0], findHostProgram("nats-server", ""));
+    assert.deepEqual(world.notRun, []);
+  },
+});
+
+Deno.test("docs harness: a block starting a host program that is nowhere is skipped and listed, or fails where required", () => {
+  const block = fencedBlocks("```sh\nnats-server -js &\n```\n", "x.md")[0];
+  const world = { env: { PATH: "/nowhere" }, notRun: [] as string[], page: "x.md" };
+  const lines = commandLines(block).map((source) => ({ source, shell: source.command }));
+  const ready = hostProgramsReady(lines, block, world, () => undefined);
+  if (isRequired("nats")) {
+    assert.equal(
+      ready,
+      "README and docs: x.md:1: nats-server is not installed here (TOOLGATE_REQUIRE_NATS=1)",
+    );
+  } else {
+    assert.equal(ready, "skip");
+    assert.deepEqual(world.notRun, ["x.md:1: the whole block: nats-server is not installed here"]);
+  }
 });

@@ -25,6 +25,7 @@ import { NO_PTY } from "./security/pty.ts";
 import { NATS_SERVER, natsServer, POOL_ENV, POOL_KEY, poolTest } from "./pool/helpers.ts";
 import { PoolClient } from "../src/pool/client.ts";
 import { loadManifest } from "../src/manifest/manifest.ts";
+import { facilityTest } from "./requires.ts";
 
 const ROUNDS = Number(Deno.env.get("TOOLGATE_SIGNAL_ROUNDS") ?? "2");
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -318,10 +319,9 @@ async function mainPid(dir: string): Promise<number> {
 }
 
 for (const signal of SIGNALS) {
-  Deno.test({
+  facilityTest("pty", NO_PTY, {
     name:
       `signals: the agent loop on a terminal sent ${signal} mid-turn writes every call's line, leaves no tool`,
-    ignore: NO_PTY !== undefined,
     fn: async () => {
       await rounds(async () => {
         const { dir, audit, state, dispose } = await workspace();

@@ -6,6 +6,7 @@ import { REPO, tempDir } from "./support.ts";
 import { fencedBlocks } from "./readme_blocks.ts";
 import type { ToolEvent } from "../src/manifest/tool_protocol.ts";
 import type { QuestionHandlers } from "../src/run/tool_questions.ts";
+import { facilityTest, whyMissing } from "./requires.ts";
 
 const PAGE = await Deno.readTextFile(join(REPO, "docs", "tool_protocol.md"));
 
@@ -32,15 +33,7 @@ async function run(program: string, questions?: QuestionHandlers) {
   return { envelope: envelope as Record<string, unknown>, events };
 }
 
-const python = async () => {
-  try {
-    await Deno.stat("/usr/bin/python3");
-    return true;
-  } catch {
-    console.log("skipped: /usr/bin/python3 is missing here");
-    return false;
-  }
-};
+const NO_PYTHON = await whyMissing("python3");
 
 Deno.test("the shell example logs, reports progress and answers a text block and a result", async () => {
   await using dir = await tempDir();
@@ -51,19 +44,16 @@ Deno.test("the shell example logs, reports progress and answers a text block and
   assert.deepEqual(events.map((event) => event.kind), ["log", "progress", "progress", "progress"]);
 });
 
-Deno.test("the Python example answers text and an image", async () => {
-  try {
-    await Deno.stat("/usr/bin/python3");
-  } catch {
-    console.log("skipped: /usr/bin/python3 is missing here");
-    return;
-  }
-  await using dir = await tempDir();
-  const { envelope, events } = await run(await example(dir.path, "python"));
-  assert.equal(envelope.ok, true, JSON.stringify(envelope));
-  assert.deepEqual((envelope.content as { type: string }[]).map((block) => block.type), ["text", "image"]);
-  assert.deepEqual(envelope.result, { args: { n: 1 } });
-  assert.deepEqual(events.map((event) => event.kind), ["log", "progress"]);
+facilityTest("python3", NO_PYTHON, {
+  name: "the Python example answers text and an image",
+  fn: async () => {
+    await using dir = await tempDir();
+    const { envelope, events } = await run(await example(dir.path, "python"));
+    assert.equal(envelope.ok, true, JSON.stringify(envelope));
+    assert.deepEqual((envelope.content as { type: string }[]).map((block) => block.type), ["text", "image"]);
+    assert.deepEqual(envelope.result, { args: { n: 1 } });
+    assert.deepEqual(events.map((event) => event.kind), ["log", "progress"]);
+  },
 });
 
 Deno.test("the shell asking example gets the user's answer back", async () => {
@@ -80,20 +70,22 @@ Deno.test("the shell asking example gets the user's answer back", async () => {
   });
 });
 
-Deno.test("the Python asking example asks the user, then the model, and answers the model's text", async () => {
-  if (!await python()) return;
-  await using dir = await tempDir();
-  const { envelope } = await run(await example(dir.path, "python", "## Example: asking, in Python"), {
-    user: () => Promise.resolve({ action: "accept", content: { name: "Bo" } }),
-    model: (request) => {
-      assert.deepEqual(request.messages[0].content, { type: "text", text: "A two-line poem for Bo" });
-      return Promise.resolve({
-        role: "assistant",
-        content: { type: "text", text: "Roses, Bo." },
-        model: "m",
-      });
-    },
-  });
-  assert.equal(envelope.ok, true, JSON.stringify(envelope));
-  assert.deepEqual(envelope.content, [{ type: "text", text: "Roses, Bo." }]);
+facilityTest("python3", NO_PYTHON, {
+  name: "the Python asking example asks the user, then the model, and answers the model's text",
+  fn: async () => {
+    await using dir = await tempDir();
+    const { envelope } = await run(await example(dir.path, "python", "## Example: asking, in Python"), {
+      user: () => Promise.resolve({ action: "accept", content: { name: "Bo" } }),
+      model: (request) => {
+        assert.deepEqual(request.messages[0].content, { type: "text", text: "A two-line poem for Bo" });
+        return Promise.resolve({
+          role: "assistant",
+          content: { type: "text", text: "Roses, Bo." },
+          model: "m",
+        });
+      },
+    });
+    assert.equal(envelope.ok, true, JSON.stringify(envelope));
+    assert.deepEqual(envelope.content, [{ type: "text", text: "Roses, Bo." }]);
+  },
 });

@@ -13,6 +13,11 @@ export interface ToolDenoFlags {
   readonly why: string;
   /** `--allow-*` flags; relative paths are against the tool's working directory, the workspace. */
   readonly flags: readonly string[];
+  /**
+   * The argument naming the URL the tool connects to first, for a tool that fetches URLs: the policy reads a
+   * call's destination from it (`--approve-hosts`).
+   */
+  readonly connectsTo?: string;
 }
 
 /**
@@ -49,6 +54,7 @@ export const TOOL_DENO_FLAGS: Readonly<Record<string, ToolDenoFlags>> = {
   http_fetch: {
     why: "http_fetch needs the network (it checks every address itself) and its one allow-hosts variable.",
     flags: ["--allow-net", "--allow-env=TOOLGATE_FETCH_ALLOW_HOSTS"],
+    connectsTo: "url",
   },
   exec: {
     why:

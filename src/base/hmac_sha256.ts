@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { hmac } from "@noble/hashes/hmac.js";
-import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
+import { hmac } from "npm:@noble/hashes@2.0.1/hmac.js";
+import { sha256 as nobleSha256 } from "npm:@noble/hashes@2.0.1/sha2.js";
 
 /**
  * An HMAC-SHA256 key, ready to sign many messages.

@@ -14,20 +14,13 @@ import type { PermissionProfile } from "../manifest/profiles.ts";
 import { findProgram } from "../base/find_program.ts";
 import { probeSandbox, SANDBOX_MODES, type SandboxMode, type SandboxSupport } from "../sandbox/sandbox.ts";
 import { seccompSummary } from "../sandbox/seccomp_notes.ts";
-import { stateRoot } from "../state/state.ts";
 import { describeProfile, outlook, userNamespacesAllowed } from "./profile_outlook.ts";
 import { stateFacts } from "./state_facts.ts";
 
 // The sysctl doctor reads lives in profile_outlook.ts; its name stays importable from here.
 export { USERNS_SYSCTL } from "./profile_outlook.ts";
-import {
-  isOwnManifest,
-  locateManifest,
-  type ManifestLocation,
-  needsTrust,
-} from "../manifest/manifest_location.ts";
-import { readManifestContent } from "../manifest/trust.ts";
-import { readTrustRecord } from "../manifest/trust_record.ts";
+import { isOwnManifest, locateManifest, type ManifestLocation } from "../manifest/manifest_location.ts";
+import { trustOf, type TrustState } from "./trust_state.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import type { ServerOutlook } from "./server_checks.ts";
 
@@ -50,12 +43,6 @@ export interface ProfileOutlook {
   readonly tools: readonly string[];
   /** `confined`, `unconfined` (runs as the user), or `refused` (will not run). */
   readonly runs: "confined" | "unconfined" | "refused";
-  readonly detail: string;
-}
-
-/** The trust state of a manifest ([trust](../README.md#trust)). */
-export interface TrustState {
-  readonly state: "trusted" | "changed" | "untrusted";
   readonly detail: string;
 }
 
@@ -121,41 +108,6 @@ export function whichManifest(
     belt: "no tools.json here or up to the project's root: toolgate's built-in tool belt",
   }[location.source];
   return { path: location.path, why, location };
-}
-
-/**
- * The trust state of the manifest a run would use: trusted by definition (named by the user, the belt, toolgate's
- * own), trusted as recorded, changed since it was trusted, or never trusted.
- *
- * @example
- * ```ts
- * import { trustOf } from "./setup_report.ts";
- * (await trustOf({ path: "/srv/p/tools.json", source: "tools" }, {})).state; // "trusted"
- * ```
- */
-export async function trustOf(
-  location: ManifestLocation,
-  env: Readonly<Record<string, string>>,
-  workspace?: string,
-): Promise<TrustState> {
-  if (!needsTrust(location)) {
-    const by = location.source === "found" ? "toolgate's own manifest" : "named by you for this run";
-    return { state: "trusted", detail: location.source === "belt" ? "the built-in tool belt" : by };
-  }
-  const content = await readManifestContent(location.path, undefined, { workspace });
-  if (content === undefined) return { state: "untrusted", detail: "it cannot be read" };
-  let record;
-  try {
-    record = readTrustRecord(stateRoot(env), content.realPath, { strict: false });
-  } catch {
-    record = undefined;
-  }
-  if (record === undefined) {
-    return { state: "untrusted", detail: "never trusted: its tools run nothing until `toolgate trust`" };
-  }
-  return record.digest === content.digest
-    ? { state: "trusted", detail: `trusted at ${record.trustedAt}` }
-    : { state: "changed", detail: "changed since it was trusted: `toolgate trust` shows what changed" };
 }
 
 function statOrUndefined(path: string): Deno.FileInfo | undefined {

@@ -6,8 +6,7 @@
  * @module
  */
 import { basename, dirname, fromFileUrl, join } from "../base/paths.ts";
-import { COMMON_DENO_FLAGS, launcherText, TOOL_DENO_FLAGS } from "../../tools/deno_flags.ts";
-import beltManifest from "../../tools.json" with { type: "json" };
+import { BELT_COMMON_FLAGS, BELT_MANIFEST_DATA, BELT_TOOLS } from "./belt_data.ts";
 
 /**
  * The built-in belt's manifest itself, built into toolgate (so that a bundle or a binary carries it).
@@ -20,7 +19,7 @@ import beltManifest from "../../tools.json" with { type: "json" };
  */
 export const BELT_MANIFEST: {
   readonly tools: readonly { readonly name: string; readonly readOnly?: boolean }[];
-} = beltManifest;
+} = BELT_MANIFEST_DATA;
 
 /**
  * Whether the built-in tool `name` is read-only by the belt's own manifest (toolgate's word, not a manifest's).
@@ -34,6 +33,23 @@ export const BELT_MANIFEST: {
  */
 export function beltReadOnly(name: string): boolean {
   return BELT_MANIFEST.tools.some((tool) => tool.name === name && tool.readOnly === true);
+}
+
+/**
+ * The argument of built-in tool `name` naming the URL it connects to first (`url` for `http_fetch`), for a tool
+ * that fetches URLs; `undefined` for any other tool. The policy reads a call's destination from it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { beltUrlArgument } from "./tool_belt.ts";
+ *
+ * assert.equal(beltUrlArgument("http_fetch"), "url");
+ * assert.equal(beltUrlArgument("exec"), undefined);
+ * ```
+ */
+export function beltUrlArgument(name: string): string | undefined {
+  return Object.hasOwn(BELT_TOOLS, name) ? BELT_TOOLS[name].connectsTo : undefined;
 }
 
 /** The argument that puts toolgate's entry in tool mode: `toolgate __tool NAME`. */
@@ -118,11 +134,11 @@ export const BELT_BIN: string = join(TOOLGATE_ROOT, "tools", "bin");
  */
 export function beltToolOf(program: string): string | undefined {
   const name = basename(program);
-  if (!Object.hasOwn(TOOL_DENO_FLAGS, name)) return undefined;
+  if (!Object.hasOwn(BELT_TOOLS, name)) return undefined;
   if (dirname(program) === BELT_BIN) return name;
   const bin = dirname(program);
   if (basename(bin) !== "bin" || basename(dirname(bin)) !== "tools") return undefined;
-  const text = launcherText(name);
+  const text = BELT_TOOLS[name].launcher;
   try {
     // A launcher is a few hundred bytes: a larger file is no launcher, and is not read.
     if (Deno.statSync(program).size !== new TextEncoder().encode(text).length) return undefined;
@@ -168,7 +184,7 @@ export interface BeltLaunch {
  */
 export function beltLaunch(name: string): BeltLaunch {
   const runtime = Deno.execPath();
-  const flags = [...COMMON_DENO_FLAGS, ...TOOL_DENO_FLAGS[name].flags];
+  const flags = [...BELT_COMMON_FLAGS, ...BELT_TOOLS[name].flags];
   switch (packaging()) {
     case "binary":
       // The binary's flags were baked in at compile time: its tool mode revokes what this tool does not need.
@@ -214,7 +230,7 @@ export const BELT_MANIFEST_PATH: string = join(TOOLGATE_ROOT, "tools.json");
 export function bridgeLaunch(): BeltLaunch {
   const runtime = Deno.execPath();
   const flags = [
-    ...COMMON_DENO_FLAGS,
+    ...BELT_COMMON_FLAGS,
     `--allow-net=127.0.0.1:3128,unix:${BRIDGE_SOCKET}`,
     `--allow-read=${BRIDGE_SOCKET}`,
     `--allow-write=${BRIDGE_SOCKET}`,

@@ -7,7 +7,7 @@
  */
 import type { PreparedCall } from "./prepared_call.ts";
 import { allowsNetwork } from "../manifest/profiles.ts";
-import { beltReadOnly } from "../manifest/tool_belt.ts";
+import { beltReadOnly, beltUrlArgument } from "../manifest/tool_belt.ts";
 
 /**
  * What a call could do that needs approval.
@@ -42,9 +42,6 @@ export interface HostEntry {
   /** The one port approved; absent: any port. */
   readonly port?: string;
 }
-
-/** The built-in tool whose destination is known from its arguments. */
-const FETCH_TOOL = "http_fetch";
 
 /**
  * Built-in tools whose calls only look for some arguments, though the tool can change things (and so is not
@@ -95,9 +92,12 @@ function bareHost(url: URL): string {
   return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
 }
 
-/** Where the built-in `http_fetch` would connect first, or `undefined` when its URL is not one it fetches. */
-function fetchDestination(call: PreparedCall): Destination | undefined {
-  const text = call.args.url;
+/**
+ * Where a built-in tool that fetches URLs (the belt's facts name its URL argument: `http_fetch`'s `url`) would
+ * connect first, or `undefined` when its URL is not one it fetches.
+ */
+function fetchDestination(call: PreparedCall, argument: string): Destination | undefined {
+  const text = call.args[argument];
   if (typeof text !== "string") return undefined;
   let url: URL;
   try {
@@ -124,8 +124,9 @@ function fetchDestination(call: PreparedCall): Destination | undefined {
  */
 export function assessCall(call: PreparedCall): CallRisk {
   const egress = allowsNetwork(call.tool.profile);
-  // Only toolgate's own http_fetch is known to connect where its `url` says: a manifest's tool of that name is not.
-  const destination = egress && call.tool.builtin === FETCH_TOOL ? fetchDestination(call) : undefined;
+  // Only toolgate's own tools are known to connect where their URL argument says: a manifest's tool is not.
+  const argument = call.tool.builtin === undefined ? undefined : beltUrlArgument(call.tool.builtin);
+  const destination = egress && argument !== undefined ? fetchDestination(call, argument) : undefined;
   return { changes: !isReadOnlyCall(call), egress, ...(destination ? { destination } : {}) };
 }
 

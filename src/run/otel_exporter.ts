@@ -16,17 +16,21 @@ import {
   SpanStatusCode,
   trace,
   type Tracer,
-} from "@opentelemetry/api";
-import { type ExportResult, ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core";
+} from "npm:@opentelemetry/api@1.10.0";
+import {
+  type ExportResult,
+  ExportResultCode,
+  W3CTraceContextPropagator,
+} from "npm:@opentelemetry/core@3.1.1";
 import {
   BatchSpanProcessor,
   type ReadableSpan,
   type SpanExporter,
   TracerProvider,
-} from "@opentelemetry/sdk-trace";
-import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
-import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+} from "npm:@opentelemetry/sdk-trace@3.1.1";
+import { detectResources, envDetector, resourceFromAttributes } from "npm:@opentelemetry/resources@3.1.1";
+import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME } from "npm:@opentelemetry/semantic-conventions@1.45.0";
+import { OTLPTraceExporter } from "npm:@opentelemetry/exporter-trace-otlp-proto@0.301.1";
 import type { ChatFacts, ChatSpan, ToolCallFacts, TraceCarrier, TraceSpan, Tracing } from "./tracing.ts";
 
 // The GenAI, MCP and messaging attributes are still "incubating" in the semantic conventions package; its

@@ -53,7 +53,7 @@ export class CertificateAuthority {
 
   /** A new authority; its private key cannot be exported (it never leaves this process). */
   static async create(name: string): Promise<CertificateAuthority> {
-    const x509 = await import("@peculiar/x509");
+    const x509 = await import("npm:@peculiar/x509@1.12.3");
     x509.cryptoProvider.set(crypto);
     const keys = await crypto.subtle.generateKey(ALGORITHM, false, ["sign", "verify"]);
     const now = Date.now();
@@ -84,7 +84,7 @@ export class CertificateAuthority {
   }
 
   async #make(host: string): Promise<CertPair> {
-    const x509 = await import("@peculiar/x509");
+    const x509 = await import("npm:@peculiar/x509@1.12.3");
     const keys = await crypto.subtle.generateKey(ALGORITHM, true, ["sign", "verify"]);
     const ip = /^[0-9.]+$/.test(host) || host.includes(":");
     const now = Date.now();

@@ -9,6 +9,7 @@ import { answer, callTools, startChatServer } from "./chat_server.ts";
 import { hostEnv, tempDir, writeFiles } from "../support.ts";
 import { cliArgv } from "./run_cli.ts";
 import { NO_PTY, runInPty } from "../security/pty.ts";
+import { facilityTest } from "../requires.ts";
 
 /** Reads its label from the arguments, says how far it is on stderr, waits, answers. */
 const TOOL = [
@@ -22,9 +23,8 @@ const TOOL = [
   "",
 ].join("\n");
 
-Deno.test({
+facilityTest("pty", NO_PTY, {
   name: "agent loop on a terminal: a line per running tool, each showing its tool's last stderr line",
-  ignore: NO_PTY !== undefined,
   fn: async () => {
     await using dir = await tempDir();
     await writeFiles(dir.path, {

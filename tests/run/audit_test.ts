@@ -29,6 +29,7 @@ import {
 } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
 import { auditRecord } from "../audit_record.ts";
+import { facilityTest } from "../requires.ts";
 
 const FIELDS = [
   "argsBytes",
@@ -430,9 +431,8 @@ Deno.test("audit: a folder open to others (0755) is refused, and its mode is lef
   assert.match(warnings[0], /has mode 0755; toolgate wants 0700 \(chmod 700 it\)/);
 });
 
-Deno.test({
+facilityTest("root", IS_ROOT ? undefined : "giving a folder to another user takes root", {
   name: "audit: a folder that belongs to another user is refused",
-  ignore: !IS_ROOT,
   fn: async () => {
     await using dir = await scratch();
     const auditDir = await privateDir(dir.path);

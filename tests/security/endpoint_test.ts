@@ -178,6 +178,7 @@ hostTest(
       await Deno.remove(dir, { recursive: true });
     }
   },
+  "pty",
 );
 
 Deno.test("the final answer goes to a pipe as it came (a script wants the bytes); stderr is made safe there too", async () => {

@@ -6,6 +6,7 @@ import { Executor, type ExecutorOptions } from "../../src/run/executor.ts";
 import { loadManifest } from "../../src/manifest/manifest.ts";
 import { probeSandbox } from "../../src/sandbox/sandbox.ts";
 import { FIXTURES } from "../support.ts";
+import { type Facility, facilityTest, isRequired } from "../requires.ts";
 
 /** The fixture manifest whose tools run the shell script they are given, under several profiles. */
 export const SCRIPT_FIXTURE: string = join(FIXTURES, "security", "tools.json");
@@ -17,22 +18,20 @@ export const SUPPORT = await probeSandbox(
   Deno.env.toObject(),
 );
 /** On CI a test that needs bubblewrap (or the cgroups root needs) fails instead of skipping. */
-export const REQUIRED = Deno.env.get("TOOLGATE_REQUIRE_BWRAP") === "1";
+export const REQUIRED = isRequired("bwrap");
 
 /**
- * A test that needs a host facility: skipped with a printed reason where it is missing, failed instead on CI.
- * `missing` says why it cannot run here (`undefined` when it can).
+ * A test that needs a host facility (bubblewrap unless `facility` says otherwise): ignored with a printed reason
+ * where it is missing, failed instead on CI ({@linkcode requires} decides). `missing` says why it cannot run here
+ * (`undefined` when it can).
  */
-export function hostTest(name: string, missing: string | undefined, fn: () => Promise<void>): void {
-  if (missing !== undefined && !REQUIRED) console.log(`skipping "${name}": ${missing}`);
-  Deno.test({
-    name,
-    ignore: missing !== undefined && !REQUIRED,
-    fn: async () => {
-      assert.equal(missing, undefined, `required here (TOOLGATE_REQUIRE_BWRAP=1): ${missing}`);
-      await fn();
-    },
-  });
+export function hostTest(
+  name: string,
+  missing: string | undefined,
+  fn: () => Promise<void>,
+  facility: Facility = "bwrap",
+): void {
+  facilityTest(facility, missing, { name, fn });
 }
 
 /** Why confinement cannot be tested here, or `undefined`. */

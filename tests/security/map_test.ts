@@ -89,11 +89,11 @@ function citations(cell: string): { cited: Cited[]; problem?: string } {
 
 /**
  * The test names a file builds from template literals (`Deno.test(`, `confinedTest(`, `t.step(` ... followed by
- * a backquoted string holding `${...}`), each as a pattern where a `${...}` stands for any text. A template
+ * a backquoted string holding `${...}`, or `modeTest(sandbox, ` and one), each as a pattern where a `${...}` stands for any text. A template
  * with fewer than 20 literal characters would match nearly any name, so it is left out.
  */
 function templateNames(source: string): RegExp[] {
-  return [...source.matchAll(/(?:[tT]est|step)\(\s*`([^`]*\$\{[^`]*)`/g)]
+  return [...source.matchAll(/(?:[tT]est|step)\(\s*(?:\w+,\s*)?`([^`]*\$\{[^`]*)`/g)]
     .map(([, template]) => template.split(/\$\{[^}]*\}/))
     .filter((parts) => parts.join("").length >= 20)
     .map((parts) =>

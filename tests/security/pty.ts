@@ -4,17 +4,10 @@
  *
  * @module
  */
+import { whyMissing } from "../requires.ts";
 
 /** Why a pty cannot be had here (no python3), or `undefined`. */
-export const NO_PTY: string | undefined = (() => {
-  try {
-    const status = new Deno.Command("python3", { args: ["-c", "import pty"], stdout: "null", stderr: "null" })
-      .outputSync();
-    return status.success ? undefined : "python3 has no pty module";
-  } catch {
-    return "python3 is not installed";
-  }
-})();
+export const NO_PTY: string | undefined = await whyMissing("pty");
 
 /** Forks the program on a pty, reads the master until the program is gone (or killed at the deadline). */
 const DRIVER = `
