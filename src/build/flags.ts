@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { helperPaths, helperPrograms } from "../launcher/launch_plan.ts";
 import { derivePermissions, toFlags } from "../launcher/own_grants.ts";
 import { configRoot, stateRoot } from "../state/state.ts";
+import { packagesRoot } from "../packages/packages_root.ts";
 import { endpointFromEnv } from "../agent/limits.ts";
 
 /**
@@ -46,7 +47,8 @@ export function compileFlags(
     toolEnv: ["TOOLGATE_FETCH_ALLOW_HOSTS"],
     code: [output, runtime],
     stateDirs: [stateRoot(env), configRoot(env)],
-    readFiles: [],
+    // Package servers run from their pinned installs (src/packages/), read at each start.
+    readFiles: [packagesRoot(env)],
     writeFiles: [],
     endpoint: endpointFromEnv(env),
     helpers: helperPaths(helpers),
