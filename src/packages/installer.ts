@@ -7,18 +7,10 @@
  * @module
  */
 import type { ToolLauncher } from "../sandbox/tool_launch.ts";
+import type { InstalledPackage } from "./package_store.ts";
 
-/** What an install made: where, which versions, and what the server runs. */
-export interface MadeInstall {
-  readonly version: string;
-  readonly lock: Readonly<Record<string, string>>;
-  readonly dir: string;
-  readonly digest: string;
-  readonly stamp: string;
-  readonly runtime: string;
-  readonly program: string;
-  readonly reads: readonly string[];
-}
+/** What an install made: where, which versions, and what the server runs (the record, less what the store adds). */
+export type MadeInstall = Omit<InstalledPackage, "request" | "ecosystem" | "name" | "installedAt">;
 
 /** What an installer needs: the launcher that confines its steps, toolgate's environment, the installs' folder. */
 export interface InstallContext {
