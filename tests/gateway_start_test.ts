@@ -109,18 +109,26 @@ Deno.test({
 });
 
 Deno.test({
-  name: "trust: an npx entry that cannot start exits 1, saying npx cannot download inside the sandbox",
+  name: "trust: an npx entry whose package cannot be installed exits 1, saying why on its server's line",
   ignore: confinedNode !== undefined || findProgram("npx", Deno.env.get("PATH") ?? "") === undefined,
   async fn() {
     await using p = await project({
-      memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], startTimeoutSec: 3 },
+      memory: {
+        command: "npx",
+        args: ["-y", "@toolgate-test-nonexistent/no-such-server"],
+        startTimeoutSec: 3,
+      },
     });
     const trust = await p.run(["trust"]);
     assert.equal(trust.code, 1, trust.stdout + trust.stderr);
     assert.ok(!hasStackTrace(trust.stdout + trust.stderr));
     assert.match(
       trust.stdout,
-      /MCP server "memory": not pinned, it cannot be used: .*npx cannot download inside the sandbox: run `toolgate trust` to install it pinned/,
+      /MCP server "memory": not pinned, it cannot be used: its package could not be installed \(said above\)/,
+    );
+    assert.match(
+      trust.stdout,
+      /memory: npx @toolgate-test-nonexistent\/no-such-server cannot be installed: npm install .* failed \(exit \d+\): npm error code E404/,
     );
   },
 });

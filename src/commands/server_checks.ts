@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { serverEntryOf } from "../packages/package_entry.ts";
 import { isAbsolute, resolve } from "../base/paths.ts";
 import { findProgram } from "../base/find_program.ts";
 import type { ServerSpec } from "../manifest/server_spec.ts";
@@ -74,9 +75,6 @@ function pathArgs(args: readonly string[], workspace: string): string[] {
     .map((arg) => resolve(workspace, arg));
 }
 
-/** Runners that fetch their package at start, which a sandbox cannot. */
-const PACKAGE_RUNNERS = new Set(["npx", "uvx", "pipx", "bunx", "pnpx"]);
-
 /**
  * What one server gets here and what stands in its way, found without starting it.
  *
@@ -107,16 +105,24 @@ export function serverOutlook(server: ServerSpec, context: ServerCheckContext): 
   let program: string | null = server.url ?? null;
   if (server.transport === "stdio") {
     const command = server.command ?? "";
-    program = (command.includes("/")
-      ? (exists(resolve(context.workspace, command)) === false
+    // A package runner's entry (npx, uvx, pipx run, deno run npm:) runs from the install `toolgate trust` makes,
+    // under node or python3: the runner itself need not be here (src/packages/).
+    const entry = serverEntryOf(command, server.args);
+    const runtime = entry.kind === "package" ? (entry.ecosystem === "npm" ? "node" : "python3") : command;
+    program = (runtime.includes("/")
+      ? (exists(resolve(context.workspace, runtime)) === false
         ? undefined
-        : resolve(context.workspace, command))
-      : findProgram(command, context.path)) ?? null;
-    if (program === null) {
+        : resolve(context.workspace, runtime))
+      : findProgram(runtime, context.path)) ?? null;
+    if (entry.kind === "unsupported") {
+      errors.push({ problem: `${name}: ${entry.message}`, fix: "change the entry's command" });
+    } else if (program === null) {
       errors.push({
-        problem: command.includes("/")
-          ? `${name}: the program ${command} does not exist`
-          : `${name}: the program ${command} is not found on PATH (${context.path})`,
+        problem: entry.kind === "package"
+          ? `${name}: ${entry.written} runs under ${runtime}, which is not found on PATH (${context.path})`
+          : runtime.includes("/")
+          ? `${name}: the program ${runtime} does not exist`
+          : `${name}: the program ${runtime} is not found on PATH (${context.path})`,
         fix: "install it, or name it by its absolute path in the entry's command",
       });
     }
@@ -135,13 +141,6 @@ export function serverOutlook(server: ServerSpec, context: ServerCheckContext): 
         }, and its profile lets it write or reach the network, so it does not start`,
         fix: "install bubblewrap (apt-get install bubblewrap) and allow user namespaces, or run with " +
           "--sandbox off to run it unconfined, as you",
-      });
-    }
-    const runner = command.split("/").at(-1) ?? "";
-    if (PACKAGE_RUNNERS.has(runner)) {
-      warnings.push({
-        problem: `${name}: ${runner} downloads its package at start, which its sandbox cannot`,
-        fix: "run `toolgate trust` to install it pinned",
       });
     }
   }

@@ -136,10 +136,14 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   await executor.connectGateway();
   let reviewed;
   try {
+    // A server whose package could not be installed just now is not started: its line says so, not "run trust".
     reviewed = await reviewServers(
       loaded.manifest.servers.map((server) => server.name),
       before,
-      (server) => executor.serverDefinitions(server),
+      (server) =>
+        installed.failed.includes(server)
+          ? Promise.reject(new Error("its package could not be installed (said above)"))
+          : executor.serverDefinitions(server),
     );
   } finally {
     await executor.close();

@@ -38,8 +38,15 @@ const STEP_LIMITS = Object.freeze({ ...DEFAULT_LIMITS, cpuSeconds: 600, processe
 
 /** The last lines of a step's stderr that say why it failed. */
 function lastLines(text: string): string {
-  const lines = text.trim().split("\n").map((line) => line.trim()).filter((line) => line !== "");
-  return lines.slice(-3).join(" | ").slice(0, 600);
+  // npm and pip end on where their log went and how else to install: the lines that say what failed come first
+  // (npm's `npm error code E404`, `npm error 404 Not Found - GET ...`; pip's `ERROR: ...`).
+  const lines = text.trim().split("\n").map((line) => line.trim())
+    .filter((line) =>
+      line !== "" &&
+      !/complete log of this run|^npm error 404 +(Note that|tarball,|'|It was specified)/i.test(line)
+    );
+  const said = lines.filter((line) => /^(npm error (code|404 Not Found|E[A-Z0-9]+)|ERROR:)/.test(line));
+  return (said.length > 0 ? said.slice(0, 3) : lines.slice(-3)).join(" | ").slice(0, 600);
 }
 
 /**
