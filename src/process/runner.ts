@@ -315,8 +315,12 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   request.signal?.removeEventListener("abort", onAbort);
   // The tool is gone; whatever it left behind in its group (or its cgroup) goes too, so no descendant outlives
   // the call.
-  if (request.tree !== undefined) await request.tree.settle(pgid);
-  else if (!request.endsItsTree) await endTree("SIGKILL");
+  // A SIGTERM on its way through the tree's end (a shell that reads the cgroup) finishes first: once this call
+  // is done its cgroup slot goes to the next call, whose processes that late reading must never see.
+  if (request.tree !== undefined) {
+    await ending;
+    await request.tree.settle(pgid);
+  } else if (!request.endsItsTree) await endTree("SIGKILL");
   settle();
   cancelKill?.();
 

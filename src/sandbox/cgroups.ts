@@ -231,24 +231,32 @@ const JOIN_SCRIPT = [
  * @example
  * ```ts
  * import { CgroupSlots } from "./cgroups.ts";
+ * import assert from "node:assert/strict";
  * const slots = new CgroupSlots();
  * const slot = slots.take();
- * // ... run the call in `slot` ...
+ * // Another launcher of the same process never gets a slot in use.
+ * const other = new CgroupSlots().take();
+ * assert.notEqual(other, slot);
  * slots.give(slot);
  * ```
  */
 export class CgroupSlots {
-  readonly #free: number[] = [];
-  #next = 0;
+  /**
+   * The slot numbers of this process, shared by every `CgroupSlots` in it: a slot's name holds only the pid, so
+   * two launchers of one process (an executor and the gateway's installs, a library caller's executors) must
+   * never hold the same number at once, or ending one call's tree through its cgroup would end the other's.
+   */
+  static readonly #process: { free: number[]; next: number } = { free: [], next: 0 };
 
   /** A free slot's name. */
   take(): string {
-    return `call-${Deno.pid}-${this.#free.pop() ?? ++this.#next}`;
+    const numbers = CgroupSlots.#process;
+    return `call-${Deno.pid}-${numbers.free.pop() ?? ++numbers.next}`;
   }
 
   /** Frees a slot once its call's processes are all gone. */
   give(slot: string): void {
-    this.#free.push(Number(slot.slice(slot.lastIndexOf("-") + 1)));
+    CgroupSlots.#process.free.push(Number(slot.slice(slot.lastIndexOf("-") + 1)));
   }
 }
 
