@@ -86,3 +86,28 @@ export async function until(
     await sleep(50);
   }
 }
+
+/**
+ * Waits for `promise` at most `ms`, else fails saying `what` did not come (`deno test` has no per-test timeout:
+ * a wait that only a process's end or an event settles would stall the whole run). The timer goes with it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(await within(Promise.resolve(1), 1_000, "the answer"), 1);
+ * await assert.rejects(within(new Promise(() => {}), 10, "never"), /never: not within 10 ms/);
+ * ```
+ */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
