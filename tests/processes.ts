@@ -111,3 +111,33 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
     clearTimeout(timer);
   }
 }
+
+/**
+ * The status of `child` once it exited, waited for at most `ms`: past that it is sent SIGKILL (so that the failed
+ * test leaves it behind no more than its pipes) and the wait fails saying `what` did not come.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const child = new Deno.Command("sleep", { args: ["30"] }).spawn();
+ * await assert.rejects(exitWithin(child, 10, "the sleep's end"), /the sleep's end: not within 10 ms/);
+ * assert.equal((await child.status).signal, "SIGKILL");
+ * ```
+ */
+export async function exitWithin(
+  child: Deno.ChildProcess,
+  ms: number,
+  what: string,
+): Promise<Deno.CommandStatus> {
+  try {
+    return await within(child.status, ms, what);
+  } catch (error) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Gone meanwhile.
+    }
+    await within(child.status, 10_000, `${what} (after SIGKILL)`).catch(() => undefined);
+    throw error;
+  }
+}
