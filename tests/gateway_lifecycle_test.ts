@@ -14,6 +14,7 @@ import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 import { envelope, MODULES, nodeServersMissing, project } from "./gateway_support.ts";
 import { denoDir, hasStackTrace, launcherArgs, launcherFlags, REPO, tempDir } from "./support.ts";
+import { killAll, pgrep, uniqueSleep, until, within } from "./processes.ts";
 import { MAX_STARTS_PER_MINUTE, Upstream, UpstreamError } from "../src/gateway/upstream.ts";
 import { ToolLauncher } from "../src/sandbox/tool_launch.ts";
 import { validateManifest } from "../src/manifest/manifest.ts";
@@ -338,5 +339,52 @@ Deno.test("a server that dies at once is started at most MAX_STARTS_PER_MINUTE t
     assert.equal(await count(), MAX_STARTS_PER_MINUTE + 1);
   } finally {
     await upstream.close();
+  }
+});
+
+Deno.test("a close refuses a start in flight and every later use at once, and ends a server that ignores SIGTERM", async () => {
+  await using dir = await tempDir();
+  const seconds = uniqueSleep(3900);
+  const script = join(dir.path, "deaf.sh");
+  // Never answers initialize, does not end at EOF, ignores SIGTERM: only SIGKILL, after the grace period, ends it.
+  await Deno.writeTextFile(script, `#!/bin/sh\ntrap '' TERM\nexec sleep ${seconds}\n`, { mode: 0o755 });
+  await loadSchemaEngine();
+  const loaded = validateManifest(
+    { tools: [], mcpServers: { deaf: { command: script, startTimeoutSec: 120 } } },
+    join(dir.path, "tools.json"),
+  );
+  assert.ok(loaded.ok, JSON.stringify(loaded));
+  const env = { PATH: "/usr/bin:/bin", HOME: dir.path };
+  const upstream = new Upstream({
+    server: loaded.manifest.servers![0],
+    launcher: new ToolLauncher({
+      manifest: loaded.manifest,
+      env,
+      workspace: dir.path,
+      controlPlane: { readOnly: [], hidden: [] },
+      sandbox: "off",
+    }),
+    env,
+    workspace: dir.path,
+    secret: () => undefined,
+    graceMs: 10_000,
+  });
+  try {
+    const listed = upstream.listTools().catch((error) => error);
+    await until(() => upstream.pid !== undefined, "the server's process started", 10_000);
+    const closing = upstream.close();
+    // Before, the start waited for the server's end (the grace period, SIGKILL): a caller waited with it.
+    const refused = await within(listed, 3_000, "the refusal of the start closed meanwhile");
+    assert.ok(refused instanceof UpstreamError, String(refused));
+    assert.match(refused.message, /toolgate is ending/);
+    await assert.rejects(
+      within(upstream.callTool("any", {}, { timeoutMs: 60_000 }), 3_000, "the refusal of a call"),
+      /toolgate is ending/,
+    );
+    // The close itself ends the tree (SIGKILL once the grace period is over) and says it left nothing.
+    assert.equal(await within(closing, 60_000, "the close"), undefined);
+    assert.deepEqual(await pgrep(`sleep ${seconds}`), []);
+  } finally {
+    killAll(await pgrep(`sleep ${seconds}`));
   }
 });

@@ -86,3 +86,58 @@ export async function until(
     await sleep(50);
   }
 }
+
+/**
+ * Waits for `promise` at most `ms`, else fails saying `what` did not come (`deno test` has no per-test timeout:
+ * a wait that only a process's end or an event settles would stall the whole run). The timer goes with it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * assert.equal(await within(Promise.resolve(1), 1_000, "the answer"), 1);
+ * await assert.rejects(within(new Promise(() => {}), 10, "never"), /never: not within 10 ms/);
+ * ```
+ */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The status of `child` once it exited, waited for at most `ms`: past that it is sent SIGKILL (so that the failed
+ * test leaves it behind no more than its pipes) and the wait fails saying `what` did not come.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * const child = new Deno.Command("sleep", { args: ["30"] }).spawn();
+ * await assert.rejects(exitWithin(child, 10, "the sleep's end"), /the sleep's end: not within 10 ms/);
+ * assert.equal((await child.status).signal, "SIGKILL");
+ * ```
+ */
+export async function exitWithin(
+  child: Deno.ChildProcess,
+  ms: number,
+  what: string,
+): Promise<Deno.CommandStatus> {
+  try {
+    return await within(child.status, ms, what);
+  } catch (error) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Gone meanwhile.
+    }
+    await within(child.status, 10_000, `${what} (after SIGKILL)`).catch(() => undefined);
+    throw error;
+  }
+}

@@ -18,7 +18,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { alivePids, killLeftovers, readAudit, waitGone } from "./executor_helpers.ts";
 import { cliArgs, denoDir, GRANTS, hostEnv, launcherArgs, REPO, writeFiles } from "./support.ts";
-import { killAll, pgrep, sleep, until } from "./processes.ts";
+import { exitWithin, killAll, pgrep, sleep, until, within } from "./processes.ts";
 import { callTools, startChatServer } from "./agent/chat_server.ts";
 import { openTerminal } from "./terminal.ts";
 import { NO_PTY } from "./security/pty.ts";
@@ -151,13 +151,18 @@ function spawn(args: readonly string[], cwd: string, env: Record<string, string>
   }).spawn();
 }
 
-/** Reads a child's stdout and stderr to their ends, and its status. */
+/** How long a toolgate sent a signal (or its stdin closed) is given to end before the test fails. */
+const END_WAIT_MS = 120_000;
+
+/**
+ * Reads a child's stdout and stderr to their ends, and its status: bounded (`deno test` has no timeout of its
+ * own), a toolgate that does not end is killed and the test fails.
+ */
 async function ended(child: Deno.ChildProcess): Promise<{ code: number; stdout: string; stderr: string }> {
-  const [status, stdout, stderr] = await Promise.all([
-    child.status,
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-  ]);
+  const out = new Response(child.stdout).text();
+  const err = new Response(child.stderr).text();
+  const status = await exitWithin(child, END_WAIT_MS, "toolgate's end");
+  const [stdout, stderr] = await within(Promise.all([out, err]), 30_000, "the end of toolgate's output");
   return { code: status.code, stdout, stderr };
 }
 
@@ -341,7 +346,7 @@ for (const signal of SIGNALS) {
           } else {
             Deno.kill(await mainPid(dir), signal);
           }
-          const status = await terminal.status;
+          const status = await within(terminal.status, END_WAIT_MS, "toolgate's end on its terminal");
           if (signal === "SIGINT") {
             // The first press may already have answered the turn: the loop then asks the model (the script has no
             // more replies, so it fails), or the second press ends it; either way every line is written.
@@ -448,9 +453,9 @@ for (const signal of SIGNALS) {
         );
         const pids = await running(dir, 2);
         child.kill(signal);
-        const { code } = await child.status;
-        await reading;
-        await Promise.all(calls);
+        const { code } = await exitWithin(child, END_WAIT_MS, "serve --http's end");
+        await within(reading, 30_000, "the end of serve's stderr");
+        await within(Promise.all(calls), 60_000, "the calls' end");
         await client.close().catch(() => {});
         assert.equal(code, EXIT[signal], text);
         await assertAudited(audit, pids, KILLED_BY[signal], `serve --http ${signal}`);
@@ -515,10 +520,10 @@ for (const signal of SIGNALS) {
             await until(() => text.includes("signal again to stop them"), "the worker finishing its call");
             await sleep(100);
             child.kill(signal);
-            const { code } = await child.status;
-            await reading;
+            const { code } = await exitWithin(child, END_WAIT_MS, "the worker's end");
+            await within(reading, 30_000, "the end of the worker's stderr");
             assert.equal(code, EXIT[signal], text);
-            await answer.catch(() => undefined);
+            await within(answer.catch(() => undefined), 60_000, "the pool's answer");
             await assertAudited(audit, pids, KILLED_BY[signal], `worker ${signal}`);
           } finally {
             await pool.close();

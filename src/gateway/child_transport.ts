@@ -96,14 +96,15 @@ export class ChildTransport implements Transport {
     await this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
     this.#closed = true;
-    try {
-      await this.#writer?.close();
-    } catch {
+    // The child's stdin closes once what was sent is written; that is not waited for (a child that reads nothing
+    // more would hold it forever): the connection is closed now, and its pending requests are refused.
+    this.#writer?.close().catch(() => {
       // Already broken: the child ended.
-    }
+    });
     this.onclose?.();
+    return Promise.resolve();
   }
 }

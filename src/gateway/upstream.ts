@@ -43,6 +43,18 @@ const SESSION_END_WAIT_MS = 1_000;
 /** How long a stdio server whose stdin was closed is given to end on its own before SIGTERM. */
 export const EOF_WAIT_MS = 500;
 
+/** How long a server's first process is given to be gone after each SIGKILL. */
+const KILL_WAIT_MS = 2_000;
+
+/** How many times SIGKILL is sent to a server's tree before its end reports what it could not end. */
+const KILL_ROUNDS = 3;
+
+/** How long what a server's first process left (its cgroup's processes) is given to be gone once it exited. */
+const SETTLE_WAIT_MS = 10_000;
+
+/** How long a close waits for a start in flight to end what it started (its sandbox's set-up included). */
+const START_END_WAIT_MS = 20_000;
+
 /** A server that cannot be reached: the one line that says why (never a stack trace). */
 export class UpstreamError extends Error {
   /** Whether a later call may find it working (it died, and will be started again). */
@@ -70,6 +82,8 @@ interface Child {
   exited: boolean;
   /** Resolves once nothing of its tree is left (after its first process exited). */
   settled: Promise<void>;
+  /** Its end, once begun (a close and a start closed meanwhile share it): what it could not end, if anything. */
+  ending?: Promise<string | undefined>;
 }
 
 /**
@@ -93,9 +107,13 @@ export class Upstream {
   #closed = false;
   /** A Streamable HTTP server's transport, while connected: its session is ended at close. */
   #http?: StreamableHTTPClientTransport;
+  /** Rejected at close: every wait of a start or a use races it, so that none outlives the close. */
+  readonly #ending = Promise.withResolvers<never>();
 
   constructor(options: UpstreamOptions) {
     this.#options = options;
+    // Rejected on purpose at close; whoever waits on it sees it, nobody need.
+    this.#ending.promise.catch(() => {});
   }
 
   /** The server's name. */
@@ -112,7 +130,13 @@ export class Upstream {
   connect(): Promise<Client> {
     if (this.#closed) return Promise.reject(new UpstreamError("toolgate is ending"));
     if (this.#client !== undefined) return Promise.resolve(this.#client);
-    return this.#connecting ??= this.#start().finally(() => this.#connecting = undefined);
+    // A close rejects the callers at once; the start itself ends what it started once it sees the close.
+    return this.#untilClosed(this.#connecting ??= this.#start().finally(() => this.#connecting = undefined));
+  }
+
+  /** `promise`, or the close's rejection once the upstream is closed, whichever comes first. */
+  #untilClosed<T>(promise: Promise<T>): Promise<T> {
+    return Promise.race([promise, this.#ending.promise]);
   }
 
   /** The server's tools (listed once per connection, and again after it said they changed). */
@@ -123,11 +147,12 @@ export class Upstream {
     let cursor: string | undefined;
     try {
       do {
-        const page = await client.listTools(cursor === undefined ? undefined : { cursor });
+        const page = await this.#untilClosed(client.listTools(cursor === undefined ? undefined : { cursor }));
         tools.push(...page.tools);
         cursor = page.nextCursor;
       } while (cursor !== undefined && tools.length < 10_000);
     } catch (error) {
+      if (this.#closed) throw new UpstreamError("toolgate is ending");
       throw new UpstreamError(`the server did not list its tools: ${oneLine(error)}`, true);
     }
     return this.#tools = tools;
@@ -145,10 +170,10 @@ export class Upstream {
     const client = await this.connect();
     // The calling span's trace context in `params._meta` (MCP semantic conventions): the server's spans join it.
     const meta = options.meta && Object.keys(options.meta).length > 0 ? { _meta: { ...options.meta } } : {};
-    return await client.callTool({ name, arguments: args, ...meta }, undefined, {
+    return await this.#untilClosed(client.callTool({ name, arguments: args, ...meta }, undefined, {
       signal: options.signal,
       timeout: Number.isFinite(options.timeoutMs) ? options.timeoutMs : 2 ** 31 - 1,
-    }) as CallToolResult;
+    })) as CallToolResult;
   }
 
   /** How many decisions the egress proxy made for the running server so far: a mark for {@linkcode refusedSince}. */
@@ -214,8 +239,12 @@ export class Upstream {
       );
       const transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers } });
       try {
-        await client.connect(transport);
+        await this.#untilClosed(client.connect(transport));
       } catch (error) {
+        if (this.#closed) {
+          await settlesWithin(client.close().catch(() => {}), SESSION_END_WAIT_MS);
+          throw new UpstreamError("toolgate is ending");
+        }
         throw new UpstreamError(`the server at ${server.url} cannot be reached: ${oneLine(error)}`, true);
       }
       transport.onclose = () => this.#lost(client);
@@ -235,15 +264,16 @@ export class Upstream {
     });
     const startSec = server.startTimeoutSec ?? START_TIMEOUT_SEC;
     try {
-      await Promise.race([
+      await this.#untilClosed(Promise.race([
         // The SDK's own default is a minute per request: a server that hangs at start is said at once instead.
         client.connect(transport, { timeout: startSec * 1000 }),
         exit.then((status) => {
           throw new Error(`it ended at start (exit ${status.code})`);
         }),
-      ]);
+      ]));
     } catch (error) {
       await this.#end(child);
+      if (this.#closed) throw new UpstreamError("toolgate is ending");
       const what = isRecord(error) && error.code === -32001
         ? `it did not answer initialize within ${startSec} s (its startTimeoutSec)`
         : oneLine(error);
@@ -305,6 +335,11 @@ export class Upstream {
     });
     const launch = await launcher.launch(spec, undefined, credentials);
     if (!launch.ok) throw new UpstreamError(launch.envelope.message.replace(/^The tool/, "The server"));
+    if (this.#closed) {
+      // Closed while its sandbox was being set up: nothing is started.
+      launcher.release(launch);
+      throw new UpstreamError("toolgate is ending");
+    }
     const env: Record<string, string> = { PATH: path };
     if (parent.HOME !== undefined) env.HOME = parent.HOME;
     for (const name of server.profile.env) if (parent[name] !== undefined) env[name] = parent[name];
@@ -370,27 +405,47 @@ export class Upstream {
     }
   }
 
-  /** Ends a child's whole tree: SIGTERM, a grace period, SIGKILL; resolves once it is gone. */
-  async #end(child: Child): Promise<void> {
-    if (child.exited) return await child.settled;
-    await this.#signal(child, "SIGTERM");
-    if (!await settlesWithin(child.process.status, this.#options.graceMs)) {
-      await this.#signal(child, "SIGKILL");
-      await child.process.status;
+  /**
+   * Ends a child's whole tree: SIGTERM, a grace period, SIGKILL (a few rounds); resolves once it is gone, or, each
+   * wait bounded, with what it could not end (a process the kernel has not ended, in an uninterruptible sleep).
+   */
+  #end(child: Child): Promise<string | undefined> {
+    return child.ending ??= this.#endTree(child);
+  }
+
+  async #endTree(child: Child): Promise<string | undefined> {
+    const pid = child.process.pid;
+    if (!child.exited) {
+      await this.#signal(child, "SIGTERM");
+      let gone = await settlesWithin(child.process.status, this.#options.graceMs);
+      for (let round = 0; !gone && round < KILL_ROUNDS; round++) {
+        await this.#signal(child, "SIGKILL");
+        gone = await settlesWithin(child.process.status, KILL_WAIT_MS);
+      }
+      if (!gone) {
+        return `the MCP server ${this.name}'s process ${pid} did not end after SIGKILL (${KILL_ROUNDS} times)`;
+      }
+      // An unconfined server's group may outlive its leader: end what is left of it.
+      if (child.group) await signalGroup(pid, "SIGKILL");
     }
-    // An unconfined server's group may outlive its leader: end what is left of it.
-    if (child.group) await signalGroup(child.process.pid, "SIGKILL");
-    await child.settled;
+    if (!await settlesWithin(child.settled, SETTLE_WAIT_MS)) {
+      return `what the MCP server ${this.name}'s process ${pid} left did not end within ${SETTLE_WAIT_MS} ms`;
+    }
+    return undefined;
   }
 
   /**
    * Ends the server (its whole tree) and closes the connection; later calls are refused. A stdio server is ended
    * as the MCP specification asks: its stdin closed first (so that it reads what was sent last, a cancellation
    * among it, and ends on its own), then SIGTERM when it has not ended within {@linkcode EOF_WAIT_MS}, then
-   * SIGKILL after the grace period.
+   * SIGKILL after the grace period. Every wait is bounded: it resolves with what it could not end, if anything (a
+   * process the kernel has not ended after SIGKILL), else `undefined`. A start in flight and the calls waiting on
+   * it are refused at once.
    */
-  async close(): Promise<void> {
+  async close(): Promise<string | undefined> {
     this.#closed = true;
+    this.#ending.reject(new UpstreamError("toolgate is ending"));
+    const starting = this.#connecting;
     const client = this.#client;
     this.#client = undefined;
     const http = this.#http;
@@ -400,19 +455,18 @@ export class Upstream {
     if (http !== undefined && client !== undefined) {
       await settlesWithin(http.terminateSession().catch(() => {}), SESSION_END_WAIT_MS);
     }
-    try {
-      await client?.close();
-    } catch {
-      // Closing a connection that is gone.
-    }
+    // Closing a connection that is gone rejects; one whose server reads nothing more is not waited for past the
+    // EOF wait (its end below breaks the pipe).
+    if (client !== undefined) await settlesWithin(client.close().catch(() => {}), EOF_WAIT_MS);
+    // A start in flight ends what it started itself once it sees the close (its sandbox may still be set up).
+    if (starting !== undefined) await settlesWithin(starting.catch(() => {}), START_END_WAIT_MS);
     const child = this.#child;
-    if (child !== undefined) {
-      if (!child.exited) {
-        await settlesWithin(child.process.status, Math.min(EOF_WAIT_MS, this.#options.graceMs));
-      }
-      // Also once its first process exited by itself: what it left in its cgroup goes before close resolves.
-      await this.#end(child);
+    if (child === undefined) return undefined;
+    if (!child.exited && child.ending === undefined) {
+      await settlesWithin(child.process.status, Math.min(EOF_WAIT_MS, this.#options.graceMs));
     }
+    // Also once its first process exited by itself: what it left in its cgroup goes before close resolves.
+    return await this.#end(child);
   }
 }
 

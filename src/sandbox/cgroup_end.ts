@@ -13,16 +13,21 @@ import type { TreeEnd } from "../process/tree_end.ts";
 import type { CgroupSupport } from "./cgroups.ts";
 
 /**
- * Signals every process of a call's cgroup (`sh -c SCRIPT sh DIR SIGNAL WAIT`): with `WAIT` = 1, a SIGKILL
+ * Signals every process of a call's cgroup (`sh -c SCRIPT sh DIR SIGNAL WAIT FIRST`), and the call's first process
+ * `FIRST` itself when given: it joins the cgroup only once its shell has set it up, so a signal sent before then
+ * (a call ended at once, under load) would find the cgroup empty and leave it to join and start the tool. With
+ * `WAIT` = 1, a SIGKILL
  * (`cgroup.kill` first where the kernel has it, cgroup v2 from Linux 5.14) is sent again to whatever the cgroup
  * still holds (a process forked meanwhile) until it is empty (`cgroup.events` says `populated 0`, or
  * `cgroup.procs` lists nobody), for a bounded number of rounds (exit 1 then: a process the kernel has not ended
  * yet, in an uninterruptible sleep, is left).
  */
 const KILL_SCRIPT = [
-  "dir=$1 sig=$2 wait=$3",
+  "dir=$1 sig=$2 wait=$3 first=$4",
   // A Ctrl-C on the terminal reaches this shell too: it must not stop halfway.
   "trap '' INT HUP TERM",
+  // The first process, still setting up the cgroup it has not joined yet (or in it already: signalled twice).
+  '[ -z "$first" ] || kill -"$sig" "$first" 2>/dev/null',
   '[ -d "$dir" ] || exit 0',
   '[ "$sig" = KILL ] && [ -e "$dir/cgroup.kill" ] && printf 1 > "$dir/cgroup.kill" 2>/dev/null',
   "n=0",
@@ -60,10 +65,10 @@ const KILL_SCRIPT = [
 export function cgroupTreeEnd(support: CgroupSupport, slot: string): TreeEnd {
   // Every process of the call joined each hierarchy used: one of them names them all.
   const dir = join((support.pids ?? support.memory)!, slot);
-  const run = async (signal: TreeSignal, wait: boolean): Promise<void> => {
+  const run = async (signal: TreeSignal, wait: boolean, first = ""): Promise<void> => {
     try {
       await new Deno.Command(support.shell, {
-        args: ["-c", KILL_SCRIPT, "sh", dir, signal.slice(3), wait ? "1" : "0"],
+        args: ["-c", KILL_SCRIPT, "sh", dir, signal.slice(3), wait ? "1" : "0", first],
         stdin: "null",
         stdout: "null",
         stderr: "null",
@@ -75,7 +80,9 @@ export function cgroupTreeEnd(support: CgroupSupport, slot: string): TreeEnd {
     }
   };
   return {
-    signal: (_pid, signal) => run(signal, signal === "SIGKILL"),
+    // While the first process runs (the caller's contract), its pid is its own: it is signalled too.
+    signal: (pid, signal) => run(signal, signal === "SIGKILL", String(pid)),
+    // Its first process has exited (and been reaped): its pid may be another's now, so only the cgroup is ended.
     settle: () => run("SIGKILL", true),
   };
 }

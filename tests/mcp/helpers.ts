@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { cliArgs, GRANTS, hostEnv, REPO } from "../support.ts";
 import { scratch } from "../executor_helpers.ts";
+import { exitWithin } from "../processes.ts";
 
 /** The fixture manifest. */
 export const MCP_MANIFEST: string = join(REPO, "tests", "fixtures", "mcp", "tools.json");
@@ -172,7 +173,8 @@ export async function spawnHttp(
       } catch {
         // Already gone.
       }
-      const { code } = await child.status;
+      // Bounded (`deno test` has none): a server that does not end is killed and the test fails.
+      const { code } = await exitWithin(child, 60_000, "the server's end after SIGTERM");
       await reading.catch(() => {});
       return code;
     })();

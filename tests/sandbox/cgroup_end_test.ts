@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { cgroupTreeEnd, reapLeftCgroups } from "../../src/sandbox/cgroup_end.ts";
 import type { CgroupSupport } from "../../src/sandbox/cgroups.ts";
 import { hostTest } from "../security/helpers.ts";
-import { pgrep, uniqueSleep, until } from "../processes.ts";
+import { pgrep, uniqueSleep, until, within } from "../processes.ts";
 import { killLeftovers } from "../executor_helpers.ts";
 
 /** A folder for this test's cgroups under a hierarchy's mount, or why there is none writable here. */
@@ -65,6 +65,38 @@ for (const [version, found] of [[2, V2], [1, V1]] as const) {
         if (version === 2) assert.match(await sh('cat "$1/cgroup.events"', dir), /populated 0/);
         assert.deepEqual(await pgrep(`sleep ${seconds}`), []);
         assert.equal((await child.status).signal, "SIGKILL");
+      } finally {
+        killLeftovers(await pgrep(`sleep ${seconds}`));
+        await sh('rmdir "$1" 2>/dev/null; exit 0', dir);
+      }
+    },
+  );
+
+  hostTest(
+    `cgroup end (v${version}): a signal sent before the call's first process joined its cgroup still ends it`,
+    found.missing,
+    async () => {
+      const support: CgroupSupport = { version, pids: found.base, shell: "/bin/sh" };
+      const seconds = uniqueSleep(3700);
+      const dir = `${found.base}/call-${Deno.pid}-3`;
+      try {
+        await sh('mkdir -p "$1"', dir);
+        for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+          // The first process as the cgroup wrapper's shell is before it joins (slow under load): not in the
+          // cgroup yet, it would then join it and become the tool.
+          const child = new Deno.Command("sh", {
+            args: ["-c", 'read -r go; echo $$ > "$1/cgroup.procs" && exec sleep "$2"', "sh", dir, seconds],
+            stdin: "piped",
+            stdout: "null",
+            stderr: "null",
+          }).spawn();
+          await cgroupTreeEnd(support, `call-${Deno.pid}-3`).signal(child.pid, signal);
+          // Before the fix the empty cgroup was all it looked at: the shell waited on, and a close waited forever.
+          const status = await within(child.status, 10_000, `the first process's end after ${signal}`);
+          assert.equal(status.signal, signal);
+          await child.stdin.close().catch(() => {});
+        }
+        assert.deepEqual(await pgrep(`sleep ${seconds}`), []);
       } finally {
         killLeftovers(await pgrep(`sleep ${seconds}`));
         await sh('rmdir "$1" 2>/dev/null; exit 0', dir);

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { denoDir, REPO } from "../support.ts";
-import { pgrep, uniqueSleep, until } from "../processes.ts";
+import { pgrep, uniqueSleep, until, within } from "../processes.ts";
 import { killLeftovers, scratch } from "../executor_helpers.ts";
 import { project } from "../gateway_support.ts";
 import { connectHttp, envelopeOf, type HttpServer, serveArgs, spawnHttp, TOKEN } from "../mcp/helpers.ts";
@@ -262,10 +262,11 @@ hostTest(
         });
       try {
         // Started, its grandchildren running, then ended the way toolgate ends it (stdin closed, SIGTERM, SIGKILL).
+        // Every wait here is bounded (`deno test` has none): a close or a start that hangs fails the test.
         const running = upstream(500);
-        assert.equal((await running.listTools())[0].name, "noop");
+        assert.equal((await within(running.listTools(), 60_000, "the server's tools"))[0].name, "noop");
         await until(async () => (await pgrep(`sleep ${seconds}`)).length === 2, "both grandchildren running");
-        await running.close();
+        assert.equal(await within(running.close(), 60_000, "the running server's end"), undefined);
         assert.deepEqual(
           await named(seconds),
           [],
@@ -276,8 +277,12 @@ hostTest(
           const starting = upstream(0);
           const listed = starting.listTools().catch(() => undefined);
           await until(() => starting.pid !== undefined, "the server's process started", 10_000);
-          await starting.close();
-          await listed;
+          // Nothing it could not end (the close says what), and its start refused once it was closed.
+          assert.equal(
+            await within(starting.close(), 60_000, "the end of a server being started"),
+            undefined,
+          );
+          await within(listed, 10_000, "the refusal of a start that was closed");
           assert.deepEqual(
             await named(seconds),
             [],
