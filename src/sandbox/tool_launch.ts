@@ -294,6 +294,16 @@ export class ToolLauncher {
       const warning = unconfinedWarning("auto", support.reason);
       return await this.#unconfined(tool, own, [warning], [warning]);
     }
+    // The probe tried the filter: where bwrap cannot load it, a confined call is refused before anything starts
+    // (fail closed), unless the person named the degraded mode.
+    if (mode !== "unfiltered" && support.seccomp?.ok === false) {
+      return refused(
+        "unavailable",
+        `The tool cannot start: the sandbox's seccomp filter cannot be loaded on this machine ` +
+          `(${support.seccomp.reason}), and a confined call does not run without it. The user can rerun toolgate ` +
+          `with --sandbox unfiltered (confined, without the filter) or --sandbox off.`,
+      );
+    }
     // bwrap reports a missing program as its own failure; say it the way an unconfined start would.
     const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
