@@ -45,6 +45,11 @@ export interface OutcomeContext {
    * through a secret would leave a fragment that no later redaction recognizes.
    */
   readonly scrub?: (text: string) => string;
+  /**
+   * The tool is toolgate's own (a built-in tool): the denials its failure envelope carries (a path outside the
+   * workspace) are toolgate's decisions and stay; any other tool's are dropped.
+   */
+  readonly ownDenials?: boolean;
   /** The idle limit, when the call had one. */
   readonly idleTimeoutMs?: number;
   /** Set when a person stopped the call (the stop button, an MCP client's cancellation). */
@@ -120,7 +125,7 @@ function fromStdout(stdout: string, tool: string): Envelope {
     });
   }
   const envelope = asEnvelope(parsed.value);
-  // Only toolgate decides a denial: a tool's own `denials` are dropped.
+  // Only toolgate decides a denial: a tool's own `denials` are dropped (a success of a built-in tool has none).
   if (envelope) return withoutDenials({ ...envelope, tool });
   return success(parsed.value, { tool });
 }
@@ -150,7 +155,8 @@ function fromStderr(
   if (parsed.ok) {
     const envelope = asEnvelope(parsed.value);
     if (envelope && !envelope.ok) {
-      return withoutDenials({ ...envelope, ...metadata, tool: context.tool } as FailureEnvelope);
+      const own = { ...envelope, ...metadata, tool: context.tool } as FailureEnvelope;
+      return context.ownDenials === true ? own : withoutDenials(own);
     }
     if (isRecord(parsed.value) && typeof parsed.value.error === "string") {
       const hint = typeof parsed.value.hint === "string" ? parsed.value.hint : undefined;

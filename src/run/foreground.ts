@@ -118,6 +118,7 @@ export async function runForeground(
         killedBy: stoppedByUser(options.signal) ? "user" : undefined,
         shutdown: shutdownCause(options.signal),
         sandbox: launch.view,
+        ownDenials: tool.builtin !== undefined,
       }),
       [...launch.envelopeWarnings, ...refusedRequests(launch)],
     );

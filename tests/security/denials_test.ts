@@ -188,6 +188,24 @@ confinedTest("denials: a helper in a folder the sandbox does not show is a path 
   }]);
 });
 
+confinedTest("denials: a built-in tool refused a path outside the workspace says which, typed", async () => {
+  const workspace = await realTempDir("toolgate_denials_builtin_");
+  const executor = await scriptExecutor(workspace, {}, BELT_MANIFEST);
+  for (const path of ["/etc/passwd", "../outside.txt"]) {
+    const refused = await executor.call("fs_read_file", JSON.stringify({ path }));
+    assert.equal(refused.ok, false, JSON.stringify(refused));
+    assert.deepEqual(
+      refused.denials,
+      [{ kind: "path", target: path, rule: "workspace only" }],
+      JSON.stringify(refused),
+    );
+  }
+  // A file that is simply not there is no denial.
+  const missing = await executor.call("fs_read_file", JSON.stringify({ path: "absent.txt" }));
+  assert.equal(missing.ok, false, JSON.stringify(missing));
+  assert.equal(missing.denials, undefined, JSON.stringify(missing));
+});
+
 Deno.test("denials: a tool's own envelope cannot claim a denial toolgate did not decide", async () => {
   await using work = await tempDir();
   const denials = [{ kind: "host", target: "api.example.com:443", rule: "profile net" }];
