@@ -65,6 +65,9 @@ await loadSchemaEngine();
 export {
   asEnvelope,
   type ContentBlock,
+  type Denial,
+  DENIAL_KINDS,
+  type DenialKind,
   type Envelope,
   failure,
   FAILURE_KINDS,
@@ -82,6 +85,7 @@ export {
   type SuccessOptions,
   successPayload,
   truncateForModel,
+  withDenials,
 } from "./contract.ts";
 export {
   loadManifest,

@@ -78,6 +78,9 @@ Deno.test("mod.ts exports the loader, the executor, the policy, the scheduler, t
     "failureMessage",
     "MODEL_TEXT_LIMIT",
     "truncateForModel",
+    // denials the model can read (issue 41)
+    "DENIAL_KINDS",
+    "withDenials",
   ];
   assert.deepEqual(Object.keys(toolgate).sort(), [...expected].sort());
 });

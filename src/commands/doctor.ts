@@ -40,6 +40,14 @@ function describe(report: SetupReport, version: string): string {
       : `${bwrap.path}, does not work here (${bwrap.reason})`,
   );
   row(
+    "seccomp filter",
+    confinement.seccomp === null
+      ? "not tried (bubblewrap does not work here)"
+      : confinement.seccomp.loads
+      ? "loads (every confined call runs under it)"
+      : `cannot be loaded here (${confinement.seccomp.reason})`,
+  );
+  row(
     "user namespaces",
     confinement.userNamespaces === null ? "unknown" : confinement.userNamespaces ? "yes" : "no",
   );

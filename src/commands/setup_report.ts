@@ -65,6 +65,8 @@ export interface SetupReport {
   readonly confinement: {
     readonly mode: Sourced<SandboxMode>;
     readonly bubblewrap: { readonly path: string | null; readonly works: boolean; readonly reason?: string };
+    /** Whether bubblewrap loaded the seccomp filter in the probe (`null`: not tried, bubblewrap does not work). */
+    readonly seccomp: { readonly loads: boolean; readonly reason?: string } | null;
     readonly userNamespaces: boolean | null;
     readonly cgroups: { readonly version: number; readonly pids: boolean; readonly memory: boolean } | null;
     readonly prlimit: string | null;
@@ -156,6 +158,8 @@ export function profileOutlooks(
       ? ""
       : mode === "unfiltered"
       ? "; no seccomp filter (--sandbox unfiltered)"
+      : support.ok && support.seccomp?.ok === false
+      ? "; its seccomp filter cannot be loaded here: refused unless --sandbox unfiltered"
       : `; ${seccompSummary(profile.net !== false)}`;
     return { profile: profile.name, tools, runs, detail: describeProfile(profile) + filter };
   });
@@ -285,6 +289,17 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
     });
   }
 
+  if (support.ok && support.seccomp?.ok === false && mode.value !== "unfiltered" && mode.value !== "off") {
+    problems.push({
+      problem: `the sandbox's seccomp filter cannot be loaded here (${support.seccomp.reason}): ` +
+        "confined calls are refused before they start",
+      fix:
+        "run with --sandbox unfiltered (confined without the filter, said in each envelope), or use a kernel " +
+        "with seccomp filters (CONFIG_SECCOMP_FILTER)",
+      blocking: false,
+    });
+  }
+
   const servers = manifest.ok && (manifest.manifest.servers ?? []).length > 0
     ? (await import("./server_checks.ts")).serverOutlooks(manifest.manifest.servers, {
       ...input,
@@ -327,6 +342,11 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
         works: support.ok,
         reason: support.ok ? undefined : support.reason,
       },
+      seccomp: !support.ok || support.seccomp === undefined
+        ? null
+        : support.seccomp.ok
+        ? { loads: true }
+        : { loads: false, reason: support.seccomp.reason },
       userNamespaces: support.ok ? support.userns : userNamespacesAllowed(),
       cgroups: cgroups === undefined ? null : {
         version: cgroups.version,

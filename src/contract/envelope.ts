@@ -6,6 +6,7 @@
  */
 import {
   type ContentBlock,
+  type Denial,
   type Envelope,
   FAILURE_KINDS,
   type FailureEnvelope,
@@ -69,6 +70,7 @@ const CONTRACT_KEYS = new Set([
   "warnings",
   "credential",
   "content",
+  "denials",
 ]);
 
 /**
@@ -180,6 +182,50 @@ export function withContent<E extends Envelope>(envelope: E, content: readonly C
   if (content.length === 0) return envelope;
   const previous = Array.isArray(envelope.content) ? envelope.content as ContentBlock[] : [];
   return { ...envelope, content: [...previous, ...content] };
+}
+
+/**
+ * Returns the envelope with `denials` added after any it has, each once (same kind, target and rule); none: as it
+ * is. The only way a denial gets into an envelope: a tool's own `denials` never reach the model (the run's envelope
+ * drops them, see {@linkcode withoutDenials}).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { failure, success, withDenials } from "../contract.ts";
+ * const host = { kind: "host" as const, target: "evil.example:443", rule: "profile net" };
+ * assert.deepEqual(withDenials(success(1), [host, host]).denials, [host]);
+ * assert.equal(withDenials(failure("execution_error", "exit status 1"), [host]).ok, false);
+ * assert.equal(withDenials(success(1), []).denials, undefined);
+ * ```
+ */
+export function withDenials<E extends Envelope>(envelope: E, denials: readonly Denial[]): E {
+  if (denials.length === 0) return envelope;
+  const all = [...(Array.isArray(envelope.denials) ? envelope.denials as Denial[] : [])];
+  for (const denial of denials) {
+    const seen = all.some((d) =>
+      d.kind === denial.kind && d.target === denial.target && d.rule === denial.rule
+    );
+    if (!seen) all.push({ ...denial });
+  }
+  return all.length === (envelope.denials?.length ?? 0) ? envelope : { ...envelope, denials: all };
+}
+
+/**
+ * Returns the envelope without `denials`: for an envelope a tool wrote itself, since only toolgate decides a denial.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { success, withoutDenials } from "../contract.ts";
+ * const forged = { ...success(1), denials: [{ kind: "host" as const, target: "x:1", rule: "profile net" }] };
+ * assert.equal("denials" in withoutDenials(forged), false);
+ * ```
+ */
+export function withoutDenials<E extends Envelope>(envelope: E): E {
+  if (!("denials" in envelope)) return envelope;
+  const { denials: _dropped, ...rest } = envelope;
+  return rest as E;
 }
 
 /**

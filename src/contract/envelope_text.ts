@@ -4,8 +4,14 @@
  *
  * @module
  */
-import { type Envelope, isFailureKind } from "./envelope_types.ts";
-import { failure, success, withWarnings } from "./envelope.ts";
+import {
+  type Denial,
+  DENIAL_KINDS,
+  type DenialKind,
+  type Envelope,
+  isFailureKind,
+} from "./envelope_types.ts";
+import { failure, success, withDenials, withWarnings } from "./envelope.ts";
 import { isRecord } from "./is_record.ts";
 
 /**
@@ -50,23 +56,40 @@ export function asEnvelope(value: unknown): Envelope | undefined {
       tool: typeof value.tool === "string" ? value.tool : undefined,
       warnings,
     });
-    return base;
+    return withDenials(base, denialsIn(value.denials));
   }
   if (!isFailureKind(value.kind) || typeof value.message !== "string") return undefined;
   const { ok: _ok, kind, message, retryable, field, expected, tool, credential, warnings, ...metadata } =
     value;
   // A failure's warnings (why it is not retryable, say) are read back too: they are the model's to see.
-  return withWarnings(
-    failure(kind, message, {
-      retryable: typeof retryable === "boolean" ? retryable : undefined,
-      field: typeof field === "string" ? field : undefined,
-      expected: typeof expected === "string" ? expected : undefined,
-      tool: typeof tool === "string" ? tool : undefined,
-      credential: typeof credential === "string" ? credential : undefined,
-      metadata,
-    }),
-    Array.isArray(warnings) ? warnings.filter((w): w is string => typeof w === "string") : [],
+  return withDenials(
+    withWarnings(
+      failure(kind, message, {
+        retryable: typeof retryable === "boolean" ? retryable : undefined,
+        field: typeof field === "string" ? field : undefined,
+        expected: typeof expected === "string" ? expected : undefined,
+        tool: typeof tool === "string" ? tool : undefined,
+        credential: typeof credential === "string" ? credential : undefined,
+        metadata,
+      }),
+      Array.isArray(warnings) ? warnings.filter((w): w is string => typeof w === "string") : [],
+    ),
+    denialsIn(value.denials),
   );
+}
+
+/** The well-formed denials of an envelope read back (a pool worker's, a serve's); anything else is dropped. */
+function denialsIn(value: unknown): Denial[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((d): d is Denial =>
+    isRecord(d) && DENIAL_KINDS.includes(d.kind as DenialKind) && typeof d.target === "string" &&
+    typeof d.rule === "string" && (d.inferred === undefined || typeof d.inferred === "boolean")
+  ).map((d) => ({
+    kind: d.kind,
+    target: d.target,
+    rule: d.rule,
+    ...(d.inferred === undefined ? {} : { inferred: d.inferred }),
+  }));
 }
 
 const LEGACY_FAILURE_PREFIXES = ["[REJECTED]", "[TIMEOUT]"];

@@ -52,6 +52,22 @@ export const FAILURE_ENVELOPE_SCHEMA: {
     expected: Object.freeze({ type: "string" }),
     tool: Object.freeze({ type: "string" }),
     credential: Object.freeze({ type: "string" }),
+    denials: Object.freeze({
+      type: "array",
+      items: Object.freeze({
+        type: "object",
+        properties: Object.freeze({
+          kind: Object.freeze({
+            type: "string",
+            enum: Object.freeze(["syscall", "path", "host", "credential"]),
+          }),
+          target: Object.freeze({ type: "string" }),
+          rule: Object.freeze({ type: "string" }),
+          inferred: Object.freeze({ type: "boolean" }),
+        }),
+        required: Object.freeze(["kind", "target", "rule"]),
+      }),
+    }),
   }),
   required: Object.freeze(["ok", "kind", "message", "retryable"]),
 });
@@ -98,6 +114,59 @@ export interface SuccessEnvelope {
   readonly warnings?: readonly string[];
   /** MCP content blocks the tool answered (toolgate/1 tools), in their order, beside or instead of `result`. */
   readonly content?: readonly ContentBlock[];
+  /** What toolgate refused the tool while it ran (see {@linkcode Denial}); absent when nothing was. */
+  readonly denials?: readonly Denial[];
+}
+
+/**
+ * What a denial refused: a kernel call the sandbox's seccomp filter refuses (`syscall`), a path the sandbox does not
+ * show (`path`), a host the profile does not list (`host`), a credential's placeholder sent where it may not go
+ * (`credential`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { DENIAL_KINDS, type DenialKind } from "../contract.ts";
+ * const kind: DenialKind = "host";
+ * assert.ok(DENIAL_KINDS.includes(kind));
+ * ```
+ */
+export type DenialKind = "syscall" | "path" | "host" | "credential";
+
+/**
+ * Every {@linkcode DenialKind}, in the order the docs list them.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { DENIAL_KINDS } from "../contract.ts";
+ * assert.deepEqual(DENIAL_KINDS, ["syscall", "path", "host", "credential"]);
+ * ```
+ */
+export const DENIAL_KINDS: readonly DenialKind[] = Object.freeze(["syscall", "path", "host", "credential"]);
+
+/**
+ * One refusal toolgate decided during a call, typed so that a model can tell "not allowed here" from "failed" and
+ * a person can widen the profile knowingly: what kind of thing, which one, and the rule that refused it.
+ * `inferred` marks a denial read from the tool's own words (its stderr) rather than known by toolgate.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { Denial } from "../contract.ts";
+ * const denial: Denial = { kind: "host", target: "evil.example:443", rule: "profile net" };
+ * assert.equal(denial.inferred, undefined);
+ * ```
+ */
+export interface Denial {
+  /** What kind of thing was refused. */
+  readonly kind: DenialKind;
+  /** Which one: a syscall's name, an absolute path, `host:port`. */
+  readonly target: string;
+  /** The rule that refused it: `seccomp: namespaces`, `profile read`, `profile net`, `credential GITHUB_TOKEN`... */
+  readonly rule: string;
+  /** `true` when toolgate read the denial from the tool's stderr (an `EPERM` it reported), not from its own decision. */
+  readonly inferred?: boolean;
 }
 
 /**
@@ -149,6 +218,8 @@ export interface FailureEnvelope {
   readonly credential?: string;
   /** An MCP server's content blocks beside its `isError` answer (see `withContent`). */
   readonly content?: readonly ContentBlock[];
+  /** What toolgate refused the tool while it ran (see {@linkcode Denial}); absent when nothing was. */
+  readonly denials?: readonly Denial[];
   /** Extra facts about the failure: `exit_code`, `signal`, `cancelled`, `timeout_sec`, ... */
   readonly [metadata: string]: unknown;
 }

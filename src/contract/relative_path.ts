@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { invalidArgs } from "./tool_output.ts";
+import { invalidArgs, ToolFailure } from "./tool_output.ts";
 
 /**
  * What every path field expects, for `invalid_args` failures.
@@ -43,15 +43,15 @@ export interface RelativePath {
 export function parseRelative(raw: string, field = "path"): RelativePath {
   if (raw.includes("\0")) throw invalidArgs(field, `${field} contains a NUL byte`, PATH_EXPECTED);
   if (raw.startsWith("/") || raw.startsWith("\\") || /^[A-Za-z]:/.test(raw)) {
-    throw invalidArgs(
+    throw outside(
       field,
+      raw,
       `${field} must be relative to the workspace, got absolute ${JSON.stringify(raw)}`,
-      PATH_EXPECTED,
     );
   }
   const segments = raw.split("/").filter((s) => s !== "" && s !== ".");
   if (segments.includes("..")) {
-    throw invalidArgs(field, `${field} must not contain "..": ${JSON.stringify(raw)}`, PATH_EXPECTED);
+    throw outside(field, raw, `${field} must not contain "..": ${JSON.stringify(raw)}`);
   }
   return {
     rel: segments.length === 0 ? "." : segments.join("/"),
@@ -86,4 +86,13 @@ export function childPath(rel: string, name: string): string {
  */
 export function isWithin(path: string, parent: string): boolean {
   return path === parent || path.startsWith(parent.endsWith("/") ? parent : parent + "/");
+}
+
+/** A path outside the workspace, refused: the failure, with its typed denial (`path`, `workspace only`). */
+function outside(field: string, raw: string, message: string): ToolFailure {
+  return new ToolFailure("invalid_args", message, {
+    field,
+    expected: PATH_EXPECTED,
+    denials: [{ kind: "path", target: raw, rule: "workspace only" }],
+  });
 }

@@ -5,7 +5,15 @@
  *
  * @module
  */
-import { failure, type FailureEnvelope, type FailureKind, serialize, success } from "../contract.ts";
+import {
+  type Denial,
+  failure,
+  type FailureEnvelope,
+  type FailureKind,
+  serialize,
+  success,
+  withDenials,
+} from "../contract.ts";
 
 /** Options of {@linkcode ToolFailure}. */
 export interface ToolFailureOptions {
@@ -17,6 +25,8 @@ export interface ToolFailureOptions {
   retryable?: boolean;
   /** Extra keys (stdout, exit_code, ...); contract keys are never overwritten. */
   metadata?: Record<string, unknown>;
+  /** What the built-in tool refused (a path outside the workspace), typed: kept only for toolgate's own tools. */
+  denials?: readonly Denial[];
 }
 
 /**
@@ -42,7 +52,7 @@ export class ToolFailure extends Error {
 
   /** The failure envelope, built by the contract's constructor. */
   toEnvelope(): FailureEnvelope {
-    return failure(this.kind, this.message, this.options);
+    return withDenials(failure(this.kind, this.message, this.options), this.options.denials ?? []);
   }
 }
 

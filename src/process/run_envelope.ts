@@ -14,6 +14,8 @@ import {
   isRecord,
   success,
   truncateForModel,
+  withDenials,
+  withoutDenials,
   withRetryable,
   withWarnings,
 } from "../contract.ts";
@@ -43,6 +45,11 @@ export interface OutcomeContext {
    * through a secret would leave a fragment that no later redaction recognizes.
    */
   readonly scrub?: (text: string) => string;
+  /**
+   * The tool is toolgate's own (a built-in tool): the denials its failure envelope carries (a path outside the
+   * workspace) are toolgate's decisions and stay; any other tool's are dropped.
+   */
+  readonly ownDenials?: boolean;
   /** The idle limit, when the call had one. */
   readonly idleTimeoutMs?: number;
   /** Set when a person stopped the call (the stop button, an MCP client's cancellation). */
@@ -118,7 +125,8 @@ function fromStdout(stdout: string, tool: string): Envelope {
     });
   }
   const envelope = asEnvelope(parsed.value);
-  if (envelope) return { ...envelope, tool };
+  // Only toolgate decides a denial: a tool's own `denials` are dropped (a success of a built-in tool has none).
+  if (envelope) return withoutDenials({ ...envelope, tool });
   return success(parsed.value, { tool });
 }
 
@@ -133,7 +141,9 @@ function fromStderr(
     // Nothing on stderr, but a failure envelope on stdout: the tool said what went wrong, only in the other place.
     const parsed = parseJson(stdout.trim());
     const envelope = parsed.ok ? asEnvelope(parsed.value) : undefined;
-    if (envelope && !envelope.ok) return { ...envelope, ...metadata, tool: context.tool } as FailureEnvelope;
+    if (envelope && !envelope.ok) {
+      return withoutDenials({ ...envelope, ...metadata, tool: context.tool } as FailureEnvelope);
+    }
   }
   // The error is the whole stderr, or its last line when log lines came first.
   const lastLine = trimmed.slice(trimmed.lastIndexOf("\n") + 1).trim();
@@ -144,7 +154,10 @@ function fromStderr(
     : { ok: false as const };
   if (parsed.ok) {
     const envelope = asEnvelope(parsed.value);
-    if (envelope && !envelope.ok) return { ...envelope, ...metadata, tool: context.tool } as FailureEnvelope;
+    if (envelope && !envelope.ok) {
+      const own = { ...envelope, ...metadata, tool: context.tool } as FailureEnvelope;
+      return context.ownDenials === true ? own : withoutDenials(own);
+    }
     if (isRecord(parsed.value) && typeof parsed.value.error === "string") {
       const hint = typeof parsed.value.hint === "string" ? parsed.value.hint : undefined;
       return failure("execution_error", parsed.value.error, {
@@ -205,7 +218,7 @@ export function notFoundInSandbox(
   const reads = `its profile's read list (now ${JSON.stringify(sandbox.reads)})`;
   if (hidden.length > 0) {
     const folders = [...new Set(hidden.map(readFolderFor))];
-    return failure(
+    const denied = failure(
       "unavailable",
       `The tool cannot run here: it did not find ${hidden.join(", ")}, which its sandbox does not show. ` +
         `The user can add ${folders.join(", ")} to ${reads} and trust the manifest again.`,
@@ -214,6 +227,11 @@ export function notFoundInSandbox(
         retryable: false,
         metadata: { ...metadata, missing: hidden, hint: `add ${folders[0]} to permissions.read` },
       },
+    );
+    // Each path the sandbox hides is a denial of the profile's read list (known: toolgate checked what it shows).
+    return withDenials(
+      denied,
+      hidden.map((path) => ({ kind: "path" as const, target: path, rule: "profile read" })),
     );
   }
   // A shell that found no program by that name at all: no path to add, but no retry helps either.

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Envelope, FailureKind } from "../contract.ts";
+import type { Denial, Envelope, FailureKind } from "../contract.ts";
 import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import type { RunResult } from "../process/runner.ts";
 import type { AuditRecord } from "../state/audit_log.ts";
@@ -80,6 +80,11 @@ function killedBy(envelope: Envelope): "user" | "shutdown" | undefined {
 /** What ended toolgate, for a call its end stopped (`SIGTERM`, `SIGHUP`, `stdin_closed`). */
 function stopSignal(envelope: Envelope): string | undefined {
   return !envelope.ok && typeof envelope.stop_signal === "string" ? envelope.stop_signal : undefined;
+}
+
+/** What toolgate refused the call, as its envelope says (absent when nothing was). */
+function denialsOf(envelope: Envelope): readonly Denial[] | undefined {
+  return envelope.denials && envelope.denials.length > 0 ? envelope.denials : undefined;
 }
 
 function launchFields(launch: LaunchFacts | undefined) {
@@ -155,6 +160,7 @@ export function runRecord(facts: CallFacts, run: RunFacts): AuditRecord {
     profile: run.profile,
     warnings: fields.warnings,
     egress: fields.egress,
+    denials: denialsOf(envelope),
   };
 }
 
@@ -238,7 +244,12 @@ export function jobEndRecord(
   end: {
     readonly argv: readonly string[];
     readonly run: RunResult;
-    readonly job: { readonly id: string; readonly state: string; readonly killedBy?: string };
+    readonly job: {
+      readonly id: string;
+      readonly state: string;
+      readonly killedBy?: string;
+      readonly denials?: readonly Denial[];
+    };
     readonly launch: LaunchFacts;
   },
 ): AuditRecord {
@@ -260,5 +271,6 @@ export function jobEndRecord(
     idle: run.idleTimedOut ? true : undefined,
     sandbox: end.launch.confined ? "bwrap" : "none",
     egress: launchFields(end.launch).egress,
+    denials: job.denials && job.denials.length > 0 ? job.denials : undefined,
   };
 }

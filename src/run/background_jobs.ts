@@ -208,6 +208,7 @@ export class BackgroundJobs {
           tree: launch.tree,
           launcher: this.#context.launcher.groupLauncher(launch),
         },
+        denials: launch.denials,
         onEnd: (ended, run) => {
           release();
           void this.#auditEnd(call, ended, run, launch);

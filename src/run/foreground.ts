@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type Envelope, withWarnings } from "../contract.ts";
+import { type Envelope, withDenials, withWarnings } from "../contract.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 import { protocolEnvelope } from "../process/protocol_envelope.ts";
 import { runProcess, type RunResult } from "../process/runner.ts";
@@ -17,7 +17,7 @@ import { runRecord } from "./audit.ts";
 import type { CallContext } from "./call_context.ts";
 import { callDefaults, processLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
-import { CHILD_SPANS, egressAttributes } from "./tracing.ts";
+import { CHILD_SPANS, denialAttributes, egressAttributes, SPAN_EVENTS } from "./tracing.ts";
 
 const encoder = new TextEncoder();
 
@@ -118,6 +118,7 @@ export async function runForeground(
         killedBy: stoppedByUser(options.signal) ? "user" : undefined,
         shutdown: shutdownCause(options.signal),
         sandbox: launch.view,
+        ownDenials: tool.builtin !== undefined,
       }),
       [...launch.envelopeWarnings, ...refusedRequests(launch)],
     );
@@ -125,6 +126,12 @@ export async function runForeground(
     const failed = failureText(envelope);
     const note = failed === undefined ? undefined : launch.filterNote?.(failed);
     if (note !== undefined) envelope = withWarnings(envelope, [note]);
+    // What toolgate refused the tool, typed: the proxy's refusals, the filter's a failure reports.
+    envelope = withDenials(envelope, launch.denials?.(failed) ?? []);
+    for (const denial of envelope.denials ?? []) {
+      const target = context.secrets.redact(denial.target);
+      options.trace?.event(SPAN_EVENTS.denial, denialAttributes({ ...denial, target }));
+    }
   }
   await context.trail.write({
     ...runRecord(await context.trail.facts(started, tool.name, call.argsText), {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Denial } from "../contract.ts";
 import type { RunResult } from "../process/runner.ts";
 import { type ExecCommand, finishedCommand } from "../contract/exec_args.ts";
 import { JOB_CAPS } from "./job_owners.ts";
@@ -97,6 +98,7 @@ export class Job {
   #result?: RunResult;
   #ended?: number;
   #killedBy?: KilledBy;
+  #denials: readonly Denial[] = [];
 
   /** A job whose process is running (the manager makes them). */
   constructor(
@@ -111,6 +113,8 @@ export class Job {
       result: Promise<RunResult>;
       now: () => number;
       clock: () => Date;
+      /** What toolgate refused the job, told once it ended (a failed job's log tail; `undefined` otherwise). */
+      denials?: (failure: string | undefined) => Denial[];
     },
   ) {
     this.id = init.id;
@@ -127,6 +131,10 @@ export class Job {
       this.#result = result;
       this.#ended = this.#now();
       if (result.timedOut || result.idleTimedOut) this.#killedBy ??= "timeout";
+      // A job that failed may have been refused something: its log's tail is what it said.
+      const failed = result.aborted || result.timedOut || result.idleTimedOut || result.code !== 0;
+      const tail = failed ? this.#log.tail(Number.MAX_SAFE_INTEGER, JOB_DEFAULTS.tailChars) : undefined;
+      this.#denials = init.denials?.(tail) ?? [];
       this.#log.close();
     });
   }
@@ -141,6 +149,11 @@ export class Job {
     const result = this.#result;
     if (result === undefined) return "running";
     return result.aborted || result.timedOut || result.idleTimedOut ? "killed" : "exited";
+  }
+
+  /** What toolgate refused the job (typed denials), known once it has ended; empty while it runs. */
+  get denials(): readonly Denial[] {
+    return this.#denials;
   }
 
   /** The run's outcome once it has ended. */

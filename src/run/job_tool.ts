@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Envelope, failure, success, withTool } from "../contract.ts";
+import { type Envelope, failure, success, withDenials, withTool } from "../contract.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import { ToolFailure } from "../contract/tool_output.ts";
 import { Args, type ArgValues, readArgs } from "../contract/args.ts";
@@ -89,7 +89,10 @@ export async function answerJobCall(
   }
   const tailLines = read.tail_lines;
   const answer = (warnings: string[] = []) =>
-    success(job.snapshot(tailLines), { tool, warnings: [...job.warnings(), ...warnings] });
+    withDenials(
+      success(job.snapshot(tailLines), { tool, warnings: [...job.warnings(), ...warnings] }),
+      job.denials,
+    );
   switch (action) {
     case "poll":
       return answer();

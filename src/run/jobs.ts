@@ -15,7 +15,7 @@
  * @module
  */
 import { join } from "../base/paths.ts";
-import { failure, type FailureEnvelope } from "../contract.ts";
+import { type Denial, failure, type FailureEnvelope } from "../contract.ts";
 import { runProcess, type RunRequest, type RunResult } from "../process/runner.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { ExecCommand } from "../contract/exec_args.ts";
@@ -38,6 +38,8 @@ export interface JobStart {
   >;
   /** Told once when the job has ended (the executor gives back its cgroup slot and writes the audit line). */
   readonly onEnd?: (job: Job, result: RunResult) => void;
+  /** What toolgate refused the job, read once it ended: the launch's (given a failed job's log tail). */
+  readonly denials?: (failure: string | undefined) => Denial[];
 }
 
 /** How a {@linkcode JobManager} keeps its jobs. */
@@ -235,6 +237,7 @@ export class JobManager {
       result,
       now: this.#now,
       clock: this.#options.clock ?? (() => new Date()),
+      denials: start.denials,
     });
     this.#owners.add(job);
     this.#options.onEvent?.(jobEvent("started", job));

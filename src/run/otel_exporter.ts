@@ -174,6 +174,9 @@ export function otelTracing(options: OtelOptions): Tracing {
         const at = atMs ?? Date.now();
         tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, startTime: at }, within).end(at);
       },
+      event(name, attributes) {
+        span.addEvent(name, attributes);
+      },
       arguments(text, redact) {
         if (withArgs) span.setAttribute(GEN_AI_TOOL_CALL_ARGUMENTS, redact(text));
       },

@@ -45,6 +45,12 @@ export async function startNotes(context: CallContext, tools: readonly ToolSpec[
   const processes = tools.filter((tool) => !inProcess(tool));
   if (processes.length === 0) return notes;
   const support = await context.launcher.support();
+  if (support.ok && support.seccomp?.ok === false && mode !== "unfiltered") {
+    notes.push(
+      `the sandbox's seccomp filter cannot be loaded here (${support.seccomp.reason}): confined tools will not ` +
+        "run; pass --sandbox unfiltered to run them confined without it",
+    );
+  }
   if (support.ok) return [...notes, ...limitWarnings(support)];
   if (mode === "require") return notes;
   const loose = processes.filter((tool) => !hasSideEffects(tool.profile)).map((tool) => tool.name);

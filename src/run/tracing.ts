@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { Denial } from "../contract.ts";
 import type { DecideOptions, Policy, Verdict } from "../policy/policy.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 
@@ -95,6 +96,8 @@ export interface TraceSpan {
   child<T>(name: string, work: () => Promise<T>): Promise<T>;
   /** A child span for something that happened at `atMs` (epoch ms) and took no time of its own (an egress decision). */
   mark(name: string, attributes: Readonly<Record<string, string | number | boolean>>, atMs?: number): void;
+  /** An event on this span (a denial), at the time it is told. */
+  event(name: string, attributes: Readonly<Record<string, string | number | boolean>>): void;
   /** The call's arguments, kept only when the user opted in (`TOOLGATE_OTEL_ARGS=1`); `redact` masks secrets. */
   arguments(text: string, redact: (text: string) => string): void;
   /** Ends the span; `errorType` (`error.type`: the failure envelope's kind) marks it failed. */
@@ -147,6 +150,7 @@ const NO_SPAN: TraceSpan = Object.freeze({
   carrier: Object.freeze({}),
   child: <T>(_name: string, work: () => Promise<T>) => work(),
   mark: () => {},
+  event: () => {},
   arguments: () => {},
   end: () => {},
 });
@@ -237,6 +241,37 @@ export function egressAttributes(
     "toolgate.egress.allowed": decision.allowed,
   };
 }
+
+/**
+ * The attributes of a denial's span event (`toolgate.denial`): its kind, target and rule, and whether toolgate read
+ * it from the tool's stderr (`inferred`) rather than decided it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { denialAttributes } from "./tracing.ts";
+ * assert.deepEqual(denialAttributes({ kind: "host", target: "evil.example:443", rule: "profile net" }), {
+ *   "toolgate.denial.kind": "host",
+ *   "toolgate.denial.target": "evil.example:443",
+ *   "toolgate.denial.rule": "profile net",
+ *   "toolgate.denial.inferred": false,
+ * });
+ * ```
+ */
+export function denialAttributes(denial: Denial): Record<string, string | boolean> {
+  return {
+    "toolgate.denial.kind": denial.kind,
+    "toolgate.denial.target": denial.target,
+    "toolgate.denial.rule": denial.rule,
+    "toolgate.denial.inferred": denial.inferred === true,
+  };
+}
+
+/** The names of a tool call span's events. */
+export const SPAN_EVENTS = {
+  /** Something toolgate refused the tool (a host, a path, a kernel call), one event per denial. */
+  denial: "toolgate.denial",
+} as const;
 
 /** The names of a tool call's child spans. */
 export const CHILD_SPANS = {

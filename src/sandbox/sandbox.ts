@@ -15,6 +15,7 @@ import { CGROUP_ENV, type CgroupSupport, detectCgroups, ownCgroups } from "./cgr
 import { readCache, writeCache } from "../state/state_cache.ts";
 import { findProgram } from "../base/find_program.ts";
 import { baseArgs, privateMounts } from "./bwrap_args.ts";
+import { machineArch, seccompFilter } from "./seccomp_filter.ts";
 
 // bwrap's arguments for a call live in bwrap_args.ts; their names stay importable from here.
 export { bwrapArgs, type ConfineRequest } from "./bwrap_args.ts";
@@ -56,6 +57,12 @@ export type SandboxSupport =
     readonly system: readonly SystemEntry[];
     /** Host files and folders that hold secrets, masked inside the sandbox. */
     readonly masks: readonly { readonly path: string; readonly dir: boolean }[];
+    /**
+     * Whether bubblewrap loaded toolgate's seccomp filter here, tried once by the probe (absent: not tried, a
+     * probe of an older format): where it cannot, a confined call is refused before it starts, unless the mode is
+     * `unfiltered`.
+     */
+    readonly seccomp?: SeccompSupport;
   }
   | { readonly ok: false; readonly reason: string };
 
@@ -143,6 +150,41 @@ async function probeRun(
   }
 }
 
+/** Whether the seccomp filter loads here: yes, or no and why (bubblewrap's own words, or no known architecture). */
+export type SeccompSupport = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+
+/**
+ * Runs `true` under bubblewrap with the filter of a profile without network, the program given on bwrap's stdin
+ * (`--seccomp 0`), so that nothing is written: a kernel without seccomp filters, or a bwrap that cannot load one,
+ * says so here rather than at the first confined call.
+ */
+async function probeSeccomp(
+  bwrap: string,
+  support: Extract<SandboxSupport, { ok: true }>,
+): Promise<SeccompSupport> {
+  const arch = machineArch();
+  if (arch === undefined) return { ok: false, reason: `no filter is known for ${Deno.build.arch}` };
+  try {
+    const child = new Deno.Command(bwrap, {
+      args: [...baseArgs(support, false), ...privateMounts(1024 * 1024), "--seccomp", "0", "--", "true"],
+      stdin: "piped",
+      stdout: "null",
+      stderr: "piped",
+      clearEnv: true,
+      env: { PATH: PROBE_PATH },
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(seccompFilter(arch, { network: false })).catch(() => {});
+    await writer.close().catch(() => {});
+    const output = await child.output();
+    if (output.success) return { ok: true };
+    const said = new TextDecoder().decode(output.stderr).trim().split("\n")[0];
+    return { ok: false, reason: said || `bubblewrap exited with ${output.code} loading it` };
+  } catch (error) {
+    return { ok: false, reason: (error as Error).message };
+  }
+}
+
 function ownUid(): number | null {
   try {
     return Deno.uid();
@@ -153,7 +195,8 @@ function ownUid(): number | null {
 
 /**
  * Finds out whether bubblewrap works here with every option toolgate gives it (it needs user namespaces, which
- * some systems refuse), and what else confinement can use: prlimit inside, cgroups outside.
+ * some systems refuse), whether it loads toolgate's seccomp filter, and what else confinement can use: prlimit
+ * inside, cgroups outside.
  *
  * @example
  * ```ts
@@ -190,11 +233,13 @@ export async function probeSandbox(
     run = without;
   }
   const prlimit = findProgram("prlimit", "/usr/bin:/bin");
-  return { ...candidate, prlimit, cgroups: detectCgroups(env) };
+  // The filter is tried once here, so that the mode knows before the first confined call (and doctor can say).
+  const seccomp = await probeSeccomp(bwrap, candidate);
+  return { ...candidate, prlimit, cgroups: detectCgroups(env), seccomp };
 }
 
 /** Bumped when what a probe finds out, or how, changes: older cached probes are then ignored. */
-const PROBE_FORMAT = 1;
+const PROBE_FORMAT = 2;
 /** A cached probe is trusted this long; a kernel or policy change shows within the hour. */
 const PROBE_TTL_MS = 60 * 60 * 1000;
 

@@ -19,12 +19,13 @@ import type { TreeEnd } from "../process/tree_end.ts";
 import { GATE, gateWrapper } from "./gate.ts";
 import { machineArch, seccompFilter } from "./seccomp_filter.ts";
 import { filterRefusalNote } from "./seccomp_notes.ts";
+import { egressDenials, filterDenials } from "./call_denials.ts";
 import { SECCOMP_FD, seccompWrapper, writeSeccompFile } from "./seccomp_file.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
 import type { EgressDecision, EgressProxy } from "./egress_proxy.ts";
 import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
 import { BRIDGE_PORT } from "./net_bridge.ts";
-import { failure, type FailureEnvelope } from "../contract.ts";
+import { type Denial, failure, type FailureEnvelope } from "../contract.ts";
 import { type ControlPlane } from "./control_plane.ts";
 import { escapesBinDir } from "../manifest/bin_listing.ts";
 import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
@@ -119,6 +120,11 @@ export interface Launch {
    * seccomp filter; `undefined` when it does not.
    */
   readonly filterNote?: (failure: string) => string | undefined;
+  /**
+   * A confined call's denials, read once it ended (`call_denials.ts`): the egress proxy's refusals (exact), and,
+   * under the seccomp filter, the filter's refusals its failure text (`message` and stderr) reports (`inferred`).
+   */
+  readonly denials?: (failure: string | undefined) => Denial[];
   /** The call's cgroup slot, given back when it ends. */
   readonly slot?: string;
   /** What the proxy let through or refused, for the audit line. */
@@ -288,6 +294,16 @@ export class ToolLauncher {
       const warning = unconfinedWarning("auto", support.reason);
       return await this.#unconfined(tool, own, [warning], [warning]);
     }
+    // The probe tried the filter: where bwrap cannot load it, a confined call is refused before anything starts
+    // (fail closed), unless the person named the degraded mode.
+    if (mode !== "unfiltered" && support.seccomp?.ok === false) {
+      return refused(
+        "unavailable",
+        `The tool cannot start: the sandbox's seccomp filter cannot be loaded on this machine ` +
+          `(${support.seccomp.reason}), and a confined call does not run without it. The user can rerun toolgate ` +
+          `with --sandbox unfiltered (confined, without the filter) or --sandbox off.`,
+      );
+    }
     // bwrap reports a missing program as its own failure; say it the way an unconfined start would.
     const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
@@ -388,6 +404,12 @@ export class ToolLauncher {
       envelopeWarnings: [],
       auditWarnings: [],
       filterNote: filterRefusalNote,
+      denials: (failure: string | undefined) => [
+        ...egressDenials(egress),
+        ...(failure === undefined || mode === "unfiltered"
+          ? []
+          : filterDenials(failure, tool.profile.net !== false)),
+      ],
       unregister,
       egress,
       slot,

@@ -24,6 +24,11 @@ export interface ReceivedSpan {
   /** When it started and ended, in ms since the epoch. */
   readonly startMs: number;
   readonly endMs: number;
+  /** The span's events (a denial), each with its name and attributes. */
+  readonly events: readonly {
+    readonly name: string;
+    readonly attributes: Readonly<Record<string, PlainValue>>;
+  }[];
 }
 
 /** The receiver: where to point `OTEL_EXPORTER_OTLP_ENDPOINT`, what it got, and how to wait for it. */
@@ -61,6 +66,7 @@ interface DecodedRequest {
         status?: { code?: number | null } | null;
         startTimeUnixNano?: number | { toNumber(): number } | null;
         endTimeUnixNano?: number | { toNumber(): number } | null;
+        events?: { name?: string | null; attributes?: KeyValue[] | null }[] | null;
       }[] | null;
     }[] | null;
   }[] | null;
@@ -134,6 +140,10 @@ export function decodeSpans(body: Uint8Array): ReceivedSpan[] {
           status: span.status?.code ?? 0,
           startMs: millis(span.startTimeUnixNano),
           endMs: millis(span.endTimeUnixNano),
+          events: (span.events ?? []).map((e) => ({
+            name: e.name ?? "",
+            attributes: attributesOf(e.attributes),
+          })),
         });
       }
     }
