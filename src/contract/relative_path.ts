@@ -35,9 +35,10 @@ export interface RelativePath {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseRelative } from "./relative_path.ts";
- * parseRelative("./notes//today.md").rel; // "notes/today.md"
- * parseRelative("notes/").namesDirectory; // true
+ * assert.equal(parseRelative("./notes//today.md").rel, "notes/today.md");
+ * assert.ok(parseRelative("notes/").namesDirectory);
  * ```
  */
 export function parseRelative(raw: string, field = "path"): RelativePath {
@@ -65,9 +66,10 @@ export function parseRelative(raw: string, field = "path"): RelativePath {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { childPath } from "./relative_path.ts";
- * childPath(".", "a.ts"); // "a.ts"
- * childPath("src", "a.ts"); // "src/a.ts"
+ * assert.equal(childPath(".", "a.ts"), "a.ts");
+ * assert.equal(childPath("src", "a.ts"), "src/a.ts");
  * ```
  */
 export function childPath(rel: string, name: string): string {
@@ -79,9 +81,10 @@ export function childPath(rel: string, name: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isWithin } from "./relative_path.ts";
- * isWithin("/a/b/c", "/a/b"); // true
- * isWithin("/a/bc", "/a/b"); // false
+ * assert.ok(isWithin("/a/b/c", "/a/b"));
+ * assert.equal(isWithin("/a/bc", "/a/b"), false);
  * ```
  */
 export function isWithin(path: string, parent: string): boolean {

@@ -69,8 +69,9 @@ export const AUDIT_KEY_BYTES = 32;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditFileFor } from "./audit_log.ts";
- * auditFileFor("/logs", new Date("2026-03-01T00:30:00+02:00")); // "/logs/20260228.log"
+ * assert.equal(auditFileFor("/logs", new Date("2026-03-01T00:30:00+02:00")), "/logs/20260228.log");
  * ```
  */
 export function auditFileFor(dir: string, when: Date): string {
@@ -111,8 +112,10 @@ export function prepareAuditDir(dir: string, trusted?: string): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readOrMakeAuditKey } from "./audit_log.ts";
- * const key = readOrMakeAuditKey(`${Deno.makeTempDirSync()}/audit.key`); // 32 bytes
+ * const key = readOrMakeAuditKey(`${Deno.makeTempDirSync()}/audit.key`);
+ * assert.equal(key.length, 32); // bytes
  * ```
  */
 export function readOrMakeAuditKey(path: string): Uint8Array {
@@ -142,8 +145,9 @@ export function loadAuditKey(env: Readonly<Record<string, string>>): Uint8Array 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readAuditKey } from "./audit_log.ts";
- * readAuditKey({ HOME: Deno.makeTempDirSync() }); // undefined: no call was audited yet
+ * assert.equal(readAuditKey({ HOME: Deno.makeTempDirSync() }), undefined); // no call was audited yet
  * ```
  */
 export function readAuditKey(env: Readonly<Record<string, string>>): Uint8Array | undefined {
@@ -189,11 +193,13 @@ export function auditHmacKey(raw: Uint8Array): Promise<CryptoKey> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditHmacKey, checkLineMac, sealLine } from "./audit_log.ts";
  * const key = await auditHmacKey(new Uint8Array(32));
- * const line = await sealLine('{"tool":"t"}', key); // '{"tool":"t","mac":"..."}'
- * await checkLineMac(line, key); // "verified"
- * await checkLineMac(line.replace('"t"', '"u"'), key); // "altered"
+ * const line = await sealLine('{"tool":"t"}', key);
+ * assert.match(line, /^\{"tool":"t","mac":"[0-9a-f]{64}"\}$/);
+ * assert.equal(await checkLineMac(line, key), "verified");
+ * assert.equal(await checkLineMac(line.replace('"t"', '"u"'), key), "altered");
  * ```
  */
 export async function sealLine(json: string, key: CryptoKey): Promise<string> {
@@ -212,8 +218,9 @@ function sealed(json: string, mac: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditHmacKey, checkLineMac } from "./audit_log.ts";
- * await checkLineMac('{"tool":"t"}', await auditHmacKey(new Uint8Array(32))); // "unsigned"
+ * assert.equal(await checkLineMac('{"tool":"t"}', await auditHmacKey(new Uint8Array(32))), "unsigned");
  * ```
  */
 export async function checkLineMac(
@@ -233,6 +240,7 @@ export async function checkLineMac(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AuditLog } from "./audit_log.ts";
  * import { makeRedactor } from "./redact.ts";
  * const audit = new AuditLog({
@@ -241,8 +249,9 @@ export async function checkLineMac(
  *   redact: makeRedactor([]),
  *   onError: console.error,
  * });
- * const facts = await audit.argsFacts('{"path":"a.txt"}'); // { argsBytes: 16, argsHmac: "..." }
- * // await audit.write({ ...record, ...facts });
+ * const facts = await audit.argsFacts('{"path":"a.txt"}');
+ * assert.equal(facts.argsBytes, 16);
+ * assert.match(facts.argsHmac ?? "", /^[0-9a-f]{64}$/);
  * ```
  */
 export class AuditLog {

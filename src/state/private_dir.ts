@@ -21,9 +21,11 @@ let learnedUid: number | null | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ownUid } from "./private_dir.ts";
  * const dir = Deno.makeTempDirSync(); // say ~/.local/state/toolgate, a folder toolgate may write
- * const uid = ownUid(dir); // 1000 for the first user of a Linux machine; null on Windows
+ * const uid = ownUid(dir);
+ * assert.equal(uid, Deno.statSync(dir).uid); // the owner of what this process makes; null on Windows
  * Deno.removeSync(dir);
  * ```
  */
