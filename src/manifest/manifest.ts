@@ -30,9 +30,10 @@ const quote = (value: string): string => JSON.stringify(value);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateManifest } from "./manifest.ts";
  * const result = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
- * result.ok && result.manifest.tools[0].program; // "/srv/tools/bin/t"
+ * assert.equal(result.ok && result.manifest.tools[0].program, "/srv/tools/bin/t");
  * ```
  */
 export function validateManifest(

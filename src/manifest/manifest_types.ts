@@ -16,10 +16,11 @@ import type { ServerSpec } from "./server_spec.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadManifest, type ToolSpec } from "./manifest.ts";
  * const loaded = await loadManifest("tools.json");
  * const tool: ToolSpec | undefined = loaded.ok ? loaded.manifest.byName.get("get_time") : undefined;
- * tool?.program; // "/abs/path/to/tools/bin/get_time"
+ * assert.equal(tool?.program, `${Deno.cwd()}/tools/bin/get_time`); // absolute
  * ```
  */
 export interface ToolSpec {
@@ -188,9 +189,10 @@ export interface ManifestOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { TOOL_NAME_PATTERN } from "./manifest.ts";
- * TOOL_NAME_PATTERN.test("get_time"); // true
- * TOOL_NAME_PATTERN.test("get time"); // false
+ * assert.ok(TOOL_NAME_PATTERN.test("get_time"));
+ * assert.equal(TOOL_NAME_PATTERN.test("get time"), false);
  * ```
  */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -200,8 +202,9 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { STORE_SECRET } from "./manifest.ts";
- * STORE_SECRET; // "store_secret"
+ * assert.equal(STORE_SECRET, "store_secret");
  * ```
  */
 export const STORE_SECRET = "store_secret";

@@ -113,9 +113,10 @@ function unwrapProperties(args: Record<string, unknown>, schema: Schema): Record
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { coerceArguments } from "./preflight.ts";
  * const schema = { type: "object", properties: { n: { type: "integer" }, on: { type: "boolean" } } };
- * coerceArguments({ n: "15", on: "Yes" }, schema); // { n: 15, on: true }
+ * assert.deepEqual(coerceArguments({ n: "15", on: "Yes" }, schema), { n: 15, on: true });
  * ```
  */
 export function coerceArguments(args: Record<string, unknown>, schema: Schema): Record<string, unknown> {

@@ -75,8 +75,9 @@ export interface McpTool {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { EXPORT_FORMATS } from "./tool_definitions.ts";
- * EXPORT_FORMATS.join(", "); // "openai, anthropic, mcp, names"
+ * assert.equal(EXPORT_FORMATS.join(", "), "openai, anthropic, mcp, names");
  * ```
  */
 export const EXPORT_FORMATS = ["openai", "anthropic", "mcp", "names"] as const;
@@ -142,11 +143,12 @@ export function toOpenAI(tool: ToolSpec): OpenAITool {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toAnthropic } from "./tool_definitions.ts";
  * import { validateManifest } from "./manifest.ts";
  * const loaded = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
- * if (loaded.ok) toAnthropic(loaded.manifest.tools[0]);
- * // { name: "t", input_schema: { type: "object", properties: {} } }
+ * assert.ok(loaded.ok);
+ * assert.deepEqual(toAnthropic(loaded.manifest.tools[0]), { name: "t", input_schema: { type: "object", properties: {} } });
  * ```
  */
 export function toAnthropic(tool: ToolSpec): AnthropicTool {
@@ -164,14 +166,15 @@ export function toAnthropic(tool: ToolSpec): AnthropicTool {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toMcp } from "./tool_definitions.ts";
  * import { validateManifest } from "./manifest.ts";
  * const loaded = validateManifest(
  *   { tools: [{ name: "get_time", command: ["./tools/bin/get_time"], readOnly: true, permissions: "none" }] },
  *   "/srv/tools.json",
  * );
- * if (loaded.ok) toMcp(loaded.manifest.tools[0]).annotations;
- * // { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
+ * assert.ok(loaded.ok);
+ * assert.deepEqual(toMcp(loaded.manifest.tools[0]).annotations, { readOnlyHint: true, destructiveHint: false, openWorldHint: false });
  * ```
  */
 export function toMcp(tool: ToolSpec): McpTool {
@@ -201,10 +204,11 @@ const ROOT_KEYS = ["$schema", "$id", "definitions", "$defs"];
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mcpOutputSchema } from "./tool_definitions.ts";
  * const schema = mcpOutputSchema({ type: "object", properties: { n: { type: "integer" } }, required: ["n"] });
- * schema.type; // "object"
- * (schema.anyOf as unknown[]).length; // 2: the declared schema, and a failure envelope
+ * assert.equal(schema.type, "object");
+ * assert.equal((schema.anyOf as unknown[]).length, 2); // the declared schema, and a failure envelope
  * ```
  */
 export function mcpOutputSchema(declared: Readonly<Record<string, unknown>>): Record<string, unknown> {

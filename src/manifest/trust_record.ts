@@ -52,8 +52,9 @@ function asRecord(text: string | undefined, realPath: string): TrustRecord | und
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readTrustRecord } from "./trust_record.ts";
- * readTrustRecord(await Deno.makeTempDir(), "/srv/project/tools.json"); // undefined: never trusted
+ * assert.equal(readTrustRecord(await Deno.makeTempDir(), "/srv/project/tools.json"), undefined); // never trusted
  * ```
  */
 export function readTrustRecord(
@@ -101,8 +102,9 @@ export function writeTrustRecord(stateDir: string, content: ManifestContent, now
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { forgetTrust } from "./trust_record.ts";
- * forgetTrust(await Deno.makeTempDir(), "/srv/project/tools.json"); // false
+ * assert.equal(forgetTrust(await Deno.makeTempDir(), "/srv/project/tools.json"), false);
  * ```
  */
 export function forgetTrust(stateDir: string, realPath: string): boolean {
