@@ -272,9 +272,16 @@ function invalidFromAjv(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { preflight } from "./preflight.ts";
- * // const verdict = preflight(tool, '{"timezone": "UTC"}', executor.schemas);
- * // verdict.ok ? verdict.args : verdict.envelope
+ * import { loadManifest } from "./manifest.ts";
+ * import { SchemaCompiler } from "./schema.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const tool = loaded.manifest.byName.get("get_time")!;
+ * const verdict = preflight(tool, '{"timezone": "UTC"}', new SchemaCompiler());
+ * assert.ok(verdict.ok);
+ * assert.equal(verdict.args.timezone, "UTC");
  * ```
  */
 export function preflight(tool: ToolSpec, argsText: string, schemas: SchemaCompiler): PreflightResult {

@@ -18,8 +18,9 @@ import { visible } from "../base/text.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { RISK_FIELDS } from "./approval_prompt.ts";
- * RISK_FIELDS.includes("argv"); // true
+ * assert.ok(RISK_FIELDS.includes("argv"));
  * ```
  */
 export const RISK_FIELDS: readonly string[] = Object.freeze([
@@ -89,8 +90,9 @@ function units(text: string): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fold } from "./approval_prompt.ts";
- * fold("abcdefgh", 3); // ["abc", "def", "gh"]
+ * assert.deepEqual(fold("abcdefgh", 3), ["abc", "def", "gh"]);
  * ```
  */
 export function fold(text: string, width: number): string[] {

@@ -22,11 +22,11 @@ const ALWAYS = new Set(["a", "always"]);
 /**
  * Reads one line from `stdin` after writing the question.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it reads a line at the terminal.
+ * ```ts ignore
  * import { terminalReadLine } from "./ask.ts";
  * const readLine = terminalReadLine((text) => Deno.stderr.write(new TextEncoder().encode(text)).then(() => {}));
- * // const line = await readLine("Proceed? ");
+ * const line = await readLine("Proceed? ");
  * ```
  */
 export function terminalReadLine(
@@ -70,8 +70,9 @@ function withdrawable<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decided } from "./ask.ts";
- * decided("exec", "yes"); // "toolgate: approved: exec runs this once\n"
+ * assert.equal(decided("exec", "yes"), "toolgate: approved: exec runs this once\n");
  * ```
  */
 export function decided(tool: string, answer: "yes" | "no" | "always", why?: string): string {
