@@ -40,8 +40,9 @@ export function processLimits(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { callDefaults } from "./call_limits.ts";
- * callDefaults({}, { defaultTimeoutSec: 10 }).timeoutSec; // 10
+ * assert.equal(callDefaults({}, { defaultTimeoutSec: 10 }).timeoutSec, 10);
  * ```
  */
 export function callDefaults(

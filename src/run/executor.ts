@@ -102,7 +102,7 @@ export class Executor {
    * adds the exposed, pinned ones to {@linkcode Executor.manifest}. Returns one line per server that could not be
    * listed and per withheld tool, for the person.
    *
-   * @example
+   * @example Not run as a doc test: it starts the manifest's MCP servers.
    * ```ts ignore
    * for (const line of await executor.connectGateway()) console.error(`toolgate: ${line}`);
    * ```
@@ -329,6 +329,7 @@ export class Executor {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Executor } from "./executor.ts";
    * import { Policy } from "../policy/policy.ts";
    * import { loadManifest } from "../manifest/manifest.ts";
@@ -336,7 +337,7 @@ export class Executor {
    * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
    * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
    * const refused = await executor.call("no_such_tool", "{}", { policy: new Policy() });
-   * refused.ok; // false: there is no such tool
+   * assert.equal(refused.ok, false); // there is no such tool
    * ```
    */
   async call(name: string, argsText: string, options: CallOptions = {}): Promise<Envelope> {
@@ -354,13 +355,15 @@ export class Executor {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Executor } from "./executor.ts";
    * import { loadManifest } from "../manifest/manifest.ts";
    * const loaded = await loadManifest("tools.json");
    * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
    * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
    * const prepared = await executor.prepare("exec", '{"argv":["make"],"timeout_ms":600000}');
-   * if (prepared.ok) executor.limits(prepared.call).timeoutSec; // 600
+   * assert.ok(prepared.ok);
+   * assert.equal(executor.limits(prepared.call).timeoutSec, 600);
    * ```
    */
   limits(call: PreparedCall): CallLimits {

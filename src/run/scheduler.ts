@@ -154,9 +154,11 @@ export class Scheduler {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Scheduler } from "./scheduler.ts";
    * const scheduler = new Scheduler();
-   * const answer = await scheduler.run(false, undefined, () => Promise.resolve(42)); // 42
+   * const answer = await scheduler.run(false, undefined, () => Promise.resolve(42));
+   * assert.equal(answer, 42);
    * ```
    */
   async run<T>(
