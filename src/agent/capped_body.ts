@@ -14,8 +14,9 @@ import { after, type CancelTimer } from "../base/timer.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { answerTooLarge } from "./capped_body.ts";
- * answerTooLarge(1024).message; // "the chat endpoint's answer is larger than 1024 bytes (...)"
+ * assert.match(answerTooLarge(1024).message, /^the chat endpoint's answer is larger than 1024 bytes \(raise /);
  * ```
  */
 export function answerTooLarge(maxBytes: number): AgentError {
@@ -30,8 +31,9 @@ export function answerTooLarge(maxBytes: number): AgentError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { declaredLength } from "./capped_body.ts";
- * declaredLength(new Response("hello")); // 0 or 5, as the runtime declares it
+ * assert.equal(declaredLength(new Response("hello")), 0); // or 5, as the runtime declares it
  * ```
  */
 export function declaredLength(response: Response): number {
@@ -84,8 +86,9 @@ const decoder = new TextDecoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readText } from "./capped_body.ts";
- * await readText(new Response("hello"), new AbortController().signal, 3, "cut"); // "hel"
+ * assert.equal(await readText(new Response("hello"), new AbortController().signal, 3, "cut"), "hel");
  * ```
  */
 export async function readText(
