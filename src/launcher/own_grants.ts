@@ -183,9 +183,9 @@ export function derivePermissions(facts: RunFacts): PermissionSet {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toFlags } from "./own_grants.ts";
- * toFlags({ read: ["/srv/p"], write: [], run: [], env: ["PATH"], net: [], sys: [] }, "/srv/p");
- * // ["--no-prompt", "--allow-read=.", "--allow-env=PATH"]
+ * assert.deepEqual(toFlags({ read: ["/srv/p"], write: [], run: [], env: ["PATH"], net: [], sys: [] }, "/srv/p"), ["--no-prompt", "--allow-read=.", "--allow-env=PATH"]);
  * ```
  */
 export function toFlags(set: PermissionSet, relativeTo?: string): string[] {
