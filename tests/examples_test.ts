@@ -10,7 +10,23 @@
 import assert from "node:assert/strict";
 
 /** The folders of `src/` (and `*.ts`, its top-level modules) whose examples are held to no result comment. */
-const DONE = ["base", "contract", "state", "manifest"];
+const DONE = [
+  "base",
+  "contract",
+  "state",
+  "manifest",
+  "policy",
+  "run",
+  "packages",
+  "hosts",
+  "agent",
+  "pool",
+  "console",
+  "launcher",
+  "build",
+  "belt",
+  "ui",
+];
 
 /** One `@example` code block: where it starts and its lines with the JSDoc `*` margin taken off. */
 interface ExampleBlock {
@@ -83,6 +99,14 @@ function resultComments(block: ExampleBlock): string[] {
   return found;
 }
 
+/** A comment that reads as code: a declaration, an `await`, or a call ending in `;`. */
+const CODE_COMMENT = /^\s*\/\/\s*((const|let|var|await|if|for|import)\s|[\w$.]+(\[[^\]]*\])?\(.*\)[^;]*;)/;
+
+/** The lines of an example that are code commented out: the example shows what it cannot run. */
+function commentedOutCode(block: ExampleBlock): string[] {
+  return block.body.filter((line) => CODE_COMMENT.test(line)).map((line) => line.trim());
+}
+
 /** The folder of `src/` a module belongs to, `*.ts` for the top-level ones. */
 function folderOf(file: string): string {
   const parts = file.split("/");
@@ -118,6 +142,15 @@ Deno.test("examples: the scan finds a result left in a comment and passes one as
   assert.deepEqual(scan(' * const url = "http://x//y"; // a URL, not a comment'), []);
   assert.deepEqual(scan(" * assert.equal(seconds(2_500), 2.5); // 2.5 s"), []);
   assert.deepEqual(scan(" * // what follows is a sketch\n * run();"), []);
+  const commented = (body: string) => exampleBlocks("src/x/y.ts", doc(body)).flatMap(commentedOutCode);
+  assert.deepEqual(
+    commented(" * // const verdict = await policy.decide(call);\n * // shut(conn); shut(conn);"),
+    [
+      "// const verdict = await policy.decide(call);",
+      "// shut(conn); shut(conn);",
+    ],
+  );
+  assert.deepEqual(commented(" * // cancelled, or unavailable where it cannot be confined (see f())"), []);
 });
 
 Deno.test("examples: no example in a finished folder of src/ leaves its result in a comment", async () => {
@@ -125,6 +158,13 @@ Deno.test("examples: no example in a finished folder of src/ leaves its result i
     .filter((block) => !block.ignored && DONE.includes(folderOf(block.file)))
     .flatMap((block) => resultComments(block).map((line) => `${block.file}:${block.line}: ${line}`));
   assert.deepEqual(left, [], "assert the result (assert.equal, assert.deepEqual, assert.ok) instead");
+});
+
+Deno.test("examples: no example in a finished folder of src/ is code commented out", async () => {
+  const left = (await allBlocks())
+    .filter((block) => !block.ignored && DONE.includes(folderOf(block.file)))
+    .flatMap((block) => commentedOutCode(block).map((line) => `${block.file}:${block.line}: ${line}`));
+  assert.deepEqual(left, [], "run it and assert what it shows, or mark the example ignore and say why");
 });
 
 Deno.test("examples: an example marked ignore says why", async () => {
