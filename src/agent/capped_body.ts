@@ -33,7 +33,7 @@ export function answerTooLarge(maxBytes: number): AgentError {
  * ```ts
  * import assert from "node:assert/strict";
  * import { declaredLength } from "./capped_body.ts";
- * assert.equal(declaredLength(new Response("hello")), 0); // or 5, as the runtime declares it
+ * assert.ok([0, 5].includes(declaredLength(new Response("hello")))); // as the runtime declares it
  * ```
  */
 export function declaredLength(response: Response): number {
