@@ -47,10 +47,11 @@ export function joined(drained: Drained): () => Uint8Array {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { drain } from "./pipes.ts";
  * const stream = new Blob(["hello"]).stream();
  * const drained = await drain(stream, 3, () => {}, new Promise(() => {}), { reads: 0, onData: () => {} });
- * drained.total; // 5, of which 3 kept
+ * assert.equal(drained.total, 5); // of which 3 kept
  * ```
  */
 export async function drain(
@@ -112,11 +113,12 @@ export async function drain(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { feed } from "./pipes.ts";
  * const { writable, readable } = new TransformStream<Uint8Array, Uint8Array>();
  * const read = new Response(readable).text();
  * await feed(writable, new TextEncoder().encode("{}"));
- * await read; // "{}"
+ * assert.equal(await read, "{}");
  * ```
  */
 export async function feed(
