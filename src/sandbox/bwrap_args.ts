@@ -16,9 +16,9 @@ import type { SandboxSupport } from "./sandbox.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { baseArgs } from "./bwrap_args.ts";
- * baseArgs({ ok: true, bwrap: "/usr/bin/bwrap", userns: false, root: true, system: [], masks: [] }, true);
- * // ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
+ * assert.deepEqual(baseArgs({ ok: true, bwrap: "/usr/bin/bwrap", userns: false, root: true, system: [], masks: [] }, true), ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/"]);
  * ```
  */
 export function baseArgs(support: Extract<SandboxSupport, { ok: true }>, wholeFs: boolean): string[] {
@@ -44,8 +44,9 @@ export function baseArgs(support: Extract<SandboxSupport, { ok: true }>, wholeFs
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { privateMounts } from "./bwrap_args.ts";
- * privateMounts(1024).includes("/tmp"); // true
+ * assert.ok(privateMounts(1024).includes("/tmp"));
  * ```
  */
 export function privateMounts(tmpfsBytes: number): string[] {

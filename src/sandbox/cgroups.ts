@@ -44,8 +44,10 @@ const decoder = new TextDecoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ownCgroups } from "./cgroups.ts";
- * ownCgroups(); // "0::/user.slice/user-1000.slice/session-2.scope\n" (v2)
+ * const cgroups = ownCgroups(); // v2: "0::/user.slice/user-1000.slice/session-2.scope\n"
+ * assert.ok(cgroups === undefined || /^\d+:[^:\n]*:\/.*\n/.test(cgroups));
  * ```
  */
 export function ownCgroups(): string | undefined {
@@ -79,9 +81,10 @@ export interface CgroupPlaces {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cgroupPlaces } from "./cgroups.ts";
- * cgroupPlaces("8:pids:/\n4:memory:/box\n0::/")?.memory; // "/sys/fs/cgroup/memory/box/toolgate"
- * cgroupPlaces("0::/user.slice")?.pids; // "/sys/fs/cgroup/user.slice/toolgate"
+ * assert.equal(cgroupPlaces("8:pids:/\n4:memory:/box\n0::/")?.memory, "/sys/fs/cgroup/memory/box/toolgate");
+ * assert.equal(cgroupPlaces("0::/user.slice")?.pids, "/sys/fs/cgroup/user.slice/toolgate");
  * ```
  */
 export function cgroupPlaces(text: string): CgroupPlaces | undefined {
