@@ -5,18 +5,20 @@
  *
  * @example Run one tool
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Executor, loadManifest, serialize } from "./mod.ts";
  *
  * const loaded = await loadManifest("tools.json");
  * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
  * const executor = new Executor({
  *   manifest: loaded.manifest,
- *   env: { PATH: "/usr/bin:/bin" },
+ *   env: { PATH: "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" }, // HOME: where its state lives
  *   cwd: Deno.cwd(),
  *   auditDir: null,
  * });
  * const envelope = await executor.call("get_time", '{"timezone":"UTC"}');
- * console.log(serialize(envelope)); // {"ok":true,"result":{...},"tool":"get_time"}
+ * assert.ok(envelope.ok, serialize(envelope));
+ * assert.match(serialize(envelope), /^\{"ok":true,"result":\{"timezone":"UTC","iso8601":"[^"]+"\},"tool":"get_time"\}$/);
  * ```
  *
  * @example Calls a model chose: the approval policy decides, as in the agent loop
@@ -33,6 +35,7 @@
  *
  * @example A person's stop: the call's tree ends, and its envelope says `killed_by: "user"`
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Executor, loadManifest, UserStop } from "./mod.ts";
  *
  * const loaded = await loadManifest("tools.json");
@@ -41,7 +44,9 @@
  * const stop = new AbortController();
  * setTimeout(() => stop.abort(new UserStop("the person pressed stop")), 200);
  * const envelope = await executor.call("exec", '{"argv":["sleep","5"]}', { signal: stop.signal });
- * // { ok: false, kind: "execution_error", killed_by: "user", retryable: false, ... } (unavailable where it cannot be confined)
+ * assert.ok(!envelope.ok);
+ * // unavailable where it cannot be confined
+ * assert.ok(envelope.kind === "unavailable" || envelope.killed_by === "user", envelope.message);
  * ```
  *
  * @example Hand the tools to a model API
