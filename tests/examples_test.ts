@@ -106,11 +106,18 @@ function resultComments(block: ExampleBlock): string[] {
 }
 
 /** A comment that reads as code: a declaration, an `await`, or a call ending in `;`. */
-const CODE_COMMENT = /^\s*\/\/\s*((const|let|var|await|if|for|import)\s|[\w$.]+(\[[^\]]*\])?\(.*\)[^;]*;)/;
+const CODE_COMMENT =
+  /^\s*\/\/\s*((const|let|var|await|if|for|import)\s|(new\s+)?[\w$.]+(\[[^\]]*\])?\(.*\)([^;]*;|\s*(->.*)?$))/;
 
-/** The lines of an example that are code commented out: the example shows what it cannot run. */
+/**
+ * The lines of an example that are code commented out (the example shows what it cannot run), or its imports when
+ * it does nothing else.
+ */
 function commentedOutCode(block: ExampleBlock): string[] {
-  return block.body.filter((line) => CODE_COMMENT.test(line)).map((line) => line.trim());
+  const commented = block.body.filter((line) => CODE_COMMENT.test(line)).map((line) => line.trim());
+  const code = block.body.map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("//"));
+  const importsOnly = code.length > 0 && code.every((line) => /^import\s/.test(line));
+  return importsOnly ? [...commented, `${code.join(" ")} (and nothing else)`] : commented;
 }
 
 /** The folder of `src/` a module belongs to, `*.ts` for the top-level ones. */
@@ -157,6 +164,10 @@ Deno.test("examples: the scan finds a result left in a comment and passes one as
     ],
   );
   assert.deepEqual(commented(" * // cancelled, or unavailable where it cannot be confined (see f())"), []);
+  assert.deepEqual(commented(' * import { f } from "./f.ts";\n * // f(x) -> 1'), [
+    "// f(x) -> 1",
+    'import { f } from "./f.ts"; (and nothing else)',
+  ]);
 });
 
 Deno.test("examples: no example in a finished folder of src/ leaves its result in a comment", async () => {

@@ -127,8 +127,15 @@ function schemaOf(tool: ToolSpec): Record<string, unknown> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toOpenAI } from "./tool_definitions.ts";
- * // toOpenAI(tool) -> { type: "function", function: { name: "get_time", parameters: {...} } }
+ * import { loadManifest } from "./manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const definition = toOpenAI(loaded.manifest.byName.get("get_time")!);
+ * assert.equal(definition.type, "function");
+ * assert.equal(definition.function.name, "get_time");
+ * assert.deepEqual(definition.function.parameters?.required, ["timezone"]);
  * ```
  */
 export function toOpenAI(tool: ToolSpec): OpenAITool {

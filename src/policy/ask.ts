@@ -90,10 +90,15 @@ export function decided(tool: string, answer: "yes" | "no" | "always", why?: str
  *
  * @example
  * ```ts
- * import { terminalAsker, terminalReadLine } from "./ask.ts";
- * const write = (text: string) => Deno.stderr.write(new TextEncoder().encode(text)).then(() => {});
- * const ask = terminalAsker(terminalReadLine(write), write);
- * // new Policy({ ask })
+ * import assert from "node:assert/strict";
+ * import { terminalAsker } from "./ask.ts";
+ * const shown: string[] = [];
+ * const write = (text: string) => Promise.resolve(void shown.push(text));
+ * const typed = ["maybe", "a"]; // at a terminal: terminalReadLine(write)
+ * const ask = terminalAsker((prompt) => Promise.resolve(void shown.push(prompt)).then(() => typed.shift() ?? null), write);
+ * const question = { tool: "fs_remove", reason: "it writes files", lines: ["  path: build"] };
+ * assert.equal(await ask(question), "always"); // asked again after the unclear answer; then new Policy({ ask })
+ * assert.ok(shown.join("").includes("Run fs_remove?"));
  * ```
  */
 export function terminalAsker(readLine: ReadLine, tell?: (text: string) => Promise<void>): Ask {

@@ -186,8 +186,17 @@ export class Policy {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Policy } from "./policy.ts";
-   * // new Policy({ yes: true }).approvedWithoutAsking(call); // "yes"
+   * import { Executor } from "../run/executor.ts";
+   * import { loadManifest } from "../manifest/manifest.ts";
+   * const loaded = await loadManifest("tools.json");
+   * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+   * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+   * const prepared = await executor.prepare("fs_remove", '{"path":"build"}');
+   * assert.ok(prepared.ok);
+   * assert.equal(new Policy({ yes: true }).approvedWithoutAsking(prepared.call), "yes");
+   * assert.equal(new Policy({}).approvedWithoutAsking(prepared.call), undefined); // a person is asked
    * ```
    */
   /** An MCP server's tool whose server `--allow-tools` names whole (`mcp__SERVER__*`). */

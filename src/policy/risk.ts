@@ -14,8 +14,20 @@ import { beltReadOnly, beltUrlArgument } from "../manifest/tool_belt.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { assessCall } from "./risk.ts";
- * // assessCall(httpFetchCall) -> { changes: false, egress: true, destination: { host: "example.com", port: "443" } }
+ * import { Executor } from "../run/executor.ts";
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+ * const prepared = await executor.prepare("http_fetch", '{"url":"https://example.com/"}');
+ * assert.ok(prepared.ok);
+ * assert.deepEqual(assessCall(prepared.call), {
+ *   changes: false,
+ *   egress: true,
+ *   destination: { host: "example.com", port: "443" },
+ * });
  * ```
  */
 export interface CallRisk {

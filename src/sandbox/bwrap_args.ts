@@ -123,10 +123,10 @@ function within(path: string, folders: readonly string[]): boolean {
  * the caller starts bwrap with exactly the tool's environment (cleared to the allowlist), which bwrap hands on,
  * so that no secret value ever shows in a process listing.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs a probed bubblewrap and a launch request (tool_launch.ts makes both).
+ * ```ts ignore
  * import { bwrapArgs } from "./bwrap_args.ts";
- * // new Deno.Command(support.bwrap, { args: bwrapArgs(support, request), clearEnv: true, env })
+ * new Deno.Command(support.bwrap, { args: bwrapArgs(support, request), clearEnv: true, env });
  * ```
  */
 export function bwrapArgs(support: Extract<SandboxSupport, { ok: true }>, request: ConfineRequest): string[] {

@@ -264,12 +264,13 @@ export class CgroupSlots {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cgroupWrapper, detectCgroups } from "./cgroups.ts";
  * const support = detectCgroups();
  * if (support) {
  *   const limits = { processes: 64, memoryBytes: 512 << 20, cpuSeconds: 30, fileSizeBytes: 64 << 20 };
  *   const prefix = cgroupWrapper(support, limits, "call-1-1");
- *   // new Deno.Command(prefix[0], { args: [...prefix.slice(1), "/usr/bin/bwrap", ...] })
+ *   assert.ok(prefix.length > 0); // the program follows: new Deno.Command(prefix[0], { args: [...prefix.slice(1), program] })
  * }
  * ```
  */
