@@ -23,6 +23,7 @@
  *
  * @example Calls a model chose: the approval policy decides, as in the agent loop
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Executor, loadManifest, Policy } from "./mod.ts";
  *
  * const loaded = await loadManifest("tools.json");
@@ -30,7 +31,9 @@
  * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: Deno.cwd(), auditDir: null });
  * // Writes, programs and the network need approval: here only fs_write_file, and http_fetch to one host.
  * const policy = new Policy({ allowTools: ["fs_write_file"], approveHosts: [{ host: "api.example.com" }] });
- * const envelope = await executor.call("exec", '{"argv":["true"]}', { policy }); // rejected: nobody approved it
+ * const envelope = await executor.call("exec", '{"argv":["true"]}', { policy });
+ * assert.ok(!envelope.ok); // nobody approved it
+ * assert.equal(envelope.kind, "rejected");
  * ```
  *
  * @example A person's stop: the call's tree ends, and its envelope says `killed_by: "user"`
@@ -51,12 +54,13 @@
  *
  * @example Hand the tools to a model API
  * ```ts
+ * import assert from "node:assert/strict";
  * import { exportTools, loadManifest } from "./mod.ts";
  *
  * const loaded = await loadManifest("tools.json");
- * if (loaded.ok) {
- *   const tools = exportTools(loaded.manifest, "openai"); // or "anthropic", "mcp", "names"
- * }
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const tools = exportTools(loaded.manifest, "openai"); // or "anthropic", "mcp", "names"
+ * assert.equal(tools.length, loaded.manifest.tools.length);
  * ```
  *
  * @module

@@ -47,9 +47,10 @@ export function declaredLength(response: Response): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { byteCap } from "./capped_body.ts";
  * const body = new Response("hello").body!.pipeThrough(byteCap(3));
- * // reading `body` errors: the answer is larger than 3 bytes
+ * await assert.rejects(new Response(body).text(), /larger than 3 bytes/);
  * ```
  */
 export function byteCap(

@@ -66,9 +66,10 @@ export function toStub(tool: ToolSpec): OpenAITool {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { calledTools } from "./lazy_tools.ts";
- * calledTools([{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "t", arguments: "{}" } }] }]);
- * // Set { "t" }
+ * const call = { id: "c", type: "function" as const, function: { name: "t", arguments: "{}" } };
+ * assert.deepEqual(calledTools([{ role: "assistant", content: null, tool_calls: [call] }]), new Set(["t"]));
  * ```
  */
 export function calledTools(messages: readonly ChatMessage[]): Set<string> {

@@ -36,8 +36,11 @@ export class TranscriptError extends Error {
  *
  * @example
  * ```ts
- * import { saveTranscript } from "./transcript.ts";
- * await saveTranscript("/tmp/run.json", [{ role: "user", content: "hi" }], (text) => text);
+ * import assert from "node:assert/strict";
+ * import { loadTranscript, saveTranscript } from "./transcript.ts";
+ * const file = `${await Deno.makeTempDir()}/run.json`;
+ * await saveTranscript(file, [{ role: "user", content: "hi" }], (text) => text);
+ * assert.deepEqual(await loadTranscript(file), [{ role: "user", content: "hi" }]);
  * ```
  */
 export async function saveTranscript(

@@ -94,9 +94,11 @@ export function validateManifest(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadManifest } from "./manifest.ts";
  * const result = await loadManifest("tools.json");
- * if (!result.ok) console.error(result.errors.join("\n"));
+ * assert.ok(result.ok, result.ok ? "" : result.errors.join("\n"));
+ * assert.ok(result.manifest.byName.has("get_time"));
  * ```
  */
 export async function loadManifest(path: string, options: ManifestOptions = {}): Promise<ManifestResult> {

@@ -94,9 +94,11 @@ export interface ToolSpec {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadManifest } from "./manifest.ts";
  * const loaded = await loadManifest("tools.json");
- * if (loaded.ok) console.log(loaded.manifest.tools.map((tool) => tool.name));
+ * assert.ok(loaded.ok);
+ * assert.ok(loaded.manifest.tools.map((tool) => tool.name).includes("get_time"));
  * ```
  */
 export interface Manifest {
@@ -146,8 +148,10 @@ export type ManifestResult =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadManifest } from "./manifest.ts";
- * await loadManifest("tests/fixtures/manifest.json", { allowAbsoluteCommands: true, compileSchemas: true });
+ * const loaded = await loadManifest("tools.json", { allowAbsoluteCommands: true, compileSchemas: true });
+ * assert.ok(loaded.ok);
  * ```
  */
 export interface ManifestOptions {

@@ -235,10 +235,12 @@ export function mcpOutputSchema(declared: Readonly<Record<string, unknown>>): Re
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { exportTools } from "./tool_definitions.ts";
  * import { loadManifest } from "./manifest.ts";
  * const loaded = await loadManifest("tools.json");
- * if (loaded.ok) console.log(exportTools(loaded.manifest, "anthropic"));
+ * assert.ok(loaded.ok);
+ * assert.deepEqual(exportTools(loaded.manifest, "names"), loaded.manifest.tools.map((tool) => tool.name));
  * ```
  */
 export function exportTools(manifest: Manifest, format: ExportFormat): unknown[] {
