@@ -12,9 +12,11 @@ import { invalidArgs } from "./tool_output.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { invalidArgs } from "./tool_output.ts";
  * import { PATH_EXPECTED } from "./relative_path.ts";
- * invalidArgs("path", "path is absolute", PATH_EXPECTED);
+ * const envelope = invalidArgs("path", "path is absolute", PATH_EXPECTED).toEnvelope();
+ * assert.equal(envelope.expected, "a relative path inside the workspace, e.g. src/main.ts");
  * ```
  */
 export const PATH_EXPECTED = "a relative path inside the workspace, e.g. src/main.ts";

@@ -230,9 +230,12 @@ export function mapDeep(value: unknown, map: (text: string) => string): unknown 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scrubbedEvents } from "./tool_protocol.ts";
- * const onEvent = scrubbedEvents((event) => console.log(event), (text) => text.replaceAll("s3cret", "[REDACTED]"));
- * onEvent({ kind: "log", level: "info", message: "token s3cret" }); // logs "token [REDACTED]"
+ * const seen: unknown[] = [];
+ * const onEvent = scrubbedEvents((event) => seen.push(event), (text) => text.replaceAll("s3cret", "[REDACTED]"));
+ * onEvent({ kind: "log", level: "info", message: "token s3cret" });
+ * assert.deepEqual(seen, [{ kind: "log", level: "info", message: "token [REDACTED]" }]);
  * ```
  */
 export function scrubbedEvents(

@@ -78,10 +78,14 @@ export function readTrustRecord(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readManifestContent } from "./trust.ts";
- * import { writeTrustRecord } from "./trust_record.ts";
+ * import { readTrustRecord, writeTrustRecord } from "./trust_record.ts";
  * const content = await readManifestContent("tools.json");
- * if (content) writeTrustRecord(await Deno.makeTempDir(), content, new Date());
+ * assert.ok(content);
+ * const state = await Deno.makeTempDir();
+ * writeTrustRecord(state, content, new Date());
+ * assert.equal(readTrustRecord(state, content.realPath)?.digest, content.digest);
  * ```
  */
 export function writeTrustRecord(stateDir: string, content: ManifestContent, now: Date): TrustRecord {
