@@ -70,7 +70,8 @@ function exampleBlocks(file: string, text: string): ExampleBlock[] {
 }
 
 /** A comment that reads as a value: a literal, a quoted string, a number, true/false, an array or an object. */
-const RESULT = /^\s*(=>\s*)?(true|false|undefined|null|NaN|-?\d[\d_.]*\b|"|'|`|\[|\{|(Set|Map) ?[{(])/;
+const RESULT =
+  /^\s*(=>\s*)?(true|false|undefined|null|NaN|-?\d[\d_.]*\b|"|'|`|\[|\{|(Set|Map|Uint8Array) ?[{([]|e\.g\. )/;
 
 /** The comment of a line of code, found outside its strings, or undefined. */
 function trailingComment(line: string): { code: string; comment: string } | undefined {

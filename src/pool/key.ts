@@ -24,8 +24,11 @@ export const POOL_KEY_HELP =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PoolKeyError } from "./key.ts";
- * new PoolKeyError("the pool key file /srv/pool.key does not exist").message;
+ * const problem = new PoolKeyError("the pool key file /srv/pool.key does not exist");
+ * assert.ok(problem instanceof Error);
+ * assert.equal(problem.message, "the pool key file /srv/pool.key does not exist");
  * ```
  */
 export class PoolKeyError extends Error {

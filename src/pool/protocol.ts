@@ -269,8 +269,9 @@ const decoder = new TextDecoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { encode } from "./protocol.ts";
- * encode({ go: "yes" }); // Uint8Array of '{"go":"yes"}'
+ * assert.equal(new TextDecoder().decode(encode({ go: "yes" })), '{"go":"yes"}');
  * ```
  */
 export function encode(message: unknown): Uint8Array {

@@ -18,8 +18,10 @@ export interface Drained {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { joined } from "./pipes.ts";
- * joined({ chunks: [new Uint8Array([1]), new Uint8Array([2])], kept: 2, total: 2 })(); // Uint8Array [1, 2]
+ * const bytes = joined({ chunks: [new Uint8Array([1]), new Uint8Array([2])], kept: 2, total: 2 })();
+ * assert.deepEqual(bytes, new Uint8Array([1, 2]));
  * ```
  */
 export function joined(drained: Drained): () => Uint8Array {

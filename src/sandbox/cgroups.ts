@@ -157,9 +157,11 @@ function probe(shell: string, dir: string, file: string, version: 1 | 2): boolea
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { detectCgroups } from "./cgroups.ts";
  * const support = detectCgroups(Deno.env.toObject());
- * support?.pids; // e.g. "/sys/fs/cgroup/pids/toolgate" (v1) or "/sys/fs/cgroup/user.slice/.../toolgate" (v2)
+ * // pids: "/sys/fs/cgroup/pids/toolgate" (v1) or "/sys/fs/cgroup/user.slice/.../toolgate" (v2)
+ * assert.ok(support?.pids === undefined || support.pids.startsWith("/sys/fs/cgroup/"));
  * ```
  */
 export function detectCgroups(env: Readonly<Record<string, string>> = {}): CgroupSupport | undefined {
