@@ -87,10 +87,13 @@ export function auditFileFor(dir: string, when: Date): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { prepareAuditDir } from "./audit_log.ts";
  * const home = Deno.makeTempDirSync(); // say /home/me
  * prepareAuditDir(`${home}/.local/state/toolgate/workspaces/p-1/audit`, `${home}/.local/state`);
  * prepareAuditDir(`${home}/logs/toolgate`);
+ * assert.equal(Deno.statSync(`${home}/.local/state/toolgate/workspaces/p-1/audit`).mode! & 0o777, 0o700);
+ * assert.ok(Deno.statSync(`${home}/logs/toolgate`).isDirectory);
  * ```
  */
 export function prepareAuditDir(dir: string, trusted?: string): void {
@@ -128,9 +131,12 @@ export function readOrMakeAuditKey(path: string): Uint8Array {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadAuditKey } from "./audit_log.ts";
  * const home = Deno.makeTempDirSync(); // say /home/me
  * const key = loadAuditKey({ HOME: home }); // from /home/me/.local/state/toolgate/audit.key
+ * assert.equal(key.length, 32);
+ * assert.deepEqual(loadAuditKey({ HOME: home }), key); // the same next time
  * ```
  */
 export function loadAuditKey(env: Readonly<Record<string, string>>): Uint8Array {
@@ -174,8 +180,10 @@ function hex(bytes: ArrayBuffer): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditHmacKey } from "./audit_log.ts";
  * const key = await auditHmacKey(crypto.getRandomValues(new Uint8Array(32)));
+ * assert.equal(key.algorithm.name, "HMAC");
  * ```
  */
 export function auditHmacKey(raw: Uint8Array): Promise<CryptoKey> {

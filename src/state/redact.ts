@@ -332,9 +332,10 @@ export interface Redaction {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { redactionFor } from "./redact.ts";
- * const redaction = redactionFor(Deno.env.toObject(), ["GITHUB_TOKEN"]);
- * console.error(redaction.redact("a line that may hold a secret"));
+ * const redaction = redactionFor({ GITHUB_TOKEN: "ghp_example123" }, ["GITHUB_TOKEN"]);
+ * assert.equal(redaction.redact("token ghp_example123"), "token [REDACTED]");
  * ```
  */
 export function redactionFor(
