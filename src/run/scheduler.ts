@@ -83,9 +83,11 @@ interface Waiter {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Scheduler } from "./scheduler.ts";
  * const scheduler = new Scheduler({ maxInFlight: 4 });
  * const release = await scheduler.acquire(true);
+ * assert.equal(typeof release, "function"); // a slot was free
  * try {
  *   // run a call of a concurrent tool
  * } finally {
