@@ -157,9 +157,10 @@ async function grantsAcceptable(locked: boolean, io: Io): Promise<boolean> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { run } from "./main.ts";
  * import { processIo } from "./commands/process_io.ts";
- * const code = await run(["validate", "--tools", "tools.json"], processIo());
+ * assert.equal(await run(["validate", "--tools", "tools.json"], processIo()), 0);
  * ```
  */
 export async function run(argv: readonly string[], io: Io): Promise<number> {

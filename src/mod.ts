@@ -5,22 +5,25 @@
  *
  * @example Run one tool
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Executor, loadManifest, serialize } from "./mod.ts";
  *
  * const loaded = await loadManifest("tools.json");
  * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
  * const executor = new Executor({
  *   manifest: loaded.manifest,
- *   env: { PATH: "/usr/bin:/bin" },
+ *   env: { PATH: "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" }, // HOME: where its state lives
  *   cwd: Deno.cwd(),
  *   auditDir: null,
  * });
  * const envelope = await executor.call("get_time", '{"timezone":"UTC"}');
- * console.log(serialize(envelope)); // {"ok":true,"result":{...},"tool":"get_time"}
+ * assert.ok(envelope.ok, serialize(envelope));
+ * assert.match(serialize(envelope), /^\{"ok":true,"result":\{"timezone":"UTC","iso8601":"[^"]+"\},"tool":"get_time"\}$/);
  * ```
  *
  * @example Calls a model chose: the approval policy decides, as in the agent loop
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Executor, loadManifest, Policy } from "./mod.ts";
  *
  * const loaded = await loadManifest("tools.json");
@@ -28,11 +31,14 @@
  * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: Deno.cwd(), auditDir: null });
  * // Writes, programs and the network need approval: here only fs_write_file, and http_fetch to one host.
  * const policy = new Policy({ allowTools: ["fs_write_file"], approveHosts: [{ host: "api.example.com" }] });
- * const envelope = await executor.call("exec", '{"argv":["true"]}', { policy }); // rejected: nobody approved it
+ * const envelope = await executor.call("exec", '{"argv":["true"]}', { policy });
+ * assert.ok(!envelope.ok); // nobody approved it
+ * assert.equal(envelope.kind, "rejected");
  * ```
  *
  * @example A person's stop: the call's tree ends, and its envelope says `killed_by: "user"`
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Executor, loadManifest, UserStop } from "./mod.ts";
  *
  * const loaded = await loadManifest("tools.json");
@@ -41,17 +47,20 @@
  * const stop = new AbortController();
  * setTimeout(() => stop.abort(new UserStop("the person pressed stop")), 200);
  * const envelope = await executor.call("exec", '{"argv":["sleep","5"]}', { signal: stop.signal });
- * // { ok: false, kind: "execution_error", killed_by: "user", retryable: false, ... } (unavailable where it cannot be confined)
+ * assert.ok(!envelope.ok);
+ * // unavailable where it cannot be confined
+ * assert.ok(envelope.kind === "unavailable" || envelope.killed_by === "user", envelope.message);
  * ```
  *
  * @example Hand the tools to a model API
  * ```ts
+ * import assert from "node:assert/strict";
  * import { exportTools, loadManifest } from "./mod.ts";
  *
  * const loaded = await loadManifest("tools.json");
- * if (loaded.ok) {
- *   const tools = exportTools(loaded.manifest, "openai"); // or "anthropic", "mcp", "names"
- * }
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const tools = exportTools(loaded.manifest, "openai"); // or "anthropic", "mcp", "names"
+ * assert.equal(tools.length, loaded.manifest.tools.length);
  * ```
  *
  * @module

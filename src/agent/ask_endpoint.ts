@@ -17,10 +17,10 @@ export type AskOptions = Pick<LoopOptions, "client" | "notice" | "onText" | "deb
 /**
  * One request of the loop, unstreamed: the endpoint's answer as the assistant's turn.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs a chat endpoint (tests/agent/ runs one).
+ * ```ts ignore
  * import { askOnce } from "./ask_endpoint.ts";
- * // const { turn } = await askOnce(body, { client });
+ * const { turn } = await askOnce(body, { client });
  * ```
  */
 export async function askOnce(
@@ -46,10 +46,10 @@ function refusesStreamOptions(error: unknown): boolean {
  * One request of the loop, streamed: the text passed on as it arrives (`onText`), the turn once it ends. An
  * endpoint that refuses `stream_options` gets the request again without it, and `endpoint` remembers that.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs a streaming chat endpoint (tests/agent/ runs one).
+ * ```ts ignore
  * import { askStreaming } from "./ask_endpoint.ts";
- * // const { turn, printed } = await askStreaming(body, options, { refusesStreamOptions: false });
+ * const { turn, printed } = await askStreaming(body, options, { refusesStreamOptions: false });
  * ```
  */
 export async function askStreaming(

@@ -14,8 +14,9 @@ import { after, type CancelTimer } from "../base/timer.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { answerTooLarge } from "./capped_body.ts";
- * answerTooLarge(1024).message; // "the chat endpoint's answer is larger than 1024 bytes (...)"
+ * assert.match(answerTooLarge(1024).message, /^the chat endpoint's answer is larger than 1024 bytes \(raise /);
  * ```
  */
 export function answerTooLarge(maxBytes: number): AgentError {
@@ -30,8 +31,9 @@ export function answerTooLarge(maxBytes: number): AgentError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { declaredLength } from "./capped_body.ts";
- * declaredLength(new Response("hello")); // 0 or 5, as the runtime declares it
+ * assert.ok([0, 5].includes(declaredLength(new Response("hello")))); // as the runtime declares it
  * ```
  */
 export function declaredLength(response: Response): number {
@@ -45,9 +47,10 @@ export function declaredLength(response: Response): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { byteCap } from "./capped_body.ts";
  * const body = new Response("hello").body!.pipeThrough(byteCap(3));
- * // reading `body` errors: the answer is larger than 3 bytes
+ * await assert.rejects(new Response(body).text(), /larger than 3 bytes/);
  * ```
  */
 export function byteCap(
@@ -84,8 +87,9 @@ const decoder = new TextDecoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readText } from "./capped_body.ts";
- * await readText(new Response("hello"), new AbortController().signal, 3, "cut"); // "hel"
+ * assert.equal(await readText(new Response("hello"), new AbortController().signal, 3, "cut"), "hel");
  * ```
  */
 export async function readText(

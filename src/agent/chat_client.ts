@@ -80,9 +80,10 @@ const RETRYABLE_STATUS = (status: number) => status === 429 || (status >= 500 &&
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseRetryAfter } from "./chat_client.ts";
- * parseRetryAfter("2", 0); // 2000
- * parseRetryAfter("Thu, 01 Jan 1970 00:00:05 GMT", 1000); // 4000
+ * assert.equal(parseRetryAfter("2", 0), 2000);
+ * assert.equal(parseRetryAfter("Thu, 01 Jan 1970 00:00:05 GMT", 1000), 4000);
  * ```
  */
 export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
@@ -99,9 +100,11 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { backoffMs } from "./chat_client.ts";
- * backoffMs(0, () => 0); // 250
- * backoffMs(1, () => 0.999) < 1000; // true
+ * assert.equal(backoffMs(0, () => 0), 250);
+ * assert.equal(backoffMs(1, () => 0), 500);
+ * assert.equal(backoffMs(1, () => 0.999), 1000); // at most the ceiling, 2 ** retry * 500 ms
  * ```
  */
 export function backoffMs(retry: number, random: () => number): number {
@@ -118,9 +121,17 @@ function isPermissionError(error: unknown): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ChatClient } from "./chat_client.ts";
- * const client = new ChatClient({ baseUrl: "http://127.0.0.1:8080/v1", timeoutMs: 90_000, retries: 2 });
- * // const body = await client.complete({ model: "m", messages: [{ role: "user", content: "hi" }] });
+ * const answer = { choices: [{ message: { role: "assistant", content: "hello" } }] };
+ * const client = new ChatClient({
+ *   baseUrl: "http://127.0.0.1:8080/v1/",
+ *   timeoutMs: 90_000,
+ *   retries: 2,
+ *   fetch: () => Promise.resolve(Response.json(answer)), // stands in for the endpoint
+ * });
+ * assert.equal(client.url, "http://127.0.0.1:8080/v1/chat/completions");
+ * assert.deepEqual(await client.complete({ model: "m", messages: [{ role: "user", content: "hi" }] }), answer);
  * ```
  */
 export class ChatClient {

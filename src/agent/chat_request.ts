@@ -18,9 +18,17 @@ import type { LoopSecrets } from "./credential_heal.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { chatRequest } from "./chat_request.ts";
- * // chatRequest(executor, messages, { model: "gpt-4o-mini" })
- * // { model: "gpt-4o-mini", messages, tools: [...], tool_choice: "auto" }
+ * import { Executor } from "../run/executor.ts";
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+ * const request = chatRequest(executor, [{ role: "user", content: "What time is it?" }], { model: "gpt-4o-mini" });
+ * assert.equal(request.model, "gpt-4o-mini");
+ * assert.equal(request.tool_choice, "auto");
+ * assert.equal((request.tools as unknown[]).length, executor.manifest.tools.length); // one definition a tool
  * ```
  */
 export function chatRequest(

@@ -35,9 +35,17 @@ const REFUSED_CREDENTIAL =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { failure } from "../contract.ts";
+ * import { validateManifest } from "../manifest/manifest.ts";
  * import { credentialOf } from "./credential_heal.ts";
- * // credentialOf(failure("execution_error", "HTTP 401 Unauthorized"), toolDeclaring(["GITHUB_TOKEN"])); // "GITHUB_TOKEN"
+ * const loaded = validateManifest(
+ *   { tools: [{ name: "gh_issues", command: ["./tools/bin/gh_issues"], secrets: ["GITHUB_TOKEN"] }] },
+ *   "/srv/tools.json",
+ * );
+ * assert.ok(loaded.ok);
+ * const tool = loaded.manifest.tools[0];
+ * assert.equal(credentialOf(failure("execution_error", "HTTP 401 Unauthorized"), tool), "GITHUB_TOKEN");
  * ```
  */
 export function credentialOf(envelope: Envelope, tool: ToolSpec | undefined): string | undefined {
@@ -59,10 +67,12 @@ export function credentialOf(envelope: Envelope, tool: ToolSpec | undefined): st
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { CredentialHeal } from "./credential_heal.ts";
- * const heal = new CredentialHeal();
- * // envelope = heal.annotate(envelope, tool); // a credential failure learns what to do
- * // heal.admit("GITHUB_TOKEN"); // undefined twice, then a user_denied envelope
+ * const heal = new CredentialHeal(); // heal.annotate(envelope, tool): a credential failure learns what to do
+ * assert.equal(heal.admit("GITHUB_TOKEN"), undefined); // the person may be asked
+ * assert.equal(heal.admit("GITHUB_TOKEN"), undefined); // once more
+ * assert.equal(heal.admit("GITHUB_TOKEN")?.kind, "user_denied"); // and no further
  * ```
  */
 export class CredentialHeal {
@@ -138,10 +148,10 @@ export interface LoopSecrets {
 /**
  * Answers the loop's `store_secret` call within the turn's cap.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs an executor and a person to ask.
+ * ```ts ignore
  * import { answerSecretCall, CredentialHeal } from "./credential_heal.ts";
- * // await answerSecretCall(call.function.arguments, executor, { heal: new CredentialHeal(), nobodyToAsk: "no terminal" });
+ * await answerSecretCall(call.function.arguments, executor, { heal: new CredentialHeal(), nobodyToAsk: "no terminal" });
  * ```
  */
 export function answerSecretCall(

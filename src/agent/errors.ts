@@ -5,9 +5,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AgentError } from "./errors.ts";
  * const error = new AgentError("the chat endpoint answered 401 Unauthorized: bad key");
- * error instanceof Error; // true
+ * assert.ok(error instanceof Error);
  * ```
  */
 export class AgentError extends Error {

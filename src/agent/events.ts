@@ -102,8 +102,9 @@ export type EventSink = (event: AgentEvent) => Promise<void>;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { asciiJsonLine } from "./events.ts";
- * asciiJsonLine({ text: "é\u202e" }); // '{"text":"\\u00e9\\u202e"}\n'
+ * assert.equal(asciiJsonLine({ text: "é\u202e" }), '{"text":"\\u00e9\\u202e"}\n');
  * ```
  */
 export function asciiJsonLine(value: unknown): string {
@@ -118,11 +119,12 @@ export function asciiJsonLine(value: unknown): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { jsonlSink } from "./events.ts";
  * const lines: string[] = [];
  * const sink = jsonlSink(async (line) => void lines.push(line), (text) => text.replaceAll("sk-1", "[REDACTED]"));
  * await sink({ type: "error", reason: "endpoint", message: "bad key sk-1" });
- * lines[0]; // '{"type":"error","reason":"endpoint","message":"bad key [REDACTED]"}\n'
+ * assert.equal(lines[0], '{"type":"error","reason":"endpoint","message":"bad key [REDACTED]"}\n');
  * ```
  */
 export function jsonlSink(

@@ -22,9 +22,10 @@ export const SUMMARY_LIMIT = 100;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { summaryOf } from "./lazy_tools.ts";
- * summaryOf("Get the current time in an IANA timezone. Returns ISO 8601."); // "Get the current time in an IANA timezone."
- * summaryOf(undefined); // undefined
+ * assert.equal(summaryOf("Get the current time in an IANA timezone. Returns ISO 8601."), "Get the current time in an IANA timezone.");
+ * assert.equal(summaryOf(undefined), undefined);
  * ```
  */
 export function summaryOf(description: string | undefined): string | undefined {
@@ -40,11 +41,12 @@ export function summaryOf(description: string | undefined): string | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateManifest } from "../manifest/manifest.ts";
  * import { toStub } from "./lazy_tools.ts";
  * const loaded = validateManifest({ tools: [{ name: "t", description: "Do it. Carefully.", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
- * if (loaded.ok) toStub(loaded.manifest.tools[0]);
- * // { type: "function", function: { name: "t", description: "Do it.", parameters: { type: "object" } } }
+ * assert.ok(loaded.ok);
+ * assert.deepEqual(toStub(loaded.manifest.tools[0]), { type: "function", function: { name: "t", description: "Do it.", parameters: { type: "object" } } });
  * ```
  */
 export function toStub(tool: ToolSpec): OpenAITool {
@@ -64,9 +66,10 @@ export function toStub(tool: ToolSpec): OpenAITool {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { calledTools } from "./lazy_tools.ts";
- * calledTools([{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "t", arguments: "{}" } }] }]);
- * // Set { "t" }
+ * const call = { id: "c", type: "function" as const, function: { name: "t", arguments: "{}" } };
+ * assert.deepEqual(calledTools([{ role: "assistant", content: null, tool_calls: [call] }]), new Set(["t"]));
  * ```
  */
 export function calledTools(messages: readonly ChatMessage[]): Set<string> {
@@ -91,14 +94,15 @@ export interface DisclosureOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateManifest } from "../manifest/manifest.ts";
  * import { ToolDisclosure } from "./lazy_tools.ts";
  * const loaded = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
  * if (loaded.ok) {
  *   const disclosure = new ToolDisclosure(loaded.manifest, { lazy: true });
- *   disclosure.isStub("t"); // true
- *   disclosure.disclose({ id: "c1", type: "function", function: { name: "t", arguments: "{}" } }).kind; // "invalid_args"
- *   disclosure.isStub("t"); // false: from now on its full definition is sent
+ *   assert.ok(disclosure.isStub("t"));
+ *   assert.equal(disclosure.disclose({ id: "c1", type: "function", function: { name: "t", arguments: "{}" } }).kind, "invalid_args");
+ *   assert.equal(disclosure.isStub("t"), false); // from now on its full definition is sent
  * }
  * ```
  */

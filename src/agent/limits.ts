@@ -24,8 +24,9 @@ export const BASE_URL_VARIABLES: readonly string[] = ["OAI_BASE_URL", "OPENAI_BA
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { endpointFromEnv } from "./limits.ts";
- * endpointFromEnv({ OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" }); // "http://127.0.0.1:8080/v1"
+ * assert.equal(endpointFromEnv({ OPENAI_BASE_URL: "http://127.0.0.1:8080/v1" }), "http://127.0.0.1:8080/v1");
  * ```
  */
 export function endpointFromEnv(env: Readonly<Record<string, string>>): string {

@@ -117,11 +117,11 @@ export type LoopOutcome =
  * Runs the loop on `messages`, appending every assistant and tool message to it (the caller keeps it, to save it
  * even when the loop fails). Throws an `AgentError` when the endpoint fails or answers nonsense.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs an executor, a policy and a chat endpoint (tests/agent/ runs them).
+ * ```ts ignore
  * import { runLoop } from "./loop.ts";
- * // const outcome = await runLoop(messages, { executor, policy: new Policy({ yes: true }), client, model: "m", maxSteps: 8 });
- * // if (outcome.kind === "answer") console.log(outcome.text);
+ * const outcome = await runLoop(messages, { executor, policy: new Policy({ yes: true }), client, model: "m", maxSteps: 8 });
+ * if (outcome.kind === "answer") console.log(outcome.text);
  * ```
  */
 export async function runLoop(messages: ChatMessage[], options: LoopOptions): Promise<LoopOutcome> {
@@ -240,10 +240,10 @@ interface Runnable {
  * Answers one turn's tool calls: checks them in the model's order, runs the approved ones, and returns one tool
  * message per call, in the model's order, each holding its envelope cut to fit.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs an executor, a policy and a model's tool calls.
+ * ```ts ignore
  * import { answerToolCalls } from "./loop.ts";
- * // const toolMessages = await answerToolCalls(assistant.tool_calls, { executor, policy });
+ * const toolMessages = await answerToolCalls(assistant.tool_calls, { executor, policy });
  * ```
  */
 export async function answerToolCalls(
@@ -257,10 +257,10 @@ export async function answerToolCalls(
  * Answers one turn's tool calls as {@linkcode answerToolCalls} does, and gives the user message that carries
  * their images and audio, where `options.media` sends them (it follows the tool messages).
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs an executor, a policy and a model's tool calls.
+ * ```ts ignore
  * import { answerTurn } from "./loop.ts";
- * // const { tools, media } = await answerTurn(assistant.tool_calls, { executor, policy, media });
+ * const { tools, media } = await answerTurn(assistant.tool_calls, { executor, policy, media });
  * ```
  */
 export async function answerTurn(calls: readonly ToolCall[], options: TurnOptions): Promise<TurnAnswers> {

@@ -73,9 +73,9 @@ const quote = (value: string): string => JSON.stringify(value);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkToolCalls } from "./messages.ts";
- * checkToolCalls([{ id: "c1", function: { name: "t", arguments: { a: 1 } } }], "tool_calls", (m) => new Error(m));
- * // [{ id: "c1", type: "function", function: { name: "t", arguments: '{"a":1}' } }]
+ * assert.deepEqual(checkToolCalls([{ id: "c1", function: { name: "t", arguments: { a: 1 } } }], "tool_calls", (m) => new Error(m)), [{ id: "c1", type: "function", function: { name: "t", arguments: '{"a":1}' } }]);
  * ```
  */
 export function checkToolCalls(value: unknown, where: string, fail: (message: string) => Error): ToolCall[] {
@@ -112,8 +112,9 @@ export function checkToolCalls(value: unknown, where: string, fail: (message: st
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { assistantMessage } from "./messages.ts";
- * assistantMessage("hi", []); // { role: "assistant", content: "hi" }
+ * assert.deepEqual(assistantMessage("hi", []), { role: "assistant", content: "hi" });
  * ```
  */
 export function assistantMessage(content: string | null, toolCalls: readonly ToolCall[]): AssistantMessage {
@@ -127,9 +128,10 @@ export function assistantMessage(content: string | null, toolCalls: readonly Too
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { endpointError } from "./messages.ts";
- * endpointError({ error: { message: "model not found" } }); // "model not found"
- * endpointError({ choices: [] }); // undefined
+ * assert.equal(endpointError({ error: { message: "model not found" } }), "model not found");
+ * assert.equal(endpointError({ choices: [] }), undefined);
  * ```
  */
 export function endpointError(value: unknown): string | undefined {
@@ -146,9 +148,9 @@ export function endpointError(value: unknown): string | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseCompletion } from "./messages.ts";
- * parseCompletion({ choices: [{ message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] });
- * // { message: { role: "assistant", content: "hi" }, finishReason: "stop" }
+ * assert.deepEqual(parseCompletion({ choices: [{ message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] }), { message: { role: "assistant", content: "hi" }, finishReason: "stop" });
  * ```
  */
 export function parseCompletion(value: unknown): AssistantTurn {
@@ -180,8 +182,9 @@ export function parseCompletion(value: unknown): AssistantTurn {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkMessages } from "./messages.ts";
- * checkMessages([{ role: "user", content: "hi" }], (m) => new Error(m)); // [{ role: "user", content: "hi" }]
+ * assert.deepEqual(checkMessages([{ role: "user", content: "hi" }], (m) => new Error(m)), [{ role: "user", content: "hi" }]);
  * ```
  */
 export function checkMessages(value: unknown, fail: (message: string) => Error): ChatMessage[] {

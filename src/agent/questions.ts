@@ -35,9 +35,9 @@ export interface AgentQuestionOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { samplingMessages } from "./questions.ts";
- * samplingMessages({ messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 5 });
- * // [{ role: "user", content: "hi" }]
+ * assert.deepEqual(samplingMessages({ messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 5 }), [{ role: "user", content: "hi" }]);
  * ```
  */
 export function samplingMessages(request: SamplingRequest): Record<string, unknown>[] {
@@ -66,10 +66,10 @@ export function samplingMessages(request: SamplingRequest): Record<string, unkno
 /**
  * The loop's question handlers.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs an executor, a terminal and a chat endpoint.
+ * ```ts ignore
  * import { agentQuestions } from "./questions.ts";
- * // executor.run(call, { questions: agentQuestions({ readLine, write, policy, client, model }) });
+ * executor.run(call, { questions: agentQuestions({ readLine, write, policy, client, model }) });
  * ```
  */
 export function agentQuestions(options: AgentQuestionOptions): QuestionHandlers {

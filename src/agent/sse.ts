@@ -33,9 +33,12 @@ export interface SseOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readSse } from "./sse.ts";
  * const body = new Response("data: a\n\ndata: b\n\n").body!;
- * for await (const event of readSse(body)) console.log(event.data); // "a", then "b"
+ * const data: string[] = [];
+ * for await (const event of readSse(body)) data.push(event.data);
+ * assert.deepEqual(data, ["a", "b"]);
  * ```
  */
 export async function* readSse(
@@ -137,11 +140,12 @@ interface PartialCall {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { StreamAssembler } from "./sse.ts";
  * const assembler = new StreamAssembler();
  * assembler.add({ choices: [{ delta: { tool_calls: [{ index: 0, id: "c1", function: { name: "t", arguments: "{\"a\"" } }] } }] });
  * assembler.add({ choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: ":1}" } }] } }] });
- * assembler.finish().message.tool_calls?.[0].function.arguments; // '{"a":1}'
+ * assert.equal(assembler.finish().message.tool_calls?.[0].function.arguments, '{"a":1}');
  * ```
  */
 export class StreamAssembler {
@@ -246,9 +250,10 @@ export interface StreamedTurnOptions extends SseOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readStreamedTurn } from "./sse.ts";
  * const body = new Response('data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n').body!;
- * (await readStreamedTurn(body)).message.content; // "hi"
+ * assert.equal((await readStreamedTurn(body)).message.content, "hi");
  * ```
  */
 export async function readStreamedTurn(

@@ -53,12 +53,13 @@ export interface TurnAnswers {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { success, withContent } from "../contract.ts";
  * import { ModelMedia } from "./tool_media.ts";
  * const media = new ModelMedia({ images: true, audio: false });
  * const envelope = withContent(success(null, { tool: "draw" }), [{ type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }]);
  * const turn = media.answers([{ id: "c1", type: "function", function: { name: "draw", arguments: "{}" } }], [envelope]);
- * turn.media?.content[1]; // { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }
+ * assert.deepEqual(turn.media?.content[1], { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } });
  * ```
  */
 export class ModelMedia {

@@ -27,11 +27,16 @@ import {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { success, withContent } from "../contract.ts";
  * import { forModel } from "./tool_message.ts";
- * const envelope = withContent(success(null, { tool: "draw" }), [{ type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }]);
- * forModel(envelope).content;
- * // [{ type: "image", mimeType: "image/png", left_out: "an image/png image (8 bytes) was not sent: ..." }]
+ * const image = { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" } as const;
+ * const envelope = withContent(success(null, { tool: "draw" }), [image]);
+ * assert.deepEqual(forModel(envelope).content, [{
+ *   type: "image",
+ *   mimeType: "image/png",
+ *   left_out: "an image/png image (8 bytes) was not sent: the chat endpoint takes only text in a tool result",
+ * }]);
  * ```
  */
 export function forModel(
@@ -77,11 +82,12 @@ const FIT_PASSES = 24;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { success } from "../contract.ts";
  * import { toolMessageContent } from "./tool_message.ts";
  * const content = toolMessageContent(success("x".repeat(100_000), { tool: "big" }), 1000);
- * JSON.parse(content).result.kind; // "truncated_output"
- * content.length <= 1000; // true
+ * assert.equal(JSON.parse(content).result.kind, "truncated_output");
+ * assert.ok(content.length <= 1000);
  * ```
  */
 export function toolMessageContent(envelope: Envelope, maxChars: number = MODEL_TEXT_LIMIT): string {

@@ -18,8 +18,9 @@ import { type ChatMessage, checkMessages } from "./messages.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { TranscriptError } from "./transcript.ts";
- * new TranscriptError("--load-messages run.json: no such file").name; // "TranscriptError"
+ * assert.equal(new TranscriptError("--load-messages run.json: no such file").name, "TranscriptError");
  * ```
  */
 export class TranscriptError extends Error {
@@ -35,8 +36,11 @@ export class TranscriptError extends Error {
  *
  * @example
  * ```ts
- * import { saveTranscript } from "./transcript.ts";
- * await saveTranscript("/tmp/run.json", [{ role: "user", content: "hi" }], (text) => text);
+ * import assert from "node:assert/strict";
+ * import { loadTranscript, saveTranscript } from "./transcript.ts";
+ * const file = `${await Deno.makeTempDir()}/run.json`;
+ * await saveTranscript(file, [{ role: "user", content: "hi" }], (text) => text);
+ * assert.deepEqual(await loadTranscript(file), [{ role: "user", content: "hi" }]);
  * ```
  */
 export async function saveTranscript(
@@ -63,9 +67,9 @@ export async function saveTranscript(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { transcriptText } from "./transcript.ts";
- * transcriptText([{ role: "user", content: "key sk-1" }], (text) => text.replace("sk-1", "[REDACTED]"));
- * // '[\n  {\n    "role": "user",\n    "content": "key [REDACTED]"\n  }\n]\n'
+ * assert.equal(transcriptText([{ role: "user", content: "key sk-1" }], (text) => text.replace("sk-1", "[REDACTED]")), '[\n  {\n    "role": "user",\n    "content": "key [REDACTED]"\n  }\n]\n');
  * ```
  */
 export function transcriptText(messages: readonly ChatMessage[], redact: (text: string) => string): string {
@@ -78,9 +82,10 @@ export function transcriptText(messages: readonly ChatMessage[], redact: (text: 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keepTranscript } from "./transcript.ts";
  * const kept = keepTranscript(await Deno.makeTempDir() + "/transcripts", [{ role: "user", content: "hi" }], (t) => t);
- * kept.endsWith(".json"); // true
+ * assert.ok(kept.endsWith(".json"));
  * ```
  */
 export function keepTranscript(
@@ -101,8 +106,11 @@ export function keepTranscript(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadTranscript } from "./transcript.ts";
- * // const messages = await loadTranscript("run.json");
+ * const file = await Deno.makeTempFile({ suffix: ".json" });
+ * await Deno.writeTextFile(file, JSON.stringify({ messages: [{ role: "user", content: "hi" }] }));
+ * assert.deepEqual(await loadTranscript(file), [{ role: "user", content: "hi" }]);
  * ```
  */
 export async function loadTranscript(path: string): Promise<ChatMessage[]> {
@@ -141,9 +149,9 @@ export interface OpeningOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openingMessages } from "./transcript.ts";
- * openingMessages({ defaultSystem: "Be brief.", prompt: "hi" });
- * // [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }]
+ * assert.deepEqual(openingMessages({ defaultSystem: "Be brief.", prompt: "hi" }), [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }]);
  * ```
  */
 export function openingMessages(options: OpeningOptions): ChatMessage[] {

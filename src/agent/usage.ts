@@ -28,10 +28,10 @@ function count(value: unknown): number | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readUsage } from "./usage.ts";
- * readUsage({ usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } });
- * // { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }
- * readUsage({ usage: null }); // undefined
+ * assert.deepEqual(readUsage({ usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } }), { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 });
+ * assert.equal(readUsage({ usage: null }), undefined);
  * ```
  */
 export function readUsage(body: unknown): Usage | undefined {
@@ -67,12 +67,13 @@ export interface UsageTotals extends Usage {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { UsageMeter } from "./usage.ts";
  * const meter = new UsageMeter();
  * meter.add({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 });
  * meter.add(undefined); // an answer without usage
- * meter.totals()?.total_tokens; // 12
- * meter.totals()?.requests; // 2
+ * assert.equal(meter.totals()?.total_tokens, 12);
+ * assert.equal(meter.totals()?.requests, 2);
  * ```
  */
 export class UsageMeter {
@@ -120,9 +121,9 @@ const grouped = (n: number) => n.toLocaleString("en-US");
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { usageLine } from "./usage.ts";
- * usageLine({ prompt_tokens: 1200, completion_tokens: 30, total_tokens: 1230, requests: 2, requests_with_usage: 2 });
- * // "tokens: 1,200 prompt + 30 completion = 1,230 total, over 2 requests"
+ * assert.equal(usageLine({ prompt_tokens: 1200, completion_tokens: 30, total_tokens: 1230, requests: 2, requests_with_usage: 2 }), "tokens: 1,200 prompt + 30 completion = 1,230 total, over 2 requests");
  * ```
  */
 export function usageLine(totals: UsageTotals): string {

@@ -10,8 +10,9 @@ import type { ToolCall } from "./messages.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { watchCall } from "./watch_calls.ts";
- * watchCall(undefined, { id: "1", type: "function", function: { name: "echo", arguments: "{}" } }); // undefined
+ * assert.equal(watchCall(undefined, { id: "1", type: "function", function: { name: "echo", arguments: "{}" } }), undefined);
  * ```
  */
 export function watchCall(
@@ -42,8 +43,9 @@ export interface Watched {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runWatched } from "./watch_calls.ts";
- * await runWatched(undefined, undefined, () => Promise.resolve({ ok: true, result: null })); // { ok: true, result: null }
+ * assert.deepEqual(await runWatched(undefined, undefined, () => Promise.resolve({ ok: true, result: null })), { ok: true, result: null });
  * ```
  */
 export async function runWatched(

@@ -10,8 +10,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ENV_NAME_PATTERN } from "./env_name.ts";
- * ENV_NAME_PATTERN.test("GITHUB_TOKEN"); // true
+ * assert.ok(ENV_NAME_PATTERN.test("GITHUB_TOKEN"));
  * ```
  */
 export const ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;

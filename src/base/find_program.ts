@@ -13,8 +13,9 @@ import { lstatOrUndefined } from "./lstat.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { findProgram } from "./find_program.ts";
- * findProgram("bwrap", "/usr/local/bin:/usr/bin"); // "/usr/bin/bwrap"
+ * assert.equal(findProgram("bwrap", "/usr/local/bin:/usr/bin"), "/usr/bin/bwrap");
  * ```
  */
 export function findProgram(name: string, path: string): string | undefined {

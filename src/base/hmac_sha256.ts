@@ -14,10 +14,10 @@ import { sha256 as nobleSha256 } from "npm:@noble/hashes@2.0.1/sha2.js";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { HmacSha256 } from "./hmac_sha256.ts";
  * const mac = new HmacSha256(new TextEncoder().encode("key"));
- * mac.hex(new TextEncoder().encode("The quick brown fox jumps over the lazy dog"));
- * // "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8"
+ * assert.equal(mac.hex(new TextEncoder().encode("The quick brown fox jumps over the lazy dog")), "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
  * ```
  */
 export class HmacSha256 {
@@ -48,8 +48,9 @@ const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sha256 } from "./hmac_sha256.ts";
- * sha256(new TextEncoder().encode("abc")).length; // 32
+ * assert.equal(sha256(new TextEncoder().encode("abc")).length, 32);
  * ```
  */
 export function sha256(message: Uint8Array): Uint8Array {

@@ -17,8 +17,9 @@ const INVISIBLE =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { invisibleCharacters } from "./invisible.ts";
- * invisibleCharacters("read\u200Bme \u001b[31m"); // ["U+200B", "U+001B"]
+ * assert.deepEqual(invisibleCharacters("read\u200Bme \u001b[31m"), ["U+200B", "U+001B"]);
  * ```
  */
 export function invisibleCharacters(text: string): string[] {
@@ -35,8 +36,9 @@ export function invisibleCharacters(text: string): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { showInvisible } from "./invisible.ts";
- * showInvisible("a\u202Eb"); // "a\\u{202E}b"
+ * assert.equal(showInvisible("a\u202Eb"), "a\\u{202E}b");
  * ```
  */
 export function showInvisible(text: string): string {

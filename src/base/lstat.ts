@@ -10,8 +10,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lstatOrUndefined } from "./lstat.ts";
- * lstatOrUndefined("/nonexistent/x"); // undefined
+ * assert.equal(lstatOrUndefined("/nonexistent/x"), undefined);
  * ```
  */
 export function lstatOrUndefined(path: string): Deno.FileInfo | undefined {
@@ -27,8 +28,9 @@ export function lstatOrUndefined(path: string): Deno.FileInfo | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { existsNoFollow } from "./lstat.ts";
- * existsNoFollow("/nonexistent/x"); // false
+ * assert.equal(existsNoFollow("/nonexistent/x"), false);
  * ```
  */
 export function existsNoFollow(path: string): boolean {

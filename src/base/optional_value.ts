@@ -11,11 +11,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withOptionalValue } from "./optional_value.ts";
- * withOptionalValue(["serve", "--console"], "console", "0", /^\d+$/); // ["serve", "--console=0"]
- * withOptionalValue(["serve", "--console", "8080"], "console", "0", /^\d+$/); // ["serve", "--console", "8080"]
- * withOptionalValue(["run", "--console", "--prompt", "hi"], "console", "0", /^\d+$/);
- * // ["run", "--console=0", "--prompt", "hi"]
+ * assert.deepEqual(withOptionalValue(["serve", "--console"], "console", "0", /^\d+$/), ["serve", "--console=0"]);
+ * assert.deepEqual(withOptionalValue(["serve", "--console", "8080"], "console", "0", /^\d+$/), ["serve", "--console", "8080"]);
+ * assert.deepEqual(withOptionalValue(["run", "--console", "--prompt", "hi"], "console", "0", /^\d+$/), ["run", "--console=0", "--prompt", "hi"]);
  * ```
  */
 export function withOptionalValue(
@@ -40,9 +40,10 @@ export function withOptionalValue(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PORT_VALUE } from "./optional_value.ts";
- * PORT_VALUE.test("8080"); // true
- * PORT_VALUE.test("--prompt"); // false
+ * assert.ok(PORT_VALUE.test("8080"));
+ * assert.equal(PORT_VALUE.test("--prompt"), false);
  * ```
  */
 export const PORT_VALUE = /^\d+$/;

@@ -76,8 +76,9 @@ function normalizeString(path: string, allowAboveRoot: boolean): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isAbsolute } from "./paths.ts";
- * isAbsolute("/etc"); // true
+ * assert.ok(isAbsolute("/etc"));
  * ```
  */
 export function isAbsolute(path: string): boolean {
@@ -89,8 +90,9 @@ export function isAbsolute(path: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isWindowsAbsolute } from "./paths.ts";
- * isWindowsAbsolute("C:\\tools\\x.exe"); // true
+ * assert.ok(isWindowsAbsolute("C:\\tools\\x.exe"));
  * ```
  */
 export function isWindowsAbsolute(path: string): boolean {
@@ -105,8 +107,9 @@ export function isWindowsAbsolute(path: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalize } from "./paths.ts";
- * normalize("./tools//bin/../bin/x"); // "tools/bin/x"
+ * assert.equal(normalize("./tools//bin/../bin/x"), "tools/bin/x");
  * ```
  */
 export function normalize(path: string): string {
@@ -124,8 +127,9 @@ export function normalize(path: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { join } from "./paths.ts";
- * join("/srv", "tools", "../bin"); // "/srv/bin"
+ * assert.equal(join("/srv", "tools", "../bin"), "/srv/bin");
  * ```
  */
 export function join(...parts: string[]): string {
@@ -138,8 +142,9 @@ export function join(...parts: string[]): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resolve } from "./paths.ts";
- * resolve("/srv", "a", "../b"); // "/srv/b"
+ * assert.equal(resolve("/srv", "a", "../b"), "/srv/b");
  * ```
  */
 export function resolve(...parts: string[]): string {
@@ -161,8 +166,9 @@ export function resolve(...parts: string[]): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dirname } from "./paths.ts";
- * dirname("/srv/tools/bin/x"); // "/srv/tools/bin"
+ * assert.equal(dirname("/srv/tools/bin/x"), "/srv/tools/bin");
  * ```
  */
 export function dirname(path: string): string {
@@ -190,8 +196,9 @@ export function dirname(path: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { basename } from "./paths.ts";
- * basename("/srv/tools/bin/x/"); // "x"
+ * assert.equal(basename("/srv/tools/bin/x/"), "x");
  * ```
  */
 export function basename(path: string): string {
@@ -206,8 +213,9 @@ export function basename(path: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { relative } from "./paths.ts";
- * relative("/srv/a/b", "/srv/c"); // "../../c"
+ * assert.equal(relative("/srv/a/b", "/srv/c"), "../../c");
  * ```
  */
 export function relative(from: string, to: string): string {
@@ -249,8 +257,9 @@ export function relative(from: string, to: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fromFileUrl } from "./paths.ts";
- * fromFileUrl("file:///srv/my%20tools/x.ts"); // "/srv/my tools/x.ts"
+ * assert.equal(fromFileUrl("file:///srv/my%20tools/x.ts"), "/srv/my tools/x.ts");
  * ```
  */
 export function fromFileUrl(url: string | URL): string {

@@ -31,9 +31,10 @@ function visible(char: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { neutralizeControls } from "./terminal.ts";
- * neutralizeControls("\x1b]0;pwned\x07title"); // "␛]0;pwned␇title"
- * neutralizeControls("abc\u202edef\n"); // "abc\\u{202e}def\n"
+ * assert.equal(neutralizeControls("\x1b]0;pwned\x07title"), "␛]0;pwned␇title");
+ * assert.equal(neutralizeControls("abc\u202edef\n"), "abc\\u{202e}def\n");
  * ```
  */
 export function neutralizeControls(text: string): string {
@@ -60,9 +61,10 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]|[\uD800-\uDFFF]/gu;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { plainLine } from "./terminal.ts";
- * plainLine("\x1b[32mstep 1/3\x1b[0m\t ok"); // "step 1/3 ok"
- * plainLine("\x1b]0;pwned\x07done\u202e"); // "done"
+ * assert.equal(plainLine("\x1b[32mstep 1/3\x1b[0m\t ok"), "step 1/3 ok");
+ * assert.equal(plainLine("\x1b]0;pwned\x07done\u202e"), "done");
  * ```
  */
 export function plainLine(text: string): string {

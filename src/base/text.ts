@@ -8,9 +8,10 @@ export const CUT_MARK = "…";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { seconds } from "./text.ts";
- * seconds(30_000); // "30 s"
- * seconds(2_500); // "2.5 s"
+ * assert.equal(seconds(30_000), "30 s");
+ * assert.equal(seconds(2_500), "2.5 s");
  * ```
  */
 export function seconds(ms: number): string {
@@ -22,9 +23,10 @@ export function seconds(ms: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { clip } from "./text.ts";
- * clip("a long answer", 6); // "a long…"
- * clip("short", 6); // "short"
+ * assert.equal(clip("a long answer", 6), "a long…");
+ * assert.equal(clip("short", 6), "short");
  * ```
  */
 export function clip(text: string, limit: number): string {
@@ -36,8 +38,9 @@ export function clip(text: string, limit: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fit } from "./text.ts";
- * fit("running 3 tools: a, b, c", 12); // "running 3 t…"
+ * assert.equal(fit("running 3 tools: a, b, c", 12), "running 3 t…");
  * ```
  */
 export function fit(text: string, width: number): string {
@@ -63,9 +66,10 @@ function distance(a: string, b: string): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { nearestNames } from "./text.ts";
- * nearestNames("get_tme", ["get_time", "fs_stat", "exec"]); // ["get_time"]
- * nearestNames("time", ["get_time", "fs_stat"]); // ["get_time"]
+ * assert.deepEqual(nearestNames("get_tme", ["get_time", "fs_stat", "exec"]), ["get_time"]);
+ * assert.deepEqual(nearestNames("time", ["get_time", "fs_stat"]), ["get_time"]);
  * ```
  */
 export function nearestNames(name: string, names: readonly string[], max = 3): string[] {
@@ -94,8 +98,9 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]|[\uD800-\uDFFF]/gu;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { visible } from "./text.ts";
- * visible("rm\u202e -rf \x1b[2K"); // "rm\\u202e -rf \\u001b[2K"
+ * assert.equal(visible("rm\u202e -rf \x1b[2K"), "rm\\u202e -rf \\u001b[2K");
  * ```
  */
 export function visible(text: string): string {
@@ -111,9 +116,10 @@ export function visible(text: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { visibleToken } from "./text.ts";
- * visibleToken("tools/a.ts"); // "tools/a.ts"
- * visibleToken("a\nb"); // "\"a\\nb\""
+ * assert.equal(visibleToken("tools/a.ts"), "tools/a.ts");
+ * assert.equal(visibleToken("a\nb"), "\"a\\nb\"");
  * ```
  */
 export function visibleToken(text: string): string {

@@ -26,9 +26,13 @@ export interface TimerOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { after } from "./timer.ts";
- * const cancel = after(60_000, () => console.log("a minute went by"));
- * cancel(); // nothing is printed, and nothing keeps the process alive
+ * let fired = 0;
+ * const cancel = after(60_000, () => fired++);
+ * cancel(); // nothing keeps the process alive
+ * await new Promise<void>((resolve) => after(10, resolve));
+ * assert.equal(fired, 0);
  * ```
  */
 export function after(ms: number, fire: () => void, options: TimerOptions = {}): CancelTimer {

@@ -6,8 +6,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { writeAll } from "./write_all.ts";
- * await writeAll(Deno.stdout, new TextEncoder().encode("")); // true
+ * assert.ok(await writeAll(Deno.stdout, new TextEncoder().encode("")));
  * ```
  */
 export async function writeAll(

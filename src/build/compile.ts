@@ -15,11 +15,12 @@ import { compileFlags, ROOT } from "./flags.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { denortMissing } from "./compile.ts";
  * const stderr = "Download https://dl.deno.land/release/v2.9.6/denort-x86_64-unknown-linux-gnu.zip\n" +
  *   "error: Writing deno compile executable\n  1: error sending request for url (https://dl.deno.land/...)";
- * denortMissing(stderr, "2.9.6", "x86_64-unknown-linux-gnu")?.startsWith("toolgate: deno compile needs"); // true
- * denortMissing("error: Module not found", "2.9.6", "x86_64-unknown-linux-gnu"); // undefined
+ * assert.ok(denortMissing(stderr, "2.9.6", "x86_64-unknown-linux-gnu")?.startsWith("toolgate: deno compile needs"));
+ * assert.equal(denortMissing("error: Module not found", "2.9.6", "x86_64-unknown-linux-gnu"), undefined);
  * ```
  */
 export function denortMissing(colored: string, version: string, target: string): string | undefined {

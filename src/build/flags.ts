@@ -21,8 +21,9 @@ import { endpointFromEnv } from "../agent/limits.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { LOOPBACK } from "./flags.ts";
- * LOOPBACK.includes("127.0.0.1"); // true
+ * assert.ok(LOOPBACK.includes("127.0.0.1"));
  * ```
  */
 export const LOOPBACK: readonly string[] = ["127.0.0.1", "localhost", "[::1]"];

@@ -44,8 +44,9 @@ export type InstalledCode = { readonly bundle: string } | { readonly source: str
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { launcherArgs } from "./install.ts";
- * launcherArgs({ bundle: "/opt/toolgate" }).at(-1); // "/opt/toolgate/launch.js"
+ * assert.equal(launcherArgs({ bundle: "/opt/toolgate" }).at(-1), "/opt/toolgate/launch.js");
  * ```
  */
 export function launcherArgs(code: InstalledCode): string[] {
@@ -166,8 +167,9 @@ function warmPath(build: string, client: string): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { shimText } from "./install.ts";
- * shimText("/opt/deno", { bundle: "/home/me/.local/share/toolgate/bundle" }, "2.9.6").startsWith("#!/bin/sh\n"); // true
+ * assert.ok(shimText("/opt/deno", { bundle: "/home/me/.local/share/toolgate/bundle" }, "2.9.6").startsWith("#!/bin/sh\n"));
  * ```
  */
 export function shimText(runtime: string, code: InstalledCode, version: string, build?: string): string {

@@ -79,8 +79,9 @@ function narrowFiles(texts: ReadonlyMap<string, string>): Set<string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { tuneText } from "./tune_bundle.ts";
- * tuneText("main.js", 'await import("./serve_mcp-AB12CD34.js");', false); // 'await import(String("./serve_mcp-AB12CD34.js"));'
+ * assert.equal(tuneText("main.js", 'await import("./serve_mcp-AB12CD34.js");', false), 'await import(String("./serve_mcp-AB12CD34.js"));');
  * tuneText("main.js", 'await import("./net_bridge-AB12CD34.js");', false); // unchanged: the bridge runs narrow
  * ```
  */

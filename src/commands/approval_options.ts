@@ -49,10 +49,10 @@ function values(parsed: ParsedArgs, name: string): string[] {
  * Reads and checks the approval options; throws {@linkcode UsageError}. A tool name the manifest does not have is
  * a mistake (a typo would deny silently), and so is a host that is not one.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: a fragment of a command, with its parsed command line and manifest in scope.
+ * ```ts ignore
  * import { approvalSettings } from "./approval_options.ts";
- * // approvalSettings(parsed, manifest, "run") -> { yes: false, allowTools: ["fs_write_file"], approveHosts: [] }
+ * const approval = approvalSettings(parsed, manifest, "run"); // { yes: false, allowTools: ["fs_write_file"], approveHosts: [] }
  * ```
  */
 export function approvalSettings(parsed: ParsedArgs, manifest: Manifest, command: string): ApprovalSettings {

@@ -253,7 +253,7 @@ export function commandHelp(command: Command): string {
 /**
  * A string option whose value is one of `choices` (else `fallback`); any other value is a usage error naming them.
  *
- * @example
+ * @example Not run as a doc test: a fragment of a command, with its parsed command line in scope.
  * ```ts ignore
  * const format = choiceOption(parsed, "format", ["openai", "anthropic", "mcp"], "openai", "list");
  * ```

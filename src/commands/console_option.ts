@@ -15,7 +15,7 @@ import type { Redactor } from "../state/redact.ts";
 /**
  * `--console PORT`, checked: the console's port on 127.0.0.1 (0: a free one); `undefined` without it.
  *
- * @example
+ * @example Not run as a doc test: a fragment of a command, with its parsed command line in scope.
  * ```ts ignore
  * const port = consolePort(parsed, "run"); // undefined without --console
  * ```
@@ -35,9 +35,9 @@ export function consolePort(parsed: ParsedArgs, command: string): number | undef
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { listenProblem } from "./console_option.ts";
- * listenProblem(new Deno.errors.AddrInUse("in use"), { hostname: "127.0.0.1", port: 8 });
- * // "cannot listen on 127.0.0.1:8: in use"
+ * assert.equal(listenProblem(new Deno.errors.AddrInUse("in use"), { hostname: "127.0.0.1", port: 8 }), "cannot listen on 127.0.0.1:8: in use");
  * ```
  */
 export function listenProblem(error: unknown, at: { hostname: string; port: number }): string | undefined {
@@ -70,7 +70,7 @@ export interface ConsoleRun {
  * Starts the console of a run and prints its link on stderr (never stdout: it may be the MCP protocol's, or the
  * answer's); `undefined`, said on stderr, when its port cannot be had.
  *
- * @example
+ * @example Not run as a doc test: it serves the console for a command's executor.
  * ```ts ignore
  * const watching = await openConsole(io, { port, parsed, settings, executor, redact });
  * ```

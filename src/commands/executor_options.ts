@@ -230,7 +230,7 @@ async function prepareAudit(
  * Writes the audit line of a call that was refused before any executor was made (a manifest the user has not
  * trusted): the same line as every refusal's, in the same log, with `facts` added. Nothing without a log.
  *
- * @example
+ * @example Not run as a doc test: a fragment of a command, with its settings, Io and envelope in scope.
  * ```ts ignore
  * await auditUnrun(settings, io, "greet", "{}", envelope, { trust: "untrusted" });
  * ```

@@ -29,11 +29,13 @@ export const STRICT_OPTION = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { reportLint } from "./lint.ts";
  * import { validateManifest } from "../manifest/manifest.ts";
  * import { processIo } from "./process_io.ts";
  * const loaded = validateManifest({ tools: [{ name: "helper", command: ["./tools/bin/h"] }] }, "/srv/tools.json");
- * if (loaded.ok) await reportLint(loaded.manifest, "/srv/tools.json", processIo(), true); // 1
+ * assert.ok(loaded.ok);
+ * assert.equal(await reportLint(loaded.manifest, "/srv/tools.json", processIo(), true), 1); // findings, and strict
  * ```
  */
 export async function reportLint(manifest: Manifest, path: string, io: Io, strict: boolean): Promise<number> {

@@ -60,7 +60,7 @@ export function manifestPath(parsed: ParsedArgs, io: Io): string {
 /**
  * Where a command's tools and servers run: `--cwd`, else the folder it was typed in.
  *
- * @example
+ * @example Not run as a doc test: a fragment of a command, with its parsed command line and Io in scope.
  * ```ts ignore
  * import { workspaceOf } from "./load.ts";
  * workspaceOf(parsed, io); // "/srv/project/sub" for `--cwd sub` typed in /srv/project

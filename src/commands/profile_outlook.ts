@@ -14,8 +14,9 @@ import type { ProfileOutlook } from "./setup_report.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { userNamespacesAllowed } from "./profile_outlook.ts";
- * userNamespacesAllowed(); // true, false, or null where the sysctl cannot be read
+ * assert.ok([true, false, null].includes(userNamespacesAllowed())); // null where the sysctl cannot be read
  * ```
  */
 export function userNamespacesAllowed(): boolean | null {
@@ -34,10 +35,12 @@ export const USERNS_SYSCTL = "/proc/sys/user/max_user_namespaces";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { outlook } from "./profile_outlook.ts";
  * import { BUILTIN_PROFILES, parseProfile } from "../manifest/profiles.ts";
  * const none = parseProfile(BUILTIN_PROFILES.none, "none");
- * if (none.ok) outlook(none.profile, { ok: false, reason: "no bwrap" }, "auto"); // "unconfined"
+ * assert.ok(none.ok);
+ * assert.equal(outlook(none.profile, { ok: false, reason: "no bwrap" }, "auto"), "unconfined");
  * ```
  */
 export function outlook(
@@ -56,10 +59,12 @@ export function outlook(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { describeProfile } from "./profile_outlook.ts";
  * import { BUILTIN_PROFILES, parseProfile } from "../manifest/profiles.ts";
  * const none = parseProfile(BUILTIN_PROFILES.none, "none");
- * if (none.ok) describeProfile(none.profile); // "writes nothing; no network"
+ * assert.ok(none.ok);
+ * assert.equal(describeProfile(none.profile), "writes nothing; no network");
  * ```
  */
 export function describeProfile(profile: PermissionProfile): string {

@@ -48,7 +48,7 @@ function inode(path: string): number | null | undefined {
 /**
  * Serves the socket until idle; resolves when the server has closed it (and removed it, if still its own).
  *
- * @example
+ * @example Not run as a doc test: it serves a resident run on a socket until it ends.
  * ```ts ignore
  * await serveResident({ socket, argv: ["call", "get_time"], envNames: ["PATH"], run });
  * ```

@@ -177,9 +177,10 @@ function switchedOn(env: Readonly<Record<string, string>>, name: string): boolea
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseSeconds } from "./run_settings.ts";
- * parseSeconds("90", "--http-timeout"); // 90
- * parseSeconds("1m30s", "OAI_HTTP_TIMEOUT"); // 90
+ * assert.equal(parseSeconds("90", "--http-timeout"), 90);
+ * assert.equal(parseSeconds("1m30s", "OAI_HTTP_TIMEOUT"), 90);
  * ```
  */
 export function parseSeconds(raw: string, label: string): number {
@@ -222,10 +223,10 @@ async function text(
 /**
  * Resolves the agent loop's settings; throws {@linkcode UsageError} for anything missing or malformed.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs a parsed command line and a command's Io.
+ * ```ts ignore
  * import { resolveSettings } from "./run_settings.ts";
- * // const settings = await resolveSettings(parsed, io);
+ * const settings = await resolveSettings(parsed, io);
  * // settings.baseUrl; // "https://api.openai.com/v1" unless --base-url or OAI_BASE_URL says otherwise
  * ```
  */

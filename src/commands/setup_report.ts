@@ -91,8 +91,9 @@ export interface SetupReport {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { whichManifest } from "./setup_report.ts";
- * whichManifest("t.json", {}, "/srv/p").why; // "--tools"
+ * assert.equal(whichManifest("t.json", {}, "/srv/p").why, "--tools");
  * ```
  */
 export function whichManifest(
@@ -135,9 +136,17 @@ function isLocal(url: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { profileOutlooks } from "./setup_report.ts";
- * // profileOutlooks(manifest.tools, await probeSandbox(PATH, "bwrap", env), "auto");
- * // [{ profile: "none", tools: ["get_time"], runs: "confined", detail: "writes nothing; no network" }]
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * assert.ok(loaded.ok);
+ * // with bubblewrap: profileOutlooks(tools, await probeSandbox(PATH, "bwrap", env), "auto"), and "confined"
+ * const outlooks = profileOutlooks(loaded.manifest.tools, { ok: false, reason: "no bwrap" }, "auto");
+ * const none = outlooks.find((outlook) => outlook.profile === "none");
+ * assert.equal(none?.runs, "unconfined");
+ * assert.equal(none?.detail, "writes nothing; no network");
+ * assert.ok(none?.tools.includes("get_time"));
  * ```
  */
 export function profileOutlooks(
@@ -179,7 +188,7 @@ export interface ReportInput {
 /**
  * Finds out the setup and its problems (runs bwrap to see whether it works, as a call would).
  *
- * @example
+ * @example Not run as a doc test: it probes bubblewrap and the host (tests/doctor_test.ts runs it).
  * ```ts ignore
  * import { setupReport } from "./setup_report.ts";
  * const report = await setupReport({ env: Deno.env.toObject(), cwd: Deno.cwd() });

@@ -10,7 +10,7 @@ import type { Problem, SetupReport } from "./setup_report.ts";
 /**
  * Where state, the audit log and the secret store are, and their trouble (added to `problems`).
  *
- * @example
+ * @example Not run as a doc test: it reads the user's own state folders.
  * ```ts ignore
  * import { stateFacts } from "./state_facts.ts";
  * const problems: { problem: string; fix: string; blocking: boolean }[] = [];

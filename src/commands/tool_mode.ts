@@ -51,10 +51,10 @@ export function dropPermissions(name: string): void {
 /**
  * Runs built-in tool `name` (its module does the work when imported); an unknown name exits 2.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it reads stdin and ends the process.
+ * ```ts ignore
  * import { runToolMode } from "./tool_mode.ts";
- * // await runToolMode("get_time"); // reads the arguments on stdin, prints the result
+ * await runToolMode("get_time"); // reads the arguments on stdin, prints the result
  * ```
  */
 export async function runToolMode(name: string | undefined): Promise<void> {

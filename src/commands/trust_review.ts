@@ -33,9 +33,10 @@ export interface ServerReview {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { reviewServers } from "./trust_review.ts";
  * const { servers } = await reviewServers(["fs"], {}, () => Promise.resolve([{ name: "read" }]));
- * servers[0].tools[0].state; // "new"
+ * assert.equal(servers[0].tools[0].state, "new");
  * ```
  */
 export async function reviewServers(
@@ -85,9 +86,9 @@ export async function reviewServers(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { reviewLines } from "./trust_review.ts";
- * reviewLines([{ server: "fs", tools: [{ name: "mcp__fs__read", state: "new", changes: [], warnings: [] }] }]);
- * // ['MCP server "fs": 1 tool:', "  mcp__fs__read (new)"]
+ * assert.deepEqual(reviewLines([{ server: "fs", tools: [{ name: "mcp__fs__read", state: "new", changes: [], warnings: [] }] }]), ['MCP server "fs": 1 tool:', "  mcp__fs__read (new)"]);
  * ```
  */
 export function reviewLines(servers: readonly ServerReview[]): string[] {

@@ -82,7 +82,7 @@ export function confinementRows(
  * The confinement view of a run's tools, as they are at each read (an MCP server's join once the gateway listed
  * them); bwrap is probed once, on the first read.
  *
- * @example
+ * @example Not run as a doc test: it needs a loaded executor and the host's environment.
  * ```ts ignore
  * import { confinementSource } from "./confinement_view.ts";
  * const view = await confinementSource({ tools: () => executor.manifest.tools, mode: "auto", env })();

@@ -105,12 +105,13 @@ const ANSWERS: readonly Answer[] = ["yes", "no", "always"];
  * Serves the console on 127.0.0.1 until closed.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import assert from "node:assert/strict";
  * import { ConsoleHub } from "./hub.ts";
  * import { serveConsole } from "./http.ts";
  * const redact = (text: string) => text;
  * const serving = serveConsole({ port: 0, hub: new ConsoleHub(redact), redact });
- * console.error(`console: ${serving.url}`);
+ * assert.match(serving.url, /^http:\/\/127\.0\.0\.1:\d+\//);
  * await serving.close();
  * ```
  */

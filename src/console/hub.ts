@@ -64,11 +64,12 @@ interface Waiting {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ConsoleHub } from "./hub.ts";
  * const hub = new ConsoleHub((text) => text.replaceAll("s3cret", "[REDACTED]"));
  * const seen = hub.started({ tool: "echo", caller: "model", args: { text: "s3cret" } });
  * seen.ended({ ok: true, result: null });
- * hub.state().calls[0].args; // '{"text":"[REDACTED]"}'
+ * assert.equal(hub.state().calls[0].args, '{"text":"[REDACTED]"}');
  * ```
  */
 export class ConsoleHub implements CallWatch {

@@ -11,8 +11,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pageHtml } from "./page.ts";
- * pageHtml("abc").includes('content="abc"'); // true
+ * assert.ok(pageHtml("abc").includes('content="abc"'));
  * ```
  */
 export function pageHtml(csrf: string): string {

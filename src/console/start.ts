@@ -24,8 +24,9 @@ const AUDIT_ROWS = 500;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditSource } from "./start.ts";
- * await auditSource(Deno.makeTempDirSync())({}); // []
+ * assert.deepEqual(await auditSource(Deno.makeTempDirSync())({}), []);
  * ```
  */
 export function auditSource(dir: string | null): AuditSource {
@@ -93,9 +94,11 @@ export interface ConsoleStart {
  * Serves the console on 127.0.0.1:`port`.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import assert from "node:assert/strict";
  * import { startConsole } from "./start.ts";
  * const { serving } = startConsole({ port: 0, redact: (text) => text, auditDir: null });
+ * assert.match(serving.url, /^http:\/\/127\.0\.0\.1:\d+\//);
  * await serving.close();
  * ```
  */

@@ -69,6 +69,7 @@ async function sha256(text: string): Promise<string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { trustSource } from "./trust_view.ts";
  * const source = trustSource({
  *   location: { path: "/srv/p/tools.json", source: "tools" },
@@ -76,7 +77,7 @@ async function sha256(text: string): Promise<string> {
  *   servers: [],
  *   definitions: () => Promise.resolve([]),
  * });
- * (await source.view()).manifest.state; // "needs-none"
+ * assert.equal((await source.view()).manifest.state, "needs-none");
  * ```
  */
 export function trustSource(inputs: TrustInputs): TrustSource {

@@ -89,6 +89,7 @@ export type ArgValues<S extends ArgsSchema> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Args, readArgs } from "./args.ts";
  * const schema = {
  *   type: "object",
@@ -96,7 +97,7 @@ export type ArgValues<S extends ArgsSchema> = {
  *   required: ["mode"],
  *   additionalProperties: false,
  * } as const;
- * readArgs(schema, Args.parse('{"n":"12","mode":"B"}')); // { n: 12, mode: "b" }
+ * assert.deepEqual(readArgs(schema, Args.parse('{"n":"12","mode":"B"}')), { n: 12, mode: "b" });
  * ```
  */
 export function readArgs<S extends ArgsSchema>(schema: S, args: Args): ArgValues<S> {
@@ -154,11 +155,12 @@ export async function readStdinArgs<S extends ArgsSchema>(schema: S): Promise<Ar
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readAllText } from "./args.ts";
  * const file = await Deno.makeTempFile();
  * await Deno.writeTextFile(file, '{"n":1}');
  * using reader = await Deno.open(file);
- * await readAllText(reader); // '{"n":1}'
+ * assert.equal(await readAllText(reader), '{"n":1}');
  * ```
  */
 export async function readAllText(
@@ -194,10 +196,11 @@ export interface IntegerOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Args } from "./args.ts";
  * const args = Args.parse('{"path":"a.txt","offset":"10"}');
- * args.string("path"); // "a.txt"
- * args.integer("offset", 0, { min: 0 }); // 10
+ * assert.equal(args.string("path"), "a.txt");
+ * assert.equal(args.integer("offset", 0, { min: 0 }), 10);
  * args.done();
  * ```
  */

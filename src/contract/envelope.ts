@@ -20,8 +20,9 @@ import { isRecord } from "./is_record.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { success } from "../contract.ts";
- * success([1, 2], { tool: "list", warnings: [] }).warnings; // undefined: an empty list is left out
+ * assert.equal(success([1, 2], { tool: "list", warnings: [] }).warnings, undefined); // an empty list is left out
  * ```
  */
 export interface SuccessOptions {
@@ -38,9 +39,9 @@ export interface SuccessOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { failure } from "../contract.ts";
- * failure("timeout", "slow", { retryable: false, metadata: { timeout_sec: 5, ok: true } });
- * // { timeout_sec: 5, ok: false, kind: "timeout", message: "slow", retryable: false }: metadata never wins
+ * assert.deepEqual(failure("timeout", "slow", { retryable: false, metadata: { timeout_sec: 5, ok: true } }), { timeout_sec: 5, ok: false, kind: "timeout", message: "slow", retryable: false }); // metadata never wins
  * ```
  */
 export interface FailureOptions {
@@ -78,9 +79,9 @@ const CONTRACT_KEYS = new Set([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { success } from "../contract.ts";
- * success({ iso8601: "2026-01-01T00:00:00Z" }, { tool: "get_time" });
- * // { ok: true, result: { iso8601: "2026-01-01T00:00:00Z" }, tool: "get_time" }
+ * assert.deepEqual(success({ iso8601: "2026-01-01T00:00:00Z" }, { tool: "get_time" }), { ok: true, result: { iso8601: "2026-01-01T00:00:00Z" }, tool: "get_time" });
  * ```
  */
 export function success(result: unknown, options: SuccessOptions = {}): SuccessEnvelope {
@@ -105,8 +106,9 @@ export function success(result: unknown, options: SuccessOptions = {}): SuccessE
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { text } from "../contract.ts";
- * text("Found 3 matches", { tool: "search" }).result; // { text: "Found 3 matches" }
+ * assert.deepEqual(text("Found 3 matches", { tool: "search" }).result, { text: "Found 3 matches" });
  * ```
  */
 export function text(body: string, options: SuccessOptions = {}): SuccessEnvelope {
@@ -118,9 +120,17 @@ export function text(body: string, options: SuccessOptions = {}): SuccessEnvelop
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { failure } from "../contract.ts";
- * failure("invalid_args", "Missing required argument `timezone`.", { field: "timezone", expected: "string" });
- * // { ok: false, kind: "invalid_args", message: "...", retryable: true, field: "timezone", expected: "string" }
+ * const message = "Missing required argument `timezone`.";
+ * assert.deepEqual(failure("invalid_args", message, { field: "timezone", expected: "string" }), {
+ *   ok: false,
+ *   kind: "invalid_args",
+ *   message,
+ *   retryable: true,
+ *   field: "timezone",
+ *   expected: "string",
+ * });
  * ```
  */
 export function failure(kind: FailureKind, message: string, options: FailureOptions = {}): FailureEnvelope {
@@ -144,8 +154,9 @@ export function failure(kind: FailureKind, message: string, options: FailureOpti
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { success, withTool } from "../contract.ts";
- * withTool(success(1), "count").tool; // "count"
+ * assert.equal(withTool(success(1), "count").tool, "count");
  * ```
  */
 export function withTool<E extends Envelope>(envelope: E, tool: string): E {
@@ -157,8 +168,9 @@ export function withTool<E extends Envelope>(envelope: E, tool: string): E {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { success, withWarnings } from "../contract.ts";
- * withWarnings(success(1), ["slow disk"]).warnings; // ["slow disk"]
+ * assert.deepEqual(withWarnings(success(1), ["slow disk"]).warnings, ["slow disk"]);
  * ```
  */
 export function withWarnings<E extends Envelope>(envelope: E, warnings: readonly string[]): E {
@@ -173,9 +185,10 @@ export function withWarnings<E extends Envelope>(envelope: E, warnings: readonly
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { failure, success, withContent } from "../contract.ts";
- * withContent(success(null), [{ type: "text", text: "hi" }]).content; // [{ type: "text", text: "hi" }]
- * withContent(failure("execution_error", "it broke"), [{ type: "text", text: "it broke" }]).ok; // false
+ * assert.deepEqual(withContent(success(null), [{ type: "text", text: "hi" }]).content, [{ type: "text", text: "hi" }]);
+ * assert.equal(withContent(failure("execution_error", "it broke"), [{ type: "text", text: "it broke" }]).ok, false);
  * ```
  */
 export function withContent<E extends Envelope>(envelope: E, content: readonly ContentBlock[]): E {
@@ -234,8 +247,9 @@ export function withoutDenials<E extends Envelope>(envelope: E): E {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { failure, withRetryable } from "../contract.ts";
- * withRetryable(failure("timeout", "slow"), false).retryable; // false
+ * assert.equal(withRetryable(failure("timeout", "slow"), false).retryable, false);
  * ```
  */
 export function withRetryable<E extends FailureEnvelope>(envelope: E, retryable: boolean): E {
@@ -247,8 +261,9 @@ export function withRetryable<E extends FailureEnvelope>(envelope: E, retryable:
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { failure, withCredential } from "../contract.ts";
- * withCredential(failure("unavailable", "no token"), "GITHUB_TOKEN").credential; // "GITHUB_TOKEN"
+ * assert.equal(withCredential(failure("unavailable", "no token"), "GITHUB_TOKEN").credential, "GITHUB_TOKEN");
  * ```
  */
 export function withCredential<E extends FailureEnvelope>(envelope: E, credential: string): E {
@@ -274,9 +289,9 @@ function mapStrings(value: unknown, map: (text: string) => string): unknown {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mapEnvelopeStrings, success } from "../contract.ts";
- * mapEnvelopeStrings(success({ said: "hello" }, { tool: "t" }), (text) => text.toUpperCase());
- * // { ok: true, result: { SAID: "HELLO" }, tool: "t" }
+ * assert.deepEqual(mapEnvelopeStrings(success({ said: "hello" }, { tool: "t" }), (text) => text.toUpperCase()), { ok: true, result: { SAID: "HELLO" }, tool: "t" });
  * ```
  */
 export function mapEnvelopeStrings<E extends Envelope>(envelope: E, map: (text: string) => string): E {

@@ -19,8 +19,9 @@ import { isRecord } from "./is_record.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { serialize, success } from "../contract.ts";
- * serialize(success({ b: 1, a: 2 }, { tool: "t" })); // '{"ok":true,"result":{"b":1,"a":2},"tool":"t"}'
+ * assert.equal(serialize(success({ b: 1, a: 2 }, { tool: "t" })), '{"ok":true,"result":{"b":1,"a":2},"tool":"t"}');
  * ```
  */
 export function serialize(envelope: Envelope): string {
@@ -43,9 +44,10 @@ export function serialize(envelope: Envelope): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { asEnvelope } from "../contract.ts";
- * asEnvelope({ ok: false, kind: "timeout", message: "slow" })?.ok; // false
- * asEnvelope({ hello: 1 }); // undefined
+ * assert.equal(asEnvelope({ ok: false, kind: "timeout", message: "slow" })?.ok, false);
+ * assert.equal(asEnvelope({ hello: 1 }), undefined);
  * ```
  */
 export function asEnvelope(value: unknown): Envelope | undefined {
@@ -112,9 +114,10 @@ function isLegacyError(value: unknown): value is { error: string } {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isError } from "../contract.ts";
- * isError('{"ok":false,"kind":"timeout","message":"slow","retryable":true}'); // true
- * isError("[TIMEOUT] after 5s"); // true
+ * assert.ok(isError('{"ok":false,"kind":"timeout","message":"slow","retryable":true}'));
+ * assert.ok(isError("[TIMEOUT] after 5s"));
  * ```
  */
 export function isError(resultText: string): boolean {
@@ -129,8 +132,9 @@ export function isError(resultText: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isSuccess } from "../contract.ts";
- * isSuccess('{"ok":true,"result":1}'); // true
+ * assert.ok(isSuccess('{"ok":true,"result":1}'));
  * ```
  */
 export function isSuccess(resultText: string): boolean {
@@ -142,8 +146,9 @@ export function isSuccess(resultText: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { successPayload } from "../contract.ts";
- * successPayload('{"ok":true,"result":{"a":1}}'); // { a: 1 }
+ * assert.deepEqual(successPayload('{"ok":true,"result":{"a":1}}'), { a: 1 });
  * ```
  */
 export function successPayload(resultText: string): unknown {
@@ -156,9 +161,10 @@ export function successPayload(resultText: string): unknown {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { failureMessage } from "../contract.ts";
- * failureMessage('{"ok":false,"kind":"timeout","message":"slow","retryable":true}'); // "slow"
- * failureMessage("[REJECTED] policy"); // "[REJECTED] policy"
+ * assert.equal(failureMessage('{"ok":false,"kind":"timeout","message":"slow","retryable":true}'), "slow");
+ * assert.equal(failureMessage("[REJECTED] policy"), "[REJECTED] policy");
  * ```
  */
 export function failureMessage(resultText: string): string {

@@ -10,9 +10,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FAILURE_KINDS } from "../contract.ts";
- * FAILURE_KINDS.timeout; // true: a timeout may pass on a retry
- * FAILURE_KINDS.rejected; // false
+ * assert.ok(FAILURE_KINDS.timeout); // a timeout may pass on a retry
+ * assert.equal(FAILURE_KINDS.rejected, false);
  * ```
  */
 export const FAILURE_KINDS = {
@@ -33,8 +34,9 @@ export const FAILURE_KINDS = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FAILURE_ENVELOPE_SCHEMA } from "../contract.ts";
- * FAILURE_ENVELOPE_SCHEMA.required; // ["ok", "kind", "message", "retryable"]
+ * assert.deepEqual(FAILURE_ENVELOPE_SCHEMA.required, ["ok", "kind", "message", "retryable"]);
  * ```
  */
 export const FAILURE_ENVELOPE_SCHEMA: {
@@ -191,9 +193,10 @@ export interface ContentBlock {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { failure, type FailureEnvelope } from "../contract.ts";
  * const envelope: FailureEnvelope = failure("execution_error", "exit status 3", { metadata: { exit_code: 3 } });
- * envelope.exit_code; // 3
+ * assert.equal(envelope.exit_code, 3);
  * ```
  */
 export interface FailureEnvelope {
@@ -241,9 +244,10 @@ export type Envelope = SuccessEnvelope | FailureEnvelope;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isFailureKind } from "../contract.ts";
- * isFailureKind("timeout"); // true
- * isFailureKind("oops"); // false
+ * assert.ok(isFailureKind("timeout"));
+ * assert.equal(isFailureKind("oops"), false);
  * ```
  */
 export function isFailureKind(value: unknown): value is FailureKind {

@@ -46,9 +46,10 @@ function readArgv(value: unknown): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readCommand } from "./exec_args.ts";
- * readCommand(["git", "status"], undefined); // { argv: ["git", "status"] }
- * readCommand([], "ls | wc -l"); // { shell: "ls | wc -l" }
+ * assert.deepEqual(readCommand(["git", "status"], undefined), { argv: ["git", "status"] });
+ * assert.deepEqual(readCommand([], "ls | wc -l"), { shell: "ls | wc -l" });
  * ```
  */
 export function readCommand(argv: unknown, shell: unknown): ExecCommand {
@@ -72,8 +73,9 @@ export function readCommand(argv: unknown, shell: unknown): ExecCommand {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readEnv } from "./exec_args.ts";
- * readEnv([{ name: "CI", value: "1" }]); // { CI: "1" }
+ * assert.deepEqual(readEnv([{ name: "CI", value: "1" }]), { CI: "1" });
  * ```
  */
 export function readEnv(value: unknown): Record<string, string> {
@@ -105,8 +107,9 @@ export function readEnv(value: unknown): Record<string, string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { EXEC_NETWORK_VARIABLES } from "./exec_args.ts";
- * EXEC_NETWORK_VARIABLES.includes("HTTPS_PROXY"); // true
+ * assert.ok(EXEC_NETWORK_VARIABLES.includes("HTTPS_PROXY"));
  * ```
  */
 export const EXEC_NETWORK_VARIABLES: readonly string[] = [
@@ -134,9 +137,13 @@ const PLACEHOLDER = /^toolgate-cred-[0-9a-f]{32}$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { execEnv } from "./exec_args.ts";
- * execEnv({ PATH: "/usr/bin", API_KEY: "s3cret", GH_TOKEN: `toolgate-cred-${"0".repeat(32)}` });
- * // { PATH: "/usr/bin", GH_TOKEN: "toolgate-cred-000..." }
+ * const placeholder = `toolgate-cred-${"0".repeat(32)}`;
+ * assert.deepEqual(execEnv({ PATH: "/usr/bin", API_KEY: "s3cret", GH_TOKEN: placeholder }), {
+ *   PATH: "/usr/bin",
+ *   GH_TOKEN: placeholder,
+ * });
  * ```
  */
 export function execEnv(own: Readonly<Record<string, string>>): Record<string, string> {
@@ -157,8 +164,9 @@ export function execEnv(own: Readonly<Record<string, string>>): Record<string, s
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PIPEFAIL_SHELLS } from "./exec_args.ts";
- * PIPEFAIL_SHELLS[0]; // "/bin/bash"
+ * assert.equal(PIPEFAIL_SHELLS[0], "/bin/bash");
  * ```
  */
 export const PIPEFAIL_SHELLS: readonly string[] = ["/bin/bash", "/usr/bin/bash"];
@@ -168,8 +176,9 @@ export const PIPEFAIL_SHELLS: readonly string[] = ["/bin/bash", "/usr/bin/bash"]
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FALLBACK_SHELL } from "./exec_args.ts";
- * FALLBACK_SHELL; // "/bin/sh"
+ * assert.equal(FALLBACK_SHELL, "/bin/sh");
  * ```
  */
 export const FALLBACK_SHELL = "/bin/sh";
@@ -181,9 +190,11 @@ let shPipefail: boolean | undefined;
  * Does {@linkcode FALLBACK_SHELL} know `set -o pipefail`? (dash before 0.5.13 does not.) Asks it once per process.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import assert from "node:assert/strict";
  * import { FALLBACK_SHELL, shellArgv, shHasPipefail } from "./exec_args.ts";
- * shellArgv(FALLBACK_SHELL, "false | true", shHasPipefail());
+ * const argv = shellArgv(FALLBACK_SHELL, "false | true", shHasPipefail());
+ * assert.deepEqual([argv[0], argv.at(-1)], ["/bin/sh", "false | true"]);
  * ```
  */
 export function shHasPipefail(): boolean {
@@ -207,8 +218,9 @@ export function shHasPipefail(): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { NO_PIPEFAIL_WARNING } from "./exec_args.ts";
- * NO_PIPEFAIL_WARNING.includes("pipefail"); // true
+ * assert.ok(NO_PIPEFAIL_WARNING.includes("pipefail"));
  * ```
  */
 export const NO_PIPEFAIL_WARNING =
@@ -221,8 +233,9 @@ export const NO_PIPEFAIL_WARNING =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { shellArgv } from "./exec_args.ts";
- * shellArgv("/bin/bash", "false | true", true); // ["/bin/bash", "-o", "pipefail", "-c", "false | true"]
+ * assert.deepEqual(shellArgv("/bin/bash", "false | true", true), ["/bin/bash", "-o", "pipefail", "-c", "false | true"]);
  * ```
  */
 export function shellArgv(shell: string, command: string, pipefail: boolean): string[] {
@@ -235,8 +248,9 @@ export function shellArgv(shell: string, command: string, pipefail: boolean): st
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SIGPIPE_EXIT } from "./exec_args.ts";
- * SIGPIPE_EXIT; // 141
+ * assert.equal(SIGPIPE_EXIT, 141);
  * ```
  */
 export const SIGPIPE_EXIT = 141;
@@ -253,9 +267,10 @@ function commandText(command: ExecCommand): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { finishedCommand } from "./exec_args.ts";
- * finishedCommand({ shell: "yes | head -n 1" }, 141, "y\n", "").exitCode; // 0
- * finishedCommand({ shell: "grep x f 2>/dev/null" }, 0, "", "").warnings.length; // 1
+ * assert.equal(finishedCommand({ shell: "yes | head -n 1" }, 141, "y\n", "").exitCode, 0);
+ * assert.equal(finishedCommand({ shell: "grep x f 2>/dev/null" }, 0, "", "").warnings.length, 1);
  * ```
  */
 export function finishedCommand(

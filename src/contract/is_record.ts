@@ -9,10 +9,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isRecord } from "../contract.ts";
- * isRecord({ a: 1 }); // true
- * isRecord([1]); // false
- * isRecord(null); // false
+ * assert.ok(isRecord({ a: 1 }));
+ * assert.equal(isRecord([1]), false);
+ * assert.equal(isRecord(null), false);
  * ```
  */
 export function isRecord(value: unknown): value is Record<string, unknown> {

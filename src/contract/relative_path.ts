@@ -12,9 +12,11 @@ import { invalidArgs, ToolFailure } from "./tool_output.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { invalidArgs } from "./tool_output.ts";
  * import { PATH_EXPECTED } from "./relative_path.ts";
- * invalidArgs("path", "path is absolute", PATH_EXPECTED);
+ * const envelope = invalidArgs("path", "path is absolute", PATH_EXPECTED).toEnvelope();
+ * assert.equal(envelope.expected, "a relative path inside the workspace, e.g. src/main.ts");
  * ```
  */
 export const PATH_EXPECTED = "a relative path inside the workspace, e.g. src/main.ts";
@@ -35,9 +37,10 @@ export interface RelativePath {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseRelative } from "./relative_path.ts";
- * parseRelative("./notes//today.md").rel; // "notes/today.md"
- * parseRelative("notes/").namesDirectory; // true
+ * assert.equal(parseRelative("./notes//today.md").rel, "notes/today.md");
+ * assert.ok(parseRelative("notes/").namesDirectory);
  * ```
  */
 export function parseRelative(raw: string, field = "path"): RelativePath {
@@ -65,9 +68,10 @@ export function parseRelative(raw: string, field = "path"): RelativePath {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { childPath } from "./relative_path.ts";
- * childPath(".", "a.ts"); // "a.ts"
- * childPath("src", "a.ts"); // "src/a.ts"
+ * assert.equal(childPath(".", "a.ts"), "a.ts");
+ * assert.equal(childPath("src", "a.ts"), "src/a.ts");
  * ```
  */
 export function childPath(rel: string, name: string): string {
@@ -79,9 +83,10 @@ export function childPath(rel: string, name: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isWithin } from "./relative_path.ts";
- * isWithin("/a/b/c", "/a/b"); // true
- * isWithin("/a/bc", "/a/b"); // false
+ * assert.ok(isWithin("/a/b/c", "/a/b"));
+ * assert.equal(isWithin("/a/bc", "/a/b"), false);
  * ```
  */
 export function isWithin(path: string, parent: string): boolean {

@@ -34,9 +34,10 @@ export interface ToolFailureOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ToolFailure } from "./tool_output.ts";
  * const problem = new ToolFailure("not_found", "no such file: a.txt", { field: "path" });
- * problem.toEnvelope().kind; // "not_found" (a tool body throws it; runTool writes it)
+ * assert.equal(problem.toEnvelope().kind, "not_found"); // a tool body throws it; runTool writes it
  * ```
  */
 export class ToolFailure extends Error {
@@ -62,9 +63,10 @@ export class ToolFailure extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withWarnings } from "./tool_output.ts";
- * withWarnings({ exit_code: 0 }, ["slow disk"]); // { ok: true, result: { exit_code: 0 }, warnings: ["slow disk"] }
- * withWarnings({ exit_code: 0 }, []); // { exit_code: 0 }
+ * assert.deepEqual(withWarnings({ exit_code: 0 }, ["slow disk"]), { ok: true, result: { exit_code: 0 }, warnings: ["slow disk"] });
+ * assert.deepEqual(withWarnings({ exit_code: 0 }, []), { exit_code: 0 });
  * ```
  */
 export function withWarnings(result: unknown, warnings: readonly string[]): unknown {

@@ -10,8 +10,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MODEL_TEXT_LIMIT, truncateForModel } from "../contract.ts";
- * truncateForModel("x".repeat(60_000)).length <= MODEL_TEXT_LIMIT; // true
+ * assert.ok(truncateForModel("x".repeat(60_000)).length <= MODEL_TEXT_LIMIT);
  * ```
  */
 export const MODEL_TEXT_LIMIT = 50_000;
@@ -21,8 +22,9 @@ export const MODEL_TEXT_LIMIT = 50_000;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { truncationMarker } from "../contract.ts";
- * truncationMarker(100, 1000); // "\n…[truncated 100 of 1000 characters]…\n"
+ * assert.equal(truncationMarker(100, 1000), "\n…[truncated 100 of 1000 characters]…\n");
  * ```
  */
 export function truncationMarker(removed: number, total: number): string {
@@ -40,9 +42,10 @@ function isHighSurrogate(code: number): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { truncateForModel } from "../contract.ts";
- * truncateForModel("short"); // "short"
- * truncateForModel("x".repeat(1000), 200).length <= 200; // true
+ * assert.equal(truncateForModel("short"), "short");
+ * assert.ok(truncateForModel("x".repeat(1000), 200).length <= 200);
  * ```
  */
 export function truncateForModel(body: string, maxChars: number = MODEL_TEXT_LIMIT): string {

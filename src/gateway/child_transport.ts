@@ -18,7 +18,7 @@ export const MAX_LINE_BYTES = 64 * 1024 * 1024;
  * Speaks MCP over a spawned child's piped stdin and stdout; its stderr is kept (the last few KiB) for the reason a
  * server that ends at once gives.
  *
- * @example
+ * @example Not run as a doc test: it needs an MCP server program and a client.
  * ```ts ignore
  * const child = new Deno.Command("node", { args: ["server.js"], stdin: "piped", stdout: "piped", stderr: "piped" }).spawn();
  * await client.connect(new ChildTransport(child));

@@ -33,7 +33,7 @@ export interface GatewayOptions extends Omit<UpstreamOptions, "server" | "onTool
 /**
  * The manifest's MCP servers, connected on demand.
  *
- * @example
+ * @example Not run as a doc test: it starts the manifest's MCP servers (the gateway tests run them).
  * ```ts ignore
  * const gateway = new Gateway({ servers: manifest.servers, pins, launcher, env, workspace, secret, graceMs });
  * await gateway.refresh(["fs"]);
@@ -217,8 +217,9 @@ export class Gateway implements ToolGateway {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { withheldEnvelope } from "./gateway.ts";
- * withheldEnvelope("mcp__fs__read", "new").kind; // "rejected"
+ * assert.equal(withheldEnvelope("mcp__fs__read", "new").kind, "rejected");
  * ```
  */
 export function withheldEnvelope(name: string, reason: WithheldReason): FailureEnvelope {

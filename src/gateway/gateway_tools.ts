@@ -25,7 +25,7 @@ export function exposed(server: ServerSpec, tool: string): boolean {
  * read-only only when the user's manifest says so (the server's annotations are its claims, not the user's), the
  * server's profile, its secrets (masked in every answer). `undefined` when its name cannot be a tool's.
  *
- * @example
+ * @example Not run as a doc test: a fragment of the gateway, with a server's entry in scope.
  * ```ts ignore
  * upstreamSpec(server, { name: "read_file", inputSchema: { type: "object" } }, 0)?.name; // "mcp__fs__read_file"
  * ```
@@ -71,9 +71,9 @@ function textOf(content: readonly unknown[]): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resultEnvelope } from "./gateway_tools.ts";
- * resultEnvelope("mcp__fs__read", { content: [{ type: "text", text: "hi" }] });
- * // { ok: true, result: null, content: [{ type: "text", text: "hi" }], tool: "mcp__fs__read" }
+ * assert.deepEqual(resultEnvelope("mcp__fs__read", { content: [{ type: "text", text: "hi" }] }), { ok: true, result: null, content: [{ type: "text", text: "hi" }], tool: "mcp__fs__read" });
  * ```
  */
 export function resultEnvelope(tool: string, result: CallToolResult): Envelope {
@@ -100,9 +100,10 @@ export function resultEnvelope(tool: string, result: CallToolResult): Envelope {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { errorEnvelope } from "./gateway_tools.ts";
  * const answer = errorEnvelope("mcp__fs__read", "fs", new Error("Connection closed"), undefined, 30_000);
- * answer.ok; // false: kind "unavailable", retryable
+ * assert.equal(answer.ok, false); // kind "unavailable", retryable
  * ```
  */
 export function errorEnvelope(

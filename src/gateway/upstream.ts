@@ -89,7 +89,7 @@ interface Child {
 /**
  * One server of `mcpServers`, connected on demand.
  *
- * @example
+ * @example Not run as a doc test: it starts an MCP server (the gateway tests run them).
  * ```ts ignore
  * const upstream = new Upstream({ server, launcher, env, workspace, secret, graceMs: 2000 });
  * const tools = await upstream.listTools();

@@ -26,8 +26,9 @@ export type GrantQuery = (grant: NeededGrant) => boolean;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { HELD } from "./fixed_grants.ts";
- * HELD({ name: "env", value: "PATH" }); // true where PATH may be read
+ * assert.ok(HELD({ name: "env", value: "PATH" })); // where PATH may be read
  * ```
  */
 export const HELD: GrantQuery = (grant) => {
@@ -50,10 +51,10 @@ export const HELD: GrantQuery = (grant) => {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { missingGrants } from "./fixed_grants.ts";
  * const set = { read: ["/srv/p"], write: [], run: [], env: ["PATH"], net: ["127.0.0.1:8765"], sys: [] };
- * missingGrants(set, { code: [], programs: [] }, (grant) => grant.name !== "net");
- * // [{ name: "net", value: "127.0.0.1:8765" }]
+ * assert.deepEqual(missingGrants(set, { code: [], programs: [] }, (grant) => grant.name !== "net"), [{ name: "net", value: "127.0.0.1:8765" }]);
  * ```
  */
 export function missingGrants(
@@ -89,9 +90,11 @@ const NAMED = 4;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fixedGrantsLine } from "./fixed_grants.ts";
- * fixedGrantsLine([{ name: "net", value: "10.0.0.5:8000" }]);
- * // "toolgate: this binary cannot do this run: it lacks net 10.0.0.5:8000 (...); ..."
+ * const line = fixedGrantsLine([{ name: "net", value: "10.0.0.5:8000" }]);
+ * assert.match(line, /^toolgate: this binary cannot do this run: it lacks net 10\.0\.0\.5:8000 \(/);
+ * assert.match(line, /run the installed command instead \(deno task install\)/);
  * ```
  */
 export function fixedGrantsLine(missing: readonly NeededGrant[]): string {
@@ -118,9 +121,10 @@ export interface FixedGrantsFinding {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fixedGrantsFinding } from "./fixed_grants.ts";
- * fixedGrantsFinding([{ name: "env", value: "LANG" }])?.fatal; // false
- * fixedGrantsFinding([{ name: "read", value: "/srv/p" }])?.fatal; // true
+ * assert.equal(fixedGrantsFinding([{ name: "env", value: "LANG" }])?.fatal, false);
+ * assert.ok(fixedGrantsFinding([{ name: "read", value: "/srv/p" }])?.fatal);
  * ```
  */
 export function fixedGrantsFinding(missing: readonly NeededGrant[]): FixedGrantsFinding | undefined {

@@ -105,10 +105,11 @@ export interface ScannedArgs {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scanArgs } from "./launch_plan.ts";
  * const scanned = scanArgs(["-tools", "t.json", "call", "get_time", "{}"]);
- * scanned.command; // "call"
- * scanned.values.get("tools"); // "t.json"
+ * assert.equal(scanned.command, "call");
+ * assert.equal(scanned.values.get("tools"), "t.json");
  * ```
  */
 export function scanArgs(given: readonly string[]): ScannedArgs {
@@ -177,10 +178,13 @@ export interface LaunchPlan {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { planLaunch } from "./launch_plan.ts";
  * import { toFlags } from "./own_grants.ts";
  * const plan = await planLaunch(["call", "get_time", "{}"], Deno.env.toObject(), Deno.cwd());
- * toFlags(plan.set); // ["--no-prompt", "--allow-read=...", ...]
+ * const flags = toFlags(plan.set);
+ * assert.equal(flags[0], "--no-prompt");
+ * assert.ok(flags.some((flag) => flag.startsWith("--allow-read=")));
  * ```
  */
 export async function planLaunch(

@@ -99,9 +99,10 @@ export interface WarmRequest {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { takeWarmRequest } from "./launch_record.ts";
  * const env: Record<string, string> = { HOME: "/home/me" };
- * takeWarmRequest(env); // undefined: the command was not started by the installed front end
+ * assert.equal(takeWarmRequest(env), undefined); // the command was not started by the installed front end
  * ```
  */
 export function takeWarmRequest(env: Record<string, string>, live = false): WarmRequest | undefined {
@@ -159,8 +160,10 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keyDigest } from "./launch_record.ts";
- * const name = await keyDigest(["toolgate-launch-1", "call"]); // 64 hex digits
+ * const name = await keyDigest(["toolgate-launch-1", "call"]);
+ * assert.match(name, /^[0-9a-f]{64}$/);
  * ```
  */
 export function keyDigest(items: readonly string[]): Promise<string> {
@@ -226,8 +229,9 @@ export function recordBody(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { statText } from "./launch_record.ts";
- * statText(["/nonexistent"], true); // "": nothing for a file that is not there
+ * assert.equal(statText(["/nonexistent"], true), ""); // nothing for a file that is not there
  * ```
  */
 export function statText(paths: readonly string[], content: boolean): string | undefined {

@@ -112,8 +112,9 @@ function manifestFacts(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { programReads } from "./manifest_facts.ts";
- * programReads(["/bin/sh"], { PATH: "/usr/bin:/bin" }, "/tmp", "/tmp/tools.json", []); // [] (/bin is shown anyway)
+ * assert.deepEqual(programReads(["/bin/sh"], { PATH: "/usr/bin:/bin" }, "/tmp", "/tmp/tools.json", []), []); // /bin is shown anyway
  * ```
  */
 export function programReads(
@@ -145,8 +146,9 @@ export function programReads(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { realOr } from "./manifest_facts.ts";
- * realOr("/no/such/folder"); // "/no/such/folder"
+ * assert.equal(realOr("/no/such/folder"), "/no/such/folder");
  * ```
  */
 export function realOr(path: string): string {
@@ -164,7 +166,7 @@ export function realOr(path: string): string {
  * readable (toolgate digests them, to say whether they changed), never runnable. `trusting`: the command is
  * `toolgate trust`, which trusts the content as it is and then starts its MCP servers to pin their tools.
  *
- * @example
+ * @example Not run as a doc test: it needs a trusted manifest, and starts its MCP servers.
  * ```ts ignore
  * import { trustedFacts } from "./manifest_facts.ts";
  * const { facts, readable } = await trustedFacts(location, Deno.env.toObject());

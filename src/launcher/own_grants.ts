@@ -133,10 +133,10 @@ function unique(values: readonly string[]): string[] {
  * tool's program; env of the variables toolgate reads and those the tools receive; net of the endpoint and the
  * listening address only; sys of the uid (root is confined differently).
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs the launcher's facts about the run (launch_plan.ts's example runs it).
+ * ```ts ignore
  * import { derivePermissions, toFlags } from "./own_grants.ts";
- * // toFlags(derivePermissions(facts)).join(" ")
+ * const flags = toFlags(derivePermissions(facts)).join(" ");
  * // "--no-prompt --allow-read=... --allow-write=/home/me/.local/state/toolgate --allow-run=/usr/bin/bwrap,..."
  * ```
  */
@@ -183,9 +183,9 @@ export function derivePermissions(facts: RunFacts): PermissionSet {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toFlags } from "./own_grants.ts";
- * toFlags({ read: ["/srv/p"], write: [], run: [], env: ["PATH"], net: [], sys: [] }, "/srv/p");
- * // ["--no-prompt", "--allow-read=.", "--allow-env=PATH"]
+ * assert.deepEqual(toFlags({ read: ["/srv/p"], write: [], run: [], env: ["PATH"], net: [], sys: [] }, "/srv/p"), ["--no-prompt", "--allow-read=.", "--allow-env=PATH"]);
  * ```
  */
 export function toFlags(set: PermissionSet, relativeTo?: string): string[] {

@@ -47,12 +47,13 @@ const PATH_CALLS = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { traceReads } from "./read_trace.ts";
  * const tracer = traceReads({ HOME: "/home/me" });
  * tracer.env.HOME;
  * try { Deno.statSync("/nonexistent"); } catch { /* traced all the same *\/ }
  * tracer.stop();
- * [...tracer.reads.vars]; // ["HOME"]
+ * assert.deepEqual([...tracer.reads.vars], ["HOME"]);
  * ```
  */
 export function traceReads(env: Record<string, string>): Tracer {

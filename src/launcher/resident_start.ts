@@ -86,7 +86,7 @@ function lock(path: string): boolean {
  * Starts the resident server of this warm run's record, if its front end asked for one and none is on its way, and
  * hands it the record's MAC on its stdin. Whatever fails here only means no server: the run itself is done.
  *
- * @example
+ * @example Not run as a doc test: it starts a resident server in the background.
  * ```ts ignore
  * await startResident(Deno.args); // after the command, in the main entry
  * ```

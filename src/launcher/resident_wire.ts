@@ -59,8 +59,9 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FRAME, frame } from "./resident_wire.ts";
- * frame(FRAME.exit, "0").length; // 6
+ * assert.equal(frame(FRAME.exit, "0").length, 6);
  * ```
  */
 export function frame(kind: number, payload: Uint8Array | string): Uint8Array {
@@ -81,7 +82,7 @@ export interface Frame {
 /**
  * Reads frames from a connection, one at a time; `null` at its end (or at a frame over {@linkcode MAX_FRAME}).
  *
- * @example
+ * @example Not run as a doc test: it needs an open connection to a resident server.
  * ```ts ignore
  * const reader = new FrameReader(conn);
  * const hello = await reader.next();
@@ -130,8 +131,9 @@ export class FrameReader {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keyDigest } from "./resident_wire.ts";
- * (await keyDigest("f00d", ["HOME"], () => "/home/me")).length; // 64
+ * assert.equal((await keyDigest("f00d", ["HOME"], () => "/home/me")).length, 64);
  * ```
  */
 export async function keyDigest(
@@ -150,8 +152,9 @@ export async function keyDigest(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantedEnv } from "./resident_wire.ts";
- * grantedEnv(["/usr/bin/deno", "run", "--allow-env=PATH,HOME", "main.js"]); // ["PATH", "HOME"]
+ * assert.deepEqual(grantedEnv(["/usr/bin/deno", "run", "--allow-env=PATH,HOME", "main.js"]), ["PATH", "HOME"]);
  * ```
  */
 export function grantedEnv(args: readonly string[]): string[] {

@@ -22,8 +22,9 @@ function realPath(path: string): string | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { escapesBinDir } from "./bin_listing.ts";
- * escapesBinDir("/srv/project/tools/bin/get_time", "/srv/project/tools/bin"); // undefined
+ * assert.equal(escapesBinDir("/srv/project/tools/bin/get_time", "/srv/project/tools/bin"), undefined);
  * ```
  */
 export function escapesBinDir(program: string, binDir: string): string | undefined {
@@ -37,9 +38,10 @@ export function escapesBinDir(program: string, binDir: string): string | undefin
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { BinListing } from "./bin_listing.ts";
  * const bin = new BinListing("/srv/project/tools/bin");
- * bin.escapes("/srv/project/tools/bin/get_time"); // undefined: it stays inside (or does not exist yet)
+ * assert.equal(bin.escapes("/srv/project/tools/bin/get_time"), undefined); // it stays inside (or does not exist yet)
  * ```
  */
 export class BinListing {

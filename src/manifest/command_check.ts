@@ -43,11 +43,15 @@ export interface Checked<T> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkCommand } from "./command_check.ts";
  * import { BinListing } from "./bin_listing.ts";
  * const bin = new BinListing("/srv/tools/bin");
- * checkCommand(["./tools/bin/t", "-v"], "/srv", bin, {}).value?.program; // "/srv/tools/bin/t"
- * checkCommand(["../t"], "/srv", bin, {}).error; // 'command[0] escapes ./tools/bin after normalization ...'
+ * assert.equal(checkCommand(["./tools/bin/t", "-v"], "/srv", bin, {}).value?.program, "/srv/tools/bin/t");
+ * assert.equal(
+ *   checkCommand(["../t"], "/srv", bin, {}).error,
+ *   'command[0] escapes ./tools/bin after normalization (got "../t" -> "../t")',
+ * );
  * ```
  */
 export function checkCommand(

@@ -37,8 +37,9 @@ export const PLACEHOLDER_PATTERN: RegExp = /^toolgate-cred-[0-9a-f]{32}$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { newPlaceholder, PLACEHOLDER_PATTERN } from "./credentials.ts";
- * PLACEHOLDER_PATTERN.test(newPlaceholder()); // true
+ * assert.ok(PLACEHOLDER_PATTERN.test(newPlaceholder()));
  * ```
  */
 export function newPlaceholder(): string {
@@ -63,10 +64,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkCredentials } from "./credentials.ts";
  * const errors: string[] = [];
  * checkCredentials([{ secret: "k", env: "K", hosts: ["api.example.com"], header: "X-Key" }], ["api.example.com"], errors);
- * errors; // []
+ * assert.deepEqual(errors, []);
  * ```
  */
 export function checkCredentials(
@@ -166,8 +168,9 @@ function boundHostListed(host: string, net: readonly string[]): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { boundTo } from "./credentials.ts";
- * boundTo([], "api.example.com", 443); // []
+ * assert.deepEqual(boundTo([], "api.example.com", 443), []);
  * ```
  */
 export function boundTo(
@@ -184,9 +187,10 @@ export function boundTo(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hostAllowed } from "./credentials.ts";
- * hostAllowed("api.example.com", 443, ["api.example.com"]); // true
- * hostAllowed("example.com", 80, ["example.com:443"]); // false
+ * assert.ok(hostAllowed("api.example.com", 443, ["api.example.com"]));
+ * assert.equal(hostAllowed("example.com", 80, ["example.com:443"]), false);
  * ```
  */
 export function hostAllowed(host: string, port: number, allow: readonly string[]): boolean {

@@ -164,9 +164,10 @@ async function syntaxErrors(text: string, label: string, strict = false): Promis
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { jsonSyntaxError } from "./jsonc.ts";
- * await jsonSyntaxError('{"a": 1,}'); // "1:9: property name expected"
- * await jsonSyntaxError('{"a": 1}'); // undefined
+ * assert.equal(await jsonSyntaxError('{"a": 1,}'), "1:9: property name expected");
+ * assert.equal(await jsonSyntaxError('{"a": 1}'), undefined);
  * ```
  */
 export async function jsonSyntaxError(text: string): Promise<string | undefined> {
@@ -181,9 +182,10 @@ export async function jsonSyntaxError(text: string): Promise<string | undefined>
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parsePlainJson } from "./jsonc.ts";
- * parsePlainJson('{"a": 1}'); // { value: { a: 1 } }
- * parsePlainJson('{"a": 1, }'); // undefined
+ * assert.deepEqual(parsePlainJson('{"a": 1}'), { value: { a: 1 } });
+ * assert.equal(parsePlainJson('{"a": 1, }'), undefined);
  * ```
  */
 export function parsePlainJson(text: string): { value: unknown } | undefined {
@@ -201,9 +203,10 @@ export function parsePlainJson(text: string): { value: unknown } | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readJsonc } from "./jsonc.ts";
- * readJsonc('{"a": 1, /* note *\/ }'); // { a: 1 }
- * readJsonc('{"a": 1 "b": 2}'); // undefined
+ * assert.deepEqual(readJsonc('{"a": 1, /* note *\/ }'), { a: 1 });
+ * assert.equal(readJsonc('{"a": 1 "b": 2}'), undefined);
  * ```
  */
 export function readJsonc(text: string): unknown {
@@ -227,9 +230,10 @@ export function readJsonc(text: string): unknown {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseJsonc } from "./jsonc.ts";
- * await parseJsonc('{"a": 1, // note\n}', "x.json"); // { ok: true, value: { a: 1 } }
- * await parseJsonc('{"a": 1, "a": 2}', "x.json"); // { ok: false, errors: ['x.json:1:10: duplicate key "a"'] }
+ * assert.deepEqual(await parseJsonc('{"a": 1, // note\n}', "x.json"), { ok: true, value: { a: 1 } });
+ * assert.deepEqual(await parseJsonc('{"a": 1, "a": 2}', "x.json"), { ok: false, errors: ['x.json:1:10: duplicate key "a"'] });
  * ```
  */
 export async function parseJsonc(text: string, label: string): Promise<JsoncResult> {

@@ -53,8 +53,9 @@ const HEX = /^[0-9A-Fa-f]+$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toRe2Syntax } from "./linear_regexp.ts";
- * toRe2Syntax("^\\u00e9+$"); // "^\\x{00e9}+$"
+ * assert.equal(toRe2Syntax("^\\u00e9+$"), "^\\x{00e9}+$");
  * ```
  */
 export function toRe2Syntax(pattern: string, dotAll = false): string {
@@ -146,8 +147,9 @@ function re2Flags(flags: string): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { linearRegExp } from "./linear_regexp.ts";
- * linearRegExp("^(a+)+$", "u").test("a".repeat(28) + "!"); // false, in about a millisecond
+ * assert.equal(linearRegExp("^(a+)+$", "u").test("a".repeat(28) + "!"), false); // in about a millisecond
  * ```
  */
 export const linearRegExp: LinearRegExpEngine = Object.assign(
@@ -174,9 +176,10 @@ export const linearRegExp: LinearRegExpEngine = Object.assign(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { linearPatternProblem } from "./linear_regexp.ts";
- * linearPatternProblem("^[a-z]+$"); // undefined
- * linearPatternProblem("^(?=.*\\d)"); // "the pattern ... cannot be matched in linear time (...)..."
+ * assert.equal(linearPatternProblem("^[a-z]+$"), undefined);
+ * assert.match(linearPatternProblem("^(?=.*\\d)") ?? "", /cannot be matched in linear time .*no lookaround/);
  * ```
  */
 export function linearPatternProblem(pattern: string): string | undefined {

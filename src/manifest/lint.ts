@@ -23,9 +23,10 @@ const quote = (text: string): string => JSON.stringify(text);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatFinding, type LintFinding } from "./lint.ts";
  * const finding: LintFinding = { index: 2, tool: "helper", rule: "name-meaningful", message: "..." };
- * formatFinding(finding); // 'tool[2] "helper": name-meaningful: ...'
+ * assert.equal(formatFinding(finding), 'tool[2] "helper": name-meaningful: ...');
  * ```
  */
 export interface LintFinding {
@@ -47,9 +48,10 @@ export interface LintFinding {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lintTools } from "./lint.ts";
  * const findings = lintTools([{ index: 0, name: "helper", description: "This tool reads files." }]);
- * findings.map((f) => f.rule); // ["name-meaningful", "description-verb-first", "additional-properties-false"]
+ * assert.deepEqual(findings.map((f) => f.rule), ["name-meaningful", "description-verb-first", "additional-properties-false"]);
  * ```
  */
 export function lintTools(tools: readonly LintedTool[]): LintFinding[] {
@@ -71,9 +73,9 @@ export function lintTools(tools: readonly LintedTool[]): LintFinding[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatFinding } from "./lint.ts";
- * formatFinding({ index: 0, tool: "t1", rule: "name-meaningful", message: "too short" });
- * // 'tool[0] "t1": name-meaningful: too short'
+ * assert.equal(formatFinding({ index: 0, tool: "t1", rule: "name-meaningful", message: "too short" }), 'tool[0] "t1": name-meaningful: too short');
  * ```
  */
 export function formatFinding(finding: LintFinding): string {
@@ -90,10 +92,10 @@ export function formatFinding(finding: LintFinding): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatFinding, lintUpstream } from "./lint.ts";
  * const findings = lintUpstream({ fs: { read: { name: "read", description: "Reads.\u202E" } } });
- * formatFinding(findings[0]);
- * // 'mcpServers "fs" tool "read": text-visible: the description carries invisible or control characters (U+202E)'
+ * assert.equal(formatFinding(findings[0]), 'mcpServers "fs" tool "read": text-visible: the description carries invisible or control characters (U+202E)');
  * ```
  */
 export function lintUpstream(pins: PinSet): LintFinding[] {
@@ -123,8 +125,9 @@ export function lintUpstream(pins: PinSet): LintFinding[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { lintSummary } from "./lint.ts";
- * lintSummary("tools.json", [], 12); // "tools.json: no findings, 12 tools"
+ * assert.equal(lintSummary("tools.json", [], 12), "tools.json: no findings, 12 tools");
  * ```
  */
 export function lintSummary(path: string, findings: readonly LintFinding[], toolCount: number): string {

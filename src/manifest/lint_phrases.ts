@@ -10,8 +10,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { EXAMPLE_MARKER } from "./lint_phrases.ts";
- * EXAMPLE_MARKER.test("A path, e.g. src/main.ts"); // true
+ * assert.ok(EXAMPLE_MARKER.test("A path, e.g. src/main.ts"));
  * ```
  */
 export const EXAMPLE_MARKER = /\be\.g\.|\bfor example\b|\bsuch as\b|\bexample:/i;
@@ -24,8 +25,9 @@ const ABBREVIATIONS = /\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|a\.k\.a|min|max|no)\
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { NOT_VERBS } from "./lint_phrases.ts";
- * NOT_VERBS.has("this"); // true
+ * assert.ok(NOT_VERBS.has("this"));
  * ```
  */
 export const NOT_VERBS = new Set([
@@ -45,8 +47,9 @@ export const NOT_VERBS = new Set([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ING_VERBS } from "./lint_phrases.ts";
- * ING_VERBS.has("ping"); // true
+ * assert.ok(ING_VERBS.has("ping"));
  * ```
  */
 export const ING_VERBS = new Set([
@@ -67,8 +70,9 @@ export const ING_VERBS = new Set([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { TRIGGER_PHRASES } from "./lint_phrases.ts";
- * TRIGGER_PHRASES.some((p) => p.test("Use when the user asks.")); // true
+ * assert.ok(TRIGGER_PHRASES.some((p) => p.test("Use when the user asks.")));
  * ```
  */
 export const TRIGGER_PHRASES: readonly RegExp[] = [
@@ -89,8 +93,9 @@ export const TRIGGER_PHRASES: readonly RegExp[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { COMPARISON_PHRASES } from "./lint_phrases.ts";
- * COMPARISON_PHRASES.some((p) => p.test("Faster than grep.")); // true
+ * assert.ok(COMPARISON_PHRASES.some((p) => p.test("Faster than grep.")));
  * ```
  */
 export const COMPARISON_PHRASES: readonly RegExp[] = [
@@ -111,8 +116,9 @@ export const COMPARISON_PHRASES: readonly RegExp[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { FLOW_PHRASES } from "./lint_phrases.ts";
- * FLOW_PHRASES.some((p) => p.test("List files, then call read_file.")); // true
+ * assert.ok(FLOW_PHRASES.some((p) => p.test("List files, then call read_file.")));
  * ```
  */
 export const FLOW_PHRASES: readonly RegExp[] = [
@@ -129,8 +135,9 @@ export const FLOW_PHRASES: readonly RegExp[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OUTPUT_PHRASES } from "./lint_phrases.ts";
- * OUTPUT_PHRASES.some((p) => p.test("Returns a JSON object.")); // true
+ * assert.ok(OUTPUT_PHRASES.some((p) => p.test("Returns a JSON object.")));
  * ```
  */
 export const OUTPUT_PHRASES: readonly RegExp[] = [
@@ -144,8 +151,9 @@ export const OUTPUT_PHRASES: readonly RegExp[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { GENERIC_WORDS } from "./lint_phrases.ts";
- * GENERIC_WORDS.has("helper"); // true
+ * assert.ok(GENERIC_WORDS.has("helper"));
  * ```
  */
 export const GENERIC_WORDS = new Set([
@@ -162,8 +170,9 @@ export const GENERIC_WORDS = new Set([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SENTENCE_WORDS } from "./lint_phrases.ts";
- * SENTENCE_WORDS.has("please"); // true
+ * assert.ok(SENTENCE_WORDS.has("please"));
  * ```
  */
 export const SENTENCE_WORDS = new Set(
@@ -174,8 +183,9 @@ export const SENTENCE_WORDS = new Set(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MAX_NAME_WORDS } from "./lint_phrases.ts";
- * "read_the_whole_file_now_please".split("_").length > MAX_NAME_WORDS; // true
+ * assert.ok("read_the_whole_file_now_please".split("_").length > MAX_NAME_WORDS);
  * ```
  */
 export const MAX_NAME_WORDS = 5;
@@ -185,8 +195,9 @@ export const MAX_NAME_WORDS = 5;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { CHOICE_PHRASES } from "./lint_phrases.ts";
- * CHOICE_PHRASES.some((p) => p.test("One of fast or slow.")); // true
+ * assert.ok(CHOICE_PHRASES.some((p) => p.test("One of fast or slow.")));
  * ```
  */
 export const CHOICE_PHRASES: readonly RegExp[] = [
@@ -202,8 +213,9 @@ export const CHOICE_PHRASES: readonly RegExp[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { NON_LATIN } from "./lint_phrases.ts";
- * NON_LATIN.exec("Read 文件")?.[0]; // "文件"
+ * assert.equal(NON_LATIN.exec("Read 文件")?.[0], "文件");
  * ```
  */
 export const NON_LATIN = /[^\p{Script=Latin}\p{Script=Common}\p{Script=Inherited}]+/u;
@@ -233,8 +245,9 @@ function matched(text: string, pattern: RegExp): string | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { firstMatch, TRIGGER_PHRASES } from "./lint_phrases.ts";
- * firstMatch("Use this to read.", TRIGGER_PHRASES); // "Use this"
+ * assert.equal(firstMatch("Use this to read.", TRIGGER_PHRASES), "Use this");
  * ```
  */
 export function firstMatch(text: string, patterns: readonly RegExp[]): string | undefined {
@@ -250,8 +263,9 @@ export function firstMatch(text: string, patterns: readonly RegExp[]): string | 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scriptOf } from "./lint_phrases.ts";
- * scriptOf("文件"); // "Han"
+ * assert.equal(scriptOf("文件"), "Han");
  * ```
  */
 export function scriptOf(text: string): string {
@@ -263,8 +277,9 @@ export function scriptOf(text: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sentencesOf } from "./lint_phrases.ts";
- * sentencesOf("Read a file, e.g. a.txt. Then stop.").length; // 2
+ * assert.equal(sentencesOf("Read a file, e.g. a.txt. Then stop.").length, 2);
  * ```
  */
 export function sentencesOf(text: string): string[] {

@@ -60,9 +60,12 @@ export interface LintContext {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { LINT_RULES } from "./lint_rules.ts";
  * const rule = LINT_RULES.find((r) => r.name === "name-snake-case")!;
- * rule.find({ index: 0, name: "getTime" }, { names: ["getTime"] }); // ['name "getTime" is not snake_case ...']
+ * assert.deepEqual(rule.find({ index: 0, name: "getTime" }, { names: ["getTime"] }), [
+ *   'name "getTime" is not snake_case (e.g. "get_time")',
+ * ]);
  * ```
  */
 export interface LintRule {
@@ -100,8 +103,9 @@ const SEED_CHECKLIST = "tool-envelope-contract.md, resilience checklist";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { LINT_RULES } from "./lint_rules.ts";
- * LINT_RULES.map((rule) => rule.name).includes("additional-properties-false"); // true
+ * assert.ok(LINT_RULES.map((rule) => rule.name).includes("additional-properties-false"));
  * ```
  */
 export const LINT_RULES: readonly LintRule[] = [
@@ -376,8 +380,9 @@ function snakeCase(name: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { invisibleIn } from "./lint_rules.ts";
- * invisibleIn("the title", "Reads.\u202E"); // ["the title carries invisible or control characters (U+202E)"]
+ * assert.deepEqual(invisibleIn("the title", "Reads.\u202E"), ["the title carries invisible or control characters (U+202E)"]);
  * ```
  */
 export function invisibleIn(where: string, text: string): string[] {

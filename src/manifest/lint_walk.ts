@@ -27,8 +27,9 @@ export type Schema = Record<string, unknown>;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { givesExample } from "./lint_walk.ts";
- * givesExample({ type: "string", examples: ["a.txt"] }); // true
+ * assert.ok(givesExample({ type: "string", examples: ["a.txt"] }));
  * ```
  */
 export function givesExample(schema: Schema): boolean {
@@ -41,8 +42,9 @@ export function givesExample(schema: Schema): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { typesOf } from "./lint_walk.ts";
- * typesOf({ type: ["string", "null"] }); // ["string", "null"]
+ * assert.deepEqual(typesOf({ type: ["string", "null"] }), ["string", "null"]);
  * ```
  */
 export function typesOf(schema: Schema): string[] {
@@ -61,8 +63,9 @@ function isObjectSchema(schema: Schema): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasClosedSet } from "./lint_walk.ts";
- * hasClosedSet({ type: "string", enum: ["a", "b"] }); // true
+ * assert.ok(hasClosedSet({ type: "string", enum: ["a", "b"] }));
  * ```
  */
 export function hasClosedSet(schema: Schema): boolean {
@@ -103,8 +106,9 @@ const join = (path: string, name: string): string => path === "" ? name : `${pat
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { walkSchema } from "./lint_walk.ts";
- * walkSchema({ type: "object", properties: { path: { type: "string" } } }).properties[0].path; // "path"
+ * assert.equal(walkSchema({ type: "object", properties: { path: { type: "string" } } }).properties[0].path, "path");
  * ```
  */
 export function walkSchema(root: Schema): { objects: ObjectAt[]; properties: PropertyAt[] } {
@@ -154,8 +158,9 @@ export function walkSchema(root: Schema): { objects: ObjectAt[]; properties: Pro
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { textsOf } from "./lint_walk.ts";
- * textsOf({ description: "Read a file." }); // [["description", "Read a file."]]
+ * assert.deepEqual(textsOf({ description: "Read a file." }), [["description", "Read a file."]]);
  * ```
  */
 export function textsOf(

@@ -30,9 +30,10 @@ const quote = (value: string): string => JSON.stringify(value);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateManifest } from "./manifest.ts";
  * const result = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
- * result.ok && result.manifest.tools[0].program; // "/srv/tools/bin/t"
+ * assert.equal(result.ok && result.manifest.tools[0].program, "/srv/tools/bin/t");
  * ```
  */
 export function validateManifest(
@@ -93,9 +94,11 @@ export function validateManifest(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadManifest } from "./manifest.ts";
  * const result = await loadManifest("tools.json");
- * if (!result.ok) console.error(result.errors.join("\n"));
+ * assert.ok(result.ok, result.ok ? "" : result.errors.join("\n"));
+ * assert.ok(result.manifest.byName.has("get_time"));
  * ```
  */
 export async function loadManifest(path: string, options: ManifestOptions = {}): Promise<ManifestResult> {

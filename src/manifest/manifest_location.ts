@@ -33,8 +33,9 @@ export interface ManifestLocation {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { searchedFolders } from "./manifest_location.ts";
- * searchedFolders("/nowhere/at/all", "/also/nowhere"); // ["/nowhere/at/all"]: no project root above it
+ * assert.deepEqual(searchedFolders("/nowhere/at/all", "/also/nowhere"), ["/nowhere/at/all"]); // no project root above it
  * ```
  */
 export function searchedFolders(cwd: string, home: string | undefined): string[] {
@@ -107,8 +108,9 @@ export function isOwnManifest(path: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { needsTrust } from "./manifest_location.ts";
- * needsTrust({ path: "/srv/project/tools.json", source: "tools" }); // false: the user named it
+ * assert.equal(needsTrust({ path: "/srv/project/tools.json", source: "tools" }), false); // the user named it
  * ```
  */
 export function needsTrust(location: ManifestLocation): boolean {
@@ -122,9 +124,9 @@ export function needsTrust(location: ManifestLocation): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { manifestNotice } from "./manifest_location.ts";
- * manifestNotice({ path: "/srv/project/tools.json", source: "found" }, "/srv/project/src");
- * // "toolgate: using the manifest /srv/project/tools.json"
+ * assert.equal(manifestNotice({ path: "/srv/project/tools.json", source: "found" }, "/srv/project/src"), "toolgate: using the manifest /srv/project/tools.json");
  * ```
  */
 export function manifestNotice(location: ManifestLocation, cwd: string): string | undefined {

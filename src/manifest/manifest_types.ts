@@ -16,10 +16,11 @@ import type { ServerSpec } from "./server_spec.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadManifest, type ToolSpec } from "./manifest.ts";
  * const loaded = await loadManifest("tools.json");
  * const tool: ToolSpec | undefined = loaded.ok ? loaded.manifest.byName.get("get_time") : undefined;
- * tool?.program; // "/abs/path/to/tools/bin/get_time"
+ * assert.equal(tool?.program, `${Deno.cwd()}/tools/bin/get_time`); // absolute
  * ```
  */
 export interface ToolSpec {
@@ -93,9 +94,11 @@ export interface ToolSpec {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadManifest } from "./manifest.ts";
  * const loaded = await loadManifest("tools.json");
- * if (loaded.ok) console.log(loaded.manifest.tools.map((tool) => tool.name));
+ * assert.ok(loaded.ok);
+ * assert.ok(loaded.manifest.tools.map((tool) => tool.name).includes("get_time"));
  * ```
  */
 export interface Manifest {
@@ -145,8 +148,10 @@ export type ManifestResult =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadManifest } from "./manifest.ts";
- * await loadManifest("tests/fixtures/manifest.json", { allowAbsoluteCommands: true, compileSchemas: true });
+ * const loaded = await loadManifest("tools.json", { allowAbsoluteCommands: true, compileSchemas: true });
+ * assert.ok(loaded.ok);
  * ```
  */
 export interface ManifestOptions {
@@ -188,9 +193,10 @@ export interface ManifestOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { TOOL_NAME_PATTERN } from "./manifest.ts";
- * TOOL_NAME_PATTERN.test("get_time"); // true
- * TOOL_NAME_PATTERN.test("get time"); // false
+ * assert.ok(TOOL_NAME_PATTERN.test("get_time"));
+ * assert.equal(TOOL_NAME_PATTERN.test("get time"), false);
  * ```
  */
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -200,8 +206,9 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { STORE_SECRET } from "./manifest.ts";
- * STORE_SECRET; // "store_secret"
+ * assert.equal(STORE_SECRET, "store_secret");
  * ```
  */
 export const STORE_SECRET = "store_secret";

@@ -58,6 +58,7 @@ function stringRecord(value: unknown): Record<string, string> | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { importMcpServers } from "./mcp_import.ts";
  * const imported = importMcpServers({
  *   mcpServers: {
@@ -68,8 +69,8 @@ function stringRecord(value: unknown): Record<string, string> | undefined {
  *     },
  *   },
  * });
- * imported.mcpServers.github.secrets; // ["GITHUB_PERSONAL_ACCESS_TOKEN"]
- * imported.secrets; // ["GITHUB_PERSONAL_ACCESS_TOKEN"]
+ * assert.deepEqual(imported.mcpServers.github.secrets, ["GITHUB_PERSONAL_ACCESS_TOKEN"]);
+ * assert.deepEqual(imported.secrets, ["GITHUB_PERSONAL_ACCESS_TOKEN"]);
  * ```
  */
 export function importMcpServers(

@@ -45,9 +45,9 @@ const PIN_VERSION = 1;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { definitionOf } from "./pins.ts";
- * definitionOf({ name: "t", description: "d", inputSchema: { type: "object" }, _meta: { x: 1 } });
- * // { name: "t", description: "d", inputSchema: { type: "object" } }
+ * assert.deepEqual(definitionOf({ name: "t", description: "d", inputSchema: { type: "object" }, _meta: { x: 1 } }), { name: "t", description: "d", inputSchema: { type: "object" } });
  * ```
  */
 export function definitionOf(tool: Record<string, unknown>): ToolDefinition {
@@ -72,8 +72,9 @@ function canonical(value: unknown): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { samePin } from "./pins.ts";
- * samePin({ name: "t", description: "a" }, { name: "t", description: "a" }); // true
+ * assert.ok(samePin({ name: "t", description: "a" }, { name: "t", description: "a" }));
  * ```
  */
 export function samePin(current: ToolDefinition, pinned: ToolDefinition | undefined): boolean {
@@ -85,9 +86,9 @@ export function samePin(current: ToolDefinition, pinned: ToolDefinition | undefi
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pinChanges } from "./pins.ts";
- * pinChanges({ name: "t", description: "a" }, { name: "t", description: "b" });
- * // ['description: "a" -> "b"']
+ * assert.deepEqual(pinChanges({ name: "t", description: "a" }, { name: "t", description: "b" }), ['description: "a" -> "b"']);
  * ```
  */
 export function pinChanges(pinned: ToolDefinition, current: ToolDefinition): string[] {
@@ -117,8 +118,9 @@ function pinFile(stateDir: string, manifestRealPath: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readPins } from "./pins.ts";
- * readPins(await Deno.makeTempDir(), "/srv/project/tools.json"); // {}
+ * assert.deepEqual(readPins(await Deno.makeTempDir(), "/srv/project/tools.json"), {});
  * ```
  */
 export function readPins(stateDir: string, manifestRealPath: string): PinSet {
@@ -138,10 +140,11 @@ export function readPins(stateDir: string, manifestRealPath: string): PinSet {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readPins, writePins } from "./pins.ts";
  * const state = await Deno.makeTempDir();
  * writePins(state, "/srv/project/tools.json", { fs: { read: { name: "read" } } });
- * readPins(state, "/srv/project/tools.json").fs.read.name; // "read"
+ * assert.equal(readPins(state, "/srv/project/tools.json").fs.read.name, "read");
  * ```
  */
 export function writePins(stateDir: string, manifestRealPath: string, pins: PinSet): void {

@@ -113,9 +113,10 @@ function unwrapProperties(args: Record<string, unknown>, schema: Schema): Record
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { coerceArguments } from "./preflight.ts";
  * const schema = { type: "object", properties: { n: { type: "integer" }, on: { type: "boolean" } } };
- * coerceArguments({ n: "15", on: "Yes" }, schema); // { n: 15, on: true }
+ * assert.deepEqual(coerceArguments({ n: "15", on: "Yes" }, schema), { n: 15, on: true });
  * ```
  */
 export function coerceArguments(args: Record<string, unknown>, schema: Schema): Record<string, unknown> {
@@ -271,9 +272,16 @@ function invalidFromAjv(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { preflight } from "./preflight.ts";
- * // const verdict = preflight(tool, '{"timezone": "UTC"}', executor.schemas);
- * // verdict.ok ? verdict.args : verdict.envelope
+ * import { loadManifest } from "./manifest.ts";
+ * import { SchemaCompiler } from "./schema.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const tool = loaded.manifest.byName.get("get_time")!;
+ * const verdict = preflight(tool, '{"timezone": "UTC"}', new SchemaCompiler());
+ * assert.ok(verdict.ok);
+ * assert.equal(verdict.args.timezone, "UTC");
  * ```
  */
 export function preflight(tool: ToolSpec, argsText: string, schemas: SchemaCompiler): PreflightResult {

@@ -41,8 +41,9 @@ export interface ResourceLimits {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { DEFAULT_LIMITS } from "./profiles.ts";
- * DEFAULT_LIMITS.tmpfsBytes; // 268435456 (256 MiB)
+ * assert.equal(DEFAULT_LIMITS.tmpfsBytes, 268435456); // 256 MiB
  * ```
  */
 export const DEFAULT_LIMITS: ResourceLimits = Object.freeze({
@@ -58,9 +59,11 @@ export const DEFAULT_LIMITS: ResourceLimits = Object.freeze({
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resolveProfile } from "./profiles.ts";
  * const result = resolveProfile({ write: ["out"], net: false }, "/srv/project");
- * result.ok && result.profile.read; // ["/"]: reading defaults to everything
+ * assert.ok(result.ok);
+ * assert.deepEqual(result.profile.read, []); // nothing besides what every tool sees
  * ```
  */
 export interface PermissionProfile {
@@ -172,10 +175,11 @@ export function parseProfile(value: unknown, name: string): ProfileResult {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { declaredProfile } from "./profiles.ts";
- * declaredProfile({ readOnly: true }); // "none"
- * declaredProfile({ permissions: "network", readOnly: true }); // "network"
- * declaredProfile({}); // "default"
+ * assert.equal(declaredProfile({ readOnly: true }), "none");
+ * assert.equal(declaredProfile({ permissions: "network", readOnly: true }), "network");
+ * assert.equal(declaredProfile({}), "default");
  * ```
  */
 export function declaredProfile(entry: Readonly<Record<string, unknown>>): unknown {
@@ -188,9 +192,11 @@ export function declaredProfile(entry: Readonly<Record<string, unknown>>): unkno
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { resolveProfile } from "./profiles.ts";
  * const result = resolveProfile("none", "/srv/project"); // a profile file there wins over the built-in one
- * result.ok && result.profile.net; // false
+ * assert.ok(result.ok);
+ * assert.equal(result.profile.net, false);
  * ```
  */
 export function resolveProfile(
@@ -257,9 +263,10 @@ function sameJson(text: string, value: unknown): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { allowsNetwork, resolveProfile } from "./profiles.ts";
  * const result = resolveProfile("network", "/srv/project");
- * result.ok && allowsNetwork(result.profile); // true
+ * assert.ok(result.ok && allowsNetwork(result.profile));
  * ```
  */
 export function allowsNetwork(profile: PermissionProfile): boolean {
@@ -272,9 +279,11 @@ export function allowsNetwork(profile: PermissionProfile): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hasSideEffects, resolveProfile } from "./profiles.ts";
  * const none = resolveProfile("none", "/srv/project");
- * none.ok && hasSideEffects(none.profile); // false
+ * assert.ok(none.ok);
+ * assert.equal(hasSideEffects(none.profile), false);
  * ```
  */
 export function hasSideEffects(profile: PermissionProfile): boolean {
@@ -286,10 +295,11 @@ export function hasSideEffects(profile: PermissionProfile): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { reachOf } from "./profiles.ts";
  * import { resolveProfile } from "./profiles.ts";
  * const none = resolveProfile("none", "/srv/project");
- * none.ok && reachOf(none.profile); // "writes nothing; no network"
+ * assert.equal(none.ok && reachOf(none.profile), "writes nothing; no network");
  * ```
  */
 export function reachOf(profile: PermissionProfile): string {

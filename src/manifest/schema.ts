@@ -26,9 +26,10 @@ let engine: Engine | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadSchemaEngine, SchemaCompiler } from "./schema.ts";
  * await loadSchemaEngine();
- * new SchemaCompiler().check({ type: "object" }); // undefined
+ * assert.equal(new SchemaCompiler().check({ type: "object" }), undefined);
  * ```
  */
 export async function loadSchemaEngine(): Promise<void> {
@@ -52,8 +53,9 @@ function loaded(): Engine {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { describeAjvErrors } from "./schema.ts";
- * describeAjvErrors(null); // "unknown error"
+ * assert.equal(describeAjvErrors(null), "unknown error");
  * ```
  */
 export function describeAjvErrors(errors: readonly ErrorObject[] | null | undefined): string {
@@ -93,12 +95,13 @@ export function markSchemaChecked(schema: Record<string, unknown>): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadSchemaEngine, SchemaCompiler } from "./schema.ts";
  * await loadSchemaEngine();
  * const compiler = new SchemaCompiler();
- * compiler.check({ type: "object" }); // undefined (no problem)
+ * assert.equal(compiler.check({ type: "object" }), undefined); // no problem
  * const compiled = compiler.compile({ type: "object" });
- * compiled.ok && compiled.validate({}); // true
+ * assert.ok(compiled.ok && compiled.validate({}));
  * ```
  */
 export class SchemaCompiler {

@@ -78,8 +78,9 @@ function schemaPatterns(value: unknown, out: string[] = []): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { patternProblems } from "./schema_engine.ts";
- * patternProblems({ properties: { pin: { type: "string", pattern: "^(?=.*\\d)" } } }).length; // 1
+ * assert.equal(patternProblems({ properties: { pin: { type: "string", pattern: "^(?=.*\\d)" } } }).length, 1);
  * ```
  */
 export function patternProblems(schema: Record<string, unknown>): string[] {

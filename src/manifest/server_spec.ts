@@ -14,10 +14,11 @@ import { checkCredentials, type CredentialBinding } from "./credentials.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkServers } from "./server_spec.ts";
  * const errors: string[] = [];
  * const [fs] = checkServers({ fs: { command: "npx", args: ["-y", "x"] } }, "/srv/p", new Map(), errors, []);
- * fs.transport; // "stdio"
+ * assert.equal(fs.transport, "stdio");
  * ```
  */
 export interface ServerSpec {
@@ -66,8 +67,9 @@ export interface ServerSpec {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gatewayName } from "./server_spec.ts";
- * gatewayName("fs", "read_file"); // "mcp__fs__read_file"
+ * assert.equal(gatewayName("fs", "read_file"), "mcp__fs__read_file");
  * ```
  */
 export function gatewayName(server: string, tool: string): string {
@@ -79,9 +81,10 @@ export function gatewayName(server: string, tool: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { serverOfName } from "./server_spec.ts";
- * serverOfName("mcp__fs__read_file"); // "fs"
- * serverOfName("get_time"); // undefined
+ * assert.equal(serverOfName("mcp__fs__read_file"), "fs");
+ * assert.equal(serverOfName("get_time"), undefined);
  * ```
  */
 export function serverOfName(name: string): string | undefined {
@@ -146,10 +149,11 @@ function stringMap(value: unknown, key: string, own: string[]): Record<string, s
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkServers } from "./server_spec.ts";
  * const errors: string[] = [];
  * checkServers({ fs: { url: "ftp://x" } }, "/srv/p", new Map(), errors, []);
- * errors; // ['mcpServers "fs": url must be an http or https URL (got "ftp://x")']
+ * assert.deepEqual(errors, ['mcpServers "fs": url must be an http or https URL (got "ftp://x")']);
  * ```
  */
 export function checkServers(

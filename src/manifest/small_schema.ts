@@ -312,12 +312,13 @@ class Run {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { smallValidator } from "./small_schema.ts";
  * const validate = smallValidator({ type: "object", required: ["n"], properties: { n: { type: "integer" } } })!;
- * validate({ n: 1 }); // true
- * validate({}); // false
- * validate.errors?.[0].message; // "must have required property 'n'"
- * smallValidator({ type: "string", format: "email" }); // undefined: ajv checks formats
+ * assert.ok(validate({ n: 1 }));
+ * assert.equal(validate({}), false);
+ * assert.equal(validate.errors?.[0].message, "must have required property 'n'");
+ * assert.equal(smallValidator({ type: "string", format: "email" }), undefined); // ajv checks formats
  * ```
  */
 export function smallValidator(schema: Record<string, unknown>): SmallValidator | undefined {

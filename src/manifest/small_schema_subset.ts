@@ -106,9 +106,10 @@ function nonNegativeInteger(value: unknown): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { within } from "./small_schema_subset.ts";
- * within({ type: "object", properties: { n: { type: "integer" } } }, true); // true
- * within({ type: "string", pattern: "^a" }, true); // false
+ * assert.ok(within({ type: "object", properties: { n: { type: "integer" } } }, true));
+ * assert.equal(within({ type: "string", pattern: "^a" }, true), false);
  * ```
  */
 export function within(schema: unknown, root: boolean): boolean {

@@ -73,8 +73,9 @@ const STARTER_MANIFEST = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { starterFiles } from "./starter.ts";
- * starterFiles().map((file) => file.path); // ["tools.json", "tools/bin/greet_person"]
+ * assert.deepEqual(starterFiles().map((file) => file.path), ["tools.json", "tools/bin/greet_person"]);
  * ```
  */
 export function starterFiles(): StarterFile[] {

@@ -13,8 +13,9 @@ import { BELT_COMMON_FLAGS, BELT_MANIFEST_DATA, BELT_TOOLS } from "./belt_data.t
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { BELT_MANIFEST } from "./tool_belt.ts";
- * BELT_MANIFEST.tools.map((tool) => tool.name).includes("fs_read_file"); // true
+ * assert.ok(BELT_MANIFEST.tools.map((tool) => tool.name).includes("fs_read_file"));
  * ```
  */
 export const BELT_MANIFEST: {
@@ -26,9 +27,10 @@ export const BELT_MANIFEST: {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { beltReadOnly } from "./tool_belt.ts";
- * beltReadOnly("fs_read_file"); // true
- * beltReadOnly("exec"); // false
+ * assert.ok(beltReadOnly("fs_read_file"));
+ * assert.equal(beltReadOnly("exec"), false);
  * ```
  */
 export function beltReadOnly(name: string): boolean {
@@ -70,8 +72,9 @@ const SELF = import.meta.url.startsWith("file:") ? fromFileUrl(import.meta.url) 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { packaging } from "./tool_belt.ts";
- * packaging(); // "source" when run as `deno run src/main.ts`
+ * assert.equal(packaging(), "source"); // when run as `deno run src/main.ts`
  * ```
  */
 export function packaging(): Packaging {
@@ -127,9 +130,10 @@ export const BELT_BIN: string = join(TOOLGATE_ROOT, "tools", "bin");
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { BELT_BIN, beltToolOf } from "./tool_belt.ts";
- * beltToolOf(`${BELT_BIN}/fs_read_file`); // "fs_read_file"
- * beltToolOf("/usr/bin/cat"); // undefined
+ * assert.equal(beltToolOf(`${BELT_BIN}/fs_read_file`), "fs_read_file");
+ * assert.equal(beltToolOf("/usr/bin/cat"), undefined);
  * ```
  */
 export function beltToolOf(program: string): string | undefined {
@@ -177,9 +181,12 @@ export interface BeltLaunch {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { beltLaunch } from "./tool_belt.ts";
- * const launch = beltLaunch("get_time");
- * // source: { program: "/usr/bin/deno", args: ["run", "--quiet", ..., "<root>/tools/src/get_time.ts"], ... }
+ * const launch = beltLaunch("get_time"); // from a checkout: deno run --quiet ... <root>/tools/src/get_time.ts
+ * assert.equal(launch.program, Deno.execPath());
+ * assert.equal(launch.args[0], "run");
+ * assert.ok(launch.args.at(-1)?.endsWith("/tools/src/get_time.ts"));
  * ```
  */
 export function beltLaunch(name: string): BeltLaunch {
@@ -222,9 +229,11 @@ export const BELT_MANIFEST_PATH: string = join(TOOLGATE_ROOT, "tools.json");
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bridgeLaunch } from "./tool_belt.ts";
- * const bridge = bridgeLaunch();
- * // [bridge.program, ...bridge.args, "/usr/bin/curl", "https://api.example.com"]
+ * const bridge = bridgeLaunch(); // put before the tool's own: [bridge.program, ...bridge.args, "/usr/bin/curl", ...]
+ * assert.equal(bridge.program, Deno.execPath());
+ * assert.ok(bridge.args.some((arg) => arg.endsWith("net_bridge.ts")));
  * ```
  */
 export function bridgeLaunch(): BeltLaunch {

@@ -163,6 +163,7 @@ export interface ToolCheckContext {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkTool } from "./tool_check.ts";
  * import { BinListing } from "./bin_listing.ts";
  * import { SchemaCompiler } from "./schema.ts";
@@ -176,7 +177,8 @@ export interface ToolCheckContext {
  * };
  * const errors: string[] = [];
  * checkTool({ name: "t", command: ["/bin/t"] }, 0, context, errors, []);
- * errors; // ['tool[0] "t": absolute command[0] "/bin/t" is refused; ...']
+ * assert.equal(errors.length, 1);
+ * assert.match(errors[0], /^tool\[0\] "t": absolute command\[0\] "\/bin\/t" is refused; /);
  * ```
  */
 export function checkTool(

@@ -75,8 +75,9 @@ export interface McpTool {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { EXPORT_FORMATS } from "./tool_definitions.ts";
- * EXPORT_FORMATS.join(", "); // "openai, anthropic, mcp, names"
+ * assert.equal(EXPORT_FORMATS.join(", "), "openai, anthropic, mcp, names");
  * ```
  */
 export const EXPORT_FORMATS = ["openai", "anthropic", "mcp", "names"] as const;
@@ -126,8 +127,15 @@ function schemaOf(tool: ToolSpec): Record<string, unknown> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toOpenAI } from "./tool_definitions.ts";
- * // toOpenAI(tool) -> { type: "function", function: { name: "get_time", parameters: {...} } }
+ * import { loadManifest } from "./manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const definition = toOpenAI(loaded.manifest.byName.get("get_time")!);
+ * assert.equal(definition.type, "function");
+ * assert.equal(definition.function.name, "get_time");
+ * assert.deepEqual(definition.function.parameters?.required, ["timezone"]);
  * ```
  */
 export function toOpenAI(tool: ToolSpec): OpenAITool {
@@ -142,11 +150,12 @@ export function toOpenAI(tool: ToolSpec): OpenAITool {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toAnthropic } from "./tool_definitions.ts";
  * import { validateManifest } from "./manifest.ts";
  * const loaded = validateManifest({ tools: [{ name: "t", command: ["./tools/bin/t"] }] }, "/srv/tools.json");
- * if (loaded.ok) toAnthropic(loaded.manifest.tools[0]);
- * // { name: "t", input_schema: { type: "object", properties: {} } }
+ * assert.ok(loaded.ok);
+ * assert.deepEqual(toAnthropic(loaded.manifest.tools[0]), { name: "t", input_schema: { type: "object", properties: {} } });
  * ```
  */
 export function toAnthropic(tool: ToolSpec): AnthropicTool {
@@ -164,14 +173,15 @@ export function toAnthropic(tool: ToolSpec): AnthropicTool {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toMcp } from "./tool_definitions.ts";
  * import { validateManifest } from "./manifest.ts";
  * const loaded = validateManifest(
  *   { tools: [{ name: "get_time", command: ["./tools/bin/get_time"], readOnly: true, permissions: "none" }] },
  *   "/srv/tools.json",
  * );
- * if (loaded.ok) toMcp(loaded.manifest.tools[0]).annotations;
- * // { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
+ * assert.ok(loaded.ok);
+ * assert.deepEqual(toMcp(loaded.manifest.tools[0]).annotations, { readOnlyHint: true, destructiveHint: false, openWorldHint: false });
  * ```
  */
 export function toMcp(tool: ToolSpec): McpTool {
@@ -201,10 +211,11 @@ const ROOT_KEYS = ["$schema", "$id", "definitions", "$defs"];
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mcpOutputSchema } from "./tool_definitions.ts";
  * const schema = mcpOutputSchema({ type: "object", properties: { n: { type: "integer" } }, required: ["n"] });
- * schema.type; // "object"
- * (schema.anyOf as unknown[]).length; // 2: the declared schema, and a failure envelope
+ * assert.equal(schema.type, "object");
+ * assert.equal((schema.anyOf as unknown[]).length, 2); // the declared schema, and a failure envelope
  * ```
  */
 export function mcpOutputSchema(declared: Readonly<Record<string, unknown>>): Record<string, unknown> {
@@ -224,10 +235,12 @@ export function mcpOutputSchema(declared: Readonly<Record<string, unknown>>): Re
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { exportTools } from "./tool_definitions.ts";
  * import { loadManifest } from "./manifest.ts";
  * const loaded = await loadManifest("tools.json");
- * if (loaded.ok) console.log(exportTools(loaded.manifest, "anthropic"));
+ * assert.ok(loaded.ok);
+ * assert.deepEqual(exportTools(loaded.manifest, "names"), loaded.manifest.tools.map((tool) => tool.name));
  * ```
  */
 export function exportTools(manifest: Manifest, format: ExportFormat): unknown[] {

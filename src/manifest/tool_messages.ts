@@ -44,8 +44,9 @@ export const TOOL_ASKS: readonly Asked[] = Object.freeze(["user", "model"] as As
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PROTOCOL_LIMITS } from "./tool_protocol.ts";
- * PROTOCOL_LIMITS.maxMessages; // 1000
+ * assert.equal(PROTOCOL_LIMITS.maxMessages, 1000);
  * ```
  */
 export const PROTOCOL_LIMITS = {
@@ -59,8 +60,9 @@ export const PROTOCOL_LIMITS = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { LOG_LEVELS } from "./tool_protocol.ts";
- * LOG_LEVELS.indexOf("warning") > LOG_LEVELS.indexOf("info"); // true
+ * assert.ok(LOG_LEVELS.indexOf("warning") > LOG_LEVELS.indexOf("info"));
  * ```
  */
 export const LOG_LEVELS: readonly LogLevel[] = [
@@ -116,10 +118,10 @@ export type ToolEvent =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseMessage } from "./tool_protocol.ts";
- * parseMessage('{"type":"log","level":"info","message":"started"}');
- * // { ok: true, message: { type: "log", level: "info", message: "started" } }
- * parseMessage("hello").ok; // false
+ * assert.deepEqual(parseMessage('{"type":"log","level":"info","message":"started"}'), { ok: true, message: { type: "log", level: "info", message: "started" } });
+ * assert.equal(parseMessage("hello").ok, false);
  * ```
  */
 export function parseMessage(

@@ -53,12 +53,13 @@ export interface ChannelOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ToolChannel } from "./tool_protocol.ts";
  * const channel = new ToolChannel({ tool: "t", maxBytes: 1 << 20, onViolation: () => {} });
  * const bytes = new TextEncoder().encode('{"type":"content","content":[{"type":"text","text":"hi"}]}\n');
  * channel.sink(bytes, "stdout");
  * channel.end();
- * channel.content; // [{ type: "text", text: "hi" }]
+ * assert.deepEqual(channel.content, [{ type: "text", text: "hi" }]);
  * ```
  */
 export class ToolChannel {
@@ -209,8 +210,9 @@ export class ToolChannel {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mapDeep } from "./tool_protocol.ts";
- * mapDeep({ text: "token s3cret" }, (t) => t.replaceAll("s3cret", "[REDACTED]")); // { text: "token [REDACTED]" }
+ * assert.deepEqual(mapDeep({ text: "token s3cret" }, (t) => t.replaceAll("s3cret", "[REDACTED]")), { text: "token [REDACTED]" });
  * ```
  */
 export function mapDeep(value: unknown, map: (text: string) => string): unknown {
@@ -228,9 +230,12 @@ export function mapDeep(value: unknown, map: (text: string) => string): unknown 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scrubbedEvents } from "./tool_protocol.ts";
- * const onEvent = scrubbedEvents((event) => console.log(event), (text) => text.replaceAll("s3cret", "[REDACTED]"));
- * onEvent({ kind: "log", level: "info", message: "token s3cret" }); // logs "token [REDACTED]"
+ * const seen: unknown[] = [];
+ * const onEvent = scrubbedEvents((event) => seen.push(event), (text) => text.replaceAll("s3cret", "[REDACTED]"));
+ * onEvent({ kind: "log", level: "info", message: "token s3cret" });
+ * assert.deepEqual(seen, [{ kind: "log", level: "info", message: "token [REDACTED]" }]);
  * ```
  */
 export function scrubbedEvents(

@@ -29,9 +29,9 @@ function short(digest: string | undefined): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toolLine } from "./trust_changes.ts";
- * toolLine({ name: "ls", command: ["./tools/bin/ls"], profile: "none", profileDigest: "sha256:1", reach: "writes nothing; no network" });
- * // 'ls: ["./tools/bin/ls"], profile none (writes nothing; no network), program none'
+ * assert.equal(toolLine({ name: "ls", command: ["./tools/bin/ls"], profile: "none", profileDigest: "sha256:1", reach: "writes nothing; no network" }), 'ls: ["./tools/bin/ls"], profile none (writes nothing; no network), program none');
  * ```
  */
 export function toolLine(tool: TrustedTool): string {
@@ -77,10 +77,13 @@ export function serverLine(server: TrustedServer): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { describeChanges } from "./trust_changes.ts";
  * const tool = { name: "ls", command: ["./tools/bin/ls"], profile: "none", profileDigest: "sha256:1", reach: "writes nothing; no network" };
  * const summary = { manifest: "sha256:a", tools: [tool], files: {}, filesComplete: true };
- * describeChanges(undefined, summary); // ['+ ls: ["./tools/bin/ls"], ...']
+ * assert.deepEqual(describeChanges(undefined, summary), [
+ *   '+ ls: ["./tools/bin/ls"], profile none (writes nothing; no network), program none',
+ * ]);
  * ```
  */
 export function describeChanges(before: TrustSummary | undefined, now: TrustSummary): string[] {

@@ -27,8 +27,9 @@ function digestFile(stateDir: string, realPath: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readKnownDigests } from "./trust_digests.ts";
- * readKnownDigests(await Deno.makeTempDir(), "/srv/project/tools.json").size; // 0
+ * assert.equal(readKnownDigests(await Deno.makeTempDir(), "/srv/project/tools.json").size, 0);
  * ```
  */
 export function readKnownDigests(
@@ -68,10 +69,11 @@ export function readKnownDigests(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keepDigests, readKnownDigests } from "./trust_digests.ts";
  * const state = await Deno.makeTempDir();
  * keepDigests(state, "/srv/project/tools.json", new Map(), new Map([["/srv/project/tools/bin/t", "1:2:3:4:5 sha256:" + "0".repeat(64)]]));
- * readKnownDigests(state, "/srv/project/tools.json").size; // 1
+ * assert.equal(readKnownDigests(state, "/srv/project/tools.json").size, 1);
  * ```
  */
 export function keepDigests(

@@ -52,8 +52,9 @@ function asRecord(text: string | undefined, realPath: string): TrustRecord | und
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readTrustRecord } from "./trust_record.ts";
- * readTrustRecord(await Deno.makeTempDir(), "/srv/project/tools.json"); // undefined: never trusted
+ * assert.equal(readTrustRecord(await Deno.makeTempDir(), "/srv/project/tools.json"), undefined); // never trusted
  * ```
  */
 export function readTrustRecord(
@@ -77,10 +78,14 @@ export function readTrustRecord(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readManifestContent } from "./trust.ts";
- * import { writeTrustRecord } from "./trust_record.ts";
+ * import { readTrustRecord, writeTrustRecord } from "./trust_record.ts";
  * const content = await readManifestContent("tools.json");
- * if (content) writeTrustRecord(await Deno.makeTempDir(), content, new Date());
+ * assert.ok(content);
+ * const state = await Deno.makeTempDir();
+ * writeTrustRecord(state, content, new Date());
+ * assert.equal(readTrustRecord(state, content.realPath)?.digest, content.digest);
  * ```
  */
 export function writeTrustRecord(stateDir: string, content: ManifestContent, now: Date): TrustRecord {
@@ -101,8 +106,9 @@ export function writeTrustRecord(stateDir: string, content: ManifestContent, now
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { forgetTrust } from "./trust_record.ts";
- * forgetTrust(await Deno.makeTempDir(), "/srv/project/tools.json"); // false
+ * assert.equal(forgetTrust(await Deno.makeTempDir(), "/srv/project/tools.json"), false);
  * ```
  */
 export function forgetTrust(stateDir: string, realPath: string): boolean {

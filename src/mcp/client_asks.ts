@@ -22,10 +22,10 @@ export const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
  * Asks the client's user for a secret through MCP elicitation: a form with one text field, on the stream of the
  * `store_secret` call. Only an accepted form with a value gives one; decline and cancel give none.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs an MCP client's request in flight.
+ * ```ts ignore
  * import { elicitingSecret } from "./client_asks.ts";
- * // const askSecret = elicitingSecret(server, request.id); // for store_secret's call
+ * const askSecret = elicitingSecret(server, request.id); // for store_secret's call
  * ```
  */
 export function elicitingSecret(server: Server, requestId: string | number): AskSecret {
@@ -76,10 +76,10 @@ function keepingText(request: SecretRequest): string {
  * Asks the client's user through MCP elicitation (a form with one "always" checkbox), on the stream of the call
  * that needs approval: accept is yes (or always), decline and cancel are no.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs an MCP client's request in flight.
+ * ```ts ignore
  * import { elicitingAsk } from "./client_asks.ts";
- * // const ask = elicitingAsk(server, request.id); // policy.decide(call, { ask })
+ * const ask = elicitingAsk(server, request.id); // policy.decide(call, { ask })
  * ```
  */
 export function elicitingAsk(server: Server, requestId: string | number): Ask {
@@ -109,10 +109,10 @@ export function elicitingAsk(server: Server, requestId: string | number): Ask {
  * goes to the client's user where it can be asked). A client without the capability gets no request: the tool is
  * answered why.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs an MCP client's request in flight.
+ * ```ts ignore
  * import { clientQuestions } from "./client_asks.ts";
- * // const questions = clientQuestions(server, request.id, session, ask); // executor.call(..., { questions })
+ * const questions = clientQuestions(server, request.id, session, ask); // executor.call(..., { questions })
  * ```
  */
 export function clientQuestions(
@@ -180,11 +180,12 @@ type CallNotification =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toolEvents } from "./client_asks.ts";
  * const sent: unknown[] = [];
  * const onEvent = toolEvents("t", "token-1", {}, (notification) => sent.push(notification));
  * onEvent({ kind: "progress", progress: 1 });
- * sent.length; // 1: a notifications/progress
+ * assert.equal(sent.length, 1); // a notifications/progress
  * ```
  */
 export function toolEvents(

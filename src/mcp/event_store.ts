@@ -27,8 +27,9 @@ export interface EventLimits {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { EVENT_LIMITS } from "./event_store.ts";
- * EVENT_LIMITS.perStream; // 256
+ * assert.equal(EVENT_LIMITS.perStream, 256);
  * ```
  */
 export const EVENT_LIMITS: EventLimits = { perStream: 256, perSession: 1024, bytesPerSession: 4 << 20 };
@@ -47,14 +48,15 @@ interface Stored {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SessionEventStore } from "./event_store.ts";
  * const store = new SessionEventStore();
  * const first = await store.storeEvent("s1", { jsonrpc: "2.0", method: "notifications/progress" });
  * await store.storeEvent("s1", { jsonrpc: "2.0", id: 1, result: {} });
  * const replayed: string[] = [];
- * await store.replayEventsAfter(first, { send: async (id) => void replayed.push(id) }); // "s1"
- * replayed.length; // 1
- * await store.getStreamIdForEventId("elsewhere.7"); // undefined
+ * assert.equal(await store.replayEventsAfter(first, { send: async (id) => void replayed.push(id) }), "s1");
+ * assert.equal(replayed.length, 1);
+ * assert.equal(await store.getStreamIdForEventId("elsewhere.7"), undefined);
  * ```
  */
 export class SessionEventStore implements EventStore {

@@ -14,11 +14,12 @@ const sha256 = (text: string): Uint8Array => createHash("sha256").update(text, "
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bearerCheck } from "./http_gates.ts";
  * const check = bearerCheck("s3cret");
- * check("Bearer s3cret"); // true
- * check("Bearer guess"); // false
- * check(null); // false
+ * assert.ok(check("Bearer s3cret"));
+ * assert.equal(check("Bearer guess"), false);
+ * assert.equal(check(null), false);
  * ```
  */
 export function bearerCheck(token: string): (header: string | null) => boolean {
@@ -36,9 +37,10 @@ export function bearerCheck(token: string): (header: string | null) => boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hostForUrl } from "./http_gates.ts";
- * hostForUrl("::1"); // "[::1]"
- * hostForUrl("127.0.0.1"); // "127.0.0.1"
+ * assert.equal(hostForUrl("::1"), "[::1]");
+ * assert.equal(hostForUrl("127.0.0.1"), "127.0.0.1");
  * ```
  */
 export function hostForUrl(hostname: string): string {
@@ -63,11 +65,12 @@ const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]"]);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { originCheck } from "./http_gates.ts";
  * const check = originCheck("127.0.0.1");
- * check(null); // true
- * check("http://localhost:5173"); // true
- * check("https://evil.example"); // false
+ * assert.ok(check(null));
+ * assert.ok(check("http://localhost:5173"));
+ * assert.equal(check("https://evil.example"), false);
  * ```
  */
 export function originCheck(hostname: string): (origin: string | null) => boolean {

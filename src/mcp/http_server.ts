@@ -188,11 +188,11 @@ function watched(response: Response, onGone: () => void, onEnd: () => void): Res
 /**
  * Serves `service` over Streamable HTTP until {@linkcode HttpServing.close}.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs a ToolService (tests/mcp/ serves one).
+ * ```ts ignore
  * import { serveHttp } from "./http_server.ts";
- * // const serving = serveHttp(service, { hostname: "127.0.0.1", port: 0, token: "s3cret" });
- * // console.error(`listening on ${serving.url}`);
+ * const serving = serveHttp(service, { hostname: "127.0.0.1", port: 0, token: "s3cret" });
+ * console.error(`listening on ${serving.url}`);
  * ```
  */
 export function serveHttp(service: ToolService, options: HttpOptions): HttpServing {

@@ -38,10 +38,11 @@ const MAX_BACKOFF_MS = 2_000;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { serveLasting } from "./lasting_serve.ts";
  * const server = serveLasting({ hostname: "127.0.0.1", port: 0 }, () => new Response("ok"));
  * const answer = await fetch(`http://127.0.0.1:${server.addr.port}/`);
- * await answer.text(); // "ok"
+ * assert.equal(await answer.text(), "ok");
  * await server.shutdown();
  * ```
  */

@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { CALL_LIMITS } from "./limits.ts";
- * CALL_LIMITS.maxCalls; // 16
+ * assert.equal(CALL_LIMITS.maxCalls, 16);
  * ```
  */
 export const CALL_LIMITS = { maxCalls: 16, maxSessionCalls: 4 } as const;
@@ -16,8 +17,9 @@ export const CALL_LIMITS = { maxCalls: 16, maxSessionCalls: 4 } as const;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SESSION_LIMITS } from "./limits.ts";
- * SESSION_LIMITS.idleSec; // 600
+ * assert.equal(SESSION_LIMITS.idleSec, 600);
  * ```
  */
 export const SESSION_LIMITS = { maxSessions: 32, idleSec: 600 } as const;

@@ -27,9 +27,10 @@ export const MISMATCH_DETAIL_LIMIT = 1000;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { structuredResult } from "./results.ts";
- * structuredResult({ a: 1 }); // { a: 1 }
- * structuredResult([1, 2]); // { result: [1, 2] }
+ * assert.deepEqual(structuredResult({ a: 1 }), { a: 1 });
+ * assert.deepEqual(structuredResult([1, 2]), { result: [1, 2] });
  * ```
  */
 export function structuredResult(result: unknown): Record<string, unknown> {
@@ -44,12 +45,11 @@ export function structuredResult(result: unknown): Record<string, unknown> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toCallResult } from "./results.ts";
  * import { failure, success } from "../contract.ts";
- * toCallResult(success({ a: 1 }, { tool: "t" }));
- * // { content: [{ type: "text", text: '{"a":1}' }], structuredContent: { a: 1 } }
- * toCallResult(failure("timeout", "slow", { tool: "t" })).content;
- * // [{ type: "text", text: "slow" }]
+ * assert.deepEqual(toCallResult(success({ a: 1 }, { tool: "t" })), { content: [{ type: "text", text: '{"a":1}' }], structuredContent: { a: 1 } });
+ * assert.deepEqual(toCallResult(failure("timeout", "slow", { tool: "t" })).content, [{ type: "text", text: "slow" }]);
  * ```
  */
 export function toCallResult(envelope: Envelope): CallToolResult {
@@ -91,6 +91,7 @@ export function toCallResult(envelope: Envelope): CallToolResult {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkOutput } from "./results.ts";
  * import { success } from "../contract.ts";
  * import { SchemaCompiler } from "../manifest/schema.ts";
@@ -104,7 +105,7 @@ export function toCallResult(envelope: Envelope): CallToolResult {
  * }, "/srv/tools.json", { schemasChecked: true });
  * if (loaded.ok) {
  *   const checked = await checkOutput(loaded.manifest.tools[0], success({ n: "many" }), new SchemaCompiler());
- *   checked.ok; // false: "/n must be integer"
+ *   assert.equal(checked.ok, false); // "/n must be integer"
  * }
  * ```
  */

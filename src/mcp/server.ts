@@ -119,16 +119,16 @@ function shuttingDown(tool: string, started = false, readOnly = false): FailureE
  * Each session gets its own scheduler (so that one session's long call that is not concurrent never holds up
  * another's) and its own memory of "always" answers; a cap on calls in flight holds across all of them.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it serves MCP on a transport (tests/mcp/ connects one).
+ * ```ts ignore
  * import { ToolService } from "./server.ts";
- * // const service = new ToolService({
- * //   executor,
- * //   redact, // the run's redaction, as the executor's
- * //   approval: { yes: false, allowTools: [], approveHosts: [] },
- * //   version: "0.1.0",
- * // });
- * // await service.server().connect(transport);
+ * const service = new ToolService({
+ *   executor,
+ *   redact, // the run's redaction, as the executor's
+ *   approval: { yes: false, allowTools: [], approveHosts: [] },
+ *   version: "0.1.0",
+ * });
+ * await service.server().connect(transport);
  * ```
  */
 export class ToolService {

@@ -18,8 +18,9 @@ import type { TraceCarrier, TraceSpan } from "../run/tracing.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PROGRESS_INTERVAL_MS } from "./service_options.ts";
- * PROGRESS_INTERVAL_MS; // 1000
+ * assert.equal(PROGRESS_INTERVAL_MS, 1000);
  * ```
  */
 export const PROGRESS_INTERVAL_MS = 1000;

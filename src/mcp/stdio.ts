@@ -28,13 +28,13 @@ export interface StdioOptions {
 /**
  * Serves `service` on stdin and stdout.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it serves on this process's stdin and stdout.
+ * ```ts ignore
  * import { serveStdio } from "./stdio.ts";
- * // const serving = await serveStdio(service);
- * // await serving.ended;
- * // await service.stop(); // answer the calls in flight
- * // await serving.close();
+ * const serving = await serveStdio(service);
+ * await serving.ended;
+ * await service.stop(); // answer the calls in flight
+ * await serving.close();
  * ```
  */
 export async function serveStdio(service: ToolService, options: StdioOptions = {}): Promise<StdioServing> {

@@ -18,8 +18,9 @@ import { visible } from "../base/text.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { RISK_FIELDS } from "./approval_prompt.ts";
- * RISK_FIELDS.includes("argv"); // true
+ * assert.ok(RISK_FIELDS.includes("argv"));
  * ```
  */
 export const RISK_FIELDS: readonly string[] = Object.freeze([
@@ -57,8 +58,13 @@ const MIN_WIDTH = 40;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { riskyFields } from "./approval_prompt.ts";
- * // For exec: riskyFields(tool, { env: [], argv: ["ls"], cwd: "." }) -> ["argv", "cwd"]
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const exec = loaded.manifest.byName.get("exec")!;
+ * assert.deepEqual(riskyFields(exec, { env: [], argv: ["ls"], cwd: "." }), ["argv", "cwd", "env"]);
  * ```
  */
 export function riskyFields(tool: ToolSpec, args: Readonly<Record<string, unknown>>): string[] {
@@ -89,8 +95,9 @@ function units(text: string): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fold } from "./approval_prompt.ts";
- * fold("abcdefgh", 3); // ["abc", "def", "gh"]
+ * assert.deepEqual(fold("abcdefgh", 3), ["abc", "def", "gh"]);
  * ```
  */
 export function fold(text: string, width: number): string[] {
@@ -128,14 +135,20 @@ export interface PromptOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { approvalLines } from "./approval_prompt.ts";
- * // approvalLines(execTool, { env: [{ name: "A", value: "x".repeat(5000) }], argv: ["rm", "-rf", "."] }, "it runs programs")
- * // [
- * //   'toolgate: the model asks to run exec: it runs programs.',
- * //   '  argv: ["rm","-rf","."]',
- * //   '  other arguments (the first 300 of 5,030 characters; 4,730 more not shown):',
- * //   '    {"env":[{"name":"A","value":"xxxx…',
- * // ]
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const exec = loaded.manifest.byName.get("exec")!;
+ * const args = { env: [{ name: "A", value: "x".repeat(5000) }], argv: ["rm", "-rf", "."] };
+ * const lines = approvalLines(exec, args, "it runs programs");
+ * assert.deepEqual(lines.slice(0, 3), [
+ *   "toolgate: the model asks to run exec: it runs programs.",
+ *   '  argv: ["rm","-rf","."]',
+ *   "  env (5,025 characters, in 53 lines):", // a risky field is shown whole
+ * ]);
+ * assert.equal(lines.at(-1), "  (shown whole above: env (5,025 characters))");
  * ```
  */
 export function approvalLines(

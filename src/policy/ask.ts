@@ -22,11 +22,11 @@ const ALWAYS = new Set(["a", "always"]);
 /**
  * Reads one line from `stdin` after writing the question.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it reads a line at the terminal.
+ * ```ts ignore
  * import { terminalReadLine } from "./ask.ts";
  * const readLine = terminalReadLine((text) => Deno.stderr.write(new TextEncoder().encode(text)).then(() => {}));
- * // const line = await readLine("Proceed? ");
+ * const line = await readLine("Proceed? ");
  * ```
  */
 export function terminalReadLine(
@@ -70,8 +70,9 @@ function withdrawable<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decided } from "./ask.ts";
- * decided("exec", "yes"); // "toolgate: approved: exec runs this once\n"
+ * assert.equal(decided("exec", "yes"), "toolgate: approved: exec runs this once\n");
  * ```
  */
 export function decided(tool: string, answer: "yes" | "no" | "always", why?: string): string {
@@ -89,10 +90,15 @@ export function decided(tool: string, answer: "yes" | "no" | "always", why?: str
  *
  * @example
  * ```ts
- * import { terminalAsker, terminalReadLine } from "./ask.ts";
- * const write = (text: string) => Deno.stderr.write(new TextEncoder().encode(text)).then(() => {});
- * const ask = terminalAsker(terminalReadLine(write), write);
- * // new Policy({ ask })
+ * import assert from "node:assert/strict";
+ * import { terminalAsker } from "./ask.ts";
+ * const shown: string[] = [];
+ * const write = (text: string) => Promise.resolve(void shown.push(text));
+ * const typed = ["maybe", "a"]; // at a terminal: terminalReadLine(write)
+ * const ask = terminalAsker((prompt) => Promise.resolve(void shown.push(prompt)).then(() => typed.shift() ?? null), write);
+ * const question = { tool: "fs_remove", reason: "it writes files", lines: ["  path: build"] };
+ * assert.equal(await ask(question), "always"); // asked again after the unclear answer; then new Policy({ ask })
+ * assert.ok(shown.join("").includes("Run fs_remove?"));
  * ```
  */
 export function terminalAsker(readLine: ReadLine, tell?: (text: string) => Promise<void>): Ask {

@@ -26,12 +26,13 @@ export interface FirstAnswer {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { firstAnswer } from "./first_answer.ts";
  * const never = () => new Promise<"yes">(() => {});
  * const race = firstAnswer([{ name: "terminal", ask: never }, { name: "console", ask: () => Promise.resolve("yes") }]);
  * const question = { tool: "exec", reason: "it runs programs", lines: [] };
- * await race.ask(question); // "yes"
- * race.answeredBy(question); // "console"
+ * assert.equal(await race.ask(question), "yes");
+ * assert.equal(race.answeredBy(question), "console");
  * ```
  */
 export function firstAnswer(sides: readonly Asker[]): FirstAnswer {

@@ -149,10 +149,22 @@ export interface DecideOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Policy } from "./policy.ts";
+ * import { Executor } from "../run/executor.ts";
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
  * const policy = new Policy({ allowTools: ["fs_write_file"], ask: () => Promise.resolve("no") });
- * // const verdict = await policy.decide(prepared.call);
- * // if (!verdict.approved) envelope = await executor.refuse(prepared.call, verdict.envelope);
+ * const write = await executor.prepare("fs_write_file", '{"path":"a.txt","content":"hi"}');
+ * assert.ok(write.ok);
+ * assert.deepEqual(await policy.decide(write.call), { approved: true, by: "allow-tools" });
+ * const remove = await executor.prepare("fs_remove", '{"path":"build"}');
+ * assert.ok(remove.ok);
+ * const verdict = await policy.decide(remove.call); // asked, and the answer was no
+ * assert.ok(!verdict.approved);
+ * assert.equal(verdict.envelope.kind, "user_denied"); // what executor.refuse(call, verdict.envelope) records
  * ```
  */
 export class Policy {
@@ -174,8 +186,17 @@ export class Policy {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Policy } from "./policy.ts";
-   * // new Policy({ yes: true }).approvedWithoutAsking(call); // "yes"
+   * import { Executor } from "../run/executor.ts";
+   * import { loadManifest } from "../manifest/manifest.ts";
+   * const loaded = await loadManifest("tools.json");
+   * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+   * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+   * const prepared = await executor.prepare("fs_remove", '{"path":"build"}');
+   * assert.ok(prepared.ok);
+   * assert.equal(new Policy({ yes: true }).approvedWithoutAsking(prepared.call), "yes");
+   * assert.equal(new Policy({}).approvedWithoutAsking(prepared.call), undefined); // a person is asked
    * ```
    */
   /** An MCP server's tool whose server `--allow-tools` names whole (`mcp__SERVER__*`). */
@@ -254,8 +275,17 @@ export class Policy {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Policy } from "./policy.ts";
-   * // await new Policy({ allowTools: ["summarize"] }).decideSampling(tool, request); // { approved: true, by: "allow-tools" }
+   * import { loadManifest } from "../manifest/manifest.ts";
+   * const loaded = await loadManifest("tools.json");
+   * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+   * const tool = loaded.manifest.byName.get("http_fetch")!;
+   * const request = { messages: [{ role: "user" as const, content: { type: "text" as const, text: "Sum up." } }], maxTokens: 100 };
+   * assert.deepEqual(await new Policy({ allowTools: ["http_fetch"] }).decideSampling(tool, request), {
+   *   approved: true,
+   *   by: "allow-tools",
+   * });
    * ```
    */
   async decideSampling(
@@ -358,8 +388,16 @@ export class Policy {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { OWN_COMMAND } from "./policy.ts";
- * // (await OWN_COMMAND.decide(call)).approved; // true
+ * import { Executor } from "../run/executor.ts";
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+ * const prepared = await executor.prepare("fs_remove", '{"path":"build"}');
+ * assert.ok(prepared.ok);
+ * assert.ok((await OWN_COMMAND.decide(prepared.call)).approved);
  * ```
  */
 export const OWN_COMMAND: Policy = new Policy({ ownCommand: true });

@@ -14,8 +14,20 @@ import { beltReadOnly, beltUrlArgument } from "../manifest/tool_belt.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { assessCall } from "./risk.ts";
- * // assessCall(httpFetchCall) -> { changes: false, egress: true, destination: { host: "example.com", port: "443" } }
+ * import { Executor } from "../run/executor.ts";
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+ * const prepared = await executor.prepare("http_fetch", '{"url":"https://example.com/"}');
+ * assert.ok(prepared.ok);
+ * assert.deepEqual(assessCall(prepared.call), {
+ *   changes: false,
+ *   egress: true,
+ *   destination: { host: "example.com", port: "443" },
+ * });
  * ```
  */
 export interface CallRisk {
@@ -64,9 +76,18 @@ const READ_ONLY_CALLS: Readonly<Record<string, (args: Readonly<Record<string, un
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isReadOnlyCall } from "./risk.ts";
- * // isReadOnlyCall(jobPoll); // true
- * // isReadOnlyCall(jobKill); // false
+ * import { Executor } from "../run/executor.ts";
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+ * const poll = await executor.prepare("job", '{"action":"poll","job_id":"job-1"}');
+ * const kill = await executor.prepare("job", '{"action":"kill","job_id":"job-1"}');
+ * assert.ok(poll.ok && kill.ok);
+ * assert.ok(isReadOnlyCall(poll.call));
+ * assert.equal(isReadOnlyCall(kill.call), false);
  * ```
  */
 export function isReadOnlyCall(call: PreparedCall): boolean {
@@ -117,9 +138,17 @@ function fetchDestination(call: PreparedCall, argument: string): Destination | u
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { assessCall } from "./risk.ts";
- * // const risk = assessCall(prepared.call);
- * // risk.changes || risk.egress; // true: approval needed
+ * import { Executor } from "../run/executor.ts";
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+ * const prepared = await executor.prepare("fs_write_file", '{"path":"a.txt","content":"hi"}');
+ * assert.ok(prepared.ok);
+ * const risk = assessCall(prepared.call);
+ * assert.ok(risk.changes || risk.egress); // approval needed
  * ```
  */
 export function assessCall(call: PreparedCall): CallRisk {
@@ -136,9 +165,9 @@ export function assessCall(call: PreparedCall): CallRisk {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseHostList } from "./risk.ts";
- * parseHostList("api.example.com, 127.0.0.1:8080");
- * // [{ host: "api.example.com" }, { host: "127.0.0.1", port: "8080" }]
+ * assert.deepEqual(parseHostList("api.example.com, 127.0.0.1:8080"), [{ host: "api.example.com" }, { host: "127.0.0.1", port: "8080" }]);
  * ```
  */
 export function parseHostList(text: string): HostEntry[] {

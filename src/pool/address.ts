@@ -30,9 +30,11 @@ export const NATS_FILE_ENV = ["NATS_CREDS", "NATS_NKEY", "NATS_CA", "NATS_CERT",
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parsePoolUrl } from "./address.ts";
  * const address = parsePoolUrl("tls://nats.example.com");
- * if (typeof address !== "string") address.servers; // ["nats.example.com:4222"]
+ * assert.ok(typeof address !== "string");
+ * assert.deepEqual(address.servers, ["nats.example.com:4222"]);
  * ```
  */
 export interface PoolAddress {
@@ -56,9 +58,16 @@ const DEFAULT_PORT = 4222;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parsePoolUrl } from "./address.ts";
- * parsePoolUrl("nats://127.0.0.1:4222,nats://127.0.0.1:4223"); // { servers: [...2], tls: false, ... }
- * parsePoolUrl("http://example.com"); // 'must start with nats:// or tls:// (got "http://example.com")'
+ * assert.deepEqual(parsePoolUrl("nats://127.0.0.1:4222,nats://127.0.0.1:4223"), {
+ *   servers: ["127.0.0.1:4222", "127.0.0.1:4223"],
+ *   tls: false,
+ *   shown: "nats://127.0.0.1:4222,nats://127.0.0.1:4223",
+ *   user: undefined,
+ *   pass: undefined,
+ * });
+ * assert.equal(parsePoolUrl("http://example.com"), 'must start with nats:// or tls:// (got "http://example.com")');
  * ```
  */
 export function parsePoolUrl(text: string): PoolAddress | string {
@@ -108,8 +117,9 @@ function hideSecret(text: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { credentialFiles } from "./address.ts";
- * credentialFiles({ NATS_CREDS: "/etc/toolgate/pool.creds" }); // ["/etc/toolgate/pool.creds"]
+ * assert.deepEqual(credentialFiles({ NATS_CREDS: "/etc/toolgate/pool.creds" }), ["/etc/toolgate/pool.creds"]);
  * ```
  */
 export function credentialFiles(env: Readonly<Record<string, string>>): string[] {
@@ -125,8 +135,9 @@ export const POOL_KEY_FILE_ENV = "TOOLGATE_POOL_KEY_FILE";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { poolKeyFile } from "./address.ts";
- * poolKeyFile(undefined, { TOOLGATE_POOL_KEY_FILE: "pool.key" }, "/srv/app"); // "/srv/app/pool.key"
+ * assert.equal(poolKeyFile(undefined, { TOOLGATE_POOL_KEY_FILE: "pool.key" }, "/srv/app"), "/srv/app/pool.key");
  * ```
  */
 export function poolKeyFile(

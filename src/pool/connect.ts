@@ -100,7 +100,7 @@ async function connectionOptions(
 /**
  * Connects to the pool and makes sure its stream and consumer exist; throws {@linkcode PoolError}, naming the URL.
  *
- * @example
+ * @example Not run as a doc test: it needs a running NATS server (tests/pool/ starts one).
  * ```ts ignore
  * import { connectPool } from "./connect.ts";
  * import { parsePoolUrl } from "./address.ts";

@@ -24,8 +24,11 @@ export const POOL_KEY_HELP =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PoolKeyError } from "./key.ts";
- * new PoolKeyError("the pool key file /srv/pool.key does not exist").message;
+ * const problem = new PoolKeyError("the pool key file /srv/pool.key does not exist");
+ * assert.ok(problem instanceof Error);
+ * assert.equal(problem.message, "the pool key file /srv/pool.key does not exist");
  * ```
  */
 export class PoolKeyError extends Error {
@@ -49,11 +52,12 @@ export interface PoolKey {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { join } from "../base/paths.ts";
  * import { loadPoolKey } from "./key.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(join(dir, "pool.key"), "q7M2c3Jk0vV9yXl1oPz8wE4rT6uY5iB3nH2gF1dS0aQ=\n", { mode: 0o600 });
- * (await loadPoolKey(join(dir, "pool.key"), { HOME: dir }))?.from; // "the pool key file /tmp/.../pool.key"
+ * assert.equal((await loadPoolKey(join(dir, "pool.key"), { HOME: dir }))?.from, `the pool key file ${dir}/pool.key`);
  * ```
  */
 export async function loadPoolKey(

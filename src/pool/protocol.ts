@@ -31,8 +31,9 @@ import { MAX_OUTPUT_BYTES, outputCapProblem } from "../process/executor_defaults
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { POOL } from "./protocol.ts";
- * POOL.subject; // "toolgate.calls"
+ * assert.equal(POOL.subject, "toolgate.calls");
  * ```
  */
 export const POOL = {
@@ -268,8 +269,9 @@ const decoder = new TextDecoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { encode } from "./protocol.ts";
- * encode({ go: "yes" }); // Uint8Array of '{"go":"yes"}'
+ * assert.equal(new TextDecoder().decode(encode({ go: "yes" })), '{"go":"yes"}');
  * ```
  */
 export function encode(message: unknown): Uint8Array {
@@ -315,8 +317,9 @@ const isMs = (value: unknown): value is number =>
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { encode, readCall } from "./protocol.ts";
- * readCall(encode({ v: 2 })); // { ok: false, problem: "..." }
+ * assert.deepEqual(readCall(encode({ v: 2 })), { ok: false, problem: "id, tool, args and manifest must be strings" });
  * ```
  */
 export function readCall(
@@ -377,8 +380,9 @@ const hasSig = (value: Record<string, unknown>): value is Record<string, unknown
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { encode, readReply } from "./protocol.ts";
- * readReply(encode({ t: "beat", id: "a", worker: "w", n: 1, sig: "x" }))?.t; // "beat"
+ * assert.equal(readReply(encode({ t: "beat", id: "a", worker: "w", n: 1, sig: "x" }))?.t, "beat");
  * ```
  */
 export function readReply(data: Uint8Array): ReplyMessage | undefined {
@@ -418,9 +422,10 @@ export function readReply(data: Uint8Array): ReplyMessage | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { encode, readClaimAnswer } from "./protocol.ts";
- * readClaimAnswer(encode({ go: "yes", id: "a", worker: "w", nonce: "n", sig: "s" }))?.go; // "yes"
- * readClaimAnswer(encode({ go: "yes" })); // undefined: unsigned
+ * assert.equal(readClaimAnswer(encode({ go: "yes", id: "a", worker: "w", nonce: "n", sig: "s" }))?.go, "yes");
+ * assert.equal(readClaimAnswer(encode({ go: "yes" })), undefined); // unsigned
  * ```
  */
 export function readClaimAnswer(data: Uint8Array): ClaimAnswer | undefined {
@@ -438,8 +443,9 @@ export function readClaimAnswer(data: Uint8Array): ClaimAnswer | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { encode, readCancel } from "./protocol.ts";
- * readCancel(encode({ t: "cancel", id: "a", byUser: true, sig: "s" }))?.byUser; // true
+ * assert.ok(readCancel(encode({ t: "cancel", id: "a", byUser: true, sig: "s" }))?.byUser);
  * ```
  */
 export function readCancel(data: Uint8Array): CancelMessage | undefined {
@@ -455,10 +461,12 @@ export function readCancel(data: Uint8Array): CancelMessage | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { manifestHash } from "./protocol.ts";
  * import { loadManifest } from "../manifest/manifest.ts";
  * const loaded = await loadManifest("tools.json");
- * if (loaded.ok) console.log(await manifestHash(loaded.manifest)); // "sha256:9f86d0..."
+ * assert.ok(loaded.ok);
+ * assert.match(await manifestHash(loaded.manifest), /^sha256:[0-9a-f]{64}$/);
  * ```
  */
 export async function manifestHash(manifest: Manifest): Promise<string> {
@@ -489,8 +497,9 @@ export async function manifestHash(manifest: Manifest): Promise<string> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { shortHash } from "./protocol.ts";
- * shortHash("sha256:9f86d081884c7d659a2feaa0c55ad015"); // "sha256:9f86d081884c"
+ * assert.equal(shortHash("sha256:9f86d081884c7d659a2feaa0c55ad015"), "sha256:9f86d081884c");
  * ```
  */
 export function shortHash(hash: string): string {

@@ -93,9 +93,10 @@ const isText = (value: unknown): value is string => typeof value === "string" &&
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readRelayed } from "./relay_messages.ts";
- * readRelayed({ t: "event", id: "a", worker: "w", n: 1, event: { type: "log", message: "hi" }, sig: "s" })?.t; // "event"
- * readRelayed({ t: "event", id: "a", worker: "w", n: 0, event: {}, sig: "s" }); // undefined
+ * assert.equal(readRelayed({ t: "event", id: "a", worker: "w", n: 1, event: { type: "log", message: "hi" }, sig: "s" })?.t, "event");
+ * assert.equal(readRelayed({ t: "event", id: "a", worker: "w", n: 0, event: {}, sig: "s" }), undefined);
  * ```
  */
 export function readRelayed(value: Record<string, unknown>): AskMessage | EventMessage | undefined {
@@ -119,9 +120,10 @@ export function readRelayed(value: Record<string, unknown>): AskMessage | EventM
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readAnswer } from "./relay_messages.ts";
  * const data = new TextEncoder().encode('{"t":"answer","id":"a","worker":"w","nonce":"n","error":"no","sig":"s"}');
- * readAnswer(data)?.error; // "no"
+ * assert.equal(readAnswer(data)?.error, "no");
  * ```
  */
 export function readAnswer(data: Uint8Array): AnswerMessage | undefined {
@@ -152,9 +154,9 @@ export function readAnswer(data: Uint8Array): AnswerMessage | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { receivedEnvelope } from "./relay_messages.ts";
- * receivedEnvelope({ ok: true, result: null, content: [{ type: "text", text: "hi" }] })?.content;
- * // [{ type: "text", text: "hi" }]
+ * assert.deepEqual(receivedEnvelope({ ok: true, result: null, content: [{ type: "text", text: "hi" }] })?.content, [{ type: "text", text: "hi" }]);
  * ```
  */
 export function receivedEnvelope(value: unknown): Envelope | undefined {

@@ -15,13 +15,14 @@ export type Freshness = "fresh" | "stale" | "replayed" | "full";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ReplayGuard } from "./replay_guard.ts";
  * const guard = new ReplayGuard({ skewMs: 60_000, capacity: 1000 });
  * const now = Date.now();
- * guard.check({ id: "c1", seq: 1, ts: now, wait: 30_000 }, now); // "fresh"
- * guard.check({ id: "c1", seq: 1, ts: now, wait: 30_000 }, now); // "fresh": the same message, handed out again
- * guard.check({ id: "c1", seq: 7, ts: now, wait: 30_000 }, now); // "replayed": the same id, published again
- * guard.check({ id: "c2", seq: 8, ts: now - 600_000, wait: 30_000 }, now); // "stale"
+ * assert.equal(guard.check({ id: "c1", seq: 1, ts: now, wait: 30_000 }, now), "fresh");
+ * assert.equal(guard.check({ id: "c1", seq: 1, ts: now, wait: 30_000 }, now), "fresh"); // the same message, handed out again
+ * assert.equal(guard.check({ id: "c1", seq: 7, ts: now, wait: 30_000 }, now), "replayed"); // the same id, published again
+ * assert.equal(guard.check({ id: "c2", seq: 8, ts: now - 600_000, wait: 30_000 }, now), "stale");
  * ```
  */
 export class ReplayGuard {

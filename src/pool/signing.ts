@@ -24,8 +24,9 @@ export type SignedPurpose = "call" | "go" | "reply" | "cancel" | "answer";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { canonical } from "./signing.ts";
- * canonical({ b: 1, a: [true, "x"] }); // '{"a":[true,"x"],"b":1}'
+ * assert.equal(canonical({ b: 1, a: [true, "x"] }), '{"a":[true,"x"],"b":1}');
  * ```
  */
 export function canonical(value: unknown): string {
@@ -89,10 +90,11 @@ async function mac(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { importPoolKey, signed } from "./signing.ts";
  * const key = await importPoolKey("q7M2c3Jk0vV9yXl1oPz8wE4rT6uY5iB3nH2gF1dS0aQ=", "the test key");
  * const beat = await signed(key, "reply", { t: "beat", id: "c1", worker: "w" });
- * beat.sig.length; // 43
+ * assert.equal(beat.sig.length, 43);
  * ```
  */
 export async function signed<const T extends Record<string, unknown>>(
@@ -109,12 +111,13 @@ export async function signed<const T extends Record<string, unknown>>(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { importPoolKey, signed, verified } from "./signing.ts";
  * const key = await importPoolKey("q7M2c3Jk0vV9yXl1oPz8wE4rT6uY5iB3nH2gF1dS0aQ=", "the test key");
  * const beat = await signed(key, "reply", { t: "beat", id: "c1", worker: "w" });
- * await verified(key, "reply", beat); // true
- * await verified(key, "reply", { ...beat, worker: "x" }); // false
- * await verified(key, "cancel", beat); // false: signed for another purpose
+ * assert.ok(await verified(key, "reply", beat));
+ * assert.equal(await verified(key, "reply", { ...beat, worker: "x" }), false);
+ * assert.equal(await verified(key, "cancel", beat), false); // signed for another purpose
  * ```
  */
 export async function verified(

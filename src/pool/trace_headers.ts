@@ -15,8 +15,9 @@ const NAMES = ["traceparent", "tracestate"] as const;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { traceHeaders } from "./trace_headers.ts";
- * traceHeaders({}); // undefined
+ * assert.equal(traceHeaders({}), undefined);
  * traceHeaders({ traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" })?.get("traceparent");
  * ```
  */
@@ -33,9 +34,10 @@ export function traceHeaders(carrier: TraceCarrier | undefined): MsgHdrs | undef
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { carrierOfHeaders, traceHeaders } from "./trace_headers.ts";
  * const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
- * carrierOfHeaders(traceHeaders({ traceparent: parent })); // { traceparent: parent }
+ * assert.deepEqual(carrierOfHeaders(traceHeaders({ traceparent: parent })), { traceparent: parent });
  * ```
  */
 export function carrierOfHeaders(received: MsgHdrs | undefined): TraceCarrier {

@@ -5,8 +5,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { EXECUTOR_DEFAULTS } from "./executor_defaults.ts";
- * EXECUTOR_DEFAULTS.timeoutSec; // 30
+ * assert.equal(EXECUTOR_DEFAULTS.timeoutSec, 30);
  * ```
  */
 export const EXECUTOR_DEFAULTS = {
@@ -22,8 +23,9 @@ export const EXECUTOR_DEFAULTS = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MAX_OUTPUT_BYTES } from "./executor_defaults.ts";
- * MAX_OUTPUT_BYTES; // 268435456
+ * assert.equal(MAX_OUTPUT_BYTES, 268435456);
  * ```
  */
 export const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
@@ -33,9 +35,10 @@ export const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { outputCapProblem } from "./executor_defaults.ts";
- * outputCapProblem(1024); // undefined
- * outputCapProblem(2_000_000_000); // "is more than toolgate can hold in memory: at most 268435456 bytes (256 MiB) per stream"
+ * assert.equal(outputCapProblem(1024), undefined);
+ * assert.equal(outputCapProblem(2_000_000_000), "is more than toolgate can hold in memory: at most 268435456 bytes (256 MiB) per stream");
  * ```
  */
 export function outputCapProblem(bytes: number): string | undefined {

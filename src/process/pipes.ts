@@ -18,8 +18,10 @@ export interface Drained {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { joined } from "./pipes.ts";
- * joined({ chunks: [new Uint8Array([1]), new Uint8Array([2])], kept: 2, total: 2 })(); // Uint8Array [1, 2]
+ * const bytes = joined({ chunks: [new Uint8Array([1]), new Uint8Array([2])], kept: 2, total: 2 })();
+ * assert.deepEqual(bytes, new Uint8Array([1, 2]));
  * ```
  */
 export function joined(drained: Drained): () => Uint8Array {
@@ -47,10 +49,11 @@ export function joined(drained: Drained): () => Uint8Array {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { drain } from "./pipes.ts";
  * const stream = new Blob(["hello"]).stream();
  * const drained = await drain(stream, 3, () => {}, new Promise(() => {}), { reads: 0, onData: () => {} });
- * drained.total; // 5, of which 3 kept
+ * assert.equal(drained.total, 5); // of which 3 kept
  * ```
  */
 export async function drain(
@@ -112,11 +115,12 @@ export async function drain(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { feed } from "./pipes.ts";
  * const { writable, readable } = new TransformStream<Uint8Array, Uint8Array>();
  * const read = new Response(readable).text();
  * await feed(writable, new TextEncoder().encode("{}"));
- * await read; // "{}"
+ * assert.equal(await read, "{}");
  * ```
  */
 export async function feed(

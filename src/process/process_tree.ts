@@ -96,8 +96,9 @@ export type StopSignal = keyof typeof STOP_SIGNALS;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SECOND_INTERRUPT_MS } from "./process_tree.ts";
- * SECOND_INTERRUPT_MS; // 2000
+ * assert.equal(SECOND_INTERRUPT_MS, 2000);
  * ```
  */
 export const SECOND_INTERRUPT_MS = 2000;

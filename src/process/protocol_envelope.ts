@@ -11,10 +11,10 @@ const encoder = new TextEncoder();
  * as if its stdout had been the `result` message's value (`null` without one) and its stderr what the channel
  * kept, with the content blocks it sent added to a success.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: a fragment of the executor, with a channel, a request and its context in scope.
+ * ```ts ignore
  * import { protocolEnvelope } from "./protocol_envelope.ts";
- * // protocolEnvelope(channel, await runProcess({ ...request, sink: channel.sink }), context)
+ * const envelope = protocolEnvelope(channel, await runProcess({ ...request, sink: channel.sink }), context);
  * ```
  */
 export function protocolEnvelope(

@@ -254,9 +254,9 @@ export function notFoundInSandbox(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startFailure } from "./run_envelope.ts";
- * startFailure({ reason: "not_found", message: "" }, "t", "/srv/tools/bin/t").message;
- * // "The tool cannot start: the program /srv/tools/bin/t does not exist."
+ * assert.equal(startFailure({ reason: "not_found", message: "" }, "t", "/srv/tools/bin/t").message, "The tool cannot start: the program /srv/tools/bin/t does not exist.");
  * ```
  */
 export function startFailure(
@@ -271,10 +271,10 @@ export function startFailure(
 /**
  * Turns a finished run into the envelope the caller gets.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: a fragment of the executor, with a finished process and its context in scope.
+ * ```ts ignore
  * import { envelopeFromRun } from "./run_envelope.ts";
- * // const context = { tool: "get_time", program, timeoutMs, maxOutputBytes, readOnly: true };
+ * const context = { tool: "get_time", program, timeoutMs, maxOutputBytes, readOnly: true };
  * // envelopeFromRun(await runProcess(request), context)
  * ```
  */

@@ -147,12 +147,13 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runProcess } from "./runner.ts";
  * const result = await runProcess({
  *   program: "/bin/cat", args: [], env: { PATH: "/usr/bin:/bin" }, cwd: ".",
  *   stdin: new TextEncoder().encode("{}"), timeoutMs: 5000, graceMs: 2000, maxOutputBytes: 1 << 20,
  * });
- * new TextDecoder().decode(result.stdout); // "{}"
+ * assert.equal(new TextDecoder().decode(result.stdout), "{}");
  * ```
  */
 export async function runProcess(request: RunRequest): Promise<RunResult> {

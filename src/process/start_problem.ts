@@ -16,8 +16,9 @@ export interface StartProblem {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { spawnError } from "./start_problem.ts";
- * spawnError(new Deno.errors.NotCapable("run"), "/bin/true").reason; // "not_permitted"
+ * assert.equal(spawnError(new Deno.errors.NotCapable("run"), "/bin/true").reason, "not_permitted");
  * ```
  */
 export function spawnError(error: unknown, program: string): StartProblem {
@@ -38,8 +39,9 @@ export function spawnError(error: unknown, program: string): StartProblem {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { startProblem } from "./start_problem.ts";
- * startProblem("/no/such/program")?.reason; // "not_found"
+ * assert.equal(startProblem("/no/such/program")?.reason, "not_found");
  * ```
  */
 export function startProblem(program: string): StartProblem | undefined {

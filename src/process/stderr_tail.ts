@@ -17,12 +17,13 @@ const MAX_LINE = 4096;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { StderrTail } from "./stderr_tail.ts";
  * const lines: string[] = [];
  * const tail = new StderrTail((line) => lines.push(line));
  * tail.push(new TextEncoder().encode("step 1/3\nstep 2"));
  * tail.push(new TextEncoder().encode("/3\r\x1b[2K\n"));
- * lines; // ["step 1/3", "step 2/3"]
+ * assert.deepEqual(lines, ["step 1/3", "step 2/3"]);
  * ```
  */
 export class StderrTail {
@@ -66,11 +67,12 @@ export class StderrTail {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { stderrLines } from "./stderr_tail.ts";
  * const seen: string[] = [];
  * const onStderr = stderrLines((line) => seen.push(line), (text) => text.replaceAll("s3cret", "[REDACTED]"));
  * onStderr(new TextEncoder().encode("token s3\x1b[0mcret\n\x1b[2K\n"));
- * seen; // ["token [REDACTED]"]
+ * assert.deepEqual(seen, ["token [REDACTED]"]);
  * ```
  */
 export function stderrLines(

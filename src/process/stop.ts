@@ -14,10 +14,11 @@ import type { StopSignal } from "./process_tree.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { UserStop } from "./stop.ts";
  * const controller = new AbortController();
  * controller.abort(new UserStop("Ctrl-C"));
- * controller.signal.reason instanceof UserStop; // true
+ * assert.ok(controller.signal.reason instanceof UserStop);
  * ```
  */
 export class UserStop extends Error {
@@ -33,9 +34,10 @@ export class UserStop extends Error {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { stoppedByUser, UserStop } from "./stop.ts";
- * stoppedByUser(AbortSignal.abort(new UserStop())); // true
- * stoppedByUser(AbortSignal.abort()); // false: a shutdown or a timeout, not a person
+ * assert.ok(stoppedByUser(AbortSignal.abort(new UserStop())));
+ * assert.equal(stoppedByUser(AbortSignal.abort()), false); // a shutdown or a timeout, not a person
  * ```
  */
 export function stoppedByUser(signal: AbortSignal | undefined): boolean {
@@ -48,10 +50,11 @@ export function stoppedByUser(signal: AbortSignal | undefined): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { userStopped } from "./stop.ts";
  * const envelope = userStopped("exec", { signal: "SIGTERM" });
- * envelope.killed_by; // "user"
- * envelope.retryable; // false
+ * assert.equal(envelope.killed_by, "user");
+ * assert.equal(envelope.retryable, false);
  * ```
  */
 export function userStopped(
@@ -84,10 +87,11 @@ export type ShutdownCause = StopSignal | "stdin_closed";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ShutdownStop } from "./stop.ts";
  * const controller = new AbortController();
  * controller.abort(new ShutdownStop("SIGTERM"));
- * (controller.signal.reason as ShutdownStop).trigger; // "SIGTERM"
+ * assert.equal((controller.signal.reason as ShutdownStop).trigger, "SIGTERM");
  * ```
  */
 export class ShutdownStop extends Error {

@@ -101,10 +101,11 @@ function launchFields(launch: LaunchFacts | undefined) {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { refusalRecord } from "./audit.ts";
  * import { failure } from "../contract.ts";
  * const facts = { ts: new Date().toISOString(), tool: "fs_remove", cwd: "/work", argsBytes: 2, argsHmac: null };
- * refusalRecord(facts, failure("user_denied", "No.")).outcome; // "user_denied"
+ * assert.equal(refusalRecord(facts, failure("user_denied", "No.")).outcome, "user_denied");
  * ```
  */
 export function refusalRecord(facts: CallFacts, envelope: Envelope): AuditRecord {
@@ -134,11 +135,12 @@ export interface RunFacts {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { runRecord } from "./audit.ts";
  * import { success } from "../contract.ts";
  * const facts = { ts: new Date().toISOString(), tool: "t", cwd: "/work", argsBytes: 2, argsHmac: null };
  * const record = runRecord(facts, { argv: ["/bin/true"], envKeys: ["PATH"], envelope: success({}), profile: "none" });
- * record.outcome; // "ok"
+ * assert.equal(record.outcome, "ok");
  * ```
  */
 export function runRecord(facts: CallFacts, run: RunFacts): AuditRecord {
@@ -169,10 +171,11 @@ export function runRecord(facts: CallFacts, run: RunFacts): AuditRecord {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { jobAnswerRecord } from "./audit.ts";
  * import { success } from "../contract.ts";
  * const facts = { ts: new Date().toISOString(), tool: "job", cwd: "/work", argsBytes: 2, argsHmac: null };
- * jobAnswerRecord(facts, { ms: 3, envelope: success({}), job: "j1" }).job; // "j1"
+ * assert.equal(jobAnswerRecord(facts, { ms: 3, envelope: success({}), job: "j1" }).job, "j1");
  * ```
  */
 export function jobAnswerRecord(
@@ -195,6 +198,7 @@ export function jobAnswerRecord(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { jobStartRecord } from "./audit.ts";
  * import { success } from "../contract.ts";
  * const facts = { ts: new Date().toISOString(), tool: "exec", cwd: "/work", argsBytes: 2, argsHmac: null };
@@ -205,7 +209,7 @@ export function jobAnswerRecord(
  *   job: { id: "j1", pid: 42 },
  *   profile: "exec",
  * });
- * record.background; // true
+ * assert.ok(record.background);
  * ```
  */
 export function jobStartRecord(
@@ -234,7 +238,7 @@ export function jobStartRecord(
 /**
  * The line of a background job's end: how it ended and how much it printed.
  *
- * @example
+ * @example Not run as a doc test: a fragment of the executor, with a call's facts and its audit log in scope.
  * ```ts ignore
  * await audit.write(jobEndRecord(facts, { argv, run, job, launch }));
  * ```

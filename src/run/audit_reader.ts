@@ -30,10 +30,11 @@ export type LogEntry =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readLogLine } from "./audit_reader.ts";
  * const entry = await readLogLine('{"ts":"2026-01-01T00:00:00.000Z","tool":"t","outcome":"ok"}', "a.log", 1);
- * entry.kind; // "record"
- * (await readLogLine('{"ts":"2026-01-01', "a.log", 2)).kind; // "damaged"
+ * assert.equal(entry.kind, "record");
+ * assert.equal((await readLogLine('{"ts":"2026-01-01', "a.log", 2)).kind, "damaged");
  * ```
  */
 export async function readLogLine(
@@ -64,8 +65,9 @@ export async function readLogLine(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dayFiles } from "./audit_reader.ts";
- * dayFiles(Deno.makeTempDirSync()); // []
+ * assert.deepEqual(dayFiles(Deno.makeTempDirSync()), []);
  * ```
  */
 export function dayFiles(dir: string): string[] {
@@ -99,8 +101,9 @@ export interface LogFilter {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keeps } from "./audit_reader.ts";
- * keeps({ tool: "t", outcome: "timeout", ts: "2026-01-01T00:00:00Z" }, { outcome: "failed" }); // true
+ * assert.ok(keeps({ tool: "t", outcome: "timeout", ts: "2026-01-01T00:00:00Z" }, { outcome: "failed" }));
  * ```
  */
 export function keeps(record: Readonly<Record<string, unknown>>, filter: LogFilter): boolean {
@@ -123,9 +126,10 @@ const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseSince } from "./audit_reader.ts";
- * parseSince("2h", new Date("2026-01-01T12:00:00Z"))?.toISOString(); // "2026-01-01T10:00:00.000Z"
- * parseSince("yesterday", new Date()); // undefined
+ * assert.equal(parseSince("2h", new Date("2026-01-01T12:00:00Z"))?.toISOString(), "2026-01-01T10:00:00.000Z");
+ * assert.equal(parseSince("yesterday", new Date()), undefined);
  * ```
  */
 export function parseSince(text: string, now: Date): Date | undefined {
@@ -147,15 +151,13 @@ function duration(ms: unknown): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatEntry } from "./audit_reader.ts";
- * formatEntry({
- *   ts: "2026-11-26T05:08:12.345Z",
- *   tool: "get_time",
- *   outcome: "ok",
- *   ms: 12,
- *   approved_by: "read-only",
- * }, "verified");
- * // "2026-11-26 05:08:12Z  get_time              ok                12ms    approved: read-only"
+ * const entry = { ts: "2026-11-26T05:08:12.345Z", tool: "get_time", outcome: "ok", ms: 12, approved_by: "read-only" };
+ * assert.equal(
+ *   formatEntry(entry, "verified"),
+ *   "2026-11-26 05:08:12Z  get_time              ok                12ms    approved: read-only",
+ * );
  * ```
  */
 export function formatEntry(record: Readonly<Record<string, unknown>>, integrity: Integrity): string {

@@ -17,8 +17,9 @@ import { AuditLog, type AuditRecord, type CallFacts, loadAuditKey, refusalRecord
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MAX_PENDING_LINES } from "./audit_trail.ts";
- * MAX_PENDING_LINES; // 32
+ * assert.equal(MAX_PENDING_LINES, 32);
  * ```
  */
 export const MAX_PENDING_LINES = 32;
@@ -68,11 +69,12 @@ export interface AuditTrailOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AuditTrail } from "./audit_trail.ts";
  * const trail = new AuditTrail({
  *   dir: null, env: {}, redact: (text) => text, clock: () => new Date(), workspace: "/srv/p", cwd: ".",
  * });
- * (await trail.facts(new Date(), "get_time", "{}")).argsHmac; // null: no log, no key
+ * assert.equal((await trail.facts(new Date(), "get_time", "{}")).argsHmac, null); // no log, no key
  * ```
  */
 export class AuditTrail {

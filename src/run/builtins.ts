@@ -18,10 +18,12 @@ export const JOB_TOOL = "job";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { inProcess } from "./builtins.ts";
  * import { loadManifest } from "../manifest/manifest.ts";
  * const loaded = await loadManifest("tools.json");
- * if (loaded.ok) loaded.manifest.tools.filter(inProcess).map((tool) => tool.name); // ["job"]
+ * assert.ok(loaded.ok);
+ * assert.deepEqual(loaded.manifest.tools.filter(inProcess).map((tool) => tool.name), ["job"]);
  * ```
  */
 export function inProcess(tool: ToolSpec): boolean {
@@ -33,11 +35,13 @@ export function inProcess(tool: ToolSpec): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isBackgroundExec } from "./builtins.ts";
  * import { loadManifest } from "../manifest/manifest.ts";
  * const loaded = await loadManifest("tools.json");
  * const exec = loaded.ok ? loaded.manifest.byName.get("exec") : undefined;
- * if (exec) isBackgroundExec({ tool: exec, args: { argv: ["make"], background: true }, argsText: "" }); // true
+ * assert.ok(exec);
+ * assert.ok(isBackgroundExec({ tool: exec, args: { argv: ["make"], background: true }, argsText: "" }));
  * ```
  */
 export function isBackgroundExec(call: PreparedCall): boolean {

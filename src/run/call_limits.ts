@@ -17,11 +17,13 @@ import type { CallDefaults } from "./tool_pool.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { processLimits } from "./call_limits.ts";
  * import { loadManifest } from "../manifest/manifest.ts";
  * const loaded = await loadManifest("tools.json");
- * const tool = loaded.ok ? loaded.manifest.tools[0] : undefined;
- * if (tool) processLimits(tool, 30).timeoutMs; // the tool's timeoutSec in ms, or 30000
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const tool = loaded.manifest.byName.get("get_time")!;
+ * assert.equal(processLimits(tool, 30).timeoutMs, (tool.timeoutSec ?? 30) * 1000); // its timeoutSec, or 30 s
  * ```
  */
 export function processLimits(
@@ -40,8 +42,9 @@ export function processLimits(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { callDefaults } from "./call_limits.ts";
- * callDefaults({}, { defaultTimeoutSec: 10 }).timeoutSec; // 10
+ * assert.equal(callDefaults({}, { defaultTimeoutSec: 10 }).timeoutSec, 10);
  * ```
  */
 export function callDefaults(
@@ -62,11 +65,13 @@ export function callDefaults(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { shownLimits } from "./call_limits.ts";
  * import { loadManifest } from "../manifest/manifest.ts";
  * const loaded = await loadManifest("tools.json");
- * const exec = loaded.ok ? loaded.manifest.byName.get("exec") : undefined;
- * if (exec) shownLimits({ tool: exec, args: { argv: ["make"], timeout_ms: 600000 }, argsText: "" }, 30).timeoutSec;
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const exec = loaded.manifest.byName.get("exec")!;
+ * assert.equal(shownLimits({ tool: exec, args: { argv: ["make"], timeout_ms: 600000 }, argsText: "" }, 30).timeoutSec, 600);
  * ```
  */
 export function shownLimits(call: PreparedCall, defaultSec: number): CallLimits {

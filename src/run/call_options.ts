@@ -135,13 +135,16 @@ export interface ExecutorOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Executor } from "./executor.ts";
  * import { loadManifest } from "../manifest/manifest.ts";
  * const loaded = await loadManifest("tools.json");
  * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
  * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
  * const envelope = await executor.call("exec", '{"argv":["sleep","60"]}', { signal: AbortSignal.timeout(500) });
- * // { ok: false, kind: "execution_error", cancelled: true, ... } (or unavailable, where it cannot be confined)
+ * assert.ok(!envelope.ok);
+ * // cancelled, or unavailable where it cannot be confined
+ * assert.ok(envelope.kind === "unavailable" || envelope.cancelled === true, envelope.message);
  * ```
  */
 export interface CallOptions {

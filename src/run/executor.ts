@@ -43,13 +43,15 @@ export { EXECUTOR_DEFAULTS } from "../process/executor_defaults.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Executor } from "./executor.ts";
  * import { loadManifest } from "../manifest/manifest.ts";
  * const loaded = await loadManifest("tools.json");
- * if (loaded.ok) {
- *   const executor = new Executor({ manifest: loaded.manifest, env: Deno.env.toObject(), cwd: Deno.cwd(), auditDir: null });
- *   const envelope = await executor.call("get_time", '{"timezone": "UTC"}');
- * }
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const executor = new Executor({ manifest: loaded.manifest, env: Deno.env.toObject(), cwd: Deno.cwd(), auditDir: null });
+ * const envelope = await executor.call("get_time", '{"timezone": "UTC"}');
+ * assert.ok(envelope.ok);
+ * assert.equal(envelope.tool, "get_time");
  * ```
  */
 export class Executor {
@@ -102,7 +104,7 @@ export class Executor {
    * adds the exposed, pinned ones to {@linkcode Executor.manifest}. Returns one line per server that could not be
    * listed and per withheld tool, for the person.
    *
-   * @example
+   * @example Not run as a doc test: it starts the manifest's MCP servers.
    * ```ts ignore
    * for (const line of await executor.connectGateway()) console.error(`toolgate: ${line}`);
    * ```
@@ -146,13 +148,14 @@ export class Executor {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Executor } from "./executor.ts";
    * import { loadManifest } from "../manifest/manifest.ts";
    * const loaded = await loadManifest("tools.json");
    * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
    * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
    * executor.useSecret("GITHUB_TOKEN", "ghp_0123456789abcdef"); // after the store has it
-   * executor.redact("ghp_0123456789abcdef"); // the value no longer shows
+   * assert.equal(executor.redact("token ghp_0123456789abcdef"), "token [REDACTED]"); // the value no longer shows
    * ```
    */
   useSecret(name: string, value: string): void {
@@ -250,12 +253,13 @@ export class Executor {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Executor } from "./executor.ts";
    * import { loadManifest } from "../manifest/manifest.ts";
    * const loaded = await loadManifest("tools.json");
    * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
    * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
-   * await executor.idle(); // nothing runs: at once
+   * assert.equal(await executor.idle(), undefined); // nothing runs: at once
    * ```
    */
   async idle(): Promise<void> {
@@ -329,6 +333,7 @@ export class Executor {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Executor } from "./executor.ts";
    * import { Policy } from "../policy/policy.ts";
    * import { loadManifest } from "../manifest/manifest.ts";
@@ -336,7 +341,7 @@ export class Executor {
    * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
    * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
    * const refused = await executor.call("no_such_tool", "{}", { policy: new Policy() });
-   * refused.ok; // false: there is no such tool
+   * assert.equal(refused.ok, false); // there is no such tool
    * ```
    */
   async call(name: string, argsText: string, options: CallOptions = {}): Promise<Envelope> {
@@ -354,13 +359,15 @@ export class Executor {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Executor } from "./executor.ts";
    * import { loadManifest } from "../manifest/manifest.ts";
    * const loaded = await loadManifest("tools.json");
    * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
    * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
    * const prepared = await executor.prepare("exec", '{"argv":["make"],"timeout_ms":600000}');
-   * if (prepared.ok) executor.limits(prepared.call).timeoutSec; // 600
+   * assert.ok(prepared.ok);
+   * assert.equal(executor.limits(prepared.call).timeoutSec, 600);
    * ```
    */
   limits(call: PreparedCall): CallLimits {

@@ -16,8 +16,9 @@ import type { JobLog } from "./job_log.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { JOB_DEFAULTS } from "./job.ts";
- * JOB_DEFAULTS.maxLogBytes; // 1048576: per log file; one rotated file is kept beside it
+ * assert.equal(JOB_DEFAULTS.maxLogBytes, 1048576); // per log file; one rotated file is kept beside it
  * ```
  */
 export const JOB_DEFAULTS = {

@@ -66,10 +66,11 @@ function present(path: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readJobArgs } from "./job_args.ts";
  * const workspace = await Deno.realPath(await Deno.makeTempDir());
  * const args = readJobArgs({ shell: "make 2>&1 | tail -n 20" }, { workspace, hidden: [], path: "/usr/bin:/bin" });
- * args.argv; // ["/bin/bash", "-o", "pipefail", "-c", "make 2>&1 | tail -n 20"] where bash is installed
+ * assert.deepEqual(args.argv, ["/bin/bash", "-o", "pipefail", "-c", "make 2>&1 | tail -n 20"]); // where bash is installed
  * ```
  */
 export function readJobArgs(args: Readonly<Record<string, unknown>>, places: JobPlaces): JobArgs {
@@ -135,8 +136,9 @@ export function readJobArgs(args: Readonly<Record<string, unknown>>, places: Job
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { jobLauncher } from "./job_args.ts";
- * jobLauncher("/bin/sh", "/srv/ws/sub", ["make"]).slice(-2); // ["/srv/ws/sub", "make"]
+ * assert.deepEqual(jobLauncher("/bin/sh", "/srv/ws/sub", ["make"]).slice(-2), ["/srv/ws/sub", "make"]);
  * ```
  */
 export function jobLauncher(sh: string, cwd: string, argv: readonly string[]): string[] {

@@ -12,11 +12,12 @@ import { truncateForModel } from "../contract.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { JobLog } from "./job_log.ts";
  * const dir = await Deno.makeTempDir();
  * const log = new JobLog(`${dir}/job-1.log`, 1024, 4096);
  * log.write(new TextEncoder().encode("built\n"));
- * log.tail(10, 1000); // "built"
+ * assert.equal(log.tail(10, 1000), "built");
  * log.close();
  * await Deno.remove(dir, { recursive: true });
  * ```

@@ -14,9 +14,10 @@ import type { Job } from "./job.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { JOB_CAPS } from "./job_owners.ts";
- * JOB_CAPS.perOwner; // 8: what one session (or the agent loop) may run at once
- * JOB_CAPS.total; // 32: what the whole server may run at once
+ * assert.equal(JOB_CAPS.perOwner, 8); // what one session (or the agent loop) may run at once
+ * assert.equal(JOB_CAPS.total, 32); // what the whole server may run at once
  * ```
  */
 export const JOB_CAPS: JobCaps = { perOwner: 8, total: 32 };
@@ -70,13 +71,14 @@ export type Admission =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { JobOwners } from "./job_owners.ts";
  * const owners = new JobOwners({ perOwner: 1, total: 4 });
  * const first = owners.admit("session-a");
- * first.ok && first.id; // "job-1"
- * owners.admit("session-a").ok; // false: session-a runs its one job (its start is under way)
+ * assert.equal(first.ok && first.id, "job-1");
+ * assert.equal(owners.admit("session-a").ok, false); // session-a runs its one job (its start is under way)
  * const other = owners.admit("session-b");
- * other.ok && other.id; // "job-1": session-b's own first job
+ * assert.equal(other.ok && other.id, "job-1"); // session-b's own first job
  * ```
  */
 export class JobOwners {

@@ -55,13 +55,14 @@ async function within(done: Promise<unknown>, ms: number, signal?: AbortSignal):
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { answerJobCall } from "./job_tool.ts";
  * import { JobManager } from "./jobs.ts";
  * const jobs = new JobManager({ dir: "/tmp" });
  * const envelope = await answerJobCall(jobs, { action: "poll", job_id: "job-7" }, {
  *   scope: "", byPerson: false, graceMs: 2000,
  * });
- * envelope.ok; // false: not_found, there is no job-7
+ * assert.equal(envelope.ok, false); // not_found, there is no job-7
  * ```
  */
 export async function answerJobCall(

@@ -106,7 +106,7 @@ function sayingFailures(
  * one), a batch span processor and the OTLP/HTTP protobuf exporter, which reads `OTEL_EXPORTER_OTLP_HEADERS` and
  * the other standard variables itself.
  *
- * @example
+ * @example Not run as a doc test: it sends spans to a collector at the endpoint.
  * ```ts ignore
  * import { otelTracing } from "./otel_exporter.ts";
  * const tracing = otelTracing({ endpoint: "http://127.0.0.1:4318/v1/traces", env: {}, service: "toolgate" });

@@ -83,9 +83,11 @@ interface Waiter {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Scheduler } from "./scheduler.ts";
  * const scheduler = new Scheduler({ maxInFlight: 4 });
  * const release = await scheduler.acquire(true);
+ * assert.equal(typeof release, "function"); // a slot was free
  * try {
  *   // run a call of a concurrent tool
  * } finally {
@@ -154,9 +156,11 @@ export class Scheduler {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Scheduler } from "./scheduler.ts";
    * const scheduler = new Scheduler();
-   * const answer = await scheduler.run(false, undefined, () => Promise.resolve(42)); // 42
+   * const answer = await scheduler.run(false, undefined, () => Promise.resolve(42));
+   * assert.equal(answer, 42);
    * ```
    */
   async run<T>(

@@ -28,8 +28,9 @@ const DESCRIPTION =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { STORE_SECRET_SCHEMA } from "./store_secret.ts";
- * STORE_SECRET_SCHEMA.required; // ["name", "reason"]
+ * assert.deepEqual(STORE_SECRET_SCHEMA.required, ["name", "reason"]);
  * ```
  */
 export const STORE_SECRET_SCHEMA = {
@@ -47,8 +48,9 @@ export const STORE_SECRET_SCHEMA = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { storeSecretOpenAI } from "./store_secret.ts";
- * storeSecretOpenAI().function.name; // "store_secret"
+ * assert.equal(storeSecretOpenAI().function.name, "store_secret");
  * ```
  */
 export function storeSecretOpenAI(): {
@@ -70,8 +72,9 @@ export function storeSecretOpenAI(): {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { storeSecretMcp } from "./store_secret.ts";
- * storeSecretMcp().inputSchema.type; // "object"
+ * assert.equal(storeSecretMcp().inputSchema.type, "object");
  * ```
  */
 export function storeSecretMcp(): {
@@ -179,10 +182,10 @@ function readArgs(
  * Answers one `store_secret` call: checks it, asks the person, stores the value and gives it to this run's tools.
  * The envelope never holds the value; the call is audited like any other (its arguments digested, never written).
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs an executor and a person to ask.
+ * ```ts ignore
  * import { answerStoreSecret } from "./store_secret.ts";
- * // await answerStoreSecret('{"name":"GITHUB_TOKEN","reason":"the token expired"}', { executor, ask, nobodyToAsk: "no terminal" });
+ * await answerStoreSecret('{"name":"GITHUB_TOKEN","reason":"the token expired"}', { executor, ask, nobodyToAsk: "no terminal" });
  * // { ok: true, result: { stored: "GITHUB_TOKEN" }, tool: "store_secret" }
  * ```
  */
@@ -261,8 +264,15 @@ export async function answerStoreSecret(argsText: string, options: StoreSecretOp
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { inStore } from "./store_secret.ts";
- * // await inStore(executor)("GITHUB_TOKEN"); // true once `toolgate secrets set GITHUB_TOKEN` ran
+ * import { Executor } from "./executor.ts";
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const home = await Deno.makeTempDir(); // a HOME where `toolgate secrets set GITHUB_TOKEN` never ran
+ * const executor = new Executor({ manifest: loaded.manifest, env: { HOME: home }, cwd: ".", auditDir: null });
+ * assert.equal(await inStore(executor)("GITHUB_TOKEN"), false);
  * ```
  */
 export function inStore(executor: Executor): (name: string) => Promise<boolean> {

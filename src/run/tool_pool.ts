@@ -64,10 +64,10 @@ export interface PoolRequest {
  * What the caller relays a pooled call's tool messages to: the tool as the caller knows it, who answers its
  * questions, where its log and progress go, and the caller's redaction of secret values.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: a fragment of the agent's wiring, with its tool, questions and progress in scope.
+ * ```ts ignore
  * import type { RelayTarget } from "./tool_pool.ts";
- * // const target: RelayTarget = { tool, questions: agentQuestions(...), onToolEvent: (event) => progress.toolEvent(id, event) };
+ * const target: RelayTarget = { tool, questions: agentQuestions(...), onToolEvent: (event) => progress.toolEvent(id, event) };
  * ```
  */
 export interface RelayTarget {

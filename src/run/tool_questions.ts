@@ -93,12 +93,12 @@ const encoder = new TextEncoder();
  * One call's questions: takes each as the channel hands it over, answers it through the handlers, and writes the
  * answer line. {@linkcode QuestionDesk.close} aborts the questions still open when the call ends.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: a fragment of the executor, with a tool, its handlers and a running process in scope.
+ * ```ts ignore
  * import { QuestionDesk } from "./tool_questions.ts";
- * // const desk = new QuestionDesk({ tool, handlers, write });
+ * const desk = new QuestionDesk({ tool, handlers, write });
  * // channel options: { onQuestion: (question) => desk.ask(question) }
- * // runProcess({ ..., waiting: () => desk.waiting }); desk.close();
+ * runProcess({ ..., waiting: () => desk.waiting }); desk.close();
  * ```
  */
 export class QuestionDesk {

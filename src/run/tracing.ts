@@ -47,10 +47,11 @@ export const OTEL_ENV: readonly string[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { tracesEndpoint } from "./tracing.ts";
- * tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }); // "http://127.0.0.1:4318/v1/traces"
- * tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_SDK_DISABLED: "true" }); // undefined
- * tracesEndpoint({}); // undefined
+ * assert.equal(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }), "http://127.0.0.1:4318/v1/traces");
+ * assert.equal(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_SDK_DISABLED: "true" }), undefined);
+ * assert.equal(tracesEndpoint({}), undefined);
  * ```
  */
 export function tracesEndpoint(env: Readonly<Record<string, string | undefined>>): string | undefined {
@@ -163,10 +164,11 @@ const NO_CHAT_SPAN: ChatSpan = Object.freeze({ end: () => {} });
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { NO_TRACING } from "./tracing.ts";
  * const span = NO_TRACING.toolCall({ tool: "get_time" });
  * span.end(); // nothing is sent
- * NO_TRACING.on; // false
+ * assert.equal(NO_TRACING.on, false);
  * ```
  */
 export const NO_TRACING: Tracing = Object.freeze({
@@ -183,9 +185,10 @@ export const NO_TRACING: Tracing = Object.freeze({
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { openTracing } from "./tracing.ts";
  * const tracing = await openTracing({}); // no endpoint: NO_TRACING, and the SDK is never loaded
- * tracing.on; // false
+ * assert.equal(tracing.on, false);
  * ```
  */
 export async function openTracing(
@@ -204,10 +207,11 @@ export async function openTracing(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { carrierFromMeta } from "./tracing.ts";
  * const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
- * carrierFromMeta({ traceparent: parent, progressToken: 1 }); // { traceparent: parent }
- * carrierFromMeta(undefined); // {}
+ * assert.deepEqual(carrierFromMeta({ traceparent: parent, progressToken: 1 }), { traceparent: parent });
+ * assert.deepEqual(carrierFromMeta(undefined), {});
  * ```
  */
 export function carrierFromMeta(meta: unknown): TraceCarrier {
@@ -227,9 +231,9 @@ export function carrierFromMeta(meta: unknown): TraceCarrier {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { egressAttributes } from "./tracing.ts";
- * egressAttributes({ host: "api.github.com", port: 443, allowed: true });
- * // { "server.address": "api.github.com", "server.port": 443, "toolgate.egress.allowed": true }
+ * assert.deepEqual(egressAttributes({ host: "api.github.com", port: 443, allowed: true }), { "server.address": "api.github.com", "server.port": 443, "toolgate.egress.allowed": true });
  * ```
  */
 export function egressAttributes(
@@ -287,7 +291,7 @@ export const CHILD_SPANS = {
  * The policy's decision on a call, inside an approval child span of `span` when (and only when) a person must be
  * asked: a call approved by the allow list, `--yes` or its own command adds no span.
  *
- * @example
+ * @example Not run as a doc test: a fragment of the executor, with its policy, a call and a span in scope.
  * ```ts ignore
  * const verdict = await decideInSpan(policy, prepared.call, span, { signal });
  * ```
@@ -309,9 +313,10 @@ export function decideInSpan(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { errorType } from "./tracing.ts";
- * errorType({ ok: false, kind: "timeout" }); // "timeout"
- * errorType({ ok: true }); // undefined
+ * assert.equal(errorType({ ok: false, kind: "timeout" }), "timeout");
+ * assert.equal(errorType({ ok: true }), undefined);
  * ```
  */
 export function errorType(

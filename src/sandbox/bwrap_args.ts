@@ -16,9 +16,9 @@ import type { SandboxSupport } from "./sandbox.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { baseArgs } from "./bwrap_args.ts";
- * baseArgs({ ok: true, bwrap: "/usr/bin/bwrap", userns: false, root: true, system: [], masks: [] }, true);
- * // ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
+ * assert.deepEqual(baseArgs({ ok: true, bwrap: "/usr/bin/bwrap", userns: false, root: true, system: [], masks: [] }, true), ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/", "/"]);
  * ```
  */
 export function baseArgs(support: Extract<SandboxSupport, { ok: true }>, wholeFs: boolean): string[] {
@@ -44,8 +44,9 @@ export function baseArgs(support: Extract<SandboxSupport, { ok: true }>, wholeFs
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { privateMounts } from "./bwrap_args.ts";
- * privateMounts(1024).includes("/tmp"); // true
+ * assert.ok(privateMounts(1024).includes("/tmp"));
  * ```
  */
 export function privateMounts(tmpfsBytes: number): string[] {
@@ -122,10 +123,10 @@ function within(path: string, folders: readonly string[]): boolean {
  * the caller starts bwrap with exactly the tool's environment (cleared to the allowlist), which bwrap hands on,
  * so that no secret value ever shows in a process listing.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs a probed bubblewrap and a launch request (tool_launch.ts makes both).
+ * ```ts ignore
  * import { bwrapArgs } from "./bwrap_args.ts";
- * // new Deno.Command(support.bwrap, { args: bwrapArgs(support, request), clearEnv: true, env })
+ * new Deno.Command(support.bwrap, { args: bwrapArgs(support, request), clearEnv: true, env });
  * ```
  */
 export function bwrapArgs(support: Extract<SandboxSupport, { ok: true }>, request: ConfineRequest): string[] {

@@ -44,8 +44,10 @@ const decoder = new TextDecoder();
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ownCgroups } from "./cgroups.ts";
- * ownCgroups(); // "0::/user.slice/user-1000.slice/session-2.scope\n" (v2)
+ * const cgroups = ownCgroups(); // v2: "0::/user.slice/user-1000.slice/session-2.scope\n"
+ * assert.ok(cgroups === undefined || /^\d+:[^:\n]*:\/.*\n/.test(cgroups));
  * ```
  */
 export function ownCgroups(): string | undefined {
@@ -79,9 +81,10 @@ export interface CgroupPlaces {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cgroupPlaces } from "./cgroups.ts";
- * cgroupPlaces("8:pids:/\n4:memory:/box\n0::/")?.memory; // "/sys/fs/cgroup/memory/box/toolgate"
- * cgroupPlaces("0::/user.slice")?.pids; // "/sys/fs/cgroup/user.slice/toolgate"
+ * assert.equal(cgroupPlaces("8:pids:/\n4:memory:/box\n0::/")?.memory, "/sys/fs/cgroup/memory/box/toolgate");
+ * assert.equal(cgroupPlaces("0::/user.slice")?.pids, "/sys/fs/cgroup/user.slice/toolgate");
  * ```
  */
 export function cgroupPlaces(text: string): CgroupPlaces | undefined {
@@ -154,9 +157,11 @@ function probe(shell: string, dir: string, file: string, version: 1 | 2): boolea
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { detectCgroups } from "./cgroups.ts";
  * const support = detectCgroups(Deno.env.toObject());
- * support?.pids; // e.g. "/sys/fs/cgroup/pids/toolgate" (v1) or "/sys/fs/cgroup/user.slice/.../toolgate" (v2)
+ * // pids: "/sys/fs/cgroup/pids/toolgate" (v1) or "/sys/fs/cgroup/user.slice/.../toolgate" (v2)
+ * assert.ok(support?.pids === undefined || support.pids.startsWith("/sys/fs/cgroup/"));
  * ```
  */
 export function detectCgroups(env: Readonly<Record<string, string>> = {}): CgroupSupport | undefined {
@@ -269,12 +274,13 @@ export class CgroupSlots {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { cgroupWrapper, detectCgroups } from "./cgroups.ts";
  * const support = detectCgroups();
  * if (support) {
  *   const limits = { processes: 64, memoryBytes: 512 << 20, cpuSeconds: 30, fileSizeBytes: 64 << 20 };
  *   const prefix = cgroupWrapper(support, limits, "call-1-1");
- *   // new Deno.Command(prefix[0], { args: [...prefix.slice(1), "/usr/bin/bwrap", ...] })
+ *   assert.ok(prefix.length > 0); // the program follows: new Deno.Command(prefix[0], { args: [...prefix.slice(1), program] })
  * }
  * ```
  */

@@ -46,9 +46,16 @@ function present(paths: readonly string[]): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { controlPlane } from "./control_plane.ts";
- * // controlPlane(manifest, { HOME: "/home/me" })
- * // { readOnly: ["/srv/p/tools.json", "/srv/p/tools", ...], hidden: ["/home/me/.local/state/toolgate"] }
+ * import { loadManifest } from "../manifest/manifest.ts";
+ * const loaded = await loadManifest("tools.json");
+ * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+ * const home = await Deno.makeTempDir();
+ * await Deno.mkdir(`${home}/.local/state/toolgate`, { recursive: true });
+ * const plane = controlPlane(loaded.manifest, { HOME: home });
+ * assert.ok(plane.readOnly.includes(`${Deno.cwd()}/tools.json`));
+ * assert.deepEqual(plane.hidden, [`${home}/.local/state/toolgate`]); // config: none yet, so left out
  * ```
  */
 export function controlPlane(manifest: Manifest, env: Readonly<Record<string, string>>): ControlPlane {

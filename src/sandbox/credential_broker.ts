@@ -149,7 +149,7 @@ function sameHost(value: string, host: string, port: number): boolean {
  * strictly (`src/contract/http1.ts`), checked and completed with the secret, over TLS to the host with the host's own
  * `Host`; the answer back decoded and masked (`broker_answer.ts`).
  *
- * @example
+ * @example Not run as a doc test: it needs a sandboxed client's connection and an upstream to dial.
  * ```ts ignore
  * await brokerTunnel(conn, { host, port, pair, credentials, bound, dialMs: 10_000, onRefused, track });
  * ```
@@ -324,7 +324,7 @@ function withSecrets(
  * Cuts a plain stream (a plain-HTTP request's body, later requests on its connection) where a placeholder
  * shows: the bytes before it go through, the placeholder never does.
  *
- * @example
+ * @example Not run as a doc test: a fragment of the broker, with a tunnel's streams in scope.
  * ```ts ignore
  * await scanPipe(new Uint8Array(), from.readable, to, ["toolgate-cred-..."], (placeholder) => record(placeholder));
  * ```

@@ -28,8 +28,9 @@ let shell: string | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { gateWrapper } from "./gate.ts";
- * gateWrapper()[1]; // "-c"
+ * assert.equal(gateWrapper()[1], "-c");
  * ```
  */
 export function gateWrapper(): string[] {

@@ -58,10 +58,10 @@ async function accept(listener: Deno.Listener, socket: string, token: string): P
 /**
  * Runs the bridge and the tool; resolves to the tool's exit code.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it ends the process.
+ * ```ts ignore
  * import { runBridge } from "./net_bridge.ts";
- * // Deno.exit(await runBridge(["/tmp/.toolgate-proxy.sock", token, "/usr/bin/curl", "https://example.com"]));
+ * Deno.exit(await runBridge(["/tmp/.toolgate-proxy.sock", token, "/usr/bin/curl", "https://example.com"]));
  * ```
  */
 export async function runBridge(args: readonly string[]): Promise<number> {

@@ -159,7 +159,7 @@ function shut(conn: Deno.Conn): void {
  * on the bytes go through as they are, to that request's host only). A request whose framing the strict reader
  * refuses is answered `400` and ends the connection; each goes up with its target's own `Host`.
  *
- * @example
+ * @example Not run as a doc test: it needs a sandboxed client's connection.
  * ```ts ignore
  * await servePlain(conn, reader, head, { admit });
  * ```

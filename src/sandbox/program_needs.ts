@@ -111,10 +111,11 @@ function envName(argument: string): string | undefined {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { refusal } from "./program_needs.ts";
  * const context = { path: "", cwd: "/w", shown: [], homes: ["/home/u"], hidden: ["/home/u/.local/state/toolgate"] };
- * refusal("/home/u/.ssh/key", false, context); // "it lies in .ssh, which holds secrets"
- * refusal("/home/u/.pyenv/versions/3.12.1", true, context); // undefined
+ * assert.equal(refusal("/home/u/.ssh/key", false, context), "it lies in .ssh, which holds secrets");
+ * assert.equal(refusal("/home/u/.pyenv/versions/3.12.1", true, context), undefined);
  * ```
  */
 export function refusal(path: string, folder: boolean, context: NeedsContext): string | undefined {
@@ -356,6 +357,7 @@ class Planner {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { programNeeds } from "./program_needs.ts";
  * const needs = programNeeds("/bin/sh", {
  *   path: "/usr/bin:/bin",
@@ -364,7 +366,7 @@ class Planner {
  *   homes: [],
  *   hidden: [],
  * });
- * needs.ok && needs.binds.length; // 0: the system folders hold it
+ * assert.equal(needs.ok && needs.binds.length, 0); // the system folders hold it
  * ```
  */
 export function programNeeds(program: string, context: NeedsContext): ProgramNeeds {

@@ -56,8 +56,9 @@ export interface ProxyLimits {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PROXY_LIMITS } from "./proxy_settings.ts";
- * PROXY_LIMITS.perCall; // 64
+ * assert.equal(PROXY_LIMITS.perCall, 64);
  * ```
  */
 export const PROXY_LIMITS: ProxyLimits = { perCall: 64, pending: 64, headMs: 10_000, dialMs: 10_000 };
@@ -67,8 +68,9 @@ export const PROXY_LIMITS: ProxyLimits = { perCall: 64, pending: 64, headMs: 10_
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { PROXY_SOCKET_ENV } from "./proxy_settings.ts";
- * PROXY_SOCKET_ENV; // "TOOLGATE_PROXY_SOCKET"
+ * assert.equal(PROXY_SOCKET_ENV, "TOOLGATE_PROXY_SOCKET");
  * ```
  */
 export const PROXY_SOCKET_ENV = "TOOLGATE_PROXY_SOCKET";
@@ -81,8 +83,9 @@ export const UPSTREAM_CA_ENV = "TOOLGATE_UPSTREAM_CA";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { proxySocketPath } from "./proxy_settings.ts";
- * proxySocketPath({}, "/home/me/.local/state/toolgate"); // "/home/me/.local/state/toolgate/proxy/1234.sock"
+ * assert.equal(proxySocketPath({}, "/home/me/.local/state/toolgate"), `/home/me/.local/state/toolgate/proxy/${Deno.pid}.sock`);
  * ```
  */
 export function proxySocketPath(env: Readonly<Record<string, string>>, stateDir: string): string {

@@ -12,10 +12,10 @@ const encoder = new TextEncoder();
 /**
  * Answers a request with `status` (and a short body), then closes the connection.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs a client's connection.
+ * ```ts ignore
  * import { answer } from "./proxy_wire.ts";
- * // await answer(conn, "403 Forbidden", "host not allowed");
+ * await answer(conn, "403 Forbidden", "host not allowed");
  * ```
  */
 export async function answer(conn: Deno.Conn, status: string, body = ""): Promise<void> {
@@ -33,10 +33,10 @@ export async function answer(conn: Deno.Conn, status: string, body = ""): Promis
 /**
  * Copies one side of a tunnel into the other until either side goes away.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs two open connections.
+ * ```ts ignore
  * import { pipe } from "./proxy_wire.ts";
- * // await Promise.all([pipe(client, upstream), pipe(upstream, client)]);
+ * await Promise.all([pipe(client, upstream), pipe(upstream, client)]);
  * ```
  */
 export async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
@@ -52,9 +52,10 @@ export async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { target } from "./proxy_wire.ts";
- * target("CONNECT", "api.example.com:443"); // { host: "api.example.com", port: 443 }
- * target("GET", "http://example.com/a?b"); // { host: "example.com", port: 80, path: "/a?b" }
+ * assert.deepEqual(target("CONNECT", "api.example.com:443"), { host: "api.example.com", port: 443 });
+ * assert.deepEqual(target("GET", "http://example.com/a?b"), { host: "example.com", port: 80, path: "/a?b" });
  * ```
  */
 export function target(
@@ -78,10 +79,10 @@ export function target(
 /**
  * Closes a connection that may be closed already.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it needs an open connection.
+ * ```ts ignore
  * import { shut } from "./proxy_wire.ts";
- * // shut(conn); shut(conn); // the second is a no-op
+ * shut(conn); shut(conn); // the second is a no-op
  * ```
  */
 export function shut(conn: Deno.Conn): void {
@@ -97,9 +98,10 @@ export function shut(conn: Deno.Conn): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decodeURIComponentSafe } from "./proxy_wire.ts";
- * decodeURIComponentSafe("a%20b"); // "a b"
- * decodeURIComponentSafe("%E0%A4%A"); // "%E0%A4%A"
+ * assert.equal(decodeURIComponentSafe("a%20b"), "a b");
+ * assert.equal(decodeURIComponentSafe("%E0%A4%A"), "%E0%A4%A");
  * ```
  */
 export function decodeURIComponentSafe(text: string): string {

@@ -35,10 +35,11 @@ function serial(): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { CertificateAuthority } from "./run_ca.ts";
  * const ca = await CertificateAuthority.create("example CA");
  * const leaf = await ca.issue("localhost");
- * leaf.cert.startsWith("-----BEGIN CERTIFICATE-----"); // true
+ * assert.ok(leaf.cert.startsWith("-----BEGIN CERTIFICATE-----"));
  * ```
  */
 export class CertificateAuthority {
@@ -114,8 +115,9 @@ export class CertificateAuthority {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { caBundle } from "./run_ca.ts";
- * caBundle("-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n", []).includes("BEGIN"); // true
+ * assert.ok(caBundle("-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n", []).includes("BEGIN"));
  * ```
  */
 export function caBundle(runCa: string, systemFiles: readonly string[] = SYSTEM_CA_FILES): string {

@@ -31,8 +31,9 @@ export type SandboxMode = "auto" | "require" | "off" | "unfiltered";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SANDBOX_MODES } from "./sandbox.ts";
- * SANDBOX_MODES.includes("off"); // true
+ * assert.ok(SANDBOX_MODES.includes("off"));
  * ```
  */
 export const SANDBOX_MODES: readonly SandboxMode[] = ["auto", "require", "off", "unfiltered"];
@@ -71,8 +72,9 @@ export type SandboxSupport =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SYSTEM_PATHS } from "./sandbox.ts";
- * SYSTEM_PATHS.includes("/usr"); // true
+ * assert.ok(SYSTEM_PATHS.includes("/usr"));
  * ```
  */
 export const SYSTEM_PATHS: readonly string[] = [
@@ -338,9 +340,10 @@ export function unconfinedWarning(mode: SandboxMode, reason?: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { detectCgroupsCached } from "./sandbox.ts";
  * const cgroups = detectCgroupsCached({}, await Deno.makeTempDir());
- * cgroups?.shell; // "/bin/sh" where toolgate may make cgroups
+ * assert.equal(cgroups?.shell, "/bin/sh"); // where toolgate may make cgroups
  * ```
  */
 export function detectCgroupsCached(

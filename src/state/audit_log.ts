@@ -69,8 +69,9 @@ export const AUDIT_KEY_BYTES = 32;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditFileFor } from "./audit_log.ts";
- * auditFileFor("/logs", new Date("2026-03-01T00:30:00+02:00")); // "/logs/20260228.log"
+ * assert.equal(auditFileFor("/logs", new Date("2026-03-01T00:30:00+02:00")), "/logs/20260228.log");
  * ```
  */
 export function auditFileFor(dir: string, when: Date): string {
@@ -86,10 +87,13 @@ export function auditFileFor(dir: string, when: Date): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { prepareAuditDir } from "./audit_log.ts";
  * const home = Deno.makeTempDirSync(); // say /home/me
  * prepareAuditDir(`${home}/.local/state/toolgate/workspaces/p-1/audit`, `${home}/.local/state`);
  * prepareAuditDir(`${home}/logs/toolgate`);
+ * assert.equal(Deno.statSync(`${home}/.local/state/toolgate/workspaces/p-1/audit`).mode! & 0o777, 0o700);
+ * assert.ok(Deno.statSync(`${home}/logs/toolgate`).isDirectory);
  * ```
  */
 export function prepareAuditDir(dir: string, trusted?: string): void {
@@ -111,8 +115,10 @@ export function prepareAuditDir(dir: string, trusted?: string): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readOrMakeAuditKey } from "./audit_log.ts";
- * const key = readOrMakeAuditKey(`${Deno.makeTempDirSync()}/audit.key`); // 32 bytes
+ * const key = readOrMakeAuditKey(`${Deno.makeTempDirSync()}/audit.key`);
+ * assert.equal(key.length, 32); // bytes
  * ```
  */
 export function readOrMakeAuditKey(path: string): Uint8Array {
@@ -125,9 +131,12 @@ export function readOrMakeAuditKey(path: string): Uint8Array {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadAuditKey } from "./audit_log.ts";
  * const home = Deno.makeTempDirSync(); // say /home/me
  * const key = loadAuditKey({ HOME: home }); // from /home/me/.local/state/toolgate/audit.key
+ * assert.equal(key.length, 32);
+ * assert.deepEqual(loadAuditKey({ HOME: home }), key); // the same next time
  * ```
  */
 export function loadAuditKey(env: Readonly<Record<string, string>>): Uint8Array {
@@ -142,8 +151,9 @@ export function loadAuditKey(env: Readonly<Record<string, string>>): Uint8Array 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readAuditKey } from "./audit_log.ts";
- * readAuditKey({ HOME: Deno.makeTempDirSync() }); // undefined: no call was audited yet
+ * assert.equal(readAuditKey({ HOME: Deno.makeTempDirSync() }), undefined); // no call was audited yet
  * ```
  */
 export function readAuditKey(env: Readonly<Record<string, string>>): Uint8Array | undefined {
@@ -170,8 +180,10 @@ function hex(bytes: ArrayBuffer): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditHmacKey } from "./audit_log.ts";
  * const key = await auditHmacKey(crypto.getRandomValues(new Uint8Array(32)));
+ * assert.equal(key.algorithm.name, "HMAC");
  * ```
  */
 export function auditHmacKey(raw: Uint8Array): Promise<CryptoKey> {
@@ -189,11 +201,13 @@ export function auditHmacKey(raw: Uint8Array): Promise<CryptoKey> {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditHmacKey, checkLineMac, sealLine } from "./audit_log.ts";
  * const key = await auditHmacKey(new Uint8Array(32));
- * const line = await sealLine('{"tool":"t"}', key); // '{"tool":"t","mac":"..."}'
- * await checkLineMac(line, key); // "verified"
- * await checkLineMac(line.replace('"t"', '"u"'), key); // "altered"
+ * const line = await sealLine('{"tool":"t"}', key);
+ * assert.match(line, /^\{"tool":"t","mac":"[0-9a-f]{64}"\}$/);
+ * assert.equal(await checkLineMac(line, key), "verified");
+ * assert.equal(await checkLineMac(line.replace('"t"', '"u"'), key), "altered");
  * ```
  */
 export async function sealLine(json: string, key: CryptoKey): Promise<string> {
@@ -212,8 +226,9 @@ function sealed(json: string, mac: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { auditHmacKey, checkLineMac } from "./audit_log.ts";
- * await checkLineMac('{"tool":"t"}', await auditHmacKey(new Uint8Array(32))); // "unsigned"
+ * assert.equal(await checkLineMac('{"tool":"t"}', await auditHmacKey(new Uint8Array(32))), "unsigned");
  * ```
  */
 export async function checkLineMac(
@@ -233,6 +248,7 @@ export async function checkLineMac(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { AuditLog } from "./audit_log.ts";
  * import { makeRedactor } from "./redact.ts";
  * const audit = new AuditLog({
@@ -241,8 +257,9 @@ export async function checkLineMac(
  *   redact: makeRedactor([]),
  *   onError: console.error,
  * });
- * const facts = await audit.argsFacts('{"path":"a.txt"}'); // { argsBytes: 16, argsHmac: "..." }
- * // await audit.write({ ...record, ...facts });
+ * const facts = await audit.argsFacts('{"path":"a.txt"}');
+ * assert.equal(facts.argsBytes, 16);
+ * assert.match(facts.argsHmac ?? "", /^[0-9a-f]{64}$/);
  * ```
  */
 export class AuditLog {

@@ -21,9 +21,11 @@ let learnedUid: number | null | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ownUid } from "./private_dir.ts";
  * const dir = Deno.makeTempDirSync(); // say ~/.local/state/toolgate, a folder toolgate may write
- * const uid = ownUid(dir); // 1000 for the first user of a Linux machine; null on Windows
+ * const uid = ownUid(dir);
+ * assert.equal(uid, Deno.statSync(dir).uid); // the owner of what this process makes; null on Windows
  * Deno.removeSync(dir);
  * ```
  */
@@ -85,9 +87,11 @@ export function checkPrivateDir(path: string): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ensurePrivateDir } from "./private_dir.ts";
  * const home = Deno.makeTempDirSync(); // say /home/me
  * ensurePrivateDir(`${home}/.local/state/toolgate/workspaces/p-1/audit`, `${home}/.local/state`);
+ * assert.equal(Deno.statSync(`${home}/.local/state/toolgate/workspaces/p-1/audit`).mode! & 0o777, 0o700);
  * ```
  */
 export function ensurePrivateDir(path: string, trusted: string = dirname(path)): void {
@@ -116,8 +120,11 @@ export function ensurePrivateDir(path: string, trusted: string = dirname(path)):
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { prepareDir } from "./private_dir.ts";
- * prepareDir(await Deno.makeTempDir() + "/audit");
+ * const dir = await Deno.makeTempDir() + "/audit";
+ * prepareDir(dir);
+ * assert.ok(Deno.statSync(dir).isDirectory);
  * ```
  */
 export function prepareDir(path: string): void {

@@ -139,9 +139,10 @@ function readPrivateBytes(path: string, what: string, size?: number): Uint8Array
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { join } from "../base/paths.ts";
  * import { readKey } from "./private_file.ts";
- * readKey(join(await Deno.makeTempDir(), "audit.key"), 32, "the audit key"); // undefined: none yet
+ * assert.equal(readKey(join(await Deno.makeTempDir(), "audit.key"), 32, "the audit key"), undefined); // none yet
  * ```
  */
 export function readKey(path: string, bytes: number, what: string): Uint8Array | undefined {
@@ -161,10 +162,13 @@ export function readKey(path: string, bytes: number, what: string): Uint8Array |
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { join } from "../base/paths.ts";
  * import { readOrMakeKey } from "./private_file.ts";
  * const state = await Deno.makeTempDir(); // say ~/.local/state/toolgate
- * const key = readOrMakeKey(join(state, "audit.key"), 32, "the audit key"); // 32 bytes, the same next time
+ * const key = readOrMakeKey(join(state, "audit.key"), 32, "the audit key");
+ * assert.equal(key.length, 32);
+ * assert.deepEqual(readOrMakeKey(join(state, "audit.key"), 32, "the audit key"), key); // the same next time
  * ```
  */
 export function readOrMakeKey(path: string, bytes: number, what: string): Uint8Array {
@@ -196,9 +200,10 @@ export function readOrMakeKey(path: string, bytes: number, what: string): Uint8A
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { join } from "../base/paths.ts";
  * import { readPrivateText } from "./private_file.ts";
- * readPrivateText(join(await Deno.makeTempDir(), "secrets.json"), "the secret store"); // undefined: none yet
+ * assert.equal(readPrivateText(join(await Deno.makeTempDir(), "secrets.json"), "the secret store"), undefined); // none yet
  * ```
  */
 export function readPrivateText(path: string, what: string): string | undefined {

@@ -41,8 +41,9 @@ export interface Redactor {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseRedactPatterns } from "./redact.ts";
- * parseRedactPatterns("id-\\d+, FOO", { FOO: "foo-value" }); // [/id-\d+/g]
+ * assert.deepEqual(parseRedactPatterns("id-\\d+, FOO", { FOO: "foo-value" }), [/id-\d+/g]);
  * ```
  */
 export function parseRedactPatterns(
@@ -68,8 +69,9 @@ export function parseRedactPatterns(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { redactNames } from "./redact.ts";
- * redactNames("FOO, id-\\d+, MY_VAR, UNSET", { FOO: "1", MY_VAR: "2" }); // ["FOO", "MY_VAR"]
+ * assert.deepEqual(redactNames("FOO, id-\\d+, MY_VAR, UNSET", { FOO: "1", MY_VAR: "2" }), ["FOO", "MY_VAR"]);
  * ```
  */
 export function redactNames(spec: string | undefined, env: Readonly<Record<string, string>>): string[] {
@@ -87,9 +89,9 @@ export function redactNames(spec: string | undefined, env: Readonly<Record<strin
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { secretValues } from "./redact.ts";
- * secretValues({ TZ: "Europe/Helsinki", MY_API_KEY: "k-0123456789", FOO: "foo-value", TOOLGATE_REDACT: "FOO" }, []);
- * // ["k-0123456789", "foo-value"]
+ * assert.deepEqual(secretValues({ TZ: "Europe/Helsinki", MY_API_KEY: "k-0123456789", FOO: "foo-value", TOOLGATE_REDACT: "FOO" }, []), ["k-0123456789", "foo-value"]);
  * ```
  */
 export function secretValues(
@@ -185,10 +187,11 @@ const JSON_ESCAPINGS: readonly CharEncoder[] = ONCE.flatMap((style) => [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { secretForms } from "./redact.ts";
- * secretForms("plain-value"); // ["plain-value"]
- * secretForms('pa"ss').includes('pa\\"ss'); // true: the form JSON.stringify writes
- * secretForms('pa"ss').includes('pa\\\\\\"ss'); // true: escaped twice
+ * assert.deepEqual(secretForms("plain-value"), ["plain-value"]);
+ * assert.ok(secretForms('pa"ss').includes('pa\\"ss')); // the form JSON.stringify writes
+ * assert.ok(secretForms('pa"ss').includes('pa\\\\\\"ss')); // escaped twice
  * ```
  */
 export function secretForms(secret: string): string[] {
@@ -308,10 +311,11 @@ function masked(text: string, covered: Uint8Array): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { redactionFor } from "./redact.ts";
  * const { redact, scrub } = redactionFor({ API_TOKEN: "tok-0123456789", TOOLGATE_REDACT: "id-\\d+" }, []);
- * redact("tok-0123456789 id-42"); // "[REDACTED] [REDACTED]"
- * scrub?.("tok-0123456789 id-42"); // "[REDACTED] id-42"
+ * assert.equal(redact("tok-0123456789 id-42"), "[REDACTED] [REDACTED]");
+ * assert.equal(scrub?.("tok-0123456789 id-42"), "[REDACTED] id-42");
  * ```
  */
 export interface Redaction {
@@ -328,9 +332,10 @@ export interface Redaction {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { redactionFor } from "./redact.ts";
- * const redaction = redactionFor(Deno.env.toObject(), ["GITHUB_TOKEN"]);
- * console.error(redaction.redact("a line that may hold a secret"));
+ * const redaction = redactionFor({ GITHUB_TOKEN: "ghp_example123" }, ["GITHUB_TOKEN"]);
+ * assert.equal(redaction.redact("token ghp_example123"), "token [REDACTED]");
  * ```
  */
 export function redactionFor(
@@ -377,11 +382,15 @@ export const SECRET_REMOVED_WARNING = "a value of a secret variable was removed 
  *
  * @example
  * ```ts
- * import { makeRedactor, scrubEnvelope } from "./redact.ts";
+ * import assert from "node:assert/strict";
+ * import { makeRedactor, SECRET_REMOVED_WARNING, scrubEnvelope } from "./redact.ts";
  * import { success } from "../contract.ts";
  * const scrub = makeRedactor(["hunter2-token"]);
- * scrubEnvelope(success({ env: "TOKEN=hunter2-token" }), scrub);
- * // { ok: true, result: { env: "TOKEN=[REDACTED]" }, warnings: ["a value of a secret variable was removed ..."] }
+ * assert.deepEqual(scrubEnvelope(success({ env: "TOKEN=hunter2-token" }), scrub), {
+ *   ok: true,
+ *   result: { env: "TOKEN=[REDACTED]" },
+ *   warnings: [SECRET_REMOVED_WARNING],
+ * });
  * ```
  */
 export function scrubEnvelope<E extends Envelope>(envelope: E, scrub: Redactor): E {

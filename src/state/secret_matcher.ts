@@ -259,11 +259,12 @@ class WholeValues {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SecretMatcher } from "./secret_matcher.ts";
  * const matcher = new SecretMatcher(["hunter2-Zq9x7Kp"]);
  * const text = `b64=${btoa("hunter2-Zq9x7Kp")} up=HUNTER2-ZQ9X7KP`;
  * const covered = new Uint8Array(text.length);
- * matcher.cover(text, covered); // true: both forms are marked in `covered`
+ * assert.ok(matcher.cover(text, covered)); // both forms are marked in `covered`
  * ```
  */
 export class SecretMatcher {

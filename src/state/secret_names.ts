@@ -55,11 +55,12 @@ const NOT_SECRET = new Set([
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { secretName } from "./secret_names.ts";
- * secretName("MY_API_KEY"); // true
- * secretName("githubToken"); // true
- * secretName("TZ"); // false
- * secretName("GIT_AUTHOR_NAME"); // false: AUTHOR is not AUTH
+ * assert.ok(secretName("MY_API_KEY"));
+ * assert.ok(secretName("githubToken"));
+ * assert.equal(secretName("TZ"), false);
+ * assert.equal(secretName("GIT_AUTHOR_NAME"), false); // AUTHOR is not AUTH
  * ```
  */
 export function secretName(name: string): boolean {

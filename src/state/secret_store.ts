@@ -67,8 +67,9 @@ const boundTo = (name: string): Uint8Array<ArrayBuffer> =>
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkSecretName } from "./secret_store.ts";
- * checkSecretName("GITHUB_TOKEN"); // "GITHUB_TOKEN"
+ * assert.equal(checkSecretName("GITHUB_TOKEN"), "GITHUB_TOKEN");
  * ```
  */
 export function checkSecretName(name: string): string {
@@ -83,12 +84,13 @@ export function checkSecretName(name: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SecretStore } from "./secret_store.ts";
  * const home = await Deno.makeTempDir(); // your HOME: ~/.config/toolgate/secrets.json, ~/.local/state/toolgate
  * const store = new SecretStore({ env: { HOME: home }, keyring: null });
  * await store.set("GITHUB_TOKEN", "ghp_example");
- * store.list(); // [{ name: "GITHUB_TOKEN", setAt: "2026-..." }]
- * await store.values(); // { GITHUB_TOKEN: "ghp_example" }
+ * assert.deepEqual(store.list().map((entry) => entry.name), ["GITHUB_TOKEN"]);
+ * assert.deepEqual(await store.values(), { GITHUB_TOKEN: "ghp_example" });
  * ```
  */
 export class SecretStore {

@@ -38,8 +38,9 @@ function xdg(env: Readonly<Record<string, string>>, variable: string, fallback: 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { stateRoot } from "./state.ts";
- * stateRoot({ HOME: "/home/me" }); // "/home/me/.local/state/toolgate"
+ * assert.equal(stateRoot({ HOME: "/home/me" }), "/home/me/.local/state/toolgate");
  * ```
  */
 export function stateRoot(env: Readonly<Record<string, string>>): string {
@@ -51,8 +52,9 @@ export function stateRoot(env: Readonly<Record<string, string>>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { configRoot } from "./state.ts";
- * configRoot({ HOME: "/home/me", XDG_CONFIG_HOME: "/etc/me" }); // "/etc/me/toolgate"
+ * assert.equal(configRoot({ HOME: "/home/me", XDG_CONFIG_HOME: "/etc/me" }), "/etc/me/toolgate");
  * ```
  */
 export function configRoot(env: Readonly<Record<string, string>>): string {
@@ -65,8 +67,9 @@ export function configRoot(env: Readonly<Record<string, string>>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dataRoot } from "./state.ts";
- * dataRoot({ HOME: "/home/me" }); // "/home/me/.local/share/toolgate"
+ * assert.equal(dataRoot({ HOME: "/home/me" }), "/home/me/.local/share/toolgate");
  * ```
  */
 export function dataRoot(env: Readonly<Record<string, string>>): string {
@@ -78,8 +81,9 @@ export function dataRoot(env: Readonly<Record<string, string>>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { secretStoreFile } from "./state.ts";
- * secretStoreFile({ HOME: "/home/me" }); // "/home/me/.config/toolgate/secrets.json"
+ * assert.equal(secretStoreFile({ HOME: "/home/me" }), "/home/me/.config/toolgate/secrets.json");
  * ```
  */
 export function secretStoreFile(env: Readonly<Record<string, string>>): string {
@@ -92,8 +96,9 @@ export function secretStoreFile(env: Readonly<Record<string, string>>): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fnv1a64 } from "./state.ts";
- * fnv1a64("/srv/project").length; // 16
+ * assert.equal(fnv1a64("/srv/project").length, 16);
  * ```
  */
 export function fnv1a64(text: string): string {
@@ -111,9 +116,12 @@ export function fnv1a64(text: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { workspaceStateDir } from "./state.ts";
- * workspaceStateDir("/home/me/.local/state/toolgate", "/home/me/project");
- * // "/home/me/.local/state/toolgate/workspaces/project-5b1c0e2d3a4f6789"
+ * assert.equal(
+ *   workspaceStateDir("/home/me/.local/state/toolgate", "/home/me/project"),
+ *   "/home/me/.local/state/toolgate/workspaces/project-6afe337369685c16",
+ * );
  * ```
  */
 export function workspaceStateDir(root: string, workspace: string): string {

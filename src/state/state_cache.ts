@@ -23,11 +23,12 @@ function file(stateDir: string, name: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readCache, writeCache } from "./state_cache.ts";
  * const state = await Deno.makeTempDir();
  * writeCache(state, "probe", "host-1", { ok: true });
- * readCache<{ ok: boolean }>(state, "probe", "host-1"); // { ok: true }
- * readCache(state, "probe", "host-2"); // undefined
+ * assert.deepEqual(readCache<{ ok: boolean }>(state, "probe", "host-1"), { ok: true });
+ * assert.equal(readCache(state, "probe", "host-2"), undefined);
  * ```
  */
 export function readCache<T>(stateDir: string, name: string, key: string): T | undefined {
@@ -56,8 +57,12 @@ function isRealDir(path: string): boolean {
  *
  * @example
  * ```ts
- * import { writeCache } from "./state_cache.ts";
- * writeCache(await Deno.makeTempDir(), "probe", "host-1", { ok: true });
+ * import assert from "node:assert/strict";
+ * import { readCache, writeCache } from "./state_cache.ts";
+ * const state = await Deno.makeTempDir();
+ * writeCache(state, "probe", "host-1", { ok: true });
+ * assert.deepEqual(readCache(state, "probe", "host-1"), { ok: true });
+ * assert.equal(readCache(state, "probe", "host-2"), undefined); // another key: not this entry
  * ```
  */
 export function writeCache<T>(stateDir: string, name: string, key: string, value: T): void {

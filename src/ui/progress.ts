@@ -54,9 +54,10 @@ function limit(limitSec: number | undefined): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { heartbeatText } from "./progress.ts";
- * heartbeatText("exec", 30_200, 310); // "running exec elapsed=30s/310s"
- * heartbeatText("build", 60_000); // "running build elapsed=60s"
+ * assert.equal(heartbeatText("exec", 30_200, 310), "running exec elapsed=30s/310s");
+ * assert.equal(heartbeatText("build", 60_000), "running build elapsed=60s");
  * ```
  */
 export function heartbeatText(name: string, elapsedMs: number, limitSec?: number): string {
@@ -79,12 +80,15 @@ function elapsed(ms: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { success } from "../contract.ts";
  * import { Progress } from "./progress.ts";
- * const progress = new Progress({ enabled: true, write: async (t) => void Deno.stderr.write(new TextEncoder().encode(t)) });
+ * const written: string[] = [];
+ * const progress = new Progress({ enabled: true, write: (text) => Promise.resolve(void written.push(text)) });
  * progress.start("call_1", "get_time");
- * // ... the call runs ...
- * // progress.end("call_1", envelope);
+ * progress.end("call_1", success({ iso8601: "2026-01-01T00:00:00Z" })); // once the call ran
  * await progress.close();
+ * assert.match(written.join(""), /get_time/);
  * ```
  */
 export class Progress {
@@ -111,9 +115,10 @@ export class Progress {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Progress } from "./progress.ts";
    * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
-   * progress.listeners("call_1"); // {}
+   * assert.deepEqual(progress.listeners("call_1"), {});
    * ```
    */
   listeners(id: string): {
@@ -203,9 +208,10 @@ export class Progress {
    *
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { Progress } from "./progress.ts";
    * const progress = new Progress({ enabled: false, write: () => Promise.resolve() });
-   * await progress.hold(() => Promise.resolve("answer")); // "answer"
+   * assert.equal(await progress.hold(() => Promise.resolve("answer")), "answer");
    * ```
    */
   async hold<T>(ask: () => Promise<T>): Promise<T> {

@@ -22,11 +22,11 @@ const ERASE = new Set([0x08, 0x7f]);
  * gave up (Ctrl-C, Ctrl-D, Esc, end of input) or typed nothing. The terminal is back in its normal mode afterwards,
  * whatever happened.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it reads the terminal with echo off.
+ * ```ts ignore
  * import { readHiddenLine } from "./secret_input.ts";
  * const write = (text: string) => Deno.stderr.write(new TextEncoder().encode(text)).then(() => {});
- * // const value = await readHiddenLine("GITHUB_TOKEN (typing is not shown): ", write);
+ * const value = await readHiddenLine("GITHUB_TOKEN (typing is not shown): ", write);
  * ```
  */
 export async function readHiddenLine(
@@ -74,8 +74,9 @@ export async function readHiddenLine(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { secretFromText } from "./secret_input.ts";
- * secretFromText("ghp_example\n"); // "ghp_example"
+ * assert.equal(secretFromText("ghp_example\n"), "ghp_example");
  * ```
  */
 export function secretFromText(text: string): string {
@@ -86,11 +87,11 @@ export function secretFromText(text: string): string {
  * Asks for a secret on the terminal, on behalf of `store_secret`: which secret, which tools receive it, and the
  * model's reason (quoted, as the model's words: it may be a lie), then the value typed without echo.
  *
- * @example
- * ```ts
+ * @example Not run as a doc test: it asks at the terminal.
+ * ```ts ignore
  * import { terminalSecretAsker } from "./secret_input.ts";
  * const ask = terminalSecretAsker((text) => Deno.stderr.write(new TextEncoder().encode(text)).then(() => {}));
- * // await ask({ name: "GITHUB_TOKEN", reason: "the token expired", tools: ["gh_issues"] });
+ * await ask({ name: "GITHUB_TOKEN", reason: "the token expired", tools: ["gh_issues"] });
  * ```
  */
 export function terminalSecretAsker(

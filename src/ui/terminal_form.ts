@@ -114,6 +114,7 @@ function prompt(name: string, schema: Readonly<Record<string, unknown>>, require
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { askForm } from "./terminal_form.ts";
  * const lines = ["", "2"];
  * const answer = await askForm(
@@ -124,7 +125,7 @@ function prompt(name: string, schema: Readonly<Record<string, unknown>>, require
  *   () => Promise.resolve(lines.shift() ?? null),
  *   () => Promise.resolve(),
  * );
- * // { action: "accept", content: { who: "me", target: "prod" } }
+ * assert.deepEqual(answer, { action: "accept", content: { who: "me", target: "prod" } });
  * ```
  */
 export async function askForm(
