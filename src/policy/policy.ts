@@ -7,6 +7,9 @@
  * earlier "always" for the tool, or from a person asked (on a terminal, or through an MCP client's elicitation).
  * With none of those it is `rejected`; a person's no is `user_denied`.
  *
+ * One piece: the order in which those approvals are tried is the policy, and its answer (`Verdict`) is made in one
+ * place (house rule 4); what a call risks (`risk.ts`) and how a reason is worded (`approval_reason.ts`) are apart.
+ *
  * @module
  */
 import { failure, type FailureEnvelope } from "../contract.ts";

@@ -8,6 +8,8 @@
  * Not here: the options' types (src/run/call_options.ts), secrets (src/run/call_secrets.ts), the audit lines
  * (src/run/audit_trail.ts), limits (src/run/call_limits.ts), the start notes (src/run/start_notes.ts).
  *
+ * One piece: the pipeline's steps, in their order, are this module; each step's work lives in the module it names.
+ *
  * @module
  */
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";

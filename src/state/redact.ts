@@ -10,6 +10,9 @@
  * leak it (it can always encode it some other way): the way to keep a secret from a hostile tool is not to give it
  * one.
  *
+ * One piece: the redactor holds the secret values, the patterns and toolgate's own texts that are never masked,
+ * and applies them together in one pass over a text; the matcher of a value's forms is `secret_matcher.ts`.
+ *
  * @module
  */
 import { type Envelope, mapEnvelopeStrings, withWarnings } from "../contract.ts";
