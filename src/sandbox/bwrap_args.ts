@@ -6,6 +6,7 @@
  * @module
  */
 import { isAbsolute, isWithin, resolve } from "../base/paths.ts";
+import { lstatOrUndefined } from "../base/lstat.ts";
 import type { ControlPlane } from "./control_plane.ts";
 import type { PermissionProfile } from "../manifest/profiles.ts";
 import type { SandboxSupport } from "./sandbox.ts";
@@ -166,8 +167,14 @@ export function bwrapArgs(support: Extract<SandboxSupport, { ok: true }>, reques
   // A repository's hooks and config run code on the person's next git command, outside any sandbox. In a folder
   // the tool may write, its `.git` is bound onto itself (a mount point cannot be renamed away and replaced) with
   // both read-only; objects, refs and the index stay writable, so that a tool can still commit.
+  // A `.git` that is a file (a worktree's or a submodule's pointer to its git folder) is itself what redirects
+  // git: read-only, whole (it has no hooks of its own to bind, and bwrap cannot bind into a file).
   for (const path of writable) {
     const git = `${path}/.git`;
+    if (lstatOrUndefined(git)?.isFile) {
+      args.push("--ro-bind", git, git);
+      continue;
+    }
     args.push("--bind-try", git, git);
     for (const name of GIT_CODE) args.push("--ro-bind-try", `${git}/${name}`, `${git}/${name}`);
   }

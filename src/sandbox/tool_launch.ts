@@ -532,10 +532,7 @@ export class ToolLauncher {
           return { ok: false as const, reason: `no filter is known for ${Deno.build.arch}` };
         }
         try {
-          const file = await writeSeccompFile(
-            join(stateRoot(this.#options.env), "seccomp"),
-            seccompFilter(arch, { network }),
-          );
+          const file = await writeSeccompFile(this.#seccompDir(), seccompFilter(arch, { network }));
           return {
             ok: true as const,
             wrapper: seccompWrapper(file),
@@ -548,6 +545,19 @@ export class ToolLauncher {
       this.#filters.set(network, filter);
     }
     return filter;
+  }
+
+  /**
+   * Where the filter's file goes: toolgate's state, or, for a caller with neither HOME nor XDG_STATE_HOME (a
+   * library caller's bare environment), a private folder of its own under the host's temporary folder, which no
+   * confined tool sees (its /tmp is its own).
+   */
+  #seccompDir(): string {
+    try {
+      return join(stateRoot(this.#options.env), "seccomp");
+    } catch {
+      return Deno.makeTempDirSync({ prefix: "toolgate-seccomp-" });
+    }
   }
 
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */

@@ -137,3 +137,13 @@ globalThis.addEventListener("unload", () => {
     }
   }
 });
+
+Deno.test("cgroup slots: two launchers of one process never hold the same slot", async () => {
+  const { CgroupSlots } = await import("../../src/sandbox/cgroups.ts");
+  const first = new CgroupSlots();
+  const second = new CgroupSlots();
+  const taken = [first.take(), second.take(), first.take(), second.take()];
+  assert.equal(new Set(taken).size, taken.length, taken.join(" "));
+  first.give(taken[0]);
+  assert.equal(second.take(), taken[0], "a freed slot is reused, by whichever launcher asks next");
+});

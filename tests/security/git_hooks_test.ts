@@ -28,3 +28,35 @@ confinedTest(
     assert.ok(Deno.statSync(join(workspace, ".git")).isDirectory);
   },
 );
+
+confinedTest(
+  "in a git worktree (its .git a file) a confined tool runs, and cannot point the .git file elsewhere",
+  async () => {
+    const root = await realTempDir("toolgate_git_wt_");
+    const main = join(root, "main");
+    const git = (args: string[], cwd = root) =>
+      new Deno.Command("git", {
+        args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
+        cwd,
+        stdout: "null",
+        stderr: "null",
+      }).output();
+    assert.ok((await git(["init", "-q", main])).success);
+    Deno.writeTextFileSync(join(main, "f"), "hi\n");
+    assert.ok((await git(["add", "f"], main)).success);
+    assert.ok((await git(["commit", "-qm", "one"], main)).success);
+    const workspace = join(root, "wt");
+    assert.ok((await git(["worktree", "add", "-q", workspace], main)).success);
+    const pointer = Deno.readTextFileSync(join(workspace, ".git"));
+    const executor = await scriptExecutor(workspace);
+    const result = await runScript(
+      executor,
+      "script_workspace",
+      "echo ran; echo 'gitdir: /tmp/planted' > .git 2>/dev/null && echo pointer=moved; echo hi > g && echo wrote",
+    );
+    assert.match(result.out, /ran/, result.out);
+    assert.match(result.out, /wrote/, result.out);
+    assert.doesNotMatch(result.out, /pointer=moved/, result.out);
+    assert.equal(Deno.readTextFileSync(join(workspace, ".git")), pointer);
+  },
+);

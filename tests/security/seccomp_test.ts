@@ -337,3 +337,17 @@ confinedTest(
     );
   },
 );
+
+confinedTest(
+  "seccomp: a caller with neither HOME nor XDG_STATE_HOME still runs confined tools under the filter",
+  async () => {
+    const workspace = await realTempDir("toolgate_seccomp_nohome_");
+    const executor = await scriptExecutor(workspace, { env: { PATH: "/usr/local/bin:/usr/bin:/bin" } });
+    const result = await runScript(
+      executor,
+      "script_none",
+      "grep -q 'Seccomp:.2' /proc/self/status && echo filtered",
+    );
+    assert.match(result.out, /filtered/, result.out);
+  },
+);
