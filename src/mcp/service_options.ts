@@ -56,6 +56,13 @@ export interface ToolServiceOptions {
   readonly allowStoreSecrets?: boolean;
   /** A watcher of every call and a second asker (`serve --console`); absent: nothing is watched. */
   readonly watch?: CallWatch;
+  /**
+   * Whether an MCP server's tool is shown by its server's own name (`read_text_file`) rather than toolgate's
+   * (`mcp__fs__read_text_file`), and called back by it: `serve --server NAME`, which serves one server, so that a
+   * host's per-tool settings keep their names. Everything behind the service (approvals, audit lines) keeps
+   * toolgate's name.
+   */
+  readonly ownNames?: boolean;
 }
 
 /**
