@@ -68,6 +68,15 @@ export function privateMounts(tmpfsBytes: number): string[] {
   ];
 }
 
+/** Whether `path` is a file (not a folder, and there); a path toolgate cannot look at counts as a folder. */
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
 /** What of a repository's `.git` runs code outside the sandbox: its hooks, and its config (`core.hooksPath`,
  * `core.fsmonitor`, filter drivers). */
 const GIT_CODE = ["hooks", "config"];
@@ -166,6 +175,9 @@ export function bwrapArgs(support: Extract<SandboxSupport, { ok: true }>, reques
   // the tool may write, its `.git` is bound onto itself (a mount point cannot be renamed away and replaced) with
   // both read-only; objects, refs and the index stay writable, so that a tool can still commit.
   for (const path of writable) {
+    // A file it may write (the memory server's data file) holds no `.git`: bwrap's -try binds skip a missing
+    // source, not one under a file ("Not a directory").
+    if (isFile(path)) continue;
     const git = `${path}/.git`;
     args.push("--bind-try", git, git);
     for (const name of GIT_CODE) args.push("--ro-bind-try", `${git}/${name}`, `${git}/${name}`);
