@@ -152,7 +152,7 @@ export class ToolService {
   }
 
   #listed(): Tool[] {
-    const { executor, ownNames } = this.#options;
+    const { executor, server } = this.#options;
     const storeSecret = executor.declaredSecrets.length > 0;
     this.#fullNames.clear();
     // toMcp writes an object inputSchema (type "object" added when absent), which is what MCP's Tool requires.
@@ -161,7 +161,8 @@ export class ToolService {
       const own = tool.upstream?.tool;
       // A server's own name, where asked for and where it names no other tool listed here.
       if (
-        ownNames && own !== undefined && !(storeSecret && own === STORE_SECRET) && !this.#fullNames.has(own)
+        server !== undefined && own !== undefined && !(storeSecret && own === STORE_SECRET) &&
+        !this.#fullNames.has(own)
       ) {
         this.#fullNames.set(own, tool.name);
         return { ...listed, name: own };
@@ -173,9 +174,16 @@ export class ToolService {
     return tools;
   }
 
-  /** The toolgate name of a tool the client calls by the name it was listed under. */
+  /**
+   * The toolgate name of a tool the client calls by the name it was listed under. With one server served, a name
+   * not listed is that server's all the same (a server that cannot start lists nothing, and its calls answer why).
+   */
   #fullName(name: string): string {
-    return this.#fullNames.get(name) ?? name;
+    const { server } = this.#options;
+    const listed = this.#fullNames.get(name);
+    if (listed !== undefined || server === undefined) return listed ?? name;
+    const prefix = `mcp__${server}__`;
+    return name.startsWith(prefix) ? name : prefix + name;
   }
 
   /**

@@ -57,12 +57,12 @@ export interface ToolServiceOptions {
   /** A watcher of every call and a second asker (`serve --console`); absent: nothing is watched. */
   readonly watch?: CallWatch;
   /**
-   * Whether an MCP server's tool is shown by its server's own name (`read_text_file`) rather than toolgate's
-   * (`mcp__fs__read_text_file`), and called back by it: `serve --server NAME`, which serves one server, so that a
-   * host's per-tool settings keep their names. Everything behind the service (approvals, audit lines) keeps
-   * toolgate's name.
+   * The one MCP server served (`serve --server NAME`): its tools are shown by the server's own names
+   * (`read_text_file`) rather than toolgate's (`mcp__NAME__read_text_file`), and a name called is that server's
+   * tool, so that a host's per-tool settings keep their names. Everything behind the service (approvals, audit
+   * lines) keeps toolgate's name.
    */
-  readonly ownNames?: boolean;
+  readonly server?: string;
 }
 
 /**

@@ -187,11 +187,11 @@ const text = (result: unknown): string =>
     .join("");
 
 /** Imports the shape's file, stores the credential, trusts, applies; the rewired host entries. */
-async function importTrustApply(shape: Shape, without: readonly string[]) {
+async function importTrustApply(shape: Shape, without: readonly string[], env: Record<string, string> = {}) {
   const file = await placeAlone(shape, without);
   const imported = await shared.run(["import"]);
   assert.equal(imported.code, 0, imported.stderr);
-  const names = NPM_NAMES.filter((name) => !without.includes(name));
+  const names = [...NPM_NAMES, ...PYPI].filter((name) => !without.includes(name));
   assert.match(imported.stdout, new RegExp(`^  ${shape.label} \\(${file}\\): `, "m"), imported.stdout);
   const manifest = JSON.parse(await Deno.readTextFile(join(shared.project, "tools.json")));
   for (const name of names) assert.ok(manifest.mcpServers[name], `${name} imported`);
@@ -201,7 +201,7 @@ async function importTrustApply(shape: Shape, without: readonly string[]) {
     const set = await shared.run(["secrets", "set", secret], "ghp_e2e_test_token");
     assert.equal(set.code, 0, set.stderr);
   }
-  const trusted = await shared.run(["trust"]);
+  const trusted = await runToolgate(["trust"], shared.project, { ...shared.env, ...env });
   // Every server imported can be used (a docker entry is not imported: it is said at import).
   assert.doesNotMatch(trusted.stdout, / cannot be used: /, trusted.stdout);
   assert.equal(trusted.code, 0, trusted.stdout + trusted.stderr);
@@ -260,3 +260,160 @@ for (const shape of SHAPES) {
     },
   });
 }
+
+// This machine's pip settings live in the real home: the scratch HOME keeps them through PIP_CONFIG_FILE.
+const PIP_CONFIG: Record<string, string> = await (async () => {
+  const real = join(Deno.env.get("HOME") ?? "/root", ".config", "pip", "pip.conf");
+  return await Deno.stat(real).then(() => ({ PIP_CONFIG_FILE: real }), () => ({}));
+})();
+
+/** Why the PyPI servers of the corpus cannot be installed here (the package index lacks them), or `undefined`. */
+async function noPypiServers(): Promise<string | undefined> {
+  for (const name of ["mcp-server-time", "mcp-server-git"]) {
+    const into = await Deno.makeTempDir();
+    try {
+      const probe = await new Deno.Command("python3", {
+        args: ["-m", "pip", "download", "--no-deps", "--retries", "0", "-d", into, name],
+        env: PIP_CONFIG,
+        stdout: "null",
+        stderr: "piped",
+      }).output();
+      if (!probe.success) {
+        const last = new TextDecoder().decode(probe.stderr).trim().split("\n").at(-1);
+        return `the package index has no ${name}: ${last}`;
+      }
+    } catch (error) {
+      return `python3 cannot run pip: ${(error as Error).message}`;
+    } finally {
+      await Deno.remove(into, { recursive: true });
+    }
+  }
+  return undefined;
+}
+
+Deno.test({
+  name:
+    "import end to end: the PyPI servers (uvx mcp-server-time, uvx mcp-server-git) imported, trusted pinned, applied, and called",
+  ignore: ignore ||
+    requires(
+      "pypi_servers",
+      await noPypiServers(),
+      "import_end_to_end_test (mcp-server-time, mcp-server-git)",
+    ),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const repo = join(shared.project, "repo");
+    const init = await runProgram("git", ["init", "-q", repo]);
+    assert.equal(init.code, 0, init.stderr);
+    const shape = SHAPES[0];
+    const { file, entries } = await importTrustApply(shape, NPM_NAMES, PIP_CONFIG);
+    const calls = {
+      time: { tool: "get_current_time", args: { timezone: "UTC" }, holds: /UTC/ },
+      git: { tool: "git_status", args: { repo_path: repo }, holds: /branch|No commits/i },
+    };
+    for (const [name, call] of Object.entries(calls)) {
+      const { client, stderr } = await hostClient(entries[name], { ...shared.env, ...PIP_CONFIG });
+      try {
+        const answer = await client.callTool({ name: call.tool, arguments: call.args });
+        assert.match(JSON.stringify(answer), call.holds, `${name}: ${JSON.stringify(answer)}\n${stderr()}`);
+      } finally {
+        await client.close();
+      }
+    }
+    const undo = await shared.run(["import", "--undo", shape.host]);
+    assert.equal(undo.code, 0, undo.stderr);
+    assert.equal(await Deno.readTextFile(file), await hostText(shape, NPM_NAMES));
+  },
+});
+
+/** Can this test hide bwrap in a mount namespace of its own? Why not, or `undefined`. */
+async function cannotHideBwrap(): Promise<string | undefined> {
+  const script = 'b="$(command -v bwrap)" && mount --bind /dev/null "$b" && ! test -x "$b"';
+  const probe = await new Deno.Command("unshare", { args: ["-m", "sh", "-c", script], stderr: "piped" })
+    .output()
+    .catch((error) => error as Error);
+  if (probe instanceof Error) return `unshare cannot run: ${probe.message}`;
+  return probe.success
+    ? undefined
+    : `unshare -m cannot hide bwrap here: ${new TextDecoder().decode(probe.stderr)}`;
+}
+
+/** `argv` run with bubblewrap hidden (a mount namespace of its own, /dev/null bound over bwrap). */
+const HIDE_BWRAP = 'mount --bind /dev/null "$(command -v bwrap)" || exit 97; exec "$@"';
+const withoutBwrap = (argv: readonly string[]): string[] => ["-m", "sh", "-c", HIDE_BWRAP, "sh", ...argv];
+
+Deno.test({
+  name:
+    "import end to end: with bubblewrap hidden, servers whose profile writes are refused in one line each, at trust and at call; the others run",
+  ignore: ignore || requires("root", await cannotHideBwrap(), "import_end_to_end_test (no bubblewrap)"),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const shape = SHAPES[0];
+    // Installed, trusted and applied where bubblewrap is (the store the tests above made, when they ran).
+    const { file, entries } = await importTrustApply(shape, PYPI);
+    const { launcherArgv } = await import("../support.ts");
+    const trusted = await runProgram("unshare", withoutBwrap(launcherArgv(["trust"])), {
+      cwd: shared.project,
+      env: shared.env,
+    });
+    // One line per server whose profile writes, saying why and what to do; the others are pinned.
+    const WRITES = ["filesystem", "memory", "files"];
+    for (const name of WRITES) {
+      const lines = trusted.stdout.split("\n").filter((line) => line.includes(`"${name}"`));
+      assert.equal(lines.length, 1, trusted.stdout);
+      assert.match(
+        lines[0],
+        /^MCP server "[^"]+": not pinned, it cannot be used: The server cannot be confined here \(bubblewrap .*\), and its profile .* lets it write .* --sandbox off /,
+      );
+    }
+    for (const name of ["everything", "sequential-thinking", "github"]) {
+      assert.match(trusted.stdout, new RegExp(`^MCP server "${name}": \\d+ tools?:$`, "m"), trusted.stdout);
+    }
+    assert.equal(trusted.code, 1, "trust exits 1: servers cannot be used");
+    assert.doesNotMatch(trusted.stderr, /\n\s+at /);
+    // At call, through the host's entries with bubblewrap hidden: a writing server lists nothing and its call
+    // answers why, in one line; a server that neither writes nor reaches the network runs.
+    const hidden = async (name: string) => {
+      const entry = entries[name];
+      return await hostClient({
+        command: "unshare",
+        args: withoutBwrap([entry.command as string, ...entry.args as string[]]),
+      });
+    };
+    await Promise.all(NPM_NAMES.map(async (name) => {
+      const { client, stderr } = await hidden(name);
+      try {
+        const { tools } = await client.listTools();
+        const call = CALLS[name](shared.project);
+        const answer = await client.callTool({ name: call.tool, arguments: call.args });
+        if (WRITES.includes(name)) {
+          assert.deepEqual(tools, [], name);
+          assert.equal(answer.isError, true, name);
+          const message = answer.structuredContent as { kind: string; message: string };
+          assert.equal(message.kind, "unavailable", name);
+          assert.match(
+            message.message,
+            new RegExp(
+              `^The MCP server "${name}" is not available: The server cannot be confined here .*--sandbox off to run it unconfined, as themselves\\.$`,
+            ),
+          );
+          assert.doesNotMatch(message.message, /\n/);
+          assert.match(
+            stderr(),
+            new RegExp(`toolgate: MCP server "${name}" cannot be used: The server cannot be confined here`),
+          );
+        } else {
+          assert.ok(tools.some((tool) => tool.name === call.tool), name);
+          assert.match(JSON.stringify(answer), call.holds, `${name}: ${JSON.stringify(answer)}\n${stderr()}`);
+        }
+      } finally {
+        await client.close();
+      }
+    }));
+    const undo = await shared.run(["import", "--undo", shape.host]);
+    assert.equal(undo.code, 0, undo.stderr);
+    assert.equal(await Deno.readTextFile(file), await hostText(shape, PYPI));
+  },
+});
