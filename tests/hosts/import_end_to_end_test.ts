@@ -17,7 +17,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/clien
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { parse as parseToml, stringify as stringifyToml } from "npm:smol-toml@1.9.1";
 import { parse as parseJsonc } from "npm:jsonc-parser@3.3.1";
-import { FIXTURES, runProgram, runToolgate, tempDir } from "../support.ts";
+import { FIXTURES, launcherArgv, runProgram, runToolgate } from "../support.ts";
 import { FS_SERVER, nodeServersMissing } from "../gateway_support.ts";
 import { requires } from "../requires.ts";
 
@@ -158,6 +158,11 @@ async function hostText(shape: Shape, without: readonly string[]): Promise<strin
 async function placeAlone(shape: Shape, without: readonly string[]): Promise<string> {
   for (const other of SHAPES) await Deno.remove(other.place(shared.project, shared.home)).catch(() => {});
   await Deno.remove(join(shared.project, "tools.json")).catch(() => {});
+  // A test that failed before its undo leaves its backups: each test starts from the host's file alone.
+  await Deno.remove(join(shared.env.XDG_STATE_HOME, "toolgate", "hosts"), { recursive: true }).catch(
+    () => {},
+  );
+  await Deno.writeTextFile(join(shared.project, "memory.jsonl"), "");
   const file = shape.place(shared.project, shared.home);
   await Deno.mkdir(join(file, ".."), { recursive: true });
   await Deno.writeTextFile(file, await hostText(shape, without));
@@ -178,13 +183,17 @@ async function hostClient(entry: Record<string, unknown>, env: Record<string, st
   const client = new Client({ name: "host", version: "1.0.0" }, { capabilities: { elicitation: {} } });
   // The host's user approves what is asked (a server whose profile writes asks before each call).
   client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { always: false } }));
-  await client.connect(transport);
+  await client.connect(transport, { timeout: SLOW_MS }).catch((error) => {
+    throw new Error(`${entry.args}: ${error}\n${stderr}`);
+  });
   return { client, stderr: () => stderr };
 }
 
-const text = (result: unknown): string =>
-  ((result as { content?: { type: string; text?: string }[] }).content ?? []).map((block) => block.text ?? "")
-    .join("");
+/**
+ * How long a request may take: a first start of six confined servers side by side, on a busy machine of two
+ * cores, is slower than the SDK's 60 s by default.
+ */
+const SLOW_MS = 240_000;
 
 /** Imports the shape's file, stores the credential, trusts, applies; the rewired host entries. */
 async function importTrustApply(shape: Shape, without: readonly string[], env: Record<string, string> = {}) {
@@ -237,13 +246,15 @@ for (const shape of SHAPES) {
         ]);
         const { client, stderr } = await hostClient(entry);
         try {
-          const { tools } = await client.listTools();
+          const { tools } = await client.listTools(undefined, { timeout: SLOW_MS });
           const listed = tools.map((tool) => tool.name);
           const call = CALLS[name](shared.project);
           // The server's own names, as the host listed them before toolgate.
           assert.ok(listed.includes(call.tool), `${name}: ${listed.join(", ")}`);
           assert.deepEqual(listed.filter((tool) => tool.startsWith("mcp__")), [], name);
-          const answer = await client.callTool({ name: call.tool, arguments: call.args }).catch((error) => {
+          const answer = await client.callTool({ name: call.tool, arguments: call.args }, undefined, {
+            timeout: SLOW_MS,
+          }).catch((error) => {
             throw new Error(`${name}: ${call.tool}: ${error}\n${stderr()}`);
           });
           assert.match(JSON.stringify(answer), call.holds, `${name}: ${JSON.stringify(answer)}\n${stderr()}`);
@@ -315,7 +326,9 @@ Deno.test({
     for (const [name, call] of Object.entries(calls)) {
       const { client, stderr } = await hostClient(entries[name], { ...shared.env, ...PIP_CONFIG });
       try {
-        const answer = await client.callTool({ name: call.tool, arguments: call.args });
+        const answer = await client.callTool({ name: call.tool, arguments: call.args }, undefined, {
+          timeout: SLOW_MS,
+        });
         assert.match(JSON.stringify(answer), call.holds, `${name}: ${JSON.stringify(answer)}\n${stderr()}`);
       } finally {
         await client.close();
@@ -353,7 +366,6 @@ Deno.test({
     const shape = SHAPES[0];
     // Installed, trusted and applied where bubblewrap is (the store the tests above made, when they ran).
     const { file, entries } = await importTrustApply(shape, PYPI);
-    const { launcherArgv } = await import("../support.ts");
     const trusted = await runProgram("unshare", withoutBwrap(launcherArgv(["trust"])), {
       cwd: shared.project,
       env: shared.env,
@@ -385,9 +397,11 @@ Deno.test({
     await Promise.all(NPM_NAMES.map(async (name) => {
       const { client, stderr } = await hidden(name);
       try {
-        const { tools } = await client.listTools();
+        const { tools } = await client.listTools(undefined, { timeout: SLOW_MS });
         const call = CALLS[name](shared.project);
-        const answer = await client.callTool({ name: call.tool, arguments: call.args });
+        const answer = await client.callTool({ name: call.tool, arguments: call.args }, undefined, {
+          timeout: SLOW_MS,
+        });
         if (WRITES.includes(name)) {
           assert.deepEqual(tools, [], name);
           assert.equal(answer.isError, true, name);
