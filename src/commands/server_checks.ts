@@ -112,7 +112,10 @@ export function serverOutlook(server: ServerSpec, context: ServerCheckContext): 
         ? undefined
         : resolve(context.workspace, command))
       : findProgram(command, context.path)) ?? null;
-    if (program === null) {
+    // A package runner's entry (uvx, npx, ...) is installed at trust and run from its install, never by the
+    // runner: where uv is missing, a uvx entry works all the same (a venv and pip).
+    const runner = command.split("/").at(-1) ?? "";
+    if (program === null && !PACKAGE_RUNNERS.has(runner)) {
       errors.push({
         problem: command.includes("/")
           ? `${name}: the program ${command} does not exist`
@@ -137,7 +140,6 @@ export function serverOutlook(server: ServerSpec, context: ServerCheckContext): 
           "--sandbox off to run it unconfined, as you",
       });
     }
-    const runner = command.split("/").at(-1) ?? "";
     if (PACKAGE_RUNNERS.has(runner)) {
       warnings.push({
         problem: `${name}: ${runner} downloads its package at start, which its sandbox cannot`,
