@@ -124,7 +124,7 @@ Deno.test({
     assert.ok(!hasStackTrace(trust.stdout + trust.stderr));
     assert.match(
       trust.stdout,
-      /MCP server "memory": not pinned, it cannot be used: its package could not be installed \(said above\)/,
+      /MCP server "memory": not pinned, it cannot be used: its package could not be installed: npm install .* failed/,
     );
     assert.match(
       trust.stdout,

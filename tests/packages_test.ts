@@ -435,6 +435,18 @@ Deno.test({
       );
     }
     assert.doesNotMatch(trusted.stderr, /NotCapable|Requires|\n\s+at /);
+    // trust exits 1, each server's line saying its package could not be installed and why (not "run trust").
+    assert.equal(trusted.code, 1, trusted.stdout);
+    for (const server of ["memory", "time"]) {
+      assert.match(
+        trusted.stdout,
+        new RegExp(
+          `^MCP server "${server}": not pinned, it cannot be used: its package could not be installed: .* cannot run: It cannot be confined here`,
+          "m",
+        ),
+      );
+    }
+    assert.doesNotMatch(trusted.stdout, /is not installed: run `toolgate trust`/);
     // Nothing is left in the store: no install, no staging folder.
     const store = join(p.state.path, ".local", "share", "toolgate", "packages");
     assert.deepEqual(await Array.fromAsync(Deno.readDir(store)).catch(() => []), []);

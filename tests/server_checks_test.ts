@@ -49,11 +49,13 @@ Deno.test("validate: a missing argument path, an unset secret and an npx entry a
   const p = await withServers({
     fs: FS(probe.path),
     mem: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] },
+    // uv need not be installed: toolgate installs a uvx entry with a venv and pip.
+    clock: { command: "uvx", args: ["mcp-server-time"] },
   });
   await using _ = p.dir;
   const result = await p.run(["validate"]);
   assert.equal(result.code, 0, result.stdout + result.stderr);
-  assert.match(result.stdout, /valid, 0 tools, 2 MCP servers/);
+  assert.match(result.stdout, /valid, 0 tools, 3 MCP servers/);
   assert.match(
     result.stderr,
     new RegExp(

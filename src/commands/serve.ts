@@ -71,7 +71,7 @@ export const serveCommand: Command = {
       type: "string",
       value: "NAME",
       help:
-        "serve only the tools of this MCP server of mcpServers (a host's entry per server: docs/import.md)",
+        "serve only the tools of this MCP server of mcpServers, by the server's own tool names (a host's entry per server: docs/import.md)",
     },
     "allow-store-secrets": {
       type: "boolean",

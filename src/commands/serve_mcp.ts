@@ -78,6 +78,8 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     onError,
     allowStoreSecrets: flag(parsed, "allow-store-secrets"),
     watch: watching?.hub,
+    // One server served (a host's entry per server): its tools by their own names, as the host had them.
+    server: stringOption(parsed, "server"),
   });
   const stop = stopSignals();
   const signal = stop.next();

@@ -149,8 +149,28 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
     await executor.close();
   }
   const { pins } = reviewed;
-  const lines = reviewLines(reviewed.servers);
+  // A server whose package could not be installed just now says that, not "run toolgate trust".
+  const servers = reviewed.servers.map((review) => {
+    const reason = installFailure(installed, review.server);
+    return review.error === undefined || reason === undefined ? review : { ...review, error: reason };
+  });
+  const lines = reviewLines(servers);
   writePins(state, realPath, pins);
   await io.stdout(["pinned the MCP servers' tool definitions, as they are now:", ...lines, ""].join("\n"));
-  return reviewed.servers.every((review) => review.error === undefined);
+  return installed.failed.length === 0 && servers.every((review) => review.error === undefined);
+}
+
+/** Why the package of `server` could not be installed by this trust, from its line; `undefined` if it was. */
+function installFailure(
+  installed: { readonly lines: readonly string[]; readonly failed: readonly string[] },
+  server: string,
+): string | undefined {
+  if (!installed.failed.includes(server)) return undefined;
+  const line = installed.lines.find((text) => text.startsWith(`${server}: `)) ?? "";
+  const at = line.indexOf(" cannot be installed: ");
+  if (at >= 0) {
+    return `its package could not be installed: ${line.slice(at + " cannot be installed: ".length)}`;
+  }
+  // An entry toolgate cannot install at all (a docker entry): its line says why.
+  return line.slice(server.length + 2) || undefined;
 }

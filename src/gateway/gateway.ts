@@ -92,7 +92,9 @@ export class Gateway implements ToolGateway {
     const server = serverOfName(name);
     const problem = server === undefined ? undefined : this.#problems.get(server);
     if (problem === undefined) return undefined;
-    return failure("unavailable", `The MCP server ${JSON.stringify(server)} is not available: ${problem}.`, {
+    // A reason that ends its sentence already gets no second full stop.
+    const said = /[.!?]$/.test(problem) ? problem : `${problem}.`;
+    return failure("unavailable", `The MCP server ${JSON.stringify(server)} is not available: ${said}`, {
       tool: name,
       retryable: false,
     });

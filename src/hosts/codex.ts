@@ -118,9 +118,6 @@ function server(name: string, raw: Record<string, unknown>): HostServer | string
   };
 }
 
-/** The keys of a server's table that move to the manifest once the host starts it through toolgate. */
-const TOOL_LISTS = new Set(["enabled_tools", "disabled_tools"]);
-
 /**
  * Codex's format.
  *
@@ -185,13 +182,6 @@ export const codex: HostFormat = {
     for (const [name, launch] of [...launches].reverse()) {
       const raw = tables[name];
       if (!isRecord(raw)) continue;
-      for (const key of TOOL_LISTS) {
-        if (raw[key] !== undefined) {
-          notes.push(
-            `server ${quote(name)}: ${key} moved to the manifest (its tools are mcp__SERVER__TOOL now)`,
-          );
-        }
-      }
       const headers = paths.flatMap((path, i) => path === undefined ? [] : [i]);
       const start = headers.find((i) =>
         paths[i]!.length === 2 && paths[i]![0] === "mcp_servers" && paths[i]![1] === name
@@ -211,7 +201,7 @@ export const codex: HostFormat = {
         string,
         Record<string, Record<string, unknown>>
       >;
-      const rewired = rewiredEntry(body.mcp_servers[name], launch, TOOL_LISTS);
+      const rewired = rewiredEntry(body.mcp_servers[name], launch);
       const replacement = lib.stringify({ mcp_servers: { [name]: rewired } }).trimEnd().split("\n");
       // Blank lines before the next table stay.
       let keep = mainEnd;
@@ -237,7 +227,7 @@ export const codex: HostFormat = {
       // Written some other way than one table per server: the whole file is written again, comments lost.
       const servers: Record<string, unknown> = { ...tables };
       for (const [name, launch] of launches) {
-        if (isRecord(tables[name])) servers[name] = rewiredEntry(tables[name], launch, TOOL_LISTS);
+        if (isRecord(tables[name])) servers[name] = rewiredEntry(tables[name], launch);
       }
       result = lib.stringify({ ...value, mcp_servers: servers });
       notes.push(

@@ -158,9 +158,13 @@ export function proposeProfile(
   const memory = env.find(([name]) => name === "MEMORY_FILE_PATH");
   if (memory !== undefined) {
     const path = pathOf(memory[1], base, home) ?? resolve(base, memory[1]);
-    // A file that is not there yet is made beside it: its folder, then.
-    if (kind(path) === "file") grant(write, path, "its MEMORY_FILE_PATH");
-    else grant(write, dirname(path), `the folder of its MEMORY_FILE_PATH, ${basename(path)} not made yet`);
+    // The server writes its data anew beside the file and renames it over (and makes the file where it is not
+    // there yet): the file alone is too little, its folder it must write.
+    grant(
+      write,
+      dirname(path),
+      `the folder of its MEMORY_FILE_PATH: it writes ${basename(path)} anew beside it, and renames it over`,
+    );
   } else if (pkg?.name === "@modelcontextprotocol/server-memory") {
     lines.push(
       "no MEMORY_FILE_PATH: it keeps its data inside its own install, which is read-only once pinned; " +

@@ -123,9 +123,8 @@ export function readServers(
 }
 
 /**
- * `text` with each server of `launches` in the object at `path` started by its launch; the tool lists of `shape`
- * leave the host's entry (toolgate's manifest holds them, as `allow` and `deny`, since the host now sees each tool
- * by its `mcp__SERVER__TOOL` name).
+ * `text` with each server of `launches` in the object at `path` started by its launch; everything else of the
+ * entry stays, its tool lists too (`serve --server NAME` shows the server's tools by their own names).
  *
  * @example
  * ```ts
@@ -139,7 +138,7 @@ export function readServers(
 export async function rewireServers(
   text: string,
   path: JsonPath,
-  shape: ServersShape,
+  _shape: ServersShape,
   launches: ReadonlyMap<string, HostLaunch>,
   value?: unknown,
 ): Promise<{ text: string; notes: string[] }> {
@@ -147,22 +146,11 @@ export async function rewireServers(
   let object: unknown = value ?? parse(text, [], { allowTrailingComma: true });
   for (const key of path) object = isRecord(object) ? object[key as string] : undefined;
   const notes: string[] = [];
-  const dropped = new Set([
-    ...(shape.allowKey === undefined ? [] : [shape.allowKey]),
-    ...shape.denyKeys ?? [],
-  ]);
   const edits: [JsonPath, unknown][] = [];
   for (const [name, launch] of launches) {
     const raw = isRecord(object) ? object[name] : undefined;
     if (!isRecord(raw)) continue;
-    for (const key of dropped) {
-      if (raw[key] !== undefined) {
-        notes.push(
-          `server ${quote(name)}: ${quote(key)} moved to the manifest (its tools are mcp__SERVER__TOOL now)`,
-        );
-      }
-    }
-    edits.push([[...path, name], rewiredEntry(raw, launch, dropped)]);
+    edits.push([[...path, name], rewiredEntry(raw, launch)]);
   }
   return { text: await editJson(text, edits), notes };
 }

@@ -134,6 +134,8 @@ function shuttingDown(tool: string, started = false, readOnly = false): FailureE
 export class ToolService {
   readonly #options: ToolServiceOptions;
   #tools: Tool[];
+  /** A tool listed by its server's own name -> its toolgate name (`ownNames`). */
+  readonly #fullNames = new Map<string, string>();
   /** The servers of the sessions open now: told when the tools change. */
   readonly #servers = new Set<Server>();
   /** A closed session's server, and the end of its background jobs (every process of them gone). */
@@ -150,12 +152,38 @@ export class ToolService {
   }
 
   #listed(): Tool[] {
-    const { executor } = this.#options;
+    const { executor, server } = this.#options;
+    const storeSecret = executor.declaredSecrets.length > 0;
+    this.#fullNames.clear();
     // toMcp writes an object inputSchema (type "object" added when absent), which is what MCP's Tool requires.
-    const tools = executor.manifest.tools.map((tool) => toMcp(tool) as Tool);
+    const tools = executor.manifest.tools.map((tool) => {
+      const listed = toMcp(tool) as Tool;
+      const own = tool.upstream?.tool;
+      // A server's own name, where asked for and where it names no other tool listed here.
+      if (
+        server !== undefined && own !== undefined && !(storeSecret && own === STORE_SECRET) &&
+        !this.#fullNames.has(own)
+      ) {
+        this.#fullNames.set(own, tool.name);
+        return { ...listed, name: own };
+      }
+      return listed;
+    });
     // store_secret beside them whenever a tool declares a secret: the person types it into the client's form.
-    if (executor.declaredSecrets.length > 0) tools.push(storeSecretMcp() as Tool);
+    if (storeSecret) tools.push(storeSecretMcp() as Tool);
     return tools;
+  }
+
+  /**
+   * The toolgate name of a tool the client calls by the name it was listed under. With one server served, a name
+   * not listed is that server's all the same (a server that cannot start lists nothing, and its calls answer why).
+   */
+  #fullName(name: string): string {
+    const { server } = this.#options;
+    const listed = this.#fullNames.get(name);
+    if (listed !== undefined || server === undefined) return listed ?? name;
+    const prefix = `mcp__${server}__`;
+    return name.startsWith(prefix) ? name : prefix + name;
   }
 
   /**
@@ -298,19 +326,21 @@ export class ToolService {
           session,
         );
       }
+      // Listed by its server's own name (serve --server): called, approved and audited by toolgate's.
+      const name = this.#fullName(request.params.name);
       const ask = canAsk ? elicitingAsk(server, extra.requestId) : undefined;
       const onToolEvent = toolEvents(
-        request.params.name,
+        name,
         token,
         session,
         (notification) =>
           extra.sendNotification(notification).catch((error) =>
             this.#options.onError?.(
-              `toolgate: mcp: a message of ${request.params.name} not sent: ${(error as Error).message}`,
+              `toolgate: mcp: a message of ${name} not sent: ${(error as Error).message}`,
             )
           ),
       );
-      return this.#track(request.params.name, request.params.arguments, {
+      return this.#track(name, request.params.arguments, {
         signal: extra.signal,
         progress,
         ask,

@@ -57,6 +57,13 @@ export interface ToolServiceOptions {
   readonly allowStoreSecrets?: boolean;
   /** A watcher of every call and a second asker (`serve --console`); absent: nothing is watched. */
   readonly watch?: CallWatch;
+  /**
+   * The one MCP server served (`serve --server NAME`): its tools are shown by the server's own names
+   * (`read_text_file`) rather than toolgate's (`mcp__NAME__read_text_file`), and a name called is that server's
+   * tool, so that a host's per-tool settings keep their names. Everything behind the service (approvals, audit
+   * lines) keeps toolgate's name.
+   */
+  readonly server?: string;
 }
 
 /**

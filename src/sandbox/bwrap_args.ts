@@ -70,6 +70,15 @@ export function privateMounts(tmpfsBytes: number): string[] {
   ];
 }
 
+/** Whether `path` is a file (not a folder, and there); a path toolgate cannot look at counts as a folder. */
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
 /** What of a repository's `.git` runs code outside the sandbox: its hooks, and its config (`core.hooksPath`,
  * `core.fsmonitor`, filter drivers). */
 const GIT_CODE = ["hooks", "config"];
@@ -170,6 +179,9 @@ export function bwrapArgs(support: Extract<SandboxSupport, { ok: true }>, reques
   // A `.git` that is a file (a worktree's or a submodule's pointer to its git folder) is itself what redirects
   // git: read-only, whole (it has no hooks of its own to bind, and bwrap cannot bind into a file).
   for (const path of writable) {
+    // A file it may write (the memory server's data file) holds no `.git`: bwrap's -try binds skip a missing
+    // source, not one under a file ("Not a directory").
+    if (isFile(path)) continue;
     const git = `${path}/.git`;
     if (lstatOrUndefined(git)?.isFile) {
       args.push("--ro-bind", git, git);

@@ -34,11 +34,9 @@ Deno.test("hosts: a JSONC file keeps its comments, its order and its other setti
   assert.ok(read.ok);
   const fs = read.servers.find((server) => server.name === "fs")!;
   assert.deepEqual(fs.entry, launch("fs"));
-  // The tool list moved to the manifest: the host now sees mcp__fs__TOOL names.
-  assert.deepEqual(out.notes, [
-    'server "fs": "includeTools" moved to the manifest (its tools are mcp__SERVER__TOOL now)',
-  ]);
-  assert.doesNotMatch(out.text, /includeTools/);
+  // The tool list stays in the host: serve --server shows the server's tools by their own names.
+  assert.deepEqual(out.notes, []);
+  assert.match(out.text, /"includeTools": \[\s*"a"\s*\]/);
   assert.match(out.text, /"timeout": 5000/);
   assert.match(out.text, /"trust": false/);
 });
@@ -142,7 +140,7 @@ Deno.test("hosts: Codex's bearer_token_env_var and env_http_headers become secre
     new Map([["api", launch("api")]]),
   );
   assert.deepEqual(plain(parseToml(out.text)), {
-    mcp_servers: { api: { ...launch("api"), tool_timeout_sec: 30 } },
+    mcp_servers: { api: { ...launch("api"), tool_timeout_sec: 30, disabled_tools: ["delete_all"] } },
   });
 });
 

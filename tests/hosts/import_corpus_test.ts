@@ -158,7 +158,8 @@ for (const host of CASES) {
       write: [join(p, "Desktop"), join(p, "Downloads")],
       net: false,
     });
-    assert.deepEqual(servers.memory.permissions, { read: [], write: [join(p, "memory.jsonl")], net: false });
+    // The memory server writes its file anew beside it and renames it over: the file's folder.
+    assert.deepEqual(servers.memory.permissions, { read: [], write: [p], net: false });
     assert.deepEqual(servers.memory.env, { MEMORY_FILE_PATH: join(p, "memory.jsonl") });
     assert.deepEqual(servers.git.permissions, { read: [], write: [join(p, "repo")], net: false });
     assert.deepEqual(servers.files.permissions, { read: [MODULES], write: [p], net: false });

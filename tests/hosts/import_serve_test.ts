@@ -72,21 +72,23 @@ Deno.test({
     client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { always: false } }));
     await client.connect(transport);
     try {
+      // The host sees the server's own tool names, as it did before toolgate (its per-tool settings keep
+      // working; Claude Code shows mcp__files__read_text_file, not mcp__files__mcp__files__read_text_file).
       const { tools } = await client.listTools();
-      assert.ok(tools.length > 0);
-      assert.deepEqual(
-        tools.filter((tool) => !tool.name.startsWith("mcp__files__")).map((tool) => tool.name),
-        [],
-      );
-      const read = await client.callTool({
-        name: "mcp__files__read_text_file",
-        arguments: { path: join(p, "a.txt") },
-      });
+      const names = tools.map((tool) => tool.name);
+      assert.ok(names.includes("read_text_file"), names.join(", "));
+      assert.deepEqual(names.filter((name) => name.startsWith("mcp__")), []);
+      const read = await client.callTool({ name: "read_text_file", arguments: { path: join(p, "a.txt") } });
       assert.equal(read.isError, undefined, JSON.stringify(read));
       assert.match(JSON.stringify(read.content), /hello from the project/);
     } finally {
       await client.close();
     }
+    // The audit line keeps toolgate's full name.
+    const log = await run(["log", "--json"]);
+    assert.equal(log.code, 0, log.stderr);
+    const audited = log.stdout.trim().split("\n").map((line) => JSON.parse(line).tool);
+    assert.ok(audited.includes("mcp__files__read_text_file"), log.stdout);
 
     // A name the manifest does not hold: one line, exit 2.
     const unknown = await run(["serve", "--server", "nope"]);

@@ -47,6 +47,24 @@ Deno.test("profile: the memory server without MEMORY_FILE_PATH is told where its
   assert.match(proposal.lines.join("\n"), /no MEMORY_FILE_PATH: .* set MEMORY_FILE_PATH to a file of yours/);
 });
 
+Deno.test("profile: the memory server writes its data file's folder, where it writes the file anew and renames it over", () => {
+  const proposal = proposeProfile(
+    {
+      command: "npx",
+      args: ["-y", "@modelcontextprotocol/server-memory"],
+      env: { MEMORY_FILE_PATH: "/p/data/memory.jsonl" },
+    },
+    "/p",
+    "/h",
+    folders("/p/data", "/p/data/memory.jsonl#file"),
+  );
+  assert.deepEqual(proposal.permissions, { read: [], write: ["/p/data"], net: false });
+  assert.match(
+    proposal.lines.join("\n"),
+    /write \/p\/data \(the folder of its MEMORY_FILE_PATH: it writes memory\.jsonl anew/,
+  );
+});
+
 Deno.test("profile: the git server writes its --repository (either spelling); without one, it is said", () => {
   for (
     const args of [["mcp-server-git", "--repository", "/srv/repo"], [
