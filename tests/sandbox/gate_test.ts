@@ -64,8 +64,9 @@ confinedTest(
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    await sleep(500);
-    assert.ok((await held(w.dir)).includes(child.pid), "waiting at its gate");
+    // A loaded machine may take a while to bring the start to its gate: waited for, then given time to go wrong.
+    await until(async () => (await held(w.dir)).includes(child.pid), "waiting at its gate", 20_000);
+    await sleep(300);
     assert.equal(await starts(w.log), 0, "the tool ran before its call");
     // Its caller went away before the call: stdin ends, and the start ends without the tool.
     await child.stdin.close();
