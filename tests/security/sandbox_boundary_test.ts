@@ -55,8 +55,10 @@ hostTest(
         "done) 2>/dev/null; until sleep 1.2 2>/dev/null; do :; done; echo started=$(wc -l < /tmp/started)",
     );
     const started = Number(/started=(\d+)/.exec(result.out)?.[1]);
+    // At least one sleeper (forks work at all); fewer than the limit (it holds). How many fit under the limit
+    // depends on what else the call's cgroup held at that instant (its shells, bwrap, a zombie not yet reaped).
     assert.ok(
-      started > 1 && started < 16,
+      started >= 1 && started < 16,
       `processes started in the sandbox: ${started} (${result.out.slice(0, 300)})`,
     );
   },
