@@ -225,8 +225,13 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   };
   const endTree = async (signal: TreeSignal): Promise<void> => {
     if (request.tree !== undefined) {
-      // Once the first process is gone (and reaped), its pid may be another's: the tree is settled below.
-      if (!exited) await request.tree.signal(pgid, signal);
+      // Once the first process is gone (and reaped), its pid may be another's: the tree is settled below. An
+      // unconfined tool (the first process) hears the signal at once, since the tree's end runs a shell, late on a
+      // loaded machine; a sandbox's bwrap never does before its tree's end has stopped it (its pid namespace).
+      if (!exited) {
+        if (!request.endsItsTree) killChild(signal);
+        await request.tree.signal(pgid, signal);
+      }
       return;
     }
     if (request.endsItsTree) return killChild(signal);

@@ -88,7 +88,7 @@ export function cgroupTreeEnd(support: CgroupSupport, slot: string): TreeEnd {
 }
 
 /**
- * Empties and removes the call cgroups (`sh -c SCRIPT sh BASE...`) whose toolgate is gone (`call-PID-N` where no
+ * Empties and removes the call cgroups (`sh -c SCRIPT sh BASE...`) whose toolgate is gone (`call-PID-...` where no
  * process PID runs): what a toolgate killed with SIGKILL left (an unconfined call's tree, which nothing else
  * ends), each process of them killed.
  */
@@ -97,7 +97,7 @@ const REAP_SCRIPT = [
   '  [ "$base" = - ] && continue',
   '  for dir in "$base"/call-*; do',
   '    [ -d "$dir" ] || continue',
-  "    owner=${dir##*/call-}; owner=${owner%-*}",
+  "    owner=${dir##*/call-}; owner=${owner%%-*}",
   '    [ -d "/proc/$owner" ] && continue',
   '    [ -e "$dir/cgroup.kill" ] && printf 1 > "$dir/cgroup.kill" 2>/dev/null',
   "    n=0",

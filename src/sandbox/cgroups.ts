@@ -253,10 +253,16 @@ export class CgroupSlots {
    */
   static readonly #process: { free: number[]; next: number } = { free: [], next: 0 };
 
-  /** A free slot's name. */
+  /**
+   * This isolate's mark in its slots' names. Workers of one process share its pid (so do the modules `deno test
+   * --parallel` runs at once) but not these numbers: without it two of them took `call-PID-1` together.
+   */
+  static readonly #isolate: string = crypto.randomUUID().slice(0, 8);
+
+  /** A free slot's name: `call-PID-ISOLATE-N`, the owner's pid first (the reaper reads it there). */
   take(): string {
     const numbers = CgroupSlots.#process;
-    return `call-${Deno.pid}-${numbers.free.pop() ?? ++numbers.next}`;
+    return `call-${Deno.pid}-${CgroupSlots.#isolate}-${numbers.free.pop() ?? ++numbers.next}`;
   }
 
   /** Frees a slot once its call's processes are all gone. */

@@ -147,3 +147,22 @@ Deno.test("cgroup slots: two launchers of one process never hold the same slot",
   first.give(taken[0]);
   assert.equal(second.take(), taken[0], "a freed slot is reused, by whichever launcher asks next");
 });
+
+Deno.test("cgroup slots: two isolates of one process (workers, deno test --parallel) never hold the same slot", async () => {
+  const { CgroupSlots } = await import("../../src/sandbox/cgroups.ts");
+  const module = new URL("../../src/sandbox/cgroups.ts", import.meta.url).href;
+  const source = `import { CgroupSlots } from ${
+    JSON.stringify(module)
+  };\nself.postMessage(new CgroupSlots().take());\n`;
+  const url = URL.createObjectURL(new Blob([source], { type: "application/javascript" }));
+  const worker = new Worker(url, { type: "module" });
+  try {
+    const theirs = await new Promise<string>((resolve) => worker.onmessage = (event) => resolve(event.data));
+    const ours = new CgroupSlots().take();
+    assert.equal(theirs.split("-")[1], ours.split("-")[1], "the same process");
+    assert.notEqual(theirs, ours);
+  } finally {
+    worker.terminate();
+    URL.revokeObjectURL(url);
+  }
+});
