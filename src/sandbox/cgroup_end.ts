@@ -11,6 +11,7 @@ import { join } from "../base/paths.ts";
 import type { TreeSignal } from "../process/process_tree.ts";
 import type { TreeEnd } from "../process/tree_end.ts";
 import type { CgroupSupport } from "./cgroups.ts";
+import { runShellScript } from "./shell_script.ts";
 
 /**
  * Signals every process of a call's cgroup (`sh -c SCRIPT sh DIR SIGNAL WAIT FIRST`), and the call's first process
@@ -65,19 +66,9 @@ const KILL_SCRIPT = [
 export function cgroupTreeEnd(support: CgroupSupport, slot: string): TreeEnd {
   // Every process of the call joined each hierarchy used: one of them names them all.
   const dir = join((support.pids ?? support.memory)!, slot);
+  // Where no shell can run, the sandbox's own end (its pid namespace) must do.
   const run = async (signal: TreeSignal, wait: boolean, first = ""): Promise<void> => {
-    try {
-      await new Deno.Command(support.shell, {
-        args: ["-c", KILL_SCRIPT, "sh", dir, signal.slice(3), wait ? "1" : "0", first],
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-        clearEnv: true,
-        env: { PATH: "/usr/bin:/bin" },
-      }).output();
-    } catch {
-      // No shell to run: the sandbox's own end (its pid namespace) must do.
-    }
+    await runShellScript(support.shell, KILL_SCRIPT, [dir, signal.slice(3), wait ? "1" : "0", first]);
   };
   return {
     // While the first process runs (the caller's contract), its pid is its own: it is signalled too.
@@ -126,16 +117,6 @@ const REAP_SCRIPT = [
  * ```
  */
 export async function reapLeftCgroups(support: CgroupSupport): Promise<void> {
-  try {
-    await new Deno.Command(support.shell, {
-      args: ["-c", REAP_SCRIPT, "sh", support.pids ?? "-", support.memory ?? "-"],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-      clearEnv: true,
-      env: { PATH: "/usr/bin:/bin" },
-    }).output();
-  } catch {
-    // No shell to run: the next launcher tries again.
-  }
+  // Where no shell can run, the next launcher tries again.
+  await runShellScript(support.shell, REAP_SCRIPT, [support.pids ?? "-", support.memory ?? "-"]);
 }

@@ -11,6 +11,7 @@
  * @module
  */
 import type { TreeEnd } from "../process/tree_end.ts";
+import { runShellScript } from "./shell_script.ts";
 
 /**
  * The script (`sh -c SCRIPT sh PID SIGNAL`): bwrap stopped, its children (read from `/proc`, or found by their
@@ -59,19 +60,9 @@ const SCRIPT = [
  */
 export function namespaceTreeEnd(shell: string): TreeEnd {
   return {
+    // Where no shell can run, bwrap's --die-with-parent must do.
     signal: async (pid, signal) => {
-      try {
-        await new Deno.Command(shell, {
-          args: ["-c", SCRIPT, "sh", String(pid), signal.slice(3)],
-          stdin: "null",
-          stdout: "null",
-          stderr: "null",
-          clearEnv: true,
-          env: { PATH: "/usr/bin:/bin" },
-        }).output();
-      } catch {
-        // No shell to run: bwrap's --die-with-parent must do.
-      }
+      await runShellScript(shell, SCRIPT, [String(pid), signal.slice(3)]);
     },
     // The namespace died with its init, before bwrap could exit: nothing is left once bwrap is gone.
     settle: () => Promise.resolve(),
