@@ -16,12 +16,13 @@ import { validateManifest } from "../src/manifest/manifest.ts";
 import { loadSchemaEngine } from "../src/manifest/schema.ts";
 import { NO_BWRAP } from "./security/helpers.ts";
 import { findProgram } from "../src/base/find_program.ts";
+import { requires } from "./requires.ts";
 
 const NODE = findProgram("node", Deno.env.get("PATH") ?? "/usr/bin:/bin");
-const confinedNode = skipOrFail(
-  "gateway_start_test",
-  NO_BWRAP ?? (NODE === undefined ? "no node on PATH" : undefined),
-);
+// Bubblewrap first, through its own facility (a pass without it skips for that reason), then node.
+const confinedNode = requires("bwrap", NO_BWRAP, "gateway_start_test")
+  ? NO_BWRAP
+  : skipOrFail("gateway_start_test", NODE === undefined ? "no node on PATH" : undefined);
 
 /** An upstream of the one server `entry` in a manifest in `dir`, under `sandbox`. */
 async function upstreamOf(dir: string, entry: Record<string, unknown>, sandbox: "off" | "require") {

@@ -15,7 +15,11 @@ import { lstatOrUndefined } from "./lstat.ts";
  * ```ts
  * import assert from "node:assert/strict";
  * import { findProgram } from "./find_program.ts";
- * assert.equal(findProgram("bwrap", "/usr/local/bin:/usr/bin"), "/usr/bin/bwrap");
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/greet`, "#!/bin/sh\necho hi\n", { mode: 0o755 });
+ * assert.equal(findProgram("greet", `/nonexistent:${dir}`), `${dir}/greet`);
+ * assert.equal(findProgram("no-such-program-here", dir), undefined);
+ * Deno.removeSync(dir, { recursive: true });
  * ```
  */
 export function findProgram(name: string, path: string): string | undefined {

@@ -272,10 +272,19 @@ export class Upstream {
         }),
       ]));
     } catch (error) {
+      const timedOut = isRecord(error) && error.code === -32001;
+      // A server that ended by itself is said by its exit, which may land a moment after the SDK's own
+      // "Connection closed" (the pipe closes before the status is reaped): waited for briefly, never long.
+      const ended = timedOut ? undefined : await Promise.race([
+        exit.then((status) => status, () => undefined),
+        new Promise<undefined>((resolve) => after(250, () => resolve(undefined))),
+      ]);
       await this.#end(child);
       if (this.#closed) throw new UpstreamError("toolgate is ending");
-      const what = isRecord(error) && error.code === -32001
+      const what = timedOut
         ? `it did not answer initialize within ${startSec} s (its startTimeoutSec)`
+        : ended !== undefined && ended.signal === null
+        ? `it ended at start (exit ${ended.code})`
         : oneLine(error);
       const refusedHosts = (child.launch.egress ?? []).filter((d) => !d.allowed).map((d) => d.host);
       const facts = {
