@@ -79,6 +79,8 @@ export interface CodeRoot {
   readonly files: number;
   /** A folder holding the manifest's folder or the workspace (`.`): named, never walked, none of it pinned. */
   readonly wide?: true;
+  /** A path its own tool's or server's profile may write (a folder it serves, its data): named, not pinned. */
+  readonly data?: true;
 }
 
 /** One stdio MCP server of `mcpServers` as trusted: its command line and the code it names. */
@@ -305,7 +307,15 @@ export async function readManifestContent(
     codePaths.push(...candidates);
     return present(candidates);
   };
-  const tools: (Omit<TrustedTool, "code"> & { roots: string[] })[] = [];
+  // What a profile may write, as absolute paths: a path named both there and on the command line is the entry's
+  // data, which it changes by design, not code a digest could hold.
+  const writesOf = (result: ProfileResult): string[] =>
+    result.ok
+      ? result.profile.write.flatMap((path) =>
+        isAbsolute(path) ? [resolve(path)] : bases.map((base) => resolve(base, path))
+      )
+      : [];
+  const tools: (Omit<TrustedTool, "code"> & { roots: string[]; writes: string[] })[] = [];
   for (const [index, entry] of entries.entries()) {
     const raw = isRecord(entry) ? entry : {};
     const command = Array.isArray(raw.command) && raw.command.every((part) => typeof part === "string")
@@ -334,9 +344,10 @@ export async function readManifestContent(
         : `error: ${profile.errors[0]}`,
       reach: profile.ok ? reachOf(profile.profile) : "unknown (the profile has errors)",
       roots: command === null ? [] : rootsOf(command.slice(1)),
+      writes: writesOf(profile),
     });
   }
-  const servers: (Omit<TrustedServer, "code"> & { roots: string[] })[] = [];
+  const servers: (Omit<TrustedServer, "code"> & { roots: string[]; writes: string[] })[] = [];
   const declaredServers = isRecord(value) && isRecord(value.mcpServers) ? value.mcpServers : {};
   for (const [name, entry] of Object.entries(declaredServers)) {
     if (!isRecord(entry) || entry.command === undefined) continue;
@@ -346,13 +357,20 @@ export async function readManifestContent(
       : [];
     // A command with a slash is a path (the gateway resolves it in the workspace); a bare name is looked up on PATH.
     const parts = command !== null && command.includes("/") ? [command, ...args] : args;
-    servers.push({ name, command, args, roots: rootsOf(parts) });
+    const writes = writesOf(resolveProfile(entry.permissions ?? "none", dir, profiles));
+    servers.push({ name, command, args, roots: rootsOf(parts), writes });
   }
   // A folder that holds the manifest's folder or the workspace (`.`, `..`, `/`) is where the work is, not a
   // program's own code: walking it would pin every file the user edits. It is named, not pinned.
   const wide = (root: string) => bases.some((base) => base === root || isWithin(base, root));
+  // Only a path named on the command line that is itself one its profile writes (a folder a server serves, its
+  // data file): a script inside a folder the profile writes stays pinned, so that a rewritten script is caught.
+  const data = (root: string, writes: readonly string[]) => writes.includes(root);
+  const dataRoots = new Set(
+    [...tools, ...servers].flatMap((entry) => entry.roots.filter((root) => data(root, entry.writes))),
+  );
   const roots = [...new Set([...tools, ...servers].flatMap((entry) => entry.roots))].filter((root) =>
-    !wide(root)
+    !wide(root) && !dataRoots.has(root)
   );
   const pinned = await pinPaths(roots, { maxFiles: MAX_CODE_FILES, maxBytes: MAX_CODE_BYTES }, book);
   const code: Record<string, string> = {};
@@ -368,13 +386,16 @@ export async function readManifestContent(
       const files = [...pinned.files.keys()].filter((file) => file === root || file.startsWith(`${root}/`));
       const key = keyOf(root, dir);
       const path = folder ? `${key === "." ? "." : key}/` : key;
-      return folder && wide(root) ? { path, files: 0, wide: true } : { path, files: files.length };
+      if (folder && wide(root)) return { path, files: 0, wide: true };
+      return dataRoots.has(root) ? { path, files: 0, data: true } : { path, files: files.length };
     });
   const own = await ownFiles(dir, book);
   const summary: TrustSummary = {
     manifest: await sha256(bytes),
-    tools: tools.map(({ roots, ...tool }) => roots.length === 0 ? tool : { ...tool, code: codeRoots(roots) }),
-    servers: servers.map(({ roots, ...server }) => ({ ...server, code: codeRoots(roots) })),
+    tools: tools.map(({ roots, writes: _, ...tool }) =>
+      roots.length === 0 ? tool : { ...tool, code: codeRoots(roots) }
+    ),
+    servers: servers.map(({ roots, writes: _, ...server }) => ({ ...server, code: codeRoots(roots) })),
     files: own.files,
     filesComplete: own.complete,
     code,

@@ -47,6 +47,8 @@ function codeList(roots: readonly CodeRoot[]): string {
   return roots.map((root) =>
     root.wide === true
       ? `${shown(root.path)} (the workspace or a folder above it: not pinned)`
+      : root.data === true
+      ? `${shown(root.path)} (its profile may write it: data, not pinned)`
       : root.path.endsWith("/")
       ? `${shown(root.path)} (${root.files} file${root.files === 1 ? "" : "s"})`
       : shown(root.path)

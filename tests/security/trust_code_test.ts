@@ -309,3 +309,31 @@ Deno.test("trust code: a server's script rewritten while serve runs is not start
     await client.close();
   }
 });
+
+Deno.test("trust code: a folder a server serves (named in its args, and its profile writes it) is its data: edited, the server still runs; a script beside it stays pinned", async () => {
+  await using w = await world();
+  const notes = join(w.workspace, "notes");
+  await writeFiles(w.workspace, {
+    "tools.json": {
+      tools: [],
+      mcpServers: {
+        srv: { command: "python3", args: ["./srv.py", notes], permissions: { write: [notes] } },
+      },
+    },
+    "srv.py": pythonServer(w.marks, "v1"),
+    "notes/a.txt": "first\n",
+  });
+  const trust = await toolgate(w, ["trust"]);
+  assert.equal(trust.code, 0, trust.stdout + trust.stderr);
+  assert.match(trust.stdout, /notes\/? \(its profile may write it: data, not pinned\)/);
+  assert.match(await answered(w, "mcp__srv__hello"), /hello from v1/);
+  // The server's data changes as the server (or its user) works: no trust to give again.
+  await writeFiles(w.workspace, { "notes/a.txt": "second\n", "notes/b.txt": "new\n" });
+  assert.match(await answered(w, "mcp__srv__hello"), /hello from v1/);
+  // Its script is still code.
+  await writeFiles(w.workspace, { "srv.py": pythonServer(w.marks, "v2") });
+  assert.match(
+    await assertRefused(w, "mcp__srv__hello"),
+    /^ {2}~ code srv\.py changed \(run by server srv\)$/m,
+  );
+});
