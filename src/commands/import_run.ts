@@ -139,6 +139,9 @@ async function importFrom(request: ImportRequest, io: Io): Promise<number> {
   if (added.length > 0) {
     const { replaceFile } = await import("../hosts/replace_file.ts");
     replaceFile(manifestPath, new TextEncoder().encode(merged.text));
+    for (const folder of added.flatMap((server) => server.folders ?? [])) {
+      Deno.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    }
     const count = added.length;
     const what = `${count} MCP server${count === 1 ? "" : "s"}`;
     const names = added.map((server) => server.name).join(", ");

@@ -33,6 +33,8 @@ export interface ImportedHostServer {
   readonly hostName: string;
   /** The proposal, one line each (what is read and written, what is not granted). */
   readonly proposal: readonly string[];
+  /** Folders to make for it when the manifest is written (where its proposed data file goes). */
+  readonly folders?: readonly string[];
 }
 
 /** What an import made of the sources. */
@@ -118,11 +120,17 @@ export function importHostServers(
       notes.push(...converted.notes.filter((note) => !/it was disabled/.test(note)));
       for (const secret of converted.secrets) if (!secrets.includes(secret)) secrets.push(secret);
       let proposal: readonly string[] = [];
+      let folders: readonly string[] | undefined;
       if (typeof entry.command === "string") {
         const base = server.cwd === undefined ? project : resolve(dirname(source.file), server.cwd);
         const proposed = proposeProfile(server.entry, base, home, kind);
         entry.permissions = proposed.permissions;
         proposal = proposed.lines;
+        if (proposed.env !== undefined) {
+          const own = typeof entry.env === "object" && entry.env !== null ? entry.env : {};
+          entry.env = { ...own, ...proposed.env };
+        }
+        folders = proposed.folders;
         if (Array.isArray(entry.secrets) && !proposal.some((line) => line.includes("permissions.net"))) {
           proposal = [
             ...proposal,
@@ -140,7 +148,15 @@ export function importHostServers(
       if (!server.enabled) {
         notes.push(`${where}: the host has it switched off; it stays off there, and is imported`);
       }
-      servers.push({ name, entry, host: source.host, file: source.file, hostName: server.name, proposal });
+      servers.push({
+        name,
+        entry,
+        host: source.host,
+        file: source.file,
+        hostName: server.name,
+        proposal,
+        ...(folders === undefined ? {} : { folders }),
+      });
     }
   }
   return { servers, secrets, notes };

@@ -18,10 +18,17 @@ export interface ProposedProfile {
   readonly net: false;
 }
 
+/** The project's folder for a memory server's data file, where the host set no `MEMORY_FILE_PATH`. */
+export const MEMORY_DATA_FOLDER = ".mcp-memory";
+
 /** What a server is proposed: its `permissions` (`"none"` when it names no path), and why, one line each. */
 export interface ProfileProposal {
   readonly permissions: "none" | ProposedProfile;
   readonly lines: readonly string[];
+  /** Variables the entry is given besides its own (the memory server's data file where the host set none). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Folders to make for it (where that data file goes). */
+  readonly folders?: readonly string[];
 }
 
 /** What is at a path: a file, a folder, or nothing (a test passes its own). */
@@ -123,6 +130,8 @@ export function proposeProfile(
   const write: string[] = [];
   const lines: string[] = [];
   const claimed = new Set<string>();
+  const setEnv: Record<string, string> = {};
+  const folders: string[] = [];
   const grant = (list: string[], path: string, why: string) => {
     claimed.add(path);
     if (read.includes(path) || write.includes(path)) return;
@@ -166,10 +175,12 @@ export function proposeProfile(
       `the folder of its MEMORY_FILE_PATH: it writes ${basename(path)} anew beside it, and renames it over`,
     );
   } else if (pkg?.name === "@modelcontextprotocol/server-memory") {
-    lines.push(
-      "no MEMORY_FILE_PATH: it keeps its data inside its own install, which is read-only once pinned; " +
-        "set MEMORY_FILE_PATH to a file of yours",
-    );
+    // Without it the server keeps its data inside its own install, which is read-only once pinned: its data goes
+    // to a folder of the project instead, made for it.
+    const file = join(base, MEMORY_DATA_FOLDER, "memory.jsonl");
+    setEnv.MEMORY_FILE_PATH = file;
+    folders.push(dirname(file));
+    grant(write, dirname(file), `its data: MEMORY_FILE_PATH set to ${file} (the host set none)`);
   }
   if (scriptPath !== undefined) {
     grant(
@@ -196,6 +207,7 @@ export function proposeProfile(
     }
     if (kind(path) !== undefined) grant(read, path, "named in its entry; add it to write if it changes it");
   }
-  if (read.length === 0 && write.length === 0) return { permissions: "none", lines };
-  return { permissions: { read, write, net: false }, lines };
+  const made = folders.length === 0 ? {} : { env: setEnv, folders };
+  if (read.length === 0 && write.length === 0) return { permissions: "none", lines, ...made };
+  return { permissions: { read, write, net: false }, lines, ...made };
 }

@@ -14,6 +14,7 @@ import { isHostId } from "../hosts/host_format.ts";
 import { backupsOf } from "../hosts/host_backup.ts";
 import { pendingName, undoneName, writtenPath } from "../hosts/replace_file.ts";
 import { toolgateCandidates } from "../hosts/toolgate_command.ts";
+import { MEMORY_DATA_FOLDER } from "../hosts/server_profile.ts";
 
 /** The first word after the command that is no option or option value: `import`'s FILE. */
 function namedFile(argv: readonly string[], values: ReadonlyMap<string, string>): string | undefined {
@@ -58,7 +59,8 @@ export function importGrants(
   const file = namedFile(argv, values);
   if (file !== undefined) read.push(resolve(cwd, file));
   const manifest = join(workspace, "tools.json");
-  const write = [manifest, pendingName(manifest)];
+  // The folder import makes for a memory server's data where the host set none (hosts/server_profile.ts).
+  const write = [manifest, pendingName(manifest), join(workspace, MEMORY_DATA_FOLDER)];
   const apply = values.get("apply");
   if (apply !== undefined && isHostId(apply)) {
     const files = file === undefined

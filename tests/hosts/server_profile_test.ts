@@ -37,14 +37,16 @@ Deno.test("profile: the filesystem server writes its roots, ~ and ./ resolved; a
   assert.deepEqual(proposal.permissions, { read: [], write: ["/h/notes", "/p/data"], net: false });
 });
 
-Deno.test("profile: the memory server without MEMORY_FILE_PATH is told where its data would go", () => {
+Deno.test("profile: the memory server without MEMORY_FILE_PATH gets a data file in the project (its install is read-only once pinned)", () => {
   const proposal = proposeProfile(
     { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] },
     "/p",
     "/h",
   );
-  assert.equal(proposal.permissions, "none");
-  assert.match(proposal.lines.join("\n"), /no MEMORY_FILE_PATH: .* set MEMORY_FILE_PATH to a file of yours/);
+  assert.deepEqual(proposal.permissions, { read: [], write: ["/p/.mcp-memory"], net: false });
+  assert.deepEqual(proposal.env, { MEMORY_FILE_PATH: "/p/.mcp-memory/memory.jsonl" });
+  assert.deepEqual(proposal.folders, ["/p/.mcp-memory"]);
+  assert.match(proposal.lines.join("\n"), /write \/p\/\.mcp-memory \(its data: MEMORY_FILE_PATH set to/);
 });
 
 Deno.test("profile: the memory server writes its data file's folder, where it writes the file anew and renames it over", () => {
