@@ -298,26 +298,17 @@ export function cgroupWrapper(
   keepPwd = true,
 ): string[] {
   const v2 = support.version === 2;
-  if (limits === undefined) {
-    return [
-      support.shell,
-      "-c",
-      JOIN_SCRIPT,
-      "sh",
-      support.pids ?? "-",
-      support.memory ?? "-",
-      v2 ? "memory.max" : "memory.limit_in_bytes",
-      slot,
-      "max",
-      v2 ? "max" : "-1",
-      v2 ? "memory.swap.max" : "-",
-      "-",
-      "-",
-      "-",
-      gated ? "1" : "-",
-      keepPwd ? "keep" : "unset",
-    ];
-  }
+  // Without limits (an unconfined call) the slot's cgroups only hold the tree: no limit, any one left lifted.
+  const values = limits === undefined
+    ? { processes: "max", memory: v2 ? "max" : "-1", cpu: "-", fileBlocks: "-", data: "-" }
+    : {
+      processes: String(limits.processes),
+      memory: String(limits.memoryBytes),
+      cpu: String(limits.cpuSeconds),
+      fileBlocks: String(Math.max(1, Math.floor(limits.fileSizeBytes / 512))),
+      // Without a memory cgroup, each process's data segment is capped instead (as prlimit --data did).
+      data: support.memory === undefined ? String(Math.ceil(limits.memoryBytes / 1024)) : "-",
+    };
   return [
     support.shell,
     "-c",
@@ -327,14 +318,13 @@ export function cgroupWrapper(
     support.memory ?? "-",
     v2 ? "memory.max" : "memory.limit_in_bytes",
     slot,
-    String(limits.processes),
-    String(limits.memoryBytes),
+    values.processes,
+    values.memory,
     // Without it, a v2 memory limit only pushes the tree into swap.
     v2 ? "memory.swap.max" : "-",
-    String(limits.cpuSeconds),
-    String(Math.max(1, Math.floor(limits.fileSizeBytes / 512))),
-    // Without a memory cgroup, each process's data segment is capped instead (as prlimit --data did).
-    support.memory === undefined ? String(Math.ceil(limits.memoryBytes / 1024)) : "-",
+    values.cpu,
+    values.fileBlocks,
+    values.data,
     gated ? "1" : "-",
     keepPwd ? "keep" : "unset",
   ];
