@@ -15,14 +15,16 @@ import { describeChanges, serverLine, toolLine } from "../manifest/trust_changes
 import { forgetTrust, readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
 import { manifestLocationOf, workspaceOf } from "./load.ts";
 import type { Io, ParsedArgs } from "./cli.ts";
-import { executorFromArgs, executorSettings } from "./executor_options.ts";
+import { EXECUTOR_OPTIONS, executorFromArgs, executorSettings } from "./executor_options.ts";
 
 /** `toolgate trust [--tools PATH] [--forget]` */
 export const trustCommand: Command = {
   name: "trust",
   summary: "trust the manifest found here (its tools, profiles and programs, as they are now)",
-  usage: "toolgate trust [--tools PATH] [--forget] [--update NAME[,NAME...]|all]",
+  usage: "toolgate trust [--tools PATH] [--forget] [--update NAME[,NAME...]|all] [--sandbox MODE]",
   options: {
+    // The servers start here to be pinned: as confined as the runs that will use them, or as unconfined.
+    sandbox: EXECUTOR_OPTIONS.sandbox,
     forget: { type: "boolean", help: "forget the trust instead: its tools ask again before they run" },
     update: {
       type: "string",
@@ -40,7 +42,7 @@ export const trustCommand: Command = {
     "A server run by a package runner (npx, uvx, pipx run, deno run npm:) is installed here, once, confined and",
     'pinned (docs/gateway.md, "Package servers"); --update NAME installs it again at its newest version.',
     "Each MCP server is started to pin its tools' definitions; one that cannot be pinned is said with its reason,",
-    "and the command exits 1.",
+    "and the command exits 1. --sandbox off starts them unconfined, as `call --sandbox off` would run them.",
   ].join("\n"),
   async run(parsed, io) {
     expectPositionals(parsed, 0, "trust");

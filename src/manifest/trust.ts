@@ -5,6 +5,10 @@
  * `python -m pkg.mod`) and of the manifest's own files. The user's record of it is `trust_record.ts`; how a change
  * reads, `trust_changes.ts`.
  *
+ * One piece: the summary's types, the walk over the manifest's tools and servers and the pins of its own files
+ * are one reading of one manifest; each part is small, and split apart they would pass the same half-read state
+ * between them.
+ *
  * Not here: reading and pinning files (`file_pins.ts`), which arguments name code (`code_paths.ts`).
  *
  * @module

@@ -323,7 +323,8 @@ Deno.test("trust code: a folder a server serves (named in its args, and its prof
     "srv.py": pythonServer(w.marks, "v1"),
     "notes/a.txt": "first\n",
   });
-  const trust = await toolgate(w, ["trust"]);
+  // Unconfined, as its calls run: a server whose profile writes does not run unconfined unless told to.
+  const trust = await toolgate(w, ["trust", "--sandbox", "off"]);
   assert.equal(trust.code, 0, trust.stdout + trust.stderr);
   assert.match(trust.stdout, /notes\/? \(its profile may write it: data, not pinned\)/);
   assert.match(await answered(w, "mcp__srv__hello"), /hello from v1/);
