@@ -184,7 +184,15 @@ export class Gateway implements ToolGateway {
       }
       if (!this.#matchesPin(current, pinned)) return withheldEnvelope(spec.name, "changed");
       const mark = upstream.egressMark;
-      const result = await upstream.callTool(tool, args, options);
+      const result = await upstream.callTool(tool, args, {
+        ...options,
+        asking: {
+          tool: spec,
+          questions: options.questions,
+          scrub: options.scrub,
+          onSampling: options.onSampling,
+        },
+      });
       options.onEgress?.(upstream.egressSince(mark));
       const refused = upstream.refusedSince(mark);
       const answer = resultEnvelope(spec.name, result);

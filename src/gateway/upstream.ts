@@ -33,6 +33,7 @@ import { startFailure } from "./start_hint.ts";
 import { isRecord } from "../contract.ts";
 import type { GatewayWiring } from "../run/tool_gateway.ts";
 import { installedServer } from "../packages/installed_server.ts";
+import { type AskingCall, ServerQuestions, UPSTREAM_CAPABILITIES } from "./server_questions.ts";
 
 /** How many times a server is started within a minute before toolgate stops starting it for that minute. */
 export const MAX_STARTS_PER_MINUTE = 3;
@@ -109,9 +110,12 @@ export class Upstream {
   #http?: StreamableHTTPClientTransport;
   /** Rejected at close: every wait of a start or a use races it, so that none outlives the close. */
   readonly #ending = Promise.withResolvers<never>();
+  /** What the server asks while it runs (forms, sampling, roots), answered for the call that caused it. */
+  readonly #questions: ServerQuestions;
 
   constructor(options: UpstreamOptions) {
     this.#options = options;
+    this.#questions = new ServerQuestions(options.workspace);
     // Rejected on purpose at close; whoever waits on it sees it, nobody need.
     this.#ending.promise.catch(() => {});
   }
@@ -165,15 +169,27 @@ export class Upstream {
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs: number; meta?: Readonly<Record<string, string>> },
+    options: {
+      signal?: AbortSignal;
+      timeoutMs: number;
+      meta?: Readonly<Record<string, string>>;
+      /** Who answers what the server asks while the call runs (`server_questions.ts`). */
+      asking?: Omit<AskingCall, "timeoutMs">;
+    },
   ): Promise<CallToolResult> {
     const client = await this.connect();
     // The calling span's trace context in `params._meta` (MCP semantic conventions): the server's spans join it.
     const meta = options.meta && Object.keys(options.meta).length > 0 ? { _meta: { ...options.meta } } : {};
-    return await this.#untilClosed(client.callTool({ name, arguments: args, ...meta }, undefined, {
-      signal: options.signal,
-      timeout: Number.isFinite(options.timeoutMs) ? options.timeoutMs : 2 ** 31 - 1,
-    })) as CallToolResult;
+    const timeout = Number.isFinite(options.timeoutMs) ? options.timeoutMs : 2 ** 31 - 1;
+    const done = options.asking && this.#questions.begin({ ...options.asking, timeoutMs: timeout });
+    try {
+      return await this.#untilClosed(client.callTool({ name, arguments: args, ...meta }, undefined, {
+        signal: options.signal,
+        timeout,
+      })) as CallToolResult;
+    } finally {
+      done?.();
+    }
   }
 
   /** How many decisions the egress proxy made for the running server so far: a mark for {@linkcode refusedSince}. */
@@ -223,7 +239,11 @@ export class Upstream {
           `environment (toolgate secrets set ${missing})`,
       );
     }
-    const client = new Client({ name: "toolgate", version: "0.1.0" });
+    // Declared so that the server offers the tools that ask (its answers come from the caller of each call).
+    const client = new Client({ name: "toolgate", version: "0.1.0" }, {
+      capabilities: UPSTREAM_CAPABILITIES,
+    });
+    this.#questions.install(client);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       this.#tools = undefined;
       this.#options.onToolsChanged?.();

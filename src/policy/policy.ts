@@ -297,7 +297,13 @@ export class Policy {
     options: DecideOptions = {},
   ): Promise<Verdict> {
     if (this.#options.yes) return { approved: true, by: "yes" };
-    if (this.#allowTools.has(tool.name)) return { approved: true, by: "allow-tools" };
+    // An MCP server's tool that `--allow-tools 'mcp__SERVER__*'` names whole: its server's questions too.
+    const server = tool.upstream?.server;
+    if (
+      this.#allowTools.has(tool.name) || (server !== undefined && this.#allowTools.has(`mcp__${server}__*`))
+    ) {
+      return { approved: true, by: "allow-tools" };
+    }
     const key = `${tool.name}\u0000model`;
     if (this.#always.has(key)) return { approved: true, by: "always" };
     const name = JSON.stringify(tool.name);

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope, success } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import type { ToolDefinition } from "../manifest/pins.ts";
 import { serverOfName } from "../manifest/server_spec.ts";
@@ -19,7 +19,7 @@ import { jobAnswerRecord } from "./audit.ts";
 import type { CallContext } from "./call_context.ts";
 import { callDefaults, processLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
-import type { ToolGateway } from "./tool_gateway.ts";
+import type { SamplingFacts, ToolGateway } from "./tool_gateway.ts";
 
 /**
  * The gateway of one executor, opened at the first {@linkcode GatewayLink.connect} that needs a server.
@@ -144,6 +144,10 @@ export class GatewayLink {
         onEgress: (decisions) => egress = decisions,
         // The call's trace context, for the server's `params._meta` (MCP semantic conventions).
         meta: options.trace?.carrier,
+        // What the server asks while the call runs goes to the call's caller, secret values taken out.
+        questions: options.questions,
+        scrub: secrets.scrub ?? ((text) => text),
+        onSampling: (facts) => this.#sampled(call, facts),
       });
     const ms = Math.round(performance.now() - clock);
     const cancelled = options.signal?.aborted ? true : undefined;
@@ -159,6 +163,26 @@ export class GatewayLink {
       approved_by: options.approvedBy,
     }));
     return secrets.forCaller(envelope);
+  }
+
+  /**
+   * The audit line of a server's request for a model's answer during `call`: its own line, `question:
+   * "sampling"`, naming the server and the tool whose call it came in, how it ended (`ok`, or why it was not
+   * answered), the model; the request's size and digest, never its text.
+   */
+  #sampled(call: PreparedCall, facts: SamplingFacts): void {
+    const { tool } = call;
+    const envelope = facts.outcome === "ok"
+      ? success({})
+      : failure(facts.outcome, "The server's request for a model's answer was not answered.");
+    this.#context.trail.behind(this.#context.trail.now(), tool.name, facts.argsText, (line) => ({
+      ...jobAnswerRecord(line, { ms: facts.ms, envelope }),
+      question: "sampling",
+      server: tool.upstream?.server,
+      upstream_tool: tool.upstream?.tool,
+      model: facts.model,
+      profile: tool.profile.name,
+    }));
   }
 
   /** Ends every server's tree. */

@@ -7,13 +7,14 @@
  *
  * @module
  */
-import type { Envelope, FailureEnvelope } from "../contract.ts";
+import type { Envelope, FailureEnvelope, FailureKind } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import type { PinSet, ToolDefinition, WithheldReason } from "../manifest/pins.ts";
 import type { ServerSpec } from "../manifest/server_spec.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { ToolLauncher } from "../sandbox/tool_launch.ts";
 import type { EgressDecision } from "../sandbox/egress_proxy.ts";
+import type { QuestionHandlers } from "./tool_questions.ts";
 
 /**
  * The manifest's MCP servers as one more source of tools, as the executor sees them.
@@ -55,6 +56,29 @@ export interface GatewayCallOptions {
   readonly onEgress?: (decisions: readonly EgressDecision[]) => void;
   /** The calling span's trace context, for the server's `params._meta` (MCP semantic conventions). */
   readonly meta?: Readonly<Record<string, string>>;
+  /** Who answers the server's questions (forms, sampling) while the call runs: the caller's; absent: nobody. */
+  readonly questions?: QuestionHandlers;
+  /** Takes secret values out of what the server asks and of the answers it is given. */
+  readonly scrub?: (text: string) => string;
+  /** Told of each request of the server for a model's answer while the call ran, answered or refused. */
+  readonly onSampling?: (facts: SamplingFacts) => void;
+}
+
+/**
+ * One request of an upstream server for a model's answer (`sampling/createMessage`), as its audit line tells it:
+ * the request's text (for its size and digest, never itself), how it ended, how long it took, the model.
+ *
+ * @example
+ * ```ts
+ * import type { SamplingFacts } from "./tool_gateway.ts";
+ * const facts: SamplingFacts = { argsText: "{}", outcome: "rejected", ms: 3 };
+ * ```
+ */
+export interface SamplingFacts {
+  readonly argsText: string;
+  readonly outcome: "ok" | FailureKind;
+  readonly ms: number;
+  readonly model?: string;
 }
 
 /**

@@ -1,0 +1,398 @@
+/**
+ * An upstream server's questions through toolgate's policy: server-everything behind `toolgate serve` lists every
+ * tool it lists a client that can answer sampling, elicitation and roots; its elicitation and sampling tools are
+ * answered by serve's own MCP client (a scripted SDK client with handlers), its roots are the workspace only; a
+ * client without sampling, and `toolgate call` without a terminal, get a clear refusal, never a hang; a sampling
+ * request leaves an audit line; a secret in the model's answer never reaches the server.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
+import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import {
+  type ClientCapabilities,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import {
+  envelope,
+  EVERYTHING_SERVER,
+  EVERYTHING_STDIO,
+  MODULES,
+  NODE,
+  nodeServersMissing,
+  project,
+} from "./gateway_support.ts";
+import { denoDir, launcherArgs } from "./support.ts";
+import { answer, callTools, startChatServer, toolMessages } from "./agent/chat_server.ts";
+
+const ignore = await nodeServersMissing("gateway_questions_test") !== undefined;
+
+/** What the scripted client saw the server behind toolgate ask it. */
+interface Asked {
+  elicitations: string[];
+  samplings: string[];
+  roots: number;
+}
+
+/**
+ * A scripted client of `command args` over stdio in `cwd`, declaring `capabilities`: its user accepts every form
+ * with `{name: "Ada"}`, its model answers `modelText`, its roots are `/etc` (which toolgate must never pass on).
+ */
+async function scriptedClient(
+  command: string,
+  args: string[],
+  cwd: string,
+  options: {
+    env?: Record<string, string>;
+    capabilities: ClientCapabilities;
+    modelText?: string;
+    /** The user's answer to a form (default: accepted, `{name: "Ada"}`). */
+    form?: (
+      message: string,
+    ) => { action: "accept"; content: Record<string, unknown> } | { action: "decline" };
+  },
+): Promise<Client & { asked: Asked }> {
+  const client = new Client({ name: "gateway-questions-test", version: "1.0.0" }, {
+    capabilities: options.capabilities,
+  });
+  const asked: Asked = { elicitations: [], samplings: [], roots: 0 };
+  if (options.capabilities.elicitation !== undefined) {
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      const message = (request.params as { message: string }).message;
+      asked.elicitations.push(message);
+      return options.form?.(message) ?? { action: "accept", content: { name: "Ada" } };
+    });
+  }
+  if (options.capabilities.sampling !== undefined) {
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+      asked.samplings.push(JSON.stringify(request.params.messages));
+      return {
+        role: "assistant",
+        content: { type: "text", text: options.modelText ?? "blue" },
+        model: "scripted-model",
+        stopReason: "endTurn",
+      };
+    });
+  }
+  if (options.capabilities.roots !== undefined) {
+    client.setRequestHandler(ListRootsRequestSchema, () => {
+      asked.roots += 1;
+      return { roots: [{ uri: "file:///etc", name: "etc" }] };
+    });
+  }
+  await client.connect(
+    new StdioClientTransport({
+      command,
+      args,
+      cwd,
+      env: { ...Deno.env.toObject(), DENO_DIR: denoDir(), ...options.env },
+      stderr: "pipe",
+    }),
+  );
+  return Object.assign(client, { asked });
+}
+
+/** Everything toolgate's own client declares upstream. */
+const ALL: ClientCapabilities = { sampling: {}, elicitation: { form: {} }, roots: {} };
+
+/** The client of `toolgate serve ARGS` in `dir`. */
+function serveClient(
+  dir: string,
+  env: Record<string, string>,
+  extra: string[],
+  capabilities: ClientCapabilities = ALL,
+  modelText?: string,
+) {
+  return scriptedClient(Deno.execPath(), launcherArgs(["serve", ...extra]), dir, {
+    env,
+    capabilities,
+    modelText,
+  });
+}
+
+/** A trusted project whose one MCP server is server-everything over stdio, named `ev`. */
+async function everythingProject(): Promise<Awaited<ReturnType<typeof project>>> {
+  const p = await project({ ev: EVERYTHING_STDIO });
+  const trust = await p.run(["trust"]);
+  assert.equal(trust.code, 0, trust.stderr);
+  return p;
+}
+
+/** The text of a tool result's content blocks. */
+function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((block) => block.text ?? "").join("\n");
+}
+
+/** The audit lines under `state` (serve's default audit folder is in the state folder), every day's file. */
+async function auditLines(state: string): Promise<Record<string, unknown>[]> {
+  const lines: Record<string, unknown>[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory) await walk(path);
+      else if (entry.isFile && entry.name.endsWith(".log") && dir.endsWith("audit")) {
+        lines.push(
+          ...(await Deno.readTextFile(path)).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)),
+        );
+      }
+    }
+  };
+  await walk(state);
+  return lines;
+}
+
+Deno.test({
+  name:
+    "serve: server-everything lists through toolgate every tool it lists a client that answers its questions",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    const direct = await scriptedClient(NODE, [EVERYTHING_SERVER, "stdio"], p.dir.path, {
+      capabilities: ALL,
+    });
+    let names: string[];
+    try {
+      names = (await direct.listTools()).tools.map((tool) => tool.name).sort();
+    } finally {
+      await direct.close();
+    }
+    // The tools a client's capabilities unlock are among them.
+    for (const name of ["trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"]) {
+      assert.ok(names.includes(name), `${name} not in ${names.join(", ")}`);
+    }
+    const client = await serveClient(p.dir.path, p.env, []);
+    try {
+      const listed = (await client.listTools()).tools.map((tool) => tool.name).sort();
+      assert.deepEqual(listed, names.map((name) => `mcp__ev__${name}`));
+    } finally {
+      await client.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "serve: server-everything's elicitation and sampling are answered by serve's MCP client; its roots are the workspace only",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__ev__*"]);
+    try {
+      const elicited = await client.callTool({ name: "mcp__ev__trigger-elicitation-request", arguments: {} });
+      assert.equal(elicited.isError, undefined, JSON.stringify(elicited));
+      assert.match(textOf(elicited), /- Name: Ada/);
+      assert.deepEqual(client.asked.elicitations, ["Please provide inputs for the following fields:"]);
+
+      const sampled = await client.callTool({
+        name: "mcp__ev__trigger-sampling-request",
+        arguments: { prompt: "Name a colour.", maxTokens: 20 },
+      });
+      assert.equal(sampled.isError, undefined, JSON.stringify(sampled));
+      assert.match(textOf(sampled), /"text": "blue"/);
+      assert.match(textOf(sampled), /"model": "scripted-model"/);
+      assert.equal(client.asked.samplings.length, 1);
+      assert.match(client.asked.samplings[0], /Name a colour\./);
+
+      const roots = await client.callTool({ name: "mcp__ev__get-roots-list", arguments: {} });
+      assert.equal(roots.isError, undefined, JSON.stringify(roots));
+      const text = textOf(roots);
+      assert.match(text, /\(1 total\)/);
+      assert.ok(
+        text.includes(`URI: ${pathToFileURL(Deno.realPathSync(p.dir.path)).href}`) ||
+          text.includes(`URI: ${pathToFileURL(p.dir.path).href}`),
+        text,
+      );
+      // Neither a folder the profile reads outside the workspace, nor the client's own roots.
+      assert.ok(!text.includes(MODULES), text);
+      assert.doesNotMatch(text, /file:\/\/\/etc/);
+      assert.equal(client.asked.roots, 0);
+    } finally {
+      await client.close();
+    }
+    // The sampling request has its own audit line, naming the server, the tool whose call it came in, the model.
+    const lines = (await auditLines(p.state.path)).filter((line) => line.question === "sampling");
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0].tool, "mcp__ev__trigger-sampling-request");
+    assert.equal(lines[0].server, "ev");
+    assert.equal(lines[0].upstream_tool, "trigger-sampling-request");
+    assert.equal(lines[0].outcome, "ok");
+    assert.equal(lines[0].model, "scripted-model");
+    assert.equal(typeof lines[0].argsHmac, "string");
+  },
+});
+
+Deno.test({
+  name:
+    "serve: a server's sampling request under a client without sampling is refused at once with a clear MCP error",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    // The client can show forms but has no model to offer.
+    const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__ev__*"], {
+      elicitation: { form: {} },
+    });
+    try {
+      const sampled = await client.callTool({
+        name: "mcp__ev__trigger-sampling-request",
+        arguments: { prompt: "Name a colour.", maxTokens: 20 },
+      });
+      assert.equal(sampled.isError, true, JSON.stringify(sampled));
+      assert.match(JSON.stringify(sampled), /it did not declare sampling/);
+      assert.equal(client.asked.samplings.length, 0);
+    } finally {
+      await client.close();
+    }
+    const lines = (await auditLines(p.state.path)).filter((line) => line.question === "sampling");
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0].outcome, "rejected");
+  },
+});
+
+Deno.test({
+  name:
+    "serve: a server's sampling request is approved by the one policy: the client's user declines it, and the model is never asked",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    // No --allow-tools: the call and then its request for a model's answer are each asked of the client's user,
+    // who runs the call and declines the request.
+    const client = await scriptedClient(Deno.execPath(), launcherArgs(["serve"]), p.dir.path, {
+      env: p.env,
+      capabilities: ALL,
+      form: (message) =>
+        message.includes("(its question to the model)")
+          ? { action: "decline" }
+          : { action: "accept", content: { always: false } },
+    });
+    try {
+      const sampled = await client.callTool({
+        name: "mcp__ev__trigger-sampling-request",
+        arguments: { prompt: "Name a colour.", maxTokens: 20 },
+      });
+      assert.equal(sampled.isError, true, JSON.stringify(sampled));
+      assert.match(JSON.stringify(sampled), /The user denied sending the tool/);
+      assert.equal(client.asked.elicitations.length, 2, JSON.stringify(client.asked.elicitations));
+      assert.match(client.asked.elicitations[1], /asks to send this to the model/);
+      assert.match(client.asked.elicitations[1], /Name a colour\./);
+      assert.equal(client.asked.samplings.length, 0);
+    } finally {
+      await client.close();
+    }
+    const lines = (await auditLines(p.state.path)).filter((line) => line.question === "sampling");
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0].outcome, "rejected");
+  },
+});
+
+Deno.test({
+  name: "call: a server's question to the user without a terminal is refused at once, saying why",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    const called = await p.run(["call", "mcp__ev__trigger-elicitation-request", "{}"]);
+    const answer = envelope(called.stdout);
+    assert.equal(answer.ok, false, called.stdout);
+    assert.match(answer.message, /without a terminal, so nobody can answer/);
+  },
+});
+
+/** A server of the test's own whose `ask` tool asks for a model's answer and says, in base64, what it was told. */
+function askingServer(): string {
+  const sdk = join(MODULES, "@modelcontextprotocol", "sdk", "dist", "esm");
+  return `
+import { McpServer } from ${JSON.stringify(join(sdk, "server", "mcp.js"))};
+import { StdioServerTransport } from ${JSON.stringify(join(sdk, "server", "stdio.js"))};
+import { CreateMessageResultSchema } from ${JSON.stringify(join(sdk, "types.js"))};
+const server = new McpServer({ name: "own", version: "1.0.0" });
+server.registerTool("ask", { description: "Asks the model." }, async (extra) => {
+  const result = await extra.sendRequest({
+    method: "sampling/createMessage",
+    params: { messages: [{ role: "user", content: { type: "text", text: "Say the token." } }], maxTokens: 20 },
+  }, CreateMessageResultSchema);
+  const seen = Buffer.from(JSON.stringify(result)).toString("base64");
+  return { content: [{ type: "text", text: seen }] };
+});
+await server.connect(new StdioServerTransport());
+`;
+}
+
+Deno.test({
+  name: "serve: a secret in the model's answer is redacted before the server sees it",
+  ignore,
+  async fn() {
+    await using p = await project({});
+    const script = join(p.dir.path, "server.mjs");
+    await Deno.writeTextFile(script, askingServer());
+    await Deno.writeTextFile(
+      join(p.dir.path, "tools.json"),
+      JSON.stringify({
+        tools: [],
+        mcpServers: {
+          own: { command: "node", args: [script], permissions: { read: [MODULES] }, secrets: ["OWN_TOKEN"] },
+        },
+      }),
+    );
+    const secret = "tok-5f1c9a77e0b24d36";
+    const env = { ...p.env, OWN_TOKEN: secret };
+    const trust = await p.run(["trust"], undefined, { OWN_TOKEN: secret });
+    assert.equal(trust.code, 0, trust.stderr);
+    const client = await serveClient(
+      p.dir.path,
+      env,
+      ["--allow-tools", "mcp__own__ask"],
+      ALL,
+      `it is ${secret}`,
+    );
+    try {
+      const asked = await client.callTool({ name: "mcp__own__ask", arguments: {} });
+      assert.equal(asked.isError, undefined, JSON.stringify(asked));
+      const seen = new TextDecoder().decode(
+        Uint8Array.from(atob(textOf(asked)), (c) => c.charCodeAt(0)),
+      );
+      assert.match(seen, /it is \[REDACTED\]/);
+      assert.ok(!seen.includes(secret), seen);
+    } finally {
+      await client.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "run: the agent loop answers a server's sampling request with its own endpoint once --yes approved it",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    // The model calls the tool; the server's request for a model's answer goes to the same endpoint; then the end.
+    await using chat = startChatServer([
+      callTools([{
+        id: "c1",
+        name: "mcp__ev__trigger-sampling-request",
+        args: { prompt: "Name a colour.", maxTokens: 20 },
+      }]),
+      answer("green"),
+      answer("done"),
+    ]);
+    const ran = await p.run(["run", "--yes", "--prompt", "go", "--model", "m", "--base-url", chat.baseUrl]);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(chat.requests.length, 3, JSON.stringify(chat.requests.map((r) => r.body)));
+    // The server's request, as the endpoint got it: its system prompt and its text.
+    const asked = JSON.stringify(chat.requests[1].body.messages);
+    assert.match(asked, /You are a helpful test server\./);
+    assert.match(asked, /Name a colour\./);
+    const [result] = toolMessages(chat.requests[2].body);
+    assert.match(result.content, /green/);
+    const lines = (await auditLines(p.state.path)).filter((line) => line.question === "sampling");
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0].outcome, "ok");
+  },
+});
