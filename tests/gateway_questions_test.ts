@@ -32,6 +32,8 @@ import {
 } from "./gateway_support.ts";
 import { denoDir, launcherArgs } from "./support.ts";
 import { answer, callTools, startChatServer, toolMessages } from "./agent/chat_server.ts";
+import { consoleApi, startConsoleServer, until } from "./console_helpers.ts";
+import { connectHttp, TOKEN } from "./mcp/helpers.ts";
 
 const ignore = await nodeServersMissing("gateway_questions_test") !== undefined;
 
@@ -394,5 +396,55 @@ Deno.test({
     const lines = (await auditLines(p.state.path)).filter((line) => line.question === "sampling");
     assert.equal(lines.length, 1, JSON.stringify(lines));
     assert.equal(lines[0].outcome, "ok");
+  },
+});
+
+Deno.test({
+  name:
+    "serve --console: a server's sampling request the client cannot be asked about waits for the console's approval",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    // Its own HOME keeps this user's Deno cache.
+    await using served = await startConsoleServer(
+      [],
+      { ...p.env, DENO_DIR: denoDir() },
+      join(p.dir.path, "tools.json"),
+    );
+    const api = await consoleApi(served.origin, served.link);
+    // The client has a model to offer but no form to show: each approval waits in the console.
+    const samplings: string[] = [];
+    await using connected = await connectHttp(served.mcp, TOKEN, {
+      capabilities: { sampling: {} },
+      setup: (client) =>
+        client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+          samplings.push(JSON.stringify(request.params.messages));
+          return { role: "assistant", content: { type: "text", text: "violet" }, model: "scripted-model" };
+        }),
+    });
+    const calling = connected.client.callTool({
+      name: "mcp__ev__trigger-sampling-request",
+      arguments: { prompt: "Name a colour.", maxTokens: 20 },
+    });
+    type Approval = { id: number; tool: string; lines: string[] };
+    const waiting = async (): Promise<Approval[]> => (await api.get("/api/state")).approvals;
+    // First the call, then its server's request for a model's answer, its text shown.
+    await until(async () => (await waiting()).length === 1, "the call's approval waits in the console");
+    const [call] = await waiting();
+    assert.equal(call.tool, "mcp__ev__trigger-sampling-request");
+    assert.equal(await api.post("/api/approve", { id: call.id, answer: "yes" }), 200);
+    await until(
+      async () => (await waiting()).some((q) => q.id !== call.id),
+      "the sampling request's approval waits in the console",
+    );
+    const question = (await waiting()).find((q) => q.id !== call.id)!;
+    assert.match(question.tool, /\(its question to the model\)/);
+    assert.match(question.lines.join("\n"), /Name a colour\./);
+    assert.equal(samplings.length, 0);
+    assert.equal(await api.post("/api/approve", { id: question.id, answer: "yes" }), 200);
+    const result = await calling;
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.match(textOf(result), /violet/);
+    assert.equal(samplings.length, 1);
   },
 });

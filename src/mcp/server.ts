@@ -345,7 +345,13 @@ export class ToolService {
         progress,
         ask,
         onToolEvent,
-        questions: clientQuestions(server, extra.requestId, session, ask),
+        // A request for the model's answer is approved by the client's user or the console, whichever answers.
+        questions: clientQuestions(
+          server,
+          extra.requestId,
+          session,
+          this.#askers(ask, ELICITATION_TIMEOUT_MS).ask,
+        ),
         trace: { parent: carrierFromMeta(request.params._meta), requestId: String(extra.requestId) },
       }, session);
     });

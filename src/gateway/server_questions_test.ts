@@ -1,0 +1,147 @@
+import assert from "node:assert/strict";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
+import { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/inMemory"
+import { InMemoryTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/inMemory.js";
+import { loadManifest } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest.ts";
+import type { SamplingFacts } from "../run/tool_gateway.ts";
+import { ServerQuestions, UPSTREAM_CAPABILITIES } from "./server_questions.ts";
+
+/** A tool of the repository's manifest, standing for the gateway tool whose call asks. */
+async function someTool(): Promise<ToolSpec> {
+  const loaded = await loadManifest(new URL("../../tools.json", import.meta.url).pathname);
+  if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+  return loaded.manifest.tools[0];
+}
+
+/** A real SDK server (the upstream) connected to a real SDK client whose questions `questions` answers. */
+async function connected(questions: ServerQuestions): Promise<Server & AsyncDisposable> {
+  const server = new Server({ name: "upstream", version: "1.0.0" }, { capabilities: {} });
+  const client = new Client({ name: "toolgate", version: "0.1.0" }, { capabilities: UPSTREAM_CAPABILITIES });
+  questions.install(client);
+  const [toServer, toClient] = InMemoryTransport.createLinkedPair();
+  await Promise.all([client.connect(toServer), server.connect(toClient)]);
+  return Object.assign(server, {
+    async [Symbol.asyncDispose]() {
+      await client.close();
+      await server.close();
+    },
+  });
+}
+
+const FORM = {
+  message: "Which branch?",
+  requestedSchema: { type: "object" as const, properties: { branch: { type: "string" as const } } },
+};
+
+Deno.test("server questions: roots/list answers the workspace alone", async () => {
+  await using server = await connected(new ServerQuestions("/srv/project"));
+  assert.deepEqual((await server.listRoots()).roots, [{ uri: "file:///srv/project", name: "project" }]);
+});
+
+Deno.test("server questions: a form goes to the one call in flight; with none or several it is refused, saying why", async () => {
+  const questions = new ServerQuestions("/srv/project");
+  await using server = await connected(questions);
+  const tool = await someTool();
+  const asked: string[] = [];
+  const end = questions.begin({
+    tool,
+    timeoutMs: 60_000,
+    questions: {
+      user: (question) => {
+        asked.push(question.message);
+        return Promise.resolve({ action: "accept", content: { branch: "main" } });
+      },
+    },
+  });
+  assert.deepEqual(await server.elicitInput(FORM), { action: "accept", content: { branch: "main" } });
+  assert.deepEqual(asked, ["Which branch?"]);
+
+  const endOther = questions.begin({ tool, timeoutMs: 60_000 });
+  await assert.rejects(server.elicitInput(FORM), /2 calls of toolgate's to the server are in flight/);
+  end();
+  // The one left cannot ask its user: said in its caller's words.
+  await assert.rejects(server.elicitInput(FORM), /this caller of toolgate cannot ask the user/);
+  endOther();
+  await assert.rejects(server.elicitInput(FORM), /no call of toolgate's to the server is in flight/);
+  assert.equal(asked.length, 1);
+});
+
+Deno.test("server questions: a question whose call ends before its answer is refused, not left waiting", async () => {
+  const questions = new ServerQuestions("/srv/project");
+  await using server = await connected(questions);
+  const opened = Promise.withResolvers<void>();
+  const end = questions.begin({
+    tool: await someTool(),
+    timeoutMs: 60_000,
+    // A handler that never answers, nor heeds its signal.
+    questions: {
+      user: () => {
+        opened.resolve();
+        return new Promise(() => {});
+      },
+    },
+  });
+  const asking = server.elicitInput(FORM);
+  await opened.promise;
+  end();
+  await assert.rejects(asking, /the call that caused the question ended before it was answered/);
+});
+
+Deno.test("server questions: a sampling request goes out scrubbed, its answer comes back scrubbed, and it is told for the audit", async () => {
+  const questions = new ServerQuestions("/srv/project");
+  await using server = await connected(questions);
+  const seen: string[] = [];
+  const told: SamplingFacts[] = [];
+  const scrub = (text: string) => text.replaceAll("s3cret-value", "[REDACTED]");
+  const end = questions.begin({
+    tool: await someTool(),
+    timeoutMs: 60_000,
+    scrub,
+    onSampling: (facts) => told.push(facts),
+    questions: {
+      model: (request) => {
+        seen.push(JSON.stringify(request.messages));
+        return Promise.resolve({
+          role: "assistant",
+          content: { type: "text", text: "the token is s3cret-value" },
+          model: "m1",
+        });
+      },
+    },
+  });
+  const answer = await server.createMessage({
+    messages: [{ role: "user", content: { type: "text", text: "Repeat s3cret-value." } }],
+    maxTokens: 10,
+  });
+  end();
+  assert.deepEqual(answer.content, { type: "text", text: "the token is [REDACTED]" });
+  assert.equal(answer.model, "m1");
+  assert.match(seen[0], /Repeat \[REDACTED\]\./);
+  assert.deepEqual(told.map((facts) => [facts.outcome, facts.model]), [["ok", "m1"]]);
+  assert.ok(told[0].argsText.includes("Repeat"));
+});
+
+Deno.test("server questions: a sampling request nobody can answer is refused at once and told as unavailable", async () => {
+  const questions = new ServerQuestions("/srv/project");
+  await using server = await connected(questions);
+  const told: SamplingFacts[] = [];
+  const end = questions.begin({
+    tool: await someTool(),
+    timeoutMs: 60_000,
+    onSampling: (facts) => told.push(facts),
+    questions: { nobody: "toolgate call has no model to ask" },
+  });
+  await assert.rejects(
+    server.createMessage({
+      messages: [{ role: "user", content: { type: "text", text: "hi" } }],
+      maxTokens: 5,
+    }),
+    /toolgate call has no model to ask/,
+  );
+  end();
+  assert.deepEqual(told.map((facts) => facts.outcome), ["unavailable"]);
+});
