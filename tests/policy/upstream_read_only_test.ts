@@ -105,3 +105,30 @@ Deno.test("policy: readOnly never waives the network: a declared read of a serve
     /it is not in its server's readOnly list: it may run programs, and it can send/,
   );
 });
+
+Deno.test("policy: a server's request for a model's answer is approved by --allow-tools naming its tool or its server whole, by nothing else", async () => {
+  const { tool } = upstreamCall("fs", "read_text_file");
+  const request = {
+    messages: [{ role: "user" as const, content: { type: "text" as const, text: "Sum up." } }],
+    maxTokens: 10,
+  };
+  // A read the manifest declares runs unasked; what its server then sends a model does not.
+  const nobody = await new Policy().decideSampling(tool, request);
+  assert.equal(nobody.approved, false);
+  assert.deepEqual(await new Policy({ allowTools: ["mcp__fs__*"] }).decideSampling(tool, request), {
+    approved: true,
+    by: "allow-tools",
+  });
+  assert.deepEqual(
+    await new Policy({ allowTools: ["mcp__fs__read_text_file"] }).decideSampling(tool, request),
+    {
+      approved: true,
+      by: "allow-tools",
+    },
+  );
+  // Another server's wildcard approves nothing here.
+  assert.equal(
+    (await new Policy({ allowTools: ["mcp__notes__*"] }).decideSampling(tool, request)).approved,
+    false,
+  );
+});
