@@ -30,7 +30,8 @@ import {
   nodeServersMissing,
   project,
 } from "./gateway_support.ts";
-import { denoDir, launcherArgs } from "./support.ts";
+import { denoDir, hostEnv, launcherArgs, launcherArgv } from "./support.ts";
+import { openTerminal } from "./terminal.ts";
 import { answer, callTools, startChatServer, toolMessages } from "./agent/chat_server.ts";
 import { consoleApi, startConsoleServer, until } from "./console_helpers.ts";
 import { connectHttp, TOKEN } from "./mcp/helpers.ts";
@@ -446,5 +447,39 @@ Deno.test({
     assert.equal(result.isError, undefined, JSON.stringify(result));
     assert.match(textOf(result), /violet/);
     assert.equal(samplings.length, 1);
+  },
+});
+
+Deno.test({
+  name: "call on a terminal: a server's form is asked there, and the person's answer goes back to the server",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    // The person types a name at the first field's prompt and takes every other field's default (or leaves it).
+    let seen = 0;
+    let first = true;
+    await using terminal = openTerminal(
+      launcherArgv(["call", "mcp__ev__trigger-elicitation-request", "{}"]),
+      {
+        cwd: p.dir.path,
+        env: hostEnv({ XDG_STATE_HOME: p.env.XDG_STATE_HOME, XDG_CONFIG_HOME: p.env.XDG_CONFIG_HOME }),
+        killAfterMs: 90_000,
+        respond: (shown) => {
+          if (shown.length === seen || !shown.endsWith(": ")) return undefined;
+          seen = shown.length;
+          const keys = first ? "Ada\n" : "\n";
+          first = false;
+          return keys;
+        },
+      },
+    );
+    const status = await terminal.status;
+    const text = terminal.output();
+    assert.equal(status.code, 0, text);
+    assert.match(text, /The tool mcp__ev__trigger-elicitation-request asks you/);
+    assert.match(text, /Please provide inputs for the following fields:/);
+    const answer = JSON.parse(text.split("\n").filter((line) => line.startsWith('{"ok"')).at(-1)!);
+    assert.equal(answer.ok, true, text);
+    assert.match(JSON.stringify(answer.content), /- Name: Ada/);
   },
 });
