@@ -243,7 +243,7 @@ export const POOL_TOOLS: readonly Record<string, unknown>[] = [
     command: [join(BIN, "echo_stdin")],
   },
   { name: "fail", command: [join(BIN, "respond"), "", '{"error":"boom","hint":"try less"}', "1"] },
-  { name: "nap", readOnly: true, command: [join(BIN, "nap"), "3"] },
+  { name: "nap", readOnly: true, command: [join(BIN, "nap"), "30"] },
   { name: "slow_read", readOnly: true, command: [join(BIN, "mark_nap"), "3"] },
   { name: "slow_write", command: [join(BIN, "mark_nap"), "3"] },
   { name: "hang", command: [join(BIN, "sleeper_pidfile")] },

@@ -53,9 +53,10 @@ poolTest("pool: calls through two workers answer exactly the envelopes of local 
   await using _b = await startWorker(server.url, path, dir.path, "b");
   await using pool = await poolFor(server, MANIFEST);
   await using audit = await scratch();
-  // The caller's limits travel with each call: `nap` (3 s) times out after this caller's 1 s on the worker too.
-  const local = executorFor(MANIFEST, { defaultTimeoutSec: 1 });
-  const remote = executorFor(MANIFEST, { defaultTimeoutSec: 1, pool, auditDir: audit.path });
+  // The caller's limits travel with each call: `nap` (30 s) times out after this caller's 4 s on the worker too
+  // (long enough for a worker to take every other call on a loaded machine).
+  const local = executorFor(MANIFEST, { defaultTimeoutSec: 4 });
+  const remote = executorFor(MANIFEST, { defaultTimeoutSec: 4, pool, auditDir: audit.path });
   const [here, there] = await Promise.all([
     Promise.all(CALLS.map(([name, args]) => local.call(name, args))),
     Promise.all(CALLS.map(([name, args]) => remote.call(name, args))),
