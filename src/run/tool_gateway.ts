@@ -14,6 +14,7 @@ import type { ServerSpec } from "../manifest/server_spec.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { ToolLauncher } from "../sandbox/tool_launch.ts";
 import type { EgressDecision } from "../sandbox/egress_proxy.ts";
+import type { ServerOffers } from "./offer_link.ts";
 
 /**
  * The manifest's MCP servers as one more source of tools, as the executor sees them.
@@ -45,6 +46,8 @@ export interface ToolGateway {
   call(tool: ToolSpec, args: Record<string, unknown>, options: GatewayCallOptions): Promise<Envelope>;
   /** Ends every server's tree. */
   close(): Promise<void>;
+  /** The servers' resources, prompts and completions (src/run/offer_link.ts); absent: none are offered. */
+  readonly offers?: ServerOffers;
 }
 
 /** How one upstream call is run: its stop, its limit, where its egress decisions go, its trace context. */
