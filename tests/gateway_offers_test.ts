@@ -25,6 +25,7 @@ import {
   project,
 } from "./gateway_support.ts";
 import { denoDir, launcherArgs } from "./support.ts";
+import { connectHttp, spawnHttp, TOKEN } from "./mcp/helpers.ts";
 
 const ignore = await nodeServersMissing("gateway_offers_test") !== undefined;
 
@@ -192,15 +193,24 @@ Deno.test({
 /**
  * A server of the test's own: it lists two files as resources (`inside`, in the workspace, and `outside`, in a
  * folder its profile does not show) and reads any `file://` URI it is asked for; `secret://token` answers its
- * secret OWN_TOKEN; the prompt `greet` is described by the text of `description`.
+ * secret OWN_TOKEN; the prompt `greet` is described by the text of `description`. It offers subscriptions, and
+ * writes each `resources/subscribe` and `resources/unsubscribe` it is sent as a line of `log`.
  */
-function ownServer(description: string, inside: string, outside: string): string {
+function ownServer(description: string, inside: string, outside: string, log: string): string {
   const sdk = join(MODULES, "@modelcontextprotocol", "sdk", "dist", "esm");
   return `
 import { McpServer } from ${JSON.stringify(join(sdk, "server", "mcp.js"))};
 import { StdioServerTransport } from ${JSON.stringify(join(sdk, "server", "stdio.js"))};
-import { readFileSync } from "node:fs";
+import { SubscribeRequestSchema, UnsubscribeRequestSchema } from ${JSON.stringify(join(sdk, "types.js"))};
+import { appendFileSync, readFileSync } from "node:fs";
 const server = new McpServer({ name: "own", version: "1.0.0" });
+server.server.registerCapabilities({ resources: { subscribe: true } });
+for (const [schema, what] of [[SubscribeRequestSchema, "subscribe"], [UnsubscribeRequestSchema, "unsubscribe"]]) {
+  server.server.setRequestHandler(schema, async (request) => {
+    appendFileSync(${JSON.stringify(log)}, what + " " + request.params.uri + "\\n");
+    return {};
+  });
+}
 server.registerTool("noop", { description: "Does nothing." }, async () => ({ content: [] }));
 const read = async (uri) => ({ contents: [{ uri: uri.href, text: readFileSync(decodeURIComponent(uri.pathname), "utf8") }] });
 server.registerResource("inside", ${
@@ -230,8 +240,13 @@ async function ownProject() {
   const description = join(p.dir.path, "description.txt");
   await Deno.writeTextFile(description, "Greets.");
   const script = join(p.dir.path, "server.mjs");
-  await Deno.writeTextFile(script, ownServer(description, inside, outside));
-  const own = { command: "node", args: [script], permissions: { read: [MODULES] }, secrets: ["OWN_TOKEN"] };
+  const logs = join(p.dir.path, "logs");
+  await Deno.mkdir(logs);
+  const log = join(logs, "subscriptions.log");
+  await Deno.writeTextFile(log, "");
+  await Deno.writeTextFile(script, ownServer(description, inside, outside, log));
+  const permissions = { read: [MODULES], write: [logs] };
+  const own = { command: "node", args: [script], permissions, secrets: ["OWN_TOKEN"] };
   await Deno.writeTextFile(
     join(p.dir.path, "tools.json"),
     JSON.stringify({ tools: [], mcpServers: { own } }),
@@ -245,6 +260,7 @@ async function ownProject() {
     inside,
     outside,
     description,
+    log,
     async [Symbol.asyncDispose]() {
       await Deno.remove(outsideDir, { recursive: true });
       await dispose();
@@ -409,6 +425,52 @@ Deno.test({
       await client.unsubscribeResource({ uri });
     } finally {
       await client.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "offers: subscriptions end with the session; the server is asked once per URI, and told once no session holds it",
+  ignore,
+  async fn() {
+    await using p = await ownProject();
+    const args = launcherArgs([
+      "serve",
+      "--http",
+      "0",
+      "--tools",
+      join(p.dir.path, "tools.json"),
+      "--cwd",
+      p.dir.path,
+    ]);
+    await using serving = await spawnHttp(Deno.execPath(), args, {
+      ...p.env,
+      DENO_DIR: denoDir(),
+      TOOLGATE_MCP_TOKEN: TOKEN,
+    });
+    const uri = "toolgate+own:secret://token";
+    const first = await connectHttp(serving.url, TOKEN);
+    const second = await connectHttp(serving.url, TOKEN);
+    const lines = async () => (await Deno.readTextFile(p.log)).split("\n").filter((line) => line !== "");
+    try {
+      await first.client.subscribeResource({ uri });
+      await second.client.subscribeResource({ uri });
+      assert.deepEqual(await lines(), ["subscribe secret://token"]);
+      // The first session ends: the second still holds the URI.
+      await first.transport.terminateSession();
+      await first.client.close();
+      await second.client.listResources();
+      assert.deepEqual(await lines(), ["subscribe secret://token"]);
+      // The last one ends without unsubscribing: the server is told.
+      await second.transport.terminateSession();
+      for (let waited = 0; (await lines()).length < 2 && waited < 10_000; waited += 100) {
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      assert.deepEqual(await lines(), ["subscribe secret://token", "unsubscribe secret://token"]);
+    } finally {
+      await first.client.close();
+      await second.client.close();
     }
   },
 });
