@@ -15,7 +15,10 @@ import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
-import { ResourceUpdatedNotificationSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import {
+  PromptListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import {
   EVERYTHING_SERVER,
   EVERYTHING_STDIO,
@@ -37,6 +40,8 @@ async function stdioClient(command: string, args: string[], cwd: string, env: Re
     ResourceUpdatedNotificationSchema,
     (note) => void updated.push(note.params.uri),
   );
+  const promptsChanged = Promise.withResolvers<void>();
+  client.setNotificationHandler(PromptListChangedNotificationSchema, () => promptsChanged.resolve());
   await client.connect(
     new StdioClientTransport({
       command,
@@ -46,7 +51,7 @@ async function stdioClient(command: string, args: string[], cwd: string, env: Re
       stderr: "pipe",
     }),
   );
-  return Object.assign(client, { updated });
+  return Object.assign(client, { updated, promptsChanged: promptsChanged.promise });
 }
 
 function serveClient(dir: string, env: Record<string, string>, extra: string[] = []) {
@@ -212,6 +217,10 @@ for (const [schema, what] of [[SubscribeRequestSchema, "subscribe"], [Unsubscrib
   });
 }
 server.registerTool("noop", { description: "Does nothing." }, async () => ({ content: [] }));
+server.registerTool("more", { description: "Adds a prompt." }, async () => {
+  server.registerPrompt("added", { description: "Added later." }, () => ({ messages: [] }));
+  return { content: [] };
+});
 const read = async (uri) => ({ contents: [{ uri: uri.href, text: readFileSync(decodeURIComponent(uri.pathname), "utf8") }] });
 server.registerResource("inside", ${
     JSON.stringify(`file://${inside}`)
@@ -471,6 +480,30 @@ Deno.test({
     } finally {
       await first.client.close();
       await second.client.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "offers: a server's prompts/list_changed reaches serve's clients; the prompt it added stays withheld",
+  ignore,
+  async fn() {
+    await using p = await ownProject();
+    const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__own__more"]);
+    try {
+      assert.equal(client.getServerCapabilities()?.prompts?.listChanged, true);
+      const more = await client.callTool({ name: "mcp__own__more", arguments: {} });
+      assert.equal(more.isError, undefined, JSON.stringify(more));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<"late">((done) => timer = setTimeout(() => done("late"), 15_000));
+      const told = await Promise.race([client.promptsChanged.then(() => "told" as const), late]);
+      clearTimeout(timer);
+      assert.equal(told, "told", "serve's client was never sent notifications/prompts/list_changed");
+      const { prompts } = await client.listPrompts();
+      assert.deepEqual(prompts.map((prompt) => prompt.name), ["mcp__own__greet"]);
+      assert.match(await refusal(client.getPrompt({ name: "mcp__own__added" })), /prompt added is withheld/);
+    } finally {
+      await client.close();
     }
   },
 });

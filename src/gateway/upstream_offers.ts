@@ -26,7 +26,7 @@ import { type Envelope, failure, isRecord, type JsonValue, success } from "../co
 import { offerDefinition, type OfferKind } from "../manifest/offer_names.ts";
 import { type PinSet, samePin, type ToolDefinition } from "../manifest/pins.ts";
 import type { ServerSpec } from "../manifest/server_spec.ts";
-import type { OfferCapabilities, OfferList, ServerOffers } from "../run/offer_link.ts";
+import type { OfferCapabilities, OfferChanges, OfferList, ServerOffers } from "../run/offer_link.ts";
 import { uriRefusal } from "./resource_reach.ts";
 import { oneLine, type Upstream, UpstreamError } from "./upstream.ts";
 
@@ -70,6 +70,8 @@ export class UpstreamOffers implements ServerOffers {
   readonly #listed = new WeakMap<Client, Listed>();
   /** Each server's subscribers, by URI. */
   readonly #subscribers = new Map<string, Map<string, Set<(uri: string) => void>>>();
+  /** Who is told of the servers' list changes. */
+  readonly #watchers = new Set<OfferChanges>();
 
   /** The offers of `options.servers`. */
   constructor(options: UpstreamOffersOptions) {
@@ -84,9 +86,11 @@ export class UpstreamOffers implements ServerOffers {
       client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
         this.#listed.get(client)?.delete("resources");
         this.#listed.get(client)?.delete("resourceTemplates");
+        for (const watcher of this.#watchers) watcher(server, "resources");
       });
       client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
         this.#listed.get(client)?.delete("prompts");
+        for (const watcher of this.#watchers) watcher(server, "prompts");
       });
       client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
         const uri = notification.params.uri;
@@ -113,11 +117,14 @@ export class UpstreamOffers implements ServerOffers {
     };
   }
 
-  /** Every entry of one of the server's lists, as it gives them (empty when it does not offer the kind). */
-  async #all(server: string, list: OfferList): Promise<Record<string, unknown>[]> {
+  /**
+   * Every entry of one of the server's lists, as it gives them (empty when it does not offer the kind): as listed
+   * last on this connection, or listed again when `fresh` (a server may change a definition without saying so).
+   */
+  async #all(server: string, list: OfferList, fresh = false): Promise<Record<string, unknown>[]> {
     const client = await this.#client(server);
     const cached = this.#listed.get(client)?.get(list);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined && !fresh) return cached;
     const declared = client.getServerCapabilities() ?? {};
     const offered = list === "prompts" ? declared.prompts : declared.resources;
     const items: Record<string, unknown>[] = [];
@@ -165,7 +172,7 @@ export class UpstreamOffers implements ServerOffers {
   /** The list's pinned entries, `{ items }`; `withheld` names the ids of the others. */
   async list(server: string, list: OfferList): Promise<Envelope> {
     return await this.#answer(server, async () => {
-      const items = await this.#all(server, list);
+      const items = await this.#all(server, list, true);
       const shown = items.filter((item) => this.#pinned(server, list, item));
       const withheld = items.filter((item) => !shown.includes(item)).map((item) =>
         String(item.uri ?? item.uriTemplate ?? item.name)
@@ -218,7 +225,8 @@ export class UpstreamOffers implements ServerOffers {
   }
 
   async #promptRefusal(server: string, name: string): Promise<Envelope | undefined> {
-    const prompt = (await this.#all(server, "prompts")).find((item) => item.name === name);
+    // Listed again at each use: the prompt got is the one whose definition is pinned now, not at the last list.
+    const prompt = (await this.#all(server, "prompts", true)).find((item) => item.name === name);
     if (prompt === undefined) {
       return failure("not_found", `The MCP server ${JSON.stringify(server)} lists no prompt ${name}.`, {
         retryable: false,
@@ -301,6 +309,12 @@ export class UpstreamOffers implements ServerOffers {
       }
       return success({});
     });
+  }
+
+  /** Tells `listener` each time a server says its resources or prompts changed; returns what stops it. */
+  changes(listener: OfferChanges): () => void {
+    this.#watchers.add(listener);
+    return () => void this.#watchers.delete(listener);
   }
 
   #spec(server: string): ServerSpec {

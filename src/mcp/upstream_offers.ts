@@ -64,7 +64,21 @@ type Item = Record<string, unknown>;
 export function serveOffers(server: Server, serving: OfferServing): () => Promise<void> {
   const { offers, own } = serving;
   const servers = own === undefined ? serving.servers : [own];
-  server.registerCapabilities({ resources: { subscribe: true }, prompts: {}, completions: {} });
+  server.registerCapabilities({
+    resources: { subscribe: true, listChanged: true },
+    prompts: { listChanged: true },
+    completions: {},
+  });
+  // Each server's notifications are taken from its start (its lists' changes heard before anything is asked).
+  for (const name of servers) void offers.capabilities(name);
+  // A server's list changed: this session is told, and lists again (what is new is withheld until trusted).
+  const stopWatching = offers.changes((name, what) => {
+    if (!servers.includes(name)) return;
+    const telling = what === "prompts" ? server.sendPromptListChanged() : server.sendResourceListChanged();
+    telling.catch((error) =>
+      serving.onError?.(`toolgate: mcp: a list change not sent: ${(error as Error).message}`)
+    );
+  });
 
   const uriOf = (name: string, uri: string) => own === undefined ? wrapUri(name, uri) : uri;
   const promptOf = (name: string, prompt: string) => own === undefined ? gatewayName(name, prompt) : prompt;
@@ -174,6 +188,7 @@ export function serveOffers(server: Server, serving: OfferServing): () => Promis
   });
 
   return async () => {
+    stopWatching();
     const ending = [...subscribed].map((key) => JSON.parse(key) as [string, string]);
     subscribed.clear();
     await Promise.all(ending.map(([name, id]) => offers.unsubscribe(name, id, listenerOf(name))));

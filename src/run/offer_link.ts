@@ -38,6 +38,7 @@ export interface OfferCapabilities {
  * const offers: ServerOffers = {
  *   capabilities: () => Promise.resolve({ resources: false, subscribe: false, prompts: false, completions: false }),
  *   list: none, read: none, getPrompt: none, complete: none, subscribe: none, unsubscribe: none,
+ *   changes: () => () => {},
  * };
  * ```
  */
@@ -65,7 +66,15 @@ export interface ServerOffers {
   subscribe(server: string, uri: string, listener: (uri: string) => void): Promise<Envelope>;
   /** Ends `listener`'s subscription to `uri` (upstream too when it was the last). */
   unsubscribe(server: string, uri: string, listener: (uri: string) => void): Promise<Envelope>;
+  /**
+   * Tells `listener` each time a server said its resources (and templates) or its prompts changed
+   * (`notifications/.../list_changed`); returns what stops it.
+   */
+  changes(listener: OfferChanges): () => void;
 }
+
+/** Told that a server's resources or prompts changed (they are listed again, against the pins, when next asked). */
+export type OfferChanges = (server: string, what: "resources" | "prompts") => void;
 
 /** Which request an audit line of an offer records. */
 type Audited = "resources/read" | "prompts/get" | "completion/complete";
@@ -139,6 +148,11 @@ export class OfferLink implements ServerOffers {
   /** `resources/unsubscribe`. */
   unsubscribe(server: string, uri: string, listener: (uri: string) => void): Promise<Envelope> {
     return this.#through((g) => g.unsubscribe(server, uri, listener));
+  }
+
+  /** Tells `listener` of the servers' list changes (nothing before the gateway is connected). */
+  changes(listener: OfferChanges): () => void {
+    return this.#gateway()?.changes(listener) ?? (() => {});
   }
 
   async #through(use: (gateway: ServerOffers) => Promise<Envelope>): Promise<Envelope> {
