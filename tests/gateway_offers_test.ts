@@ -507,3 +507,42 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "offers: a server of resources only (no tools) is trusted, and its resources are served",
+  ignore,
+  async fn() {
+    await using p = await project({});
+    const sdk = join(MODULES, "@modelcontextprotocol", "sdk", "dist", "esm");
+    const script = join(p.dir.path, "server.mjs");
+    await Deno.writeTextFile(
+      script,
+      `
+import { McpServer } from ${JSON.stringify(join(sdk, "server", "mcp.js"))};
+import { StdioServerTransport } from ${JSON.stringify(join(sdk, "server", "stdio.js"))};
+const server = new McpServer({ name: "docs", version: "1.0.0" });
+server.registerResource("readme", "docs://readme", { description: "The readme." }, async (uri) => ({
+  contents: [{ uri: uri.href, text: "read me" }],
+}));
+await server.connect(new StdioServerTransport());
+`,
+    );
+    const docs = { command: "node", args: [script], permissions: { read: [MODULES] } };
+    await Deno.writeTextFile(
+      join(p.dir.path, "tools.json"),
+      JSON.stringify({ tools: [], mcpServers: { docs } }),
+    );
+    const trust = await p.run(["trust"]);
+    assert.equal(trust.code, 0, trust.stderr + trust.stdout);
+    assert.match(trust.stdout + trust.stderr, /resource toolgate\+docs:docs:\/\/readme \(new\)/);
+    const client = await serveClient(p.dir.path, p.env);
+    try {
+      const { resources } = await client.listResources();
+      assert.deepEqual(resources.map((r) => r.uri), ["toolgate+docs:docs://readme"]);
+      const read = await client.readResource({ uri: "toolgate+docs:docs://readme" });
+      assert.deepEqual(read.contents, [{ uri: "toolgate+docs:docs://readme", text: "read me" }]);
+    } finally {
+      await client.close();
+    }
+  },
+});

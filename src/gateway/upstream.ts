@@ -143,6 +143,8 @@ export class Upstream {
   async listTools(): Promise<Tool[]> {
     const client = await this.connect();
     if (this.#tools !== undefined) return this.#tools;
+    // A server of resources or prompts only declares no tools (and answers tools/list "Method not found").
+    if (client.getServerCapabilities()?.tools === undefined) return this.#tools = [];
     const tools: Tool[] = [];
     let cursor: string | undefined;
     try {
