@@ -369,7 +369,9 @@ Deno.test({
       ["mcp__own", "prompts/get", "ok"],
     ]);
     assert.equal(seen[4]?.[1], "completion/complete");
-    assert.equal(lines[0].uri, "secret://token");
+    // The listed resource it read, by its URI; a URI that is no listed resource nor template's is not written.
+    assert.equal(lines[0].resource, "secret://token");
+    assert.equal(lines[1].resource, undefined);
     assert.equal(lines[3].prompt, "greet");
     assert.doesNotMatch(JSON.stringify(lines), /own-token-4f1d9c2e77/);
     assert.ok(lines.every((line) => typeof line.argsHmac === "string" || line.argsHmac === null));

@@ -70,6 +70,8 @@ export class UpstreamOffers implements ServerOffers {
   readonly #listed = new WeakMap<Client, Listed>();
   /** Each server's subscribers, by URI. */
   readonly #subscribers = new Map<string, Map<string, Set<(uri: string) => void>>>();
+  /** Each server's lists as listed last, whatever its connection: what an audit line may name. */
+  readonly #last = new Map<string, Listed>();
   /** Who is told of the servers' list changes. */
   readonly #watchers = new Set<OfferChanges>();
 
@@ -147,6 +149,8 @@ export class UpstreamOffers implements ServerOffers {
       } while (cursor !== undefined && items.length < MAX_ENTRIES);
     }
     this.#listed.get(client)?.set(list, items);
+    const last = this.#last.get(server) ?? new Map();
+    this.#last.set(server, last.set(list, items));
     return items;
   }
 
@@ -309,6 +313,14 @@ export class UpstreamOffers implements ServerOffers {
       }
       return success({});
     });
+  }
+
+  /** The listed resource `uri` is, or the template it matches, as last listed; else `undefined`. */
+  resourceName(server: string, uri: string): string | undefined {
+    const last = this.#last.get(server);
+    if (last?.get("resources")?.some((item) => item.uri === uri)) return uri;
+    const template = last?.get("resourceTemplates")?.find((item) => matches(item.uriTemplate, uri));
+    return typeof template?.uriTemplate === "string" ? template.uriTemplate : undefined;
   }
 
   /** Tells `listener` each time a server says its resources or prompts changed; returns what stops it. */

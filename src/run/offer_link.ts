@@ -38,7 +38,7 @@ export interface OfferCapabilities {
  * const offers: ServerOffers = {
  *   capabilities: () => Promise.resolve({ resources: false, subscribe: false, prompts: false, completions: false }),
  *   list: none, read: none, getPrompt: none, complete: none, subscribe: none, unsubscribe: none,
- *   changes: () => () => {},
+ *   changes: () => () => {}, resourceName: () => undefined,
  * };
  * ```
  */
@@ -71,6 +71,11 @@ export interface ServerOffers {
    * (`notifications/.../list_changed`); returns what stops it.
    */
   changes(listener: OfferChanges): () => void;
+  /**
+   * What an audit line may name of a read of `uri`: the URI of the listed resource it is, or the template it
+   * matches, as last listed (a definition, never an argument value); `undefined` for any other URI.
+   */
+  resourceName(server: string, uri: string): string | undefined;
 }
 
 /** Told that a server's resources or prompts changed (they are listed again, against the pins, when next asked). */
@@ -150,6 +155,11 @@ export class OfferLink implements ServerOffers {
     return this.#through((g) => g.unsubscribe(server, uri, listener));
   }
 
+  /** What an audit line may name of a read of `uri` (see {@linkcode ServerOffers.resourceName}). */
+  resourceName(server: string, uri: string): string | undefined {
+    return this.#gateway()?.resourceName(server, uri);
+  }
+
   /** Tells `listener` of the servers' list changes (nothing before the gateway is connected). */
   changes(listener: OfferChanges): () => void {
     return this.#gateway()?.changes(listener) ?? (() => {});
@@ -164,8 +174,10 @@ export class OfferLink implements ServerOffers {
   }
 
   /**
-   * One audited request: its line (tool `mcp__SERVER`, the method, what it named: a URI, a prompt) is written
-   * behind its answer as a gateway call's is, the trail redacting it; the answer is cleared of secret values.
+   * One audited request: its line (tool `mcp__SERVER`, the method, the definition it used: a listed resource's
+   * URI or the template a URI matched, a prompt's name, a completion's reference; never an argument value, which
+   * only `argsHmac` stands for) is written behind its answer as a gateway call's is, the trail redacting it; the
+   * answer is cleared of secret values.
    */
   async #audited(
     server: string,
@@ -183,7 +195,7 @@ export class OfferLink implements ServerOffers {
       ...jobAnswerRecord(facts, { ms, envelope }),
       server,
       method,
-      uri: typeof params.uri === "string" ? params.uri : undefined,
+      resource: typeof params.uri === "string" ? this.resourceName(server, params.uri) : undefined,
       prompt: method === "prompts/get" ? params.name : undefined,
       ref: method === "completion/complete" ? params.ref : undefined,
       profile,
