@@ -198,7 +198,7 @@ Deno.test({
 /**
  * A server of the test's own: it lists two files as resources (`inside`, in the workspace, and `outside`, in a
  * folder its profile does not show) and reads any `file://` URI it is asked for; `secret://token` answers its
- * secret OWN_TOKEN; the prompt `greet` is described by the text of `description`. It offers subscriptions, and
+ * secret OWN_TOKEN; the prompt `greet` and the resource `inside` are described by the text of `description`. It offers subscriptions, and
  * writes each `resources/subscribe` and `resources/unsubscribe` it is sent as a line of `log`.
  */
 function ownServer(description: string, inside: string, outside: string, log: string): string {
@@ -222,9 +222,9 @@ server.registerTool("more", { description: "Adds a prompt." }, async () => {
   return { content: [] };
 });
 const read = async (uri) => ({ contents: [{ uri: uri.href, text: readFileSync(decodeURIComponent(uri.pathname), "utf8") }] });
-server.registerResource("inside", ${
-    JSON.stringify(`file://${inside}`)
-  }, { description: "A file inside." }, read);
+server.registerResource("inside", ${JSON.stringify(`file://${inside}`)}, { description: readFileSync(${
+    JSON.stringify(description)
+  }, "utf8") }, read);
 server.registerResource("outside", ${
     JSON.stringify(`file://${outside}`)
   }, { description: "A file outside." }, read);
@@ -379,7 +379,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "offers: a prompt whose definition changed is withheld (not listed, not got) until trusted again",
+  name:
+    "offers: a prompt or a resource whose definition changed is withheld (not listed, not got or read) until trusted again",
   ignore,
   async fn() {
     await using p = await ownProject();
@@ -390,8 +391,13 @@ Deno.test({
       assert.deepEqual(prompts, []);
       const message = await refusal(client.getPrompt({ name: "mcp__own__greet" }));
       assert.match(message, /prompt greet is withheld.*toolgate trust/);
-      // The resources, unchanged, are still served.
-      assert.ok((await client.listResources()).resources.length > 0);
+      // The resource described by the same text is withheld too; the others, unchanged, are still served.
+      const { resources } = await client.listResources();
+      assert.deepEqual(resources.map((r) => r.name).sort(), ["outside", "token"]);
+      assert.match(
+        await refusal(client.readResource({ uri: `toolgate+own:file://${p.inside}` })),
+        /resource file:\/\/\S+ is withheld/,
+      );
     } finally {
       await client.close();
     }
@@ -543,6 +549,44 @@ await server.connect(new StdioServerTransport());
       assert.deepEqual(resources.map((r) => r.uri), ["toolgate+docs:docs://readme"]);
       const read = await client.readResource({ uri: "toolgate+docs:docs://readme" });
       assert.deepEqual(read.contents, [{ uri: "toolgate+docs:docs://readme", text: "read me" }]);
+    } finally {
+      await client.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "offers: two servers offering the same URIs and prompt names do not collide; each is listed and read under its own name",
+  ignore,
+  async fn() {
+    await using p = await project({ ev: EVERYTHING_STDIO, ev2: EVERYTHING_STDIO });
+    const trust = await p.run(["trust"]);
+    assert.equal(trust.code, 0, trust.stderr);
+    const client = await serveClient(p.dir.path, p.env);
+    try {
+      const { prompts } = await client.listPrompts();
+      const names = prompts.map((prompt) => prompt.name);
+      assert.ok(
+        names.includes("mcp__ev__simple-prompt") && names.includes("mcp__ev2__simple-prompt"),
+        names.join(),
+      );
+      const { resources } = await client.listResources();
+      const own = (server: string) =>
+        resources.filter((r) => r.uri.startsWith(`toolgate+${server}:`)).map((r) =>
+          r.uri.replace(/^[^:]+:/, "")
+        );
+      assert.ok(own("ev").length > 0);
+      assert.deepEqual(own("ev2"), own("ev"));
+      for (const server of ["ev", "ev2"]) {
+        const uri = `toolgate+${server}:${own(server)[0]}`;
+        const read = await client.readResource({ uri });
+        assert.equal(read.contents[0].uri, uri);
+      }
+      assert.match(
+        await refusal(client.readResource({ uri: `toolgate+ev3:${own("ev")[0]}` })),
+        /not one of toolgate's/,
+      );
     } finally {
       await client.close();
     }
