@@ -134,6 +134,11 @@ export class Upstream {
     return this.#untilClosed(this.#connecting ??= this.#start().finally(() => this.#connecting = undefined));
   }
 
+  /** The connected client, if the server is connected now (reading it never starts the server). */
+  get connected(): Client | undefined {
+    return this.#closed ? undefined : this.#client;
+  }
+
   /** `promise`, or the close's rejection once the upstream is closed, whichever comes first. */
   #untilClosed<T>(promise: Promise<T>): Promise<T> {
     return Promise.race([promise, this.#ending.promise]);

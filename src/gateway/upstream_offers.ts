@@ -70,6 +70,8 @@ export class UpstreamOffers implements ServerOffers {
   readonly #listed = new WeakMap<Client, Listed>();
   /** Each server's subscribers, by URI. */
   readonly #subscribers = new Map<string, Map<string, Set<(uri: string) => void>>>();
+  /** The connection each server's URI was subscribed on, by `[server, uri]` (a restarted server forgot it). */
+  readonly #subscribedOn = new Map<string, Client>();
   /** Each server's lists as listed last, whatever its connection: what an audit line may name. */
   readonly #last = new Map<string, Listed>();
   /** Who is told of the servers' list changes. */
@@ -294,7 +296,12 @@ export class UpstreamOffers implements ServerOffers {
       const byUri = this.#subscribers.get(server) ?? new Map<string, Set<(uri: string) => void>>();
       this.#subscribers.set(server, byUri);
       const listeners = byUri.get(uri) ?? new Set();
-      if (listeners.size === 0) await client.subscribeResource({ uri });
+      // Asked once per URI, and again of a server started anew since (it forgot its subscriptions).
+      const key = JSON.stringify([server, uri]);
+      if (this.#subscribedOn.get(key) !== client) {
+        await client.subscribeResource({ uri });
+        this.#subscribedOn.set(key, client);
+      }
       listeners.add(listener);
       byUri.set(uri, listeners);
       return success({});
@@ -308,8 +315,13 @@ export class UpstreamOffers implements ServerOffers {
       if (listeners === undefined || !listeners.delete(listener)) return success({});
       if (listeners.size === 0) {
         this.#subscribers.get(server)?.delete(uri);
-        const client = await this.#client(server);
-        await client.unsubscribeResource({ uri });
+        // Told on the connection it subscribed on, if that one is still up: a session's end starts no server.
+        const key = JSON.stringify([server, uri]);
+        const client = this.#subscribedOn.get(key);
+        this.#subscribedOn.delete(key);
+        if (client !== undefined && client === this.#options.upstream(server).connected) {
+          await client.unsubscribeResource({ uri });
+        }
       }
       return success({});
     });
