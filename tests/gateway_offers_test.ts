@@ -29,6 +29,8 @@ import {
 } from "./gateway_support.ts";
 import { denoDir, launcherArgs } from "./support.ts";
 import { connectHttp, spawnHttp, TOKEN } from "./mcp/helpers.ts";
+import { answer, callTools, startChatServer } from "./agent/chat_server.ts";
+import { runAgentCli } from "./agent/run_cli.ts";
 
 const ignore = await nodeServersMissing("gateway_offers_test") !== undefined;
 
@@ -616,5 +618,47 @@ Deno.test({
     } finally {
       await client.close();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "offers: the agent loop's read_resource lists a server's resources and reads one, confined, pinned and redacted",
+  ignore,
+  async fn() {
+    await using p = await ownProject();
+    await using chat = startChatServer([
+      callTools([
+        { id: "list", name: "read_resource", args: {} },
+        { id: "token", name: "read_resource", args: { uri: "toolgate+own:secret://token" } },
+        { id: "outside", name: "read_resource", args: { uri: `toolgate+own:file://${p.outside}` } },
+      ]),
+      answer("done"),
+    ]);
+    const run = await runAgentCli(
+      ["--prompt", "hi", "--base-url", chat.baseUrl, "--model", "m", "--cwd", p.dir.path],
+      { env: p.env, cwd: p.dir.path },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const offered = chat.requests[0].body.tools.map((tool: { function: { name: string } }) =>
+      tool.function.name
+    );
+    assert.ok(offered.includes("read_resource"), offered.join());
+    const answers = new Map<string, Record<string, unknown>>(
+      chat.requests[1].body.messages.filter((m: { role: string }) => m.role === "tool").map((
+        m: { tool_call_id: string; content: string },
+      ) => [m.tool_call_id, JSON.parse(m.content)]),
+    );
+    const list = answers.get("list")!.result as { resources: { uri: string }[] };
+    assert.ok(list.resources.some((r) => r.uri === "toolgate+own:secret://token"), JSON.stringify(list));
+    const token = answers.get("token")!;
+    assert.equal(token.ok, true, JSON.stringify(token));
+    assert.match(JSON.stringify(token.result), /token=\[REDACTED\]/);
+    assert.doesNotMatch(JSON.stringify([...answers.values()]), /own-token-4f1d9c2e77/);
+    const outside = answers.get("outside")!;
+    assert.equal(outside.kind, "rejected");
+    assert.match(String(outside.message), /outside what the server's profile/);
+    const lines = (await auditLines(p.state.path)).filter((line) => line.method === "resources/read");
+    assert.deepEqual(lines.map((line) => line.outcome), ["ok", "rejected"]);
   },
 });
