@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { type LoopResources, readResourceOpenAI } from "./resource_tools.ts";
 import type { Executor } from "../run/executor.ts";
 import type { ChatMessage } from "./messages.ts";
 import type { ChatRequest } from "./chat_client.ts";
@@ -43,12 +44,15 @@ export function chatRequest(
     streamWithoutUsage?: boolean;
     /** The loop's \`store_secret\`: offered beside the tools when one declares a secret. */
     secrets?: LoopSecrets;
+    /** The loop's `read_resource`: offered when an MCP server offers resources (resource_tools.ts). */
+    resources?: LoopResources;
   },
 ): ChatRequest {
   const body: Record<string, unknown> = { model: options.model, messages };
   const tools: unknown[] = [...(options.tools ?? executor.manifest.tools.map(toOpenAI))];
   // store_secret on every request from the first, whole (never a stub): a credential failure heals at once.
   if (options.secrets && executor.declaredSecrets.length > 0) tools.push(storeSecretOpenAI());
+  if (options.resources !== undefined) tools.push(readResourceOpenAI(options.resources));
   if (tools.length > 0) {
     body.tools = tools;
     body.tool_choice = "auto";

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { answerResourceCall, type LoopResources, READ_RESOURCE } from "./resource_tools.ts";
 import { type Envelope } from "../contract.ts";
 import type { Executor, PreparedCall } from "../run/executor.ts";
 import type { EventSink } from "./events.ts";
@@ -64,6 +65,8 @@ export interface TurnOptions {
   readonly end?: AbortSignal;
   /** The in-process `store_secret` tool and the turn's credential auto-heal (offered when a tool declares a secret). */
   readonly secrets?: LoopSecrets;
+  /** The built-in `read_resource`, when an MCP server offers resources (resource_tools.ts). */
+  readonly resources?: LoopResources;
   /**
    * Which tools are sent in full (`--lazy-tools` starts with stubs; default: every tool in full): the first call
    * of a stub is answered with its definition, not run.
@@ -288,6 +291,11 @@ async function answerInSpans(
     if (options.disclosure?.isStub(toolCall.function.name)) {
       // The first call of a stub runs nothing: it is answered with the tool's definition, to call again.
       envelopes[index] = options.disclosure.disclose(toolCall);
+      continue;
+    }
+    if (options.resources && toolCall.function.name === READ_RESOURCE) {
+      // Answered here: it reads through the executor's offers (confined, pinned, audited), and changes nothing.
+      envelopes[index] = await answerResourceCall(toolCall.function.arguments, executor, options.resources);
       continue;
     }
     if (options.secrets && toolCall.function.name === STORE_SECRET) {

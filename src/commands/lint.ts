@@ -44,7 +44,11 @@ export async function reportLint(manifest: Manifest, path: string, io: Io, stric
   const pins = await pinsOf(manifest, io);
   const findings = [...lintTools(manifest.tools), ...lintUpstream(pins)];
   const count = manifest.tools.length +
-    Object.values(pins).reduce((n, tools) => n + Object.keys(tools).length, 0);
+    // A prompt's or resource's pin (`prompt:NAME`, `resource:URI`: manifest/offer_names.ts) is linted, not counted.
+    Object.values(pins).reduce(
+      (n, tools) => n + Object.keys(tools).filter((key) => !key.includes(":")).length,
+      0,
+    );
   const lines = [...findings.map(formatFinding), lintSummary(path, findings, count)];
   await io.stdout(lines.join("\n") + "\n");
   return strict && findings.length > 0 ? EXIT.failure : EXIT.ok;

@@ -34,6 +34,7 @@ import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 import { loadForCommand } from "./load.ts";
 import { agentQuestions } from "../agent/questions.ts";
+import { loopResources } from "../agent/resource_tools.ts";
 import { SignalStop } from "./signal_stop.ts";
 
 /** A transcript the person cannot resume is their mistake: a usage error of `run`. */
@@ -185,6 +186,8 @@ export async function runAgent(parsed: ParsedArgs, io: Io): Promise<number> {
       stopButton: io.interactive ? stop : undefined,
       end: stop.signal,
       watch: watching?.hub,
+      // An MCP server's resources, read by the built-in read_resource (the gateway is connected by now).
+      resources: await loopResources(executor),
       // One run is one turn: the two store_secret rounds per failing tool hold for the whole run.
       secrets: {
         ask: io.interactive ? terminalSecretAsker(io.stderr) : undefined,

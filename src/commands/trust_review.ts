@@ -7,6 +7,7 @@
  */
 import { pinChanges, type PinSet, type ToolDefinition } from "../manifest/pins.ts";
 import { invisibleCharacters } from "../base/invisible.ts";
+import { offerLabel } from "../manifest/offer_names.ts";
 
 /** One upstream tool against its pin. */
 export interface ToolReview {
@@ -70,7 +71,8 @@ export async function reviewServers(
         }
       }
       tools.push({
-        name: `mcp__${server}__${definition.name}`,
+        // A prompt, resource or template (pinned beside the tools): shown by the name or URI `serve` gives it.
+        name: offerLabel(server, definition.name) ?? `mcp__${server}__${definition.name}`,
         state: old === undefined ? "new" : changes.length === 0 ? "pinned" : "changed",
         changes,
         warnings,
@@ -98,8 +100,13 @@ export function reviewLines(servers: readonly ServerReview[]): string[] {
       lines.push(`MCP server "${review.server}": not pinned, it cannot be used: ${review.error}`);
       continue;
     }
-    const count = review.tools.length;
-    lines.push(`MCP server "${review.server}": ${count} tool${count === 1 ? "" : "s"}:`);
+    // Prompts, resources and templates are labelled `prompt mcp__...`, `resource toolgate+...`: counted apart.
+    const count = review.tools.filter((tool) => !tool.name.includes(" ")).length;
+    const offers = review.tools.length - count;
+    const besides = offers === 0
+      ? ""
+      : ` and ${offers} prompt${offers === 1 ? "" : "s"} or resource${offers === 1 ? "" : "s"}`;
+    lines.push(`MCP server "${review.server}": ${count} tool${count === 1 ? "" : "s"}${besides}:`);
     for (const tool of review.tools) {
       lines.push(
         `  ${tool.name}${tool.state === "new" ? " (new)" : tool.state === "changed" ? " (changed)" : ""}`,

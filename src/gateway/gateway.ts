@@ -20,6 +20,7 @@ import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstre
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { GatewayCallOptions, ToolGateway } from "../run/tool_gateway.ts";
+import { UpstreamOffers } from "./upstream_offers.ts";
 
 /** What a {@linkcode Gateway} needs: the servers, what starts them, and the pins the user trusted. */
 export interface GatewayOptions extends Omit<UpstreamOptions, "server" | "onToolsChanged"> {
@@ -49,6 +50,8 @@ export class Gateway implements ToolGateway {
   readonly #problems = new Map<string, string>();
   /** Each listed tool's verdict against its pin (see #matchesPin). */
   readonly #checked = new WeakMap<Tool, boolean>();
+  /** The servers' resources, prompts and completions, against their pins (upstream_offers.ts). */
+  readonly offers: UpstreamOffers;
 
   /** A gateway over `options.servers`; no server starts until its tools are first needed. */
   constructor(options: GatewayOptions) {
@@ -60,6 +63,7 @@ export class Gateway implements ToolGateway {
       const onToolsChanged = () => void this.#list(server.name).then(() => options.onToolsChanged?.());
       this.#upstreams.set(server.name, new Upstream({ ...options, server, onToolsChanged }));
     }
+    this.offers = new UpstreamOffers({ ...options, upstream: (name) => this.#upstream(name) });
   }
 
   /** The servers, by name. */
@@ -111,14 +115,20 @@ export class Gateway implements ToolGateway {
     await Promise.all(wanted.map((name) => this.#list(name)));
   }
 
-  /** The server's exposed tools' current definitions (by `allow`/`deny`, pinned or not): what `trust` pins. */
+  /**
+   * The server's exposed tools' current definitions (by `allow`/`deny`, pinned or not), then its prompts',
+   * resources' and resource templates' (upstream_offers.ts): what `trust` pins.
+   */
   async definitions(server: string): Promise<ToolDefinition[]> {
     const upstream = this.#upstream(server);
     const spec = this.#server(server);
     const tools = await upstream.listTools();
-    return tools.filter((tool) => exposed(spec, tool.name)).map((tool) =>
-      definitionOf(tool as unknown as Record<string, unknown>)
-    );
+    return [
+      ...tools.filter((tool) => exposed(spec, tool.name)).map((tool) =>
+        definitionOf(tool as unknown as Record<string, unknown>)
+      ),
+      ...await this.offers.definitions(server),
+    ];
   }
 
   async #list(name: string): Promise<void> {

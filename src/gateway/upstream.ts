@@ -138,6 +138,11 @@ export class Upstream {
     return this.#untilClosed(this.#connecting ??= this.#start().finally(() => this.#connecting = undefined));
   }
 
+  /** The connected client, if the server is connected now (reading it never starts the server). */
+  get connected(): Client | undefined {
+    return this.#closed ? undefined : this.#client;
+  }
+
   /** `promise`, or the close's rejection once the upstream is closed, whichever comes first. */
   #untilClosed<T>(promise: Promise<T>): Promise<T> {
     return Promise.race([promise, this.#ending.promise]);
@@ -147,6 +152,8 @@ export class Upstream {
   async listTools(): Promise<Tool[]> {
     const client = await this.connect();
     if (this.#tools !== undefined) return this.#tools;
+    // A server of resources or prompts only declares no tools (and answers tools/list "Method not found").
+    if (client.getServerCapabilities()?.tools === undefined) return this.#tools = [];
     const tools: Tool[] = [];
     let cursor: string | undefined;
     try {

@@ -93,9 +93,13 @@ export function samePin(current: ToolDefinition, pinned: ToolDefinition | undefi
  */
 export function pinChanges(pinned: ToolDefinition, current: ToolDefinition): string[] {
   const lines: string[] = [];
-  for (const field of PINNED_FIELDS) {
-    const before = pinned[field];
-    const after = current[field];
+  // A prompt's or a resource's definition pins fields of its own (offer_names.ts): they are shown after these.
+  const own = (definition: ToolDefinition) => Object.keys(definition).filter((key) => key !== "name");
+  const extra = [...new Set([...own(pinned), ...own(current)])]
+    .filter((key) => !(PINNED_FIELDS as readonly string[]).includes(key)).sort();
+  for (const field of [...PINNED_FIELDS, ...extra]) {
+    const before = (pinned as unknown as Record<string, unknown>)[field];
+    const after = (current as unknown as Record<string, unknown>)[field];
     if (canonical(before) === canonical(after)) continue;
     const show = (value: unknown) => value === undefined ? "(none)" : shorten(canonical(value));
     lines.push(`${field}: ${show(before)} -> ${show(after)}`);

@@ -61,6 +61,7 @@ export { CALL_LIMITS } from "./limits.ts";
 export { toCallResult } from "./results.ts";
 import { CALL_LIMITS } from "./limits.ts";
 import { type CallContext, PROGRESS_INTERVAL_MS, type ToolServiceOptions } from "./service_options.ts";
+import { serveOffers } from "./upstream_offers.ts";
 
 // What a ToolService is given lives in service_options.ts; the names stay importable from here.
 export type { CallContext, ToolServiceOptions } from "./service_options.ts";
@@ -289,8 +290,18 @@ export class ToolService {
       secrets: new Map(),
     };
     this.#servers.add(server);
+    // The MCP servers' resources, prompts and completions beside their tools (upstream_offers.ts).
+    const servers = (this.#options.executor.manifest.servers ?? []).map((spec) => spec.name);
+    const endOffers = servers.length === 0 ? undefined : serveOffers(server, {
+      offers: this.#options.executor.offers,
+      servers,
+      own: this.#options.server,
+      onError: this.#options.onError,
+    });
     server.onclose = () => {
       this.#servers.delete(server);
+      // Its subscriptions end with it: each server is told once none of its sessions subscribes any more.
+      void endOffers?.();
       // A session's jobs are its own: nobody else could poll or kill them, so they must not outlive it.
       this.#jobsEnded.set(
         server,

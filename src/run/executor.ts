@@ -29,6 +29,7 @@ import { shownLimits } from "./call_limits.ts";
 import type { CallLimits, CallOptions, ExecutorOptions } from "./call_options.ts";
 import { runForeground } from "./foreground.ts";
 import { GatewayLink } from "./gateway_link.ts";
+import { OfferLink } from "./offer_link.ts";
 import type { JobView } from "./jobs.ts";
 import { runInPool } from "./pool_call.ts";
 import { startNotes } from "./start_notes.ts";
@@ -64,6 +65,11 @@ export class Executor {
   readonly #trail: AuditTrail;
   /** The MCP servers' gateway, opened by {@linkcode Executor.connectGateway}. */
   readonly #gateway: GatewayLink;
+  /**
+   * What the manifest's MCP servers offer besides their tools (resources, prompts, completions), each read audited
+   * and cleared of secrets as a call is; answered once the gateway is connected.
+   */
+  readonly offers: OfferLink;
   readonly #jobs: BackgroundJobs;
   /** The runs under way, each until its envelope is made and its line written. */
   readonly #running = new Set<Promise<Envelope>>();
@@ -94,6 +100,7 @@ export class Executor {
       this.#options.onToolsChanged?.();
     });
     this.#jobs = new BackgroundJobs(this.#context);
+    this.offers = new OfferLink(this.#context, () => this.#gateway.offers);
   }
 
   /** The manifest whose tools this executor runs (with its MCP servers' tools, once connected). */

@@ -20,6 +20,7 @@ import type { CallContext } from "./call_context.ts";
 import { callDefaults, processLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
 import type { SamplingFacts, ToolGateway } from "./tool_gateway.ts";
+import type { ServerOffers } from "./offer_link.ts";
 
 /**
  * The gateway of one executor, opened at the first {@linkcode GatewayLink.connect} that needs a server.
@@ -116,6 +117,11 @@ export class GatewayLink {
   definitions(server: string): Promise<ToolDefinition[]> {
     if (this.#gateway === undefined) throw new Error("the MCP gateway is not connected");
     return this.#gateway.definitions(server);
+  }
+
+  /** The servers' resources, prompts and completions, once the gateway is connected (src/run/offer_link.ts). */
+  get offers(): ServerOffers | undefined {
+    return this.#gateway?.offers;
   }
 
   /** The answer to a gateway tool that is withheld, or whose server cannot be used; `undefined` otherwise. */

@@ -15,6 +15,7 @@ import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { ToolLauncher } from "../sandbox/tool_launch.ts";
 import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import type { QuestionHandlers } from "./tool_questions.ts";
+import type { ServerOffers } from "./offer_link.ts";
 
 /**
  * The manifest's MCP servers as one more source of tools, as the executor sees them.
@@ -46,6 +47,8 @@ export interface ToolGateway {
   call(tool: ToolSpec, args: Record<string, unknown>, options: GatewayCallOptions): Promise<Envelope>;
   /** Ends every server's tree. */
   close(): Promise<void>;
+  /** The servers' resources, prompts and completions (src/run/offer_link.ts); absent: none are offered. */
+  readonly offers?: ServerOffers;
 }
 
 /** How one upstream call is run: its stop, its limit, where its egress decisions go, its trace context. */
