@@ -20,6 +20,7 @@
  * @module
  */
 import { isAbsolute, join, resolve } from "../base/paths.ts";
+import { sha256Hex } from "../base/sha256_hex.ts";
 import { ensurePrivateDir } from "../state/private_dir.ts";
 import type { TracedReads } from "./read_trace.ts";
 
@@ -143,16 +144,8 @@ export function keyItems(
 
 const encoder = new TextEncoder();
 
-function encodeHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 function nulJoined(items: readonly string[]): Uint8Array {
   return encoder.encode(items.map((item) => `${item}\0`).join(""));
-}
-
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  return encodeHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource)));
 }
 
 /**
@@ -260,7 +253,7 @@ function launchKey(dir: string): string {
   const what = "the launch records' key";
   const existing = readPrivateText(path, what);
   if (existing !== undefined) return existing.trim();
-  const key = encodeHex(crypto.getRandomValues(new Uint8Array(32)));
+  const key = crypto.getRandomValues(new Uint8Array(32)).toHex();
   const file = createNew(path, { read: true }, (file) => {
     file.writeSync(encoder.encode(`${key}\n`));
     file.syncSync();

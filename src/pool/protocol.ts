@@ -19,6 +19,7 @@
  * @module
  */
 import { isRecord } from "../contract.ts";
+import { sha256Hex } from "../base/sha256_hex.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import type { CallDefaults } from "../run/tool_pool.ts";
 import { canonical } from "./signing.ts";
@@ -488,8 +489,7 @@ export async function manifestHash(manifest: Manifest): Promise<string> {
     // Where a bound secret may go is part of what the tool is (only when it has one: older hashes stay).
     ...(tool.credentials.length > 0 ? { credentials: tool.credentials } : {}),
   }));
-  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(canonical(tools)));
-  return `sha256:${Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `sha256:${await sha256Hex(canonical(tools))}`;
 }
 
 /**

@@ -70,11 +70,11 @@ function signedBytes(purpose: SignedPurpose, fields: Record<string, unknown>): U
 }
 
 const toBase64Url = (bytes: Uint8Array): string =>
-  btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  bytes.toBase64({ alphabet: "base64url", omitPadding: true });
 
 function fromBase64Url(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9_-]{43}$/.test(text)) return undefined;
-  return Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/") + "="), (c) => c.charCodeAt(0));
+  return Uint8Array.fromBase64(text, { alphabet: "base64url", lastChunkHandling: "loose" });
 }
 
 async function mac(

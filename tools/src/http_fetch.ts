@@ -6,7 +6,6 @@
 import { lookup } from "node:dns/promises";
 import { isIPLiteral, refusedAddress } from "../lib/address.ts";
 import { readStdinArgs } from "../lib/args.ts";
-import { encodeBase64 } from "../lib/base64.ts";
 import { errorMessage, invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
 import { http1Request, type Http1Response, HttpProtocolError } from "../lib/http1.ts";
 import { HTTP_FETCH_ARGS } from "../schemas/http_fetch.ts";
@@ -238,7 +237,7 @@ await runTool(async () => {
         headers: response.headers,
         encoding,
         body: encoding === "base64"
-          ? encodeBase64(response.body)
+          ? response.body.toBase64()
           : decodeText(response.body, response.headers["content-type"]),
         bytes: response.body.length,
         truncated: response.truncated,
