@@ -130,7 +130,8 @@ export {
   type PolicyOptions,
   type Verdict,
 } from "./policy/policy.ts";
-export type { CallRisk, Destination, HostEntry } from "./policy/risk.ts";
+export type { CallRisk } from "./policy/risk.ts";
+export type { Destination, HostEntry } from "./contract/host_list.ts";
 export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./run/scheduler.ts";
 export type { ControlPlane } from "./sandbox/control_plane.ts";
 export type { CallDefaults, PoolAnswer, PoolRequest, RelayTarget, ToolPool } from "./run/tool_pool.ts";
