@@ -212,7 +212,7 @@ export function beltEntries(): string[] {
  * Builds the split bundle of the launcher and the main entry into `target`: into a fresh folder beside it first,
  * which then takes the old one's place, so that a command running during the install never sees half a bundle.
  */
-export async function buildBundle(target: string): Promise<{ ok: true } | { ok: false; message: string }> {
+export async function buildBundle(target: string): Promise<{ ok: true } | { ok: false; reason: string }> {
   const parent = join(target, "..");
   await Deno.mkdir(parent, { recursive: true, mode: 0o755 });
   const fresh = await Deno.makeTempDir({ dir: parent, prefix: ".bundle-" });
@@ -239,7 +239,7 @@ export async function buildBundle(target: string): Promise<{ ok: true } | { ok: 
   }).output();
   if (!built.success) {
     await Deno.remove(fresh, { recursive: true });
-    return { ok: false, message: new TextDecoder().decode(built.stderr).trim() };
+    return { ok: false, reason: new TextDecoder().decode(built.stderr).trim() };
   }
   await tuneBundle(fresh);
   await Deno.chmod(fresh, 0o755);
@@ -271,7 +271,7 @@ if (import.meta.main) {
     const built = await buildBundle(bundle);
     if (built.ok) code = { bundle };
     else {console.error(
-        `toolgate install: cannot build the bundle, the command runs the source:\n${built.message}`,
+        `toolgate install: cannot build the bundle, the command runs the source:\n${built.reason}`,
       );}
   }
   const target = join(bin, "toolgate");

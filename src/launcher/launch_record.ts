@@ -184,12 +184,12 @@ export function recordBody(
   decision: LaunchDecision,
   cwd: string,
   inherited: Readonly<Record<string, string>>,
-): { ok: true; body: string; paths: string[]; looked: string[] } | { ok: false; why: string } {
+): { ok: true; body: string; paths: string[]; looked: string[] } | { ok: false; reason: string } {
   const { reads } = decision;
-  if (reads.unrecordable.length > 0) return { ok: false, why: reads.unrecordable[0] };
+  if (reads.unrecordable.length > 0) return { ok: false, reason: reads.unrecordable[0] };
   const known = new Set(LAUNCH_VARS);
   const unknown = [...reads.vars].filter((name) => !known.has(name));
-  if (unknown.length > 0) return { ok: false, why: `it reads ${unknown.join(", ")}` };
+  if (unknown.length > 0) return { ok: false, reason: `it reads ${unknown.join(", ")}` };
   const paths = [...new Set([...reads.paths, ...decision.extraPaths].map((path) => resolve(cwd, path)))]
     .sort();
   const looked = [...new Set([...reads.looked].map((path) => resolve(cwd, path)))]
@@ -197,16 +197,18 @@ export function recordBody(
   // What the shell reads line by line, or splits on newlines, must hold none; an empty argument would vanish.
   const plain = (text: string) => !text.includes("\n") && !text.includes("\0");
   for (const path of [...paths, ...looked]) {
-    if (!isAbsolute(path) || !plain(path)) return { ok: false, why: `a path the shell cannot stat: ${path}` };
-    if (/^\/(proc|sys|dev)(\/|$)/.test(path)) return { ok: false, why: `it reads ${path}` };
+    if (!isAbsolute(path) || !plain(path)) {
+      return { ok: false, reason: `a path the shell cannot stat: ${path}` };
+    }
+    if (/^\/(proc|sys|dev)(\/|$)/.test(path)) return { ok: false, reason: `it reads ${path}` };
   }
   for (const arg of decision.prefix) {
-    if (arg === "" || !plain(arg)) return { ok: false, why: "an argument the shell cannot pass" };
+    if (arg === "" || !plain(arg)) return { ok: false, reason: "an argument the shell cannot pass" };
   }
   const lines = decision.prefix.map((arg) => `A ${arg}`);
   for (const [name, value] of Object.entries(decision.env)) {
     if (value === inherited[name]) continue;
-    if (!/^TOOLGATE_[A-Z_]+$/.test(name) || !plain(value)) return { ok: false, why: `it sets ${name}` };
+    if (!/^TOOLGATE_[A-Z_]+$/.test(name) || !plain(value)) return { ok: false, reason: `it sets ${name}` };
     lines.push(`E ${name}=${value}`);
   }
   lines.push(...paths.map((path) => `P ${path}`), ...looked.map((path) => `I ${path}`));
@@ -291,7 +293,7 @@ export async function recordLaunch(
 ): Promise<string | undefined> {
   try {
     const body = recordBody(decision, cwd, env);
-    if (!body.ok) return body.why;
+    if (!body.ok) return body.reason;
     // A file changed in the same tick as (or after) it was read would look unchanged: such a run is not recorded.
     // Checked before the stat text is made, so a file changed between the two is caught by one or the other.
     for (const path of [...body.paths, ...body.looked]) {

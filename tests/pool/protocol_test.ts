@@ -54,7 +54,7 @@ Deno.test("readCall: anything else is refused, with the reason", () => {
     const data = typeof value === "string" ? new TextEncoder().encode(value) : encode(value);
     const read = readCall(data);
     assert.ok(!read.ok, JSON.stringify(value));
-    assert.match(read.problem, reason);
+    assert.match(read.reason, reason);
   }
 });
 
