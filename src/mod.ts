@@ -106,7 +106,7 @@ export {
   validateManifest,
 } from "./manifest/manifest.ts";
 export type { PermissionProfile, ProfileResult, ResourceLimits } from "./manifest/profiles.ts";
-export type { PinnedProgram } from "./manifest/trust.ts";
+export type { PinnedProgram } from "./manifest/file_pins.ts";
 export type { CredentialBinding } from "./manifest/credentials.ts";
 export type { ServerSpec } from "./manifest/server_spec.ts";
 export type { ToolDefinition } from "./manifest/pins.ts";

@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { asEnvelope, FAILURE_KINDS, serialize } from "../src/contract.ts";
-import { LINT_RULES } from "../src/manifest/lint.ts";
+import { LINT_RULES } from "../src/manifest/lint_rules.ts";
 import { COMMANDS, run } from "../src/main.ts";
 import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import type { Io } from "../src/commands/cli.ts";

@@ -13,9 +13,6 @@ import { clip, seconds } from "../base/text.ts";
 import { after } from "../base/timer.ts";
 import { answerTooLarge, byteCap, declaredLength, readText } from "./capped_body.ts";
 
-// The size cap's error lives in capped_body.ts; its name stays importable from here.
-export { answerTooLarge } from "./capped_body.ts";
-
 /** The most characters of an error body carried into the failure message. */
 export const ERROR_BODY_LIMIT = 2000;
 /** Of an error answer only this much is read: its message keeps {@linkcode ERROR_BODY_LIMIT} characters anyway. */

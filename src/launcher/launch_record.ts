@@ -24,8 +24,6 @@ import { sha256Hex } from "../base/sha256_hex.ts";
 import { ensurePrivateDir } from "../state/private_dir.ts";
 import type { TracedReads } from "./read_trace.ts";
 
-// The read tracer lives in read_trace.ts; its names stay importable from here.
-export { type TracedReads, traceReads } from "./read_trace.ts";
 import { createNew, readPrivateText, writePrivateText } from "../state/private_file.ts";
 import { stateRoot } from "../state/state.ts";
 

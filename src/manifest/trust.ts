@@ -27,9 +27,6 @@ import {
 import { readJsonc } from "./jsonc.ts";
 import { declaredProfile, type ProfileResult, reachOf, resolveProfile } from "./profiles.ts";
 
-export { MAX_PROGRAM_BYTES, stillPinned } from "./file_pins.ts";
-export type { KnownDigests, PinnedProgram } from "./file_pins.ts";
-
 /** Bumped when what a digest covers changes: older records then no longer match, and the user is asked again. */
 export const TRUST_VERSION = 2;
 

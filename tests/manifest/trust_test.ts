@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { StateDirError } from "../../src/state/state.ts";
-import { readManifestContent, stillPinned } from "../../src/manifest/trust.ts";
+import { readManifestContent } from "../../src/manifest/trust.ts";
+import { stillPinned } from "../../src/manifest/file_pins.ts";
 import { describeChanges } from "../../src/manifest/trust_changes.ts";
 import { forgetTrust, readTrustRecord, trustDir, writeTrustRecord } from "../../src/manifest/trust_record.ts";
 import { keepDigests, readKnownDigests } from "../../src/manifest/trust_digests.ts";
