@@ -65,6 +65,11 @@ Deno.test("install: the installed command runs from any folder, on that folder",
   assert.equal(installed.code, 0, installed.stderr);
   assert.equal(installed.stderr, "", "the bundle builds");
   assert.match(installed.stdout, new RegExp(`installed ${join(bin, "toolgate")}`));
+  // It ends with what to run next: here its folder is not on PATH, so with the line that puts it there first.
+  assert.ok(
+    installed.stdout.endsWith(`next: export PATH="${bin}:$PATH" && toolgate doctor\n`),
+    installed.stdout,
+  );
   const info = await Deno.stat(join(bin, "toolgate"));
   assert.ok((info.mode ?? 0) & 0o100, "executable");
   // The command runs the bundle built into the data folder, not the checkout's source files.

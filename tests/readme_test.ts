@@ -605,9 +605,15 @@ async function runShellBlock(lines: readonly Prepared[], world: World): Promise<
   });
   await Deno.writeTextFile(join(dir, "script.sh"), script.join("\n") + "\n");
   const before = world.chat.requests.length;
+  // A block that installs runs as on a fresh Debian account: its PATH has no ~/.local/bin until the block puts
+  // it there, so the README's paste must (its next line finds the installed `toolgate` or fails).
+  const userBin = join(world.home, ".local", "bin");
+  const env = lines.some((line) => INSTALL_TASK.test(line.shell))
+    ? { ...world.env, PATH: (world.env.PATH ?? "").split(":").filter((dir) => dir !== userBin).join(":") }
+    : world.env;
   const child = new Deno.Command("setsid", {
     args: ["bash", "--noprofile", "--norc", join(dir, "script.sh")],
-    env: world.env,
+    env,
     clearEnv: true,
     stdin: "null",
     stdout: "null",

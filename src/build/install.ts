@@ -254,6 +254,26 @@ export async function buildBundle(target: string): Promise<{ ok: true } | { ok: 
   return { ok: true };
 }
 
+/**
+ * What `install` says last: the command to run next, with the line that puts `bin` on PATH first when this
+ * shell's PATH lacks it (a fresh Debian user's PATH has no `~/.local/bin` until the next login).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { nextSteps } from "./install.ts";
+ * assert.deepEqual(nextSteps("/home/me/.local/bin", "/home/me/.local/bin:/usr/bin"), ["next: toolgate doctor"]);
+ * assert.equal(nextSteps("/home/me/.local/bin", "/usr/bin:/bin").at(-1), 'next: export PATH="/home/me/.local/bin:$PATH" && toolgate doctor');
+ * ```
+ */
+export function nextSteps(bin: string, path: string): string[] {
+  if (path.split(":").includes(bin)) return ["next: toolgate doctor"];
+  return [
+    `${bin} is not on your PATH (add the export line to ~/.profile to keep it there)`,
+    `next: export PATH="${bin}:$PATH" && toolgate doctor`,
+  ];
+}
+
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
@@ -281,6 +301,5 @@ if (import.meta.main) {
   });
   await Deno.chmod(target, 0o755);
   console.log(`installed ${target}`);
-  const onPath = (env.PATH ?? "").split(":").includes(bin);
-  if (!onPath) console.log(`${bin} is not on your PATH: add it, e.g. export PATH="${bin}:$PATH"`);
+  console.log(nextSteps(bin, env.PATH ?? "").join("\n"));
 }
