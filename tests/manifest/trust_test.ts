@@ -111,6 +111,38 @@ Deno.test("trust: a change reads as what changed; a new manifest as every tool",
   ]);
 });
 
+Deno.test("trust: an MCP server's profile is trusted as a tool's is: its named profile's file widened since is a change, named", async () => {
+  await using dir = await tempDir();
+  await writeFiles(dir.path, {
+    "tools.json": { tools: [], mcpServers: { s: { command: "/bin/cat", permissions: "mine" } } },
+    "permissions/mine.json": { write: [], net: false },
+  });
+  const before = await content(dir.path);
+  assert.match(
+    describeChanges(undefined, before.summary)[0],
+    /^\+ server s: \["\/bin\/cat"\], profile mine \(writes nothing; no network\)/,
+  );
+  // The manifest's bytes are the same; only the profile's file lets the server write and reach the network now.
+  await writeFiles(dir.path, { "permissions/mine.json": { write: ["."], net: true } });
+  const after = await content(dir.path);
+  assert.notEqual(
+    after.digest,
+    before.digest,
+    "a widened server profile is not the content the user trusted",
+  );
+  assert.deepEqual(describeChanges(before.summary, after.summary), [
+    "~ server s: profile mine changed (was: writes nothing; no network; now: writes .; any host)",
+  ]);
+  // Another profile named: said as such.
+  await writeFiles(dir.path, {
+    "tools.json": { tools: [], mcpServers: { s: { command: "/bin/cat", permissions: "none" } } },
+  });
+  assert.match(
+    describeChanges(after.summary, (await content(dir.path)).summary)[0],
+    /^~ server s: profile mine -> none /,
+  );
+});
+
 Deno.test("trust: a FIFO or a folder named as a program is never opened; it cannot be pinned", async () => {
   await using dir = await tempDir();
   await writeFiles(dir.path, { "tools.json": MANIFEST, "permissions/mine.json": {} });
