@@ -9,7 +9,8 @@ import { join } from "./base/paths.ts";
 import { planLaunch } from "./launcher/launch_plan.ts";
 import { toFlags } from "./launcher/own_grants.ts";
 import { bundleEntry, packaging, TOOLGATE_CODE, TOOLGATE_ROOT } from "./manifest/tool_belt.ts";
-import { recordLaunch, takeWarmRequest, traceReads } from "./launcher/launch_record.ts";
+import { recordLaunch, takeWarmRequest } from "./launcher/launch_record.ts";
+import { traceReads } from "./launcher/read_trace.ts";
 import { RESIDENT_ARGS_ENV, RESIDENT_ENV, RESIDENT_MAC_ENV } from "./launcher/resident_wire.ts";
 
 /** The main entry and the options that make the runtime load it the same way from any folder. */

@@ -106,7 +106,7 @@ export {
   validateManifest,
 } from "./manifest/manifest.ts";
 export type { PermissionProfile, ProfileResult, ResourceLimits } from "./manifest/profiles.ts";
-export type { PinnedProgram } from "./manifest/trust.ts";
+export type { PinnedProgram } from "./manifest/file_pins.ts";
 export type { CredentialBinding } from "./manifest/credentials.ts";
 export type { ServerSpec } from "./manifest/server_spec.ts";
 export type { ToolDefinition } from "./manifest/pins.ts";
@@ -130,7 +130,8 @@ export {
   type PolicyOptions,
   type Verdict,
 } from "./policy/policy.ts";
-export type { CallRisk, Destination, HostEntry } from "./policy/risk.ts";
+export type { CallRisk } from "./policy/risk.ts";
+export type { Destination, HostEntry } from "./contract/host_list.ts";
 export { CallLimit, type Release, Scheduler, type SchedulerOptions } from "./run/scheduler.ts";
 export type { ControlPlane } from "./sandbox/control_plane.ts";
 export type { CallDefaults, PoolAnswer, PoolRequest, RelayTarget, ToolPool } from "./run/tool_pool.ts";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { ConsoleHub } from "../src/console/hub.ts";
-import { PAGE_JS } from "../src/console/page.ts";
+import { PAGE_CSS, PAGE_JS } from "../src/console/page.ts";
 import { failure } from "../src/contract.ts";
 
 const encoder = new TextEncoder();
@@ -59,6 +59,8 @@ Deno.test("console hub: progress and log messages as lines; the end of a stop by
   hub.close();
 });
 
-Deno.test("console page: its script parses (a bare newline in the template would break every view)", () => {
-  new Function(PAGE_JS);
+Deno.test("console page: the script and style served are their files as they are (code, not strings)", async () => {
+  const folder = new URL("../src/console/", import.meta.url);
+  assert.equal(PAGE_JS, await Deno.readTextFile(new URL("page_script.js", folder)));
+  assert.equal(PAGE_CSS, await Deno.readTextFile(new URL("page_style.css", folder)));
 });

@@ -6,6 +6,8 @@ import { shimText } from "../src/build/install.ts";
 import { NARROW_MODES } from "../src/build/tune_bundle.ts";
 import { TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
 import { REPO, runProgram, writeFiles } from "./support.ts";
+import { sessionCookie } from "./console_helpers.ts";
+import { spawnHttp, TOKEN } from "./mcp/helpers.ts";
 import { hostTest, NO_BWRAP, realTempDir, SCRIPT_FIXTURE } from "./security/helpers.ts";
 
 const CURL = ["/usr/bin/curl", "/bin/curl"].find((path) => {
@@ -63,6 +65,11 @@ Deno.test("install: the installed command runs from any folder, on that folder",
   assert.equal(installed.code, 0, installed.stderr);
   assert.equal(installed.stderr, "", "the bundle builds");
   assert.match(installed.stdout, new RegExp(`installed ${join(bin, "toolgate")}`));
+  // It ends with what to run next: here its folder is not on PATH, so with the line that puts it there first.
+  assert.ok(
+    installed.stdout.endsWith(`next: export PATH="${bin}:$PATH" && toolgate doctor\n`),
+    installed.stdout,
+  );
   const info = await Deno.stat(join(bin, "toolgate"));
   assert.ok((info.mode ?? 0) & 0o100, "executable");
   // The command runs the bundle built into the data folder, not the checkout's source files.
@@ -143,6 +150,25 @@ Deno.test("install: the installed command runs from any folder, on that folder",
   assert.deepEqual(JSON.parse(call.stdout).result.entries.map((e: { name: string }) => e.name), ["notes.md"]);
   const version = await runProgram(join(bin, "toolgate"), ["--version"], { cwd: project, env });
   assert.match(version.stdout, /^toolgate \d+\.\d+\.\d+\n$/);
+  // The bundle carries the console's script and style, files of their own, and the command serves them as they are.
+  const server = await spawnHttp(
+    join(bin, "toolgate"),
+    ["serve", "--http", "0", "--console", "0", "--sandbox", "off", "--cwd", project],
+    { ...env, TOOLGATE_MCP_TOKEN: TOKEN },
+  );
+  try {
+    const found = /console at (http:\/\/\S+)/.exec(server.stderr());
+    assert.ok(found, server.stderr());
+    const link = new URL(found[1]);
+    const cookie = await sessionCookie(link);
+    for (const [path, file] of [["/console.js", "page_script.js"], ["/console.css", "page_style.css"]]) {
+      const served: Response = await fetch(new URL(path, link), { headers: { cookie } });
+      assert.equal(served.status, 200, path);
+      assert.equal(await served.text(), await Deno.readTextFile(join(REPO, "src", "console", file)), path);
+    }
+  } finally {
+    await server.stop();
+  }
 });
 
 Deno.test("install: when the runtime that installed it is gone, the command uses deno from PATH", async () => {

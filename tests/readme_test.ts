@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { asEnvelope, FAILURE_KINDS, serialize } from "../src/contract.ts";
-import { LINT_RULES } from "../src/manifest/lint.ts";
+import { LINT_RULES } from "../src/manifest/lint_rules.ts";
 import { COMMANDS, run } from "../src/main.ts";
 import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import type { Io } from "../src/commands/cli.ts";
@@ -137,6 +137,35 @@ Deno.test("README: CI runs its test command as written, in a new user's home", a
   assert.match(test, /^npx -y deno@[\d.]+ task -q test$/, "the README's test command moved");
   const ci = await Deno.readTextFile(join(REPO, ".ci", "run"));
   assert.equal(/^README_TEST_COMMAND='(.*)'$/m.exec(ci)?.[1], test, ".ci/run runs another test command");
+});
+
+Deno.test("docs/development.md: its dependencies, its check task and its entry files are the repository's", async () => {
+  const config = JSON.parse(await Deno.readTextFile(join(REPO, "deno.json")));
+  const page = pageText("docs/development.md");
+  const dependencies = page.slice(page.indexOf("## Dependencies"));
+  for (const name of Object.keys(config.imports)) {
+    // The OpenTelemetry packages are named once as a family: `@opentelemetry/api`, then `core`, `resources`, ...
+    const short = name.replace(/^@opentelemetry\//, "");
+    assert.ok(
+      dependencies.includes(`\`${name}\``) || (name !== short && dependencies.includes(`\`${short}\``)),
+      `deno.json imports ${name}; docs/development.md's dependency list does not name it`,
+    );
+  }
+  // The check task's row lists its steps as the task runs them.
+  const row = page.split("\n").find((line) => line.startsWith("| `deno task check`"));
+  assert.ok(row, "a row for deno task check");
+  const steps = config.tasks.check.split(" && ").map((step: string) =>
+    step.replace(/ --allow-dirty| --quiet/g, "")
+  );
+  assert.deepEqual([...row.matchAll(/`([^`]+)`/g)].map((m) => m[1]).slice(1), steps);
+  // The entry files the layout names are the layers test's entries, and exist.
+  const entries = /^([a-z_]+\.ts(?:, [a-z_]+\.ts)*)\s+entries:/m.exec(page);
+  assert.ok(entries, "the layout's entries line");
+  const named = entries[1].split(", ").sort();
+  const layers = await Deno.readTextFile(join(REPO, "tests", "layers_test.ts"));
+  const held = /const ENTRIES = \[([^\]]+)\]/.exec(layers)![1].match(/[a-z_]+\.ts/g)!.sort();
+  assert.deepEqual(named, held);
+  for (const file of named) await Deno.stat(join(REPO, "src", file));
 });
 
 Deno.test("README and docs: every `deno task NAME` they mention exists in deno.json", async () => {
@@ -605,9 +634,15 @@ async function runShellBlock(lines: readonly Prepared[], world: World): Promise<
   });
   await Deno.writeTextFile(join(dir, "script.sh"), script.join("\n") + "\n");
   const before = world.chat.requests.length;
+  // A block that installs runs as on a fresh Debian account: its PATH has no ~/.local/bin until the block puts
+  // it there, so the README's paste must (its next line finds the installed `toolgate` or fails).
+  const userBin = join(world.home, ".local", "bin");
+  const env = lines.some((line) => INSTALL_TASK.test(line.shell))
+    ? { ...world.env, PATH: (world.env.PATH ?? "").split(":").filter((dir) => dir !== userBin).join(":") }
+    : world.env;
   const child = new Deno.Command("setsid", {
     args: ["bash", "--noprofile", "--norc", join(dir, "script.sh")],
-    env: world.env,
+    env,
     clearEnv: true,
     stdin: "null",
     stdout: "null",

@@ -12,9 +12,7 @@ import { DEFAULT_MAX_RESPONSE_BYTES } from "./limits.ts";
 import { clip, seconds } from "../base/text.ts";
 import { after } from "../base/timer.ts";
 import { answerTooLarge, byteCap, declaredLength, readText } from "./capped_body.ts";
-
-// The size cap's error lives in capped_body.ts; its name stays importable from here.
-export { answerTooLarge } from "./capped_body.ts";
+import { networkReason } from "../base/network_reason.ts";
 
 /** The most characters of an error body carried into the failure message. */
 export const ERROR_BODY_LIMIT = 2000;
@@ -338,8 +336,7 @@ export class ChatClient {
         reason: `no answer from ${this.url} within ${seconds(this.#options.timeoutMs)}`,
       };
     }
-    const message = error instanceof Error ? error.message : String(error);
-    return { kind: "retry", reason: `cannot reach ${this.url}: ${message}` };
+    return { kind: "retry", reason: `cannot reach ${this.url}: ${networkReason(error)}` };
   }
 
   async #debug(text: string): Promise<void> {

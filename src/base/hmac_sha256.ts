@@ -35,13 +35,9 @@ export class HmacSha256 {
 
   /** The digest of `message` as 64 lowercase hex digits. */
   hex(message: Uint8Array): string {
-    let text = "";
-    for (const byte of this.sign(message)) text += HEX[byte];
-    return text;
+    return this.sign(message).toHex();
   }
 }
-
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
 /**
  * The SHA-256 digest of `message`.

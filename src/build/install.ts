@@ -212,7 +212,7 @@ export function beltEntries(): string[] {
  * Builds the split bundle of the launcher and the main entry into `target`: into a fresh folder beside it first,
  * which then takes the old one's place, so that a command running during the install never sees half a bundle.
  */
-export async function buildBundle(target: string): Promise<{ ok: true } | { ok: false; message: string }> {
+export async function buildBundle(target: string): Promise<{ ok: true } | { ok: false; reason: string }> {
   const parent = join(target, "..");
   await Deno.mkdir(parent, { recursive: true, mode: 0o755 });
   const fresh = await Deno.makeTempDir({ dir: parent, prefix: ".bundle-" });
@@ -239,7 +239,7 @@ export async function buildBundle(target: string): Promise<{ ok: true } | { ok: 
   }).output();
   if (!built.success) {
     await Deno.remove(fresh, { recursive: true });
-    return { ok: false, message: new TextDecoder().decode(built.stderr).trim() };
+    return { ok: false, reason: new TextDecoder().decode(built.stderr).trim() };
   }
   await tuneBundle(fresh);
   await Deno.chmod(fresh, 0o755);
@@ -252,6 +252,26 @@ export async function buildBundle(target: string): Promise<{ ok: true } | { ok: 
   await Deno.rename(fresh, target);
   await Deno.remove(old, { recursive: true }).catch(() => {});
   return { ok: true };
+}
+
+/**
+ * What `install` says last: the command to run next, with the line that puts `bin` on PATH first when this
+ * shell's PATH lacks it (a fresh Debian user's PATH has no `~/.local/bin` until the next login).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { nextSteps } from "./install.ts";
+ * assert.deepEqual(nextSteps("/home/me/.local/bin", "/home/me/.local/bin:/usr/bin"), ["next: toolgate doctor"]);
+ * assert.equal(nextSteps("/home/me/.local/bin", "/usr/bin:/bin").at(-1), 'next: export PATH="/home/me/.local/bin:$PATH" && toolgate doctor');
+ * ```
+ */
+export function nextSteps(bin: string, path: string): string[] {
+  if (path.split(":").includes(bin)) return ["next: toolgate doctor"];
+  return [
+    `${bin} is not on your PATH (add the export line to ~/.profile to keep it there)`,
+    `next: export PATH="${bin}:$PATH" && toolgate doctor`,
+  ];
 }
 
 if (import.meta.main) {
@@ -271,7 +291,7 @@ if (import.meta.main) {
     const built = await buildBundle(bundle);
     if (built.ok) code = { bundle };
     else {console.error(
-        `toolgate install: cannot build the bundle, the command runs the source:\n${built.message}`,
+        `toolgate install: cannot build the bundle, the command runs the source:\n${built.reason}`,
       );}
   }
   const target = join(bin, "toolgate");
@@ -281,6 +301,5 @@ if (import.meta.main) {
   });
   await Deno.chmod(target, 0o755);
   console.log(`installed ${target}`);
-  const onPath = (env.PATH ?? "").split(":").includes(bin);
-  if (!onPath) console.log(`${bin} is not on your PATH: add it, e.g. export PATH="${bin}:$PATH"`);
+  console.log(nextSteps(bin, env.PATH ?? "").join("\n"));
 }

@@ -6,7 +6,7 @@
  */
 import { flag, type OptionSpec, type ParsedArgs, UsageError } from "./cli.ts";
 import type { Manifest } from "../manifest/manifest.ts";
-import { type HostEntry, parseHostList } from "../policy/policy.ts";
+import { type HostEntry, parseHostList } from "../contract/host_list.ts";
 
 /** The approval options of a command that runs calls a model or a client chose. */
 export const APPROVAL_OPTIONS: Record<string, OptionSpec> = {

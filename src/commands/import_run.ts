@@ -109,7 +109,7 @@ async function importFrom(request: ImportRequest, io: Io): Promise<number> {
     });
     if (!result.ok) {
       // One line naming the file and the position; nothing is written.
-      await io.stderr(`toolgate: ${result.error}\n`);
+      await io.stderr(`toolgate: ${result.reason}\n`);
       return EXIT.usage;
     }
     read.push({ host: source.host, file: source.file, servers: result.servers, text });
@@ -204,7 +204,7 @@ async function mergeManifest(
   }
   const { readJsonConfig, editJson } = await import("../hosts/json_config.ts");
   const read = await readJsonConfig(text, path);
-  if (!read.ok) return read.error;
+  if (!read.ok) return read.reason;
   const value = read.config.value;
   if (!isRecord(value)) return read.config.at([], "a manifest must be a JSON object");
   if (value.mcpServers !== undefined && !isRecord(value.mcpServers)) {

@@ -17,8 +17,6 @@ import { seccompSummary } from "../sandbox/seccomp_notes.ts";
 import { describeProfile, outlook, userNamespacesAllowed } from "./profile_outlook.ts";
 import { stateFacts } from "./state_facts.ts";
 
-// The sysctl doctor reads lives in profile_outlook.ts; its name stays importable from here.
-export { USERNS_SYSCTL } from "./profile_outlook.ts";
 import { isOwnManifest, locateManifest, type ManifestLocation } from "../manifest/manifest_location.ts";
 import { trustOf, type TrustState } from "./trust_state.ts";
 import type { Manifest } from "../manifest/manifest.ts";

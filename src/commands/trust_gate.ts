@@ -32,6 +32,37 @@ export type GateResult = { readonly checked: false } | {
 };
 
 /**
+ * What a refusal says changed in a trusted manifest: the programs, when only programs changed (which, and whose),
+ * else the manifest and its first changes.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { changedSubject } from "./trust_gate.ts";
+ * assert.equal(
+ *   changedSubject("/p/tools.json", ["~ t: program /p/tools/bin/t changed (sha256:1 -> sha256:2)"]),
+ *   "the program /p/tools/bin/t of the tool t changed since the manifest /p/tools.json was trusted",
+ * );
+ * assert.equal(
+ *   changedSubject("/p/tools.json", ["- removed a"]),
+ *   "the manifest /p/tools.json changed since it was trusted (removed a)",
+ * );
+ * ```
+ */
+export function changedSubject(path: string, changes: readonly string[]): string {
+  const programs = changes.map((line) => /^~ (.+): program (.+) changed \(/.exec(line));
+  if (changes.length > 0 && programs.every((match) => match !== null)) {
+    const named = programs.map((match) => `${match![2]} of the tool ${match![1]}`).join(", ");
+    return `the program${
+      programs.length === 1 ? "" : "s"
+    } ${named} changed since the manifest ${path} was trusted`;
+  }
+  const shown = changes.slice(0, 3).map((line) => line.replace(/^[~+-] /, "")).join("; ");
+  const more = changes.length > 3 ? `; and ${changes.length - 3} more` : "";
+  return `the manifest ${path} changed since it was trusted${shown === "" ? "" : ` (${shown}${more})`}`;
+}
+
+/**
  * The announcement of an untrusted manifest: the header, then what changed (or every tool and server, with the
  * code each names, when new), then what trusting it cannot cover.
  */
@@ -86,7 +117,7 @@ export async function passGate(
   await io.stderr(announcement(location.path, record, content).join("\n") + "\n");
   const subject = record === undefined
     ? `the manifest ${location.path} is not trusted yet`
-    : `the manifest ${location.path} changed since it was trusted`;
+    : changedSubject(location.path, describeChanges(record.summary, content.summary));
   if (ask && io.interactive) {
     const line = await terminalReadLine(io.stderr)("Trust it and run its tools? [y/N]: ");
     if (line !== null && ["y", "yes"].includes(line.trim().toLowerCase())) {

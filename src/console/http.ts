@@ -69,7 +69,7 @@ export interface ConsoleServing {
 
 function random(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return bytes.toHex();
 }
 
 /** Equal strings, compared in time that does not depend on where they differ. */

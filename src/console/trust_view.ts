@@ -13,6 +13,7 @@ import { describeChanges, serverLine, toolLine } from "../manifest/trust_changes
 import { readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
 import { readPins, type ToolDefinition, writePins } from "../manifest/pins.ts";
 import { reviewServers, type ServerReview } from "../commands/trust_review.ts";
+import { sha256Hex } from "../base/sha256_hex.ts";
 
 /** What the trust view shows. */
 export interface TrustView {
@@ -57,11 +58,6 @@ export interface TrustInputs {
   /** Lists a server's tool definitions as they are now (the run's connected gateway). */
   readonly definitions: (server: string) => Promise<ToolDefinition[]>;
   readonly now?: () => Date;
-}
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 /**
@@ -129,7 +125,7 @@ export function trustSource(inputs: TrustInputs): TrustSource {
     const serversPending = realPath !== undefined && stateDir !== null &&
       reviewed.servers.some((server) => server.tools.some((tool) => tool.state !== "pinned"));
     const manifestPending = manifest.state === "changed" || manifest.state === "untrusted";
-    const version = await sha256(JSON.stringify([content?.digest ?? null, reviewed.pins]));
+    const version = await sha256Hex(JSON.stringify([content?.digest ?? null, reviewed.pins]));
     const view: TrustView = {
       manifest,
       servers: reviewed.servers,

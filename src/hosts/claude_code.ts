@@ -54,7 +54,7 @@ export const claudeCode: HostFormat = {
     const read = await readJsonConfig(text, context.file);
     if (!read.ok) return read;
     if (!isRecord(read.config.value)) {
-      return { ok: false, error: read.config.at([], "it is not a JSON object") };
+      return { ok: false, reason: read.config.at([], "it is not a JSON object") };
     }
     const user = readServers(read.config, ["mcpServers"], SHAPE);
     if (!user.ok) return user;

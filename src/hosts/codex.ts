@@ -143,7 +143,7 @@ export const codex: HostFormat = {
     } catch (error) {
       const { line, column } = error as { line?: number; column?: number };
       const message = (error as Error).message.split("\n")[0].replace(/^Invalid TOML document: /, "");
-      return { ok: false, error: `${context.file}:${line ?? 1}:${column ?? 1}: ${message}` };
+      return { ok: false, reason: `${context.file}:${line ?? 1}:${column ?? 1}: ${message}` };
     }
     const lines = text.split("\n");
     const tables = value.mcp_servers;
@@ -151,18 +151,19 @@ export const codex: HostFormat = {
       return context.named
         ? {
           ok: false,
-          error: `${context.file}:1:1: it has no [mcp_servers.NAME] table (the shape of Codex's config.toml)`,
+          reason:
+            `${context.file}:1:1: it has no [mcp_servers.NAME] table (the shape of Codex's config.toml)`,
         }
         : { ok: true, servers: [] };
     }
-    if (!isRecord(tables)) return { ok: false, error: `${context.file}:1:1: mcp_servers must be a table` };
+    if (!isRecord(tables)) return { ok: false, reason: `${context.file}:1:1: mcp_servers must be a table` };
     const servers: HostServer[] = [];
     for (const [name, raw] of Object.entries(tables)) {
       const read = isRecord(raw) ? server(name, raw) : "must be a table";
       if (typeof read === "string") {
         return {
           ok: false,
-          error: `${context.file}:${serverLine(lib, lines, name)}:1: server ${quote(name)}: ${read}`,
+          reason: `${context.file}:${serverLine(lib, lines, name)}:1: server ${quote(name)}: ${read}`,
         };
       }
       servers.push(read);

@@ -62,7 +62,7 @@ export interface HostServer {
 /** The outcome of reading a host's file: its servers, or one line `FILE:LINE:COL: message`. */
 export type HostRead =
   | { readonly ok: true; readonly servers: readonly HostServer[] }
-  | { readonly ok: false; readonly error: string };
+  | { readonly ok: false; readonly reason: string };
 
 /** What a rewired entry starts: an absolute program and its arguments. */
 export interface HostLaunch {

@@ -27,7 +27,7 @@ export interface JsonConfig {
  * import { deepStrictEqual as assertEquals } from "node:assert/strict";
  * import { readJsonConfig } from "./json_config.ts";
  * const bad = await readJsonConfig('{\n  "mcpServers": {"a" 1}\n}', "mcp.json");
- * assertEquals(bad, { ok: false, error: "mcp.json:2:22: colon expected" });
+ * assertEquals(bad, { ok: false, reason: "mcp.json:2:22: colon expected" });
  * const good = await readJsonConfig('{\n  "mcpServers": {"a": 1}\n}', "mcp.json");
  * assertEquals(good.ok && good.config.at(["mcpServers", "a"], "not an object"), "mcp.json:2:23: not an object");
  * ```
@@ -35,9 +35,9 @@ export interface JsonConfig {
 export async function readJsonConfig(
   text: string,
   file: string,
-): Promise<{ ok: true; config: JsonConfig } | { ok: false; error: string }> {
+): Promise<{ ok: true; config: JsonConfig } | { ok: false; reason: string }> {
   const parsed = await parseJsonc(text, file);
-  if (!parsed.ok) return { ok: false, error: parsed.errors[0] };
+  if (!parsed.ok) return { ok: false, reason: parsed.errors[0] };
   const { parseTree, findNodeAtLocation } = await import("npm:jsonc-parser@3.3.1");
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const tree = parseTree(body, [], { allowTrailingComma: true });

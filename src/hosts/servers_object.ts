@@ -46,18 +46,18 @@ function stringMap(value: unknown): value is Record<string, string> {
  * import { readServers } from "./servers_object.ts";
  * const read = await readJsonConfig('{"mcpServers": {"fs": {"command": "npx", "args": "x"}}}', "c.json");
  * const servers = read.ok && readServers(read.config, ["mcpServers"], { httpKeys: ["url"] });
- * assertEquals(servers, { ok: false, error: 'c.json:1:50: server "fs": "args" must be an array of strings' });
+ * assertEquals(servers, { ok: false, reason: 'c.json:1:50: server "fs": "args" must be an array of strings' });
  * ```
  */
 export function readServers(
   config: JsonConfig,
   path: JsonPath,
   shape: ServersShape,
-): { ok: true; servers: HostServer[] } | { ok: false; error: string } {
+): { ok: true; servers: HostServer[] } | { ok: false; reason: string } {
   let object: unknown = config.value;
   for (const key of path) object = isRecord(object) ? object[key as string] : undefined;
   if (object === undefined) return { ok: true, servers: [] };
-  if (!isRecord(object)) return { ok: false, error: config.at(path, `"${path.at(-1)}" must be an object`) };
+  if (!isRecord(object)) return { ok: false, reason: config.at(path, `"${path.at(-1)}" must be an object`) };
   const servers: HostServer[] = [];
   for (const [name, raw] of Object.entries(object)) {
     const at = (key: string | undefined, message: string) =>
@@ -65,40 +65,40 @@ export function readServers(
         key === undefined ? [...path, name] : [...path, name, key],
         `server ${quote(name)}: ${message}`,
       );
-    if (!isRecord(raw)) return { ok: false, error: at(undefined, "must be an object") };
+    if (!isRecord(raw)) return { ok: false, reason: at(undefined, "must be an object") };
     const entry: Record<string, unknown> = {};
     const notes: string[] = [];
     const httpKey = shape.httpKeys.find((key) => raw[key] !== undefined);
     const sseKey = shape.sseKeys?.find((key) => raw[key] !== undefined);
     if (raw.command !== undefined) {
       if (typeof raw.command !== "string" || raw.command.trim() === "") {
-        return { ok: false, error: at("command", '"command" must be a non-empty string') };
+        return { ok: false, reason: at("command", '"command" must be a non-empty string') };
       }
       entry.command = raw.command;
       if (raw.args !== undefined) {
         if (!stringList(raw.args)) {
-          return { ok: false, error: at("args", '"args" must be an array of strings') };
+          return { ok: false, reason: at("args", '"args" must be an array of strings') };
         }
         entry.args = raw.args;
       }
       if (raw.env !== undefined) {
-        if (!stringMap(raw.env)) return { ok: false, error: at("env", '"env" must map names to strings') };
+        if (!stringMap(raw.env)) return { ok: false, reason: at("env", '"env" must map names to strings') };
         entry.env = raw.env;
       }
     } else if (httpKey !== undefined || sseKey !== undefined) {
       const key = (httpKey ?? sseKey)!;
-      if (typeof raw[key] !== "string") return { ok: false, error: at(key, `${quote(key)} must be a URL`) };
+      if (typeof raw[key] !== "string") return { ok: false, reason: at(key, `${quote(key)} must be a URL`) };
       entry.url = raw[key];
       if (httpKey === undefined || raw.type === "sse") entry.type = "sse";
       if (raw.headers !== undefined) {
         if (!stringMap(raw.headers)) {
-          return { ok: false, error: at("headers", '"headers" must map names to strings') };
+          return { ok: false, reason: at("headers", '"headers" must map names to strings') };
         }
         entry.headers = raw.headers;
       }
     } else {
       const urls = [...shape.httpKeys, ...shape.sseKeys ?? []].map(quote).join(" or ");
-      return { ok: false, error: at(undefined, `has neither "command" (stdio) nor ${urls} (HTTP)`) };
+      return { ok: false, reason: at(undefined, `has neither "command" (stdio) nor ${urls} (HTTP)`) };
     }
     if (raw.envFile !== undefined) {
       notes.push(`server ${quote(name)}: "envFile" is not read (name its variables in env, or as secrets)`);
@@ -165,7 +165,7 @@ export async function rewireServers(
  * import { serversFileFormat } from "./servers_object.ts";
  * const format = serversFileFormat("cursor", "Cursor", "mcpServers", { httpKeys: ["url"] });
  * const read = await format.read('{"servers": {}}', { file: "x.json", project: "/p", named: true });
- * assertEquals(read, { ok: false, error: 'x.json:1:1: it has no "mcpServers" object (the shape of Cursor\'s mcp.json)' });
+ * assertEquals(read, { ok: false, reason: 'x.json:1:1: it has no "mcpServers" object (the shape of Cursor\'s mcp.json)' });
  * ```
  */
 export function serversFileFormat(
@@ -182,11 +182,11 @@ export function serversFileFormat(
       const read = await readJsonConfig(text, context.file);
       if (!read.ok) return read;
       const value = read.config.value;
-      if (!isRecord(value)) return { ok: false, error: read.config.at([], "it is not a JSON object") };
+      if (!isRecord(value)) return { ok: false, reason: read.config.at([], "it is not a JSON object") };
       if (context.named && value[key] === undefined) {
         return {
           ok: false,
-          error: read.config.at([], `it has no ${quote(key)} object (the shape of ${label}'s ${fileName})`),
+          reason: read.config.at([], `it has no ${quote(key)} object (the shape of ${label}'s ${fileName})`),
         };
       }
       return readServers(read.config, [key], shape);

@@ -70,15 +70,15 @@ export const vscode: HostFormat = {
     const read = await readJsonConfig(text, context.file);
     if (!read.ok) return read;
     const value = read.config.value;
-    if (!isRecord(value)) return { ok: false, error: read.config.at([], "it is not a JSON object") };
+    if (!isRecord(value)) return { ok: false, reason: read.config.at([], "it is not a JSON object") };
     if (context.named && value.servers === undefined) {
       return {
         ok: false,
-        error: read.config.at([], `it has no "servers" object (the shape of VS Code's mcp.json)`),
+        reason: read.config.at([], `it has no "servers" object (the shape of VS Code's mcp.json)`),
       };
     }
     if (value.inputs !== undefined && !Array.isArray(value.inputs)) {
-      return { ok: false, error: read.config.at(["inputs"], '"inputs" must be an array') };
+      return { ok: false, reason: read.config.at(["inputs"], '"inputs" must be an array') };
     }
     return readServers(read.config, ["servers"], shapeFor(value));
   },

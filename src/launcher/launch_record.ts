@@ -20,11 +20,10 @@
  * @module
  */
 import { isAbsolute, join, resolve } from "../base/paths.ts";
+import { sha256Hex } from "../base/sha256_hex.ts";
 import { ensurePrivateDir } from "../state/private_dir.ts";
 import type { TracedReads } from "./read_trace.ts";
 
-// The read tracer lives in read_trace.ts; its names stay importable from here.
-export { type TracedReads, traceReads } from "./read_trace.ts";
 import { createNew, readPrivateText, writePrivateText } from "../state/private_file.ts";
 import { stateRoot } from "../state/state.ts";
 
@@ -143,16 +142,8 @@ export function keyItems(
 
 const encoder = new TextEncoder();
 
-function encodeHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 function nulJoined(items: readonly string[]): Uint8Array {
   return encoder.encode(items.map((item) => `${item}\0`).join(""));
-}
-
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  return encodeHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource)));
 }
 
 /**
@@ -191,12 +182,12 @@ export function recordBody(
   decision: LaunchDecision,
   cwd: string,
   inherited: Readonly<Record<string, string>>,
-): { ok: true; body: string; paths: string[]; looked: string[] } | { ok: false; why: string } {
+): { ok: true; body: string; paths: string[]; looked: string[] } | { ok: false; reason: string } {
   const { reads } = decision;
-  if (reads.unrecordable.length > 0) return { ok: false, why: reads.unrecordable[0] };
+  if (reads.unrecordable.length > 0) return { ok: false, reason: reads.unrecordable[0] };
   const known = new Set(LAUNCH_VARS);
   const unknown = [...reads.vars].filter((name) => !known.has(name));
-  if (unknown.length > 0) return { ok: false, why: `it reads ${unknown.join(", ")}` };
+  if (unknown.length > 0) return { ok: false, reason: `it reads ${unknown.join(", ")}` };
   const paths = [...new Set([...reads.paths, ...decision.extraPaths].map((path) => resolve(cwd, path)))]
     .sort();
   const looked = [...new Set([...reads.looked].map((path) => resolve(cwd, path)))]
@@ -204,16 +195,18 @@ export function recordBody(
   // What the shell reads line by line, or splits on newlines, must hold none; an empty argument would vanish.
   const plain = (text: string) => !text.includes("\n") && !text.includes("\0");
   for (const path of [...paths, ...looked]) {
-    if (!isAbsolute(path) || !plain(path)) return { ok: false, why: `a path the shell cannot stat: ${path}` };
-    if (/^\/(proc|sys|dev)(\/|$)/.test(path)) return { ok: false, why: `it reads ${path}` };
+    if (!isAbsolute(path) || !plain(path)) {
+      return { ok: false, reason: `a path the shell cannot stat: ${path}` };
+    }
+    if (/^\/(proc|sys|dev)(\/|$)/.test(path)) return { ok: false, reason: `it reads ${path}` };
   }
   for (const arg of decision.prefix) {
-    if (arg === "" || !plain(arg)) return { ok: false, why: "an argument the shell cannot pass" };
+    if (arg === "" || !plain(arg)) return { ok: false, reason: "an argument the shell cannot pass" };
   }
   const lines = decision.prefix.map((arg) => `A ${arg}`);
   for (const [name, value] of Object.entries(decision.env)) {
     if (value === inherited[name]) continue;
-    if (!/^TOOLGATE_[A-Z_]+$/.test(name) || !plain(value)) return { ok: false, why: `it sets ${name}` };
+    if (!/^TOOLGATE_[A-Z_]+$/.test(name) || !plain(value)) return { ok: false, reason: `it sets ${name}` };
     lines.push(`E ${name}=${value}`);
   }
   lines.push(...paths.map((path) => `P ${path}`), ...looked.map((path) => `I ${path}`));
@@ -260,7 +253,7 @@ function launchKey(dir: string): string {
   const what = "the launch records' key";
   const existing = readPrivateText(path, what);
   if (existing !== undefined) return existing.trim();
-  const key = encodeHex(crypto.getRandomValues(new Uint8Array(32)));
+  const key = crypto.getRandomValues(new Uint8Array(32)).toHex();
   const file = createNew(path, { read: true }, (file) => {
     file.writeSync(encoder.encode(`${key}\n`));
     file.syncSync();
@@ -298,7 +291,7 @@ export async function recordLaunch(
 ): Promise<string | undefined> {
   try {
     const body = recordBody(decision, cwd, env);
-    if (!body.ok) return body.why;
+    if (!body.ok) return body.reason;
     // A file changed in the same tick as (or after) it was read would look unchanged: such a run is not recorded.
     // Checked before the stat text is made, so a file changed between the two is caught by one or the other.
     for (const path of [...body.paths, ...body.looked]) {

@@ -11,6 +11,8 @@
  * @module
  */
 
+import { sha256Hex } from "../base/sha256_hex.ts";
+
 /** The kinds of frame. */
 export const FRAME = {
   hello: 0x48,
@@ -142,8 +144,7 @@ export async function keyDigest(
   get: (name: string) => string | undefined,
 ): Promise<string> {
   const values = [mac, ...[...names].sort().map((name) => [name, get(name) ?? null])];
-  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(JSON.stringify(values)));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return await sha256Hex(JSON.stringify(values));
 }
 
 /**

@@ -43,8 +43,7 @@ export const PLACEHOLDER_PATTERN: RegExp = /^toolgate-cred-[0-9a-f]{32}$/;
  * ```
  */
 export function newPlaceholder(): string {
-  const hex = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0"));
-  return `toolgate-cred-${hex.join("")}`;
+  return `toolgate-cred-${crypto.getRandomValues(new Uint8Array(16)).toHex()}`;
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

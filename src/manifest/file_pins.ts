@@ -13,6 +13,7 @@
  * @module
  */
 import { join } from "../base/paths.ts";
+import { sha256Hex } from "../base/sha256_hex.ts";
 
 /** The largest file toolgate reads to pin it; a larger one cannot be pinned. */
 export const MAX_PROGRAM_BYTES: number = 256 * 1024 * 1024;
@@ -45,8 +46,6 @@ export interface PinBook {
   readonly made: Map<string, string>;
 }
 
-const encoder = new TextEncoder();
-
 /**
  * `sha256:HEX` of some bytes or a text's UTF-8.
  *
@@ -58,9 +57,7 @@ const encoder = new TextEncoder();
  * ```
  */
 export async function sha256(bytes: Uint8Array | string): Promise<string> {
-  const data = typeof bytes === "string" ? encoder.encode(bytes) : bytes;
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>));
-  return "sha256:" + Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  return "sha256:" + await sha256Hex(bytes);
 }
 
 function stampOf(info: Deno.FileInfo): string {

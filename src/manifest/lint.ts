@@ -13,9 +13,6 @@ import { isRecord } from "../contract.ts";
 import type { PinSet } from "./pins.ts";
 import { invisibleIn, LINT_RULES, type LintContext, type LintedTool } from "./lint_rules.ts";
 
-export type { LintContext, LintedTool, LintRule } from "./lint_rules.ts";
-export { LINT_RULES } from "./lint_rules.ts";
-
 const quote = (text: string): string => JSON.stringify(text);
 
 /**

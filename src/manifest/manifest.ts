@@ -6,6 +6,7 @@
  * @module
  */
 import { dirname, join, resolve } from "../base/paths.ts";
+import { sha256Hex } from "../base/sha256_hex.ts";
 import { BinListing } from "./bin_listing.ts";
 import { isRecord } from "../contract.ts";
 import { parseJsonc, parsePlainJson } from "./jsonc.ts";
@@ -154,9 +155,9 @@ function schemaCacheName(path: string): string {
 
 /** What the schema cache is keyed by: the manifest's bytes, how it is checked, and toolgate's schema rules. */
 async function schemaCacheKey(text: string, options: ManifestOptions): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-  return `${SCHEMA_RULES_VERSION}|${options.compileSchemas ? "compiled" : "checked"}|${hex}`;
+  return `${SCHEMA_RULES_VERSION}|${options.compileSchemas ? "compiled" : "checked"}|${await sha256Hex(
+    text,
+  )}`;
 }
 
 /** The most schema digests remembered as compiled (the newest kept): about 17 bytes each. */

@@ -6,7 +6,7 @@
  * @module
  */
 import type { PermissionProfile, ProfileResult } from "./profiles.ts";
-import type { PinnedProgram } from "./trust.ts";
+import type { PinnedProgram } from "./file_pins.ts";
 import type { Asked, ToolProtocol } from "./tool_protocol.ts";
 import type { CredentialBinding } from "./credentials.ts";
 import type { ServerSpec } from "./server_spec.ts";

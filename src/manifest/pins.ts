@@ -7,6 +7,7 @@
  */
 import { dirname, join } from "../base/paths.ts";
 import { isRecord } from "../contract.ts";
+import { canonical } from "../base/canonical_json.ts";
 import { showInvisible } from "../base/invisible.ts";
 import { ensurePrivateDir } from "../state/private_dir.ts";
 import { readPrivateText, writePrivateText } from "../state/private_file.ts";
@@ -54,17 +55,6 @@ export function definitionOf(tool: Record<string, unknown>): ToolDefinition {
   const out: Record<string, unknown> = { name: String(tool.name) };
   for (const field of PINNED_FIELDS) if (tool[field] !== undefined) out[field] = tool[field];
   return out as unknown as ToolDefinition;
-}
-
-/** JSON with object keys sorted at every level: the same definition, the same text. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (isRecord(value)) {
-    return `{${
-      Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(",")
-    }}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }
 
 /**

@@ -27,8 +27,6 @@ export interface SmallValidator {
 
 type Schema = Record<string, unknown>;
 
-export { KNOWN_HERE, LEFT_TO_AJV } from "./small_schema_subset.ts";
-
 /** JSON equality as ajv's (fast-deep-equal's) for parsed JSON. */
 function equal(a: unknown, b: unknown): boolean {
   if (a === b) return true;

@@ -27,9 +27,6 @@ import {
 import { readJsonc } from "./jsonc.ts";
 import { declaredProfile, type ProfileResult, reachOf, resolveProfile } from "./profiles.ts";
 
-export { MAX_PROGRAM_BYTES, stillPinned } from "./file_pins.ts";
-export type { KnownDigests, PinnedProgram } from "./file_pins.ts";
-
 /** Bumped when what a digest covers changes: older records then no longer match, and the user is asked again. */
 export const TRUST_VERSION = 2;
 
@@ -96,6 +93,12 @@ export interface TrustedServer {
   readonly args: readonly string[];
   /** The files and folders its command and arguments name that exist. */
   readonly code: readonly CodeRoot[];
+  /** Its profile's name (`inline` for one written in the manifest); absent in a record made before servers' were. */
+  readonly profile?: string;
+  /** `sha256:HEX` of its effective profile (a named profile's file included), or `error: ...`. */
+  readonly profileDigest?: string;
+  /** What the profile lets it write and reach, for people. */
+  readonly reach?: string;
 }
 
 /** What a record remembers of a manifest's content, for showing a later change. */
@@ -361,8 +364,21 @@ export async function readManifestContent(
       : [];
     // A command with a slash is a path (the gateway resolves it in the workspace); a bare name is looked up on PATH.
     const parts = command !== null && command.includes("/") ? [command, ...args] : args;
-    const writes = writesOf(resolveProfile(entry.permissions ?? "none", dir, profiles));
-    servers.push({ name, command, args, roots: rootsOf(parts), writes });
+    const declared = entry.permissions ?? "none";
+    const profile = resolveProfile(declared, dir, profiles);
+    servers.push({
+      name,
+      command,
+      args,
+      // Its profile is part of what is trusted, as a tool's is: a named profile's file widened since is a change.
+      profile: typeof declared === "string" ? declared : "inline",
+      profileDigest: profile.ok
+        ? await sha256(JSON.stringify(profile.profile))
+        : `error: ${profile.errors[0]}`,
+      reach: profile.ok ? reachOf(profile.profile) : "unknown (the profile has errors)",
+      roots: rootsOf(parts),
+      writes: writesOf(profile),
+    });
   }
   // A folder that holds the manifest's folder or the workspace (`.`, `..`, `/`) is where the work is, not a
   // program's own code: walking it would pin every file the user edits. It is named, not pinned.

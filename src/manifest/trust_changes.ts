@@ -69,7 +69,8 @@ function codeList(roots: readonly CodeRoot[]): string {
 export function serverLine(server: TrustedServer): string {
   const command = visible(JSON.stringify([server.command, ...server.args]));
   const code = server.code.length === 0 ? "no file of its own named" : `code ${codeList(server.code)}`;
-  return `server ${shown(server.name)}: ${command}, ${code}`;
+  const profile = server.profile === undefined ? "" : `, profile ${shown(server.profile)} (${server.reach})`;
+  return `server ${shown(server.name)}: ${command}${profile}, ${code}`;
 }
 
 /**
@@ -139,12 +140,23 @@ function serverChanges(before: readonly TrustedServer[], now: readonly TrustedSe
   const present = new Set(now.map((server) => server.name));
   for (const server of now) {
     const was = old.get(server.name);
-    if (was === undefined) lines.push(`+ added ${serverLine(server)}`);
-    else if (
-      JSON.stringify([was.command, ...was.args]) !== JSON.stringify([server.command, ...server.args])
-    ) {
+    if (was === undefined) {
+      lines.push(`+ added ${serverLine(server)}`);
+      continue;
+    }
+    if (JSON.stringify([was.command, ...was.args]) !== JSON.stringify([server.command, ...server.args])) {
       const command = (s: TrustedServer) => visible(JSON.stringify([s.command, ...s.args]));
       lines.push(`~ server ${shown(server.name)}: command ${command(was)} -> ${command(server)}`);
+    }
+    // A record made before servers' profiles were kept has none: nothing to compare.
+    if (
+      was.profileDigest !== undefined &&
+      (was.profile !== server.profile || was.profileDigest !== server.profileDigest)
+    ) {
+      const what = was.profile === server.profile
+        ? `profile ${shown(server.profile ?? "")} changed`
+        : `profile ${shown(was.profile ?? "")} -> ${shown(server.profile ?? "")}`;
+      lines.push(`~ server ${shown(server.name)}: ${what} (was: ${was.reach}; now: ${server.reach})`);
     }
   }
   for (const server of before) {

@@ -11,7 +11,7 @@ import { isRecord } from "../contract.ts";
 import { ensurePrivateDir } from "../state/private_dir.ts";
 import { readPrivateText, writePrivateText } from "../state/private_file.ts";
 import { fnv1a64 } from "../state/state.ts";
-import type { KnownDigests } from "./trust.ts";
+import type { KnownDigests } from "./file_pins.ts";
 import { trustDir } from "./trust_record.ts";
 
 const VERSION = 1;

@@ -31,7 +31,7 @@ export interface InstallStep {
 /** What a step printed, or why it failed (one line, its stderr's last lines with it). */
 export type StepResult =
   | { readonly ok: true; readonly stdout: string }
-  | { readonly ok: false; readonly message: string };
+  | { readonly ok: false; readonly reason: string };
 
 /** A step's limits: an install runs many files through a few processes for up to a few minutes. */
 const STEP_LIMITS = Object.freeze({ ...DEFAULT_LIMITS, cpuSeconds: 600, processes: 512 });
@@ -58,7 +58,7 @@ function lastLines(text: string): string {
  * // Ignored: a launcher needs a manifest and a control plane (src/sandbox/tool_launch.ts).
  * const done = await runStep(launcher, { what: "npm install x", program: "/usr/bin/npm", args: ["install", "x"],
  *   write: [staging], read: [], net: ["registry.npmjs.org"], env: {} }, "/usr/bin:/bin");
- * if (!done.ok) console.error(done.message);
+ * if (!done.ok) console.error(done.reason);
  * ```
  */
 export async function runStep(
@@ -98,7 +98,7 @@ export async function runStep(
       /^The tool's/,
       "Its",
     );
-    return { ok: false, message: `${step.what} cannot run: ${said}` };
+    return { ok: false, reason: `${step.what} cannot run: ${said}` };
   }
   const env: Record<string, string> = { PATH: path, ...step.env };
   if (launch.unregister) Object.assign(env, PROXY_ENV, launch.env ?? {});
@@ -117,12 +117,12 @@ export async function runStep(
       const said = lastLines(new TextDecoder().decode(out.stderr)) || lastLines(stdout);
       return {
         ok: false,
-        message: `${step.what} failed (exit ${out.code})${said === "" ? "" : `: ${said}`}`,
+        reason: `${step.what} failed (exit ${out.code})${said === "" ? "" : `: ${said}`}`,
       };
     }
     return { ok: true, stdout };
   } catch (error) {
-    return { ok: false, message: `${step.what} cannot run: ${(error as Error).message}` };
+    return { ok: false, reason: `${step.what} cannot run: ${(error as Error).message}` };
   } finally {
     launcher.release(launch);
   }

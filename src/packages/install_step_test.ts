@@ -45,7 +45,7 @@ Deno.test({
         net: [],
         env: {},
       });
-      assert.ok(done.ok, done.ok ? "" : done.message);
+      assert.ok(done.ok, done.ok ? "" : done.reason);
       assert.deepEqual(done.stdout.trim().split("\n"), ["hidden"]);
       assert.equal(await Deno.readTextFile(join(staging, "lock")), "made\n");
       await assert.rejects(Deno.stat(join(home, "planted")));

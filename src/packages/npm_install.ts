@@ -117,7 +117,7 @@ export async function installNpm(entry: PackageEntry, version: string | undefine
         npm_config_loglevel: "error",
       },
     }, path);
-    if (!done.ok) throw new InstallError(done.message);
+    if (!done.ok) throw new InstallError(done.reason);
     // npm's cache and home are not part of the install.
     for (const name of [".cache", ".home", ".npmrc"]) removeTree(join(staging, name));
     const lockText = Deno.readTextFileSync(join(staging, "package-lock.json"));

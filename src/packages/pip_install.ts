@@ -94,7 +94,7 @@ export async function installPip(
       net: [...sources.net],
       env: pipEnv,
     }, path);
-    if (!fetched.ok) throw new InstallError(fetched.message);
+    if (!fetched.ok) throw new InstallError(fetched.reason);
     const lock: Record<string, string> = {};
     const lines: string[] = [];
     let own: string | undefined;
@@ -159,7 +159,7 @@ export async function installPip(
         }, path);
         if (!done.ok) {
           removeTree(dir);
-          throw new InstallError(done.message);
+          throw new InstallError(done.reason);
         }
       }
       setWritable(dir, false);

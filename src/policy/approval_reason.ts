@@ -8,7 +8,8 @@
  * @module
  */
 import type { PreparedCall } from "./prepared_call.ts";
-import type { CallRisk, Destination } from "./risk.ts";
+import type { CallRisk } from "./risk.ts";
+import type { Destination } from "../contract/host_list.ts";
 
 /** At most this many of a profile's paths or hosts are named in a reason; the rest are counted. */
 const NAMED = 3;

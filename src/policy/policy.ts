@@ -14,22 +14,13 @@
  */
 import { failure, type FailureEnvelope } from "../contract.ts";
 import type { PreparedCall } from "./prepared_call.ts";
-import { assessCall, type CallRisk, type Destination, type HostEntry } from "./risk.ts";
+import { assessCall, type CallRisk } from "./risk.ts";
+import { type Destination, type HostEntry, hostListed } from "../contract/host_list.ts";
 import { hostText, reasonOf } from "./approval_reason.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import type { SamplingRequest } from "../manifest/tool_protocol.ts";
 import { neutralizeControls } from "../base/terminal.ts";
 import { fit } from "../base/text.ts";
-
-// What a call could do lives in risk.ts; its names stay importable from here, where they always were.
-export {
-  assessCall,
-  type CallRisk,
-  type Destination,
-  type HostEntry,
-  isReadOnlyCall,
-  parseHostList,
-} from "./risk.ts";
 
 /** A person's answer to an approval question. */
 export type Answer = "yes" | "no" | "always";
@@ -376,9 +367,7 @@ export class Policy {
   }
 
   #hostApproved(destination: Destination): boolean {
-    return this.#approveHosts.some((entry) =>
-      entry.host === destination.host && (entry.port === undefined || entry.port === destination.port)
-    );
+    return hostListed(this.#approveHosts, destination);
   }
 
   /** The flags that would approve this call, for the refusal. */

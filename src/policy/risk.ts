@@ -1,13 +1,16 @@
 /**
  * What a prepared call could do that needs approval: whether it changes anything, whether it can send data off
  * the machine and where to, read from its tool's profile and, for the built-in tools, from their arguments.
- * The policy (`policy.ts`) decides on this; it re-exports these names.
+ * The policy (`policy.ts`) decides on this.
+ *
+ * Not here: the decision (`policy.ts`), how a URL's host and port are read (`contract/host_list.ts`).
  *
  * @module
  */
 import type { PreparedCall } from "./prepared_call.ts";
 import { allowsNetwork } from "../manifest/profiles.ts";
 import { beltReadOnly, beltUrlArgument } from "../manifest/tool_belt.ts";
+import { type Destination, urlDestination } from "../contract/host_list.ts";
 
 /**
  * What a call could do that needs approval.
@@ -37,22 +40,6 @@ export interface CallRisk {
   readonly egress: boolean;
   /** Where the data goes, when the call itself says so (the built-in `http_fetch`'s `url`). */
   readonly destination?: Destination;
-}
-
-/** A host (lower-cased, IPv6 without brackets) and a port. */
-export interface Destination {
-  /** The host name or address, lower-cased; an IPv6 address without brackets. */
-  readonly host: string;
-  /** The port, the scheme's default when the URL names none. */
-  readonly port: string;
-}
-
-/** One `--approve-hosts` entry: a host, and a port when the entry names one. */
-export interface HostEntry {
-  /** The host name or address, lower-cased; an IPv6 address without brackets. */
-  readonly host: string;
-  /** The one port approved; absent: any port. */
-  readonly port?: string;
 }
 
 /**
@@ -107,12 +94,6 @@ export function isReadOnlyCall(call: PreparedCall): boolean {
   return Object.hasOwn(READ_ONLY_CALLS, builtin) && READ_ONLY_CALLS[builtin](call.args);
 }
 
-/** The URL's host as written in an allow list: lower-cased, brackets stripped. */
-function bareHost(url: URL): string {
-  const host = url.hostname.toLowerCase();
-  return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-}
-
 /**
  * Where a built-in tool that fetches URLs (the belt's facts name its URL argument: `http_fetch`'s `url`) would
  * connect first, or `undefined` when its URL is not one it fetches.
@@ -126,9 +107,7 @@ function fetchDestination(call: PreparedCall, argument: string): Destination | u
   } catch {
     return undefined;
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
-  const port = url.port !== "" ? url.port : url.protocol === "https:" ? "443" : "80";
-  return { host: bareHost(url), port };
+  return urlDestination(url);
 }
 
 /**
@@ -157,38 +136,4 @@ export function assessCall(call: PreparedCall): CallRisk {
   const argument = call.tool.builtin === undefined ? undefined : beltUrlArgument(call.tool.builtin);
   const destination = egress && argument !== undefined ? fetchDestination(call, argument) : undefined;
   return { changes: !isReadOnlyCall(call), egress, ...(destination ? { destination } : {}) };
-}
-
-/**
- * Parses `--approve-hosts` entries (`host`, `host:port`, `[v6]`, `[v6]:port`, comma-separated, the same forms as
- * `TOOLGATE_FETCH_ALLOW_HOSTS`). Throws a `SyntaxError` naming an entry that is not a host.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseHostList } from "./risk.ts";
- * assert.deepEqual(parseHostList("api.example.com, 127.0.0.1:8080"), [{ host: "api.example.com" }, { host: "127.0.0.1", port: "8080" }]);
- * ```
- */
-export function parseHostList(text: string): HostEntry[] {
-  const entries: HostEntry[] = [];
-  for (const raw of text.split(",")) {
-    const item = raw.trim().toLowerCase();
-    if (item === "") continue;
-    const bracketed = /^\[([0-9a-f:.]+)\](?::(\d{1,5}))?$/.exec(item);
-    const plain = /^([a-z0-9._-]+)(?::(\d{1,5}))?$/.exec(item);
-    let host: string | undefined;
-    let port: string | undefined;
-    if (bracketed) [host, port] = [bracketed[1], bracketed[2]];
-    else if (plain) [host, port] = [plain[1], plain[2]];
-    // An IPv6 address without brackets has no room for a port.
-    else if (/^[0-9a-f:.]+$/.test(item) && item.split(":").length > 2) host = item;
-    if (host === undefined || (port !== undefined && Number(port) > 65535)) {
-      throw new SyntaxError(
-        `${JSON.stringify(raw.trim())} is not a host: write example.com, example.com:8443 or [::1]:8080`,
-      );
-    }
-    entries.push(port === undefined ? { host } : { host, port: String(Number(port)) });
-  }
-  return entries;
 }

@@ -19,9 +19,10 @@
  * @module
  */
 import { isRecord } from "../contract.ts";
+import { sha256Hex } from "../base/sha256_hex.ts";
 import type { Manifest } from "../manifest/manifest.ts";
 import type { CallDefaults } from "../run/tool_pool.ts";
-import { canonical } from "./signing.ts";
+import { canonical } from "../base/canonical_json.ts";
 import { type AskMessage, type EventMessage, readRelayed } from "./relay_messages.ts";
 import { MAX_OUTPUT_BYTES, outputCapProblem } from "../process/executor_defaults.ts";
 
@@ -319,39 +320,39 @@ const isMs = (value: unknown): value is number =>
  * ```ts
  * import assert from "node:assert/strict";
  * import { encode, readCall } from "./protocol.ts";
- * assert.deepEqual(readCall(encode({ v: 2 })), { ok: false, problem: "id, tool, args and manifest must be strings" });
+ * assert.deepEqual(readCall(encode({ v: 2 })), { ok: false, reason: "id, tool, args and manifest must be strings" });
  * ```
  */
 export function readCall(
   data: Uint8Array,
-): { ok: true; call: UncheckedCall } | { ok: false; problem: string } {
+): { ok: true; call: UncheckedCall } | { ok: false; reason: string } {
   const value = decode(data);
-  if (value === undefined) return { ok: false, problem: "not a JSON object" };
+  if (value === undefined) return { ok: false, reason: "not a JSON object" };
   if (value.v !== PROTOCOL_VERSION) {
     return {
       ok: false,
-      problem: `protocol version ${JSON.stringify(value.v)}, this worker speaks ${PROTOCOL_VERSION}`,
+      reason: `protocol version ${JSON.stringify(value.v)}, this worker speaks ${PROTOCOL_VERSION}`,
     };
   }
   const { id, tool, args, manifest, reply, defaults, ts, wait, sig } = value;
   if (!isText(id) || !isText(tool) || typeof args !== "string" || !isText(manifest)) {
-    return { ok: false, problem: "id, tool, args and manifest must be strings" };
+    return { ok: false, reason: "id, tool, args and manifest must be strings" };
   }
-  if (!isInbox(reply)) return { ok: false, problem: "reply must be an inbox subject (_INBOX.…)" };
+  if (!isInbox(reply)) return { ok: false, reason: "reply must be an inbox subject (_INBOX.…)" };
   if (
     !isRecord(defaults) || !isCount(defaults.timeoutSec) || !isGrace(defaults.graceMs) ||
     !isCount(defaults.maxOutputBytes) || outputCapProblem(defaults.maxOutputBytes) !== undefined
   ) {
     return {
       ok: false,
-      problem:
+      reason:
         `defaults must hold positive timeoutSec and maxOutputBytes (at most ${MAX_OUTPUT_BYTES}), and a graceMs of 0 or more`,
     };
   }
   if (!isMs(ts) || !isMs(wait) || wait > POOL.maxAgeMs) {
-    return { ok: false, problem: `ts and wait must be whole milliseconds (wait at most ${POOL.maxAgeMs})` };
+    return { ok: false, reason: `ts and wait must be whole milliseconds (wait at most ${POOL.maxAgeMs})` };
   }
-  if (sig !== undefined && typeof sig !== "string") return { ok: false, problem: "sig must be a string" };
+  if (sig !== undefined && typeof sig !== "string") return { ok: false, reason: "sig must be a string" };
   const { timeoutSec, graceMs, maxOutputBytes } = defaults;
   return {
     ok: true,
@@ -488,8 +489,7 @@ export async function manifestHash(manifest: Manifest): Promise<string> {
     // Where a bound secret may go is part of what the tool is (only when it has one: older hashes stay).
     ...(tool.credentials.length > 0 ? { credentials: tool.credentials } : {}),
   }));
-  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(canonical(tools)));
-  return `sha256:${Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `sha256:${await sha256Hex(canonical(tools))}`;
 }
 
 /**

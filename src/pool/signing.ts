@@ -6,7 +6,7 @@
  * @module
  */
 import { timingSafeEqual } from "node:crypto";
-import { isRecord } from "../contract.ts";
+import { canonical } from "../base/canonical_json.ts";
 
 /** The fewest bytes a pool key may have: a key shorter than the MAC it makes is a guessable one. */
 export const MIN_POOL_KEY_BYTES = 32;
@@ -17,26 +17,6 @@ export const MIN_POOL_KEY_BYTES = 32;
  * pass for another.
  */
 export type SignedPurpose = "call" | "go" | "reply" | "cancel" | "answer";
-
-/**
- * JSON with every object's keys sorted (and keys whose value is `undefined` left out): the same value gives the
- * same text on every machine.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { canonical } from "./signing.ts";
- * assert.equal(canonical({ b: 1, a: [true, "x"] }), '{"a":[true,"x"],"b":1}');
- * ```
- */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (isRecord(value)) {
-    const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
 
 const encoder = new TextEncoder();
 
@@ -70,11 +50,11 @@ function signedBytes(purpose: SignedPurpose, fields: Record<string, unknown>): U
 }
 
 const toBase64Url = (bytes: Uint8Array): string =>
-  btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  bytes.toBase64({ alphabet: "base64url", omitPadding: true });
 
 function fromBase64Url(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9_-]{43}$/.test(text)) return undefined;
-  return Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/") + "="), (c) => c.charCodeAt(0));
+  return Uint8Array.fromBase64(text, { alphabet: "base64url", lastChunkHandling: "loose" });
 }
 
 async function mac(

@@ -173,7 +173,7 @@ export class PoolWorker {
     const { executor, name, manifest, log, key } = this.#options;
     const read = readCall(msg.data);
     if (!read.ok) {
-      log(`dropped a message that is not a call (${read.problem})`);
+      log(`dropped a message that is not a call (${read.reason})`);
       msg.term();
       return;
     }

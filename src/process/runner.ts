@@ -13,9 +13,6 @@ import { spawnError, type StartProblem, startProblem } from "./start_problem.ts"
 import type { StartsAhead } from "./starts_ahead.ts";
 import type { TreeEnd } from "./tree_end.ts";
 
-// Why a program cannot start lives in start_problem.ts; its names stay importable from here.
-export { type StartProblem, startProblem } from "./start_problem.ts";
-
 /** What to run. */
 export interface RunRequest {
   /** Absolute path of the program. */

@@ -32,9 +32,6 @@ import {
 import { relayAnswer } from "./broker_answer.ts";
 import { MAX_BODY } from "./http_body.ts";
 
-// The body's cap lives in http_body.ts; its name stays importable from here.
-export { MAX_BODY } from "./http_body.ts";
-
 /** Where a placeholder was found where it does not belong, or `undefined` when the request is clean. */
 export function misplaced(
   credentials: readonly CallCredential[],

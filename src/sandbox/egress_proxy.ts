@@ -101,11 +101,7 @@ export class EgressProxy {
     onDecision?: (decision: EgressDecision) => void,
     credentials: readonly CallCredential[] = [],
   ): { token: string; unregister: () => void } {
-    const token = Array.from(
-      crypto.getRandomValues(new Uint8Array(16)),
-      (b) => b.toString(16).padStart(2, "0"),
-    )
-      .join("");
+    const token = crypto.getRandomValues(new Uint8Array(16)).toHex();
     const call: Registered = { allow, onDecision, clients: new Set(), ends: new Set(), credentials };
     this.#calls.set(token, call);
     return {

@@ -26,7 +26,7 @@ function serial(): string {
   // A positive serial: the top bit clear.
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   bytes[0] &= 0x7f;
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return bytes.toHex();
 }
 
 /**

@@ -17,9 +17,6 @@ import { findProgram } from "../base/find_program.ts";
 import { baseArgs, privateMounts } from "./bwrap_args.ts";
 import { machineArch, seccompFilter } from "./seccomp_filter.ts";
 
-// bwrap's arguments for a call live in bwrap_args.ts; their names stay importable from here.
-export { bwrapArgs, type ConfineRequest } from "./bwrap_args.ts";
-
 /**
  * How tools are confined: `auto` (when bubblewrap works), `require` (unavailable without it), `off`, or
  * `unfiltered` (as `auto`, without the seccomp filter: a named degraded mode for a kernel that cannot load it).

@@ -11,6 +11,7 @@
  * @module
  */
 import { join } from "../base/paths.ts";
+import { sha256Hex } from "../base/sha256_hex.ts";
 import { prepareDir } from "../state/private_dir.ts";
 import { findProgram } from "../base/find_program.ts";
 
@@ -38,8 +39,7 @@ export const SECCOMP_OPEN_EXIT = 125;
  * ```
  */
 export async function writeSeccompFile(dir: string, program: Uint8Array<ArrayBuffer>): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", program));
-  const name = [...digest.slice(0, 12)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  const name = (await sha256Hex(program)).slice(0, 24);
   prepareDir(dir);
   const file = join(dir, `seccomp-${name}.bpf`);
   try {

@@ -31,10 +31,10 @@ import { escapesBinDir } from "../manifest/bin_listing.ts";
 import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
 import { type SandboxView, startFailure } from "../process/run_envelope.ts";
 import { hasSideEffects } from "../manifest/profiles.ts";
-import { startProblem } from "../process/runner.ts";
+import { startProblem } from "../process/start_problem.ts";
 import { groupLauncher } from "../process/process_tree.ts";
+import { bwrapArgs } from "./bwrap_args.ts";
 import {
-  bwrapArgs,
   detectCgroupsCached,
   probeSandboxCached,
   type SandboxMode,

@@ -172,7 +172,7 @@ const LINE_DOMAIN = "toolgate audit line\n";
 const MAC_TAIL = /,?"mac":"([0-9a-f]{64})"\}$/;
 
 function hex(bytes: ArrayBuffer): string {
-  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+  return new Uint8Array(bytes).toHex();
 }
 
 /**

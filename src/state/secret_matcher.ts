@@ -35,15 +35,8 @@ const BASE64_WINDOW = 10;
 
 const encoder = new TextEncoder();
 
-/** Standard base64, padded. */
-function encodeBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
 function hexOf(char: string): string {
-  return [...encoder.encode(char)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return encoder.encode(char).toHex();
 }
 
 /** Every byte but RFC 3986's unreserved ones percent-encoded (Python's `quote(safe="")`, Go's escapers). */
@@ -84,13 +77,13 @@ const ENCODERS: readonly CharEncoder[] = [
  * a longer stream (0, 1 or 2 bytes past a multiple of 3), and the secret's own encoding, padded.
  */
 function base64Forms(bytes: Uint8Array): string[] {
-  const forms = [encodeBase64(bytes)];
+  const forms = [bytes.toBase64()];
   for (let before = 0; before < 3; before++) {
     const shifted = new Uint8Array(before + bytes.length);
     shifted.set(bytes, before);
     const start = Math.ceil(8 * before / 6);
     const end = Math.floor((8 * before + 8 * bytes.length) / 6);
-    forms.push(encodeBase64(shifted).slice(start, end));
+    forms.push(shifted.toBase64().slice(start, end));
   }
   return forms.flatMap((form) => [form, form.replaceAll("+", "-").replaceAll("/", "_")]);
 }

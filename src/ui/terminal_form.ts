@@ -46,7 +46,7 @@ function choicesOf(schema: Readonly<Record<string, unknown>>): Choice[] | undefi
 function valueOf(
   text: string,
   schema: Readonly<Record<string, unknown>>,
-): { ok: true; value: unknown } | { ok: false; why: string } {
+): { ok: true; value: unknown } | { ok: false; reason: string } {
   const type = schema.type;
   if (type === "array") {
     const items = isRecord(schema.items) ? schema.items : {};
@@ -56,7 +56,7 @@ function valueOf(
     for (const part of picked) {
       const choice = choices === undefined ? { value: part } : pick(part, choices);
       if (choice === undefined) {
-        return { ok: false, why: `${JSON.stringify(part)} is not one of the choices` };
+        return { ok: false, reason: `${JSON.stringify(part)} is not one of the choices` };
       }
       values.push(choice.value);
     }
@@ -66,22 +66,24 @@ function valueOf(
     const answer = text.toLowerCase();
     if (["y", "yes", "true"].includes(answer)) return { ok: true, value: true };
     if (["n", "no", "false"].includes(answer)) return { ok: true, value: false };
-    return { ok: false, why: "answer y or n" };
+    return { ok: false, reason: "answer y or n" };
   }
   if (type === "integer" || type === "number") {
     const value = Number(text);
     if (text === "" || !Number.isFinite(value) || (type === "integer" && !Number.isInteger(value))) {
-      return { ok: false, why: `type ${type === "integer" ? "a whole number" : "a number"}` };
+      return { ok: false, reason: `type ${type === "integer" ? "a whole number" : "a number"}` };
     }
     return { ok: true, value };
   }
   const choices = choicesOf(schema);
   if (choices !== undefined) {
     const choice = pick(text, choices);
-    return choice === undefined ? { ok: false, why: "type one of the choices (its number or its value)" } : {
-      ok: true,
-      value: choice.value,
-    };
+    return choice === undefined
+      ? { ok: false, reason: "type one of the choices (its number or its value)" }
+      : {
+        ok: true,
+        value: choice.value,
+      };
   }
   return { ok: true, value: text };
 }
@@ -168,7 +170,7 @@ export async function askForm(
         break;
       }
       if (++tries >= MAX_TRIES) return { action: "cancel" };
-      ask = `  ${value.why}: `;
+      ask = `  ${value.reason}: `;
     }
   }
   return { action: "accept", content };

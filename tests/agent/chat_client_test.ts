@@ -183,7 +183,28 @@ Deno.test("http: a network error is retried, then reported", async () => {
   const error = await chat.complete(BODY).then(() => undefined, (e) => e);
   assert.ok(error instanceof AgentError);
   assert.match(error.message, /cannot reach http:\/\/127\.0\.0\.1/);
+  assert.match(error.message, /connection refused/);
+  assert.doesNotMatch(error.message, /fetch failed/);
   assert.equal(waits.length, 2);
+});
+
+Deno.test("http: an endpoint that cannot be reached says why: no such host, TLS to a plain-HTTP port", async () => {
+  const noHost = await client("http://no-such-host.invalid/v1", { retries: 0 }).client.complete(BODY).then(
+    () => undefined,
+    (e) => e,
+  );
+  assert.ok(noHost instanceof AgentError);
+  assert.match(
+    noHost.message,
+    /cannot reach http:\/\/no-such-host\.invalid\/v1.*: (no such host|the host name could not be looked up)/,
+  );
+  await using server = startChatServer([answer("never")]);
+  const tls = await client(server.baseUrl.replace("http://", "https://"), { retries: 0 }).client.complete(
+    BODY,
+  )
+    .then(() => undefined, (e) => e);
+  assert.ok(tls instanceof AgentError);
+  assert.match(tls.message, /TLS to a port that speaks plain HTTP \(write http:\/\/, not https:\/\/\)/);
 });
 
 Deno.test("http: a body that is not JSON fails with a clear message", async () => {

@@ -175,7 +175,7 @@ export async function benchStartup(): Promise<Record<string, number>> {
   // The installed command's launcher: the split bundle `deno task install` builds.
   const bundle = join(dir, "bundle");
   const built = await buildBundle(bundle);
-  if (!built.ok) throw new Error(`cannot build the bundle: ${built.message}`);
+  if (!built.ok) throw new Error(`cannot build the bundle: ${built.reason}`);
   const installed = launcherArgs({ bundle });
   // The installed command itself, its shell front end included: warm (a command run before) and cold (each run
   // under a new key: a launch variable nothing else reads takes a new value, so the launcher plans and records).

@@ -30,7 +30,7 @@ function install(): Promise<Installed> {
     const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_warm_" }));
     const bundle = join(root, "data", "toolgate", "bundle");
     const built = await buildBundle(bundle);
-    assert.ok(built.ok, built.ok ? "" : built.message);
+    assert.ok(built.ok, built.ok ? "" : built.reason);
     const log = join(root, "cold.log");
     const runtime = join(root, "deno");
     await Deno.writeTextFile(runtime, `#!/bin/sh\necho cold >> '${log}'\nexec '${Deno.execPath()}' "$@"\n`, {

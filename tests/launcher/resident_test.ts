@@ -25,7 +25,7 @@ function install(): Promise<Installed> {
     const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "toolgate_resident_" }));
     const bundle = join(root, "bundle");
     const built = await buildBundle(bundle);
-    assert.ok(built.ok, built.ok ? "" : built.message);
+    assert.ok(built.ok, built.ok ? "" : built.reason);
     const bin = join(root, "toolgate");
     await Deno.writeTextFile(bin, shimText(Deno.execPath(), { bundle }, Deno.version.deno, "build-1"), {
       mode: 0o755,

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { LINT_RULES } from "../../src/manifest/lint.ts";
+import { LINT_RULES } from "../../src/manifest/lint_rules.ts";
 import { run } from "../../src/main.ts";
 import { hasStackTrace, memoryIo, REPO, runToolgate, tempDir, writeManifest } from "../support.ts";
 

@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { REPO } from "../support.ts";
-import { KNOWN_HERE, LEFT_TO_AJV, smallValidator } from "../../src/manifest/small_schema.ts";
+import { smallValidator } from "../../src/manifest/small_schema.ts";
+import { KNOWN_HERE, LEFT_TO_AJV } from "../../src/manifest/small_schema_subset.ts";
 import { DRAFTS, newAjv } from "../../src/manifest/schema_engine.ts";
 import { seededRandom } from "../seeded_random.ts";
 

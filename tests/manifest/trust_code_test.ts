@@ -109,8 +109,13 @@ Deno.test("trust code: the console's trust view lists each server's code and wha
   });
   const view = await source.view();
   assert.equal(view.manifest.state, "untrusted");
-  assert.deepEqual(view.manifest.tools, ['server s: ["python3","./srv.py"], code srv.py']);
-  assert.equal(view.manifest.changes[0], '+ server s: ["python3","./srv.py"], code srv.py');
+  assert.deepEqual(view.manifest.tools, [
+    'server s: ["python3","./srv.py"], profile none (writes nothing; no network), code srv.py',
+  ]);
+  assert.equal(
+    view.manifest.changes[0],
+    '+ server s: ["python3","./srv.py"], profile none (writes nothing; no network), code srv.py',
+  );
   assert.match(view.manifest.changes.at(-1) ?? "", /^\(not covered: code loaded from elsewhere at run time/);
   assert.equal(await source.trust(view.version), "trusted");
   await writeFiles(dir.path, { "srv.py": "print(2)\n" });
@@ -133,7 +138,7 @@ Deno.test("trust code: a folder argument that holds the workspace (the filesyste
   assert.deepEqual(before.summary.code, {});
   assert.equal(
     describeChanges(undefined, before.summary)[0],
-    '+ server fs: ["npx","-y","@modelcontextprotocol/server-filesystem","."], code ./ (the workspace or a folder above it: not pinned)',
+    '+ server fs: ["npx","-y","@modelcontextprotocol/server-filesystem","."], profile none (writes nothing; no network), code ./ (the workspace or a folder above it: not pinned)',
   );
   // The files the user works on are not the server's code: editing them is no change to trust.
   await writeFiles(dir.path, { "notes.md": "b" });

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { StateDirError } from "../../src/state/state.ts";
-import { readManifestContent, stillPinned } from "../../src/manifest/trust.ts";
+import { readManifestContent } from "../../src/manifest/trust.ts";
+import { stillPinned } from "../../src/manifest/file_pins.ts";
 import { describeChanges } from "../../src/manifest/trust_changes.ts";
 import { forgetTrust, readTrustRecord, trustDir, writeTrustRecord } from "../../src/manifest/trust_record.ts";
 import { keepDigests, readKnownDigests } from "../../src/manifest/trust_digests.ts";
@@ -108,6 +109,38 @@ Deno.test("trust: a change reads as what changed; a new manifest as every tool",
   assert.deepEqual(describeChanges(now.summary, (await content(dir.path)).summary), [
     "~ the manifest's other fields changed (descriptions, schemas, limits or variables)",
   ]);
+});
+
+Deno.test("trust: an MCP server's profile is trusted as a tool's is: its named profile's file widened since is a change, named", async () => {
+  await using dir = await tempDir();
+  await writeFiles(dir.path, {
+    "tools.json": { tools: [], mcpServers: { s: { command: "/bin/cat", permissions: "mine" } } },
+    "permissions/mine.json": { write: [], net: false },
+  });
+  const before = await content(dir.path);
+  assert.match(
+    describeChanges(undefined, before.summary)[0],
+    /^\+ server s: \["\/bin\/cat"\], profile mine \(writes nothing; no network\)/,
+  );
+  // The manifest's bytes are the same; only the profile's file lets the server write and reach the network now.
+  await writeFiles(dir.path, { "permissions/mine.json": { write: ["."], net: true } });
+  const after = await content(dir.path);
+  assert.notEqual(
+    after.digest,
+    before.digest,
+    "a widened server profile is not the content the user trusted",
+  );
+  assert.deepEqual(describeChanges(before.summary, after.summary), [
+    "~ server s: profile mine changed (was: writes nothing; no network; now: writes .; any host)",
+  ]);
+  // Another profile named: said as such.
+  await writeFiles(dir.path, {
+    "tools.json": { tools: [], mcpServers: { s: { command: "/bin/cat", permissions: "none" } } },
+  });
+  assert.match(
+    describeChanges(after.summary, (await content(dir.path)).summary)[0],
+    /^~ server s: profile mine -> none /,
+  );
 });
 
 Deno.test("trust: a FIFO or a folder named as a program is never opened; it cannot be pinned", async () => {

@@ -6,14 +6,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { PreparedCall } from "../../src/policy/prepared_call.ts";
 import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
-import {
-  type ApprovalQuestion,
-  assessCall,
-  isReadOnlyCall,
-  OWN_COMMAND,
-  parseHostList,
-  Policy,
-} from "../../src/policy/policy.ts";
+import { type ApprovalQuestion, OWN_COMMAND, Policy } from "../../src/policy/policy.ts";
+import { assessCall, isReadOnlyCall } from "../../src/policy/risk.ts";
+import { parseHostList } from "../../src/contract/host_list.ts";
 import { REPO, tempDir, writeManifest } from "../support.ts";
 
 async function manifestAt(path: string): Promise<Manifest> {

@@ -10,7 +10,8 @@ import { loadManifest } from "../../src/manifest/manifest.ts";
 import type { ServerSpec } from "../../src/manifest/server_spec.ts";
 import { upstreamSpec } from "../../src/gateway/gateway_tools.ts";
 import type { PreparedCall } from "../../src/policy/prepared_call.ts";
-import { assessCall, isReadOnlyCall, Policy } from "../../src/policy/policy.ts";
+import { Policy } from "../../src/policy/policy.ts";
+import { assessCall, isReadOnlyCall } from "../../src/policy/risk.ts";
 import { tempDir } from "../support.ts";
 
 /** The servers of a real manifest holding `mcpServers`. */

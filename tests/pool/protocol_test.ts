@@ -12,7 +12,8 @@ import {
 } from "../../src/pool/protocol.ts";
 import { readAnswer } from "../../src/pool/relay_messages.ts";
 import { ReplayGuard } from "../../src/pool/replay_guard.ts";
-import { canonical, importPoolKey, signed, verified } from "../../src/pool/signing.ts";
+import { importPoolKey, signed, verified } from "../../src/pool/signing.ts";
+import { canonical } from "../../src/base/canonical_json.ts";
 import { manifestOf } from "../executor_helpers.ts";
 
 const CALL = {
@@ -53,7 +54,7 @@ Deno.test("readCall: anything else is refused, with the reason", () => {
     const data = typeof value === "string" ? new TextEncoder().encode(value) : encode(value);
     const read = readCall(data);
     assert.ok(!read.ok, JSON.stringify(value));
-    assert.match(read.problem, reason);
+    assert.match(read.reason, reason);
   }
 });
 

@@ -141,7 +141,10 @@ Deno.test("trust code: a trusted server's script (python3 ./srv.py) rewritten is
   const trust = await toolgate(w, ["trust"]);
   assert.equal(trust.code, 0, trust.stdout + trust.stderr);
   // The prompt lists the server's code, and says what no digest covers.
-  assert.match(trust.stdout, /^ {2}server srv: \["python3","\.\/srv\.py"\], code srv\.py$/m);
+  assert.match(
+    trust.stdout,
+    /^ {2}server srv: \["python3","\.\/srv\.py"\], profile none \(writes nothing; no network\), code srv\.py$/m,
+  );
   assert.match(trust.stdout, /not covered: code loaded from elsewhere at run time \(the interpreter/);
   assert.match(await answered(w, "mcp__srv__hello"), /hello from v1/);
 
@@ -173,7 +176,10 @@ Deno.test("trust code: a file in a server's folder argument (python3 ./srvpkg) r
   });
   const trust = await toolgate(w, ["trust"]);
   assert.equal(trust.code, 0, trust.stdout + trust.stderr);
-  assert.match(trust.stdout, /^ {2}server pkg: \["python3","\.\/srvpkg"\], code srvpkg\/ \(2 files\)$/m);
+  assert.match(
+    trust.stdout,
+    /^ {2}server pkg: \["python3","\.\/srvpkg"\], profile none \(writes nothing; no network\), code srvpkg\/ \(2 files\)$/m,
+  );
   assert.match(await answered(w, "mcp__pkg__hello"), /hello from v1/);
   // What the package leaves out may change: nothing to trust again.
   await writeFiles(w.workspace, { "srvpkg/node_modules/dep/index.js": "2" });

@@ -269,6 +269,12 @@ Deno.test("trust: a program's bytes or a profile changed by hand is detected; tr
   await writeFiles(w.workspace, { "tools/bin/t": `#!/bin/sh\necho pwned > ${w.mark}; echo '{}'\n` });
   const program = await assertCallRefused(w, "t");
   assert.match(program, /~ t: program .*\/tools\/bin\/t changed/);
+  // The refusal itself says which program changed, not only that the manifest did.
+  const refused = JSON.parse((await toolgate(w, ["call", "t", "{}", "--sandbox", "off"])).stdout);
+  assert.match(
+    refused.message,
+    /^The program .*\/tools\/bin\/t of the tool t changed since the manifest .*tools\.json was trusted, so none of its tools ran/,
+  );
   const again = await toolgate(w, ["trust"]);
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, /changed since you trusted it .*:\n {2}~ t: program .* changed/);

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { assertFailure, assertOk, makeWorkspace, runTool, type ToolRun } from "./helpers.ts";
+import { parseHostList } from "../../src/contract/host_list.ts";
 
 const ALLOW = "TOOLGATE_FETCH_ALLOW_HOSTS";
 
@@ -235,6 +236,19 @@ Deno.test("http_fetch: an allow entry for another port or host does not open thi
       assertFailure(await fetchRun(cwd, { url: `http://127.0.0.1:${port}/` }, allow), "rejected", "url");
     }
     assert.deepEqual(hits, []);
+  });
+});
+
+Deno.test("http_fetch: its allow list reads as --approve-hosts does (the same parser): a port's leading zeros, a bad entry", async () => {
+  await withServer(async ({ port, hits }, cwd) => {
+    const url = `http://127.0.0.1:${port}/hello`;
+    // The policy reads `127.0.0.1:0PORT` as PORT; so does the tool, and the host approved is the host dialled.
+    assert.deepEqual(parseHostList(`127.0.0.1:0${port}`), [{ host: "127.0.0.1", port: String(port) }]);
+    assert.equal(assertOk(await fetchRun(cwd, { url }, `127.0.0.1:0${port}`)).body, "hello");
+    // An entry that is not a host is said, not silently never matched.
+    const bad = assertFailure(await fetchRun(cwd, { url }, "127.0.0.1 :80"), "execution_error");
+    assert.match(String(bad.message), /^TOOLGATE_FETCH_ALLOW_HOSTS: "127\.0\.0\.1 :80" is not a host/);
+    assert.deepEqual(hits, ["/hello"]);
   });
 });
 

@@ -1,6 +1,5 @@
 // fs_read_file: a byte range of a file in the workspace, as text or base64, never more than the size cap; only a
 // regular file is read (opened without following a swapped-in symlink, a FIFO refused without waiting).
-import { encodeBase64 } from "../lib/base64.ts";
 import { readStdinArgs } from "../lib/args.ts";
 import { runTool } from "../lib/envelope.ts";
 import { Workspace } from "../lib/workspace.ts";
@@ -20,7 +19,7 @@ await runTool(async () => {
       kind: "file",
       path: target.rel,
       encoding,
-      content: encoding === "base64" ? encodeBase64(chunk) : new TextDecoder().decode(chunk),
+      content: encoding === "base64" ? chunk.toBase64() : new TextDecoder().decode(chunk),
       offset: start,
       bytes: chunk.length,
       size,

@@ -1,6 +1,5 @@
 // fs_write_file: writes a whole file in the workspace atomically (a new file in the same pinned directory, then a
 // rename); missing parent directories are created only when asked; only a regular file is replaced.
-import { decodeBase64 } from "../lib/base64.ts";
 import { readStdinArgs } from "../lib/args.ts";
 import { invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
 import { filePathArgument, sha256Hex } from "../lib/files.ts";
@@ -10,7 +9,7 @@ import { FS_WRITE_FILE_ARGS } from "../schemas/fs_write_file.ts";
 await runTool(async () => {
   const { path, content, encoding, create_parents: createParents } = await readStdinArgs(FS_WRITE_FILE_ARGS);
 
-  const bytes = encoding === "base64" ? decodeBase64(content) : new TextEncoder().encode(content);
+  const bytes = encoding === "base64" ? fromBase64(content) : new TextEncoder().encode(content);
   if (bytes === undefined) throw invalidArgs("content", "content is not valid base64", "base64 text");
   const rel = filePathArgument(path);
   const workspace = Workspace.fromEnvironment();
@@ -41,3 +40,12 @@ await runTool(async () => {
     sha256: await sha256Hex(bytes),
   };
 });
+
+/** Standard base64 (whitespace ignored, padding optional), or `undefined` when the text is not base64. */
+function fromBase64(text: string): Uint8Array | undefined {
+  try {
+    return Uint8Array.fromBase64(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -6,41 +6,29 @@
 import { lookup } from "node:dns/promises";
 import { isIPLiteral, refusedAddress } from "../lib/address.ts";
 import { readStdinArgs } from "../lib/args.ts";
-import { encodeBase64 } from "../lib/base64.ts";
 import { errorMessage, invalidArgs, runTool, ToolFailure } from "../lib/envelope.ts";
 import { http1Request, type Http1Response, HttpProtocolError } from "../lib/http1.ts";
 import { HTTP_FETCH_ARGS } from "../schemas/http_fetch.ts";
+import {
+  type Destination,
+  type HostEntry,
+  hostListed,
+  parseHostList,
+  urlDestination,
+} from "../lib/host_list.ts";
 
 const ALLOW_HOSTS_VARIABLE = "TOOLGATE_FETCH_ALLOW_HOSTS";
 const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = "toolgate-http_fetch/0.1";
 
-interface AllowEntry {
-  host: string;
-  port?: string;
-}
-
-/** Parses `host`, `host:port`, `[v6]` and `[v6]:port` entries. */
-function parseAllowHosts(text: string | undefined): AllowEntry[] {
-  const entries: AllowEntry[] = [];
-  for (const raw of (text ?? "").split(",")) {
-    const item = raw.trim().toLowerCase();
-    if (item === "") continue;
-    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(item);
-    if (bracketed) {
-      entries.push({ host: bracketed[1], port: bracketed[2] });
-      continue;
-    }
-    const colons = item.split(":").length - 1;
-    if (colons === 1) {
-      const [host, port] = item.split(":");
-      entries.push({ host, port });
-    } else {
-      entries.push({ host: item });
-    }
+/** The hosts `TOOLGATE_FETCH_ALLOW_HOSTS` names, parsed as `--approve-hosts` is (an entry not a host fails). */
+function allowedHosts(text: string | undefined): HostEntry[] {
+  try {
+    return parseHostList(text ?? "");
+  } catch (error) {
+    throw new ToolFailure("execution_error", `${ALLOW_HOSTS_VARIABLE}: ${errorMessage(error)}`);
   }
-  return entries;
 }
 
 function refuse(url: URL, message: string, hop: number): ToolFailure {
@@ -51,18 +39,15 @@ function refuse(url: URL, message: string, hop: number): ToolFailure {
   });
 }
 
-/** The URL's host as an address or a name: brackets stripped, lower-cased. */
-function bareHost(url: URL): string {
-  const host = url.hostname.toLowerCase();
-  return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-}
-
-function effectivePort(url: URL): number {
-  return url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+/** Where an http(s) URL connects: the host and port `--approve-hosts` is matched against, read the same way. */
+function destinationOf(url: URL): Destination {
+  const destination = urlDestination(url);
+  if (destination === undefined) throw new Error(`not an http(s) URL: ${url.href}`);
+  return destination;
 }
 
 /** Checks a URL and resolves its host to addresses that may be connected to, or throws a failure. */
-async function vet(url: URL, allow: AllowEntry[], hop: number): Promise<string[]> {
+async function vet(url: URL, allow: readonly HostEntry[], hop: number): Promise<string[]> {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     if (hop === 0) {
       throw invalidArgs("url", `unsupported scheme ${url.protocol}`, "an http:// or https:// URL");
@@ -75,11 +60,9 @@ async function vet(url: URL, allow: AllowEntry[], hop: number): Promise<string[]
     }
     throw refuse(url, "credentials in the URL are not supported", hop);
   }
-  const host = bareHost(url);
-  const port = String(effectivePort(url));
-  const allowed = allow.some((entry) =>
-    entry.host === host && (entry.port === undefined || entry.port === port)
-  );
+  const destination = destinationOf(url);
+  const host = destination.host;
+  const allowed = hostListed(allow, destination);
   let addresses: string[];
   if (isIPLiteral(host)) {
     addresses = [host];
@@ -119,14 +102,18 @@ async function connect(url: URL, addresses: string[]): Promise<Deno.Conn> {
   for (const address of addresses) {
     let conn: Deno.TcpConn;
     try {
-      conn = await Deno.connect({ hostname: address, port: effectivePort(url), transport: "tcp" });
+      conn = await Deno.connect({
+        hostname: address,
+        port: Number(destinationOf(url).port),
+        transport: "tcp",
+      });
     } catch (error) {
       lastError = error;
       continue;
     }
     if (url.protocol === "http:") return conn;
     try {
-      const tls = await Deno.startTls(conn, { hostname: bareHost(url) });
+      const tls = await Deno.startTls(conn, { hostname: destinationOf(url).host });
       // The handshake would otherwise wait for the first write: do it now, so its failure is reported as TLS.
       await tls.handshake();
       return tls;
@@ -170,7 +157,7 @@ await runTool(async () => {
   } catch {
     throw invalidArgs("url", `not a valid URL: ${JSON.stringify(urlText)}`, "an http:// or https:// URL");
   }
-  const allow = parseAllowHosts(Deno.env.get(ALLOW_HOSTS_VARIABLE));
+  const allow = allowedHosts(Deno.env.get(ALLOW_HOSTS_VARIABLE));
 
   // One deadline for the whole call: resolution, connection, redirects and body.
   let conn: Deno.Conn | undefined;
@@ -238,7 +225,7 @@ await runTool(async () => {
         headers: response.headers,
         encoding,
         body: encoding === "base64"
-          ? encodeBase64(response.body)
+          ? response.body.toBase64()
           : decodeText(response.body, response.headers["content-type"]),
         bytes: response.body.length,
         truncated: response.truncated,
