@@ -6,6 +6,7 @@ import { benchExecutor } from "./executor_bench.ts";
 import { benchGateway } from "./gateway_bench.ts";
 import { benchJobs } from "./jobs_bench.ts";
 import { benchLazyTools } from "./lazy_tools_bench.ts";
+import { benchLoad } from "./load_bench.ts";
 import { benchManifest } from "./manifest_bench.ts";
 import { benchPackages } from "./package_bench.ts";
 import { benchPool } from "./pool_bench.ts";
@@ -26,6 +27,7 @@ for (
     ["broker", benchBroker],
     ["gateway", benchGateway],
     ["packages", benchPackages],
+    ["load", benchLoad],
   ] as const
 ) {
   console.log(`\n## ${name}`);
