@@ -111,13 +111,18 @@ export function cgroupPlaces(text: string): CgroupPlaces | undefined {
 
 /**
  * Tries a folder for call cgroups (`$1`, controller file `$2`): makes it, enables the controllers for its
- * children under v2 (`$3` = 2), sweeps call cgroups left behind for more than a minute by runs that were killed,
- * and proves that a child gets the controller's file.
+ * children under v2 (`$3` = 2), sweeps call cgroups left behind for more than a minute by runs that were killed
+ * (only those whose owner, the pid in `call-PID-...`, is gone: a running toolgate's idle slot, made a minute ago,
+ * is reused by its next call, which would find it removed between its check and its join), and proves that a
+ * child gets the controller's file.
  */
 const PROBE_SCRIPT = [
   'mkdir -p "$1" 2>/dev/null || exit 1',
   '[ "$3" = 2 ] && printf "+pids +memory" > "$1/cgroup.subtree_control" 2>/dev/null',
-  'find "$1" -mindepth 1 -maxdepth 1 -type d -name "call-*" -mmin +1 -exec rmdir {} + 2>/dev/null',
+  'find "$1" -mindepth 1 -maxdepth 1 -type d -name "call-*" -mmin +1 2>/dev/null | while read -r dir; do',
+  "  owner=${dir##*/call-}; owner=${owner%%-*}",
+  '  [ -d "/proc/$owner" ] || rmdir "$dir" 2>/dev/null',
+  "done",
   'probe="$1/probe-$$"',
   'mkdir "$probe" 2>/dev/null || exit 1',
   '[ -e "$probe/$2" ]; ok=$?',

@@ -16,7 +16,8 @@
  * (and the growth per session between them).
  *
  * Run alone: `deno run -A tests/bench/load_bench.ts` (`--calls N` calls per session at 16 sessions, `--rounds N`,
- * `--cpu-prof DIR` to profile the confined `serve`, `--only confined|unconfined|gateway`).
+ * `--cpu-prof DIR` to profile the confined `serve`, `--only confined|unconfined|gateway`, `--baseline DIR` to run
+ * another checkout of toolgate beside this one, interleaved: a before-and-after ratio from one run).
  *
  * Not here: the client and the serve handle (load_client.ts); the load test, untimed (tests/mcp/load_test.ts).
  *
@@ -203,7 +204,8 @@ export async function benchLoad(): Promise<Record<string, number>> {
 
   const servers: Record<string, Awaited<ReturnType<typeof startServe>>> = {};
   const auditDirs: Record<string, string> = {};
-  const start = async (name: string, sandbox: string) => {
+  const baseline = textOption("--baseline");
+  const start = async (name: string, sandbox: string, code?: string) => {
     auditDirs[name] = join(audit, name);
     servers[name] = await startServe(
       dir,
@@ -213,10 +215,17 @@ export async function benchLoad(): Promise<Record<string, number>> {
       cpuProf !== undefined && name === (ONLY ?? "confined")
         ? [`--cpu-prof`, `--cpu-prof-dir=${cpuProf}`]
         : [],
+      code,
     );
   };
   if (support !== undefined && (want("confined") || want("gateway"))) await start("confined", "require");
   if (want("unconfined")) await start("unconfined", "off");
+  if (baseline !== undefined) {
+    if (servers.confined !== undefined && want("confined")) {
+      await start("confined_before", "require", baseline);
+    }
+    if (servers.unconfined !== undefined) await start("unconfined_before", "off", baseline);
+  }
 
   // The upstream, driven directly: the same server, one process, one stdio connection.
   let upstream: Client | undefined;
@@ -253,11 +262,15 @@ export async function benchLoad(): Promise<Record<string, number>> {
             tool,
             { PATH: "/usr/bin:/bin", HOME: dir },
             dir,
-            `load-bench-${w}`,
+            // A slot of this process's own (the sweep of other toolgates' probes keeps it), removed at the end.
+            `call-${Deno.pid}-loadbench-${w}`,
           );
           return spawn(program, rest, dir);
         }),
     });
+  }
+  for (const name of ["confined_before", "unconfined_before"]) {
+    if (servers[name] !== undefined) variants.push({ name, run: through(name, "trivial"), audited: name });
   }
   if (servers.unconfined !== undefined) {
     variants.push({ name: "unconfined", run: through("unconfined", "trivial"), audited: "unconfined" });
@@ -304,6 +317,7 @@ export async function benchLoad(): Promise<Record<string, number>> {
 
   // Resident memory with 16, then 256, sessions open (each has made one call), on the unconfined serve.
   const memory: Record<number, number> = {};
+  const memoryErrors: string[] = [];
   const memoryServer = servers.unconfined ?? servers.confined;
   const memoryAudit = servers.unconfined !== undefined ? "unconfined" : "confined";
   if (memoryServer !== undefined) {
@@ -314,7 +328,7 @@ export async function benchLoad(): Promise<Record<string, number>> {
           Array.from({ length: Math.min(16, target - open.length) }, async () => {
             const session = await LoadSession.open(memoryServer.url, TOKEN);
             const outcome = await session.call("trivial", {});
-            if (outcome.error !== undefined) throw new Error(outcome.error);
+            if (outcome.error !== undefined) memoryErrors.push(outcome.error);
             return session;
           }),
         );
@@ -331,15 +345,24 @@ export async function benchLoad(): Promise<Record<string, number>> {
   const audited: Record<string, number> = {};
   for (const [name, d] of Object.entries(auditDirs)) audited[name] = await auditLines(d);
   for (const server of Object.values(servers)) await server[Symbol.asyncDispose]();
+  for (const base of new Set([support?.cgroups?.pids, support?.cgroups?.memory])) {
+    if (base === undefined) continue;
+    for (const entry of Deno.readDirSync(base)) {
+      if (entry.name.startsWith(`call-${Deno.pid}-loadbench-`)) Deno.removeSync(join(base, entry.name));
+    }
+  }
   await Deno.remove(dir, { recursive: true }).catch(() => {});
 
   const result: Record<string, number> = {};
   const lines: string[] = [];
   const perSecond = (t: Tally) => t.calls / (t.wallMs / 1000);
-  const pairs = [["confined", "bwrap_floor"], ["unconfined", "spawn_floor"], [
-    "gateway",
-    "upstream_floor",
-  ]] as const;
+  const pairs = [
+    ["confined", "bwrap_floor"],
+    ["unconfined", "spawn_floor"],
+    ["gateway", "upstream_floor"],
+    ["confined_before", "bwrap_floor"],
+    ["unconfined_before", "spawn_floor"],
+  ] as const;
   for (const sessions of SESSIONS) {
     for (const [name, floor] of pairs) {
       const t = tallies[name]?.[sessions];
@@ -370,6 +393,16 @@ export async function benchLoad(): Promise<Record<string, number>> {
           (t.firstError === undefined ? "" : ` (first: ${t.firstError})`) +
           (fl.errors === 0 ? "" : `; floor errors ${fl.errors} (${fl.firstError})`),
       );
+    }
+  }
+  for (const sessions of SESSIONS) {
+    for (const name of ["confined", "unconfined"]) {
+      const now = tallies[name]?.[sessions];
+      const before = tallies[`${name}_before`]?.[sessions];
+      if (now === undefined || before === undefined) continue;
+      const ratio = perSecond(now) / perSecond(before);
+      result[`${name}_${sessions}_over_before`] = ratio;
+      lines.push(`load, ${sessions} sessions, ${name}: this checkout/baseline ${f2(ratio)} in calls/s`);
     }
   }
   for (const [name, expected] of Object.entries(auditExpected)) {

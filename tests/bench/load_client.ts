@@ -176,7 +176,8 @@ export interface Served extends AsyncDisposable {
 /**
  * Starts `toolgate serve --http 0 ARGS` in `cwd` as the launcher would (the permission set it plans for this
  * command line, toolgate's main entry), with `env` as the whole environment and the bearer token in
- * TOOLGATE_MCP_TOKEN; `denoFlags` go before the entry (e.g. `--cpu-prof`).
+ * TOOLGATE_MCP_TOKEN; `denoFlags` go before the entry (e.g. `--cpu-prof`); `code` is the checkout whose main entry
+ * runs (another one: a before-and-after comparison in one run).
  */
 export async function startServe(
   cwd: string,
@@ -184,6 +185,7 @@ export async function startServe(
   token: string,
   args: readonly string[],
   denoFlags: readonly string[] = [],
+  code: string = REPO,
 ): Promise<Served> {
   const argv = ["serve", "--http", "0", ...args];
   const whole = { ...env, TOOLGATE_MCP_TOKEN: token };
@@ -192,11 +194,12 @@ export async function startServe(
     args: [
       "run",
       "--quiet",
-      ...toFlags(plan.set),
+      // Another checkout reads its own code.
+      ...toFlags(code === REPO ? plan.set : { ...plan.set, read: [...plan.set.read, code] }),
       ...denoFlags,
       "--config",
-      join(REPO, "deno.json"),
-      join(REPO, "src", "main.ts"),
+      join(code, "deno.json"),
+      join(code, "src", "main.ts"),
       ...argv,
     ],
     cwd,

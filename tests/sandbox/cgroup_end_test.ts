@@ -4,7 +4,7 @@
 // call cgroup whose toolgate is gone is emptied and removed by the next one.
 import assert from "node:assert/strict";
 import { cgroupTreeEnd, reapLeftCgroups } from "../../src/sandbox/cgroup_end.ts";
-import type { CgroupSupport } from "../../src/sandbox/cgroups.ts";
+import { CGROUP_ENV, type CgroupSupport, detectCgroups } from "../../src/sandbox/cgroups.ts";
 import { hostTest } from "../security/helpers.ts";
 import { pgrep, uniqueSleep, until, within } from "../processes.ts";
 import { killLeftovers } from "../executor_helpers.ts";
@@ -128,6 +128,35 @@ for (const [version, found] of [[2, V2], [1, V1]] as const) {
     },
   );
 }
+
+hostTest(
+  "cgroup probe (v1): the sweep of call cgroups older than a minute removes a gone toolgate's, never a live one's idle slot",
+  V1.missing,
+  async () => {
+    // The probe of another toolgate on the same machine (a test, a second `serve`) sweeps the shared folder: a
+    // live run's slot, made more than a minute ago and idle between two calls, went, and the next call found it
+    // removed between its check and its join ("cannot set up the cgroup" under load).
+    const own = `${V1.base!.slice("/sys/fs/cgroup/pids".length)}/probe`;
+    const dir = `/sys/fs/cgroup/pids${own}/toolgate`;
+    const live = `${dir}/call-${Deno.pid}-test-1`;
+    const gone = `${dir}/call-4194305-test-1`;
+    try {
+      await sh('mkdir -p "$1" "$2" && touch -d "5 minutes ago" "$1" "$2"', live, gone);
+      const support = detectCgroups({ [CGROUP_ENV]: `8:pids:${own}\n` });
+      assert.equal(support?.pids, dir);
+      assert.equal(await sh('[ -d "$1" ] && echo kept', live), "kept\n", "a live run's idle slot was swept");
+      assert.equal(await sh('[ -d "$1" ] && echo left', gone), "", "a gone run's slot is left");
+    } finally {
+      await sh(
+        'rmdir "$1" "$2" "$3" "$4" 2>/dev/null; exit 0',
+        live,
+        gone,
+        dir,
+        dir.slice(0, -"/toolgate".length),
+      );
+    }
+  },
+);
 
 // The test's own folders go once every test of this file has run.
 globalThis.addEventListener("unload", () => {
