@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { cgroupTreeEnd, reapLeftCgroups } from "../../src/sandbox/cgroup_end.ts";
 import { CGROUP_ENV, type CgroupSupport, detectCgroups } from "../../src/sandbox/cgroups.ts";
+import { CgroupWatch } from "../../src/sandbox/cgroup_watch.ts";
 import { hostTest } from "../security/helpers.ts";
 import { pgrep, uniqueSleep, until, within } from "../processes.ts";
 import { killLeftovers } from "../executor_helpers.ts";
@@ -65,6 +66,31 @@ for (const [version, found] of [[2, V2], [1, V1]] as const) {
         if (version === 2) assert.match(await sh('cat "$1/cgroup.events"', dir), /populated 0/);
         assert.deepEqual(await pgrep(`sleep ${seconds}`), []);
         assert.equal((await child.status).signal, "SIGKILL");
+      } finally {
+        killLeftovers(await pgrep(`sleep ${seconds}`));
+        await sh('rmdir "$1" 2>/dev/null; exit 0', dir);
+      }
+    },
+  );
+
+  hostTest(
+    `cgroup end (v${version}): with the resident watch, a settle of a cgroup a tool left a tree in still ends it all; an empty one's is at once`,
+    found.missing,
+    async () => {
+      const support: CgroupSupport = { version, pids: found.base, shell: "/bin/sh" };
+      const seconds = uniqueSleep(3800);
+      const dir = `${found.base}/call-${Deno.pid}-4`;
+      await using watch = new CgroupWatch("/bin/sh");
+      try {
+        const child = await treeIn(dir, seconds);
+        assert.equal(await watch.empty(dir), false);
+        await cgroupTreeEnd(support, `call-${Deno.pid}-4`, watch).settle(child.pid);
+        assert.equal(await sh('cat "$1/cgroup.procs"', dir), "");
+        assert.deepEqual(await pgrep(`sleep ${seconds}`), []);
+        assert.equal((await child.status).signal, "SIGKILL");
+        // Emptied: the watch says so, and the next settle has nothing to do.
+        assert.equal(await watch.empty(dir), true);
+        await cgroupTreeEnd(support, `call-${Deno.pid}-4`, watch).settle(child.pid);
       } finally {
         killLeftovers(await pgrep(`sleep ${seconds}`));
         await sh('rmdir "$1" 2>/dev/null; exit 0', dir);
