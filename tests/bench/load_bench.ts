@@ -16,7 +16,7 @@
  * (and the growth per session between them).
  *
  * Run alone: `deno run -A tests/bench/load_bench.ts` (`--calls N` calls per session at 16 sessions, `--rounds N`,
- * `--cpu-prof DIR` to profile the confined `serve`, `--only confined|unconfined|gateway`, `--baseline DIR` to run
+ * `--sessions 16,64` the concurrencies, `--cpu-prof DIR` to profile the confined `serve`, `--only confined|unconfined|gateway`, `--baseline DIR` to run
  * another checkout of toolgate beside this one, interleaved: a before-and-after ratio from one run).
  *
  * Not here: the client and the serve handle (load_client.ts); the load test, untimed (tests/mcp/load_test.ts).
@@ -60,7 +60,8 @@ const TOKEN = "load-bench-token-0123456789abcdef";
 /** Calls each session makes at 16 sessions; at 64, a quarter as many (the same calls in all). */
 const CALLS = option("--calls", 24);
 const ROUNDS = option("--rounds", 2);
-const SESSIONS = [16, 64] as const;
+/** The concurrencies: `--sessions 16,64` (the default). */
+const SESSIONS = (textOption("--sessions") ?? "16,64").split(",").map(Number);
 const MEMORY_SESSIONS = [16, 256] as const;
 const ONLY = textOption("--only");
 

@@ -1,5 +1,6 @@
 // `deno task bench`: every benchmark, one after the other, each comparing within its own run (the machines are
-// shared and noisy: read the ratios, not the milliseconds).
+// shared and noisy: read the ratios, not the milliseconds). `--sections a,b` runs those only; `--json` prints
+// every figure as JSON at the end.
 import { benchAgent } from "./agent_bench.ts";
 import { benchBroker } from "./broker_bench.ts";
 import { benchExecutor } from "./executor_bench.ts";
@@ -12,8 +13,12 @@ import { benchPackages } from "./package_bench.ts";
 import { benchPool } from "./pool_bench.ts";
 import { benchSandbox } from "./sandbox_bench.ts";
 import { benchStartup } from "./startup_bench.ts";
+import process from "node:process";
 
 const results: Record<string, Record<string, number>> = {};
+const only = Deno.args.includes("--sections")
+  ? Deno.args[Deno.args.indexOf("--sections") + 1].split(",")
+  : undefined;
 for (
   const [name, bench] of [
     ["manifest", benchManifest],
@@ -30,8 +35,16 @@ for (
     ["load", benchLoad],
   ] as const
 ) {
+  if (only !== undefined && !only.includes(name)) continue;
   console.log(`\n## ${name}`);
-  results[name] = await bench();
+  try {
+    results[name] = await bench();
+  } catch (error) {
+    // One bench that fails (a shared machine's hiccup) is said, and the others still run.
+    console.log(`  failed: ${(error as Error).message.split("\n")[0]}`);
+    process.exitCode = 1;
+    continue;
+  }
   for (const [key, value] of Object.entries(results[name])) {
     console.log(`  ${key}: ${Number(value.toFixed(3))}`);
   }
