@@ -369,6 +369,7 @@ export async function executorFromArgs(
       onToolsChanged: life.onToolsChanged,
       // Every command closes its executor.
       keepAuditOpen: true,
+      residentHelpers: true,
       secrets,
       pool,
       tracing,

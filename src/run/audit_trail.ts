@@ -80,6 +80,8 @@ export interface AuditTrailOptions {
 export class AuditTrail {
   readonly #log?: AuditLog;
   readonly #options: AuditTrailOptions;
+  /** The write that the lines {@linkcode AuditTrail.before} made this turn wait for, until it has run. */
+  #written?: Promise<void>;
   /** The lines written behind their answers that are not written yet, in the order the calls answered. */
   #pending: PendingLine[] = [];
   #cancelTimer?: CancelTimer;
@@ -152,7 +154,7 @@ export class AuditTrail {
    * {@linkcode MAX_PENDING_LINES} are waiting already. `line` is made now, from the call's facts as of `when`;
    * the arguments' size and digest (its `argsBytes` and `argsHmac`), the redaction (with every secret known
    * then: one stored in between is masked too), the signature and the write come then. A gateway call's answer
-   * waits for none of them (docs/performance.md); a call that starts a program keeps its line before its answer.
+   * waits for its line ({@linkcode AuditTrail.before}), as a call that starts a program does.
    *
    * @example
    * ```ts
@@ -183,6 +185,44 @@ export class AuditTrail {
     // The first line waiting: one timer and one exit hook for all the lines of this turn.
     this.#cancelTimer = after(0, () => this.flush());
     globalThis.addEventListener("unload", this.#atExit);
+  }
+
+  /**
+   * Writes a call's line before its answer, together with the lines of the other calls that answer in the same
+   * turn: the line waits in the pending lines until the microtasks of this turn have run (other answers parsed
+   * from the same chunk of a server's output, or a burst of calls, join it), then all are written at once, in
+   * order, and each call's answer goes on. `line` is made now, as for {@linkcode AuditTrail.behind}; resolves
+   * once it is written (or its failure reported).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { AuditTrail } from "./audit_trail.ts";
+   * import { jobAnswerRecord } from "./audit.ts";
+   * import { success } from "../contract.ts";
+   * const dir = Deno.makeTempDirSync();
+   * const trail = new AuditTrail({
+   *   dir, key: new Uint8Array(32), env: {}, redact: (text) => text,
+   *   clock: () => new Date(), workspace: "/srv/p", cwd: ".",
+   * });
+   * const line = (facts: Parameters<typeof jobAnswerRecord>[0]) => jobAnswerRecord(facts, { ms: 1, envelope: success({}) });
+   * await Promise.all([trail.before(trail.now(), "mcp__a__x", "{}", line), trail.before(trail.now(), "mcp__a__y", "{}", line)]);
+   * const [file] = [...Deno.readDirSync(dir)].filter((entry) => entry.name.endsWith(".log"));
+   * assert.equal(Deno.readTextFileSync(`${dir}/${file.name}`).trim().split("\n").length, 2);
+   * trail.close();
+   * ```
+   */
+  before(when: Date, tool: string, argsText: string, line: (facts: CallFacts) => AuditRecord): Promise<void> {
+    if (!this.#log) return Promise.resolve();
+    this.behind(when, tool, argsText, line);
+    // The write of this turn's lines, shared by every call that answers in it (behind's timer is a fallback).
+    return this.#written ??= new Promise<void>((resolve) =>
+      queueMicrotask(() => {
+        this.#written = undefined;
+        this.flush();
+        resolve();
+      })
+    );
   }
 
   /**

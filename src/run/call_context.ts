@@ -102,6 +102,7 @@ export function callContext(
     controlPlane: protectedPaths,
     sandbox: options.sandbox,
     bwrap: options.bwrap,
+    residentHelpers: options.residentHelpers,
   });
   const secrets = new CallSecrets(options.env, options.manifest, options.secrets ?? {});
   const trail = new AuditTrail({

@@ -70,6 +70,11 @@ export interface ExecutorOptions {
    */
   readonly keepAuditOpen?: boolean;
   /**
+   * Keeps one helper shell until `Executor.close` that tells, at each call's end, whether its cgroup is empty
+   * (`src/sandbox/cgroup_watch.ts`), instead of a shell per call: for a caller that closes the executor.
+   */
+  readonly residentHelpers?: boolean;
+  /**
    * Told when an MCP server's tools changed (its `tools/list_changed`), once they are listed again, checked against
    * the pins and {@linkcode Executor.manifest} is updated: `serve` tells its own clients.
    */

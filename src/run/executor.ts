@@ -310,6 +310,7 @@ export class Executor {
     await this.#gateway.close();
     await this.endJobs();
     await this.#options.pool?.close();
+    await this.#context.launcher.close();
     this.#trail.close();
     await this.#options.tracing?.shutdown();
   }

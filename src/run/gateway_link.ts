@@ -131,8 +131,9 @@ export class GatewayLink {
 
   /**
    * A call of an MCP server's tool, through the gateway: the server started if need be, cancelled upstream with
-   * `signal`, the answer an envelope; the audit line names the server and its tool, and is written behind the
-   * answer (`AuditTrail.behind`, src/run/audit_trail.ts).
+   * `signal`, the answer an envelope; the audit line names the server and its tool, and is written before the
+   * answer, together with those of the calls answering in the same turn (`AuditTrail.before`,
+   * src/run/audit_trail.ts).
    */
   async call(call: PreparedCall, options: CallOptions): Promise<Envelope> {
     const { trail, secrets } = this.#context;
@@ -157,8 +158,9 @@ export class GatewayLink {
       });
     const ms = Math.round(performance.now() - clock);
     const cancelled = options.signal?.aborted ? true : undefined;
-    // Behind the answer (docs/audit_log.md, "When a line is written"): made now, written on the next turn.
-    trail.behind(started, tool.name, call.argsText, (facts) => ({
+    // Before the answer, with the lines of the calls that answer in the same turn (docs/audit_log.md, "When a
+    // line is written").
+    await trail.before(started, tool.name, call.argsText, (facts) => ({
       ...jobAnswerRecord(facts, { ms, envelope }),
       server: upstream.server,
       upstream_tool: upstream.tool,

@@ -12,6 +12,7 @@ import type { TreeSignal } from "../process/process_tree.ts";
 import type { TreeEnd } from "../process/tree_end.ts";
 import type { CgroupSupport } from "./cgroups.ts";
 import { runShellScript } from "./shell_script.ts";
+import type { CgroupWatch } from "./cgroup_watch.ts";
 
 /**
  * Signals every process of a call's cgroup (`sh -c SCRIPT sh DIR SIGNAL WAIT FIRST`), and the call's first process
@@ -51,7 +52,8 @@ const KILL_SCRIPT = [
 
 /**
  * How a call's tree ends through the cgroups of `slot`: a signal reaches every process they hold, and the end
- * waits until they hold none. Each step is one small shell (toolgate may not write `/sys` itself).
+ * waits until they hold none. Each step is one small shell (toolgate may not write `/sys` itself); with `watch`,
+ * a settle asks it first whether the cgroup is empty already, and starts no shell then.
  *
  * @example
  * ```ts
@@ -63,7 +65,7 @@ const KILL_SCRIPT = [
  * assert.equal(typeof tree.signal, "function");
  * ```
  */
-export function cgroupTreeEnd(support: CgroupSupport, slot: string): TreeEnd {
+export function cgroupTreeEnd(support: CgroupSupport, slot: string, watch?: CgroupWatch): TreeEnd {
   // Every process of the call joined each hierarchy used: one of them names them all.
   const dir = join((support.pids ?? support.memory)!, slot);
   // Where no shell can run, the sandbox's own end (its pid namespace) must do.
@@ -74,7 +76,12 @@ export function cgroupTreeEnd(support: CgroupSupport, slot: string): TreeEnd {
     // While the first process runs (the caller's contract), its pid is its own: it is signalled too.
     signal: (pid, signal) => run(signal, signal === "SIGKILL", String(pid)),
     // Its first process has exited (and been reaped): its pid may be another's now, so only the cgroup is ended.
-    settle: () => run("SIGKILL", true),
+    // Where it holds nobody (the usual end: the tool left nothing behind), `watch` says so without a shell of its
+    // own: nothing is to be signalled or waited for (the script's first round finds the same and ends there).
+    settle: async () => {
+      if (await watch?.empty(dir)) return;
+      await run("SIGKILL", true);
+    },
   };
 }
 

@@ -111,13 +111,18 @@ export function cgroupPlaces(text: string): CgroupPlaces | undefined {
 
 /**
  * Tries a folder for call cgroups (`$1`, controller file `$2`): makes it, enables the controllers for its
- * children under v2 (`$3` = 2), sweeps call cgroups left behind for more than a minute by runs that were killed,
- * and proves that a child gets the controller's file.
+ * children under v2 (`$3` = 2), sweeps call cgroups left behind for more than a minute by runs that were killed
+ * (only those whose owner, the pid in `call-PID-...`, is gone: a running toolgate's idle slot, made a minute ago,
+ * is reused by its next call, which would find it removed between its check and its join), and proves that a
+ * child gets the controller's file.
  */
 const PROBE_SCRIPT = [
   'mkdir -p "$1" 2>/dev/null || exit 1',
   '[ "$3" = 2 ] && printf "+pids +memory" > "$1/cgroup.subtree_control" 2>/dev/null',
-  'find "$1" -mindepth 1 -maxdepth 1 -type d -name "call-*" -mmin +1 -exec rmdir {} + 2>/dev/null',
+  'find "$1" -mindepth 1 -maxdepth 1 -type d -name "call-*" -mmin +1 2>/dev/null | while read -r dir; do',
+  "  owner=${dir##*/call-}; owner=${owner%%-*}",
+  '  [ -d "/proc/$owner" ] || rmdir "$dir" 2>/dev/null',
+  "done",
   'probe="$1/probe-$$"',
   'mkdir "$probe" 2>/dev/null || exit 1',
   '[ -e "$probe/$2" ]; ok=$?',
@@ -209,17 +214,23 @@ const JOIN_SCRIPT = [
   'fail() { echo "toolgate: cannot set up the cgroup $1" >&2; exit 125; }',
   // A slot's first call makes both folders with one mkdir (a base not used stands in for the other).
   'p=$pids m=$mem; [ "$p" = - ] && p=$m; [ "$m" = - ] && m=$p',
-  '[ -d "$p/$slot" ] && [ -d "$m/$slot" ] || /bin/mkdir -p "$p/$slot" "$m/$slot" || fail "$p/$slot"',
-  'if [ "$pids" != - ]; then',
-  '  printf %s "$nproc" > "$pids/$slot/pids.max" || fail "$pids/$slot"',
-  "fi",
-  'if [ "$mem" != - ]; then',
-  '  printf %s "$bytes" > "$mem/$slot/$memfile" || fail "$mem/$slot"',
-  '  [ "$swapfile" = - ] || { [ "$bytes" = max ] && printf max || printf 0; } > "$mem/$slot/$swapfile" 2>/dev/null',
-  "fi",
-  'for base in "$pids" "$mem"; do',
-  '  [ "$base" = - ] || printf %s "$$" > "$base/$slot/cgroup.procs" || fail "$base/$slot"',
-  "done",
+  // Made, limited and joined as one step, done again once whole where it fails: an older toolgate's sweep (or a
+  // run's that was killed) may remove an idle slot between the check and the join, and a slot made anew has
+  // none of the limits set before.
+  "setup() {",
+  '  [ -d "$p/$slot" ] && [ -d "$m/$slot" ] || /bin/mkdir -p "$p/$slot" "$m/$slot" || { at=$p/$slot; return 1; }',
+  '  if [ "$pids" != - ]; then',
+  '    printf %s "$nproc" > "$pids/$slot/pids.max" || { at=$pids/$slot; return 1; }',
+  "  fi",
+  '  if [ "$mem" != - ]; then',
+  '    printf %s "$bytes" > "$mem/$slot/$memfile" || { at=$mem/$slot; return 1; }',
+  '    [ "$swapfile" = - ] || { [ "$bytes" = max ] && printf max || printf 0; } > "$mem/$slot/$swapfile" 2>/dev/null',
+  "  fi",
+  '  for base in "$pids" "$mem"; do',
+  '    [ "$base" = - ] || printf %s "$$" > "$base/$slot/cgroup.procs" || { at=$base/$slot; return 1; }',
+  "  done",
+  "}",
+  'setup 2>/dev/null || setup || fail "$at"',
   '{ [ "$cpu" = - ] || ulimit -t "$cpu"; } && { [ "$blocks" = - ] || ulimit -f "$blocks"; } || fail "rlimits"',
   '[ "$data" = - ] || ulimit -d "$data" || fail "rlimits"',
   `[ "$gate" = - ] || ${GATE_LINE}`,

@@ -14,6 +14,7 @@ import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from 
 import { CgroupSlots, type CgroupSupport, cgroupWrapper } from "./cgroups.ts";
 import { cgroupTreeEnd, reapLeftCgroups } from "./cgroup_end.ts";
 import { namespaceTreeEnd } from "./namespace_end.ts";
+import { CgroupWatch } from "./cgroup_watch.ts";
 import { findProgram } from "../base/find_program.ts";
 import type { TreeEnd } from "../process/tree_end.ts";
 import { GATE, gateWrapper } from "./gate.ts";
@@ -159,6 +160,11 @@ export interface ToolLauncherOptions {
   readonly sandbox?: SandboxMode;
   /** The bubblewrap program (default `bwrap`). */
   readonly bwrap?: string;
+  /**
+   * Keep one helper shell that tells, at a call's end, whether its cgroup is empty (cgroup_watch.ts), instead
+   * of a shell per call; for a caller that closes the launcher ({@linkcode ToolLauncher.close}).
+   */
+  readonly residentHelpers?: boolean;
 }
 
 /**
@@ -191,6 +197,8 @@ export class ToolLauncher {
   #reaped = false;
   /** Where unconfined calls' cgroups go (`undefined` inside: nowhere), once looked for. */
   #tracking?: { readonly cgroups?: CgroupSupport };
+  /** The helper shell that tells whether a call's cgroup is empty ({@linkcode ToolLauncherOptions.residentHelpers}). */
+  #watch?: CgroupWatch;
 
   constructor(options: ToolLauncherOptions) {
     this.#options = options;
@@ -219,6 +227,17 @@ export class ToolLauncher {
       await reapLeftCgroups(cgroups);
     }
     return this.#slots.take();
+  }
+
+  /** The resident helper of `cgroups`' tree ends, where the options keep one. */
+  #watchOf(cgroups: CgroupSupport): CgroupWatch | undefined {
+    if (!this.#options.residentHelpers) return undefined;
+    return this.#watch ??= new CgroupWatch(cgroups.shell);
+  }
+
+  /** Ends the resident helper, if one was started (the next call would start it again). */
+  async close(): Promise<void> {
+    await this.#watch?.close();
   }
 
   /** The call's tree is gone: its egress token and its cgroup slot are free for the next call. */
@@ -393,7 +412,7 @@ export class ToolLauncher {
       ? cgroupWrapper(cgroups, tool.profile.limits, slot, gate)
       : (gate ? gateWrapper() : []);
     const tree = cgroups && slot
-      ? cgroupTreeEnd(cgroups, slot)
+      ? cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups))
       : namespaceTreeEnd(this.#shell ??= findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh");
     return {
       ok: true,
@@ -447,7 +466,7 @@ export class ToolLauncher {
       ...plain,
       program: prefix[0],
       args: [...prefix.slice(1), own.program, ...own.args],
-      tree: cgroupTreeEnd(cgroups, slot),
+      tree: cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups)),
       slot,
       envelopeWarnings,
       auditWarnings,

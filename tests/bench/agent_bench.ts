@@ -126,7 +126,7 @@ export async function benchAgent(): Promise<Record<string, number>> {
             echo,
             env,
             cwd,
-            `call-b64-${i}`,
+            `call-${Deno.pid}-b64-${i}`,
           );
           return spawn(program, args, cwd);
         },

@@ -157,7 +157,7 @@ async function measure(dir: string, launched: Record<string, string>): Promise<R
       tool,
       env,
       dir,
-      "call-bench-1",
+      `call-${Deno.pid}-bench-1`,
       withFilter ? filter : undefined,
     );
     return spawn(program, rest, dir);

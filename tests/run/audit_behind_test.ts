@@ -1,5 +1,6 @@
 /**
- * A gateway call's audit line is written behind its answer (src/run/audit_trail.ts, `AuditTrail.behind`): on the
+ * A gateway call's audit line is written before its answer is handed back, with those of the calls answering in
+ * the same turn (src/run/audit_trail.ts, `AuditTrail.before`); a line written behind (`AuditTrail.behind`) on the
  * next turn of the event loop, and never later than the next line written through the trail, the trail's close,
  * or the process's end; in the order the calls answered; redacted with the secrets known when it is written; a
  * flood of answers in one turn is written at once; a file that cannot be written is reported once.
@@ -205,9 +206,17 @@ Deno.test("audit behind: a process that exits in the very turn of the answer (De
 
 const missing = skipOrFail("audit_behind_test", await installNode());
 
+/** The tools of the lines in the audit folder `dir`, read at once. */
+function linesNow(dir: string): string[] {
+  return [...Deno.readDirSync(dir)].filter((entry) => entry.name.endsWith(".log")).flatMap((entry) =>
+    Deno.readTextFileSync(join(dir, entry.name)).trim().split("\n").filter((line) => line !== "")
+      .map((line) => JSON.parse(line).tool as string)
+  );
+}
+
 Deno.test({
   name:
-    "audit behind: a real gateway call's line is in the file once the executor closes, at once, and before a refusal that answered after it",
+    "audit: a real gateway call's line is in the file when its answer is handed back, and before a refusal that answered after it",
   ignore: missing !== undefined,
   async fn() {
     await using dir = await scratch();
@@ -257,6 +266,8 @@ Deno.test({
       assert.deepEqual(await calling.connectGateway(), []);
       const answer = await calling.call("mcp__ev__echo", '{"message":"hello"}');
       assert.ok(answer.ok, JSON.stringify(answer));
+      // On disk when the answer is handed back (read at once, no turn of the event loop in between).
+      assert.deepEqual(linesNow(audit), ["mcp__ev__echo"], "the line was not on disk when the call answered");
       // Answered after the echo, in the same turn: a tool that does not exist.
       const refused = await calling.call("no_such_tool", "{}");
       assert.equal(refused.ok, false);

@@ -4,7 +4,8 @@
 // call cgroup whose toolgate is gone is emptied and removed by the next one.
 import assert from "node:assert/strict";
 import { cgroupTreeEnd, reapLeftCgroups } from "../../src/sandbox/cgroup_end.ts";
-import type { CgroupSupport } from "../../src/sandbox/cgroups.ts";
+import { CGROUP_ENV, type CgroupSupport, detectCgroups } from "../../src/sandbox/cgroups.ts";
+import { CgroupWatch } from "../../src/sandbox/cgroup_watch.ts";
 import { hostTest } from "../security/helpers.ts";
 import { pgrep, uniqueSleep, until, within } from "../processes.ts";
 import { killLeftovers } from "../executor_helpers.ts";
@@ -73,6 +74,31 @@ for (const [version, found] of [[2, V2], [1, V1]] as const) {
   );
 
   hostTest(
+    `cgroup end (v${version}): with the resident watch, a settle of a cgroup a tool left a tree in still ends it all; an empty one's is at once`,
+    found.missing,
+    async () => {
+      const support: CgroupSupport = { version, pids: found.base, shell: "/bin/sh" };
+      const seconds = uniqueSleep(3800);
+      const dir = `${found.base}/call-${Deno.pid}-4`;
+      await using watch = new CgroupWatch("/bin/sh");
+      try {
+        const child = await treeIn(dir, seconds);
+        assert.equal(await watch.empty(dir), false);
+        await cgroupTreeEnd(support, `call-${Deno.pid}-4`, watch).settle(child.pid);
+        assert.equal(await sh('cat "$1/cgroup.procs"', dir), "");
+        assert.deepEqual(await pgrep(`sleep ${seconds}`), []);
+        assert.equal((await child.status).signal, "SIGKILL");
+        // Emptied: the watch says so, and the next settle has nothing to do.
+        assert.equal(await watch.empty(dir), true);
+        await cgroupTreeEnd(support, `call-${Deno.pid}-4`, watch).settle(child.pid);
+      } finally {
+        killLeftovers(await pgrep(`sleep ${seconds}`));
+        await sh('rmdir "$1" 2>/dev/null; exit 0', dir);
+      }
+    },
+  );
+
+  hostTest(
     `cgroup end (v${version}): a signal sent before the call's first process joined its cgroup still ends it`,
     found.missing,
     async () => {
@@ -128,6 +154,35 @@ for (const [version, found] of [[2, V2], [1, V1]] as const) {
     },
   );
 }
+
+hostTest(
+  "cgroup probe (v1): the sweep of call cgroups older than a minute removes a gone toolgate's, never a live one's idle slot",
+  V1.missing,
+  async () => {
+    // The probe of another toolgate on the same machine (a test, a second `serve`) sweeps the shared folder: a
+    // live run's slot, made more than a minute ago and idle between two calls, went, and the next call found it
+    // removed between its check and its join ("cannot set up the cgroup" under load).
+    const own = `${V1.base!.slice("/sys/fs/cgroup/pids".length)}/probe`;
+    const dir = `/sys/fs/cgroup/pids${own}/toolgate`;
+    const live = `${dir}/call-${Deno.pid}-test-1`;
+    const gone = `${dir}/call-4194305-test-1`;
+    try {
+      await sh('mkdir -p "$1" "$2" && touch -d "5 minutes ago" "$1" "$2"', live, gone);
+      const support = detectCgroups({ [CGROUP_ENV]: `8:pids:${own}\n` });
+      assert.equal(support?.pids, dir);
+      assert.equal(await sh('[ -d "$1" ] && echo kept', live), "kept\n", "a live run's idle slot was swept");
+      assert.equal(await sh('[ -d "$1" ] && echo left', gone), "", "a gone run's slot is left");
+    } finally {
+      await sh(
+        'rmdir "$1" "$2" "$3" "$4" 2>/dev/null; exit 0',
+        live,
+        gone,
+        dir,
+        dir.slice(0, -"/toolgate".length),
+      );
+    }
+  },
+);
 
 // The test's own folders go once every test of this file has run.
 globalThis.addEventListener("unload", () => {
