@@ -20,6 +20,7 @@ import type { CallContext } from "./call_context.ts";
 import { callDefaults, processLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
 import type { ToolGateway } from "./tool_gateway.ts";
+import type { LogLevel } from "../manifest/tool_messages.ts";
 
 /**
  * The gateway of one executor, opened at the first {@linkcode GatewayLink.connect} that needs a server.
@@ -35,6 +36,8 @@ export class GatewayLink {
   readonly #context: CallContext;
   readonly #onToolsChanged?: (tools: readonly ToolSpec[]) => void;
   #gateway?: ToolGateway;
+  /** The log level a caller asked of the servers before the gateway was opened. */
+  #logLevel?: LogLevel;
 
   /**
    * A link that has opened nothing yet; `onToolsChanged` is told the gateway's exposed tools each time a server's
@@ -95,6 +98,7 @@ export class GatewayLink {
         graceMs: options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
         onToolsChanged: () => this.#gateway && this.#onToolsChanged?.(this.#gateway.tools),
       });
+      if (this.#logLevel !== undefined) this.#gateway.setLogLevel?.(this.#logLevel);
     }
     const gateway = this.#gateway;
     await gateway.refresh(wanted);
@@ -104,10 +108,9 @@ export class GatewayLink {
     }
     for (const [name, reason] of gateway.withheld) {
       if (!wanted.includes(serverOfName(name) ?? "")) continue;
-      lines.push(
-        `${name} is withheld: its definition is ${reason === "new" ? "not trusted yet" : "changed"} ` +
-          "(toolgate trust shows it)",
-      );
+      const changes = reason === "changed" ? gateway.changes?.(name) : undefined;
+      const why = changes ?? `its definition is ${reason === "new" ? "not trusted yet" : "changed"}`;
+      lines.push(`${name} is withheld: ${why} (toolgate trust shows it)`);
     }
     return { lines, tools: gateway.tools };
   }
@@ -116,6 +119,12 @@ export class GatewayLink {
   definitions(server: string): Promise<ToolDefinition[]> {
     if (this.#gateway === undefined) throw new Error("the MCP gateway is not connected");
     return this.#gateway.definitions(server);
+  }
+
+  /** A caller asks for the servers' log messages from `level` up: passed on now, or when the gateway opens. */
+  setLogLevel(level: LogLevel): void {
+    this.#logLevel = level;
+    this.#gateway?.setLogLevel?.(level);
   }
 
   /** The answer to a gateway tool that is withheld, or whose server cannot be used; `undefined` otherwise. */
@@ -136,6 +145,9 @@ export class GatewayLink {
     const started = trail.now();
     const clock = performance.now();
     let egress: readonly EgressDecision[] = [];
+    // The server's progress and logs reach the caller as a tool's messages do: redacted as its answer is.
+    const onEvent = options.onToolEvent &&
+      (await import("../manifest/tool_protocol.ts")).scrubbedEvents(options.onToolEvent, secrets.scrub);
     const envelope = this.#gateway === undefined
       ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
       : await this.#gateway.call(tool, call.args, {
@@ -144,6 +156,7 @@ export class GatewayLink {
         onEgress: (decisions) => egress = decisions,
         // The call's trace context, for the server's `params._meta` (MCP semantic conventions).
         meta: options.trace?.carrier,
+        onEvent,
       });
     const ms = Math.round(performance.now() - clock);
     const cancelled = options.signal?.aborted ? true : undefined;

@@ -14,6 +14,7 @@ import type { ServerSpec } from "../manifest/server_spec.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { ToolLauncher } from "../sandbox/tool_launch.ts";
 import type { EgressDecision } from "../sandbox/egress_proxy.ts";
+import type { LogLevel, ToolEvent } from "../manifest/tool_messages.ts";
 
 /**
  * The manifest's MCP servers as one more source of tools, as the executor sees them.
@@ -37,6 +38,10 @@ export interface ToolGateway {
   readonly withheld: ReadonlyMap<string, WithheldReason>;
   /** The answer to a call of `name` when it cannot run (withheld, or its server unusable); else `undefined`. */
   refusal(name: string): FailureEnvelope | undefined;
+  /** What changed in a withheld tool's definition since it was trusted, in words; `undefined` if not known. */
+  changes?(name: string): string | undefined;
+  /** A caller asks for the servers' log messages from `level` up (the servers are asked for the least severe). */
+  setLogLevel?(level: LogLevel): void;
   /** Starts (if need be) and lists the named servers (default all). */
   refresh(names?: Iterable<string>): Promise<void>;
   /** The server's exposed tools' current definitions, pinned or not: what `trust` pins. */
@@ -55,6 +60,8 @@ export interface GatewayCallOptions {
   readonly onEgress?: (decisions: readonly EgressDecision[]) => void;
   /** The calling span's trace context, for the server's `params._meta` (MCP semantic conventions). */
   readonly meta?: Readonly<Record<string, string>>;
+  /** Gets the server's own progress for the call and its log messages while it runs (already redacted). */
+  readonly onEvent?: (event: ToolEvent) => void;
 }
 
 /**
