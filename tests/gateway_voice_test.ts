@@ -16,6 +16,9 @@ import {
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import type { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 import { EVERYTHING_STDIO, nodeServersMissing, project } from "./gateway_support.ts";
+import { consoleApi, spawnConsole, until } from "./console_helpers.ts";
+import { answer, callTools, startChatServer } from "./agent/chat_server.ts";
+import { denoDir } from "./support.ts";
 import { serveClient, shiftingProject } from "./gateway_shifting.ts";
 
 const ignore = await nodeServersMissing("gateway_voice_test") !== undefined;
@@ -130,5 +133,55 @@ Deno.test({
     } finally {
       await client.close();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "voice: in the agent loop, a server's log and progress messages reach the console's view of the call, redacted",
+  ignore,
+  sanitizeResources: false,
+  async fn() {
+    const token = { SHIFT_TOKEN: "shift-s3cret-value" };
+    await using p = await shiftingProject([], { secrets: ["SHIFT_TOKEN"] }, token);
+    // The model calls report (allowed), then echo, which waits in the console while the view is read.
+    await using chat = startChatServer([
+      callTools([{ id: "c1", name: "mcp__own__report", args: {} }]),
+      callTools([{ id: "c2", name: "mcp__own__echo", args: { text: "later" } }]),
+      answer("done"),
+    ]);
+    const env = {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      DENO_DIR: denoDir(),
+      NO_COLOR: "1",
+      ...p.env,
+      ...token,
+    };
+    await using run = await spawnConsole(
+      [
+        "run",
+        "--prompt",
+        "go",
+        "--model",
+        "m",
+        "--base-url",
+        chat.baseUrl,
+        "--console",
+        "0",
+        "--allow-tools",
+        "mcp__own__report",
+      ],
+      { cwd: p.dir.path, env },
+    );
+    const api = await consoleApi(run.origin, run.link);
+    await until(async () => (await api.get("/api/state")).approvals.length === 1, "the second call waits");
+    const calls = (await api.get("/api/state")).calls as { tool: string; events: string[] }[];
+    const report = calls.find((call) => call.tool === "mcp__own__report");
+    assert.ok(report, JSON.stringify(calls));
+    const shown = report.events.join("\n");
+    assert.match(shown, /^\[warning\] own\/reporter: warning from the server \[REDACTED/m);
+    assert.match(shown, /^\[debug\] own\/reporter: debug from the server/m);
+    assert.match(shown, /^progress 3\/3 step 3 of 3 \[REDACTED/m);
+    assert.ok(!shown.includes(token.SHIFT_TOKEN), shown);
   },
 });
