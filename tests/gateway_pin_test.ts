@@ -82,6 +82,14 @@ Deno.test({
       assert.ok(listed.includes("mcp__own__report"), JSON.stringify(listed));
       const last = (await p.received()).filter((entry) => entry.method === "tools/call").at(-1);
       assert.deepEqual(last, { method: "tools/call", name: "crash", arguments: {} });
+      // Another run starts the server anew (it stays shifted): its start says what is withheld and why.
+      const list = await p.run(["list", "--format", "names"]);
+      assert.match(
+        list.stderr,
+        /mcp__own__echo is withheld: its input schema \(new argument: extra\) changed since it was trusted \(toolgate trust shows it\)/,
+      );
+      assert.match(list.stderr, /mcp__own__added is withheld: its definition is not trusted yet/);
+      assert.doesNotMatch(list.stdout, /mcp__own__echo|mcp__own__added/);
     } finally {
       await client.close();
     }

@@ -13,7 +13,7 @@
  * @module
  */
 import { isRecord } from "../contract.ts";
-import { LOG_LEVELS, type LogLevel, type ToolEvent } from "../manifest/tool_messages.ts";
+import { LOG_LEVELS, type LogLevel, PROTOCOL_LIMITS, type ToolEvent } from "../manifest/tool_messages.ts";
 
 /** One call in flight, while it is: its progress token, and its end. */
 export interface VoiceOfCall {
@@ -26,9 +26,10 @@ export interface VoiceOfCall {
   readonly close: () => void;
 }
 
-/** One call in flight: where its events go. */
+/** One call in flight: where its events go, and how many went (at most a `toolgate/1` tool's number). */
 interface Entry {
   readonly onEvent?: (event: ToolEvent) => void;
+  sent: number;
 }
 
 /** The most characters of a log message's text kept for the console and the progress line. */
@@ -100,7 +101,7 @@ export class ServerVoice {
 
   /** A call begins: its events go to `onEvent` until it is closed. */
   open(onEvent?: (event: ToolEvent) => void): VoiceOfCall {
-    const entry: Entry = { onEvent };
+    const entry: Entry = { onEvent, sent: 0 };
     this.#calls.add(entry);
     // A token of toolgate's own, unguessable: the server's progress for it is this call's, and no other's.
     const token = onEvent === undefined ? undefined : `toolgate-${crypto.randomUUID()}`;
@@ -132,7 +133,7 @@ export class ServerVoice {
     };
     if (typeof params.total === "number" && Number.isFinite(params.total)) event.total = params.total;
     if (typeof params.message === "string") event.message = params.message;
-    entry.onEvent(event);
+    this.#deliver(entry, event);
   }
 
   /** A log notification of the server: the event of its only call in flight, or nobody's. */
@@ -141,7 +142,14 @@ export class ServerVoice {
     const event = logEvent(this.#server, params);
     if (event === undefined) return;
     const [only] = this.#calls;
-    only.onEvent?.(event);
+    this.#deliver(only, event);
+  }
+
+  /** An event to its call, unless the call had its fill (a server that floods its caller is not heard past it). */
+  #deliver(entry: Entry, event: ToolEvent): void {
+    if (entry.onEvent === undefined || entry.sent >= PROTOCOL_LIMITS.maxMessages) return;
+    entry.sent += 1;
+    entry.onEvent(event);
   }
 
   /**

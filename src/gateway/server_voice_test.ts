@@ -37,3 +37,12 @@ Deno.test("server voice: the level asked of the server is the least severe any c
   // A call nobody listens to asks for no progress.
   assert.equal(voice.open().token, undefined);
 });
+
+Deno.test("server voice: a call hears at most as many messages as a toolgate/1 tool may send", () => {
+  const voice = new ServerVoice("ev");
+  let heard = 0;
+  const call = voice.open(() => heard++);
+  for (let i = 0; i < 5000; i++) voice.log({ level: "info", data: `flood ${i}` });
+  call.close();
+  assert.equal(heard, 1000);
+});
