@@ -18,7 +18,9 @@ import type { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.j
 import { EVERYTHING_STDIO, nodeServersMissing, project } from "./gateway_support.ts";
 import { consoleApi, spawnConsole, until } from "./console_helpers.ts";
 import { answer, callTools, startChatServer } from "./agent/chat_server.ts";
-import { denoDir } from "./support.ts";
+import { denoDir, hostEnv, launcherArgv } from "./support.ts";
+import { NO_PTY, runInPty } from "./security/pty.ts";
+import { facilityTest } from "./requires.ts";
 import { serveClient, shiftingProject } from "./gateway_shifting.ts";
 
 const ignore = await nodeServersMissing("gateway_voice_test") !== undefined;
@@ -183,5 +185,23 @@ Deno.test({
     assert.match(shown, /^\[debug\] own\/reporter: debug from the server/m);
     assert.match(shown, /^progress 3\/3 step 3 of 3 \[REDACTED/m);
     assert.ok(!shown.includes(token.SHIFT_TOKEN), shown);
+  },
+});
+
+facilityTest("pty", ignore ? "the gateway's servers cannot run here" : NO_PTY, {
+  name: "voice: on a terminal, call's progress line shows the server's log and progress messages, redacted",
+  fn: async () => {
+    const token = { SHIFT_TOKEN: "shift-s3cret-value" };
+    await using p = await shiftingProject([], { secrets: ["SHIFT_TOKEN"] }, token);
+    const run = await runInPty(
+      launcherArgv(["call", "mcp__own__report", '{"pauseMs":700}']),
+      { env: hostEnv({ ...p.env, ...token, TERM: "xterm" }), cwd: p.dir.path, timeoutMs: 90_000 },
+    );
+    const text = run.text;
+    assert.equal(run.code, 0, text);
+    assert.match(text, /running mcp__own__report \S+ emergency from the server \[REDACTED/, text);
+    assert.match(text, /running mcp__own__report \S+ 33% step 1 of 3 \[REDACTED/, text);
+    assert.match(text, /running mcp__own__report \S+ 66% step 2 of 3 \[REDACTED/, text);
+    assert.ok(!text.includes(token.SHIFT_TOKEN), text);
   },
 });
