@@ -1,7 +1,11 @@
 /**
  * The gateway: the manifest's MCP servers as one more source of tools. It starts each server at first use, lists
  * the tools its `allow`/`deny` expose and whose definitions the user pinned (`toolgate trust`), withholds the
- * others, and runs calls, answering with envelopes.
+ * others, and runs calls, answering with envelopes. The pin is the contract while a server runs: every new listing
+ * (after `tools/list_changed`, at each start) is checked against the pins at once, and a call carries only the
+ * arguments its pin declares.
+ *
+ * Not here: one server's life and its voice (`upstream.ts`, `server_voice.ts`), the pins (src/manifest/pins.ts).
  *
  * @module
  */
