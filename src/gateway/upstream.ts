@@ -299,6 +299,10 @@ export class Upstream {
       this.#askLevel(client);
       return this.#client = client;
     }
+    // A server whose connection closed before its process ended (it closed stdout, or its end is not reaped yet)
+    // is ended before another is started: never two of one server.
+    const before = this.#child;
+    if (before !== undefined && !before.exited) await this.#end(before);
     const child = await this.#spawn();
     if (this.#closed) {
       // Closed while it was being started: close() found no process to end yet.
@@ -306,6 +310,9 @@ export class Upstream {
       throw new UpstreamError("toolgate is ending");
     }
     const transport = new ChildTransport(child.process);
+    // Its connection gone (its stdout ended) is enough: the next use starts it again rather than finding a client
+    // that is no longer connected.
+    client.onclose = () => this.#lost(client);
     const exit = child.process.status.then((status) => {
       this.#lost(client);
       return status;
