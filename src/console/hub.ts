@@ -273,9 +273,14 @@ export class ConsoleHub implements CallWatch {
   }
 }
 
-/** A tool's message as one line: `[level] message` or `progress 3/10 message`. */
+/**
+ * A tool's message as one line: `[level] message` (an MCP server's: `[level] ev/logger: message`) or
+ * `progress 3/10 message`.
+ */
 function eventLine(event: ToolEvent): string {
-  if (event.kind === "log") return `[${event.level}] ${event.message}`;
+  if (event.kind === "log") {
+    return `[${event.level}] ${event.logger === undefined ? "" : `${event.logger}: `}${event.message}`;
+  }
   const total = event.total === undefined ? "" : `/${event.total}`;
   return `progress ${event.progress}${total}${event.message === undefined ? "" : ` ${event.message}`}`;
 }

@@ -1,7 +1,11 @@
 /**
  * The gateway: the manifest's MCP servers as one more source of tools. It starts each server at first use, lists
  * the tools its `allow`/`deny` expose and whose definitions the user pinned (`toolgate trust`), withholds the
- * others, and runs calls, answering with envelopes.
+ * others, and runs calls, answering with envelopes. The pin is the contract while a server runs: every new listing
+ * (after `tools/list_changed`, at each start) is checked against the pins at once, and a call carries only the
+ * arguments its pin declares.
+ *
+ * Not here: one server's life and its voice (`upstream.ts`, `server_voice.ts`), the pins (src/manifest/pins.ts).
  *
  * @module
  */
@@ -16,14 +20,17 @@ import {
   type WithheldReason,
 } from "../manifest/pins.ts";
 import { gatewayName, serverOfName, type ServerSpec } from "../manifest/server_spec.ts";
+import { pinSummary } from "../manifest/pin_summary.ts";
+import { undeclaredArgument } from "../manifest/declared_arguments.ts";
 import { oneLine, Upstream, UpstreamError, type UpstreamOptions } from "./upstream.ts";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { GatewayCallOptions, ToolGateway } from "../run/tool_gateway.ts";
 import { UpstreamOffers } from "./upstream_offers.ts";
+import type { LogLevel } from "../manifest/tool_messages.ts";
 
 /** What a {@linkcode Gateway} needs: the servers, what starts them, and the pins the user trusted. */
-export interface GatewayOptions extends Omit<UpstreamOptions, "server" | "onToolsChanged"> {
+export interface GatewayOptions extends Omit<UpstreamOptions, "server" | "onToolsChanged" | "onListed"> {
   readonly servers: readonly ServerSpec[];
   /** The definitions the user trusted, by server and tool. */
   readonly pins: PinSet;
@@ -47,6 +54,10 @@ export class Gateway implements ToolGateway {
   readonly #upstreams = new Map<string, Upstream>();
   readonly #specs = new Map<string, ToolSpec>();
   readonly #withheld = new Map<string, WithheldReason>();
+  /** What changed in each withheld tool's definition, in words (`pin_summary.ts`). */
+  readonly #changes = new Map<string, string>();
+  /** The servers listed at least once: a later listing that changes what is exposed tells the clients. */
+  readonly #listedOnce = new Set<string>();
   readonly #problems = new Map<string, string>();
   /** Each listed tool's verdict against its pin (see #matchesPin). */
   readonly #checked = new WeakMap<Tool, boolean>();
@@ -61,7 +72,14 @@ export class Gateway implements ToolGateway {
       // answers `rejected`, naming `toolgate trust`) until the user trusts it; a changed one is refused at its call.
       // Its clients are told once the new listing is checked (`serve` passes `tools/list_changed` on).
       const onToolsChanged = () => void this.#list(server.name).then(() => options.onToolsChanged?.());
-      this.#upstreams.set(server.name, new Upstream({ ...options, server, onToolsChanged }));
+      // Every new listing (after each start of the server too, announced or not) is checked against the pins at
+      // once: a tool whose definition changed is withheld, and the clients are told when what is exposed changed.
+      const onListed = (tools: Tool[]) => {
+        const first = !this.#listedOnce.has(server.name);
+        this.#listedOnce.add(server.name);
+        if (this.#apply(server.name, tools) && !first) options.onToolsChanged?.();
+      };
+      this.#upstreams.set(server.name, new Upstream({ ...options, server, onToolsChanged, onListed }));
     }
     this.offers = new UpstreamOffers({ ...options, upstream: (name) => this.#upstream(name) });
   }
@@ -92,7 +110,7 @@ export class Gateway implements ToolGateway {
    */
   refusal(name: string): FailureEnvelope | undefined {
     const reason = this.#withheld.get(name);
-    if (reason !== undefined) return withheldEnvelope(name, reason);
+    if (reason !== undefined) return withheldEnvelope(name, reason, this.#changes.get(name));
     const server = serverOfName(name);
     const problem = server === undefined ? undefined : this.#problems.get(server);
     if (problem === undefined) return undefined;
@@ -102,6 +120,16 @@ export class Gateway implements ToolGateway {
       tool: name,
       retryable: false,
     });
+  }
+
+  /** A caller asks for log messages from `level` up: every server is asked for the least severe level asked. */
+  setLogLevel(level: LogLevel): void {
+    for (const upstream of this.#upstreams.values()) upstream.setLogLevel(level);
+  }
+
+  /** What changed in a withheld tool's definition, in words (`its input schema (new argument: x) changed ...`). */
+  changes(name: string): string | undefined {
+    return this.#changes.get(name);
   }
 
   /** The running server's pid (its sandbox's first process), for tests and diagnostics. */
@@ -132,33 +160,62 @@ export class Gateway implements ToolGateway {
   }
 
   async #list(name: string): Promise<void> {
-    const server = this.#server(name);
-    for (const key of [...this.#specs.keys()]) {
-      if (this.#specs.get(key)!.upstream?.server === name) this.#specs.delete(key);
-    }
-    for (const key of [...this.#withheld.keys()]) {
-      if (key.startsWith(gatewayName(name, ""))) this.#withheld.delete(key);
-    }
     let tools;
     try {
       tools = await this.#upstream(name).listTools();
       this.#problems.delete(name);
     } catch (error) {
+      this.#forget(name);
       this.#problems.set(name, error instanceof UpstreamError ? error.message : oneLine(error));
       return;
     }
+    // Applied by the upstream's own report of it already; a listing cached from before is applied again.
+    this.#apply(name, tools);
+  }
+
+  /** The exposed and withheld tools of server `name` dropped. */
+  #forget(name: string): void {
+    for (const key of [...this.#specs.keys()]) {
+      if (this.#specs.get(key)!.upstream?.server === name) this.#specs.delete(key);
+    }
+    for (const key of [...this.#withheld.keys()]) {
+      if (key.startsWith(gatewayName(name, ""))) {
+        this.#withheld.delete(key);
+        this.#changes.delete(key);
+      }
+    }
+  }
+
+  /** A listing of server `name` checked against its pins: what it exposes, what it withholds. Did that change? */
+  #apply(name: string, tools: readonly Tool[]): boolean {
+    const server = this.#server(name);
+    const before = this.#exposure(name);
+    this.#forget(name);
     const pins = this.#options.pins[name] ?? {};
     for (const [index, tool] of tools.entries()) {
       if (!exposed(server, tool.name)) continue;
       const full = gatewayName(name, tool.name);
       const pinned = Object.hasOwn(pins, tool.name) ? pins[tool.name] : undefined;
-      if (!samePin(definitionOf(tool as unknown as Record<string, unknown>), pinned)) {
+      const current = definitionOf(tool as unknown as Record<string, unknown>);
+      if (!samePin(current, pinned)) {
         this.#withheld.set(full, pinned === undefined ? "new" : "changed");
+        const summary = pinSummary(pinned, current);
+        if (summary !== undefined) this.#changes.set(full, summary);
         continue;
       }
       const spec = upstreamSpec(server, tool, index);
       if (spec !== undefined) this.#specs.set(full, spec);
     }
+    return this.#exposure(name) !== before;
+  }
+
+  /** What server `name` exposes and withholds now, as one text (to see whether a listing changed it). */
+  #exposure(name: string): string {
+    const prefix = gatewayName(name, "");
+    return JSON.stringify([
+      [...this.#specs.keys()].filter((key) => key.startsWith(prefix)),
+      [...this.#withheld].filter(([key]) => key.startsWith(prefix)),
+    ]);
   }
 
   #server(name: string): ServerSpec {
@@ -192,7 +249,20 @@ export class Gateway implements ToolGateway {
           tool: spec.name,
         });
       }
-      if (!this.#matchesPin(current, pinned)) return withheldEnvelope(spec.name, "changed");
+      if (!this.#matchesPin(current, pinned)) {
+        const changes = pinSummary(pinned, definitionOf(current as unknown as Record<string, unknown>));
+        return withheldEnvelope(spec.name, pinned === undefined ? "new" : "changed", changes);
+      }
+      // The pin is the contract: an argument its schema does not declare never reaches the server (the preflight
+      // refused it already for every caller that goes through it).
+      const undeclared = undeclaredArgument(args, pinned?.inputSchema);
+      if (undeclared !== undefined) {
+        return failure(
+          "invalid_args",
+          `Unexpected argument \`${undeclared}\`: the MCP server's tool was trusted without it, so it is not sent.`,
+          { tool: spec.name, field: undeclared, expected: "only what the trusted schema declares" },
+        );
+      }
       const mark = upstream.egressMark;
       const result = await upstream.callTool(tool, args, {
         ...options,
@@ -242,9 +312,11 @@ export class Gateway implements ToolGateway {
  * assert.equal(withheldEnvelope("mcp__fs__read", "new").kind, "rejected");
  * ```
  */
-export function withheldEnvelope(name: string, reason: WithheldReason): FailureEnvelope {
+export function withheldEnvelope(name: string, reason: WithheldReason, changes?: string): FailureEnvelope {
   const why = reason === "new"
     ? "its definition has not been trusted yet"
+    : changes !== undefined
+    ? `${changes.replace(/since it was trusted$/, "since the user trusted it")}`
     : "its definition (description, schemas or annotations) changed since the user trusted it";
   return failure(
     "rejected",

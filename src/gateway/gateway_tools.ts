@@ -142,7 +142,7 @@ export function errorEnvelope(
       },
     );
   }
-  if (code === -32000 || /closed|ended/i.test(oneLine(error))) {
+  if (code === -32000 || /closed|ended|not connected/i.test(oneLine(error))) {
     return failure(
       "unavailable",
       `The MCP server ${JSON.stringify(server)} ended during the call; it is started again at the next call.`,

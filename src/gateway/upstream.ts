@@ -16,6 +16,8 @@ import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@1.3
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import {
   type CallToolResult,
+  LoggingMessageNotificationSchema,
+  ProgressNotificationSchema,
   type Tool,
   ToolListChangedNotificationSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
@@ -34,6 +36,8 @@ import { isRecord } from "../contract.ts";
 import type { GatewayWiring } from "../run/tool_gateway.ts";
 import { installedServer } from "../packages/installed_server.ts";
 import { type AskingCall, ServerQuestions, UPSTREAM_CAPABILITIES } from "./server_questions.ts";
+import { ServerVoice } from "./server_voice.ts";
+import type { LogLevel, ToolEvent } from "../manifest/tool_messages.ts";
 
 /** How many times a server is started within a minute before toolgate stops starting it for that minute. */
 export const MAX_STARTS_PER_MINUTE = 3;
@@ -72,6 +76,8 @@ export interface UpstreamOptions extends Omit<GatewayWiring, "servers" | "pins">
   readonly server: ServerSpec;
   /** Monotonic milliseconds (tests hold it). */
   readonly now?: () => number;
+  /** Told each new listing of the server's tools (after each start, and after it said they changed). */
+  readonly onListed?: (tools: Tool[]) => void;
 }
 
 /** A running stdio server's process, as toolgate started it. */
@@ -112,10 +118,13 @@ export class Upstream {
   readonly #ending = Promise.withResolvers<never>();
   /** What the server asks while it runs (forms, sampling, roots), answered for the call that caused it. */
   readonly #questions: ServerQuestions;
+  /** Its log messages and progress, to the call that caused them; the log level asked of it. */
+  readonly #voice: ServerVoice;
 
   constructor(options: UpstreamOptions) {
     this.#options = options;
     this.#questions = new ServerQuestions(options.workspace);
+    this.#voice = new ServerVoice(options.server.name);
     // Rejected on purpose at close; whoever waits on it sees it, nobody need.
     this.#ending.promise.catch(() => {});
   }
@@ -166,7 +175,9 @@ export class Upstream {
       if (this.#closed) throw new UpstreamError("toolgate is ending");
       throw new UpstreamError(`the server did not list its tools: ${oneLine(error)}`, true);
     }
-    return this.#tools = tools;
+    this.#tools = tools;
+    this.#options.onListed?.(tools);
+    return tools;
   }
 
   /**
@@ -182,11 +193,16 @@ export class Upstream {
       meta?: Readonly<Record<string, string>>;
       /** Who answers what the server asks while the call runs (`server_questions.ts`). */
       asking?: Omit<AskingCall, "timeoutMs">;
+      onEvent?: (event: ToolEvent) => void;
     },
   ): Promise<CallToolResult> {
     const client = await this.connect();
+    // The server's progress for this call (a token of its own) and its logs meanwhile: the call's.
+    const voice = this.#voice.open(options.onEvent);
     // The calling span's trace context in `params._meta` (MCP semantic conventions): the server's spans join it.
-    const meta = options.meta && Object.keys(options.meta).length > 0 ? { _meta: { ...options.meta } } : {};
+    const fields: Record<string, string> = { ...options.meta };
+    if (voice.token !== undefined) fields.progressToken = voice.token;
+    const meta = Object.keys(fields).length > 0 ? { _meta: fields } : {};
     const timeout = Number.isFinite(options.timeoutMs) ? options.timeoutMs : 2 ** 31 - 1;
     const done = options.asking && this.#questions.begin({ ...options.asking, timeoutMs: timeout });
     try {
@@ -196,7 +212,23 @@ export class Upstream {
       })) as CallToolResult;
     } finally {
       done?.();
+      voice.close();
     }
+  }
+
+  /**
+   * A caller asks for log messages from `level` up: the server is asked for the least severe level any caller
+   * asked (now when it runs and declares logging, and at each start), and each caller filters the rest.
+   */
+  setLogLevel(level: LogLevel): void {
+    if (this.#voice.want(level) && this.#client !== undefined) this.#askLevel(this.#client);
+  }
+
+  /** Asks the connected server for the level the callers want, where it declares logging (not awaited). */
+  #askLevel(client: Client): void {
+    const level = this.#voice.level;
+    if (level === undefined || client.getServerCapabilities()?.logging === undefined) return;
+    client.setLoggingLevel(level).catch(() => {});
   }
 
   /** How many decisions the egress proxy made for the running server so far: a mark for {@linkcode refusedSince}. */
@@ -255,6 +287,14 @@ export class Upstream {
       this.#tools = undefined;
       this.#options.onToolsChanged?.();
     });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      this.#voice.log(notification.params);
+    });
+    // In place of the SDK's own, which forgets a call's token as its answer arrives, before the progress sent just
+    // ahead of that answer is handled: toolgate's tokens are its own, and a call's is forgotten once it ended.
+    client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+      this.#voice.progress(notification.params);
+    });
     if (server.transport === "http") {
       const headers = Object.fromEntries(
         Object.entries(server.headers).map((
@@ -276,8 +316,13 @@ export class Upstream {
       }
       transport.onclose = () => this.#lost(client);
       this.#http = transport;
+      this.#askLevel(client);
       return this.#client = client;
     }
+    // A server whose connection closed before its process ended (it closed stdout, or its end is not reaped yet)
+    // is ended before another is started: never two of one server.
+    const before = this.#child;
+    if (before !== undefined && !before.exited) await this.#end(before);
     const child = await this.#spawn();
     if (this.#closed) {
       // Closed while it was being started: close() found no process to end yet.
@@ -285,6 +330,9 @@ export class Upstream {
       throw new UpstreamError("toolgate is ending");
     }
     const transport = new ChildTransport(child.process);
+    // Its connection gone (its stdout ended) is enough: the next use starts it again rather than finding a client
+    // that is no longer connected.
+    client.onclose = () => this.#lost(client);
     const exit = child.process.status.then((status) => {
       this.#lost(client);
       return status;
@@ -322,6 +370,7 @@ export class Upstream {
       };
       throw new UpstreamError(startFailure(what, facts), true);
     }
+    this.#askLevel(client);
     return this.#client = client;
   }
 

@@ -9,6 +9,7 @@ import type { ErrorObject } from "npm:ajv@8.17.1";
 import { failure, type FailureEnvelope, isRecord } from "../contract.ts";
 import type { ToolSpec } from "./manifest.ts";
 import type { SchemaCompiler } from "./schema.ts";
+import { undeclaredArgument } from "./declared_arguments.ts";
 
 /** The preflight's verdict: the arguments to send, or the envelope to answer with. */
 export type PreflightResult = { ok: true; args: Record<string, unknown> } | {
@@ -268,6 +269,35 @@ function invalidFromAjv(
 }
 
 /**
+ * An MCP server's tool gets only the arguments its pinned schema declares (its spec's schema is the pinned one):
+ * an undeclared one is `invalid_args`, named, even where the schema leaves `additionalProperties` open.
+ */
+function pinnedOnly(tool: ToolSpec, args: Record<string, unknown>): PreflightResult {
+  if (tool.upstream === undefined) return { ok: true, args };
+  const field = undeclaredArgument(args, tool.schema);
+  if (field === undefined) return { ok: true, args };
+  // A nested one is named by its path; the arguments' own names are listed for a top-level one.
+  const top = !/[.[]/.test(field);
+  const allowed = top && isRecord(tool.schema) && isRecord(tool.schema.properties)
+    ? Object.keys(tool.schema.properties)
+    : [];
+  const expected = !top
+    ? "only what the trusted schema declares"
+    : allowed.length > 0
+    ? `only these arguments: ${allowed.join(", ")}`
+    : "no arguments";
+  return {
+    ok: false,
+    envelope: failure(
+      "invalid_args",
+      `Unexpected argument \`${field}\`: the MCP server's tool was trusted without it, so it is not sent` +
+        (top ? `; allowed: ${allowed.join(", ") || "none"}.` : "."),
+      { field, expected, tool: tool.name },
+    ),
+  };
+}
+
+/**
  * Parses, coerces and validates a tool call's arguments text against the tool's schema.
  *
  * @example
@@ -303,7 +333,7 @@ export function preflight(tool: ToolSpec, argsText: string, schemas: SchemaCompi
       }),
     };
   }
-  if (!schema) return { ok: true, args: parsed };
+  if (!schema) return pinnedOnly(tool, parsed);
   const args = coerceArguments(parsed, schema);
   const compiled = schemas.compile(schema);
   if (!compiled.ok) {
@@ -315,6 +345,6 @@ export function preflight(tool: ToolSpec, argsText: string, schemas: SchemaCompi
       }),
     };
   }
-  if (compiled.validate(args)) return { ok: true, args };
+  if (compiled.validate(args)) return pinnedOnly(tool, args);
   return { ok: false, envelope: invalidFromAjv(compiled.validate.errors ?? [], args, schema, tool.name) };
 }

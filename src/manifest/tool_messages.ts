@@ -105,7 +105,17 @@ export type LogLevel =
  * ```
  */
 export type ToolEvent =
-  | { readonly kind: "log"; readonly level: LogLevel; readonly message: string; readonly data?: unknown }
+  | {
+    readonly kind: "log";
+    readonly level: LogLevel;
+    readonly message: string;
+    readonly data?: unknown;
+    /**
+     * Who logged it when not the tool's own program: an MCP server behind the gateway (its name, then `/` and its
+     * own logger). Its `data` is then the server's, passed on as it sent it; `message` is that data as text.
+     */
+    readonly logger?: string;
+  }
   | {
     readonly kind: "progress";
     readonly progress: number;

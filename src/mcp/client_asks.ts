@@ -199,8 +199,16 @@ export function toolEvents(
     if (event.kind === "log") {
       const least = LOG_LEVELS.indexOf(session.logLevel ?? "debug");
       if (LOG_LEVELS.indexOf(event.level) < least) return;
-      const data = event.data === undefined ? event.message : { message: event.message, data: event.data };
-      send({ method: "notifications/message", params: { level: event.level, logger: tool, data } });
+      // An MCP server's own log message goes on as it sent it, its logger prefixed with the server's name.
+      const data = event.logger !== undefined
+        ? event.data ?? event.message
+        : event.data === undefined
+        ? event.message
+        : { message: event.message, data: event.data };
+      send({
+        method: "notifications/message",
+        params: { level: event.level, logger: event.logger ?? tool, data },
+      });
       return;
     }
     if (token === undefined || !(event.progress > last)) return;

@@ -316,6 +316,8 @@ export class ToolService {
     // tool's log messages go out on the stream of the call that sent them, so the level is the session's.
     server.setRequestHandler(SetLevelRequestSchema, (request) => {
       session.logLevel = request.params.level;
+      // The MCP servers behind the gateway are asked for it too (the least severe any session asked).
+      this.#options.executor.serverLogLevel(request.params.level);
       return {};
     });
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
@@ -453,7 +455,8 @@ export class ToolService {
     const limit = executor.limits(call).timeoutSec;
     // A tool that speaks toolgate/1 reports its own progress: heartbeats beside it would break the rule that
     // progress grows with every notification.
-    const stopProgress = release && call.tool.protocol === undefined
+    // So does an MCP server behind the gateway: its own progress reaches the client as it sends it.
+    const stopProgress = release && call.tool.protocol === undefined && call.tool.upstream === undefined
       ? this.#reportProgress(call.tool.name, limit, context)
       : () => {};
     try {

@@ -15,6 +15,7 @@
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
 import type { ToolDefinition } from "../manifest/pins.ts";
+import type { LogLevel } from "../manifest/tool_messages.ts";
 import { preflight } from "../manifest/preflight.ts";
 import { SchemaCompiler } from "../manifest/schema.ts";
 import { OWN_COMMAND } from "../policy/policy.ts";
@@ -141,6 +142,15 @@ export class Executor {
    */
   serverDefinitions(server: string): Promise<ToolDefinition[]> {
     return this.#gateway.definitions(server);
+  }
+
+  /**
+   * A caller (an MCP client's `logging/setLevel`) asks for log messages from `level` up: the MCP servers behind the
+   * gateway are asked for the least severe level any caller asked, now and at each start; each caller filters the
+   * rest.
+   */
+  serverLogLevel(level: LogLevel): void {
+    this.#gateway.setLogLevel(level);
   }
 
   /**

@@ -21,6 +21,7 @@ import { callDefaults, processLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
 import type { SamplingFacts, ToolGateway } from "./tool_gateway.ts";
 import type { ServerOffers } from "./offer_link.ts";
+import type { LogLevel } from "../manifest/tool_messages.ts";
 
 /**
  * The gateway of one executor, opened at the first {@linkcode GatewayLink.connect} that needs a server.
@@ -36,6 +37,8 @@ export class GatewayLink {
   readonly #context: CallContext;
   readonly #onToolsChanged?: (tools: readonly ToolSpec[]) => void;
   #gateway?: ToolGateway;
+  /** The log level a caller asked of the servers before the gateway was opened. */
+  #logLevel?: LogLevel;
 
   /**
    * A link that has opened nothing yet; `onToolsChanged` is told the gateway's exposed tools each time a server's
@@ -96,6 +99,7 @@ export class GatewayLink {
         graceMs: options.graceMs ?? EXECUTOR_DEFAULTS.graceMs,
         onToolsChanged: () => this.#gateway && this.#onToolsChanged?.(this.#gateway.tools),
       });
+      if (this.#logLevel !== undefined) this.#gateway.setLogLevel?.(this.#logLevel);
     }
     const gateway = this.#gateway;
     await gateway.refresh(wanted);
@@ -105,10 +109,9 @@ export class GatewayLink {
     }
     for (const [name, reason] of gateway.withheld) {
       if (!wanted.includes(serverOfName(name) ?? "")) continue;
-      lines.push(
-        `${name} is withheld: its definition is ${reason === "new" ? "not trusted yet" : "changed"} ` +
-          "(toolgate trust shows it)",
-      );
+      const changes = reason === "changed" ? gateway.changes?.(name) : undefined;
+      const why = changes ?? `its definition is ${reason === "new" ? "not trusted yet" : "changed"}`;
+      lines.push(`${name} is withheld: ${why} (toolgate trust shows it)`);
     }
     return { lines, tools: gateway.tools };
   }
@@ -122,6 +125,12 @@ export class GatewayLink {
   /** The servers' resources, prompts and completions, once the gateway is connected (src/run/offer_link.ts). */
   get offers(): ServerOffers | undefined {
     return this.#gateway?.offers;
+  }
+
+  /** A caller asks for the servers' log messages from `level` up: passed on now, or when the gateway opens. */
+  setLogLevel(level: LogLevel): void {
+    this.#logLevel = level;
+    this.#gateway?.setLogLevel?.(level);
   }
 
   /** The answer to a gateway tool that is withheld, or whose server cannot be used; `undefined` otherwise. */
@@ -143,6 +152,9 @@ export class GatewayLink {
     const started = trail.now();
     const clock = performance.now();
     let egress: readonly EgressDecision[] = [];
+    // The server's progress and logs reach the caller as a tool's messages do: redacted as its answer is.
+    const onEvent = options.onToolEvent &&
+      (await import("../manifest/tool_protocol.ts")).scrubbedEvents(options.onToolEvent, secrets.scrub);
     const envelope = this.#gateway === undefined
       ? failure("unavailable", "The MCP gateway is not connected.", { tool: tool.name })
       : await this.#gateway.call(tool, call.args, {
@@ -155,6 +167,7 @@ export class GatewayLink {
         questions: options.questions,
         scrub: secrets.scrub ?? ((text) => text),
         onSampling: (facts) => this.#sampled(call, facts),
+        onEvent,
       });
     const ms = Math.round(performance.now() - clock);
     const cancelled = options.signal?.aborted ? true : undefined;

@@ -16,6 +16,7 @@ import type { ToolLauncher } from "../sandbox/tool_launch.ts";
 import type { EgressDecision } from "../sandbox/egress_proxy.ts";
 import type { QuestionHandlers } from "./tool_questions.ts";
 import type { ServerOffers } from "./offer_link.ts";
+import type { LogLevel, ToolEvent } from "../manifest/tool_messages.ts";
 
 /**
  * The manifest's MCP servers as one more source of tools, as the executor sees them.
@@ -39,6 +40,10 @@ export interface ToolGateway {
   readonly withheld: ReadonlyMap<string, WithheldReason>;
   /** The answer to a call of `name` when it cannot run (withheld, or its server unusable); else `undefined`. */
   refusal(name: string): FailureEnvelope | undefined;
+  /** What changed in a withheld tool's definition since it was trusted, in words; `undefined` if not known. */
+  changes?(name: string): string | undefined;
+  /** A caller asks for the servers' log messages from `level` up (the servers are asked for the least severe). */
+  setLogLevel?(level: LogLevel): void;
   /** Starts (if need be) and lists the named servers (default all). */
   refresh(names?: Iterable<string>): Promise<void>;
   /** The server's exposed tools' current definitions, pinned or not: what `trust` pins. */
@@ -65,6 +70,8 @@ export interface GatewayCallOptions {
   readonly scrub?: (text: string) => string;
   /** Told of each request of the server for a model's answer while the call ran, answered or refused. */
   readonly onSampling?: (facts: SamplingFacts) => void;
+  /** Gets the server's own progress for the call and its log messages while it runs (already redacted). */
+  readonly onEvent?: (event: ToolEvent) => void;
 }
 
 /**

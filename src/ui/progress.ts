@@ -165,8 +165,9 @@ export class Progress {
   }
 
   /**
-   * A `toolgate/1` tool's progress message for the call `id`: shown after its name in the line (`50%` of a
-   * total, or `3` without one, and its message), until the next one.
+   * A `toolgate/1` tool's progress or log message for the call `id` (or an MCP server's, for its call): shown
+   * after its name in the line (`50%` of a total, or `3` without one, and its message; a log message's text),
+   * until the next one.
    *
    * @example
    * ```ts
@@ -176,9 +177,14 @@ export class Progress {
    * ```
    */
   toolEvent(id: string, event: ToolEvent): void {
-    if (!this.#options.enabled || event.kind !== "progress") return;
+    if (!this.#options.enabled) return;
     const running = this.#running.get(id);
     if (!running) return;
+    if (event.kind === "log") {
+      // A log message (an MCP server's among them) is the line's text until the next message.
+      running.said = neutralizeControls(event.message).replace(/\s+/g, " ").trim();
+      return;
+    }
     const amount = event.total !== undefined && event.total > 0
       ? `${Math.floor(Math.min(100, Math.max(0, event.progress / event.total * 100)))}%`
       : String(event.progress);

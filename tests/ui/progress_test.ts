@@ -158,6 +158,27 @@ Deno.test("progress: a toolgate/1 tool's progress shows in its line; a question 
   await progress.close();
 });
 
+Deno.test("progress: an MCP server's log message and its progress show in its tool's line", async () => {
+  const { progress, written, advance } = harness();
+  progress.start("c1", "mcp__ev__build");
+  advance(2000);
+  progress.toolEvent("c1", {
+    kind: "log",
+    level: "info",
+    logger: "ev",
+    message: "compiling\n  module a\x1b[2J",
+    data: "compiling",
+  });
+  progress.draw();
+  await settle();
+  assert.equal(written.at(-1), "\r\x1b[2K  running mcp__ev__build 2.0s compiling module a␛[2J");
+  progress.toolEvent("c1", { kind: "progress", progress: 2, total: 4, message: "step 2 of 4" });
+  progress.draw();
+  await settle();
+  assert.equal(written.at(-1), "\r\x1b[2K  running mcp__ev__build 2.0s 50% step 2 of 4");
+  await progress.close();
+});
+
 Deno.test("progress: while the model is asked, one line says which model at which host and for how long, then goes", async () => {
   const { progress, written, advance } = harness();
   progress.waiting("qwen2.5", "127.0.0.1:11434");
