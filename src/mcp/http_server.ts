@@ -27,6 +27,8 @@ import type { ToolService } from "./server.ts";
 import { type EventLimits, SessionEventStore } from "./event_store.ts";
 import { serveLasting } from "./lasting_serve.ts";
 import { bearerCheck, hostForUrl, originCheck } from "./http_gates.ts";
+import { StatelessRequests } from "./stateless.ts";
+import { answerStatelessHttp, HTTP_CONNECTION, statelessBody } from "./stateless_http.ts";
 
 // The token and Origin checks live in http_gates.ts; their names stay importable from here.
 export { bearerCheck, originCheck } from "./http_gates.ts";
@@ -203,6 +205,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
   const idleMs = options.sessionIdleMs ?? SESSION_LIMITS.idleSec * 1000;
   const pollAfterMs = options.pollAfterMs ?? 0;
   const sessions = new Map<string, Session>();
+  const statelessRequests = new StatelessRequests(service);
   /** Sessions being made (an initialize in progress): counted against the cap before they have an id. */
   let opening = 0;
 
@@ -328,6 +331,9 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
     if (request.method !== "POST") {
       return jsonRpcError(400, -32000, "Bad Request: no valid session ID; initialize with a POST first");
     }
+    // A request of the stateless revision (2026-07-28) needs no session: answered on its own.
+    const stateless = await statelessBody(request);
+    if (stateless.is) return await answerStatelessHttp(statelessRequests, stateless.body, request);
     if (sessions.size + opening >= maxSessions) {
       return jsonRpcError(
         503,
@@ -385,6 +391,8 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
       // Closing a session aborts its calls in flight and ends its open SSE streams, so that shutdown can finish.
       await Promise.allSettled([...sessions.values()].map((session) => session.server.close()));
       sessions.clear();
+      // The stateless callers' background jobs end with the server, as a session's do with it.
+      await service.forgetCallers(`${HTTP_CONNECTION}|`);
       await server.shutdown();
     })();
   server.finished.then(() => clearInterval(sweep));

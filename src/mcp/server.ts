@@ -142,6 +142,8 @@ export class ToolService {
   readonly #jobsEnded = new WeakMap<Server, Promise<void>>();
   readonly #limit: CallLimit;
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** What a session would hold, for each caller of the 2026-07-28 revision (which has no session), by key. */
+  readonly #callers = new Map<string, Session>();
   /** Aborted by {@linkcode ToolService.stop}: every call in flight, and every call after it, ends. */
   readonly #stopping = new AbortController();
 
@@ -199,6 +201,11 @@ export class ToolService {
         )
       );
     }
+  }
+
+  /** Who serves: the name, version and instructions a client is told (at `initialize`, or by `server/discover`). */
+  get about(): { readonly name: string; readonly version: string; readonly instructions: string } {
+    return { name: "toolgate", version: this.#options.version, instructions: INSTRUCTIONS };
   }
 
   /** The `tools/list` entries. */
@@ -274,20 +281,7 @@ export class ToolService {
       { name: "toolgate", version: this.#options.version },
       { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: INSTRUCTIONS },
     );
-    const session: Session = {
-      scheduler: new Scheduler({
-        maxInFlight: this.#options.maxSessionCalls ?? CALL_LIMITS.maxSessionCalls,
-        limit: this.#limit,
-      }),
-      policy: new Policy({
-        ...this.#options.approval,
-        redact: this.#options.redact,
-        nobodyToAsk: "this MCP client cannot be asked (it did not declare the elicitation capability)",
-        restart: "restart toolgate serve",
-      }),
-      id: crypto.randomUUID(),
-      secrets: new Map(),
-    };
+    const session = this.#newSession();
     this.#servers.add(server);
     server.onclose = () => {
       this.#servers.delete(server);
@@ -352,6 +346,54 @@ export class ToolService {
     const onError = this.#options.onError;
     if (onError) server.onerror = (error) => onError(`toolgate: mcp: ${error.message}`);
     return server;
+  }
+
+  /** A session's state, new: its own scheduler (under the server-wide cap), policy, id and secrets. */
+  #newSession(): Session {
+    return {
+      scheduler: new Scheduler({
+        maxInFlight: this.#options.maxSessionCalls ?? CALL_LIMITS.maxSessionCalls,
+        limit: this.#limit,
+      }),
+      policy: new Policy({
+        ...this.#options.approval,
+        redact: this.#options.redact,
+        nobodyToAsk: "this MCP client cannot be asked (it did not declare the elicitation capability)",
+        restart: "restart toolgate serve",
+      }),
+      id: crypto.randomUUID(),
+      secrets: new Map(),
+    };
+  }
+
+  /**
+   * Runs one `tools/call` of a caller without a session (the 2026-07-28 revision), down the same path as a
+   * session's call (its approval, turn, limits, audit line and envelope). What a session would hold (its
+   * scheduler, "always" answers, jobs and secrets) is kept for the `caller` key its front end derives from what
+   * each request carries (`stateless.ts`). An unknown tool throws an `McpError` (`InvalidParams`), as for a
+   * session.
+   */
+  callWithout(caller: string, name: string, args: unknown, context: CallContext): Promise<CallToolResult> {
+    let session = this.#callers.get(caller);
+    if (session === undefined) this.#callers.set(caller, session = this.#newSession());
+    if (name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) {
+      return this.#storeSecret(args, undefined, context.signal, session);
+    }
+    return this.#track(this.#fullName(name), args, context, session);
+  }
+
+  /**
+   * Drops what was kept for the callers without a session whose keys start with `prefix` (one connection's: it
+   * closed); resolves once their background jobs have ended, every process of them gone.
+   */
+  async forgetCallers(prefix: string): Promise<void> {
+    const ending: Promise<void>[] = [];
+    for (const [key, session] of [...this.#callers]) {
+      if (!key.startsWith(prefix)) continue;
+      this.#callers.delete(key);
+      ending.push(this.#options.executor.endJobScope(session.id));
+    }
+    await Promise.all(ending);
   }
 
   /**
