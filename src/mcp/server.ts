@@ -466,12 +466,17 @@ export class ToolService {
     // Asked before the call takes its turn: a person thinking holds no slot. With a console the first answer wins.
     // The console waits up to the call's own timeout (a call without one: as long as an elicitation form).
     const callTimeout = executor.limits(call).timeoutSec;
-    const asking = this.#askers(
+    const asking = context.inputRound ? { ask: context.ask, answeredBy: () => undefined } : this.#askers(
       context.ask,
       callTimeout === undefined ? ELICITATION_TIMEOUT_MS : Math.max(1000, callTimeout * 1000),
     );
     const verdict = await decideInSpan(session.policy, call, context.span, { ask: asking.ask, signal });
-    if (!verdict.approved) return await executor.refuse(call, verdict.envelope);
+    if (!verdict.approved) {
+      // A stateless caller's question goes back as an input-required result: nothing ran, nothing is audited yet.
+      const pending = context.inputRound?.pending();
+      if (pending !== undefined) throw pending;
+      return await executor.refuse(call, verdict.envelope);
+    }
     const approvedBy = verdict.by === "person" && asking.answeredBy() === "console" ? "console" : verdict.by;
     const release = await session.scheduler.acquire(call.tool.concurrent, signal);
     // Cancelled while waiting for its turn: run() sees the aborted signal, starts nothing and audits the call.

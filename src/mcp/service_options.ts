@@ -94,4 +94,10 @@ export interface CallContext {
   readonly trace?: { readonly parent: TraceCarrier; readonly requestId: string };
   /** The call's span, opened by the server around the call. */
   readonly span?: TraceSpan;
+  /**
+   * A caller without a session (2026-07-28) whose approval is asked by an input-required round (`ask` is the
+   * round's, and the console does not race it): after a refusal, `pending()` gives what to answer instead (thrown,
+   * so that nothing runs and nothing is audited before the retry).
+   */
+  readonly inputRound?: { readonly pending: () => Error | undefined };
 }

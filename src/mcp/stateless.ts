@@ -24,6 +24,7 @@ import { LOG_LEVELS } from "../manifest/tool_protocol.ts";
 import type { ToolService } from "./server.ts";
 import { type CallNotification, toolEvents } from "./client_asks.ts";
 import { carrierFromMeta } from "../run/tracing.ts";
+import { APPROVAL_KEY, approvalAnswer, approvalRound, InputRequired, RoundStates } from "./input_rounds.ts";
 
 /** The revision served without sessions. */
 export const STATELESS_VERSION = "2026-07-28";
@@ -170,9 +171,12 @@ export function requestId(message: unknown): RequestId | null {
  */
 export class StatelessRequests {
   readonly #service: ToolService;
+  /** The signed states of the approval rounds awaiting a client's answer. */
+  readonly #rounds: RoundStates;
 
-  constructor(service: ToolService) {
+  constructor(service: ToolService, rounds: RoundStates = new RoundStates()) {
     this.#service = service;
+    this.#rounds = rounds;
   }
 
   /** Answers one request of the revision (a notification is no request: it gets `undefined`). */
@@ -280,20 +284,45 @@ export class StatelessRequests {
         });
         return Promise.resolve();
       };
+    const caller = callerKey(from.connection, meta);
+    const binding = { caller, tool: name, args: params.arguments };
+    // An answer counts only with the state of the round that asked it: good once, for this caller and this call.
+    let answer;
+    if (params.requestState !== undefined) {
+      const refused = this.#rounds.redeem(params.requestState, binding);
+      if (refused !== undefined) {
+        return rejected(400, id, STATELESS_ERRORS.invalidParams, `Invalid params: ${refused}`);
+      }
+      const responses = isRecord(params.inputResponses) ? params.inputResponses : {};
+      if (APPROVAL_KEY in responses) answer = approvalAnswer(responses[APPROVAL_KEY]);
+    }
+    // A person is asked (by a round) only through a client that said it can show a form.
+    const capabilities = meta[META.clientCapabilities] as Record<string, unknown>;
+    const round = isRecord(capabilities.elicitation)
+      ? approvalRound(this.#rounds, binding, answer)
+      : undefined;
     try {
-      const result = await this.#service.callWithout(
-        callerKey(from.connection, meta),
-        name,
-        params.arguments,
-        {
-          signal: from.signal,
-          progress,
-          onToolEvent: notify === undefined ? undefined : toolEvents(name, progressToken, { logLevel }, send),
-          trace: { parent: carrierFromMeta(meta), requestId: String(id) },
-        },
-      );
+      const result = await this.#service.callWithout(caller, name, params.arguments, {
+        signal: from.signal,
+        progress,
+        onToolEvent: notify === undefined ? undefined : toolEvents(name, progressToken, { logLevel }, send),
+        trace: { parent: carrierFromMeta(meta), requestId: String(id) },
+        ask: round?.ask,
+        inputRound: round,
+      });
       return answered(id, result as Record<string, unknown>);
     } catch (error) {
+      if (error instanceof InputRequired) {
+        const { inputRequests, requestState } = error;
+        return {
+          status: 200,
+          response: {
+            jsonrpc: "2.0",
+            id,
+            result: { resultType: "input_required", inputRequests, requestState },
+          },
+        };
+      }
       if (error instanceof McpError) return rejected(200, id, error.code, error.message);
       return rejected(500, id, STATELESS_ERRORS.internal, `Internal error: ${(error as Error).message}`);
     }

@@ -262,3 +262,98 @@ Deno.test("serve on stdio answers the 2026-07-28 revision and a 2025-11-25 sessi
     assert.equal(status.code, 0);
   }
 });
+
+Deno.test("serve --http asks a stateless client's user by an input-required round; its state is good once", async (t) => {
+  await using dir = await scratch();
+  await using server = await startHttp([], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN });
+  const notes = join(dir.path, "notes");
+  const asking = { ...META, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } };
+  const call = (text: string, extra: Record<string, unknown> = {}, meta: Record<string, unknown> = asking) =>
+    post(server.url, "tools/call", { name: "note", arguments: { text }, _meta: meta, ...extra });
+  const lines = async () => (await Deno.readTextFile(notes).catch(() => "")).split("\n").filter(Boolean);
+  /** The first round of a call: its question and state; nothing ran. */
+  const firstRound = async (text: string, meta: Record<string, unknown> = asking) => {
+    const before = await lines();
+    const { status, body } = await call(text, {}, meta);
+    assert.equal(status, 200, JSON.stringify(body));
+    const result = body.result as {
+      resultType: string;
+      requestState: string;
+      inputRequests: Record<string, { method: string; params: { message: string } }>;
+    };
+    assert.equal(result.resultType, "input_required", JSON.stringify(result));
+    assert.deepEqual(await lines(), before, "nothing runs before the answer");
+    return result;
+  };
+  const accept = (always = false) => ({
+    toolgate_approval: { action: "accept", content: { always } },
+  });
+
+  await t.step("a call that needs approval answers the approval form and a signed state", async () => {
+    const round = await firstRound("one");
+    const question = round.inputRequests.toolgate_approval;
+    assert.equal(question.method, "elicitation/create");
+    assert.match(question.params.message, /note/);
+    assert.match(round.requestState, /^[\w-]+\.[\w-]+$/);
+  });
+
+  await t.step(
+    "the retry with the answer and the state runs the call; the same state again is refused",
+    async () => {
+      const round = await firstRound("two");
+      const retry = { inputResponses: accept(), requestState: round.requestState };
+      const ran = await call("two", retry);
+      assert.equal(ran.body.result?.resultType, "complete", JSON.stringify(ran.body));
+      assert.deepEqual(ran.body.result?.structuredContent, { written: true });
+      assert.deepEqual(await lines(), ['{"text":"two"}']);
+      const replayed = await call("two", retry);
+      assert.equal(replayed.status, 400);
+      assert.equal(replayed.body.error?.code, -32602);
+      assert.match(replayed.body.error!.message, /used already/);
+      assert.deepEqual(await lines(), ['{"text":"two"}'], "a replayed state runs nothing");
+    },
+  );
+
+  await t.step("a tampered state, or one for other arguments, is refused and runs nothing", async () => {
+    const round = await firstRound("three");
+    const [payload, mac] = round.requestState.split(".");
+    const forged = `${payload.slice(0, -2)}${payload.at(-2) === "A" ? "B" : "A"}${payload.at(-1)}.${mac}`;
+    const tampered = await call("three", { inputResponses: accept(), requestState: forged });
+    assert.equal(tampered.body.error?.code, -32602);
+    assert.match(tampered.body.error!.message, /integrity/);
+    const rebound = await call("other", { inputResponses: accept(), requestState: round.requestState });
+    assert.equal(rebound.body.error?.code, -32602);
+    assert.match(rebound.body.error!.message, /another call/);
+    assert.deepEqual(await lines(), ['{"text":"two"}']);
+  });
+
+  await t.step("an answer without a state is no answer: the user is asked", async () => {
+    const { body } = await call("four", { inputResponses: accept(true) });
+    assert.equal(body.result?.resultType, "input_required");
+    assert.deepEqual(await lines(), ['{"text":"two"}']);
+  });
+
+  await t.step("a declined form is the user's no", async () => {
+    const round = await firstRound("five");
+    const { body } = await call("five", {
+      inputResponses: { toolgate_approval: { action: "decline" } },
+      requestState: round.requestState,
+    });
+    assert.equal(envelopeOf(body.result!).kind, "user_denied");
+    assert.deepEqual(await lines(), ['{"text":"two"}']);
+  });
+
+  await t.step("always holds for the client that said it, not for another client name", async () => {
+    const round = await firstRound("six");
+    const ran = await call("six", { inputResponses: accept(true), requestState: round.requestState });
+    assert.deepEqual(ran.body.result?.structuredContent, { written: true });
+    const again = await call("seven");
+    assert.deepEqual(again.body.result?.structuredContent, { written: true }, JSON.stringify(again.body));
+    const other = {
+      ...asking,
+      "io.modelcontextprotocol/clientInfo": { name: "another-client", version: "1" },
+    };
+    await firstRound("eight", other);
+    assert.deepEqual(await lines(), ['{"text":"two"}', '{"text":"six"}', '{"text":"seven"}']);
+  });
+});
