@@ -78,11 +78,13 @@ function digest(binding: RoundBinding): string {
  * import { RoundStates } from "./input_rounds.ts";
  * const states = new RoundStates();
  * const binding = { caller: "http|a", tool: "note", args: { text: "x" } };
- * const state = states.issue(binding);
- * assert.equal(states.redeem(state + "x", binding), "the requestState failed its integrity check");
- * assert.equal(states.redeem(state, { ...binding, args: { text: "y" } }), "the requestState is for another call");
- * assert.equal(states.redeem(state, binding), undefined); // good once
- * assert.equal(states.redeem(state, binding), "the requestState was used already, or has expired");
+ * const state = states.issue(binding, "page-1");
+ * assert.deepEqual(states.redeem(state + "x", binding), { refused: "the requestState failed its integrity check" });
+ * assert.deepEqual(states.redeem(state, { ...binding, args: { text: "y" } }), {
+ *   refused: "the requestState is for another call",
+ * });
+ * assert.deepEqual(states.redeem(state, binding), { data: "page-1" }); // good once
+ * assert.deepEqual(states.redeem(state, binding), { refused: "the requestState was used already, or has expired" });
  * ```
  */
 export class RoundStates {
@@ -103,8 +105,8 @@ export class RoundStates {
     return createHmac("sha256", this.#key).update(payload).digest();
   }
 
-  /** A new state for a round of `binding`. */
-  issue(binding: RoundBinding): string {
+  /** A new state for a round of `binding`, carrying `data` (signed, not secret: the client can read it). */
+  issue(binding: RoundBinding, data?: string): string {
     const now = this.#now();
     for (const [nonce, expires] of this.#open) if (expires <= now) this.#open.delete(nonce);
     while (this.#open.size >= this.#maxOpen) this.#open.delete(this.#open.keys().next().value!);
@@ -112,13 +114,14 @@ export class RoundStates {
     const expires = now + this.#ttlMs;
     this.#open.set(nonce, expires);
     const payload = base64url(
-      new TextEncoder().encode(JSON.stringify({ n: nonce, b: digest(binding), e: expires })),
+      new TextEncoder().encode(JSON.stringify({ n: nonce, b: digest(binding), e: expires, d: data })),
     );
     return `${payload}.${base64url(this.#mac(payload))}`;
   }
 
-  /** Takes a state back for `binding`: undefined when it is good (it is spent now), or why it is refused. */
-  redeem(state: unknown, binding: RoundBinding): string | undefined {
+  /** Takes a state back for `binding`: its data when it is good (it is spent now), or why it is refused. */
+  redeem(state: unknown, binding: RoundBinding): { readonly refused: string } | { readonly data?: string } {
+    const broken = { refused: "the requestState failed its integrity check" };
     const [payload, mac, ...rest] = typeof state === "string" ? state.split(".") : [];
     const given = mac === undefined ? new Uint8Array() : Buffer.from(mac, "base64url");
     const expected = payload === undefined ? new Uint8Array(32) : this.#mac(payload);
@@ -126,25 +129,22 @@ export class RoundStates {
       rest.length > 0 || mac === undefined || given.length !== expected.length ||
       !timingSafeEqual(given, expected) || base64url(given) !== mac
     ) {
-      return "the requestState failed its integrity check";
+      return broken;
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
     } catch {
-      return "the requestState failed its integrity check";
+      return broken;
     }
-    if (!isRecord(parsed) || typeof parsed.n !== "string") {
-      return "the requestState failed its integrity check";
-    }
-    if (parsed.b !== digest(binding)) return "the requestState is for another call";
+    if (!isRecord(parsed) || typeof parsed.n !== "string") return broken;
+    if (parsed.b !== digest(binding)) return { refused: "the requestState is for another call" };
     const expires = this.#open.get(parsed.n);
-    if (expires === undefined || expires <= this.#now()) {
-      this.#open.delete(parsed.n);
-      return "the requestState was used already, or has expired";
-    }
     this.#open.delete(parsed.n);
-    return undefined;
+    if (expires === undefined || expires <= this.#now()) {
+      return { refused: "the requestState was used already, or has expired" };
+    }
+    return typeof parsed.d === "string" ? { data: parsed.d } : {};
   }
 }
 

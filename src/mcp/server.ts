@@ -377,7 +377,7 @@ export class ToolService {
     let session = this.#callers.get(caller);
     if (session === undefined) this.#callers.set(caller, session = this.#newSession());
     if (name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) {
-      return this.#storeSecret(args, undefined, context.signal, session);
+      return this.#storeSecret(args, context.askSecret, context.signal, session);
     }
     return this.#track(this.#fullName(name), args, context, session);
   }

@@ -12,6 +12,7 @@ import type { Ask, PolicyOptions } from "../policy/policy.ts";
 import type { ToolEvent } from "../manifest/tool_protocol.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
 import type { TraceCarrier, TraceSpan } from "../run/tracing.ts";
+import type { AskSecret } from "../run/store_secret.ts";
 
 /**
  * How often a running call reports progress when the client asked for it.
@@ -100,4 +101,6 @@ export interface CallContext {
    * so that nothing runs and nothing is audited before the retry).
    */
   readonly inputRound?: { readonly pending: () => Error | undefined };
+  /** Asks the person for a `store_secret` value (a caller without a session: by a URL elicitation round). */
+  readonly askSecret?: AskSecret;
 }

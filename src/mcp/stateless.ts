@@ -25,6 +25,11 @@ import type { ToolService } from "./server.ts";
 import { type CallNotification, toolEvents } from "./client_asks.ts";
 import { carrierFromMeta } from "../run/tracing.ts";
 import { APPROVAL_KEY, approvalAnswer, approvalRound, InputRequired, RoundStates } from "./input_rounds.ts";
+import type { AskSecret } from "../run/store_secret.ts";
+import type { SecretPages } from "./secret_page.ts";
+
+/** The key of a `store_secret` URL elicitation in `inputRequests` and `inputResponses`. */
+export const SECRET_KEY = "toolgate_secret";
 
 /** The revision served without sessions. */
 export const STATELESS_VERSION = "2026-07-28";
@@ -171,12 +176,15 @@ export function requestId(message: unknown): RequestId | null {
  */
 export class StatelessRequests {
   readonly #service: ToolService;
-  /** The signed states of the approval rounds awaiting a client's answer. */
+  /** The signed states of the rounds awaiting a client's answer. */
   readonly #rounds: RoundStates;
+  /** The pages a person types a secret into (HTTP only: over stdio there is no page to open). */
+  readonly #pages?: SecretPages;
 
-  constructor(service: ToolService, rounds: RoundStates = new RoundStates()) {
+  constructor(service: ToolService, options: { rounds?: RoundStates; secretPages?: SecretPages } = {}) {
     this.#service = service;
-    this.#rounds = rounds;
+    this.#rounds = options.rounds ?? new RoundStates();
+    this.#pages = options.secretPages;
   }
 
   /** Answers one request of the revision (a notification is no request: it gets `undefined`). */
@@ -236,6 +244,39 @@ export class StatelessRequests {
     }
   }
 
+  /**
+   * A `store_secret` value by a URL elicitation round: the first round opens a page and answers its URL; the
+   * retry takes what the person typed into that page (none when they declined, or typed nothing).
+   */
+  #askSecret(
+    binding: { caller: string; tool: string; args: unknown },
+    secret: { page: string; accepted: boolean } | undefined,
+  ): AskSecret | undefined {
+    const pages = this.#pages;
+    if (pages === undefined) return undefined;
+    return (request) => {
+      if (secret !== undefined) {
+        const value = secret.accepted ? pages.take(secret.page) : undefined;
+        pages.close(secret.page);
+        return Promise.resolve(value ?? null);
+      }
+      const page = pages.open(request);
+      const message = `The model asks for the secret ${request.name} (for ${request.tools.join(", ")}). ` +
+        "Open the page to type it: it goes to toolgate only, never to this client.";
+      return Promise.reject(
+        new InputRequired(
+          {
+            [SECRET_KEY]: {
+              method: "elicitation/create",
+              params: { mode: "url", message, url: page.url, elicitationId: page.id },
+            },
+          },
+          this.#rounds.issue(binding, page.id),
+        ),
+      );
+    };
+  }
+
   #discover(id: RequestId): StatelessAnswer {
     const { name, version, instructions } = this.#service.about;
     return answered(id, {
@@ -288,13 +329,18 @@ export class StatelessRequests {
     const binding = { caller, tool: name, args: params.arguments };
     // An answer counts only with the state of the round that asked it: good once, for this caller and this call.
     let answer;
+    let secret: { page: string; accepted: boolean } | undefined;
     if (params.requestState !== undefined) {
-      const refused = this.#rounds.redeem(params.requestState, binding);
-      if (refused !== undefined) {
-        return rejected(400, id, STATELESS_ERRORS.invalidParams, `Invalid params: ${refused}`);
+      const redeemed = this.#rounds.redeem(params.requestState, binding);
+      if ("refused" in redeemed) {
+        return rejected(400, id, STATELESS_ERRORS.invalidParams, `Invalid params: ${redeemed.refused}`);
       }
       const responses = isRecord(params.inputResponses) ? params.inputResponses : {};
       if (APPROVAL_KEY in responses) answer = approvalAnswer(responses[APPROVAL_KEY]);
+      if (redeemed.data !== undefined) {
+        const response = responses[SECRET_KEY];
+        secret = { page: redeemed.data, accepted: isRecord(response) && response.action === "accept" };
+      }
     }
     // A person is asked (by a round) only through a client that said it can show a form.
     const capabilities = meta[META.clientCapabilities] as Record<string, unknown>;
@@ -309,6 +355,9 @@ export class StatelessRequests {
         trace: { parent: carrierFromMeta(meta), requestId: String(id) },
         ask: round?.ask,
         inputRound: round,
+        askSecret: isRecord(capabilities.elicitation) && isRecord(capabilities.elicitation.url)
+          ? this.#askSecret(binding, secret)
+          : undefined,
       });
       return answered(id, result as Record<string, unknown>);
     } catch (error) {

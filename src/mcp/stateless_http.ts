@@ -8,7 +8,7 @@
  * notifications (its progress, its tool's log messages) before it. A client that goes away ends its call.
  *
  * Not here: the token and Origin gates and the sessions of 2025-11-25 (`http_server.ts`); the requests themselves
- * (`stateless.ts`).
+ * (`stateless.ts`); the secret pages (`secret_page.ts`), which this module routes to.
  *
  * @module
  */
@@ -26,8 +26,10 @@ import {
   requestId,
   STATELESS_ERRORS,
   type StatelessAnswer,
-  type StatelessRequests,
+  StatelessRequests,
 } from "./stateless.ts";
+import { SECRET_PATH, SecretPages } from "./secret_page.ts";
+import type { ToolService } from "./server.ts";
 
 /** The connection name of every stateless HTTP caller: the server has one bearer token, so one principal. */
 export const HTTP_CONNECTION = "http";
@@ -182,4 +184,49 @@ export async function answerStatelessHttp(
 
 function asJson(answer: StatelessAnswer): Response {
   return Response.json(answer.response, { status: answer.status });
+}
+
+/**
+ * The stateless revision in front of one HTTP server: its requests (a POST without a session), the secret pages
+ * its `store_secret` rounds open, and its callers' end when the server stops.
+ *
+ * @example Not run as a doc test: it needs a ToolService (tests/mcp/stateless_test.ts serves one).
+ * ```ts ignore
+ * import { StatelessHttp } from "./stateless_http.ts";
+ * const stateless = new StatelessHttp(service, () => url);
+ * const answered = await stateless.answer(request); // undefined: a session's request
+ * ```
+ */
+export class StatelessHttp {
+  readonly #service: ToolService;
+  readonly #pages: SecretPages;
+  readonly #requests: StatelessRequests;
+
+  /** `url`: the server's URL once it listens (the secret pages' origin). */
+  constructor(service: ToolService, url: () => URL) {
+    this.#service = service;
+    this.#pages = new SecretPages(url);
+    this.#requests = new StatelessRequests(service, { secretPages: this.#pages });
+  }
+
+  /** Is `path` a secret page's? */
+  isPage(path: string): boolean {
+    return path.startsWith(SECRET_PATH);
+  }
+
+  /** Answers a person's browser on a secret page. */
+  page(request: Request): Promise<Response> {
+    return this.#pages.handle(request);
+  }
+
+  /** Answers a POST that holds a stateless request; undefined for any other (a session's, an `initialize`). */
+  async answer(request: Request): Promise<Response | undefined> {
+    const stateless = await statelessBody(request);
+    return stateless.is ? await answerStatelessHttp(this.#requests, stateless.body, request) : undefined;
+  }
+
+  /** The server stops: the stateless callers' background jobs end, as a session's do with it. */
+  close(): Promise<void> {
+    return this.#service.forgetCallers(`${HTTP_CONNECTION}|`);
+  }
 }
