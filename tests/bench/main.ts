@@ -11,6 +11,7 @@ import { benchPackages } from "./package_bench.ts";
 import { benchPool } from "./pool_bench.ts";
 import { benchSandbox } from "./sandbox_bench.ts";
 import { benchStartup } from "./startup_bench.ts";
+import { benchStateless } from "./stateless_bench.ts";
 
 const results: Record<string, Record<string, number>> = {};
 for (
@@ -26,6 +27,7 @@ for (
     ["broker", benchBroker],
     ["gateway", benchGateway],
     ["packages", benchPackages],
+    ["stateless", benchStateless],
   ] as const
 ) {
   console.log(`\n## ${name}`);
