@@ -379,7 +379,24 @@ export class ToolService {
     if (name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) {
       return this.#storeSecret(args, context.askSecret, context.signal, session);
     }
-    return this.#track(this.#fullName(name), args, context, session);
+    // A question to the model needs the caller's approval first, as a session's does (its flags and "always").
+    const model = context.questions?.model;
+    const questions = model === undefined ? context.questions : {
+      ...context.questions,
+      model: async (...[request, question]: Parameters<typeof model>) => {
+        const verdict = await session.policy.decideSampling(question.tool, request, {
+          signal: question.signal,
+        });
+        if (!verdict.approved) throw new Error(verdict.envelope.message);
+        return await model(request, question);
+      },
+    };
+    return this.#track(this.#fullName(name), args, { ...context, questions }, session);
+  }
+
+  /** What the tool listed as `name` asks while it runs (`"user"`, `"model"`); none for a name not listed. */
+  asks(name: string): readonly string[] {
+    return this.#options.executor.manifest.byName.get(this.#fullName(name))?.asks ?? [];
   }
 
   /**

@@ -159,8 +159,9 @@ export async function answerStatelessHttp(
     const answer = await requests.answer(body, { connection: HTTP_CONNECTION, signal: request.signal });
     return answer === undefined ? new Response(null, { status: 202 }) : asJson(answer);
   }
+  // The client went away when Deno cancels the stream (request.signal would also abort once the answer starts).
   const ended = new AbortController();
-  const signal = AbortSignal.any([request.signal, ended.signal]);
+  const signal = ended.signal;
   let stream!: ReadableStreamDefaultController<Uint8Array>;
   const body$ = new ReadableStream<Uint8Array>({
     start: (controller) => void (stream = controller),
@@ -227,6 +228,7 @@ export class StatelessHttp {
 
   /** The server stops: the stateless callers' background jobs end, as a session's do with it. */
   close(): Promise<void> {
+    this.#requests.close();
     return this.#service.forgetCallers(`${HTTP_CONNECTION}|`);
   }
 }

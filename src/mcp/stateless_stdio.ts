@@ -67,6 +67,7 @@ export function answerStatelessOn(
   };
   return async () => {
     for (const stop of inFlight.values()) stop.abort();
+    requests.close();
     await service.forgetCallers(`${connection}|`);
   };
 }

@@ -29,12 +29,11 @@ const REVISIONS: Record<string, string> = {
   "2026-07-28": "expected_failures_2026-07-28.yml",
 };
 
-/** What a tool's running questions in input-required rounds would pass (issue 40: not built yet). */
-const TOOL_ROUNDS =
-  "a running tool's own questions (elicitation, sampling, roots) in input-required rounds are " +
-  "not built yet (issue 40): only an approval is asked by a round";
 /** The tasks extension (not scored at 2026-07-28: an extension). */
 const TASKS = "the io.modelcontextprotocol/tasks extension is not built yet (issue 40)";
+/** A question a toolgate/1 tool cannot ask. */
+const ROOTS =
+  "a toolgate/1 tool cannot ask the client for its roots (roots/list): the protocol has no such question";
 
 /**
  * What toolgate does not pass yet, by revision (a scenario, or `scenario:check`), each with why. Remove an entry
@@ -43,23 +42,8 @@ const TASKS = "the io.modelcontextprotocol/tasks extension is not built yet (iss
 const PENDING: Record<string, Record<string, string>> = {
   "2025-11-25": {},
   "2026-07-28": {
-    "server-stateless:sep-2575-server-rejects-undeclared-capability":
-      "MissingRequiredClientCapability (-32021) for a tool that asks the model of a client without sampling: " +
-      TOOL_ROUNDS,
-    "server-stateless:sep-2575-missing-capability-http-400": "the -32021 answer above: " + TOOL_ROUNDS,
-    "input-required-result-basic-elicitation": TOOL_ROUNDS,
-    "input-required-result-basic-sampling": TOOL_ROUNDS,
-    "input-required-result-basic-list-roots": TOOL_ROUNDS,
-    "input-required-result-request-state": TOOL_ROUNDS,
-    "input-required-result-multiple-input-requests": TOOL_ROUNDS,
-    "input-required-result-multi-round": TOOL_ROUNDS,
-    "input-required-result-non-tool-request": TOOL_ROUNDS,
-    "input-required-result-result-type": TOOL_ROUNDS,
-    "input-required-result-tampered-state": TOOL_ROUNDS +
-      " (an approval round's tampered state is refused: tests/mcp/stateless_test.ts)",
-    "input-required-result-capability-check": TOOL_ROUNDS,
-    "input-required-result-missing-input-response": TOOL_ROUNDS,
-    "input-required-result-ignore-extra-params": TOOL_ROUNDS,
+    "input-required-result-basic-list-roots": ROOTS,
+    "input-required-result-multiple-input-requests": "the scenario's third question is roots/list: " + ROOTS,
     "tasks-lifecycle": TASKS,
     "tasks-capability-negotiation": TASKS,
     "tasks-wire-fields": TASKS,
@@ -76,6 +60,14 @@ const PENDING: Record<string, Record<string, string>> = {
       "not scored (pending in the suite): x-mcp-header parameters (SEP-2243) cannot be declared in a manifest yet",
   },
 };
+
+/** Tools that ask the client's model: the suite's client answers no approval form, so the operator allows them. */
+const SAMPLING_TOOLS = [
+  "test_sampling",
+  "test_input_required_result_sampling",
+  "test_input_required_result_multiple_inputs",
+  "test_input_required_result_capabilities",
+];
 
 /** The suite run through `deno` (it needs Node 22's fs.globSync, which Deno has), outside toolgate's config. */
 function suiteArgs(args: readonly string[], cachedOnly: boolean): string[] {
@@ -151,12 +143,12 @@ for (const [revision, expected] of Object.entries(REVISIONS)) {
       );
       const workspace = join(dir.path, "workspace");
       await Deno.mkdir(workspace);
-      // test_sampling sends text to the client's model, which needs the operator's approval (as an egress call
-      // does): the suite's client answers no approval form, so the operator allows that one tool up front.
+      // A tool that sends text to the client's model needs the operator's approval (as an egress call does): the
+      // suite's client answers no approval form, so the operator allows those tools up front.
       // --sse-poll: a call still running after a second has its stream closed (test_reconnection runs two), and
       // the suite resumes it with Last-Event-ID (server-sse-polling).
       await using server = await startHttp(
-        ["--allow-tools", "test_sampling", "--sse-poll", "1"],
+        ["--allow-tools", SAMPLING_TOOLS.join(","), "--sse-poll", "1"],
         workspace,
         { TOOLGATE_MCP_TOKEN: TOKEN },
         MANIFEST,
