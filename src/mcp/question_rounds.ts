@@ -96,6 +96,17 @@ export class WaitingCall {
   readonly #early = new Map<string, unknown>();
   #asked = 0;
   #changed = Promise.withResolvers<void>();
+  #answers = Promise.withResolvers<void>();
+
+  /** Resolves when the client next brings answers (a task's `tasks/update`), or the call ends. */
+  answered(): Promise<void> {
+    return Promise.race([
+      this.#answers.promise,
+      new Promise<void>((resolve) =>
+        this.stop.signal.addEventListener("abort", () => resolve(), { once: true })
+      ),
+    ]);
+  }
 
   /** The handlers of the questions the client said it can answer (`clientCapabilities`). */
   questions(capabilities: Record<string, unknown>): QuestionHandlers {
@@ -161,6 +172,8 @@ export class WaitingCall {
    * answer that is not an object is no answer: its question stays open, and is asked again.
    */
   answer(responses: Record<string, unknown>): void {
+    this.#answers.resolve();
+    this.#answers = Promise.withResolvers<void>();
     for (const [key, response] of Object.entries(responses)) {
       if (!isRecord(response)) continue;
       const open = this.#open.get(key);

@@ -19,6 +19,7 @@ import { isRecord } from "../contract.ts";
 import type { ToolService } from "./server.ts";
 import type { SecretPages } from "./secret_page.ts";
 import { StatelessCalls } from "./stateless_call.ts";
+import { TASKS_EXTENSION } from "./tasks.ts";
 
 // The revision's wire (its version, keys, errors, answers) lives in stateless_wire.ts; the names stay importable here.
 export {
@@ -129,6 +130,10 @@ export class StatelessRequests {
         return answered(id, { tools: this.#service.list(), ttlMs: LIST_TTL_MS, cacheScope: "private" });
       case "tools/call":
         return await this.#calls.call(id, params, meta, from);
+      case "tasks/get":
+      case "tasks/update":
+      case "tasks/cancel":
+        return this.#calls.task(id, message.method, params, meta, from);
       default:
         return rejected(404, id, STATELESS_ERRORS.methodNotFound, `Method not found: ${message.method}`);
     }
@@ -138,7 +143,7 @@ export class StatelessRequests {
     const { name, version, instructions } = this.#service.about;
     return answered(id, {
       supportedVersions: [...SUPPORTED_VERSIONS],
-      capabilities: { tools: {} },
+      capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
       instructions,
       ttlMs: LIST_TTL_MS,
       cacheScope: "public",

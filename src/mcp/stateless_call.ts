@@ -35,6 +35,8 @@ import {
 } from "./input_rounds.ts";
 import { type WaitingCall, WaitingCalls } from "./question_rounds.ts";
 import type { SecretPages } from "./secret_page.ts";
+import { declaresTasks, TASK_LIMITS, Tasks, TASKS_EXTENSION } from "./tasks.ts";
+import { after } from "../base/timer.ts";
 import {
   answered,
   callerKey,
@@ -77,6 +79,7 @@ export class StatelessCalls {
   readonly #pages?: SecretPages;
   readonly #rounds = new RoundStates();
   readonly #waiting = new WaitingCalls();
+  readonly #tasks = new Tasks();
 
   constructor(service: ToolService, pages?: SecretPages) {
     this.#service = service;
@@ -86,6 +89,42 @@ export class StatelessCalls {
   /** The connection closes, or the server stops: every call waiting for answers ends. */
   close(): void {
     this.#waiting.stopAll();
+    this.#tasks.stopAll();
+  }
+
+  /**
+   * `tasks/get`, `tasks/update`, `tasks/cancel` of the tasks extension: refused (-32021) for a client that does
+   * not declare it, and -32602 for a task that is not the caller's.
+   */
+  task(
+    id: RequestId,
+    method: string,
+    params: Record<string, unknown>,
+    meta: Record<string, unknown>,
+    from: StatelessFrom,
+  ): StatelessAnswer {
+    const capabilities = meta[META.clientCapabilities] as Record<string, unknown>;
+    if (!declaresTasks(capabilities)) {
+      return rejected(
+        400,
+        id,
+        STATELESS_ERRORS.missingClientCapability,
+        `Missing required client capability: ${method} needs the ${TASKS_EXTENSION} extension`,
+        {
+          requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+        },
+      );
+    }
+    const caller = callerKey(from.connection, meta);
+    const unknown = () => rejected(400, id, STATELESS_ERRORS.invalidParams, "Invalid params: no such task");
+    if (method === "tasks/get") {
+      const task = this.#tasks.get(caller, params.taskId);
+      return task === undefined ? unknown() : answered(id, task);
+    }
+    const done = method === "tasks/update"
+      ? this.#tasks.update(caller, params.taskId, params.inputResponses)
+      : this.#tasks.cancel(caller, params.taskId);
+    return done ? answered(id, {}) : unknown();
   }
 
   /** Answers one `tools/call` (its `params`, its `_meta` checked already). */
@@ -178,6 +217,18 @@ export class StatelessCalls {
       questions: waiting.questions(capabilities),
     }).then((done) => answered(id, done as Record<string, unknown>), (error) => this.#failed(id, error));
     waiting.result = result;
+    // A client of the tasks extension: a call still running after a moment goes on as a task, its request answered.
+    if (declaresTasks(capabilities) && this.#tasks.room(binding.caller)) {
+      const quick = await Promise.race([
+        result,
+        new Promise<undefined>((resolve) => after(TASK_LIMITS.afterMs, () => resolve(undefined))),
+      ]);
+      if (quick !== undefined) return quick;
+      return {
+        status: 200,
+        response: { jsonrpc: "2.0", id, result: this.#tasks.start(binding.caller, waiting) },
+      };
+    }
     return await this.#next(id, waiting, binding, from, logLevel(meta));
   }
 

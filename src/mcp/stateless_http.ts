@@ -66,7 +66,7 @@ function bodyName(method: string, params: Record<string, unknown>): string | und
     ? "name"
     : method === "resources/read"
     ? "uri"
-    : method.startsWith("tasks/")
+    : method === "tasks/get" || method === "tasks/update" || method === "tasks/cancel"
     ? "taskId"
     : undefined;
   const value = field === undefined ? undefined : params[field];
