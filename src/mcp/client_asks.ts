@@ -166,7 +166,7 @@ export function clientQuestions(
 }
 
 /** A notification on a call's stream. */
-type CallNotification =
+export type CallNotification =
   | { method: "notifications/message"; params: { level: LoggingLevel; logger: string; data: unknown } }
   | {
     method: "notifications/progress";

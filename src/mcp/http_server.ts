@@ -27,6 +27,7 @@ import type { ToolService } from "./server.ts";
 import { type EventLimits, SessionEventStore } from "./event_store.ts";
 import { serveLasting } from "./lasting_serve.ts";
 import { bearerCheck, hostForUrl, originCheck } from "./http_gates.ts";
+import { StatelessHttp } from "./stateless_http.ts";
 
 // The token and Origin checks live in http_gates.ts; their names stay importable from here.
 export { bearerCheck, originCheck } from "./http_gates.ts";
@@ -203,6 +204,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
   const idleMs = options.sessionIdleMs ?? SESSION_LIMITS.idleSec * 1000;
   const pollAfterMs = options.pollAfterMs ?? 0;
   const sessions = new Map<string, Session>();
+  const stateless = new StatelessHttp(service, () => url); // the 2026-07-28 revision, and its secret pages
   /** Sessions being made (an initialize in progress): counted against the cap before they have an id. */
   let opening = 0;
 
@@ -310,10 +312,13 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
   };
 
   const handle = async (request: Request): Promise<Response> => {
-    if (new URL(request.url).pathname !== MCP_PATH) return jsonRpcError(404, -32000, "Not found: use /mcp");
+    const path = new URL(request.url).pathname;
+    if (path !== MCP_PATH && !stateless.isPage(path)) return jsonRpcError(404, -32000, "Not found: use /mcp");
     if (!originAllowed(request.headers.get("origin"))) {
       return jsonRpcError(403, -32000, "Forbidden: the Origin is not this server's");
     }
+    // A person's browser opens a secret's page: its unguessable path stands for the token a browser cannot send.
+    if (path !== MCP_PATH) return await stateless.page(request);
     if (!authorized(request.headers.get("authorization"))) {
       return jsonRpcError(401, -32001, "Unauthorized: a valid Authorization: Bearer token is required", {
         "WWW-Authenticate": 'Bearer realm="toolgate"',
@@ -328,6 +333,8 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
     if (request.method !== "POST") {
       return jsonRpcError(400, -32000, "Bad Request: no valid session ID; initialize with a POST first");
     }
+    const answered = await stateless.answer(request);
+    if (answered !== undefined) return answered;
     if (sessions.size + opening >= maxSessions) {
       return jsonRpcError(
         503,
@@ -385,6 +392,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
       // Closing a session aborts its calls in flight and ends its open SSE streams, so that shutdown can finish.
       await Promise.allSettled([...sessions.values()].map((session) => session.server.close()));
       sessions.clear();
+      await stateless.close();
       await server.shutdown();
     })();
   server.finished.then(() => clearInterval(sweep));

@@ -143,6 +143,8 @@ export class ToolService {
   readonly #jobsEnded = new WeakMap<Server, Promise<void>>();
   readonly #limit: CallLimit;
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** What a session would hold, for each caller of the 2026-07-28 revision (which has no session), by key. */
+  readonly #callers = new Map<string, Session>();
   /** Aborted by {@linkcode ToolService.stop}: every call in flight, and every call after it, ends. */
   readonly #stopping = new AbortController();
 
@@ -200,6 +202,11 @@ export class ToolService {
         )
       );
     }
+  }
+
+  /** Who serves: the name, version and instructions a client is told (at `initialize`, or by `server/discover`). */
+  get about(): { readonly name: string; readonly version: string; readonly instructions: string } {
+    return { name: "toolgate", version: this.#options.version, instructions: INSTRUCTIONS };
   }
 
   /** The `tools/list` entries. */
@@ -275,20 +282,7 @@ export class ToolService {
       { name: "toolgate", version: this.#options.version },
       { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: INSTRUCTIONS },
     );
-    const session: Session = {
-      scheduler: new Scheduler({
-        maxInFlight: this.#options.maxSessionCalls ?? CALL_LIMITS.maxSessionCalls,
-        limit: this.#limit,
-      }),
-      policy: new Policy({
-        ...this.#options.approval,
-        redact: this.#options.redact,
-        nobodyToAsk: "this MCP client cannot be asked (it did not declare the elicitation capability)",
-        restart: "restart toolgate serve",
-      }),
-      id: crypto.randomUUID(),
-      secrets: new Map(),
-    };
+    const session = this.#newSession();
     this.#servers.add(server);
     // The MCP servers' resources, prompts and completions beside their tools (upstream_offers.ts).
     const servers = (this.#options.executor.manifest.servers ?? []).map((spec) => spec.name);
@@ -373,6 +367,71 @@ export class ToolService {
     return server;
   }
 
+  /** A session's state, new: its own scheduler (under the server-wide cap), policy, id and secrets. */
+  #newSession(): Session {
+    return {
+      scheduler: new Scheduler({
+        maxInFlight: this.#options.maxSessionCalls ?? CALL_LIMITS.maxSessionCalls,
+        limit: this.#limit,
+      }),
+      policy: new Policy({
+        ...this.#options.approval,
+        redact: this.#options.redact,
+        nobodyToAsk: "this MCP client cannot be asked (it did not declare the elicitation capability)",
+        restart: "restart toolgate serve",
+      }),
+      id: crypto.randomUUID(),
+      secrets: new Map(),
+    };
+  }
+
+  /**
+   * Runs one `tools/call` of a caller without a session (the 2026-07-28 revision), down the same path as a
+   * session's call (its approval, turn, limits, audit line and envelope). What a session would hold (its
+   * scheduler, "always" answers, jobs and secrets) is kept for the `caller` key its front end derives from what
+   * each request carries (`stateless.ts`). An unknown tool throws an `McpError` (`InvalidParams`), as for a
+   * session.
+   */
+  callWithout(caller: string, name: string, args: unknown, context: CallContext): Promise<CallToolResult> {
+    let session = this.#callers.get(caller);
+    if (session === undefined) this.#callers.set(caller, session = this.#newSession());
+    if (name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) {
+      return this.#storeSecret(args, context.askSecret, context.signal, session);
+    }
+    // A question to the model needs the caller's approval first, as a session's does (its flags and "always").
+    const model = context.questions?.model;
+    const questions = model === undefined ? context.questions : {
+      ...context.questions,
+      model: async (...[request, question]: Parameters<typeof model>) => {
+        const verdict = await session.policy.decideSampling(question.tool, request, {
+          signal: question.signal,
+        });
+        if (!verdict.approved) throw new Error(verdict.envelope.message);
+        return await model(request, question);
+      },
+    };
+    return this.#track(this.#fullName(name), args, { ...context, questions }, session);
+  }
+
+  /** What the tool listed as `name` asks while it runs (`"user"`, `"model"`); none for a name not listed. */
+  asks(name: string): readonly string[] {
+    return this.#options.executor.manifest.byName.get(this.#fullName(name))?.asks ?? [];
+  }
+
+  /**
+   * Drops what was kept for the callers without a session whose keys start with `prefix` (one connection's: it
+   * closed); resolves once their background jobs have ended, every process of them gone.
+   */
+  async forgetCallers(prefix: string): Promise<void> {
+    const ending: Promise<void>[] = [];
+    for (const [key, session] of [...this.#callers]) {
+      if (!key.startsWith(prefix)) continue;
+      this.#callers.delete(key);
+      ending.push(this.#options.executor.endJobScope(session.id));
+    }
+    await Promise.all(ending);
+  }
+
   /**
    * A `store_secret` call: the value typed into the client's form goes to the session's memory (or, with
    * `--allow-store-secrets`, to the store, saying so when it replaces a value), never into the answer.
@@ -443,12 +502,17 @@ export class ToolService {
     // Asked before the call takes its turn: a person thinking holds no slot. With a console the first answer wins.
     // The console waits up to the call's own timeout (a call without one: as long as an elicitation form).
     const callTimeout = executor.limits(call).timeoutSec;
-    const asking = this.#askers(
+    const asking = context.inputRound ? { ask: context.ask, answeredBy: () => undefined } : this.#askers(
       context.ask,
       callTimeout === undefined ? ELICITATION_TIMEOUT_MS : Math.max(1000, callTimeout * 1000),
     );
     const verdict = await decideInSpan(session.policy, call, context.span, { ask: asking.ask, signal });
-    if (!verdict.approved) return await executor.refuse(call, verdict.envelope);
+    if (!verdict.approved) {
+      // A stateless caller's question goes back as an input-required result: nothing ran, nothing is audited yet.
+      const pending = context.inputRound?.pending();
+      if (pending !== undefined) throw pending;
+      return await executor.refuse(call, verdict.envelope);
+    }
     const approvedBy = verdict.by === "person" && asking.answeredBy() === "console" ? "console" : verdict.by;
     const release = await session.scheduler.acquire(call.tool.concurrent, signal);
     // Cancelled while waiting for its turn: run() sees the aborted signal, starts nothing and audits the call.

@@ -12,6 +12,7 @@ import type { Ask, PolicyOptions } from "../policy/policy.ts";
 import type { ToolEvent } from "../manifest/tool_protocol.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
 import type { TraceCarrier, TraceSpan } from "../run/tracing.ts";
+import type { AskSecret } from "../run/store_secret.ts";
 
 /**
  * How often a running call reports progress when the client asked for it.
@@ -94,4 +95,12 @@ export interface CallContext {
   readonly trace?: { readonly parent: TraceCarrier; readonly requestId: string };
   /** The call's span, opened by the server around the call. */
   readonly span?: TraceSpan;
+  /**
+   * A caller without a session (2026-07-28) whose approval is asked by an input-required round (`ask` is the
+   * round's, and the console does not race it): after a refusal, `pending()` gives what to answer instead (thrown,
+   * so that nothing runs and nothing is audited before the retry).
+   */
+  readonly inputRound?: { readonly pending: () => Error | undefined };
+  /** Asks the person for a `store_secret` value (a caller without a session: by a URL elicitation round). */
+  readonly askSecret?: AskSecret;
 }

@@ -10,6 +10,7 @@ import type { Readable, Writable } from "node:stream";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/stdio"
 import { StdioServerTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/server/stdio.js";
 import type { ToolService } from "./server.ts";
+import { answerStatelessOn } from "./stateless_stdio.ts";
 
 /** A running stdio server. */
 export interface StdioServing {
@@ -51,15 +52,19 @@ export async function serveStdio(service: ToolService, options: StdioOptions = {
   // A host that went away leaves a broken pipe: nothing can be answered any more.
   stdout.once("error", onEnd);
   let closing: Promise<void> | undefined;
+  let endStateless = () => Promise.resolve();
   const close = () =>
     closing ??= (async () => {
       stdin.off("end", onEnd);
       stdin.off("close", onEnd);
+      await endStateless();
       await server.close();
       // A paused stdin still holds a read open, which would keep the process alive after a stop by signal.
       stdin.destroy();
       end();
     })();
   await server.connect(transport);
+  // A client of the 2026-07-28 revision is answered without a session, on the same connection.
+  endStateless = answerStatelessOn(transport, service);
   return { ended, close };
 }

@@ -51,6 +51,8 @@ export interface QuestionContext {
   readonly tool: ToolSpec;
   /** Aborted when the call ends (the tool exited, was cut off, or the call was cancelled). */
   readonly signal: AbortSignal;
+  /** The question's id, as the tool wrote it. */
+  readonly id?: string | number;
 }
 
 /**
@@ -133,8 +135,8 @@ export class QuestionDesk {
   async #answer(question: ToolQuestion): Promise<Record<string, unknown>> {
     const { handlers, scrub, tool } = this.#options;
     const clean = <T>(value: T): T => scrub === undefined ? value : mapDeep(value, scrub) as T;
-    const context: QuestionContext = { tool, signal: this.#done.signal };
     const id = question.id;
+    const context: QuestionContext = { tool, signal: this.#done.signal, id };
     try {
       if (question.asks === "user") {
         if (handlers?.user === undefined) return refused(id, nobody(handlers, "the user"));

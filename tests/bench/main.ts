@@ -14,6 +14,7 @@ import { benchPool } from "./pool_bench.ts";
 import { benchSandbox } from "./sandbox_bench.ts";
 import { benchStartup } from "./startup_bench.ts";
 import process from "node:process";
+import { benchStateless } from "./stateless_bench.ts";
 
 const results: Record<string, Record<string, number>> = {};
 const only = Deno.args.includes("--sections")
@@ -33,6 +34,7 @@ for (
     ["gateway", benchGateway],
     ["packages", benchPackages],
     ["load", benchLoad],
+    ["stateless", benchStateless],
   ] as const
 ) {
   if (only !== undefined && !only.includes(name)) continue;

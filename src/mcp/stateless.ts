@@ -1,0 +1,153 @@
+/**
+ * The 2026-07-28 revision of MCP, served without sessions: each request carries its protocol version, its
+ * client's capabilities (and, optionally, its client's name and log level) in `params._meta`, and is answered on
+ * its own. This module owns the requests of that revision whatever carries them: which messages belong to it,
+ * the checks of their `_meta`, `server/discover`, `tools/list` (in the manifest's order, with `ttlMs` and
+ * `cacheScope`), and the JSON-RPC errors of the revision with the HTTP status each one takes; `tools/call` is
+ * `stateless_call.ts`'s.
+ *
+ * A stateless caller's state (its turn-taking, its "always" answers, its background jobs) is keyed by the
+ * connection it came on (one stdio connection; the one bearer token of the HTTP server) and the `clientInfo`
+ * name its requests carry (`stateless_wire.ts`'s `callerKey`).
+ *
+ * Not here: the revision's wire (`stateless_wire.ts`); the HTTP headers' checks and the answer as JSON or SSE (`stateless_http.ts`); the 2025-11-25
+ * sessions (`server.ts`); a call's run (`ToolService`).
+ *
+ * @module
+ */
+import { isRecord } from "../contract.ts";
+import type { ToolService } from "./server.ts";
+import type { SecretPages } from "./secret_page.ts";
+import { StatelessCalls } from "./stateless_call.ts";
+import { TASKS_EXTENSION } from "./tasks.ts";
+
+// The revision's wire (its version, keys, errors, answers) lives in stateless_wire.ts; the names stay importable here.
+export {
+  answered,
+  callerKey,
+  isStateless,
+  type JsonRpcResponse,
+  LIST_TTL_MS,
+  META,
+  rejected,
+  type RequestId,
+  requestId,
+  STATELESS_ERRORS,
+  STATELESS_VERSION,
+  type StatelessAnswer,
+  type StatelessFrom,
+  SUPPORTED_VERSIONS,
+} from "./stateless_wire.ts";
+import {
+  answered,
+  LIST_TTL_MS,
+  META,
+  rejected,
+  type RequestId,
+  requestId,
+  STATELESS_ERRORS,
+  STATELESS_VERSION,
+  type StatelessAnswer,
+  type StatelessFrom,
+  SUPPORTED_VERSIONS,
+} from "./stateless_wire.ts";
+
+/**
+ * The requests of the stateless revision, answered over one {@linkcode ToolService}: the front ends (stdio, HTTP)
+ * hand each such message here and send back what it answers.
+ *
+ * @example
+ * ```ts ignore
+ * import { StatelessRequests } from "./stateless.ts";
+ * const requests = new StatelessRequests(service);
+ * const { response } = await requests.answer(message, { connection: "http", signal });
+ * ```
+ */
+export class StatelessRequests {
+  readonly #service: ToolService;
+  readonly #calls: StatelessCalls;
+
+  /** `secretPages`: where a person types a secret (HTTP only: over stdio there is no page to open). */
+  constructor(service: ToolService, options: { secretPages?: SecretPages } = {}) {
+    this.#service = service;
+    this.#calls = new StatelessCalls(service, options.secretPages);
+  }
+
+  /** The connection closes, or the server stops: the calls waiting for their clients' answers end. */
+  close(): void {
+    this.#calls.close();
+  }
+
+  /** Answers one request of the revision (a notification is no request: it gets `undefined`). */
+  async answer(message: unknown, from: StatelessFrom): Promise<StatelessAnswer | undefined> {
+    const id = requestId(message);
+    if (!isRecord(message) || message.jsonrpc !== "2.0" || typeof message.method !== "string") {
+      return rejected(
+        400,
+        id,
+        STATELESS_ERRORS.invalidRequest,
+        "Invalid Request: not a JSON-RPC 2.0 request",
+      );
+    }
+    // A notification of the revision (a cancel is carried by the client going away): nothing to answer.
+    if (!("id" in message)) return undefined;
+    if (id === null) return rejected(400, null, STATELESS_ERRORS.invalidRequest, "Invalid Request: bad id");
+    const params = message.params === undefined ? {} : message.params;
+    if (!isRecord(params)) {
+      return rejected(400, id, STATELESS_ERRORS.invalidParams, "Invalid params: not an object");
+    }
+    const meta = isRecord(params._meta) ? params._meta : undefined;
+    const missing = [META.protocolVersion, META.clientCapabilities].filter((key) =>
+      meta?.[key] === undefined
+    );
+    if (meta === undefined || missing.length > 0) {
+      return rejected(
+        400,
+        id,
+        STATELESS_ERRORS.invalidParams,
+        `Invalid params: _meta must carry ${missing.join(" and ")} on every request of ${STATELESS_VERSION}`,
+      );
+    }
+    const version = meta[META.protocolVersion];
+    if (version !== STATELESS_VERSION) {
+      return rejected(400, id, STATELESS_ERRORS.unsupportedVersion, "Unsupported protocol version", {
+        supported: [...SUPPORTED_VERSIONS],
+        requested: String(version),
+      });
+    }
+    if (!isRecord(meta[META.clientCapabilities])) {
+      return rejected(
+        400,
+        id,
+        STATELESS_ERRORS.invalidParams,
+        "Invalid params: clientCapabilities must be an object",
+      );
+    }
+    switch (message.method) {
+      case "server/discover":
+        return this.#discover(id);
+      case "tools/list":
+        return answered(id, { tools: this.#service.list(), ttlMs: LIST_TTL_MS, cacheScope: "private" });
+      case "tools/call":
+        return await this.#calls.call(id, params, meta, from);
+      case "tasks/get":
+      case "tasks/update":
+      case "tasks/cancel":
+        return this.#calls.task(id, message.method, params, meta, from);
+      default:
+        return rejected(404, id, STATELESS_ERRORS.methodNotFound, `Method not found: ${message.method}`);
+    }
+  }
+
+  #discover(id: RequestId): StatelessAnswer {
+    const { name, version, instructions } = this.#service.about;
+    return answered(id, {
+      supportedVersions: [...SUPPORTED_VERSIONS],
+      capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+      instructions,
+      ttlMs: LIST_TTL_MS,
+      cacheScope: "public",
+      _meta: { [META.serverInfo]: { name, version } },
+    });
+  }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/python3
+"""The tasks-extension fixtures of the conformance suite's 2026-07-28 scenarios, by name (argv[1]): greet (quick:
+never a task), slow_compute (sleeps `seconds`: a task past a moment), failing_job (fails after a second: a task
+completed with isError), confirm_delete (asks the user through toolgate/1: a task waiting for input).
+"""
+import json
+import sys
+import time
+
+args = json.loads(sys.stdin.readline() or "{}")
+mode = sys.argv[1]
+
+def text(value):
+    sys.stdout.write(json.dumps({"type": "content", "content": [{"type": "text", "text": value}]}) + "\n")
+    sys.stdout.flush()
+
+if mode == "greet":
+    text("Hello, " + str(args.get("name", "world")) + "!")
+elif mode == "slow_compute":
+    time.sleep(float(args.get("seconds", 1)))
+    text("computed " + str(args.get("label", "")) + " after " + str(args.get("seconds", 1)) + "s")
+elif mode == "failing_job":
+    time.sleep(1)
+    sys.stderr.write("the job failed, as it always does\n")
+    sys.exit(1)
+elif mode == "confirm_delete":
+    sys.stdout.write(json.dumps({"type": "elicit", "id": "confirm", "message": "Delete the file?",
+        "requestedSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}}) + "\n")
+    sys.stdout.flush()
+    reply = json.loads(sys.stdin.readline())
+    confirmed = "answer" in reply and reply["answer"].get("content", {}).get("confirm") is True
+    text("deleted" if confirmed else "kept")
+else:
+    sys.exit(2)

@@ -1,0 +1,166 @@
+/**
+ * The tasks extension (`io.modelcontextprotocol/tasks`) for a 2026-07-28 client over HTTP: a call still running
+ * after a moment is answered as a task, polled with `tasks/get` to its inlined result, given its question's answer
+ * with `tasks/update`, cancelled with `tasks/cancel` (its whole tree ends); a task is its caller's only; a client
+ * that does not declare the extension is refused the methods and gets plain results.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
+import { REPO } from "../support.ts";
+import { startHttp, TOKEN } from "./helpers.ts";
+
+const VERSION = "2026-07-28";
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+let lastId = 0;
+
+/** A stateless request with the standard headers; `caps` and `client` go in its `_meta`. */
+async function request(
+  url: URL,
+  method: string,
+  params: Record<string, unknown>,
+  caps: Record<string, unknown> = TASKS,
+  client = "tasks-test",
+  // deno-lint-ignore no-explicit-any
+): Promise<{ status: number; body: Record<string, any> }> {
+  const name = method === "tools/call" ? params.name : params.taskId;
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": VERSION,
+      "mcp-method": method,
+      ...(typeof name === "string" ? { "mcp-name": name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: ++lastId,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": VERSION,
+          "io.modelcontextprotocol/clientCapabilities": caps,
+          "io.modelcontextprotocol/clientInfo": { name: client, version: "1" },
+        },
+      },
+    }),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** Polls `tasks/get` until the task leaves `working` (and `input_required` unless `stopAt` names it). */
+async function settle(url: URL, taskId: string, stopAt = "") {
+  const deadline = performance.now() + 20_000;
+  for (;;) {
+    const { body } = await request(url, "tasks/get", { taskId });
+    const status = body.result?.status;
+    if ((status !== "working" && status !== "input_required") || status === stopAt) return body.result;
+    if (performance.now() > deadline) throw new Error(`task ${taskId} still ${status}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+Deno.test("serve --http: the tasks extension runs a long call as a task: get, update, cancel (the tree ends)", async (t) => {
+  await using dir = await scratch();
+  await using server = await startHttp(
+    ["--allow-tools", "tree"],
+    dir.path,
+    { TOOLGATE_MCP_TOKEN: TOKEN },
+    join(REPO, "tests", "fixtures", "mcp", "tools.json"),
+  );
+
+  await t.step("server/discover names the extension", async () => {
+    const { body } = await request(server.url, "server/discover", {});
+    assert.deepEqual(body.result.capabilities.extensions, TASKS.extensions);
+  });
+
+  await t.step(
+    "a quick call is a plain result; a long one a task, polled to its inlined result",
+    async () => {
+      const quick = await request(server.url, "tools/call", { name: "echo", arguments: { text: "now" } });
+      assert.equal(quick.body.result.resultType, "complete");
+      assert.equal(quick.body.result.taskId, undefined);
+      const created = await request(server.url, "tools/call", { name: "slow", arguments: { seconds: 1.5 } });
+      const task = created.body.result;
+      assert.equal(task.resultType, "task", JSON.stringify(created.body));
+      assert.equal(task.status, "working");
+      assert.ok(typeof task.taskId === "string" && !("result" in task));
+      assert.ok(Number.isInteger(task.ttlMs) && Number.isInteger(task.pollIntervalMs));
+      const done = await settle(server.url, task.taskId);
+      assert.equal(done.status, "completed");
+      assert.equal(done.resultType, "complete");
+      assert.deepEqual(done.result.structuredContent, { slept: { seconds: 1.5 } });
+      // Another client's name: not its task.
+      const foreign = await request(server.url, "tasks/get", { taskId: task.taskId }, TASKS, "someone-else");
+      assert.equal(foreign.body.error?.code, -32602);
+    },
+  );
+
+  await t.step("tasks/cancel ends a running task's whole tree; a second cancel is the same ack", async () => {
+    const created = await request(server.url, "tools/call", { name: "tree", arguments: {} });
+    const { taskId } = created.body.result;
+    const pids = parsePids(await waitForFile(join(dir.path, "pids"), 20_000));
+    try {
+      const cancelled = await request(server.url, "tasks/cancel", { taskId });
+      assert.deepEqual(cancelled.body.result, { resultType: "complete" });
+      assert.deepEqual(await waitGone(pids, 10_000), [], `still alive: ${pids}`);
+      assert.equal((await settle(server.url, taskId)).status, "cancelled");
+      const again = await request(server.url, "tasks/cancel", { taskId });
+      assert.deepEqual(again.body.result, { resultType: "complete" });
+    } finally {
+      killLeftovers(pids);
+    }
+  });
+
+  await t.step(
+    "a client without the extension: the methods are refused (-32021), and a long call is plain",
+    async () => {
+      const refused = await request(server.url, "tasks/get", { taskId: "x" }, {});
+      assert.equal(refused.status, 400);
+      assert.equal(refused.body.error.code, -32021);
+      const plain = await request(server.url, "tools/call", { name: "slow", arguments: { seconds: 1 } }, {});
+      assert.equal(plain.body.result.resultType, "complete");
+      assert.deepEqual(plain.body.result.structuredContent, { slept: { seconds: 1 } });
+      const unknown = await request(server.url, "tasks/get", { taskId: "no-such-task" });
+      assert.equal(unknown.body.error.code, -32602);
+    },
+  );
+});
+
+Deno.test("serve --http: a task whose tool asks waits as input_required, and tasks/update brings the answer", async () => {
+  await using dir = await scratch();
+  await using server = await startHttp(
+    [],
+    dir.path,
+    { TOOLGATE_MCP_TOKEN: TOKEN },
+    join(REPO, "tests", "conformance", "tools.json"),
+  );
+  const caps = { ...TASKS, elicitation: {} };
+  const created = await request(server.url, "tools/call", {
+    name: "test_input_required_result_multi_round",
+    arguments: {},
+  }, caps);
+  // The tool asks at once: either a round (it asked within the moment) or a task waiting for input.
+  const result = created.body.result;
+  assert.equal(result.resultType, "task", JSON.stringify(result));
+  const waiting = await settle(server.url, result.taskId, "input_required");
+  assert.equal(waiting.status, "input_required");
+  assert.deepEqual(Object.keys(waiting.inputRequests), ["step1"]);
+  const updated = await request(server.url, "tasks/update", {
+    taskId: result.taskId,
+    inputResponses: { step1: { action: "accept", content: { name: "Ada" } } },
+  }, caps);
+  assert.deepEqual(updated.body.result, { resultType: "complete" });
+  const next = await settle(server.url, result.taskId, "input_required");
+  assert.deepEqual(Object.keys(next.inputRequests), ["step2"]);
+  await request(server.url, "tasks/update", {
+    taskId: result.taskId,
+    inputResponses: { step2: { action: "accept", content: { color: "blue" } } },
+  }, caps);
+  const done = await settle(server.url, result.taskId);
+  assert.equal(done.status, "completed");
+  assert.deepEqual(done.result.content, [{ type: "text", text: "Ada likes blue" }]);
+});
