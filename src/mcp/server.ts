@@ -194,6 +194,7 @@ export class ToolService {
    */
   toolsChanged(): void {
     this.#tools = this.#listed();
+    for (const listener of this.#listeners) listener();
     for (const server of this.#servers) {
       server.sendToolListChanged().catch((error) =>
         this.#options.onError?.(
@@ -207,6 +208,16 @@ export class ToolService {
   get about(): { readonly name: string; readonly version: string; readonly instructions: string } {
     return { name: "toolgate", version: this.#options.version, instructions: INSTRUCTIONS };
   }
+
+  /**
+   * Calls `listener` whenever the tools change (after `tools/list` answers the new list): how a stateless
+   * client's `subscriptions/listen` stream hears of it. Returns the function that stops it.
+   */
+  onToolsChanged(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+  readonly #listeners = new Set<() => void>();
 
   /** The `tools/list` entries. */
   list(): Tool[] {

@@ -64,7 +64,10 @@ Deno.test("serve --http answers the 2026-07-28 revision without initialize, besi
     const result = body.result!;
     assert.equal(result.resultType, "complete");
     assert.deepEqual((result.supportedVersions as string[]).slice(0, 2), [VERSION, "2025-11-25"]);
-    assert.deepEqual(result.capabilities, { tools: {}, extensions: { "io.modelcontextprotocol/tasks": {} } });
+    assert.deepEqual(result.capabilities, {
+      tools: { listChanged: true },
+      extensions: { "io.modelcontextprotocol/tasks": {} },
+    });
     const meta = result._meta as Record<string, { name: string }>;
     assert.equal(meta["io.modelcontextprotocol/serverInfo"].name, "toolgate");
   });
