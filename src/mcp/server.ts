@@ -66,6 +66,12 @@ import { type CallContext, PROGRESS_INTERVAL_MS, type ToolServiceOptions } from 
 export type { CallContext, ToolServiceOptions } from "./service_options.ts";
 export { PROGRESS_INTERVAL_MS } from "./service_options.ts";
 
+/**
+ * The most callers without a session (2026-07-28) whose state is kept at once: each client name on each connection
+ * is one, and a client names itself, so the number is capped; past it, the one seen longest ago is forgotten.
+ */
+const MAX_CALLERS = 256;
+
 /** What the server tells a host about its tools' results (the host may pass it to its model). */
 const INSTRUCTIONS = "A tool's success is its result as JSON (structuredContent; a result that is not an " +
   'object comes as {"result":...}). A failure (isError) says what went wrong in its text; its structuredContent ' +
@@ -386,7 +392,18 @@ export class ToolService {
    */
   callWithout(caller: string, name: string, args: unknown, context: CallContext): Promise<CallToolResult> {
     let session = this.#callers.get(caller);
-    if (session === undefined) this.#callers.set(caller, session = this.#newSession());
+    // Most recently seen last: past the cap, the caller seen longest ago is forgotten (its jobs end).
+    this.#callers.delete(caller);
+    if (session === undefined && this.#callers.size >= MAX_CALLERS) {
+      const [oldest, forgotten] = this.#callers.entries().next().value!;
+      this.#callers.delete(oldest);
+      this.#options.executor.endJobScope(forgotten.id).catch((error) =>
+        this.#options.onError?.(
+          `toolgate: mcp: ending a forgotten caller's jobs: ${(error as Error).message}`,
+        )
+      );
+    }
+    this.#callers.set(caller, session ??= this.#newSession());
     if (name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) {
       return this.#storeSecret(args, context.askSecret, context.signal, session);
     }

@@ -359,4 +359,13 @@ Deno.test("serve --http asks a stateless client's user by an input-required roun
     await firstRound("eight", other);
     assert.deepEqual(await lines(), ['{"text":"two"}', '{"text":"six"}', '{"text":"seven"}']);
   });
+
+  await t.step("past 256 client names, the one seen longest ago is forgotten: its always too", async () => {
+    for (let i = 0; i < 256; i++) {
+      const meta = { ...asking, "io.modelcontextprotocol/clientInfo": { name: `flood-${i}`, version: "1" } };
+      const { body } = await post(server.url, "tools/call", { name: "nope", arguments: {}, _meta: meta });
+      assert.equal(body.error?.code, -32602);
+    }
+    await firstRound("nine");
+  });
 });
