@@ -67,6 +67,12 @@ import { serveOffers } from "./upstream_offers.ts";
 export type { CallContext, ToolServiceOptions } from "./service_options.ts";
 export { PROGRESS_INTERVAL_MS } from "./service_options.ts";
 
+/**
+ * The most callers without a session (2026-07-28) whose state is kept at once: each client name on each connection
+ * is one, and a client names itself, so the number is capped; past it, the one seen longest ago is forgotten.
+ */
+const MAX_CALLERS = 256;
+
 /** What the server tells a host about its tools' results (the host may pass it to its model). */
 const INSTRUCTIONS = "A tool's success is its result as JSON (structuredContent; a result that is not an " +
   'object comes as {"result":...}). A failure (isError) says what went wrong in its text; its structuredContent ' +
@@ -195,6 +201,7 @@ export class ToolService {
    */
   toolsChanged(): void {
     this.#tools = this.#listed();
+    for (const listener of this.#listeners) listener();
     for (const server of this.#servers) {
       server.sendToolListChanged().catch((error) =>
         this.#options.onError?.(
@@ -208,6 +215,16 @@ export class ToolService {
   get about(): { readonly name: string; readonly version: string; readonly instructions: string } {
     return { name: "toolgate", version: this.#options.version, instructions: INSTRUCTIONS };
   }
+
+  /**
+   * Calls `listener` whenever the tools change (after `tools/list` answers the new list): how a stateless
+   * client's `subscriptions/listen` stream hears of it. Returns the function that stops it.
+   */
+  onToolsChanged(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+  readonly #listeners = new Set<() => void>();
 
   /** The `tools/list` entries. */
   list(): Tool[] {
@@ -394,7 +411,18 @@ export class ToolService {
    */
   callWithout(caller: string, name: string, args: unknown, context: CallContext): Promise<CallToolResult> {
     let session = this.#callers.get(caller);
-    if (session === undefined) this.#callers.set(caller, session = this.#newSession());
+    // Most recently seen last: past the cap, the caller seen longest ago is forgotten (its jobs end).
+    this.#callers.delete(caller);
+    if (session === undefined && this.#callers.size >= MAX_CALLERS) {
+      const [oldest, forgotten] = this.#callers.entries().next().value!;
+      this.#callers.delete(oldest);
+      this.#options.executor.endJobScope(forgotten.id).catch((error) =>
+        this.#options.onError?.(
+          `toolgate: mcp: ending a forgotten caller's jobs: ${(error as Error).message}`,
+        )
+      );
+    }
+    this.#callers.set(caller, session ??= this.#newSession());
     if (name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) {
       return this.#storeSecret(args, context.askSecret, context.signal, session);
     }

@@ -21,6 +21,9 @@ import type { SecretPages } from "./secret_page.ts";
 import { StatelessCalls } from "./stateless_call.ts";
 import { TASKS_EXTENSION } from "./tasks.ts";
 
+/** The `_meta` key naming the `subscriptions/listen` stream a notification belongs to (its request's id). */
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+
 // The revision's wire (its version, keys, errors, answers) lives in stateless_wire.ts; the names stay importable here.
 export {
   answered,
@@ -130,6 +133,8 @@ export class StatelessRequests {
         return answered(id, { tools: this.#service.list(), ttlMs: LIST_TTL_MS, cacheScope: "private" });
       case "tools/call":
         return await this.#calls.call(id, params, meta, from);
+      case "subscriptions/listen":
+        return await this.#listen(id, params, from);
       case "tasks/get":
       case "tasks/update":
       case "tasks/cancel":
@@ -139,11 +144,61 @@ export class StatelessRequests {
     }
   }
 
+  /**
+   * A `subscriptions/listen` stream: acknowledged first (with what of the filter toolgate honours: the tool
+   * list's changes), then a `notifications/tools/list_changed` each time the tools change, each carrying the
+   * subscription's id; it lasts until the client goes away (or cancels it, on stdio).
+   */
+  async #listen(
+    id: RequestId,
+    params: Record<string, unknown>,
+    from: StatelessFrom,
+  ): Promise<StatelessAnswer> {
+    const notify = from.notify;
+    if (!isRecord(params.notifications)) {
+      return rejected(
+        400,
+        id,
+        STATELESS_ERRORS.invalidParams,
+        "Invalid params: subscriptions/listen needs notifications",
+      );
+    }
+    if (notify === undefined) {
+      return rejected(
+        400,
+        id,
+        STATELESS_ERRORS.invalidRequest,
+        "subscriptions/listen needs a stream (Accept: text/event-stream)",
+      );
+    }
+    const tools = params.notifications.toolsListChanged === true;
+    const meta = { [SUBSCRIPTION_ID]: id };
+    notify({
+      method: "notifications/subscriptions/acknowledged",
+      params: { notifications: tools ? { toolsListChanged: true } : {}, _meta: meta },
+    });
+    const stop = tools
+      ? this.#service.onToolsChanged(() =>
+        notify({ method: "notifications/tools/list_changed", params: { _meta: meta } })
+      )
+      : () => {};
+    try {
+      if (!from.signal.aborted) {
+        await new Promise<void>((resolve) =>
+          from.signal.addEventListener("abort", () => resolve(), { once: true })
+        );
+      }
+    } finally {
+      stop();
+    }
+    return answered(id, {});
+  }
+
   #discover(id: RequestId): StatelessAnswer {
     const { name, version, instructions } = this.#service.about;
     return answered(id, {
       supportedVersions: [...SUPPORTED_VERSIONS],
-      capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+      capabilities: { tools: { listChanged: true }, extensions: { [TASKS_EXTENSION]: {} } },
       instructions,
       ttlMs: LIST_TTL_MS,
       cacheScope: "public",

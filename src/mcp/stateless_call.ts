@@ -219,11 +219,15 @@ export class StatelessCalls {
     waiting.result = result;
     // A client of the tasks extension: a call still running after a moment goes on as a task, its request answered.
     if (declaresTasks(capabilities) && this.#tasks.room(binding.caller)) {
+      // Until it is a task, the call is its request's: a client that goes away ends it.
+      const gone = () => waiting.stop.abort(from.signal.reason);
+      from.signal.addEventListener("abort", gone, { once: true });
       const quick = await Promise.race([
         result,
         new Promise<undefined>((resolve) => after(TASK_LIMITS.afterMs, () => resolve(undefined))),
-      ]);
+      ]).finally(() => from.signal.removeEventListener("abort", gone));
       if (quick !== undefined) return quick;
+      if (waiting.stop.signal.aborted) return await result;
       return {
         status: 200,
         response: { jsonrpc: "2.0", id, result: this.#tasks.start(binding.caller, waiting) },

@@ -20,6 +20,7 @@ import {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody.js";
 import { isRecord } from "../contract.ts";
 import type { CallNotification } from "./client_asks.ts";
+import type { ListenNotification } from "./stateless_wire.ts";
 import {
   isStateless,
   META,
@@ -112,12 +113,13 @@ export function headerMismatch(headers: Headers, body: Record<string, unknown>):
 const encoder = new TextEncoder();
 const sse = (message: unknown) => encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 
-/** Will the call send notifications before its answer (a progress token, or a log level to send messages at)? */
+/** Will the request send notifications before its answer (a listen stream; a call with a progress token, or a
+ * log level to send messages at)? */
 function notifies(body: Record<string, unknown>): boolean {
   const params = isRecord(body.params) ? body.params : {};
   const meta = isRecord(params._meta) ? params._meta : {};
-  return body.method === "tools/call" &&
-    (meta.progressToken !== undefined || meta[META.logLevel] !== undefined);
+  return body.method === "subscriptions/listen" ||
+    body.method === "tools/call" && (meta.progressToken !== undefined || meta[META.logLevel] !== undefined);
 }
 
 /**
@@ -168,7 +170,7 @@ export async function answerStatelessHttp(
     // The client stopped reading: it went away, and its call ends.
     cancel: () => ended.abort(),
   });
-  const notify = (notification: CallNotification) => {
+  const notify = (notification: CallNotification | ListenNotification) => {
     if (!signal.aborted) stream.enqueue(sse({ jsonrpc: "2.0", ...notification }));
   };
   requests.answer(body, { connection: HTTP_CONNECTION, signal, notify }).then((answer) => {

@@ -48,6 +48,12 @@ export const STATELESS_ERRORS = {
 /** How long a client may keep a `tools/list` answer before it asks again (the list changes with a re-trust). */
 export const LIST_TTL_MS = 30_000;
 
+/** A notification of a `subscriptions/listen` stream: its acknowledgement, a list's change. */
+export interface ListenNotification {
+  readonly method: "notifications/subscriptions/acknowledged" | "notifications/tools/list_changed";
+  readonly params: Record<string, unknown>;
+}
+
 /** A JSON-RPC request id. */
 export type RequestId = string | number;
 
@@ -72,8 +78,9 @@ export interface StatelessFrom {
   readonly connection: string;
   /** Aborted when the client goes away or cancels: the call's tree ends. */
   readonly signal: AbortSignal;
-  /** Sends a notification about the request (its progress, its tool's log messages) before the answer. */
-  readonly notify?: (notification: CallNotification) => void;
+  /** Sends a notification about the request (its progress, its tool's log messages, a list's change) before the
+   * answer; absent where the answer cannot be a stream. */
+  readonly notify?: (notification: CallNotification | ListenNotification) => void;
 }
 
 /**

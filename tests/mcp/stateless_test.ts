@@ -64,7 +64,10 @@ Deno.test("serve --http answers the 2026-07-28 revision without initialize, besi
     const result = body.result!;
     assert.equal(result.resultType, "complete");
     assert.deepEqual((result.supportedVersions as string[]).slice(0, 2), [VERSION, "2025-11-25"]);
-    assert.deepEqual(result.capabilities, { tools: {}, extensions: { "io.modelcontextprotocol/tasks": {} } });
+    assert.deepEqual(result.capabilities, {
+      tools: { listChanged: true },
+      extensions: { "io.modelcontextprotocol/tasks": {} },
+    });
     const meta = result._meta as Record<string, { name: string }>;
     assert.equal(meta["io.modelcontextprotocol/serverInfo"].name, "toolgate");
   });
@@ -355,5 +358,14 @@ Deno.test("serve --http asks a stateless client's user by an input-required roun
     };
     await firstRound("eight", other);
     assert.deepEqual(await lines(), ['{"text":"two"}', '{"text":"six"}', '{"text":"seven"}']);
+  });
+
+  await t.step("past 256 client names, the one seen longest ago is forgotten: its always too", async () => {
+    for (let i = 0; i < 256; i++) {
+      const meta = { ...asking, "io.modelcontextprotocol/clientInfo": { name: `flood-${i}`, version: "1" } };
+      const { body } = await post(server.url, "tools/call", { name: "nope", arguments: {}, _meta: meta });
+      assert.equal(body.error?.code, -32602);
+    }
+    await firstRound("nine");
   });
 });
