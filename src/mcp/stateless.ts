@@ -59,7 +59,7 @@ import {
  * The requests of the stateless revision, answered over one {@linkcode ToolService}: the front ends (stdio, HTTP)
  * hand each such message here and send back what it answers.
  *
- * @example
+ * @example Not run as a doc test: it needs a ToolService and a request off the wire (tests/mcp/stateless_test.ts).
  * ```ts ignore
  * import { StatelessRequests } from "./stateless.ts";
  * const requests = new StatelessRequests(service);
