@@ -35,7 +35,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
- * Asks one resident shell whether cgroups are empty; questions are answered in turn. Any trouble (the shell
+ * Asks one resident shell whether cgroups are empty; questions are answered in the order asked. Any trouble (the shell
  * cannot start, or went) answers `false`: the caller then ends the tree with a shell of its own, as without it.
  *
  * @example
@@ -58,8 +58,10 @@ export class CgroupWatch implements AsyncDisposable {
   #writer?: WritableStreamDefaultWriter<Uint8Array>;
   #reader?: ReadableStreamDefaultReader<Uint8Array>;
   #buffered = "";
-  /** The question before this one: answers come in the order asked. */
-  #turn: Promise<unknown> = Promise.resolve();
+  /** The questions written and not answered yet, in the order asked (the shell answers in that order). */
+  #waiting: ((empty: boolean) => void)[] = [];
+  /** The reading of the answers, while questions wait for theirs. */
+  #reading?: Promise<void>;
   #broken = false;
 
   /** `shell`: an absolute path to a POSIX shell (the cgroup support's). */
@@ -67,16 +69,13 @@ export class CgroupWatch implements AsyncDisposable {
     this.#shell = shell;
   }
 
-  /** Whether the cgroup `dir` holds no process; `false` when that cannot be told. */
+  /**
+   * Whether the cgroup `dir` holds no process; `false` when that cannot be told. Questions asked at once are
+   * written at once (the shell answers them in turn), not each after the answer before it.
+   */
   empty(dir: string): Promise<boolean> {
-    const answer = this.#turn.then(() => this.#ask(dir));
-    this.#turn = answer.catch(() => {});
-    return answer;
-  }
-
-  async #ask(dir: string): Promise<boolean> {
     // A line is a question: a folder whose name breaks lines cannot be asked about.
-    if (this.#broken || dir.includes("\n")) return false;
+    if (this.#broken || dir.includes("\n")) return Promise.resolve(false);
     try {
       if (this.#child === undefined) {
         const child = new Deno.Command(this.#shell, {
@@ -93,19 +92,39 @@ export class CgroupWatch implements AsyncDisposable {
         this.#writer = child.stdin.getWriter();
         this.#reader = child.stdout.getReader();
       }
-      // Its pipe is unreferenced with it: a timer keeps toolgate running while a question waits for its answer.
-      const waiting = setInterval(() => {}, 60_000);
-      try {
-        await this.#writer!.write(encoder.encode(dir + "\n"));
-        return await this.#line() === "1";
-      } finally {
-        clearInterval(waiting);
-      }
     } catch {
       this.#broken = true;
-      await this.#end();
-      return false;
+      return Promise.resolve(false);
     }
+    const { promise, resolve } = Promise.withResolvers<boolean>();
+    this.#waiting.push(resolve);
+    this.#writer!.write(encoder.encode(dir + "\n")).catch(() => this.#fail());
+    this.#reading ??= this.#read();
+    return promise;
+  }
+
+  /** Reads answers while questions wait for them. */
+  async #read(): Promise<void> {
+    // Its pipe is unreferenced with it: a timer keeps toolgate running while a question waits for its answer.
+    const waiting = setInterval(() => {}, 60_000);
+    try {
+      while (this.#waiting.length > 0) {
+        const line = await this.#line();
+        this.#waiting.shift()?.(line === "1");
+      }
+    } catch {
+      this.#fail();
+    } finally {
+      clearInterval(waiting);
+      this.#reading = undefined;
+    }
+  }
+
+  /** The shell cannot be asked: every waiting question is answered `false`, and no other is asked of it. */
+  #fail(): void {
+    this.#broken = true;
+    for (const resolve of this.#waiting.splice(0)) resolve(false);
+    void this.#end();
   }
 
   /** The shell's next answer line. */
@@ -123,7 +142,7 @@ export class CgroupWatch implements AsyncDisposable {
 
   /** Ends the shell (its input closed), once the questions asked are answered, and waits for it. Idempotent. */
   async close(): Promise<void> {
-    await this.#turn;
+    await this.#reading;
     await this.#end();
   }
 

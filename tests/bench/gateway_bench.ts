@@ -7,7 +7,7 @@
  * tests' setup into tests/.cache/gateway. toolgate's side is the client path `toolgate call` and `serve` use: an
  * {@linkcode Executor} with the gateway connected and the server already started, each call `Executor.call` (the
  * preflight against the server's inputSchema, the policy, the pin check, the envelope; the audit line, written
- * behind the answer, between two timed calls). The direct side is the SDK's `Client` over its own
+ * before the answer, timed with it). The direct side is the SDK's `Client` over its own
  * `StdioClientTransport`, one `callTool` each.
  *
  * Run: `deno run -A tests/bench/gateway_bench.ts` (`--rounds N` to change the number of rounds).
@@ -54,9 +54,9 @@ function mean(values: number[]): number {
 }
 
 /**
- * The time `run` takes to answer. Then a turn of the event loop goes by, untimed: a gateway call's audit line is
- * written behind its answer (src/run/audit_trail.ts), and it must be written here, not inside the next variant's
- * timing (where it would slow the direct call and flatter the ratio).
+ * The time `run` takes to answer. Then a turn of the event loop goes by, untimed: whatever a call left for later
+ * (a timer, a stream's close) runs here, not inside the next variant's timing (where it would slow the direct
+ * call and flatter the ratio). A gateway call's audit line is written before its answer: it is timed.
  */
 async function timed(run: () => Promise<unknown>): Promise<number> {
   const started = performance.now();

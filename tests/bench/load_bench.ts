@@ -204,155 +204,168 @@ export async function benchLoad(): Promise<Record<string, number>> {
   const want = (name: string) => ONLY === undefined || ONLY === name;
 
   const servers: Record<string, Awaited<ReturnType<typeof startServe>>> = {};
-  const auditDirs: Record<string, string> = {};
-  const baseline = textOption("--baseline");
-  const start = async (name: string, sandbox: string, code?: string) => {
-    auditDirs[name] = join(audit, name);
-    servers[name] = await startServe(
-      dir,
-      env,
-      TOKEN,
-      [...common, "--sandbox", sandbox, "--audit-dir", auditDirs[name]],
-      cpuProf !== undefined && name === (ONLY ?? "confined")
-        ? [`--cpu-prof`, `--cpu-prof-dir=${cpuProf}`]
-        : [],
-      code,
-    );
-  };
-  if (support !== undefined && (want("confined") || want("gateway"))) await start("confined", "require");
-  if (want("unconfined")) await start("unconfined", "off");
-  if (baseline !== undefined) {
-    if (servers.confined !== undefined && want("confined")) {
-      await start("confined_before", "require", baseline);
-    }
-    if (servers.unconfined !== undefined) await start("unconfined_before", "off", baseline);
-  }
-
-  // The upstream, driven directly: the same server, one process, one stdio connection.
-  let upstream: Client | undefined;
-  if (servers.confined !== undefined && project.gateway && want("gateway")) {
-    upstream = new Client({ name: "load-bench", version: "1" });
-    await upstream.connect(
-      new StdioClientTransport({
-        command: NODE,
-        args: [MEMORY_SERVER],
-        cwd: dir,
-        env: { PATH: env.PATH, MEMORY_FILE_PATH: join(dir, "memory", "graph.jsonl") },
-        stderr: "pipe",
-      }),
-    );
-  }
-  const tool = project.manifest.tools[0];
-  type Variant = {
-    name: string;
-    run: (sessions: number, calls: number) => Promise<LoadRun>;
-    audited?: string;
-  };
-  const variants: Variant[] = [];
-  const through = (server: string, name: string): Variant["run"] => (sessions, calls) =>
-    drive(servers[server].url, TOKEN, sessions, calls, () => ({ name, args: {} }));
-  if (servers.confined !== undefined && want("confined")) {
-    variants.push({ name: "confined", run: through("confined", "trivial"), audited: "confined" });
-    variants.push({
-      name: "bwrap_floor",
-      run: (sessions, calls) =>
-        concurrently(sessions, calls, (w) => {
-          const [program, ...rest] = confinedCommandLine(
-            support!,
-            project.manifest,
-            tool,
-            { PATH: "/usr/bin:/bin", HOME: dir },
-            dir,
-            // A slot of this process's own (the sweep of other toolgates' probes keeps it), removed at the end.
-            `call-${Deno.pid}-loadbench-${w}`,
-          );
-          return spawn(program, rest, dir);
-        }),
-    });
-  }
-  for (const name of ["confined_before", "unconfined_before"]) {
-    if (servers[name] !== undefined) variants.push({ name, run: through(name, "trivial"), audited: name });
-  }
-  if (servers.unconfined !== undefined) {
-    variants.push({ name: "unconfined", run: through("unconfined", "trivial"), audited: "unconfined" });
-    variants.push({
-      name: "spawn_floor",
-      run: (sessions, calls) => concurrently(sessions, calls, () => spawn(tool.program, [], dir)),
-    });
-  }
-  if (upstream !== undefined) {
-    variants.push({ name: "gateway", run: through("confined", "mcp__mem__read_graph"), audited: "confined" });
-    variants.push({
-      name: "upstream_floor",
-      run: (sessions, calls) =>
-        concurrently(sessions, calls, async () => {
-          const result = await upstream!.callTool({ name: "read_graph", arguments: {} });
-          if (result.isError) throw new Error(JSON.stringify(result));
-        }),
-    });
-  }
-
   const tallies: Record<string, Record<number, Tally>> = {};
   let auditExpected: Record<string, number> = {};
-  try {
-    // One warm-up call of each, untimed.
-    for (const variant of variants) await variant.run(2, 2);
-    auditExpected = Object.fromEntries(
-      await Promise.all(Object.entries(auditDirs).map(async ([name, d]) => [name, await auditLines(d)])),
-    );
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const sessions of SESSIONS) {
-        const calls = Math.max(2, Math.round(CALLS * 16 / sessions));
-        // Each round in its own order: whatever runs after a variant pays for its leftovers.
-        const order = round % 2 === 0 ? variants : [...variants].reverse();
-        for (const variant of order) {
-          const run = await variant.run(sessions, calls);
-          add((tallies[variant.name] ??= {})[sessions] ??= tally(), run, sessions);
-          if (variant.audited !== undefined) auditExpected[variant.audited] += run.outcomes.length;
-        }
-      }
-    }
-  } finally {
-    await upstream?.close();
-  }
-
-  // Resident memory with 16, then 256, sessions open (each has made one call), on the unconfined serve.
   const memory: Record<number, number> = {};
   const memoryErrors: string[] = [];
-  const memoryServer = servers.unconfined ?? servers.confined;
-  const memoryAudit = servers.unconfined !== undefined ? "unconfined" : "confined";
-  if (memoryServer !== undefined) {
-    const open: LoadSession[] = [];
-    for (const target of MEMORY_SESSIONS) {
-      while (open.length < target) {
-        const batch = await Promise.all(
-          Array.from({ length: Math.min(16, target - open.length) }, async () => {
-            const session = await LoadSession.open(memoryServer.url, TOKEN);
-            const outcome = await session.call("trivial", {});
-            if (outcome.error !== undefined) memoryErrors.push(outcome.error);
-            return session;
-          }),
-        );
-        open.push(...batch);
-        auditExpected[memoryAudit] += batch.length;
-      }
-      // Let the runtime settle (a collection may be due) before reading.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      memory[target] = await residentMiB(memoryServer.pid);
-    }
-    await Promise.all(open.map((session) => session.close()));
-  }
-
   const audited: Record<string, number> = {};
-  for (const [name, d] of Object.entries(auditDirs)) audited[name] = await auditLines(d);
-  for (const server of Object.values(servers)) await server[Symbol.asyncDispose]();
-  for (const base of new Set([support?.cgroups?.pids, support?.cgroups?.memory])) {
-    if (base === undefined) continue;
-    for (const entry of Deno.readDirSync(base)) {
-      if (entry.name.startsWith(`call-${Deno.pid}-loadbench-`)) Deno.removeSync(join(base, entry.name));
+  const auditDirs: Record<string, string> = {};
+  // Whatever happens, serve goes, and the bench's folder and cgroup slots with it.
+  const teardown = async () => {
+    for (const server of Object.values(servers)) await server[Symbol.asyncDispose]();
+    // The floor's cgroup slots, removed by a shell (Deno lets only `--allow-all` read `/sys`).
+    for (const base of new Set([support?.cgroups?.pids, support?.cgroups?.memory])) {
+      if (base === undefined) continue;
+      const script = `for d in "$1"/call-${Deno.pid}-loadbench-*; do rmdir "$d" 2>/dev/null; done; exit 0`;
+      await new Deno.Command("/bin/sh", { args: ["-c", script, "sh", base], stderr: "null" }).output().catch(
+        () => {},
+      );
     }
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  try {
+    const baseline = textOption("--baseline");
+    const start = async (name: string, sandbox: string, code?: string) => {
+      auditDirs[name] = join(audit, name);
+      servers[name] = await startServe(
+        dir,
+        env,
+        TOKEN,
+        [...common, "--sandbox", sandbox, "--audit-dir", auditDirs[name]],
+        cpuProf !== undefined && name === (ONLY ?? "confined")
+          ? [`--cpu-prof`, `--cpu-prof-dir=${cpuProf}`]
+          : [],
+        code,
+      );
+    };
+    if (support !== undefined && (want("confined") || want("gateway"))) await start("confined", "require");
+    if (want("unconfined")) await start("unconfined", "off");
+    if (baseline !== undefined) {
+      if (servers.confined !== undefined && want("confined")) {
+        await start("confined_before", "require", baseline);
+      }
+      if (servers.unconfined !== undefined) await start("unconfined_before", "off", baseline);
+    }
+
+    // The upstream, driven directly: the same server, one process, one stdio connection.
+    let upstream: Client | undefined;
+    if (servers.confined !== undefined && project.gateway && want("gateway")) {
+      upstream = new Client({ name: "load-bench", version: "1" });
+      await upstream.connect(
+        new StdioClientTransport({
+          command: NODE,
+          args: [MEMORY_SERVER],
+          cwd: dir,
+          env: { PATH: env.PATH, MEMORY_FILE_PATH: join(dir, "memory", "graph.jsonl") },
+          stderr: "pipe",
+        }),
+      );
+    }
+    const tool = project.manifest.tools[0];
+    type Variant = {
+      name: string;
+      run: (sessions: number, calls: number) => Promise<LoadRun>;
+      audited?: string;
+    };
+    const variants: Variant[] = [];
+    const through = (server: string, name: string): Variant["run"] => (sessions, calls) =>
+      drive(servers[server].url, TOKEN, sessions, calls, () => ({ name, args: {} }));
+    if (servers.confined !== undefined && want("confined")) {
+      variants.push({ name: "confined", run: through("confined", "trivial"), audited: "confined" });
+      variants.push({
+        name: "bwrap_floor",
+        run: (sessions, calls) =>
+          concurrently(sessions, calls, (w) => {
+            const [program, ...rest] = confinedCommandLine(
+              support!,
+              project.manifest,
+              tool,
+              { PATH: "/usr/bin:/bin", HOME: dir },
+              dir,
+              // A slot of this process's own (the sweep of other toolgates' probes keeps it), removed at the end.
+              `call-${Deno.pid}-loadbench-${w}`,
+            );
+            return spawn(program, rest, dir);
+          }),
+      });
+    }
+    for (const name of ["confined_before", "unconfined_before"]) {
+      if (servers[name] !== undefined) variants.push({ name, run: through(name, "trivial"), audited: name });
+    }
+    if (servers.unconfined !== undefined) {
+      variants.push({ name: "unconfined", run: through("unconfined", "trivial"), audited: "unconfined" });
+      variants.push({
+        name: "spawn_floor",
+        run: (sessions, calls) => concurrently(sessions, calls, () => spawn(tool.program, [], dir)),
+      });
+    }
+    if (upstream !== undefined) {
+      variants.push({
+        name: "gateway",
+        run: through("confined", "mcp__mem__read_graph"),
+        audited: "confined",
+      });
+      variants.push({
+        name: "upstream_floor",
+        run: (sessions, calls) =>
+          concurrently(sessions, calls, async () => {
+            const result = await upstream!.callTool({ name: "read_graph", arguments: {} });
+            if (result.isError) throw new Error(JSON.stringify(result));
+          }),
+      });
+    }
+
+    try {
+      // One warm-up call of each, untimed.
+      for (const variant of variants) await variant.run(2, 2);
+      auditExpected = Object.fromEntries(
+        await Promise.all(Object.entries(auditDirs).map(async ([name, d]) => [name, await auditLines(d)])),
+      );
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const sessions of SESSIONS) {
+          const calls = Math.max(2, Math.round(CALLS * 16 / sessions));
+          // Each round in its own order: whatever runs after a variant pays for its leftovers.
+          const order = round % 2 === 0 ? variants : [...variants].reverse();
+          for (const variant of order) {
+            const run = await variant.run(sessions, calls);
+            add((tallies[variant.name] ??= {})[sessions] ??= tally(), run, sessions);
+            if (variant.audited !== undefined) auditExpected[variant.audited] += run.outcomes.length;
+          }
+        }
+      }
+    } finally {
+      await upstream?.close();
+    }
+
+    // Resident memory with 16, then 256, sessions open (each has made one call), on the unconfined serve.
+    const memoryServer = servers.unconfined ?? servers.confined;
+    const memoryAudit = servers.unconfined !== undefined ? "unconfined" : "confined";
+    if (memoryServer !== undefined) {
+      const open: LoadSession[] = [];
+      for (const target of MEMORY_SESSIONS) {
+        while (open.length < target) {
+          const batch = await Promise.all(
+            Array.from({ length: Math.min(16, target - open.length) }, async () => {
+              const session = await LoadSession.open(memoryServer.url, TOKEN);
+              const outcome = await session.call("trivial", {});
+              if (outcome.error !== undefined) memoryErrors.push(outcome.error);
+              return session;
+            }),
+          );
+          open.push(...batch);
+          auditExpected[memoryAudit] += batch.length;
+        }
+        // Let the runtime settle (a collection may be due) before reading.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        memory[target] = await residentMiB(memoryServer.pid);
+      }
+      await Promise.all(open.map((session) => session.close()));
+    }
+
+    for (const [name, d] of Object.entries(auditDirs)) audited[name] = await auditLines(d);
+  } finally {
+    await teardown();
   }
-  await Deno.remove(dir, { recursive: true }).catch(() => {});
 
   const result: Record<string, number> = {};
   const lines: string[] = [];
