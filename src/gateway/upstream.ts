@@ -19,6 +19,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import { networkReason } from "../base/network_reason.ts";
 import { isAbsolute, resolve } from "../base/paths.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
@@ -245,7 +246,10 @@ export class Upstream {
           await settlesWithin(client.close().catch(() => {}), SESSION_END_WAIT_MS);
           throw new UpstreamError("toolgate is ending");
         }
-        throw new UpstreamError(`the server at ${server.url} cannot be reached: ${oneLine(error)}`, true);
+        throw new UpstreamError(
+          `the server at ${server.url} cannot be reached: ${networkReason(error)}`,
+          true,
+        );
       }
       transport.onclose = () => this.#lost(client);
       this.#http = transport;
