@@ -10,7 +10,8 @@
  *
  * @module
  */
-import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
+import { dirname, isAbsolute, isWindowsAbsolute, join, resolve } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import { CgroupSlots, type CgroupSupport, cgroupWrapper } from "./cgroups.ts";
 import { cgroupTreeEnd, reapLeftCgroups } from "./cgroup_end.ts";
 import { namespaceTreeEnd } from "./namespace_end.ts";
