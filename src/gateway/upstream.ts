@@ -25,7 +25,7 @@ import type { ToolSpec } from "../manifest/manifest.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
 import { findProgram } from "../base/find_program.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts";
-import type { EgressDecision } from "../sandbox/egress_proxy.ts";
+import type { EgressDecision } from "../sandbox/proxy_settings.ts";
 import { signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
 import { after, type CancelTimer } from "../base/timer.ts";

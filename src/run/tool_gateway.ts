@@ -13,7 +13,7 @@ import type { PinSet, ToolDefinition, WithheldReason } from "../manifest/pins.ts
 import type { ServerSpec } from "../manifest/server_spec.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { ToolLauncher } from "../sandbox/tool_launch.ts";
-import type { EgressDecision } from "../sandbox/egress_proxy.ts";
+import type { EgressDecision } from "../sandbox/proxy_settings.ts";
 
 /**
  * The manifest's MCP servers as one more source of tools, as the executor sees them.
