@@ -110,7 +110,7 @@ export type { PinnedProgram } from "./manifest/file_pins.ts";
 export type { CredentialBinding } from "./manifest/credentials.ts";
 export type { ServerSpec } from "./manifest/server_spec.ts";
 export type { ToolDefinition } from "./manifest/pins.ts";
-export type { Asked, LogLevel, SamplingRequest, ToolEvent, ToolProtocol } from "./manifest/tool_protocol.ts";
+export type { Asked, LogLevel, SamplingRequest, ToolEvent, ToolProtocol } from "./manifest/tool_messages.ts";
 export type {
   ElicitAnswer,
   QuestionContext,

@@ -59,6 +59,16 @@ Deno.test("console hub: progress and log messages as lines; the end of a stop by
   hub.close();
 });
 
+Deno.test("console page: its browser script type-checks with the DOM's types and the hub's, in a program of its own", async () => {
+  const checked = await new Deno.Command(Deno.execPath(), {
+    args: ["check", "--config", "src/console/browser_check.json", "src/console/page_script.js"],
+    cwd: new URL("..", import.meta.url),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(checked.code, 0, new TextDecoder().decode(checked.stderr));
+});
+
 Deno.test("console page: the script and style served are their files as they are (code, not strings)", async () => {
   const folder = new URL("../src/console/", import.meta.url);
   assert.equal(PAGE_JS, await Deno.readTextFile(new URL("page_script.js", folder)));

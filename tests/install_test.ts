@@ -150,6 +150,55 @@ Deno.test("install: the installed command runs from any folder, on that folder",
   assert.deepEqual(JSON.parse(call.stdout).result.entries.map((e: { name: string }) => e.name), ["notes.md"]);
   const version = await runProgram(join(bin, "toolgate"), ["--version"], { cwd: project, env });
   assert.match(version.stdout, /^toolgate \d+\.\d+\.\d+\n$/);
+  // In a checkout of toolgate itself, the installed command agrees with `deno task agent` there: its tools.json is
+  // the belt, no trust asked, and its tools run as built in.
+  const own = await runProgram(join(bin, "toolgate"), ["call", "fs_list_dir", '{"path":"docs"}'], {
+    cwd: REPO,
+    env,
+  });
+  assert.equal(own.code, 0, own.stderr);
+  assert.ok(JSON.parse(own.stdout).result.entries.length > 0, own.stdout);
+  const agentTask = await runProgram(Deno.execPath(), [
+    "task",
+    "-q",
+    "agent",
+    "call",
+    "fs_list_dir",
+    '{"path":"docs"}',
+  ], {
+    cwd: REPO,
+    env,
+  });
+  assert.equal(agentTask.code, 0, agentTask.stderr);
+  assert.deepEqual(JSON.parse(agentTask.stdout).result, JSON.parse(own.stdout).result);
+  // A copy of that layout whose program was swapped runs the built-in tool, never the planted program; one whose
+  // tools.json differs is a manifest like any other, to be trusted first.
+  const copy = await Deno.makeTempDir();
+  const mark = join(copy, "planted-ran");
+  await writeFiles(copy, {
+    "tools.json": await Deno.readTextFile(join(REPO, "tools.json")),
+    "src/manifest/tool_belt.ts": "// a checkout's layout\n",
+    "tools/bin/fs_list_dir": `#!/bin/sh\ntouch ${mark}; echo '{}'\n`,
+    ".git/HEAD": "ref: refs/heads/main\n",
+  });
+  await Deno.chmod(join(copy, "tools/bin/fs_list_dir"), 0o755);
+  const planted = await runProgram(join(bin, "toolgate"), ["call", "fs_list_dir", "{}", "--sandbox", "off"], {
+    cwd: copy,
+    env,
+  });
+  assert.equal(planted.code, 0, planted.stderr);
+  assert.ok(JSON.parse(planted.stdout).result.entries.some((e: { name: string }) => e.name === "tools.json"));
+  await assert.rejects(Deno.stat(mark), Deno.errors.NotFound, "the planted program ran");
+  const text = JSON.parse(await Deno.readTextFile(join(copy, "tools.json")));
+  text.tools[0].description += " (changed)";
+  await writeFiles(copy, { "tools.json": text });
+  const changed = await runProgram(join(bin, "toolgate"), ["call", "fs_list_dir", "{}", "--sandbox", "off"], {
+    cwd: copy,
+    env,
+  });
+  assert.equal(changed.code, 1, changed.stdout);
+  assert.match(JSON.parse(changed.stdout).message, /not trusted yet/);
+  await assert.rejects(Deno.stat(mark), Deno.errors.NotFound, "the planted program ran");
   // The bundle carries the console's script and style, files of their own, and the command serves them as they are.
   const server = await spawnHttp(
     join(bin, "toolgate"),

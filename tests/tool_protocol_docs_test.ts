@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { executorOf } from "./executor_helpers.ts";
 import { REPO, tempDir } from "./support.ts";
 import { fencedBlocks } from "./readme_blocks.ts";
-import type { ToolEvent } from "../src/manifest/tool_protocol.ts";
+import type { ToolEvent } from "../src/manifest/tool_messages.ts";
 import type { QuestionHandlers } from "../src/run/tool_questions.ts";
 import { facilityTest, whyMissing } from "./requires.ts";
 

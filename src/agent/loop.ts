@@ -17,6 +17,7 @@ import type { ChatMessage, ToolCall, ToolMessage } from "./messages.ts";
 import type { ApprovedBy, Policy } from "../policy/policy.ts";
 import type { Progress } from "../ui/progress.ts";
 import { Scheduler } from "../run/scheduler.ts";
+import { checkOutput } from "../run/output_check.ts";
 import { type StopButton, UserStop } from "../process/stop.ts";
 import { askOnce, askStreaming, type EndpointQuirks } from "./ask_endpoint.ts";
 import { ModelMedia, type TurnAnswers } from "./tool_media.ts";
@@ -348,7 +349,7 @@ async function answerInSpans(
       runnable.map((item, i) =>
         scheduler.run(item.call.tool.concurrent, undefined, async () => {
           options.progress?.start(item.id, item.call.tool.name, executor.limits(item.call).timeoutSec);
-          const envelope = await runWatched(item.seen, options.progress?.listeners(item.id), (watched) =>
+          const ran = await runWatched(item.seen, options.progress?.listeners(item.id), (watched) =>
             executor.run(item.call, {
               signal: options.end ? AbortSignal.any([stops[i].signal, options.end]) : stops[i].signal,
               approvedBy: item.approvedBy,
@@ -356,6 +357,9 @@ async function answerInSpans(
               questions: options.questions,
               trace: spans[item.index],
             }));
+          // A result is checked against the tool's declared outputSchema, as `serve` checks it: a mismatch is a
+          // failure the model can act on.
+          const envelope = await checkOutput(item.call.tool, ran, executor.schemas);
           answered.add(i);
           options.progress?.end(item.id, envelope);
           envelopes[item.index] = envelope;

@@ -10,7 +10,7 @@ import type { ReadLine } from "../policy/ask.ts";
 import type { Policy } from "../policy/policy.ts";
 import { askForm } from "../ui/terminal_form.ts";
 import type { QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
-import type { SamplingRequest } from "../manifest/tool_protocol.ts";
+import type { SamplingRequest } from "../manifest/tool_messages.ts";
 import { parseCompletion } from "./messages.ts";
 import type { ChatTransport } from "./loop.ts";
 

@@ -1,6 +1,6 @@
 /** The agent loop's calls as a watcher (`--console`) sees them: each one's start, messages, stderr and end. @module */
 import type { Envelope } from "../contract.ts";
-import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { ToolEvent } from "../manifest/tool_messages.ts";
 import type { CallSeen, CallWatch } from "../run/call_watch.ts";
 import type { ToolCall } from "./messages.ts";
 

@@ -267,6 +267,3 @@ export function fromFileUrl(url: string | URL): string {
   if (parsed.protocol !== "file:") throw new TypeError(`not a file URL: ${parsed.href}`);
   return decodeURIComponent(parsed.pathname);
 }
-
-// The one lexical "inside" test, shared with the tools (which may import nothing of src/ but the contract).
-export { isWithin } from "../contract/relative_path.ts";

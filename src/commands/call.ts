@@ -8,6 +8,7 @@ import { loadForCommand } from "./load.ts";
 import { UntrustedManifest } from "./trust_gate.ts";
 import { nearestNames } from "../base/text.ts";
 import { errorType } from "../run/tracing.ts";
+import { checkOutput } from "../run/output_check.ts";
 import { SignalStop } from "./signal_stop.ts";
 import { ShutdownStop, shutdownStopped, userStopped } from "../process/stop.ts";
 
@@ -116,6 +117,8 @@ export const callCommand: Command = {
           },
         })
         : await executor.refuse(prepared.call, verdict.envelope);
+      // A result is checked against the tool's declared outputSchema, as `serve` checks it.
+      envelope = await checkOutput(prepared.call.tool, envelope, executor.schemas);
     }
     progress.end("call", envelope);
     span.end(errorType(envelope));

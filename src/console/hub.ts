@@ -10,7 +10,7 @@ import type { JobView } from "../run/jobs.ts";
 import type { Answer, ApprovalQuestion } from "../policy/policy.ts";
 import { redactDeep, type Redactor } from "../state/redact.ts";
 import type { CallSeen, CallWatch, WatchedCall } from "../run/call_watch.ts";
-import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { ToolEvent } from "../manifest/tool_messages.ts";
 import { plainLine } from "../base/terminal.ts";
 
 /** The most finished calls kept (older ones are in the audit log). */

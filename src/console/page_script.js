@@ -1,9 +1,8 @@
-// @ts-check
-/// <reference lib="dom" />
 /**
  * The web console's browser script, served byte for byte as `/console.js` (an ES module: `page.ts` loads it with
- * `<script type="module">`). It runs in the browser, not in Deno: `deno check` checks it against the DOM's types
- * and against the server's own types for what it reads (the hub's state, the trust and confinement views), and
+ * `<script type="module">`). It runs in the browser, not in Deno: `deno task check` (and a test) type-checks it
+ * with the DOM's types by `browser_check.json`, a program of its own (the DOM's globals stay out of the server's
+ * code), against the server's own types for what it reads (the hub's state, the trust and confinement views);
  * `deno lint` lints it. It writes every value as text (never as HTML), so nothing a tool prints can run in the page.
  *
  * Not here: the page's HTML and the serving of this file (`page.ts`, `http.ts`), the state it draws (`hub.ts`).

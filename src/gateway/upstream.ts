@@ -21,12 +21,13 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import { networkReason } from "../base/network_reason.ts";
 import { isAbsolute, resolve } from "../base/paths.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
 import { findProgram } from "../base/find_program.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts";
-import type { EgressDecision } from "../sandbox/egress_proxy.ts";
+import type { EgressDecision } from "../sandbox/proxy_settings.ts";
 import { signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
 import { after, type CancelTimer } from "../base/timer.ts";
@@ -312,7 +313,10 @@ export class Upstream {
           await settlesWithin(client.close().catch(() => {}), SESSION_END_WAIT_MS);
           throw new UpstreamError("toolgate is ending");
         }
-        throw new UpstreamError(`the server at ${server.url} cannot be reached: ${oneLine(error)}`, true);
+        throw new UpstreamError(
+          `the server at ${server.url} cannot be reached: ${networkReason(error)}`,
+          true,
+        );
       }
       transport.onclose = () => this.#lost(client);
       this.#http = transport;

@@ -9,7 +9,7 @@
  */
 import { planLaunch } from "./launch_plan.ts";
 import type { PermissionSet, RunFacts } from "./own_grants.ts";
-import { isWithin } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import { TOOLGATE_ROOT } from "../manifest/tool_belt.ts";
 
 /** One grant a run needs, in Deno's words (`read`, `/srv/project`). */

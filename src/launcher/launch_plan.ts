@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { dirname, isWithin, join, resolve } from "../base/paths.ts";
+import { dirname, join, resolve } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import { CGROUP_ENV, ownCgroups } from "../sandbox/cgroups.ts";
 import { PROXY_SOCKET_ENV, UPSTREAM_CA_ENV } from "../sandbox/proxy_settings.ts";
 import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";

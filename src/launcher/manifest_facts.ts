@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { dirname, isAbsolute, isWithin, join, normalize } from "../base/paths.ts";
+import { dirname, isAbsolute, join, normalize } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import { isRecord } from "../contract.ts";
 import { readJsonc } from "../manifest/jsonc.ts";
 import { declaredProfile, type ProfileResult, resolveProfile } from "../manifest/profiles.ts";

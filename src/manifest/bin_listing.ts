@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { dirname, isWithin, sep } from "../base/paths.ts";
+import { dirname, sep } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 
 function realPath(path: string): string | undefined {
   try {

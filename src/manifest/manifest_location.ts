@@ -10,7 +10,9 @@
  */
 import { dirname, join, resolve } from "../base/paths.ts";
 import { existsNoFollow } from "../base/lstat.ts";
-import { BELT_MANIFEST_PATH } from "./tool_belt.ts";
+import { BELT_MANIFEST_PATH, packaging } from "./tool_belt.ts";
+import { BELT_MANIFEST_DATA } from "./belt_data.ts";
+import { canonical } from "../base/canonical_json.ts";
 
 /**
  * Where the manifest came from: named on the command line (`tools`), in the environment (`env`), found in the
@@ -78,9 +80,29 @@ export function locateManifest(
     const candidate = join(dir, "tools.json");
     // By its real path: a link planted as tools.json must not borrow another manifest's trust (or toolgate's own)
     // while its commands resolve against the folder the link lies in.
-    if (existsNoFollow(candidate)) return { path: realOr(candidate), source: "found" };
+    if (!existsNoFollow(candidate)) continue;
+    // A checkout of toolgate itself, found by the installed command: its tools.json is the belt, run as built in.
+    if (isBeltCopy(candidate)) return { path: BELT_MANIFEST_PATH, source: "belt" };
+    return { path: realOr(candidate), source: "found" };
   }
   return { path: BELT_MANIFEST_PATH, source: "belt" };
+}
+
+/**
+ * Whether `path`, found by a bundled or compiled toolgate, is a checkout's copy of toolgate's own `tools.json`: its
+ * folder holds toolgate's source, and the file says exactly what the built-in belt says. Such a file is taken as
+ * the belt: its tools run as built in (never the checkout's programs, which nobody trusted), so the installed
+ * command agrees with `deno task agent` in that checkout that it needs no trust. From source, the checkout running
+ * is toolgate's own and `isOwnManifest` decides.
+ */
+function isBeltCopy(path: string): boolean {
+  if (packaging() === "source") return false;
+  if (!existsNoFollow(join(dirname(path), "src", "manifest", "tool_belt.ts"))) return false;
+  try {
+    return canonical(JSON.parse(Deno.readTextFileSync(path))) === canonical(BELT_MANIFEST_DATA);
+  } catch {
+    return false;
+  }
 }
 
 function realOr(path: string): string {

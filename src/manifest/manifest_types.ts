@@ -7,7 +7,7 @@
  */
 import type { PermissionProfile, ProfileResult } from "./profiles.ts";
 import type { PinnedProgram } from "./file_pins.ts";
-import type { Asked, ToolProtocol } from "./tool_protocol.ts";
+import type { Asked, ToolProtocol } from "./tool_messages.ts";
 import type { CredentialBinding } from "./credentials.ts";
 import type { ServerSpec } from "./server_spec.ts";
 

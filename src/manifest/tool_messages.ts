@@ -16,7 +16,7 @@ export const TOOL_PROTOCOLS: readonly string[] = Object.freeze(["toolgate/1"]);
  *
  * @example
  * ```ts
- * import type { ToolProtocol } from "./tool_protocol.ts";
+ * import type { ToolProtocol } from "./tool_messages.ts";
  * const protocol: ToolProtocol = "toolgate/1";
  * ```
  */
@@ -28,7 +28,7 @@ export type ToolProtocol = "toolgate/1";
  *
  * @example
  * ```ts
- * import type { Asked } from "./tool_protocol.ts";
+ * import type { Asked } from "./tool_messages.ts";
  * const asks: Asked[] = ["user"];
  * ```
  */
@@ -45,7 +45,7 @@ export const TOOL_ASKS: readonly Asked[] = Object.freeze(["user", "model"] as As
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { PROTOCOL_LIMITS } from "./tool_protocol.ts";
+ * import { PROTOCOL_LIMITS } from "./tool_messages.ts";
  * assert.equal(PROTOCOL_LIMITS.maxMessages, 1000);
  * ```
  */
@@ -61,7 +61,7 @@ export const PROTOCOL_LIMITS = {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { LOG_LEVELS } from "./tool_protocol.ts";
+ * import { LOG_LEVELS } from "./tool_messages.ts";
  * assert.ok(LOG_LEVELS.indexOf("warning") > LOG_LEVELS.indexOf("info"));
  * ```
  */
@@ -81,7 +81,7 @@ export const LOG_LEVELS: readonly LogLevel[] = [
  *
  * @example
  * ```ts
- * import type { LogLevel } from "./tool_protocol.ts";
+ * import type { LogLevel } from "./tool_messages.ts";
  * const level: LogLevel = "info";
  * ```
  */
@@ -100,7 +100,7 @@ export type LogLevel =
  *
  * @example
  * ```ts
- * import type { ToolEvent } from "./tool_protocol.ts";
+ * import type { ToolEvent } from "./tool_messages.ts";
  * const event: ToolEvent = { kind: "progress", progress: 50, total: 100, message: "half way" };
  * ```
  */
@@ -129,7 +129,7 @@ export type ToolEvent =
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseMessage } from "./tool_protocol.ts";
+ * import { parseMessage } from "./tool_messages.ts";
  * assert.deepEqual(parseMessage('{"type":"log","level":"info","message":"started"}'), { ok: true, message: { type: "log", level: "info", message: "started" } });
  * assert.equal(parseMessage("hello").ok, false);
  * ```
@@ -250,7 +250,7 @@ function isSamplingMessage(value: unknown): boolean {
  *
  * @example
  * ```ts
- * import type { SamplingRequest } from "./tool_protocol.ts";
+ * import type { SamplingRequest } from "./tool_messages.ts";
  * const request: SamplingRequest = {
  *   messages: [{ role: "user", content: { type: "text", text: "Name a colour." } }],
  *   maxTokens: 20,
@@ -279,7 +279,7 @@ export interface SamplingRequest {
  *
  * @example
  * ```ts
- * import type { ToolQuestion } from "./tool_protocol.ts";
+ * import type { ToolQuestion } from "./tool_messages.ts";
  * const question: ToolQuestion = {
  *   asks: "user",
  *   id: 1,
@@ -309,7 +309,7 @@ interface LogMessage {
  *
  * @example
  * ```ts
- * import type { ToolMessage } from "./tool_protocol.ts";
+ * import type { ToolMessage } from "./tool_messages.ts";
  * const message: ToolMessage = { type: "result", result: { n: 1 } };
  * ```
  */

@@ -23,9 +23,6 @@ import {
   type ToolQuestion,
 } from "./tool_messages.ts";
 
-// The messages and their checks live in tool_messages.ts; every name stays importable from here.
-export * from "./tool_messages.ts";
-
 /** What a {@linkcode ToolChannel} is told and held to. */
 export interface ChannelOptions {
   /** The tool's name, for the envelope of a violation. */

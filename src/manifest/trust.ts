@@ -13,7 +13,8 @@
  *
  * @module
  */
-import { dirname, isAbsolute, isWithin, join, normalize, resolve } from "../base/paths.ts";
+import { dirname, isAbsolute, join, normalize, resolve } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import { isRecord } from "../contract.ts";
 import { namedPaths } from "./code_paths.ts";
 import {

@@ -12,7 +12,7 @@ import type { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.j
 import type { LoggingLevel } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { Ask, Policy } from "../policy/policy.ts";
 import type { AskSecret, SecretRequest } from "../run/store_secret.ts";
-import { LOG_LEVELS, type ToolEvent } from "../manifest/tool_protocol.ts";
+import { LOG_LEVELS, type ToolEvent } from "../manifest/tool_messages.ts";
 import type { ElicitAnswer, QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
 
 /** How long a person has to answer an approval question sent through the client (elicitation). */

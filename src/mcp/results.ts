@@ -1,25 +1,13 @@
 /**
- * Envelopes as MCP tool results: a success's result checked against the tool's declared `outputSchema`, then
- * mapped the way the MCP specification recommends (the structured result as `structuredContent`, its JSON as the
+ * Envelopes as MCP tool results (a success's result checked against the tool's declared `outputSchema` first, by
+ * `run/output_check.ts`), mapped the way the MCP specification recommends (the structured result as `structuredContent`, its JSON as the
  * text block); a failure as `isError` with its message as text and the envelope as `structuredContent`.
  *
  * @module
  */
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { CallToolResult } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import {
-  type Envelope,
-  failure,
-  type FailureEnvelope,
-  isRecord,
-  serialize,
-  truncateForModel,
-} from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
-import { describeAjvErrors, type SchemaCompiler } from "../manifest/schema.ts";
-
-/** The most characters of ajv's findings a mismatch's message carries (a hostile result can make them long). */
-export const MISMATCH_DETAIL_LIMIT = 1000;
+import { type Envelope, type FailureEnvelope, isRecord, serialize } from "../contract.ts";
 
 /**
  * What `structuredContent` holds for a success: the result itself when it is a JSON object (MCP requires an
@@ -81,53 +69,4 @@ export function toCallResult(envelope: Envelope): CallToolResult {
     content: [{ type: "text", text: JSON.stringify(structured) }, ...warnings],
     structuredContent: structured,
   };
-}
-
-/**
- * A success checked against the tool's declared `outputSchema` (the schema engine is loaded when needed). A
- * result that does not match is withheld: the answer is an `execution_error` failure that names what is wrong and
- * invites no retry (the tool ran, and will answer the same way). A failure, or a tool without an `outputSchema`,
- * passes as it is.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { checkOutput } from "./results.ts";
- * import { success } from "../contract.ts";
- * import { SchemaCompiler } from "../manifest/schema.ts";
- * import { validateManifest } from "../manifest/manifest.ts";
- * const loaded = validateManifest({
- *   tools: [{
- *     name: "count",
- *     command: ["./tools/bin/count"],
- *     outputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] },
- *   }],
- * }, "/srv/tools.json", { schemasChecked: true });
- * if (loaded.ok) {
- *   const checked = await checkOutput(loaded.manifest.tools[0], success({ n: "many" }), new SchemaCompiler());
- *   assert.equal(checked.ok, false); // "/n must be integer"
- * }
- * ```
- */
-export async function checkOutput(
-  tool: ToolSpec,
-  envelope: Envelope,
-  schemas: SchemaCompiler,
-): Promise<Envelope> {
-  if (!envelope.ok || tool.outputSchema === undefined) return envelope;
-  const schema = tool.outputSchema as Record<string, unknown>;
-  await schemas.ready(schema);
-  const compiled = schemas.compile(schema);
-  const problem = !compiled.ok
-    ? `its outputSchema does not compile: ${compiled.reason}`
-    : compiled.validate(envelope.result)
-    ? undefined
-    : `it does not match the outputSchema the tool declares: ${describeAjvErrors(compiled.validate.errors)}`;
-  if (problem === undefined) return envelope;
-  const acted = tool.readOnly ? "" : " The tool may have acted: check before calling it again.";
-  return failure(
-    "execution_error",
-    `The tool ran, but its result is withheld: ${truncateForModel(problem, MISMATCH_DETAIL_LIMIT)}.${acted}`,
-    { tool: tool.name, retryable: false, metadata: { invalid_result: true } },
-  );
 }

@@ -36,7 +36,8 @@ import { carrierFromMeta, decideInSpan, errorType } from "../run/tracing.ts";
 import { toMcp } from "../manifest/tool_definitions.ts";
 import { type Ask, Policy } from "../policy/policy.ts";
 import { heartbeatText } from "../ui/progress.ts";
-import { checkOutput, toCallResult } from "./results.ts";
+import { toCallResult } from "./results.ts";
+import { checkOutput } from "../run/output_check.ts";
 import {
   clientQuestions,
   ELICITATION_TIMEOUT_MS,

@@ -9,7 +9,7 @@ import type { Executor } from "../run/executor.ts";
 import type { CallWatch } from "../run/call_watch.ts";
 import type { Redactor } from "../state/redact.ts";
 import type { Ask, PolicyOptions } from "../policy/policy.ts";
-import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { ToolEvent } from "../manifest/tool_messages.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
 import type { TraceCarrier, TraceSpan } from "../run/tracing.ts";
 import type { AskSecret } from "../run/store_secret.ts";

@@ -20,7 +20,7 @@ import { McpError } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { LoggingLevel } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { isRecord } from "../contract.ts";
-import { LOG_LEVELS } from "../manifest/tool_protocol.ts";
+import { LOG_LEVELS } from "../manifest/tool_messages.ts";
 import type { AskSecret } from "../run/store_secret.ts";
 import { carrierFromMeta } from "../run/tracing.ts";
 import type { ToolService } from "./server.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isWithin } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import { DEFAULT_LIMITS, type PermissionProfile } from "../manifest/profiles.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { FALLBACK_PATH, PROXY_ENV, type ToolLauncher } from "../sandbox/tool_launch.ts";

@@ -15,7 +15,7 @@ import {
   PROTOCOL_LIMITS,
   type ToolEvent,
   type ToolQuestion,
-} from "../manifest/tool_protocol.ts";
+} from "../manifest/tool_messages.ts";
 import {
   type ElicitAnswer,
   QuestionDesk,

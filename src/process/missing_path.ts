@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { dirname, isWithin, resolve } from "../base/paths.ts";
+import { dirname, resolve } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 
 /** A line that says something was not found. */
 const NOT_FOUND_LINE = /ENOENT|Cannot find module|No such file|can't open file|: not found\b|not found:/i;

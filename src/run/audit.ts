@@ -9,7 +9,7 @@
  * @module
  */
 import type { Denial, Envelope, FailureKind } from "../contract.ts";
-import type { EgressDecision } from "../sandbox/egress_proxy.ts";
+import type { EgressDecision } from "../sandbox/proxy_settings.ts";
 import type { RunResult } from "../process/runner.ts";
 import type { AuditRecord } from "../state/audit_log.ts";
 

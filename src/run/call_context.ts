@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { isWithin } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import type { FailureEnvelope } from "../contract.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 import { type ControlPlane, controlPlane } from "../sandbox/control_plane.ts";

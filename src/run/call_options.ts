@@ -11,7 +11,7 @@ import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { StartsAhead } from "../process/starts_ahead.ts";
 import type { ControlPlane } from "../sandbox/control_plane.ts";
 import type { SandboxMode } from "../sandbox/sandbox.ts";
-import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { ToolEvent } from "../manifest/tool_messages.ts";
 import type { JobEvent } from "./jobs.ts";
 import type { JobCaps } from "./job_owners.ts";
 import type { QuestionHandlers } from "./tool_questions.ts";

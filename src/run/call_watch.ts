@@ -6,7 +6,7 @@
  * @module
  */
 import type { Envelope } from "../contract.ts";
-import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { ToolEvent } from "../manifest/tool_messages.ts";
 import type { Answer, ApprovalQuestion } from "../policy/policy.ts";
 
 /**

@@ -12,7 +12,7 @@ import type { ToolDefinition } from "../manifest/pins.ts";
 import { serverOfName } from "../manifest/server_spec.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 import { EXECUTOR_DEFAULTS } from "../process/executor_defaults.ts";
-import type { EgressDecision } from "../sandbox/egress_proxy.ts";
+import type { EgressDecision } from "../sandbox/proxy_settings.ts";
 import { ToolLauncher } from "../sandbox/tool_launch.ts";
 import { stateRoot } from "../state/state.ts";
 import { jobAnswerRecord } from "./audit.ts";

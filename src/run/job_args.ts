@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { isAbsolute, isWithin, join, resolve } from "../base/paths.ts";
+import { isAbsolute, join, resolve } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import { findProgram } from "../base/find_program.ts";
 import { invalidArgs, ToolFailure } from "../contract/tool_output.ts";
 import {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { isWithin } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { hasSideEffects } from "../manifest/profiles.ts";
 import { limitWarnings } from "../sandbox/sandbox.ts";

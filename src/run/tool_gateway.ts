@@ -13,7 +13,7 @@ import type { PinSet, ToolDefinition, WithheldReason } from "../manifest/pins.ts
 import type { ServerSpec } from "../manifest/server_spec.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { ToolLauncher } from "../sandbox/tool_launch.ts";
-import type { EgressDecision } from "../sandbox/egress_proxy.ts";
+import type { EgressDecision } from "../sandbox/proxy_settings.ts";
 import type { QuestionHandlers } from "./tool_questions.ts";
 import type { ServerOffers } from "./offer_link.ts";
 import type { LogLevel, ToolEvent } from "../manifest/tool_messages.ts";

@@ -8,7 +8,7 @@
  */
 import type { Envelope } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
-import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { ToolEvent } from "../manifest/tool_messages.ts";
 import type { QuestionHandlers } from "./tool_questions.ts";
 
 /**

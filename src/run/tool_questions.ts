@@ -10,7 +10,8 @@
  */
 import type { ContentBlock } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
-import { mapDeep, type SamplingRequest, type ToolQuestion } from "../manifest/tool_protocol.ts";
+import { mapDeep } from "../manifest/tool_protocol.ts";
+import { type SamplingRequest, type ToolQuestion } from "../manifest/tool_messages.ts";
 
 /**
  * A person's answer to a form (MCP's `ElicitResult`): accepted with the values, declined, or dismissed.

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { isAbsolute, isWithin, resolve } from "../base/paths.ts";
+import { isAbsolute, resolve } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import { lstatOrUndefined } from "../base/lstat.ts";
 import type { ControlPlane } from "./control_plane.ts";
 import type { PermissionProfile } from "../manifest/profiles.ts";

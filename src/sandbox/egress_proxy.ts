@@ -18,9 +18,6 @@ import { nextHead, type PlainHead, servePlain } from "./plain_http.ts";
 import { answer, decodeURIComponentSafe, pipe, shut, target } from "./proxy_wire.ts";
 import { type EgressDecision, PROXY_LIMITS, type ProxyLimits } from "./proxy_settings.ts";
 
-export type { EgressDecision, ProxyLimits } from "./proxy_settings.ts";
-export { PROXY_LIMITS, PROXY_SOCKET_ENV, proxySocketPath } from "./proxy_settings.ts";
-
 /** The most bytes of the call line. */
 const MAX_CALL_LINE = 256;
 const encoder = new TextEncoder();

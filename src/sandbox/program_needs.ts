@@ -12,7 +12,8 @@
  *
  * @module
  */
-import { basename, dirname, isAbsolute, isWithin, join, resolve } from "../base/paths.ts";
+import { basename, dirname, isAbsolute, join, resolve } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import type { SandboxView } from "../process/run_envelope.ts";
 
 /** What the sandbox of one call shows, and what it must never show. */

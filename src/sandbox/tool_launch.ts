@@ -10,7 +10,8 @@
  *
  * @module
  */
-import { dirname, isAbsolute, isWindowsAbsolute, isWithin, join, resolve } from "../base/paths.ts";
+import { dirname, isAbsolute, isWindowsAbsolute, join, resolve } from "../base/paths.ts";
+import { isWithin } from "../contract/relative_path.ts";
 import { CgroupSlots, type CgroupSupport, cgroupWrapper } from "./cgroups.ts";
 import { cgroupTreeEnd, reapLeftCgroups } from "./cgroup_end.ts";
 import { namespaceTreeEnd } from "./namespace_end.ts";
@@ -23,7 +24,8 @@ import { filterRefusalNote } from "./seccomp_notes.ts";
 import { egressDenials, filterDenials } from "./call_denials.ts";
 import { SECCOMP_FD, seccompWrapper, writeSeccompFile } from "./seccomp_file.ts";
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
-import type { EgressDecision, EgressProxy } from "./egress_proxy.ts";
+import type { EgressProxy } from "./egress_proxy.ts";
+import type { EgressDecision } from "./proxy_settings.ts";
 import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
 import { BRIDGE_PORT } from "./net_bridge.ts";
 import { type Denial, failure, type FailureEnvelope } from "../contract.ts";

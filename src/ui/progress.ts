@@ -9,7 +9,7 @@
  * @module
  */
 import type { Envelope } from "../contract.ts";
-import type { ToolEvent } from "../manifest/tool_protocol.ts";
+import type { ToolEvent } from "../manifest/tool_messages.ts";
 import { neutralizeControls } from "../base/terminal.ts";
 import { fit } from "../base/text.ts";
 

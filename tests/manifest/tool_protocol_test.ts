@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { executorOf } from "../executor_helpers.ts";
 import { tempDir } from "../support.ts";
-import { parseMessage, ToolChannel, type ToolEvent } from "../../src/manifest/tool_protocol.ts";
+import { ToolChannel } from "../../src/manifest/tool_protocol.ts";
+import { parseMessage, type ToolEvent } from "../../src/manifest/tool_messages.ts";
 import { validateManifest } from "../../src/manifest/manifest.ts";
 
 const encoder = new TextEncoder();

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { failure, success, withContent } from "../../src/contract.ts";
 import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
-import { checkOutput, MISMATCH_DETAIL_LIMIT, structuredResult, toCallResult } from "../../src/mcp/results.ts";
+import { structuredResult, toCallResult } from "../../src/mcp/results.ts";
+import { checkOutput, MISMATCH_DETAIL_LIMIT } from "../../src/run/output_check.ts";
 import { SchemaCompiler } from "../../src/manifest/schema.ts";
 import { tempDir, writeManifest } from "../support.ts";
 

@@ -11,7 +11,7 @@ import type { Envelope } from "../../src/contract.ts";
 import { connectPool } from "../../src/pool/connect.ts";
 import { encode } from "../../src/pool/protocol.ts";
 import { importPoolKey, signed } from "../../src/pool/signing.ts";
-import type { ToolEvent } from "../../src/manifest/tool_protocol.ts";
+import type { ToolEvent } from "../../src/manifest/tool_messages.ts";
 import type { QuestionHandlers } from "../../src/run/tool_questions.ts";
 import { baseEnv, executorFor, manifestOf, scratch } from "../executor_helpers.ts";
 import { FIXTURES } from "../support.ts";

@@ -480,7 +480,7 @@ Deno.test("audit: a line torn by another writer after one of ours is seen: the n
 });
 
 /** Reads a child's stdout line by line. */
-function lineReader(stream: ReadableStream<Uint8Array<ArrayBuffer>>): () => Promise<string> {
+function lineReader(stream: ReadableStream<Uint8Array>): () => Promise<string> {
   const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   return async () => {

@@ -9,7 +9,7 @@ import type { Envelope, FailureEnvelope } from "../../src/contract.ts";
 import { Executor, type ExecutorOptions } from "../../src/run/executor.ts";
 import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
 import { ProcessRegistry } from "../../src/process/process_tree.ts";
-import { isWithin } from "../../src/base/paths.ts";
+import { isWithin } from "../../src/contract/relative_path.ts";
 import { AUDIT_KEY, cli, readAudit, waitGone } from "../executor_helpers.ts";
 import { REPO, runToolgate } from "../support.ts";
 import { pgrep, uniqueSleep as uniqueSleepFrom } from "../processes.ts";

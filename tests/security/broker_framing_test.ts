@@ -12,7 +12,8 @@ import net from "node:net";
 import tls from "node:tls";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { join } from "node:path";
-import { type EgressDecision, EgressProxy } from "../../src/sandbox/egress_proxy.ts";
+import { EgressProxy } from "../../src/sandbox/egress_proxy.ts";
+import { type EgressDecision } from "../../src/sandbox/proxy_settings.ts";
 import { CertificateAuthority } from "../../src/sandbox/run_ca.ts";
 import { type CallCredential, newPlaceholder } from "../../src/manifest/credentials.ts";
 

@@ -4,7 +4,8 @@
 // only because the bytes went to the first host instead).
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type EgressDecision, EgressProxy } from "../../src/sandbox/egress_proxy.ts";
+import { EgressProxy } from "../../src/sandbox/egress_proxy.ts";
+import { type EgressDecision } from "../../src/sandbox/proxy_settings.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -3,7 +3,7 @@
 // system folders, the workspace and its own files, with the host's secret files masked.
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
-import { isWithin } from "../../src/base/paths.ts";
+import { isWithin } from "../../src/contract/relative_path.ts";
 import { FIXTURES } from "../support.ts";
 import {
   confinedTest,

@@ -26,7 +26,7 @@ import { EXEC_ARGS } from "../schemas/exec.ts";
 const DRAIN_GRACE_MS = 500;
 
 async function collect(
-  stream: ReadableStream<Uint8Array<ArrayBuffer>>,
+  stream: ReadableStream<Uint8Array>,
   sink: HeadTail,
   stop: Promise<void>,
   onData: () => void,
