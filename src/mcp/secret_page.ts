@@ -71,8 +71,10 @@ export class SecretPages {
     while (this.#pages.size >= SECRET_PAGE_LIMITS.maxOpen) {
       this.#pages.delete(this.#pages.keys().next().value!);
     }
-    const id = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))))
-      .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const id = crypto.getRandomValues(new Uint8Array(16)).toBase64({
+      alphabet: "base64url",
+      omitPadding: true,
+    });
     this.#pages.set(id, { request, expires: now + SECRET_PAGE_LIMITS.ttlMs });
     return { id, url: new URL(`${SECRET_PATH}${id}`, this.#base()).href };
   }

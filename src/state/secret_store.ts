@@ -54,9 +54,8 @@ export interface SecretStoreOptions {
   readonly keyring?: string | null;
 }
 
-const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
-const fromBase64 = (text: string): Uint8Array<ArrayBuffer> =>
-  Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+const toBase64 = (bytes: Uint8Array): string => bytes.toBase64();
+const fromBase64 = (text: string): Uint8Array<ArrayBuffer> => Uint8Array.fromBase64(text);
 
 /** Binds a value to its name: an entry moved under another name does not decrypt. */
 const boundTo = (name: string): Uint8Array<ArrayBuffer> =>
