@@ -110,7 +110,12 @@ export class AuditTrail {
   }
 
   /** What every audit line of a call holds: when, which tool, where (default the workspace), the arguments' facts. */
-  async facts(when: Date, tool: string, argsText: string, cwd = this.#options.workspace): Promise<CallFacts> {
+  async facts(
+    when: Date,
+    tool: string,
+    argsText: string,
+    cwd: string = this.#options.workspace,
+  ): Promise<CallFacts> {
     const { argsBytes, argsHmac } = await this.#log?.argsFacts(argsText) ?? { argsBytes: 0, argsHmac: null };
     return { ts: when.toISOString(), tool, cwd, argsBytes, argsHmac };
   }
