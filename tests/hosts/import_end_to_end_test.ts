@@ -381,7 +381,11 @@ Deno.test({
       );
     }
     for (const name of ["everything", "sequential-thinking", "github"]) {
-      assert.match(trusted.stdout, new RegExp(`^MCP server "${name}": \\d+ tools?:$`, "m"), trusted.stdout);
+      assert.match(
+        trusted.stdout,
+        new RegExp(`^MCP server "${name}": \\d+ tools?( and \\d+ prompts or resources)?:$`, "m"),
+        trusted.stdout,
+      );
     }
     assert.equal(trusted.code, 1, "trust exits 1: servers cannot be used");
     assert.doesNotMatch(trusted.stderr, /\n\s+at /);
