@@ -41,6 +41,8 @@ const ignore = await nodeServersMissing("gateway_questions_test") !== undefined;
 /** What the scripted client saw the server behind toolgate ask it. */
 interface Asked {
   elicitations: string[];
+  /** The pages a URL-mode elicitation sent the user to. */
+  urls: string[];
   samplings: string[];
   roots: number;
 }
@@ -66,11 +68,15 @@ async function scriptedClient(
   const client = new Client({ name: "gateway-questions-test", version: "1.0.0" }, {
     capabilities: options.capabilities,
   });
-  const asked: Asked = { elicitations: [], samplings: [], roots: 0 };
+  const asked: Asked = { elicitations: [], urls: [], samplings: [], roots: 0 };
   if (options.capabilities.elicitation !== undefined) {
     client.setRequestHandler(ElicitRequestSchema, (request) => {
-      const message = (request.params as { message: string }).message;
+      const { message, mode, url } = request.params as { message: string; mode?: string; url?: string };
       asked.elicitations.push(message);
+      if (mode === "url") {
+        asked.urls.push(url!);
+        return { action: "accept" };
+      }
       return options.form?.(message) ?? { action: "accept", content: { name: "Ada" } };
     });
   }
@@ -104,7 +110,7 @@ async function scriptedClient(
 }
 
 /** Everything toolgate's own client declares upstream. */
-const ALL: ClientCapabilities = { sampling: {}, elicitation: { form: {} }, roots: {} };
+const ALL: ClientCapabilities = { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} };
 
 /** The client of `toolgate serve ARGS` in `dir`. */
 function serveClient(
@@ -169,7 +175,14 @@ Deno.test({
       await direct.close();
     }
     // The tools a client's capabilities unlock are among them.
-    for (const name of ["trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"]) {
+    for (
+      const name of [
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "trigger-url-elicitation",
+        "get-roots-list",
+      ]
+    ) {
       assert.ok(names.includes(name), `${name} not in ${names.join(", ")}`);
     }
     const client = await serveClient(p.dir.path, p.env, []);
@@ -481,5 +494,87 @@ Deno.test({
     const answer = JSON.parse(text.split("\n").filter((line) => line.startsWith('{"ok"')).at(-1)!);
     assert.equal(answer.ok, true, text);
     assert.match(JSON.stringify(answer.content), /- Name: Ada/);
+  },
+});
+
+Deno.test({
+  name:
+    "serve: a server's URL elicitation goes to a client that declared it; one that did not gets a clear refusal",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    const page = "https://example.com/authorize?state=x";
+    const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__ev__*"]);
+    try {
+      const sent = await client.callTool({
+        name: "mcp__ev__trigger-url-elicitation",
+        arguments: { url: page, message: "Open this to authorize." },
+      });
+      assert.equal(sent.isError, undefined, JSON.stringify(sent));
+      assert.match(textOf(sent), /User completed the URL elicitation flow/);
+      assert.deepEqual(client.asked.urls, [page]);
+      assert.deepEqual(client.asked.elicitations, ["Open this to authorize."]);
+      // A page that is no web page never reaches the client.
+      const script = await client.callTool({
+        name: "mcp__ev__trigger-url-elicitation",
+        arguments: { url: "file:///etc/passwd" },
+      });
+      assert.equal(script.isError, true, JSON.stringify(script));
+      assert.match(JSON.stringify(script), /web pages only \(http or https\), not to file: URLs/);
+      assert.deepEqual(client.asked.urls, [page]);
+    } finally {
+      await client.close();
+    }
+    // A client that shows forms but declared no URL mode: told why, never asked.
+    const forms = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__ev__*"], {
+      elicitation: { form: {} },
+    });
+    try {
+      const refused = await forms.callTool({
+        name: "mcp__ev__trigger-url-elicitation",
+        arguments: { url: page },
+      });
+      assert.equal(refused.isError, true, JSON.stringify(refused));
+      assert.match(JSON.stringify(refused), /did not declare URL-mode elicitation/);
+      assert.equal(forms.asked.elicitations.length, 0);
+    } finally {
+      await forms.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "call on a terminal: a server's URL elicitation shows the page and its host, and the person's answer goes back",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    let seen = 0;
+    await using terminal = openTerminal(
+      launcherArgv([
+        "call",
+        "mcp__ev__trigger-url-elicitation",
+        JSON.stringify({ url: "https://example.com/a?b=c", message: "Sign in there." }),
+      ]),
+      {
+        cwd: p.dir.path,
+        env: hostEnv({ XDG_STATE_HOME: p.env.XDG_STATE_HOME, XDG_CONFIG_HOME: p.env.XDG_CONFIG_HOME }),
+        killAfterMs: 90_000,
+        respond: (shown) => {
+          if (shown.length === seen || !shown.endsWith("[y/n] ")) return undefined;
+          seen = shown.length;
+          return "y\n";
+        },
+      },
+    );
+    const status = await terminal.status;
+    const text = terminal.output();
+    assert.equal(status.code, 0, text);
+    assert.match(text, /The tool mcp__ev__trigger-url-elicitation asks you to open a page/);
+    assert.match(text, /Sign in there\./);
+    assert.match(text, /https:\/\/example\.com\/a\?b=c \(host example\.com\)/);
+    const answer = JSON.parse(text.split("\n").filter((line) => line.startsWith('{"ok"')).at(-1)!);
+    assert.equal(answer.ok, true, text);
+    assert.match(JSON.stringify(answer.content), /User completed the URL elicitation flow/);
   },
 });

@@ -104,7 +104,8 @@ export function elicitingAsk(server: Server, requestId: string | number): Ask {
 
 /**
  * A `toolgate/1` tool's questions, sent to the MCP client on the stream of the call that asks: the user's form as
- * `elicitation/create` (the schema as the tool wrote it: defaults, enums and titled choices pass unchanged), the
+ * `elicitation/create` (the schema as the tool wrote it: defaults, enums and titled choices pass unchanged), an
+ * upstream server's page for the user as a URL-mode `elicitation/create` (to a client that declared it), the
  * model's as `sampling/createMessage` once the session's policy approved sending the text (an approval question
  * goes to the client's user where it can be asked). A client without the capability gets no request: the tool is
  * answered why.
@@ -142,6 +143,15 @@ export function clientQuestions(
       return (result.action === "accept"
         ? { action: "accept", ...(result.content ? { content: result.content } : {}) }
         : { action: result.action }) as ElicitAnswer;
+    },
+    url: async (question, { signal }) => {
+      if (server.getClientCapabilities()?.elicitation?.url === undefined) {
+        throw new Error(
+          "this MCP client cannot send its user to a page (it did not declare URL-mode elicitation)",
+        );
+      }
+      const result = await server.elicitInput({ mode: "url", ...question }, options(signal));
+      return { action: result.action };
     },
     model: async (request, { tool, signal }) => {
       if (server.getClientCapabilities()?.sampling === undefined) {
