@@ -578,3 +578,48 @@ Deno.test({
     assert.match(JSON.stringify(answer.content), /User completed the URL elicitation flow/);
   },
 });
+
+Deno.test({
+  name:
+    "serve --console: a server's form waits in the console when the client cannot show it; a misfit answer is refused, a fitting one goes back",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    await using served = await startConsoleServer(
+      ["--allow-tools", "mcp__ev__*"],
+      { ...p.env, DENO_DIR: denoDir() },
+      join(p.dir.path, "tools.json"),
+    );
+    const api = await consoleApi(served.origin, served.link);
+    // The client shows no form (no elicitation): the server's form waits in the console alone.
+    await using connected = await connectHttp(served.mcp, TOKEN, { capabilities: {} });
+    const calling = connected.client.callTool({
+      name: "mcp__ev__trigger-elicitation-request",
+      arguments: {},
+    });
+    type Form = { id: number; tool: string; message: string; requestedSchema: Record<string, unknown> };
+    const waiting = async (): Promise<Form[]> => (await api.get("/api/state")).forms;
+    await until(async () => (await waiting()).length === 1, "the server's form waits in the console");
+    const [form] = await waiting();
+    assert.equal(form.tool, "mcp__ev__trigger-elicitation-request");
+    assert.equal(form.message, "Please provide inputs for the following fields:");
+    assert.ok(Object.keys(form.requestedSchema.properties as object).includes("name"));
+    // A value of the wrong type, or a field the form does not have, is refused; the form still waits.
+    assert.equal(await api.post("/api/form", { id: form.id, action: "accept", content: { name: 7 } }), 400);
+    assert.equal(
+      await api.post("/api/form", { id: form.id, action: "accept", content: { extra: "x" } }),
+      400,
+    );
+    assert.equal((await waiting()).length, 1);
+    assert.equal(
+      await api.post("/api/form", { id: form.id, action: "accept", content: { name: "Ada", check: true } }),
+      200,
+    );
+    const result = await calling;
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.match(textOf(result), /- Name: Ada/);
+    assert.equal((await waiting()).length, 0);
+    // Answered: a second answer finds nothing waiting.
+    assert.equal(await api.post("/api/form", { id: form.id, action: "decline" }), 409);
+  },
+});

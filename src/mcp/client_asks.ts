@@ -14,6 +14,7 @@ import type { Ask, Policy } from "../policy/policy.ts";
 import type { AskSecret, SecretRequest } from "../run/store_secret.ts";
 import { LOG_LEVELS, type ToolEvent } from "../manifest/tool_protocol.ts";
 import type { ElicitAnswer, QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
+import type { CallWatch } from "../run/call_watch.ts";
 
 /** How long a person has to answer an approval question sent through the client (elicitation). */
 export const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
@@ -171,6 +172,47 @@ export function clientQuestions(
         ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
       };
       return answer;
+    },
+  };
+}
+
+/**
+ * `handlers` whose forms for the user (a `toolgate/1` tool's, an MCP server's) are also asked in the console
+ * (`serve --console`): the first answer wins and the other question is withdrawn; a side that cannot answer (a
+ * client without elicitation) leaves it to the other. Without a console that asks forms, `handlers` unchanged.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { withConsoleForms } from "./client_asks.ts";
+ * const handlers = { nobody: "no one" };
+ * assert.equal(withConsoleForms(handlers, undefined, 1000), handlers);
+ * ```
+ */
+export function withConsoleForms(
+  handlers: QuestionHandlers,
+  watch: CallWatch | undefined,
+  timeoutMs: number,
+): QuestionHandlers {
+  const form = watch?.form?.bind(watch);
+  if (form === undefined) return handlers;
+  const client = handlers.user;
+  return {
+    ...handlers,
+    user: async (question, context) => {
+      const withdraw = new AbortController();
+      const signal = AbortSignal.any([context.signal, withdraw.signal]);
+      const viaConsole = form({ ...question, tool: context.tool.name }, signal, timeoutMs);
+      const sides = client === undefined
+        ? [viaConsole]
+        : [client(question, { ...context, signal }), viaConsole];
+      try {
+        return await Promise.any(sides);
+      } catch (error) {
+        throw error instanceof AggregateError ? error.errors[0] : error;
+      } finally {
+        withdraw.abort();
+      }
     },
   };
 }
