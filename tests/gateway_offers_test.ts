@@ -201,7 +201,8 @@ Deno.test({
  * A server of the test's own: it lists two files as resources (`inside`, in the workspace, and `outside`, in a
  * folder its profile does not show) and reads any `file://` URI it is asked for; `secret://token` answers its
  * secret OWN_TOKEN; the prompt `greet` and the resource `inside` are described by the text of `description`. It offers subscriptions, and
- * writes each `resources/subscribe` and `resources/unsubscribe` it is sent as a line of `log`. Its tool `more`
+ * writes each `resources/subscribe` and `resources/unsubscribe` it is sent as a line of `log`. Its tool `die` ends
+ * it; `more`
  * adds a prompt (the SDK says so); `sneak` changes `greet`'s description without saying so.
  */
 function ownServer(description: string, inside: string, outside: string, log: string): string {
@@ -220,6 +221,10 @@ for (const [schema, what] of [[SubscribeRequestSchema, "subscribe"], [Unsubscrib
   });
 }
 server.registerTool("noop", { description: "Does nothing." }, async () => ({ content: [] }));
+server.registerTool("die", { description: "Ends the server." }, async () => {
+  setTimeout(() => process.exit(0), 20);
+  return { content: [] };
+});
 server.registerTool("more", { description: "Adds a prompt." }, async () => {
   server.registerPrompt("added", { description: "Added later." }, () => ({ messages: [] }));
   return { content: [] };
@@ -452,6 +457,52 @@ Deno.test({
       await client.unsubscribeResource({ uri });
     } finally {
       await client.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "offers: a server started again is asked again for the subscriptions a session still holds",
+  ignore,
+  async fn() {
+    await using p = await ownProject();
+    const args = launcherArgs([
+      "serve",
+      "--http",
+      "0",
+      "--tools",
+      join(p.dir.path, "tools.json"),
+      "--cwd",
+      p.dir.path,
+      "--allow-tools",
+      "mcp__own__*",
+    ]);
+    await using serving = await spawnHttp(Deno.execPath(), args, {
+      ...p.env,
+      DENO_DIR: denoDir(),
+      TOOLGATE_MCP_TOKEN: TOKEN,
+    });
+    const uri = "toolgate+own:secret://token";
+    const session = await connectHttp(serving.url, TOKEN);
+    const lines = async () => (await Deno.readTextFile(p.log)).split("\n").filter((line) => line !== "");
+    try {
+      await session.client.subscribeResource({ uri });
+      assert.deepEqual(await lines(), ["subscribe secret://token"]);
+      // The server ends; the next call starts it again, and it is asked for the URI the session holds.
+      await session.client.callTool({ name: "mcp__own__die", arguments: {} });
+      let called;
+      for (let tries = 0; tries < 50; tries++) {
+        called = await session.client.callTool({ name: "mcp__own__noop", arguments: {} });
+        if (called.isError !== true) break;
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      assert.notEqual(called?.isError, true, JSON.stringify(called));
+      for (let waited = 0; (await lines()).length < 2 && waited < 10_000; waited += 100) {
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      assert.deepEqual(await lines(), ["subscribe secret://token", "subscribe secret://token"]);
+    } finally {
+      await session.client.close();
     }
   },
 });

@@ -84,7 +84,33 @@ export class UpstreamOffers implements ServerOffers {
 
   /** The connection, its notifications of lists changed and resources updated taken the first time it is seen. */
   async #client(server: string): Promise<Client> {
-    const client = await this.#options.upstream(server).connect();
+    return this.#adopt(server, await this.#options.upstream(server).connect());
+  }
+
+  /**
+   * The server was started again: the URIs a session still holds are subscribed again on its new connection
+   * (the server forgot them), so that their updates go on reaching the sessions. Not awaited; a URI the new
+   * server refuses is left unsubscribed (tried again at the next session's subscribe).
+   */
+  reconnected(server: string): void {
+    const client = this.#options.upstream(server).connected;
+    const held = [...this.#subscribers.get(server)?.entries() ?? []].filter(([, listeners]) =>
+      listeners.size > 0
+    );
+    if (client === undefined || held.length === 0) return;
+    this.#adopt(server, client);
+    for (const [uri] of held) {
+      const key = JSON.stringify([server, uri]);
+      if (this.#subscribedOn.get(key) === client) continue;
+      this.#subscribedOn.set(key, client);
+      client.subscribeResource({ uri }).catch(() => {
+        if (this.#subscribedOn.get(key) === client) this.#subscribedOn.delete(key);
+      });
+    }
+  }
+
+  /** Takes `client`'s notifications of lists changed and resources updated, the first time it is seen. */
+  #adopt(server: string, client: Client): Client {
     if (!this.#listed.has(client)) {
       this.#listed.set(client, new Map());
       client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
