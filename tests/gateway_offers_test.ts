@@ -334,6 +334,71 @@ Deno.test({
   },
 });
 
+/** The project's server entry rewritten with `lists` (its `allow` and `deny`), and trusted again. */
+async function withLists(
+  p: Awaited<ReturnType<typeof ownProject>>,
+  lists: { allow?: string[]; deny?: string[] },
+): Promise<void> {
+  const path = join(p.dir.path, "tools.json");
+  const manifest = JSON.parse(await Deno.readTextFile(path));
+  Object.assign(manifest.mcpServers.own, lists);
+  await Deno.writeTextFile(path, JSON.stringify(manifest));
+  const trust = await p.run(["trust"], undefined, { OWN_TOKEN: p.env.OWN_TOKEN });
+  assert.equal(trust.code, 0, trust.stderr + trust.stdout);
+}
+
+Deno.test({
+  name:
+    "offers: a server entry's deny and allow apply to its prompts and resources as to its tools: not listed, not got, not read",
+  ignore,
+  async fn() {
+    await using p = await ownProject();
+    await withLists(p, { deny: ["greet", "secret://token"] });
+    const denied = await serveClient(p.dir.path, p.env);
+    try {
+      assert.deepEqual((await denied.listPrompts()).prompts, []);
+      const uris = (await denied.listResources()).resources.map((r) => r.uri);
+      assert.ok(!uris.includes("toolgate+own:secret://token"), JSON.stringify(uris));
+      assert.ok(uris.includes(`toolgate+own:file://${p.inside}`), JSON.stringify(uris));
+      assert.match(
+        await refusal(denied.getPrompt({ name: "mcp__own__greet" })),
+        /prompt greet of the MCP server "own" is not exposed: its entry's allow or deny list leaves it out/,
+      );
+      const token = await refusal(denied.readResource({ uri: "toolgate+own:secret://token" }));
+      assert.match(token, /resource secret:\/\/token of the MCP server "own" is not exposed/);
+      assert.doesNotMatch(token, /own-token/);
+      assert.match(
+        await refusal(denied.subscribeResource({ uri: "toolgate+own:secret://token" })),
+        /is not exposed/,
+      );
+      // What the lists leave in is served as before.
+      const read = await denied.readResource({ uri: `toolgate+own:file://${p.inside}` });
+      assert.equal((read.contents[0] as { text: string }).text, "the notes");
+    } finally {
+      await denied.close();
+    }
+    // With allow, only what it names: a tool and one resource; no prompt, no other resource, no unlisted URI.
+    await withLists(p, { allow: ["noop", `file://${p.inside}`], deny: [] });
+    const allowed = await serveClient(p.dir.path, p.env);
+    try {
+      assert.deepEqual((await allowed.listPrompts()).prompts, []);
+      assert.deepEqual(
+        (await allowed.listResources()).resources.map((r) => r.uri),
+        [`toolgate+own:file://${p.inside}`],
+      );
+      const read = await allowed.readResource({ uri: `toolgate+own:file://${p.inside}` });
+      assert.equal((read.contents[0] as { text: string }).text, "the notes");
+      const unlisted = join(p.dir.path, "description.txt");
+      assert.match(
+        await refusal(allowed.readResource({ uri: `toolgate+own:file://${unlisted}` })),
+        /is not exposed/,
+      );
+    } finally {
+      await allowed.close();
+    }
+  },
+});
+
 /** The audit lines under `state`, every day's file. */
 async function auditLines(state: string): Promise<Record<string, unknown>[]> {
   const lines: Record<string, unknown>[] = [];
@@ -384,9 +449,13 @@ Deno.test({
       ["mcp__own", "prompts/get", "ok"],
     ]);
     assert.equal(seen[4]?.[1], "completion/complete");
-    // The listed resource it read, by its URI; a URI that is no listed resource nor template's is not written.
+    // The listed resource it read, by its URI; a URI that is no listed resource nor template's is not written...
     assert.equal(lines[0].resource, "secret://token");
+    assert.equal(lines[0].unlisted, undefined);
     assert.equal(lines[1].resource, undefined);
+    // ... only that it was unlisted (read after the reach check alone).
+    assert.equal(lines[1].unlisted, true);
+    assert.equal(lines[3].unlisted, undefined);
     assert.equal(lines[3].prompt, "greet");
     assert.doesNotMatch(JSON.stringify(lines), /own-token-4f1d9c2e77/);
     assert.ok(lines.every((line) => typeof line.argsHmac === "string" || line.argsHmac === null));

@@ -1,7 +1,8 @@
 /**
  * What the manifest's MCP servers offer besides their tools, through the gate: their resources, resource
  * templates and prompts listed against their pins (one not pinned, or changed since, is withheld until
- * `toolgate trust`), a resource read only when its URI stays inside what the server's profile shows
+ * `toolgate trust`) and to what the entry's `allow` and `deny` expose (as for tools: a prompt by name, a resource by
+ * URI, a template by its URI template), a resource read only when its URI stays inside what the server's profile shows
  * (`resource_reach.ts`) and its definition, listed or by a template, is not withheld, a prompt got and an argument
  * completed only for a pinned prompt or template, and subscriptions counted so that the server is told once per
  * URI and each subscriber hears its updates. The server runs confined as for its calls (the same process).
@@ -28,6 +29,7 @@ import { type PinSet, samePin, type ToolDefinition } from "../manifest/pins.ts";
 import type { ServerSpec } from "../manifest/server_spec.ts";
 import type { OfferCapabilities, OfferChanges, OfferList, ServerOffers } from "../run/offer_link.ts";
 import { uriRefusal } from "./resource_reach.ts";
+import { exposed } from "./gateway_tools.ts";
 import { oneLine, type Upstream, UpstreamError } from "./upstream.ts";
 
 /** What {@linkcode UpstreamOffers} needs of the gateway. */
@@ -182,6 +184,14 @@ export class UpstreamOffers implements ServerOffers {
     return items;
   }
 
+  /**
+   * Is the entry exposed by the server's `allow` and `deny` lists, as a tool is? A prompt is named by its name, a
+   * resource by its URI, a template by its URI template.
+   */
+  #exposed(server: string, item: Record<string, unknown>): boolean {
+    return exposed(this.#spec(server), offerId(item));
+  }
+
   /** Is the entry's definition the one pinned? */
   #pinned(server: string, list: OfferList, item: Record<string, unknown>): boolean {
     const definition = offerDefinition(KIND[list], item);
@@ -195,6 +205,7 @@ export class UpstreamOffers implements ServerOffers {
     const out: ToolDefinition[] = [];
     for (const list of ["prompts", "resources", "resourceTemplates"] as const) {
       for (const item of await this.#all(server, list)) {
+        if (!this.#exposed(server, item)) continue;
         out.push(offerDefinition(KIND[list], item) as unknown as ToolDefinition);
       }
     }
@@ -204,11 +215,9 @@ export class UpstreamOffers implements ServerOffers {
   /** The list's pinned entries, `{ items }`; `withheld` names the ids of the others. */
   async list(server: string, list: OfferList): Promise<Envelope> {
     return await this.#answer(server, async () => {
-      const items = await this.#all(server, list, true);
+      const items = (await this.#all(server, list, true)).filter((item) => this.#exposed(server, item));
       const shown = items.filter((item) => this.#pinned(server, list, item));
-      const withheld = items.filter((item) => !shown.includes(item)).map((item) =>
-        String(item.uri ?? item.uriTemplate ?? item.name)
-      );
+      const withheld = items.filter((item) => !shown.includes(item)).map(offerId);
       return success({ items: shown, withheld } as unknown as JsonValue);
     });
   }
@@ -220,14 +229,23 @@ export class UpstreamOffers implements ServerOffers {
     if (reach !== undefined) return reach;
     const listed = (await this.#all(server, "resources")).find((item) => item.uri === uri);
     if (listed !== undefined) {
+      if (!this.#exposed(server, listed)) return notExposed(server, "resource", uri);
       return this.#pinned(server, "resources", listed) ? undefined : withheld("resource", uri);
     }
     const templates = await this.#all(server, "resourceTemplates");
     const matching = templates.find((item) => matches(item.uriTemplate, uri));
-    if (matching !== undefined && !this.#pinned(server, "resourceTemplates", matching)) {
-      return withheld("resource template", String(matching.uriTemplate));
+    if (matching !== undefined) {
+      const template = String(matching.uriTemplate);
+      // Exposed by its template's name, or by its own URI.
+      if (!this.#exposed(server, matching) && !exposed(spec, uri)) {
+        return notExposed(server, "resource template", template);
+      }
+      return this.#pinned(server, "resourceTemplates", matching)
+        ? undefined
+        : withheld("resource template", template);
     }
-    return undefined;
+    // Neither listed nor a template's (a link a tool answered): exposed only when allow/deny let its URI through.
+    return exposed(spec, uri) ? undefined : notExposed(server, "resource", uri);
   }
 
   /** `resources/read` of `uri`, once it passed the profile's reach and the pins. */
@@ -265,6 +283,9 @@ export class UpstreamOffers implements ServerOffers {
         metadata: { mcp_code: -32602 },
       });
     }
+    if (!this.#exposed(server, prompt)) {
+      return failure("rejected", notExposed(server, "prompt", name), { retryable: false });
+    }
     return this.#pinned(server, "prompts", prompt)
       ? undefined
       : failure("rejected", withheld("prompt", name), { retryable: false });
@@ -287,6 +308,10 @@ export class UpstreamOffers implements ServerOffers {
           item.uriTemplate === uri
         );
         const resource = (await this.#all(server, "resources")).find((item) => item.uri === uri);
+        const entry = template ?? resource;
+        if (entry !== undefined && !this.#exposed(server, entry)) {
+          return failure("rejected", notExposed(server, "resource template", uri), { retryable: false });
+        }
         const pinned = template !== undefined
           ? this.#pinned(server, "resourceTemplates", template)
           : resource !== undefined && this.#pinned(server, "resources", resource);
@@ -406,6 +431,19 @@ function matches(template: unknown, uri: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** How `allow` and `deny` name a list's entry: a prompt by its name, a resource by its URI, a template by its own. */
+function offerId(item: Record<string, unknown>): string {
+  return String(item.uri ?? item.uriTemplate ?? item.name);
+}
+
+/** Why an entry the server's `allow` or `deny` leaves out is not served. */
+function notExposed(server: string, what: string, id: string): string {
+  return `The ${what} ${id} of the MCP server ${
+    JSON.stringify(server)
+  } is not exposed: its entry's allow or ` +
+    "deny list leaves it out.";
 }
 
 /** Why a withheld definition is not served. */
