@@ -11,7 +11,7 @@ import type { Answer, ApprovalQuestion } from "../policy/policy.ts";
 import { redactDeep, type Redactor } from "../state/redact.ts";
 import type { CallSeen, CallWatch, FormQuestion, WatchedCall } from "../run/call_watch.ts";
 import type { ElicitAnswer } from "../run/tool_questions.ts";
-import { isRecord } from "../contract.ts";
+import { formContent } from "./form_answer.ts";
 import type { ToolEvent } from "../manifest/tool_protocol.ts";
 import { plainLine } from "../base/terminal.ts";
 
@@ -343,42 +343,6 @@ export class ConsoleHub implements CallWatch {
       audited: this.#audited,
     };
   }
-}
-
-/**
- * A form's accepted values checked against its fields (MCP's flat `requestedSchema`): only its fields, each of its
- * type (a string, a number, an integer, a boolean, one of its choices, a list of them), every required one given;
- * or why not.
- */
-function formContent(schema: Record<string, unknown>, content: unknown): Record<string, unknown> | string {
-  if (!isRecord(content)) return "the content is an object of the form's fields";
-  const fields = isRecord(schema.properties) ? schema.properties : {};
-  const required = Array.isArray(schema.required) ? schema.required.map(String) : [];
-  for (const name of required) {
-    if (!(name in content)) return `the field ${name} is required`;
-  }
-  for (const [name, value] of Object.entries(content)) {
-    const field = fields[name];
-    if (!Object.hasOwn(fields, name) || !isRecord(field)) return `the form has no field ${name}`;
-    const choices = Array.isArray(field.enum)
-      ? field.enum
-      : Array.isArray(field.oneOf)
-      ? field.oneOf.filter(isRecord).map((option) => option.const)
-      : undefined;
-    const fits = field.type === "array"
-      ? Array.isArray(value) && value.every((item) => typeof item === "string")
-      : choices !== undefined
-      ? choices.includes(value)
-      : field.type === "boolean"
-      ? typeof value === "boolean"
-      : field.type === "integer"
-      ? Number.isInteger(value)
-      : field.type === "number"
-      ? typeof value === "number" && Number.isFinite(value)
-      : typeof value === "string";
-    if (!fits) return `the field ${name} takes ${choices === undefined ? field.type : "one of its choices"}`;
-  }
-  return content;
 }
 
 /**

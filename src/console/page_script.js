@@ -176,6 +176,20 @@ function formField(card, name, field) {
     label.appendChild(box);
     return () => box.checked;
   }
+  const items = /** @type {Record<string, unknown> | undefined} */ (field.items);
+  if (field.type === "array" && Array.isArray(items?.enum)) {
+    const many = document.createElement("select");
+    many.multiple = true;
+    many.name = name;
+    for (const value of items.enum) {
+      const option = document.createElement("option");
+      option.value = String(value);
+      option.textContent = String(value);
+      many.appendChild(option);
+    }
+    label.appendChild(many);
+    return () => [...many.selectedOptions].map((option) => option.value);
+  }
   if (choices !== undefined) {
     const select = document.createElement("select");
     select.name = name;

@@ -8,6 +8,9 @@
  * URI and each subscriber hears its updates. The server runs confined as for its calls (the same process).
  * Implements the run layer's seam (`run/offer_link.ts`); names here are the server's own.
  *
+ * One piece: every decision here reads the same per-connection lists (what the server listed, as pinned and as
+ * exposed), and the subscriptions follow those connections across a restart; split, each part would hold a copy.
+ *
  * Not here: the audit lines and the redaction (run/offer_link.ts), the names toolgate serves them by
  * (manifest/offer_names.ts), the MCP handlers (mcp/upstream_offers.ts).
  *
