@@ -18,6 +18,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/clien
 import {
   type ClientCapabilities,
   CreateMessageRequestSchema,
+  ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
@@ -621,5 +622,61 @@ Deno.test({
     assert.equal((await waiting()).length, 0);
     // Answered: a second answer finds nothing waiting.
     assert.equal(await api.post("/api/form", { id: form.id, action: "decline" }), 409);
+  },
+});
+
+/** A server of the test's own whose `page` tool sends the user to a page, then says the page is done. */
+function pageServer(): string {
+  const sdk = join(MODULES, "@modelcontextprotocol", "sdk", "dist", "esm");
+  return `
+import { McpServer } from ${JSON.stringify(join(sdk, "server", "mcp.js"))};
+import { StdioServerTransport } from ${JSON.stringify(join(sdk, "server", "stdio.js"))};
+import { ElicitResultSchema } from ${JSON.stringify(join(sdk, "types.js"))};
+const server = new McpServer({ name: "own", version: "1.0.0" });
+server.registerTool("page", { description: "Sends the user to a page." }, async (extra) => {
+  const result = await extra.sendRequest({
+    method: "elicitation/create",
+    params: { mode: "url", message: "Sign in.", url: "https://example.com/in", elicitationId: "e-42" },
+  }, ElicitResultSchema);
+  await server.server.notification({ method: "notifications/elicitation/complete", params: { elicitationId: "e-42" } });
+  // Once more for an id toolgate never forwarded: dropped.
+  await server.server.notification({ method: "notifications/elicitation/complete", params: { elicitationId: "e-other" } });
+  await new Promise((done) => setTimeout(done, 200));
+  return { content: [{ type: "text", text: result.action }] };
+});
+await server.connect(new StdioServerTransport());
+`;
+}
+
+Deno.test({
+  name: "serve: a server's word that its page is done reaches the client that was sent there",
+  ignore,
+  async fn() {
+    await using p = await project({});
+    const script = join(p.dir.path, "server.mjs");
+    await Deno.writeTextFile(script, pageServer());
+    await Deno.writeTextFile(
+      join(p.dir.path, "tools.json"),
+      JSON.stringify({
+        tools: [],
+        mcpServers: { own: { command: "node", args: [script], permissions: { read: [MODULES] } } },
+      }),
+    );
+    const trust = await p.run(["trust"]);
+    assert.equal(trust.code, 0, trust.stderr);
+    const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__own__page"]);
+    const done: string[] = [];
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => {
+      done.push(notification.params.elicitationId);
+    });
+    try {
+      const result = await client.callTool({ name: "mcp__own__page", arguments: {} });
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      assert.equal(textOf(result), "accept");
+      assert.deepEqual(client.asked.urls, ["https://example.com/in"]);
+      assert.deepEqual(done, ["e-42"]);
+    } finally {
+      await client.close();
+    }
   },
 });

@@ -85,6 +85,8 @@ interface Running {
 export class ServerQuestions {
   readonly #workspace: string;
   readonly #running = new Set<Running>();
+  /** The call each URL question forwarded belongs to, by its elicitation id, while the call runs. */
+  readonly #pages = new Map<string, Running>();
 
   /** The questions of a server that runs in `workspace`. */
   constructor(workspace: string) {
@@ -105,8 +107,18 @@ export class ServerQuestions {
     this.#running.add(running);
     return () => {
       this.#running.delete(running);
+      for (const [id, page] of this.#pages) if (page === running) this.#pages.delete(id);
       running.ended.abort(new Error("the call that asked ended"));
     };
+  }
+
+  /**
+   * The server says the page of its URL question `elicitationId` is done (`notifications/elicitation/complete`):
+   * the caller of the call it was asked for is told, while that call runs; an id toolgate never forwarded is
+   * dropped.
+   */
+  completed(elicitationId: string): void {
+    this.#pages.get(elicitationId)?.call.questions?.urlCompleted?.(elicitationId);
   }
 
   /** Answers the server's `roots/list`, `elicitation/create` and `sampling/createMessage` on `client`. */
@@ -181,6 +193,7 @@ export class ServerQuestions {
     }
     const scrub = call.scrub ?? ((text: string) => text);
     const question = { message: scrub(asked.message), url: scrub(page), elicitationId: asked.elicitationId };
+    this.#pages.set(asked.elicitationId, running);
     const answer = await this.#bounded(
       running,
       signal,

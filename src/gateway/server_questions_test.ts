@@ -182,3 +182,25 @@ Deno.test("server questions: a URL question goes to the caller's page handler, a
   endOther();
   assert.equal(pages.length, 1);
 });
+
+Deno.test("server questions: a page's completion is told to the caller whose call forwarded it, only while it runs", async () => {
+  const questions = new ServerQuestions("/srv/project");
+  const told: string[] = [];
+  // Nothing forwarded yet: dropped.
+  questions.completed("e1");
+  await using server = await connected(questions);
+  const end = questions.begin({
+    tool: await someTool(),
+    timeoutMs: 60_000,
+    questions: {
+      url: () => Promise.resolve({ action: "accept" }),
+      urlCompleted: (id) => told.push(id),
+    },
+  });
+  await server.elicitInput({ mode: "url", message: "m", url: "https://example.com/", elicitationId: "e1" });
+  questions.completed("e1");
+  questions.completed("e2");
+  end();
+  questions.completed("e1");
+  assert.deepEqual(told, ["e1"]);
+});

@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@1.3
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import {
   type CallToolResult,
+  ElicitationCompleteNotificationSchema,
   LoggingMessageNotificationSchema,
   ProgressNotificationSchema,
   type Tool,
@@ -288,6 +289,9 @@ export class Upstream {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       this.#tools = undefined;
       this.#options.onToolsChanged?.();
+    });
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => {
+      this.#questions.completed(notification.params.elicitationId);
     });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
       this.#voice.log(notification.params);

@@ -154,6 +154,13 @@ export function clientQuestions(
       const result = await server.elicitInput({ mode: "url", ...question }, options(signal));
       return { action: result.action };
     },
+    urlCompleted: (elicitationId) => {
+      if (server.getClientCapabilities()?.elicitation?.url === undefined) return;
+      server.notification(
+        { method: "notifications/elicitation/complete", params: { elicitationId } },
+        { relatedRequestId: requestId },
+      ).catch(() => {});
+    },
     model: async (request, { tool, signal }) => {
       if (server.getClientCapabilities()?.sampling === undefined) {
         throw new Error("this MCP client cannot be asked for a model's answer (it did not declare sampling)");

@@ -93,6 +93,8 @@ export interface QuestionHandlers {
   ) => Promise<ElicitAnswer>;
   /** Sends the user to a web page (MCP URL-mode elicitation), never opening it itself; absent: nobody can. */
   readonly url?: (question: UrlQuestion, context: QuestionContext) => Promise<ElicitAnswer>;
+  /** Told that the page a URL question sent the user to is done (the server said so); absent: nobody is told. */
+  readonly urlCompleted?: (elicitationId: string) => void;
   /** Asks the model (MCP sampling), once approved; absent: nobody can answer one here. */
   readonly model?: (request: SamplingRequest, context: QuestionContext) => Promise<SamplingAnswer>;
   /** Why nobody can be asked here, for the tool (default: "this caller cannot ask the user" / "... the model"). */
