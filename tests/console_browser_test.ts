@@ -10,7 +10,7 @@ import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { spawnConsole, startConsoleServer, trustedWorkspace, until } from "./console_helpers.ts";
 import { answer, callTools, startChatServer } from "./agent/chat_server.ts";
-import { cliArgs, GRANTS, runProgram } from "./support.ts";
+import { cliArgs, FIXTURES, GRANTS, runProgram } from "./support.ts";
 import { envelopeOf } from "./mcp/helpers.ts";
 import { CHROMIUM, facilityTest, whyMissing } from "./requires.ts";
 
@@ -265,4 +265,29 @@ browserTest(RUN_NAME, async () => {
   await (await second!.$("button.deny"))!.click();
   assert.equal(await run.exited, 0, run.stderr());
   assert.equal(run.stdout(), "all reported\n");
+});
+
+browserTest("console in chromium: a tool's form waits in the console and is answered there", async () => {
+  await using server = await startConsoleServer(
+    ["--sandbox", "off"],
+    {},
+    join(FIXTURES, "mcp", "questions.json"),
+  );
+  await using browser = await openBrowser();
+  const page = await browser.newPage();
+  await page.goto(server.link.href);
+  await page.waitForFunction('document.getElementById("status")?.textContent === "live"');
+  // The client shows no form: the tool's question waits in the console, its field a list of its choices.
+  await using connected = await server.connect();
+  const asking = connected.client.callTool({ name: "ask_user", arguments: {} });
+  // Awaited below; a failure before then must show as itself, not as this call's closed connection.
+  asking.catch(() => {});
+  const card = await page.waitForSelector('.form[data-tool="ask_user"]');
+  assert.match(await card!.$eval("pre", (pre) => pre.textContent ?? ""), /Deploy where\?/);
+  await (await card!.$('select[name="target"]'))!.select("1");
+  await snap(page, "form");
+  await (await card!.$("button.allow"))!.click();
+  const result = await asking;
+  assert.match(JSON.stringify(result.content), /\\"target\\":\\"prod\\"/);
+  await until(async () => (await page.$(".form")) === null, "the form is gone once answered");
 });

@@ -201,7 +201,8 @@ Deno.test({
  * A server of the test's own: it lists two files as resources (`inside`, in the workspace, and `outside`, in a
  * folder its profile does not show) and reads any `file://` URI it is asked for; `secret://token` answers its
  * secret OWN_TOKEN; the prompt `greet` and the resource `inside` are described by the text of `description`. It offers subscriptions, and
- * writes each `resources/subscribe` and `resources/unsubscribe` it is sent as a line of `log`. Its tool `more`
+ * writes each `resources/subscribe` and `resources/unsubscribe` it is sent as a line of `log`. Its tool `die` ends
+ * it; `more`
  * adds a prompt (the SDK says so); `sneak` changes `greet`'s description without saying so.
  */
 function ownServer(description: string, inside: string, outside: string, log: string): string {
@@ -220,6 +221,10 @@ for (const [schema, what] of [[SubscribeRequestSchema, "subscribe"], [Unsubscrib
   });
 }
 server.registerTool("noop", { description: "Does nothing." }, async () => ({ content: [] }));
+server.registerTool("die", { description: "Ends the server." }, async () => {
+  setTimeout(() => process.exit(0), 20);
+  return { content: [] };
+});
 server.registerTool("more", { description: "Adds a prompt." }, async () => {
   server.registerPrompt("added", { description: "Added later." }, () => ({ messages: [] }));
   return { content: [] };
@@ -329,6 +334,71 @@ Deno.test({
   },
 });
 
+/** The project's server entry rewritten with `lists` (its `allow` and `deny`), and trusted again. */
+async function withLists(
+  p: Awaited<ReturnType<typeof ownProject>>,
+  lists: { allow?: string[]; deny?: string[] },
+): Promise<void> {
+  const path = join(p.dir.path, "tools.json");
+  const manifest = JSON.parse(await Deno.readTextFile(path));
+  Object.assign(manifest.mcpServers.own, lists);
+  await Deno.writeTextFile(path, JSON.stringify(manifest));
+  const trust = await p.run(["trust"], undefined, { OWN_TOKEN: p.env.OWN_TOKEN });
+  assert.equal(trust.code, 0, trust.stderr + trust.stdout);
+}
+
+Deno.test({
+  name:
+    "offers: a server entry's deny and allow apply to its prompts and resources as to its tools: not listed, not got, not read",
+  ignore,
+  async fn() {
+    await using p = await ownProject();
+    await withLists(p, { deny: ["greet", "secret://token"] });
+    const denied = await serveClient(p.dir.path, p.env);
+    try {
+      assert.deepEqual((await denied.listPrompts()).prompts, []);
+      const uris = (await denied.listResources()).resources.map((r) => r.uri);
+      assert.ok(!uris.includes("toolgate+own:secret://token"), JSON.stringify(uris));
+      assert.ok(uris.includes(`toolgate+own:file://${p.inside}`), JSON.stringify(uris));
+      assert.match(
+        await refusal(denied.getPrompt({ name: "mcp__own__greet" })),
+        /prompt greet of the MCP server "own" is not exposed: its entry's allow or deny list leaves it out/,
+      );
+      const token = await refusal(denied.readResource({ uri: "toolgate+own:secret://token" }));
+      assert.match(token, /resource secret:\/\/token of the MCP server "own" is not exposed/);
+      assert.doesNotMatch(token, /own-token/);
+      assert.match(
+        await refusal(denied.subscribeResource({ uri: "toolgate+own:secret://token" })),
+        /is not exposed/,
+      );
+      // What the lists leave in is served as before.
+      const read = await denied.readResource({ uri: `toolgate+own:file://${p.inside}` });
+      assert.equal((read.contents[0] as { text: string }).text, "the notes");
+    } finally {
+      await denied.close();
+    }
+    // With allow, only what it names: a tool and one resource; no prompt, no other resource, no unlisted URI.
+    await withLists(p, { allow: ["noop", `file://${p.inside}`], deny: [] });
+    const allowed = await serveClient(p.dir.path, p.env);
+    try {
+      assert.deepEqual((await allowed.listPrompts()).prompts, []);
+      assert.deepEqual(
+        (await allowed.listResources()).resources.map((r) => r.uri),
+        [`toolgate+own:file://${p.inside}`],
+      );
+      const read = await allowed.readResource({ uri: `toolgate+own:file://${p.inside}` });
+      assert.equal((read.contents[0] as { text: string }).text, "the notes");
+      const unlisted = join(p.dir.path, "description.txt");
+      assert.match(
+        await refusal(allowed.readResource({ uri: `toolgate+own:file://${unlisted}` })),
+        /is not exposed/,
+      );
+    } finally {
+      await allowed.close();
+    }
+  },
+});
+
 /** The audit lines under `state`, every day's file. */
 async function auditLines(state: string): Promise<Record<string, unknown>[]> {
   const lines: Record<string, unknown>[] = [];
@@ -379,9 +449,13 @@ Deno.test({
       ["mcp__own", "prompts/get", "ok"],
     ]);
     assert.equal(seen[4]?.[1], "completion/complete");
-    // The listed resource it read, by its URI; a URI that is no listed resource nor template's is not written.
+    // The listed resource it read, by its URI; a URI that is no listed resource nor template's is not written...
     assert.equal(lines[0].resource, "secret://token");
+    assert.equal(lines[0].unlisted, undefined);
     assert.equal(lines[1].resource, undefined);
+    // ... only that it was unlisted (read after the reach check alone).
+    assert.equal(lines[1].unlisted, true);
+    assert.equal(lines[3].unlisted, undefined);
     assert.equal(lines[3].prompt, "greet");
     assert.doesNotMatch(JSON.stringify(lines), /own-token-4f1d9c2e77/);
     assert.ok(lines.every((line) => typeof line.argsHmac === "string" || line.argsHmac === null));
@@ -452,6 +526,52 @@ Deno.test({
       await client.unsubscribeResource({ uri });
     } finally {
       await client.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "offers: a server started again is asked again for the subscriptions a session still holds",
+  ignore,
+  async fn() {
+    await using p = await ownProject();
+    const args = launcherArgs([
+      "serve",
+      "--http",
+      "0",
+      "--tools",
+      join(p.dir.path, "tools.json"),
+      "--cwd",
+      p.dir.path,
+      "--allow-tools",
+      "mcp__own__*",
+    ]);
+    await using serving = await spawnHttp(Deno.execPath(), args, {
+      ...p.env,
+      DENO_DIR: denoDir(),
+      TOOLGATE_MCP_TOKEN: TOKEN,
+    });
+    const uri = "toolgate+own:secret://token";
+    const session = await connectHttp(serving.url, TOKEN);
+    const lines = async () => (await Deno.readTextFile(p.log)).split("\n").filter((line) => line !== "");
+    try {
+      await session.client.subscribeResource({ uri });
+      assert.deepEqual(await lines(), ["subscribe secret://token"]);
+      // The server ends; the next call starts it again, and it is asked for the URI the session holds.
+      await session.client.callTool({ name: "mcp__own__die", arguments: {} });
+      let called;
+      for (let tries = 0; tries < 50; tries++) {
+        called = await session.client.callTool({ name: "mcp__own__noop", arguments: {} });
+        if (called.isError !== true) break;
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      assert.notEqual(called?.isError, true, JSON.stringify(called));
+      for (let waited = 0; (await lines()).length < 2 && waited < 10_000; waited += 100) {
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      assert.deepEqual(await lines(), ["subscribe secret://token", "subscribe secret://token"]);
+    } finally {
+      await session.client.close();
     }
   },
 });

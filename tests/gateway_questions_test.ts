@@ -18,6 +18,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/clien
 import {
   type ClientCapabilities,
   CreateMessageRequestSchema,
+  ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
@@ -41,6 +42,8 @@ const ignore = await nodeServersMissing("gateway_questions_test") !== undefined;
 /** What the scripted client saw the server behind toolgate ask it. */
 interface Asked {
   elicitations: string[];
+  /** The pages a URL-mode elicitation sent the user to. */
+  urls: string[];
   samplings: string[];
   roots: number;
 }
@@ -66,11 +69,15 @@ async function scriptedClient(
   const client = new Client({ name: "gateway-questions-test", version: "1.0.0" }, {
     capabilities: options.capabilities,
   });
-  const asked: Asked = { elicitations: [], samplings: [], roots: 0 };
+  const asked: Asked = { elicitations: [], urls: [], samplings: [], roots: 0 };
   if (options.capabilities.elicitation !== undefined) {
     client.setRequestHandler(ElicitRequestSchema, (request) => {
-      const message = (request.params as { message: string }).message;
+      const { message, mode, url } = request.params as { message: string; mode?: string; url?: string };
       asked.elicitations.push(message);
+      if (mode === "url") {
+        asked.urls.push(url!);
+        return { action: "accept" };
+      }
       return options.form?.(message) ?? { action: "accept", content: { name: "Ada" } };
     });
   }
@@ -104,7 +111,7 @@ async function scriptedClient(
 }
 
 /** Everything toolgate's own client declares upstream. */
-const ALL: ClientCapabilities = { sampling: {}, elicitation: { form: {} }, roots: {} };
+const ALL: ClientCapabilities = { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} };
 
 /** The client of `toolgate serve ARGS` in `dir`. */
 function serveClient(
@@ -169,7 +176,14 @@ Deno.test({
       await direct.close();
     }
     // The tools a client's capabilities unlock are among them.
-    for (const name of ["trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"]) {
+    for (
+      const name of [
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "trigger-url-elicitation",
+        "get-roots-list",
+      ]
+    ) {
       assert.ok(names.includes(name), `${name} not in ${names.join(", ")}`);
     }
     const client = await serveClient(p.dir.path, p.env, []);
@@ -481,5 +495,188 @@ Deno.test({
     const answer = JSON.parse(text.split("\n").filter((line) => line.startsWith('{"ok"')).at(-1)!);
     assert.equal(answer.ok, true, text);
     assert.match(JSON.stringify(answer.content), /- Name: Ada/);
+  },
+});
+
+Deno.test({
+  name:
+    "serve: a server's URL elicitation goes to a client that declared it; one that did not gets a clear refusal",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    const page = "https://example.com/authorize?state=x";
+    const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__ev__*"]);
+    try {
+      const sent = await client.callTool({
+        name: "mcp__ev__trigger-url-elicitation",
+        arguments: { url: page, message: "Open this to authorize." },
+      });
+      assert.equal(sent.isError, undefined, JSON.stringify(sent));
+      assert.match(textOf(sent), /User completed the URL elicitation flow/);
+      assert.deepEqual(client.asked.urls, [page]);
+      assert.deepEqual(client.asked.elicitations, ["Open this to authorize."]);
+      // A page that is no web page never reaches the client.
+      const script = await client.callTool({
+        name: "mcp__ev__trigger-url-elicitation",
+        arguments: { url: "file:///etc/passwd" },
+      });
+      assert.equal(script.isError, true, JSON.stringify(script));
+      assert.match(JSON.stringify(script), /web pages only \(http or https\), not to file: URLs/);
+      assert.deepEqual(client.asked.urls, [page]);
+    } finally {
+      await client.close();
+    }
+    // A client that shows forms but declared no URL mode: told why, never asked.
+    const forms = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__ev__*"], {
+      elicitation: { form: {} },
+    });
+    try {
+      const refused = await forms.callTool({
+        name: "mcp__ev__trigger-url-elicitation",
+        arguments: { url: page },
+      });
+      assert.equal(refused.isError, true, JSON.stringify(refused));
+      assert.match(JSON.stringify(refused), /did not declare URL-mode elicitation/);
+      assert.equal(forms.asked.elicitations.length, 0);
+    } finally {
+      await forms.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "call on a terminal: a server's URL elicitation shows the page and its host, and the person's answer goes back",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    let seen = 0;
+    await using terminal = openTerminal(
+      launcherArgv([
+        "call",
+        "mcp__ev__trigger-url-elicitation",
+        JSON.stringify({ url: "https://example.com/a?b=c", message: "Sign in there." }),
+      ]),
+      {
+        cwd: p.dir.path,
+        env: hostEnv({ XDG_STATE_HOME: p.env.XDG_STATE_HOME, XDG_CONFIG_HOME: p.env.XDG_CONFIG_HOME }),
+        killAfterMs: 90_000,
+        respond: (shown) => {
+          if (shown.length === seen || !shown.endsWith("[y/n] ")) return undefined;
+          seen = shown.length;
+          return "y\n";
+        },
+      },
+    );
+    const status = await terminal.status;
+    const text = terminal.output();
+    assert.equal(status.code, 0, text);
+    assert.match(text, /The tool mcp__ev__trigger-url-elicitation asks you to open a page/);
+    assert.match(text, /Sign in there\./);
+    assert.match(text, /https:\/\/example\.com\/a\?b=c \(host example\.com\)/);
+    const answer = JSON.parse(text.split("\n").filter((line) => line.startsWith('{"ok"')).at(-1)!);
+    assert.equal(answer.ok, true, text);
+    assert.match(JSON.stringify(answer.content), /User completed the URL elicitation flow/);
+  },
+});
+
+Deno.test({
+  name:
+    "serve --console: a server's form waits in the console when the client cannot show it; a misfit answer is refused, a fitting one goes back",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    await using served = await startConsoleServer(
+      ["--allow-tools", "mcp__ev__*"],
+      { ...p.env, DENO_DIR: denoDir() },
+      join(p.dir.path, "tools.json"),
+    );
+    const api = await consoleApi(served.origin, served.link);
+    // The client shows no form (no elicitation): the server's form waits in the console alone.
+    await using connected = await connectHttp(served.mcp, TOKEN, { capabilities: {} });
+    const calling = connected.client.callTool({
+      name: "mcp__ev__trigger-elicitation-request",
+      arguments: {},
+    });
+    type Form = { id: number; tool: string; message: string; requestedSchema: Record<string, unknown> };
+    const waiting = async (): Promise<Form[]> => (await api.get("/api/state")).forms;
+    await until(async () => (await waiting()).length === 1, "the server's form waits in the console");
+    const [form] = await waiting();
+    assert.equal(form.tool, "mcp__ev__trigger-elicitation-request");
+    assert.equal(form.message, "Please provide inputs for the following fields:");
+    assert.ok(Object.keys(form.requestedSchema.properties as object).includes("name"));
+    // A value of the wrong type, or a field the form does not have, is refused; the form still waits.
+    assert.equal(await api.post("/api/form", { id: form.id, action: "accept", content: { name: 7 } }), 400);
+    assert.equal(
+      await api.post("/api/form", { id: form.id, action: "accept", content: { extra: "x" } }),
+      400,
+    );
+    assert.equal((await waiting()).length, 1);
+    assert.equal(
+      await api.post("/api/form", { id: form.id, action: "accept", content: { name: "Ada", check: true } }),
+      200,
+    );
+    const result = await calling;
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.match(textOf(result), /- Name: Ada/);
+    assert.equal((await waiting()).length, 0);
+    // Answered: a second answer finds nothing waiting.
+    assert.equal(await api.post("/api/form", { id: form.id, action: "decline" }), 409);
+  },
+});
+
+/** A server of the test's own whose `page` tool sends the user to a page, then says the page is done. */
+function pageServer(): string {
+  const sdk = join(MODULES, "@modelcontextprotocol", "sdk", "dist", "esm");
+  return `
+import { McpServer } from ${JSON.stringify(join(sdk, "server", "mcp.js"))};
+import { StdioServerTransport } from ${JSON.stringify(join(sdk, "server", "stdio.js"))};
+import { ElicitResultSchema } from ${JSON.stringify(join(sdk, "types.js"))};
+const server = new McpServer({ name: "own", version: "1.0.0" });
+server.registerTool("page", { description: "Sends the user to a page." }, async (extra) => {
+  const result = await extra.sendRequest({
+    method: "elicitation/create",
+    params: { mode: "url", message: "Sign in.", url: "https://example.com/in", elicitationId: "e-42" },
+  }, ElicitResultSchema);
+  await server.server.notification({ method: "notifications/elicitation/complete", params: { elicitationId: "e-42" } });
+  // Once more for an id toolgate never forwarded: dropped.
+  await server.server.notification({ method: "notifications/elicitation/complete", params: { elicitationId: "e-other" } });
+  await new Promise((done) => setTimeout(done, 200));
+  return { content: [{ type: "text", text: result.action }] };
+});
+await server.connect(new StdioServerTransport());
+`;
+}
+
+Deno.test({
+  name: "serve: a server's word that its page is done reaches the client that was sent there",
+  ignore,
+  async fn() {
+    await using p = await project({});
+    const script = join(p.dir.path, "server.mjs");
+    await Deno.writeTextFile(script, pageServer());
+    await Deno.writeTextFile(
+      join(p.dir.path, "tools.json"),
+      JSON.stringify({
+        tools: [],
+        mcpServers: { own: { command: "node", args: [script], permissions: { read: [MODULES] } } },
+      }),
+    );
+    const trust = await p.run(["trust"]);
+    assert.equal(trust.code, 0, trust.stderr);
+    const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__own__page"]);
+    const done: string[] = [];
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => {
+      done.push(notification.params.elicitationId);
+    });
+    try {
+      const result = await client.callTool({ name: "mcp__own__page", arguments: {} });
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      assert.equal(textOf(result), "accept");
+      assert.deepEqual(client.asked.urls, ["https://example.com/in"]);
+      assert.deepEqual(done, ["e-42"]);
+    } finally {
+      await client.close();
+    }
   },
 });

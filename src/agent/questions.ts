@@ -8,7 +8,7 @@
  */
 import type { ReadLine } from "../policy/ask.ts";
 import type { Policy } from "../policy/policy.ts";
-import { askForm } from "../ui/terminal_form.ts";
+import { askForm, askUrl } from "../ui/terminal_form.ts";
 import type { QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
 import type { SamplingRequest } from "../manifest/tool_messages.ts";
 import { parseCompletion } from "./messages.ts";
@@ -87,6 +87,11 @@ export function agentQuestions(options: AgentQuestionOptions): QuestionHandlers 
       onTerminal(() => {
         if (signal.aborted) return Promise.resolve({ action: "cancel" as const });
         return askForm(question, readLine, options.write, tool.name);
+      }),
+    url: readLine === undefined ? undefined : (question, { tool, signal }) =>
+      onTerminal(() => {
+        if (signal.aborted) return Promise.resolve({ action: "cancel" as const });
+        return askUrl(question, readLine, options.write, tool.name);
       }),
     model: async (request, { tool, signal }) => {
       const verdict = await onTerminal(() => options.policy.decideSampling(tool, request, { signal }));

@@ -111,6 +111,11 @@ export const callCommand: Command = {
                 progress.hold(async () =>
                   (await import("../ui/terminal_form.ts")).askForm(question, readLine, io.stderr, tool.name)
                 )),
+            url: readLine &&
+              ((question, { tool }) =>
+                progress.hold(async () =>
+                  (await import("../ui/terminal_form.ts")).askUrl(question, readLine, io.stderr, tool.name)
+                )),
             nobody: readLine
               ? "toolgate call has no model to ask: run the tool from the agent loop or an MCP client"
               : "toolgate call runs without a terminal, so nobody can answer the tool's question",

@@ -181,6 +181,13 @@ export function serveConsole(options: ConsoleOptions): ConsoleServing {
           ? answer(200, "{}", "application/json")
           : answer(409, "not waiting\n");
       }
+      if (url.pathname === "/api/form") {
+        if (typeof body.id !== "number") return answer(400, "bad form\n");
+        const said = hub.answerForm(body.id, body.action, body.content);
+        return said === "answered"
+          ? answer(200, "{}", "application/json")
+          : answer(said === "not waiting" ? 409 : 400, `${said}\n`);
+      }
       if (url.pathname === "/api/trust") {
         if (typeof body.version !== "string" || options.trust === undefined) {
           return answer(400, "bad trust\n");

@@ -1,6 +1,6 @@
 /**
  * What the web console shows, kept as it happens: the calls in flight and finished, the background jobs, the
- * approval questions waiting for an answer. Every string is masked by the run's redactor before it is kept, so
+ * approval questions and the forms (a tool's, an MCP server's) waiting for an answer. Every string is masked by the run's redactor before it is kept, so
  * nothing the console sends can hold a secret value. Listeners hear of each change (the console's event stream).
  *
  * @module
@@ -9,7 +9,9 @@ import type { Envelope } from "../contract.ts";
 import type { JobView } from "../run/jobs.ts";
 import type { Answer, ApprovalQuestion } from "../policy/policy.ts";
 import { redactDeep, type Redactor } from "../state/redact.ts";
-import type { CallSeen, CallWatch, WatchedCall } from "../run/call_watch.ts";
+import type { CallSeen, CallWatch, FormQuestion, WatchedCall } from "../run/call_watch.ts";
+import type { ElicitAnswer } from "../run/tool_questions.ts";
+import { formContent } from "./form_answer.ts";
 import type { ToolEvent } from "../manifest/tool_messages.ts";
 import { plainLine } from "../base/terminal.ts";
 
@@ -59,6 +61,15 @@ interface Waiting {
   readonly answer: (answer: Answer) => void;
 }
 
+/** A form waiting for the user's answer in the console (its text masked). */
+interface WaitingForm {
+  readonly id: number;
+  readonly tool: string;
+  readonly message: string;
+  readonly requestedSchema: Record<string, unknown>;
+  readonly answer: (answer: ElicitAnswer) => void;
+}
+
 /**
  * The console's state, and the {@linkcode CallWatch} that feeds it.
  *
@@ -77,6 +88,7 @@ export class ConsoleHub implements CallWatch {
   readonly #jobs?: JobSource;
   readonly #calls: CallRow[] = [];
   readonly #waiting = new Map<number, Waiting>();
+  readonly #forms = new Map<number, WaitingForm>();
   /** How to stop each running call that can be stopped, by its row's id. */
   readonly #stops = new Map<number, () => void>();
   readonly #listeners = new Set<() => void>();
@@ -220,6 +232,58 @@ export class ConsoleHub implements CallWatch {
     });
   }
 
+  /** {@inheritDoc CallWatch.form} */
+  form(question: FormQuestion, signal: AbortSignal | undefined, timeoutMs: number): Promise<ElicitAnswer> {
+    return new Promise<ElicitAnswer>((resolve, reject) => {
+      if (signal?.aborted) return reject(new Error("the question was withdrawn"));
+      const id = this.#next++;
+      const settle = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.#forms.delete(id);
+        this.changed();
+      };
+      const onAbort = () => {
+        settle();
+        reject(new Error("the question was withdrawn"));
+      };
+      const timer = setTimeout(() => {
+        settle();
+        reject(new Error(`nobody answered in the console within ${Math.round(timeoutMs / 1000)} s`));
+      }, timeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#forms.set(id, {
+        id,
+        tool: this.#redact(question.tool),
+        message: this.#redact(question.message),
+        requestedSchema: redactDeep(question.requestedSchema, this.#redact) as Record<string, unknown>,
+        answer: (answer) => {
+          settle();
+          resolve(answer);
+        },
+      });
+      this.changed();
+    });
+  }
+
+  /**
+   * Answers the waiting form `id` with `action` and, when accepted, `content` (each value checked against its
+   * field): `answered`, `not waiting` (answered elsewhere, withdrawn), or why the answer does not fit the form.
+   */
+  answerForm(id: number, action: unknown, content: unknown): string {
+    const waiting = this.#forms.get(id);
+    if (waiting === undefined) return "not waiting";
+    if (action === "decline" || action === "cancel") {
+      waiting.answer({ action });
+      return "answered";
+    }
+    if (action !== "accept") return "the action is accept, decline or cancel";
+    const fitting = formContent(waiting.requestedSchema, content ?? {});
+    if (typeof fitting === "string") return fitting;
+    waiting.answer({ action: "accept", content: fitting });
+    return "answered";
+  }
+
   /** Answers the waiting question `id`; false when none waits by that id (answered elsewhere, withdrawn). */
   answer(id: number, answer: Answer): boolean {
     const waiting = this.#waiting.get(id);
@@ -252,6 +316,8 @@ export class ConsoleHub implements CallWatch {
     /** Each call, and whether the console can stop it now (its Stop button: running, and not stopped yet). */
     calls: (CallRow & { stoppable: boolean })[];
     approvals: { id: number; tool: string; reason: string; lines: readonly string[] }[];
+    /** The forms waiting for the user: the tool, the message, the fields (MCP's `requestedSchema`). */
+    forms: { id: number; tool: string; message: string; requestedSchema: Record<string, unknown> }[];
     jobs: Record<string, unknown>[];
     audited: number;
   } {
@@ -266,6 +332,12 @@ export class ConsoleHub implements CallWatch {
         tool,
         reason,
         lines,
+      })),
+      forms: [...this.#forms.values()].map(({ id, tool, message, requestedSchema }) => ({
+        id,
+        tool,
+        message,
+        requestedSchema,
       })),
       jobs,
       audited: this.#audited,

@@ -35,6 +35,7 @@ export function pageHtml(csrf: string): string {
 <body>
 <header><h1>toolgate console</h1><span id="status">connecting</span></header>
 <section id="approvals-view"><h2>Waiting for approval</h2><div id="approvals"><p class="none">none</p></div></section>
+<section id="forms-view"><h2>Waiting for your answer</h2><div id="forms"><p class="none">none</p></div></section>
 <section id="calls-view"><h2>Calls</h2>
 <table><thead><tr><th>#</th><th>tool</th><th>caller</th><th>arguments</th><th>outcome</th><th>duration</th><th>killed by</th><th>progress, log and stderr</th><th></th></tr></thead>
 <tbody id="calls"></tbody></table></section>

@@ -16,6 +16,7 @@
 /** @typedef {ReturnType<ConsoleHub["state"]>} ConsoleState */
 /** @typedef {ConsoleState["calls"][number]} CallState */
 /** @typedef {ConsoleState["approvals"][number]} ApprovalState */
+/** @typedef {ConsoleState["forms"][number]} FormState */
 /**
  * A background job as `poll` answers for it, with its owner's scope (the hub's `jobs`).
  * @typedef {{ scope: string, job_id: string, state: string, shell?: string, argv?: string[], killed_by?: string,
@@ -140,6 +141,107 @@ function renderApprovals(approvals) {
         () => post("/api/approve", { id: a.id, answer: "always" }),
       ),
     );
+    box.appendChild(card);
+  }
+}
+
+/**
+ * One field of a form: a checkbox (boolean), a list (choices), a number or a text box; its value read back as
+ * the field's type (an empty box: left out).
+ * @param {HTMLElement} card
+ * @param {string} name
+ * @param {Record<string, unknown>} field
+ * @returns {() => unknown}
+ */
+function formField(card, name, field) {
+  const label = document.createElement("label");
+  label.textContent = String(field.title ?? name) +
+    (field.description ? " (" + String(field.description) + ")" : "") +
+    " ";
+  card.appendChild(label);
+  const choices = Array.isArray(field.enum)
+    ? field.enum.map((value) => ({ value, title: String(value) }))
+    : Array.isArray(field.oneOf)
+    ? field.oneOf.map((/** @type {Record<string, unknown>} */ o) => ({
+      value: o.const,
+      title: String(o.title ?? o.const),
+    }))
+    : undefined;
+  if (field.type === "boolean") {
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.name = name;
+    box.checked = field.default === true;
+    label.appendChild(box);
+    return () => box.checked;
+  }
+  const items = /** @type {Record<string, unknown> | undefined} */ (field.items);
+  if (field.type === "array" && Array.isArray(items?.enum)) {
+    const many = document.createElement("select");
+    many.multiple = true;
+    many.name = name;
+    for (const value of items.enum) {
+      const option = document.createElement("option");
+      option.value = String(value);
+      option.textContent = String(value);
+      many.appendChild(option);
+    }
+    label.appendChild(many);
+    return () => [...many.selectedOptions].map((option) => option.value);
+  }
+  if (choices !== undefined) {
+    const select = document.createElement("select");
+    select.name = name;
+    for (const [i, choice] of choices.entries()) {
+      const option = document.createElement("option");
+      option.value = String(i);
+      option.textContent = choice.title;
+      option.selected = choice.value === field.default;
+      select.appendChild(option);
+    }
+    label.appendChild(select);
+    return () => choices[Number(select.value)]?.value;
+  }
+  const input = document.createElement("input");
+  input.name = name;
+  input.type = field.type === "number" || field.type === "integer" ? "number" : "text";
+  if (field.default !== undefined) input.value = String(field.default);
+  label.appendChild(input);
+  return () => input.value === "" ? undefined : input.type === "number" ? Number(input.value) : input.value;
+}
+
+/** @param {FormState[]} forms */
+function renderForms(forms) {
+  const box = $("forms");
+  box.replaceChildren();
+  if (forms.length === 0) {
+    const p = document.createElement("p");
+    p.className = "none";
+    p.textContent = "none";
+    box.appendChild(p);
+  }
+  for (const f of forms) {
+    const card = document.createElement("div");
+    card.className = "form";
+    card.dataset.tool = f.tool;
+    const pre = document.createElement("pre");
+    pre.textContent = f.tool + " asks you:\n" + f.message;
+    card.appendChild(pre);
+    const schema = f.requestedSchema;
+    const properties = /** @type {Record<string, Record<string, unknown>>} */ (schema.properties ?? {});
+    /** @type {[string, () => unknown][]} */
+    const values = Object.entries(properties).map(([name, field]) => [name, formField(card, name, field)]);
+    const send = () => {
+      /** @type {Record<string, unknown>} */
+      const content = {};
+      for (const [name, value] of values) {
+        const v = value();
+        if (v !== undefined) content[name] = v;
+      }
+      return post("/api/form", { id: f.id, action: "accept", content });
+    };
+    card.appendChild(button("Send", "allow", send));
+    card.appendChild(button("Decline", "deny", () => post("/api/form", { id: f.id, action: "decline" })));
     box.appendChild(card);
   }
 }
@@ -340,6 +442,7 @@ function connect() {
     // A section is drawn again only when what it shows changed: a button the person is about to press (Allow,
     // Stop) stays the same element while other parts of the page move.
     drawn("approvals", state.approvals, renderApprovals);
+    drawn("forms", state.forms, renderForms);
     drawn("calls", state.calls, renderCalls);
     drawn("jobs", /** @type {JobState[]} */ (/** @type {unknown} */ (state.jobs)), renderJobs);
     // An audit line was written: the view reads the log again (no polling).

@@ -30,7 +30,8 @@ import { UpstreamOffers } from "./upstream_offers.ts";
 import type { LogLevel } from "../manifest/tool_messages.ts";
 
 /** What a {@linkcode Gateway} needs: the servers, what starts them, and the pins the user trusted. */
-export interface GatewayOptions extends Omit<UpstreamOptions, "server" | "onToolsChanged" | "onListed"> {
+export interface GatewayOptions
+  extends Omit<UpstreamOptions, "server" | "onToolsChanged" | "onListed" | "onConnected"> {
   readonly servers: readonly ServerSpec[];
   /** The definitions the user trusted, by server and tool. */
   readonly pins: PinSet;
@@ -79,7 +80,12 @@ export class Gateway implements ToolGateway {
         this.#listedOnce.add(server.name);
         if (this.#apply(server.name, tools) && !first) options.onToolsChanged?.();
       };
-      this.#upstreams.set(server.name, new Upstream({ ...options, server, onToolsChanged, onListed }));
+      // A server started again forgot its subscriptions: those still held are asked of it again.
+      const onConnected = () => this.offers.reconnected(server.name);
+      this.#upstreams.set(
+        server.name,
+        new Upstream({ ...options, server, onToolsChanged, onListed, onConnected }),
+      );
     }
     this.offers = new UpstreamOffers({ ...options, upstream: (name) => this.#upstream(name) });
   }

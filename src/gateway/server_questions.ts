@@ -39,12 +39,12 @@ import type { SamplingFacts } from "../run/tool_gateway.ts";
 import { after } from "../base/timer.ts";
 
 /**
- * What toolgate's client tells each upstream server it can be asked: forms (not URL mode), sampling, and roots
- * (fixed for the server's life: no `listChanged`).
+ * What toolgate's client tells each upstream server it can be asked: forms and URLs (elicitation), sampling, and
+ * roots (fixed for the server's life: no `listChanged`). Not tasks: a task-augmented request is refused.
  */
 export const UPSTREAM_CAPABILITIES: ClientCapabilities = Object.freeze({
   sampling: {},
-  elicitation: { form: {} },
+  elicitation: { form: {}, url: {} },
   roots: {},
 });
 
@@ -86,6 +86,8 @@ interface Running {
 export class ServerQuestions {
   readonly #workspace: string;
   readonly #running = new Set<Running>();
+  /** The call each URL question forwarded belongs to, by its elicitation id, while the call runs. */
+  readonly #pages = new Map<string, Running>();
 
   /** The questions of a server that runs in `workspace`. */
   constructor(workspace: string) {
@@ -106,8 +108,18 @@ export class ServerQuestions {
     this.#running.add(running);
     return () => {
       this.#running.delete(running);
+      for (const [id, page] of this.#pages) if (page === running) this.#pages.delete(id);
       running.ended.abort(new Error("the call that asked ended"));
     };
+  }
+
+  /**
+   * The server says the page of its URL question `elicitationId` is done (`notifications/elicitation/complete`):
+   * the caller of the call it was asked for is told, while that call runs; an id toolgate never forwarded is
+   * dropped.
+   */
+  completed(elicitationId: string): void {
+    this.#pages.get(elicitationId)?.call.questions?.urlCompleted?.(elicitationId);
   }
 
   /** Answers the server's `roots/list`, `elicitation/create` and `sampling/createMessage` on `client`. */
@@ -129,7 +141,8 @@ export class ServerQuestions {
     const why = this.#running.size === 0
       ? "no call of toolgate's to the server is in flight, so nobody can answer it"
       : `${this.#running.size} calls of toolgate's to the server are in flight and the request does not say ` +
-        "which one asks, so toolgate answers none of them";
+        "which one asks, so toolgate answers none of them (a server's request carries no link to the call " +
+        "that caused it over stdio)";
     throw refusal(`toolgate refuses the server's ${what}: ${why}`);
   }
 
@@ -137,8 +150,9 @@ export class ServerQuestions {
     const running = this.#asker("question to the user (elicitation)");
     const { call } = running;
     const form = params as { mode?: string; message: string; requestedSchema: Record<string, unknown> };
+    if (form.mode === "url") return await this.#sendTo(running, params, signal);
     if (form.mode !== undefined && form.mode !== "form") {
-      throw refusal(`toolgate takes form questions only (the server asked in ${form.mode} mode)`);
+      throw refusal(`toolgate takes form and URL questions only (the server asked in ${form.mode} mode)`);
     }
     const user = call.questions?.user;
     if (user === undefined) {
@@ -154,6 +168,40 @@ export class ServerQuestions {
       (bound) => user(question, { tool: call.tool, signal: bound }),
     );
     return answer as ElicitResult;
+  }
+
+  /** A URL-mode elicitation: the page checked (a web page, nothing else), then the caller's user sent there. */
+  async #sendTo(running: Running, params: unknown, signal: AbortSignal): Promise<ElicitResult> {
+    const { call } = running;
+    const asked = params as { message?: unknown; url?: unknown; elicitationId?: unknown };
+    const page = webPage(asked.url);
+    if (
+      typeof page !== "string" || typeof asked.message !== "string" || typeof asked.elicitationId !== "string"
+    ) {
+      throw refusal(
+        `toolgate refuses the server's request to send the user to a page: ${
+          page instanceof Error ? page.message : "it needs a message, a url and an elicitationId"
+        }`,
+      );
+    }
+    const url = call.questions?.url;
+    if (url === undefined) {
+      throw refusal(
+        `toolgate refuses the server's request to send the user to a page: ${
+          nobody(call.questions, "the user")
+        }`,
+      );
+    }
+    const scrub = call.scrub ?? ((text: string) => text);
+    const question = { message: scrub(asked.message), url: scrub(page), elicitationId: asked.elicitationId };
+    this.#pages.set(asked.elicitationId, running);
+    const answer = await this.#bounded(
+      running,
+      signal,
+      (bound) => url(question, { tool: call.tool, signal: bound }),
+    );
+    // Nothing the user typed on the page passes through toolgate: the answer is the action alone.
+    return { action: answer.action };
   }
 
   async #sample(params: CreateMessageRequest["params"], signal: AbortSignal): Promise<CreateMessageResult> {
@@ -234,6 +282,29 @@ export class ServerQuestions {
       cancel();
     }
   }
+}
+
+/**
+ * The page a URL question names, as the user will see it (`URL`'s own form: the host in ASCII), or why it is no
+ * web page (only `https:` and `http:` are: never `javascript:`, `file:` or `data:`, nor a URL with credentials).
+ */
+function webPage(url: unknown): string | Error | undefined {
+  if (typeof url !== "string") return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return new Error("its url is not a URL");
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    return new Error(
+      `toolgate sends the user to web pages only (http or https), not to ${parsed.protocol} URLs`,
+    );
+  }
+  if (parsed.username !== "" || parsed.password !== "") {
+    return new Error("its url carries a user name or password");
+  }
+  return parsed.href;
 }
 
 /** A refusal to the server: an MCP error with a message saying why. */

@@ -145,3 +145,62 @@ Deno.test("server questions: a sampling request nobody can answer is refused at 
   end();
   assert.deepEqual(told.map((facts) => facts.outcome), ["unavailable"]);
 });
+
+Deno.test("server questions: a URL question goes to the caller's page handler, a web page only, and only its action comes back", async () => {
+  const questions = new ServerQuestions("/srv/project");
+  await using server = await connected(questions);
+  const pages: string[] = [];
+  const end = questions.begin({
+    tool: await someTool(),
+    timeoutMs: 60_000,
+    scrub: (text) => text.replaceAll("s3cret-value", "[REDACTED]"),
+    questions: {
+      url: (question) => {
+        pages.push(`${question.message} ${question.url} ${question.elicitationId}`);
+        // Whatever a handler adds, the server gets the action alone.
+        return Promise.resolve({ action: "accept", content: { leaked: "x" } });
+      },
+    },
+  });
+  const ask = (url: string) =>
+    server.elicitInput({ mode: "url", message: "Sign in s3cret-value", url, elicitationId: "e1" });
+  assert.deepEqual(await ask("https://EXAMPLE.com/a?t=s3cret-value"), { action: "accept" });
+  assert.deepEqual(pages, ["Sign in [REDACTED] https://example.com/a?t=[REDACTED] e1"]);
+  await assert.rejects(
+    ask("javascript:alert(1)"),
+    /web pages only \(http or https\), not to javascript: URLs/,
+  );
+  await assert.rejects(ask("https://user:pw@example.com/"), /carries a user name or password/);
+  end();
+  // A caller with no page handler: refused in its words.
+  const endOther = questions.begin({
+    tool: await someTool(),
+    timeoutMs: 60_000,
+    questions: { nobody: "no one here" },
+  });
+  await assert.rejects(ask("https://example.com/"), /send the user to a page: no one here/);
+  endOther();
+  assert.equal(pages.length, 1);
+});
+
+Deno.test("server questions: a page's completion is told to the caller whose call forwarded it, only while it runs", async () => {
+  const questions = new ServerQuestions("/srv/project");
+  const told: string[] = [];
+  // Nothing forwarded yet: dropped.
+  questions.completed("e1");
+  await using server = await connected(questions);
+  const end = questions.begin({
+    tool: await someTool(),
+    timeoutMs: 60_000,
+    questions: {
+      url: () => Promise.resolve({ action: "accept" }),
+      urlCompleted: (id) => told.push(id),
+    },
+  });
+  await server.elicitInput({ mode: "url", message: "m", url: "https://example.com/", elicitationId: "e1" });
+  questions.completed("e1");
+  questions.completed("e2");
+  end();
+  questions.completed("e1");
+  assert.deepEqual(told, ["e1"]);
+});

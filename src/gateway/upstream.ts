@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@1.3
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import {
   type CallToolResult,
+  ElicitationCompleteNotificationSchema,
   LoggingMessageNotificationSchema,
   ProgressNotificationSchema,
   type Tool,
@@ -79,6 +80,8 @@ export interface UpstreamOptions extends Omit<GatewayWiring, "servers" | "pins">
   readonly now?: () => number;
   /** Told each new listing of the server's tools (after each start, and after it said they changed). */
   readonly onListed?: (tools: Tool[]) => void;
+  /** Told of each new connection to the server (each start), once it is ready for use. */
+  readonly onConnected?: (client: Client) => void;
 }
 
 /** A running stdio server's process, as toolgate started it. */
@@ -288,6 +291,9 @@ export class Upstream {
       this.#tools = undefined;
       this.#options.onToolsChanged?.();
     });
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => {
+      this.#questions.completed(notification.params.elicitationId);
+    });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
       this.#voice.log(notification.params);
     });
@@ -321,7 +327,7 @@ export class Upstream {
       transport.onclose = () => this.#lost(client);
       this.#http = transport;
       this.#askLevel(client);
-      return this.#client = client;
+      return this.#connected(client);
     }
     // A server whose connection closed before its process ended (it closed stdout, or its end is not reaped yet)
     // is ended before another is started: never two of one server.
@@ -375,7 +381,14 @@ export class Upstream {
       throw new UpstreamError(startFailure(what, facts), true);
     }
     this.#askLevel(client);
-    return this.#client = client;
+    return this.#connected(client);
+  }
+
+  /** `client` is the connection now; whoever wants to know of each start is told. */
+  #connected(client: Client): Client {
+    this.#client = client;
+    this.#options.onConnected?.(client);
+    return client;
   }
 
   /** The connection is gone (the process died, the HTTP session closed): the next use starts it again. */

@@ -1,11 +1,15 @@
 /**
  * What the manifest's MCP servers offer besides their tools, through the gate: their resources, resource
  * templates and prompts listed against their pins (one not pinned, or changed since, is withheld until
- * `toolgate trust`), a resource read only when its URI stays inside what the server's profile shows
+ * `toolgate trust`) and to what the entry's `allow` and `deny` expose (as for tools: a prompt by name, a resource by
+ * URI, a template by its URI template), a resource read only when its URI stays inside what the server's profile shows
  * (`resource_reach.ts`) and its definition, listed or by a template, is not withheld, a prompt got and an argument
  * completed only for a pinned prompt or template, and subscriptions counted so that the server is told once per
  * URI and each subscriber hears its updates. The server runs confined as for its calls (the same process).
  * Implements the run layer's seam (`run/offer_link.ts`); names here are the server's own.
+ *
+ * One piece: every decision here reads the same per-connection lists (what the server listed, as pinned and as
+ * exposed), and the subscriptions follow those connections across a restart; split, each part would hold a copy.
  *
  * Not here: the audit lines and the redaction (run/offer_link.ts), the names toolgate serves them by
  * (manifest/offer_names.ts), the MCP handlers (mcp/upstream_offers.ts).
@@ -28,6 +32,7 @@ import { type PinSet, samePin, type ToolDefinition } from "../manifest/pins.ts";
 import type { ServerSpec } from "../manifest/server_spec.ts";
 import type { OfferCapabilities, OfferChanges, OfferList, ServerOffers } from "../run/offer_link.ts";
 import { uriRefusal } from "./resource_reach.ts";
+import { exposed } from "./gateway_tools.ts";
 import { oneLine, type Upstream, UpstreamError } from "./upstream.ts";
 
 /** What {@linkcode UpstreamOffers} needs of the gateway. */
@@ -84,7 +89,33 @@ export class UpstreamOffers implements ServerOffers {
 
   /** The connection, its notifications of lists changed and resources updated taken the first time it is seen. */
   async #client(server: string): Promise<Client> {
-    const client = await this.#options.upstream(server).connect();
+    return this.#adopt(server, await this.#options.upstream(server).connect());
+  }
+
+  /**
+   * The server was started again: the URIs a session still holds are subscribed again on its new connection
+   * (the server forgot them), so that their updates go on reaching the sessions. Not awaited; a URI the new
+   * server refuses is left unsubscribed (tried again at the next session's subscribe).
+   */
+  reconnected(server: string): void {
+    const client = this.#options.upstream(server).connected;
+    const held = [...this.#subscribers.get(server)?.entries() ?? []].filter(([, listeners]) =>
+      listeners.size > 0
+    );
+    if (client === undefined || held.length === 0) return;
+    this.#adopt(server, client);
+    for (const [uri] of held) {
+      const key = JSON.stringify([server, uri]);
+      if (this.#subscribedOn.get(key) === client) continue;
+      this.#subscribedOn.set(key, client);
+      client.subscribeResource({ uri }).catch(() => {
+        if (this.#subscribedOn.get(key) === client) this.#subscribedOn.delete(key);
+      });
+    }
+  }
+
+  /** Takes `client`'s notifications of lists changed and resources updated, the first time it is seen. */
+  #adopt(server: string, client: Client): Client {
     if (!this.#listed.has(client)) {
       this.#listed.set(client, new Map());
       client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
@@ -156,6 +187,14 @@ export class UpstreamOffers implements ServerOffers {
     return items;
   }
 
+  /**
+   * Is the entry exposed by the server's `allow` and `deny` lists, as a tool is? A prompt is named by its name, a
+   * resource by its URI, a template by its URI template.
+   */
+  #exposed(server: string, item: Record<string, unknown>): boolean {
+    return exposed(this.#spec(server), offerId(item));
+  }
+
   /** Is the entry's definition the one pinned? */
   #pinned(server: string, list: OfferList, item: Record<string, unknown>): boolean {
     const definition = offerDefinition(KIND[list], item);
@@ -169,6 +208,7 @@ export class UpstreamOffers implements ServerOffers {
     const out: ToolDefinition[] = [];
     for (const list of ["prompts", "resources", "resourceTemplates"] as const) {
       for (const item of await this.#all(server, list)) {
+        if (!this.#exposed(server, item)) continue;
         out.push(offerDefinition(KIND[list], item) as unknown as ToolDefinition);
       }
     }
@@ -178,11 +218,9 @@ export class UpstreamOffers implements ServerOffers {
   /** The list's pinned entries, `{ items }`; `withheld` names the ids of the others. */
   async list(server: string, list: OfferList): Promise<Envelope> {
     return await this.#answer(server, async () => {
-      const items = await this.#all(server, list, true);
+      const items = (await this.#all(server, list, true)).filter((item) => this.#exposed(server, item));
       const shown = items.filter((item) => this.#pinned(server, list, item));
-      const withheld = items.filter((item) => !shown.includes(item)).map((item) =>
-        String(item.uri ?? item.uriTemplate ?? item.name)
-      );
+      const withheld = items.filter((item) => !shown.includes(item)).map(offerId);
       return success({ items: shown, withheld } as unknown as JsonValue);
     });
   }
@@ -194,14 +232,23 @@ export class UpstreamOffers implements ServerOffers {
     if (reach !== undefined) return reach;
     const listed = (await this.#all(server, "resources")).find((item) => item.uri === uri);
     if (listed !== undefined) {
+      if (!this.#exposed(server, listed)) return notExposed(server, "resource", uri);
       return this.#pinned(server, "resources", listed) ? undefined : withheld("resource", uri);
     }
     const templates = await this.#all(server, "resourceTemplates");
     const matching = templates.find((item) => matches(item.uriTemplate, uri));
-    if (matching !== undefined && !this.#pinned(server, "resourceTemplates", matching)) {
-      return withheld("resource template", String(matching.uriTemplate));
+    if (matching !== undefined) {
+      const template = String(matching.uriTemplate);
+      // Exposed by its template's name, or by its own URI.
+      if (!this.#exposed(server, matching) && !exposed(spec, uri)) {
+        return notExposed(server, "resource template", template);
+      }
+      return this.#pinned(server, "resourceTemplates", matching)
+        ? undefined
+        : withheld("resource template", template);
     }
-    return undefined;
+    // Neither listed nor a template's (a link a tool answered): exposed only when allow/deny let its URI through.
+    return exposed(spec, uri) ? undefined : notExposed(server, "resource", uri);
   }
 
   /** `resources/read` of `uri`, once it passed the profile's reach and the pins. */
@@ -239,6 +286,9 @@ export class UpstreamOffers implements ServerOffers {
         metadata: { mcp_code: -32602 },
       });
     }
+    if (!this.#exposed(server, prompt)) {
+      return failure("rejected", notExposed(server, "prompt", name), { retryable: false });
+    }
     return this.#pinned(server, "prompts", prompt)
       ? undefined
       : failure("rejected", withheld("prompt", name), { retryable: false });
@@ -261,6 +311,10 @@ export class UpstreamOffers implements ServerOffers {
           item.uriTemplate === uri
         );
         const resource = (await this.#all(server, "resources")).find((item) => item.uri === uri);
+        const entry = template ?? resource;
+        if (entry !== undefined && !this.#exposed(server, entry)) {
+          return failure("rejected", notExposed(server, "resource template", uri), { retryable: false });
+        }
         const pinned = template !== undefined
           ? this.#pinned(server, "resourceTemplates", template)
           : resource !== undefined && this.#pinned(server, "resources", resource);
@@ -380,6 +434,19 @@ function matches(template: unknown, uri: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** How `allow` and `deny` name a list's entry: a prompt by its name, a resource by its URI, a template by its own. */
+function offerId(item: Record<string, unknown>): string {
+  return String(item.uri ?? item.uriTemplate ?? item.name);
+}
+
+/** Why an entry the server's `allow` or `deny` leaves out is not served. */
+function notExposed(server: string, what: string, id: string): string {
+  return `The ${what} ${id} of the MCP server ${
+    JSON.stringify(server)
+  } is not exposed: its entry's allow or ` +
+    "deny list leaves it out.";
 }
 
 /** Why a withheld definition is not served. */

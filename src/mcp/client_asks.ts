@@ -14,6 +14,7 @@ import type { Ask, Policy } from "../policy/policy.ts";
 import type { AskSecret, SecretRequest } from "../run/store_secret.ts";
 import { LOG_LEVELS, type ToolEvent } from "../manifest/tool_messages.ts";
 import type { ElicitAnswer, QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
+import type { CallWatch } from "../run/call_watch.ts";
 
 /** How long a person has to answer an approval question sent through the client (elicitation). */
 export const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
@@ -104,7 +105,8 @@ export function elicitingAsk(server: Server, requestId: string | number): Ask {
 
 /**
  * A `toolgate/1` tool's questions, sent to the MCP client on the stream of the call that asks: the user's form as
- * `elicitation/create` (the schema as the tool wrote it: defaults, enums and titled choices pass unchanged), the
+ * `elicitation/create` (the schema as the tool wrote it: defaults, enums and titled choices pass unchanged), an
+ * upstream server's page for the user as a URL-mode `elicitation/create` (to a client that declared it), the
  * model's as `sampling/createMessage` once the session's policy approved sending the text (an approval question
  * goes to the client's user where it can be asked). A client without the capability gets no request: the tool is
  * answered why.
@@ -143,6 +145,22 @@ export function clientQuestions(
         ? { action: "accept", ...(result.content ? { content: result.content } : {}) }
         : { action: result.action }) as ElicitAnswer;
     },
+    url: async (question, { signal }) => {
+      if (server.getClientCapabilities()?.elicitation?.url === undefined) {
+        throw new Error(
+          "this MCP client cannot send its user to a page (it did not declare URL-mode elicitation)",
+        );
+      }
+      const result = await server.elicitInput({ mode: "url", ...question }, options(signal));
+      return { action: result.action };
+    },
+    urlCompleted: (elicitationId) => {
+      if (server.getClientCapabilities()?.elicitation?.url === undefined) return;
+      server.notification(
+        { method: "notifications/elicitation/complete", params: { elicitationId } },
+        { relatedRequestId: requestId },
+      ).catch(() => {});
+    },
     model: async (request, { tool, signal }) => {
       if (server.getClientCapabilities()?.sampling === undefined) {
         throw new Error("this MCP client cannot be asked for a model's answer (it did not declare sampling)");
@@ -161,6 +179,47 @@ export function clientQuestions(
         ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
       };
       return answer;
+    },
+  };
+}
+
+/**
+ * `handlers` whose forms for the user (a `toolgate/1` tool's, an MCP server's) are also asked in the console
+ * (`serve --console`): the first answer wins and the other question is withdrawn; a side that cannot answer (a
+ * client without elicitation) leaves it to the other. Without a console that asks forms, `handlers` unchanged.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { withConsoleForms } from "./client_asks.ts";
+ * const handlers = { nobody: "no one" };
+ * assert.equal(withConsoleForms(handlers, undefined, 1000), handlers);
+ * ```
+ */
+export function withConsoleForms(
+  handlers: QuestionHandlers,
+  watch: CallWatch | undefined,
+  timeoutMs: number,
+): QuestionHandlers {
+  const form = watch?.form?.bind(watch);
+  if (form === undefined) return handlers;
+  const client = handlers.user;
+  return {
+    ...handlers,
+    user: async (question, context) => {
+      const withdraw = new AbortController();
+      const signal = AbortSignal.any([context.signal, withdraw.signal]);
+      const viaConsole = form({ ...question, tool: context.tool.name }, signal, timeoutMs);
+      const sides = client === undefined
+        ? [viaConsole]
+        : [client(question, { ...context, signal }), viaConsole];
+      try {
+        return await Promise.any(sides);
+      } catch (error) {
+        throw error instanceof AggregateError ? error.errors[0] : error;
+      } finally {
+        withdraw.abort();
+      }
     },
   };
 }

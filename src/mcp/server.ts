@@ -44,6 +44,7 @@ import {
   elicitingAsk,
   elicitingSecret,
   toolEvents,
+  withConsoleForms,
 } from "./client_asks.ts";
 
 // How long a client's user has to answer lives in client_asks.ts; its name stays importable from here.
@@ -370,12 +371,12 @@ export class ToolService {
         progress,
         ask,
         onToolEvent,
-        // A request for the model's answer is approved by the client's user or the console, whichever answers.
-        questions: clientQuestions(
-          server,
-          extra.requestId,
-          session,
-          this.#askers(ask, ELICITATION_TIMEOUT_MS).ask,
+        // A request for the model's answer is approved by the client's user or the console, whichever answers;
+        // a form is answered by either too.
+        questions: withConsoleForms(
+          clientQuestions(server, extra.requestId, session, this.#askers(ask, ELICITATION_TIMEOUT_MS).ask),
+          this.#options.watch,
+          ELICITATION_TIMEOUT_MS,
         ),
         trace: { parent: carrierFromMeta(request.params._meta), requestId: String(extra.requestId) },
       }, session);

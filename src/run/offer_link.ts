@@ -175,8 +175,8 @@ export class OfferLink implements ServerOffers {
 
   /**
    * One audited request: its line (tool `mcp__SERVER`, the method, the definition it used: a listed resource's
-   * URI or the template a URI matched, a prompt's name, a completion's reference; never an argument value, which
-   * only `argsHmac` stands for) is written behind its answer as a gateway call's is, the trail redacting it; the
+   * URI or the template a URI matched, else `unlisted: true`, a prompt's name, a completion's reference; never an
+   * argument value, which only `argsHmac` stands for) is written behind its answer as a gateway call's is, the trail redacting it; the
    * answer is cleared of secret values.
    */
   async #audited(
@@ -191,15 +191,20 @@ export class OfferLink implements ServerOffers {
     const envelope = await this.#through(use);
     const ms = Math.round(performance.now() - clock);
     const profile = this.#context.options.manifest.servers?.find((s) => s.name === server)?.profile.name;
-    trail.behind(started, `mcp__${server}`, JSON.stringify(params), (facts) => ({
-      ...jobAnswerRecord(facts, { ms, envelope }),
-      server,
-      method,
-      resource: typeof params.uri === "string" ? this.resourceName(server, params.uri) : undefined,
-      prompt: method === "prompts/get" ? params.name : undefined,
-      ref: method === "completion/complete" ? params.ref : undefined,
-      profile,
-    }));
+    trail.behind(started, `mcp__${server}`, JSON.stringify(params), (facts) => {
+      const resource = typeof params.uri === "string" ? this.resourceName(server, params.uri) : undefined;
+      return {
+        ...jobAnswerRecord(facts, { ms, envelope }),
+        server,
+        method,
+        resource,
+        // A URI neither listed nor a template's (a link a tool answered) is read after the reach check alone.
+        unlisted: typeof params.uri === "string" && resource === undefined ? true : undefined,
+        prompt: method === "prompts/get" ? params.name : undefined,
+        ref: method === "completion/complete" ? params.ref : undefined,
+        profile,
+      };
+    });
     return secrets.forCaller(envelope);
   }
 }

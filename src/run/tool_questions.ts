@@ -46,6 +46,26 @@ export interface SamplingAnswer {
   readonly stopReason?: string;
 }
 
+/**
+ * A question that sends the user to a web page (MCP's URL-mode elicitation): what to do there, the page, and the id
+ * the server gave the question. The user's answer says only whether they went (accept), refused (decline) or
+ * dismissed it (cancel); nothing they type there passes through toolgate.
+ *
+ * @example
+ * ```ts
+ * import type { UrlQuestion } from "./tool_questions.ts";
+ * const question: UrlQuestion = { message: "Sign in", url: "https://example.com/login", elicitationId: "e1" };
+ * ```
+ */
+export interface UrlQuestion {
+  /** Why the server sends the user there. */
+  readonly message: string;
+  /** The page (an `http:` or `https:` URL). */
+  readonly url: string;
+  /** The server's id for the question. */
+  readonly elicitationId: string;
+}
+
 /** What a handler knows of the question's call. */
 export interface QuestionContext {
   /** The tool that asks. */
@@ -72,6 +92,10 @@ export interface QuestionHandlers {
     question: { readonly message: string; readonly requestedSchema: Readonly<Record<string, unknown>> },
     context: QuestionContext,
   ) => Promise<ElicitAnswer>;
+  /** Sends the user to a web page (MCP URL-mode elicitation), never opening it itself; absent: nobody can. */
+  readonly url?: (question: UrlQuestion, context: QuestionContext) => Promise<ElicitAnswer>;
+  /** Told that the page a URL question sent the user to is done (the server said so); absent: nobody is told. */
+  readonly urlCompleted?: (elicitationId: string) => void;
   /** Asks the model (MCP sampling), once approved; absent: nobody can answer one here. */
   readonly model?: (request: SamplingRequest, context: QuestionContext) => Promise<SamplingAnswer>;
   /** Why nobody can be asked here, for the tool (default: "this caller cannot ask the user" / "... the model"). */

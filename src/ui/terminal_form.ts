@@ -3,14 +3,15 @@
  * line per field (its title or name, its description, its choices and its default), the typed values checked
  * against the field's type and choices. An empty line takes the default; `!` on any line declines the form; the
  * end of input cancels it. What the tool wrote is shown with its control characters neutralized, and its secrets
- * masked, like every question.
+ * masked, like every question. A page the user is sent to (URL-mode elicitation) is shown whole, its host apart, and
+ * never opened by toolgate: the person says whether they went there.
  *
  * @module
  */
 import type { ReadLine } from "../policy/ask.ts";
 import { isRecord } from "../contract.ts";
 import { neutralizeControls } from "../base/terminal.ts";
-import type { ElicitAnswer } from "../run/tool_questions.ts";
+import type { ElicitAnswer, UrlQuestion } from "../run/tool_questions.ts";
 
 /** After this many values that do not fit a field, the form is cancelled. */
 const MAX_TRIES = 3;
@@ -174,4 +175,51 @@ export async function askForm(
     }
   }
   return { action: "accept", content };
+}
+
+/**
+ * Shows a page the user is asked to open (MCP URL-mode elicitation), whole and with its host said apart, and asks
+ * whether they opened it: `y` accepts, `n` or `!` declines, the end of input (or no fitting answer in three tries)
+ * cancels. toolgate never opens the page itself.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { askUrl } from "./terminal_form.ts";
+ * const shown: string[] = [];
+ * const answer = await askUrl(
+ *   { message: "Sign in", url: "https://example.com/login", elicitationId: "e1" },
+ *   () => Promise.resolve("y"),
+ *   (text) => Promise.resolve(void shown.push(text)),
+ * );
+ * assert.deepEqual(answer, { action: "accept" });
+ * assert.match(shown.join(""), /https:\/\/example\.com\/login \(host example\.com\)/);
+ * ```
+ */
+export async function askUrl(
+  question: UrlQuestion,
+  readLine: ReadLine,
+  write: (text: string) => Promise<void>,
+  tool?: string,
+): Promise<ElicitAnswer> {
+  const who = tool === undefined ? "A tool" : `The tool ${neutralizeControls(tool)}`;
+  let host = "";
+  try {
+    host = new URL(question.url).host;
+  } catch {
+    // Shown as it is: the caller checked it is a web page.
+  }
+  await write(
+    `toolgate: ${who} asks you to open a page in your browser (toolgate does not open it):\n  ${
+      neutralizeControls(question.message).replaceAll("\n", "\n  ")
+    }\n  ${neutralizeControls(question.url)} (host ${neutralizeControls(host)})\n`,
+  );
+  for (let tries = 0; tries < MAX_TRIES; tries++) {
+    const line = await readLine("  Did you open it? [y/n] ");
+    if (line === null) return { action: "cancel" };
+    const text = line.trim().toLowerCase();
+    if (text === "y" || text === "yes") return { action: "accept" };
+    if (text === "n" || text === "no" || text === "!") return { action: "decline" };
+  }
+  return { action: "cancel" };
 }

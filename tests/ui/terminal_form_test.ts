@@ -1,6 +1,6 @@
 /** A tool's form asked on the terminal: defaults, enums (plain, titled, legacy), multi-select, decline, cancel. @module */
 import assert from "node:assert/strict";
-import { askForm } from "../../src/ui/terminal_form.ts";
+import { askForm, askUrl } from "../../src/ui/terminal_form.ts";
 
 /** Answers the form with `lines` in turn (null: input ended); returns the answer and what was written. */
 async function form(schema: Record<string, unknown>, lines: (string | null)[]) {
@@ -55,4 +55,28 @@ Deno.test("a value that does not fit is asked again; ! declines; the end of inpu
   assert.deepEqual((await form(schema, ["!"])).answer, { action: "decline" });
   assert.deepEqual((await form(schema, [null])).answer, { action: "cancel" });
   assert.deepEqual((await form(schema, ["x", "y", "z"])).answer, { action: "cancel" });
+});
+
+Deno.test("a page is shown whole with its host, control characters neutralized; y accepts, n declines, the end cancels", async () => {
+  const ask = async (lines: (string | null)[]) => {
+    let shown = "";
+    const answer = await askUrl(
+      { message: "Sign in\x1b]0;x\x07", url: "https://xn--e1afmkfd.example/a?b=c", elicitationId: "e1" },
+      (prompt) => {
+        shown += prompt;
+        return Promise.resolve(lines.length > 0 ? lines.shift()! : null);
+      },
+      (text) => Promise.resolve(void (shown += text)),
+      "t",
+    );
+    return { answer, shown };
+  };
+  const { answer, shown } = await ask(["maybe", "y"]);
+  assert.deepEqual(answer, { action: "accept" });
+  assert.match(shown, /The tool t asks you to open a page in your browser \(toolgate does not open it\)/);
+  assert.match(shown, /https:\/\/xn--e1afmkfd\.example\/a\?b=c \(host xn--e1afmkfd\.example\)/);
+  assert.ok(!shown.includes("\x1b"), shown);
+  assert.deepEqual((await ask(["n"])).answer, { action: "decline" });
+  assert.deepEqual((await ask([null])).answer, { action: "cancel" });
+  assert.deepEqual((await ask(["a", "b", "c"])).answer, { action: "cancel" });
 });
