@@ -5,7 +5,7 @@
  * `serve`'s MCP client, the agent loop's terminal and endpoint, `toolgate call`'s terminal), secret values taken
  * out of what leaves toolgate; a sampling request is approved by the caller's policy, audited, and the model's
  * answer has secret values taken out before the server sees it. Roots are the workspace the server's sandbox shows,
- * nothing else. A question nobody can answer (no call in flight, several, a caller without the handler) is refused
+ * nothing else. A call is asked at most `PROTOCOL_LIMITS.maxQuestions` questions. A question nobody can answer (no call in flight, several, a caller without the handler) is refused
  * at once with an MCP error; every wait is bounded by the call's end and {@linkcode QUESTION_TIMEOUT_MS}.
  *
  * Not here: the server's life and its calls (`upstream.ts`), the handlers of each caller (src/mcp/client_asks.ts,
@@ -32,7 +32,7 @@ import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ContentBlock } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
-import { mapDeep, type SamplingRequest } from "../manifest/tool_protocol.ts";
+import { mapDeep, PROTOCOL_LIMITS, type SamplingRequest } from "../manifest/tool_protocol.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
 import type { SamplingFacts } from "../run/tool_gateway.ts";
 import { after } from "../base/timer.ts";
@@ -68,6 +68,8 @@ export interface AskingCall {
 interface Running {
   readonly call: AskingCall;
   readonly ended: AbortController;
+  /** The questions the server asked for it so far. */
+  asked: number;
 }
 
 /**
@@ -101,7 +103,7 @@ export class ServerQuestions {
 
   /** Marks `call` in flight; the returned function ends it (its open questions are abandoned). */
   begin(call: AskingCall): () => void {
-    const running: Running = { call, ended: new AbortController() };
+    const running: Running = { call, ended: new AbortController(), asked: 0 };
     this.#running.add(running);
     return () => {
       this.#running.delete(running);
@@ -122,9 +124,22 @@ export class ServerQuestions {
     );
   }
 
-  /** The one call in flight the question is for; throws a refusal when there is none, or several. */
+  /**
+   * The one call in flight the question is for; throws a refusal when there is none, or several, or when the call
+   * had its fill of questions (as many as a `toolgate/1` tool may ask: each may cost the user a prompt or money).
+   */
   #asker(what: string): Running {
-    if (this.#running.size === 1) return [...this.#running][0];
+    if (this.#running.size === 1) {
+      const [running] = this.#running;
+      running.asked += 1;
+      if (running.asked > PROTOCOL_LIMITS.maxQuestions) {
+        throw refusal(
+          `toolgate refuses the server's ${what}: it asked ${running.asked} questions in one call; ` +
+            `a call may ask ${PROTOCOL_LIMITS.maxQuestions}`,
+        );
+      }
+      return running;
+    }
     const why = this.#running.size === 0
       ? "no call of toolgate's to the server is in flight, so nobody can answer it"
       : `${this.#running.size} calls of toolgate's to the server are in flight and the request does not say ` +
