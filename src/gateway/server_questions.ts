@@ -66,7 +66,8 @@ export interface AskingCall {
 
 /** A call's entry while it runs: what it was given, and its end. */
 interface Running {
-  readonly call: AskingCall;
+  /** Absent for a request of toolgate's that is no call (a list, a read, a prompt): nobody answers for it. */
+  readonly call?: AskingCall;
   readonly ended: AbortController;
   /** The questions the server asked for it so far. */
   asked: number;
@@ -101,8 +102,12 @@ export class ServerQuestions {
     return [{ uri: pathToFileURL(this.#workspace).href, name: basename(this.#workspace) }];
   }
 
-  /** Marks `call` in flight; the returned function ends it (its open questions are abandoned). */
-  begin(call: AskingCall): () => void {
+  /**
+   * Marks `call` in flight; the returned function ends it (its open questions are abandoned). Without `call`, a
+   * request of toolgate's that is no call is in flight (a read of a resource, a prompt, a list): a question the
+   * server asks meanwhile cannot be told to be another's, and is refused.
+   */
+  begin(call?: AskingCall): () => void {
     const running: Running = { call, ended: new AbortController(), asked: 0 };
     this.#running.add(running);
     return () => {
@@ -128,9 +133,16 @@ export class ServerQuestions {
    * The one call in flight the question is for; throws a refusal when there is none, or several, or when the call
    * had its fill of questions (as many as a `toolgate/1` tool may ask: each may cost the user a prompt or money).
    */
-  #asker(what: string): Running {
+  #asker(what: string): Running & { readonly call: AskingCall } {
     if (this.#running.size === 1) {
       const [running] = this.#running;
+      const { call } = running;
+      if (call === undefined) {
+        throw refusal(
+          `toolgate refuses the server's ${what}: it came while toolgate's request in flight is no call (a read ` +
+            "of a resource, a prompt, a completion or a list), whose asker nobody answers for",
+        );
+      }
       running.asked += 1;
       if (running.asked > PROTOCOL_LIMITS.maxQuestions) {
         throw refusal(
@@ -138,7 +150,7 @@ export class ServerQuestions {
             `a call may ask ${PROTOCOL_LIMITS.maxQuestions}`,
         );
       }
-      return running;
+      return { ...running, call };
     }
     const why = this.#running.size === 0
       ? "no call of toolgate's to the server is in flight, so nobody can answer it"
@@ -222,7 +234,7 @@ export class ServerQuestions {
    * bound; whichever comes first also ends the wait itself (a handler that ignores its signal holds nothing).
    */
   async #bounded<T>(
-    running: Running,
+    running: Running & { readonly call: AskingCall },
     signal: AbortSignal,
     ask: (bound: AbortSignal) => Promise<T>,
   ): Promise<T> {

@@ -12,9 +12,14 @@ import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
-import { CreateMessageRequestSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import {
+  CreateMessageRequestSchema,
+  LoggingMessageNotificationSchema,
+} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { MODULES, nodeServersMissing, project } from "../gateway_support.ts";
 import { denoDir, launcherArgs, REPO } from "../support.ts";
+import { connectHttp, spawnHttp, TOKEN } from "../mcp/helpers.ts";
+import { until } from "../processes.ts";
 import { PROTOCOL_LIMITS } from "../../src/manifest/tool_messages.ts";
 
 const ignore = await nodeServersMissing("security/upstream_offers_test") !== undefined;
@@ -120,6 +125,100 @@ Deno.test({
       assert.equal(answered, PROTOCOL_LIMITS.maxQuestions, text);
       assert.equal(p.sampled(), PROTOCOL_LIMITS.maxQuestions);
       assert.match(refused, /asked \d+ questions in one call/, text);
+    } finally {
+      await p.client.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "voice: while a session reads a resource, the server's logs and questions reach no other session's call in flight",
+  ignore,
+  async fn() {
+    await using p = await filesProject([]);
+    await p.client.close();
+    const args = launcherArgs([
+      "serve",
+      "--http",
+      "0",
+      "--tools",
+      join(p.dir.path, "tools.json"),
+      "--cwd",
+      p.dir.path,
+      "--allow-tools",
+      "mcp__files__*",
+    ]);
+    await using serving = await spawnHttp(Deno.execPath(), args, {
+      ...p.env,
+      DENO_DIR: denoDir(),
+      TOOLGATE_MCP_TOKEN: TOKEN,
+    });
+    // The victim: its call is the one call in flight; its model and its log view are what the reader would reach.
+    const victimHeard: string[] = [];
+    let victimSampled = 0;
+    await using victim = await connectHttp(serving.url, TOKEN, {
+      capabilities: { sampling: {} },
+      setup: (client) => {
+        client.setNotificationHandler(LoggingMessageNotificationSchema, (note) => {
+          victimHeard.push(JSON.stringify(note.params.data));
+        });
+        client.setRequestHandler(CreateMessageRequestSchema, () => {
+          victimSampled += 1;
+          return {
+            role: "assistant",
+            content: { type: "text", text: "ok" },
+            model: "victim",
+            stopReason: "endTurn",
+          };
+        });
+      },
+    });
+    await using reader = await connectHttp(serving.url, TOKEN, { capabilities: {} });
+    await victim.client.setLoggingLevel("debug");
+    const waiting = victim.client.callTool({ name: "mcp__files__wait", arguments: {} });
+    try {
+      await until(
+        async () => await Deno.stat(join(p.dir.path, "waiting")).then(() => true, () => false),
+        "the call to wait in flight",
+      );
+      const read = await reader.client.readResource({ uri: "toolgate+files:files://noisy" });
+      const { sampled } = JSON.parse((read.contents[0] as { text: string }).text);
+      assert.equal(
+        sampled,
+        false,
+        "the server's question while reading was answered by another session's model",
+      );
+    } finally {
+      await Deno.writeTextFile(join(p.dir.path, "release"), "");
+      await waiting;
+    }
+    assert.equal(victimSampled, 0);
+    assert.ok(!victimHeard.some((data) => data.includes("read-log")), victimHeard.join("\n"));
+  },
+});
+
+Deno.test({
+  name: "voice: a server's huge log message and progress message reach the client cut to size",
+  ignore,
+  async fn() {
+    await using p = await filesProject(["--allow-tools", "mcp__files__*"]);
+    try {
+      const logs: string[] = [];
+      p.client.setNotificationHandler(LoggingMessageNotificationSchema, (note) => {
+        logs.push(JSON.stringify(note.params));
+      });
+      await p.client.setLoggingLevel("debug");
+      const progress: string[] = [];
+      const result = await p.client.callTool({ name: "mcp__files__shout", arguments: {} }, undefined, {
+        onprogress: (note) => void progress.push(JSON.stringify(note)),
+      });
+      assert.equal(result.isError, undefined, JSON.stringify(result).slice(0, 500));
+      assert.equal(logs.length, 1, `${logs.length} log messages`);
+      assert.ok(progress.length >= 1, "no progress reached the client");
+      for (const sent of [...logs, ...progress]) {
+        assert.ok(sent.length < 100_000, `a notification of ${sent.length} characters reached the client`);
+      }
     } finally {
       await p.client.close();
     }
