@@ -1,10 +1,11 @@
 /**
  * Whether a resource URI stays inside what an MCP server's profile shows it, checked before the read reaches the
  * server: a `file://` URI must name a path under the workspace or one of the profile's read or write grants, an
- * `http(s)://` (or `ws(s)://`) one a host its net grants let it reach. A `file://` URI is read only in its plain
- * form (no `.` or `..` part, even encoded, no query or fragment): a server may read it otherwise than toolgate,
- * and the kernel resolves `link/..` from where the link points. Any other scheme is the server's own
- * naming (`demo://...`, `memory://...`), which it answers from what it holds, inside its sandbox as ever.
+ * `http(s)://` (or `ws(s)://`) one a host its net grants let it reach; a URI without a scheme is refused. A
+ * `file://` URI is read only in its plain form (no `.` or `..` part, even encoded, no query or fragment): a server
+ * may read it otherwise than toolgate, and the kernel resolves `link/..` from where the link points. Any other
+ * scheme is the server's own naming (`demo://...`, `memory://...`), which it answers from what it holds, inside
+ * its sandbox as ever.
  *
  * Not here: the sandbox that confines the server whatever it is asked (src/sandbox/), the pins (upstream_offers.ts).
  *
@@ -58,6 +59,7 @@ function plainFileUri(uri: string, url: URL, path: string): boolean {
  * assert.match(uriRefusal("file:///srv/p/link/..%2Fx", profile, "/srv/p") ?? "", /not in the plain form/);
  * assert.match(uriRefusal("https://evil.example/x", profile, "/srv/p") ?? "", /may not reach/);
  * assert.equal(uriRefusal("demo://resource/1", profile, "/srv/p"), undefined);
+ * assert.match(uriRefusal("/etc/passwd", profile, "/srv/p") ?? "", /is not a URI/);
  * ```
  */
 export function uriRefusal(uri: string, profile: PermissionProfile, workspace: string): string | undefined {
@@ -65,7 +67,8 @@ export function uriRefusal(uri: string, profile: PermissionProfile, workspace: s
   try {
     url = new URL(uri);
   } catch {
-    return undefined; // Not a URL toolgate can read: the server's own naming.
+    // No scheme (`/etc/passwd`, `../x`): not a URI, and a server may read it as a path, which nothing here checks.
+    return `the resource ${uri} is not a URI (a URI begins with its scheme: file:///path, demo://name)`;
   }
   const scheme = url.protocol.slice(0, -1).toLowerCase();
   if (scheme === "file") {

@@ -96,13 +96,16 @@ Deno.test({
         `file://${ws}/notes.txt?/../../../etc/passwd`,
         `file://${ws}/notes.txt#x`,
         `file://${ws}/a\\..\\notes.txt`,
+        // No scheme: not a URI, but a path to a server that reads one.
+        "/etc/passwd",
+        "../../../../../../../../etc/passwd",
       ];
       for (const uri of climbs) {
         const message = await refusal(p.client.readResource({ uri: `toolgate+files:${uri}` }));
         assert.doesNotMatch(message, /root:/, uri);
         assert.match(
           message,
-          /outside what the server's profile|not in the plain form/,
+          /outside what the server's profile|not in the plain form|is not a URI/,
           `${uri}: ${message}`,
         );
       }
