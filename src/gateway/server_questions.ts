@@ -66,7 +66,7 @@ export interface AskingCall {
 
 /** A call's entry while it runs: what it was given, and its end. */
 interface Running {
-  /** Absent for a request of toolgate's that is no call (a list, a read, a prompt): nobody answers for it. */
+  /** Absent for a request of toolgate's that is no call (a read, a prompt, a completion): nobody answers for it. */
   readonly call?: AskingCall;
   readonly ended: AbortController;
   /** The questions the server asked for it so far. */
@@ -104,7 +104,7 @@ export class ServerQuestions {
 
   /**
    * Marks `call` in flight; the returned function ends it (its open questions are abandoned). Without `call`, a
-   * request of toolgate's that is no call is in flight (a read of a resource, a prompt, a list): a question the
+   * request of toolgate's that is no call is in flight (a read of a resource, a prompt, a completion): a question the
    * server asks meanwhile cannot be told to be another's, and is refused.
    */
   begin(call?: AskingCall): () => void {
@@ -140,7 +140,7 @@ export class ServerQuestions {
       if (call === undefined) {
         throw refusal(
           `toolgate refuses the server's ${what}: it came while toolgate's request in flight is no call (a read ` +
-            "of a resource, a prompt, a completion or a list), whose asker nobody answers for",
+            "of a resource, a prompt or a completion), whose asker nobody answers for",
         );
       }
       running.asked += 1;

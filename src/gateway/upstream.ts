@@ -167,7 +167,7 @@ export class Upstream {
     let cursor: string | undefined;
     try {
       do {
-        const page = await this.aside(() => client.listTools(cursor === undefined ? undefined : { cursor }));
+        const page = await this.#untilClosed(client.listTools(cursor === undefined ? undefined : { cursor }));
         tools.push(...page.tools);
         cursor = page.nextCursor;
       } while (cursor !== undefined && tools.length < 10_000);
@@ -217,9 +217,10 @@ export class Upstream {
   }
 
   /**
-   * `use` of the connected client for a request that is no call (a list, a read of a resource, a prompt, a
-   * completion, a subscription): while it is in flight, the server's log messages and questions cannot be told
-   * apart from its own, so they reach no call's caller (a question is refused), whoever else's call is in flight.
+   * `use` of the connected client for a request that carries its asker's data but is no call (a read of a
+   * resource, a prompt, a completion, a subscription): while it is in flight, the server's log messages and
+   * questions cannot be told apart from its own, so they reach no call's caller (a question is refused), whoever
+   * else's call is in flight.
    */
   async aside<T>(use: (client: Client) => Promise<T>): Promise<T> {
     const client = await this.connect();

@@ -136,15 +136,13 @@ export class UpstreamOffers implements ServerOffers {
       let cursor: string | undefined;
       do {
         const params = cursor === undefined ? undefined : { cursor };
-        const page: Record<string, unknown> & { nextCursor?: string } = await this.#aside(
-          server,
-          (): Promise<Record<string, unknown> & { nextCursor?: string }> =>
-            list === "resources"
-              ? client.listResources(params)
-              : list === "resourceTemplates"
-              ? client.listResourceTemplates(params)
-              : client.listPrompts(params),
-        );
+        // A list carries nothing of its asker's: it is not set aside (`#aside`), so that the lists `serve` makes
+        // of its own do not keep a call's questions from its caller.
+        const page: Record<string, unknown> & { nextCursor?: string } = list === "resources"
+          ? await client.listResources(params)
+          : list === "resourceTemplates"
+          ? await client.listResourceTemplates(params)
+          : await client.listPrompts(params);
         // Each list's entries are under its own name: `resources`, `resourceTemplates`, `prompts`.
         const entries = page[list];
         items.push(...(Array.isArray(entries) ? entries.filter(isRecord) : []));
@@ -344,7 +342,10 @@ export class UpstreamOffers implements ServerOffers {
     return () => void this.#watchers.delete(listener);
   }
 
-  /** A request that is no call: the server's logs and questions meanwhile reach nobody (`Upstream.aside`). */
+  /**
+   * A request that carries its asker's data but is no call (a read, a prompt, a completion, a subscription): the
+   * server's logs and questions meanwhile reach nobody (`Upstream.aside`), not another session's call.
+   */
   #aside<T>(server: string, use: () => Promise<T>): Promise<T> {
     return this.#options.upstream(server).aside(use);
   }
