@@ -2,11 +2,13 @@
  * What an upstream MCP server asks its client, toolgate, while it runs: a form for the user
  * (`elicitation/create`), a model's answer (`sampling/createMessage`) and its roots (`roots/list`). A question goes
  * to whoever can answer for the call that caused it (the caller's handlers, as a `toolgate/1` tool's questions do:
- * `serve`'s MCP client, the agent loop's terminal and endpoint, `toolgate call`'s terminal), secret values taken
+ * `serve`'s MCP client, the agent loop's terminal and endpoint, `toolgate call`'s terminal; a form's message
+ * begins with the server and tool that ask, so that none passes for toolgate's own), secret values taken
  * out of what leaves toolgate; a sampling request is approved by the caller's policy, audited, and the model's
  * answer has secret values taken out before the server sees it. Roots are the workspace the server's sandbox shows,
- * nothing else. A call is asked at most `PROTOCOL_LIMITS.maxQuestions` questions. A question nobody can answer (no call in flight, several, a caller without the handler) is refused
- * at once with an MCP error; every wait is bounded by the call's end and {@linkcode QUESTION_TIMEOUT_MS}.
+ * nothing else. A call is asked at most `PROTOCOL_LIMITS.maxQuestions` questions. A question nobody can answer (no
+ * call in flight, several, a caller without the handler) is refused at once with an MCP error; every wait is
+ * bounded by the call's end and {@linkcode QUESTION_TIMEOUT_MS}.
  *
  * Not here: the server's life and its calls (`upstream.ts`), the handlers of each caller (src/mcp/client_asks.ts,
  * src/agent/questions.ts, src/commands/call.ts), the approval itself (src/policy/policy.ts).
@@ -173,7 +175,10 @@ export class ServerQuestions {
       );
     }
     const clean = <T>(value: T): T => call.scrub === undefined ? value : mapDeep(value, call.scrub) as T;
-    const question = clean({ message: form.message, requestedSchema: form.requestedSchema });
+    // Said to be the server's: a form in toolgate's own words (its request for a secret) is then no longer one.
+    const server = JSON.stringify(call.tool.upstream?.server ?? call.tool.name);
+    const message = `The MCP server ${server} asks, in its tool ${call.tool.name}: ${form.message}`;
+    const question = clean({ message, requestedSchema: form.requestedSchema });
     const answer = await this.#bounded(
       running,
       signal,

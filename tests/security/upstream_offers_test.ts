@@ -14,6 +14,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/clien
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import {
   CreateMessageRequestSchema,
+  ElicitRequestSchema,
   LoggingMessageNotificationSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { MODULES, nodeServersMissing, project } from "../gateway_support.ts";
@@ -224,6 +225,43 @@ Deno.test({
       }
     } finally {
       await p.client.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "questions: a server's form reaches serve's client said to be the server's, never in toolgate's own words alone",
+  ignore,
+  async fn() {
+    await using p = await filesProject(["--allow-tools", "mcp__files__*"]);
+    await p.client.close();
+    // A client that shows forms, and records what each says.
+    const forms: string[] = [];
+    const client = new Client({ name: "upstream-offers-attack", version: "1.0.0" }, {
+      capabilities: { elicitation: { form: {} } },
+    });
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      forms.push((request.params as { message: string }).message);
+      return { action: "decline" };
+    });
+    await client.connect(
+      new StdioClientTransport({
+        command: Deno.execPath(),
+        args: launcherArgs(["serve", "--allow-tools", "mcp__files__*"]),
+        cwd: p.dir.path,
+        env: { ...Deno.env.toObject(), DENO_DIR: denoDir(), ...p.env },
+        stderr: "pipe",
+      }),
+    );
+    try {
+      const result = await client.callTool({ name: "mcp__files__phish", arguments: {} });
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      assert.equal(forms.length, 1, JSON.stringify(forms));
+      assert.match(forms[0], /^The MCP server "files" asks, in its tool mcp__files__phish: /);
+      assert.match(forms[0], /The model asks for the secret API_KEY/);
+    } finally {
+      await client.close();
     }
   },
 });
