@@ -207,7 +207,10 @@ Deno.test({
       const elicited = await client.callTool({ name: "mcp__ev__trigger-elicitation-request", arguments: {} });
       assert.equal(elicited.isError, undefined, JSON.stringify(elicited));
       assert.match(textOf(elicited), /- Name: Ada/);
-      assert.deepEqual(client.asked.elicitations, ["Please provide inputs for the following fields:"]);
+      assert.deepEqual(client.asked.elicitations, [
+        'The MCP server "ev" asks, in its tool mcp__ev__trigger-elicitation-request: ' +
+        "Please provide inputs for the following fields:",
+      ]);
 
       const sampled = await client.callTool({
         name: "mcp__ev__trigger-sampling-request",

@@ -2,11 +2,16 @@
  * What an upstream MCP server asks its client, toolgate, while it runs: a form for the user
  * (`elicitation/create`), a model's answer (`sampling/createMessage`) and its roots (`roots/list`). A question goes
  * to whoever can answer for the call that caused it (the caller's handlers, as a `toolgate/1` tool's questions do:
- * `serve`'s MCP client, the agent loop's terminal and endpoint, `toolgate call`'s terminal), secret values taken
+ * `serve`'s MCP client, the agent loop's terminal and endpoint, `toolgate call`'s terminal; a form's message
+ * begins with the server and tool that ask, so that none passes for toolgate's own), secret values taken
  * out of what leaves toolgate; a sampling request is approved by the caller's policy, audited, and the model's
- * answer has secret values taken out before the server sees it. Roots are the workspace the server's sandbox shows,
- * nothing else. A question nobody can answer (no call in flight, several, a caller without the handler) is refused
- * at once with an MCP error; every wait is bounded by the call's end and {@linkcode QUESTION_TIMEOUT_MS}.
+ * answer has secret values taken out before the server sees it. Roots are the workspace and the folders the
+ * server's profile declares, nothing else. A call is asked at most `PROTOCOL_LIMITS.maxQuestions` questions. A question nobody can answer (no
+ * call in flight, several, a caller without the handler) is refused at once with an MCP error; every wait is
+ * bounded by the call's end and {@linkcode QUESTION_TIMEOUT_MS}.
+ *
+ * One piece: the three questions share one routing (which call in flight asks, its count, its bounded wait) and
+ * one cleaning of what leaves toolgate; each handler is a few lines over that state.
  *
  * Not here: the server's life and its calls (`upstream.ts`), the handlers of each caller (src/mcp/client_asks.ts,
  * src/agent/questions.ts, src/commands/call.ts), the approval itself (src/policy/policy.ts).
@@ -28,12 +33,12 @@ import {
   McpError,
   type Root,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { basename } from "node:path";
+import { basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ContentBlock } from "../contract.ts";
 import type { ToolSpec } from "../manifest/manifest.ts";
 import { mapDeep } from "../manifest/tool_protocol.ts";
-import type { SamplingRequest } from "../manifest/tool_messages.ts";
+import { PROTOCOL_LIMITS, type SamplingRequest } from "../manifest/tool_messages.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";
 import type { SamplingFacts } from "../run/tool_gateway.ts";
 import { after } from "../base/timer.ts";
@@ -67,8 +72,11 @@ export interface AskingCall {
 
 /** A call's entry while it runs: what it was given, and its end. */
 interface Running {
-  readonly call: AskingCall;
+  /** Absent for a request of toolgate's that is no call (a read, a prompt, a completion): nobody answers for it. */
+  readonly call?: AskingCall;
   readonly ended: AbortController;
+  /** The questions the server asked for it so far. */
+  asked: number;
 }
 
 /**
@@ -79,8 +87,12 @@ interface Running {
  * ```ts
  * import assert from "node:assert/strict";
  * import { ServerQuestions } from "./server_questions.ts";
- * const questions = new ServerQuestions("/srv/project");
- * assert.deepEqual(questions.roots(), [{ uri: "file:///srv/project", name: "project" }]);
+ * const questions = new ServerQuestions("/srv/project", { read: ["docs", "/srv/shared"], write: ["/home/u/Desktop"] });
+ * assert.deepEqual(questions.roots(), [
+ *   { uri: "file:///srv/project", name: "project" },
+ *   { uri: "file:///home/u/Desktop", name: "Desktop" },
+ *   { uri: "file:///srv/shared", name: "shared" },
+ * ]);
  * ```
  */
 export class ServerQuestions {
@@ -89,22 +101,42 @@ export class ServerQuestions {
   /** The call each URL question forwarded belongs to, by its elicitation id, while the call runs. */
   readonly #pages = new Map<string, Running>();
 
-  /** The questions of a server that runs in `workspace`. */
-  constructor(workspace: string) {
+  readonly #granted: readonly string[];
+
+  /**
+   * The questions of a server that runs in `workspace`, with the folders its manifest's profile grants it
+   * (`grants`, as the user wrote them: a package's install, which toolgate adds, is none of them).
+   */
+  constructor(
+    workspace: string,
+    grants: { readonly read: readonly string[]; readonly write: readonly string[] } = {
+      read: [],
+      write: [],
+    },
+  ) {
     this.#workspace = workspace;
+    this.#granted = [...grants.write, ...grants.read].map((path) => resolve(workspace, path));
   }
 
   /**
-   * The server's roots: the workspace, the one folder every sandbox shows it (what its profile adds inside the
-   * workspace lies within it; what it adds outside, the system or a package's install, is no root of the user's).
+   * The server's roots: the workspace, the one folder every sandbox shows it, then the folders its profile
+   * grants it outside the workspace, as the user declared them (a filesystem server's folders: such a server
+   * serves its roots in place of its command line's folders). Nothing else: not the system, not a package's
+   * install, never the MCP client's own roots.
    */
   roots(): Root[] {
-    return [{ uri: pathToFileURL(this.#workspace).href, name: basename(this.#workspace) }];
+    const inside = (path: string) => path === this.#workspace || path.startsWith(`${this.#workspace}/`);
+    const folders = [this.#workspace, ...this.#granted.filter((path) => !inside(path))];
+    return [...new Set(folders)].map((path) => ({ uri: pathToFileURL(path).href, name: basename(path) }));
   }
 
-  /** Marks `call` in flight; the returned function ends it (its open questions are abandoned). */
-  begin(call: AskingCall): () => void {
-    const running: Running = { call, ended: new AbortController() };
+  /**
+   * Marks `call` in flight; the returned function ends it (its open questions are abandoned). Without `call`, a
+   * request of toolgate's that is no call is in flight (a read of a resource, a prompt, a completion): a question the
+   * server asks meanwhile cannot be told to be another's, and is refused.
+   */
+  begin(call?: AskingCall): () => void {
+    const running: Running = { call, ended: new AbortController(), asked: 0 };
     this.#running.add(running);
     return () => {
       this.#running.delete(running);
@@ -119,7 +151,7 @@ export class ServerQuestions {
    * dropped.
    */
   completed(elicitationId: string): void {
-    this.#pages.get(elicitationId)?.call.questions?.urlCompleted?.(elicitationId);
+    this.#pages.get(elicitationId)?.call?.questions?.urlCompleted?.(elicitationId);
   }
 
   /** Answers the server's `roots/list`, `elicitation/create` and `sampling/createMessage` on `client`. */
@@ -135,9 +167,30 @@ export class ServerQuestions {
     );
   }
 
-  /** The one call in flight the question is for; throws a refusal when there is none, or several. */
-  #asker(what: string): Running {
-    if (this.#running.size === 1) return [...this.#running][0];
+  /**
+   * The one call in flight the question is for; throws a refusal when there is none, or several, or when the call
+   * had its fill of questions (as many as a `toolgate/1` tool may ask: each may cost the user a prompt or money).
+   */
+  #asker(what: string): Running & { readonly call: AskingCall } {
+    if (this.#running.size === 1) {
+      const [running] = this.#running;
+      const { call } = running;
+      if (call === undefined) {
+        throw refusal(
+          `toolgate refuses the server's ${what}: it came while toolgate's request in flight is no call (a read ` +
+            "of a resource, a prompt or a completion), whose asker nobody answers for",
+        );
+      }
+      running.asked += 1;
+      if (running.asked > PROTOCOL_LIMITS.maxQuestions) {
+        throw refusal(
+          `toolgate refuses the server's ${what}: it asked ${running.asked} questions in one call; ` +
+            `a call may ask ${PROTOCOL_LIMITS.maxQuestions}`,
+        );
+      }
+      // The entry itself (not a copy): the pages it opened are found by it when its call ends.
+      return running as Running & { readonly call: AskingCall };
+    }
     const why = this.#running.size === 0
       ? "no call of toolgate's to the server is in flight, so nobody can answer it"
       : `${this.#running.size} calls of toolgate's to the server are in flight and the request does not say ` +
@@ -161,7 +214,10 @@ export class ServerQuestions {
       );
     }
     const clean = <T>(value: T): T => call.scrub === undefined ? value : mapDeep(value, call.scrub) as T;
-    const question = clean({ message: form.message, requestedSchema: form.requestedSchema });
+    // Said to be the server's: a form in toolgate's own words (its request for a secret) is then no longer one.
+    const server = JSON.stringify(call.tool.upstream?.server ?? call.tool.name);
+    const message = `The MCP server ${server} asks, in its tool ${call.tool.name}: ${form.message}`;
+    const question = clean({ message, requestedSchema: form.requestedSchema });
     const answer = await this.#bounded(
       running,
       signal,
@@ -171,7 +227,11 @@ export class ServerQuestions {
   }
 
   /** A URL-mode elicitation: the page checked (a web page, nothing else), then the caller's user sent there. */
-  async #sendTo(running: Running, params: unknown, signal: AbortSignal): Promise<ElicitResult> {
+  async #sendTo(
+    running: Running & { readonly call: AskingCall },
+    params: unknown,
+    signal: AbortSignal,
+  ): Promise<ElicitResult> {
     const { call } = running;
     const asked = params as { message?: unknown; url?: unknown; elicitationId?: unknown };
     const page = webPage(asked.url);
@@ -256,7 +316,7 @@ export class ServerQuestions {
    * bound; whichever comes first also ends the wait itself (a handler that ignores its signal holds nothing).
    */
   async #bounded<T>(
-    running: Running,
+    running: Running & { readonly call: AskingCall },
     signal: AbortSignal,
     ask: (bound: AbortSignal) => Promise<T>,
   ): Promise<T> {

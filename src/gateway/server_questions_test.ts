@@ -58,7 +58,7 @@ Deno.test("server questions: a form goes to the one call in flight; with none or
     },
   });
   assert.deepEqual(await server.elicitInput(FORM), { action: "accept", content: { branch: "main" } });
-  assert.deepEqual(asked, ["Which branch?"]);
+  assert.deepEqual(asked, [`The MCP server "get_time" asks, in its tool get_time: Which branch?`]);
 
   const endOther = questions.begin({ tool, timeoutMs: 60_000 });
   await assert.rejects(server.elicitInput(FORM), /2 calls of toolgate's to the server are in flight/);

@@ -32,13 +32,28 @@ interface Entry {
   sent: number;
 }
 
-/** The most characters of a log message's text kept for the console and the progress line. */
+/** The most characters of a log message's text (and a progress message) kept for the caller. */
 const MAX_TEXT = 2_000;
 
 /**
+ * The most characters of a log message's data, as JSON, passed on as the server sent it; a larger one reaches the
+ * caller as its text cut to {@linkcode MAX_TEXT} (a server may send lines of up to 64 MiB, a thousand per call).
+ */
+const MAX_DATA = 64 * 1024;
+
+/** The most characters of a logger's name kept. */
+const MAX_LOGGER = 200;
+
+/** `text` cut to `max` characters, `...` saying so. */
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}...` : text;
+}
+
+/**
  * A server's log notification (`notifications/message` params) as a call's tool event: its level, its logger
- * prefixed with the server's name (`ev`, or `ev/reporter` when the server named one), its data as it sent it, and
- * that data as one line of text for a person (a string as it is, anything else as JSON). `undefined` for a level
+ * prefixed with the server's name (`ev`, or `ev/reporter` when the server named one), its data as it sent it (up to
+ * 64 KiB of JSON; a larger one as its text, cut), and that data as one line of text for a person (a string as it
+ * is, anything else as JSON), cut to 2,000 characters. `undefined` for a level
  * MCP does not know.
  *
  * @example
@@ -54,15 +69,16 @@ const MAX_TEXT = 2_000;
 export function logEvent(server: string, params: unknown): ToolEvent | undefined {
   if (!isRecord(params) || !LOG_LEVELS.includes(params.level as LogLevel)) return undefined;
   const logger = typeof params.logger === "string" && params.logger !== ""
-    ? `${server}/${params.logger}`
+    ? `${server}/${cut(params.logger, MAX_LOGGER)}`
     : server;
   const text = typeof params.data === "string" ? params.data : JSON.stringify(params.data) ?? "";
+  const message = cut(text, MAX_TEXT);
   return {
     kind: "log",
     level: params.level as LogLevel,
     logger,
-    message: text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}...` : text,
-    data: params.data,
+    message,
+    data: text.length > MAX_DATA ? message : params.data,
   };
 }
 
@@ -132,7 +148,7 @@ export class ServerVoice {
       progress: params.progress,
     };
     if (typeof params.total === "number" && Number.isFinite(params.total)) event.total = params.total;
-    if (typeof params.message === "string") event.message = params.message;
+    if (typeof params.message === "string") event.message = cut(params.message, MAX_TEXT);
     this.#deliver(entry, event);
   }
 

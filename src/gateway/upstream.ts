@@ -127,7 +127,7 @@ export class Upstream {
 
   constructor(options: UpstreamOptions) {
     this.#options = options;
-    this.#questions = new ServerQuestions(options.workspace);
+    this.#questions = new ServerQuestions(options.workspace, options.server.profile);
     this.#voice = new ServerVoice(options.server.name);
     // Rejected on purpose at close; whoever waits on it sees it, nobody need.
     this.#ending.promise.catch(() => {});
@@ -216,6 +216,24 @@ export class Upstream {
       })) as CallToolResult;
     } finally {
       done?.();
+      voice.close();
+    }
+  }
+
+  /**
+   * `use` of the connected client for a request that carries its asker's data but is no call (a read of a
+   * resource, a prompt, a completion, a subscription): while it is in flight, the server's log messages and
+   * questions cannot be told apart from its own, so they reach no call's caller (a question is refused), whoever
+   * else's call is in flight.
+   */
+  async aside<T>(use: (client: Client) => Promise<T>): Promise<T> {
+    const client = await this.connect();
+    const voice = this.#voice.open();
+    const done = this.#questions.begin();
+    try {
+      return await this.#untilClosed(use(client));
+    } finally {
+      done();
       voice.close();
     }
   }

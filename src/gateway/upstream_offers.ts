@@ -167,17 +167,16 @@ export class UpstreamOffers implements ServerOffers {
       let cursor: string | undefined;
       do {
         const params = cursor === undefined ? undefined : { cursor };
-        const page = list === "resources"
+        // A list carries nothing of its asker's: it is not set aside (`#aside`), so that the lists `serve` makes
+        // of its own do not keep a call's questions from its caller.
+        const page: Record<string, unknown> & { nextCursor?: string } = list === "resources"
           ? await client.listResources(params)
           : list === "resourceTemplates"
           ? await client.listResourceTemplates(params)
           : await client.listPrompts(params);
-        const entries = list === "resources"
-          ? (page as { resources: unknown[] }).resources
-          : list === "resourceTemplates"
-          ? (page as { resourceTemplates: unknown[] }).resourceTemplates
-          : (page as { prompts: unknown[] }).prompts;
-        items.push(...entries.filter(isRecord));
+        // Each list's entries are under its own name: `resources`, `resourceTemplates`, `prompts`.
+        const entries = page[list];
+        items.push(...(Array.isArray(entries) ? entries.filter(isRecord) : []));
         cursor = page.nextCursor;
       } while (cursor !== undefined && items.length < MAX_ENTRIES);
     }
@@ -257,7 +256,8 @@ export class UpstreamOffers implements ServerOffers {
       const refused = await this.#readRefusal(server, uri);
       if (refused !== undefined) return failure("rejected", refused, { retryable: false });
       const client = await this.#client(server);
-      return success(await client.readResource({ uri }, { signal }) as unknown as JsonValue);
+      const answer = await this.#aside(server, () => client.readResource({ uri }, { signal }));
+      return success(answer as unknown as JsonValue);
     });
   }
 
@@ -273,7 +273,8 @@ export class UpstreamOffers implements ServerOffers {
       if (refused !== undefined) return refused;
       const client = await this.#client(server);
       const params = args === undefined ? { name } : { name, arguments: { ...args } };
-      return success(await client.getPrompt(params, { signal }) as unknown as JsonValue);
+      const answer = await this.#aside(server, () => client.getPrompt(params, { signal }));
+      return success(answer as unknown as JsonValue);
     });
   }
 
@@ -330,7 +331,7 @@ export class UpstreamOffers implements ServerOffers {
       }
       const client = await this.#client(server);
       // deno-lint-ignore no-explicit-any -- the params are the client's request, passed on as it sent them
-      const answer = await client.complete(params as any, { signal });
+      const answer = await this.#aside(server, () => client.complete(params as any, { signal }));
       return success(answer as unknown as JsonValue);
     });
   }
@@ -353,7 +354,7 @@ export class UpstreamOffers implements ServerOffers {
       // Asked once per URI, and again of a server started anew since (it forgot its subscriptions).
       const key = JSON.stringify([server, uri]);
       if (this.#subscribedOn.get(key) !== client) {
-        await client.subscribeResource({ uri });
+        await this.#aside(server, () => client.subscribeResource({ uri }));
         this.#subscribedOn.set(key, client);
       }
       listeners.add(listener);
@@ -393,6 +394,14 @@ export class UpstreamOffers implements ServerOffers {
   changes(listener: OfferChanges): () => void {
     this.#watchers.add(listener);
     return () => void this.#watchers.delete(listener);
+  }
+
+  /**
+   * A request that carries its asker's data but is no call (a read, a prompt, a completion, a subscription): the
+   * server's logs and questions meanwhile reach nobody (`Upstream.aside`), not another session's call.
+   */
+  #aside<T>(server: string, use: () => Promise<T>): Promise<T> {
+    return this.#options.upstream(server).aside(use);
   }
 
   #spec(server: string): ServerSpec {

@@ -11,7 +11,10 @@
  */
 import { isRecord } from "../contract.ts";
 
-/** How deep a schema is followed (nested objects, `$ref`s, combinators) before the search stops looking. */
+/**
+ * How deep a schema is followed (nested objects, `$ref`s, combinators) before the search stops looking; an argument
+ * nested deeper that holds anything is refused.
+ */
 const MAX_DEPTH = 32;
 
 /** What one object level of a schema declares. */
@@ -54,7 +57,12 @@ function undeclaredIn(
   depth: number,
   top: boolean,
 ): string | undefined {
-  if (depth > MAX_DEPTH) return undefined;
+  // Deeper than the search looks, an argument that holds anything cannot be shown declared: it is refused (a
+  // recursive schema would otherwise carry an undeclared key past the check, one level below where it stops).
+  if (depth > MAX_DEPTH) {
+    const holds = Array.isArray(value) ? value.length > 0 : isRecord(value) && Object.keys(value).length > 0;
+    return holds ? path : undefined;
+  }
   const resolved = resolveRef(schema, root);
   if (!isRecord(resolved)) return undefined;
   if (Array.isArray(value)) {
