@@ -606,7 +606,11 @@ Deno.test({
     await until(async () => (await waiting()).length === 1, "the server's form waits in the console");
     const [form] = await waiting();
     assert.equal(form.tool, "mcp__ev__trigger-elicitation-request");
-    assert.equal(form.message, "Please provide inputs for the following fields:");
+    assert.equal(
+      form.message,
+      'The MCP server "ev" asks, in its tool mcp__ev__trigger-elicitation-request: ' +
+        "Please provide inputs for the following fields:",
+    );
     assert.ok(Object.keys(form.requestedSchema.properties as object).includes("name"));
     // A value of the wrong type, or a field the form does not have, is refused; the form still waits.
     assert.equal(await api.post("/api/form", { id: form.id, action: "accept", content: { name: 7 } }), 400);

@@ -6,7 +6,7 @@
  * begins with the server and tool that ask, so that none passes for toolgate's own), secret values taken
  * out of what leaves toolgate; a sampling request is approved by the caller's policy, audited, and the model's
  * answer has secret values taken out before the server sees it. Roots are the workspace and the folders the
- * server's profile declares, nothing else. A call is asked at most `PROTOCOL_LIMITS.maxQuestions` questions. A question nobody can answer (no
+ * server's profile lets it write, nothing else. A call is asked at most `PROTOCOL_LIMITS.maxQuestions` questions. A question nobody can answer (no
  * call in flight, several, a caller without the handler) is refused at once with an MCP error; every wait is
  * bounded by the call's end and {@linkcode QUESTION_TIMEOUT_MS}.
  *
@@ -87,11 +87,10 @@ interface Running {
  * ```ts
  * import assert from "node:assert/strict";
  * import { ServerQuestions } from "./server_questions.ts";
- * const questions = new ServerQuestions("/srv/project", { read: ["docs", "/srv/shared"], write: ["/home/u/Desktop"] });
+ * const questions = new ServerQuestions("/srv/project", { write: ["notes", "/home/u/Desktop"] });
  * assert.deepEqual(questions.roots(), [
  *   { uri: "file:///srv/project", name: "project" },
  *   { uri: "file:///home/u/Desktop", name: "Desktop" },
- *   { uri: "file:///srv/shared", name: "shared" },
  * ]);
  * ```
  */
@@ -104,25 +103,19 @@ export class ServerQuestions {
   readonly #granted: readonly string[];
 
   /**
-   * The questions of a server that runs in `workspace`, with the folders its manifest's profile grants it
-   * (`grants`, as the user wrote them: a package's install, which toolgate adds, is none of them).
+   * The questions of a server that runs in `workspace`, with the folders its manifest's profile lets it write
+   * (`grants.write`: its data, as trust counts it; what it only reads is code or an install, no root).
    */
-  constructor(
-    workspace: string,
-    grants: { readonly read: readonly string[]; readonly write: readonly string[] } = {
-      read: [],
-      write: [],
-    },
-  ) {
+  constructor(workspace: string, grants: { readonly write: readonly string[] } = { write: [] }) {
     this.#workspace = workspace;
-    this.#granted = [...grants.write, ...grants.read].map((path) => resolve(workspace, path));
+    this.#granted = grants.write.map((path) => resolve(workspace, path));
   }
 
   /**
-   * The server's roots: the workspace, the one folder every sandbox shows it, then the folders its profile
-   * grants it outside the workspace, as the user declared them (a filesystem server's folders: such a server
-   * serves its roots in place of its command line's folders). Nothing else: not the system, not a package's
-   * install, never the MCP client's own roots.
+   * The server's roots: the workspace, the one folder every sandbox shows it, then the folders outside it that
+   * its profile lets it write, as the manifest declares them (a filesystem server's folders: such a server
+   * serves its roots in place of its command line's folders). Nothing else: not what it only reads (its code,
+   * a package's install, the system), never the MCP client's own roots.
    */
   roots(): Root[] {
     const inside = (path: string) => path === this.#workspace || path.startsWith(`${this.#workspace}/`);
