@@ -2,7 +2,7 @@
  * The gateway as a client of both MCP eras: an upstream server that speaks only 2026-07-28 (the official 2.x
  * server SDK with `legacy: "reject"`, tests/fixtures/gateway/modern_server.mjs), over stdio and over Streamable
  * HTTP, is listed and called through toolgate, its input-required round (a question to the user) answered by the
- * client of `toolgate serve`; a server whose revisions toolgate speaks none of is one line.
+ * client of `toolgate serve`, its list changes told to that client; a server whose revisions toolgate speaks none of is one line.
  *
  * @module
  */
@@ -13,9 +13,13 @@ import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
 import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
-import { ElicitRequestSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import {
+  ElicitRequestSchema,
+  ToolListChangedNotificationSchema,
+} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { envelope, MODULES, NODE, nodeServersMissing, project } from "./gateway_support.ts";
 import { denoDir, launcherArgs, REPO } from "./support.ts";
+import { until } from "./console_helpers.ts";
 
 const ignore = await nodeServersMissing("gateway_eras_test") !== undefined;
 
@@ -44,6 +48,7 @@ Deno.test({
     assert.equal(trust.code, 0, trust.stdout + trust.stderr);
     assert.match(trust.stdout, /mcp__modern__echo \(new\)/);
     assert.match(trust.stdout, /mcp__modern__confirm \(new\)/);
+    assert.match(trust.stdout, /mcp__modern__grow \(new\)/);
 
     const echo = await p.run(["call", "mcp__modern__echo", JSON.stringify({ text: "hi" })]);
     assert.equal(echo.code, 0, echo.stdout + echo.stderr);
@@ -60,6 +65,8 @@ Deno.test({
       asked.push(request.params.message);
       return { action: "accept", content: { sure: true } };
     });
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
     await client.connect(
       new StdioClientTransport({
         command: Deno.execPath(),
@@ -75,6 +82,18 @@ Deno.test({
       assert.deepEqual(answer.content, [{ type: "text", text: 'answered: accept {"sure":true}' }]);
       assert.equal(asked.length, 1, asked.join("\n"));
       assert.match(asked[0], /Really deploy\?/);
+
+      // Its list changes reach serve's client: toolgate listens for them (subscriptions/listen).
+      const before = changes;
+      const grew = await client.callTool({ name: "mcp__modern__grow", arguments: {} });
+      assert.equal(grew.isError, undefined, JSON.stringify(grew));
+      await until(() => changes > before, "serve's client told its tools changed");
+      // The new tool is not trusted yet: withheld.
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      assert.ok(
+        names.includes("mcp__modern__echo") && !names.includes("mcp__modern__grown"),
+        names.join(", "),
+      );
     } finally {
       await client.close();
     }

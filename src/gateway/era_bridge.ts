@@ -7,7 +7,11 @@
  * `InputRequiredResult` becomes the 2025-11-25 requests the client answers (elicitation, sampling, roots, through
  * the same handlers as a session's), retried with `inputResponses` and the server's `requestState` until the
  * result is complete. A server that speaks both revisions keeps its session, exactly as before. A server whose
- * revisions toolgate speaks none of is said in one line ({@linkcode revisionMismatch}).
+ * revisions toolgate speaks none of is said in one line ({@linkcode revisionMismatch}). The server's list changes
+ * reach the client as a session's do: the bridge listens (`subscriptions/listen`) for what the server says changes.
+ *
+ * One piece: one connection's translation between the two revisions, whose halves (what goes out, what comes back,
+ * the rounds between) share the requests in flight and the era found.
  *
  * Not here: the server's life, its start and its end (`upstream.ts`); who answers its questions
  * (`server_questions.ts`).
@@ -112,6 +116,8 @@ export class EraBridge implements Transport {
   readonly #calls = new Map<Id, { serverId: Id; ended: AbortController }>();
   #next = 0;
   #level?: string;
+  /** Ends the standing `subscriptions/listen` request (HTTP: its stream). */
+  readonly #listening = new AbortController();
   #closed = false;
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -175,6 +181,7 @@ export class EraBridge implements Transport {
     if (this.#closed) return;
     this.#closed = true;
     for (const call of this.#calls.values()) call.ended.abort();
+    this.#listening.abort();
     await this.#inner.close();
   }
 
@@ -213,6 +220,8 @@ export class EraBridge implements Transport {
       }, () => this.#deliver(message));
       return;
     }
+    // What the listen stream says first is for the bridge alone; what it carries after is the client's.
+    if (message.method === "notifications/subscriptions/acknowledged") return;
     this.#deliver(message);
   }
 
@@ -260,7 +269,23 @@ export class EraBridge implements Transport {
         ...(typeof result.instructions === "string" ? { instructions: result.instructions } : {}),
       },
     });
+    this.#listen(isRecord(result.capabilities) ? result.capabilities : {});
     return true;
+  }
+
+  /**
+   * Opens the standing `subscriptions/listen` request for the lists the server says change: its notifications
+   * (`notifications/tools/list_changed`, ...) reach the client as a session's would. Its end is not awaited.
+   */
+  #listen(capabilities: Message): void {
+    const changes = (kind: string) => isRecord(capabilities[kind]) && capabilities[kind].listChanged === true;
+    const notifications = {
+      ...(changes("tools") ? { toolsListChanged: true } : {}),
+      ...(changes("prompts") ? { promptsListChanged: true } : {}),
+      ...(changes("resources") ? { resourcesListChanged: true } : {}),
+    };
+    if (Object.keys(notifications).length === 0) return;
+    this.#request("subscriptions/listen", { notifications }, this.#listening.signal).catch(() => {});
   }
 
   /** The 2026-07-28 envelope of every request: the version, the client's capabilities and info, the log level. */
