@@ -28,7 +28,9 @@ const MODERN_SERVER = join(REPO, "tests", "fixtures", "gateway", "modern_server.
 const FIXTURES = join(REPO, "tests", "fixtures", "gateway");
 
 /** What the server recorded of the calls it was sent. */
-async function received(dir: string): Promise<{ tool: string; version?: string; answer?: unknown }[]> {
+async function received(dir: string): Promise<
+  { tool: string; version?: string; answer?: unknown; cancelled?: boolean }[]
+> {
   const text = await Deno.readTextFile(join(dir, "received.jsonl")).catch(() => "");
   return text.trim().split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
 }
@@ -88,6 +90,20 @@ Deno.test({
       const grew = await client.callTool({ name: "mcp__modern__grow", arguments: {} });
       assert.equal(grew.isError, undefined, JSON.stringify(grew));
       await until(() => changes > before, "serve's client told its tools changed");
+      // A cancelled call is cancelled at the server: the request it knows is named.
+      const cancel = new AbortController();
+      const slow = client.callTool({ name: "mcp__modern__slow", arguments: {} }, undefined, {
+        signal: cancel.signal,
+      });
+      await until(async () => (await received(p.dir.path)).some((c) => c.tool === "slow"), "slow started");
+      cancel.abort();
+      await assert.rejects(slow);
+      await until(
+        async () => (await received(p.dir.path)).some((c) => c.tool === "slow" && c.cancelled === true),
+        "the server saw the cancellation",
+        20_000,
+      );
+
       // The new tool is not trusted yet: withheld.
       const names = (await client.listTools()).tools.map((tool) => tool.name);
       assert.ok(
@@ -101,7 +117,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "eras: a Streamable HTTP server of 2026-07-28 only is listed and called through call",
+  name:
+    "eras: a Streamable HTTP server of 2026-07-28 only is listed and called through call, and sees Ctrl-C",
   ignore,
   async fn() {
     await using p = await project({});
@@ -133,6 +150,28 @@ Deno.test({
       assert.ok(
         calls.length > 0 && calls.every((call) => call.version === "2026-07-28"),
         JSON.stringify(calls),
+      );
+
+      // Ctrl-C during a call ends its request, which the server sees as the call's cancellation.
+      const child = new Deno.Command(Deno.execPath(), {
+        args: launcherArgs(["call", "mcp__web__slow"]),
+        cwd: p.dir.path,
+        env: { ...Deno.env.toObject(), DENO_DIR: denoDir(), ...p.env },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        detached: true,
+      }).spawn();
+      const output = Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+      await until(async () => (await received(p.dir.path)).some((c) => c.tool === "slow"), "slow started");
+      Deno.kill(-child.pid, "SIGINT");
+      const [stdout, stderr] = await output;
+      await child.status;
+      assert.equal(envelope(stdout).killed_by, "user", stdout + stderr);
+      await until(
+        async () => (await received(p.dir.path)).some((c) => c.tool === "slow" && c.cancelled === true),
+        "the server saw the cancellation",
+        20_000,
       );
     } finally {
       server.kill("SIGTERM");
