@@ -60,6 +60,19 @@ Deno.test({
     assert.ok(calls.length > 0);
     assert.ok(calls.every((call) => call.version === "2026-07-28"), JSON.stringify(calls));
 
+    // Its question goes through the same policy as a session server's: with nobody to ask (no terminal), it is
+    // refused at once, the call fails saying so, and the server is never sent an answer.
+    const refused = await p.run([
+      "call",
+      "mcp__modern__confirm",
+      JSON.stringify({ what: "wipe" }),
+    ]);
+    const refusal = envelope(refused.stdout);
+    assert.equal(refusal.ok, false, refused.stdout + refused.stderr);
+    assert.match(String(refusal.message), /without a terminal, so nobody can answer/, refused.stdout);
+    const confirms = (await received(p.dir.path)).filter((c) => c.tool === "confirm");
+    assert.deepEqual(confirms.map((c) => c.answer), [{ kind: "missing" }]);
+
     // Its question to the user, an input-required round, reaches the client of serve as an elicitation request.
     const asked: string[] = [];
     const client = new Client({ name: "eras-test", version: "1" }, { capabilities: { elicitation: {} } });

@@ -6,6 +6,7 @@
  * worker waits for the client's retry and goes on with its answer.
  */
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { scratch } from "../executor_helpers.ts";
@@ -42,12 +43,15 @@ poolTest(
     );
 
     const asked: string[] = [];
+    let ranEarly: boolean | undefined;
     const client = new Client({ name: "stateless-pool", version: "1" }, {
       capabilities: { elicitation: {} },
       versionNegotiation: { mode: { pin: "2026-07-28" } },
     });
     client.setRequestHandler("elicitation/create", (request) => {
       asked.push(request.params.message);
+      // Nothing ran on the worker while its approval is being asked.
+      if (/keep/.test(request.params.message)) ranEarly = existsSync(join(away.path, "ran"));
       const content: Record<string, string | boolean> = /keep/.test(request.params.message)
         ? { always: false }
         : { target: "prod" };
@@ -76,6 +80,7 @@ poolTest(
       assert.equal(kept.isError, undefined, JSON.stringify(kept));
       assert.deepEqual(kept.structuredContent, { text: "pooled" });
       assert.equal(asked.length, 2, asked.join("\n"));
+      assert.equal(ranEarly, false, "the worker ran nothing before the approval was answered");
       assert.equal(asked[0], "Deploy where?");
       assert.match(asked[1], /keep/);
       assert.equal(await Deno.readTextFile(join(away.path, "ran")), `${away.path}\n`);
