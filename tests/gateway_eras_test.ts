@@ -232,3 +232,43 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     assert.doesNotMatch(said, /at .*\.ts:\d+/, "no stack trace");
   },
 });
+
+Deno.test({
+  name:
+    "eras: a server that refuses initialize for a reason of its own and ignores discovery: its refusal stands",
+  ignore,
+  async fn() {
+    await using p = await project({});
+    const script = join(p.dir.path, "grumpy.mjs");
+    await Deno.writeTextFile(
+      script,
+      `import { createInterface } from "node:readline";
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method === "initialize") {
+    process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, error: { code: -32600, message: "no licence for this client" } }) + "\\n");
+  }
+});
+`,
+    );
+    await Deno.writeTextFile(
+      join(p.dir.path, "tools.json"),
+      JSON.stringify({
+        tools: [],
+        mcpServers: {
+          grumpy: { command: "node", args: [script], permissions: { net: false }, startTimeoutSec: 30 },
+        },
+      }),
+    );
+    const trust = await p.run(["trust"]);
+    const said = trust.stdout + trust.stderr;
+    // Its refusal reached toolgate's client (which then closed the connection, so the server ended): the
+    // discovery it never answered did not hold the start until its timeout.
+    assert.match(
+      said,
+      /MCP server "grumpy": not pinned, it cannot be used: the server did not start: it ended/,
+      said,
+    );
+    assert.doesNotMatch(said, /did not answer initialize/, said);
+  },
+});

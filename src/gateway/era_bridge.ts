@@ -36,6 +36,9 @@ export const MODERN_REVISION = "2026-07-28";
 /** How many input-required rounds one request may take before toolgate gives up on it. */
 export const MAX_ROUNDS = 8;
 
+/** How long a server that refused `initialize` is given to answer `server/discover` before its refusal stands. */
+export const PROBE_MS = 5_000;
+
 /** The error code of a revision the server does not speak (2026-07-28's UnsupportedProtocolVersion). */
 const UNSUPPORTED_VERSION = -32022;
 
@@ -246,7 +249,8 @@ export class EraBridge implements Transport {
       legacy.onclose = undefined;
       await legacy.close().catch(() => {});
     }
-    const answer = await this.#request("server/discover", {});
+    // A server of the 2025 era that refused initialize for a reason of its own may never answer the probe.
+    const answer = await this.#request("server/discover", {}, AbortSignal.timeout(PROBE_MS));
     const result = answer.result;
     if (!isRecord(result) || !Array.isArray(result.supportedVersions)) throw refusal;
     const versions = result.supportedVersions.filter((v): v is string => typeof v === "string");
