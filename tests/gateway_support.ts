@@ -28,6 +28,7 @@ const PACKAGES = [
   "@modelcontextprotocol/server-memory",
   "@modelcontextprotocol/server-everything",
   "@modelcontextprotocol/sdk@1.32.2",
+  "@modelcontextprotocol/server@2.4.0",
 ];
 
 /** The filesystem server's entry point. */

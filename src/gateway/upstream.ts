@@ -31,6 +31,7 @@ import { FALLBACK_PATH, type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts
 import type { EgressDecision } from "../sandbox/proxy_settings.ts";
 import { signalGroup } from "../process/process_tree.ts";
 import { ChildTransport } from "./child_transport.ts";
+import { EraBridge, revisionMismatch } from "./era_bridge.ts";
 import { after, type CancelTimer } from "../base/timer.ts";
 import { HEADER_SECRET, type ServerSpec, START_TIMEOUT_SEC } from "../manifest/server_spec.ts";
 import { startFailure } from "./start_hint.ts";
@@ -331,12 +332,17 @@ export class Upstream {
       );
       const transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers } });
       try {
-        await this.#untilClosed(client.connect(transport));
+        // A server that refuses a session is spoken to in 2026-07-28 (era_bridge.ts).
+        await this.#untilClosed(
+          client.connect(new EraBridge(transport, { http: { url: new URL(server.url!), headers } })),
+        );
       } catch (error) {
         if (this.#closed) {
           await settlesWithin(client.close().catch(() => {}), SESSION_END_WAIT_MS);
           throw new UpstreamError("toolgate is ending");
         }
+        const mismatch = revisionMismatch(error);
+        if (mismatch !== undefined) throw new UpstreamError(mismatch);
         throw new UpstreamError(
           `the server at ${server.url} cannot be reached: ${networkReason(error)}`,
           true,
@@ -369,7 +375,7 @@ export class Upstream {
     try {
       await this.#untilClosed(Promise.race([
         // The SDK's own default is a minute per request: a server that hangs at start is said at once instead.
-        client.connect(transport, { timeout: startSec * 1000 }),
+        client.connect(new EraBridge(transport), { timeout: startSec * 1000 }),
         exit.then((status) => {
           throw new Error(`it ended at start (exit ${status.code})`);
         }),
@@ -384,6 +390,8 @@ export class Upstream {
       ]);
       await this.#end(child);
       if (this.#closed) throw new UpstreamError("toolgate is ending");
+      const mismatch = revisionMismatch(error);
+      if (mismatch !== undefined) throw new UpstreamError(mismatch);
       const what = timedOut
         ? `it did not answer initialize within ${startSec} s (its startTimeoutSec)`
         : ended !== undefined && ended.signal === null
