@@ -199,48 +199,44 @@ export class ConsoleHub implements CallWatch {
 
   /** {@inheritDoc CallWatch.ask} */
   ask(question: ApprovalQuestion, signal: AbortSignal | undefined, timeoutMs: number): Promise<Answer> {
-    return new Promise<Answer>((resolve, reject) => {
-      if (signal?.aborted) return reject(new Error("the question was withdrawn"));
-      const id = this.#next++;
-      const settle = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        this.#waiting.delete(id);
-        this.changed();
-      };
-      const onAbort = () => {
-        settle();
-        reject(new Error("the question was withdrawn"));
-      };
-      // Up to the call's own timeout: then the call is refused, as it would be with nobody to ask.
-      const timer = setTimeout(() => {
-        settle();
-        reject(new Error(`nobody answered in the console within ${Math.round(timeoutMs / 1000)} s`));
-      }, timeoutMs);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#waiting.set(id, {
-        id,
-        tool: this.#redact(question.tool),
-        reason: this.#redact(question.reason),
-        lines: question.lines.map(this.#redact),
-        answer: (answer) => {
-          settle();
-          resolve(answer);
-        },
-      });
-      this.changed();
-    });
+    return this.#waitFor(this.#waiting, signal, timeoutMs, (id, answer) => ({
+      id,
+      tool: this.#redact(question.tool),
+      reason: this.#redact(question.reason),
+      lines: question.lines.map(this.#redact),
+      answer,
+    }));
   }
 
   /** {@inheritDoc CallWatch.form} */
   form(question: FormQuestion, signal: AbortSignal | undefined, timeoutMs: number): Promise<ElicitAnswer> {
-    return new Promise<ElicitAnswer>((resolve, reject) => {
+    return this.#waitFor(this.#forms, signal, timeoutMs, (id, answer) => ({
+      id,
+      tool: this.#redact(question.tool),
+      message: this.#redact(question.message),
+      requestedSchema: redactDeep(question.requestedSchema, this.#redact) as Record<string, unknown>,
+      answer,
+    }));
+  }
+
+  /**
+   * Puts a question in `waiting` (made by `entry` with its id and the function that answers it) until it is
+   * answered, withdrawn by `signal`, or `timeoutMs` passes: then the call is refused, as it would be with nobody
+   * to ask.
+   */
+  #waitFor<A, E>(
+    waiting: Map<number, E>,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+    entry: (id: number, answer: (answer: A) => void) => E,
+  ): Promise<A> {
+    return new Promise<A>((resolve, reject) => {
       if (signal?.aborted) return reject(new Error("the question was withdrawn"));
       const id = this.#next++;
       const settle = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        this.#forms.delete(id);
+        waiting.delete(id);
         this.changed();
       };
       const onAbort = () => {
@@ -252,16 +248,13 @@ export class ConsoleHub implements CallWatch {
         reject(new Error(`nobody answered in the console within ${Math.round(timeoutMs / 1000)} s`));
       }, timeoutMs);
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.#forms.set(id, {
+      waiting.set(
         id,
-        tool: this.#redact(question.tool),
-        message: this.#redact(question.message),
-        requestedSchema: redactDeep(question.requestedSchema, this.#redact) as Record<string, unknown>,
-        answer: (answer) => {
+        entry(id, (answer) => {
           settle();
           resolve(answer);
-        },
-      });
+        }),
+      );
       this.changed();
     });
   }

@@ -15,6 +15,7 @@ import type { AskSecret, SecretRequest } from "../run/store_secret.ts";
 import { LOG_LEVELS, type ToolEvent } from "../manifest/tool_messages.ts";
 import type { ElicitAnswer, QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
 import type { CallWatch } from "../run/call_watch.ts";
+import { approvalForm } from "./approval_form.ts";
 
 /** How long a person has to answer an approval question sent through the client (elicitation). */
 export const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
@@ -85,19 +86,11 @@ function keepingText(request: SecretRequest): string {
  */
 export function elicitingAsk(server: Server, requestId: string | number): Ask {
   return async (question, signal) => {
-    const result = await server.elicitInput({
-      message: `${question.lines.join("\n")}\n\nRun ${question.tool}?`,
-      requestedSchema: {
-        type: "object",
-        properties: {
-          always: {
-            type: "boolean",
-            title: `Allow every later call of ${question.tool} in this session`,
-            default: false,
-          },
-        },
-      },
-    }, { relatedRequestId: requestId, signal, timeout: ELICITATION_TIMEOUT_MS });
+    const result = await server.elicitInput(approvalForm(question, "in this session"), {
+      relatedRequestId: requestId,
+      signal,
+      timeout: ELICITATION_TIMEOUT_MS,
+    });
     if (result.action !== "accept") return "no";
     return result.content?.always === true ? "always" : "yes";
   };

@@ -19,6 +19,7 @@ import { Buffer } from "node:buffer";
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { isRecord } from "../contract.ts";
 import type { Answer, Ask } from "../policy/policy.ts";
+import { approvalForm } from "./approval_form.ts";
 
 /** How long a round's state is good for, and the most rounds awaiting an answer at once (the oldest go first). */
 export const ROUND_LIMITS = { ttlMs: 10 * 60 * 1000, maxOpen: 1024 } as const;
@@ -155,20 +156,7 @@ export function approvalRequest(question: { tool: string; lines: readonly string
 } {
   return {
     method: "elicitation/create",
-    params: {
-      mode: "form",
-      message: `${question.lines.join("\n")}\n\nRun ${question.tool}?`,
-      requestedSchema: {
-        type: "object",
-        properties: {
-          always: {
-            type: "boolean",
-            title: `Allow every later call of ${question.tool} from this client`,
-            default: false,
-          },
-        },
-      },
-    },
+    params: { mode: "form", ...approvalForm(question, "from this client") },
   };
 }
 

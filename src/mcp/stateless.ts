@@ -24,23 +24,6 @@ import { TASKS_EXTENSION } from "./tasks.ts";
 /** The `_meta` key naming the `subscriptions/listen` stream a notification belongs to (its request's id). */
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
-// The revision's wire (its version, keys, errors, answers) lives in stateless_wire.ts; the names stay importable here.
-export {
-  answered,
-  callerKey,
-  isStateless,
-  type JsonRpcResponse,
-  LIST_TTL_MS,
-  META,
-  rejected,
-  type RequestId,
-  requestId,
-  STATELESS_ERRORS,
-  STATELESS_VERSION,
-  type StatelessAnswer,
-  type StatelessFrom,
-  SUPPORTED_VERSIONS,
-} from "./stateless_wire.ts";
 import {
   answered,
   LIST_TTL_MS,

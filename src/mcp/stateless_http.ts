@@ -20,15 +20,15 @@ import {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody.js";
 import { isRecord } from "../contract.ts";
 import type { CallNotification } from "./client_asks.ts";
-import type { ListenNotification } from "./stateless_wire.ts";
 import {
   isStateless,
+  type ListenNotification,
   META,
   requestId,
   STATELESS_ERRORS,
   type StatelessAnswer,
-  StatelessRequests,
-} from "./stateless.ts";
+} from "./stateless_wire.ts";
+import { StatelessRequests } from "./stateless.ts";
 import { SECRET_PATH, SecretPages } from "./secret_page.ts";
 import type { ToolService } from "./server.ts";
 

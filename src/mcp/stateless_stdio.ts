@@ -16,7 +16,8 @@ import type { Transport } from "npm:@modelcontextprotocol/sdk@1.32.2/shared/tran
 import type { JSONRPCMessage } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { isRecord } from "../contract.ts";
 import type { ToolService } from "./server.ts";
-import { isStateless, type RequestId, requestId, StatelessRequests } from "./stateless.ts";
+import { isStateless, type RequestId, requestId } from "./stateless_wire.ts";
+import { StatelessRequests } from "./stateless.ts";
 
 /**
  * Puts the stateless revision in front of a connected transport: call it after the session's server has
