@@ -97,14 +97,13 @@ export {
   truncateForModel,
   withDenials,
 } from "./contract.ts";
+export { loadManifest, validateManifest } from "./manifest/manifest.ts";
 export {
-  loadManifest,
   type Manifest,
   type ManifestOptions,
   type ManifestResult,
   type ToolSpec,
-  validateManifest,
-} from "./manifest/manifest.ts";
+} from "./manifest/manifest_types.ts";
 export type { PermissionProfile, ProfileResult, ResourceLimits } from "./manifest/profiles.ts";
 export type { PinnedProgram } from "./manifest/file_pins.ts";
 export type { CredentialBinding } from "./manifest/credentials.ts";

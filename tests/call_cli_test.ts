@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { auditFileFor } from "../src/run/audit.ts";
+import { auditFileFor } from "../src/state/audit_log.ts";
 import { auditDirFor } from "../src/state/state.ts";
 import {
   alivePids,

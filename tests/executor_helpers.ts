@@ -8,8 +8,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { FailureEnvelope } from "../src/contract.ts";
 import { cliArgs, finish, FIXTURES, GRANTS, REPO } from "./support.ts";
-import { Executor, type ExecutorOptions } from "../src/run/executor.ts";
-import { type Manifest, validateManifest } from "../src/manifest/manifest.ts";
+import { Executor } from "../src/run/executor.ts";
+import { type ExecutorOptions } from "../src/run/call_options.ts";
+import { validateManifest } from "../src/manifest/manifest.ts";
+import { type Manifest } from "../src/manifest/manifest_types.ts";
 import { loadSchemaEngine } from "../src/manifest/schema.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.

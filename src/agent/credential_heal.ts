@@ -15,7 +15,7 @@ import {
   withWarnings,
 } from "../contract.ts";
 import type { Executor } from "../run/executor.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import { answerStoreSecret, type AskSecret, STORE_SECRET } from "../run/store_secret.ts";
 
 /** The most `store_secret` rounds per failing tool per turn. */

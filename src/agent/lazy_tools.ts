@@ -8,7 +8,7 @@
  */
 import { failure, type FailureEnvelope } from "../contract.ts";
 import { type OpenAITool, toOpenAI } from "../manifest/tool_definitions.ts";
-import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
+import type { Manifest, ToolSpec } from "../manifest/manifest_types.ts";
 import type { ChatMessage, ToolCall } from "./messages.ts";
 
 /** A stub's parameters: an object, anything in it (the real schema comes with the first call). */

@@ -10,7 +10,8 @@
  */
 import { answerResourceCall, type LoopResources, READ_RESOURCE } from "./resource_tools.ts";
 import { type Envelope } from "../contract.ts";
-import type { Executor, PreparedCall } from "../run/executor.ts";
+import type { Executor } from "../run/executor.ts";
+import type { PreparedCall } from "../policy/prepared_call.ts";
 import type { EventSink } from "./events.ts";
 import type { ChatRequest, StreamedAnswer } from "./chat_client.ts";
 import type { ChatMessage, ToolCall, ToolMessage } from "./messages.ts";

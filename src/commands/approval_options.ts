@@ -5,7 +5,7 @@
  * @module
  */
 import { flag, type OptionSpec, type ParsedArgs, UsageError } from "./cli.ts";
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import { type HostEntry, parseHostList } from "../contract/host_list.ts";
 
 /** The approval options of a command that runs calls a model or a client chose. */

@@ -16,11 +16,12 @@ import {
   UsageError,
 } from "./cli.ts";
 import type { Envelope } from "../contract.ts";
-import type { Executor, ExecutorOptions } from "../run/executor.ts";
+import type { Executor } from "../run/executor.ts";
+import type { ExecutorOptions } from "../run/call_options.ts";
 import type { Redactor } from "../state/redact.ts";
 import { EXECUTOR_DEFAULTS, MAX_OUTPUT_BYTES, outputCapProblem } from "../process/executor_defaults.ts";
 import { SANDBOX_MODES, type SandboxMode } from "../sandbox/sandbox.ts";
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import { auditDirFor, secretStoreFile, StateDirError, stateRoot } from "../state/state.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import { parsePoolUrl, type PoolAddress, poolKeyFile } from "../pool/address.ts";
@@ -217,7 +218,7 @@ async function prepareAudit(
   env: Readonly<Record<string, string>>,
 ): Promise<Uint8Array | undefined> {
   if (settings.auditDir === null) return undefined;
-  const { loadAuditKey, prepareAuditDir } = await import("../run/audit.ts");
+  const { loadAuditKey, prepareAuditDir } = await import("../state/audit_log.ts");
   try {
     prepareAuditDir(settings.auditDir, settings.auditTrusted);
     return loadAuditKey(env);

@@ -5,7 +5,7 @@
  * @module
  */
 import { type Command, EXIT, expectPositionals, flag, type Io } from "./cli.ts";
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import { loadForCommand, manifestPath } from "./load.ts";
 import type { PinSet } from "../manifest/pins.ts";
 import { stateRoot } from "../state/state.ts";

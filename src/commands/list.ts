@@ -4,7 +4,7 @@ import { EXPORT_FORMATS, type ExportFormat, exportTools } from "../manifest/tool
 import { loadForCommand, manifestLocationOf, workspaceOf } from "./load.ts";
 import { passGate, UntrustedManifest } from "./trust_gate.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import { visible } from "../base/text.ts";
 
 /** `toolgate list` */

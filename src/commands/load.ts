@@ -12,7 +12,7 @@ import {
   type ManifestLocation,
   manifestNotice,
 } from "../manifest/manifest_location.ts";
-import type { Manifest, ManifestOptions } from "../manifest/manifest.ts";
+import type { Manifest, ManifestOptions } from "../manifest/manifest_types.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../manifest/tool_belt.ts";
 import { stateRoot } from "../state/state.ts";
 import { resolve } from "../base/paths.ts";

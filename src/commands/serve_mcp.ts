@@ -14,8 +14,10 @@ import {
   stringOption,
   UsageError,
 } from "./cli.ts";
-import { type HttpServing, serveHttp, SESSION_LIMITS } from "../mcp/http_server.ts";
-import { CALL_LIMITS, ToolService } from "../mcp/server.ts";
+import { type HttpServing, serveHttp } from "../mcp/http_server.ts";
+import { SESSION_LIMITS } from "../mcp/limits.ts";
+import { ToolService } from "../mcp/server.ts";
+import { CALL_LIMITS } from "../mcp/limits.ts";
 import { serveStdio } from "../mcp/stdio.ts";
 import type { Executor } from "../run/executor.ts";
 import type { Manifest } from "../manifest/manifest_types.ts";

@@ -19,7 +19,7 @@ import { stateFacts } from "./state_facts.ts";
 
 import { isOwnManifest, locateManifest, type ManifestLocation } from "../manifest/manifest_location.ts";
 import { trustOf, type TrustState } from "./trust_state.ts";
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import type { ServerOutlook } from "./server_checks.ts";
 
 /** One thing that will not work here, and how to make it work. `blocking`: the manifest needs it. */

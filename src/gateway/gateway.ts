@@ -10,7 +10,7 @@
  * @module
  */
 import { type Envelope, failure, type FailureEnvelope, withWarnings } from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import { errorEnvelope, exposed, resultEnvelope, upstreamSpec } from "./gateway_tools.ts";
 import {
   definitionOf,

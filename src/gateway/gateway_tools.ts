@@ -7,7 +7,7 @@
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { CallToolResult, Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { type ContentBlock, type Envelope, failure, isRecord, success, withContent } from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import { gatewayName, type ServerSpec } from "../manifest/server_spec.ts";
 import { oneLine, UpstreamError } from "./upstream.ts";

@@ -36,7 +36,7 @@ import {
 import { basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ContentBlock } from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import { mapDeep } from "../manifest/tool_protocol.ts";
 import { PROTOCOL_LIMITS, type SamplingRequest } from "../manifest/tool_messages.ts";
 import type { QuestionHandlers } from "../run/tool_questions.ts";

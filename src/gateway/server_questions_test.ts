@@ -6,7 +6,7 @@ import { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/inMemory"
 import { InMemoryTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/inMemory.js";
 import { loadManifest } from "../manifest/manifest.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import type { SamplingFacts } from "../run/tool_gateway.ts";
 import { ServerQuestions, UPSTREAM_CAPABILITIES } from "./server_questions.ts";
 

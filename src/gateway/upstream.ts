@@ -24,7 +24,7 @@ import {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { networkReason } from "../base/network_reason.ts";
 import { isAbsolute, resolve } from "../base/paths.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
 import { findProgram } from "../base/find_program.ts";
 import { FALLBACK_PATH, type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { undeclaredArgument } from "./declared_arguments.ts";
 import { preflight } from "./preflight.ts";
 import { SchemaCompiler } from "./schema.ts";
-import type { ToolSpec } from "./manifest.ts";
+import type { ToolSpec } from "./manifest_types.ts";
 
 Deno.test("declared arguments: the arguments object holds only what its schema names, whatever additionalProperties says by its silence", () => {
   const schema = { type: "object", properties: { text: { type: "string" } }, required: ["text"] };

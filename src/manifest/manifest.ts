@@ -17,9 +17,6 @@ import { checkServers, type ServerSpec } from "./server_spec.ts";
 import { checkTool } from "./tool_check.ts";
 import type { Manifest, ManifestOptions, ManifestResult, ToolSpec } from "./manifest_types.ts";
 
-export type { Manifest, ManifestOptions, ManifestResult, ToolSpec } from "./manifest_types.ts";
-export { STORE_SECRET, TOOL_NAME_PATTERN } from "./manifest_types.ts";
-
 const KNOWN_ROOT_FIELDS = new Set(["tools", "$schema", "mcpServers"]);
 
 /** Go's %q for the strings we quote: JSON's quoting agrees on everything printable. */

@@ -17,7 +17,8 @@ import type { ServerSpec } from "./server_spec.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { loadManifest, type ToolSpec } from "./manifest.ts";
+ * import { loadManifest } from "./manifest.ts";
+ * import type { ToolSpec } from "./manifest_types.ts";
  * const loaded = await loadManifest("tools.json");
  * const tool: ToolSpec | undefined = loaded.ok ? loaded.manifest.byName.get("get_time") : undefined;
  * assert.equal(tool?.program, `${Deno.cwd()}/tools/bin/get_time`); // absolute
@@ -194,7 +195,7 @@ export interface ManifestOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { TOOL_NAME_PATTERN } from "./manifest.ts";
+ * import { TOOL_NAME_PATTERN } from "./manifest_types.ts";
  * assert.ok(TOOL_NAME_PATTERN.test("get_time"));
  * assert.equal(TOOL_NAME_PATTERN.test("get time"), false);
  * ```
@@ -207,7 +208,7 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { STORE_SECRET } from "./manifest.ts";
+ * import { STORE_SECRET } from "./manifest_types.ts";
  * assert.equal(STORE_SECRET, "store_secret");
  * ```
  */

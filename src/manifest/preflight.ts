@@ -7,7 +7,7 @@
  */
 import type { ErrorObject } from "npm:ajv@8.17.1";
 import { failure, type FailureEnvelope, isRecord } from "../contract.ts";
-import type { ToolSpec } from "./manifest.ts";
+import type { ToolSpec } from "./manifest_types.ts";
 import type { SchemaCompiler } from "./schema.ts";
 import { undeclaredArgument } from "./declared_arguments.ts";
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { FAILURE_ENVELOPE_SCHEMA } from "../contract.ts";
-import type { Manifest, ToolSpec } from "./manifest.ts";
+import type { Manifest, ToolSpec } from "./manifest_types.ts";
 import { allowsNetwork } from "./profiles.ts";
 
 /**

@@ -29,13 +29,9 @@ import { serveLasting } from "./lasting_serve.ts";
 import { bearerCheck, hostForUrl, originCheck } from "./http_gates.ts";
 import { StatelessHttp } from "./stateless_http.ts";
 
-// The token and Origin checks live in http_gates.ts; their names stay importable from here.
-export { bearerCheck, originCheck } from "./http_gates.ts";
-
 /** The one path the server answers on. */
 export const MCP_PATH = "/mcp";
 
-export { SESSION_LIMITS } from "./limits.ts";
 import { SESSION_LIMITS } from "./limits.ts";
 
 /** Where and how to listen. */

@@ -47,8 +47,6 @@ import {
   withConsoleForms,
 } from "./client_asks.ts";
 
-// How long a client's user has to answer lives in client_asks.ts; its name stays importable from here.
-export { ELICITATION_TIMEOUT_MS } from "./client_asks.ts";
 import { CallLimit, Scheduler } from "../run/scheduler.ts";
 import { UserStop } from "../process/stop.ts";
 import {
@@ -59,15 +57,9 @@ import {
   storeSecretMcp,
 } from "../run/store_secret.ts";
 
-export { CALL_LIMITS } from "./limits.ts";
-export { toCallResult } from "./results.ts";
 import { CALL_LIMITS } from "./limits.ts";
 import { type CallContext, PROGRESS_INTERVAL_MS, type ToolServiceOptions } from "./service_options.ts";
 import { serveOffers } from "./upstream_offers.ts";
-
-// What a ToolService is given lives in service_options.ts; the names stay importable from here.
-export type { CallContext, ToolServiceOptions } from "./service_options.ts";
-export { PROGRESS_INTERVAL_MS } from "./service_options.ts";
 
 /**
  * The most callers without a session (2026-07-28) whose state is kept at once: each client name on each connection
@@ -80,19 +72,6 @@ const INSTRUCTIONS = "A tool's success is its result as JSON (structuredContent;
   'object comes as {"result":...}). A failure (isError) says what went wrong in its text; its structuredContent ' +
   'is the envelope {"ok":false,"kind":...,"message":...,"retryable":...}: read `kind`, `field` and `expected` ' +
   "to correct a failed call, and `retryable` before calling again.";
-
-/**
- * Who watches the calls of a {@linkcode ToolService} (the web console): told when each starts, what it reports and
- * how it ended, and asked about a call that needs approval beside (or, when the client cannot be asked, instead of)
- * the client. The interface is the run layer's, shared by every front end.
- *
- * @example
- * ```ts
- * import type { CallWatch } from "./server.ts";
- * const watch: CallWatch = { started: () => ({ toolEvent: () => {}, stderr: () => {}, ended: () => {} }) };
- * ```
- */
-export type { CallWatch } from "../run/call_watch.ts";
 
 /**
  * What one MCP session (one connection, or one HTTP session) owns: its turn-taking, its "always" answers and its

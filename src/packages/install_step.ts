@@ -8,7 +8,7 @@
  */
 import { isWithin } from "../contract/relative_path.ts";
 import { DEFAULT_LIMITS, type PermissionProfile } from "../manifest/profiles.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import { FALLBACK_PATH, PROXY_ENV, type ToolLauncher } from "../sandbox/tool_launch.ts";
 
 /** One install step: the program, and what it may touch. */

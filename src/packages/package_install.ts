@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import { controlPlane } from "../sandbox/control_plane.ts";
 import type { SandboxMode } from "../sandbox/sandbox.ts";
 import { ToolLauncher } from "../sandbox/tool_launch.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 import { isRecord } from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import { redactDeep } from "../state/redact.ts";
 import { visible } from "../base/text.ts";
 

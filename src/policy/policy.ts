@@ -17,7 +17,7 @@ import type { PreparedCall } from "./prepared_call.ts";
 import { assessCall, type CallRisk } from "./risk.ts";
 import { type Destination, type HostEntry, hostListed } from "../contract/host_list.ts";
 import { hostText, reasonOf } from "./approval_reason.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import type { SamplingRequest } from "../manifest/tool_messages.ts";
 import { neutralizeControls } from "../base/terminal.ts";
 import { fit } from "../base/text.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import type { FailureEnvelope } from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 
 /**
  * A call that passed lookup and preflight: what the caller approves, then runs.

@@ -13,7 +13,7 @@
 import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, type JetStreamClient, type JetStreamPublishOptions as Publish } from "@nats-io/jetstream";
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import type { PoolAddress } from "./address.ts";
 import { connectPool } from "./connect.ts";

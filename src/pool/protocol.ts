@@ -20,7 +20,7 @@
  */
 import { isRecord } from "../contract.ts";
 import { sha256Hex } from "../base/sha256_hex.ts";
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import type { CallDefaults } from "../run/tool_pool.ts";
 import { canonical } from "../base/canonical_json.ts";
 import { type AskMessage, type EventMessage, readRelayed } from "./relay_messages.ts";

@@ -13,22 +13,6 @@ import type { EgressDecision } from "../sandbox/proxy_settings.ts";
 import type { RunResult } from "../process/runner.ts";
 import type { AuditRecord } from "../state/audit_log.ts";
 
-// The writer lives in state/audit_log.ts; its names stay importable from here.
-export {
-  AUDIT_KEY_BYTES,
-  auditFileFor,
-  auditHmacKey,
-  AuditLog,
-  type AuditOptions,
-  type AuditRecord,
-  checkLineMac,
-  loadAuditKey,
-  prepareAuditDir,
-  readAuditKey,
-  readOrMakeAuditKey,
-  sealLine,
-} from "../state/audit_log.ts";
-
 /**
  * What every audit line of one call holds, whatever happened: when, which tool, where, and the arguments' size and
  * digest (never the arguments).

@@ -7,7 +7,8 @@
  */
 import { after, type CancelTimer } from "../base/timer.ts";
 import type { Envelope } from "../contract.ts";
-import { AuditLog, type AuditRecord, type CallFacts, loadAuditKey, refusalRecord } from "./audit.ts";
+import { type CallFacts, refusalRecord } from "./audit.ts";
+import { AuditLog, type AuditRecord, loadAuditKey } from "../state/audit_log.ts";
 
 /**
  * The most lines that may wait behind their answers at once ({@linkcode AuditTrail.behind}): one more writes them

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 
 /** The built-in `exec`: with `background: true`, its command becomes a background job. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 import { EXECUTOR_DEFAULTS } from "../process/executor_defaults.ts";
 import { EXEC_TOOL, JOB_TOOL } from "./builtins.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import type { ApprovedBy, Policy } from "../policy/policy.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { StartsAhead } from "../process/starts_ahead.ts";
@@ -200,7 +200,7 @@ export interface CallOptions {
  *
  * @example
  * ```ts
- * import type { CallLimits } from "./executor.ts";
+ * import type { CallLimits } from "./call_options.ts";
  * const limits: CallLimits = { timeoutSec: 30, idleTimeoutSec: undefined };
  * ```
  */

@@ -8,7 +8,7 @@
  */
 import type { Envelope } from "../contract.ts";
 import { type CallCredential, newPlaceholder } from "../manifest/credentials.ts";
-import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
+import type { Manifest, ToolSpec } from "../manifest/manifest_types.ts";
 import { RUN_NOTES } from "../process/run_envelope.ts";
 import type { ControlPlane } from "../sandbox/control_plane.ts";
 import { FALLBACK_PATH } from "../sandbox/tool_launch.ts";

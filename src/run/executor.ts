@@ -13,7 +13,7 @@
  * @module
  */
 import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
-import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
+import type { Manifest, ToolSpec } from "../manifest/manifest_types.ts";
 import type { ToolDefinition } from "../manifest/pins.ts";
 import type { LogLevel } from "../manifest/tool_messages.ts";
 import { preflight } from "../manifest/preflight.ts";
@@ -37,10 +37,6 @@ import { startNotes } from "./start_notes.ts";
 import { NO_TRACING, type Tracing } from "./tracing.ts";
 
 // The executor's face, as it stood before the split: its importers take these from here.
-export type { CallLimits, CallOptions, ExecutorOptions } from "./call_options.ts";
-export { SANDBOX_MODES, type SandboxMode } from "../sandbox/sandbox.ts";
-export type { Prepared, PreparedCall } from "../policy/prepared_call.ts";
-export { EXECUTOR_DEFAULTS } from "../process/executor_defaults.ts";
 
 /**
  * Runs a manifest's tools.

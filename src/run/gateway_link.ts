@@ -7,7 +7,7 @@
  * @module
  */
 import { type Envelope, failure, type FailureEnvelope, success } from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import type { ToolDefinition } from "../manifest/pins.ts";
 import { serverOfName } from "../manifest/server_spec.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";

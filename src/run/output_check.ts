@@ -8,7 +8,7 @@
  * @module
  */
 import { type Envelope, failure, truncateForModel } from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import { describeAjvErrors, type SchemaCompiler } from "../manifest/schema.ts";
 
 /** The most characters of ajv's findings a mismatch's message carries (a hostile result can make them long). */

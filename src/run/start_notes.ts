@@ -6,7 +6,7 @@
  * @module
  */
 import { isWithin } from "../contract/relative_path.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import { hasSideEffects } from "../manifest/profiles.ts";
 import { limitWarnings } from "../sandbox/sandbox.ts";
 import { inProcess } from "./builtins.ts";

@@ -9,7 +9,7 @@
  */
 import { type Envelope, failure, type FailureEnvelope, isRecord, success } from "../contract.ts";
 import type { Executor } from "./executor.ts";
-import { STORE_SECRET } from "../manifest/manifest.ts";
+import { STORE_SECRET } from "../manifest/manifest_types.ts";
 
 /** The tool's name (reserved: no manifest tool may take it). */
 export { STORE_SECRET };

@@ -8,7 +8,7 @@
  * @module
  */
 import type { Envelope, FailureEnvelope, FailureKind } from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import type { PinSet, ToolDefinition, WithheldReason } from "../manifest/pins.ts";
 import type { ServerSpec } from "../manifest/server_spec.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";

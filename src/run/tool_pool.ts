@@ -7,7 +7,7 @@
  * @module
  */
 import type { Envelope } from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import type { ToolEvent } from "../manifest/tool_messages.ts";
 import type { QuestionHandlers } from "./tool_questions.ts";
 

@@ -9,7 +9,7 @@
  * @module
  */
 import type { ContentBlock } from "../contract.ts";
-import type { ToolSpec } from "../manifest/manifest.ts";
+import type { ToolSpec } from "../manifest/manifest_types.ts";
 import { mapDeep } from "../manifest/tool_protocol.ts";
 import { type SamplingRequest, type ToolQuestion } from "../manifest/tool_messages.ts";
 

@@ -6,7 +6,7 @@
  * @module
  */
 import { join } from "../base/paths.ts";
-import type { Manifest } from "../manifest/manifest.ts";
+import type { Manifest } from "../manifest/manifest_types.ts";
 import { configRoot, stateRoot } from "../state/state.ts";
 import { TOOLGATE_CODE } from "../manifest/tool_belt.ts";
 

@@ -31,7 +31,7 @@ import { BRIDGE_PORT } from "./net_bridge.ts";
 import { type Denial, failure, type FailureEnvelope } from "../contract.ts";
 import { type ControlPlane } from "./control_plane.ts";
 import { escapesBinDir } from "../manifest/bin_listing.ts";
-import type { Manifest, ToolSpec } from "../manifest/manifest.ts";
+import type { Manifest, ToolSpec } from "../manifest/manifest_types.ts";
 import { type SandboxView, startFailure } from "../process/run_envelope.ts";
 import { hasSideEffects } from "../manifest/profiles.ts";
 import { startProblem } from "../process/start_problem.ts";

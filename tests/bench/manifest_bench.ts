@@ -8,7 +8,8 @@
  */
 import { join } from "node:path";
 import { parseJsonc } from "../../src/manifest/jsonc.ts";
-import { loadManifest, type ManifestOptions } from "../../src/manifest/manifest.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { type ManifestOptions } from "../../src/manifest/manifest_types.ts";
 import { seededRandom } from "../seeded_random.ts";
 
 /** The target for validating 1,000 tools, schemas compiled. */

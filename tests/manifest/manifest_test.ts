@@ -1,12 +1,8 @@
 /** The manifest loader: every rule of the agentcli seed and toolgate's stricter ones, with their exact messages. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  loadManifest,
-  type ManifestOptions,
-  type ManifestResult,
-  validateManifest,
-} from "../../src/manifest/manifest.ts";
+import { loadManifest, validateManifest } from "../../src/manifest/manifest.ts";
+import { type ManifestOptions, type ManifestResult } from "../../src/manifest/manifest_types.ts";
 import { REPO, tempDir, writeFiles, writeManifest } from "../support.ts";
 import { loadSchemaEngine, SchemaCompiler } from "../../src/manifest/schema.ts";
 

@@ -9,7 +9,8 @@ import {
   toMcp,
   toOpenAI,
 } from "../../src/manifest/tool_definitions.ts";
-import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { type Manifest } from "../../src/manifest/manifest_types.ts";
 import { tempDir, writeManifest } from "../support.ts";
 import { REPO } from "../support.ts";
 

@@ -1,7 +1,7 @@
 /** `toolgate serve --http`: the bearer token, the SDK's client over Streamable HTTP, cancellation and shutdown. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { bearerCheck } from "../../src/mcp/http_server.ts";
+import { bearerCheck } from "../../src/mcp/http_gates.ts";
 import { hasStackTrace } from "../support.ts";
 import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
 import { connectHttp, envelopeOf, serveToEnd, SESSIONS_MANIFEST, startHttp, TOKEN } from "./helpers.ts";

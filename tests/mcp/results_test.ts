@@ -1,7 +1,8 @@
 /** Envelopes as MCP tool results, and a tool's result held to the outputSchema it declares. */
 import assert from "node:assert/strict";
 import { failure, success, withContent } from "../../src/contract.ts";
-import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { type Manifest } from "../../src/manifest/manifest_types.ts";
 import { structuredResult, toCallResult } from "../../src/mcp/results.ts";
 import { checkOutput, MISMATCH_DETAIL_LIMIT } from "../../src/run/output_check.ts";
 import { SchemaCompiler } from "../../src/manifest/schema.ts";

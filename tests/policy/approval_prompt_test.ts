@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { approvalLines, fold, riskyFields, showValue } from "../../src/policy/approval_prompt.ts";
 import { visible } from "../../src/base/text.ts";
-import { loadManifest, type ToolSpec, validateManifest } from "../../src/manifest/manifest.ts";
+import { loadManifest, validateManifest } from "../../src/manifest/manifest.ts";
+import { type ToolSpec } from "../../src/manifest/manifest_types.ts";
 import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 import { REPO } from "../support.ts";
 

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { PreparedCall } from "../../src/policy/prepared_call.ts";
-import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { type Manifest } from "../../src/manifest/manifest_types.ts";
 import { type ApprovalQuestion, OWN_COMMAND, Policy } from "../../src/policy/policy.ts";
 import { assessCall, isReadOnlyCall } from "../../src/policy/risk.ts";
 import { parseHostList } from "../../src/contract/host_list.ts";

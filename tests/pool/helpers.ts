@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import type { Manifest } from "../../src/manifest/manifest.ts";
+import type { Manifest } from "../../src/manifest/manifest_types.ts";
 import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
 import { PoolClient } from "../../src/pool/client.ts";
 import { importPoolKey } from "../../src/pool/signing.ts";

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AuditLog, type AuditRecord } from "../../src/run/audit.ts";
+import { AuditLog, type AuditRecord } from "../../src/state/audit_log.ts";
 import { makeRedactor } from "../../src/state/redact.ts";
 import { AUDIT_KEY, executorOf, readAudit, scratch } from "../executor_helpers.ts";
 import { auditRecord } from "../audit_record.ts";

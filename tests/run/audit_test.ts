@@ -14,7 +14,7 @@ import {
   checkLineMac,
   loadAuditKey,
   prepareAuditDir,
-} from "../../src/run/audit.ts";
+} from "../../src/state/audit_log.ts";
 import { makeRedactor, redactionFor, secretForms, secretValues } from "../../src/state/redact.ts";
 import { StateDirError, stateRoot } from "../../src/state/state.ts";
 import {

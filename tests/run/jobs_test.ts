@@ -6,8 +6,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Envelope, FailureEnvelope } from "../../src/contract.ts";
-import { Executor, type ExecutorOptions } from "../../src/run/executor.ts";
-import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { type ExecutorOptions } from "../../src/run/call_options.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { type Manifest } from "../../src/manifest/manifest_types.ts";
 import { ProcessRegistry } from "../../src/process/process_tree.ts";
 import { isWithin } from "../../src/contract/relative_path.ts";
 import { AUDIT_KEY, cli, readAudit, waitGone } from "../executor_helpers.ts";

@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Executor } from "../../src/run/executor.ts";
-import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { type Manifest } from "../../src/manifest/manifest_types.ts";
 import { ToolLauncher } from "../../src/sandbox/tool_launch.ts";
 import { controlPlane } from "../../src/sandbox/control_plane.ts";
 import { StartsAhead } from "../../src/process/starts_ahead.ts";

@@ -4,8 +4,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Envelope } from "../../src/contract.ts";
-import { Executor, type ExecutorOptions } from "../../src/run/executor.ts";
-import { loadManifest, type Manifest } from "../../src/manifest/manifest.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { type ExecutorOptions } from "../../src/run/call_options.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { type Manifest } from "../../src/manifest/manifest_types.ts";
 import { confinedTest, SUPPORT } from "../security/helpers.ts";
 import { detectCgroups } from "../../src/sandbox/cgroups.ts";
 

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Envelope } from "../../src/contract.ts";
-import { Executor, type ExecutorOptions } from "../../src/run/executor.ts";
+import { Executor } from "../../src/run/executor.ts";
+import { type ExecutorOptions } from "../../src/run/call_options.ts";
 import { loadManifest } from "../../src/manifest/manifest.ts";
 import { probeSandbox } from "../../src/sandbox/sandbox.ts";
 import { FIXTURES } from "../support.ts";

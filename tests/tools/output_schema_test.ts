@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Executor } from "../../src/run/executor.ts";
-import { loadManifest, type ToolSpec } from "../../src/manifest/manifest.ts";
+import { loadManifest } from "../../src/manifest/manifest.ts";
+import { type ToolSpec } from "../../src/manifest/manifest_types.ts";
 import { describeAjvErrors, SchemaCompiler } from "../../src/manifest/schema.ts";
 import { assertOk, runTool, withWorkspace } from "./helpers.ts";
 import { REPO } from "../support.ts";
