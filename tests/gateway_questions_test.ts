@@ -23,6 +23,7 @@ import {
   ListRootsRequestSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import {
+  auditLines,
   envelope,
   EVERYTHING_SERVER,
   EVERYTHING_STDIO,
@@ -140,24 +141,6 @@ async function everythingProject(): Promise<Awaited<ReturnType<typeof project>>>
 function textOf(result: unknown): string {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
   return content.map((block) => block.text ?? "").join("\n");
-}
-
-/** The audit lines under `state` (serve's default audit folder is in the state folder), every day's file. */
-async function auditLines(state: string): Promise<Record<string, unknown>[]> {
-  const lines: Record<string, unknown>[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    for await (const entry of Deno.readDir(dir)) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory) await walk(path);
-      else if (entry.isFile && entry.name.endsWith(".log") && dir.endsWith("audit")) {
-        lines.push(
-          ...(await Deno.readTextFile(path)).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)),
-        );
-      }
-    }
-  };
-  await walk(state);
-  return lines;
 }
 
 Deno.test({

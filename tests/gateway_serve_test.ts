@@ -15,6 +15,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/clien
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { ToolListChangedNotificationSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import {
+  auditLines,
   EVERYTHING_SERVER,
   EVERYTHING_STDIO,
   FS_SERVER,
@@ -183,24 +184,6 @@ Deno.test({
     }
   },
 });
-
-/** The audit lines under `state` (serve's default audit folder is in the state folder), every day's file. */
-async function auditLines(state: string): Promise<Record<string, unknown>[]> {
-  const lines: Record<string, unknown>[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    for await (const entry of Deno.readDir(dir)) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory) await walk(path);
-      else if (entry.isFile && entry.name.endsWith(".log") && dir.endsWith("audit")) {
-        lines.push(
-          ...(await Deno.readTextFile(path)).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)),
-        );
-      }
-    }
-  };
-  await walk(state);
-  return lines;
-}
 
 Deno.test({
   name:

@@ -175,3 +175,21 @@ export async function project(servers: Record<string, unknown>, tools: unknown[]
 /** The envelope a `call` printed last. */
 // deno-lint-ignore no-explicit-any
 export const envelope = (stdout: string): any => JSON.parse(stdout.trim().split("\n").at(-1)!);
+
+/** The audit lines under `state` (serve's default audit folder is in the state folder), every day's file. */
+export async function auditLines(state: string): Promise<Record<string, unknown>[]> {
+  const lines: Record<string, unknown>[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory) await walk(path);
+      else if (entry.isFile && entry.name.endsWith(".log") && dir.endsWith("audit")) {
+        lines.push(
+          ...(await Deno.readTextFile(path)).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)),
+        );
+      }
+    }
+  };
+  await walk(state);
+  return lines;
+}
