@@ -7,6 +7,7 @@ import { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.js";
 import { InMemoryTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/inMemory.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import {
+  CancelTaskResultSchema,
   CreateTaskResultSchema,
   ElicitResultSchema,
   GetTaskResultSchema,
@@ -260,4 +261,41 @@ Deno.test("server questions: a form asked as a task is routed and counted as it 
   // The call's end forgets its tasks: the server finds them no more.
   end();
   await assert.rejects(status(task.taskId), /Task not found/);
+});
+
+Deno.test("server questions: a question asked as a task and cancelled by the server stops its wait", async () => {
+  const questions = new ServerQuestions("/srv/project");
+  await using server = await connected(questions);
+  const stopped = Promise.withResolvers<unknown>();
+  const end = questions.begin({
+    tool: await someTool(),
+    timeoutMs: 60_000,
+    questions: {
+      // A user who never answers: only the task's cancel ends the wait.
+      user: (_question, { signal }) => {
+        signal.addEventListener("abort", () => stopped.resolve(signal.reason), { once: true });
+        return new Promise<never>(() => {});
+      },
+    },
+  });
+  try {
+    const { task } = await server.request(
+      { method: "elicitation/create", params: { ...FORM, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const cancelled = await server.request(
+      { method: "tasks/cancel", params: { taskId: task.taskId } },
+      CancelTaskResultSchema,
+    );
+    assert.equal(cancelled.status, "cancelled");
+    // Stopped by the cancel itself (not by the call's bound, which would stop it too, a minute later).
+    assert.equal((await stopped.promise as Error).message, "the server cancelled the task");
+    const after = await server.request(
+      { method: "tasks/get", params: { taskId: task.taskId } },
+      GetTaskResultSchema,
+    );
+    assert.equal(after.status, "cancelled");
+  } finally {
+    end();
+  }
 });
