@@ -1,7 +1,8 @@
 /**
  * An upstream server's questions through toolgate's policy: server-everything behind `toolgate serve` lists every
- * tool it lists a client that can answer sampling, elicitation and roots; its elicitation and sampling tools are
- * answered by serve's own MCP client (a scripted SDK client with handlers), its roots are the workspace only; a
+ * tool it lists a client that can answer sampling, elicitation and roots, a form or a sampling also asked as a
+ * task; its elicitation and sampling tools, those that ask as tasks too, are answered by serve's own MCP client
+ * (a scripted SDK client with handlers), its roots are the workspace only; a
  * client without sampling, and `toolgate call` without a terminal, get a clear refusal, never a hang; a sampling
  * request leaves an audit line; a secret in the model's answer never reaches the server.
  *
@@ -111,8 +112,14 @@ async function scriptedClient(
   return Object.assign(client, { asked });
 }
 
-/** Everything toolgate's own client declares upstream. */
+/** What serve's MCP client declares: every question, none of them as a task. */
 const ALL: ClientCapabilities = { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} };
+
+/** Everything toolgate's own client declares upstream: every question, a form or a sampling also as a task. */
+const UPSTREAM: ClientCapabilities = {
+  ...ALL,
+  tasks: { cancel: {}, requests: { sampling: { createMessage: {} }, elicitation: { create: {} } } },
+};
 
 /** The client of `toolgate serve ARGS` in `dir`. */
 function serveClient(
@@ -150,7 +157,7 @@ Deno.test({
   async fn() {
     await using p = await everythingProject();
     const direct = await scriptedClient(NODE, [EVERYTHING_SERVER, "stdio"], p.dir.path, {
-      capabilities: ALL,
+      capabilities: UPSTREAM,
     });
     let names: string[];
     try {
@@ -165,10 +172,13 @@ Deno.test({
         "trigger-elicitation-request",
         "trigger-url-elicitation",
         "get-roots-list",
+        "trigger-sampling-request-async",
+        "trigger-elicitation-request-async",
       ]
     ) {
       assert.ok(names.includes(name), `${name} not in ${names.join(", ")}`);
     }
+    assert.equal(names.length, 19, names.join(", "));
     const client = await serveClient(p.dir.path, p.env, []);
     try {
       const listed = (await client.listTools()).tools.map((tool) => tool.name).sort();
@@ -230,6 +240,47 @@ Deno.test({
     assert.equal(lines[0].outcome, "ok");
     assert.equal(lines[0].model, "scripted-model");
     assert.equal(typeof lines[0].argsHmac, "string");
+  },
+});
+
+Deno.test({
+  name:
+    "serve: server-everything's questions asked as tasks are answered by serve's MCP client, the server polling toolgate for them",
+  ignore,
+  async fn() {
+    await using p = await everythingProject();
+    const client = await serveClient(p.dir.path, p.env, ["--allow-tools", "mcp__ev__*"]);
+    try {
+      const elicited = await client.callTool({
+        name: "mcp__ev__trigger-elicitation-request-async",
+        arguments: {},
+      });
+      assert.equal(elicited.isError, undefined, JSON.stringify(elicited));
+      assert.match(textOf(elicited), /\[COMPLETED\] User provided the requested information!/);
+      assert.match(textOf(elicited), /- Name: Ada/);
+      assert.deepEqual(client.asked.elicitations, [
+        'The MCP server "ev" asks, in its tool mcp__ev__trigger-elicitation-request-async: ' +
+        "Please provide inputs for the following fields (async task demo):",
+      ]);
+
+      const sampled = await client.callTool({
+        name: "mcp__ev__trigger-sampling-request-async",
+        arguments: { prompt: "Name a colour.", maxTokens: 20 },
+      });
+      assert.equal(sampled.isError, undefined, JSON.stringify(sampled));
+      assert.match(textOf(sampled), /\[COMPLETED\] Async sampling completed!/);
+      assert.match(textOf(sampled), /"text": "blue"/);
+      assert.match(textOf(sampled), /"model": "scripted-model"/);
+      assert.equal(client.asked.samplings.length, 1);
+      assert.match(client.asked.samplings[0], /Name a colour\./);
+    } finally {
+      await client.close();
+    }
+    // Approved and audited as any sampling request: one line, for the call it came in.
+    const lines = (await auditLines(p.state.path)).filter((line) => line.question === "sampling");
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0].tool, "mcp__ev__trigger-sampling-request-async");
+    assert.equal(lines[0].outcome, "ok");
   },
 });
 

@@ -8,7 +8,8 @@
  * answer has secret values taken out before the server sees it. Roots are the workspace and the folders the
  * server's profile lets it write, nothing else. A call is asked at most `PROTOCOL_LIMITS.maxQuestions` questions. A question nobody can answer (no
  * call in flight, several, a caller without the handler) is refused at once with an MCP error; every wait is
- * bounded by the call's end and {@linkcode QUESTION_TIMEOUT_MS}.
+ * bounded by the call's end and {@linkcode QUESTION_TIMEOUT_MS}. A form or a sampling request asked as a task
+ * goes the same way; its answer is kept for the server to fetch while the call runs (`question_tasks.ts`).
  *
  * One piece: the three questions share one routing (which call in flight asks, its count, its bounded wait) and
  * one cleaning of what leaves toolgate; each handler is a few lines over that state.
@@ -26,11 +27,13 @@ import {
   type CreateMessageRequest,
   CreateMessageRequestSchema,
   type CreateMessageResult,
+  type CreateTaskResult,
   ElicitRequestSchema,
   type ElicitResult,
   ErrorCode,
   ListRootsRequestSchema,
   McpError,
+  type Result,
   type Root,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { basename, resolve } from "node:path";
@@ -42,15 +45,18 @@ import { PROTOCOL_LIMITS, type SamplingRequest } from "../manifest/tool_messages
 import type { QuestionHandlers } from "../run/tool_questions.ts";
 import type { SamplingFacts } from "../run/tool_gateway.ts";
 import { after } from "../base/timer.ts";
+import { QuestionTasks } from "./question_tasks.ts";
 
 /**
  * What toolgate's client tells each upstream server it can be asked: forms and URLs (elicitation), sampling, and
- * roots (fixed for the server's life: no `listChanged`). Not tasks: a task-augmented request is refused.
+ * roots (fixed for the server's life: no `listChanged`); a form or a sampling request may be asked as a task
+ * (answered at once with the task, its answer then polled: the client must hold {@linkcode ServerQuestions.tasks}).
  */
 export const UPSTREAM_CAPABILITIES: ClientCapabilities = Object.freeze({
   sampling: {},
   elicitation: { form: {}, url: {} },
   roots: {},
+  tasks: { cancel: {}, requests: { sampling: { createMessage: {} }, elicitation: { create: {} } } },
 });
 
 /** The longest a server's question waits for its answer (shorter when the call that caused it ends first). */
@@ -103,6 +109,12 @@ export class ServerQuestions {
   readonly #granted: readonly string[];
 
   /**
+   * The tasks of the questions asked as tasks, each held while its call runs: given to the client as its
+   * `taskStore`, whose `tasks/get`, `tasks/result` and `tasks/cancel` read it.
+   */
+  readonly tasks: QuestionTasks = new QuestionTasks();
+
+  /**
    * The questions of a server that runs in `workspace`, with the folders its manifest's profile lets it write
    * (`grants.write`: its data, as trust counts it; what it only reads is code or an install, no root).
    */
@@ -135,6 +147,7 @@ export class ServerQuestions {
       this.#running.delete(running);
       for (const [id, page] of this.#pages) if (page === running) this.#pages.delete(id);
       running.ended.abort(new Error("the call that asked ended"));
+      this.tasks.forget(running);
     };
   }
 
@@ -147,17 +160,44 @@ export class ServerQuestions {
     this.#pages.get(elicitationId)?.call?.questions?.urlCompleted?.(elicitationId);
   }
 
-  /** Answers the server's `roots/list`, `elicitation/create` and `sampling/createMessage` on `client`. */
+  /**
+   * Answers the server's `roots/list`, `elicitation/create` and `sampling/createMessage` on `client` (built with
+   * {@linkcode ServerQuestions.tasks} as its `taskStore`). A question asked as a task is routed and counted as it
+   * arrives, like any, then answered with its task; its answer is stored in the task when it comes.
+   */
   install(client: Client): void {
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: this.roots() }));
-    client.setRequestHandler(
-      ElicitRequestSchema,
-      (request, extra) => this.#elicit(request.params, extra.signal),
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
+      const { task, ...params } = request.params;
+      const running = this.#asker("question to the user (elicitation)");
+      if (task === undefined) return this.#elicit(running, params, extra.signal);
+      return this.#asTask(running, task.ttl, (signal) => this.#elicit(running, params, signal));
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
+      const { task, ...params } = request.params;
+      const running = this.#asker("request for a model's answer (sampling)");
+      if (task === undefined) return this.#sample(running, params, extra.signal);
+      return this.#asTask(running, task.ttl, (signal) => this.#sample(running, params, signal));
+    });
+  }
+
+  /**
+   * A question asked as a task: the task, at once; its answer (or why none) stored in it when `answer` settles.
+   * The task lives while its call runs, no longer than the call's own bound; the server's `tasks/cancel` stops it.
+   */
+  #asTask(
+    running: Running & { readonly call: AskingCall },
+    ttl: number | undefined,
+    answer: (signal: AbortSignal) => Promise<Result>,
+  ): CreateTaskResult {
+    const limit = Math.min(QUESTION_TIMEOUT_MS, running.call.timeoutMs);
+    const { task, signal } = this.tasks.open(running, Math.min(ttl ?? limit, limit));
+    answer(signal).then(
+      (result) => this.tasks.settle(task.taskId, result),
+      (error: unknown) =>
+        this.tasks.settle(task.taskId, error instanceof Error ? error : new Error(String(error))),
     );
-    client.setRequestHandler(
-      CreateMessageRequestSchema,
-      (request, extra) => this.#sample(request.params, extra.signal),
-    );
+    return { task };
   }
 
   /**
@@ -192,8 +232,11 @@ export class ServerQuestions {
     throw refusal(`toolgate refuses the server's ${what}: ${why}`);
   }
 
-  async #elicit(params: unknown, signal: AbortSignal): Promise<ElicitResult> {
-    const running = this.#asker("question to the user (elicitation)");
+  async #elicit(
+    running: Running & { readonly call: AskingCall },
+    params: unknown,
+    signal: AbortSignal,
+  ): Promise<ElicitResult> {
     const { call } = running;
     const form = params as { mode?: string; message: string; requestedSchema: Record<string, unknown> };
     if (form.mode === "url") return await this.#sendTo(running, params, signal);
@@ -257,8 +300,11 @@ export class ServerQuestions {
     return { action: answer.action };
   }
 
-  async #sample(params: CreateMessageRequest["params"], signal: AbortSignal): Promise<CreateMessageResult> {
-    const running = this.#asker("request for a model's answer (sampling)");
+  async #sample(
+    running: Running & { readonly call: AskingCall },
+    params: CreateMessageRequest["params"],
+    signal: AbortSignal,
+  ): Promise<CreateMessageResult> {
     const { call } = running;
     const request = samplingRequest(params);
     const argsText = JSON.stringify(params);
@@ -372,7 +418,7 @@ function nobody(handlers: QuestionHandlers | undefined, whom: string): string {
 /**
  * A server's `sampling/createMessage` as toolgate's sampling request, or why toolgate does not pass it: a message
  * whose content is a list becomes one message per block; tool use and tasks, which no caller's model answers
- * here, are refused rather than passed half.
+ * here, are refused rather than passed half (a request asked as a task comes here without its `task`).
  */
 function samplingRequest(params: CreateMessageRequest["params"]): SamplingRequest | string {
   const p = params as Record<string, unknown>;

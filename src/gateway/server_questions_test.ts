@@ -5,6 +5,14 @@ import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 import { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/inMemory"
 import { InMemoryTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/inMemory.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import {
+  CancelTaskResultSchema,
+  CreateTaskResultSchema,
+  ElicitResultSchema,
+  GetTaskResultSchema,
+  type Task,
+} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { loadManifest } from "../manifest/manifest.ts";
 import type { ToolSpec } from "../manifest/manifest_types.ts";
 import type { SamplingFacts } from "../run/tool_gateway.ts";
@@ -20,7 +28,10 @@ async function someTool(): Promise<ToolSpec> {
 /** A real SDK server (the upstream) connected to a real SDK client whose questions `questions` answers. */
 async function connected(questions: ServerQuestions): Promise<Server & AsyncDisposable> {
   const server = new Server({ name: "upstream", version: "1.0.0" }, { capabilities: {} });
-  const client = new Client({ name: "toolgate", version: "0.1.0" }, { capabilities: UPSTREAM_CAPABILITIES });
+  const client = new Client({ name: "toolgate", version: "0.1.0" }, {
+    capabilities: UPSTREAM_CAPABILITIES,
+    taskStore: questions.tasks,
+  });
   questions.install(client);
   const [toServer, toClient] = InMemoryTransport.createLinkedPair();
   await Promise.all([client.connect(toServer), server.connect(toClient)]);
@@ -203,4 +214,88 @@ Deno.test("server questions: a page's completion is told to the caller whose cal
   end();
   questions.completed("e1");
   assert.deepEqual(told, ["e1"]);
+});
+
+Deno.test("server questions: a form asked as a task is routed and counted as it arrives, its answer polled while its call runs", async () => {
+  const questions = new ServerQuestions("/srv/project");
+  await using server = await connected(questions);
+  const asTask = () =>
+    server.request(
+      { method: "elicitation/create", params: { ...FORM, task: { ttl: 3_600_000 } } },
+      CreateTaskResultSchema,
+    );
+  const status = async (taskId: string): Promise<Task> =>
+    await server.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema);
+  // Nobody to answer: refused at once, no task made.
+  await assert.rejects(asTask(), /no call of toolgate's to the server is in flight/);
+
+  const answered = Promise.withResolvers<{ action: "accept"; content: { branch: string } }>();
+  const asked: string[] = [];
+  const end = questions.begin({
+    tool: await someTool(),
+    timeoutMs: 60_000,
+    questions: {
+      user: (question) => {
+        asked.push(question.message);
+        return answered.promise;
+      },
+    },
+  });
+  const { task } = await asTask();
+  // Held no longer than the call may wait, whatever the server asked.
+  assert.equal(task.ttl, 60_000);
+  assert.equal((await status(task.taskId)).status, "working");
+  answered.resolve({ action: "accept", content: { branch: "main" } });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal((await status(task.taskId)).status, "completed");
+  const result = await server.request(
+    { method: "tasks/result", params: { taskId: task.taskId } },
+    ElicitResultSchema,
+  );
+  assert.deepEqual(result.content, { branch: "main" });
+  assert.deepEqual(asked, [`The MCP server "get_time" asks, in its tool get_time: Which branch?`]);
+
+  // Each task is one of the call's questions: the 21st is refused as any question.
+  for (let i = 2; i <= 20; i++) await asTask();
+  await assert.rejects(asTask(), /it asked 21 questions in one call; a call may ask 20/);
+  // The call's end forgets its tasks: the server finds them no more.
+  end();
+  await assert.rejects(status(task.taskId), /Task not found/);
+});
+
+Deno.test("server questions: a question asked as a task and cancelled by the server stops its wait", async () => {
+  const questions = new ServerQuestions("/srv/project");
+  await using server = await connected(questions);
+  const stopped = Promise.withResolvers<unknown>();
+  const end = questions.begin({
+    tool: await someTool(),
+    timeoutMs: 60_000,
+    questions: {
+      // A user who never answers: only the task's cancel ends the wait.
+      user: (_question, { signal }) => {
+        signal.addEventListener("abort", () => stopped.resolve(signal.reason), { once: true });
+        return new Promise<never>(() => {});
+      },
+    },
+  });
+  try {
+    const { task } = await server.request(
+      { method: "elicitation/create", params: { ...FORM, task: {} } },
+      CreateTaskResultSchema,
+    );
+    const cancelled = await server.request(
+      { method: "tasks/cancel", params: { taskId: task.taskId } },
+      CancelTaskResultSchema,
+    );
+    assert.equal(cancelled.status, "cancelled");
+    // Stopped by the cancel itself (not by the call's bound, which would stop it too, a minute later).
+    assert.equal((await stopped.promise as Error).message, "the server cancelled the task");
+    const after = await server.request(
+      { method: "tasks/get", params: { taskId: task.taskId } },
+      GetTaskResultSchema,
+    );
+    assert.equal(after.status, "cancelled");
+  } finally {
+    end();
+  }
 });

@@ -304,6 +304,8 @@ export class Upstream {
     // Declared so that the server offers the tools that ask (its answers come from the caller of each call).
     const client = new Client({ name: "toolgate", version: "0.1.0" }, {
       capabilities: UPSTREAM_CAPABILITIES,
+      // The tasks of questions asked as tasks, which the server polls (each held while its call runs).
+      taskStore: this.#questions.tasks,
     });
     this.#questions.install(client);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
