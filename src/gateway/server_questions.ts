@@ -5,9 +5,10 @@
  * `serve`'s MCP client, the agent loop's terminal and endpoint, `toolgate call`'s terminal; a form's message
  * begins with the server and tool that ask, so that none passes for toolgate's own), secret values taken
  * out of what leaves toolgate; a sampling request is approved by the caller's policy, audited, and the model's
- * answer has secret values taken out before the server sees it. Roots are the workspace and the folders the
- * server's profile lets it write, nothing else. A call is asked at most `PROTOCOL_LIMITS.maxQuestions` questions. A question nobody can answer (no
- * call in flight, several, a caller without the handler) is refused at once with an MCP error; every wait is
+ * answer has secret values taken out before the server sees it. Roots are the workspace and the folders of the
+ * server's profile that it may write or that its command line names, nothing else. A call is asked at most
+ * `PROTOCOL_LIMITS.maxQuestions` questions. A question nobody can answer (no call in flight, several, a caller
+ * without the handler) is refused at once with an MCP error; every wait is
  * bounded by the call's end and {@linkcode QUESTION_TIMEOUT_MS}. A form or a sampling request asked as a task
  * goes the same way; its answer is kept for the server to fetch while the call runs (`question_tasks.ts`).
  *
@@ -93,10 +94,15 @@ interface Running {
  * ```ts
  * import assert from "node:assert/strict";
  * import { ServerQuestions } from "./server_questions.ts";
- * const questions = new ServerQuestions("/srv/project", { write: ["notes", "/home/u/Desktop"] });
+ * const questions = new ServerQuestions(
+ *   "/srv/project",
+ *   { write: ["notes", "/home/u/Desktop"], read: ["/srv/books", "/opt/server"] },
+ *   ["/opt/server/index.js", "/home/u/Desktop", "/srv/books"],
+ * );
  * assert.deepEqual(questions.roots(), [
  *   { uri: "file:///srv/project", name: "project" },
  *   { uri: "file:///home/u/Desktop", name: "Desktop" },
+ *   { uri: "file:///srv/books", name: "books" },
  * ]);
  * ```
  */
@@ -115,19 +121,28 @@ export class ServerQuestions {
   readonly tasks: QuestionTasks = new QuestionTasks();
 
   /**
-   * The questions of a server that runs in `workspace`, with the folders its manifest's profile lets it write
-   * (`grants.write`: its data, as trust counts it; what it only reads is code or an install, no root).
+   * The questions of a server that runs in `workspace`, with the folders its manifest's profile grants it
+   * (`grants`) and its command line's arguments (`args`): a folder it may write is its data, as trust counts it;
+   * a folder it may only read is a root where its command line names it (a filesystem server's read-only
+   * folder), not otherwise (its code, a package's install).
    */
-  constructor(workspace: string, grants: { readonly write: readonly string[] } = { write: [] }) {
+  constructor(
+    workspace: string,
+    grants: { readonly read: readonly string[]; readonly write: readonly string[] } = { read: [], write: [] },
+    args: readonly string[] = [],
+  ) {
     this.#workspace = workspace;
-    this.#granted = grants.write.map((path) => resolve(workspace, path));
+    const named = new Set(args.map((arg) => resolve(workspace, arg)));
+    const read = grants.read.map((path) => resolve(workspace, path)).filter((path) => named.has(path));
+    this.#granted = [...grants.write.map((path) => resolve(workspace, path)), ...read];
   }
 
   /**
    * The server's roots: the workspace, the one folder every sandbox shows it, then the folders outside it that
-   * its profile lets it write, as the manifest declares them (a filesystem server's folders: such a server
-   * serves its roots in place of its command line's folders). Nothing else: not what it only reads (its code,
-   * a package's install, the system), never the MCP client's own roots.
+   * its profile lets it write, and those it may read that its command line names, as the manifest declares them
+   * (a filesystem server's folders: such a server serves its roots in place of its command line's folders).
+   * Nothing else: not what it only reads otherwise (its code, a package's install, the system), never the MCP
+   * client's own roots.
    */
   roots(): Root[] {
     const inside = (path: string) => path === this.#workspace || path.startsWith(`${this.#workspace}/`);

@@ -128,7 +128,7 @@ export class Upstream {
 
   constructor(options: UpstreamOptions) {
     this.#options = options;
-    this.#questions = new ServerQuestions(options.workspace, options.server.profile);
+    this.#questions = new ServerQuestions(options.workspace, options.server.profile, options.server.args);
     this.#voice = new ServerVoice(options.server.name);
     // Rejected on purpose at close; whoever waits on it sees it, nobody need.
     this.#ending.promise.catch(() => {});
