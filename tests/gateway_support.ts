@@ -6,6 +6,10 @@
  * @module
  */
 import { join } from "node:path";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import { ProgressNotificationSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
+import type { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 import { probeSandbox } from "../src/sandbox/sandbox.ts";
 import { REPO, runToolgate, tempDir } from "./support.ts";
 import { withLockFolder } from "./node22.ts";
@@ -192,4 +196,35 @@ export async function auditLines(state: string): Promise<Record<string, unknown>
   };
   await walk(state);
   return lines;
+}
+
+/** A progress notification as the client got it. */
+export interface Progress {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/**
+ * Calls `name` with a progress token of the test's own and gathers every progress notification that names it: read
+ * off the wire (the SDK's `onprogress` forgets a token as the answer arrives, and may drop a notification sent just
+ * before it).
+ */
+export async function callWithProgress(client: Client, name: string, args: Record<string, unknown>) {
+  const token = `test-${crypto.randomUUID()}`;
+  const progress: Progress[] = [];
+  client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+    const { progressToken, progress: value, total, message } = notification.params;
+    if (progressToken === token) progress.push({ progress: value, total, message });
+  });
+  const answer = await client.callTool(
+    { name, arguments: args, _meta: { progressToken: token } },
+    undefined,
+    {
+      timeout: 60_000,
+    },
+  );
+  // What was sent before the answer is handled by now; a moment more for the last notification's own turn.
+  await new Promise((done) => setTimeout(done, 100));
+  return { answer, progress };
 }

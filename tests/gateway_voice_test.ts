@@ -9,13 +9,10 @@
  */
 import assert from "node:assert/strict";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
-import {
-  LoggingMessageNotificationSchema,
-  ProgressNotificationSchema,
-} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import { LoggingMessageNotificationSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import type { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
-import { EVERYTHING_STDIO, nodeServersMissing, project } from "./gateway_support.ts";
+import { callWithProgress, EVERYTHING_STDIO, nodeServersMissing, project } from "./gateway_support.ts";
 import { consoleApi, spawnConsole, until } from "./console_helpers.ts";
 import { answer, callTools, startChatServer } from "./agent/chat_server.ts";
 import { denoDir, hostEnv, launcherArgv } from "./support.ts";
@@ -31,37 +28,6 @@ interface Heard {
   readonly logger?: string;
   readonly data: unknown;
   readonly at: number;
-}
-
-/** A progress notification as the client got it. */
-interface Progress {
-  readonly progress: number;
-  readonly total?: number;
-  readonly message?: string;
-}
-
-/**
- * Calls `name` with a progress token of the test's own and gathers every progress notification that names it: read
- * off the wire (the SDK's `onprogress` forgets a token as the answer arrives, and may drop a notification sent just
- * before it).
- */
-async function callWithProgress(client: Client, name: string, args: Record<string, unknown>) {
-  const token = `test-${crypto.randomUUID()}`;
-  const progress: Progress[] = [];
-  client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
-    const { progressToken, progress: value, total, message } = notification.params;
-    if (progressToken === token) progress.push({ progress: value, total, message });
-  });
-  const answer = await client.callTool(
-    { name, arguments: args, _meta: { progressToken: token } },
-    undefined,
-    {
-      timeout: 60_000,
-    },
-  );
-  // What was sent before the answer is handled by now; a moment more for the last notification's own turn.
-  await new Promise((done) => setTimeout(done, 100));
-  return { answer, progress };
 }
 
 Deno.test({
