@@ -157,7 +157,13 @@ Deno.test({
   },
 });
 
-facilityTest("pty", ignore ? "the gateway's servers cannot run here" : NO_PTY, {
+/** A test that needs a pty besides the gateway's servers: ignored, as the file's others, where the servers cannot run. */
+function ptyTest(options: Omit<Deno.TestDefinition, "ignore">): void {
+  if (ignore) Deno.test({ ...options, ignore });
+  else facilityTest("pty", NO_PTY, options);
+}
+
+ptyTest({
   name: "voice: on a terminal, call's progress line shows the server's log and progress messages, redacted",
   fn: async () => {
     const token = { SHIFT_TOKEN: "shift-s3cret-value" };

@@ -14,6 +14,13 @@ import { launcherArgs } from "../../src/build/install.ts";
 import { auditLines, LoadSession, REPO, startServe } from "../bench/load_client.ts";
 import { within } from "../processes.ts";
 import { tempDir } from "../support.ts";
+import { probeSandbox } from "../../src/sandbox/sandbox.ts";
+
+/**
+ * How serve confines its tools here: as it would by default where bubblewrap works; unconfined where it does not
+ * (the writing tool would be refused, and what is held here is the accounting under load, not confinement).
+ */
+const SANDBOX = (await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin")).ok ? [] : ["--sandbox", "off"];
 
 const TOKEN = "load-test-token-0123456789abcdef";
 /** The large answer's size: past what a socket buffers, so that a client that stops reading stops its writer. */
@@ -78,6 +85,7 @@ Deno.test("serve --http under load: 64 sessions of mixed calls, one audit line p
   const env = await project(dir.path);
   const audit = join(dir.path, ".audit");
   await using served = await startServe(dir.path, env, TOKEN, [
+    ...SANDBOX,
     "--max-sessions",
     "80",
     "--allow-tools",
@@ -126,6 +134,7 @@ Deno.test("serve --http under load: a session that stops reading its streams hol
   await using dir = await tempDir();
   const env = await project(dir.path);
   await using served = await startServe(dir.path, env, TOKEN, [
+    ...SANDBOX,
     "--max-calls",
     "2",
     "--audit-dir",
