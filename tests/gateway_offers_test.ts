@@ -221,7 +221,11 @@ for (const [schema, what] of [[SubscribeRequestSchema, "subscribe"], [Unsubscrib
     return {};
   });
 }
-server.registerTool("noop", { description: "Does nothing." }, async () => ({ content: [] }));
+// Which start of the server answers (its pid is the same in each sandbox's own pid namespace).
+const STARTED = String(Math.random());
+server.registerTool("noop", { description: "Does nothing." }, async () => ({
+  content: [{ type: "text", text: STARTED }],
+}));
 server.registerTool("die", { description: "Ends the server." }, async () => {
   setTimeout(() => process.exit(0), 20);
   return { content: [] };
@@ -540,15 +544,19 @@ Deno.test({
     try {
       await session.client.subscribeResource({ uri });
       assert.deepEqual(await lines(), ["subscribe secret://token"]);
-      // The server ends; the next call starts it again, and it is asked for the URI the session holds.
+      // The server ends (20 ms after its answer); a call that the ending server still answers is no restart: the
+      // calls go on until another process answers, which was asked again for the URI the session holds.
+      const startOf = (result: unknown) => JSON.stringify((result as { content?: unknown }).content ?? null);
+      const first = startOf(await session.client.callTool({ name: "mcp__own__noop", arguments: {} }));
       await session.client.callTool({ name: "mcp__own__die", arguments: {} });
       let called;
       for (let tries = 0; tries < 50; tries++) {
         called = await session.client.callTool({ name: "mcp__own__noop", arguments: {} });
-        if (called.isError !== true) break;
+        if (called.isError !== true && startOf(called) !== first) break;
         await new Promise((done) => setTimeout(done, 100));
       }
       assert.notEqual(called?.isError, true, JSON.stringify(called));
+      assert.notEqual(startOf(called), first, "the server was never started again");
       for (let waited = 0; (await lines()).length < 2 && waited < 10_000; waited += 100) {
         await new Promise((done) => setTimeout(done, 100));
       }
