@@ -10,8 +10,6 @@
 import assert from "node:assert/strict";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { LoggingMessageNotificationSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
-import type { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 import { callWithProgress, EVERYTHING_STDIO, nodeServersMissing, project } from "./gateway_support.ts";
 import { consoleApi, spawnConsole, until } from "./console_helpers.ts";
 import { answer, callTools, startChatServer } from "./agent/chat_server.ts";
