@@ -115,7 +115,15 @@ export type {
   QuestionContext,
   QuestionHandlers,
   SamplingAnswer,
+  UrlQuestion,
 } from "./run/tool_questions.ts";
+export type {
+  OfferCapabilities,
+  OfferChanges,
+  OfferLink,
+  OfferList,
+  ServerOffers,
+} from "./run/offer_link.ts";
 export type { JobEvent, JobView } from "./run/jobs.ts";
 export type { JobCaps } from "./run/job_owners.ts";
 export {

@@ -19,9 +19,13 @@ export type OfferList = "resources" | "resourceTemplates" | "prompts";
 
 /** What a server declared it offers (its `initialize` capabilities), for the front end's own. */
 export interface OfferCapabilities {
+  /** It offers resources. */
   readonly resources: boolean;
+  /** Its resources can be subscribed to. */
   readonly subscribe: boolean;
+  /** It offers prompts. */
   readonly prompts: boolean;
+  /** It completes prompt and template arguments. */
   readonly completions: boolean;
 }
 
