@@ -29,6 +29,7 @@ export class ChildTransport implements Transport {
   #writer?: WritableStreamDefaultWriter<Uint8Array>;
   #closed = false;
   #stderr = "";
+  #stderrRead: Promise<void> = Promise.resolve();
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
@@ -42,10 +43,15 @@ export class ChildTransport implements Transport {
     return this.#stderr;
   }
 
+  /** Settles once the child's stderr has ended (everything it wrote is in {@linkcode ChildTransport.stderr}). */
+  get stderrEnded(): Promise<void> {
+    return this.#stderrRead;
+  }
+
   start(): Promise<void> {
     this.#writer = this.#child.stdin.getWriter();
     void this.#read();
-    void this.#readStderr();
+    this.#stderrRead = this.#readStderr();
     return Promise.resolve();
   }
 

@@ -384,11 +384,12 @@ export class Upstream {
       ]));
     } catch (error) {
       const timedOut = isRecord(error) && error.code === -32001;
-      // A server that ended by itself is said by its exit, which may land a moment after the SDK's own
-      // "Connection closed" (the pipe closes before the status is reaped): waited for briefly, never long.
+      // A server that ended by itself is said by its exit and its last stderr lines, which may land a while after
+      // the SDK's own "Connection closed" on a loaded machine (the pipe closes before the status is reaped): waited
+      // for, never longer than two seconds (a server that closed its stdout and lives on is ended below).
       const ended = timedOut ? undefined : await Promise.race([
-        exit.then((status) => status, () => undefined),
-        new Promise<undefined>((resolve) => after(250, () => resolve(undefined))),
+        exit.then(async (status) => (await transport.stderrEnded, status), () => undefined),
+        new Promise<undefined>((resolve) => after(2000, () => resolve(undefined))),
       ]);
       await this.#end(child);
       if (this.#closed) throw new UpstreamError("toolgate is ending");
