@@ -244,6 +244,7 @@ export function bridgeLaunch(): BeltLaunch {
     `--allow-read=${BRIDGE_SOCKET}`,
     `--allow-write=${BRIDGE_SOCKET}`,
     "--allow-run",
+    "--allow-env=DENO_NO_UPDATE_CHECK",
   ];
   switch (packaging()) {
     case "binary":

@@ -11,6 +11,14 @@
 /** Where the bridge listens inside the sandbox. */
 export const BRIDGE_PORT = 3128;
 
+/**
+ * The bridge is a Deno program run with `deno run`, and Deno looks for a newer release of itself at start, through
+ * the call's proxy variables: the launcher sets `DENO_NO_UPDATE_CHECK` to this value for the bridge alone (unless
+ * the tool passes a value of its own), and the bridge takes it out of the environment before the tool starts. Else
+ * every call that names hosts would have `dl.deno.land` refused on its audit line, and named as the likely fix.
+ */
+export const BRIDGE_QUIET = { name: "DENO_NO_UPDATE_CHECK", value: "toolgate-bridge" } as const;
+
 /** Copies one stream into another until either ends. */
 async function pipe(from: Deno.Conn, to: Deno.Conn): Promise<void> {
   try {
@@ -72,6 +80,12 @@ export async function runBridge(args: readonly string[]): Promise<number> {
   }
   const listener = Deno.listen({ hostname: "127.0.0.1", port: BRIDGE_PORT });
   void accept(listener, socket, token);
+  // The tool inherits the call's environment as the launcher made it, less what was set for the bridge alone.
+  try {
+    if (Deno.env.get(BRIDGE_QUIET.name) === BRIDGE_QUIET.value) Deno.env.delete(BRIDGE_QUIET.name);
+  } catch {
+    // A compiled toolgate's bridge may not read its environment: it looks for no release either.
+  }
   const status = await new Deno.Command(program, {
     args: rest,
     stdin: "inherit",

@@ -27,7 +27,7 @@ import { SECCOMP_FD, seccompWrapper, writeSeccompFile } from "./seccomp_file.ts"
 import type { EgressProxy } from "./egress_proxy.ts";
 import type { EgressDecision } from "./proxy_settings.ts";
 import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
-import { BRIDGE_PORT } from "./net_bridge.ts";
+import { BRIDGE_PORT, BRIDGE_QUIET } from "./net_bridge.ts";
 import { type Denial, failure, type FailureEnvelope } from "../contract.ts";
 import { type ControlPlane } from "./control_plane.ts";
 import { escapesBinDir } from "../manifest/bin_listing.ts";
@@ -374,6 +374,9 @@ export class ToolLauncher {
           ...credentials.map((c) => [c.binding.env, c.placeholder]),
           ...CA_BUNDLE_VARIABLES.map((name) => [name, CA_BUNDLE_INSIDE]),
         ]);
+      }
+      if (!tool.envPassthrough.includes(BRIDGE_QUIET.name)) {
+        extraEnv = { ...extraEnv, [BRIDGE_QUIET.name]: BRIDGE_QUIET.value };
       }
       const registered = proxy.register(tool.profile.net, (decision) => egress.push(decision), credentials);
       unregister = registered.unregister;

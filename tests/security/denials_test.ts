@@ -160,6 +160,48 @@ hostTest(
   },
 );
 
+confinedTest(
+  "denials: the net bridge's own Deno asks no host of the call's proxy (no dl.deno.land on the line), and the tool gets no variable of the bridge's",
+  async () => {
+    const dir = await realTempDir("toolgate_denials_bridge_");
+    const auditDir = join(dir, ".audit");
+    try {
+      await writeFiles(dir, {
+        "tools.json": {
+          tools: [{
+            name: "quiet",
+            command: ["./tools/bin/run_script"],
+            permissions: { net: ["api.example.com"] },
+          }],
+        },
+        "tools/bin/run_script": await Deno.readTextFile(
+          join(SCRIPT_FIXTURE, "..", "tools", "bin", "run_script"),
+        ),
+      });
+      await Deno.chmod(join(dir, "tools/bin/run_script"), 0o755);
+      const executor = await scriptExecutor(dir, {
+        env: {
+          PATH: "/usr/local/bin:/usr/bin:/bin",
+          HOME: Deno.env.get("HOME") ?? "/root",
+          XDG_STATE_HOME: dir,
+        },
+        auditDir,
+        auditKey: AUDIT_KEY,
+      }, join(dir, "tools.json"));
+      // Long enough for Deno's look for a newer release of itself, which it starts at once, to reach the proxy.
+      const envelope = await executor.call("quiet", JSON.stringify({ script: "sleep 2; env | cut -d= -f1" }));
+      await executor.close();
+      assert.ok(envelope.ok, JSON.stringify(envelope));
+      assert.equal(envelope.denials, undefined, JSON.stringify(envelope));
+      assert.doesNotMatch(JSON.stringify(envelope.result), /DENO_NO_UPDATE_CHECK/);
+      const line = (await readAudit(auditDir)).find((r) => r.tool === "quiet");
+      assert.equal(line?.egress, undefined, JSON.stringify(line));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
 confinedTest("denials: a helper in a folder the sandbox does not show is a path denial", async () => {
   await using hidden = await tempDir();
   await using work = await tempDir();
