@@ -109,7 +109,7 @@ Deno.test("serve --http: a background exec is a task; tasks/get, tasks/cancel an
   );
 
   await t.step(
-    "tasks/cancel ends the job's tree; the job tool says killed by user; another caller sees nothing",
+    "tasks/cancel ends the job's tree, the job tool says killed by user, another caller sees nothing",
     async () => {
       const task = await startJob(server.url, "sleep 300 & echo pids $$ $! > pids; wait");
       assert.equal(task.status, "working");

@@ -142,7 +142,7 @@ poolTest(
     );
 
     await t.step(
-      "tasks/cancel reaches the worker: the call's tree ends there; another client cancels nothing",
+      "tasks/cancel reaches the worker: the call's tree ends there, another client cancels nothing",
       async () => {
         const created = await request(server.url, "tools/call", { name: "tree", arguments: {} });
         assert.equal(created.result?.resultType, "task", JSON.stringify(created));
