@@ -9,8 +9,8 @@
  * (`killed_by: "user"`, in the job's audit line too). The task's id is its own (random); the job's id, pid and log
  * file are in its `_meta["toolgate/job"]`, for the `job` tool. A task is its caller's (the caller key of
  * `stateless_wire.ts`, the job's scope too): another caller is told it does not exist. An ended task is kept
- * {@linkcode TASK_LIMITS}' `ttlMs`, then forgotten; a caller keeps at most `maxPerCaller` (the oldest ended one goes
- * first).
+ * {@linkcode TASK_LIMITS}' `ttlMs`, then forgotten; a caller keeps at most `maxPerCaller`, and all callers together
+ * 64 times that (the oldest ended one goes first).
  *
  * Not here: a long call as a task (`tasks.ts`); the jobs (`run/background_jobs.ts`); the `job` tool
  * (`run/job_tool.ts`).
@@ -26,6 +26,12 @@ import { TASK_LIMITS, type TaskStatus } from "./tasks.ts";
 
 /** The `_meta` key of a job task's job: what the background `exec` answered (`job_id`, `pid`, `log_file`, ...). */
 export const JOB_META = "toolgate/job";
+
+/**
+ * The most job tasks kept at once, every caller's: a caller's name is its own claim, so callers are many at will;
+ * past it, the oldest ended task goes first.
+ */
+const MAX_TASKS = TASK_LIMITS.maxPerCaller * 64;
 
 /** The log lines a job task's result carries: the `job` tool's default. */
 const TAIL_LINES = JOB_ARGS.properties.tail_lines.default;
@@ -102,11 +108,15 @@ export class JobTasks {
     return { resultType: "task", ...this.#fields(task) };
   }
 
-  /** Past the cap, `caller`'s oldest ended task goes (a running job's task is never dropped). */
+  /**
+   * Past the caps (per caller, and in all), the oldest ended task goes: `caller`'s own, then anyone's (a running
+   * job's task is never dropped: the job caps bound those).
+   */
   #room(caller: string): void {
-    const own = [...this.#tasks.values()].filter((task) => task.caller === caller);
-    if (own.length < TASK_LIMITS.maxPerCaller) return;
-    const ended = own.find((task) => task.job.state !== "running");
+    const tasks = [...this.#tasks.values()];
+    const own = tasks.filter((task) => task.caller === caller);
+    const drop = own.length >= TASK_LIMITS.maxPerCaller ? own : this.#tasks.size >= MAX_TASKS ? tasks : [];
+    const ended = drop.find((task) => task.job.state !== "running");
     if (ended !== undefined) this.#tasks.delete(ended.id);
   }
 
