@@ -200,3 +200,49 @@ Deno.test("serve --http: a background exec is a task; tasks/get, tasks/cancel an
     assert.match(plain.result.structuredContent.job_id, /^job-\d+$/);
   });
 });
+
+Deno.test("serve --http: a background exec that needs a person's approval asks it by a round first, then is a task", async () => {
+  await using dir = await scratch();
+  await using state = await scratch();
+  await using server = await spawnHttp(
+    Deno.execPath(),
+    cliArgs([...GRANTS.broad, "--allow-net=127.0.0.1"], [
+      "serve",
+      "--http",
+      "0",
+      "--tools",
+      join(REPO, "tools.json"),
+      "--sandbox",
+      "off",
+      "--kill-grace",
+      "0.5",
+      "--cwd",
+      dir.path,
+    ]),
+    { TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: state.path },
+  );
+  const caps = { ...TASKS, elicitation: {} };
+  const args = { shell: "echo approved > ran", background: true };
+  const round = await request(server.url, "tools/call", { name: "exec", arguments: args }, OWNER, caps);
+  assert.equal(round.result?.resultType, "input_required", JSON.stringify(round));
+  assert.ok("toolgate_approval" in round.result.inputRequests);
+  // Nothing ran while the approval is asked.
+  await assert.rejects(Deno.stat(join(dir.path, "ran")), Deno.errors.NotFound);
+  const created = await request(
+    server.url,
+    "tools/call",
+    {
+      name: "exec",
+      arguments: args,
+      inputResponses: { toolgate_approval: { action: "accept", content: { always: false } } },
+      requestState: round.result.requestState,
+    },
+    OWNER,
+    caps,
+  );
+  assert.equal(created.result?.resultType, "task", JSON.stringify(created));
+  const done = await settle(server.url, created.result.taskId);
+  assert.equal(done.status, "completed");
+  assert.equal(done.result.structuredContent.exit_code, 0);
+  assert.equal(await Deno.readTextFile(join(dir.path, "ran")), "approved\n");
+});
