@@ -8,7 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
+import { auditDirFor } from "../../src/state/state.ts";
+import { killLeftovers, parsePids, readAudit, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
 import { FIXTURES } from "../support.ts";
 import { serveArgs, spawnHttp } from "../mcp/helpers.ts";
 import { natsServer, POOL_ENV, poolTest, startWorker, writePoolManifest } from "./helpers.ts";
@@ -89,11 +90,14 @@ poolTest(
     const manifest = await writePoolManifest(dir.path, TOOLS);
     // The worker has a workspace of its own: what ran there ran on the worker.
     await using away = await scratch();
+    await using state = await scratch();
     await using _worker = await startWorker(nats.url, manifest, away.path, "w1");
     await using server = await spawnHttp(
       Deno.execPath(),
-      serveArgs(["--http", "0", "--allow-absolute-commands", "--executor", nats.url], dir.path, manifest),
-      { ...POOL_ENV, TOOLGATE_MCP_TOKEN: TOKEN },
+      // With its audit log: the line of a call cancelled on the worker says who stopped it.
+      serveArgs(["--http", "0", "--allow-absolute-commands", "--executor", nats.url], dir.path, manifest)
+        .filter((arg) => arg !== "--no-audit"),
+      { ...POOL_ENV, TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: state.path },
     );
 
     await t.step("a long pooled call is a task, polled to its result", async () => {
@@ -156,6 +160,15 @@ poolTest(
           assert.deepEqual(cancelled.result, { resultType: "complete" });
           assert.deepEqual(await waitGone(pids, 15_000), [], `still alive on the worker: ${pids}`);
           assert.equal((await settle(server.url, taskId)).status, "cancelled");
+          const audit = auditDirFor({ XDG_STATE_HOME: state.path }, dir.path);
+          let line: Record<string, unknown> | undefined;
+          const deadline = performance.now() + 10_000;
+          while (line === undefined && performance.now() < deadline) {
+            line = (await readAudit(audit).catch(() => [])).find((record) => record.tool === "tree");
+            if (line === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          assert.equal(line?.killed_by, "user", JSON.stringify(line));
+          assert.equal(line?.worker, "w1", JSON.stringify(line));
         } finally {
           killLeftovers(pids);
         }
