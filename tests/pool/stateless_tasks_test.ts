@@ -116,10 +116,9 @@ poolTest(
         const { taskId } = created.result;
         const waiting = await settle(server.url, taskId, "input_required");
         assert.equal(waiting.status, "input_required", JSON.stringify(waiting));
-        // One open question, keyed by the relay's id for it (the worker's nonce, not the tool's own id).
-        const keys = Object.keys(waiting.inputRequests);
-        assert.equal(keys.length, 1, JSON.stringify(waiting.inputRequests));
-        const [key] = keys;
+        // One open question, keyed by the tool's own id for it, as a local tool's question is.
+        assert.deepEqual(Object.keys(waiting.inputRequests), ["q"]);
+        const key = "q";
         assert.equal(waiting.inputRequests[key].method, "elicitation/create");
         assert.equal(waiting.inputRequests[key].params.message, "Deploy where?");
         // Another client's answer is not taken.
