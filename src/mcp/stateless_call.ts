@@ -11,6 +11,9 @@
  * what the client did not declare it can answer (`sampling`, `elicitation`) is refused before it runs, with the
  * revision's `MissingRequiredClientCapability` error.
  *
+ * For a client of the tasks extension, a call still running after a moment goes on as a task (`tasks.ts`), and a
+ * background `exec` is, as soon as its job runs, the task of that job (`job_tasks.ts`).
+ *
  * Not here: the checks every request passes (`stateless.ts`); the wire (`stateless_wire.ts`).
  *
  * @module
