@@ -30,7 +30,9 @@ import {
   SetLevelRequestSchema,
   type Tool,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
+import { type Envelope, failure, type FailureEnvelope, isRecord } from "../contract.ts";
+import { EXEC_TOOL } from "../run/builtins.ts";
+import type { Job } from "../run/job.ts";
 import type { CallSeen } from "../run/call_watch.ts";
 import { carrierFromMeta, decideInSpan, errorType } from "../run/tracing.ts";
 import { toMcp } from "../manifest/tool_definitions.ts";
@@ -425,6 +427,25 @@ export class ToolService {
   /** What the tool listed as `name` asks while it runs (`"user"`, `"model"`); none for a name not listed. */
   asks(name: string): readonly string[] {
     return this.#options.executor.manifest.byName.get(this.#fullName(name))?.asks ?? [];
+  }
+
+  /**
+   * Does this call of the tool listed as `name` start a background job (the built-in `exec` with `background`)?
+   * Read before the call runs, as the preflight will coerce it (`true` or `"true"`).
+   */
+  startsJob(name: string, args: unknown): boolean {
+    const tool = this.#options.executor.manifest.byName.get(this.#fullName(name));
+    const background = isRecord(args) ? args.background : undefined;
+    return tool?.builtin === EXEC_TOOL && (background === true || background === "true");
+  }
+
+  /**
+   * The background job `id` of the caller without a session keyed `caller` (its job scope), running or ended, as
+   * that caller's `job` tool sees it; `undefined` for a caller not kept, or a job not its own.
+   */
+  callerJob(caller: string, id: string): Job | undefined {
+    const session = this.#callers.get(caller);
+    return session === undefined ? undefined : this.#options.executor.job(id, session.id);
   }
 
   /**

@@ -11,6 +11,9 @@
  * what the client did not declare it can answer (`sampling`, `elicitation`) is refused before it runs, with the
  * revision's `MissingRequiredClientCapability` error.
  *
+ * For a client of the tasks extension, a call still running after a moment goes on as a task (`tasks.ts`), and a
+ * background `exec` is, as soon as its job runs, the task of that job (`job_tasks.ts`).
+ *
  * Not here: the checks every request passes (`stateless.ts`); the wire (`stateless_wire.ts`).
  *
  * @module
@@ -36,6 +39,7 @@ import {
 import { type WaitingCall, WaitingCalls } from "./question_rounds.ts";
 import type { SecretPages } from "./secret_page.ts";
 import { declaresTasks, TASK_LIMITS, Tasks, TASKS_EXTENSION } from "./tasks.ts";
+import { JobTasks } from "./job_tasks.ts";
 import { after } from "../base/timer.ts";
 import {
   answered,
@@ -80,6 +84,7 @@ export class StatelessCalls {
   readonly #rounds = new RoundStates();
   readonly #waiting = new WaitingCalls();
   readonly #tasks = new Tasks();
+  readonly #jobTasks = new JobTasks();
 
   constructor(service: ToolService, pages?: SecretPages) {
     this.#service = service;
@@ -90,6 +95,7 @@ export class StatelessCalls {
   close(): void {
     this.#waiting.stopAll();
     this.#tasks.stopAll();
+    this.#jobTasks.clear();
   }
 
   /**
@@ -117,13 +123,15 @@ export class StatelessCalls {
     }
     const caller = callerKey(from.connection, meta);
     const unknown = () => rejected(400, id, STATELESS_ERRORS.invalidParams, "Invalid params: no such task");
+    // A background job's task first (its own ids), then a long call's.
     if (method === "tasks/get") {
-      const task = this.#tasks.get(caller, params.taskId);
+      const task = this.#jobTasks.get(caller, params.taskId) ?? this.#tasks.get(caller, params.taskId);
       return task === undefined ? unknown() : answered(id, task);
     }
     const done = method === "tasks/update"
-      ? this.#tasks.update(caller, params.taskId, params.inputResponses)
-      : this.#tasks.cancel(caller, params.taskId);
+      ? this.#jobTasks.update(caller, params.taskId) ||
+        this.#tasks.update(caller, params.taskId, params.inputResponses)
+      : this.#jobTasks.cancel(caller, params.taskId) || this.#tasks.cancel(caller, params.taskId);
     return done ? answered(id, {}) : unknown();
   }
 
@@ -217,6 +225,11 @@ export class StatelessCalls {
       questions: waiting.questions(capabilities),
     }).then((done) => answered(id, done as Record<string, unknown>), (error) => this.#failed(id, error));
     waiting.result = result;
+    // A client of the tasks extension: a background `exec` is a task as soon as its job runs.
+    if (declaresTasks(capabilities) && this.#service.startsJob(name, params.arguments)) {
+      const answer = await this.#next(id, waiting, binding, from, logLevel(meta));
+      return this.#jobTask(answer, binding.caller) ?? answer;
+    }
     // A client of the tasks extension: a call still running after a moment goes on as a task, its request answered.
     if (declaresTasks(capabilities) && this.#tasks.room(binding.caller)) {
       // Until it is a task, the call is its request's: a client that goes away ends it.
@@ -276,6 +289,27 @@ export class StatelessCalls {
       from.signal.removeEventListener("abort", gone);
       waiting.notify = undefined;
     }
+  }
+
+  /**
+   * A background `exec`'s answer as the task of the job it started: undefined when it started none (refused, an
+   * approval round, an error), and the answer goes as it is.
+   */
+  #jobTask(answer: StatelessAnswer, caller: string): StatelessAnswer | undefined {
+    const { response } = answer;
+    if (!("result" in response) || response.result.resultType !== "complete") return undefined;
+    const started = response.result.structuredContent;
+    if (response.result.isError === true || !isRecord(started) || started.background !== true) {
+      return undefined;
+    }
+    const job = typeof started.job_id === "string"
+      ? this.#service.callerJob(caller, started.job_id)
+      : undefined;
+    if (job === undefined) return undefined;
+    return {
+      status: 200,
+      response: { jsonrpc: "2.0", id: response.id, result: this.#jobTasks.start(caller, job, started) },
+    };
   }
 
   /** A call's rejection as its answer: a round to answer (an approval, a secret), or a JSON-RPC error. */

@@ -85,16 +85,25 @@ export class WorkerRelay {
       }).catch(() => {});
     };
     const questions: QuestionHandlers = {
-      user: async (question, { signal }) =>
-        asElicitAnswer(await this.#ask(call, { type: "elicit", ...question }, signal)),
-      model: async (request, { signal }) =>
-        asSamplingAnswer(await this.#ask(call, { type: "sample", ...request }, signal)),
+      user: async (question, { signal, id }) =>
+        asElicitAnswer(await this.#ask(call, { type: "elicit", ...question }, signal, id)),
+      model: async (request, { signal, id }) =>
+        asSamplingAnswer(await this.#ask(call, { type: "sample", ...request }, signal, id)),
     };
     return { questions, onToolEvent, sent: () => chain };
   }
 
-  /** One question to the caller: its answer, or an error the tool reads (the caller is gone, refused, the call ended). */
-  async #ask(call: CallAddress, question: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  /**
+   * One question to the caller: its answer, or an error the tool reads (the caller is gone, refused, the call
+   * ended). The question goes with the tool's own id for it (`id`; the nonce where it has none), which the caller
+   * shows its own client (an input-required round's key), and the nonce, which its answer names.
+   */
+  async #ask(
+    call: CallAddress,
+    question: Record<string, unknown>,
+    signal: AbortSignal,
+    id?: string | number,
+  ): Promise<unknown> {
     const { nc, key, name } = this.#options;
     if (signal.aborted) throw new Error("the call ended before its caller answered");
     const nonce = crypto.randomUUID();
@@ -110,7 +119,7 @@ export class WorkerRelay {
         id: call.id,
         worker: name,
         nonce,
-        question: { ...question, id: nonce },
+        question: { ...question, id: id ?? nonce },
       });
       try {
         await nc.request(call.reply, encode(ask), { timeout: POOL.answerMs });
@@ -200,6 +209,8 @@ export class CallerRelay {
   readonly #desk?: QuestionDesk;
   /** Where each open question's answer goes, by nonce. */
   readonly #open = new Map<string, { readonly worker: string; readonly control: string }>();
+  /** The nonce of each open question, by the id its desk knows it by (the tool's own, or the nonce). */
+  readonly #nonces = new Map<string | number, string>();
   readonly #asked = new Set<string>();
   #lastEvent = 0;
   #events = 0;
@@ -270,9 +281,11 @@ export class CallerRelay {
       return refuse("the worker relayed something that is not a question");
     }
     const line = read.message;
+    // The tool's own id, as a local tool's question has it; the nonce where another open question holds that id.
+    const id = this.#nonces.has(line.id) ? message.nonce : line.id;
     const question: ToolQuestion = line.type === "elicit"
-      ? { asks: "user", id: message.nonce, message: line.message, requestedSchema: line.requestedSchema }
-      : { asks: "model", id: message.nonce, request: line.request };
+      ? { asks: "user", id, message: line.message, requestedSchema: line.requestedSchema }
+      : { asks: "model", id, request: line.request };
     const target = this.#options.target;
     if (this.#desk === undefined || target === undefined) {
       return refuse("this caller of toolgate cannot ask anyone");
@@ -282,6 +295,7 @@ export class CallerRelay {
         `the caller's manifest entry of ${target.tool.name} does not declare "asks": ["${question.asks}"]`,
       );
     }
+    this.#nonces.set(id, message.nonce);
     this.#desk.ask(question);
   }
 
@@ -290,14 +304,17 @@ export class CallerRelay {
     this.#desk?.close();
   }
 
-  /** An answer line from the desk (`{"type":"answer","id":NONCE,...}`), sent to its worker. */
+  /** An answer line from the desk (`{"type":"answer","id":ID,...}`), sent to its worker under its question's nonce. */
   async #answer(bytes: Uint8Array): Promise<boolean> {
     const line: unknown = JSON.parse(new TextDecoder().decode(bytes));
-    if (!isRecord(line) || typeof line.id !== "string") return false;
+    if (!isRecord(line) || (typeof line.id !== "string" && typeof line.id !== "number")) return false;
+    const nonce = this.#nonces.get(line.id);
+    if (nonce === undefined) return false;
+    this.#nonces.delete(line.id);
     const error = isRecord(line.error) && typeof line.error.message === "string"
       ? line.error.message
       : undefined;
-    return await this.#send(line.id, error === undefined ? { answer: line.answer } : { error });
+    return await this.#send(nonce, error === undefined ? { answer: line.answer } : { error });
   }
 
   async #send(nonce: string, outcome: { answer?: unknown; error?: string }): Promise<boolean> {

@@ -62,6 +62,11 @@ export class BackgroundJobs {
     }));
   }
 
+  /** The job `id` of `scope`, running or ended, while the table remembers it; `undefined` for another scope's. */
+  lookup(id: string, scope: string): Job | undefined {
+    return this.#jobs?.lookup(id, scope);
+  }
+
   /** Stops the job `id` of `scope` as its user (`killed_by: "user"`); false when there is no such running job. */
   stop(id: string, scope: string): boolean {
     const job = this.#jobs?.lookup(id, scope);

@@ -32,6 +32,7 @@ import { runForeground } from "./foreground.ts";
 import { GatewayLink } from "./gateway_link.ts";
 import { OfferLink } from "./offer_link.ts";
 import type { JobView } from "./jobs.ts";
+import type { Job } from "./job.ts";
 import { runInPool } from "./pool_call.ts";
 import { startNotes } from "./start_notes.ts";
 import { NO_TRACING, type Tracing } from "./tracing.ts";
@@ -398,6 +399,14 @@ export class Executor {
   /** Every background job still remembered, of every scope: for the operator (the console), never a model. */
   jobList(): JobView[] {
     return this.#jobs.list();
+  }
+
+  /**
+   * The background job `id` of `scope` (an MCP session's id, a stateless caller's), running or ended, while the
+   * job table remembers it; `undefined` for another scope's job, as the `job` tool sees it.
+   */
+  job(id: string, scope: string): Job | undefined {
+    return this.#jobs.lookup(id, scope);
   }
 
   /** Stops the job `id` of `scope` as its user (`killed_by: "user"`); false when there is no such running job. */

@@ -10,7 +10,7 @@ import { stoppedByUser, userStopped } from "../process/stop.ts";
 import { ToolFailure } from "../contract/tool_output.ts";
 import { Args, type ArgValues, readArgs } from "../contract/args.ts";
 import { JOB_ARGS } from "../contract/job_args.ts";
-import { JOB_DEFAULTS } from "./job.ts";
+import { type Job, JOB_DEFAULTS } from "./job.ts";
 import type { JobManager } from "./jobs.ts";
 
 /** What the `job` tool's call carries besides its arguments. */
@@ -89,11 +89,7 @@ export async function answerJobCall(
     });
   }
   const tailLines = read.tail_lines;
-  const answer = (warnings: string[] = []) =>
-    withDenials(
-      success(job.snapshot(tailLines), { tool, warnings: [...job.warnings(), ...warnings] }),
-      job.denials,
-    );
+  const answer = (warnings: string[] = []) => jobAnswer(job, tailLines, warnings);
   switch (action) {
     case "poll":
       return answer();
@@ -118,4 +114,39 @@ export async function answerJobCall(
       return answer(job.state === "running" ? ["the job was told to stop but has not ended yet"] : []);
     }
   }
+}
+
+/**
+ * What the `job` tool answers of `job` (`poll`, and `wait` or `kill` once they are done): its snapshot with the log's
+ * last `tailLines` lines, its warnings and `warnings` beside them, and what toolgate refused it. An MCP task that
+ * follows a background job (`mcp/job_tasks.ts`) inlines the same answer, so that the two never disagree.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { jobAnswer } from "./job_tool.ts";
+ * import { JobManager } from "./jobs.ts";
+ * const dir = await Deno.makeTempDir();
+ * const jobs = new JobManager({ dir });
+ * const started = await jobs.start({
+ *   scope: "",
+ *   command: { argv: ["true"] },
+ *   cwd: ".",
+ *   request: {
+ *     program: "/bin/true", args: [], env: {}, cwd: dir, stdin: new Uint8Array(), timeoutMs: 10_000, graceMs: 500,
+ *   },
+ * });
+ * assert.ok(started.ok);
+ * await started.job.done;
+ * const envelope = jobAnswer(started.job, 10);
+ * assert.ok(envelope.ok && envelope.tool === "job");
+ * assert.equal((envelope.result as { state: string }).state, "exited");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export function jobAnswer(job: Job, tailLines: number, warnings: readonly string[] = []): Envelope {
+  return withDenials(
+    success(job.snapshot(tailLines), { tool: "job", warnings: [...job.warnings(), ...warnings] }),
+    job.denials,
+  );
 }

@@ -30,13 +30,13 @@ try {
 }
 
 /** A test that needs a NATS server: ignored with a printed reason without one, failed instead on CI. */
-export function poolTest(name: string, fn: () => Promise<void>): void {
+export function poolTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
   Deno.test({
     name,
     ignore,
-    fn: async () => {
+    fn: async (t) => {
       if (problem !== undefined) throw problem;
-      await fn();
+      await fn(t);
     },
   });
 }
