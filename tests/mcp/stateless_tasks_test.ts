@@ -80,9 +80,17 @@ Deno.test("serve --http: the tasks extension runs a long call as a task: get, up
   await t.step(
     "a quick call is a plain result; a long one a task, polled to its inlined result",
     async () => {
-      const quick = await request(server.url, "tools/call", { name: "echo", arguments: { text: "now" } });
-      assert.equal(quick.body.result.resultType, "complete");
-      assert.equal(quick.body.result.taskId, undefined);
+      // A loaded machine may take the first calls past the 500 ms: one of three quick calls is plain at least.
+      const quick = [];
+      for (let i = 0; i < 3 && quick.at(-1)?.body.result.resultType !== "complete"; i++) {
+        quick.push(await request(server.url, "tools/call", { name: "echo", arguments: { text: "now" } }));
+      }
+      assert.equal(
+        quick.at(-1)?.body.result.resultType,
+        "complete",
+        JSON.stringify(quick.map((q) => q.body)),
+      );
+      assert.equal(quick.at(-1)?.body.result.taskId, undefined);
       const created = await request(server.url, "tools/call", { name: "slow", arguments: { seconds: 1.5 } });
       const task = created.body.result;
       assert.equal(task.resultType, "task", JSON.stringify(created.body));
