@@ -29,7 +29,7 @@ import {
   type UncheckedCall,
 } from "./protocol.ts";
 import { ReplayGuard } from "./replay_guard.ts";
-import { signed, verified } from "./signing.ts";
+import { type PoolSigningKey, signed, verified } from "./signing.ts";
 import { WorkerRelay } from "./question_relay.ts";
 import type { CallWatch } from "../run/call_watch.ts";
 import type { TraceCarrier } from "../run/tracing.ts";
@@ -51,7 +51,7 @@ export interface WorkerOptions {
   /** The hash of the executor's manifest: a call made against another one is never run here. */
   readonly manifest: string;
   /** The pool's key: a call (and a go, a cancel) not signed with it is never heeded; replies are signed with it. */
-  readonly key: CryptoKey;
+  readonly key: PoolSigningKey;
   /** The clock calls' timestamps are held against (ms since the epoch; default `Date.now`). */
   readonly now?: () => number;
   /** The worker's name in messages and audit lines. */

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Manifest } from "../../src/manifest/manifest_types.ts";
 import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
 import { PoolClient } from "../../src/pool/client.ts";
-import { importPoolKey } from "../../src/pool/signing.ts";
+import { importPoolKey, type PoolSigningKey } from "../../src/pool/signing.ts";
 import { baseEnv, BIN } from "../executor_helpers.ts";
 import { denoDir, REPO } from "../support.ts";
 import { launcherArgs } from "../support.ts";
@@ -45,7 +45,7 @@ export function poolTest(name: string, fn: () => Promise<void>): void {
 export const POOL_KEY_TEXT = "tests-pool-key-0123456789abcdefghijklmnopqrstuvwxyz";
 
 /** {@linkcode POOL_KEY_TEXT} as the HMAC key callers and workers sign with. */
-export const POOL_KEY: CryptoKey = await importPoolKey(POOL_KEY_TEXT, "the tests' pool key");
+export const POOL_KEY: PoolSigningKey = await importPoolKey(POOL_KEY_TEXT, "the tests' pool key");
 
 const keyDir = await Deno.makeTempDir({ prefix: "toolgate_pool_key_" });
 globalThis.addEventListener("unload", () => Deno.removeSync(keyDir, { recursive: true }));
