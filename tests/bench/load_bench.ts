@@ -253,7 +253,12 @@ export async function benchLoad(): Promise<Record<string, number>> {
   const servers: Record<string, Awaited<ReturnType<typeof startServe>>> = {};
   const tallies: Record<string, Record<number, Tally>> = {};
   let auditExpected: Record<string, number> = {};
+  /** serve's resident memory, MiB: with N sessions open and each having made one call. */
   const memory: Record<number, number> = {};
+  /** The same with N sessions open, before their calls. */
+  const memoryOpen: Record<number, number> = {};
+  /** Before the sessions opened, and once they are closed again. */
+  const memoryIdle: { before?: number; after?: number; again?: number } = {};
   const memoryErrors: string[] = [];
   const audited: Record<string, number> = {};
   const auditDirs: Record<string, string> = {};
@@ -472,29 +477,50 @@ export async function benchLoad(): Promise<Record<string, number>> {
       await upstream?.close();
     }
 
-    // Resident memory with 16, then 256, sessions open (each has made one call), on the unconfined serve.
+    // Resident memory (VmRSS) with none, 16, then 256 sessions open, on the unconfined serve: each time once they
+    // are open, and again once each has made one call; once they are closed; and after 256 more.
     const memoryServer = servers.unconfined ?? servers.confined;
     const memoryAudit = servers.unconfined !== undefined ? "unconfined" : "confined";
     if (memoryServer !== undefined) {
+      // Let the runtime settle (a collection may be due) before reading.
+      const settled = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        return await residentMiB(memoryServer.pid);
+      };
+      const inBatches = async <T>(count: number, each: (i: number) => Promise<T>): Promise<T[]> => {
+        const all: T[] = [];
+        for (let i = 0; i < count; i += 16) {
+          all.push(
+            ...await Promise.all(Array.from({ length: Math.min(16, count - i) }, (_, j) => each(i + j))),
+          );
+        }
+        return all;
+      };
+      memoryIdle.before = await settled();
       const open: LoadSession[] = [];
       for (const target of MEMORY_SESSIONS) {
-        while (open.length < target) {
-          const batch = await Promise.all(
-            Array.from({ length: Math.min(16, target - open.length) }, async () => {
-              const session = await LoadSession.open(memoryServer.url, TOKEN);
-              const outcome = await session.call("trivial", {});
-              if (outcome.error !== undefined) memoryErrors.push(outcome.error);
-              return session;
-            }),
-          );
-          open.push(...batch);
-          auditExpected[memoryAudit] += batch.length;
-        }
-        // Let the runtime settle (a collection may be due) before reading.
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        memory[target] = await residentMiB(memoryServer.pid);
+        const opened = await inBatches(target - open.length, () => LoadSession.open(memoryServer.url, TOKEN));
+        open.push(...opened);
+        memoryOpen[target] = await settled();
+        await inBatches(opened.length, async (i) => {
+          const outcome = await opened[i].call("trivial", {});
+          if (outcome.error !== undefined) memoryErrors.push(outcome.error);
+        });
+        auditExpected[memoryAudit] += opened.length;
+        memory[target] = await settled();
       }
       await Promise.all(open.map((session) => session.close()));
+      memoryIdle.after = await settled();
+      // The same 256 sessions once more, closed again: what a leak would add to, a high-water mark would not.
+      const again = await inBatches(MEMORY_SESSIONS[1], async () => {
+        const session = await LoadSession.open(memoryServer.url, TOKEN);
+        const outcome = await session.call("trivial", {});
+        if (outcome.error !== undefined) memoryErrors.push(outcome.error);
+        return session;
+      });
+      auditExpected[memoryAudit] += again.length;
+      await Promise.all(again.map((session) => session.close()));
+      memoryIdle.again = await settled();
     }
 
     for (const [name, d] of Object.entries(auditDirs)) audited[name] = await auditLines(d);
@@ -612,16 +638,32 @@ export async function benchLoad(): Promise<Record<string, number>> {
   }
   if (memory[16] !== undefined) {
     const perSession = (memory[256] - memory[16]) / (256 - 16);
+    const perOpen = (memoryOpen[256] - memoryOpen[16]) / (256 - 16);
     Object.assign(result, {
+      memory_before_mib: memoryIdle.before!,
+      memory_16_open_mib: memoryOpen[16],
       memory_16_sessions_mib: memory[16],
+      memory_256_open_mib: memoryOpen[256],
       memory_256_sessions_mib: memory[256],
+      memory_closed_mib: memoryIdle.after!,
+      memory_closed_again_mib: memoryIdle.again!,
       memory_per_session_kib: perSession * 1024,
+      memory_per_open_session_kib: perOpen * 1024,
+      memory_errors: memoryErrors.length,
     });
     lines.push(
-      `load, memory: serve's resident memory ${f1(memory[16])} MiB at 16 sessions, ${
+      `load, memory: serve's resident memory ${
+        f1(memoryIdle.before!)
+      } MiB with no session open; at 16 sessions ${f1(memoryOpen[16])} MiB open, ${
+        f1(memory[16])
+      } MiB once each made a call; at 256 sessions ${f1(memoryOpen[256])} MiB open, ${
         f1(memory[256])
-      } MiB at 256 ` +
-        `sessions: ${f1(perSession * 1024)} KiB per session`,
+      } MiB after the calls; ${f1(memoryIdle.after!)} MiB once closed, ${
+        f1(memoryIdle.again!)
+      } MiB after 256 more sessions and calls, closed. Per session from 16 to 256: ${
+        f1(perOpen * 1024)
+      } KiB open, ${f1(perSession * 1024)} KiB after a call; ${memoryErrors.length} errors` +
+        (memoryErrors.length === 0 ? "" : ` (first: ${memoryErrors[0]})`),
     );
   }
   lines.push(
