@@ -631,9 +631,9 @@ export async function benchLoad(): Promise<Record<string, number>> {
     result[`audit_lines_${name}`] = audited[name];
     result[`audit_lines_missing_${name}`] = expected - audited[name];
     lines.push(
-      `load, audit (${name} serve): ${audited[name]} lines for ${expected} calls (one per call: ${
-        audited[name] === expected ? "yes" : "NO"
-      })`,
+      `load, audit (${name.endsWith("_workers") ? name.replace("_", " ") : `${name} serve`}): ${
+        audited[name]
+      } lines for ${expected} calls (one per call: ${audited[name] === expected ? "yes" : "NO"})`,
     );
   }
   if (memory[16] !== undefined) {

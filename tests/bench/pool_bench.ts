@@ -11,11 +11,13 @@
  * so that the figures are the pool's, not bubblewrap's (which has its own benchmark). Each worker runs one call at
  * a time (`--concurrency 1`): the number of workers is the pool's width. Skipped without `nats-server`.
  *
- * Run: `deno run -A tests/bench/pool_bench.ts`
+ * Run: `deno run -A tests/bench/pool_bench.ts` (`--baseline DIR`: another checkout of toolgate's pool, its client and
+ * workers, on a nats-server of its own, interleaved with this one's: a before-and-after ratio from one run).
  *
  * @module
  */
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Executor } from "../../src/run/executor.ts";
 import { executorFor, manifestOf, scratch } from "../executor_helpers.ts";
 import {
@@ -44,24 +46,30 @@ async function call(executor: Executor): Promise<void> {
   if (!envelope.ok) throw new Error(`a call failed: ${JSON.stringify(envelope)}`);
 }
 
+/** Another checkout to measure beside this one (`--baseline DIR`). */
+const BASELINE = Deno.args.includes("--baseline")
+  ? Deno.args[Deno.args.indexOf("--baseline") + 1]
+  : undefined;
+
 /** The median of `values`. */
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-/** Median milliseconds per call of each executor, one call after the other, the two interleaved. */
-async function latency(local: Executor, remote: Executor, pairs: number): Promise<[number, number]> {
-  for (let i = 0; i < WARMUP; i++) await call(local), await call(remote);
-  const times: [number[], number[]] = [[], []];
-  for (let i = 0; i < pairs; i++) {
-    for (const side of i % 2 === 0 ? [0, 1] : [1, 0]) {
+/** Median milliseconds per call of each executor, one call after the other, interleaved (the order turning). */
+async function latency(executors: readonly Executor[], rounds: number): Promise<number[]> {
+  for (let i = 0; i < WARMUP; i++) for (const executor of executors) await call(executor);
+  const times: number[][] = executors.map(() => []);
+  const sides = executors.map((_, side) => side);
+  for (let i = 0; i < rounds; i++) {
+    for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
       const started = performance.now();
-      await call(side === 0 ? local : remote);
+      await call(executors[side]);
       times[side].push(performance.now() - started);
     }
   }
-  return [median(times[0]), median(times[1])];
+  return times.map(median);
 }
 
 /** Calls per second, `IN_FLIGHT` at a time. */
@@ -91,18 +99,40 @@ export async function benchPool(): Promise<Record<string, number>> {
   const workers: WorkerProcess[] = [];
   const localMs: number[] = [];
   const localPerS: number[] = [];
+  // The checkout before, beside this one: its helpers start its own workers and open its own client.
+  const before = BASELINE === undefined ? undefined : await import(
+    pathToFileURL(join(BASELINE, "tests", "pool", "helpers.ts")).href
+  ) as typeof import("../pool/helpers.ts");
+  await using beforeServer = before === undefined ? undefined : await before.natsServer();
+  await using beforePool = before === undefined || beforeServer === undefined
+    ? undefined
+    : await before.poolFor(beforeServer, manifest);
+  const beforeRemote = beforePool && executorFor(manifest, { cwd: dir.path, pool: beforePool });
   try {
     for (const width of [1, 2, 4]) {
-      while (workers.length < width) {
-        workers.push(await startWorker(server.url, path, dir.path, `w${workers.length + 1}`));
+      for (let n = workers.length / (before === undefined ? 1 : 2) + 1; n <= width; n++) {
+        workers.push(await startWorker(server.url, path, dir.path, `w${n}`));
+        if (before !== undefined) {
+          workers.push(await before.startWorker(beforeServer!.url, path, dir.path, `before-w${n}`));
+        }
       }
-      const [here, perCall] = await latency(local, remote, PAIRS);
+      const [here, perCall, perCallBefore] = await latency(
+        [local, remote, ...beforeRemote === undefined ? [] : [beforeRemote]],
+        PAIRS,
+      );
       localMs.push(here);
       results[`pool${width}_ms_per_call`] = perCall;
       results[`pool${width}_overhead_ms`] = perCall - here;
       results[`pool${width}_latency_ratio`] = perCall / here;
       localPerS.push(await throughput(local, THROUGHPUT_CALLS));
       results[`pool${width}_calls_per_s`] = await throughput(remote, THROUGHPUT_CALLS);
+      if (beforeRemote !== undefined) {
+        results[`pool${width}_overhead_ms_before`] = perCallBefore - here;
+        results[`pool${width}_calls_per_s_before`] = await throughput(beforeRemote, THROUGHPUT_CALLS);
+        results[`pool${width}_overhead_over_before`] = (perCall - here) / (perCallBefore - here);
+        results[`pool${width}_calls_per_s_over_before`] = results[`pool${width}_calls_per_s`] /
+          results[`pool${width}_calls_per_s_before`];
+      }
     }
   } finally {
     for (const worker of workers) await worker[Symbol.asyncDispose]();
