@@ -19,12 +19,14 @@
  * p99/p50, the audit lines counted (exactly one per call; a pooled call's second, its worker's, counted apart) and
  * the errors (zero), the CPU time per call of each process (serve, the tools, the workers, nats-server, this
  * client; from /proc/PID/stat) and the cores they kept busy, and `serve`'s resident memory (VmRSS of
- * /proc/PID/status) with 16 and with 256 sessions open (and the growth per session between them).
+ * /proc/PID/status) with no session, 16 and 256 sessions open, each time before and after their calls (and the
+ * growth per session between 16 and 256), once they are closed, and after rounds of 256 more.
  *
  * Run alone: `deno run -A tests/bench/load_bench.ts` (`--calls N` calls per session at 16 sessions, `--rounds N`,
  * `--sessions 16,64` the concurrencies, `--cpu-prof DIR` to profile the confined `serve`, `--only
  * confined|unconfined|gateway|pool`, `--pool-workers 1,2,4` the pools (`0`: none), `--pool-concurrency N` each
- * worker's calls at once (default: its own, one per CPU), `--baseline DIR` to run another checkout of toolgate
+ * worker's calls at once (default: its own, one per CPU), `--memory-rounds N` rounds of 256 sessions opened,
+ * called and closed after the memory readings (default 1), `--baseline DIR` to run another checkout of toolgate
  * beside this one, interleaved: a before-and-after ratio from one run).
  *
  * Not here: the client and the serve handle (load_client.ts); the load test, untimed (tests/mcp/load_test.ts).
@@ -80,6 +82,8 @@ const ROUNDS = option("--rounds", 2);
 /** The concurrencies: `--sessions 16,64` (the default). */
 const SESSIONS = (textOption("--sessions") ?? "16,64").split(",").map(Number);
 const MEMORY_SESSIONS = [16, 256] as const;
+/** Rounds of 256 more sessions, each opened, called and closed, after the memory readings (`--memory-rounds N`). */
+const MEMORY_ROUNDS = option("--memory-rounds", 1);
 const ONLY = textOption("--only");
 /** The worker pools driven by the same sessions: 1, 2 and 4 workers (`--pool-workers 1,2,4`; `0`: none). */
 const POOL_WIDTHS = (textOption("--pool-workers") ?? "1,2,4").split(",").map(Number).filter((n) => n > 0);
@@ -258,7 +262,7 @@ export async function benchLoad(): Promise<Record<string, number>> {
   /** The same with N sessions open, before their calls. */
   const memoryOpen: Record<number, number> = {};
   /** Before the sessions opened, and once they are closed again. */
-  const memoryIdle: { before?: number; after?: number; again?: number } = {};
+  const memoryIdle: { before?: number; after?: number; again: number[] } = { again: [] };
   const memoryErrors: string[] = [];
   const audited: Record<string, number> = {};
   const auditDirs: Record<string, string> = {};
@@ -511,16 +515,18 @@ export async function benchLoad(): Promise<Record<string, number>> {
       }
       await Promise.all(open.map((session) => session.close()));
       memoryIdle.after = await settled();
-      // The same 256 sessions once more, closed again: what a leak would add to, a high-water mark would not.
-      const again = await inBatches(MEMORY_SESSIONS[1], async () => {
-        const session = await LoadSession.open(memoryServer.url, TOKEN);
-        const outcome = await session.call("trivial", {});
-        if (outcome.error !== undefined) memoryErrors.push(outcome.error);
-        return session;
-      });
-      auditExpected[memoryAudit] += again.length;
-      await Promise.all(again.map((session) => session.close()));
-      memoryIdle.again = await settled();
+      // 256 sessions more, closed again, round after round: what a leak would add to, a high-water mark would not.
+      for (let round = 0; round < MEMORY_ROUNDS; round++) {
+        const again = await inBatches(MEMORY_SESSIONS[1], async () => {
+          const session = await LoadSession.open(memoryServer.url, TOKEN);
+          const outcome = await session.call("trivial", {});
+          if (outcome.error !== undefined) memoryErrors.push(outcome.error);
+          return session;
+        });
+        auditExpected[memoryAudit] += again.length;
+        await Promise.all(again.map((session) => session.close()));
+        memoryIdle.again.push(await settled());
+      }
     }
 
     for (const [name, d] of Object.entries(auditDirs)) audited[name] = await auditLines(d);
@@ -646,7 +652,7 @@ export async function benchLoad(): Promise<Record<string, number>> {
       memory_256_open_mib: memoryOpen[256],
       memory_256_sessions_mib: memory[256],
       memory_closed_mib: memoryIdle.after!,
-      memory_closed_again_mib: memoryIdle.again!,
+      ...memoryIdle.again.length === 0 ? {} : { memory_closed_again_mib: memoryIdle.again.at(-1)! },
       memory_per_session_kib: perSession * 1024,
       memory_per_open_session_kib: perOpen * 1024,
       memory_errors: memoryErrors.length,
@@ -658,11 +664,14 @@ export async function benchLoad(): Promise<Record<string, number>> {
         f1(memory[16])
       } MiB once each made a call; at 256 sessions ${f1(memoryOpen[256])} MiB open, ${
         f1(memory[256])
-      } MiB after the calls; ${f1(memoryIdle.after!)} MiB once closed, ${
-        f1(memoryIdle.again!)
-      } MiB after 256 more sessions and calls, closed. Per session from 16 to 256: ${
-        f1(perOpen * 1024)
-      } KiB open, ${f1(perSession * 1024)} KiB after a call; ${memoryErrors.length} errors` +
+      } MiB after the calls; ${
+        f1(memoryIdle.after!)
+      } MiB once closed; after each round of 256 more sessions ` +
+        `and calls, closed: ${
+          memoryIdle.again.map(f1).join(", ") || "none run"
+        } MiB. Per session from 16 to 256: ${f1(perOpen * 1024)} KiB open, ${
+          f1(perSession * 1024)
+        } KiB after a call; ${memoryErrors.length} errors` +
         (memoryErrors.length === 0 ? "" : ` (first: ${memoryErrors[0]})`),
     );
   }
