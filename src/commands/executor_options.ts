@@ -25,6 +25,7 @@ import type { Manifest } from "../manifest/manifest_types.ts";
 import { auditDirFor, secretStoreFile, StateDirError, stateRoot } from "../state/state.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import { parsePoolUrl, type PoolAddress, poolKeyFile } from "../pool/address.ts";
+import type { PoolSigningKey } from "../pool/signing.ts";
 
 /** The options of a command that runs tools. */
 export const EXECUTOR_OPTIONS: Record<string, OptionSpec> = {
@@ -190,7 +191,7 @@ async function callerPoolKey(
   io: Io,
   command: string,
   pool: PoolAddress,
-): Promise<CryptoKey> {
+): Promise<PoolSigningKey> {
   const key = await poolKeyFromArgs(parsed, io, command);
   if (key !== undefined) return key.key;
   const { POOL_KEY_HELP } = await import("../pool/key.ts");

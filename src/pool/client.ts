@@ -30,7 +30,7 @@ import {
   type RefusedReason,
   shortHash,
 } from "./protocol.ts";
-import { signed, verified } from "./signing.ts";
+import { type PoolSigningKey, signed, verified } from "./signing.ts";
 import { CallerRelay } from "./question_relay.ts";
 import { receivedEnvelope } from "./relay_messages.ts";
 import { traceHeaders } from "./trace_headers.ts";
@@ -52,9 +52,9 @@ export class PoolClient implements ToolPool {
   readonly #nc: NatsConnection;
   readonly #js: JetStreamClient;
   readonly #manifest: string;
-  readonly #key: CryptoKey;
+  readonly #key: PoolSigningKey;
 
-  private constructor(nc: NatsConnection, shown: string, manifest: string, key: CryptoKey) {
+  private constructor(nc: NatsConnection, shown: string, manifest: string, key: PoolSigningKey) {
     this.#nc = nc;
     this.#js = jetstream(nc, { timeout: POOL.publishMs });
     this.shown = shown;
@@ -67,7 +67,7 @@ export class PoolClient implements ToolPool {
     address: PoolAddress,
     env: Readonly<Record<string, string>>,
     manifest: Manifest,
-    key: CryptoKey,
+    key: PoolSigningKey,
   ): Promise<PoolClient> {
     const hash = await manifestHash(manifest);
     const nc = await connectPool(address, env, "toolgate caller");
@@ -188,7 +188,7 @@ class PendingCall {
     readonly request: PoolRequest,
     readonly shown: string,
     readonly nc: NatsConnection,
-    readonly key: CryptoKey,
+    readonly key: PoolSigningKey,
     readonly manifest: string,
   ) {
     const { promise, resolve } = Promise.withResolvers<PoolAnswer>();

@@ -8,7 +8,7 @@
 import { readPrivateText } from "../state/private_file.ts";
 import { secretStoreFile, StateDirError } from "../state/state.ts";
 import { POOL_KEY_FILE_ENV } from "./address.ts";
-import { importPoolKey } from "./signing.ts";
+import { importPoolKey, type PoolSigningKey } from "./signing.ts";
 
 /** The secret store's name for the pool key. */
 export const POOL_KEY_SECRET = "TOOLGATE_POOL_KEY";
@@ -41,7 +41,7 @@ export class PoolKeyError extends Error {
 
 /** The pool key, and where it came from (for messages). */
 export interface PoolKey {
-  readonly key: CryptoKey;
+  readonly key: PoolSigningKey;
   readonly from: string;
 }
 
@@ -90,7 +90,7 @@ export async function loadPoolKey(
   return { key: await importOrSay(value, from), from };
 }
 
-async function importOrSay(text: string, from: string): Promise<CryptoKey> {
+async function importOrSay(text: string, from: string): Promise<PoolSigningKey> {
   try {
     return await importPoolKey(text, from);
   } catch (error) {

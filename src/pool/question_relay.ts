@@ -25,7 +25,7 @@ import {
 import { isRecord } from "../contract.ts";
 import { encode, POOL } from "./protocol.ts";
 import { type AnswerMessage, type AskMessage, type EventMessage, readAnswer } from "./relay_messages.ts";
-import { signed, verified } from "./signing.ts";
+import { type PoolSigningKey, signed, verified } from "./signing.ts";
 
 /** What a worker's call gives its executor: the handlers that ask the caller, and the relay of its events. */
 export interface RelayedCall {
@@ -53,14 +53,14 @@ interface CallAddress {
  * ```
  */
 export class WorkerRelay {
-  readonly #options: { readonly nc: NatsConnection; readonly key: CryptoKey; readonly name: string };
+  readonly #options: { readonly nc: NatsConnection; readonly key: PoolSigningKey; readonly name: string };
   /** The questions waiting for their answer, by nonce. */
   readonly #waiting = new Map<
     string,
     { readonly id: string; readonly settle: (answer: AnswerMessage) => void }
   >();
 
-  constructor(options: { readonly nc: NatsConnection; readonly key: CryptoKey; readonly name: string }) {
+  constructor(options: { readonly nc: NatsConnection; readonly key: PoolSigningKey; readonly name: string }) {
     this.#options = options;
   }
 
@@ -187,7 +187,7 @@ export interface CallerRelayOptions {
   /** Where the call's tool messages go (absent: every question is answered with an error, events dropped). */
   readonly target?: RelayTarget;
   /** The pool's key: every answer is signed with it. */
-  readonly key: CryptoKey;
+  readonly key: PoolSigningKey;
   /** Publishes on the pool's connection. */
   readonly publish: (subject: string, data: Uint8Array) => void;
 }

@@ -29,7 +29,7 @@ import {
   type UncheckedCall,
 } from "./protocol.ts";
 import { ReplayGuard } from "./replay_guard.ts";
-import { signed, verified } from "./signing.ts";
+import { type PoolSigningKey, signed, verified } from "./signing.ts";
 import { WorkerRelay } from "./question_relay.ts";
 import type { CallWatch } from "../run/call_watch.ts";
 import type { TraceCarrier } from "../run/tracing.ts";
@@ -51,7 +51,7 @@ export interface WorkerOptions {
   /** The hash of the executor's manifest: a call made against another one is never run here. */
   readonly manifest: string;
   /** The pool's key: a call (and a go, a cancel) not signed with it is never heeded; replies are signed with it. */
-  readonly key: CryptoKey;
+  readonly key: PoolSigningKey;
   /** The clock calls' timestamps are held against (ms since the epoch; default `Date.now`). */
   readonly now?: () => number;
   /** The worker's name in messages and audit lines. */
@@ -93,6 +93,8 @@ export class PoolWorker {
   #control?: Subscription;
   #stopping = false;
   #loops: Promise<void>[] = [];
+  /** The answers being handed to their callers: the slot that ran each call already took the next. */
+  readonly #delivering = new Set<Promise<void>>();
   readonly #controlSubject = createInbox();
   readonly #guard = new ReplayGuard({ skewMs: POOL.clockSkewMs, capacity: POOL.maxSeenIds });
   readonly #now: () => number;
@@ -130,10 +132,14 @@ export class PoolWorker {
     );
   }
 
-  /** Takes no more calls and waits for those running to end (a call still waiting for a pull is not taken). */
+  /**
+   * Takes no more calls and waits for those running to end and their answers to be handed over (a call still
+   * waiting for a pull is not taken).
+   */
   async stop(): Promise<void> {
     this.#stopping = true;
     await Promise.all(this.#loops);
+    await Promise.all(this.#delivering);
     this.#control?.unsubscribe();
   }
 
@@ -234,8 +240,14 @@ export class PoolWorker {
     // At most once: the stream forgets a call with side effects before it runs, so none can run it again.
     if (!readOnly) await msg.ackAck().catch(() => false);
     const envelope = await this.#run(call, readOnly ? msg : undefined, carrierOfHeaders(msg.headers));
-    await this.#deliver(call, envelope);
-    if (readOnly) msg.ack();
+    // The slot is free once the tool ended: it pulls the next call while the answer travels (the caller's receipt
+    // takes a round trip). A read-only call is still acknowledged only once its caller has its answer.
+    const delivering = this.#deliver(call, envelope).then(() => {
+      if (readOnly) msg.ack();
+    }).catch((error) => this.#options.log(`a call's answer failed in the worker: ${error}`)).finally(() =>
+      this.#delivering.delete(delivering)
+    );
+    this.#delivering.add(delivering);
   }
 
   /** Whether a signed call is fresh and new here (see {@linkcode ReplayGuard}); `undefined` when it is. */

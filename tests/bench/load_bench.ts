@@ -11,13 +11,23 @@
  *   the same server, one process, driven directly over one stdio connection by N concurrent requesters with the
  *   official SDK client.
  *
- * It prints calls/s, p50 and p99 of each, the ratios of calls/s to the floors, p99/p50, the audit lines counted
- * (exactly one per call) and the errors (zero), and `serve`'s resident memory with 16 and with 256 sessions open
- * (and the growth per session between them).
+ * - the pool: the same tool through `serve --sandbox off --executor nats://...` and a real nats-server with 1, 2
+ *   and 4 `toolgate worker`s on this machine (unconfined, each with its audit log), read beside the unconfined
+ *   local serve of the same rounds.
+ *
+ * It prints calls/s, p50 and p99 of each, the ratios of calls/s to the floors (the pool's to the local serve),
+ * p99/p50, the audit lines counted (exactly one per call; a pooled call's second, its worker's, counted apart) and
+ * the errors (zero), the CPU time per call of each process (serve, the tools, the workers, nats-server, this
+ * client; from /proc/PID/stat) and the cores they kept busy, and `serve`'s resident memory (VmRSS of
+ * /proc/PID/status) with no session, 16 and 256 sessions open, each time before and after their calls (and the
+ * growth per session between 16 and 256), once they are closed, and after rounds of 256 more.
  *
  * Run alone: `deno run -A tests/bench/load_bench.ts` (`--calls N` calls per session at 16 sessions, `--rounds N`,
- * `--sessions 16,64` the concurrencies, `--cpu-prof DIR` to profile the confined `serve`, `--only confined|unconfined|gateway`, `--baseline DIR` to run
- * another checkout of toolgate beside this one, interleaved: a before-and-after ratio from one run).
+ * `--sessions 16,64` the concurrencies, `--cpu-prof DIR` to profile the confined `serve`, `--only
+ * confined|unconfined|gateway|pool`, `--pool-workers 1,2,4` the pools (`0`: none), `--pool-concurrency N` each
+ * worker's calls at once (default: its own, one per CPU), `--memory-rounds N` rounds of 256 sessions opened,
+ * called and closed after the memory readings (default 1), `--baseline DIR` to run another checkout of toolgate
+ * beside this one, interleaved: a before-and-after ratio from one run).
  *
  * Not here: the client and the serve handle (load_client.ts); the load test, untimed (tests/mcp/load_test.ts).
  *
@@ -35,7 +45,16 @@ import { probeSandbox, type SandboxSupport } from "../../src/sandbox/sandbox.ts"
 import { installNode, MEMORY_SERVER, MODULES, NODE } from "../gateway_support.ts";
 import { confinedCommandLine, spawn } from "./sandbox_bench.ts";
 import {
+  NATS_SERVER,
+  type NatsServer,
+  natsServer,
+  POOL_ENV,
+  startWorker,
+  type WorkerProcess,
+} from "../pool/helpers.ts";
+import {
   auditLines,
+  cpuTime,
   drive,
   type LoadRun,
   LoadSession,
@@ -63,7 +82,13 @@ const ROUNDS = option("--rounds", 2);
 /** The concurrencies: `--sessions 16,64` (the default). */
 const SESSIONS = (textOption("--sessions") ?? "16,64").split(",").map(Number);
 const MEMORY_SESSIONS = [16, 256] as const;
+/** Rounds of 256 more sessions, each opened, called and closed, after the memory readings (`--memory-rounds N`). */
+const MEMORY_ROUNDS = option("--memory-rounds", 1);
 const ONLY = textOption("--only");
+/** The worker pools driven by the same sessions: 1, 2 and 4 workers (`--pool-workers 1,2,4`; `0`: none). */
+const POOL_WIDTHS = (textOption("--pool-workers") ?? "1,2,4").split(",").map(Number).filter((n) => n > 0);
+/** Each worker's `--concurrency` (`--pool-concurrency N`; default: the worker's own, one per CPU). */
+const POOL_CONCURRENCY = textOption("--pool-concurrency");
 
 type Support = Extract<SandboxSupport, { ok: true }>;
 
@@ -81,10 +106,34 @@ interface Tally {
   errors: number;
   firstError?: string;
   unanswered: number;
+  /** CPU ms used during the runs, by process group (`serve`, `tools`: serve's children, `workers`, ...). */
+  cpu: Record<string, number>;
 }
 
 function tally(): Tally {
-  return { calls: 0, wallMs: 0, times: [], errors: 0, unanswered: 0 };
+  return { calls: 0, wallMs: 0, times: [], errors: 0, unanswered: 0, cpu: {} };
+}
+
+/** The processes whose CPU time a variant's runs are charged: a group's name, and its pids. */
+type CpuGroups = Record<string, readonly number[]>;
+
+/**
+ * The CPU ms of each group so far: each process's own time under its group's name, its children's (the tools it
+ * ran and waited for) under `tools` for serve and `worker_tools` for workers.
+ */
+async function cpuOf(groups: CpuGroups): Promise<Record<string, number>> {
+  const total: Record<string, number> = {};
+  for (const [group, pids] of Object.entries(groups)) {
+    for (const pid of pids) {
+      const { self, children } = await cpuTime(pid);
+      total[group] = (total[group] ?? 0) + self;
+      if (group === "serve" || group === "workers") {
+        const tools = group === "serve" ? "tools" : "worker_tools";
+        total[tools] = (total[tools] ?? 0) + children;
+      }
+    }
+  }
+  return total;
 }
 
 function add(into: Tally, run: LoadRun, sessions: number): void {
@@ -201,18 +250,33 @@ export async function benchLoad(): Promise<Record<string, number>> {
   const audit = join(dir, ".audit");
   const common = ["--max-sessions", "300", "--allow-tools", "trivial,mcp__mem__read_graph"];
   const cpuProf = textOption("--cpu-prof");
-  const want = (name: string) => ONLY === undefined || ONLY === name;
+  // The pool's figures are read beside the unconfined local ones: `--only pool` runs both.
+  const want = (name: string) =>
+    ONLY === undefined || ONLY === name || (ONLY === "pool" && name === "unconfined");
 
   const servers: Record<string, Awaited<ReturnType<typeof startServe>>> = {};
   const tallies: Record<string, Record<number, Tally>> = {};
   let auditExpected: Record<string, number> = {};
+  /** serve's resident memory, MiB: with N sessions open and each having made one call. */
   const memory: Record<number, number> = {};
+  /** The same with N sessions open, before their calls. */
+  const memoryOpen: Record<number, number> = {};
+  /** Before the sessions opened, and once they are closed again. */
+  const memoryIdle: { before?: number; after?: number; again: number[] } = { again: [] };
   const memoryErrors: string[] = [];
   const audited: Record<string, number> = {};
   const auditDirs: Record<string, string> = {};
+  const workers: WorkerProcess[] = [];
+  const natsServers: NatsServer[] = [];
+  let poolDir: string | undefined;
+  const poolWorkers: Record<string, WorkerProcess[]> = {};
+  const poolNats: Record<string, NatsServer> = {};
   // Whatever happens, serve goes, and the bench's folder and cgroup slots with it.
   const teardown = async () => {
     for (const server of Object.values(servers)) await server[Symbol.asyncDispose]();
+    for (const worker of workers) await worker[Symbol.asyncDispose]();
+    for (const nats of natsServers) await Promise.resolve(nats[Symbol.asyncDispose]()).catch(() => {});
+    if (poolDir !== undefined) await Deno.remove(poolDir, { recursive: true }).catch(() => {});
     // The floor's cgroup slots, removed by a shell (Deno lets only `--allow-all` read `/sys`).
     for (const base of new Set([support?.cgroups?.pids, support?.cgroups?.memory])) {
       if (base === undefined) continue;
@@ -246,6 +310,53 @@ export async function benchLoad(): Promise<Record<string, number>> {
       }
       if (servers.unconfined !== undefined) await start("unconfined_before", "off", baseline);
     }
+    // The pools: each its own nats-server, its `serve --http --executor nats://...` and its workers, unconfined
+    // as the local serve they are read beside (what shows is the pool's cost, not bubblewrap's), audit on both
+    // sides. A project of their own: the trivial tool alone, the manifest callers and workers hash alike.
+    if (want("pool") && servers.unconfined !== undefined && POOL_WIDTHS.length > 0) {
+      if (NATS_SERVER === undefined) {
+        console.log("load bench: pool variants skipped: nats-server is not installed");
+      } else {
+        const pooled = await setUp(undefined);
+        poolDir = pooled.dir;
+        for (const width of POOL_WIDTHS) {
+          const nats = await natsServer();
+          natsServers.push(nats);
+          const name = `pool${width}`;
+          poolNats[name] = nats;
+          poolWorkers[name] = [];
+          auditDirs[name] = join(audit, name);
+          servers[name] = await startServe(pooled.dir, { ...pooled.env, ...POOL_ENV }, TOKEN, [
+            "--max-sessions",
+            "300",
+            "--allow-tools",
+            "trivial",
+            "--sandbox",
+            "off",
+            "--executor",
+            nats.url,
+            "--audit-dir",
+            auditDirs[name],
+          ]);
+          auditDirs[`${name}_workers`] = join(audit, `${name}_workers`);
+          for (let i = 0; i < width; i++) {
+            const worker = await startWorker(
+              nats.url,
+              join(pooled.dir, "tools.json"),
+              pooled.dir,
+              `${name}-w${i + 1}`,
+              {
+                env: pooled.env,
+                auditDir: join(auditDirs[`${name}_workers`], `w${i + 1}`),
+                concurrency: POOL_CONCURRENCY === undefined ? null : Number(POOL_CONCURRENCY),
+              },
+            );
+            workers.push(worker);
+            poolWorkers[name].push(worker);
+          }
+        }
+      }
+    }
 
     // The upstream, driven directly: the same server, one process, one stdio connection.
     let upstream: Client | undefined;
@@ -266,6 +377,8 @@ export async function benchLoad(): Promise<Record<string, number>> {
       name: string;
       run: (sessions: number, calls: number) => Promise<LoadRun>;
       audited?: string;
+      /** The processes whose CPU time is charged to it (this bench's own as `client`). */
+      cpu?: CpuGroups;
     };
     const variants: Variant[] = [];
     const through = (server: string, name: string): Variant["run"] => (sessions, calls) =>
@@ -293,10 +406,30 @@ export async function benchLoad(): Promise<Record<string, number>> {
       if (servers[name] !== undefined) variants.push({ name, run: through(name, "trivial"), audited: name });
     }
     if (servers.unconfined !== undefined) {
-      variants.push({ name: "unconfined", run: through("unconfined", "trivial"), audited: "unconfined" });
+      variants.push({
+        name: "unconfined",
+        run: through("unconfined", "trivial"),
+        audited: "unconfined",
+        cpu: { serve: [servers.unconfined.pid], client: [Deno.pid] },
+      });
       variants.push({
         name: "spawn_floor",
         run: (sessions, calls) => concurrently(sessions, calls, () => spawn(tool.program, [], dir)),
+      });
+    }
+    for (const width of POOL_WIDTHS) {
+      const name = `pool${width}`;
+      if (servers[name] === undefined) continue;
+      variants.push({
+        name,
+        run: through(name, "trivial"),
+        audited: name,
+        cpu: {
+          serve: [servers[name].pid],
+          workers: poolWorkers[name].map((worker) => worker.pid),
+          nats: [poolNats[name].pid],
+          client: [Deno.pid],
+        },
       });
     }
     if (upstream !== undefined) {
@@ -327,9 +460,20 @@ export async function benchLoad(): Promise<Record<string, number>> {
           // Each round in its own order: whatever runs after a variant pays for its leftovers.
           const order = round % 2 === 0 ? variants : [...variants].reverse();
           for (const variant of order) {
+            const before = variant.cpu && await cpuOf(variant.cpu);
             const run = await variant.run(sessions, calls);
-            add((tallies[variant.name] ??= {})[sessions] ??= tally(), run, sessions);
+            const into = (tallies[variant.name] ??= {})[sessions] ??= tally();
+            add(into, run, sessions);
+            if (variant.cpu !== undefined && before !== undefined) {
+              for (const [group, ms] of Object.entries(await cpuOf(variant.cpu))) {
+                into.cpu[group] = (into.cpu[group] ?? 0) + ms - (before[group] ?? 0);
+              }
+            }
             if (variant.audited !== undefined) auditExpected[variant.audited] += run.outcomes.length;
+            // A pooled call has a second line, its worker's.
+            if (`${variant.audited}_workers` in auditExpected) {
+              auditExpected[`${variant.audited}_workers`] += run.outcomes.length;
+            }
           }
         }
       }
@@ -337,29 +481,52 @@ export async function benchLoad(): Promise<Record<string, number>> {
       await upstream?.close();
     }
 
-    // Resident memory with 16, then 256, sessions open (each has made one call), on the unconfined serve.
+    // Resident memory (VmRSS) with none, 16, then 256 sessions open, on the unconfined serve: each time once they
+    // are open, and again once each has made one call; once they are closed; and after 256 more.
     const memoryServer = servers.unconfined ?? servers.confined;
     const memoryAudit = servers.unconfined !== undefined ? "unconfined" : "confined";
     if (memoryServer !== undefined) {
+      // Let the runtime settle (a collection may be due) before reading.
+      const settled = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        return await residentMiB(memoryServer.pid);
+      };
+      const inBatches = async <T>(count: number, each: (i: number) => Promise<T>): Promise<T[]> => {
+        const all: T[] = [];
+        for (let i = 0; i < count; i += 16) {
+          all.push(
+            ...await Promise.all(Array.from({ length: Math.min(16, count - i) }, (_, j) => each(i + j))),
+          );
+        }
+        return all;
+      };
+      memoryIdle.before = await settled();
       const open: LoadSession[] = [];
       for (const target of MEMORY_SESSIONS) {
-        while (open.length < target) {
-          const batch = await Promise.all(
-            Array.from({ length: Math.min(16, target - open.length) }, async () => {
-              const session = await LoadSession.open(memoryServer.url, TOKEN);
-              const outcome = await session.call("trivial", {});
-              if (outcome.error !== undefined) memoryErrors.push(outcome.error);
-              return session;
-            }),
-          );
-          open.push(...batch);
-          auditExpected[memoryAudit] += batch.length;
-        }
-        // Let the runtime settle (a collection may be due) before reading.
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        memory[target] = await residentMiB(memoryServer.pid);
+        const opened = await inBatches(target - open.length, () => LoadSession.open(memoryServer.url, TOKEN));
+        open.push(...opened);
+        memoryOpen[target] = await settled();
+        await inBatches(opened.length, async (i) => {
+          const outcome = await opened[i].call("trivial", {});
+          if (outcome.error !== undefined) memoryErrors.push(outcome.error);
+        });
+        auditExpected[memoryAudit] += opened.length;
+        memory[target] = await settled();
       }
       await Promise.all(open.map((session) => session.close()));
+      memoryIdle.after = await settled();
+      // 256 sessions more, closed again, round after round: what a leak would add to, a high-water mark would not.
+      for (let round = 0; round < MEMORY_ROUNDS; round++) {
+        const again = await inBatches(MEMORY_SESSIONS[1], async () => {
+          const session = await LoadSession.open(memoryServer.url, TOKEN);
+          const outcome = await session.call("trivial", {});
+          if (outcome.error !== undefined) memoryErrors.push(outcome.error);
+          return session;
+        });
+        auditExpected[memoryAudit] += again.length;
+        await Promise.all(again.map((session) => session.close()));
+        memoryIdle.again.push(await settled());
+      }
     }
 
     for (const [name, d] of Object.entries(auditDirs)) audited[name] = await auditLines(d);
@@ -409,6 +576,53 @@ export async function benchLoad(): Promise<Record<string, number>> {
       );
     }
   }
+  // Where each call's CPU went, by process, and how many of the machine's cores the whole kept busy.
+  for (const sessions of SESSIONS) {
+    for (const name of ["unconfined", ...POOL_WIDTHS.map((width) => `pool${width}`)]) {
+      const t = tallies[name]?.[sessions];
+      if (t === undefined || Object.keys(t.cpu).length === 0) continue;
+      const parts = Object.entries(t.cpu).map(([group, ms]) => [group, ms / t.calls] as const);
+      const total = parts.reduce((sum, [, ms]) => sum + ms, 0);
+      for (const [group, ms] of parts) result[`${name}_${sessions}_cpu_ms_${group}`] = ms;
+      result[`${name}_${sessions}_cpu_ms_per_call`] = total;
+      result[`${name}_${sessions}_cores_busy`] = total * t.calls / t.wallMs;
+      lines.push(
+        `load, ${sessions} sessions, ${name}: CPU per call ${f1(total)} ms (${
+          parts.map(([group, ms]) => `${group} ${f1(ms)}`).join(", ")
+        }); ${f2(total * t.calls / t.wallMs)} of ${navigator.hardwareConcurrency} cores busy`,
+      );
+    }
+  }
+  // The pools beside the local serve (unconfined, the same tool, the same sessions, the same rounds).
+  for (const sessions of SESSIONS) {
+    const local = tallies.unconfined?.[sessions];
+    for (const width of POOL_WIDTHS) {
+      const t = tallies[`pool${width}`]?.[sessions];
+      if (t === undefined || local === undefined) continue;
+      const p50 = quantile(t.times, 0.5);
+      const p99 = quantile(t.times, 0.99);
+      const localP50 = quantile(local.times, 0.5);
+      const ratio = perSecond(t) / perSecond(local);
+      Object.assign(result, {
+        [`pool${width}_${sessions}_calls_per_s`]: perSecond(t),
+        [`pool${width}_${sessions}_p50_ms`]: p50,
+        [`pool${width}_${sessions}_p99_ms`]: p99,
+        [`pool${width}_${sessions}_over_local`]: ratio,
+        [`pool${width}_${sessions}_p50_over_local`]: p50 / localP50,
+        [`pool${width}_${sessions}_errors`]: t.errors,
+      });
+      lines.push(
+        `load, ${sessions} sessions, pool of ${width} worker${width === 1 ? "" : "s"}: ${
+          f1(perSecond(t))
+        } calls/s, p50 ${f1(p50)} ms, p99 ${f1(p99)} ms; local (unconfined serve) ${
+          f1(perSecond(local))
+        } calls/s, p50 ${f1(localP50)} ms; pool/local ${f2(ratio)} in calls/s, ${
+          f2(p50 / localP50)
+        } in p50; ${t.errors} errors, ${t.unanswered} sessions unanswered` +
+          (t.firstError === undefined ? "" : ` (first: ${t.firstError})`),
+      );
+    }
+  }
   for (const sessions of SESSIONS) {
     for (const name of ["confined", "unconfined"]) {
       const now = tallies[name]?.[sessions];
@@ -423,23 +637,42 @@ export async function benchLoad(): Promise<Record<string, number>> {
     result[`audit_lines_${name}`] = audited[name];
     result[`audit_lines_missing_${name}`] = expected - audited[name];
     lines.push(
-      `load, audit (${name} serve): ${audited[name]} lines for ${expected} calls (one per call: ${
-        audited[name] === expected ? "yes" : "NO"
-      })`,
+      `load, audit (${name.endsWith("_workers") ? name.replace("_", " ") : `${name} serve`}): ${
+        audited[name]
+      } lines for ${expected} calls (one per call: ${audited[name] === expected ? "yes" : "NO"})`,
     );
   }
   if (memory[16] !== undefined) {
     const perSession = (memory[256] - memory[16]) / (256 - 16);
+    const perOpen = (memoryOpen[256] - memoryOpen[16]) / (256 - 16);
     Object.assign(result, {
+      memory_before_mib: memoryIdle.before!,
+      memory_16_open_mib: memoryOpen[16],
       memory_16_sessions_mib: memory[16],
+      memory_256_open_mib: memoryOpen[256],
       memory_256_sessions_mib: memory[256],
+      memory_closed_mib: memoryIdle.after!,
+      ...memoryIdle.again.length === 0 ? {} : { memory_closed_again_mib: memoryIdle.again.at(-1)! },
       memory_per_session_kib: perSession * 1024,
+      memory_per_open_session_kib: perOpen * 1024,
+      memory_errors: memoryErrors.length,
     });
     lines.push(
-      `load, memory: serve's resident memory ${f1(memory[16])} MiB at 16 sessions, ${
+      `load, memory: serve's resident memory ${
+        f1(memoryIdle.before!)
+      } MiB with no session open; at 16 sessions ${f1(memoryOpen[16])} MiB open, ${
+        f1(memory[16])
+      } MiB once each made a call; at 256 sessions ${f1(memoryOpen[256])} MiB open, ${
         f1(memory[256])
-      } MiB at 256 ` +
-        `sessions: ${f1(perSession * 1024)} KiB per session`,
+      } MiB after the calls; ${
+        f1(memoryIdle.after!)
+      } MiB once closed; after each round of 256 more sessions ` +
+        `and calls, closed: ${
+          memoryIdle.again.map(f1).join(", ") || "none run"
+        } MiB. Per session from 16 to 256: ${f1(perOpen * 1024)} KiB open, ${
+          f1(perSession * 1024)
+        } KiB after a call; ${memoryErrors.length} errors` +
+        (memoryErrors.length === 0 ? "" : ` (first: ${memoryErrors[0]})`),
     );
   }
   lines.push(

@@ -253,13 +253,41 @@ export async function startServe(
   };
 }
 
-/** A process's resident memory, in MiB, as ps(1) says it (Deno lets only `--allow-all` read `/proc`). */
-export async function residentMiB(pid: number): Promise<number> {
-  const out = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)], stdout: "piped" })
+/** A file of /proc, read by `cat` (Deno lets only `--allow-all` read `/proc`). */
+async function procFile(pid: number, name: string): Promise<string> {
+  const out = await new Deno.Command("cat", {
+    args: [`/proc/${pid}/${name}`],
+    stdout: "piped",
+    stderr: "null",
+  })
     .output();
-  const kib = Number(new TextDecoder().decode(out.stdout).trim());
-  if (!out.success || !Number.isFinite(kib)) throw new Error(`ps cannot tell the memory of ${pid}`);
+  if (!out.success) throw new Error(`cannot read /proc/${pid}/${name}`);
+  return new TextDecoder().decode(out.stdout);
+}
+
+/** A process's resident memory in MiB: `VmRSS` of /proc/PID/status. */
+export async function residentMiB(pid: number): Promise<number> {
+  const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(await procFile(pid, "status"))?.[1]);
+  if (!Number.isFinite(kib)) throw new Error(`/proc/${pid}/status tells no resident memory`);
   return kib / 1024;
+}
+
+/** The CPU time a process used so far, ms: its own, and that of its children it waited for (the tools it ran). */
+export interface CpuTime {
+  readonly self: number;
+  readonly children: number;
+}
+
+/** The clock ticks per second of /proc/PID/stat (USER_HZ: 100 on Linux). */
+const TICKS_PER_S = 100;
+
+/** A process's {@linkcode CpuTime}, from /proc/PID/stat (utime, stime, cutime, cstime). */
+export async function cpuTime(pid: number): Promise<CpuTime> {
+  const text = await procFile(pid, "stat");
+  // The fields after the command's name (which may hold spaces), from the state on.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ").map(Number);
+  const ms = (ticks: number) => ticks * 1000 / TICKS_PER_S;
+  return { self: ms(fields[11] + fields[12]), children: ms(fields[13] + fields[14]) };
 }
 
 /** The lines of every audit file under `dir` (`*.log`, recursively). */
@@ -275,6 +303,11 @@ export async function auditLines(dir: string): Promise<number> {
       }
     }
   };
-  await walk(dir);
+  try {
+    await walk(dir);
+  } catch (error) {
+    // A folder nothing wrote to yet (a worker that took no call): no lines.
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
   return count;
 }

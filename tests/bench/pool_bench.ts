@@ -1,20 +1,23 @@
 /**
- * Benchmarks the worker pool: 1,000 trivial calls through a NATS JetStream pool of 1, 2 and 4 workers on this
- * machine, against the same calls run locally by the same executor. Two figures per setting, measured in one run:
+ * Benchmarks the worker pool: trivial calls through a NATS JetStream pool of 1, 2 and 4 workers on this machine,
+ * against the same calls run locally by the same executor, interleaved (a local call, then a pooled one, the order
+ * turning each round), so that the machine's noise falls on both alike. Two figures per setting, in one run:
  *
- * - latency: calls one after the other, so the pool's own cost per call shows (`overhead_ms`, and the ratio to a
- *   local call);
- * - throughput: the 1,000 calls with 16 in flight, in calls per second.
+ * - latency: calls one after the other, so the pool's own cost per call shows: the medians of each
+ *   (`ms_per_call`), their difference (`overhead_ms`, the target: at most 3 ms) and their ratio;
+ * - throughput: 500 calls with 16 in flight, in calls per second, the local executor's measured just before.
  *
  * The tool is `echo_stdin` (a shell that runs cat): the smallest real process. The sandbox is off on both sides,
  * so that the figures are the pool's, not bubblewrap's (which has its own benchmark). Each worker runs one call at
  * a time (`--concurrency 1`): the number of workers is the pool's width. Skipped without `nats-server`.
  *
- * Run: `deno run -A tests/bench/pool_bench.ts`
+ * Run: `deno run -A tests/bench/pool_bench.ts` (`--baseline DIR`: another checkout of toolgate's pool, its client and
+ * workers, on a nats-server of its own, interleaved with this one's: a before-and-after ratio from one run).
  *
  * @module
  */
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Executor } from "../../src/run/executor.ts";
 import { executorFor, manifestOf, scratch } from "../executor_helpers.ts";
 import {
@@ -26,7 +29,9 @@ import {
   writePoolManifest,
 } from "../pool/helpers.ts";
 
-const CALLS = 1_000;
+/** Pairs of calls (one local, one pooled) per pool width. */
+const PAIRS = 300;
+const THROUGHPUT_CALLS = 500;
 const WARMUP = 50;
 const IN_FLIGHT = 16;
 const ARGS = '{"n":1,"text":"hello"}';
@@ -41,12 +46,30 @@ async function call(executor: Executor): Promise<void> {
   if (!envelope.ok) throw new Error(`a call failed: ${JSON.stringify(envelope)}`);
 }
 
-/** Mean milliseconds per call, one call after the other. */
-async function latency(executor: Executor, count: number): Promise<number> {
-  for (let i = 0; i < WARMUP; i++) await call(executor);
-  const started = performance.now();
-  for (let i = 0; i < count; i++) await call(executor);
-  return (performance.now() - started) / count;
+/** Another checkout to measure beside this one (`--baseline DIR`). */
+const BASELINE = Deno.args.includes("--baseline")
+  ? Deno.args[Deno.args.indexOf("--baseline") + 1]
+  : undefined;
+
+/** The median of `values`. */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** Median milliseconds per call of each executor, one call after the other, interleaved (the order turning). */
+async function latency(executors: readonly Executor[], rounds: number): Promise<number[]> {
+  for (let i = 0; i < WARMUP; i++) for (const executor of executors) await call(executor);
+  const times: number[][] = executors.map(() => []);
+  const sides = executors.map((_, side) => side);
+  for (let i = 0; i < rounds; i++) {
+    for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
+      const started = performance.now();
+      await call(executors[side]);
+      times[side].push(performance.now() - started);
+    }
+  }
+  return times.map(median);
 }
 
 /** Calls per second, `IN_FLIGHT` at a time. */
@@ -73,23 +96,49 @@ export async function benchPool(): Promise<Record<string, number>> {
   const local = executorFor(manifest, { cwd: dir.path });
   const remote = executorFor(manifest, { cwd: dir.path, pool });
   const results: Record<string, number> = {};
-  results.local_ms_per_call = await latency(local, CALLS);
-  results.local_calls_per_s = await throughput(local, CALLS);
   const workers: WorkerProcess[] = [];
+  const localMs: number[] = [];
+  const localPerS: number[] = [];
+  // The checkout before, beside this one: its helpers start its own workers and open its own client.
+  const before = BASELINE === undefined ? undefined : await import(
+    pathToFileURL(join(BASELINE, "tests", "pool", "helpers.ts")).href
+  ) as typeof import("../pool/helpers.ts");
+  await using beforeServer = before === undefined ? undefined : await before.natsServer();
+  await using beforePool = before === undefined || beforeServer === undefined
+    ? undefined
+    : await before.poolFor(beforeServer, manifest);
+  const beforeRemote = beforePool && executorFor(manifest, { cwd: dir.path, pool: beforePool });
   try {
     for (const width of [1, 2, 4]) {
-      while (workers.length < width) {
-        workers.push(await startWorker(server.url, path, dir.path, `w${workers.length + 1}`));
+      for (let n = workers.length / (before === undefined ? 1 : 2) + 1; n <= width; n++) {
+        workers.push(await startWorker(server.url, path, dir.path, `w${n}`));
+        if (before !== undefined) {
+          workers.push(await before.startWorker(beforeServer!.url, path, dir.path, `before-w${n}`));
+        }
       }
-      const perCall = await latency(remote, CALLS);
+      const [here, perCall, perCallBefore] = await latency(
+        [local, remote, ...beforeRemote === undefined ? [] : [beforeRemote]],
+        PAIRS,
+      );
+      localMs.push(here);
       results[`pool${width}_ms_per_call`] = perCall;
-      results[`pool${width}_overhead_ms`] = perCall - results.local_ms_per_call;
-      results[`pool${width}_latency_ratio`] = perCall / results.local_ms_per_call;
-      results[`pool${width}_calls_per_s`] = await throughput(remote, CALLS);
+      results[`pool${width}_overhead_ms`] = perCall - here;
+      results[`pool${width}_latency_ratio`] = perCall / here;
+      localPerS.push(await throughput(local, THROUGHPUT_CALLS));
+      results[`pool${width}_calls_per_s`] = await throughput(remote, THROUGHPUT_CALLS);
+      if (beforeRemote !== undefined) {
+        results[`pool${width}_overhead_ms_before`] = perCallBefore - here;
+        results[`pool${width}_calls_per_s_before`] = await throughput(beforeRemote, THROUGHPUT_CALLS);
+        results[`pool${width}_overhead_over_before`] = (perCall - here) / (perCallBefore - here);
+        results[`pool${width}_calls_per_s_over_before`] = results[`pool${width}_calls_per_s`] /
+          results[`pool${width}_calls_per_s_before`];
+      }
     }
   } finally {
     for (const worker of workers) await worker[Symbol.asyncDispose]();
   }
+  results.local_ms_per_call = median(localMs);
+  results.local_calls_per_s = localPerS.reduce((a, b) => a + b) / localPerS.length;
   return results;
 }
 

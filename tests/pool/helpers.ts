@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Manifest } from "../../src/manifest/manifest_types.ts";
 import { parsePoolUrl, type PoolAddress } from "../../src/pool/address.ts";
 import { PoolClient } from "../../src/pool/client.ts";
-import { importPoolKey } from "../../src/pool/signing.ts";
+import { importPoolKey, type PoolSigningKey } from "../../src/pool/signing.ts";
 import { baseEnv, BIN } from "../executor_helpers.ts";
 import { denoDir, REPO } from "../support.ts";
 import { launcherArgs } from "../support.ts";
@@ -45,7 +45,7 @@ export function poolTest(name: string, fn: (t: Deno.TestContext) => Promise<void
 export const POOL_KEY_TEXT = "tests-pool-key-0123456789abcdefghijklmnopqrstuvwxyz";
 
 /** {@linkcode POOL_KEY_TEXT} as the HMAC key callers and workers sign with. */
-export const POOL_KEY: CryptoKey = await importPoolKey(POOL_KEY_TEXT, "the tests' pool key");
+export const POOL_KEY: PoolSigningKey = await importPoolKey(POOL_KEY_TEXT, "the tests' pool key");
 
 const keyDir = await Deno.makeTempDir({ prefix: "toolgate_pool_key_" });
 globalThis.addEventListener("unload", () => Deno.removeSync(keyDir, { recursive: true }));
@@ -61,6 +61,8 @@ export const POOL_ENV: Readonly<Record<string, string>> = { TOOLGATE_POOL_KEY_FI
 export interface NatsServer extends AsyncDisposable {
   readonly url: string;
   readonly address: PoolAddress;
+  /** The nats-server process (its CPU time, in the load bench). */
+  readonly pid: number;
 }
 
 function freePort(): number {
@@ -93,6 +95,7 @@ export async function natsServer(serverArgs: readonly string[] = []): Promise<Na
   return {
     url,
     address: parsePoolUrl(url) as PoolAddress,
+    pid: child.pid,
     async [Symbol.asyncDispose]() {
       child.kill("SIGKILL");
       await child.status;
@@ -136,6 +139,10 @@ export interface WorkerStart {
   readonly insecure?: boolean;
   /** More options after the others (`--console 0`). */
   readonly args?: readonly string[];
+  /** Its audit folder (default: no audit log). */
+  readonly auditDir?: string;
+  /** The calls it runs at once (default: 1; `null`: the worker's own default, one per CPU). */
+  readonly concurrency?: number | null;
 }
 
 /** Starts `toolgate worker --nats URL --tools MANIFEST ...` in `cwd` and waits until it serves. */
@@ -160,11 +167,10 @@ export async function startWorker(
       "--allow-absolute-commands",
       "--sandbox",
       "off",
-      "--no-audit",
+      ...(start.auditDir === undefined ? ["--no-audit"] : ["--audit-dir", start.auditDir]),
       "--name",
       name,
-      "--concurrency",
-      "1",
+      ...(start.concurrency === null ? [] : ["--concurrency", String(start.concurrency ?? 1)]),
       ...(start.insecure ?? true ? ["--insecure"] : []),
       ...start.args ?? [],
     ],

@@ -207,6 +207,43 @@ Deno.test("signing: a signature covers every field and its purpose, and only the
   assert.ok(await verified(key, "call", reordered));
 });
 
+Deno.test("signing: a signature is Web Crypto's HMAC-SHA-256 of the purpose and the canonical JSON, under the key's text", async () => {
+  // Computed in this thread, the bytes must be those every caller and worker checks: the standard HMAC.
+  const key = await importPoolKey(`  ${KEY_TEXT}\n`, "the test key");
+  const reference = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(KEY_TEXT),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const { sig: _sig, ...fields } = CALL;
+  for (const purpose of ["call", "go", "reply", "cancel", "answer"] as const) {
+    const text = `toolgate-pool/${purpose}\n${canonical(JSON.parse(JSON.stringify(fields)))}`;
+    const expected = new Uint8Array(
+      await crypto.subtle.sign("HMAC", reference, new TextEncoder().encode(text)),
+    );
+    const { sig } = await signed(key, purpose, fields);
+    assert.equal(sig, expected.toBase64({ alphabet: "base64url", omitPadding: true }), purpose);
+  }
+  // A long envelope (many blocks) as well as a short message.
+  const long = { t: "result", id: "c1", worker: "w", envelope: { ok: true, data: "x".repeat(10_000) } };
+  const expected = new Uint8Array(
+    await crypto.subtle.sign(
+      "HMAC",
+      reference,
+      new TextEncoder().encode(`toolgate-pool/reply\n${canonical(long)}`),
+    ),
+  );
+  assert.equal(
+    (await signed(key, "reply", long)).sig,
+    expected.toBase64({ alphabet: "base64url", omitPadding: true }),
+  );
+  // Nothing of the key shows.
+  assert.equal(JSON.stringify(key), "{}");
+  assert.ok(!Deno.inspect(key).includes("protocol-test-key"));
+});
+
 Deno.test("importPoolKey: a key shorter than 32 bytes is refused, naming where it came from", async () => {
   await assert.rejects(
     importPoolKey("  short  \n", "the pool key file /k"),

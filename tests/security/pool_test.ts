@@ -19,7 +19,7 @@ import {
   readReply,
   type ReplyMessage,
 } from "../../src/pool/protocol.ts";
-import { importPoolKey, signed } from "../../src/pool/signing.ts";
+import { importPoolKey, type PoolSigningKey, signed } from "../../src/pool/signing.ts";
 import { baseEnv, BIN, manifestOf, scratch } from "../executor_helpers.ts";
 import { denoDir, launcherArgs, runToolgate } from "../support.ts";
 import {
@@ -52,7 +52,7 @@ const FORGED_KEY = await importPoolKey("an-attacker-key-0123456789abcdefghijklmn
  */
 interface Crafted {
   readonly fields: Record<string, unknown>;
-  readonly key?: CryptoKey;
+  readonly key?: PoolSigningKey;
   readonly extra?: Record<string, unknown>;
 }
 
@@ -84,7 +84,7 @@ async function publish(nc: NatsConnection, data: Uint8Array): Promise<void> {
 type Answer = (claim: ReplyMessage & { t: "claim" }) => Promise<Uint8Array | undefined>;
 
 /** A go signed with `key` for `claim`: a caller's own, when `key` is the pool's. */
-const signedGo = (key: CryptoKey, nonce?: string): Answer => async (claim) =>
+const signedGo = (key: PoolSigningKey, nonce?: string): Answer => async (claim) =>
   encode(
     await signed(key, "go", { go: "yes", id: claim.id, worker: claim.worker, nonce: nonce ?? claim.nonce }),
   );
