@@ -199,6 +199,8 @@ export class ToolLauncher {
   #reaped = false;
   /** Where unconfined calls' cgroups go (`undefined` inside: nowhere), once looked for. */
   #tracking?: { readonly cgroups?: CgroupSupport };
+  /** Each tool's own files ({@linkcode ToolLauncher.program}), by tool. */
+  readonly #files = new WeakMap<ToolSpec, string[]>();
   /** The helper shell that tells whether a call's cgroup is empty ({@linkcode ToolLauncherOptions.residentHelpers}). */
   #watch?: CgroupWatch;
 
@@ -254,10 +256,18 @@ export class ToolLauncher {
     return { program: tool.program, args: tool.args, files: this.#toolFiles(tool) };
   }
 
-  /** What a manifest tool must see of its own: the manifest's `tools/` folder, or an absolute program itself. */
+  /**
+   * What a manifest tool must see of its own: the manifest's `tools/` folder, or an absolute program itself. Worked
+   * out once per tool: both come from the loaded manifest, which a change replaces whole (new tools, a new launcher).
+   */
   #toolFiles(tool: ToolSpec): string[] {
-    const toolsDir = join(this.#options.manifest.dir, "tools");
-    return isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
+    let files = this.#files.get(tool);
+    if (files === undefined) {
+      const toolsDir = join(this.#options.manifest.dir, "tools");
+      files = isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
+      this.#files.set(tool, files);
+    }
+    return files;
   }
 
   /**

@@ -16,7 +16,8 @@
  * (and the growth per session between them).
  *
  * Run alone: `deno run -A tests/bench/load_bench.ts` (`--calls N` calls per session at 16 sessions, `--rounds N`,
- * `--sessions 16,64` the concurrencies, `--cpu-prof DIR` to profile the confined `serve`, `--only confined|unconfined|gateway`, `--baseline DIR` to run
+ * `--sessions 16,64` the concurrencies, `--cpu-prof DIR` to profile the `serve` of `--only confined|unconfined|gateway` (the confined one by default;
+ * the gateway's calls go through it), `--baseline DIR` to run
  * another checkout of toolgate beside this one, interleaved: a before-and-after ratio from one run).
  *
  * Not here: the client and the serve handle (load_client.ts); the load test, untimed (tests/mcp/load_test.ts).
@@ -232,7 +233,7 @@ export async function benchLoad(): Promise<Record<string, number>> {
         env,
         TOKEN,
         [...common, "--sandbox", sandbox, "--audit-dir", auditDirs[name]],
-        cpuProf !== undefined && name === (ONLY ?? "confined")
+        cpuProf !== undefined && name === (ONLY === undefined || ONLY === "gateway" ? "confined" : ONLY)
           ? [`--cpu-prof`, `--cpu-prof-dir=${cpuProf}`]
           : [],
         code,
