@@ -19,6 +19,10 @@
 // The SDK's "./*" export points `x.js` at types in `x.js.d.ts`, which do not exist: name the types beside each import.
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
 import { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/validation/ajv-provider"
+import { AjvJsonSchemaValidator } from "npm:@modelcontextprotocol/sdk@1.32.2/validation/ajv-provider.js";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/validation/types"
+import type { jsonSchemaValidator } from "npm:@modelcontextprotocol/sdk@1.32.2/validation/types.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import {
   CallToolRequestSchema,
@@ -280,7 +284,11 @@ export class ToolService {
   server(onClose?: () => void): Server {
     const server = new Server(
       { name: "toolgate", version: this.#options.version },
-      { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: INSTRUCTIONS },
+      {
+        capabilities: { tools: { listChanged: true }, logging: {} },
+        instructions: INSTRUCTIONS,
+        jsonSchemaValidator: lazyValidator(),
+      },
     );
     const session = this.#newSession();
     this.#servers.add(server);
@@ -636,4 +644,15 @@ export class ToolService {
 /** What a call's rejection was, as an error (the watcher shows its message). */
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * The SDK server's JSON Schema checker (it checks a client's answers to forms), made at its first use: the SDK
+ * makes one (an Ajv instance with its formats) for every server, that is for every session, and most sessions never
+ * see a form. One per session still, never shared: Ajv keeps every schema it compiled, and the forms' schemas are
+ * new objects each time.
+ */
+function lazyValidator(): jsonSchemaValidator {
+  let made: AjvJsonSchemaValidator | undefined;
+  return { getValidator: (schema) => (made ??= new AjvJsonSchemaValidator()).getValidator(schema) };
 }

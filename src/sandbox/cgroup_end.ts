@@ -8,6 +8,7 @@
  * @module
  */
 import { join } from "../base/paths.ts";
+import { after } from "../base/timer.ts";
 import type { TreeSignal } from "../process/process_tree.ts";
 import type { TreeEnd } from "../process/tree_end.ts";
 import type { CgroupSupport } from "./cgroups.ts";
@@ -50,10 +51,14 @@ const KILL_SCRIPT = [
   "done",
 ].join("\n");
 
+/** Pauses (ms) before the resident helper is asked again whether a settling call's cgroup is empty. */
+const ASK_AGAIN_MS = [1, 5];
+
 /**
  * How a call's tree ends through the cgroups of `slot`: a signal reaches every process they hold, and the end
  * waits until they hold none. Each step is one small shell (toolgate may not write `/sys` itself); with `watch`,
- * a settle asks it first whether the cgroup is empty already, and starts no shell then.
+ * a settle asks it first whether the cgroup is empty already (again after 1 ms and 5 ms when not), and starts
+ * no shell then.
  *
  * @example
  * ```ts
@@ -78,8 +83,15 @@ export function cgroupTreeEnd(support: CgroupSupport, slot: string, watch?: Cgro
     // Its first process has exited (and been reaped): its pid may be another's now, so only the cgroup is ended.
     // Where it holds nobody (the usual end: the tool left nothing behind), `watch` says so without a shell of its
     // own: nothing is to be signalled or waited for (the script's first round finds the same and ends there).
+    // A confined call's cgroup is now and then (one call in twenty, under load) not empty yet when its bwrap's exit
+    // is seen, and is a moment later: asked again twice, after 1 ms and 5 ms, before a shell is started.
     settle: async () => {
-      if (await watch?.empty(dir)) return;
+      if (watch !== undefined) {
+        for (const pause of [0, ...ASK_AGAIN_MS]) {
+          if (pause > 0) await new Promise<void>((resolve) => after(pause, resolve));
+          if (await watch.empty(dir)) return;
+        }
+      }
       await run("SIGKILL", true);
     },
   };

@@ -15,6 +15,7 @@
 import { basename, dirname, isAbsolute, join, resolve } from "../base/paths.ts";
 import { isWithin } from "../contract/relative_path.ts";
 import type { SandboxView } from "../process/run_envelope.ts";
+import type { ProgramHeads } from "./program_heads.ts";
 
 /** What the sandbox of one call shows, and what it must never show. */
 export interface NeedsContext {
@@ -219,9 +220,11 @@ class Planner {
   /** The programs followed (each one's own path, before symlinks). */
   readonly followed: string[] = [];
   readonly #context: NeedsContext;
+  readonly #heads?: ProgramHeads;
 
-  constructor(context: NeedsContext) {
+  constructor(context: NeedsContext, heads?: ProgramHeads) {
     this.#context = context;
+    this.#heads = heads;
   }
 
   visible(path: string): boolean {
@@ -291,7 +294,9 @@ class Planner {
     }
     if (!this.followed.includes(path)) this.followed.push(path);
     if (depth >= MAX_DEPTH) return undefined;
-    const text = head(real, 64 * 1024);
+    // `info` is the state of `real` itself when no link led there: its head is then read once while untouched.
+    const read = (file: string) => head(file, 64 * 1024);
+    const text = this.#heads !== undefined && real === path ? this.#heads.head(real, info, read) : read(real);
     if (!text.startsWith("#!")) return undefined;
     const line = text.slice(2, text.indexOf("\n") === -1 ? undefined : text.indexOf("\n")).trim();
     const interpreter = line.split(/[ \t]/, 1)[0];
@@ -354,7 +359,8 @@ class Planner {
 
 /**
  * What `program` needs to run inside the sandbox that shows `context.shown`: the folders and files to show
- * read-only at their own paths, or the program (or interpreter) toolgate cannot show, and why.
+ * read-only at their own paths, or the program (or interpreter) toolgate cannot show, and why. With `heads`, the
+ * programs' first lines are read once while their files stay untouched (a launcher's calls, one after another).
  *
  * @example
  * ```ts
@@ -370,8 +376,8 @@ class Planner {
  * assert.equal(needs.ok && needs.binds.length, 0); // the system folders hold it
  * ```
  */
-export function programNeeds(program: string, context: NeedsContext): ProgramNeeds {
-  const planner = new Planner(context);
+export function programNeeds(program: string, context: NeedsContext, heads?: ProgramHeads): ProgramNeeds {
+  const planner = new Planner(context, heads);
   const problem = planner.need(program, 0);
   if (problem) return { ok: false, ...problem };
   return { ok: true, binds: planner.binds, reads: [...new Set([...planner.followed, ...planner.binds])] };

@@ -48,6 +48,7 @@ import { stateRoot } from "../state/state.ts";
 import { beltLaunch, BRIDGE_SOCKET, bridgeLaunch } from "../manifest/tool_belt.ts";
 import { prepareDir } from "../state/private_dir.ts";
 import { type NeedsContext, programNeeds, sandboxView } from "./program_needs.ts";
+import { ProgramHeads } from "./program_heads.ts";
 import { untrustedStart } from "../manifest/trust_check.ts";
 import type { CallCredential } from "../manifest/credentials.ts";
 
@@ -199,6 +200,10 @@ export class ToolLauncher {
   #reaped = false;
   /** Where unconfined calls' cgroups go (`undefined` inside: nowhere), once looked for. */
   #tracking?: { readonly cgroups?: CgroupSupport };
+  /** The first lines of the programs its calls start, read again only when a file changed. */
+  readonly #heads = new ProgramHeads();
+  /** Each tool's own files ({@linkcode ToolLauncher.program}), by tool. */
+  readonly #files = new WeakMap<ToolSpec, string[]>();
   /** The helper shell that tells whether a call's cgroup is empty ({@linkcode ToolLauncherOptions.residentHelpers}). */
   #watch?: CgroupWatch;
 
@@ -254,10 +259,18 @@ export class ToolLauncher {
     return { program: tool.program, args: tool.args, files: this.#toolFiles(tool) };
   }
 
-  /** What a manifest tool must see of its own: the manifest's `tools/` folder, or an absolute program itself. */
+  /**
+   * What a manifest tool must see of its own: the manifest's `tools/` folder, or an absolute program itself. Worked
+   * out once per tool: both come from the loaded manifest, which a change replaces whole (new tools, a new launcher).
+   */
   #toolFiles(tool: ToolSpec): string[] {
-    const toolsDir = join(this.#options.manifest.dir, "tools");
-    return isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
+    let files = this.#files.get(tool);
+    if (files === undefined) {
+      const toolsDir = join(this.#options.manifest.dir, "tools");
+      files = isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
+      this.#files.set(tool, files);
+    }
+    return files;
   }
 
   /**
@@ -330,7 +343,7 @@ export class ToolLauncher {
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
     if (tool.builtin === undefined && !tool.profile.read.includes("/")) {
       // A program run by an interpreter or runtime outside the system folders (pyenv, nvm, ~/.deno): shown too.
-      const needs = programNeeds(own.program, this.#needsContext(tool, own, support));
+      const needs = programNeeds(own.program, this.#needsContext(tool, own, support), this.#heads);
       if (!needs.ok) {
         return refused(
           "unavailable",

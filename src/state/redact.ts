@@ -250,7 +250,7 @@ function masker(cover: Cover | undefined, patterns: readonly RegExp[], keep: rea
     pattern.global ? pattern : new RegExp(pattern.source, `${pattern.flags}g`)
   );
   if (cover === undefined && global.length === 0) return (text: string) => text;
-  return (text: string) => {
+  return memoized((text: string) => {
     const covered = new Uint8Array(text.length);
     let found = cover?.(text, covered) ?? false;
     for (const pattern of global) {
@@ -268,6 +268,31 @@ function masker(cover: Cover | undefined, patterns: readonly RegExp[], keep: rea
       }
     }
     return masked(text, covered);
+  });
+}
+
+/** The longest text whose redaction is remembered: an audit line's keys and fields, a tool's name, its argv. */
+const MEMO_TEXT = 256;
+/** The most texts remembered by one redactor; past it, it forgets them all and starts again. */
+const MEMO_ENTRIES = 4096;
+
+/**
+ * `redact`, remembering its answer for short texts: the same strings (an audit line's keys, the tool's name, its
+ * command line, the working folder) come back on every call, and scanning them for every form of every secret was
+ * most of a line's cost. The answer depends on the text alone: a redactor's secrets and patterns never change
+ * (a secret learnt later makes a new redactor, with nothing remembered), so nothing it remembers can go stale.
+ */
+function memoized(redact: Redactor): Redactor {
+  const known = new Map<string, string>();
+  return (text: string) => {
+    if (text.length > MEMO_TEXT) return redact(text);
+    let out = known.get(text);
+    if (out === undefined) {
+      out = redact(text);
+      if (known.size >= MEMO_ENTRIES) known.clear();
+      known.set(text, out);
+    }
+    return out;
   };
 }
 

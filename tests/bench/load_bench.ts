@@ -23,7 +23,8 @@
  * growth per session between 16 and 256), once they are closed, and after rounds of 256 more.
  *
  * Run alone: `deno run -A tests/bench/load_bench.ts` (`--calls N` calls per session at 16 sessions, `--rounds N`,
- * `--sessions 16,64` the concurrencies, `--cpu-prof DIR` to profile the confined `serve`, `--only
+ * `--sessions 16,64` the concurrencies, `--cpu-prof DIR` to profile the `serve` of `--only
+ * confined|unconfined|gateway` (the confined one by default; the gateway's calls go through it), `--only
  * confined|unconfined|gateway|pool`, `--pool-workers 1,2,4` the pools (`0`: none), `--pool-concurrency N` each
  * worker's calls at once (default: its own, one per CPU), `--memory-rounds N` rounds of 256 sessions opened,
  * called and closed after the memory readings (default 1), `--baseline DIR` to run another checkout of toolgate
@@ -296,7 +297,7 @@ export async function benchLoad(): Promise<Record<string, number>> {
         env,
         TOKEN,
         [...common, "--sandbox", sandbox, "--audit-dir", auditDirs[name]],
-        cpuProf !== undefined && name === (ONLY ?? "confined")
+        cpuProf !== undefined && name === (ONLY === undefined || ONLY === "gateway" ? "confined" : ONLY)
           ? [`--cpu-prof`, `--cpu-prof-dir=${cpuProf}`]
           : [],
         code,

@@ -47,6 +47,22 @@ Deno.test("a tool's question to the user reaches the client as elicitation, sche
   });
 });
 
+Deno.test("a client's answer that does not fit the form's schema never reaches the tool as an answer", async () => {
+  await using dir = await scratch();
+  await using server = await startHttp([], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN }, MANIFEST);
+  await using served = await connectHttp(server.url, TOKEN, {
+    capabilities: { elicitation: { form: {} } },
+    // A value the form's enum does not hold: the session's schema checker (made at its first form) refuses it.
+    setup: (client) =>
+      client.setRequestHandler(
+        ElicitRequestSchema,
+        () => ({ action: "accept", content: { target: "moon" } }),
+      ),
+  });
+  const result = await served.client.callTool({ name: "ask_user", arguments: {} });
+  assert.ok(!JSON.stringify(result).includes("moon"), JSON.stringify(result));
+});
+
 Deno.test("--yes never answers a question: a client that cannot be asked leaves the tool an error", async () => {
   await using dir = await scratch();
   await using server = await startHttp(["--yes"], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN }, MANIFEST);

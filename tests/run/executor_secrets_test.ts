@@ -125,3 +125,27 @@ Deno.test("executor: a credential bound to hosts is a declared secret: store_sec
     "GH_TOKEN",
   );
 });
+
+Deno.test("executor: a text the audit log wrote in clear is masked in the next line once it became a secret", async () => {
+  await using dir = await scratch();
+  await using audit = await scratch();
+  // The tool's command line names a value that is no secret yet: each line records it (argv).
+  const LATER = "later-secret-5e6f7a8b";
+  const executor = executorOf({ command: ["/bin/sh", "-c", "cat >/dev/null; echo '{}'", LATER] }, {
+    cwd: dir.path,
+    auditDir: audit.path,
+    // A secret known from the start: the run redacts every line from the first.
+    env: baseEnv({ FIRST_TOKEN: "first-secret-value-91" }),
+  });
+  assert.equal((await executor.call("t", "{}")).ok, true);
+  assert.equal((await executor.call("t", "{}")).ok, true);
+  // The same value given as a secret during the run: the very strings redacted before are masked from now on.
+  executor.useSecret("LATER_TOKEN", LATER);
+  assert.equal((await executor.call("t", "{}")).ok, true);
+  const lines = await readAudit(audit.path);
+  assert.equal(lines.length, 3);
+  assert.ok(JSON.stringify(lines[0].argv).includes(LATER), JSON.stringify(lines[0]));
+  assert.ok(JSON.stringify(lines[1].argv).includes(LATER), JSON.stringify(lines[1]));
+  assert.ok(!JSON.stringify(lines[2]).includes(LATER), JSON.stringify(lines[2]));
+  assert.match(JSON.stringify(lines[2].argv), /\[REDACTED\]/);
+});

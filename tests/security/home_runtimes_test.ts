@@ -353,3 +353,29 @@ confinedTest(
     assert.ok(listing.ok, JSON.stringify(listing));
   },
 );
+
+confinedTest(
+  "a tool's first line changed between two calls is read again: the second call sees the new interpreter",
+  async () => {
+    const world = await makeWorld();
+    await writeFiles(world.project, shebangTool("changes", "/bin/sh"));
+    const executor = executorIn(
+      world,
+      [{ name: "changes", command: ["./tools/bin/changes"], permissions: "none" }],
+      "/usr/local/bin:/usr/bin:/bin",
+    );
+    // Untouched for more than 2 s: the launcher keeps its first line from one call to the next.
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    assert.equal((await executor.call("changes", "{}")).ok, true);
+    assert.equal((await executor.call("changes", "{}")).ok, true);
+    // The same file rewritten in place (same inode): its new first line names an interpreter that is not there.
+    const script = join(world.project, "tools", "bin", "changes");
+    using file = await Deno.open(script, { write: true, truncate: true });
+    await file.write(new TextEncoder().encode(
+      shebangTool("changes", "/usr/bin/env toolgate-no-such-one")[
+        "tools/bin/changes"
+      ],
+    ));
+    unavailable(await executor.call("changes", "{}"), "toolgate-no-such-one");
+  },
+);

@@ -492,3 +492,19 @@ Deno.test("makeRedactor: a value of words alone is masked whole, in any case, sp
   const prose = "a correct horse; the battery staple of the horse battery";
   assert.equal(redact(prose), prose);
 });
+
+Deno.test("makeRedactor: the same text asked again is masked the same; a redactor with one more secret masks it", () => {
+  const first = makeRedactor(["first-secret-0a1b2c"]);
+  const text = "argv: first-secret-0a1b2c second-secret-3d4e5f";
+  assert.equal(first(text), `argv: ${REDACTED} second-secret-3d4e5f`);
+  assert.equal(first(text), `argv: ${REDACTED} second-secret-3d4e5f`);
+  // A secret learnt later is a new redactor: nothing the first one remembered holds it back.
+  const both = makeRedactor(["first-secret-0a1b2c", "second-secret-3d4e5f"]);
+  assert.equal(both(text), `argv: ${REDACTED} ${REDACTED}`);
+  // Thousands of other texts in between, and a long one, still get the same answers.
+  for (let i = 0; i < 5000; i++) first(`field-${i}`);
+  assert.equal(first(text), `argv: ${REDACTED} second-secret-3d4e5f`);
+  const long = `${"x".repeat(300)} first-secret-0a1b2c`;
+  assert.equal(first(long), `${"x".repeat(300)} ${REDACTED}`);
+  assert.equal(first(long), `${"x".repeat(300)} ${REDACTED}`);
+});
