@@ -50,9 +50,6 @@ const PENDING: Record<string, Record<string, string>> = {
       "runs plain for a client without the extension",
     "tasks-mrtr-input": "not scored (an extension): its multi_input fixture is not written yet",
     "tasks-mrtr-composition": "not scored (an extension): its test_tool_with_task fixture is not written yet",
-    "json-schema-2020-12":
-      "not scored (pending in the suite): the manifest's schemas lose allOf, if/then/else and $anchor on their " +
-      "way to tools/list; not looked into yet",
     "http-custom-header-server-validation":
       "not scored (pending in the suite): x-mcp-header parameters (SEP-2243) cannot be declared in a manifest yet",
   },
