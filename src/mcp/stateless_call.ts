@@ -51,8 +51,8 @@ import {
 /** The key of a `store_secret` URL elicitation in `inputRequests` and `inputResponses`. */
 export const SECRET_KEY = "toolgate_secret";
 
-/** What a client must declare for a tool that asks: the user (a form), the model. */
-const NEEDS: Record<string, string> = { user: "elicitation", model: "sampling" };
+/** What a client must declare for a tool that asks: the user (a form), the model, its roots. */
+const NEEDS: Record<string, string> = { user: "elicitation", model: "sampling", roots: "roots" };
 
 /** What a round's state carries, beside its binding: the secret page or the waiting call it is about. */
 type RoundData = { readonly page: string } | { readonly call: string };

@@ -31,7 +31,7 @@ export interface AskMessage {
   /** New for each question: the caller's answer names it. */
   readonly nonce: string;
   /**
-   * The question as a `toolgate/1` line (an `elicit` or a `sample` message, its `id` the nonce), secrets taken
+   * The question as a `toolgate/1` line (an `elicit`, `sample` or `roots` message, its `id` the nonce), secrets taken
    * out on the worker; the caller checks it as it checks a local tool's line.
    */
   readonly question: Readonly<Record<string, unknown>>;

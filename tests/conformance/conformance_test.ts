@@ -29,10 +29,6 @@ const REVISIONS: Record<string, string> = {
   "2026-07-28": "expected_failures_2026-07-28.yml",
 };
 
-/** A question a toolgate/1 tool cannot ask. */
-const ROOTS =
-  "a toolgate/1 tool cannot ask the client for its roots (roots/list): the protocol has no such question";
-
 /**
  * What toolgate does not pass yet, by revision (a scenario, or `scenario:check`), each with why. Remove an entry
  * once it passes (the suite calls a passing entry stale and fails the run).
@@ -40,8 +36,6 @@ const ROOTS =
 const PENDING: Record<string, Record<string, string>> = {
   "2025-11-25": {},
   "2026-07-28": {
-    "input-required-result-basic-list-roots": ROOTS,
-    "input-required-result-multiple-input-requests": "the scenario's third question is roots/list: " + ROOTS,
     "tasks-lifecycle":
       "not scored (an extension): its protocol_error_job must end a task as failed with a protocol error, which " +
       "a toolgate tool cannot cause (a tool's failure is a completed task with isError)",
