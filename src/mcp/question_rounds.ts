@@ -178,6 +178,11 @@ export class WaitingCall {
     return promise;
   }
 
+  /** The questions still waiting for their answers, by key (none once every one was answered). */
+  pending(): Record<string, InputRequest> {
+    return Object.fromEntries([...this.#open].map(([key, open]) => [key, open.request]));
+  }
+
   /**
    * The client's answers, by key: each goes to its open question; answers to no open question wait for one. An
    * answer that is not an object is no answer: its question stays open, and is asked again.

@@ -164,3 +164,35 @@ Deno.test("serve --http: a task whose tool asks waits as input_required, and tas
   assert.equal(done.status, "completed");
   assert.deepEqual(done.result.content, [{ type: "text", text: "Ada likes blue" }]);
 });
+
+Deno.test("serve --http: a task that asked two questions, answered one, waits on for the other and shows it alone", async () => {
+  await using dir = await scratch();
+  await using server = await startHttp(
+    [],
+    dir.path,
+    { TOOLGATE_MCP_TOKEN: TOKEN },
+    join(REPO, "tests", "conformance", "tools.json"),
+  );
+  const caps = { ...TASKS, elicitation: {} };
+  const created = await request(server.url, "tools/call", { name: "multi_input", arguments: {} }, caps);
+  const taskId = created.body.result.taskId;
+  assert.equal(created.body.result.resultType, "task", JSON.stringify(created.body));
+  const waiting = await settle(server.url, taskId, "input_required");
+  assert.deepEqual(Object.keys(waiting.inputRequests).sort(), ["confirm", "name"]);
+  const updated = await request(server.url, "tasks/update", {
+    taskId,
+    inputResponses: { name: { action: "accept", content: { name: "Ada" } } },
+  }, caps);
+  assert.deepEqual(updated.body.result, { resultType: "complete" });
+  // At once after the update: still waiting, for the unanswered question only.
+  const partial = (await request(server.url, "tasks/get", { taskId }, caps)).body.result;
+  assert.equal(partial.status, "input_required", JSON.stringify(partial));
+  assert.deepEqual(Object.keys(partial.inputRequests), ["confirm"]);
+  await request(server.url, "tasks/update", {
+    taskId,
+    inputResponses: { confirm: { action: "accept", content: { confirm: true } } },
+  }, caps);
+  const done = await settle(server.url, taskId);
+  assert.equal(done.status, "completed");
+  assert.deepEqual(done.result.content, [{ type: "text", text: "answered: confirm, name" }]);
+});

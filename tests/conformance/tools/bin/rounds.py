@@ -44,10 +44,13 @@ elif mode in ("sampling", "capabilities"):
     answer = reply()
     text("The model says: " + answer.get("content", {}).get("text", ""))
 elif mode == "multiple":
-    # The three questions at once: one round carries them all.
-    send(form("user_name", "What is your name?", {"name": {"type": "string"}}, ["name"]))
-    send(sample("greeting", "Generate a greeting", 50))
-    send({"type": "roots", "id": "client_roots"})
+    # The three questions at once, in one write (toolgate gathers what arrives together): one round carries them.
+    sys.stdout.write("".join(json.dumps(question) + "\n" for question in (
+        form("user_name", "What is your name?", {"name": {"type": "string"}}, ["name"]),
+        sample("greeting", "Generate a greeting", 50),
+        {"type": "roots", "id": "client_roots"},
+    )))
+    sys.stdout.flush()
     answers = [json.loads(sys.stdin.readline()) for _ in range(3)]
     text("Got " + ", ".join(str(a.get("id")) for a in answers))
 elif mode == "roots":

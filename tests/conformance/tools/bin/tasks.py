@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The tasks-extension fixtures of the conformance suite's 2026-07-28 scenarios, by name (argv[1]): greet (quick:
 never a task), slow_compute (sleeps `seconds`: a task past a moment), failing_job (fails after a second: a task
-completed with isError), confirm_delete (asks the user through toolgate/1: a task waiting for input).
+completed with isError), confirm_delete (asks the user through toolgate/1: a task waiting for input), multi_input
+(asks the user two questions at once: a task waiting for two inputs, answered one by one).
 """
 import json
 import sys
@@ -30,5 +31,14 @@ elif mode == "confirm_delete":
     reply = json.loads(sys.stdin.readline())
     confirmed = "answer" in reply and reply["answer"].get("content", {}).get("confirm") is True
     text("deleted" if confirmed else "kept")
+elif mode == "multi_input":
+    # Two questions at once: both wait together, each answered on its own (in any order, in one update or two).
+    for qid, field in (("name", "name"), ("confirm", "confirm")):
+        kind = "string" if field == "name" else "boolean"
+        sys.stdout.write(json.dumps({"type": "elicit", "id": qid, "message": "Your " + field + "?",
+            "requestedSchema": {"type": "object", "properties": {field: {"type": kind}}, "required": [field]}}) + "\n")
+    sys.stdout.flush()
+    answers = [json.loads(sys.stdin.readline()), json.loads(sys.stdin.readline())]
+    text("answered: " + ", ".join(sorted(str(answer.get("id")) for answer in answers)))
 else:
     sys.exit(2)
