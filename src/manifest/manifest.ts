@@ -161,7 +161,7 @@ async function schemaCacheKey(text: string, options: ManifestOptions): Promise<s
 const MAX_COMPILED_SCHEMAS = 20_000;
 
 /** Bumped when what the schema checks find changes: older cached verdicts are then ignored. */
-const SCHEMA_RULES_VERSION = 1;
+const SCHEMA_RULES_VERSION = 2;
 
 function isSchemaWarning(warning: string): boolean {
   return /: (schema|outputSchema): /.test(warning);

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Ajv, ErrorObject } from "npm:ajv@8.17.1";
+import { dialectProblem } from "./schema_dialect.ts";
 import { type SmallValidator, smallValidator } from "./small_schema.ts";
 
 /**
@@ -125,11 +126,16 @@ export class SchemaCompiler {
     return this.#draft7 ??= loaded().newAjv(loaded().DRAFTS.draft7);
   }
 
-  /** Checks a schema against its meta-schema; returns the reason it is invalid, or `undefined`. */
+  /**
+   * Checks a schema against its meta-schema, and that it uses no keyword its draft would ignore (`schema_dialect.ts`);
+   * returns the reason it is invalid, or `undefined`.
+   */
   check(schema: Record<string, unknown>): string | undefined {
     const ajv = this.#ajvFor(schema);
     try {
       if (ajv.validateSchema(schema)) {
+        const dialect = dialectProblem(schema);
+        if (dialect !== undefined) return dialect;
         checkedSchemas.add(schema);
         return undefined;
       }
@@ -159,11 +165,22 @@ export class SchemaCompiler {
     return compiled;
   }
 
-  /** Compiles a schema once; later calls with the same object return the same validator. */
+  /**
+   * Compiles a schema once; later calls with the same object return the same validator. A schema with a keyword
+   * its draft would ignore does not compile (an MCP server's, which no manifest check saw, included).
+   */
   compile(schema: Record<string, unknown>): Compiled {
+    const cached = this.#cache.get(schema);
+    if (cached) return cached;
+    let compiled: Compiled;
+    const dialect = dialectProblem(schema);
+    if (dialect !== undefined) {
+      compiled = { ok: false, reason: dialect };
+      this.#cache.set(schema, compiled);
+      return compiled;
+    }
     const small = this.#small(schema);
     if (small) return small;
-    let compiled: Compiled;
     const ajv = this.#ajvFor(schema);
     // ajv reads this option at each compile: a schema checked already is not checked again.
     const options = ajv.opts as { validateSchema?: boolean | "log" };

@@ -24,7 +24,7 @@ export type ToolProtocol = "toolgate/1";
 
 /**
  * Whom a tool may ask (a manifest's `asks`): `"user"`, a form (MCP elicitation); `"model"`, the model (MCP
- * sampling).
+ * sampling); `"roots"`, the client's roots (MCP `roots/list`: the folders the client works in, information only).
  *
  * @example
  * ```ts
@@ -32,10 +32,10 @@ export type ToolProtocol = "toolgate/1";
  * const asks: Asked[] = ["user"];
  * ```
  */
-export type Asked = "user" | "model";
+export type Asked = "user" | "model" | "roots";
 
 /** The values a manifest's `asks` may hold. */
-export const TOOL_ASKS: readonly Asked[] = Object.freeze(["user", "model"] as Asked[]);
+export const TOOL_ASKS: readonly Asked[] = Object.freeze(["user", "model", "roots"] as Asked[]);
 
 /**
  * The caps of one call's channel: a line longer than `maxLineBytes`, more than `maxMessages` log and progress
@@ -225,10 +225,15 @@ export function parseMessage(
       };
       return { ok: true, message: { type: "sample", id, request } };
     }
+    case "roots": {
+      const id = value.id;
+      if (!isId(id)) return { ok: false, reason: 'a "roots" message needs an "id" (a string or a number)' };
+      return { ok: true, message: { type: "roots", id } };
+    }
     default:
       return {
         ok: false,
-        reason: 'a message\'s "type" must be content, result, log, progress, elicit or sample',
+        reason: 'a message\'s "type" must be content, result, log, progress, elicit, sample or roots',
       };
   }
 }
@@ -295,7 +300,8 @@ export type ToolQuestion =
     readonly message: string;
     readonly requestedSchema: Readonly<Record<string, unknown>>;
   }
-  | { readonly asks: "model"; readonly id: string | number; readonly request: SamplingRequest };
+  | { readonly asks: "model"; readonly id: string | number; readonly request: SamplingRequest }
+  | { readonly asks: "roots"; readonly id: string | number };
 
 interface LogMessage {
   readonly type: "log";
@@ -329,7 +335,8 @@ export type ToolMessage =
     readonly message: string;
     readonly requestedSchema: Readonly<Record<string, unknown>>;
   }
-  | { readonly type: "sample"; readonly id: string | number; readonly request: SamplingRequest };
+  | { readonly type: "sample"; readonly id: string | number; readonly request: SamplingRequest }
+  | { readonly type: "roots"; readonly id: string | number };
 
 const isText = (value: unknown): value is string => typeof value === "string";
 

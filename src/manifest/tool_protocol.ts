@@ -140,8 +140,9 @@ export class ToolChannel {
     const message = parsed.message;
     if (message.type === "content") this.content.push(...message.content);
     else if (message.type === "result") this.result = message.result;
-    else if (message.type === "elicit" || message.type === "sample") this.#question(message);
-    else {
+    else if (message.type === "elicit" || message.type === "sample" || message.type === "roots") {
+      this.#question(message);
+    } else {
       this.#messages += 1;
       const max = this.#options.limits?.maxMessages ?? PROTOCOL_LIMITS.maxMessages;
       if (this.#messages > max) return this.#cut(`it sent more than ${max} log and progress messages`);
@@ -170,11 +171,14 @@ export class ToolChannel {
     this.#open.delete(id);
   }
 
-  #question(message: Extract<ToolMessage, { type: "elicit" | "sample" }>): void {
-    const asks: Asked = message.type === "elicit" ? "user" : "model";
+  #question(message: Extract<ToolMessage, { type: "elicit" | "sample" | "roots" }>): void {
+    const asks: Asked = message.type === "elicit" ? "user" : message.type === "sample" ? "model" : "roots";
     if (!(this.#options.asks ?? []).includes(asks)) {
       return this.#cut(
-        `it asked the ${asks} a question (${message.type}), and its manifest entry does not declare "asks": ["${asks}"]`,
+        `it asked ${
+          asks === "roots" ? "the client for its roots" : `the ${asks} a question`
+        } (${message.type}), ` +
+          `and its manifest entry does not declare "asks": ["${asks}"]`,
       );
     }
     this.#questions += 1;
@@ -187,7 +191,9 @@ export class ToolChannel {
     this.#options.onQuestion?.(
       message.type === "elicit"
         ? { asks: "user", id: message.id, message: message.message, requestedSchema: message.requestedSchema }
-        : { asks: "model", id: message.id, request: message.request },
+        : message.type === "sample"
+        ? { asks: "model", id: message.id, request: message.request }
+        : { asks: "roots", id: message.id },
     );
   }
 

@@ -13,7 +13,12 @@ import type { LoggingLevel } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js
 import type { Ask, Policy } from "../policy/policy.ts";
 import type { AskSecret, SecretRequest } from "../run/store_secret.ts";
 import { LOG_LEVELS, type ToolEvent } from "../manifest/tool_messages.ts";
-import type { ElicitAnswer, QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
+import {
+  type ElicitAnswer,
+  type QuestionHandlers,
+  rootsAnswer,
+  type SamplingAnswer,
+} from "../run/tool_questions.ts";
 import type { CallWatch } from "../run/call_watch.ts";
 import { approvalForm } from "./approval_form.ts";
 
@@ -101,8 +106,8 @@ export function elicitingAsk(server: Server, requestId: string | number): Ask {
  * `elicitation/create` (the schema as the tool wrote it: defaults, enums and titled choices pass unchanged), an
  * upstream server's page for the user as a URL-mode `elicitation/create` (to a client that declared it), the
  * model's as `sampling/createMessage` once the session's policy approved sending the text (an approval question
- * goes to the client's user where it can be asked). A client without the capability gets no request: the tool is
- * answered why.
+ * goes to the client's user where it can be asked), a request for the client's roots as `roots/list`. A client
+ * without the capability gets no request: the tool is answered why.
  *
  * @example Not run as a doc test: it needs an MCP client's request in flight.
  * ```ts ignore
@@ -172,6 +177,13 @@ export function clientQuestions(
         ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
       };
       return answer;
+    },
+    // The client's folders, as it lists them: information for the tool, which opens none of them to it.
+    roots: async ({ signal }) => {
+      if (server.getClientCapabilities()?.roots === undefined) {
+        throw new Error("this MCP client cannot list its roots (it did not declare the roots capability)");
+      }
+      return rootsAnswer(await server.listRoots(undefined, options(signal)));
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * A running tool's own questions (a `toolgate/1` tool's `elicit` and `sample`) for a caller of the 2026-07-28
+ * A running tool's own questions (a `toolgate/1` tool's `elicit`, `sample` and `roots`) for a caller of the 2026-07-28
  * revision, which the server cannot send a request to: the call goes on running, its question waits, and the
  * request is answered with an `InputRequiredResult` (the open questions in `inputRequests`, keyed by the ids the
  * tool gave them). The client's retry, with the round's signed state (`input_rounds.ts`), brings the answers:
@@ -14,7 +14,12 @@
  * @module
  */
 import { isRecord } from "../contract.ts";
-import type { ElicitAnswer, QuestionHandlers, SamplingAnswer } from "../run/tool_questions.ts";
+import {
+  type ElicitAnswer,
+  type QuestionHandlers,
+  rootsAnswer,
+  type SamplingAnswer,
+} from "../run/tool_questions.ts";
 import { UserStop } from "../process/stop.ts";
 import { after, type CancelTimer } from "../base/timer.ts";
 import type { CallNotification } from "./client_asks.ts";
@@ -139,6 +144,12 @@ export class WaitingCall {
             ),
         }
         : {}),
+      ...(isRecord(capabilities.roots)
+        ? {
+          roots: async (context) =>
+            rootsAnswer(await this.#ask(context.id, { method: "roots/list", params: {} }, context.signal)),
+        }
+        : {}),
     };
   }
 
@@ -165,6 +176,11 @@ export class WaitingCall {
     });
     this.#changed.resolve();
     return promise;
+  }
+
+  /** The questions still waiting for their answers, by key (none once every one was answered). */
+  pending(): Record<string, InputRequest> {
+    return Object.fromEntries([...this.#open].map(([key, open]) => [key, open.request]));
   }
 
   /**

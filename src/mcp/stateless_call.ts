@@ -55,8 +55,8 @@ import {
 /** The key of a `store_secret` URL elicitation in `inputRequests` and `inputResponses`. */
 export const SECRET_KEY = "toolgate_secret";
 
-/** What a client must declare for a tool that asks: the user (a form), the model. */
-const NEEDS: Record<string, string> = { user: "elicitation", model: "sampling" };
+/** What a client must declare for a tool that asks: the user (a form), the model, its roots. */
+const NEEDS: Record<string, string> = { user: "elicitation", model: "sampling", roots: "roots" };
 
 /** What a round's state carries, beside its binding: the secret page or the waiting call it is about. */
 type RoundData = { readonly page: string } | { readonly call: string };
@@ -180,7 +180,14 @@ export class StatelessCalls {
         );
       }
       waiting.answer(responses);
-      return await this.#next(id, waiting, binding, from, logLevel(meta));
+      return await this.#next(
+        id,
+        waiting,
+        binding,
+        from,
+        logLevel(meta),
+        this.#mayTask(capabilities, binding),
+      );
     }
     const missing = this.#service.asks(name).map((asked) => NEEDS[asked])
       .filter((capability) => capability !== undefined && !isRecord(capabilities[capability]));
@@ -230,28 +237,19 @@ export class StatelessCalls {
       const answer = await this.#next(id, waiting, binding, from, logLevel(meta));
       return this.#jobTask(answer, binding.caller) ?? answer;
     }
-    // A client of the tasks extension: a call still running after a moment goes on as a task, its request answered.
-    if (declaresTasks(capabilities) && this.#tasks.room(binding.caller)) {
-      // Until it is a task, the call is its request's: a client that goes away ends it.
-      const gone = () => waiting.stop.abort(from.signal.reason);
-      from.signal.addEventListener("abort", gone, { once: true });
-      const quick = await Promise.race([
-        result,
-        new Promise<undefined>((resolve) => after(TASK_LIMITS.afterMs, () => resolve(undefined))),
-      ]).finally(() => from.signal.removeEventListener("abort", gone));
-      if (quick !== undefined) return quick;
-      if (waiting.stop.signal.aborted) return await result;
-      return {
-        status: 200,
-        response: { jsonrpc: "2.0", id, result: this.#tasks.start(binding.caller, waiting) },
-      };
-    }
-    return await this.#next(id, waiting, binding, from, logLevel(meta));
+    return await this.#next(id, waiting, binding, from, logLevel(meta), this.#mayTask(capabilities, binding));
+  }
+
+  /** Whether this request's call may go on as a task: its client declares the extension and has room for one. */
+  #mayTask(capabilities: Record<string, unknown>, binding: RoundBinding): boolean {
+    return declaresTasks(capabilities) && this.#tasks.room(binding.caller);
   }
 
   /**
    * Waits for the call's answer, or its next questions (answered as a round, the call left waiting); the client
-   * going away meanwhile ends the call.
+   * going away meanwhile ends the call. For a client of the tasks extension (`asTask`), a call still running after
+   * a moment without asking anything goes on as a task, its request answered: questions asked within the moment
+   * are a round (the client answers them and the call goes on the same way), those asked later the task's.
    */
   async #next(
     id: RequestId,
@@ -259,6 +257,7 @@ export class StatelessCalls {
     binding: RoundBinding,
     from: StatelessFrom,
     level?: LoggingLevel,
+    asTask = false,
   ): Promise<StatelessAnswer> {
     const gone = () => waiting.stop.abort(from.signal.reason);
     from.signal.addEventListener("abort", gone, { once: true });
@@ -271,7 +270,20 @@ export class StatelessCalls {
       from.notify?.(notification);
     };
     try {
-      const step = await waiting.next(waiting.result!);
+      const next = waiting.next(waiting.result!);
+      const step = asTask
+        ? await Promise.race([
+          next,
+          new Promise<undefined>((resolve) => after(TASK_LIMITS.afterMs, () => resolve(undefined))),
+        ])
+        : await next;
+      if (step === undefined) {
+        if (waiting.stop.signal.aborted) return await waiting.result!;
+        return {
+          status: 200,
+          response: { jsonrpc: "2.0", id, result: this.#tasks.start(binding.caller, waiting) },
+        };
+      }
       // The call's answer goes to the request of this round: with its id, whichever round started the call.
       if ("done" in step) return { ...step.done, response: { ...step.done.response, id } };
       this.#waiting.wait(waiting, binding.caller);

@@ -106,8 +106,10 @@ export class Tasks {
         this.#set(task, "input_required");
         task.inputRequests = step.ask;
         await task.call.answered();
-        task.inputRequests = undefined;
-        if (task.status === "input_required") this.#set(task, "working");
+        // Answered in part: the task waits on for the rest, which alone it still shows.
+        const pending = task.call.pending();
+        task.inputRequests = Object.keys(pending).length > 0 ? pending : undefined;
+        if (task.inputRequests === undefined && task.status === "input_required") this.#set(task, "working");
         continue;
       }
       this.#ended(task, step.done);

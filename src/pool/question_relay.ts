@@ -20,6 +20,7 @@ import {
   type ElicitAnswer,
   QuestionDesk,
   type QuestionHandlers,
+  rootsAnswer,
   type SamplingAnswer,
 } from "../run/tool_questions.ts";
 import { isRecord } from "../contract.ts";
@@ -89,6 +90,7 @@ export class WorkerRelay {
         asElicitAnswer(await this.#ask(call, { type: "elicit", ...question }, signal, id)),
       model: async (request, { signal, id }) =>
         asSamplingAnswer(await this.#ask(call, { type: "sample", ...request }, signal, id)),
+      roots: async ({ signal, id }) => rootsAnswer(await this.#ask(call, { type: "roots" }, signal, id)),
     };
     return { questions, onToolEvent, sent: () => chain };
   }
@@ -277,7 +279,10 @@ export class CallerRelay {
     const refuse = (reason: string) => void this.#send(message.nonce, { error: reason });
     if (this.#asked.size > PROTOCOL_LIMITS.maxQuestions) return refuse("the call asked too many questions");
     const read = parseMessage(JSON.stringify(message.question));
-    if (!read.ok || (read.message.type !== "elicit" && read.message.type !== "sample")) {
+    if (
+      !read.ok ||
+      (read.message.type !== "elicit" && read.message.type !== "sample" && read.message.type !== "roots")
+    ) {
       return refuse("the worker relayed something that is not a question");
     }
     const line = read.message;
@@ -285,7 +290,9 @@ export class CallerRelay {
     const id = this.#nonces.has(line.id) ? message.nonce : line.id;
     const question: ToolQuestion = line.type === "elicit"
       ? { asks: "user", id, message: line.message, requestedSchema: line.requestedSchema }
-      : { asks: "model", id, request: line.request };
+      : line.type === "sample"
+      ? { asks: "model", id, request: line.request }
+      : { asks: "roots", id };
     const target = this.#options.target;
     if (this.#desk === undefined || target === undefined) {
       return refuse("this caller of toolgate cannot ask anyone");

@@ -31,8 +31,8 @@ export interface AskMessage {
   /** New for each question: the caller's answer names it. */
   readonly nonce: string;
   /**
-   * The question as a `toolgate/1` line (an `elicit` or a `sample` message, its `id` the tool's own: what the
-   * caller shows its client; a worker of an earlier toolgate sent the nonce there), secrets taken out on the
+   * The question as a `toolgate/1` line (an `elicit`, `sample` or `roots` message, its `id` the tool's own: what
+   * the caller shows its client; a worker of an earlier toolgate sent the nonce there), secrets taken out on the
    * worker; the caller checks it as it checks a local tool's line.
    */
   readonly question: Readonly<Record<string, unknown>>;

@@ -1,6 +1,7 @@
 /**
- * The answering side of a `toolgate/1` tool's questions: each question (to the user, or to the model) goes to the
- * caller's handler for it (`serve`: the MCP client; the agent loop: the terminal and the configured model), with
+ * The answering side of a `toolgate/1` tool's questions: each question (to the user, to the model, or to the client
+ * for its roots) goes to the caller's handler for it (`serve`: the MCP client; the agent loop: the terminal and the
+ * configured model), with
  * secret values taken out of what leaves toolgate, and its answer, or why there is none, goes back to the tool as
  * one JSON line on its stdin: `{"type":"answer","id":ID,"answer":...}` or `{"type":"answer","id":ID,"error":...}`.
  * A question nobody can answer is answered with an error at once: the tool never waits for an answer that cannot
@@ -44,6 +45,50 @@ export interface SamplingAnswer {
   readonly model: string;
   /** Why it stopped (`endTurn`, `maxTokens`, ...), when said. */
   readonly stopReason?: string;
+}
+
+/**
+ * The client's roots (MCP's `ListRootsResult`): the folders it works in, each a `file:` URI and maybe a name. They
+ * are information for the tool: they open nothing to it (its sandbox stays as its profile says).
+ *
+ * @example
+ * ```ts
+ * import type { RootsAnswer } from "./tool_questions.ts";
+ * const answer: RootsAnswer = { roots: [{ uri: "file:///home/ada/project", name: "project" }] };
+ * ```
+ */
+export interface RootsAnswer {
+  /** The roots, as the client listed them. */
+  readonly roots: readonly { readonly uri: string; readonly name?: string }[];
+}
+
+/**
+ * The client's `ListRootsResult` as a tool's answer: each root with a string `uri` (and a string `name`, when it
+ * has one); anything else is no answer.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { rootsAnswer } from "./tool_questions.ts";
+ * assert.deepEqual(rootsAnswer({ roots: [{ uri: "file:///w", name: 3 }] }), { roots: [{ uri: "file:///w" }] });
+ * assert.throws(() => rootsAnswer({ roots: "file:///w" }));
+ * ```
+ */
+export function rootsAnswer(response: unknown): RootsAnswer {
+  const roots = typeof response === "object" && response !== null
+    ? (response as { roots?: unknown }).roots
+    : undefined;
+  if (!Array.isArray(roots)) throw new Error("the client's answer is not a list of roots");
+  return {
+    roots: roots.map((root) => {
+      const { uri, name } = (typeof root === "object" && root !== null ? root : {}) as Record<
+        string,
+        unknown
+      >;
+      if (typeof uri !== "string") throw new Error("the client listed a root without a uri");
+      return typeof name === "string" ? { uri, name } : { uri };
+    }),
+  };
 }
 
 /**
@@ -98,6 +143,8 @@ export interface QuestionHandlers {
   readonly urlCompleted?: (elicitationId: string) => void;
   /** Asks the model (MCP sampling), once approved; absent: nobody can answer one here. */
   readonly model?: (request: SamplingRequest, context: QuestionContext) => Promise<SamplingAnswer>;
+  /** Asks the client for its roots (MCP `roots/list`); absent: nobody can answer one here. */
+  readonly roots?: (context: QuestionContext) => Promise<RootsAnswer>;
   /** Why nobody can be asked here, for the tool (default: "this caller cannot ask the user" / "... the model"). */
   readonly nobody?: string;
 }
@@ -167,6 +214,13 @@ export class QuestionDesk {
         if (handlers?.user === undefined) return refused(id, nobody(handlers, "the user"));
         const { message, requestedSchema } = clean(question);
         return { type: "answer", id, answer: await handlers.user({ message, requestedSchema }, context) };
+      }
+      if (question.asks === "roots") {
+        // No terminal and no model can stand in for a client's roots: the answer is never made up.
+        if (handlers?.roots === undefined) {
+          return refused(id, "this caller of toolgate has no MCP client to list roots");
+        }
+        return { type: "answer", id, answer: await handlers.roots(context) };
       }
       if (handlers?.model === undefined) return refused(id, nobody(handlers, "the model"));
       return { type: "answer", id, answer: await handlers.model(clean(question.request), context) };

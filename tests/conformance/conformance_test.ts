@@ -29,10 +29,6 @@ const REVISIONS: Record<string, string> = {
   "2026-07-28": "expected_failures_2026-07-28.yml",
 };
 
-/** A question a toolgate/1 tool cannot ask. */
-const ROOTS =
-  "a toolgate/1 tool cannot ask the client for its roots (roots/list): the protocol has no such question";
-
 /**
  * What toolgate does not pass yet, by revision (a scenario, or `scenario:check`), each with why. Remove an entry
  * once it passes (the suite calls a passing entry stale and fails the run).
@@ -40,19 +36,12 @@ const ROOTS =
 const PENDING: Record<string, Record<string, string>> = {
   "2025-11-25": {},
   "2026-07-28": {
-    "input-required-result-basic-list-roots": ROOTS,
-    "input-required-result-multiple-input-requests": "the scenario's third question is roots/list: " + ROOTS,
     "tasks-lifecycle":
       "not scored (an extension): its protocol_error_job must end a task as failed with a protocol error, which " +
       "a toolgate tool cannot cause (a tool's failure is a completed task with isError)",
     "tasks-required-task-error":
       "not scored (an extension): no toolgate tool requires a task (a manifest cannot say so yet): every call " +
       "runs plain for a client without the extension",
-    "tasks-mrtr-input": "not scored (an extension): its multi_input fixture is not written yet",
-    "tasks-mrtr-composition": "not scored (an extension): its test_tool_with_task fixture is not written yet",
-    "json-schema-2020-12":
-      "not scored (pending in the suite): the manifest's schemas lose allOf, if/then/else and $anchor on their " +
-      "way to tools/list; not looked into yet",
     "http-custom-header-server-validation":
       "not scored (pending in the suite): x-mcp-header parameters (SEP-2243) cannot be declared in a manifest yet",
   },

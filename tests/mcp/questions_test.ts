@@ -1,13 +1,18 @@
 /**
  * A toolgate/1 tool's questions over MCP: the user's form goes to the client as elicitation/create, the model's
- * question as sampling/createMessage once the operator's policy approves sending the text; `--yes` answers none.
+ * question as sampling/createMessage once the operator's policy approves sending the text, a question for the
+ * client's roots as roots/list; `--yes` answers none.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { connectHttp, startHttp, TOKEN } from "./helpers.ts";
 import { scratch } from "../executor_helpers.ts";
 import { FIXTURES } from "../support.ts";
@@ -108,4 +113,31 @@ Deno.test("a tool's question to the model needs approval: refused unless allowed
     });
     assert.equal(sampled, 1);
   }
+});
+
+Deno.test("a tool's question for the client's roots reaches a session's client as roots/list; a client without roots leaves an error", async () => {
+  await using dir = await scratch();
+  await using server = await startHttp([], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN }, MANIFEST);
+  let listed = 0;
+  {
+    await using served = await connectHttp(server.url, TOKEN, {
+      capabilities: { roots: {} },
+      setup: (client) =>
+        client.setRequestHandler(ListRootsRequestSchema, () => {
+          listed += 1;
+          return { roots: [{ uri: "file:///home/ada/project", name: "project" }] };
+        }),
+    });
+    const result = await served.client.callTool({ name: "ask_roots", arguments: {} });
+    assert.deepEqual(answerOf(result), {
+      type: "answer",
+      id: "q",
+      answer: { roots: [{ uri: "file:///home/ada/project", name: "project" }] },
+    });
+    assert.equal(listed, 1);
+  }
+  await using served = await connectHttp(server.url, TOKEN, { capabilities: {} });
+  const answer = answerOf(await served.client.callTool({ name: "ask_roots", arguments: {} }));
+  assert.equal("answer" in answer, false, JSON.stringify(answer));
+  assert.match(JSON.stringify(answer.error), /cannot list its roots/);
 });

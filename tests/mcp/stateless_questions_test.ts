@@ -1,8 +1,8 @@
 /**
  * A running `toolgate/1` tool's own questions for a 2026-07-28 client: each is an input-required round (keyed by
  * the id the tool gave it), the tool waits for the client's retry and goes on with the answer, round after round;
- * a state already used names no waiting call; a tool that asks what the client cannot answer is refused before it
- * runs (-32021). Over the conformance manifest's question tools.
+ * a state already used names no waiting call; a question for the client's roots is a roots/list round; a tool that
+ * asks what the client cannot answer is refused before it runs (-32021). Over the conformance manifest's question tools.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -108,6 +108,30 @@ Deno.test("serve --http: a stateless client answers a running tool's questions r
       assert.equal(status, 400);
       assert.equal(body.error.code, -32021);
       assert.deepEqual(body.error.data.requiredCapabilities, { sampling: {} });
+    },
+  );
+
+  await t.step(
+    "a question for the client's roots is a roots/list round; a client without roots: -32021",
+    async () => {
+      const first = await call(server.url, "test_input_required_result_list_roots", { roots: {} });
+      assert.deepEqual(first.body.result.inputRequests, {
+        client_roots: { method: "roots/list", params: {} },
+      });
+      const done = await call(server.url, "test_input_required_result_list_roots", { roots: {} }, {
+        inputResponses: { client_roots: { roots: [{ uri: "file:///home/ada/project", name: "project" }] } },
+        requestState: first.body.result.requestState,
+      });
+      assert.deepEqual(done.body.result.content, [{
+        type: "text",
+        text: "Your roots: file:///home/ada/project",
+      }]);
+      const { status, body } = await call(server.url, "test_input_required_result_list_roots", {
+        elicitation: {},
+      });
+      assert.equal(status, 400);
+      assert.equal(body.error.code, -32021);
+      assert.deepEqual(body.error.data.requiredCapabilities, { roots: {} });
     },
   );
 

@@ -147,28 +147,78 @@ Deno.test("serve --http: a task whose tool asks waits as input_required, and tas
     join(REPO, "tests", "conformance", "tools.json"),
   );
   const caps = { ...TASKS, elicitation: {} };
-  const created = await request(server.url, "tools/call", {
-    name: "test_input_required_result_multi_round",
-    arguments: {},
-  }, caps);
-  // The tool asks at once: either a round (it asked within the moment) or a task waiting for input.
+  // The tool works past the moment, then asks: a task by then, and the question is the task's.
+  const created = await request(server.url, "tools/call", { name: "confirm_delete", arguments: {} }, caps);
   const result = created.body.result;
   assert.equal(result.resultType, "task", JSON.stringify(result));
   const waiting = await settle(server.url, result.taskId, "input_required");
   assert.equal(waiting.status, "input_required");
-  assert.deepEqual(Object.keys(waiting.inputRequests), ["step1"]);
+  assert.deepEqual(Object.keys(waiting.inputRequests), ["confirm"]);
   const updated = await request(server.url, "tasks/update", {
     taskId: result.taskId,
-    inputResponses: { step1: { action: "accept", content: { name: "Ada" } } },
+    inputResponses: { confirm: { action: "accept", content: { confirm: true } } },
   }, caps);
   assert.deepEqual(updated.body.result, { resultType: "complete" });
-  const next = await settle(server.url, result.taskId, "input_required");
-  assert.deepEqual(Object.keys(next.inputRequests), ["step2"]);
-  await request(server.url, "tasks/update", {
-    taskId: result.taskId,
-    inputResponses: { step2: { action: "accept", content: { color: "blue" } } },
-  }, caps);
   const done = await settle(server.url, result.taskId);
   assert.equal(done.status, "completed");
-  assert.deepEqual(done.result.content, [{ type: "text", text: "Ada likes blue" }]);
+  assert.deepEqual(done.result.content, [{ type: "text", text: "deleted" }]);
+});
+
+Deno.test("serve --http: a tool that asks at once is a round before any task; answered, its long part is a task", async () => {
+  await using dir = await scratch();
+  await using server = await startHttp(
+    [],
+    dir.path,
+    { TOOLGATE_MCP_TOKEN: TOKEN },
+    join(REPO, "tests", "conformance", "tools.json"),
+  );
+  const caps = { ...TASKS, elicitation: {} };
+  const round = await request(server.url, "tools/call", { name: "test_tool_with_task", arguments: {} }, caps);
+  assert.equal(round.body.result.resultType, "input_required", JSON.stringify(round.body));
+  assert.equal("taskId" in round.body.result, false);
+  assert.deepEqual(Object.keys(round.body.result.inputRequests), ["user_name"]);
+  const created = await request(server.url, "tools/call", {
+    name: "test_tool_with_task",
+    arguments: {},
+    inputResponses: { user_name: { action: "accept", content: { name: "Ada" } } },
+    requestState: round.body.result.requestState,
+  }, caps);
+  const result = created.body.result;
+  assert.equal(result.resultType, "task", JSON.stringify(result));
+  assert.equal("requestState" in result, false);
+  const done = await settle(server.url, result.taskId);
+  assert.equal(done.status, "completed");
+  assert.deepEqual(done.result.content, [{ type: "text", text: "Hello, Ada: the long part is done" }]);
+});
+
+Deno.test("serve --http: a task that asked two questions, answered one, waits on for the other and shows it alone", async () => {
+  await using dir = await scratch();
+  await using server = await startHttp(
+    [],
+    dir.path,
+    { TOOLGATE_MCP_TOKEN: TOKEN },
+    join(REPO, "tests", "conformance", "tools.json"),
+  );
+  const caps = { ...TASKS, elicitation: {} };
+  const created = await request(server.url, "tools/call", { name: "multi_input", arguments: {} }, caps);
+  const taskId = created.body.result.taskId;
+  assert.equal(created.body.result.resultType, "task", JSON.stringify(created.body));
+  const waiting = await settle(server.url, taskId, "input_required");
+  assert.deepEqual(Object.keys(waiting.inputRequests).sort(), ["confirm", "name"]);
+  const updated = await request(server.url, "tasks/update", {
+    taskId,
+    inputResponses: { name: { action: "accept", content: { name: "Ada" } } },
+  }, caps);
+  assert.deepEqual(updated.body.result, { resultType: "complete" });
+  // At once after the update: still waiting, for the unanswered question only.
+  const partial = (await request(server.url, "tasks/get", { taskId }, caps)).body.result;
+  assert.equal(partial.status, "input_required", JSON.stringify(partial));
+  assert.deepEqual(Object.keys(partial.inputRequests), ["confirm"]);
+  await request(server.url, "tasks/update", {
+    taskId,
+    inputResponses: { confirm: { action: "accept", content: { confirm: true } } },
+  }, caps);
+  const done = await settle(server.url, taskId);
+  assert.equal(done.status, "completed");
+  assert.deepEqual(done.result.content, [{ type: "text", text: "answered: confirm, name" }]);
 });

@@ -1,6 +1,7 @@
 /**
  * A `toolgate/1` tool on a worker asks its caller (against a real NATS server on loopback, a real `toolgate
- * worker`): its form and its question to the model are answered by the caller's own handlers, its log and
+ * worker`): its form, its question to the model and for the client's roots are answered by the caller's own
+ * handlers, its log and
  * progress reach the caller, a caller that cannot ask says so to the tool, and an answer not signed with the
  * pool's key is never taken.
  */
@@ -33,6 +34,13 @@ const TOOLS: readonly Record<string, unknown>[] = [
     asks: ["model"],
     readOnly: true,
   },
+  {
+    name: "ask_roots",
+    command: [join(BIN, "ask"), "roots"],
+    protocol: "toolgate/1",
+    asks: ["roots"],
+    readOnly: true,
+  },
   { name: "survey", command: [join(BIN, "survey")], protocol: "toolgate/1", readOnly: true },
 ];
 const MANIFEST = manifestOf(TOOLS);
@@ -62,7 +70,7 @@ async function withPool(run: (call: CallThrough, server: NatsServer) => Promise<
 }
 
 poolTest(
-  "pool: a pooled tool's form is answered by the caller's handler, its question to the model too",
+  "pool: a pooled tool's form is answered by the caller's handler, its questions to the model and for the roots too",
   async () => {
     await withPool(async (call) => {
       const asked: unknown[] = [];
@@ -86,6 +94,12 @@ poolTest(
         id: "q",
         answer: { action: "accept", content: { target: "prod" } },
       });
+      const roots = toolRead(
+        await call("ask_roots", {
+          questions: { roots: () => Promise.resolve({ roots: [{ uri: "file:///home/ada/project" }] }) },
+        }),
+      );
+      assert.deepEqual(roots.answer, { roots: [{ uri: "file:///home/ada/project" }] });
       const sample = toolRead(await call("ask_model", { questions }));
       assert.deepEqual(sample.answer, {
         role: "assistant",

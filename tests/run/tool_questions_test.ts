@@ -120,7 +120,7 @@ Deno.test("a tool that does not declare asks keeps today's stdin: the arguments,
   assert.deepEqual(envelope.result, { n: 1 });
 });
 
-Deno.test("a manifest's asks names the user or the model, and needs the protocol", () => {
+Deno.test("a manifest's asks names the user, the model or the roots, and needs the protocol", () => {
   const bad = validateManifest({
     tools: [
       { name: "a", command: ["./tools/bin/a"], asks: ["user"] },
@@ -130,5 +130,37 @@ Deno.test("a manifest's asks names the user or the model, and needs the protocol
   assert.equal(bad.ok, false);
   const errors = bad.ok ? [] : bad.errors.join("\n");
   assert.match(String(errors), /tool\[0\] "a": asks requires "protocol": "toolgate\/1"/);
-  assert.match(String(errors), /tool\[1\] "b": asks must be an array of "user", "model"/);
+  assert.match(String(errors), /tool\[1\] "b": asks must be an array of "user", "model", "roots"/);
+});
+
+/** Asks the client for its roots, and answers the answer line it read. */
+const ASK_ROOTS = `
+printf '%s\\n' '{"type":"roots","id":"r"}'
+read -r answer
+printf '{"type":"result","result":%s}\\n' "$answer"`;
+
+Deno.test("a tool asks the client for its roots: the client's list comes back; without a client, an error answer", async () => {
+  await using dir = await tempDir();
+  const program = await script(dir.path, ASK_ROOTS);
+  const listed = await call(program, {
+    roots: () => Promise.resolve({ roots: [{ uri: "file:///home/ada/project", name: "project" }] }),
+  }, ["roots"]);
+  assert.equal(listed.ok, true, JSON.stringify(listed));
+  assert.deepEqual(listed.result, {
+    type: "answer",
+    id: "r",
+    answer: { roots: [{ uri: "file:///home/ada/project", name: "project" }] },
+  });
+  // A caller with a terminal and a model but no MCP client: nobody stands in for the client's roots.
+  const none = await call(program, {
+    user: () => Promise.resolve({ action: "decline" }),
+    nobody: "there is no terminal to ask on",
+  }, ["roots"]);
+  assert.deepEqual((none.result as Record<string, unknown>).error, {
+    message: "this caller of toolgate has no MCP client to list roots",
+  });
+  // Not declared: cut off, as any question to someone the manifest does not name.
+  const undeclared = await call(program, { roots: () => Promise.reject(new Error("unreachable")) }, ["user"]);
+  assert.equal(undeclared.protocol_error, true);
+  assert.match(undeclared.message as string, /asked the client for its roots \(roots\).*"asks": \["roots"\]/);
 });

@@ -44,11 +44,19 @@ elif mode in ("sampling", "capabilities"):
     answer = reply()
     text("The model says: " + answer.get("content", {}).get("text", ""))
 elif mode == "multiple":
-    # Both questions at once: one round carries both.
-    send(form("user_name", "What is your name?", {"name": {"type": "string"}}, ["name"]))
-    send(sample("greeting", "Generate a greeting", 50))
-    answers = [json.loads(sys.stdin.readline()), json.loads(sys.stdin.readline())]
+    # The three questions at once, in one write (toolgate gathers what arrives together): one round carries them.
+    sys.stdout.write("".join(json.dumps(question) + "\n" for question in (
+        form("user_name", "What is your name?", {"name": {"type": "string"}}, ["name"]),
+        sample("greeting", "Generate a greeting", 50),
+        {"type": "roots", "id": "client_roots"},
+    )))
+    sys.stdout.flush()
+    answers = [json.loads(sys.stdin.readline()) for _ in range(3)]
     text("Got " + ", ".join(str(a.get("id")) for a in answers))
+elif mode == "roots":
+    send({"type": "roots", "id": "client_roots"})
+    roots = reply().get("roots", [])
+    text("Your roots: " + ", ".join(str(root.get("uri")) for root in roots))
 elif mode == "multi_round":
     send(form("step1", "Step 1: What is your name?", {"name": {"type": "string"}}, ["name"]))
     name = reply().get("content", {}).get("name", "")
