@@ -21,7 +21,9 @@ const OWNER = "pool-tasks-test";
 const TOOLS: readonly Record<string, unknown>[] = [
   {
     name: "ask_user",
-    command: [join(FIXTURES, "mcp", "tools", "bin", "ask"), "user"],
+    // It works a moment before it asks: a question asked at once is an input-required round of the call, not a
+    // task's (tests/mcp/stateless_tasks_test.ts).
+    command: ["/bin/sh", "-c", `sleep 1; exec ${join(FIXTURES, "mcp", "tools", "bin", "ask")} user`],
     protocol: "toolgate/1",
     asks: ["user"],
     readOnly: true,
