@@ -4,7 +4,7 @@
  * @module
  */
 import { FAILURE_ENVELOPE_SCHEMA } from "../contract.ts";
-import type { Manifest, ToolSpec } from "./manifest_types.ts";
+import type { Manifest, TaskSupport, ToolSpec } from "./manifest_types.ts";
 import { allowsNetwork } from "./profiles.ts";
 
 /**
@@ -68,6 +68,8 @@ export interface McpTool {
   outputSchema?: Record<string, unknown>;
   /** Behaviour hints for the host; MCP reads a missing `destructiveHint` as true. */
   annotations: { readOnlyHint: boolean; destructiveHint?: boolean; openWorldHint: boolean };
+  /** Whether a client may run the tool as a task (the manifest's `execution`, when it says). */
+  execution?: { taskSupport: TaskSupport };
 }
 
 /**
@@ -195,6 +197,7 @@ export function toMcp(tool: ToolSpec): McpTool {
   const out: McpTool = { name: tool.name, inputSchema, annotations };
   if (tool.description !== undefined) out.description = tool.description;
   if (tool.outputSchema !== undefined) out.outputSchema = mcpOutputSchema(tool.outputSchema);
+  if (tool.taskSupport !== undefined) out.execution = { taskSupport: tool.taskSupport };
   return out;
 }
 

@@ -34,6 +34,7 @@ import { type Envelope, failure, type FailureEnvelope } from "../contract.ts";
 import type { CallSeen } from "../run/call_watch.ts";
 import { carrierFromMeta, decideInSpan, errorType } from "../run/tracing.ts";
 import { toMcp } from "../manifest/tool_definitions.ts";
+import type { TaskSupport } from "../manifest/manifest_types.ts";
 import { type Ask, Policy } from "../policy/policy.ts";
 import { heartbeatText } from "../ui/progress.ts";
 import { toCallResult } from "./results.ts";
@@ -147,7 +148,8 @@ export class ToolService {
     this.#fullNames.clear();
     // toMcp writes an object inputSchema (type "object" added when absent), which is what MCP's Tool requires.
     const tools = executor.manifest.tools.map((tool) => {
-      const listed = toMcp(tool) as Tool;
+      // Every call can run as a task (session_tasks.ts, tasks.ts): a tool says so unless its manifest says otherwise.
+      const listed = { ...toMcp(tool), execution: { taskSupport: tool.taskSupport ?? "optional" } } as Tool;
       const own = tool.upstream?.tool;
       // A server's own name, where asked for and where it names no other tool listed here.
       if (
@@ -420,6 +422,15 @@ export class ToolService {
       },
     };
     return this.#track(this.#fullName(name), args, { ...context, questions }, session);
+  }
+
+  /**
+   * Whether a client may run the tool listed as `name` as a task: what its manifest says, else `"optional"`;
+   * `store_secret` (its value typed into the client's form at once) never.
+   */
+  taskSupport(name: string): TaskSupport {
+    if (name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) return "forbidden";
+    return this.#options.executor.manifest.byName.get(this.#fullName(name))?.taskSupport ?? "optional";
   }
 
   /** What the tool listed as `name` asks while it runs (`"user"`, `"model"`); none for a name not listed. */

@@ -185,6 +185,17 @@ export class StatelessCalls {
         { requiredCapabilities: Object.fromEntries(missing.map((capability) => [capability, {}])) },
       );
     }
+    // A tool the manifest runs only as a task: a client without the extension cannot call it.
+    const support = this.#service.taskSupport(name);
+    if (support === "required" && !declaresTasks(capabilities)) {
+      return rejected(
+        400,
+        id,
+        STATELESS_ERRORS.missingClientCapability,
+        `Missing required client capability: ${name} runs only as a task, which needs the ${TASKS_EXTENSION} extension`,
+        { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      );
+    }
     // A person is asked for an approval (by a round) only through a client that said it can show a form.
     const round = isRecord(capabilities.elicitation)
       ? approvalRound(this.#rounds, binding, approval)
@@ -218,7 +229,9 @@ export class StatelessCalls {
     }).then((done) => answered(id, done as Record<string, unknown>), (error) => this.#failed(id, error));
     waiting.result = result;
     // A client of the tasks extension: a call still running after a moment goes on as a task, its request answered.
-    if (declaresTasks(capabilities) && this.#tasks.room(binding.caller)) {
+    // A tool the manifest says never runs as a task stays a plain call; one that runs only as a task is one even
+    // when it ends at once (but a round it asks first is answered as a round).
+    if (support !== "forbidden" && declaresTasks(capabilities) && this.#tasks.room(binding.caller)) {
       // Until it is a task, the call is its request's: a client that goes away ends it.
       const gone = () => waiting.stop.abort(from.signal.reason);
       from.signal.addEventListener("abort", gone, { once: true });
@@ -226,7 +239,7 @@ export class StatelessCalls {
         result,
         new Promise<undefined>((resolve) => after(TASK_LIMITS.afterMs, () => resolve(undefined))),
       ]).finally(() => from.signal.removeEventListener("abort", gone));
-      if (quick !== undefined) return quick;
+      if (quick !== undefined && !(support === "required" && completes(quick))) return quick;
       if (waiting.stop.signal.aborted) return await result;
       return {
         status: 200,
@@ -327,6 +340,12 @@ export class StatelessCalls {
       );
     };
   }
+}
+
+/** Is `answer` the call's own result (not a round to answer, not a JSON-RPC error)? */
+function completes(answer: StatelessAnswer): boolean {
+  const { response } = answer;
+  return "result" in response && response.result.resultType !== "input_required";
 }
 
 /** The request's progress token, if any. */

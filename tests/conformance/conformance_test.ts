@@ -45,9 +45,6 @@ const PENDING: Record<string, Record<string, string>> = {
     "tasks-lifecycle":
       "not scored (an extension): its protocol_error_job must end a task as failed with a protocol error, which " +
       "a toolgate tool cannot cause (a tool's failure is a completed task with isError)",
-    "tasks-required-task-error":
-      "not scored (an extension): no toolgate tool requires a task (a manifest cannot say so yet): every call " +
-      "runs plain for a client without the extension",
     "tasks-mrtr-input": "not scored (an extension): its multi_input fixture is not written yet",
     "tasks-mrtr-composition": "not scored (an extension): its test_tool_with_task fixture is not written yet",
     "json-schema-2020-12":
