@@ -7,9 +7,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client as StatelessClient, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { scratch } from "../executor_helpers.ts";
-import { connectHttp, startHttp, TOKEN } from "./helpers.ts";
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  GetTaskResultSchema,
+  type McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import { killLeftovers, parsePids, readAudit, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
+import { until } from "../processes.ts";
+import { connectHttp, serveArgs, spawnHttp, startHttp, TOKEN } from "./helpers.ts";
 
 Deno.test("serve --http: a 2.x stateless client and a 1.x session client list, call and answer an approval", async () => {
   await using dir = await scratch();
@@ -69,4 +76,117 @@ Deno.test("serve --http: a 2.x stateless client and a 1.x session client list, c
   } finally {
     await modern.close();
   }
+});
+
+/** The audit lines of `tool` whose `killed_by` is set, from the audit folder `audit`. */
+async function killedLines(audit: string, tool: string): Promise<Record<string, unknown>[]> {
+  const records = await readAudit(audit).catch(() => []);
+  return records.filter((record) => record.tool === tool && record.killed_by !== undefined);
+}
+
+Deno.test("serve --http: a 1.x session client runs tasks: created, polled, its result fetched, an approval asked, one cancelled", async () => {
+  await using dir = await scratch();
+  // With its audit log (the fixture's serve has none), so that a cancelled task's line can be read.
+  const audit = join(dir.path, "audit");
+  await using server = await spawnHttp(
+    Deno.execPath(),
+    serveArgs(["--http", "0", "--allow-tools", "tree", "--audit-dir", audit], dir.path)
+      .filter((arg) => arg !== "--no-audit"),
+    { TOOLGATE_MCP_TOKEN: TOKEN },
+  );
+  const asked: string[] = [];
+  await using old = await connectHttp(server.url, TOKEN, {
+    capabilities: { elicitation: {} },
+    setup: (client) =>
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked.push(request.params.message);
+        assert.deepEqual(Object.keys(request.params._meta ?? {}), ["io.modelcontextprotocol/related-task"]);
+        return { action: "accept", content: { always: false } };
+      }),
+  });
+  const { client } = old;
+  assert.deepEqual(client.getServerCapabilities()?.tasks, {
+    list: {},
+    cancel: {},
+    requests: { tools: { call: {} } },
+  });
+  const listed = (await client.listTools()).tools;
+  assert.deepEqual(listed.find((tool) => tool.name === "slow")?.execution, { taskSupport: "optional" });
+
+  // A task polled to its end (tasks/get), its result fetched (tasks/result): the SDK's own task stream.
+  const seen: string[] = [];
+  let result: Record<string, unknown> | undefined;
+  for await (
+    const message of client.experimental.tasks.callToolStream(
+      { name: "slow", arguments: { seconds: 1.5 } },
+      CallToolResultSchema,
+      { task: { ttl: 60_000 } },
+    )
+  ) {
+    if (message.type === "taskCreated") seen.push(`created ${message.task.status}`);
+    if (message.type === "taskStatus") seen.push(message.task.status);
+    if (message.type === "result") result = message.result;
+    if (message.type === "error") throw message.error;
+  }
+  assert.equal(seen[0], "created working");
+  assert.equal(seen.at(-1), "completed");
+  assert.deepEqual(result?.structuredContent, { slept: { seconds: 1.5 } });
+
+  // A task that needs an approval: input_required, and the question comes on the stream of tasks/result.
+  const statuses: string[] = [];
+  let wrote: Record<string, unknown> | undefined;
+  for await (
+    const message of client.experimental.tasks.callToolStream(
+      { name: "note", arguments: { text: "task" } },
+      CallToolResultSchema,
+      { task: { ttl: 60_000 } },
+    )
+  ) {
+    if (message.type === "taskStatus") statuses.push(message.task.status);
+    if (message.type === "result") wrote = message.result;
+    if (message.type === "error") throw message.error;
+  }
+  assert.ok(statuses.includes("input_required"), statuses.join(", "));
+  assert.deepEqual(wrote?.structuredContent, { written: true });
+  assert.equal(asked.length, 1);
+  assert.match(asked[0], /note/);
+  assert.equal(await Deno.readTextFile(join(dir.path, "notes")), '{"text":"task"}\n');
+
+  // A task cancelled: its whole tree ends, the audit says the user stopped it; another session cannot see it.
+  const created = await client.request(
+    { method: "tools/call", params: { name: "tree", arguments: {}, task: { ttl: 60_000 } } },
+    CreateTaskResultSchema,
+  );
+  const { taskId } = created.task;
+  const pids = parsePids(await waitForFile(join(dir.path, "pids"), 20_000));
+  try {
+    await using other = await connectHttp(server.url, TOKEN);
+    for (const method of ["tasks/get", "tasks/cancel", "tasks/result"] as const) {
+      await assert.rejects(
+        other.client.request({ method, params: { taskId } }, GetTaskResultSchema),
+        (error: McpError) => error.code === -32602,
+        method,
+      );
+    }
+    assert.deepEqual((await other.client.experimental.tasks.listTasks()).tasks, []);
+    assert.equal((await client.experimental.tasks.getTask(taskId)).status, "working");
+    const cancelled = await client.experimental.tasks.cancelTask(taskId);
+    assert.equal(cancelled.status, "cancelled");
+    assert.deepEqual(await waitGone(pids, 10_000), [], `still alive: ${pids}`);
+    assert.equal((await client.experimental.tasks.getTask(taskId)).status, "cancelled");
+    // Cancelling an ended task is refused, as the revision says.
+    await assert.rejects(
+      client.experimental.tasks.cancelTask(taskId),
+      (error: McpError) => error.code === -32602,
+    );
+    const listedTasks = (await client.experimental.tasks.listTasks()).tasks;
+    assert.equal(listedTasks.length, 3);
+    assert.ok(listedTasks.some((task) => task.taskId === taskId && task.status === "cancelled"));
+  } finally {
+    killLeftovers(pids);
+  }
+  await until(async () => (await killedLines(audit, "tree")).length === 1, "the audit line of tree");
+  const [line] = await killedLines(audit, "tree");
+  assert.equal(line.killed_by, "user");
+  assert.deepEqual(old.protocolErrors, []);
 });
