@@ -2,11 +2,19 @@
  * Clients of both MCP eras against one `toolgate serve --http`: the official 2.x client pinned to 2026-07-28
  * (stateless: `server/discover`, no session, approvals by input-required rounds that the SDK fulfils through its
  * elicitation handler) and the 1.x client (a 2025-11-25 session, approvals by an elicitation request), each
- * listing the tools, calling one, and answering an approval.
+ * listing the tools, calling one, and answering an approval; then each running tasks, its era's way (the 1.x
+ * client's `callToolStream` and `tasks/*` of 2025-11-25; the 2.x client through the tasks extension's own package,
+ * `@modelcontextprotocol/ext-tasks`): created, polled, their results fetched, one cancelled and its tree gone.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client as StatelessClient, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  createTaskSessionFromClient,
+  type JsonRpcResponse,
+  resultFromTaskOutcome,
+  taskViewFromExecutionEvent,
+} from "@modelcontextprotocol/ext-tasks/client";
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
@@ -84,7 +92,32 @@ async function killedLines(audit: string, tool: string): Promise<Record<string, 
   return records.filter((record) => record.tool === tool && record.killed_by !== undefined);
 }
 
-Deno.test("serve --http: a 1.x session client runs tasks: created, polled, its result fetched, an approval asked, one cancelled", async () => {
+/**
+ * A 2.x client's requests of the tasks extension, which its codec of 2026-07-28 does not send: the extension's
+ * own package frames them (`_meta`), and this posts them as any 2026-07-28 client would.
+ */
+function rawDispatch(url: URL): (request: unknown) => Promise<JsonRpcResponse> {
+  let id = 0;
+  return async (request) => {
+    const { method, params } = request as { method: string; params?: Record<string, unknown> };
+    const name = method === "tools/call" ? params?.name : params?.taskId;
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+        ...(typeof name === "string" ? { "mcp-name": name } : {}),
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++id, ...(request as Record<string, unknown>) }),
+    });
+    return await response.json();
+  };
+}
+
+Deno.test("serve --http: a 2.x stateless client and a 1.x session client each run tasks: created, polled, their results fetched, one cancelled (its tree gone)", async () => {
   await using dir = await scratch();
   // With its audit log (the fixture's serve has none), so that a cancelled task's line can be read.
   const audit = join(dir.path, "audit");
@@ -185,8 +218,59 @@ Deno.test("serve --http: a 1.x session client runs tasks: created, polled, its r
   } finally {
     killLeftovers(pids);
   }
-  await until(async () => (await killedLines(audit, "tree")).length === 1, "the audit line of tree");
-  const [line] = await killedLines(audit, "tree");
-  assert.equal(line.killed_by, "user");
+
+  // The 2.x client, stateless, with the tasks extension (its official package, over the same client).
+  const capabilities = { elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } };
+  const modern = new StatelessClient({ name: "modern", version: "1" }, {
+    capabilities,
+    versionNegotiation: { mode: { pin: "2026-07-28" } },
+  });
+  await modern.connect(
+    new StreamableHTTPClientTransport(server.url, {
+      requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
+    }),
+  );
+  await using tasks = createTaskSessionFromClient(modern, {
+    endpointId: "serve",
+    rawDispatch: rawDispatch(server.url),
+    v2RequestFraming: {
+      protocolVersion: "2026-07-28",
+      clientInfo: { name: "modern", version: "1" },
+      clientCapabilities: capabilities,
+    },
+  });
+  try {
+    const slow = await tasks.callTool("slow", { seconds: 1.5 });
+    assert.equal(slow.kind, "task");
+    const modernSeen: string[] = [];
+    const { outcome } = await slow.settle({
+      onEvent: (event) => void modernSeen.push(taskViewFromExecutionEvent(event)?.status ?? "?"),
+    });
+    assert.equal(outcome.status, "completed");
+    assert.ok(modernSeen.includes("working"), modernSeen.join(", "));
+    assert.deepEqual(
+      (resultFromTaskOutcome(outcome) as Record<string, unknown>).structuredContent,
+      { slept: { seconds: 1.5 } },
+    );
+
+    await Deno.remove(join(dir.path, "pids"));
+    const tree = await tasks.callTool("tree", {});
+    assert.equal(tree.kind, "task");
+    const treePids = parsePids(await waitForFile(join(dir.path, "pids"), 20_000));
+    try {
+      await tree.cancel();
+      assert.deepEqual(await waitGone(treePids, 10_000), [], `still alive: ${treePids}`);
+      const view = await tasks.task(tree.handle!.taskId).snapshot();
+      assert.equal(view.status, "cancelled");
+    } finally {
+      killLeftovers(treePids);
+    }
+  } finally {
+    await modern.close();
+  }
+
+  // Each era's cancelled task: an audit line of its own, stopped by the user.
+  await until(async () => (await killedLines(audit, "tree")).length === 2, "the audit lines of tree");
+  for (const line of await killedLines(audit, "tree")) assert.equal(line.killed_by, "user");
   assert.deepEqual(old.protocolErrors, []);
 });
