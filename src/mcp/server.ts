@@ -152,8 +152,7 @@ export class ToolService {
     this.#fullNames.clear();
     // toMcp writes an object inputSchema (type "object" added when absent), which is what MCP's Tool requires.
     const tools = executor.manifest.tools.map((tool) => {
-      // Every call can run as a task (session_tasks.ts, tasks.ts): a tool says so unless its manifest says otherwise.
-      const listed = { ...toMcp(tool), execution: { taskSupport: tool.taskSupport ?? "optional" } } as Tool;
+      const listed = toMcp(tool) as Tool;
       const own = tool.upstream?.tool;
       // A server's own name, where asked for and where it names no other tool listed here.
       if (

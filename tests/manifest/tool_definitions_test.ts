@@ -84,17 +84,20 @@ Deno.test("MCP: name, description, inputSchema and annotations with readOnlyHint
       description: "Get current time for an IANA timezone",
       inputSchema: TIME_SCHEMA,
       annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+      execution: { taskSupport: "optional" },
     },
     {
       name: "bare",
       inputSchema: { type: "object", properties: {} },
       annotations: { readOnlyHint: false, openWorldHint: false },
+      execution: { taskSupport: "optional" },
     },
     {
       name: "ro",
       description: "Reads",
       inputSchema: { type: "object", properties: {} },
       annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+      execution: { taskSupport: "optional" },
     },
   ]);
   assert.equal(toMcp(manifest.tools[1]).annotations.readOnlyHint, false);
@@ -197,8 +200,8 @@ Deno.test("a manifest's execution.taskSupport is MCP's execution of the tool; a 
   }, "/srv/tools.json");
   assert.ok(loaded.ok);
   assert.deepEqual(toMcp(loaded.manifest.tools[0]).execution, { taskSupport: "required" });
-  // Said nothing: the export says nothing (serve lists what it does, docs/mcp.md).
-  assert.equal("execution" in toMcp(loaded.manifest.tools[1]), false);
+  // Said nothing: a client may run it either way (serve runs any call as a task, docs/mcp.md#tasks).
+  assert.deepEqual(toMcp(loaded.manifest.tools[1]).execution, { taskSupport: "optional" });
   const bad = validateManifest({
     tools: [
       { name: "a", command: ["./tools/bin/a"], execution: { taskSupport: "always" } },

@@ -1,0 +1,144 @@
+/**
+ * A manifest's `execution.taskSupport` against one `serve --http`, in both revisions: `tools/list` says it; a
+ * session client is refused a `required` tool without `params.task` and a `forbidden` one with it (`-32601`), and
+ * runs the required one as a task (a tool's failure: a completed task with `isError`); a stateless client without
+ * the tasks extension is refused the required tool (`-32021`), with it gets a task, and a `forbidden` tool stays a
+ * plain call however long it runs.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  GetTaskPayloadResultSchema,
+  type McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import { scratch } from "../executor_helpers.ts";
+import { REPO } from "../support.ts";
+import { connectHttp, startHttp, TOKEN } from "./helpers.ts";
+
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+
+/** A tool of the conformance suite's task fixtures, as `name`, with `execution`. */
+function fixture(name: string, mode: string, execution?: Record<string, unknown>): Record<string, unknown> {
+  return {
+    name,
+    command: ["./tools/bin/tasks.py", mode],
+    ...(execution === undefined ? {} : { execution }),
+    protocol: "toolgate/1",
+    readOnly: true,
+    concurrent: true,
+    permissions: "none",
+  };
+}
+
+/** A stateless `tools/call` of the 2026-07-28 revision with `caps` in its `_meta`. */
+async function statelessCall(
+  url: URL,
+  name: string,
+  args: unknown,
+  caps: unknown,
+  // deno-lint-ignore no-explicit-any
+): Promise<Record<string, any>> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": name,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name,
+        arguments: args,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": caps,
+          "io.modelcontextprotocol/clientInfo": { name: "task-support-test", version: "1" },
+        },
+      },
+    }),
+  });
+  return await response.json();
+}
+
+Deno.test("serve --http: a manifest's taskSupport is listed, required and forbidden hold for both revisions", async () => {
+  await using dir = await scratch();
+  const bin = join(dir.path, "manifest", "tools", "bin");
+  await Deno.mkdir(bin, { recursive: true });
+  await Deno.copyFile(join(REPO, "tests", "conformance", "tools", "bin", "tasks.py"), join(bin, "tasks.py"));
+  await Deno.chmod(join(bin, "tasks.py"), 0o755);
+  const manifest = join(dir.path, "manifest", "tools.json");
+  await Deno.writeTextFile(
+    manifest,
+    JSON.stringify({
+      tools: [
+        fixture("never_task", "slow_compute", { taskSupport: "forbidden" }),
+        fixture("only_task", "failing_job", { taskSupport: "required" }),
+        fixture("either", "greet"),
+      ],
+    }),
+  );
+  const workspace = join(dir.path, "workspace");
+  await Deno.mkdir(workspace);
+  await using server = await startHttp([], workspace, { TOOLGATE_MCP_TOKEN: TOKEN }, manifest);
+  await using old = await connectHttp(server.url, TOKEN);
+  const { client } = old;
+
+  const listed = Object.fromEntries(
+    (await client.listTools()).tools.map((tool) => [tool.name, tool.execution]),
+  );
+  assert.deepEqual(listed, {
+    never_task: { taskSupport: "forbidden" },
+    only_task: { taskSupport: "required" },
+    either: { taskSupport: "optional" },
+  });
+
+  // A session: required without a task, forbidden with one: -32601, as the revision says; nothing runs.
+  await assert.rejects(
+    client.request(
+      { method: "tools/call", params: { name: "only_task", arguments: {} } },
+      CallToolResultSchema,
+    ),
+    (error: McpError) => error.code === -32601 && /only as a task/.test(error.message),
+  );
+  await assert.rejects(
+    client.request(
+      { method: "tools/call", params: { name: "never_task", arguments: { seconds: 0 }, task: {} } },
+      CreateTaskResultSchema,
+    ),
+    (error: McpError) => error.code === -32601 && /does not run as a task/.test(error.message),
+  );
+  // The required tool as a task: its failure is the task's result, completed with isError.
+  const created = await client.request(
+    { method: "tools/call", params: { name: "only_task", arguments: {}, task: { ttl: 5_000 } } },
+    CreateTaskResultSchema,
+  );
+  assert.equal(created.task.status, "working");
+  assert.equal(created.task.ttl, 5_000);
+  const result = await client.request(
+    { method: "tasks/result", params: { taskId: created.task.taskId } },
+    GetTaskPayloadResultSchema,
+  );
+  assert.equal(result.isError, true);
+  assert.deepEqual(result._meta?.["io.modelcontextprotocol/related-task"], { taskId: created.task.taskId });
+  assert.equal((await client.experimental.tasks.getTask(created.task.taskId)).status, "completed");
+
+  // Stateless: the required tool needs the extension (-32021), and with it is a task.
+  const refused = await statelessCall(server.url, "only_task", {}, {});
+  assert.equal(refused.error?.code, -32021, JSON.stringify(refused));
+  assert.deepEqual(refused.error.data.requiredCapabilities, TASKS);
+  const task = await statelessCall(server.url, "only_task", {}, TASKS);
+  assert.equal(task.result?.resultType, "task", JSON.stringify(task));
+  // A forbidden tool stays a plain call past the moment after which a call becomes a task.
+  const plain = await statelessCall(server.url, "never_task", { seconds: 1, label: "x" }, TASKS);
+  assert.equal(plain.result?.resultType, "complete", JSON.stringify(plain));
+  assert.equal(plain.result.taskId, undefined);
+  assert.deepEqual(old.protocolErrors, []);
+});
