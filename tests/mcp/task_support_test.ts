@@ -32,14 +32,15 @@ function fixture(name: string, mode: string, execution?: Record<string, unknown>
   };
 }
 
-/** A stateless `tools/call` of the 2026-07-28 revision with `caps` in its `_meta`. */
-async function statelessCall(
+/** A stateless request of the 2026-07-28 revision (a `tools/call` of `name`, or a `tasks/*` of the task `name`). */
+async function stateless(
   url: URL,
-  name: string,
-  args: unknown,
+  method: string,
+  params: Record<string, unknown>,
   caps: unknown,
   // deno-lint-ignore no-explicit-any
 ): Promise<Record<string, any>> {
+  const name = method === "tools/call" ? params.name : params.taskId;
   const response = await fetch(url, {
     method: "POST",
     headers: {
@@ -47,16 +48,15 @@ async function statelessCall(
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
       "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": name,
+      "mcp-method": method,
+      "mcp-name": String(name),
     },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
-      method: "tools/call",
+      method,
       params: {
-        name,
-        arguments: args,
+        ...params,
         _meta: {
           "io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": caps,
@@ -66,6 +66,11 @@ async function statelessCall(
     }),
   });
   return await response.json();
+}
+
+/** A stateless `tools/call`. */
+function statelessCall(url: URL, name: string, args: unknown, caps: unknown) {
+  return stateless(url, "tools/call", { name, arguments: args }, caps);
 }
 
 Deno.test("serve --http: a manifest's taskSupport is listed, required and forbidden hold for both revisions", async () => {
@@ -82,6 +87,7 @@ Deno.test("serve --http: a manifest's taskSupport is listed, required and forbid
         fixture("never_task", "slow_compute", { taskSupport: "forbidden" }),
         fixture("only_task", "failing_job", { taskSupport: "required" }),
         fixture("either", "greet"),
+        fixture("quick_task", "greet", { taskSupport: "required" }),
       ],
     }),
   );
@@ -98,6 +104,7 @@ Deno.test("serve --http: a manifest's taskSupport is listed, required and forbid
     never_task: { taskSupport: "forbidden" },
     only_task: { taskSupport: "required" },
     either: { taskSupport: "optional" },
+    quick_task: { taskSupport: "required" },
   });
 
   // A session: required without a task, forbidden with one: -32601, as the revision says; nothing runs.
@@ -136,6 +143,15 @@ Deno.test("serve --http: a manifest's taskSupport is listed, required and forbid
   assert.deepEqual(refused.error.data.requiredCapabilities, TASKS);
   const task = await statelessCall(server.url, "only_task", {}, TASKS);
   assert.equal(task.result?.resultType, "task", JSON.stringify(task));
+  // Required and quick: a task all the same, its result inlined once it ended.
+  const quick = await statelessCall(server.url, "quick_task", { name: "Ada" }, TASKS);
+  assert.equal(quick.result?.resultType, "task", JSON.stringify(quick));
+  let got;
+  do got = await stateless(server.url, "tasks/get", { taskId: quick.result.taskId }, TASKS); while (
+    got.result?.status === "working"
+  );
+  assert.equal(got.result?.status, "completed", JSON.stringify(got));
+  assert.deepEqual(got.result.result.content, [{ type: "text", text: "Hello, Ada!" }]);
   // A forbidden tool stays a plain call past the moment after which a call becomes a task.
   const plain = await statelessCall(server.url, "never_task", { seconds: 1, label: "x" }, TASKS);
   assert.equal(plain.result?.resultType, "complete", JSON.stringify(plain));
