@@ -1,7 +1,8 @@
 /**
  * A manifest's `execution.taskSupport` against one `serve --http`, in both revisions: `tools/list` says it; a
  * session client is refused a `required` tool without `params.task` and a `forbidden` one with it (`-32601`), and
- * runs the required one as a task (a tool's failure: a completed task with `isError`); a stateless client without
+ * runs the required one as a task (a tool's failure: a completed task with `isError`), and a tool's own question
+ * while its task runs goes out on the stream of `tasks/result` (the task `input_required`); a stateless client without
  * the tasks extension is refused the required tool (`-32021`), with it gets a task, and a `forbidden` tool stays a
  * plain call however long it runs.
  */
@@ -10,6 +11,7 @@ import { join } from "node:path";
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
+  ElicitRequestSchema,
   GetTaskPayloadResultSchema,
   type McpError,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -88,13 +90,22 @@ Deno.test("serve --http: a manifest's taskSupport is listed, required and forbid
         fixture("only_task", "failing_job", { taskSupport: "required" }),
         fixture("either", "greet"),
         fixture("quick_task", "greet", { taskSupport: "required" }),
+        { ...fixture("confirm", "confirm_delete"), asks: ["user"] },
       ],
     }),
   );
   const workspace = join(dir.path, "workspace");
   await Deno.mkdir(workspace);
   await using server = await startHttp([], workspace, { TOOLGATE_MCP_TOKEN: TOKEN }, manifest);
-  await using old = await connectHttp(server.url, TOKEN);
+  const asked: unknown[] = [];
+  await using old = await connectHttp(server.url, TOKEN, {
+    capabilities: { elicitation: {} },
+    setup: (client) =>
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked.push(request.params);
+        return { action: "accept", content: { confirm: true } };
+      }),
+  });
   const { client } = old;
 
   const listed = Object.fromEntries(
@@ -105,6 +116,7 @@ Deno.test("serve --http: a manifest's taskSupport is listed, required and forbid
     only_task: { taskSupport: "required" },
     either: { taskSupport: "optional" },
     quick_task: { taskSupport: "required" },
+    confirm: { taskSupport: "optional" },
   });
 
   // A session: required without a task, forbidden with one: -32601, as the revision says; nothing runs.
@@ -136,6 +148,27 @@ Deno.test("serve --http: a manifest's taskSupport is listed, required and forbid
   assert.equal(result.isError, true);
   assert.deepEqual(result._meta?.["io.modelcontextprotocol/related-task"], { taskId: created.task.taskId });
   assert.equal((await client.experimental.tasks.getTask(created.task.taskId)).status, "completed");
+
+  // A running tool's own question in a task: input_required, asked on the stream of tasks/result, answered.
+  const statuses: string[] = [];
+  let confirmed: Record<string, unknown> | undefined;
+  for await (
+    const message of client.experimental.tasks.callToolStream(
+      { name: "confirm", arguments: {} },
+      CallToolResultSchema,
+      {
+        task: {},
+      },
+    )
+  ) {
+    if (message.type === "taskStatus") statuses.push(message.task.status);
+    if (message.type === "result") confirmed = message.result;
+    if (message.type === "error") throw message.error;
+  }
+  assert.ok(statuses.includes("input_required"), statuses.join(", "));
+  assert.deepEqual(confirmed?.content, [{ type: "text", text: "deleted" }]);
+  assert.equal(asked.length, 1);
+  assert.match(JSON.stringify(asked[0]), /Delete the file\?/);
 
   // Stateless: the required tool needs the extension (-32021), and with it is a task.
   const refused = await statelessCall(server.url, "only_task", {}, {});
