@@ -2,7 +2,8 @@
  * A manifest's `execution.taskSupport` against one `serve --http`, in both revisions: `tools/list` says it; a
  * session client is refused a `required` tool without `params.task` and a `forbidden` one with it (`-32601`), and
  * runs the required one as a task (a tool's failure: a completed task with `isError`), and a tool's own question
- * while its task runs goes out on the stream of `tasks/result` (the task `input_required`); a stateless client without
+ * while its task runs goes out on the stream of `tasks/result` (the task `input_required`, each change pushed as
+ * `notifications/tasks/status`); a stateless client without
  * the tasks extension is refused the required tool (`-32021`), with it gets a task, and a `forbidden` tool stays a
  * plain call however long it runs.
  */
@@ -14,9 +15,11 @@ import {
   ElicitRequestSchema,
   GetTaskPayloadResultSchema,
   type McpError,
+  TaskStatusNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { scratch } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
+import { until } from "../processes.ts";
 import { connectHttp, startHttp, TOKEN } from "./helpers.ts";
 
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
@@ -98,13 +101,20 @@ Deno.test("serve --http: a manifest's taskSupport is listed, required and forbid
   await Deno.mkdir(workspace);
   await using server = await startHttp([], workspace, { TOOLGATE_MCP_TOKEN: TOKEN }, manifest);
   const asked: unknown[] = [];
+  const pushed: string[] = [];
   await using old = await connectHttp(server.url, TOKEN, {
     capabilities: { elicitation: {} },
-    setup: (client) =>
+    setup: (client) => {
       client.setRequestHandler(ElicitRequestSchema, (request) => {
         asked.push(request.params);
         return { action: "accept", content: { confirm: true } };
-      }),
+      });
+      // The revision's optional push, on the session's own stream (the SDK's GET stream over HTTP).
+      client.setNotificationHandler(
+        TaskStatusNotificationSchema,
+        (notification) => void pushed.push(`${notification.params.taskId} ${notification.params.status}`),
+      );
+    },
   });
   const { client } = old;
 
@@ -169,6 +179,9 @@ Deno.test("serve --http: a manifest's taskSupport is listed, required and forbid
   assert.deepEqual(confirmed?.content, [{ type: "text", text: "deleted" }]);
   assert.equal(asked.length, 1);
   assert.match(JSON.stringify(asked[0]), /Delete the file\?/);
+  const confirmTask = pushed.find((line) => line.endsWith(" input_required"))?.split(" ")[0];
+  assert.ok(confirmTask, pushed.join("\n"));
+  await until(() => Promise.resolve(pushed.includes(`${confirmTask} completed`)), "the task's status pushed");
 
   // Stateless: the required tool needs the extension (-32021), and with it is a task.
   const refused = await statelessCall(server.url, "only_task", {}, {});
