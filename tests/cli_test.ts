@@ -236,11 +236,13 @@ Deno.test("list --format anthropic and mcp", async () => {
       description: "Get the current time",
       inputSchema: TIME_TOOL.schema,
       annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+      execution: { taskSupport: "optional" },
     },
     {
       name: "echo",
       inputSchema: { type: "object", properties: {} },
       annotations: { readOnlyHint: false, openWorldHint: false },
+      execution: { taskSupport: "optional" },
     },
   ]);
 });

@@ -125,6 +125,8 @@ const BAD: [string, Record<string, unknown>][] = [
   ["an outputSchema that is not an object", { ...TOOL, outputSchema: "object" }],
   ["an outputSchema of another type", { ...TOOL, outputSchema: { type: "string" } }],
   ["an outputSchema without a type", { ...TOOL, outputSchema: { properties: {} } }],
+  ["a taskSupport MCP does not name", { ...TOOL, execution: { taskSupport: "always" } }],
+  ["execution as a string", { ...TOOL, execution: "required" }],
 ];
 
 for (const [what, tool] of BAD) {
@@ -155,6 +157,7 @@ Deno.test("the schema accepts every field in its documented forms", async () => 
         description: "All of it.",
         schema: { type: "object", properties: {}, additionalProperties: false },
         command: ["./tools/bin/full", "--flag"],
+        execution: { taskSupport: "optional" },
         timeoutSec: 5,
         envPassthrough: ["MY_TOKEN", "tz"],
         readOnly: true,

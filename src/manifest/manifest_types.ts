@@ -88,7 +88,28 @@ export interface ToolSpec {
   readonly present: boolean;
   /** A tool of an MCP server of `mcpServers` (listed as `mcp__SERVER__TOOL`): the gateway runs it. */
   readonly upstream?: { readonly server: string; readonly tool: string };
+  /**
+   * Whether an MCP client may, or must, run the tool as a task (the manifest's `execution.taskSupport`, MCP's
+   * word); absent: the manifest does not say, and `serve` lets a client run it either way.
+   */
+  readonly taskSupport?: TaskSupport;
 }
+
+/**
+ * The values of a manifest's `execution.taskSupport`, as MCP names them: `"forbidden"` (never a task),
+ * `"optional"` (the client chooses), `"required"` (only as a task).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { TASK_SUPPORT } from "./manifest_types.ts";
+ * assert.ok(TASK_SUPPORT.includes("required"));
+ * ```
+ */
+export const TASK_SUPPORT = ["forbidden", "optional", "required"] as const;
+
+/** One of {@linkcode TASK_SUPPORT}. */
+export type TaskSupport = typeof TASK_SUPPORT[number];
 
 /**
  * A validated manifest.

@@ -15,7 +15,14 @@ import { beltToolOf } from "./tool_belt.ts";
 import { type Asked, TOOL_ASKS, TOOL_PROTOCOLS, type ToolProtocol } from "./tool_messages.ts";
 import { checkCredentials } from "./credentials.ts";
 import { checkCommand } from "./command_check.ts";
-import { type ManifestOptions, STORE_SECRET, TOOL_NAME_PATTERN, type ToolSpec } from "./manifest_types.ts";
+import {
+  type ManifestOptions,
+  STORE_SECRET,
+  TASK_SUPPORT,
+  type TaskSupport,
+  TOOL_NAME_PATTERN,
+  type ToolSpec,
+} from "./manifest_types.ts";
 
 /** The longest timer a runtime keeps (2^31-1 ms); a longer one fires at once, so the tool would time out at once. */
 const MAX_TIMEOUT_SEC = Math.floor((2 ** 31 - 1) / 1000);
@@ -36,6 +43,7 @@ const KNOWN_FIELDS = new Set([
   "permissions",
   "alwaysLoad",
   "outputSchema",
+  "execution",
 ]);
 
 /** Go's %q for the strings we quote: JSON's quoting agrees on everything printable. */
@@ -85,6 +93,35 @@ function checkAsks(raw: unknown, protocol: unknown, errors: string[]): Asked[] {
   }
   if (protocol === undefined) errors.push('asks requires "protocol": "toolgate/1"');
   return [...new Set(raw as Asked[])];
+}
+
+/**
+ * `execution`: how an MCP client may run the tool, in MCP's own shape (`{"taskSupport": "optional"}`); a key it
+ * does not know is a warning, as an unknown field is.
+ */
+function checkExecution(
+  raw: unknown,
+  errors: string[],
+  warn: (message: string) => void,
+): TaskSupport | undefined {
+  if (raw === undefined) return undefined;
+  const allowed = TASK_SUPPORT.map((value) => quote(value)).join(", ");
+  if (!isRecord(raw)) {
+    errors.push(
+      `execution must be an object such as {"taskSupport": "optional"} (got ${JSON.stringify(raw)})`,
+    );
+    return undefined;
+  }
+  for (const key of Object.keys(raw)) {
+    if (key !== "taskSupport") warn(`unknown field ${quote(`execution.${key}`)} (ignored)`);
+  }
+  const support = raw.taskSupport;
+  if (support === undefined) return undefined;
+  if (!TASK_SUPPORT.includes(support as TaskSupport)) {
+    errors.push(`execution.taskSupport must be one of ${allowed} (got ${JSON.stringify(support)})`);
+    return undefined;
+  }
+  return support as TaskSupport;
 }
 
 function checkOptionalBoolean(entry: Record<string, unknown>, key: string, errors: string[]): boolean {
@@ -254,6 +291,7 @@ export function checkTool(
     );
   }
   const asks = checkAsks(entry.asks, protocol, own);
+  const taskSupport = checkExecution(entry.execution, own, warn);
   const profile = resolveProfile(declaredProfile(entry), context.dir, context.profiles);
   if (!profile.ok) own.push(...profile.errors);
   else if (profile.warning !== undefined && !warnings.includes(profile.warning)) {
@@ -289,6 +327,7 @@ export function checkTool(
     profile: profile.profile,
     builtin: beltToolOf(command.value.program),
     present: context.bin.exists(command.value.program),
+    ...(taskSupport === undefined ? {} : { taskSupport }),
   });
 }
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { FAILURE_ENVELOPE_SCHEMA } from "../contract.ts";
-import type { Manifest, ToolSpec } from "./manifest_types.ts";
+import type { Manifest, TaskSupport, ToolSpec } from "./manifest_types.ts";
 import { allowsNetwork } from "./profiles.ts";
 
 /**
@@ -51,6 +51,7 @@ export interface AnthropicTool {
  *   name: "get_time",
  *   inputSchema: { type: "object", properties: {} },
  *   annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+ *   execution: { taskSupport: "optional" },
  * };
  * ```
  */
@@ -68,6 +69,8 @@ export interface McpTool {
   outputSchema?: Record<string, unknown>;
   /** Behaviour hints for the host; MCP reads a missing `destructiveHint` as true. */
   annotations: { readOnlyHint: boolean; destructiveHint?: boolean; openWorldHint: boolean };
+  /** Whether a client may run the tool as a task: the manifest's `execution`, else `"optional"` (`toMcp`). */
+  execution?: { taskSupport: TaskSupport };
 }
 
 /**
@@ -192,7 +195,13 @@ export function toMcp(tool: ToolSpec): McpTool {
   };
   const inputSchema = schemaOf(tool);
   if (inputSchema.type === undefined) inputSchema.type = "object";
-  const out: McpTool = { name: tool.name, inputSchema, annotations };
+  // Any call of serve's may run as a task (docs/mcp.md#tasks): a tool says so unless its manifest says otherwise.
+  const out: McpTool = {
+    name: tool.name,
+    inputSchema,
+    annotations,
+    execution: { taskSupport: tool.taskSupport ?? "optional" },
+  };
   if (tool.description !== undefined) out.description = tool.description;
   if (tool.outputSchema !== undefined) out.outputSchema = mcpOutputSchema(tool.outputSchema);
   return out;

@@ -22,6 +22,15 @@ import {
 import type { CallWatch } from "../run/call_watch.ts";
 import { approvalForm } from "./approval_form.ts";
 
+/**
+ * What a call asks the client through: the session's `Server`, or a task's channel (`session_tasks.ts`), whose
+ * questions go out on the task's `tasks/result`.
+ */
+export type ClientChannel = Pick<
+  Server,
+  "elicitInput" | "createMessage" | "listRoots" | "notification" | "getClientCapabilities"
+>;
+
 /** How long a person has to answer an approval question sent through the client (elicitation). */
 export const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
 
@@ -35,7 +44,7 @@ export const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
  * const askSecret = elicitingSecret(server, request.id); // for store_secret's call
  * ```
  */
-export function elicitingSecret(server: Server, requestId: string | number): AskSecret {
+export function elicitingSecret(server: ClientChannel, requestId: string | number): AskSecret {
   return async (request, signal) => {
     const tools = request.tools.join(", ");
     let result;
@@ -89,7 +98,7 @@ function keepingText(request: SecretRequest): string {
  * const ask = elicitingAsk(server, request.id); // policy.decide(call, { ask })
  * ```
  */
-export function elicitingAsk(server: Server, requestId: string | number): Ask {
+export function elicitingAsk(server: ClientChannel, requestId: string | number): Ask {
   return async (question, signal) => {
     const result = await server.elicitInput(approvalForm(question, "in this session"), {
       relatedRequestId: requestId,
@@ -116,7 +125,7 @@ export function elicitingAsk(server: Server, requestId: string | number): Ask {
  * ```
  */
 export function clientQuestions(
-  server: Server,
+  server: ClientChannel,
   requestId: string | number,
   session: { readonly policy: Policy },
   ask: Ask | undefined,

@@ -25,6 +25,7 @@ import { AjvJsonSchemaValidator } from "npm:@modelcontextprotocol/sdk@1.32.2/val
 import type { jsonSchemaValidator } from "npm:@modelcontextprotocol/sdk@1.32.2/validation/types.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
@@ -40,6 +41,7 @@ import type { Job } from "../run/job.ts";
 import type { CallSeen } from "../run/call_watch.ts";
 import { carrierFromMeta, decideInSpan, errorType } from "../run/tracing.ts";
 import { toMcp } from "../manifest/tool_definitions.ts";
+import type { TaskSupport } from "../manifest/manifest_types.ts";
 import { type Ask, Policy } from "../policy/policy.ts";
 import { heartbeatText } from "../ui/progress.ts";
 import { toCallResult } from "./results.ts";
@@ -66,6 +68,7 @@ import {
 import { CALL_LIMITS } from "./limits.ts";
 import { type CallContext, PROGRESS_INTERVAL_MS, type ToolServiceOptions } from "./service_options.ts";
 import { serveOffers } from "./upstream_offers.ts";
+import { type CallRoute, SESSION_TASKS_CAPABILITY, SessionTasks } from "./session_tasks.ts";
 
 /**
  * The most callers without a session (2026-07-28) whose state is kept at once: each client name on each connection
@@ -138,6 +141,8 @@ export class ToolService {
   readonly #inFlight = new Set<Promise<unknown>>();
   /** What a session would hold, for each caller of the 2026-07-28 revision (which has no session), by key. */
   readonly #callers = new Map<string, Session>();
+  /** The tasks of the sessions (2025-11-25), each its session's. */
+  readonly #sessionTasks = new SessionTasks();
   /** Aborted by {@linkcode ToolService.stop}: every call in flight, and every call after it, ends. */
   readonly #stopping = new AbortController();
 
@@ -285,13 +290,14 @@ export class ToolService {
     const server = new Server(
       { name: "toolgate", version: this.#options.version },
       {
-        capabilities: { tools: { listChanged: true }, logging: {} },
+        capabilities: { tools: { listChanged: true }, logging: {}, tasks: SESSION_TASKS_CAPABILITY },
         instructions: INSTRUCTIONS,
         jsonSchemaValidator: lazyValidator(),
       },
     );
     const session = this.#newSession();
     this.#servers.add(server);
+    this.#sessionTasks.install(server, session.id);
     // The MCP servers' resources, prompts and completions beside their tools (upstream_offers.ts).
     const servers = (this.#options.executor.manifest.servers ?? []).map((spec) => spec.name);
     const endOffers = servers.length === 0 ? undefined : serveOffers(server, {
@@ -302,6 +308,8 @@ export class ToolService {
     });
     server.onclose = () => {
       this.#servers.delete(server);
+      // Its tasks are its own: nobody else could ask for them, so the running ones end with it.
+      this.#sessionTasks.end(session.id);
       // Its subscriptions end with it: each server is told once none of its sessions subscribes any more.
       void endOffers?.();
       // A session's jobs are its own: nobody else could poll or kill them, so they must not outlive it.
@@ -323,56 +331,98 @@ export class ToolService {
       return {};
     });
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-      const token = request.params._meta?.progressToken;
-      const progress = token === undefined
-        ? undefined
-        : (value: number, message: string) =>
-          extra.sendNotification({
-            method: "notifications/progress",
-            params: { progressToken: token, progress: value, message },
-          });
-      // Elicitation only when this client said at initialize that it can show a form to its user.
-      const canAsk = server.getClientCapabilities()?.elicitation?.form !== undefined;
-      if (request.params.name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) {
-        return this.#storeSecret(
-          request.params.arguments,
-          canAsk ? elicitingSecret(server, extra.requestId) : undefined,
-          extra.signal,
-          session,
+      const { name, task } = request.params;
+      const support = this.taskSupport(name);
+      const route: CallRoute = {
+        channel: server,
+        requestId: extra.requestId,
+        signal: extra.signal,
+        send: (notification) => extra.sendNotification(notification),
+      };
+      if (task === undefined) {
+        if (support === "required") {
+          throw new McpError(
+            ErrorCode.MethodNotFound,
+            `${name} runs only as a task: call it with params.task`,
+          );
+        }
+        return this.#sessionCall(request.params, route, server, session);
+      }
+      if (support === "forbidden") {
+        throw new McpError(
+          ErrorCode.MethodNotFound,
+          `${name} does not run as a task: call it without params.task`,
         );
       }
-      // Listed by its server's own name (serve --server): called, approved and audited by toolgate's.
-      const name = this.#fullName(request.params.name);
-      const ask = canAsk ? elicitingAsk(server, extra.requestId) : undefined;
-      const onToolEvent = toolEvents(
-        name,
-        token,
-        session,
-        (notification) =>
-          extra.sendNotification(notification).catch((error) =>
-            this.#options.onError?.(
-              `toolgate: mcp: a message of ${name} not sent: ${(error as Error).message}`,
-            )
-          ),
-      );
-      return this.#track(name, request.params.arguments, {
-        signal: extra.signal,
-        progress,
-        ask,
-        onToolEvent,
-        // A request for the model's answer is approved by the client's user or the console, whichever answers;
-        // a form is answered by either too.
-        questions: withConsoleForms(
-          clientQuestions(server, extra.requestId, session, this.#askers(ask, ELICITATION_TIMEOUT_MS).ask),
-          this.#options.watch,
-          ELICITATION_TIMEOUT_MS,
-        ),
-        trace: { parent: carrierFromMeta(request.params._meta), requestId: String(extra.requestId) },
-      }, session);
+      // Answered at once; the call goes on with the task's route (tasks/cancel its signal, tasks/result its stream).
+      return this.#sessionTasks.start(
+        server,
+        session.id,
+        task.ttl,
+        (taskRoute) => this.#sessionCall(request.params, taskRoute, server, session),
+      ) as unknown as CallToolResult;
     });
     const onError = this.#options.onError;
     if (onError) server.onerror = (error) => onError(`toolgate: mcp: ${error.message}`);
     return server;
+  }
+
+  /** One `tools/call` of a session, its questions and notifications going by `route`. */
+  #sessionCall(
+    params: CallToolRequest["params"],
+    route: CallRoute,
+    server: Server,
+    session: Session,
+  ): Promise<CallToolResult> {
+    const token = params._meta?.progressToken;
+    const progress = token === undefined ? undefined : (value: number, message: string) =>
+      route.send({
+        method: "notifications/progress",
+        params: { progressToken: token, progress: value, message },
+      });
+    // Elicitation only when this client said at initialize that it can show a form to its user.
+    const canAsk = server.getClientCapabilities()?.elicitation?.form !== undefined;
+    if (params.name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) {
+      return this.#storeSecret(
+        params.arguments,
+        canAsk ? elicitingSecret(route.channel, route.requestId) : undefined,
+        route.signal,
+        session,
+      );
+    }
+    // Listed by its server's own name (serve --server): called, approved and audited by toolgate's.
+    const name = this.#fullName(params.name);
+    const ask = canAsk ? elicitingAsk(route.channel, route.requestId) : undefined;
+    const onToolEvent = toolEvents(
+      name,
+      token,
+      session,
+      (notification) =>
+        route.send(notification).catch((error) =>
+          this.#options.onError?.(
+            `toolgate: mcp: a message of ${name} not sent: ${(error as Error).message}`,
+          )
+        ),
+    );
+    return this.#track(name, params.arguments, {
+      signal: route.signal,
+      progress,
+      ask,
+      onToolEvent,
+      // A request for the model's answer is approved by the client's user or the console, whichever answers;
+      // a form is answered by either too.
+      questions: withConsoleForms(
+        clientQuestions(
+          route.channel,
+          route.requestId,
+          session,
+          this.#askers(ask, ELICITATION_TIMEOUT_MS).ask,
+        ),
+        this.#options.watch,
+        ELICITATION_TIMEOUT_MS,
+      ),
+      trace: { parent: carrierFromMeta(params._meta), requestId: String(route.requestId) },
+    }, session);
   }
 
   /** A session's state, new: its own scheduler (under the server-wide cap), policy, id and secrets. */
@@ -430,6 +480,15 @@ export class ToolService {
       },
     };
     return this.#track(this.#fullName(name), args, { ...context, questions }, session);
+  }
+
+  /**
+   * Whether a client may run the tool listed as `name` as a task: what its manifest says, else `"optional"`;
+   * `store_secret` (its value typed into the client's form at once) never.
+   */
+  taskSupport(name: string): TaskSupport {
+    if (name === STORE_SECRET && this.#options.executor.declaredSecrets.length > 0) return "forbidden";
+    return this.#options.executor.manifest.byName.get(this.#fullName(name))?.taskSupport ?? "optional";
   }
 
   /** What the tool listed as `name` asks while it runs (`"user"`, `"model"`); none for a name not listed. */

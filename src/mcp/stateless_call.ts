@@ -78,6 +78,9 @@ function readData(data: string | undefined): RoundData | undefined {
  * const answer = await calls.call(7, params, meta, { connection: "http", signal });
  * ```
  */
+/** Whether a call may go on as a task: never, after a moment without a question, or always. */
+type TaskMode = "no" | "after" | "always";
+
 export class StatelessCalls {
   readonly #service: ToolService;
   readonly #pages?: SecretPages;
@@ -186,7 +189,7 @@ export class StatelessCalls {
         binding,
         from,
         logLevel(meta),
-        this.#mayTask(capabilities, binding),
+        this.#mayTask(name, capabilities, binding),
       );
     }
     const missing = this.#service.asks(name).map((asked) => NEEDS[asked])
@@ -198,6 +201,17 @@ export class StatelessCalls {
         STATELESS_ERRORS.missingClientCapability,
         `Missing required client capability: ${name} asks what needs ${missing.join(" and ")}`,
         { requiredCapabilities: Object.fromEntries(missing.map((capability) => [capability, {}])) },
+      );
+    }
+    // A tool the manifest runs only as a task: a client without the extension cannot call it.
+    const support = this.#service.taskSupport(name);
+    if (support === "required" && !declaresTasks(capabilities)) {
+      return rejected(
+        400,
+        id,
+        STATELESS_ERRORS.missingClientCapability,
+        `Missing required client capability: ${name} runs only as a task, which needs the ${TASKS_EXTENSION} extension`,
+        { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
       );
     }
     // A person is asked for an approval (by a round) only through a client that said it can show a form.
@@ -237,12 +251,25 @@ export class StatelessCalls {
       const answer = await this.#next(id, waiting, binding, from, logLevel(meta));
       return this.#jobTask(answer, binding.caller) ?? answer;
     }
-    return await this.#next(id, waiting, binding, from, logLevel(meta), this.#mayTask(capabilities, binding));
+    return await this.#next(
+      id,
+      waiting,
+      binding,
+      from,
+      logLevel(meta),
+      this.#mayTask(name, capabilities, binding),
+    );
   }
 
-  /** Whether this request's call may go on as a task: its client declares the extension and has room for one. */
-  #mayTask(capabilities: Record<string, unknown>, binding: RoundBinding): boolean {
-    return declaresTasks(capabilities) && this.#tasks.room(binding.caller);
+  /**
+   * Whether this request's call may go on as a task: its client declares the extension and has room for one, and
+   * the manifest does not say the tool never runs as one (`"always"`: it runs only as a task, one even when it
+   * ends at once; a round it asks first is answered as a round).
+   */
+  #mayTask(name: string, capabilities: Record<string, unknown>, binding: RoundBinding): TaskMode {
+    if (!declaresTasks(capabilities) || !this.#tasks.room(binding.caller)) return "no";
+    const support = this.#service.taskSupport(name);
+    return support === "forbidden" ? "no" : support === "required" ? "always" : "after";
   }
 
   /**
@@ -257,7 +284,7 @@ export class StatelessCalls {
     binding: RoundBinding,
     from: StatelessFrom,
     level?: LoggingLevel,
-    asTask = false,
+    asTask: TaskMode = "no",
   ): Promise<StatelessAnswer> {
     const gone = () => waiting.stop.abort(from.signal.reason);
     from.signal.addEventListener("abort", gone, { once: true });
@@ -271,7 +298,7 @@ export class StatelessCalls {
     };
     try {
       const next = waiting.next(waiting.result!);
-      const step = asTask
+      const step = asTask !== "no"
         ? await Promise.race([
           next,
           new Promise<undefined>((resolve) => after(TASK_LIMITS.afterMs, () => resolve(undefined))),
@@ -279,6 +306,13 @@ export class StatelessCalls {
         : await next;
       if (step === undefined) {
         if (waiting.stop.signal.aborted) return await waiting.result!;
+        return {
+          status: 200,
+          response: { jsonrpc: "2.0", id, result: this.#tasks.start(binding.caller, waiting) },
+        };
+      }
+      // A tool that runs only as a task is one even when it ended at once.
+      if ("done" in step && asTask === "always" && completes(step.done)) {
         return {
           status: 200,
           response: { jsonrpc: "2.0", id, result: this.#tasks.start(binding.caller, waiting) },
@@ -373,6 +407,12 @@ export class StatelessCalls {
       );
     };
   }
+}
+
+/** Is `answer` the call's own result (not a round to answer, not a JSON-RPC error)? */
+function completes(answer: StatelessAnswer): boolean {
+  const { response } = answer;
+  return "result" in response && response.result.resultType !== "input_required";
 }
 
 /** The request's progress token, if any. */

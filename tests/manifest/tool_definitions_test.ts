@@ -9,7 +9,7 @@ import {
   toMcp,
   toOpenAI,
 } from "../../src/manifest/tool_definitions.ts";
-import { loadManifest } from "../../src/manifest/manifest.ts";
+import { loadManifest, validateManifest } from "../../src/manifest/manifest.ts";
 import { type Manifest } from "../../src/manifest/manifest_types.ts";
 import { tempDir, writeManifest } from "../support.ts";
 import { REPO } from "../support.ts";
@@ -84,17 +84,20 @@ Deno.test("MCP: name, description, inputSchema and annotations with readOnlyHint
       description: "Get current time for an IANA timezone",
       inputSchema: TIME_SCHEMA,
       annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+      execution: { taskSupport: "optional" },
     },
     {
       name: "bare",
       inputSchema: { type: "object", properties: {} },
       annotations: { readOnlyHint: false, openWorldHint: false },
+      execution: { taskSupport: "optional" },
     },
     {
       name: "ro",
       description: "Reads",
       inputSchema: { type: "object", properties: {} },
       annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
+      execution: { taskSupport: "optional" },
     },
   ]);
   assert.equal(toMcp(manifest.tools[1]).annotations.readOnlyHint, false);
@@ -186,4 +189,30 @@ Deno.test("MCP: an outputSchema's dialect, identity and definitions stay at the 
     $defs: declared.$defs,
     anyOf: [{ type: "object", properties: declared.properties }, FAILURE_ENVELOPE_SCHEMA],
   });
+});
+
+Deno.test("a manifest's execution.taskSupport is MCP's execution of the tool; a bad one is an error", () => {
+  const loaded = validateManifest({
+    tools: [
+      { name: "long", command: ["./tools/bin/long"], execution: { taskSupport: "required" } },
+      { name: "plain", command: ["./tools/bin/plain"] },
+    ],
+  }, "/srv/tools.json");
+  assert.ok(loaded.ok);
+  assert.deepEqual(toMcp(loaded.manifest.tools[0]).execution, { taskSupport: "required" });
+  // Said nothing: a client may run it either way (serve runs any call as a task, docs/mcp.md#tasks).
+  assert.deepEqual(toMcp(loaded.manifest.tools[1]).execution, { taskSupport: "optional" });
+  const bad = validateManifest({
+    tools: [
+      { name: "a", command: ["./tools/bin/a"], execution: { taskSupport: "always" } },
+      { name: "b", command: ["./tools/bin/b"], execution: "required" },
+      { name: "c", command: ["./tools/bin/c"], execution: { taskSupport: "optional", ttl: 5 } },
+    ],
+  }, "/srv/tools.json");
+  assert.equal(bad.ok, false);
+  assert.deepEqual(bad.ok ? [] : bad.errors, [
+    'tool[0] "a": execution.taskSupport must be one of "forbidden", "optional", "required" (got "always")',
+    'tool[1] "b": execution must be an object such as {"taskSupport": "optional"} (got "required")',
+  ]);
+  assert.deepEqual(bad.warnings, ['tool[2] "c": unknown field "execution.ttl" (ignored)']);
 });
