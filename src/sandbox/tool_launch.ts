@@ -185,6 +185,8 @@ export interface ToolLauncherOptions {
  */
 export class ToolLauncher {
   readonly #options: ToolLauncherOptions;
+  /** The manifest whose pins hold at the next launch ({@linkcode ToolLauncher.useManifest}). */
+  #manifest: Manifest;
   #support?: Promise<SandboxSupport>;
   #proxy?: EgressProxy;
   #proxyStart?: Promise<EgressProxy>;
@@ -204,6 +206,15 @@ export class ToolLauncher {
 
   constructor(options: ToolLauncherOptions) {
     this.#options = options;
+    this.#manifest = options.manifest;
+  }
+
+  /**
+   * The manifest a re-trust put in place of this launcher's (the same file, its content trusted again): its
+   * programs and code run as that trust pinned them, from the next launch on; a launch already made keeps its own.
+   */
+  useManifest(manifest: Manifest): void {
+    this.#manifest = manifest;
   }
 
   /** Whether tools can be confined here; probed once per launcher, with the very bwrap that will run them. */
@@ -256,7 +267,7 @@ export class ToolLauncher {
 
   /** What a manifest tool must see of its own: the manifest's `tools/` folder, or an absolute program itself. */
   #toolFiles(tool: ToolSpec): string[] {
-    const toolsDir = join(this.#options.manifest.dir, "tools");
+    const toolsDir = join(this.#manifest.dir, "tools");
     return isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
   }
 
@@ -285,7 +296,7 @@ export class ToolLauncher {
       );
     }
     // A trusted manifest's program and the code its command line names run only as the user trusted them.
-    const untrusted = await untrustedStart(this.#options.manifest, tool, this.#options.workspace);
+    const untrusted = await untrustedStart(this.#manifest, tool, this.#options.workspace);
     if (untrusted !== undefined) return refused("rejected", untrusted);
     const outside = this.#escapedBin(tool);
     if (outside !== undefined) {
@@ -584,7 +595,7 @@ export class ToolLauncher {
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
   #escapedBin(tool: ToolSpec): string | undefined {
     const relative = !isAbsolute(tool.command[0]) && !isWindowsAbsolute(tool.command[0]);
-    return relative ? escapesBinDir(tool.program, this.#options.manifest.binDir) : undefined;
+    return relative ? escapesBinDir(tool.program, this.#manifest.binDir) : undefined;
   }
 }
 
