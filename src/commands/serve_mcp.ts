@@ -104,7 +104,10 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
       manifest,
       content: trusted,
       executor,
-      toolsChanged: () => service.toolsChanged(),
+      toolsChanged: (names) => {
+        service.forgetApprovals(names);
+        service.toolsChanged();
+      },
       narrow: (next) => onlyServer(next, serverName),
       pooled: settings.pool !== undefined,
     });

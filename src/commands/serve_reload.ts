@@ -48,8 +48,11 @@ export interface ManifestReloadOptions {
   /** The content the trust gate pinned at start, when it checked one. */
   readonly content?: ManifestContent;
   readonly executor: Executor;
-  /** Told once the new tools are in place (`serve` tells its clients). */
-  readonly toolsChanged: () => void;
+  /**
+   * Told once the new tools are in place, with the names of those added, changed or removed (`serve` forgets the
+   * approvals given to them "always", and tells its clients).
+   */
+  readonly toolsChanged: (names: readonly string[]) => void;
   /** What `serve` serves of a manifest (`--server NAME`: that server's tools only). */
   readonly narrow: (manifest: Manifest) => Manifest;
   /** The calls run on a worker pool, whose workers load their own manifest. */
@@ -66,16 +69,17 @@ function unreadable(path: string): string {
   }
 }
 
-/** A tool as compared: everything it is, but its place in the manifest. */
-function shape(tool: ToolSpec): string {
+/** A tool as compared: everything it is but its place in the manifest, and its program's bytes as trusted. */
+function shape(tool: ToolSpec, manifest: Manifest): string {
   const { index: _, ...rest } = tool;
-  return JSON.stringify(rest);
+  return JSON.stringify({ ...rest, programDigest: manifest.pinned?.get(tool.program)?.digest });
 }
 
-/** What changed between two lists of own tools: `added a; changed b; removed c`, or `undefined`. */
-function toolChanges(before: readonly ToolSpec[], after: readonly ToolSpec[]): string | undefined {
-  const old = new Map(before.map((tool) => [tool.name, shape(tool)]));
-  const now = new Map(after.map((tool) => [tool.name, shape(tool)]));
+/** What changed between two lists of own tools: `added a; changed b; removed c` (or `undefined`), and their names. */
+function toolChanges(before: Manifest, after: Manifest): { said?: string; names: string[] } {
+  const own = (manifest: Manifest) => manifest.tools.filter((tool) => tool.upstream === undefined);
+  const old = new Map(own(before).map((tool) => [tool.name, shape(tool, before)]));
+  const now = new Map(own(after).map((tool) => [tool.name, shape(tool, after)]));
   const added = [...now.keys()].filter((name) => !old.has(name));
   const removed = [...old.keys()].filter((name) => !now.has(name));
   const changed = [...now.keys()].filter((name) => old.has(name) && old.get(name) !== now.get(name));
@@ -84,7 +88,10 @@ function toolChanges(before: readonly ToolSpec[], after: readonly ToolSpec[]): s
     changed.length > 0 ? `changed ${changed.join(", ")}` : "",
     removed.length > 0 ? `removed ${removed.join(", ")}` : "",
   ].filter((part) => part !== "");
-  return parts.length === 0 ? undefined : parts.join("; ");
+  return {
+    said: parts.length === 0 ? undefined : parts.join("; "),
+    names: [...added, ...changed, ...removed],
+  };
 }
 
 /**
@@ -265,16 +272,15 @@ export class ManifestReload {
           `(${beyond.join("; ")}): ${keeps}; restart serve to serve it`,
       };
     }
-    const own = (manifest: Manifest) => manifest.tools.filter((tool) => tool.upstream === undefined);
-    const changes = toolChanges(own(this.#served), own(next));
+    const changes = toolChanges(this.#served, next);
     this.#options.executor.replaceOwnTools(next);
     this.#served = next;
     this.#digest = content.digest;
-    this.#options.toolsChanged();
+    this.#options.toolsChanged(changes.names);
     return {
       kind: "swapped",
       line: `toolgate: ${path} was trusted again: serving its tools as they are now (${
-        changes ?? "no tool served changed"
+        changes.said ?? "no tool served changed"
       }); clients are told`,
     };
   }

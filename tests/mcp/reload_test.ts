@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { denoDir, launcherArgs, runToolgate, type TempDir, tempDir } from "../support.ts";
 import { connectHttp, type HttpServer, spawnHttp, TOKEN } from "./helpers.ts";
 
@@ -30,19 +30,28 @@ function tool(name: string, extra: Record<string, unknown> = {}, args: string[] 
   };
 }
 
-/** A project whose manifest has `greet`, trusted, with its own state folder. */
-async function greeting(): Promise<{ dir: TempDir; state: TempDir; env: Record<string, string> }> {
+/** The project's programs: `greet` (`loud` shouts), `wait` (until the workspace has `go`), `note` (appends). */
+const PROGRAMS: Record<string, string> = {
+  greet: '#!/bin/sh\ncat >/dev/null\nif [ "$1" = loud ]; then echo \'{"greeting":"HELLO"}\'; ' +
+    'else echo \'{"greeting":"hello"}\'; fi\n',
+  wait:
+    '#!/bin/sh\ncat >/dev/null\nwhile [ ! -e go ]; do sleep 0.05; done\necho "{\\"version\\":\\"$1\\"}"\n',
+  note: "#!/bin/sh\ncat >>notes\necho >>notes\necho '{\"written\":true}'\n",
+};
+
+/** A project whose manifest has `tools` (by default `greet`), trusted, with its own state folder. */
+async function greeting(
+  tools: unknown[] = [tool("greet")],
+): Promise<{ dir: TempDir; state: TempDir; env: Record<string, string> }> {
   const dir = await tempDir();
   const state = await tempDir();
   const bin = join(dir.path, "tools", "bin");
   await Deno.mkdir(bin, { recursive: true });
-  await Deno.writeTextFile(
-    join(bin, "greet"),
-    '#!/bin/sh\ncat >/dev/null\nif [ "$1" = loud ]; then echo \'{"greeting":"HELLO"}\'; ' +
-      'else echo \'{"greeting":"hello"}\'; fi\n',
-  );
-  await Deno.chmod(join(bin, "greet"), 0o755);
-  await Deno.writeTextFile(join(dir.path, "tools.json"), JSON.stringify({ tools: [tool("greet")] }));
+  for (const [name, text] of Object.entries(PROGRAMS)) {
+    await Deno.writeTextFile(join(bin, name), text);
+    await Deno.chmod(join(bin, name), 0o755);
+  }
+  await Deno.writeTextFile(join(dir.path, "tools.json"), JSON.stringify({ tools }));
   const env = {
     XDG_STATE_HOME: state.path,
     XDG_CONFIG_HOME: join(state.path, "config"),
@@ -231,4 +240,69 @@ Deno.test("serve: a trusted change that needs more than serve was started with, 
     server,
   );
   assert.deepEqual(await names(), ["greet"]);
+});
+
+/** Whether a process runs `program` with `arg` as its first argument (a tool's, confined or not), as ps(1) says. */
+async function running(program: string, arg: string): Promise<boolean> {
+  const { stdout } = await new Deno.Command("ps", { args: ["-eo", "args="], stdout: "piped" }).output();
+  return new TextDecoder().decode(stdout).split("\n").some((line) =>
+    line.trim().endsWith(`${program} ${arg}`)
+  );
+}
+
+Deno.test('serve: a call in flight finishes on the tool it started with, and an "always" given to a tool whose definition changed asks again', async () => {
+  const wait = (version: string) => ({ ...tool("wait"), command: ["./tools/bin/wait", version] });
+  const note = (description: string) => ({
+    name: "note",
+    description,
+    command: ["./tools/bin/note"],
+    permissions: "workspace",
+  });
+  const { dir, state, env } = await greeting([wait("1"), note("Appends a note.")]);
+  await using _dir = dir;
+  await using _state = state;
+  await using server = await serve(dir.path, env);
+  const asked: string[] = [];
+  await using old = await connectHttp(server.url, TOKEN, {
+    capabilities: { elicitation: {} },
+    setup: (client) =>
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked.push(request.params.message);
+        return { action: "accept", content: { always: true } };
+      }),
+  });
+  // "always" for note: its second call is not asked.
+  for (let i = 0; i < 2; i++) {
+    const wrote = await old.client.callTool({ name: "note", arguments: {} });
+    assert.equal(wrote.isError, undefined, JSON.stringify(wrote));
+  }
+  assert.equal(asked.length, 1, asked.join("\n"));
+
+  // A call of wait 1 under way while the manifest changes wait to 2 and note's description.
+  const first = old.client.callTool({ name: "wait", arguments: {} });
+  // Awaited below; a failure before that is the test's own, not an unhandled rejection.
+  first.catch(() => {});
+  const deadline = Date.now() + 30_000;
+  while (!(await running("/tools/bin/wait", "1"))) {
+    if (Date.now() > deadline) throw new Error(`wait 1 did not start; stderr:\n${server.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await Deno.writeTextFile(
+    join(dir.path, "tools.json"),
+    JSON.stringify({ tools: [wait("2"), note("Appends a note to ./notes.")] }),
+  );
+  const trusted = await runToolgate(["trust"], dir.path, env);
+  assert.equal(trusted.code, 0, trusted.stderr);
+  await until(() => /was trusted again: serving/.test(server.stderr()), "the swap", server);
+  assert.match(server.stderr(), /\(changed wait, note\)/);
+  await Deno.writeTextFile(join(dir.path, "go"), "");
+  const finished = await first;
+  assert.match(JSON.stringify(finished.content), /\\"version\\":\\"1\\"/, JSON.stringify(finished));
+  const again = await old.client.callTool({ name: "wait", arguments: {} });
+  assert.match(JSON.stringify(again.content), /\\"version\\":\\"2\\"/, JSON.stringify(again));
+
+  // note is not the tool the person said "always" to: asked again.
+  const wrote = await old.client.callTool({ name: "note", arguments: {} });
+  assert.equal(wrote.isError, undefined, JSON.stringify(wrote));
+  assert.equal(asked.length, 2, asked.join("\n"));
 });
