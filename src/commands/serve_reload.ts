@@ -155,6 +155,8 @@ export class ManifestReload {
     const { location, workspace, manifest } = this.#options;
     const content = await readManifestContent(location.path, undefined, { workspace });
     this.#realPath = content?.realPath;
+    // Named for the run, it was read moments ago: as it is now is what is served (a change comes as an event).
+    this.#digest = content?.digest;
     this.#servers = serversPart(manifest, content);
   }
 
