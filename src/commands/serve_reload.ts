@@ -21,6 +21,8 @@ import type { Manifest, ToolSpec } from "../manifest/manifest_types.ts";
 import type { ManifestLocation } from "../manifest/manifest_location.ts";
 import { type ManifestContent, readManifestContent } from "../manifest/trust.ts";
 import { readTrustRecord, trustDir } from "../manifest/trust_record.ts";
+import { keepDigests, readKnownDigests } from "../manifest/trust_digests.ts";
+import type { KnownDigests } from "../manifest/file_pins.ts";
 import { ensurePrivateDir } from "../state/private_dir.ts";
 import { configRoot, stateRoot } from "../state/state.ts";
 import { beyondGrants } from "../launcher/manifest_fit.ts";
@@ -225,7 +227,17 @@ export class ManifestReload {
     const { location, workspace, io, parsed } = this.#options;
     const path = location.path;
     const keeps = "still serving the tools it had";
-    const content = await readManifestContent(path, undefined, { workspace });
+    // Files still as the last trusted read found them (same identity and times) are not read again: a process
+    // that keeps rewriting the manifest costs a stat of each file, as every command's trust check does.
+    let known: KnownDigests = new Map();
+    const content = await readManifestContent(path, (realPath) => {
+      try {
+        known = readKnownDigests(this.#state(), realPath);
+      } catch {
+        // Unreadable: every file is read.
+      }
+      return known;
+    }, { workspace });
     if (content === undefined) {
       return {
         kind: "refused",
@@ -258,6 +270,8 @@ export class ManifestReload {
           "to serve it",
       };
     }
+    // Kept for trusted content only, as the trust gate keeps them.
+    keepDigests(this.#state(), content.realPath, known, content.digests);
     const loaded = await loadTrusted(parsed, io, path, content);
     if (!loaded.ok) {
       return {
@@ -279,6 +293,11 @@ export class ManifestReload {
     this.#served = next;
     this.#digest = content.digest;
     this.#options.toolsChanged(changes.names);
+    // What the start says of each tool (one that runs unconfined, a limit that cannot hold), for the new ones.
+    const { executor } = this.#options;
+    for (const note of await executor.startNotes(changes.names)) {
+      await io.stderr(`toolgate: warning: ${note}\n`);
+    }
     return {
       kind: "swapped",
       line: `toolgate: ${path} was trusted again: serving its tools as they are now (${
