@@ -63,9 +63,9 @@ async function greeting(
   return { dir, state, env };
 }
 
-/** `toolgate serve --http 0` through the launcher, in the project. */
-function serve(dir: string, env: Record<string, string>): Promise<HttpServer> {
-  return spawnHttp(Deno.execPath(), launcherArgs(["serve", "--http", "0", "--cwd", dir]), {
+/** `toolgate serve --http 0 EXTRA` through the launcher, in the project. */
+function serve(dir: string, env: Record<string, string>, extra: string[] = []): Promise<HttpServer> {
+  return spawnHttp(Deno.execPath(), launcherArgs(["serve", "--http", "0", "--cwd", dir, ...extra]), {
     ...env,
     TOOLGATE_MCP_TOKEN: TOKEN,
   });
@@ -261,7 +261,8 @@ Deno.test('serve: a call in flight finishes on the tool it started with, and an 
   const { dir, state, env } = await greeting([wait("1"), note("Appends a note.")]);
   await using _dir = dir;
   await using _state = state;
-  await using server = await serve(dir.path, env);
+  // note writes the workspace: unconfined, so that the test holds where bubblewrap cannot run (approval is the same).
+  await using server = await serve(dir.path, env, ["--sandbox", "off"]);
   const asked: string[] = [];
   await using old = await connectHttp(server.url, TOKEN, {
     capabilities: { elicitation: {} },
