@@ -102,7 +102,14 @@ Deno.test("serve reload: the same content is nothing to do; an edit not trusted 
 
 Deno.test("serve reload: trusted content that fits takes the old tools' place, and says what changed", async () => {
   await using p = await project([tool("greet"), tool("gone")]);
-  await p.write({ tools: [tool("greet", { description: "Says hello." }), tool("shout")] });
+  assert.ok((await p.executor.prepare("greet", "{}")).ok, "its schema compiled and used once");
+  const schema = {
+    type: "object",
+    properties: { who: { type: "string" } },
+    required: ["who"],
+    additionalProperties: false,
+  };
+  await p.write({ tools: [tool("greet", { description: "Says hello.", schema }), tool("shout")] });
   await p.trust();
   const outcome = await p.reload.check();
   assert.equal(outcome.kind, "swapped");
@@ -112,6 +119,10 @@ Deno.test("serve reload: trusted content that fits takes the old tools' place, a
   );
   assert.deepEqual(names(p.executor), ["greet", "shout"]);
   assert.deepEqual(p.told, [["shout", "greet", "gone"]]);
+  // The new schema holds from the next call on.
+  const refused = await p.executor.prepare("greet", "{}");
+  assert.equal(refused.ok ? "ran" : refused.envelope.ok ? "ok" : refused.envelope.kind, "invalid_args");
+  assert.ok((await p.executor.prepare("greet", '{"who":"me"}')).ok);
   assert.deepEqual(await p.reload.check(), { kind: "unchanged" }, "once served, the same content is nothing");
 });
 
