@@ -202,7 +202,12 @@ export class ManifestReload {
         if (outcome.kind === "unchanged" || outcome.line === this.#said) return;
         this.#said = outcome.line;
         await this.#options.io.stderr(outcome.line + "\n");
-      }).catch(() => {});
+      }).catch(async (error) => {
+        // The tools served stay as they were; the operator hears why nothing changed.
+        await this.#options.io.stderr(
+          `toolgate: looking at ${this.#options.location.path} again failed: ${(error as Error).message}\n`,
+        );
+      });
     }, RELOAD_SETTLE_MS);
   }
 
@@ -279,7 +284,20 @@ export class ManifestReload {
         line: `toolgate: ${path} was trusted again but does not load (${loaded.errors[0]}): ${keeps}`,
       };
     }
-    const next = this.#options.narrow(loaded.manifest);
+    let next: Manifest;
+    try {
+      next = this.#options.narrow(loaded.manifest);
+    } catch (error) {
+      // `--server NAME` and a manifest without that server any more.
+      return {
+        kind: "refused",
+        line:
+          `toolgate: ${path} was trusted again, but ${
+            (error as Error).message
+          }: ${keeps}; restart serve to ` +
+          "serve it",
+      };
+    }
     const beyond = this.#beyond(next, content);
     if (beyond.length > 0) {
       return {
