@@ -1,9 +1,11 @@
 /**
- * `serve` and a manifest that changes under it, through the launcher (toolgate's least grants, as a user runs it)
- * over Streamable HTTP, with a 1.x session client and a 2026-07-28 `subscriptions/listen` stream: an edit the user
- * has not trusted is not served (one line names `toolgate trust`); once trusted, the added tool is listed and
- * callable and both clients are told; a trusted change that needs more than serve was started with, or a manifest
- * link turned to another trusted manifest, is refused with its line and nothing is swapped.
+ * `serve` and a manifest that changes under it, through the launcher (toolgate's least grants, as a user runs it):
+ * over Streamable HTTP with a 1.x session client and a 2026-07-28 `subscriptions/listen` stream, and over stdio
+ * with a listen stream. An edit the user has not trusted is not served (one line names `toolgate trust`); once
+ * trusted, the added tool is listed and callable and both clients are told; a trusted change that needs more
+ * than serve was started with, or a manifest link turned to another trusted manifest, is refused with its line
+ * and nothing is swapped; a call in flight finishes on the tool it started with, and an "always" given to a
+ * changed tool is forgotten.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
