@@ -12,7 +12,8 @@ import {
   type ManifestLocation,
   manifestNotice,
 } from "../manifest/manifest_location.ts";
-import type { Manifest, ManifestOptions } from "../manifest/manifest_types.ts";
+import type { Manifest, ManifestOptions, ManifestResult } from "../manifest/manifest_types.ts";
+import type { ManifestContent } from "../manifest/trust.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../manifest/tool_belt.ts";
 import { stateRoot } from "../state/state.ts";
 import { resolve } from "../base/paths.ts";
@@ -77,6 +78,36 @@ export interface LoadOptions extends ManifestOptions {
    * there; `refuse`: never asked (serve, whose stdin is the protocol's). Absent: the command only reads it.
    */
   readonly runsTools?: "ask" | "refuse";
+  /** Told the content the trust gate pinned, when it checked one (`serve` keeps it to tell a later change). */
+  readonly onTrusted?: (content: ManifestContent) => void;
+}
+
+/**
+ * Validates the very bytes and profiles a trust check read (`content`), as a command loads a found manifest: each
+ * program and the code its command lines name as they were trusted (a later change is not run).
+ *
+ * @example Not run as a doc test: a fragment of a command, with its parsed command line, Io and content in scope.
+ * ```ts ignore
+ * const result = await loadTrusted(parsed, io, location.path, content);
+ * if (result.ok) executor.replaceOwnTools(result.manifest);
+ * ```
+ */
+export async function loadTrusted(
+  parsed: ParsedArgs,
+  io: Io,
+  path: string,
+  content: ManifestContent,
+): Promise<ManifestResult> {
+  const { loadManifest } = await import("../manifest/manifest.ts");
+  const result = await loadManifest(path, {
+    allowAbsoluteCommands: flag(parsed, "allow-absolute-commands"),
+    cacheDir: cacheDir(io.env),
+    text: content.text,
+    profiles: content.profiles,
+  });
+  if (!result.ok) return result;
+  const manifest = Object.freeze({ ...result.manifest, pinned: content.programs, pinnedCode: content.code });
+  return { ...result, manifest };
 }
 
 /**
@@ -92,7 +123,7 @@ export async function loadForCommand(
   const path = location.path;
   const notice = manifestNotice(location, searchFolderOf(parsed, io));
   if (notice !== undefined) await io.stderr(notice + "\n");
-  const { runsTools, ...manifestOptions } = options;
+  const { runsTools, onTrusted, ...manifestOptions } = options;
   const workspace = workspaceOf(parsed, io);
   const gate = runsTools === undefined
     ? undefined
@@ -123,6 +154,7 @@ export async function loadForCommand(
   ];
   if (lines.length > 0) await io.stderr(lines.join("\n") + "\n");
   if (!result.ok) return undefined;
+  if (gate?.checked) onTrusted?.(gate.content);
   // Each program as it was trusted: one that changes later is not run (see tool_launch.ts).
   return gate?.checked
     ? Object.freeze({ ...result.manifest, pinned: gate.content.programs, pinnedCode: gate.content.code })

@@ -27,7 +27,11 @@ import type { ProcessRegistry } from "../process/process_tree.ts";
 import { approvalSettings } from "./approval_options.ts";
 import { executorFromArgs, executorSettings } from "./executor_options.ts";
 import type { StartedConsole } from "../console/start.ts";
-import { loadForCommand } from "./load.ts";
+import { loadForCommand, manifestLocationOf, workspaceOf } from "./load.ts";
+import type { ManifestContent } from "../manifest/trust.ts";
+import { isOwnManifest } from "../manifest/manifest_location.ts";
+import { BELT_MANIFEST_PATH } from "../manifest/tool_belt.ts";
+import { ManifestReload } from "./serve_reload.ts";
 import { stopReason } from "../process/stop.ts";
 import { consolePort, listenProblem, openConsole } from "./console_option.ts";
 
@@ -39,9 +43,14 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   const limits = callLimits(parsed);
   const jobCaps = jobLimits(parsed);
   // Never asked here: stdin is the protocol's (an untrusted manifest refuses to start, naming `toolgate trust`).
-  const loaded = await loadForCommand(parsed, io, { runsTools: "refuse" });
+  let trusted: ManifestContent | undefined;
+  const loaded = await loadForCommand(parsed, io, {
+    runsTools: "refuse",
+    onTrusted: (content) => trusted = content,
+  });
   if (!loaded) return EXIT.failure;
-  const manifest = onlyServer(loaded, stringOption(parsed, "server"));
+  const serverName = stringOption(parsed, "server");
+  const manifest = onlyServer(loaded, serverName);
   const approval = approvalSettings(parsed, manifest, "serve");
   // The server's own shutdown answers the calls in flight before the trees end: the registry must not exit first.
   // The operator's view of the jobs: one line when each starts and ends (their pids: see jobLine).
@@ -83,6 +92,26 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     // One server served (a host's entry per server): its tools by their own names, as the host had them.
     server: stringOption(parsed, "server"),
   });
+  // A manifest the user trusts again takes the old one's place where it can (serve_reload.ts); the belt cannot change.
+  const location = manifestLocationOf(parsed, io);
+  const reload = location.path === BELT_MANIFEST_PATH || isOwnManifest(location.path)
+    ? undefined
+    : new ManifestReload({
+      parsed,
+      io,
+      location,
+      workspace: workspaceOf(parsed, io),
+      manifest,
+      content: trusted,
+      executor,
+      toolsChanged: (names) => {
+        service.forgetApprovals(names);
+        service.toolsChanged();
+      },
+      narrow: (next) => onlyServer(next, serverName),
+      pooled: settings.pool !== undefined,
+    });
+  reload?.watch();
   const stop = stopSignals();
   const signal = stop.next();
   try {
@@ -109,6 +138,7 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
     return stopped === undefined ? EXIT.ok : SIGNAL_EXIT[stopped];
   } finally {
     stop.dispose();
+    await reload?.close();
     await watching?.serving.close();
   }
 }

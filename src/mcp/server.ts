@@ -135,6 +135,8 @@ export class ToolService {
   readonly #fullNames = new Map<string, string>();
   /** The servers of the sessions open now: told when the tools change. */
   readonly #servers = new Set<Server>();
+  /** The state of the sessions open now (their remembered approvals). */
+  readonly #sessions = new Set<Session>();
   /** A closed session's server, and the end of its background jobs (every process of them gone). */
   readonly #jobsEnded = new WeakMap<Server, Promise<void>>();
   readonly #limit: CallLimit;
@@ -201,6 +203,14 @@ export class ToolService {
         )
       );
     }
+  }
+
+  /**
+   * Forgets every session's and stateless caller's "always" for `tools`, whose definitions changed (`serve` took a
+   * manifest trusted again): their next call that needs approval asks again.
+   */
+  forgetApprovals(tools: readonly string[]): void {
+    for (const session of [...this.#sessions, ...this.#callers.values()]) session.policy.forget(tools);
   }
 
   /** Who serves: the name, version and instructions a client is told (at `initialize`, or by `server/discover`). */
@@ -298,6 +308,7 @@ export class ToolService {
     const session = this.#newSession();
     this.#servers.add(server);
     this.#sessionTasks.install(server, session.id);
+    this.#sessions.add(session);
     // The MCP servers' resources, prompts and completions beside their tools (upstream_offers.ts).
     const servers = (this.#options.executor.manifest.servers ?? []).map((spec) => spec.name);
     const endOffers = servers.length === 0 ? undefined : serveOffers(server, {
@@ -310,6 +321,7 @@ export class ToolService {
       this.#servers.delete(server);
       // Its tasks are its own: nobody else could ask for them, so the running ones end with it.
       this.#sessionTasks.end(session.id);
+      this.#sessions.delete(session);
       // Its subscriptions end with it: each server is told once none of its sessions subscribes any more.
       void endOffers?.();
       // A session's jobs are its own: nobody else could poll or kill them, so they must not outlive it.

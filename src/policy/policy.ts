@@ -199,6 +199,35 @@ export class Policy {
     return server !== undefined && this.#allowTools.has(`mcp__${server}__*`);
   }
 
+  /**
+   * Forgets the "always" answers given for `tools` (each tool's calls and its questions to the model): their
+   * definitions changed (a manifest trusted again), and a person's "always" was about the one they saw.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Policy } from "./policy.ts";
+   * import { Executor } from "../run/executor.ts";
+   * import { loadManifest } from "../manifest/manifest.ts";
+   * const loaded = await loadManifest("tools.json");
+   * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+   * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+   * const prepared = await executor.prepare("fs_remove", '{"path":"build"}');
+   * assert.ok(prepared.ok);
+   * const policy = new Policy({ ask: () => Promise.resolve("always") });
+   * assert.equal((await policy.decide(prepared.call)).approved, true);
+   * assert.equal(policy.approvedWithoutAsking(prepared.call), "always");
+   * policy.forget(["fs_remove"]);
+   * assert.equal(policy.approvedWithoutAsking(prepared.call), undefined); // asked again
+   * ```
+   */
+  forget(tools: readonly string[]): void {
+    for (const tool of tools) {
+      this.#always.delete(tool);
+      this.#always.delete(`${tool}\u0000model`);
+    }
+  }
+
   /** Who approves `call` without a person: the read-only rule, `--yes`, an allow list; `undefined` when none does. */
   approvedWithoutAsking(call: PreparedCall): ApprovedBy | undefined {
     const risk = assessCall(call);

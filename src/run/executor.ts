@@ -57,6 +57,10 @@ import { NO_TRACING, type Tracing } from "./tracing.ts";
  */
 export class Executor {
   #manifest: Manifest;
+  /** The manifest's own tools' manifest: the one given, or the one a re-trust put in its place. */
+  #own: Manifest;
+  /** The gateway's exposed tools, as last listed (kept when the own tools are replaced). */
+  #upstream: readonly ToolSpec[] = [];
   readonly #options: ExecutorOptions;
   readonly #context: CallContext;
   readonly #secrets: CallSecrets;
@@ -91,6 +95,7 @@ export class Executor {
     }
     this.#options = options;
     this.#manifest = options.manifest;
+    this.#own = options.manifest;
     this.#context = callContext(options, (call, envelope) => this.refuse(call, envelope));
     ({ secrets: this.#secrets, trail: this.#trail } = this.#context);
     this.#gateway = new GatewayLink(this.#context, (tools) => {
@@ -124,13 +129,39 @@ export class Executor {
 
   /** The manifest's own tools and the gateway's exposed ones, as {@linkcode Executor.manifest}. */
   #addUpstream(upstream: readonly ToolSpec[]): void {
-    const own = this.#options.manifest.tools;
+    this.#upstream = upstream;
+    const own = this.#own.tools;
     const tools = [...own, ...upstream.filter((tool) => !own.some((t) => t.name === tool.name))];
     this.#manifest = Object.freeze({
-      ...this.#options.manifest,
+      ...this.#own,
       tools: Object.freeze(tools),
       byName: new Map(tools.map((tool) => [tool.name, tool])),
     });
+  }
+
+  /**
+   * Puts `next`'s own tools in place of this executor's (`serve`, once the user trusted its manifest again and it
+   * needs nothing this process was not granted): the next lookup finds them, the MCP servers' tools stay, and the
+   * launcher holds `next`'s pins. A call already prepared runs with the tool it was prepared with, and a background
+   * job goes on. The manifest must be the same file with the same MCP servers (the caller checks both).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Executor } from "./executor.ts";
+   * import { loadManifest } from "../manifest/manifest.ts";
+   * const loaded = await loadManifest("tools.json");
+   * if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
+   * const executor = new Executor({ manifest: loaded.manifest, env: { PATH: "/usr/bin:/bin" }, cwd: ".", auditDir: null });
+   * const tools = loaded.manifest.tools.filter((tool) => tool.name !== "get_time");
+   * executor.replaceOwnTools({ ...loaded.manifest, tools, byName: new Map(tools.map((t) => [t.name, t])) });
+   * assert.equal(executor.manifest.byName.has("get_time"), false);
+   * ```
+   */
+  replaceOwnTools(next: Manifest): void {
+    this.#own = next;
+    this.#context.launcher.useManifest(next);
+    this.#addUpstream(this.#upstream);
   }
 
   /**

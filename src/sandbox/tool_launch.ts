@@ -186,6 +186,8 @@ export interface ToolLauncherOptions {
  */
 export class ToolLauncher {
   readonly #options: ToolLauncherOptions;
+  /** The manifest whose pins hold at the next launch ({@linkcode ToolLauncher.useManifest}). */
+  #manifest: Manifest;
   #support?: Promise<SandboxSupport>;
   #proxy?: EgressProxy;
   #proxyStart?: Promise<EgressProxy>;
@@ -209,6 +211,15 @@ export class ToolLauncher {
 
   constructor(options: ToolLauncherOptions) {
     this.#options = options;
+    this.#manifest = options.manifest;
+  }
+
+  /**
+   * The manifest a re-trust put in place of this launcher's (the same file, its content trusted again): its
+   * programs and code run as that trust pinned them, from the next launch on; a launch already made keeps its own.
+   */
+  useManifest(manifest: Manifest): void {
+    this.#manifest = manifest;
   }
 
   /** Whether tools can be confined here; probed once per launcher, with the very bwrap that will run them. */
@@ -266,7 +277,7 @@ export class ToolLauncher {
   #toolFiles(tool: ToolSpec): string[] {
     let files = this.#files.get(tool);
     if (files === undefined) {
-      const toolsDir = join(this.#options.manifest.dir, "tools");
+      const toolsDir = join(this.#manifest.dir, "tools");
       files = isWithin(tool.program, toolsDir) ? [toolsDir] : [tool.program];
       this.#files.set(tool, files);
     }
@@ -298,7 +309,7 @@ export class ToolLauncher {
       );
     }
     // A trusted manifest's program and the code its command line names run only as the user trusted them.
-    const untrusted = await untrustedStart(this.#options.manifest, tool, this.#options.workspace);
+    const untrusted = await untrustedStart(this.#manifest, tool, this.#options.workspace);
     if (untrusted !== undefined) return refused("rejected", untrusted);
     const outside = this.#escapedBin(tool);
     if (outside !== undefined) {
@@ -600,7 +611,7 @@ export class ToolLauncher {
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
   #escapedBin(tool: ToolSpec): string | undefined {
     const relative = !isAbsolute(tool.command[0]) && !isWindowsAbsolute(tool.command[0]);
-    return relative ? escapesBinDir(tool.program, this.#options.manifest.binDir) : undefined;
+    return relative ? escapesBinDir(tool.program, this.#manifest.binDir) : undefined;
   }
 }
 
