@@ -60,6 +60,7 @@ import {
 import { CALL_LIMITS } from "./limits.ts";
 import { type CallContext, PROGRESS_INTERVAL_MS, type ToolServiceOptions } from "./service_options.ts";
 import { serveOffers } from "./upstream_offers.ts";
+import type { OfferServing } from "./offer_requests.ts";
 
 /**
  * The most callers without a session (2026-07-28) whose state is kept at once: each client name on each connection
@@ -207,6 +208,21 @@ export class ToolService {
   }
   readonly #listeners = new Set<() => void>();
 
+  /**
+   * What the manifest's MCP servers offer besides their tools, as both revisions serve it (`offer_requests.ts`);
+   * absent where the manifest names no server.
+   */
+  get offerServing(): OfferServing | undefined {
+    const servers = (this.#options.executor.manifest.servers ?? []).map((spec) => spec.name);
+    if (servers.length === 0) return undefined;
+    return {
+      offers: this.#options.executor.offers,
+      servers,
+      own: this.#options.server,
+      onError: this.#options.onError,
+    };
+  }
+
   /** The `tools/list` entries. */
   list(): Tool[] {
     return this.#tools.map((tool) => structuredClone(tool));
@@ -283,13 +299,8 @@ export class ToolService {
     const session = this.#newSession();
     this.#servers.add(server);
     // The MCP servers' resources, prompts and completions beside their tools (upstream_offers.ts).
-    const servers = (this.#options.executor.manifest.servers ?? []).map((spec) => spec.name);
-    const endOffers = servers.length === 0 ? undefined : serveOffers(server, {
-      offers: this.#options.executor.offers,
-      servers,
-      own: this.#options.server,
-      onError: this.#options.onError,
-    });
+    const offering = this.offerServing;
+    const endOffers = offering === undefined ? undefined : serveOffers(server, offering);
     server.onclose = () => {
       this.#servers.delete(server);
       // Its subscriptions end with it: each server is told once none of its sessions subscribes any more.
