@@ -7,9 +7,11 @@
  *
  * @module
  */
-import { Server } from "../.cache/gateway/node_modules/@modelcontextprotocol/sdk/dist/esm/server/index.js";
-import { StdioServerTransport } from "../.cache/gateway/node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js";
-import {
+// The SDK the gateway tests install (tests/.cache/gateway), found from here at run time.
+const sdk = new URL("../.cache/gateway/node_modules/@modelcontextprotocol/sdk/dist/esm/", import.meta.url);
+const { Server } = await import(new URL("server/index.js", sdk).href);
+const { StdioServerTransport } = await import(new URL("server/stdio.js", sdk).href);
+const {
   CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
@@ -20,7 +22,7 @@ import {
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
-} from "../.cache/gateway/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js";
+} = await import(new URL("types.js", sdk).href);
 
 /** A 1x1 PNG. */
 const PNG =
