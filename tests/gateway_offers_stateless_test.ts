@@ -2,15 +2,20 @@
  * What an upstream server offers besides its tools, to a client of the 2026-07-28 revision (no session, `_meta` on
  * every request): server-everything's resources, templates, prompts and completions through `toolgate serve
  * --http`, the same answers a 2025-11-25 session gets, the lists and reads with their caching hints, discovery
- * saying what is offered, and a resource nobody has answered as SEP-2164 has it (-32602, the URI in `data`).
+ * saying what is offered, and a resource nobody has answered as SEP-2164 has it (-32602, the URI in `data`); a
+ * server's question while a prompt is got as an input-required round (tests/conformance/offers_server.mjs's
+ * prompt that asks), its state good once and for that prompt only, and as an elicitation request to a session's
+ * client.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EVERYTHING_STDIO, nodeServersMissing, project } from "./gateway_support.ts";
+import { EVERYTHING_STDIO, MODULES, nodeServersMissing, project } from "./gateway_support.ts";
+// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
+import { ElicitRequestSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { connectHttp, spawnHttp, TOKEN } from "./mcp/helpers.ts";
-import { denoDir, launcherArgs } from "./support.ts";
+import { denoDir, launcherArgs, REPO } from "./support.ts";
 
 const ignore = await nodeServersMissing("gateway_offers_stateless_test") !== undefined;
 
@@ -27,12 +32,13 @@ interface Answer {
   readonly error?: { code: number; message: string; data?: Record<string, unknown> };
 }
 
-/** A stateless POST of `method` with the revision's headers (`name`: its Mcp-Name). */
+/** A stateless POST of `method` with the revision's headers (`name`: its Mcp-Name; `meta` over the `_meta`). */
 async function post(
   url: URL,
   method: string,
   params: Record<string, unknown>,
   name?: string,
+  meta: Record<string, unknown> = {},
 ): Promise<Answer> {
   const response = await fetch(url, {
     method: "POST",
@@ -44,7 +50,12 @@ async function post(
       "mcp-method": method,
       ...(name === undefined ? {} : { "mcp-name": name }),
     },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 3, method, params: { ...params, _meta: META } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 3,
+      method,
+      params: { ...params, _meta: { ...META, ...meta } },
+    }),
   });
   const body = await response.json();
   return { status: response.status, result: body.result, error: body.error };
@@ -133,5 +144,102 @@ Deno.test({
     } finally {
       await session.client.close();
     }
+  },
+});
+
+/** The conformance run's upstream server: its prompt `test_input_required_result_prompt` asks the user a form. */
+const ASKING_SERVER = join(REPO, "tests", "conformance", "offers_server.mjs");
+
+Deno.test({
+  name:
+    "offers: a server's question while a prompt is got is an input-required round for a stateless client (its state good once, for that prompt) and an elicitation for a session's",
+  ignore,
+  async fn() {
+    const conf = { command: "node", args: [ASKING_SERVER], permissions: { read: [MODULES, ASKING_SERVER] } };
+    await using p = await project({ conf });
+    const trust = await p.run(["trust"]);
+    assert.equal(trust.code, 0, trust.stderr + trust.stdout);
+    const args = launcherArgs([
+      "serve",
+      "--http",
+      "0",
+      "--tools",
+      join(p.dir.path, "tools.json"),
+      "--cwd",
+      p.dir.path,
+    ]);
+    await using serving = await spawnHttp(Deno.execPath(), args, {
+      ...p.env,
+      DENO_DIR: denoDir(),
+      TOOLGATE_MCP_TOKEN: TOKEN,
+    });
+    const name = "mcp__conf__test_input_required_result_prompt";
+    const forms = { "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } };
+    const first = await post(serving.url, "prompts/get", { name }, name, forms);
+    assert.equal(first.status, 200, JSON.stringify(first));
+    assert.equal(first.result?.resultType, "input_required", JSON.stringify(first));
+    const requests = first.result?.inputRequests as Record<
+      string,
+      { method: string; params: { message: string } }
+    >;
+    const [key] = Object.keys(requests);
+    assert.equal(requests[key].method, "elicitation/create");
+    assert.match(requests[key].params.message, /asks, in its prompt .*What context should the prompt use\?/);
+    const requestState = first.result?.requestState;
+    assert.equal(typeof requestState, "string");
+
+    // The state is the prompt's: it answers no other prompt (nor a call).
+    const other = await post(
+      serving.url,
+      "prompts/get",
+      {
+        name: "mcp__conf__test_simple_prompt",
+        requestState,
+        inputResponses: { [key]: { action: "accept", content: { context: "x" } } },
+      },
+      "mcp__conf__test_simple_prompt",
+      forms,
+    );
+    assert.equal(other.error?.code, -32602, JSON.stringify(other));
+
+    const answers = { [key]: { action: "accept", content: { context: "the sea" } } };
+    const second = await post(
+      serving.url,
+      "prompts/get",
+      { name, requestState, inputResponses: answers },
+      name,
+      forms,
+    );
+    assert.equal(second.status, 200, JSON.stringify(second));
+    assert.equal(second.result?.resultType, "complete");
+    assert.match(JSON.stringify(second.result?.messages), /Use this context: the sea/);
+    // Good once.
+    const replay = await post(
+      serving.url,
+      "prompts/get",
+      { name, requestState, inputResponses: answers },
+      name,
+      forms,
+    );
+    assert.equal(replay.error?.code, -32602, JSON.stringify(replay));
+
+    // A 2025-11-25 session's client is sent the server's question as an elicitation request, as a call's is.
+    const asked: string[] = [];
+    await using session = await connectHttp(serving.url, TOKEN, {
+      capabilities: { elicitation: {} },
+      setup: (client) =>
+        client.setRequestHandler(ElicitRequestSchema, (request) => {
+          asked.push(String(request.params.message));
+          return { action: "accept", content: { context: "the hills" } };
+        }),
+    });
+    const got = await session.client.getPrompt({ name });
+    assert.match(JSON.stringify(got.messages), /Use this context: the hills/);
+    assert.equal(asked.length, 1);
+    assert.match(asked[0], /asks, in its prompt .*What context should the prompt use\?/);
+
+    // A client that cannot show a form: the server's question is refused, and so the prompt.
+    const plainClient = await post(serving.url, "prompts/get", { name }, name);
+    assert.ok(plainClient.error !== undefined, JSON.stringify(plainClient));
   },
 });

@@ -19,7 +19,7 @@ import { ErrorCode, McpError } from "npm:@modelcontextprotocol/sdk@1.32.2/types.
 import { type Envelope, isRecord } from "../contract.ts";
 import { unwrapUri, wrapUri } from "../manifest/offer_names.ts";
 import { gatewayName } from "../manifest/server_spec.ts";
-import type { OfferList, ServerOffers } from "../run/offer_link.ts";
+import type { OfferList, PromptAsking, ServerOffers } from "../run/offer_link.ts";
 
 /** What {@linkcode OfferRequests} answers from. */
 export interface OfferServing {
@@ -173,14 +173,18 @@ export class OfferRequests {
     return this.#renamed(name, envelope.result);
   }
 
-  /** `prompts/get`. */
+  /** `prompts/get`; with `asking`, the server's questions meanwhile go to its handlers. */
   async getPrompt(
     name: string,
     args: Readonly<Record<string, string>> | undefined,
     signal?: AbortSignal,
+    asking?: PromptAsking,
   ): Promise<Result> {
     const { server, id } = this.#routePrompt(name);
-    return this.#renamed(server, resultOf(await this.#serving.offers.getPrompt(server, id, args, signal)));
+    return this.#renamed(
+      server,
+      resultOf(await this.#serving.offers.getPrompt(server, id, args, signal, asking)),
+    );
   }
 
   /** `completion/complete` of a prompt's or a resource template's argument. */

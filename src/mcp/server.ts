@@ -300,7 +300,9 @@ export class ToolService {
     this.#servers.add(server);
     // The MCP servers' resources, prompts and completions beside their tools (upstream_offers.ts).
     const offering = this.offerServing;
-    const endOffers = offering === undefined ? undefined : serveOffers(server, offering);
+    const endOffers = offering === undefined
+      ? undefined
+      : serveOffers(server, offering, (requestId) => clientQuestions(server, requestId, session, undefined));
     server.onclose = () => {
       this.#servers.delete(server);
       // Its subscriptions end with it: each server is told once none of its sessions subscribes any more.

@@ -137,7 +137,7 @@ export class StatelessRequests {
       case "prompts/get":
       case "completion/complete":
         if (this.#offers !== undefined) {
-          return await this.#offered(this.#offers, id, message.method, params, from);
+          return await this.#offered(this.#offers, id, message.method, params, meta, from);
         }
         return rejected(404, id, STATELESS_ERRORS.methodNotFound, `Method not found: ${message.method}`);
       default:
@@ -204,6 +204,7 @@ export class StatelessRequests {
     id: RequestId,
     method: string,
     params: Record<string, unknown>,
+    meta: Record<string, unknown>,
     from: StatelessFrom,
   ): Promise<StatelessAnswer> {
     const cached = (result: Record<string, unknown>) =>
@@ -234,12 +235,17 @@ export class StatelessRequests {
               "Invalid params: name must be a string, and arguments an object of strings",
             );
           }
-          const got = await offers.getPrompt(
-            params.name,
-            args as Record<string, string> | undefined,
-            from.signal,
+          // The server may ask the user meanwhile: an input-required round, the get waiting for the answers.
+          const name = params.name;
+          return await this.#calls.prompt(
+            id,
+            params,
+            meta,
+            from,
+            (questions, signal) =>
+              offers.getPrompt(name, args as Record<string, string> | undefined, signal, { questions }),
+            (error) => offerError(id, error),
           );
-          return answered(id, got);
         }
         default: {
           const { _meta: _, ...request } = params;
@@ -247,11 +253,7 @@ export class StatelessRequests {
         }
       }
     } catch (error) {
-      if (error instanceof McpError) {
-        const message = error.message.replace(/^MCP error -?\d+: /, "");
-        return rejected(200, id, error.code, message, error.data);
-      }
-      return rejected(500, id, STATELESS_ERRORS.internal, `Internal error: ${(error as Error).message}`);
+      return offerError(id, error);
     }
   }
 
@@ -269,4 +271,13 @@ export class StatelessRequests {
       _meta: { [META.serverInfo]: { name, version } },
     });
   }
+}
+
+/** A server's (or toolgate's) error of an offer's request, as the revision answers it: the code and data kept. */
+function offerError(id: RequestId, error: unknown): StatelessAnswer {
+  if (error instanceof McpError) {
+    const message = error.message.replace(/^MCP error -?\d+: /, "");
+    return rejected(200, id, error.code, message, error.data);
+  }
+  return rejected(500, id, STATELESS_ERRORS.internal, `Internal error: ${(error as Error).message}`);
 }

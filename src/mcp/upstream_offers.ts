@@ -1,8 +1,9 @@
 /**
  * The MCP handlers of a 2025-11-25 session for what the manifest's servers offer besides their tools:
  * `resources/list`, `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get` and
- * `completion/complete` (answered by `offer_requests.ts`), and `resources/subscribe` and `unsubscribe`, each
- * update passed on to the session that subscribed. A session's subscriptions end with it.
+ * `completion/complete` (answered by `offer_requests.ts`; a form the server asks while a prompt is got sent to the
+ * session's client as an elicitation), and `resources/subscribe` and `unsubscribe`, each update passed on to the
+ * session that subscribed. A session's subscriptions end with it.
  *
  * Not here: the answers and the names toolgate serves them by (offer_requests.ts), the pins and the profile's
  * reach (gateway/upstream_offers.ts), the tools (server.ts).
@@ -22,10 +23,12 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import type { QuestionHandlers } from "../run/tool_questions.ts";
 import { OfferRequests, type OfferServing, resultOf } from "./offer_requests.ts";
 
 /**
- * Registers the handlers on `server` (before it connects) and declares the capabilities they need; returns what
+ * Registers the handlers on `server` (before it connects) and declares the capabilities they need; `questions`
+ * are the session's handlers of a request's questions (its user's form only is asked for a prompt). Returns what
  * ends the session's subscriptions (the server's close calls it).
  *
  * @example Not run as a doc test: a session's server of `serve` (tests/gateway_offers_test.ts drives it).
@@ -34,7 +37,11 @@ import { OfferRequests, type OfferServing, resultOf } from "./offer_requests.ts"
  * server.onclose = () => void end();
  * ```
  */
-export function serveOffers(server: Server, serving: OfferServing): () => Promise<void> {
+export function serveOffers(
+  server: Server,
+  serving: OfferServing,
+  questions?: (requestId: string | number) => QuestionHandlers,
+): () => Promise<void> {
   const { offers } = serving;
   const requests = new OfferRequests(serving);
   const servers = requests.servers;
@@ -61,10 +68,12 @@ export function serveOffers(server: Server, serving: OfferServing): () => Promis
     ReadResourceRequestSchema,
     (request, extra) => requests.read(request.params.uri, extra.signal),
   );
-  server.setRequestHandler(
-    GetPromptRequestSchema,
-    (request, extra) => requests.getPrompt(request.params.name, request.params.arguments, extra.signal),
-  );
+  // A server's form question while a prompt is got goes to this session's client, on the stream of the request.
+  server.setRequestHandler(GetPromptRequestSchema, (request, extra) => {
+    const user = questions?.(extra.requestId).user;
+    const asking = user === undefined ? undefined : { questions: { user } };
+    return requests.getPrompt(request.params.name, request.params.arguments, extra.signal, asking);
+  });
   server.setRequestHandler(
     CompleteRequestSchema,
     (request, extra) => requests.complete(request.params, extra.signal),

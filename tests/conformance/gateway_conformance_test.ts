@@ -61,11 +61,7 @@ export const GATEWAY_SCENARIOS: Record<string, readonly string[]> = {
  */
 const PENDING: Record<string, Record<string, string>> = {
   "2025-11-25": {},
-  "2026-07-28": {
-    "input-required-result-non-tool-request":
-      "the server's question while a prompt is got (an elicitation) is refused by the gateway, which has no " +
-      "asker to put it to outside a tool call; not an input-required round of prompts/get yet",
-  },
+  "2026-07-28": {},
 };
 
 /** At most this many scenarios run at once (each is a suite process of its own, mostly waiting). */
