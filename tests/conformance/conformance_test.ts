@@ -6,8 +6,10 @@
  * server requires one: a loopback proxy adds it, and passes everything else (the Origin and Host headers the
  * DNS-rebinding scenario sends included) through unchanged.
  *
- * Each revision's expected-failures file lists what toolgate deliberately does not serve; {@linkcode PENDING} what
- * it does not serve yet. The suite fails the run on any other failure, and on a listed scenario that passes.
+ * Each revision's expected-failures file lists what this run does not serve (the resources, prompts and completion
+ * of an MCP server, which this manifest has none of: gateway_conformance_test.ts runs those scenarios through one);
+ * {@linkcode PENDING} what toolgate does not serve yet. The suite fails the run on any other failure, and on a
+ * listed scenario that passes.
  *
  * @module
  */
