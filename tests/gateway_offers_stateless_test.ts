@@ -95,7 +95,7 @@ Deno.test({
       const capabilities = discover.result?.capabilities as Record<string, unknown>;
       assert.deepEqual(
         [capabilities.resources, capabilities.prompts, capabilities.completions],
-        [{}, {}, {}],
+        [{ listChanged: true }, { listChanged: true }, {}],
         JSON.stringify(discover),
       );
 
@@ -241,5 +241,142 @@ Deno.test({
     // A client that cannot show a form: the server's question is refused, and so the prompt.
     const plainClient = await post(serving.url, "prompts/get", { name }, name);
     assert.ok(plainClient.error !== undefined, JSON.stringify(plainClient));
+  },
+});
+
+/** A server whose `more` tool adds a prompt and a resource (the SDK says so: prompts/ and resources/list_changed). */
+function growingServer(): string {
+  const sdk = join(MODULES, "@modelcontextprotocol", "sdk", "dist", "esm");
+  return `
+import { McpServer } from ${JSON.stringify(join(sdk, "server", "mcp.js"))};
+import { StdioServerTransport } from ${JSON.stringify(join(sdk, "server", "stdio.js"))};
+const server = new McpServer({ name: "own", version: "1.0.0" });
+server.registerPrompt("first", { description: "The first." }, () => ({ messages: [] }));
+server.registerResource("first", "own://first", { description: "The first." }, (uri) => ({ contents: [{ uri: uri.href, text: "1" }] }));
+server.registerTool("more", { description: "Adds a prompt, then a resource." }, async () => {
+  server.registerPrompt("added", { description: "Added later." }, () => ({ messages: [] }));
+  server.registerResource("added", "own://added", { description: "Added later." }, (uri) => ({ contents: [{ uri: uri.href, text: "2" }] }));
+  return { content: [{ type: "text", text: "more" }] };
+});
+await server.connect(new StdioServerTransport());
+`;
+}
+
+Deno.test({
+  name:
+    "offers: a stateless listen stream hears a server's prompt and resource lists change, each stream what it asked for",
+  ignore,
+  async fn() {
+    await using p = await project({});
+    const script = join(p.dir.path, "server.mjs");
+    await Deno.writeTextFile(script, growingServer());
+    const own = { command: "node", args: [script], permissions: { read: [MODULES] } };
+    await Deno.writeTextFile(
+      join(p.dir.path, "tools.json"),
+      JSON.stringify({ tools: [], mcpServers: { own } }),
+    );
+    const trust = await p.run(["trust"]);
+    assert.equal(trust.code, 0, trust.stderr + trust.stdout);
+    const args = launcherArgs([
+      "serve",
+      "--http",
+      "0",
+      "--tools",
+      join(p.dir.path, "tools.json"),
+      "--cwd",
+      p.dir.path,
+      "--allow-tools",
+      "mcp__own__*",
+    ]);
+    await using serving = await spawnHttp(Deno.execPath(), args, {
+      ...p.env,
+      DENO_DIR: denoDir(),
+      TOOLGATE_MCP_TOKEN: TOKEN,
+    });
+    /** A listen stream asking for `notifications`: its messages as they come, and what ends it. */
+    const listen = async (id: string, notifications: Record<string, boolean>) => {
+      const ended = new AbortController();
+      const response = await fetch(serving.url, {
+        method: "POST",
+        signal: ended.signal,
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${TOKEN}`,
+          "mcp-protocol-version": VERSION,
+          "mcp-method": "subscriptions/listen",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          method: "subscriptions/listen",
+          params: { notifications, _meta: META },
+        }),
+      });
+      assert.equal(response.status, 200);
+      const messages: Record<string, unknown>[] = [];
+      const reading = (async () => {
+        let buffered = "";
+        for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
+          buffered += chunk;
+          for (let end = buffered.indexOf("\n\n"); end >= 0; end = buffered.indexOf("\n\n")) {
+            const data = buffered.slice(0, end).split("\n").find((line) => line.startsWith("data:"));
+            if (data !== undefined) messages.push(JSON.parse(data.slice(5)));
+            buffered = buffered.slice(end + 2);
+          }
+        }
+      })().catch(() => {});
+      const until = async (method: string) => {
+        for (let waited = 0; waited < 30_000; waited += 50) {
+          const found = messages.find((m) => m.method === method);
+          if (found !== undefined) return found;
+          await new Promise((done) => setTimeout(done, 50));
+        }
+        throw new Error(`${id}: no ${method}; seen: ${JSON.stringify(messages)}`);
+      };
+      return {
+        messages,
+        until,
+        async end() {
+          ended.abort();
+          await reading;
+        },
+      };
+    };
+    const both = await listen("both", { promptsListChanged: true, resourcesListChanged: true });
+    const prompts = await listen("prompts", { promptsListChanged: true });
+    try {
+      const ack = await both.until("notifications/subscriptions/acknowledged");
+      assert.deepEqual((ack.params as Record<string, unknown>).notifications, {
+        promptsListChanged: true,
+        resourcesListChanged: true,
+      });
+      await prompts.until("notifications/subscriptions/acknowledged");
+      const more = await post(
+        serving.url,
+        "tools/call",
+        { name: "mcp__own__more", arguments: {} },
+        "mcp__own__more",
+      );
+      assert.equal(more.result?.resultType, "complete", JSON.stringify(more));
+      for (const method of ["notifications/prompts/list_changed", "notifications/resources/list_changed"]) {
+        const changed = await both.until(method);
+        const meta = (changed.params as Record<string, Record<string, unknown>>)._meta;
+        assert.equal(meta["io.modelcontextprotocol/subscriptionId"], "both");
+      }
+      await prompts.until("notifications/prompts/list_changed");
+      assert.ok(
+        !prompts.messages.some((m) => m.method === "notifications/resources/list_changed"),
+        "a stream that did not ask for the resources' changes hears none",
+      );
+      // What the server added is withheld until trusted: the list a client asks again has it not.
+      const listed = await post(serving.url, "prompts/list", {});
+      assert.deepEqual((listed.result?.prompts as { name: string }[]).map((prompt) => prompt.name), [
+        "mcp__own__first",
+      ]);
+    } finally {
+      await both.end();
+      await prompts.end();
+    }
   },
 });

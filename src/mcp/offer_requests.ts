@@ -68,6 +68,17 @@ export class OfferRequests {
     this.servers = serving.own === undefined ? serving.servers : [serving.own];
   }
 
+  /**
+   * Tells `listener` each time a server served says its prompts or its resources changed (each server is started
+   * to be heard from); returns what stops it.
+   */
+  changes(listener: (what: "prompts" | "resources") => void): () => void {
+    for (const name of this.servers) void this.#serving.offers.capabilities(name);
+    return this.#serving.offers.changes((server, what) => {
+      if (this.servers.includes(server)) listener(what);
+    });
+  }
+
   /** `uri` of `server`, as the client knows it. */
   uriOf(server: string, uri: string): string {
     return this.#serving.own === undefined ? wrapUri(server, uri) : uri;

@@ -147,8 +147,10 @@ export class StatelessRequests {
 
   /**
    * A `subscriptions/listen` stream: acknowledged first (with what of the filter toolgate honours: the tool
-   * list's changes), then a `notifications/tools/list_changed` each time the tools change, each carrying the
-   * subscription's id; it lasts until the client goes away (or cancels it, on stdio).
+   * list's changes, and the MCP servers' prompt and resource lists' where the manifest names servers), then a
+   * `notifications/tools/list_changed` each time the tools change (and `prompts/list_changed` or
+   * `resources/list_changed` each time a server says so), each carrying the subscription's id; it lasts until
+   * the client goes away (or cancels it, on stdio).
    */
   async #listen(
     id: RequestId,
@@ -172,17 +174,43 @@ export class StatelessRequests {
         "subscriptions/listen needs a stream (Accept: text/event-stream)",
       );
     }
-    const tools = params.notifications.toolsListChanged === true;
+    const asked = params.notifications;
+    const tools = asked.toolsListChanged === true;
+    // The MCP servers' prompt and resource lists, where the manifest names servers.
+    const offers = this.#offers;
+    const prompts = offers !== undefined && asked.promptsListChanged === true;
+    const resources = offers !== undefined && asked.resourcesListChanged === true;
     const meta = { [SUBSCRIPTION_ID]: id };
     notify({
       method: "notifications/subscriptions/acknowledged",
-      params: { notifications: tools ? { toolsListChanged: true } : {}, _meta: meta },
+      params: {
+        notifications: {
+          ...(tools ? { toolsListChanged: true } : {}),
+          ...(prompts ? { promptsListChanged: true } : {}),
+          ...(resources ? { resourcesListChanged: true } : {}),
+        },
+        _meta: meta,
+      },
     });
-    const stop = tools
+    const stopTools = tools
       ? this.#service.onToolsChanged(() =>
         notify({ method: "notifications/tools/list_changed", params: { _meta: meta } })
       )
       : () => {};
+    const stopOffers = prompts || resources
+      ? offers!.changes((what) => {
+        if (what === "prompts" && prompts) {
+          notify({ method: "notifications/prompts/list_changed", params: { _meta: meta } });
+        }
+        if (what === "resources" && resources) {
+          notify({ method: "notifications/resources/list_changed", params: { _meta: meta } });
+        }
+      })
+      : () => {};
+    const stop = () => {
+      stopTools();
+      stopOffers();
+    };
     try {
       if (!from.signal.aborted) {
         await new Promise<void>((resolve) =>
@@ -259,9 +287,11 @@ export class StatelessRequests {
 
   #discover(id: RequestId): StatelessAnswer {
     const { name, version, instructions } = this.#service.about;
-    // The servers' resources, prompts and completions, where the manifest names servers (their list changes do
-    // not reach a subscriptions/listen stream: no listChanged).
-    const offered = this.#offers === undefined ? {} : { resources: {}, prompts: {}, completions: {} };
+    // The servers' resources, prompts and completions, where the manifest names servers (their lists' changes
+    // reach a subscriptions/listen stream that asks for them).
+    const offered = this.#offers === undefined
+      ? {}
+      : { resources: { listChanged: true }, prompts: { listChanged: true }, completions: {} };
     return answered(id, {
       supportedVersions: [...SUPPORTED_VERSIONS],
       capabilities: { tools: { listChanged: true }, ...offered, extensions: { [TASKS_EXTENSION]: {} } },
