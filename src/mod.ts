@@ -122,6 +122,7 @@ export type {
   OfferChanges,
   OfferLink,
   OfferList,
+  PromptAsking,
   ServerOffers,
 } from "./run/offer_link.ts";
 export type { JobEvent, JobView } from "./run/jobs.ts";

@@ -75,6 +75,8 @@ export interface AskingCall {
   readonly onSampling?: (facts: SamplingFacts) => void;
   /** The call's own limit: no question outlives it. */
   readonly timeoutMs: number;
+  /** What `tool` stands for, as the user is told: a tool (absent), or a prompt got of the server. */
+  readonly kind?: "prompt";
 }
 
 /** A call's entry while it runs: what it was given, and its end. */
@@ -267,7 +269,9 @@ export class ServerQuestions {
     const clean = <T>(value: T): T => call.scrub === undefined ? value : mapDeep(value, call.scrub) as T;
     // Said to be the server's: a form in toolgate's own words (its request for a secret) is then no longer one.
     const server = JSON.stringify(call.tool.upstream?.server ?? call.tool.name);
-    const message = `The MCP server ${server} asks, in its tool ${call.tool.name}: ${form.message}`;
+    const message = `The MCP server ${server} asks, in its ${
+      call.kind ?? "tool"
+    } ${call.tool.name}: ${form.message}`;
     const question = clean({ message, requestedSchema: form.requestedSchema });
     const answer = await this.#bounded(
       running,

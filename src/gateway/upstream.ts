@@ -225,12 +225,13 @@ export class Upstream {
    * `use` of the connected client for a request that carries its asker's data but is no call (a read of a
    * resource, a prompt, a completion, a subscription): while it is in flight, the server's log messages and
    * questions cannot be told apart from its own, so they reach no call's caller (a question is refused), whoever
-   * else's call is in flight.
+   * else's call is in flight; with `asking` (a prompt got for a caller that can answer), they go to that caller
+   * as a call's do.
    */
-  async aside<T>(use: (client: Client) => Promise<T>): Promise<T> {
+  async aside<T>(use: (client: Client) => Promise<T>, asking?: AskingCall): Promise<T> {
     const client = await this.connect();
     const voice = this.#voice.open();
-    const done = this.#questions.begin();
+    const done = this.#questions.begin(asking);
     try {
       return await this.#untilClosed(use(client));
     } finally {

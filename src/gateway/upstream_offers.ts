@@ -30,9 +30,16 @@ import { type Envelope, failure, isRecord, type JsonValue, success } from "../co
 import { offerDefinition, type OfferKind } from "../manifest/offer_names.ts";
 import { type PinSet, samePin, type ToolDefinition } from "../manifest/pins.ts";
 import type { ServerSpec } from "../manifest/server_spec.ts";
-import type { OfferCapabilities, OfferChanges, OfferList, ServerOffers } from "../run/offer_link.ts";
+import type {
+  OfferCapabilities,
+  OfferChanges,
+  OfferList,
+  PromptAsking,
+  ServerOffers,
+} from "../run/offer_link.ts";
 import { uriRefusal } from "./resource_reach.ts";
-import { exposed } from "./gateway_tools.ts";
+import { exposed, upstreamSpec } from "./gateway_tools.ts";
+import type { AskingCall } from "./server_questions.ts";
 import { oneLine, type Upstream, UpstreamError } from "./upstream.ts";
 
 /** What {@linkcode UpstreamOffers} needs of the gateway. */
@@ -56,6 +63,9 @@ const KIND: Record<OfferList, OfferKind> = {
 };
 
 const NOTHING: OfferCapabilities = { resources: false, subscribe: false, prompts: false, completions: false };
+
+/** How long a prompt's question may wait for its user, where the server's entry sets no `timeoutSec`. */
+const PROMPT_QUESTION_SEC = 600;
 
 /** The most entries a list is read to (its pages followed). */
 const MAX_ENTRIES = 10_000;
@@ -261,19 +271,37 @@ export class UpstreamOffers implements ServerOffers {
     });
   }
 
-  /** `prompts/get` of a pinned prompt. */
+  /**
+   * `prompts/get` of a pinned prompt. With `asking`, a form the server asks meanwhile goes to its user (as a
+   * call's question does, said to come from the prompt; nothing else it asks is answered); without, it is refused.
+   */
   async getPrompt(
     server: string,
     name: string,
     args: Readonly<Record<string, string>> | undefined,
     signal?: AbortSignal,
+    asking?: PromptAsking,
   ): Promise<Envelope> {
     return await this.#answer(server, async () => {
       const refused = await this.#promptRefusal(server, name);
       if (refused !== undefined) return refused;
       const client = await this.#client(server);
       const params = args === undefined ? { name } : { name, arguments: { ...args } };
-      const answer = await this.#aside(server, () => client.getPrompt(params, { signal }));
+      const spec = this.#spec(server);
+      const asker = asking?.questions.user === undefined
+        ? undefined
+        : upstreamSpec(spec, { name, inputSchema: { type: "object" } }, -1);
+      const call: AskingCall | undefined = asker === undefined ? undefined : {
+        tool: asker,
+        kind: "prompt",
+        questions: { user: asking?.questions.user, nobody: asking?.questions.nobody },
+        scrub: asking?.scrub,
+        timeoutMs: (spec.timeoutSec ?? PROMPT_QUESTION_SEC) * 1000,
+      };
+      const answer = await this.#options.upstream(server).aside(
+        () => client.getPrompt(params, { signal }),
+        call,
+      );
       return success(answer as unknown as JsonValue);
     });
   }

@@ -68,6 +68,7 @@ import {
 import { CALL_LIMITS } from "./limits.ts";
 import { type CallContext, PROGRESS_INTERVAL_MS, type ToolServiceOptions } from "./service_options.ts";
 import { serveOffers } from "./upstream_offers.ts";
+import type { OfferServing } from "./offer_requests.ts";
 import { type CallRoute, SESSION_TASKS_CAPABILITY, SessionTasks } from "./session_tasks.ts";
 
 /**
@@ -228,6 +229,21 @@ export class ToolService {
   }
   readonly #listeners = new Set<() => void>();
 
+  /**
+   * What the manifest's MCP servers offer besides their tools, as both revisions serve it (`offer_requests.ts`);
+   * absent where the manifest names no server.
+   */
+  get offerServing(): OfferServing | undefined {
+    const servers = (this.#options.executor.manifest.servers ?? []).map((spec) => spec.name);
+    if (servers.length === 0) return undefined;
+    return {
+      offers: this.#options.executor.offers,
+      servers,
+      own: this.#options.server,
+      onError: this.#options.onError,
+    };
+  }
+
   /** The `tools/list` entries. */
   list(): Tool[] {
     return this.#tools.map((tool) => structuredClone(tool));
@@ -310,13 +326,10 @@ export class ToolService {
     this.#sessionTasks.install(server, session.id);
     this.#sessions.add(session);
     // The MCP servers' resources, prompts and completions beside their tools (upstream_offers.ts).
-    const servers = (this.#options.executor.manifest.servers ?? []).map((spec) => spec.name);
-    const endOffers = servers.length === 0 ? undefined : serveOffers(server, {
-      offers: this.#options.executor.offers,
-      servers,
-      own: this.#options.server,
-      onError: this.#options.onError,
-    });
+    const offering = this.offerServing;
+    const endOffers = offering === undefined
+      ? undefined
+      : serveOffers(server, offering, (requestId) => clientQuestions(server, requestId, session, undefined));
     server.onclose = () => {
       this.#servers.delete(server);
       // Its tasks are its own: nobody else could ask for them, so the running ones end with it.

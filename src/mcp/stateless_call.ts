@@ -25,6 +25,7 @@ import type { LoggingLevel } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js
 import { isRecord } from "../contract.ts";
 import { LOG_LEVELS } from "../manifest/tool_messages.ts";
 import type { AskSecret } from "../run/store_secret.ts";
+import type { QuestionHandlers } from "../run/tool_questions.ts";
 import { carrierFromMeta } from "../run/tracing.ts";
 import type { ToolService } from "./server.ts";
 import { type CallNotification, toolEvents } from "./client_asks.ts";
@@ -270,6 +271,54 @@ export class StatelessCalls {
     if (!declaresTasks(capabilities) || !this.#tasks.room(binding.caller)) return "no";
     const support = this.#service.taskSupport(name);
     return support === "forbidden" ? "no" : support === "required" ? "always" : "after";
+  }
+
+  /**
+   * Answers one `prompts/get` whose server may ask its user while the prompt is got (a form): the question is
+   * asked by an input-required round, the get waiting between rounds as a call does (the server is never asked
+   * twice), and goes on with the answers the client's retry brings with the round's state, which is bound to the
+   * caller, the prompt and its arguments. `get` gets the prompt, its questions going to the handlers it is given;
+   * `failed` is the answer to its failure.
+   */
+  async prompt(
+    id: RequestId,
+    params: Record<string, unknown>,
+    meta: Record<string, unknown>,
+    from: StatelessFrom,
+    get: (questions: QuestionHandlers, signal: AbortSignal) => Promise<Record<string, unknown>>,
+    failed: (error: unknown) => StatelessAnswer,
+  ): Promise<StatelessAnswer> {
+    // A prompt's name in the binding cannot be a tool's (no tool name holds a slash): no state of one answers the other.
+    const binding: RoundBinding = {
+      caller: callerKey(from.connection, meta),
+      tool: `prompts/get:${String(params.name)}`,
+      args: params.arguments,
+    };
+    if (params.requestState !== undefined) {
+      const redeemed = this.#rounds.redeem(params.requestState, binding);
+      if ("refused" in redeemed) {
+        return rejected(400, id, STATELESS_ERRORS.invalidParams, `Invalid params: ${redeemed.refused}`);
+      }
+      const data = readData(redeemed.data);
+      const waiting = data !== undefined && "call" in data ? this.#waiting.take(data.call) : undefined;
+      if (waiting === undefined) {
+        return rejected(
+          400,
+          id,
+          STATELESS_ERRORS.invalidParams,
+          "Invalid params: the prompt this answers has ended",
+        );
+      }
+      waiting.answer(isRecord(params.inputResponses) ? params.inputResponses : {});
+      return await this.#next(id, waiting, binding, from);
+    }
+    const waiting = this.#waiting.start();
+    const capabilities = meta[META.clientCapabilities] as Record<string, unknown>;
+    waiting.result = get(waiting.questions(capabilities), waiting.stop.signal).then(
+      (result) => answered(id, result),
+      failed,
+    );
+    return await this.#next(id, waiting, binding, from);
   }
 
   /**

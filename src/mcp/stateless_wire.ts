@@ -50,7 +50,11 @@ export const LIST_TTL_MS = 30_000;
 
 /** A notification of a `subscriptions/listen` stream: its acknowledgement, a list's change. */
 export interface ListenNotification {
-  readonly method: "notifications/subscriptions/acknowledged" | "notifications/tools/list_changed";
+  readonly method:
+    | "notifications/subscriptions/acknowledged"
+    | "notifications/tools/list_changed"
+    | "notifications/prompts/list_changed"
+    | "notifications/resources/list_changed";
   readonly params: Record<string, unknown>;
 }
 

@@ -13,6 +13,18 @@
 import { type Envelope, failure } from "../contract.ts";
 import { jobAnswerRecord } from "./audit.ts";
 import type { CallContext } from "./call_context.ts";
+import type { QuestionHandlers } from "./tool_questions.ts";
+
+/**
+ * Who answers what a server asks while one of its prompts is got (a form to its user): the asker's handlers, and
+ * the redaction of secret values out of the question (filled in by {@linkcode OfferLink}).
+ */
+export interface PromptAsking {
+  /** The asker's handlers (a prompt may ask the user a form question, nothing else). */
+  readonly questions: QuestionHandlers;
+  /** Takes secret values out of what the server asks. */
+  readonly scrub?: (text: string) => string;
+}
 
 /** A list of a server's offers: what {@linkcode ServerOffers.list} lists. */
 export type OfferList = "resources" | "resourceTemplates" | "prompts";
@@ -53,12 +65,16 @@ export interface ServerOffers {
   list(server: string, list: OfferList): Promise<Envelope>;
   /** `resources/read` of `uri`, unless it reaches outside the server's profile or its definition is withheld. */
   read(server: string, uri: string, signal?: AbortSignal): Promise<Envelope>;
-  /** `prompts/get` of a pinned prompt. */
+  /**
+   * `prompts/get` of a pinned prompt; with `asking`, what the server asks the user meanwhile goes to its
+   * handlers (without, it is refused: nobody answers for a request that is no call).
+   */
   getPrompt(
     server: string,
     name: string,
     args: Readonly<Record<string, string>> | undefined,
     signal?: AbortSignal,
+    asking?: PromptAsking,
   ): Promise<Envelope>;
   /** `completion/complete` for a pinned prompt's or template's argument (`params` as MCP has them). */
   complete(
@@ -125,18 +141,20 @@ export class OfferLink implements ServerOffers {
     return this.#audited(server, "resources/read", { uri }, (g) => g.read(server, uri, signal));
   }
 
-  /** `prompts/get`, audited. */
+  /** `prompts/get`, audited; what the server asks meanwhile cleared of secret values on its way to `asking`. */
   getPrompt(
     server: string,
     name: string,
     args: Readonly<Record<string, string>> | undefined,
     signal?: AbortSignal,
+    asking?: PromptAsking,
   ): Promise<Envelope> {
+    const scrubbed = asking === undefined ? undefined : { ...asking, scrub: this.#context.secrets.scrub };
     return this.#audited(
       server,
       "prompts/get",
       { name, arguments: args ?? {} },
-      (g) => g.getPrompt(server, name, args, signal),
+      (g) => g.getPrompt(server, name, args, signal, scrubbed),
     );
   }
 

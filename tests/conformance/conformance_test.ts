@@ -6,22 +6,21 @@
  * server requires one: a loopback proxy adds it, and passes everything else (the Origin and Host headers the
  * DNS-rebinding scenario sends included) through unchanged.
  *
- * Each revision's expected-failures file lists what toolgate deliberately does not serve; {@linkcode PENDING} what
- * it does not serve yet. The suite fails the run on any other failure, and on a listed scenario that passes.
+ * Each revision's expected-failures file lists what this run does not serve (the resources, prompts and completion
+ * of an MCP server, which this manifest has none of: gateway_conformance_test.ts runs those scenarios through one);
+ * {@linkcode PENDING} what toolgate does not serve yet. The suite fails the run on any other failure, and on a
+ * listed scenario that passes.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startHttp, TOKEN } from "../mcp/helpers.ts";
-import { REPO, tempDir } from "../support.ts";
+import { tempDir } from "../support.ts";
 import { facilityTest } from "../requires.ts";
+import { HERE, scenarioResults, suiteArgs, suiteMissing, tokenProxy } from "./suite.ts";
 
-/** The suite's version; its lock file pins every package under it. */
-const SUITE = "npm:@modelcontextprotocol/conformance@0.2.0-alpha.12";
-const HERE = join(REPO, "tests", "conformance");
 const MANIFEST = join(HERE, "tools.json");
-const LOCK = join(HERE, "deno.lock");
 
 /** The revisions measured, each with the file of what toolgate deliberately does not serve at it. */
 const REVISIONS: Record<string, string> = {
@@ -51,65 +50,6 @@ const SAMPLING_TOOLS = [
   "test_input_required_result_multiple_inputs",
   "test_input_required_result_capabilities",
 ];
-
-/** The suite run through `deno` (it needs Node 22's fs.globSync, which Deno has), outside toolgate's config. */
-function suiteArgs(args: readonly string[], cachedOnly: boolean): string[] {
-  return [
-    "run",
-    "--no-config",
-    `--lock=${LOCK}`,
-    "--frozen",
-    ...(cachedOnly ? ["--cached-only"] : []),
-    "-A",
-    SUITE,
-    ...args,
-  ];
-}
-
-/** Why the suite cannot run here (it is not in Deno's cache, and the registry cannot be reached), or undefined. */
-async function suiteMissing(): Promise<string | undefined> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: suiteArgs(["--version"], false),
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return out.success ? undefined : new TextDecoder().decode(out.stderr).trim().split("\n").at(-1);
-}
-
-/** A loopback proxy to `target` that adds the bearer token, streaming both ways (SSE answers included). */
-function tokenProxy(target: URL): { url: URL; close: () => Promise<void> } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
-    const headers = new Headers(request.headers);
-    headers.set("authorization", `Bearer ${TOKEN}`);
-    const body = request.method === "GET" || request.method === "HEAD"
-      ? undefined
-      : await request.arrayBuffer();
-    const upstream = await fetch(new URL(new URL(request.url).pathname, target), {
-      method: request.method,
-      headers,
-      body,
-      redirect: "manual",
-    });
-    return new Response(upstream.body, { status: upstream.status, headers: upstream.headers });
-  });
-  const port = (server.addr as Deno.NetAddr).port;
-  return { url: new URL(`http://127.0.0.1:${port}/mcp`), close: () => server.shutdown() };
-}
-
-/** Each scenario's checks from the suite's output folder: does it pass (no FAILURE and no WARNING, which the
- * suite counts as a failure)? */
-async function scenarioResults(dir: string): Promise<Map<string, boolean>> {
-  const results = new Map<string, boolean>();
-  for await (const entry of Deno.readDir(dir)) {
-    const match = /^server-(.+)-\d{4}-\d\d-\d\dT/.exec(entry.name);
-    if (!entry.isDirectory || !match) continue;
-    const checks = JSON.parse(await Deno.readTextFile(join(dir, entry.name, "checks.json"))) as {
-      status: string;
-    }[];
-    results.set(match[1], checks.every((check) => check.status !== "FAILURE" && check.status !== "WARNING"));
-  }
-  return results;
-}
 
 const MISSING = await suiteMissing();
 for (const [revision, expected] of Object.entries(REVISIONS)) {

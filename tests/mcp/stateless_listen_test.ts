@@ -102,11 +102,10 @@ Deno.test({
       const otherAck = await until((m) =>
         m.method === "notifications/subscriptions/acknowledged" && subscription(m) === "other-listen"
       );
-      assert.deepEqual(
-        (otherAck.params as Record<string, unknown>).notifications,
-        {},
-        "no prompts to honour",
-      );
+      // The manifest names a server: its prompt list's changes are honoured (gateway_offers_stateless_test.ts).
+      assert.deepEqual((otherAck.params as Record<string, unknown>).notifications, {
+        promptsListChanged: true,
+      });
       await send({
         jsonrpc: "2.0",
         id: 1,
