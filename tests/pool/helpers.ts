@@ -252,6 +252,8 @@ export const POOL_TOOLS: readonly Record<string, unknown>[] = [
   { name: "nap", readOnly: true, command: [join(BIN, "nap"), "30"] },
   { name: "slow_read", readOnly: true, command: [join(BIN, "mark_nap"), "3"] },
   { name: "slow_write", command: [join(BIN, "mark_nap"), "3"] },
+  // Still running while a loaded machine starts a second worker and kills the first (seconds, under load).
+  { name: "long_write", command: [join(BIN, "mark_nap"), "30"] },
   { name: "hang", command: [join(BIN, "sleeper_pidfile")] },
 ];
 

@@ -112,7 +112,7 @@ poolTest(
     await using a = await startWorker(server.url, path, dirA.path, "a");
     await using pool = await poolFor(server, MANIFEST);
     const remote = executorFor(MANIFEST, { pool });
-    const answer = remote.call("slow_write", "{}");
+    const answer = remote.call("long_write", "{}");
     try {
       await until(async () => (await runsIn(dirA.path)).length > 0, "worker a takes the call");
       await using _b = await startWorker(server.url, path, dirB.path, "b");
