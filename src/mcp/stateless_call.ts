@@ -172,7 +172,14 @@ export class StatelessCalls {
         );
       }
       waiting.answer(responses);
-      return await this.#next(id, waiting, binding, from, logLevel(meta), this.#mayTask(capabilities, binding));
+      return await this.#next(
+        id,
+        waiting,
+        binding,
+        from,
+        logLevel(meta),
+        this.#mayTask(capabilities, binding),
+      );
     }
     const missing = this.#service.asks(name).map((asked) => NEEDS[asked])
       .filter((capability) => capability !== undefined && !isRecord(capabilities[capability]));

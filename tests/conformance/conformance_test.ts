@@ -42,8 +42,6 @@ const PENDING: Record<string, Record<string, string>> = {
     "tasks-required-task-error":
       "not scored (an extension): no toolgate tool requires a task (a manifest cannot say so yet): every call " +
       "runs plain for a client without the extension",
-    "http-custom-header-server-validation":
-      "not scored (pending in the suite): x-mcp-header parameters (SEP-2243) cannot be declared in a manifest yet",
   },
 };
 
