@@ -17,6 +17,7 @@ export type Compiled = { ok: true; validate: SmallValidator } | { ok: false; rea
 
 const DRAFT_2020 = /json-schema\.org\/draft\/2020-12\/schema/;
 const DRAFT_2019 = /json-schema\.org\/draft\/2019-09\/schema/;
+const DRAFT_2020_URL = "https://json-schema.org/draft/2020-12/schema";
 
 type Engine = typeof import("./schema_engine.ts");
 let engine: Engine | undefined;
@@ -111,8 +112,8 @@ export class SchemaCompiler {
   #draft2020?: Ajv;
   readonly #cache = new WeakMap<object, Compiled>();
 
-  #ajvFor(schema: Record<string, unknown>): Ajv {
-    if (typeof schema.$schema === "string" && DRAFT_2020.test(schema.$schema)) {
+  #ajvFor(schema: Record<string, unknown>, as2020 = false): Ajv {
+    if (as2020 || typeof schema.$schema === "string" && DRAFT_2020.test(schema.$schema)) {
       return this.#draft2020 ??= loaded().newAjv(
         loaded().DRAFTS.draft2020 as unknown as new (options: object) => Ajv,
       );
@@ -167,21 +168,26 @@ export class SchemaCompiler {
 
   /**
    * Compiles a schema once; later calls with the same object return the same validator. A schema with a keyword
-   * its draft would ignore does not compile (an MCP server's, which no manifest check saw, included).
+   * its draft would ignore does not compile, but for one that names no draft and reads whole as 2020-12 (an MCP
+   * server's, which no manifest check saw): it is compiled as 2020-12, MCP's default.
    */
   compile(schema: Record<string, unknown>): Compiled {
     const cached = this.#cache.get(schema);
     if (cached) return cached;
     let compiled: Compiled;
     const dialect = dialectProblem(schema);
-    if (dialect !== undefined) {
+    // A schema no manifest check saw (an MCP server's) that names no draft but uses 2020-12's keywords: MCP
+    // reads such a schema as 2020-12, and so does this. One that no draft reads whole does not compile.
+    const as2020 = dialect !== undefined && schema.$schema === undefined &&
+      dialectProblem({ ...schema, $schema: DRAFT_2020_URL }) === undefined;
+    if (dialect !== undefined && !as2020) {
       compiled = { ok: false, reason: dialect };
       this.#cache.set(schema, compiled);
       return compiled;
     }
-    const small = this.#small(schema);
+    const small = as2020 ? undefined : this.#small(schema);
     if (small) return small;
-    const ajv = this.#ajvFor(schema);
+    const ajv = this.#ajvFor(schema, as2020);
     // ajv reads this option at each compile: a schema checked already is not checked again.
     const options = ajv.opts as { validateSchema?: boolean | "log" };
     const validateSchema = options.validateSchema;

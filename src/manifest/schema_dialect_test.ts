@@ -58,11 +58,20 @@ Deno.test("schema dialect: a manifest schema whose keyword its draft ignores is 
   );
 });
 
-Deno.test("schema dialect: a schema no manifest checked (an MCP server's) does not compile rather than check nothing", async () => {
+Deno.test("schema dialect: a schema no manifest checked (an MCP server's) is read as 2020-12 (MCP's default) where it names no draft, never checked as less", async () => {
   await loadSchemaEngine();
   const compiled = new SchemaCompiler().compile({ type: "array", prefixItems: [{ type: "string" }] });
-  assert.ok(!compiled.ok);
-  assert.match(compiled.reason, /"prefixItems"/);
+  assert.ok(compiled.ok);
+  assert.equal(compiled.validate([1]), false);
+  // A keyword that neither draft-07 nor 2020-12 checks in its place (2019-09's prefixItems-less tuple reader):
+  // refused, rather than checked as less than it says.
+  const mixed = new SchemaCompiler().compile({
+    $schema: "https://json-schema.org/draft/2019-09/schema",
+    type: "array",
+    prefixItems: [{ type: "string" }],
+  });
+  assert.ok(!mixed.ok);
+  assert.match(mixed.reason, /"prefixItems"/);
   const declared = new SchemaCompiler().compile({
     $schema: URL_2020,
     type: "array",

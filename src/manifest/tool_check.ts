@@ -10,6 +10,7 @@ import { ENV_NAME_PATTERN } from "../base/env_name.ts";
 import { isRecord } from "../contract.ts";
 import { declaredProfile, type ProfileResult, resolveProfile } from "./profiles.ts";
 import { markSchemaChecked, patternProblems, type SchemaCompiler, schemaEngineLoaded } from "./schema.ts";
+import { paramHeadersProblem } from "./param_headers.ts";
 import { fnv1a64 } from "../state/state.ts";
 import { beltToolOf } from "./tool_belt.ts";
 import { type Asked, TOOL_ASKS, TOOL_PROTOCOLS, type ToolProtocol } from "./tool_messages.ts";
@@ -148,7 +149,7 @@ function checkSchema(
     errors.push(`${key} must be a JSON object`);
     return undefined;
   }
-  const risk = key === "schema" ? riskAnnotationProblem(value) : undefined;
+  const risk = key === "schema" ? riskAnnotationProblem(value) ?? paramHeadersProblem(value) : undefined;
   const { knownSchemas, passedSchemas } = context.options;
   const digest = knownSchemas || passedSchemas ? fnv1a64(JSON.stringify(value)) : undefined;
   // Schemas a cache says were checked (the same bytes, the same toolgate) skip the engine altogether.

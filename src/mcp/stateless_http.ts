@@ -2,7 +2,8 @@
  * The stateless revision (2026-07-28) over Streamable HTTP: a POST whose body is one request of that revision
  * (`stateless.ts` says which) is answered on its own, with no session. Its standard headers are checked against
  * its body first: `MCP-Protocol-Version` against `_meta`'s version, `Mcp-Method` against the method, `Mcp-Name`
- * against the tool's name (values compared exactly, around optional whitespace); a mismatch, or a missing one, is
+ * against the tool's name (values compared exactly, around optional whitespace), and a tool's `Mcp-Param-*` headers
+ * against its arguments (`manifest/param_headers.ts`); a mismatch, or a missing one, is
  * refused with `400` and the revision's `HeaderMismatch` error (-32020), so that nothing routed by a header can
  * act on a different body. The answer is JSON, or an SSE stream when the client takes one and the call may send
  * notifications (its progress, its tool's log messages) before it. A client that goes away ends its call.
@@ -19,6 +20,7 @@ import {
   readRequestBody,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody.js";
 import { isRecord } from "../contract.ts";
+import { paramHeaderMismatch } from "../manifest/param_headers.ts";
 import type { CallNotification } from "./client_asks.ts";
 import {
   isStateless,
@@ -137,6 +139,7 @@ export async function answerStatelessHttp(
   requests: StatelessRequests,
   body: unknown,
   request: Request,
+  schemaOf: (tool: string) => Readonly<Record<string, unknown>> | undefined = () => undefined,
 ): Promise<Response> {
   if (!isRecord(body)) {
     return Response.json({
@@ -148,7 +151,12 @@ export async function answerStatelessHttp(
       },
     }, { status: 400 });
   }
-  const mismatch = headerMismatch(request.headers, body);
+  const params = isRecord(body.params) ? body.params : {};
+  const schema = body.method === "tools/call" && typeof params.name === "string"
+    ? schemaOf(params.name)
+    : undefined;
+  const mismatch = headerMismatch(request.headers, body) ??
+    (schema === undefined ? undefined : paramHeaderMismatch(request.headers, schema, params.arguments));
   if (mismatch !== undefined) {
     return Response.json({
       jsonrpc: "2.0",
@@ -225,7 +233,11 @@ export class StatelessHttp {
   /** Answers a POST that holds a stateless request; undefined for any other (a session's, an `initialize`). */
   async answer(request: Request): Promise<Response | undefined> {
     const stateless = await statelessBody(request);
-    return stateless.is ? await answerStatelessHttp(this.#requests, stateless.body, request) : undefined;
+    const schemaOf = (tool: string) =>
+      this.#service.list().find((listed) => listed.name === tool)?.inputSchema;
+    return stateless.is
+      ? await answerStatelessHttp(this.#requests, stateless.body, request, schemaOf)
+      : undefined;
   }
 
   /** The server stops: the stateless callers' background jobs end, as a session's do with it. */

@@ -1,7 +1,7 @@
 /**
  * The tasks extension of the 2026-07-28 revision (`io.modelcontextprotocol/tasks`) for stateless callers that
- * declare it: a `tools/call` still running after {@linkcode TASK_LIMITS}'s `afterMs` is answered as a task
- * (`resultType: "task"`, its id and status) and goes on; `tasks/get` says how it stands (its result or error once
+ * declare it: a `tools/call` still running after {@linkcode TASK_LIMITS}'s `afterMs` without asking anything is
+ * answered as a task (`resultType: "task"`, its id and status) and goes on (`stateless_call.ts` decides); `tasks/get` says how it stands (its result or error once
  * it ended, its open questions while it waits for input), `tasks/update` brings the answers to its questions, and
  * `tasks/cancel` ends it (its whole tree; its audit line says `killed_by: "user"`). A task is its caller's: another
  * caller is told `-32602`, as for an id that never was. An ended task is kept `ttlMs` (its result with it), then

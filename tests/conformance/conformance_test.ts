@@ -38,8 +38,6 @@ const PENDING: Record<string, Record<string, string>> = {
     "tasks-lifecycle":
       "not scored (an extension): its protocol_error_job must end a task as failed with a protocol error, which " +
       "a toolgate tool cannot cause (a tool's failure is a completed task with isError)",
-    "http-custom-header-server-validation":
-      "not scored (pending in the suite): x-mcp-header parameters (SEP-2243) cannot be declared in a manifest yet",
   },
 };
 

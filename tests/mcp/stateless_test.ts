@@ -187,6 +187,46 @@ Deno.test("serve --http refuses a stateless request whose standard headers disag
   });
 });
 
+Deno.test("serve --http holds a tool's Mcp-Param headers (x-mcp-header) to its arguments: a mismatch is 400, -32020", async (t) => {
+  await using dir = await scratch();
+  await using server = await startHttp(
+    [],
+    dir.path,
+    { TOOLGATE_MCP_TOKEN: TOKEN },
+    join(REPO, "tests", "conformance", "tools.json"),
+  );
+  const listed = await post(server.url, "tools/list", { _meta: META });
+  // deno-lint-ignore no-explicit-any
+  const tools = listed.body.result!.tools as { name: string; inputSchema: Record<string, any> }[];
+  const tool = tools.find((listed) => listed.name === "test_custom_headers")!;
+  assert.equal(
+    tool.inputSchema.properties.region["x-mcp-header"],
+    "Region",
+    "the declaration reaches the client",
+  );
+  const call = { name: "test_custom_headers", arguments: { region: "été" }, _meta: META };
+  const refusals: [string, Record<string, string | null>][] = [
+    ["another region", { "mcp-param-region": "us" }],
+    ["no Mcp-Param-Region", {}],
+    ["Base64 that is not", { "mcp-param-region": "=?base64?w6l0w6k?=" }],
+  ];
+  for (const [what, headers] of refusals) {
+    await t.step(`${what}: refused before the tool runs`, async () => {
+      const { status, body } = await post(server.url, "tools/call", call, headers);
+      assert.equal(status, 400, JSON.stringify(body));
+      assert.equal(body.error?.code, -32020);
+      assert.match(body.error!.message, /Mcp-Param-Region/);
+    });
+  }
+  await t.step("the region in Base64 (it is not ASCII): the call runs", async () => {
+    const { status, body } = await post(server.url, "tools/call", call, {
+      "mcp-param-region": "=?base64?w6l0w6k=?=",
+    });
+    assert.equal(status, 200, JSON.stringify(body));
+    assert.deepEqual(body.result!.structuredContent, { received: { region: "été" } });
+  });
+});
+
 Deno.test("serve on stdio answers the 2026-07-28 revision and a 2025-11-25 session on one connection", async () => {
   await using dir = await scratch();
   const child = new Deno.Command(Deno.execPath(), {
