@@ -14,6 +14,13 @@
  * For a client of the tasks extension, a call still running after a moment goes on as a task (`tasks.ts`), and a
  * background `exec` is, as soon as its job runs, the task of that job (`job_tasks.ts`).
  *
+ * One piece: a `tools/call` and a `prompts/get` that asks are the same walk of rounds over one waiting call (its
+ * signed state issued and redeemed against one binding, its answer or its next questions, the moment after which
+ * it goes on as a task); `StatelessCalls` holds the rounds, the waiting calls and the tasks that walk shares, and
+ * each request's own part (the approval and secret rounds, the job task, the prompt's binding) is a few lines
+ * over it. The rounds' signing is `input_rounds.ts`'s, the questions' `question_rounds.ts`'s, the tasks'
+ * `tasks.ts`'s and `job_tasks.ts`'s.
+ *
  * Not here: the checks every request passes (`stateless.ts`); the wire (`stateless_wire.ts`).
  *
  * @module
