@@ -19,6 +19,17 @@ const DRAFT_2020 = /json-schema\.org\/draft\/2020-12\/schema/;
 const DRAFT_2019 = /json-schema\.org\/draft\/2019-09\/schema/;
 const DRAFT_2020_URL = "https://json-schema.org/draft/2020-12/schema";
 
+/**
+ * Is `schema` one that names no draft but uses 2020-12's keywords, and reads whole as 2020-12? MCP reads a schema
+ * without `$schema` as 2020-12, and so does toolgate, for a manifest's schema (an agentcli manifest's runs as it
+ * is) and an MCP server's alike: read as draft-07, its 2020-12 keywords would check nothing. One that no draft
+ * reads whole (draft-07's `additionalItems` beside 2020-12's `prefixItems`) is refused with its reason.
+ */
+function readsAs2020(schema: Record<string, unknown>): boolean {
+  return schema.$schema === undefined && dialectProblem(schema) !== undefined &&
+    dialectProblem({ ...schema, $schema: DRAFT_2020_URL }) === undefined;
+}
+
 type Engine = typeof import("./schema_engine.ts");
 let engine: Engine | undefined;
 
@@ -128,14 +139,16 @@ export class SchemaCompiler {
   }
 
   /**
-   * Checks a schema against its meta-schema, and that it uses no keyword its draft would ignore (`schema_dialect.ts`);
-   * returns the reason it is invalid, or `undefined`.
+   * Checks a schema against its meta-schema, and that it uses no keyword its draft would ignore (`schema_dialect.ts`;
+   * one that names no draft and reads whole as 2020-12 is checked as 2020-12: {@linkcode readsAs2020}); returns
+   * the reason it is invalid, or `undefined`.
    */
   check(schema: Record<string, unknown>): string | undefined {
-    const ajv = this.#ajvFor(schema);
+    const as2020 = readsAs2020(schema);
+    const ajv = this.#ajvFor(schema, as2020);
     try {
       if (ajv.validateSchema(schema)) {
-        const dialect = dialectProblem(schema);
+        const dialect = as2020 ? undefined : dialectProblem(schema);
         if (dialect !== undefined) return dialect;
         checkedSchemas.add(schema);
         return undefined;
@@ -168,19 +181,16 @@ export class SchemaCompiler {
 
   /**
    * Compiles a schema once; later calls with the same object return the same validator. A schema with a keyword
-   * its draft would ignore does not compile, but for one that names no draft and reads whole as 2020-12 (an MCP
-   * server's, which no manifest check saw): it is compiled as 2020-12, MCP's default.
+   * its draft would ignore does not compile, but for one that names no draft and reads whole as 2020-12: it is
+   * compiled as 2020-12 ({@linkcode readsAs2020}).
    */
   compile(schema: Record<string, unknown>): Compiled {
     const cached = this.#cache.get(schema);
     if (cached) return cached;
     let compiled: Compiled;
-    const dialect = dialectProblem(schema);
-    // A schema no manifest check saw (an MCP server's) that names no draft but uses 2020-12's keywords: MCP
-    // reads such a schema as 2020-12, and so does this. One that no draft reads whole does not compile.
-    const as2020 = dialect !== undefined && schema.$schema === undefined &&
-      dialectProblem({ ...schema, $schema: DRAFT_2020_URL }) === undefined;
-    if (dialect !== undefined && !as2020) {
+    const as2020 = readsAs2020(schema);
+    const dialect = as2020 ? undefined : dialectProblem(schema);
+    if (dialect !== undefined) {
       compiled = { ok: false, reason: dialect };
       this.#cache.set(schema, compiled);
       return compiled;

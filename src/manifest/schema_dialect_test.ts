@@ -38,24 +38,25 @@ Deno.test("schema dialect: a schema that declares its draft, names that look lik
   );
 });
 
-Deno.test("schema dialect: a manifest schema whose keyword its draft ignores is refused at load, not let through at call", async () => {
+Deno.test("schema dialect: a manifest schema that names no draft but uses 2020-12's keywords is checked as 2020-12 at every call; one no draft reads whole is refused at load", async () => {
   await loadSchemaEngine();
-  const result = validateManifest(
-    {
-      tools: [{
-        name: "t",
-        command: ["/bin/cat"],
-        schema: { type: "object", properties: { a: {}, b: {} }, dependentRequired: { a: ["b"] } },
-      }],
-    },
-    "/tmp/tools.json",
-    { allowAbsoluteCommands: true },
-  );
-  assert.ok(!result.ok);
-  assert.match(
-    result.errors.join("\n"),
-    /schema is invalid: "dependentRequired" \(at \/\) .*declare "\$schema"/,
-  );
+  const load = (schema: Record<string, unknown>) =>
+    validateManifest(
+      { tools: [{ name: "t", command: ["/bin/cat"], schema }] },
+      "/tmp/tools.json",
+      { allowAbsoluteCommands: true },
+    );
+  const schema = { type: "object", properties: { a: {}, b: {} }, dependentRequired: { a: ["b"] } };
+  const loaded = load(schema);
+  assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
+  // Read as draft-07, dependentRequired would check nothing and let {a} through.
+  const compiled = new SchemaCompiler().compile({ ...loaded.manifest.tools[0].schema });
+  assert.ok(compiled.ok);
+  assert.equal(compiled.validate({ a: 1 }), false);
+  assert.equal(compiled.validate({ a: 1, b: 2 }), true);
+  const mixed = load({ type: "array", prefixItems: [{ type: "string" }], additionalItems: false });
+  assert.ok(!mixed.ok);
+  assert.match(mixed.errors.join("\n"), /schema is invalid: "prefixItems" \(at \/\) .*declare "\$schema"/);
 });
 
 Deno.test("schema dialect: a schema no manifest checked (an MCP server's) is read as 2020-12 (MCP's default) where it names no draft, never checked as less", async () => {

@@ -34,11 +34,7 @@ const REVISIONS: Record<string, string> = {
  */
 const PENDING: Record<string, Record<string, string>> = {
   "2025-11-25": {},
-  "2026-07-28": {
-    "tasks-lifecycle":
-      "not scored (an extension): its protocol_error_job must end a task as failed with a protocol error, which " +
-      "a toolgate tool cannot cause (a tool's failure is a completed task with isError)",
-  },
+  "2026-07-28": {},
 };
 
 /** Tools that ask the client's model: the suite's client answers no approval form, so the operator allows them. */
