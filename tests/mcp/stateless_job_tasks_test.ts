@@ -12,16 +12,10 @@ import { auditDirFor } from "../../src/state/state.ts";
 import { killLeftovers, parsePids, readAudit, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
 import { cliArgs, GRANTS, REPO } from "../support.ts";
 import { spawnHttp, TOKEN } from "./helpers.ts";
+import { type Body, settleTask, statelessRequest, TASKS } from "./stateless_support.ts";
 
-const VERSION = "2026-07-28";
-const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const OWNER = "job-tasks-test";
-let lastId = 0;
-
-// deno-lint-ignore no-explicit-any
-type Body = Record<string, any>;
-
-/** A stateless request with the standard headers; `caps` and `client` go in its `_meta`. */
+/** A stateless request from `client`, with `caps` in its `_meta`: its body. */
 async function request(
   url: URL,
   method: string,
@@ -29,32 +23,7 @@ async function request(
   client = OWNER,
   caps: Record<string, unknown> = TASKS,
 ): Promise<Body> {
-  const name = method === "tools/call" ? params.name : params.taskId;
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": VERSION,
-      "mcp-method": method,
-      ...(typeof name === "string" ? { "mcp-name": name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: ++lastId,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": VERSION,
-          "io.modelcontextprotocol/clientCapabilities": caps,
-          "io.modelcontextprotocol/clientInfo": { name: client, version: "1" },
-        },
-      },
-    }),
-  });
-  return await response.json();
+  return (await statelessRequest(url, method, params, { caps, client })).body;
 }
 
 /** The `job` tool's answer for `jobId`, as `client` calls it: its structured content. */
@@ -69,14 +38,8 @@ async function job(url: URL, action: string, jobId: string, client = OWNER): Pro
 }
 
 /** Polls `tasks/get` until the task has left `working`. */
-async function settle(url: URL, taskId: string): Promise<Body> {
-  const deadline = performance.now() + 20_000;
-  for (;;) {
-    const { result } = await request(url, "tasks/get", { taskId });
-    if (result?.status !== "working") return result;
-    if (performance.now() > deadline) throw new Error(`task ${taskId} still working`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function settle(url: URL, taskId: string): Promise<Body> {
+  return settleTask(url, taskId, { caps: TASKS, client: OWNER, stopAt: "input_required" });
 }
 
 /** Starts a background `exec` of `shell` as a task; answers the task handle. */

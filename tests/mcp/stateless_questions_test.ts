@@ -10,47 +10,22 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { scratch } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
 import { startHttp, TOKEN } from "./helpers.ts";
+import { type Body, REVISION, statelessRequest } from "./stateless_support.ts";
 
 const MANIFEST = join(REPO, "tests", "conformance", "tools.json");
-const VERSION = "2026-07-28";
-let lastId = 0;
 
-/** A stateless `tools/call` POST with the standard headers; `caps` are the client's capabilities. */
+/** A stateless `tools/call` with the standard headers; `caps` are the client's capabilities. */
 async function call(
   url: URL,
   name: string,
   caps: Record<string, unknown>,
   extra: Record<string, unknown> = {},
-  // deno-lint-ignore no-explicit-any
-): Promise<{ status: number; body: Record<string, any> }> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": VERSION,
-      "mcp-method": "tools/call",
-      "mcp-name": name,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: ++lastId,
-      method: "tools/call",
-      params: {
-        name,
-        arguments: {},
-        ...extra,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": VERSION,
-          "io.modelcontextprotocol/clientCapabilities": caps,
-        },
-      },
-    }),
+): Promise<{ status: number; body: Body }> {
+  const { status, id, body } = await statelessRequest(url, "tools/call", { name, arguments: {}, ...extra }, {
+    caps,
   });
-  const body = await response.json();
-  assert.equal(body.id, lastId, "each answer carries the id of the request it answers");
-  return { status: response.status, body };
+  assert.equal(body.id, id, "each answer carries the id of the request it answers");
+  return { status, body };
 }
 
 Deno.test("serve --http: a stateless client answers a running tool's questions round by round; the tool goes on", async (t) => {
@@ -139,7 +114,7 @@ Deno.test("serve --http: a stateless client answers a running tool's questions r
     const asked: string[] = [];
     const client = new Client({ name: "modern", version: "1" }, {
       capabilities: { elicitation: {}, sampling: {} },
-      versionNegotiation: { mode: { pin: VERSION } },
+      versionNegotiation: { mode: { pin: REVISION } },
     });
     client.setRequestHandler("elicitation/create", (request) => {
       asked.push(`user: ${request.params.message}`);

@@ -21,8 +21,7 @@ import { scratch } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
 import { until } from "../processes.ts";
 import { connectHttp, startHttp, TOKEN } from "./helpers.ts";
-
-const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+import { type Body, statelessRequest, TASKS } from "./stateless_support.ts";
 
 /** A tool of the conformance suite's task fixtures, as `name`, with `execution`. */
 function fixture(name: string, mode: string, execution?: Record<string, unknown>): Record<string, unknown> {
@@ -43,34 +42,8 @@ async function stateless(
   method: string,
   params: Record<string, unknown>,
   caps: unknown,
-  // deno-lint-ignore no-explicit-any
-): Promise<Record<string, any>> {
-  const name = method === "tools/call" ? params.name : params.taskId;
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": method,
-      "mcp-name": String(name),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": caps,
-          "io.modelcontextprotocol/clientInfo": { name: "task-support-test", version: "1" },
-        },
-      },
-    }),
-  });
-  return await response.json();
+): Promise<Body> {
+  return (await statelessRequest(url, method, params, { caps, client: "task-support-test", id: 1 })).body;
 }
 
 /** A stateless `tools/call`. */
