@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { auditDirFor } from "../../src/state/state.ts";
 import { killLeftovers, parsePids, readAudit, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
 import { cliArgs, GRANTS, REPO } from "../support.ts";
-import { spawnHttp, TOKEN } from "./helpers.ts";
+import { type HttpServer, spawnHttp, TOKEN } from "./helpers.ts";
 import { type Body, settleTask, statelessRequest, TASKS } from "./stateless_support.ts";
 
 const OWNER = "job-tasks-test";
@@ -42,6 +42,26 @@ function settle(url: URL, taskId: string): Promise<Body> {
   return settleTask(url, taskId, { caps: TASKS, client: OWNER, stopAt: "input_required" });
 }
 
+/**
+ * `serve --http` over the project's own manifest (its belt: `exec`, `job`), unconfined, working in `dir` with its
+ * state in `state`; `yes`: it approves for its user, no one is asked.
+ */
+function serveBelt(dir: string, state: string, yes: boolean): Promise<HttpServer> {
+  const flags = ["--sandbox", "off", ...(yes ? ["--yes"] : []), "--kill-grace", "0.5", "--cwd", dir];
+  return spawnHttp(
+    Deno.execPath(),
+    cliArgs([...GRANTS.broad, "--allow-net=127.0.0.1"], [
+      "serve",
+      "--http",
+      "0",
+      "--tools",
+      join(REPO, "tools.json"),
+      ...flags,
+    ]),
+    { TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: state },
+  );
+}
+
 /** Starts a background `exec` of `shell` as a task; answers the task handle. */
 async function startJob(url: URL, shell: string): Promise<Body> {
   const created = await request(url, "tools/call", { name: "exec", arguments: { shell, background: true } });
@@ -52,24 +72,7 @@ async function startJob(url: URL, shell: string): Promise<Body> {
 Deno.test("serve --http: a background exec is a task; tasks/get, tasks/cancel and the job tool agree, the caller's only", async (t) => {
   await using dir = await scratch();
   await using state = await scratch();
-  await using server = await spawnHttp(
-    Deno.execPath(),
-    cliArgs([...GRANTS.broad, "--allow-net=127.0.0.1"], [
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(REPO, "tools.json"),
-      "--sandbox",
-      "off",
-      "--yes",
-      "--kill-grace",
-      "0.5",
-      "--cwd",
-      dir.path,
-    ]),
-    { TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: state.path },
-  );
+  await using server = await serveBelt(dir.path, state.path, true);
 
   await t.step(
     "tasks/cancel ends the job's tree, the job tool says killed by user, another caller sees nothing",
@@ -167,23 +170,7 @@ Deno.test("serve --http: a background exec is a task; tasks/get, tasks/cancel an
 Deno.test("serve --http: a background exec that needs a person's approval asks it by a round first, then is a task", async () => {
   await using dir = await scratch();
   await using state = await scratch();
-  await using server = await spawnHttp(
-    Deno.execPath(),
-    cliArgs([...GRANTS.broad, "--allow-net=127.0.0.1"], [
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(REPO, "tools.json"),
-      "--sandbox",
-      "off",
-      "--kill-grace",
-      "0.5",
-      "--cwd",
-      dir.path,
-    ]),
-    { TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: state.path },
-  );
+  await using server = await serveBelt(dir.path, state.path, false);
   const caps = { ...TASKS, elicitation: {} };
   const args = { shell: "echo approved > ran", background: true };
   const round = await request(server.url, "tools/call", { name: "exec", arguments: args }, OWNER, caps);
