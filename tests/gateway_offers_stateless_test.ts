@@ -11,7 +11,14 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EVERYTHING_STDIO, MODULES, nodeServersMissing, project, serveProject } from "./gateway_support.ts";
+import {
+  EVERYTHING_STDIO,
+  MODULES,
+  nodeServersMissing,
+  project,
+  serveProject,
+  writeOwnServer,
+} from "./gateway_support.ts";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { ElicitRequestSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { connectHttp, TOKEN } from "./mcp/helpers.ts";
@@ -242,13 +249,7 @@ Deno.test({
   ignore,
   async fn() {
     await using p = await project({});
-    const script = join(p.dir.path, "server.mjs");
-    await Deno.writeTextFile(script, growingServer());
-    const own = { command: "node", args: [script], permissions: { read: [MODULES] } };
-    await Deno.writeTextFile(
-      join(p.dir.path, "tools.json"),
-      JSON.stringify({ tools: [], mcpServers: { own } }),
-    );
+    await writeOwnServer(p.dir.path, growingServer);
     const trust = await p.run(["trust"]);
     assert.equal(trust.code, 0, trust.stderr + trust.stdout);
     await using serving = await serveProject(p, ["--allow-tools", "mcp__own__*"]);

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { MODULES, nodeServersMissing, project } from "../gateway_support.ts";
+import { MODULES, nodeServersMissing, project, writeOwnServer } from "../gateway_support.ts";
 import { denoDir, launcherArgs } from "../support.ts";
 import { stdioPeer } from "./stdio_peer.ts";
 
@@ -38,15 +38,7 @@ Deno.test({
   ignore,
   async fn() {
     await using p = await project({});
-    const script = join(p.dir.path, "server.mjs");
-    await Deno.writeTextFile(script, growingServer());
-    await Deno.writeTextFile(
-      join(p.dir.path, "tools.json"),
-      JSON.stringify({
-        tools: [],
-        mcpServers: { own: { command: "node", args: [script], permissions: { read: [MODULES] } } },
-      }),
-    );
+    await writeOwnServer(p.dir.path, growingServer);
     assert.equal((await p.run(["trust"])).code, 0);
     await using peer = stdioPeer(launcherArgs(["serve", "--allow-tools", "mcp__own__*"]), p.dir.path, {
       ...Deno.env.toObject(),
