@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { auditDirFor } from "../../src/state/state.ts";
 import { killLeftovers, parsePids, readAudit, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
-import { cliArgs, GRANTS, REPO } from "../support.ts";
-import { type HttpServer, spawnHttp, TOKEN } from "./helpers.ts";
+import { REPO } from "../support.ts";
+import { type HttpServer, serveArgs, spawnHttp, TOKEN } from "./helpers.ts";
 import { type Body, settleTask, statelessRequest, TASKS } from "./stateless_support.ts";
 
 const OWNER = "job-tasks-test";
@@ -47,19 +47,10 @@ function settle(url: URL, taskId: string): Promise<Body> {
  * state in `state`; `yes`: it approves for its user, no one is asked.
  */
 function serveBelt(dir: string, state: string, yes: boolean): Promise<HttpServer> {
-  const flags = ["--sandbox", "off", ...(yes ? ["--yes"] : []), "--kill-grace", "0.5", "--cwd", dir];
-  return spawnHttp(
-    Deno.execPath(),
-    cliArgs([...GRANTS.broad, "--allow-net=127.0.0.1"], [
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(REPO, "tools.json"),
-      ...flags,
-    ]),
-    { TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: state },
-  );
+  // Audited (serveArgs' --no-audit left out): the test reads a job's audit line.
+  const args = serveArgs(["--http", "0", ...(yes ? ["--yes"] : [])], dir, join(REPO, "tools.json"))
+    .filter((arg) => arg !== "--no-audit");
+  return spawnHttp(Deno.execPath(), args, { TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: state });
 }
 
 /** Starts a background `exec` of `shell` as a task; answers the task handle. */
