@@ -11,11 +11,18 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EVERYTHING_STDIO, MODULES, nodeServersMissing, project } from "./gateway_support.ts";
+import {
+  EVERYTHING_STDIO,
+  MODULES,
+  nodeServersMissing,
+  project,
+  serveProject,
+  writeOwnServer,
+} from "./gateway_support.ts";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { ElicitRequestSchema } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { connectHttp, spawnHttp, TOKEN } from "./mcp/helpers.ts";
-import { denoDir, launcherArgs, REPO } from "./support.ts";
+import { connectHttp, TOKEN } from "./mcp/helpers.ts";
+import { REPO } from "./support.ts";
 
 const ignore = await nodeServersMissing("gateway_offers_stateless_test") !== undefined;
 
@@ -75,20 +82,7 @@ Deno.test({
     await using p = await project({ ev: EVERYTHING_STDIO });
     const trust = await p.run(["trust"]);
     assert.equal(trust.code, 0, trust.stderr);
-    const args = launcherArgs([
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(p.dir.path, "tools.json"),
-      "--cwd",
-      p.dir.path,
-    ]);
-    await using serving = await spawnHttp(Deno.execPath(), args, {
-      ...p.env,
-      DENO_DIR: denoDir(),
-      TOOLGATE_MCP_TOKEN: TOKEN,
-    });
+    await using serving = await serveProject(p);
     const session = await connectHttp(serving.url, TOKEN);
     try {
       const discover = await post(serving.url, "server/discover", {});
@@ -159,20 +153,7 @@ Deno.test({
     await using p = await project({ conf });
     const trust = await p.run(["trust"]);
     assert.equal(trust.code, 0, trust.stderr + trust.stdout);
-    const args = launcherArgs([
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(p.dir.path, "tools.json"),
-      "--cwd",
-      p.dir.path,
-    ]);
-    await using serving = await spawnHttp(Deno.execPath(), args, {
-      ...p.env,
-      DENO_DIR: denoDir(),
-      TOOLGATE_MCP_TOKEN: TOKEN,
-    });
+    await using serving = await serveProject(p);
     const name = "mcp__conf__test_input_required_result_prompt";
     const forms = { "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } };
     const first = await post(serving.url, "prompts/get", { name }, name, forms);
@@ -268,31 +249,10 @@ Deno.test({
   ignore,
   async fn() {
     await using p = await project({});
-    const script = join(p.dir.path, "server.mjs");
-    await Deno.writeTextFile(script, growingServer());
-    const own = { command: "node", args: [script], permissions: { read: [MODULES] } };
-    await Deno.writeTextFile(
-      join(p.dir.path, "tools.json"),
-      JSON.stringify({ tools: [], mcpServers: { own } }),
-    );
+    await writeOwnServer(p.dir.path, growingServer);
     const trust = await p.run(["trust"]);
     assert.equal(trust.code, 0, trust.stderr + trust.stdout);
-    const args = launcherArgs([
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(p.dir.path, "tools.json"),
-      "--cwd",
-      p.dir.path,
-      "--allow-tools",
-      "mcp__own__*",
-    ]);
-    await using serving = await spawnHttp(Deno.execPath(), args, {
-      ...p.env,
-      DENO_DIR: denoDir(),
-      TOOLGATE_MCP_TOKEN: TOKEN,
-    });
+    await using serving = await serveProject(p, ["--allow-tools", "mcp__own__*"]);
     /** A listen stream asking for `notifications`: its messages as they come, and what ends it. */
     const listen = async (id: string, notifications: Record<string, boolean>) => {
       const ended = new AbortController();

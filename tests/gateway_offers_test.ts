@@ -27,9 +27,10 @@ import {
   NODE,
   nodeServersMissing,
   project,
+  serveProject,
 } from "./gateway_support.ts";
 import { denoDir, launcherArgs } from "./support.ts";
-import { connectHttp, spawnHttp, TOKEN } from "./mcp/helpers.ts";
+import { connectHttp, TOKEN } from "./mcp/helpers.ts";
 import { answer, callTools, startChatServer } from "./agent/chat_server.ts";
 import { runAgentCli } from "./agent/run_cli.ts";
 
@@ -522,22 +523,7 @@ Deno.test({
   ignore,
   async fn() {
     await using p = await ownProject();
-    const args = launcherArgs([
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(p.dir.path, "tools.json"),
-      "--cwd",
-      p.dir.path,
-      "--allow-tools",
-      "mcp__own__*",
-    ]);
-    await using serving = await spawnHttp(Deno.execPath(), args, {
-      ...p.env,
-      DENO_DIR: denoDir(),
-      TOOLGATE_MCP_TOKEN: TOKEN,
-    });
+    await using serving = await serveProject(p, ["--allow-tools", "mcp__own__*"]);
     const uri = "toolgate+own:secret://token";
     const session = await connectHttp(serving.url, TOKEN);
     const lines = async () => (await Deno.readTextFile(p.log)).split("\n").filter((line) => line !== "");
@@ -573,20 +559,7 @@ Deno.test({
   ignore,
   async fn() {
     await using p = await ownProject();
-    const args = launcherArgs([
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(p.dir.path, "tools.json"),
-      "--cwd",
-      p.dir.path,
-    ]);
-    await using serving = await spawnHttp(Deno.execPath(), args, {
-      ...p.env,
-      DENO_DIR: denoDir(),
-      TOOLGATE_MCP_TOKEN: TOKEN,
-    });
+    await using serving = await serveProject(p);
     const uri = "toolgate+own:secret://token";
     const first = await connectHttp(serving.url, TOKEN);
     const second = await connectHttp(serving.url, TOKEN);

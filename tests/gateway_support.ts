@@ -11,7 +11,8 @@ import { ProgressNotificationSchema } from "npm:@modelcontextprotocol/sdk@1.32.2
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import type { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 import { probeSandbox } from "../src/sandbox/sandbox.ts";
-import { REPO, runToolgate, tempDir } from "./support.ts";
+import { denoDir, launcherArgs, REPO, runToolgate, tempDir } from "./support.ts";
+import { type HttpServer, spawnHttp, TOKEN } from "./mcp/helpers.ts";
 import { withLockFolder } from "./node22.ts";
 import { isRequired, requires } from "./requires.ts";
 
@@ -174,6 +175,19 @@ export async function project(servers: Record<string, unknown>, tools: unknown[]
       await state[Symbol.asyncDispose]();
     },
   };
+}
+
+/**
+ * `toolgate serve --http 0` over a {@linkcode project}'s manifest, in its folder and with its state, serving with
+ * ./mcp/helpers.ts's `TOKEN`, with `extra` flags; resolves once it listens.
+ */
+export function serveProject(
+  p: { dir: { path: string }; env: Record<string, string> },
+  extra: readonly string[] = [],
+): Promise<HttpServer> {
+  const manifest = join(p.dir.path, "tools.json");
+  const args = launcherArgs(["serve", "--http", "0", "--tools", manifest, "--cwd", p.dir.path, ...extra]);
+  return spawnHttp(Deno.execPath(), args, { ...p.env, DENO_DIR: denoDir(), TOOLGATE_MCP_TOKEN: TOKEN });
 }
 
 /** The envelope a `call` printed last. */

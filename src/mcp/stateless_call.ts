@@ -168,6 +168,9 @@ export class StatelessCalls {
       tool: name,
       args: params.arguments,
     };
+    // A waiting call (the one an answer is for, or a new one) goes on as this request's, as a task where it may.
+    const goOn = (waiting: WaitingCall) =>
+      this.#next(id, waiting, binding, from, logLevel(meta), this.#mayTask(name, capabilities, binding));
     const responses = isRecord(params.inputResponses) ? params.inputResponses : {};
     // An answer counts only with the state of the round that asked it: good once, for this caller and this call.
     let data: RoundData | undefined;
@@ -191,14 +194,7 @@ export class StatelessCalls {
         );
       }
       waiting.answer(responses);
-      return await this.#next(
-        id,
-        waiting,
-        binding,
-        from,
-        logLevel(meta),
-        this.#mayTask(name, capabilities, binding),
-      );
+      return await goOn(waiting);
     }
     const missing = this.#service.asks(name).map((asked) => NEEDS[asked])
       .filter((capability) => capability !== undefined && !isRecord(capabilities[capability]));
@@ -259,14 +255,7 @@ export class StatelessCalls {
       const answer = await this.#next(id, waiting, binding, from, logLevel(meta));
       return this.#jobTask(answer, binding.caller) ?? answer;
     }
-    return await this.#next(
-      id,
-      waiting,
-      binding,
-      from,
-      logLevel(meta),
-      this.#mayTask(name, capabilities, binding),
-    );
+    return await goOn(waiting);
   }
 
   /**

@@ -13,9 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { MODULES, nodeServersMissing, project } from "../gateway_support.ts";
-import { spawnHttp, TOKEN } from "../mcp/helpers.ts";
-import { denoDir, launcherArgs } from "../support.ts";
+import { MODULES, nodeServersMissing, project, serveProject } from "../gateway_support.ts";
 import { facilityTest } from "../requires.ts";
 import { HERE, scenarioChecks, suiteArgs, suiteMissing, tokenProxy } from "./suite.ts";
 
@@ -108,22 +106,7 @@ for (const [revision, scenarios] of Object.entries(GATEWAY_SCENARIOS)) {
         baseline,
         "server:\n" + Object.keys(pending).map((entry) => `  - ${entry}\n`).join(""),
       );
-      const args = launcherArgs([
-        "serve",
-        "--http",
-        "0",
-        "--tools",
-        join(p.dir.path, "tools.json"),
-        "--cwd",
-        p.dir.path,
-        "--server",
-        "conf",
-      ]);
-      await using server = await spawnHttp(Deno.execPath(), args, {
-        ...p.env,
-        DENO_DIR: denoDir(),
-        TOOLGATE_MCP_TOKEN: TOKEN,
-      });
+      await using server = await serveProject(p, ["--server", "conf"]);
       const proxy = tokenProxy(server.url);
       const results = join(p.state.path, "results");
       const unexpected: string[] = [];

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { denoDir, launcherArgs, runToolgate, type TempDir, tempDir } from "../support.ts";
 import { connectHttp, type HttpServer, spawnHttp, TOKEN } from "./helpers.ts";
+import { stdioPeer } from "./stdio_peer.ts";
 
 const META = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -314,77 +315,38 @@ Deno.test("serve on stdio: a stateless listen stream hears a manifest trusted ag
   const { dir, state, env } = await greeting();
   await using _dir = dir;
   await using _state = state;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: launcherArgs(["serve", "--cwd", dir.path]),
-    cwd: dir.path,
-    env: { ...Deno.env.toObject(), ...env },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const seen: Record<string, unknown>[] = [];
-  let buffered = "";
-  /** Reads messages until one matches (all are kept in `seen`). */
-  const until = async (match: (message: Record<string, unknown>) => boolean) => {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const found = seen.find(match);
-      if (found !== undefined) return found;
-      const end = buffered.indexOf("\n");
-      if (end >= 0) {
-        seen.push(JSON.parse(buffered.slice(0, end)));
-        buffered = buffered.slice(end + 1);
-        continue;
-      }
-      // A read that waits past the deadline fails the test rather than holding it.
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<never>((_, reject) =>
-        timer = setTimeout(
-          () => reject(new Error(`not seen; seen: ${JSON.stringify(seen)}`)),
-          Math.max(0, deadline - Date.now()),
-        )
-      );
-      const { value, done } = await Promise.race([reader.read(), late]).finally(() => clearTimeout(timer));
-      if (done) throw new Error(`stdout ended; seen: ${JSON.stringify(seen)}`);
-      buffered += value;
-    }
-  };
-  const send = (message: unknown) => writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+  await using peer = stdioPeer(launcherArgs(["serve", "--cwd", dir.path]), dir.path, {
+    ...Deno.env.toObject(),
+    ...env,
+  });
+  const { until, send } = peer;
   const listed = async (id: number) => {
     await send({ jsonrpc: "2.0", id, method: "tools/list", params: { _meta: META } });
     const answer = await until((m) => m.id === id);
     return (answer.result as { tools: { name: string }[] }).tools.map((t) => t.name).sort();
   };
-  try {
-    await send({
-      jsonrpc: "2.0",
-      id: "tools-listen",
-      method: "subscriptions/listen",
-      params: { notifications: { toolsListChanged: true }, _meta: META },
-    });
-    await until((m) => m.method === "notifications/subscriptions/acknowledged");
-    assert.deepEqual(await listed(1), ["greet"]);
-    await Deno.writeTextFile(
-      join(dir.path, "tools.json"),
-      JSON.stringify({ tools: [tool("greet"), tool("shout", {}, ["loud"])] }),
-    );
-    const trusted = await runToolgate(["trust"], dir.path, env);
-    assert.equal(trusted.code, 0, trusted.stderr);
-    await until(toolsChanged);
-    assert.deepEqual(await listed(2), ["greet", "shout"]);
-    await send({
-      jsonrpc: "2.0",
-      id: 3,
-      method: "tools/call",
-      params: { name: "shout", arguments: {}, _meta: META },
-    });
-    const shouted = await until((m) => m.id === 3);
-    assert.match(JSON.stringify(shouted.result), /HELLO/);
-  } finally {
-    await writer.close();
-    await reader.cancel();
-    await child.status;
-  }
+  await send({
+    jsonrpc: "2.0",
+    id: "tools-listen",
+    method: "subscriptions/listen",
+    params: { notifications: { toolsListChanged: true }, _meta: META },
+  });
+  await until((m) => m.method === "notifications/subscriptions/acknowledged");
+  assert.deepEqual(await listed(1), ["greet"]);
+  await Deno.writeTextFile(
+    join(dir.path, "tools.json"),
+    JSON.stringify({ tools: [tool("greet"), tool("shout", {}, ["loud"])] }),
+  );
+  const trusted = await runToolgate(["trust"], dir.path, env);
+  assert.equal(trusted.code, 0, trusted.stderr);
+  await until(toolsChanged);
+  assert.deepEqual(await listed(2), ["greet", "shout"]);
+  await send({
+    jsonrpc: "2.0",
+    id: 3,
+    method: "tools/call",
+    params: { name: "shout", arguments: {}, _meta: META },
+  });
+  const shouted = await until((m) => m.id === 3);
+  assert.match(JSON.stringify(shouted.result), /HELLO/);
 });

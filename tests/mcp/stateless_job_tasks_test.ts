@@ -10,18 +10,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { auditDirFor } from "../../src/state/state.ts";
 import { killLeftovers, parsePids, readAudit, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
-import { cliArgs, GRANTS, REPO } from "../support.ts";
-import { spawnHttp, TOKEN } from "./helpers.ts";
+import { REPO } from "../support.ts";
+import { type HttpServer, serveArgs, spawnHttp, TOKEN } from "./helpers.ts";
+import { type Body, settleTask, statelessRequest, TASKS } from "./stateless_support.ts";
 
-const VERSION = "2026-07-28";
-const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
 const OWNER = "job-tasks-test";
-let lastId = 0;
-
-// deno-lint-ignore no-explicit-any
-type Body = Record<string, any>;
-
-/** A stateless request with the standard headers; `caps` and `client` go in its `_meta`. */
+/** A stateless request from `client`, with `caps` in its `_meta`: its body. */
 async function request(
   url: URL,
   method: string,
@@ -29,32 +23,7 @@ async function request(
   client = OWNER,
   caps: Record<string, unknown> = TASKS,
 ): Promise<Body> {
-  const name = method === "tools/call" ? params.name : params.taskId;
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": VERSION,
-      "mcp-method": method,
-      ...(typeof name === "string" ? { "mcp-name": name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: ++lastId,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": VERSION,
-          "io.modelcontextprotocol/clientCapabilities": caps,
-          "io.modelcontextprotocol/clientInfo": { name: client, version: "1" },
-        },
-      },
-    }),
-  });
-  return await response.json();
+  return (await statelessRequest(url, method, params, { caps, client })).body;
 }
 
 /** The `job` tool's answer for `jobId`, as `client` calls it: its structured content. */
@@ -69,14 +38,19 @@ async function job(url: URL, action: string, jobId: string, client = OWNER): Pro
 }
 
 /** Polls `tasks/get` until the task has left `working`. */
-async function settle(url: URL, taskId: string): Promise<Body> {
-  const deadline = performance.now() + 20_000;
-  for (;;) {
-    const { result } = await request(url, "tasks/get", { taskId });
-    if (result?.status !== "working") return result;
-    if (performance.now() > deadline) throw new Error(`task ${taskId} still working`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function settle(url: URL, taskId: string): Promise<Body> {
+  return settleTask(url, taskId, { caps: TASKS, client: OWNER, stopAt: "input_required" });
+}
+
+/**
+ * `serve --http` over the project's own manifest (its belt: `exec`, `job`), unconfined, working in `dir` with its
+ * state in `state`; `yes`: it approves for its user, no one is asked.
+ */
+function serveBelt(dir: string, state: string, yes: boolean): Promise<HttpServer> {
+  // Audited (serveArgs' --no-audit left out): the test reads a job's audit line.
+  const args = serveArgs(["--http", "0", ...(yes ? ["--yes"] : [])], dir, join(REPO, "tools.json"))
+    .filter((arg) => arg !== "--no-audit");
+  return spawnHttp(Deno.execPath(), args, { TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: state });
 }
 
 /** Starts a background `exec` of `shell` as a task; answers the task handle. */
@@ -89,24 +63,7 @@ async function startJob(url: URL, shell: string): Promise<Body> {
 Deno.test("serve --http: a background exec is a task; tasks/get, tasks/cancel and the job tool agree, the caller's only", async (t) => {
   await using dir = await scratch();
   await using state = await scratch();
-  await using server = await spawnHttp(
-    Deno.execPath(),
-    cliArgs([...GRANTS.broad, "--allow-net=127.0.0.1"], [
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(REPO, "tools.json"),
-      "--sandbox",
-      "off",
-      "--yes",
-      "--kill-grace",
-      "0.5",
-      "--cwd",
-      dir.path,
-    ]),
-    { TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: state.path },
-  );
+  await using server = await serveBelt(dir.path, state.path, true);
 
   await t.step(
     "tasks/cancel ends the job's tree, the job tool says killed by user, another caller sees nothing",
@@ -204,23 +161,7 @@ Deno.test("serve --http: a background exec is a task; tasks/get, tasks/cancel an
 Deno.test("serve --http: a background exec that needs a person's approval asks it by a round first, then is a task", async () => {
   await using dir = await scratch();
   await using state = await scratch();
-  await using server = await spawnHttp(
-    Deno.execPath(),
-    cliArgs([...GRANTS.broad, "--allow-net=127.0.0.1"], [
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(REPO, "tools.json"),
-      "--sandbox",
-      "off",
-      "--kill-grace",
-      "0.5",
-      "--cwd",
-      dir.path,
-    ]),
-    { TOOLGATE_MCP_TOKEN: TOKEN, XDG_STATE_HOME: state.path },
-  );
+  await using server = await serveBelt(dir.path, state.path, false);
   const caps = { ...TASKS, elicitation: {} };
   const args = { shell: "echo approved > ran", background: true };
   const round = await request(server.url, "tools/call", { name: "exec", arguments: args }, OWNER, caps);

@@ -6,8 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { MODULES, nodeServersMissing, project } from "../gateway_support.ts";
+import { MODULES, nodeServersMissing, project, writeOwnServer } from "../gateway_support.ts";
 import { denoDir, launcherArgs } from "../support.ts";
+import { stdioPeer } from "./stdio_peer.ts";
 
 const ignore = await nodeServersMissing("stateless_listen_test") !== undefined;
 const META = {
@@ -37,102 +38,61 @@ Deno.test({
   ignore,
   async fn() {
     await using p = await project({});
-    const script = join(p.dir.path, "server.mjs");
-    await Deno.writeTextFile(script, growingServer());
-    await Deno.writeTextFile(
-      join(p.dir.path, "tools.json"),
-      JSON.stringify({
-        tools: [],
-        mcpServers: { own: { command: "node", args: [script], permissions: { read: [MODULES] } } },
-      }),
-    );
+    await writeOwnServer(p.dir.path, growingServer);
     assert.equal((await p.run(["trust"])).code, 0);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: launcherArgs(["serve", "--allow-tools", "mcp__own__*"]),
-      cwd: p.dir.path,
-      env: { ...Deno.env.toObject(), DENO_DIR: denoDir(), ...p.env },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    const seen: Record<string, unknown>[] = [];
-    let buffered = "";
-    /** Reads messages until one matches (all are kept in `seen`). */
-    const until = async (match: (message: Record<string, unknown>) => boolean) => {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const found = seen.find(match);
-        if (found !== undefined) return found;
-        const end = buffered.indexOf("\n");
-        if (end >= 0) {
-          seen.push(JSON.parse(buffered.slice(0, end)));
-          buffered = buffered.slice(end + 1);
-          continue;
-        }
-        if (Date.now() > deadline) throw new Error(`not seen; seen: ${JSON.stringify(seen)}`);
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`stdout ended; seen: ${JSON.stringify(seen)}`);
-        buffered += value;
-      }
-    };
-    const send = (message: unknown) => writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+    await using peer = stdioPeer(launcherArgs(["serve", "--allow-tools", "mcp__own__*"]), p.dir.path, {
+      ...Deno.env.toObject(),
+      DENO_DIR: denoDir(),
+      ...p.env,
+    });
+    const { seen, until, send } = peer;
     const subscription = (message: Record<string, unknown>) =>
       ((message.params as Record<string, Record<string, unknown>> | undefined)?._meta ?? {})[
         "io.modelcontextprotocol/subscriptionId"
       ];
-    try {
-      await send({
-        jsonrpc: "2.0",
-        id: "tools-listen",
-        method: "subscriptions/listen",
-        params: { notifications: { toolsListChanged: true }, _meta: META },
-      });
-      await send({
-        jsonrpc: "2.0",
-        id: "other-listen",
-        method: "subscriptions/listen",
-        params: { notifications: { promptsListChanged: true }, _meta: META },
-      });
-      const ack = await until((m) =>
-        m.method === "notifications/subscriptions/acknowledged" && subscription(m) === "tools-listen"
-      );
-      assert.deepEqual((ack.params as Record<string, unknown>).notifications, { toolsListChanged: true });
-      const otherAck = await until((m) =>
-        m.method === "notifications/subscriptions/acknowledged" && subscription(m) === "other-listen"
-      );
-      // The manifest names a server: its prompt list's changes are honoured (gateway_offers_stateless_test.ts).
-      assert.deepEqual((otherAck.params as Record<string, unknown>).notifications, {
-        promptsListChanged: true,
-      });
-      await send({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: { name: "mcp__own__grow", arguments: {}, _meta: META },
-      });
-      const grown = await until((m) => m.id === 1);
-      assert.equal((grown.result as Record<string, unknown>).resultType, "complete", JSON.stringify(grown));
-      await until((m) =>
-        m.method === "notifications/tools/list_changed" && subscription(m) === "tools-listen"
-      );
-      assert.ok(
-        !seen.some((m) =>
-          m.method === "notifications/tools/list_changed" && subscription(m) === "other-listen"
-        ),
-        "a stream that did not ask for the tools' changes hears none",
-      );
-      // The client ends a stream by cancelling its request: nothing more goes out for it.
-      await send({
-        jsonrpc: "2.0",
-        method: "notifications/cancelled",
-        params: { requestId: "tools-listen" },
-      });
-    } finally {
-      await writer.close();
-      await reader.cancel();
-      await child.status;
-    }
+    await send({
+      jsonrpc: "2.0",
+      id: "tools-listen",
+      method: "subscriptions/listen",
+      params: { notifications: { toolsListChanged: true }, _meta: META },
+    });
+    await send({
+      jsonrpc: "2.0",
+      id: "other-listen",
+      method: "subscriptions/listen",
+      params: { notifications: { promptsListChanged: true }, _meta: META },
+    });
+    const ack = await until((m) =>
+      m.method === "notifications/subscriptions/acknowledged" && subscription(m) === "tools-listen"
+    );
+    assert.deepEqual((ack.params as Record<string, unknown>).notifications, { toolsListChanged: true });
+    const otherAck = await until((m) =>
+      m.method === "notifications/subscriptions/acknowledged" && subscription(m) === "other-listen"
+    );
+    // The manifest names a server: its prompt list's changes are honoured (gateway_offers_stateless_test.ts).
+    assert.deepEqual((otherAck.params as Record<string, unknown>).notifications, {
+      promptsListChanged: true,
+    });
+    await send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "mcp__own__grow", arguments: {}, _meta: META },
+    });
+    const grown = await until((m) => m.id === 1);
+    assert.equal((grown.result as Record<string, unknown>).resultType, "complete", JSON.stringify(grown));
+    await until((m) => m.method === "notifications/tools/list_changed" && subscription(m) === "tools-listen");
+    assert.ok(
+      !seen.some((m) =>
+        m.method === "notifications/tools/list_changed" && subscription(m) === "other-listen"
+      ),
+      "a stream that did not ask for the tools' changes hears none",
+    );
+    // The client ends a stream by cancelling its request: nothing more goes out for it.
+    await send({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: "tools-listen" },
+    });
   },
 });

@@ -10,7 +10,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { scratch } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
 import { startHttp, TOKEN } from "./helpers.ts";
-import { type Body, statelessRequest } from "./stateless_support.ts";
+import { type Body, REVISION, statelessRequest } from "./stateless_support.ts";
 
 const MANIFEST = join(REPO, "tests", "conformance", "tools.json");
 
@@ -21,7 +21,9 @@ async function call(
   caps: Record<string, unknown>,
   extra: Record<string, unknown> = {},
 ): Promise<{ status: number; body: Body }> {
-  const { status, id, body } = await statelessRequest(url, "tools/call", { name, arguments: {}, ...extra }, { caps });
+  const { status, id, body } = await statelessRequest(url, "tools/call", { name, arguments: {}, ...extra }, {
+    caps,
+  });
   assert.equal(body.id, id, "each answer carries the id of the request it answers");
   return { status, body };
 }
@@ -112,7 +114,7 @@ Deno.test("serve --http: a stateless client answers a running tool's questions r
     const asked: string[] = [];
     const client = new Client({ name: "modern", version: "1" }, {
       capabilities: { elicitation: {}, sampling: {} },
-      versionNegotiation: { mode: { pin: VERSION } },
+      versionNegotiation: { mode: { pin: REVISION } },
     });
     client.setRequestHandler("elicitation/create", (request) => {
       asked.push(`user: ${request.params.message}`);

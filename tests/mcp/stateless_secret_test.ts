@@ -10,6 +10,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { scratch } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
 import { startHttp, TOKEN } from "./helpers.ts";
+import { statelessRequest } from "./stateless_support.ts";
 
 const SECRETS_TOOLS = join(REPO, "tests", "fixtures", "secrets", "tools.json");
 const VALID = "valid-token-2026-xyz";
@@ -75,32 +76,12 @@ Deno.test("serve --http: a stateless client's store_secret is a URL elicitation;
     for (const text of [...seen, ...sent]) assert.ok(!text.includes(VALID), text);
     assert.ok(!server.stderr().includes(VALID));
     // Another client name has no value: the secret is that caller's.
-    const other = await fetch(server.url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${TOKEN}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": "api",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: {
-          name: "api",
-          arguments: { mode: "check" },
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": { name: "someone-else", version: "1" },
-          },
-        },
-      }),
-    });
-    const body = await other.json();
+    const { body } = await statelessRequest(
+      server.url,
+      "tools/call",
+      { name: "api", arguments: { mode: "check" } },
+      { caps: {}, client: "someone-else", id: 1 },
+    );
     assert.equal(body.result.structuredContent.kind, "unavailable");
     // A page no round opened is not found, whatever its path.
     for (const path of ["/secret/", "/secret/AAAAAAAAAAAAAAAAAAAAAA", "/secret/../mcp"]) {

@@ -8,59 +8,28 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { killLeftovers, parsePids, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
 import { REPO } from "../support.ts";
-import { startHttp, TOKEN } from "./helpers.ts";
+import { type HttpServer, startHttp, TOKEN } from "./helpers.ts";
+import { type Body, settleTask, statelessRequest, TASKS } from "./stateless_support.ts";
 
-const VERSION = "2026-07-28";
-const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
-let lastId = 0;
-
-/** A stateless request with the standard headers; `caps` and `client` go in its `_meta`. */
-async function request(
+/** A stateless request from `client`, with `caps` in its `_meta`. */
+function request(
   url: URL,
   method: string,
   params: Record<string, unknown>,
   caps: Record<string, unknown> = TASKS,
   client = "tasks-test",
-  // deno-lint-ignore no-explicit-any
-): Promise<{ status: number; body: Record<string, any> }> {
-  const name = method === "tools/call" ? params.name : params.taskId;
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": VERSION,
-      "mcp-method": method,
-      ...(typeof name === "string" ? { "mcp-name": name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: ++lastId,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": VERSION,
-          "io.modelcontextprotocol/clientCapabilities": caps,
-          "io.modelcontextprotocol/clientInfo": { name: client, version: "1" },
-        },
-      },
-    }),
-  });
-  return { status: response.status, body: await response.json() };
+): Promise<{ status: number; body: Body }> {
+  return statelessRequest(url, method, params, { caps, client });
 }
 
 /** Polls `tasks/get` until the task leaves `working` (and `input_required` unless `stopAt` names it). */
-async function settle(url: URL, taskId: string, stopAt = "") {
-  const deadline = performance.now() + 20_000;
-  for (;;) {
-    const { body } = await request(url, "tasks/get", { taskId });
-    const status = body.result?.status;
-    if ((status !== "working" && status !== "input_required") || status === stopAt) return body.result;
-    if (performance.now() > deadline) throw new Error(`task ${taskId} still ${status}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function settle(url: URL, taskId: string, stopAt = ""): Promise<Body> {
+  return settleTask(url, taskId, { caps: TASKS, client: "tasks-test", stopAt });
+}
+
+/** `serve --http` in `dir` over the conformance suite's manifest: its tools that ask, and run long, as tasks do. */
+function conformanceServer(dir: string): Promise<HttpServer> {
+  return startHttp([], dir, { TOOLGATE_MCP_TOKEN: TOKEN }, join(REPO, "tests", "conformance", "tools.json"));
 }
 
 Deno.test("serve --http: the tasks extension runs a long call as a task: get, update, cancel (the tree ends)", async (t) => {
@@ -140,12 +109,7 @@ Deno.test("serve --http: the tasks extension runs a long call as a task: get, up
 
 Deno.test("serve --http: a task whose tool asks waits as input_required, and tasks/update brings the answer", async () => {
   await using dir = await scratch();
-  await using server = await startHttp(
-    [],
-    dir.path,
-    { TOOLGATE_MCP_TOKEN: TOKEN },
-    join(REPO, "tests", "conformance", "tools.json"),
-  );
+  await using server = await conformanceServer(dir.path);
   const caps = { ...TASKS, elicitation: {} };
   // The tool works past the moment, then asks: a task by then, and the question is the task's.
   const created = await request(server.url, "tools/call", { name: "confirm_delete", arguments: {} }, caps);
@@ -166,12 +130,7 @@ Deno.test("serve --http: a task whose tool asks waits as input_required, and tas
 
 Deno.test("serve --http: a tool that asks at once is a round before any task; answered, its long part is a task", async () => {
   await using dir = await scratch();
-  await using server = await startHttp(
-    [],
-    dir.path,
-    { TOOLGATE_MCP_TOKEN: TOKEN },
-    join(REPO, "tests", "conformance", "tools.json"),
-  );
+  await using server = await conformanceServer(dir.path);
   const caps = { ...TASKS, elicitation: {} };
   const round = await request(server.url, "tools/call", { name: "test_tool_with_task", arguments: {} }, caps);
   assert.equal(round.body.result.resultType, "input_required", JSON.stringify(round.body));
@@ -193,12 +152,7 @@ Deno.test("serve --http: a tool that asks at once is a round before any task; an
 
 Deno.test("serve --http: a task that asked two questions, answered one, waits on for the other and shows it alone", async () => {
   await using dir = await scratch();
-  await using server = await startHttp(
-    [],
-    dir.path,
-    { TOOLGATE_MCP_TOKEN: TOKEN },
-    join(REPO, "tests", "conformance", "tools.json"),
-  );
+  await using server = await conformanceServer(dir.path);
   const caps = { ...TASKS, elicitation: {} };
   const created = await request(server.url, "tools/call", { name: "multi_input", arguments: {} }, caps);
   const taskId = created.body.result.taskId;

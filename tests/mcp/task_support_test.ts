@@ -37,7 +37,12 @@ function fixture(name: string, mode: string, execution?: Record<string, unknown>
 }
 
 /** A stateless request of the 2026-07-28 revision (a `tools/call` of `name`, or a `tasks/*` of the task `name`). */
-async function stateless(url: URL, method: string, params: Record<string, unknown>, caps: unknown): Promise<Body> {
+async function stateless(
+  url: URL,
+  method: string,
+  params: Record<string, unknown>,
+  caps: unknown,
+): Promise<Body> {
   return (await statelessRequest(url, method, params, { caps, client: "task-support-test", id: 1 })).body;
 }
 

@@ -25,6 +25,7 @@ import {
 import { killLeftovers, parsePids, readAudit, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
 import { until } from "../processes.ts";
 import { connectHttp, serveArgs, spawnHttp, startHttp, TOKEN } from "./helpers.ts";
+import { statelessHeaders } from "./stateless_support.ts";
 
 Deno.test("serve --http: a 2.x stateless client and a 1.x session client list, call and answer an approval", async () => {
   await using dir = await scratch();
@@ -103,14 +104,7 @@ function rawDispatch(url: URL): (request: unknown) => Promise<JsonRpcResponse> {
     const name = method === "tools/call" ? params?.name : params?.taskId;
     const response = await fetch(url, {
       method: "POST",
-      headers: {
-        authorization: `Bearer ${TOKEN}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        ...(typeof name === "string" ? { "mcp-name": name } : {}),
-      },
+      headers: statelessHeaders(method, name),
       body: JSON.stringify({ jsonrpc: "2.0", id: ++id, ...(request as Record<string, unknown>) }),
     });
     return await response.json();

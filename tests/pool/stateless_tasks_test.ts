@@ -12,10 +12,10 @@ import { auditDirFor } from "../../src/state/state.ts";
 import { killLeftovers, parsePids, readAudit, scratch, waitForFile, waitGone } from "../executor_helpers.ts";
 import { FIXTURES } from "../support.ts";
 import { serveArgs, spawnHttp } from "../mcp/helpers.ts";
+import { type Body, settleTask, statelessRequest } from "../mcp/stateless_support.ts";
 import { natsServer, POOL_ENV, poolTest, startWorker, writePoolManifest } from "./helpers.ts";
 
 const TOKEN = "stateless-pool-tasks-token";
-const VERSION = "2026-07-28";
 const CAPS = { elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } };
 const OWNER = "pool-tasks-test";
 const TOOLS: readonly Record<string, unknown>[] = [
@@ -32,56 +32,19 @@ const TOOLS: readonly Record<string, unknown>[] = [
   { name: "tree", command: [join(FIXTURES, "mcp", "tools", "bin", "tree")], readOnly: true, timeoutSec: 60 },
   { name: "nap", command: ["/bin/sh", "-c", "sleep 1.5; cat"], readOnly: true },
 ];
-let lastId = 0;
-
-// deno-lint-ignore no-explicit-any
-type Body = Record<string, any>;
-
-/** A stateless request with the standard headers, from `client` (its name in `_meta`). */
+/** A stateless request from `client` (its name in `_meta`): its body. */
 async function request(
   url: URL,
   method: string,
   params: Record<string, unknown>,
   client = OWNER,
 ): Promise<Body> {
-  const name = method === "tools/call" ? params.name : params.taskId;
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${TOKEN}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": VERSION,
-      "mcp-method": method,
-      ...(typeof name === "string" ? { "mcp-name": name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: ++lastId,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": VERSION,
-          "io.modelcontextprotocol/clientCapabilities": CAPS,
-          "io.modelcontextprotocol/clientInfo": { name: client, version: "1" },
-        },
-      },
-    }),
-  });
-  return await response.json();
+  return (await statelessRequest(url, method, params, { token: TOKEN, caps: CAPS, client })).body;
 }
 
 /** Polls `tasks/get` until the task has left `working` (and `input_required`, unless `stopAt` names it). */
-async function settle(url: URL, taskId: string, stopAt = ""): Promise<Body> {
-  const deadline = performance.now() + 30_000;
-  for (;;) {
-    const { result } = await request(url, "tasks/get", { taskId });
-    const status = result?.status;
-    if ((status !== "working" && status !== "input_required") || status === stopAt) return result;
-    if (performance.now() > deadline) throw new Error(`task ${taskId} still ${status}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function settle(url: URL, taskId: string, stopAt = ""): Promise<Body> {
+  return settleTask(url, taskId, { token: TOKEN, caps: CAPS, client: OWNER, stopAt, withinMs: 30_000 });
 }
 
 poolTest(

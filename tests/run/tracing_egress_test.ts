@@ -2,9 +2,7 @@
 // span of the call's (`toolgate.egress`, with `server.address`, `server.port` and `toolgate.egress.allowed`), next
 // to the confinement's start. Needs bubblewrap (the egress proxy serves confined tools only).
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { writeFiles } from "../support.ts";
-import { hostTest, NO_BWRAP, realTempDir, SCRIPT_FIXTURE, scriptExecutor } from "../security/helpers.ts";
+import { hostTest, netScriptExecutor, NO_BWRAP, realTempDir } from "../security/helpers.ts";
 import { otlpReceiver } from "./otlp_receiver.ts";
 import { openTracing } from "../../src/run/tracing.ts";
 
@@ -31,27 +29,9 @@ hostTest(
     );
     const dir = await realTempDir();
     try {
-      await writeFiles(dir, {
-        "tools.json": {
-          tools: [{
-            name: "fetcher",
-            command: ["./tools/bin/run_script"],
-            permissions: { net: [`127.0.0.1:${listed.addr.port}`] },
-          }],
-        },
-        "tools/bin/run_script": await Deno.readTextFile(
-          join(SCRIPT_FIXTURE, "..", "tools", "bin", "run_script"),
-        ),
-      });
-      await Deno.chmod(join(dir, "tools/bin/run_script"), 0o755);
-      const executor = await scriptExecutor(dir, {
-        env: {
-          PATH: "/usr/local/bin:/usr/bin:/bin",
-          HOME: Deno.env.get("HOME") ?? "/root",
-          XDG_STATE_HOME: dir,
-        },
+      const executor = await netScriptExecutor(dir, "fetcher", [`127.0.0.1:${listed.addr.port}`], {
         tracing: await openTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }),
-      }, join(dir, "tools.json"));
+      });
       const span = executor.tracing.toolCall({ tool: "fetcher", callId: "c1" });
       const marker = "query-value-2b9d";
       const script = [

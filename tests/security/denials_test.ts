@@ -11,7 +11,14 @@ import { openTracing } from "../../src/run/tracing.ts";
 import { AUDIT_KEY, readAudit } from "../executor_helpers.ts";
 import { otlpReceiver } from "../run/otlp_receiver.ts";
 import { FIXTURES, tempDir, writeFiles } from "../support.ts";
-import { confinedTest, hostTest, NO_BWRAP, realTempDir, SCRIPT_FIXTURE, scriptExecutor } from "./helpers.ts";
+import {
+  confinedTest,
+  hostTest,
+  netScriptExecutor,
+  NO_BWRAP,
+  realTempDir,
+  scriptExecutor,
+} from "./helpers.ts";
 
 /** The project's own manifest: the built-in belt, `exec` and `job` among it. */
 const BELT_MANIFEST = join(FIXTURES, "..", "..", "tools.json");
@@ -104,29 +111,11 @@ hostTest(
     const dir = await realTempDir("toolgate_denials_host_");
     const auditDir = join(dir, ".audit");
     try {
-      await writeFiles(dir, {
-        "tools.json": {
-          tools: [{
-            name: "fetcher",
-            command: ["./tools/bin/run_script"],
-            permissions: { net: [`127.0.0.1:${listed.addr.port}`] },
-          }],
-        },
-        "tools/bin/run_script": await Deno.readTextFile(
-          join(SCRIPT_FIXTURE, "..", "tools", "bin", "run_script"),
-        ),
-      });
-      await Deno.chmod(join(dir, "tools/bin/run_script"), 0o755);
-      const executor = await scriptExecutor(dir, {
-        env: {
-          PATH: "/usr/local/bin:/usr/bin:/bin",
-          HOME: Deno.env.get("HOME") ?? "/root",
-          XDG_STATE_HOME: dir,
-        },
+      const executor = await netScriptExecutor(dir, "fetcher", [`127.0.0.1:${listed.addr.port}`], {
         auditDir,
         auditKey: AUDIT_KEY,
         tracing: await openTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }),
-      }, join(dir, "tools.json"));
+      });
       const span = executor.tracing.toolCall({ tool: "fetcher" });
       const script = [
         `curl -sS -m 10 http://127.0.0.1:${listed.addr.port}/; echo`,
@@ -166,28 +155,10 @@ confinedTest(
     const dir = await realTempDir("toolgate_denials_bridge_");
     const auditDir = join(dir, ".audit");
     try {
-      await writeFiles(dir, {
-        "tools.json": {
-          tools: [{
-            name: "quiet",
-            command: ["./tools/bin/run_script"],
-            permissions: { net: ["api.example.com"] },
-          }],
-        },
-        "tools/bin/run_script": await Deno.readTextFile(
-          join(SCRIPT_FIXTURE, "..", "tools", "bin", "run_script"),
-        ),
-      });
-      await Deno.chmod(join(dir, "tools/bin/run_script"), 0o755);
-      const executor = await scriptExecutor(dir, {
-        env: {
-          PATH: "/usr/local/bin:/usr/bin:/bin",
-          HOME: Deno.env.get("HOME") ?? "/root",
-          XDG_STATE_HOME: dir,
-        },
+      const executor = await netScriptExecutor(dir, "quiet", ["api.example.com"], {
         auditDir,
         auditKey: AUDIT_KEY,
-      }, join(dir, "tools.json"));
+      });
       // Long enough for Deno's look for a newer release of itself, which it starts at once, to reach the proxy.
       const envelope = await executor.call("quiet", JSON.stringify({ script: "sleep 2; env | cut -d= -f1" }));
       await executor.close();

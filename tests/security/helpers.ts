@@ -6,7 +6,7 @@ import { Executor } from "../../src/run/executor.ts";
 import { type ExecutorOptions } from "../../src/run/call_options.ts";
 import { loadManifest } from "../../src/manifest/manifest.ts";
 import { probeSandbox } from "../../src/sandbox/sandbox.ts";
-import { FIXTURES } from "../support.ts";
+import { FIXTURES, writeFiles } from "../support.ts";
 import { type Facility, facilityTest, isRequired } from "../requires.ts";
 
 /** The fixture manifest whose tools run the shell script they are given, under several profiles. */
@@ -59,6 +59,26 @@ export async function scriptExecutor(
     sandbox: "require",
     ...options,
   });
+}
+
+/**
+ * An executor over a workspace `dir` of its own: its manifest's one tool, `tool`, runs the script it is given (the
+ * script fixture's runner, made executable) and may reach `net`; the workspace is its state folder too; `options` over those.
+ */
+export async function netScriptExecutor(
+  dir: string,
+  tool: string,
+  net: readonly string[],
+  options: Partial<ExecutorOptions> = {},
+): Promise<Executor> {
+  await writeFiles(dir, {
+    "tools.json": { tools: [{ name: tool, command: ["./tools/bin/run_script"], permissions: { net } }] },
+    "tools/bin/run_script": await Deno.readTextFile(join(SCRIPT_FIXTURE, "..", "tools", "bin", "run_script")),
+  });
+  return await scriptExecutor(dir, {
+    env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root", XDG_STATE_HOME: dir },
+    ...options,
+  }, join(dir, "tools.json"));
 }
 
 /** What the script fixture printed: its exit status and its output on one line. */

@@ -17,9 +17,9 @@ import {
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
-import { callWithProgress, MODULES, nodeServersMissing, project } from "../gateway_support.ts";
+import { callWithProgress, MODULES, nodeServersMissing, project, serveProject } from "../gateway_support.ts";
 import { denoDir, launcherArgs, REPO } from "../support.ts";
-import { connectHttp, spawnHttp, TOKEN } from "../mcp/helpers.ts";
+import { connectHttp, TOKEN } from "../mcp/helpers.ts";
 import { until } from "../processes.ts";
 import { PROTOCOL_LIMITS } from "../../src/manifest/tool_messages.ts";
 
@@ -142,22 +142,7 @@ Deno.test({
   async fn() {
     await using p = await filesProject([]);
     await p.client.close();
-    const args = launcherArgs([
-      "serve",
-      "--http",
-      "0",
-      "--tools",
-      join(p.dir.path, "tools.json"),
-      "--cwd",
-      p.dir.path,
-      "--allow-tools",
-      "mcp__files__*",
-    ]);
-    await using serving = await spawnHttp(Deno.execPath(), args, {
-      ...p.env,
-      DENO_DIR: denoDir(),
-      TOOLGATE_MCP_TOKEN: TOKEN,
-    });
+    await using serving = await serveProject(p, ["--allow-tools", "mcp__files__*"]);
     // The victim: its call is the one call in flight; its model and its log view are what the reader would reach.
     const victimHeard: string[] = [];
     let victimSampled = 0;
