@@ -102,6 +102,8 @@ export {
   type Manifest,
   type ManifestOptions,
   type ManifestResult,
+  TASK_SUPPORT,
+  type TaskSupport,
   type ToolSpec,
 } from "./manifest/manifest_types.ts";
 export type { PermissionProfile, ProfileResult, ResourceLimits } from "./manifest/profiles.ts";
@@ -114,6 +116,7 @@ export type {
   ElicitAnswer,
   QuestionContext,
   QuestionHandlers,
+  RootsAnswer,
   SamplingAnswer,
   UrlQuestion,
 } from "./run/tool_questions.ts";

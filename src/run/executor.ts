@@ -434,7 +434,10 @@ export class Executor {
 
   /**
    * The background job `id` of `scope` (an MCP session's id, a stateless caller's), running or ended, while the
-   * job table remembers it; `undefined` for another scope's job, as the `job` tool sees it.
+   * job table remembers it; `undefined` for another scope's job, as the `job` tool sees it. For `serve`'s job tasks
+   * (`mcp/job_tasks.ts`), not the library's users.
+   *
+   * @internal
    */
   job(id: string, scope: string): Job | undefined {
     return this.#jobs.lookup(id, scope);
