@@ -102,7 +102,6 @@ export {
   type Manifest,
   type ManifestOptions,
   type ManifestResult,
-  TASK_SUPPORT,
   type TaskSupport,
   type ToolSpec,
 } from "./manifest/manifest_types.ts";

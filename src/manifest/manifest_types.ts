@@ -106,10 +106,10 @@ export interface ToolSpec {
  * assert.ok(TASK_SUPPORT.includes("required"));
  * ```
  */
-export const TASK_SUPPORT = ["forbidden", "optional", "required"] as const;
+export const TASK_SUPPORT: readonly TaskSupport[] = ["forbidden", "optional", "required"];
 
-/** One of {@linkcode TASK_SUPPORT}. */
-export type TaskSupport = typeof TASK_SUPPORT[number];
+/** A tool's task support, as a manifest's `execution.taskSupport` and MCP's `tools/list` name it. */
+export type TaskSupport = "forbidden" | "optional" | "required";
 
 /**
  * A validated manifest.
