@@ -103,9 +103,15 @@ export class Tasks {
     for (;;) {
       const step = await task.call.next(task.call.result!);
       if ("ask" in step) {
+        // Taken before the open questions are read: an answer that comes from here on wakes this wait, and one
+        // that came before it (while the step was being made) is seen in them, never lost between the two.
+        const answered = task.call.answered();
+        const open = task.call.pending();
+        const asked = Object.keys(step.ask).filter((key) => key in open);
+        if (asked.length === 0) continue;
         this.#set(task, "input_required");
-        task.inputRequests = step.ask;
-        await task.call.answered();
+        task.inputRequests = Object.fromEntries(asked.map((key) => [key, step.ask[key]]));
+        if (asked.length === Object.keys(step.ask).length) await Promise.race([answered, task.call.result]);
         // Answered in part: the task waits on for the rest, which alone it still shows.
         const pending = task.call.pending();
         task.inputRequests = Object.keys(pending).length > 0 ? pending : undefined;
@@ -119,6 +125,7 @@ export class Tasks {
 
   #ended(task: Task, done: StatelessAnswer): void {
     if (task.status === "cancelled") return;
+    task.inputRequests = undefined;
     const { response } = done;
     if ("error" in response) {
       task.error = response.error;
