@@ -12,14 +12,12 @@
  *
  * @module
  */
+import { changedLately, fileStamp } from "../base/file_stamp.ts";
 import { join } from "../base/paths.ts";
 import { sha256Hex } from "../base/sha256_hex.ts";
 
 /** The largest file toolgate reads to pin it; a larger one cannot be pinned. */
 export const MAX_PROGRAM_BYTES: number = 256 * 1024 * 1024;
-
-/** A file changed this recently (ms) when it was read may change again unseen within its timestamps' tick. */
-const RACY_MS = 2000;
 
 /** Folders never walked into when a folder is pinned: installed packages, history and caches, not the code named. */
 export const SKIPPED_FOLDERS: readonly string[] = ["node_modules", ".git", "__pycache__"];
@@ -60,17 +58,6 @@ export async function sha256(bytes: Uint8Array | string): Promise<string> {
   return "sha256:" + await sha256Hex(bytes);
 }
 
-function stampOf(info: Deno.FileInfo): string {
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtime?.getTime() ?? "-"}:${
-    info.ctime?.getTime() ?? "-"
-  }`;
-}
-
-function isRacy(info: Deno.FileInfo, readAt: number): boolean {
-  const changed = Math.max(info.mtime?.getTime() ?? readAt, info.ctime?.getTime() ?? readAt);
-  return readAt - changed < RACY_MS;
-}
-
 /** Why a file cannot be pinned, from the error reading it. */
 function unreadable(error: unknown): string {
   if (error instanceof Deno.errors.NotFound) return "missing";
@@ -108,9 +95,9 @@ export async function pinFile(
   if (!before.isFile) return "not a regular file";
   if (book !== undefined) {
     // The same file pinned earlier in this read, or in an earlier run, and untouched since: not read again.
-    const stamp = stampOf(before);
+    const stamp = fileStamp(before);
     const entry = book.made.get(path) ?? book.known.get(path);
-    if (entry !== undefined && entry.startsWith(`${stamp} `) && !isRacy(before, Date.now())) {
+    if (entry !== undefined && entry.startsWith(`${stamp} `) && !changedLately(before, Date.now())) {
       book.made.set(path, entry);
       return { digest: entry.slice(stamp.length + 1), stamp, racy: false };
     }
@@ -124,7 +111,7 @@ export async function pinFile(
   }
   try {
     const opened = await file.stat();
-    if (!opened.isFile || stampOf(opened) !== stampOf(before)) return "changed while it was read";
+    if (!opened.isFile || fileStamp(opened) !== fileStamp(before)) return "changed while it was read";
     const bytes = new Uint8Array(opened.size);
     for (let got = 0; got < bytes.length;) {
       const n = await file.read(bytes.subarray(got));
@@ -132,8 +119,12 @@ export async function pinFile(
       got += n;
     }
     const after = await file.stat();
-    if (stampOf(after) !== stampOf(opened)) return "changed while it was read";
-    const pinned = { digest: await sha256(bytes), stamp: stampOf(after), racy: isRacy(after, Date.now()) };
+    if (fileStamp(after) !== fileStamp(opened)) return "changed while it was read";
+    const pinned = {
+      digest: await sha256(bytes),
+      stamp: fileStamp(after),
+      racy: changedLately(after, Date.now()),
+    };
     if (book !== undefined && !pinned.racy) book.made.set(path, `${pinned.stamp} ${pinned.digest}`);
     return pinned;
   } finally {
@@ -165,7 +156,7 @@ export async function stillPinned(path: string, pinned: PinnedProgram): Promise<
   } catch {
     return false;
   }
-  if (!pinned.racy && stampOf(info) === pinned.stamp) return true;
+  if (!pinned.racy && fileStamp(info) === pinned.stamp) return true;
   const again = await pinFile(path);
   return typeof again !== "string" && again.digest === pinned.digest;
 }

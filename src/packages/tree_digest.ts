@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { fileStamp } from "../base/file_stamp.ts";
 import { createHash } from "node:crypto";
 import { join } from "../base/paths.ts";
 
@@ -30,9 +31,6 @@ function walk(dir: string, visit: (relative: string, info: Deno.FileInfo) => voi
   }
 }
 
-const stampOf = (info: Deno.FileInfo): string =>
-  `${info.dev}:${info.ino}:${info.size}:${info.mtime?.getTime() ?? "-"}:${info.ctime?.getTime() ?? "-"}`;
-
 /**
  * The stamp of the tree at `dir` alone (entries' identities and times): equal to a {@linkcode treeDigest}'s stamp
  * when nothing in it changed since. Throws when `dir` cannot be read.
@@ -48,7 +46,7 @@ const stampOf = (info: Deno.FileInfo): string =>
  */
 export function treeStamp(dir: string): string {
   const hash = createHash("sha256");
-  walk(dir, (path, info) => hash.update(`${path}\0${stampOf(info)}\n`));
+  walk(dir, (path, info) => hash.update(`${path}\0${fileStamp(info)}\n`));
   return `sha256:${hash.digest("hex")}`;
 }
 
@@ -73,7 +71,7 @@ export function treeDigest(dir: string): TreeDigest {
   let entries = 0;
   walk(dir, (path, info) => {
     entries++;
-    stamps.update(`${path}\0${stampOf(info)}\n`);
+    stamps.update(`${path}\0${fileStamp(info)}\n`);
     const executable = ((info.mode ?? 0) & 0o111) !== 0;
     if (info.isSymlink) content.update(`l ${path}\0${Deno.readLinkSync(join(dir, path))}\n`);
     else if (info.isDirectory) content.update(`d ${path}\n`);

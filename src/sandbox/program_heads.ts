@@ -11,16 +11,14 @@
  *
  * @module
  */
+import { changedLately, fileStamp, RACY_MS } from "../base/file_stamp.ts";
 
-/** A file changed this recently (ms) when it was looked at may change again unseen within its times' tick. */
-const RACY_MS = 2000;
 /** The most files remembered; past it, they are all forgotten and read again. */
 const MAX_FILES = 256;
 
-/** What identifies a file's content without reading it: where it is, its size and its times. */
+/** The file's stamp, where the system gives everything a stamp needs to tell one content from another. */
 function stampOf(info: Deno.FileInfo): string | undefined {
-  if (info.ino === null || info.mtime === null || info.ctime === null) return undefined;
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtime.getTime()}:${info.ctime.getTime()}`;
+  return info.ino === null || info.mtime === null || info.ctime === null ? undefined : fileStamp(info);
 }
 
 /**
@@ -62,8 +60,7 @@ export class ProgramHeads {
     if (stamp !== undefined && known?.stamp === stamp) return known.text;
     // Read after the state was taken: a change in between shows in the next state, which then differs.
     const text = read(path);
-    const changed = Math.max(info.mtime?.getTime() ?? Infinity, info.ctime?.getTime() ?? Infinity);
-    if (stamp === undefined || Date.now() - changed < this.#racyMs) {
+    if (stamp === undefined || changedLately(info, Date.now(), this.#racyMs)) {
       this.#known.delete(path);
       return text;
     }
