@@ -7,7 +7,7 @@ import { NARROW_MODES } from "../src/build/tune_bundle.ts";
 import { TOOL_DENO_FLAGS } from "../tools/deno_flags.ts";
 import { REPO, runProgram, writeFiles } from "./support.ts";
 import { sessionCookie } from "./console_helpers.ts";
-import { spawnHttp, TOKEN } from "./mcp/helpers.ts";
+import { connectHttp, spawnHttp, TOKEN } from "./mcp/helpers.ts";
 import { hostTest, NO_BWRAP, realTempDir, SCRIPT_FIXTURE } from "./security/helpers.ts";
 
 const CURL = ["/usr/bin/curl", "/bin/curl"].find((path) => {
@@ -215,6 +215,11 @@ Deno.test("install: the installed command runs from any folder, on that folder",
       assert.equal(served.status, 200, path);
       assert.equal(await served.text(), await Deno.readTextFile(join(REPO, "src", "console", file)), path);
     }
+    // The bundle starts serve's tools from the spawn thread, whose worker runs from its own source text.
+    await using connected = await connectHttp(server.url, TOKEN);
+    const read = await connected.client.callTool({ name: "fs_read_file", arguments: { path: "notes.md" } });
+    assert.equal(read.isError, undefined, JSON.stringify(read));
+    assert.match(JSON.stringify(read.content), /# notes/);
   } finally {
     await server.stop();
   }

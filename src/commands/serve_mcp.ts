@@ -61,6 +61,8 @@ export async function serveMcp(parsed: ParsedArgs, io: Io): Promise<number> {
   const { executor, registry, redact } = await executorFromArgs(parsed, io, manifest, "serve", settings, {
     handleSignals: false,
     jobCaps,
+    // Calls come at once, from many clients: their starts must not hold the thread that answers them.
+    spawnThread: true,
     onJob: (event) => onJob(event),
     onAudit: () => watching?.hub.audited(),
     // An MCP server behind the gateway changed its tools: the clients are told.

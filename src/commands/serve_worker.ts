@@ -52,6 +52,7 @@ export async function serveWorker(parsed: ParsedArgs, io: Io): Promise<number> {
   const { executor, registry, redact } = await executorFromArgs(parsed, io, manifest, "worker", settings, {
     handleSignals: false,
     jobs: false,
+    spawnThread: true,
     onAudit: () => watching?.hub.audited(),
   });
   const hash = await manifestHash(manifest);

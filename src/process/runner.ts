@@ -11,6 +11,7 @@ import { after, type CancelTimer } from "../base/timer.ts";
 import { drain, feed, joined } from "./pipes.ts";
 import { spawnError, type StartProblem, startProblem } from "./start_problem.ts";
 import type { StartsAhead } from "./starts_ahead.ts";
+import type { ChildHandle, Spawner } from "./spawn_thread.ts";
 import type { TreeEnd } from "./tree_end.ts";
 
 /** What to run. */
@@ -68,6 +69,11 @@ export interface RunRequest {
    * next. Only for a start whose tool waits for its stdin (a built-in tool, or one held by its gate).
    */
   readonly ahead?: StartsAhead;
+  /**
+   * Where the process is started: a thread of its own (`SpawnThread`, for a long-lived command), so that this
+   * thread does not wait in the start. Absent: started here.
+   */
+  readonly spawner?: Spawner;
   /** Told the process's pid as soon as it started (before any output). */
   readonly onSpawn?: (pid: number) => void;
   /**
@@ -184,21 +190,28 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   const ahead = request.endsItsTree && request.detach !== true ? request.ahead : undefined;
   // Awaited only with a store: an abort right after the call must find the start's listener in place.
   const early = ahead === undefined ? undefined : await ahead.take(request);
-  let child: Deno.ChildProcess;
+  let child: ChildHandle;
   try {
-    child = early ?? new Deno.Command(launcher[0] ?? request.program, {
+    const start = {
+      program: launcher[0] ?? request.program,
       args: launcher.length > 0
         ? [...launcher.slice(1), request.program, ...request.args]
         : [...request.args],
       cwd: request.cwd,
-      env: { ...request.env },
+      env: request.env,
+      // Never both: setsid(1) in a process that already leads a group forks, and its parent exits at once.
+      detached: launcher.length === 0 && (!request.endsItsTree || request.detach === true),
+    };
+    child = early ?? (request.spawner ? await request.spawner.spawn(start) : new Deno.Command(start.program, {
+      args: start.args,
+      cwd: start.cwd,
+      env: { ...start.env },
       clearEnv: true,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
-      // Never both: setsid(1) in a process that already leads a group forks, and its parent exits at once.
-      detached: launcher.length === 0 && (!request.endsItsTree || request.detach === true),
-    }).spawn();
+      detached: start.detached,
+    }).spawn());
   } catch (error) {
     return failed(spawnError(error, request.program));
   }

@@ -103,6 +103,7 @@ export function callContext(
     sandbox: options.sandbox,
     bwrap: options.bwrap,
     residentHelpers: options.residentHelpers,
+    spawnThread: options.spawnThread,
   });
   const secrets = new CallSecrets(options.env, options.manifest, options.secrets ?? {});
   const trail = new AuditTrail({

@@ -75,6 +75,12 @@ export interface ExecutorOptions {
    */
   readonly residentHelpers?: boolean;
   /**
+   * Starts the tools from a thread of their own until `Executor.close` (`src/process/spawn_thread.ts`), so that
+   * the calling thread does not wait in each start: for a long-lived caller that runs calls at once and closes
+   * the executor (`serve`, a pool's `worker`).
+   */
+  readonly spawnThread?: boolean;
+  /**
    * Told when an MCP server's tools changed (its `tools/list_changed`), once they are listed again, checked against
    * the pins and {@linkcode Executor.manifest} is updated: `serve` tells its own clients.
    */

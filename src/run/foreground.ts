@@ -97,6 +97,7 @@ export async function runForeground(
       endsItsTree: launch.confined,
       tree: launch.tree,
       ahead: launch.startsAhead ? context.options.startsAhead : undefined,
+      spawner: context.launcher.spawner,
       launcher: context.launcher.groupLauncher(launch),
     });
     channel?.end();

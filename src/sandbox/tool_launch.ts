@@ -36,6 +36,7 @@ import { type SandboxView, startFailure } from "../process/run_envelope.ts";
 import { hasSideEffects } from "../manifest/profiles.ts";
 import { startProblem } from "../process/start_problem.ts";
 import { groupLauncher } from "../process/process_tree.ts";
+import { SpawnThread } from "../process/spawn_thread.ts";
 import { bwrapArgs } from "./bwrap_args.ts";
 import {
   detectCgroupsCached,
@@ -168,6 +169,11 @@ export interface ToolLauncherOptions {
    * of a shell per call; for a caller that closes the launcher ({@linkcode ToolLauncher.close}).
    */
   readonly residentHelpers?: boolean;
+  /**
+   * Start the tools from a thread of their own (`src/process/spawn_thread.ts`), made now and ended by
+   * {@linkcode ToolLauncher.close}: for a long-lived command that runs calls at once (`serve`, a pool's `worker`).
+   */
+  readonly spawnThread?: boolean;
 }
 
 /**
@@ -212,7 +218,11 @@ export class ToolLauncher {
   constructor(options: ToolLauncherOptions) {
     this.#options = options;
     this.#manifest = options.manifest;
+    if (options.spawnThread) this.spawner = new SpawnThread();
   }
+
+  /** Where the calls' processes start ({@linkcode ToolLauncherOptions.spawnThread}); absent: on the caller's thread. */
+  readonly spawner?: SpawnThread;
 
   /**
    * The manifest a re-trust put in place of this launcher's (the same file, its content trusted again): its
@@ -256,6 +266,7 @@ export class ToolLauncher {
   /** Ends the resident helper, if one was started (the next call would start it again). */
   async close(): Promise<void> {
     await this.#watch?.close();
+    await this.spawner?.close();
   }
 
   /** The call's tree is gone: its egress token and its cgroup slot are free for the next call. */

@@ -45,6 +45,8 @@ import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 import { probeSandbox, type SandboxSupport } from "../../src/sandbox/sandbox.ts";
 import { installNode, MEMORY_SERVER, MODULES, NODE } from "../gateway_support.ts";
 import { confinedCommandLine, spawn } from "./sandbox_bench.ts";
+import { cgroupWrapper } from "../../src/sandbox/cgroups.ts";
+import { groupLauncher } from "../../src/process/process_tree.ts";
 import {
   NATS_SERVER,
   type NatsServer,
@@ -417,6 +419,24 @@ export async function benchLoad(): Promise<Record<string, number>> {
         name: "spawn_floor",
         run: (sessions, calls) => concurrently(sessions, calls, () => spawn(tool.program, [], dir)),
       });
+      // The floor of the design: the very command line an unconfined call starts, bare (a session of its own by
+      // setsid(1), then the shell that joins the call's cgroup, then the tool).
+      const cgroups = support?.cgroups;
+      const [setsid] = groupLauncher();
+      if (cgroups !== undefined && setsid !== undefined) {
+        variants.push({
+          name: "command_floor",
+          run: (sessions, calls) =>
+            concurrently(sessions, calls, (w) => {
+              const slot = `call-${Deno.pid}-loadbench-${w}`;
+              return spawn(
+                setsid,
+                [...cgroupWrapper(cgroups, undefined, slot, false, false), tool.program],
+                dir,
+              );
+            }),
+        });
+      }
     }
     for (const width of POOL_WIDTHS) {
       const name = `pool${width}`;
@@ -576,6 +596,25 @@ export async function benchLoad(): Promise<Record<string, number>> {
           (fl.errors === 0 ? "" : `; floor errors ${fl.errors} (${fl.firstError})`),
       );
     }
+  }
+  // The unconfined calls against the floor of their design, and that floor against the bare tool's.
+  for (const sessions of SESSIONS) {
+    const [t, command, bare] = ["unconfined", "command_floor", "spawn_floor"].map((name) =>
+      tallies[name]?.[sessions]
+    );
+    if (t === undefined || command === undefined || bare === undefined) continue;
+    Object.assign(result, {
+      [`unconfined_${sessions}_over_command_floor`]: perSecond(t) / perSecond(command),
+      [`command_floor_${sessions}_calls_per_s`]: perSecond(command),
+      [`command_floor_${sessions}_over_spawn_floor`]: perSecond(command) / perSecond(bare),
+      [`command_floor_${sessions}_errors`]: command.errors,
+    });
+    lines.push(
+      `load, ${sessions} sessions, unconfined: over bare spawns of the same command line (setsid, the cgroup's ` +
+        `shell, the tool) ${f2(perSecond(t) / perSecond(command))}; that command line bare ${
+          f1(perSecond(command))
+        } calls/s, ${f2(perSecond(command) / perSecond(bare))} of the bare tool's; ${command.errors} errors`,
+    );
   }
   // Where each call's CPU went, by process, and how many of the machine's cores the whole kept busy.
   for (const sessions of SESSIONS) {

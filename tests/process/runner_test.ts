@@ -1,8 +1,12 @@
-/** The runner with real processes: stdin, caps, timeouts that end whole trees, start failures. */
+/**
+ * The runner with real processes: stdin, caps, timeouts that end whole trees, start failures. Each test runs
+ * twice: its processes started on the test's own thread, then from a spawn thread, as `serve` starts them.
+ */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ProcessRegistry } from "../../src/process/process_tree.ts";
 import { runProcess, type RunRequest, type RunResult } from "../../src/process/runner.ts";
+import { SpawnThread } from "../../src/process/spawn_thread.ts";
 import {
   baseEnv,
   BIN,
@@ -16,6 +20,23 @@ import {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** The thread the running test starts its processes from (in its second run), or none. */
+let spawner: SpawnThread | undefined;
+
+/** Registers a test twice: processes started here, then from a spawn thread. */
+function test(name: string, fn: () => Promise<void>): void {
+  Deno.test(name, fn);
+  Deno.test(`${name} (from a spawn thread)`, async () => {
+    spawner = new SpawnThread();
+    try {
+      await fn();
+    } finally {
+      await spawner.close();
+      spawner = undefined;
+    }
+  });
+}
+
 function request(program: string, overrides: Partial<RunRequest> = {}): RunRequest {
   return {
     program: program.startsWith("/") ? program : join(BIN, program),
@@ -26,6 +47,7 @@ function request(program: string, overrides: Partial<RunRequest> = {}): RunReque
     timeoutMs: 10_000,
     graceMs: 500,
     maxOutputBytes: 1 << 20,
+    spawner,
     ...overrides,
   };
 }
@@ -40,7 +62,7 @@ async function runAndCheckTree(req: RunRequest): Promise<{ result: RunResult; pi
   return { result, pids };
 }
 
-Deno.test("runProcess: the arguments reach stdin whole and come back on stdout", async () => {
+test("runProcess: the arguments reach stdin whole and come back on stdout", async () => {
   const payload = JSON.stringify({ text: "héllo ✓ 👋", n: 1 });
   const result = await runProcess(request("echo_stdin", { stdin: encoder.encode(payload) }));
   assert.equal(result.code, 0);
@@ -50,7 +72,7 @@ Deno.test("runProcess: the arguments reach stdin whole and come back on stdout",
   assert.equal(result.timedOut, false);
 });
 
-Deno.test("runProcess: 1 MiB through stdin and back arrives byte for byte", async () => {
+test("runProcess: 1 MiB through stdin and back arrives byte for byte", async () => {
   const payload = new Uint8Array(1 << 20);
   for (let i = 0; i < payload.length; i++) payload[i] = 97 + (i * 7) % 26;
   const result = await runProcess(request("echo_stdin", { stdin: payload, maxOutputBytes: 2 << 20 }));
@@ -59,14 +81,14 @@ Deno.test("runProcess: 1 MiB through stdin and back arrives byte for byte", asyn
   assert.ok(result.stdout.every((b, i) => b === payload[i]));
 });
 
-Deno.test("runProcess: a tool that exits without reading 1 MiB of stdin is not a failure", async () => {
+test("runProcess: a tool that exits without reading 1 MiB of stdin is not a failure", async () => {
   const result = await runProcess(request("no_read", { stdin: new Uint8Array(1 << 20).fill(65) }));
   assert.equal(result.code, 0);
   assert.deepEqual(decoder.decode(result.stdout).trim(), '{"done":true}');
   assert.equal(result.spawnError, undefined);
 });
 
-Deno.test("runProcess: the child's environment is exactly the one given", async () => {
+test("runProcess: the child's environment is exactly the one given", async () => {
   const result = await runProcess(request("env_dump", { env: { PATH: "/usr/bin:/bin", ONLY_THIS: "1" } }));
   const env = JSON.parse(decoder.decode(result.stdout));
   // sh itself may add PWD; nothing of the parent's environment may appear.
@@ -74,7 +96,7 @@ Deno.test("runProcess: the child's environment is exactly the one given", async 
   assert.deepEqual(env, { PATH: "/usr/bin:/bin", ONLY_THIS: "1" });
 });
 
-Deno.test("runProcess: a timeout ends the tool and its grandchild", async () => {
+test("runProcess: a timeout ends the tool and its grandchild", async () => {
   const { result } = await runAndCheckTree(request("sleeper", { timeoutMs: 300 }));
   assert.equal(result.timedOut, true);
   assert.equal(result.signal, "SIGTERM");
@@ -82,7 +104,7 @@ Deno.test("runProcess: a timeout ends the tool and its grandchild", async () => 
   assert.ok(result.durationMs < 5000, `took ${result.durationMs} ms`);
 });
 
-Deno.test("runProcess: a tree that ignores SIGTERM is SIGKILLed after the grace period", async () => {
+test("runProcess: a tree that ignores SIGTERM is SIGKILLed after the grace period", async () => {
   const { result } = await runAndCheckTree(request("stubborn", { timeoutMs: 300, graceMs: 300 }));
   assert.equal(result.timedOut, true);
   assert.equal(result.signal, "SIGKILL");
@@ -90,14 +112,14 @@ Deno.test("runProcess: a tree that ignores SIGTERM is SIGKILLed after the grace 
   assert.ok(result.durationMs < 5000, `took ${result.durationMs} ms`);
 });
 
-Deno.test("runProcess: a grandchild left behind by a tool that exited is ended with the call", async () => {
+test("runProcess: a grandchild left behind by a tool that exited is ended with the call", async () => {
   const { result } = await runAndCheckTree(request("orphaner"));
   assert.equal(result.code, 0);
   assert.equal(result.timedOut, false);
   assert.deepEqual(JSON.parse(decoder.decode(result.stdout)), { left: "a grandchild" });
 });
 
-Deno.test("runProcess: an abort ends the tree and says so", async () => {
+test("runProcess: an abort ends the tree and says so", async () => {
   await using dir = await scratch();
   const controller = new AbortController();
   const running = runProcess(request("sleeper_pidfile", { cwd: dir.path, signal: controller.signal }));
@@ -112,7 +134,7 @@ Deno.test("runProcess: an abort ends the tree and says so", async () => {
   assert.equal(result.timedOut, false);
 });
 
-Deno.test("runProcess: an abort right after the start still ends the tool", async () => {
+test("runProcess: an abort right after the start still ends the tool", async () => {
   // The tool may not lead its own group yet (setsid(1) has not run): the signal must reach it anyway.
   for (let i = 0; i < 5; i++) {
     const controller = new AbortController();
@@ -126,7 +148,7 @@ Deno.test("runProcess: an abort right after the start still ends the tool", asyn
   }
 });
 
-Deno.test("runProcess: an already-aborted signal starts nothing", async () => {
+test("runProcess: an already-aborted signal starts nothing", async () => {
   const controller = new AbortController();
   controller.abort();
   const result = await runProcess(request("echo_stdin", { signal: controller.signal }));
@@ -134,7 +156,7 @@ Deno.test("runProcess: an already-aborted signal starts nothing", async () => {
   assert.equal(result.code, null);
 });
 
-Deno.test("runProcess: stdout past the cap stops the tool; the kept bytes are exactly the cap", async () => {
+test("runProcess: stdout past the cap stops the tool; the kept bytes are exactly the cap", async () => {
   const result = await runProcess(request("flood", { maxOutputBytes: 64 * 1024 }));
   assert.equal(result.overflow, "stdout");
   assert.deepEqual(result.stdout.length, 64 * 1024);
@@ -142,14 +164,14 @@ Deno.test("runProcess: stdout past the cap stops the tool; the kept bytes are ex
   assert.equal(result.timedOut, false);
 });
 
-Deno.test("runProcess: output of exactly the cap is not an overflow", async () => {
+test("runProcess: output of exactly the cap is not an overflow", async () => {
   const result = await runProcess(request("flood", { args: ["4096"], maxOutputBytes: 4096 }));
   assert.equal(result.overflow, undefined);
   assert.equal(result.code, 0);
   assert.equal(result.stdout.length, 4096);
 });
 
-Deno.test("runProcess: stderr past the cap stops the tool too", async () => {
+test("runProcess: stderr past the cap stops the tool too", async () => {
   const result = await runProcess(
     request("/bin/sh", { args: ["-c", "yes 'err err err' >&2"], maxOutputBytes: 10_000 }),
   );
@@ -157,14 +179,14 @@ Deno.test("runProcess: stderr past the cap stops the tool too", async () => {
   assert.equal(result.stderr.length, 10_000);
 });
 
-Deno.test("runProcess: a flood that ignores SIGTERM is still stopped, within the grace period", async () => {
+test("runProcess: a flood that ignores SIGTERM is still stopped, within the grace period", async () => {
   const result = await runProcess(request("flood_stubborn", { maxOutputBytes: 64 * 1024, graceMs: 300 }));
   assert.equal(result.overflow, "stdout");
   assert.deepEqual(result.stdout.length, 64 * 1024);
   assert.ok(result.durationMs < 5000, `took ${result.durationMs} ms`);
 });
 
-Deno.test("runProcess: a descendant that leaves the group cannot hold the call open", async () => {
+test("runProcess: a descendant that leaves the group cannot hold the call open", async () => {
   const result = await runProcess(request("escapee", { graceMs: 300 }));
   const { escapee } = JSON.parse(decoder.decode(result.stdout));
   try {
@@ -177,7 +199,7 @@ Deno.test("runProcess: a descendant that leaves the group cannot hold the call o
   }
 });
 
-Deno.test("runProcess: a busy event loop never cuts off output the tool already printed", async () => {
+test("runProcess: a busy event loop never cuts off output the tool already printed", async () => {
   // Blocks the event loop for 100 ms every 10 ms, far longer than the 10 ms grace period: the wait for the pipes
   // to close must not mistake reads queued behind it for a descendant holding them open.
   const busy = setInterval(() => {
@@ -195,13 +217,13 @@ Deno.test("runProcess: a busy event loop never cuts off output the tool already 
   }
 });
 
-Deno.test("runProcess: a missing program is a spawn error naming it", async () => {
+test("runProcess: a missing program is a spawn error naming it", async () => {
   const result = await runProcess(request("/nonexistent/tool"));
   assert.equal(result.spawnError?.reason, "not_found");
   assert.match(result.spawnError!.message, /\/nonexistent\/tool/);
 });
 
-Deno.test("runProcess: a file without the execute bit and a directory cannot start", async () => {
+test("runProcess: a file without the execute bit and a directory cannot start", async () => {
   await using dir = await scratch();
   const plain = join(dir.path, "plain");
   await Deno.writeTextFile(plain, "#!/bin/sh\necho hi\n");
@@ -213,7 +235,7 @@ Deno.test("runProcess: a file without the execute bit and a directory cannot sta
   }
 });
 
-Deno.test("runProcess: a script whose interpreter is missing cannot start, naming the script", async () => {
+test("runProcess: a script whose interpreter is missing cannot start, naming the script", async () => {
   await using dir = await scratch();
   const script = join(dir.path, "bad_interpreter");
   await Deno.writeTextFile(script, "#!/nonexistent/interpreter\n", { mode: 0o755 });
@@ -222,7 +244,7 @@ Deno.test("runProcess: a script whose interpreter is missing cannot start, namin
   assert.ok(result.spawnError?.message.includes(script), result.spawnError?.message);
 });
 
-Deno.test("runProcess: a missing working directory is not reported as a missing program", async () => {
+test("runProcess: a missing working directory is not reported as a missing program", async () => {
   const result = await runProcess(request("echo_stdin", { cwd: "/nonexistent/cwd" }));
   assert.ok(
     result.spawnError?.message.includes("/nonexistent/cwd"),
@@ -230,20 +252,20 @@ Deno.test("runProcess: a missing working directory is not reported as a missing 
   );
 });
 
-Deno.test("runProcess: a timeout too long for a timer does not fire at once", async () => {
+test("runProcess: a timeout too long for a timer does not fire at once", async () => {
   const result = await runProcess(request("/bin/sleep", { args: ["0.2"], timeoutMs: 30 * 24 * 3600 * 1000 }));
   assert.equal(result.timedOut, false);
   assert.equal(result.code, 0);
 });
 
-Deno.test("runProcess: a killed-by-signal exit reports the signal, not a code", async () => {
+test("runProcess: a killed-by-signal exit reports the signal, not a code", async () => {
   const result = await runProcess(request("self_signal", { args: ["SEGV"] }));
   assert.equal(result.signal, "SIGSEGV");
   assert.equal(result.code, null);
   assert.equal(result.timedOut, false);
 });
 
-Deno.test("ProcessRegistry: tracks a running tree and forgets it after", async () => {
+test("ProcessRegistry: tracks a running tree and forgets it after", async () => {
   const registry = new ProcessRegistry(300, () => {});
   const spawned = Promise.withResolvers<void>();
   const running = runProcess(
@@ -255,7 +277,7 @@ Deno.test("ProcessRegistry: tracks a running tree and forgets it after", async (
   assert.equal(registry.size, 0);
 });
 
-Deno.test("ProcessRegistry: endAll ends every running tree, SIGTERM-proof ones included", async () => {
+test("ProcessRegistry: endAll ends every running tree, SIGTERM-proof ones included", async () => {
   const registry = new ProcessRegistry(300, () => {});
   await using plain = await scratch();
   await using stubborn = await scratch();
