@@ -156,10 +156,21 @@ export async function stillPinned(path: string, pinned: PinnedProgram): Promise<
   } catch {
     return false;
   }
-  if (!pinned.racy && fileStamp(info) === pinned.stamp) return true;
+  const stamp = fileStamp(info);
+  if ((pinned.racy ? settled.get(pinned) : pinned.stamp) === stamp) return true;
   const again = await pinFile(path);
-  return typeof again !== "string" && again.digest === pinned.digest;
+  if (typeof again === "string" || again.digest !== pinned.digest) return false;
+  // Read again whole once its file has settled: its stamp now vouches for these bytes, as a settled pin's does.
+  if (pinned.racy && !again.racy) settled.set(pinned, again.stamp);
+  return true;
 }
+
+/**
+ * The stamp that vouches for a racy pin (one made within a timestamp's tick of its file's change): that of a later
+ * read whose bytes were the pinned ones and whose file had settled by then. Without it, every check of the pin
+ * would read and hash the whole file again, for as long as the pin lives.
+ */
+const settled = new WeakMap<PinnedProgram, string>();
 
 /** How much of the named paths {@linkcode pinPaths} pins at most. */
 export interface PinLimits {

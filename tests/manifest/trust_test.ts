@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { StateDirError } from "../../src/state/state.ts";
 import { readManifestContent } from "../../src/manifest/trust.ts";
-import { stillPinned } from "../../src/manifest/file_pins.ts";
+import { pinFile, stillPinned } from "../../src/manifest/file_pins.ts";
+import { RACY_MS } from "../../src/base/file_stamp.ts";
 import { describeChanges } from "../../src/manifest/trust_changes.ts";
 import { forgetTrust, readTrustRecord, trustDir, writeTrustRecord } from "../../src/manifest/trust_record.ts";
 import { keepDigests, readKnownDigests } from "../../src/manifest/trust_digests.ts";
@@ -208,6 +209,28 @@ Deno.test("trust: a pinned program stays pinned while untouched, and not once it
   assert.equal(await stillPinned(program, pinned), false);
   await Deno.remove(program);
   assert.equal(await stillPinned(program, pinned), false);
+});
+
+Deno.test("trust: a program pinned just after it was written is vouched for by its stamp once settled, and still caught when rewritten", async () => {
+  await using dir = await tempDir();
+  const program = join(dir.path, "tool");
+  await Deno.writeTextFile(program, "#!/bin/sh\necho one\n");
+  const pinned = await pinFile(program);
+  if (typeof pinned === "string") throw new Error(pinned);
+  // Pinned within a timestamp's tick of its write: its times alone cannot vouch for it.
+  assert.equal(pinned.racy, true);
+  await new Promise((resolve) => setTimeout(resolve, RACY_MS + 100));
+  // Read again whole, the same bytes: from now on its stamp vouches for them.
+  assert.equal(await stillPinned(program, pinned), true);
+  assert.equal(await stillPinned(program, pinned), true);
+  // The same size, its modification time set back: its change time moved, so it is read again and refused.
+  const times = await Deno.stat(program);
+  await Deno.writeTextFile(program, "#!/bin/sh\necho two\n");
+  await Deno.utime(program, times.atime!, times.mtime!);
+  assert.equal(await stillPinned(program, pinned), false);
+  // Its bytes back as pinned: the same program again.
+  await Deno.writeTextFile(program, "#!/bin/sh\necho one\n");
+  assert.equal(await stillPinned(program, pinned), true);
 });
 
 Deno.test("trust: a planted name, path or file name cannot add or hide a line of the announcement", async () => {
