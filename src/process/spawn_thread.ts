@@ -18,6 +18,8 @@
  * @module
  */
 
+import { after } from "../base/timer.ts";
+
 /** What a started process offers its runner: `Deno.ChildProcess`'s surface, which a local start returns as is. */
 export interface ChildHandle {
   readonly pid: number;
@@ -175,13 +177,15 @@ interface Remote {
   started: (pid: number) => void;
   failed: (error: Error) => void;
   ended: (status: Deno.CommandStatus) => void;
-  /** Resolved once the worker reported the status. */
+  /** Resolves with the status the worker reported (or the one its failure stands in for). */
+  readonly exited: Promise<Deno.CommandStatus>;
+  /** Set once the status came. */
   done: boolean;
 }
 
 /**
- * One worker thread that starts processes and owns their pipes; {@linkcode close} ends it (and kills what still
- * runs). A process keeps running until its status is read, as with `Deno.Command`.
+ * One worker thread that starts processes and owns their pipes; {@linkcode close} ends it, and kills what still
+ * runs.
  *
  * @example
  * ```ts
@@ -235,6 +239,7 @@ export class SpawnThread implements Spawner {
         reject(error);
       },
       ended: (value) => status.resolve(value),
+      exited: status.promise,
       done: false,
     };
     this.#remotes.set(id, remote);
@@ -255,22 +260,12 @@ export class SpawnThread implements Spawner {
     return this.#closing ??= (async () => {
       const live = [...this.#remotes.entries()].filter(([, remote]) => !remote.done);
       for (const [id] of live) this.#worker.postMessage({ op: "kill", id, signal: "SIGKILL" });
-      if (live.length > 0) {
-        const waited = new Promise<void>((wake) => {
-          const check = setInterval(() => {
-            if (live.every(([, remote]) => remote.done)) {
-              clearInterval(check);
-              clearTimeout(limit);
-              wake();
-            }
-          }, 10);
-          const limit = setTimeout(() => {
-            clearInterval(check);
-            wake();
-          }, CLOSE_WAIT_MS);
-        });
-        await waited;
-      }
+      let cancel = () => {};
+      await Promise.race([
+        Promise.all(live.map(([, remote]) => remote.exited)),
+        new Promise<void>((wake) => cancel = after(CLOSE_WAIT_MS, wake)),
+      ]);
+      cancel();
       this.#worker.terminate();
       this.#fail(new Error("toolgate: the spawn thread is closed"));
     })();
