@@ -6,7 +6,9 @@
  * - confined: a trivial tool (`permissions: "none"`) through `serve --sandbox require`, against the floor of bare
  *   spawns of the very confined command line a call starts (the cgroup wrapper where used, the seccomp shell,
  *   bwrap with the executor's arguments) by N concurrent spawners;
- * - unconfined: the same tool through `serve --sandbox off`, against bare spawns of the tool by N spawners;
+ * - unconfined: the same tool through `serve --sandbox off`, against bare spawns of the tool by N spawners, and
+ *   against bare spawns of the command line an unconfined call starts (setsid(1), the cgroup's shell, the tool):
+ *   the floor of the design;
  * - gateway: `read_graph` of the real npm server-memory (confined, as `serve` starts it) through `serve`, against
  *   the same server, one process, driven directly over one stdio connection by N concurrent requesters with the
  *   official SDK client.
