@@ -75,11 +75,21 @@ Deno.test({
     await p.run(["call", "mcp__fs__write_file", JSON.stringify({ path: outside, content: "x" })]);
     assert.throws(() => Deno.statSync(outside), Deno.errors.NotFound);
     const inside = join(p.dir.path, "b.txt");
-    const write = await p.run([
-      "call",
-      "mcp__fs__write_file",
-      JSON.stringify({ path: inside, content: "x" }),
-    ]);
+    const writeInside = () =>
+      p.run(["call", "mcp__fs__write_file", JSON.stringify({ path: inside, content: "x" })]);
+    let write = await writeInside();
+    // The server's own race (modelcontextprotocol/servers#3204, open): it takes the client's roots (here the
+    // workspace) in place of its arguments (`/`) while a first call runs, and a new file's path, walked down from
+    // `/`, meets `/tmp` against the roots alone. Only that signature is tried once more; anything else fails.
+    const raced = /symlink target outside allowed directories: (\S+) not in /.exec(
+      String(envelope(write.stdout).message ?? ""),
+    );
+    if (raced !== null && p.dir.path.startsWith(`${raced[1]}/`)) {
+      console.log(
+        `gateway_test: the filesystem server's roots race (servers#3204) hit: ${raced[0]}; once more`,
+      );
+      write = await writeInside();
+    }
     assert.equal(envelope(write.stdout).ok, true, write.stdout);
     assert.equal(await Deno.readTextFile(inside), "x");
 
