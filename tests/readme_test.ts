@@ -1271,6 +1271,46 @@ facilityTest("nats", await whyMissing("nats"), {
   },
 });
 
+facilityTest("nats", await whyMissing("nats"), {
+  name:
+    "docs/pool.md: the token its one-machine block makes is one nats-server takes, even from bytes whose base64 begins like a number",
+  fn: async () => {
+    const page = "docs/pool.md";
+    const block = fencedBlocks(pageText(page), page).find((b) =>
+      b.lines.some((l) => l.text.startsWith("nats-server -js -a 127.0.0.1"))
+    );
+    assert.ok(block, "docs/pool.md has its one-machine block");
+    const line = (start: string) => {
+      const found = block.lines.find((l) => l.text.startsWith(start));
+      assert.ok(found, `docs/pool.md's block has a line starting ${start}`);
+      return found.text.replace(/\s+#.*$/, "");
+    };
+    const token = line("export NATS_TOKEN=");
+    const conf = line("printf 'authorization");
+    assert.match(token, /\/dev\/urandom/);
+    const dir = await Deno.makeTempDir();
+    try {
+      // Bytes whose plain base64 is "5m0Wf5XPpL3zL4CrthzGVEVUO+FgE3jZ", a token nats-server refused at start.
+      const bytes = Uint8Array.from(atob("5m0Wf5XPpL3zL4CrthzGVEVUO+FgE3jZ"), (c) => c.charCodeAt(0));
+      await Deno.writeFile(join(dir, "random"), bytes);
+      const script = [
+        token.replace("/dev/urandom", join(dir, "random")),
+        conf.replace("~/nats-pool.conf", join(dir, "nats.conf")),
+        `exec "$1" -c ${join(dir, "nats.conf")} -t`,
+      ].join("\n");
+      const checked = await new Deno.Command("/bin/sh", {
+        args: ["-c", script, "sh", findHostProgram("nats-server", "")!],
+        clearEnv: true,
+        env: { PATH: "/usr/local/bin:/usr/bin:/bin" },
+      }).output();
+      const said = new TextDecoder().decode(checked.stderr) + new TextDecoder().decode(checked.stdout);
+      assert.equal(checked.code, 0, said);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
 Deno.test("docs harness: a block starting a host program that is nowhere is skipped and listed, or fails where required", () => {
   const block = fencedBlocks("```sh\nnats-server -js &\n```\n", "x.md")[0];
   const world = { env: { PATH: "/nowhere" }, notRun: [] as string[], page: "x.md" };
