@@ -303,7 +303,7 @@ export interface ExecutorLife {
   readonly onToolsChanged?: ExecutorOptions["onToolsChanged"];
   /** False: the command connects the MCP servers itself (`trust`). */
   readonly gateway?: boolean;
-  /** Start the tools from a thread of their own (`serve`, `worker`: long-lived, calls at once). */
+  /** Start the tools from a thread of their own (`serve`, `worker`: long-lived, calls at once; not a pool's caller). */
   readonly spawnThread?: boolean;
   /** The tools the command will call, when it knows (`call`): the start's warnings speak of those only. */
   readonly tools?: readonly string[];
@@ -374,7 +374,7 @@ export async function executorFromArgs(
       // Every command closes its executor.
       keepAuditOpen: true,
       residentHelpers: true,
-      spawnThread: life.spawnThread,
+      spawnThread: life.spawnThread && !pool,
       secrets,
       pool,
       tracing,

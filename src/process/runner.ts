@@ -11,7 +11,7 @@ import { after, type CancelTimer } from "../base/timer.ts";
 import { drain, feed, joined } from "./pipes.ts";
 import { spawnError, type StartProblem, startProblem } from "./start_problem.ts";
 import type { StartsAhead } from "./starts_ahead.ts";
-import type { ChildHandle, Spawner } from "./spawn_thread.ts";
+import { type ChildHandle, SPAWN_HERE, type Spawner } from "./spawn_thread.ts";
 import type { TreeEnd } from "./tree_end.ts";
 
 /** What to run. */
@@ -202,16 +202,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
       // Never both: setsid(1) in a process that already leads a group forks, and its parent exits at once.
       detached: launcher.length === 0 && (!request.endsItsTree || request.detach === true),
     };
-    child = early ?? (request.spawner ? await request.spawner.spawn(start) : new Deno.Command(start.program, {
-      args: start.args,
-      cwd: start.cwd,
-      env: { ...start.env },
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      detached: start.detached,
-    }).spawn());
+    child = early ?? await (request.spawner ?? SPAWN_HERE).spawn(start);
   } catch (error) {
     return failed(spawnError(error, request.program));
   }

@@ -45,6 +45,36 @@ export interface Spawner {
   spawn(request: SpawnRequest): Promise<ChildHandle>;
 }
 
+/**
+ * Starts on the calling thread, as `Deno.Command` does: what a run uses without a {@linkcode SpawnThread}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SPAWN_HERE } from "./spawn_thread.ts";
+ * const child = await SPAWN_HERE.spawn({ program: "/bin/true", args: [], cwd: "/", env: {}, detached: false });
+ * await child.stdin.close();
+ * await Promise.all([child.stdout.cancel(), child.stderr.cancel()]);
+ * assert.equal((await child.status).code, 0);
+ * ```
+ */
+export const SPAWN_HERE: Spawner = {
+  // Async: a start that throws rejects, as the thread's does.
+  // deno-lint-ignore require-await
+  async spawn(request) {
+    return new Deno.Command(request.program, {
+      args: [...request.args],
+      cwd: request.cwd,
+      env: { ...request.env },
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: request.detached,
+    }).spawn();
+  },
+};
+
 /** Bytes a stream may send past what its reader has taken before it waits (the child's pipe holds the rest). */
 const CREDIT_BYTES = 1 << 20;
 /** The reader hands back credit in steps of this many bytes (a small output never costs a message). */
