@@ -60,7 +60,8 @@ function readFilter(parsed: ParsedArgs, since: (text: string) => Date | undefine
 
 /** The key to check lines with, or why there is none (said once, on stderr). */
 async function checkingKey(io: Io): Promise<{ key?: CryptoKey; why?: string }> {
-  const { auditHmacKey, readAuditKey } = await import("../state/audit_log.ts");
+  const { readAuditKey } = await import("../state/audit_log.ts");
+  const { auditHmacKey } = await import("../state/audit_seal.ts");
   try {
     const raw = readAuditKey(io.env);
     if (raw === undefined) return { why: "there is no audit key yet" };

@@ -5,7 +5,8 @@
  * the one shared {@linkcode ToolService}; sessions are capped in number and closed when idle. A client that goes
  * away while a call runs cancels that call: its tree ends. SSE streams are resumable: each event has an id, a
  * stream opens with a priming event, and a stream the server closed mid-call (`pollAfterMs`, SEP-1699 polling)
- * is resumed by a GET with `Last-Event-ID`, from that session's bounded {@linkcode SessionEventStore}.
+ * is resumed by a GET with `Last-Event-ID`, from that session's bounded {@linkcode SessionEventStore}. A call
+ * answered at once goes out as one JSON body instead of a stream (`quick_answer.ts`).
  *
  * @module
  */
@@ -14,20 +15,17 @@
 import type { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody"
-import {
-  DEFAULT_MAX_REQUEST_BODY_SIZE,
-  readRequestBody,
-} from "npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
 import type { EventStore } from "npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import { SUPPORTED_PROTOCOL_VERSIONS } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { ToolService } from "./server.ts";
+import { MAX_REQUEST_BODY_BYTES, readPostBody } from "./request_body.ts";
 import { type EventLimits, SessionEventStore } from "./event_store.ts";
 import { serveLasting } from "./lasting_serve.ts";
 import { bearerCheck, hostForUrl, originCheck } from "./http_gates.ts";
 import { StatelessHttp } from "./stateless_http.ts";
+import { answerForm } from "./quick_answer.ts";
 
 /** The one path the server answers on. */
 export const MCP_PATH = "/mcp";
@@ -92,6 +90,20 @@ function jsonRpcError(status: number, code: number, message: string, headers: He
   return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
 }
 
+/** A POST's body, read (bounded) and parsed; the error answer when it cannot be. */
+async function readPosted(request: Request): Promise<{ body: unknown } | Response> {
+  const read = await readPostBody(request).catch(() => undefined);
+  if (read === undefined) return jsonRpcError(400, -32700, "Parse error: the request body could not be read");
+  if (read.tooLarge) {
+    return jsonRpcError(413, -32000, `Payload Too Large: at most ${MAX_REQUEST_BODY_BYTES} bytes`);
+  }
+  try {
+    return { body: JSON.parse(read.text) };
+  } catch {
+    return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
+  }
+}
+
 /** The protocol version a POST body's `initialize` request will settle on, as the SDK's server decides it. */
 function initializeVersion(body: unknown): string | undefined {
   const messages = Array.isArray(body) ? body : [body];
@@ -137,49 +149,6 @@ function resumableRequest(request: Request, session: Session): Request {
   const headers = new Headers(request.headers);
   headers.set("mcp-protocol-version", settled);
   return new Request(request.url, { method: request.method, headers });
-}
-
-/**
- * The response with its body passed through, calling `onGone` when the client stops reading before the end (it
- * went away: Deno cancels the body of a response whose connection closed) and `onEnd` once either way.
- */
-function watched(response: Response, onGone: () => void, onEnd: () => void): Response {
-  if (response.body === null) {
-    onEnd();
-    return response;
-  }
-  const reader = response.body.getReader();
-  let ended = false;
-  const end = () => {
-    if (!ended) {
-      ended = true;
-      onEnd();
-    }
-  };
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          end();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (error) {
-        end();
-        controller.error(error);
-      }
-    },
-    async cancel(reason) {
-      if (!ended) onGone();
-      end();
-      await reader.cancel(reason);
-    },
-  });
-  return new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
 }
 
 /**
@@ -248,22 +217,19 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
   };
 
   /** Hands a request to a session's transport; a POST's calls are cancelled if its client goes away mid-answer. */
-  const forward = async (session: Session, request: Request): Promise<Response> => {
+  const forward = async (
+    session: Session,
+    request: Request,
+    posted?: { body: unknown },
+  ): Promise<Response> => {
     session.lastActive = performance.now();
     if (request.method !== "POST") return await session.transport.handleRequest(request);
-    const read = await readRequestBody(request, DEFAULT_MAX_REQUEST_BODY_SIZE).catch(() => undefined);
-    if (read === undefined) {
-      return jsonRpcError(400, -32700, "Parse error: the request body could not be read");
+    if (posted === undefined) {
+      const read = await readPosted(request);
+      if (read instanceof Response) return read;
+      posted = read;
     }
-    if (read.tooLarge) {
-      return jsonRpcError(413, -32000, `Payload Too Large: at most ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes`);
-    }
-    let parsedBody: unknown;
-    try {
-      parsedBody = JSON.parse(read.text);
-    } catch {
-      return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
-    }
+    const parsedBody = posted.body;
     const ids = requestIds(parsedBody);
     const settles = initializeVersion(parsedBody);
     if (settles !== undefined) session.protocolVersion ??= settles;
@@ -304,7 +270,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
         });
       }
     };
-    return watched(response, gone, ended);
+    return await answerForm(response, ids, Array.isArray(parsedBody), gone, ended);
   };
 
   const handle = async (request: Request): Promise<Response> => {
@@ -329,7 +295,9 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
     if (request.method !== "POST") {
       return jsonRpcError(400, -32000, "Bad Request: no valid session ID; initialize with a POST first");
     }
-    const answered = await stateless.answer(request);
+    const posted = await readPosted(request);
+    if (posted instanceof Response) return posted;
+    const answered = await stateless.answer(request, posted.body);
     if (answered !== undefined) return answered;
     if (sessions.size + opening >= maxSessions) {
       return jsonRpcError(
@@ -344,7 +312,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
     opening += 1;
     try {
       const session = await newSession();
-      const response = await forward(session, request);
+      const response = await forward(session, request, posted);
       // Anything but an initialize request leaves the transport without a session: nothing will use it again.
       if (session.transport.sessionId === undefined) await session.server.close();
       return response;

@@ -249,6 +249,11 @@ export class ToolService {
     return this.#tools.map((tool) => structuredClone(tool));
   }
 
+  /** A listed tool's input schema, not copied (read it, never change it); undefined for a name not listed. */
+  inputSchema(name: string): Readonly<Record<string, unknown>> | undefined {
+    return this.#tools.find((tool) => tool.name === name)?.inputSchema;
+  }
+
   /**
    * Runs one `tools/call` of `session`. An unknown tool is a JSON-RPC error (`McpError` with `InvalidParams`);
    * everything else, refusals included, is a result holding an envelope.

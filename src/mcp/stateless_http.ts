@@ -14,11 +14,6 @@
  * @module
  */
 // The SDK's "./*" export points `x.js` at types in `x.js.d.ts`, which do not exist: name the types beside each import.
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody"
-import {
-  DEFAULT_MAX_REQUEST_BODY_SIZE,
-  readRequestBody,
-} from "npm:@modelcontextprotocol/sdk@1.32.2/server/requestBody.js";
 import { isRecord } from "../contract.ts";
 import { paramHeaderMismatch } from "../manifest/param_headers.ts";
 import type { CallNotification } from "./client_asks.ts";
@@ -36,32 +31,6 @@ import type { ToolService } from "./server.ts";
 
 /** The connection name of every stateless HTTP caller: the server has one bearer token, so one principal. */
 export const HTTP_CONNECTION = "http";
-
-/**
- * A POST's body, when it is one request of the stateless revision (read from a copy: the original goes on to a
- * session's transport otherwise). A body that cannot be read or parsed is the session path's to refuse.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { statelessBody } from "./stateless_http.ts";
- * const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28" };
- * const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: meta } });
- * const request = new Request("http://127.0.0.1/mcp", { method: "POST", body });
- * assert.equal((await statelessBody(request)).is, true);
- * assert.equal(await request.text(), body); // still there for a session
- * ```
- */
-export async function statelessBody(request: Request): Promise<{ is: boolean; body?: unknown }> {
-  const read = await readRequestBody(request.clone(), DEFAULT_MAX_REQUEST_BODY_SIZE).catch(() => undefined);
-  if (read === undefined || read.tooLarge) return { is: false };
-  try {
-    const body: unknown = JSON.parse(read.text);
-    return { is: isStateless(body, request.headers.get("mcp-protocol-version")), body };
-  } catch {
-    return { is: false };
-  }
-}
 
 /** The `Mcp-Name` a method's body names: a tool's, a prompt's name, a resource's URI, a task's id. */
 function bodyName(method: string, params: Record<string, unknown>): string | undefined {
@@ -205,7 +174,7 @@ function asJson(answer: StatelessAnswer): Response {
  * ```ts ignore
  * import { StatelessHttp } from "./stateless_http.ts";
  * const stateless = new StatelessHttp(service, () => url);
- * const answered = await stateless.answer(request); // undefined: a session's request
+ * const answered = await stateless.answer(request, body); // undefined: a session's request
  * ```
  */
 export class StatelessHttp {
@@ -230,14 +199,18 @@ export class StatelessHttp {
     return this.#pages.handle(request);
   }
 
-  /** Answers a POST that holds a stateless request; undefined for any other (a session's, an `initialize`). */
-  async answer(request: Request): Promise<Response | undefined> {
-    const stateless = await statelessBody(request);
-    const schemaOf = (tool: string) =>
-      this.#service.list().find((listed) => listed.name === tool)?.inputSchema;
-    return stateless.is
-      ? await answerStatelessHttp(this.#requests, stateless.body, request, schemaOf)
-      : undefined;
+  /**
+   * Answers a POST whose `body` (read and parsed) is a stateless request; undefined for any other (a session's, an
+   * `initialize`).
+   */
+  async answer(request: Request, body: unknown): Promise<Response | undefined> {
+    if (!isStateless(body, request.headers.get("mcp-protocol-version"))) return undefined;
+    return await answerStatelessHttp(
+      this.#requests,
+      body,
+      request,
+      (tool) => this.#service.inputSchema(tool),
+    );
   }
 
   /** The server stops: the stateless callers' background jobs end, as a session's do with it. */

@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "../base/paths.ts";
-import { checkLineMac } from "../state/audit_log.ts";
+import { checkLineMac } from "../state/audit_seal.ts";
 import { isRecord } from "../contract.ts";
 
 /** A day file's name, as `auditFileFor` makes it. */

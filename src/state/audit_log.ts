@@ -5,8 +5,8 @@
  * one the path names) before a byte goes in; no mode is ever changed through a path. Each record is one write of
  * the whole line with O_APPEND, so lines from concurrent processes never interleave, and starts on a line of its
  * own even after a torn write. Argument digests are HMAC-SHA256 under a per-user key, and so is each line (its
- * last field, `mac`), so that `toolgate log` can tell a line changed by hand from one toolgate wrote. A failed
- * write is reported once and never fails the call.
+ * last field, `mac`; `audit_seal.ts`), so that `toolgate log` can tell a line changed by hand from one toolgate
+ * wrote. A failed write is reported once and never fails the call.
  *
  * The records themselves (what a refusal, a run, a job says) are made in `run/audit.ts`, which re-exports this
  * module's names.
@@ -20,6 +20,7 @@ import { redactDeep, type Redactor } from "./redact.ts";
 import { checkPrivateDir, ensurePrivateDir } from "./private_dir.ts";
 import { readKey, readOrMakeKey } from "./private_file.ts";
 import { AuditFile } from "./audit_file.ts";
+import { sealWith } from "./audit_seal.ts";
 import { StateDirError, stateRoot } from "./state.ts";
 
 /** One call, as the audit log records it. Never an argument value, never a variable's value. */
@@ -52,7 +53,7 @@ export interface AuditOptions {
   readonly redact: Redactor;
   /** Told once, the first time anything fails (the folder, the key, a write). */
   readonly onError: (message: string) => void;
-  /** Told after each line is written (the console reads the log again then). */
+  /** Told after each write of one line or several (the console reads the log again then). */
   readonly onWritten?: () => void;
   /**
    * Keeps the day's file open from one record to the next (two calls fewer a line), checked again at each record
@@ -163,87 +164,6 @@ export function readAuditKey(env: Readonly<Record<string, string>>): Uint8Array 
 const encoder = new TextEncoder();
 
 /**
- * What a line's digest covers before the line: a line's digest can then never equal an arguments digest under the
- * same key (a caller who chose arguments text that reads as a line would otherwise find that line's digest logged).
- */
-const LINE_DOMAIN = "toolgate audit line\n";
-
-/** The field that holds a line's digest; always the last, so that what it covers is the text before it. */
-const MAC_TAIL = /,?"mac":"([0-9a-f]{64})"\}$/;
-
-function hex(bytes: ArrayBuffer): string {
-  return new Uint8Array(bytes).toHex();
-}
-
-/**
- * The audit key as a Web Crypto HMAC-SHA256 key, for signing lines and arguments and checking lines.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { auditHmacKey } from "./audit_log.ts";
- * const key = await auditHmacKey(crypto.getRandomValues(new Uint8Array(32)));
- * assert.equal(key.algorithm.name, "HMAC");
- * ```
- */
-export function auditHmacKey(raw: Uint8Array): Promise<CryptoKey> {
-  return crypto.subtle.importKey(
-    "raw",
-    raw as Uint8Array<ArrayBuffer>,
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign", "verify"],
-  );
-}
-
-/**
- * A record's JSON text (one object) with its digest as the last field, `mac`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { auditHmacKey, checkLineMac, sealLine } from "./audit_log.ts";
- * const key = await auditHmacKey(new Uint8Array(32));
- * const line = await sealLine('{"tool":"t"}', key);
- * assert.match(line, /^\{"tool":"t","mac":"[0-9a-f]{64}"\}$/);
- * assert.equal(await checkLineMac(line, key), "verified");
- * assert.equal(await checkLineMac(line.replace('"t"', '"u"'), key), "altered");
- * ```
- */
-export async function sealLine(json: string, key: CryptoKey): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(LINE_DOMAIN + json));
-  return sealed(json, hex(mac));
-}
-
-/** A record's JSON text with `mac` (hex) as its last field. */
-function sealed(json: string, mac: string): string {
-  return `${json.slice(0, -1)}${json === "{}" ? "" : ","}"mac":"${mac}"}`;
-}
-
-/**
- * Checks a line's digest: `verified`, `altered` (its digest does not match what it says), or `unsigned` (it has
- * none: written without the key, or by a toolgate that did not sign lines).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { auditHmacKey, checkLineMac } from "./audit_log.ts";
- * assert.equal(await checkLineMac('{"tool":"t"}', await auditHmacKey(new Uint8Array(32))), "unsigned");
- * ```
- */
-export async function checkLineMac(
-  line: string,
-  key: CryptoKey,
-): Promise<"verified" | "altered" | "unsigned"> {
-  const tail = MAC_TAIL.exec(line);
-  if (tail === null) return "unsigned";
-  const json = line.slice(0, tail.index) + "}";
-  const mac = new Uint8Array(tail[1].match(/../g)!.map((byte) => parseInt(byte, 16)));
-  const ok = await crypto.subtle.verify("HMAC", key, mac, encoder.encode(LINE_DOMAIN + json));
-  return ok ? "verified" : "altered";
-}
-
-/**
  * Appends audit records, each one whole line.
  *
  * @example
@@ -321,20 +241,48 @@ export class AuditLog {
    * for a bug (a record that cannot be made JSON); a folder or file it cannot write is reported, once.
    */
   writeNow(record: AuditRecord): void {
-    let json = JSON.stringify(redactDeep(record, this.options.redact));
+    this.writeManyNow([record]);
+  }
+
+  /**
+   * {@linkcode AuditLog.writeNow} for several records, in order: the lines of one day's file go in one write, after
+   * one check of the folder and the file (a burst of calls answered together costs the system calls of one line).
+   * A record that cannot be made JSON (a bug) throws after the others are written.
+   */
+  writeManyNow(records: readonly AuditRecord[]): void {
     const key = this.#signingKey();
-    if (key !== undefined) json = sealed(json, key.hex(encoder.encode(LINE_DOMAIN + json)));
-    const line = json + "\n";
+    const days: { file: string; text: string }[] = [];
+    let bug: unknown;
+    for (const record of records) {
+      let json: string;
+      try {
+        json = JSON.stringify(redactDeep(record, this.options.redact));
+      } catch (error) {
+        bug ??= error;
+        continue;
+      }
+      if (key !== undefined) json = sealWith(json, key);
+      const file = auditFileFor(this.options.dir, new Date(record.ts));
+      const last = days.at(-1);
+      if (last?.file === file) last.text += json + "\n";
+      else days.push({ file, text: json + "\n" });
+    }
+    if (days.length > 0) this.#append(days);
+    if (bug !== undefined) throw bug;
+  }
+
+  /** Appends each day's lines, the folder checked first (made at the first record); trouble is reported, once. */
+  #append(days: readonly { file: string; text: string }[]): void {
     const { dir } = this.options;
     try {
       if (!this.#dirMade) {
         prepareAuditDir(dir);
         this.#dirMade = true;
       } else {
-        // Checked at every record: a folder swapped for a link since the last one is refused, not followed.
+        // Checked at every write: a folder swapped for a link since the last one is refused, not followed.
         checkPrivateDir(dir);
       }
-      this.#file.append(auditFileFor(dir, new Date(record.ts)), line);
+      for (const { file, text } of days) this.#file.append(file, text);
     } catch (error) {
       this.#report(`toolgate: cannot write the audit log in ${dir}: ${(error as Error).message}`);
       return;

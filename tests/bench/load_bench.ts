@@ -11,7 +11,8 @@
  *   the floor of the design;
  * - gateway: `read_graph` of the real npm server-memory (confined, as `serve` starts it) through `serve`, against
  *   the same server, one process, driven directly over one stdio connection by N concurrent requesters with the
- *   official SDK client.
+ *   official SDK client; and the same calls in the stateless revision (2026-07-28: no session, each call one
+ *   POST, each caller a client of its own name), read against the same floor.
  *
  * - the pool: the same tool through `serve --sandbox off --executor nats://...` and a real nats-server with 1, 2
  *   and 4 `toolgate worker`s on this machine (unconfined, each with its audit log), read beside the unconfined
@@ -19,8 +20,8 @@
  *
  * It prints calls/s, p50 and p99 of each, the ratios of calls/s to the floors (the pool's to the local serve),
  * p99/p50, the audit lines counted (exactly one per call; a pooled call's second, its worker's, counted apart) and
- * the errors (zero), the CPU time per call of each process (serve, the tools, the workers, nats-server, this
- * client; from /proc/PID/stat) and the cores they kept busy, and `serve`'s resident memory (VmRSS of
+ * the errors (zero), the CPU time per call of each process (serve, the tools, the upstream server, the workers,
+ * nats-server, this client; from /proc/PID/stat) and the cores they kept busy, and `serve`'s resident memory (VmRSS of
  * /proc/PID/status) with no session, 16 and 256 sessions open, each time before and after their calls (and the
  * growth per session between 16 and 256), once they are closed, and after rounds of 256 more.
  *
@@ -30,7 +31,7 @@
  * confined|unconfined|gateway|pool`, `--pool-workers 1,2,4` the pools (`0`: none), `--pool-concurrency N` each
  * worker's calls at once (default: its own, one per CPU), `--memory-rounds N` rounds of 256 sessions opened,
  * called and closed after the memory readings (default 1), `--baseline DIR` to run another checkout of toolgate
- * beside this one, interleaved: a before-and-after ratio from one run).
+ * beside this one, interleaved: a before-and-after ratio from one run, confined, unconfined and gateway).
  *
  * Not here: the client and the serve handle (load_client.ts); the load test, untimed (tests/mcp/load_test.ts).
  *
@@ -60,6 +61,7 @@ import {
 import {
   auditLines,
   cpuTime,
+  descendantsNamed,
   drive,
   type LoadRun,
   LoadSession,
@@ -310,7 +312,7 @@ export async function benchLoad(): Promise<Record<string, number>> {
     if (support !== undefined && (want("confined") || want("gateway"))) await start("confined", "require");
     if (want("unconfined")) await start("unconfined", "off");
     if (baseline !== undefined) {
-      if (servers.confined !== undefined && want("confined")) {
+      if (servers.confined !== undefined && (want("confined") || want("gateway"))) {
         await start("confined_before", "require", baseline);
       }
       if (servers.unconfined !== undefined) await start("unconfined_before", "off", baseline);
@@ -365,17 +367,18 @@ export async function benchLoad(): Promise<Record<string, number>> {
 
     // The upstream, driven directly: the same server, one process, one stdio connection.
     let upstream: Client | undefined;
+    let upstreamPid: number | undefined;
     if (servers.confined !== undefined && project.gateway && want("gateway")) {
       upstream = new Client({ name: "load-bench", version: "1" });
-      await upstream.connect(
-        new StdioClientTransport({
-          command: NODE,
-          args: [MEMORY_SERVER],
-          cwd: dir,
-          env: { PATH: env.PATH, MEMORY_FILE_PATH: join(dir, "memory", "graph.jsonl") },
-          stderr: "pipe",
-        }),
-      );
+      const transport = new StdioClientTransport({
+        command: NODE,
+        args: [MEMORY_SERVER],
+        cwd: dir,
+        env: { PATH: env.PATH, MEMORY_FILE_PATH: join(dir, "memory", "graph.jsonl") },
+        stderr: "pipe",
+      });
+      await upstream.connect(transport);
+      upstreamPid = transport.pid ?? undefined;
     }
     const tool = project.manifest.tools[0];
     type Variant = {
@@ -384,10 +387,12 @@ export async function benchLoad(): Promise<Record<string, number>> {
       audited?: string;
       /** The processes whose CPU time is charged to it (this bench's own as `client`). */
       cpu?: CpuGroups;
+      /** Run once after the warm-up calls: where a variant learns what its CPU groups hold. */
+      warmed?: () => Promise<void>;
     };
     const variants: Variant[] = [];
-    const through = (server: string, name: string): Variant["run"] => (sessions, calls) =>
-      drive(servers[server].url, TOKEN, sessions, calls, () => ({ name, args: {} }));
+    const through = (server: string, name: string, stateless = false): Variant["run"] => (sessions, calls) =>
+      drive(servers[server].url, TOKEN, sessions, calls, () => ({ name, args: {} }), stateless);
     if (servers.confined !== undefined && want("confined")) {
       variants.push({ name: "confined", run: through("confined", "trivial"), audited: "confined" });
       variants.push({
@@ -408,7 +413,9 @@ export async function benchLoad(): Promise<Record<string, number>> {
       });
     }
     for (const name of ["confined_before", "unconfined_before"]) {
-      if (servers[name] !== undefined) variants.push({ name, run: through(name, "trivial"), audited: name });
+      if (servers[name] !== undefined && (name !== "confined_before" || want("confined"))) {
+        variants.push({ name, run: through(name, "trivial"), audited: name });
+      }
     }
     if (servers.unconfined !== undefined) {
       variants.push({
@@ -456,10 +463,30 @@ export async function benchLoad(): Promise<Record<string, number>> {
       });
     }
     if (upstream !== undefined) {
+      // The server-memory `serve` started (it runs from the first call on: the warm-up's).
+      const gatewayUpstream: number[] = [];
       variants.push({
         name: "gateway",
         run: through("confined", "mcp__mem__read_graph"),
         audited: "confined",
+        cpu: { serve: [servers.confined.pid], upstream: gatewayUpstream, client: [Deno.pid] },
+        warmed: async () => {
+          gatewayUpstream.push(...await descendantsNamed(servers.confined.pid, "node"));
+        },
+      });
+      if (servers.confined_before !== undefined) {
+        variants.push({
+          name: "gateway_before",
+          run: through("confined_before", "mcp__mem__read_graph"),
+          audited: "confined_before",
+        });
+      }
+      // The same calls in the stateless revision: no session, the SDK's transport not in the way.
+      variants.push({
+        name: "gateway_stateless",
+        run: through("confined", "mcp__mem__read_graph", true),
+        audited: "confined",
+        cpu: { serve: [servers.confined.pid], upstream: gatewayUpstream, client: [Deno.pid] },
       });
       variants.push({
         name: "upstream_floor",
@@ -468,12 +495,14 @@ export async function benchLoad(): Promise<Record<string, number>> {
             const result = await upstream!.callTool({ name: "read_graph", arguments: {} });
             if (result.isError) throw new Error(JSON.stringify(result));
           }),
+        cpu: { upstream: upstreamPid === undefined ? [] : [upstreamPid], client: [Deno.pid] },
       });
     }
 
     try {
       // One warm-up call of each, untimed.
       for (const variant of variants) await variant.run(2, 2);
+      for (const variant of variants) await variant.warmed?.();
       auditExpected = Object.fromEntries(
         await Promise.all(Object.entries(auditDirs).map(async ([name, d]) => [name, await auditLines(d)])),
       );
@@ -564,7 +593,9 @@ export async function benchLoad(): Promise<Record<string, number>> {
     ["confined", "bwrap_floor"],
     ["unconfined", "spawn_floor"],
     ["gateway", "upstream_floor"],
+    ["gateway_stateless", "upstream_floor"],
     ["confined_before", "bwrap_floor"],
+    ["gateway_before", "upstream_floor"],
     ["unconfined_before", "spawn_floor"],
   ] as const;
   for (const sessions of SESSIONS) {
@@ -620,7 +651,15 @@ export async function benchLoad(): Promise<Record<string, number>> {
   }
   // Where each call's CPU went, by process, and how many of the machine's cores the whole kept busy.
   for (const sessions of SESSIONS) {
-    for (const name of ["unconfined", ...POOL_WIDTHS.map((width) => `pool${width}`)]) {
+    for (
+      const name of [
+        "unconfined",
+        "gateway",
+        "gateway_stateless",
+        "upstream_floor",
+        ...POOL_WIDTHS.map((width) => `pool${width}`),
+      ]
+    ) {
       const t = tallies[name]?.[sessions];
       if (t === undefined || Object.keys(t.cpu).length === 0) continue;
       const parts = Object.entries(t.cpu).map(([group, ms]) => [group, ms / t.calls] as const);
@@ -666,7 +705,7 @@ export async function benchLoad(): Promise<Record<string, number>> {
     }
   }
   for (const sessions of SESSIONS) {
-    for (const name of ["confined", "unconfined"]) {
+    for (const name of ["confined", "unconfined", "gateway"]) {
       const now = tallies[name]?.[sessions];
       const before = tallies[`${name}_before`]?.[sessions];
       if (now === undefined || before === undefined) continue;

@@ -15,8 +15,10 @@ import { fromFileUrl } from "../../src/base/paths.ts";
 
 /** toolgate's checkout. */
 export const REPO: string = fromFileUrl(new URL("../../", import.meta.url)).replace(/\/$/, "");
-/** The protocol revision the client asks for. */
+/** The protocol revision the client asks for in a session. */
 const PROTOCOL = "2025-11-25";
+/** The stateless revision ({@linkcode StatelessCaller}). */
+const STATELESS = "2026-07-28";
 
 /** One call's outcome: its time, and what went wrong (an HTTP status, a JSON-RPC error, an `isError` result). */
 export interface CallOutcome {
@@ -99,6 +101,55 @@ export class LoadSession {
   }
 }
 
+/**
+ * A caller of the stateless revision (2026-07-28): no session; each call one POST of its own, its version in
+ * `_meta` and its standard headers (`Mcp-Method`, `Mcp-Name`) beside it. Answers as {@linkcode LoadSession} does.
+ */
+export class StatelessCaller {
+  #next = 1;
+  /** `name`: its client's name (each caller is kept apart by it, as distinct agents are). */
+  constructor(private readonly url: URL, private readonly token: string, private readonly name: string) {}
+
+  /** Calls tool `name`, timed; an error of any kind is the outcome's `error`. */
+  async call(name: string, args: Record<string, unknown>): Promise<CallOutcome> {
+    const id = this.#next++;
+    const started = performance.now();
+    const response = await fetch(this.url, {
+      method: "POST",
+      headers: {
+        ...headers(this.token, undefined),
+        "mcp-protocol-version": STATELESS,
+        "mcp-method": "tools/call",
+        "mcp-name": name,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: {
+          name,
+          arguments: args,
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": STATELESS,
+            "io.modelcontextprotocol/clientInfo": { name: this.name, version: "1" },
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      }),
+    });
+    const reply = await answer(response, id);
+    const ms = performance.now() - started;
+    if (reply.error !== undefined) return { ms, error: JSON.stringify(reply.error) };
+    if (reply.result?.isError) return { ms, error: JSON.stringify(reply.result).slice(0, 300) };
+    return { ms };
+  }
+
+  /** Nothing to end: there is no session. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
 function headers(token: string, session: string | undefined): Record<string, string> {
   return {
     authorization: `Bearer ${token}`,
@@ -138,7 +189,7 @@ export interface LoadRun {
 
 /**
  * Opens `sessions` sessions, then (timed from here) each makes `calls` calls one after the other, `pick(session,
- * i)` naming each; closes them all.
+ * i)` naming each; closes them all. `stateless`: callers of the 2026-07-28 revision instead, one request each.
  */
 export async function drive(
   url: URL,
@@ -146,8 +197,15 @@ export async function drive(
   sessions: number,
   calls: number,
   pick: (session: number, i: number) => { name: string; args: Record<string, unknown> },
+  stateless = false,
 ): Promise<LoadRun> {
-  const open = await Promise.all(Array.from({ length: sessions }, () => LoadSession.open(url, token)));
+  const open: (LoadSession | StatelessCaller)[] = await Promise.all(
+    Array.from(
+      { length: sessions },
+      (_, i) =>
+        stateless ? new StatelessCaller(url, token, `toolgate-load-${i}`) : LoadSession.open(url, token),
+    ),
+  );
   const outcomes: CallOutcome[] = [];
   let answered = 0;
   const started = performance.now();
@@ -263,6 +321,24 @@ async function procFile(pid: number, name: string): Promise<string> {
     .output();
   if (!out.success) throw new Error(`cannot read /proc/${pid}/${name}`);
   return new TextDecoder().decode(out.stdout);
+}
+
+/** The pids under `pid` whose command is `comm` (each task's `children` file under /proc, followed down). */
+export async function descendantsNamed(pid: number, comm: string): Promise<number[]> {
+  const found: number[] = [];
+  const walk = async (at: number) => {
+    const out = await new Deno.Command("sh", {
+      args: ["-c", `cat /proc/${at}/task/*/children`],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    for (const child of new TextDecoder().decode(out.stdout).split(/\s+/).filter(Boolean).map(Number)) {
+      if ((await procFile(child, "comm").catch(() => "")).trim() === comm) found.push(child);
+      await walk(child);
+    }
+  };
+  await walk(pid);
+  return found;
 }
 
 /** A process's resident memory in MiB: `VmRSS` of /proc/PID/status. */

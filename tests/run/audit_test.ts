@@ -9,12 +9,11 @@ import { dirname, join } from "node:path";
 import {
   AUDIT_KEY_BYTES,
   auditFileFor,
-  auditHmacKey,
   AuditLog,
-  checkLineMac,
   loadAuditKey,
   prepareAuditDir,
 } from "../../src/state/audit_log.ts";
+import { auditHmacKey, checkLineMac } from "../../src/state/audit_seal.ts";
 import { makeRedactor, redactionFor, secretForms, secretValues } from "../../src/state/redact.ts";
 import { StateDirError, stateRoot } from "../../src/state/state.ts";
 import {
