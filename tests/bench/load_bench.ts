@@ -614,6 +614,7 @@ export async function benchLoad(): Promise<Record<string, number>> {
         [`${name}_${sessions}_p99_over_p50`]: p99 / p50,
         [`${name}_${sessions}_errors`]: t.errors + fl.errors,
         [`${floor}_${sessions}_calls_per_s`]: perSecond(fl),
+        [`${floor}_${sessions}_p99_over_p50`]: quantile(fl.times, 0.99) / quantile(fl.times, 0.5),
       });
       lines.push(
         `load, ${sessions} sessions, ${name}: ${f1(perSecond(t))} calls/s, p50 ${f1(p50)} ms, p99 ${
@@ -622,7 +623,9 @@ export async function benchLoad(): Promise<Record<string, number>> {
           `(p99/p50 ${f2(p99 / p50)}); ${name} floor (${floor.replace("_floor", "")}) ${
             f1(perSecond(fl))
           } calls/s, ` +
-          `p50 ${f1(quantile(fl.times, 0.5))} ms; ${name}/floor ${f2(ratio)}` +
+          `p50 ${f1(quantile(fl.times, 0.5))} ms, p99 ${f1(quantile(fl.times, 0.99))} ms; ${name}/floor ${
+            f2(ratio)
+          }` +
           (sessions === 16 && name in TARGETS ? ` (target ${TARGETS[name as keyof typeof TARGETS]})` : "") +
           `; ${t.errors} errors, ${t.unanswered} sessions unanswered` +
           (t.firstError === undefined ? "" : ` (first: ${t.firstError})`) +

@@ -659,3 +659,38 @@ Deno.test("audit: each line ends with its own keyed digest, which an edit breaks
   assert.equal(await checkLineMac(line.replace('"outcome":"ok"', '"outcome":"timeout"'), key), "altered");
   assert.equal(await checkLineMac(line, await auditHmacKey(new Uint8Array(32).fill(9))), "altered");
 });
+
+Deno.test("audit: lines written together are one write each day, each line whole and sealed; a record that cannot be written loses no other", async () => {
+  await using dir = await scratch();
+  const auditDir = join(dir.path, "audit");
+  const errors: string[] = [];
+  using audit = new AuditLog({
+    dir: auditDir,
+    key: AUDIT_KEY,
+    redact: makeRedactor([]),
+    onError: (message) => errors.push(message),
+    holdOpen: true,
+  });
+  const record = (ts: string, tool: string) => auditRecord({ ts, tool });
+  // Two lines of one day around one that cannot be JSON (a BigInt), then two of the next day, in one call.
+  const bad = auditRecord({ ts: "2026-05-04T23:59:59.000Z", tool: "bad", ms: 1n as unknown as number });
+  assert.throws(
+    () =>
+      audit.writeManyNow([
+        record("2026-05-04T23:59:58.000Z", "a"),
+        bad,
+        record("2026-05-04T23:59:59.000Z", "b"),
+        record("2026-05-05T00:00:00.000Z", "c"),
+        record("2026-05-05T00:00:01.000Z", "d"),
+      ]),
+    /BigInt/,
+  );
+  assert.deepEqual(errors, []);
+  const key = await auditHmacKey(AUDIT_KEY);
+  for (const [day, tools] of [["20260504", ["a", "b"]], ["20260505", ["c", "d"]]] as const) {
+    const lines = (await Deno.readTextFile(join(auditDir, `${day}.log`))).split("\n");
+    assert.equal(lines.pop(), "", "the file ends with a newline");
+    assert.deepEqual(lines.map((line) => JSON.parse(line).tool), tools);
+    for (const line of lines) assert.equal(await checkLineMac(line, key), "verified");
+  }
+});
