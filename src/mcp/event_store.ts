@@ -84,12 +84,20 @@ export class SessionEventStore implements EventStore {
   }
 
   storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    return Promise.resolve(this.store(streamId, message));
+  }
+
+  /**
+   * {@linkcode SessionEventStore.storeEvent}, at once: keeps `message` as the next event of `streamId` and returns
+   * its id (`{}`: a stream's priming event, which carries no message).
+   */
+  store(streamId: string, message: JSONRPCMessage | Record<string, never>): string {
     // The id names its stream and a number that only grows: nothing in it is secret, and it is only ever looked
     // up in this session's store.
     const eventId = `${streamId}.${this.#next++}`;
-    if (this.#closed) return Promise.resolve(eventId);
+    if (this.#closed) return eventId;
     const bytes = JSON.stringify(message).length;
-    this.#events.set(eventId, { streamId, message, bytes });
+    this.#events.set(eventId, { streamId, message: message as JSONRPCMessage, bytes });
     this.#bytes += bytes;
     const ids = this.#streams.get(streamId) ?? [];
     ids.push(eventId);
@@ -101,11 +109,30 @@ export class SessionEventStore implements EventStore {
     ) {
       this.#drop(this.#events.keys().next().value as string);
     }
-    return Promise.resolve(eventId);
+    return eventId;
   }
 
   getStreamIdForEventId(eventId: string): Promise<string | undefined> {
-    return Promise.resolve(this.#events.get(eventId)?.streamId);
+    return Promise.resolve(this.streamOf(eventId));
+  }
+
+  /** The stream of a kept event; undefined for an id not kept (evicted, unknown, another session's). */
+  streamOf(eventId: string): string | undefined {
+    return this.#events.get(eventId)?.streamId;
+  }
+
+  /**
+   * The kept events of `lastEventId`'s stream after it, oldest first, as id and message (a priming event, which
+   * carries none, left out); none for an id not kept.
+   */
+  after(lastEventId: string): [string, JSONRPCMessage][] {
+    const streamId = this.streamOf(lastEventId);
+    if (streamId === undefined) return [];
+    const ids = this.#streams.get(streamId) ?? [];
+    return ids.slice(ids.indexOf(lastEventId) + 1).flatMap((id) => {
+      const stored = this.#events.get(id);
+      return stored === undefined || Object.keys(stored.message).length === 0 ? [] : [[id, stored.message]];
+    });
   }
 
   async replayEventsAfter(

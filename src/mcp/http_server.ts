@@ -2,30 +2,23 @@
  * The MCP server over Streamable HTTP (`POST/GET/DELETE /mcp`), on `Deno.serve`: every request must carry
  * `Authorization: Bearer <token>` (compared in constant time) and, when a browser sends one, an `Origin` of this
  * server or of a loopback host (against DNS rebinding). Each MCP session gets its own server (and scheduler) over
- * the one shared {@linkcode ToolService}; sessions are capped in number and closed when idle. A client that goes
- * away while a call runs cancels that call: its tree ends. SSE streams are resumable: each event has an id, a
- * stream opens with a priming event, and a stream the server closed mid-call (`pollAfterMs`, SEP-1699 polling)
- * is resumed by a GET with `Last-Event-ID`, from that session's bounded {@linkcode SessionEventStore}. A call
- * answered at once goes out as one JSON body instead of a stream (`quick_answer.ts`).
+ * the one shared {@linkcode ToolService} and a transport of toolgate's own (`session_transport.ts`: answers as
+ * JSON or as resumable event streams, polling, a client that goes away cancelling its calls); sessions are
+ * capped in number and closed when idle; a POST without a session that holds a request of the 2026-07-28
+ * revision is answered on its own (`stateless_http.ts`).
  *
  * @module
  */
 // The SDK's "./*" export points `x.js` at types in `x.js.d.ts`, which do not exist: name the types beside each import.
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/index"
 import type { Server } from "npm:@modelcontextprotocol/sdk@1.32.2/server/index.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
-import { WebStandardStreamableHTTPServerTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
-import type { EventStore } from "npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp.js";
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
-import { SUPPORTED_PROTOCOL_VERSIONS } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { ToolService } from "./server.ts";
 import { MAX_REQUEST_BODY_BYTES, readPostBody } from "./request_body.ts";
 import { type EventLimits, SessionEventStore } from "./event_store.ts";
 import { serveLasting } from "./lasting_serve.ts";
 import { bearerCheck, hostForUrl, originCheck } from "./http_gates.ts";
 import { StatelessHttp } from "./stateless_http.ts";
-import { answerForm } from "./quick_answer.ts";
+import { refusal, SessionTransport } from "./session_transport.ts";
 
 /** The one path the server answers on. */
 export const MCP_PATH = "/mcp";
@@ -70,85 +63,24 @@ export interface HttpServing {
 
 interface Session {
   readonly server: Server;
-  readonly transport: WebStandardStreamableHTTPServerTransport;
-  /** The events its SSE streams carried, for resumption; this session's only. */
-  readonly events: SessionEventStore;
-  /** `performance.now()` of the last request, or of the end of the last request stream or call. */
-  lastActive: number;
-  /** Requests in flight (running, waiting their turn, or waiting for an answer), until answered or abandoned. */
-  readonly pending: Set<string | number>;
-  /** The protocol version `initialize` settled on. */
-  protocolVersion?: string;
+  readonly transport: SessionTransport;
 }
 
-/** The first protocol version whose clients take an SSE event with empty data (the priming event). */
-const RESUMABLE_VERSION = "2025-11-25";
 /** How long a client waits before it reconnects to a stream the server closed (the SSE `retry` field). */
 const RETRY_MS = 1000;
-
-function jsonRpcError(status: number, code: number, message: string, headers: HeadersInit = {}): Response {
-  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
-}
 
 /** A POST's body, read (bounded) and parsed; the error answer when it cannot be. */
 async function readPosted(request: Request): Promise<{ body: unknown } | Response> {
   const read = await readPostBody(request).catch(() => undefined);
-  if (read === undefined) return jsonRpcError(400, -32700, "Parse error: the request body could not be read");
+  if (read === undefined) return refusal(400, -32700, "Parse error: the request body could not be read");
   if (read.tooLarge) {
-    return jsonRpcError(413, -32000, `Payload Too Large: at most ${MAX_REQUEST_BODY_BYTES} bytes`);
+    return refusal(413, -32000, `Payload Too Large: at most ${MAX_REQUEST_BODY_BYTES} bytes`);
   }
   try {
     return { body: JSON.parse(read.text) };
   } catch {
-    return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
+    return refusal(400, -32700, "Parse error: Invalid JSON");
   }
-}
-
-/** The protocol version a POST body's `initialize` request will settle on, as the SDK's server decides it. */
-function initializeVersion(body: unknown): string | undefined {
-  const messages = Array.isArray(body) ? body : [body];
-  const init = messages.find((message) =>
-    message !== null && typeof message === "object" && message.method === "initialize"
-  );
-  if (init === undefined) return undefined;
-  const asked = init.params?.protocolVersion;
-  return SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : SUPPORTED_PROTOCOL_VERSIONS[0];
-}
-
-/** Is the JSON-RPC message a response (a result or an error), and to which request? */
-function responseId(message: object): string | number | undefined {
-  const { id } = message as { id?: unknown };
-  return ("result" in message || "error" in message) && (typeof id === "string" || typeof id === "number")
-    ? id
-    : undefined;
-}
-
-/** The ids of the JSON-RPC requests (not notifications, not responses) in a POST body. */
-function requestIds(body: unknown): (string | number)[] {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.flatMap((message) =>
-    message !== null && typeof message === "object" && typeof message.method === "string" &&
-      (typeof message.id === "string" || typeof message.id === "number")
-      ? [message.id]
-      : []
-  );
-}
-
-/**
- * The request as the SDK's transport should see it: a client that settled on a version that can resume (see
- * {@linkcode RESUMABLE_VERSION}) gets resumable streams, whatever older version a later request's
- * `MCP-Protocol-Version` names, or without one (the SDK decides by that header alone, and takes a missing one
- * for 2025-03-26). The body was read already.
- */
-function resumableRequest(request: Request, session: Session): Request {
-  const settled = session.protocolVersion;
-  const named = request.headers.get("mcp-protocol-version");
-  if (settled === undefined || settled < RESUMABLE_VERSION || (named !== null && named >= settled)) {
-    return request;
-  }
-  const headers = new Headers(request.headers);
-  headers.set("mcp-protocol-version", settled);
-  return new Request(request.url, { method: request.method, headers });
 }
 
 /**
@@ -180,28 +112,14 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
       events.clear();
     });
     const events = new SessionEventStore(options.eventLimits);
-    // The transport stores every message it sends on a call's stream, the answer included: the answer is how a
-    // call whose stream was closed (and that no open stream counts any more) is known to be over.
-    const eventStore: EventStore = {
-      storeEvent: async (streamId, message) => {
-        const eventId = await events.storeEvent(streamId, message);
-        const answered = responseId(message);
-        if (answered !== undefined && session.pending.delete(answered)) {
-          session.lastActive = performance.now();
-        }
-        return eventId;
-      },
-      getStreamIdForEventId: (eventId) => events.getStreamIdForEventId(eventId),
-      replayEventsAfter: (eventId, sender) => events.replayEventsAfter(eventId, sender),
-    };
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      eventStore,
-      retryInterval: RETRY_MS,
-      onsessioninitialized: (id) => void sessions.set(id, session),
-      // A DELETE ends the session: the SDK's transport only reports it, so close it here (its calls in flight
-      // are aborted, its background jobs end). It is answered once every process of its jobs is gone.
-      onsessionclosed: async (id) => {
+    const transport = new SessionTransport({
+      events,
+      retryMs: RETRY_MS,
+      pollAfterMs,
+      onInitialized: (id) => void sessions.set(id, session),
+      // A DELETE ends the session (its calls in flight are aborted, its background jobs end). It is answered
+      // once every process of its jobs is gone.
+      onDeleted: async (id) => {
         sessions.delete(id);
         try {
           await server.close();
@@ -211,96 +129,63 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
         await service.jobsEnded(server);
       },
     });
-    const session: Session = { server, transport, events, lastActive: performance.now(), pending: new Set() };
+    const session: Session = { server, transport };
     await server.connect(transport);
     return session;
   };
 
-  /** Hands a request to a session's transport; a POST's calls are cancelled if its client goes away mid-answer. */
+  /** Hands a request to a session's transport. */
   const forward = async (
     session: Session,
     request: Request,
     posted?: { body: unknown },
   ): Promise<Response> => {
-    session.lastActive = performance.now();
-    if (request.method !== "POST") return await session.transport.handleRequest(request);
-    if (posted === undefined) {
-      const read = await readPosted(request);
-      if (read instanceof Response) return read;
-      posted = read;
-    }
-    const parsedBody = posted.body;
-    const ids = requestIds(parsedBody);
-    const settles = initializeVersion(parsedBody);
-    if (settles !== undefined) session.protocolVersion ??= settles;
-    const resumable = (settles ?? session.protocolVersion ?? "") >= RESUMABLE_VERSION;
-    for (const id of ids) session.pending.add(id);
-    let response: Response;
-    try {
-      response = await session.transport.handleRequest(resumableRequest(request, session), { parsedBody });
-    } catch (error) {
-      for (const id of ids) session.pending.delete(id);
-      throw error;
-    }
-    // Polling: a call still running after pollAfterMs has its stream closed; the client resumes it. Only a
-    // stream that began with a priming event can be resumed, so only a resumable client's stream is closed.
-    let detached = false;
-    const poll = pollAfterMs > 0 && resumable && ids.length > 0 &&
-        response.headers.get("content-type")?.startsWith("text/event-stream")
-      ? setTimeout(() => {
-        if (!ids.some((id) => session.pending.has(id))) return;
-        detached = true;
-        session.transport.closeSSEStream(ids[0]);
-      }, pollAfterMs)
-      : undefined;
-    const ended = () => {
-      clearTimeout(poll);
-      // A stream the server closed leaves its calls running: they stay pending until answered (into the store).
-      if (!detached) { for (const id of ids) session.pending.delete(id); }
-      session.lastActive = performance.now();
-    };
-    // The SDK's transport only forgets a stream whose client went away; the calls on it would run to their end.
-    // Cancel them the way a client does, so that each one's AbortSignal fires and its tree ends.
-    const gone = () => {
-      for (const id of ids) {
-        session.transport.onmessage?.({
-          jsonrpc: "2.0",
-          method: "notifications/cancelled",
-          params: { requestId: id, reason: "the client closed the connection" },
-        });
+    switch (request.method) {
+      case "POST": {
+        if (posted === undefined) {
+          const read = await readPosted(request);
+          if (read instanceof Response) return read;
+          posted = read;
+        }
+        return await session.transport.post(request, posted.body);
       }
-    };
-    return await answerForm(response, ids, Array.isArray(parsedBody), gone, ended);
+      case "GET":
+        return session.transport.get(request);
+      case "DELETE":
+        return await session.transport.delete(request);
+      default:
+        return refusal(405, -32000, "Method not allowed.", { allow: "GET, POST, DELETE" });
+    }
   };
 
   const handle = async (request: Request): Promise<Response> => {
     const path = new URL(request.url).pathname;
-    if (path !== MCP_PATH && !stateless.isPage(path)) return jsonRpcError(404, -32000, "Not found: use /mcp");
+    if (path !== MCP_PATH && !stateless.isPage(path)) return refusal(404, -32000, "Not found: use /mcp");
     if (!originAllowed(request.headers.get("origin"))) {
-      return jsonRpcError(403, -32000, "Forbidden: the Origin is not this server's");
+      return refusal(403, -32000, "Forbidden: the Origin is not this server's");
     }
     // A person's browser opens a secret's page: its unguessable path stands for the token a browser cannot send.
     if (path !== MCP_PATH) return await stateless.page(request);
     if (!authorized(request.headers.get("authorization"))) {
-      return jsonRpcError(401, -32001, "Unauthorized: a valid Authorization: Bearer token is required", {
+      return refusal(401, -32001, "Unauthorized: a valid Authorization: Bearer token is required", {
         "WWW-Authenticate": 'Bearer realm="toolgate"',
       });
     }
     const id = request.headers.get("mcp-session-id");
     if (id !== null) {
       const session = sessions.get(id);
-      if (!session) return jsonRpcError(404, -32001, "Session not found");
+      if (!session) return refusal(404, -32001, "Session not found");
       return await forward(session, request);
     }
     if (request.method !== "POST") {
-      return jsonRpcError(400, -32000, "Bad Request: no valid session ID; initialize with a POST first");
+      return refusal(400, -32000, "Bad Request: no valid session ID; initialize with a POST first");
     }
     const posted = await readPosted(request);
     if (posted instanceof Response) return posted;
     const answered = await stateless.answer(request, posted.body);
     if (answered !== undefined) return answered;
     if (sessions.size + opening >= maxSessions) {
-      return jsonRpcError(
+      return refusal(
         503,
         -32000,
         `Too many sessions (at most ${maxSessions}); close one, or retry later`,
@@ -326,7 +211,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
   const sweep = setInterval(() => {
     const now = performance.now();
     for (const session of [...sessions.values()]) {
-      if (session.pending.size === 0 && now - session.lastActive >= idleMs) {
+      if (!session.transport.busy && now - session.transport.lastActive >= idleMs) {
         if (session.transport.sessionId !== undefined) sessions.delete(session.transport.sessionId);
         session.server.close().catch((error) =>
           options.onError?.(`toolgate: mcp: closing an idle session: ${(error as Error).message}`)
@@ -340,7 +225,7 @@ export function serveHttp(service: ToolService, options: HttpOptions): HttpServi
     port: options.port,
     onError: (error) => {
       options.onError?.(`toolgate: mcp: ${error instanceof Error ? error.message : String(error)}`);
-      return jsonRpcError(500, -32603, "Internal error");
+      return refusal(500, -32603, "Internal error");
     },
     // A failed accept (a tool took every file descriptor) ends no session: the server listens again.
     onAcceptError: (message) => options.onError?.(`toolgate: mcp: ${message}`),

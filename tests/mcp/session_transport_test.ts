@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { scratch } from "../executor_helpers.ts";
 import { SESSIONS_MANIFEST, startHttp, TOKEN } from "./helpers.ts";
-import { QUICK_ANSWER_MS } from "../../src/mcp/quick_answer.ts";
+import { QUICK_ANSWER_MS } from "../../src/mcp/session_transport.ts";
 
 const VERSION = "2025-11-25";
 
@@ -133,4 +133,28 @@ Deno.test("serve --http: a call answered at once is one JSON body; a longer one,
     headers: { Authorization: `Bearer ${TOKEN}`, "Mcp-Session-Id": session, "MCP-Protocol-Version": VERSION },
   });
   await closed.body?.cancel();
+});
+
+Deno.test("serve --http: a client that stops reading a call's stream cancels the call and holds nothing: its session idles out", async () => {
+  await using dir = await scratch();
+  await using server = await startHttp(
+    ["--allow-tools", "nap", "--session-idle", "1"],
+    dir.path,
+    { TOOLGATE_MCP_TOKEN: TOKEN },
+    SESSIONS_MANIFEST,
+  );
+  const session = await open(server.url);
+  const call = await post(server.url, session, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "nap", arguments: { seconds: 20 } },
+  });
+  assert.equal(call.headers.get("content-type"), "text/event-stream");
+  await call.body?.cancel();
+  // The nap is cancelled, so nothing is in flight: past the idle limit (1 s, swept every quarter of it) the
+  // session is closed. Nothing is sent meanwhile: a request would keep it alive.
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const probe = await post(server.url, session, { jsonrpc: "2.0", id: 2, method: "ping" });
+  assert.equal(probe.status, 404, await probe.text());
 });
