@@ -65,6 +65,12 @@ export interface AuditTrailOptions {
   readonly cwd: string;
 }
 
+/** The trails with lines not written yet: one exit hook writes them all (a hook per line cost every call). */
+const PENDING_AT_EXIT = new Set<AuditTrail>();
+globalThis.addEventListener("unload", () => {
+  for (const trail of [...PENDING_AT_EXIT]) trail.flush();
+});
+
 /**
  * The audit lines of one executor.
  *
@@ -86,8 +92,6 @@ export class AuditTrail {
   /** The lines written behind their answers that are not written yet, in the order the calls answered. */
   #pending: PendingLine[] = [];
   #cancelTimer?: CancelTimer;
-  /** Writes the pending lines when the process ends (its event loop ran dry, or `Deno.exit`): never lost then. */
-  readonly #atExit = () => this.flush();
 
   /** A trail over `options.dir` (no log when `null`). */
   constructor(options: AuditTrailOptions) {
@@ -178,6 +182,16 @@ export class AuditTrail {
    */
   behind(when: Date, tool: string, argsText: string, line: (facts: CallFacts) => AuditRecord): void {
     if (!this.#log) return;
+    this.#push(when, tool, argsText, line);
+    // The first line waiting for a turn: one timer for all the lines of this turn (a line whose answer waits for
+    // it is written in this turn already, see `before`).
+    if (this.#pending.length > 0 && this.#cancelTimer === undefined) {
+      this.#cancelTimer = after(0, () => this.flush());
+    }
+  }
+
+  /** Makes a call's line now (see `behind`) and keeps it pending; at once when too many are pending already. */
+  #push(when: Date, tool: string, argsText: string, line: (facts: CallFacts) => AuditRecord): void {
     const record = line({
       ts: when.toISOString(),
       tool,
@@ -187,10 +201,8 @@ export class AuditTrail {
     });
     this.#pending.push({ record, argsText });
     if (this.#pending.length > MAX_PENDING_LINES) return this.flush();
-    if (this.#pending.length > 1) return;
-    // The first line waiting: one timer and one exit hook for all the lines of this turn.
-    this.#cancelTimer = after(0, () => this.flush());
-    globalThis.addEventListener("unload", this.#atExit);
+    // Written when the process ends (its event loop ran dry, or `Deno.exit`) if not before: never lost then.
+    if (this.#pending.length === 1) PENDING_AT_EXIT.add(this);
   }
 
   /**
@@ -220,8 +232,8 @@ export class AuditTrail {
    */
   before(when: Date, tool: string, argsText: string, line: (facts: CallFacts) => AuditRecord): Promise<void> {
     if (!this.#log) return Promise.resolve();
-    this.behind(when, tool, argsText, line);
-    // The write of this turn's lines, shared by every call that answers in it (behind's timer is a fallback).
+    this.#push(when, tool, argsText, line);
+    // The write of this turn's lines, shared by every call that answers in it.
     return this.#written ??= new Promise<void>((resolve) =>
       queueMicrotask(() => {
         this.#written = undefined;
@@ -249,7 +261,7 @@ export class AuditTrail {
     this.#pending = [];
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
-    globalThis.removeEventListener("unload", this.#atExit);
+    PENDING_AT_EXIT.delete(this);
     const log = this.#log!;
     try {
       // Its key order kept: the digest's fields stay where the record put them. One write for them all.

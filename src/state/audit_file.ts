@@ -91,16 +91,21 @@ export class AuditFile {
   /** `hold`: keep the day's file open between lines. */
   constructor(readonly hold: boolean) {}
 
-  /** Appends `line` to `file`; throws what went wrong (reported by the log, once). */
-  append(file: string, line: string): void {
+  /**
+   * Appends `line` to `file`; throws what went wrong (reported by the log, once). `beforeOpen` runs before a file
+   * is opened (its folder's check): a held file that is still the one the path names is written through its
+   * descriptor, and nothing of the path is followed for it.
+   */
+  append(file: string, line: string, beforeOpen: () => void = () => {}): void {
     const last = this.#last;
     this.#last = undefined;
-    this.#last = this.#append(file, line, last);
+    this.#last = this.#append(file, line, beforeOpen, last);
   }
 
   /** Appends through the held file when there is one, else through one opened for this line. */
-  #append(file: string, line: string, last?: LastAppend): LastAppend | undefined {
+  #append(file: string, line: string, beforeOpen: () => void, last?: LastAppend): LastAppend | undefined {
     if (!this.hold) {
+      beforeOpen();
       const { opened, info } = openChecked(file);
       try {
         return appendLine(opened, info, line, last);
@@ -120,6 +125,7 @@ export class AuditFile {
     if (info === undefined) {
       // Another day's file, or none held yet.
       this.close();
+      beforeOpen();
       const fresh = openChecked(file);
       this.#held = { file, opened: fresh.opened };
       info = fresh.info;

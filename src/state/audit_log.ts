@@ -16,7 +16,7 @@
 import { dirname, join } from "../base/paths.ts";
 import { HmacSha256 } from "../base/hmac_sha256.ts";
 import type { FailureKind } from "../contract.ts";
-import { redactDeep, type Redactor } from "./redact.ts";
+import { type Redactor, redactShared } from "./redact.ts";
 import { checkPrivateDir, ensurePrivateDir } from "./private_dir.ts";
 import { readKey, readOrMakeKey } from "./private_file.ts";
 import { AuditFile } from "./audit_file.ts";
@@ -188,6 +188,7 @@ export class AuditLog {
   /** `undefined` until the first record asks, `null` when it could not be had. */
   #key?: Uint8Array | null;
   #hmac?: HmacSha256;
+  #lastDay?: { readonly day: string; readonly file: string };
   readonly #file: AuditFile;
 
   constructor(readonly options: AuditOptions) {
@@ -214,6 +215,16 @@ export class AuditLog {
    * The key, its HMAC pads absorbed once; `undefined` when the key could not be had. Signed in this thread (see
    * {@linkcode HmacSha256}): Web Crypto's trip through the thread pool was most of a warm gateway call's overhead.
    */
+  /** The day's file of a record's timestamp, the last one remembered (the next line is nearly always that day's). */
+  #fileFor(ts: string): string {
+    // A timestamp as toISOString writes it names its UTC day in its first ten characters.
+    const day = /^\d{4}-\d\d-\d\dT.*Z$/.test(ts) ? ts.slice(0, 10) : undefined;
+    if (day !== undefined && day === this.#lastDay?.day) return this.#lastDay.file;
+    const file = auditFileFor(this.options.dir, new Date(ts));
+    if (day !== undefined) this.#lastDay = { day, file };
+    return file;
+  }
+
   #signingKey(): HmacSha256 | undefined {
     const key = this.#digestKey();
     if (key === null) return undefined;
@@ -256,13 +267,13 @@ export class AuditLog {
     for (const record of records) {
       let json: string;
       try {
-        json = JSON.stringify(redactDeep(record, this.options.redact));
+        json = JSON.stringify(redactShared(record, this.options.redact));
       } catch (error) {
         bug ??= error;
         continue;
       }
       if (key !== undefined) json = sealWith(json, key);
-      const file = auditFileFor(this.options.dir, new Date(record.ts));
+      const file = this.#fileFor(record.ts);
       const last = days.at(-1);
       if (last?.file === file) last.text += json + "\n";
       else days.push({ file, text: json + "\n" });
@@ -278,11 +289,10 @@ export class AuditLog {
       if (!this.#dirMade) {
         prepareAuditDir(dir);
         this.#dirMade = true;
-      } else {
-        // Checked at every write: a folder swapped for a link since the last one is refused, not followed.
-        checkPrivateDir(dir);
       }
-      for (const { file, text } of days) this.#file.append(file, text);
+      // Checked before every file is opened (at every write when none is held): a folder swapped for a link since
+      // is refused, not followed. A held file the path still names is written through its descriptor.
+      for (const { file, text } of days) this.#file.append(file, text, () => checkPrivateDir(dir));
     } catch (error) {
       this.#report(`toolgate: cannot write the audit log in ${dir}: ${(error as Error).message}`);
       return;

@@ -158,3 +158,33 @@ Deno.test("serve --http: a client that stops reading a call's stream cancels the
   const probe = await post(server.url, session, { jsonrpc: "2.0", id: 2, method: "ping" });
   assert.equal(probe.status, 404, await probe.text());
 });
+
+Deno.test("serve --http: a POST that is not JSON-RPC, or a batch over 100, reaches no handler: 400", async () => {
+  await using dir = await scratch();
+  await using server = await startHttp([], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN }, SESSIONS_MANIFEST);
+  const session = await open(server.url);
+  const refusedWith = async (body: unknown) => {
+    const response = await post(server.url, session, body);
+    return { status: response.status, body: await response.json() };
+  };
+  for (
+    const wrong of [
+      { jsonrpc: "1.0", id: 1, method: "tools/list" },
+      { jsonrpc: "2.0", id: { nested: true }, method: "tools/list" },
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: "not an object" },
+      [],
+      [{ jsonrpc: "2.0", id: 1, method: "ping" }, "not a message"],
+    ]
+  ) {
+    const { status, body } = await refusedWith(wrong);
+    assert.equal(status, 400, JSON.stringify(wrong));
+    assert.equal(body.error.code, -32700, JSON.stringify(body));
+  }
+  const batch = Array.from({ length: 101 }, (_, id) => ({ jsonrpc: "2.0", id, method: "ping" }));
+  const { status, body } = await refusedWith(batch);
+  assert.equal(status, 400);
+  assert.match(body.error.message, /Batch must not exceed 100/);
+  // The session is unharmed: a good request is answered.
+  const fine = await post(server.url, session, { jsonrpc: "2.0", id: 7, method: "ping" });
+  assert.deepEqual(await fine.json(), { jsonrpc: "2.0", id: 7, result: {} });
+});
