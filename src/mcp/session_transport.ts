@@ -225,10 +225,22 @@ export class SessionTransport implements Transport {
       for (const message of messages) this.onmessage?.(message as JSONRPCMessage);
       return Promise.resolve(new Response(null, { status: 202 }));
     }
+    // An id already in flight (in this session, or twice in this batch) would take the other request's answer.
+    const ids = requests.map((message) => message.id as Id);
+    const taken = ids.find((id, at) => this.#exchanges.has(id) || ids.indexOf(id) !== at);
+    if (taken !== undefined) {
+      return Promise.resolve(
+        refusal(
+          400,
+          -32600,
+          `Invalid Request: a request with id ${JSON.stringify(taken)} is already in flight`,
+        ),
+      );
+    }
     const { promise, resolve } = Promise.withResolvers<Response>();
     const exchange: Exchange = {
       streamId: crypto.randomUUID(),
-      ids: requests.map((message) => message.id as Id),
+      ids,
       batch,
       answers: new Map(),
       early: [],
@@ -284,7 +296,8 @@ export class SessionTransport implements Transport {
     if (id === undefined) {
       if (answer) return Promise.reject(new Error("an answer to no request cannot be sent"));
       const eventId = this.#options.events.store(STANDALONE, message);
-      this.#open.get(STANDALONE)?.controller.enqueue(event(message, eventId));
+      const open = this.#open.get(STANDALONE);
+      if (open !== undefined) this.#enqueue(open.controller, event(message, eventId));
       return Promise.resolve();
     }
     const exchange = this.#exchanges.get(id);

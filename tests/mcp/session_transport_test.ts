@@ -159,9 +159,14 @@ Deno.test("serve --http: a client that stops reading a call's stream cancels the
   assert.equal(probe.status, 404, await probe.text());
 });
 
-Deno.test("serve --http: a POST that is not JSON-RPC, or a batch over 100, reaches no handler: 400", async () => {
+Deno.test("serve --http: a POST that is not JSON-RPC, a batch over 100 or an id in flight reaches no handler: 400", async () => {
   await using dir = await scratch();
-  await using server = await startHttp([], dir.path, { TOOLGATE_MCP_TOKEN: TOKEN }, SESSIONS_MANIFEST);
+  await using server = await startHttp(
+    ["--allow-tools", "nap"],
+    dir.path,
+    { TOOLGATE_MCP_TOKEN: TOKEN },
+    SESSIONS_MANIFEST,
+  );
   const session = await open(server.url);
   const refusedWith = async (body: unknown) => {
     const response = await post(server.url, session, body);
@@ -184,6 +189,26 @@ Deno.test("serve --http: a POST that is not JSON-RPC, or a batch over 100, reach
   const { status, body } = await refusedWith(batch);
   assert.equal(status, 400);
   assert.match(body.error.message, /Batch must not exceed 100/);
+  // An id twice in one batch, or one still in flight: the answer to the other request is not to be taken.
+  const twice = await refusedWith([{ jsonrpc: "2.0", id: 8, method: "ping" }, {
+    jsonrpc: "2.0",
+    id: 8,
+    method: "ping",
+  }]);
+  assert.equal(twice.status, 400);
+  assert.match(twice.body.error.message, /id 8 is already in flight/);
+  const napping = post(server.url, session, {
+    jsonrpc: "2.0",
+    id: 9,
+    method: "tools/call",
+    params: { name: "nap", arguments: { seconds: 1 } },
+  });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const again = await refusedWith({ jsonrpc: "2.0", id: 9, method: "ping" });
+  assert.equal(again.status, 400);
+  assert.match(again.body.error.message, /id 9 is already in flight/);
+  const napped = await (await napping).text();
+  assert.match(napped, /"id":9/);
   // The session is unharmed: a good request is answered.
   const fine = await post(server.url, session, { jsonrpc: "2.0", id: 7, method: "ping" });
   assert.deepEqual(await fine.json(), { jsonrpc: "2.0", id: 7, result: {} });
