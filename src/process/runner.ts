@@ -190,6 +190,9 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   const ahead = request.endsItsTree && request.detach !== true ? request.ahead : undefined;
   // Awaited only with a store: an abort right after the call must find the start's listener in place.
   const early = ahead === undefined ? undefined : await ahead.take(request);
+  // The arguments go with the start (one step across the spawn thread), unless the tool may be answered later
+  // (its stdin stays open) or was started ahead (it waits for them on its open stdin).
+  const inputWithStart = early === undefined && request.replies === undefined;
   let child: ChildHandle;
   try {
     const start = {
@@ -201,6 +204,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
       env: request.env,
       // Never both: setsid(1) in a process that already leads a group forks, and its parent exits at once.
       detached: launcher.length === 0 && (!request.endsItsTree || request.detach === true),
+      input: inputWithStart ? request.stdin : undefined,
     };
     child = early ?? await (request.spawner ?? SPAWN_HERE).spawn(start);
   } catch (error) {
@@ -313,7 +317,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     sink && ((chunk) => sink(chunk, "stderr")),
     request.onStderr,
   );
-  const fed = feed(child.stdin, request.stdin, request.replies, status);
+  const fed = inputWithStart ? Promise.resolve() : feed(child.stdin, request.stdin, request.replies, status);
 
   const exit = await status;
   exited = true;

@@ -37,6 +37,19 @@ export interface SpawnRequest {
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
   readonly detached: boolean;
+  /**
+   * Written to the child's stdin as it starts, which is then closed: the start and its input in one step (across
+   * the threads, one message instead of three and their answers). The handle's stdin is closed already. A child
+   * that exits without reading it is no error.
+   */
+  readonly input?: Uint8Array;
+}
+
+/** The stdin of a child whose input went with its start: closed; a write is a broken pipe, as after a close. */
+function closedStdin(): WritableStream<Uint8Array> {
+  return new WritableStream<Uint8Array>({
+    write: () => Promise.reject(new Deno.errors.BrokenPipe("the child's stdin is closed")),
+  });
 }
 
 /** Starts processes: {@linkcode SpawnThread}, or none (the runner then starts on its own thread). */
@@ -62,7 +75,7 @@ export const SPAWN_HERE: Spawner = {
   // Async: a start that throws rejects, as the thread's does.
   // deno-lint-ignore require-await
   async spawn(request) {
-    return new Deno.Command(request.program, {
+    const child = new Deno.Command(request.program, {
       args: [...request.args],
       cwd: request.cwd,
       env: { ...request.env },
@@ -72,6 +85,20 @@ export const SPAWN_HERE: Spawner = {
       stderr: "piped",
       detached: request.detached,
     }).spawn();
+    const input = request.input;
+    if (input === undefined) return child;
+    // Written while the caller reads the child's output: a child that reads its stdin only as it writes never
+    // waits on a full pipe.
+    const writer = child.stdin.getWriter();
+    (input.length > 0 ? writer.write(input) : Promise.resolve()).then(() => writer.close()).catch(() => {});
+    return {
+      pid: child.pid,
+      stdin: closedStdin(),
+      stdout: child.stdout,
+      stderr: child.stderr,
+      status: child.status,
+      kill: (signal?: Deno.Signal) => child.kill(signal),
+    };
   },
 };
 
@@ -149,6 +176,12 @@ function spawnThreadMain(): void {
         };
         children.set(id, started);
         scope.postMessage({ op: "spawned", id, pid: process.pid });
+        // The input that came with the start, then the end of it (a child that never reads it is no error).
+        if (message.input !== undefined) {
+          const input = message.input as Uint8Array;
+          (input.length > 0 ? started.writer.write(input) : Promise.resolve())
+            .then(() => started.writer.close()).catch(() => {});
+        }
         const pumped = Promise.all([
           pump(id, started, "stdout", message.credit),
           pump(id, started, "stderr", message.credit),
@@ -211,6 +244,8 @@ interface Remote {
   readonly exited: Promise<Deno.CommandStatus>;
   /** Set once the status came. */
   done: boolean;
+  /** The start carried the child's input: its stdin is closed already. */
+  inputSent?: boolean;
 }
 
 /**
@@ -271,8 +306,11 @@ export class SpawnThread implements Spawner {
       ended: (value) => status.resolve(value),
       exited: status.promise,
       done: false,
+      inputSent: request.input !== undefined,
     };
     this.#remotes.set(id, remote);
+    // A copy crosses: the caller keeps its buffer.
+    const input = request.input?.slice();
     post({
       op: "spawn",
       program: request.program,
@@ -281,7 +319,8 @@ export class SpawnThread implements Spawner {
       env: { ...request.env },
       detached: request.detached,
       credit: CREDIT_BYTES,
-    });
+      input,
+    }, input === undefined ? [] : [input.buffer as ArrayBuffer]);
     return promise;
   }
 
@@ -333,7 +372,7 @@ export class SpawnThread implements Spawner {
       });
     return {
       pid,
-      stdin: new WritableStream<Uint8Array>({
+      stdin: remote.inputSent ? closedStdin() : new WritableStream<Uint8Array>({
         // A copy crosses: the caller keeps its buffer.
         write: (chunk) => {
           const copy = chunk.slice();

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { SpawnThread } from "../../src/process/spawn_thread.ts";
+import { SPAWN_HERE, SpawnThread } from "../../src/process/spawn_thread.ts";
 import { waitGone } from "../executor_helpers.ts";
 
 const SPAWN_THREAD = fileURLToPath(new URL("../../src/process/spawn_thread.ts", import.meta.url));
@@ -126,6 +126,47 @@ Deno.test("spawn thread: stdin closed after the child ended and was forgotten cl
       new Response(again.stderr).text(),
     ]);
     await again.stdin.close();
+  } finally {
+    await thread.close();
+  }
+});
+
+Deno.test("spawn thread and here: the input that goes with a start reaches stdin whole and closes it; a child that never reads it is no error", async () => {
+  const thread = new SpawnThread();
+  try {
+    // 8 MiB, more than a pipe holds: written while the output is read, as the runner reads it.
+    const input = new Uint8Array(8 << 20).map((_, i) => i % 251);
+    for (const spawner of [thread, SPAWN_HERE]) {
+      const child = await spawner.spawn({
+        program: "/bin/sh",
+        args: ["-c", "cat; echo done >&2"],
+        cwd: "/",
+        env: { PATH: "/usr/bin:/bin" },
+        detached: false,
+        input,
+      });
+      const [bytes, err, status] = await Promise.all([
+        new Response(child.stdout).arrayBuffer(),
+        new Response(child.stderr).text(),
+        child.status,
+      ]);
+      assert.equal(status.code, 0);
+      assert.equal(err, "done\n", "cat saw the end of its stdin");
+      assert.deepEqual(new Uint8Array(bytes), input);
+      // Its stdin went with the start: a write there is a broken pipe, a close nothing.
+      await assert.rejects(child.stdin.getWriter().write(new Uint8Array(1)), Deno.errors.BrokenPipe);
+      // A child that exits without reading its input.
+      const quick = await spawner.spawn({
+        program: "/bin/true",
+        args: [],
+        cwd: "/",
+        env: {},
+        detached: false,
+        input,
+      });
+      const [, , done] = await Promise.all([quick.stdout.cancel(), quick.stderr.cancel(), quick.status]);
+      assert.equal(done.code, 0);
+    }
   } finally {
     await thread.close();
   }

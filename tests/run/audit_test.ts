@@ -273,8 +273,11 @@ Deno.test("audit: no secret value, nor any 4-character fragment of one, reaches 
     text += await Deno.readTextFile(join(auditDir, entry.name));
   }
   assert.equal(text.trim().split("\n").length, 2);
+  // The keyed digests are 64 hex digits that change with every line (its time): a run of four of them that
+  // happens to spell a fragment of a secret's digits (1 line in about 80 here) is no leak.
+  const scanned = text.replace(/"(mac|argsHmac)":"[0-9a-f]{64}"/g, '"$1":"<digest>"');
   for (const [name, secret] of Object.entries(secrets)) {
-    assert.deepEqual(fragments(text, secret), [], `${name} leaked into ${text}`);
+    assert.deepEqual(fragments(scanned, secret), [], `${name} leaked into ${text}`);
   }
   assert.ok(text.includes("[REDACTED]"));
   const [record] = await readAudit(auditDir);
