@@ -24,6 +24,11 @@ function post(url: URL, session: string | undefined, body: unknown): Promise<Res
   });
 }
 
+/** `serve --http` over the sessions fixture, its `nap` tool allowed without asking. */
+function serveNap(cwd: string, extra: readonly string[] = []) {
+  return startHttp(["--allow-tools", "nap", ...extra], cwd, { TOOLGATE_MCP_TOKEN: TOKEN }, SESSIONS_MANIFEST);
+}
+
 /** Opens a session (initialize, then initialized) and returns its id. */
 async function open(url: URL): Promise<string> {
   const opened = await post(url, undefined, {
@@ -55,12 +60,7 @@ function events(text: string): { id?: string; data?: Record<string, unknown> }[]
 
 Deno.test("serve --http: a call answered at once is one JSON body; a longer one, a resumable event stream", async (t) => {
   await using dir = await scratch();
-  await using server = await startHttp(
-    ["--allow-tools", "nap"],
-    dir.path,
-    { TOOLGATE_MCP_TOKEN: TOKEN },
-    SESSIONS_MANIFEST,
-  );
+  await using server = await serveNap(dir.path);
   const session = await open(server.url);
 
   await t.step("tools/list: application/json, the session's id beside it", async () => {
@@ -137,12 +137,7 @@ Deno.test("serve --http: a call answered at once is one JSON body; a longer one,
 
 Deno.test("serve --http: a client that stops reading a call's stream cancels the call and holds nothing: its session idles out", async () => {
   await using dir = await scratch();
-  await using server = await startHttp(
-    ["--allow-tools", "nap", "--session-idle", "1"],
-    dir.path,
-    { TOOLGATE_MCP_TOKEN: TOKEN },
-    SESSIONS_MANIFEST,
-  );
+  await using server = await serveNap(dir.path, ["--session-idle", "1"]);
   const session = await open(server.url);
   const call = await post(server.url, session, {
     jsonrpc: "2.0",
@@ -161,12 +156,7 @@ Deno.test("serve --http: a client that stops reading a call's stream cancels the
 
 Deno.test("serve --http: a POST that is not JSON-RPC, a batch over 100 or an id in flight reaches no handler: 400", async () => {
   await using dir = await scratch();
-  await using server = await startHttp(
-    ["--allow-tools", "nap"],
-    dir.path,
-    { TOOLGATE_MCP_TOKEN: TOKEN },
-    SESSIONS_MANIFEST,
-  );
+  await using server = await serveNap(dir.path);
   const session = await open(server.url);
   const refusedWith = async (body: unknown) => {
     const response = await post(server.url, session, body);
