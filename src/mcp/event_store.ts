@@ -1,14 +1,12 @@
 /**
  * One HTTP session's record of the SSE events it sent, so that a client whose stream ended mid-call can resume it
- * with `Last-Event-ID` (MCP Streamable HTTP resumability). The official SDK's transport asks an event store for
- * ids and replays; this one is bounded (so a client cannot grow the server's memory by opening streams or by
+ * with `Last-Event-ID` (MCP Streamable HTTP resumability). The session's transport (`session_transport.ts`) keeps
+ * each event here and replays from it; the store is bounded (so a client cannot grow the server's memory by opening streams or by
  * never resuming them) and belongs to one session (so an event id means nothing to any other session: the
  * other session's store does not hold it).
  *
  * @module
  */
-// @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp"
-import type { EventStore } from "npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/types"
 import type { JSONRPCMessage } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 
@@ -41,7 +39,7 @@ interface Stored {
 }
 
 /**
- * A bounded, in-memory {@linkcode EventStore} for one session. Eviction is oldest first, per stream and per
+ * A bounded, in-memory event store for one session. Eviction is oldest first, per stream and per
  * session, so an event that is still kept has every later event of its stream kept too: a resume from a kept id
  * loses nothing, and a resume from an evicted (or unknown, or another session's) id is refused rather than
  * answered with a gap.
@@ -51,15 +49,14 @@ interface Stored {
  * import assert from "node:assert/strict";
  * import { SessionEventStore } from "./event_store.ts";
  * const store = new SessionEventStore();
- * const first = await store.storeEvent("s1", { jsonrpc: "2.0", method: "notifications/progress" });
- * await store.storeEvent("s1", { jsonrpc: "2.0", id: 1, result: {} });
- * const replayed: string[] = [];
- * assert.equal(await store.replayEventsAfter(first, { send: async (id) => void replayed.push(id) }), "s1");
- * assert.equal(replayed.length, 1);
- * assert.equal(await store.getStreamIdForEventId("elsewhere.7"), undefined);
+ * const first = store.store("s1", { jsonrpc: "2.0", method: "notifications/progress" });
+ * store.store("s1", { jsonrpc: "2.0", id: 1, result: {} });
+ * assert.equal(store.streamOf(first), "s1");
+ * assert.equal(store.after(first).length, 1);
+ * assert.equal(store.streamOf("elsewhere.7"), undefined);
  * ```
  */
-export class SessionEventStore implements EventStore {
+export class SessionEventStore {
   readonly #limits: EventLimits;
   /** Every kept event, oldest first (a Map keeps insertion order). */
   readonly #events = new Map<string, Stored>();
@@ -83,13 +80,9 @@ export class SessionEventStore implements EventStore {
     return this.#bytes;
   }
 
-  storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
-    return Promise.resolve(this.store(streamId, message));
-  }
-
   /**
-   * {@linkcode SessionEventStore.storeEvent}, at once: keeps `message` as the next event of `streamId` and returns
-   * its id (`{}`: a stream's priming event, which carries no message).
+   * Keeps `message` as the next event of `streamId` and returns its id (`{}`: a stream's priming event, which
+   * carries no message).
    */
   store(streamId: string, message: JSONRPCMessage | Record<string, never>): string {
     // The id names its stream and a number that only grows: nothing in it is secret, and it is only ever looked
@@ -112,10 +105,6 @@ export class SessionEventStore implements EventStore {
     return eventId;
   }
 
-  getStreamIdForEventId(eventId: string): Promise<string | undefined> {
-    return Promise.resolve(this.streamOf(eventId));
-  }
-
   /** The stream of a kept event; undefined for an id not kept (evicted, unknown, another session's). */
   streamOf(eventId: string): string | undefined {
     return this.#events.get(eventId)?.streamId;
@@ -133,21 +122,6 @@ export class SessionEventStore implements EventStore {
       const stored = this.#events.get(id);
       return stored === undefined || Object.keys(stored.message).length === 0 ? [] : [[id, stored.message]];
     });
-  }
-
-  async replayEventsAfter(
-    lastEventId: string,
-    { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
-  ): Promise<string> {
-    const streamId = this.#events.get(lastEventId)?.streamId;
-    if (streamId === undefined) return "";
-    // A copy: sending may let the stream grow (or lose its oldest) meanwhile; what is new goes out live.
-    const ids = [...(this.#streams.get(streamId) ?? [])];
-    for (const id of ids.slice(ids.indexOf(lastEventId) + 1)) {
-      const stored = this.#events.get(id);
-      if (stored !== undefined) await send(id, stored.message);
-    }
-    return streamId;
   }
 
   /** Forgets every event, and keeps none from now on: the session ended. */

@@ -305,7 +305,7 @@ export class SessionTransport implements Transport {
       return Promise.reject(new Error(`No connection established for request ID: ${String(id)}`));
     }
     if (answer) {
-      if (m.id !== undefined && this.#version === undefined && "result" in m) this.#noteVersion(m);
+      if (this.#version === undefined && "result" in m) this.#noteVersion(m);
       exchange.answers.set(id, m);
     }
     if (exchange.form === "waiting") {

@@ -19,6 +19,7 @@
  */
 
 import { after } from "../base/timer.ts";
+import { feed } from "./pipes.ts";
 
 /** What a started process offers its runner: `Deno.ChildProcess`'s surface, which a local start returns as is. */
 export interface ChildHandle {
@@ -89,8 +90,7 @@ export const SPAWN_HERE: Spawner = {
     if (input === undefined) return child;
     // Written while the caller reads the child's output: a child that reads its stdin only as it writes never
     // waits on a full pipe.
-    const writer = child.stdin.getWriter();
-    (input.length > 0 ? writer.write(input) : Promise.resolve()).then(() => writer.close()).catch(() => {});
+    void feed(child.stdin, input);
     return {
       pid: child.pid,
       stdin: closedStdin(),

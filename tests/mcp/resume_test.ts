@@ -131,34 +131,29 @@ Deno.test("serve --http: an event id resumes only its own session's stream; anot
   await after.body?.cancel();
 });
 
-Deno.test("SessionEventStore: bounded per stream, per session and in bytes; an evicted id is refused; clear keeps nothing", async () => {
+Deno.test("SessionEventStore: bounded per stream, per session and in bytes; an evicted id is refused; clear keeps nothing", () => {
   const store = new SessionEventStore({ perStream: 5, perSession: 8, bytesPerSession: 2_000 });
   const note = (n: number) => ({ jsonrpc: "2.0" as const, method: "notifications/message", params: { n } });
-  const first = await store.storeEvent("a", note(0));
+  const first = store.store("a", note(0));
   const ids = [first];
-  for (let n = 1; n < 20; n++) ids.push(await store.storeEvent("a", note(n)));
+  for (let n = 1; n < 20; n++) ids.push(store.store("a", note(n)));
   assert.equal(store.size, 5);
-  assert.equal(
-    await store.getStreamIdForEventId(first),
-    undefined,
-    "an evicted event cannot be resumed from",
-  );
-  assert.equal(await store.replayEventsAfter(first, { send: () => Promise.resolve() }), "");
+  assert.equal(store.streamOf(first), undefined, "an evicted event cannot be resumed from");
+  assert.deepEqual(store.after(first), []);
   // What is kept after a kept id is whole: the stream's last five, in order.
-  const replayed: string[] = [];
-  await store.replayEventsAfter(ids[15], { send: (id) => Promise.resolve(void replayed.push(id)) });
+  const replayed = store.after(ids[15]).map(([id]) => id);
   assert.deepEqual(replayed, ids.slice(16));
   // Many streams: the session's cap holds, oldest first.
-  for (let s = 0; s < 50; s++) await store.storeEvent(`s${s}`, note(s));
+  for (let s = 0; s < 50; s++) store.store(`s${s}`, note(s));
   assert.equal(store.size, 8);
   // Bytes: a big message pushes the oldest out; the newest stays even alone over the cap.
-  await store.storeEvent("big", { jsonrpc: "2.0", id: 1, result: { text: "x".repeat(5_000) } });
+  store.store("big", { jsonrpc: "2.0", id: 1, result: { text: "x".repeat(5_000) } });
   assert.equal(store.size, 1);
   assert.ok(store.bytes > 2_000);
-  await store.storeEvent("small", note(1));
+  store.store("small", note(1));
   assert.equal(store.size, 1, "the big one went once it was not the newest");
   store.clear();
   assert.equal(store.size, 0);
-  await store.storeEvent("late", note(2));
+  store.store("late", note(2));
   assert.equal(store.size, 0, "a closed session keeps nothing");
 });
