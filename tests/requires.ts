@@ -1,7 +1,7 @@
 /**
  * The one decision of every test that needs something of the host (bubblewrap, nats-server, chromium, the
  * gateway's installed MCP servers, the conformance suite, Node 22 for the Inspector, PyPI's servers, a pty, root,
- * python3): {@linkcode requires} says whether it is there, prints why not, and gives the `ignore` value of
+ * python3, a C compiler): {@linkcode requires} says whether it is there, prints why not, and gives the `ignore` value of
  * `Deno.test({ ignore })`, so that a skip is an ignored test counted in `deno test`'s "N ignored", never an early
  * return that passes. Where the facility's `TOOLGATE_REQUIRE_*` variable is 1 (CI sets them), a missing facility
  * throws instead. {@linkcode whyMissing} looks for the facilities this module can find itself.
@@ -36,6 +36,8 @@ export const FACILITIES = {
   root: "TOOLGATE_REQUIRE_ROOT",
   /** /usr/bin/python3 (the tool protocol's Python examples). */
   python3: "TOOLGATE_REQUIRE_PYTHON",
+  /** A C compiler (cc, gcc or clang), which builds the session starter (src/build/native.ts). */
+  cc: "TOOLGATE_REQUIRE_CC",
   /** No runtime for `deno compile` in Deno's cache, so that its missing download can be seen (CI's fresh home). */
   uncached_denort: "TOOLGATE_REQUIRE_UNCACHED_DENORT",
 } as const;
@@ -151,11 +153,11 @@ export const CHROMIUM = "/usr/bin/chromium";
 
 /**
  * Why `facility` is not on this machine, or `undefined` where it is, for the facilities this module finds itself
- * (bubblewrap, nats-server, chromium, a pty, root, python3); the others are installed by their tests' helpers,
+ * (bubblewrap, nats-server, chromium, a pty, root, python3, a C compiler); the others are installed by their tests' helpers,
  * which say why they could not.
  */
 export async function whyMissing(
-  facility: "bwrap" | "nats" | "browser" | "pty" | "root" | "python3",
+  facility: "bwrap" | "nats" | "browser" | "pty" | "root" | "python3" | "cc",
 ): Promise<string | undefined> {
   switch (facility) {
     case "bwrap": {
@@ -178,5 +180,9 @@ export async function whyMissing(
       return isRoot() ? undefined : "the tests do not run as root";
     case "python3":
       return exists("/usr/bin/python3") ? undefined : "/usr/bin/python3 is missing here";
+    case "cc":
+      return ["cc", "gcc", "clang"].some((name) => findHostProgram(name) !== undefined)
+        ? undefined
+        : "no C compiler (cc, gcc or clang) is installed (apt-get install gcc)";
   }
 }

@@ -40,7 +40,7 @@ export function compileFlags(
   env: Readonly<Record<string, string>>,
   runtime: string = output,
 ): string[] {
-  const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin");
+  const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin", env);
   const set = derivePermissions({
     workspace: ".",
     manifestPath: join(".", "tools.json"),

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { buildSessionStart } from "./native.ts";
 import { join } from "../base/paths.ts";
 import { parseArgs } from "node:util";
 import { dataRoot } from "../state/state.ts";
@@ -301,5 +302,14 @@ if (import.meta.main) {
   });
   await Deno.chmod(target, 0o755);
   console.log(`installed ${target}`);
+  // Optional: unconfined calls start through setsid(1) and a shell without it, one exec slower each.
+  const starter = await buildSessionStart(env);
+  console.log(
+    starter.ok
+      ? `session starter: ${starter.path}${
+        starter.built === "before" ? " (built before)" : ` (built, ${starter.built})`
+      }`
+      : `session starter not built (${starter.reason}): unconfined calls start through setsid(1) and a shell`,
+  );
   console.log(nextSteps(bin, env.PATH ?? "").join("\n"));
 }

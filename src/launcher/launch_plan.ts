@@ -9,6 +9,7 @@
 import { dirname, join, resolve } from "../base/paths.ts";
 import { isWithin } from "../contract/relative_path.ts";
 import { CGROUP_ENV, ownCgroups } from "../sandbox/cgroups.ts";
+import { sessionStartPath } from "../sandbox/session_start.ts";
 import { PROXY_SOCKET_ENV, UPSTREAM_CA_ENV } from "../sandbox/proxy_settings.ts";
 import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
 import { endpointFromEnv } from "../agent/limits.ts";
@@ -144,12 +145,17 @@ export interface HelperPrograms {
   readonly kill?: string;
   /** Starts an unconfined tool in a session of its own, without forking the runtime. */
   readonly setsid?: string;
+  /** Starts an unconfined tool in a session and cgroup of its own in one exec, where it is built. */
+  readonly sessionStart?: string;
   /** Holds the secret store's key in the desktop keyring. */
   readonly secretTool?: string;
 }
 
-/** The helper programs, found once on PATH (absolute paths: nothing is looked up again under the least set). */
-export function helperPrograms(path: string): HelperPrograms {
+/**
+ * The helper programs, found once on PATH (absolute paths: nothing is looked up again under the least set), and
+ * the session starter in `env`'s state folder where it is built.
+ */
+export function helperPrograms(path: string, env: Readonly<Record<string, string>> = {}): HelperPrograms {
   return {
     bwrap: findProgram("bwrap", path),
     sh: findProgram("sh", "/bin:/usr/bin"),
@@ -157,8 +163,19 @@ export function helperPrograms(path: string): HelperPrograms {
     kill: findProgram("kill", path),
     // Where process_tree.ts looks for it.
     setsid: findProgram("setsid", "/usr/bin:/bin"),
+    sessionStart: builtSessionStart(env),
     secretTool: findProgram("secret-tool", path),
   };
+}
+
+/** The session starter's path for `env`'s user, where it is built (src/build/native.ts). */
+function builtSessionStart(env: Readonly<Record<string, string>>): string | undefined {
+  try {
+    return findProgram(sessionStartPath(env), "");
+  } catch {
+    // No HOME: no state folder.
+    return undefined;
+  }
 }
 
 /** The helper programs that were found, as the run grant lists them. */
@@ -277,7 +294,9 @@ export async function planLaunch(
     ? values.get("console")
     : undefined;
   const consolePort = consoleValue === undefined ? undefined : Number(consoleValue);
-  const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin");
+  const helpers = helperPrograms(env.PATH ?? "/usr/local/bin:/usr/bin:/bin", env);
+  // Looked at (stat) before each use: it is started only where it is still there.
+  if (helpers.sessionStart !== undefined) readFiles.push(helpers.sessionStart);
   // A worker, or a caller whose calls run on a worker pool: the pool's servers and the credential files.
   const poolUrl = command === "worker"
     ? values.get("nats") ?? (env.NATS_URL || undefined)

@@ -94,7 +94,7 @@ export interface RunFacts {
   /**
    * The helper programs it starts: bwrap, sh (which makes, sets and joins a call's cgroups), cat (which tells a
    * process's cgroups), kill (to signal a process group), setsid (which starts an unconfined tool in its own
-   * session).
+   * session), and the session starter where it is built (setsid and the cgroup's shell in one).
    */
   readonly helpers: readonly string[];
   /**

@@ -135,8 +135,11 @@ export interface Ended extends RunFacts {
  */
 export type RunResult = NotStarted | Ended;
 
-/** setsid(1)'s words when it could not execute the program it was given. */
-const SETSID_FAILED = "setsid: failed to execute ";
+/**
+ * The words of setsid(1), or of the session starter (src/sandbox/session_start.c), when it could not execute the
+ * program it was given.
+ */
+const START_FAILED = /^(?:setsid|session-start): failed to execute /;
 
 const EMPTY = new Uint8Array(0);
 const decoder = new TextDecoder();
@@ -359,10 +362,10 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
 
   if (
     launcher.length > 0 && !exit.success && out.total === 0 && err.kept < 65536 &&
-    decoder.decode(stderrBytes()).startsWith(SETSID_FAILED)
+    START_FAILED.test(decoder.decode(stderrBytes()))
   ) {
     // The exec after setsid() failed (a bad interpreter line): the same start failure a direct spawn reports.
-    const detail = decoder.decode(stderrBytes()).slice(SETSID_FAILED.length).trim();
+    const detail = decoder.decode(stderrBytes()).replace(START_FAILED, "").trim();
     return failed({ reason: "not_executable", message: `cannot execute ${detail}` });
   }
   const stdoutBytes = joined(out);

@@ -38,6 +38,7 @@ import { startProblem } from "../process/start_problem.ts";
 import { groupLauncher } from "../process/process_tree.ts";
 import { SpawnThread } from "../process/spawn_thread.ts";
 import { bwrapArgs } from "./bwrap_args.ts";
+import { findSessionStart, sessionStartLine } from "./session_start.ts";
 import {
   detectCgroupsCached,
   probeSandboxCached,
@@ -132,6 +133,11 @@ export interface Launch {
   readonly denials?: (failure: string | undefined) => Denial[];
   /** The call's cgroup slot, given back when it ends. */
   readonly slot?: string;
+  /**
+   * An unconfined call's own start in front of its program, where it is not setsid(1): the session starter's
+   * line (session_start.ts), which makes the session and joins the slot in one exec.
+   */
+  readonly groupStart?: readonly string[];
   /** What the proxy let through or refused, for the audit line. */
   readonly egress?: EgressDecision[];
   /** Variables the call's environment gets besides its own: credentials' placeholders, the CA bundle. */
@@ -202,6 +208,8 @@ export class ToolLauncher {
   readonly #filters = new Map<boolean, Promise<Filter | { readonly ok: false; readonly reason: string }>>();
   readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
+  /** The session starter (session_start.ts), once looked for. */
+  #starter?: { readonly path?: string };
   /** The shell that ends a confined call's pid namespace, looked up once. */
   #shell?: string;
   /** What toolgates that are gone left in their call cgroups, ended once, at this launcher's first cgroup. */
@@ -242,9 +250,13 @@ export class ToolLauncher {
     );
   }
 
-  /** How an unconfined launch starts a process-group leader (none inside bwrap); setsid(1) is looked up once. */
+  /**
+   * How an unconfined launch starts a process-group leader (none inside bwrap): its own start where it has one
+   * (the session starter), else setsid(1), looked up once.
+   */
   groupLauncher(launch: Launch): readonly string[] {
-    return launch.confined ? [] : this.#groupLauncher ??= groupLauncher();
+    if (launch.confined) return [];
+    return launch.groupStart ?? (this.#groupLauncher ??= groupLauncher());
   }
 
   /** A cgroup slot for a call, the first one ending first what toolgates that are gone left behind. */
@@ -501,12 +513,19 @@ export class ToolLauncher {
     const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
     const slot = await this.#slot(cgroups);
+    const tree = cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups));
+    // One exec in front of the tool where the session starter is built, else setsid(1) and the cgroup's shell.
+    const starter = (this.#starter ??= { path: findSessionStart(this.#options.env) }).path;
+    if (starter !== undefined) {
+      const groupStart = sessionStartLine(starter, cgroups, slot);
+      return { ...plain, groupStart, tree, slot, envelopeWarnings, auditWarnings };
+    }
     const prefix = cgroupWrapper(cgroups, undefined, slot, false, tool.envPassthrough.includes("PWD"));
     return {
       ...plain,
       program: prefix[0],
       args: [...prefix.slice(1), own.program, ...own.args],
-      tree: cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups)),
+      tree,
       slot,
       envelopeWarnings,
       auditWarnings,

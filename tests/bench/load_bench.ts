@@ -7,8 +7,9 @@
  *   spawns of the very confined command line a call starts (the cgroup wrapper where used, the seccomp shell,
  *   bwrap with the executor's arguments) by N concurrent spawners;
  * - unconfined: the same tool through `serve --sandbox off`, against bare spawns of the tool by N spawners, and
- *   against bare spawns of the command line an unconfined call starts (setsid(1), the cgroup's shell, the tool):
- *   the floor of the design;
+ *   against bare spawns of the command line an unconfined call starts (the session starter, built for the bench's
+ *   user as `deno task install` builds it, and the tool; without a C compiler, setsid(1), the cgroup's shell and
+ *   the tool): the floor of the design;
  * - gateway: `read_graph` of the real npm server-memory (confined, as `serve` starts it) through `serve`, against
  *   the same server, one process, driven directly over one stdio connection by N concurrent requesters with the
  *   official SDK client; and the same calls in the stateless revision (2026-07-28: no session, each call one
@@ -49,6 +50,8 @@ import { probeSandbox, type SandboxSupport } from "../../src/sandbox/sandbox.ts"
 import { installNode, MEMORY_SERVER, MODULES, NODE } from "../gateway_support.ts";
 import { confinedCommandLine, spawn } from "./sandbox_bench.ts";
 import { cgroupWrapper } from "../../src/sandbox/cgroups.ts";
+import { sessionStartLine } from "../../src/sandbox/session_start.ts";
+import { buildSessionStart } from "../../src/build/native.ts";
 import { groupLauncher } from "../../src/process/process_tree.ts";
 import {
   NATS_SERVER,
@@ -233,7 +236,17 @@ async function setUp(support: Support | undefined) {
   const loaded = validateManifest(manifest, join(dir, "tools.json"));
   if (!loaded.ok) throw new Error(loaded.errors.join("\n"));
   const served: Record<string, string> = { ...env, DENO_DIR: denoDir() };
-  return { dir, env: served, manifest: loaded.manifest, gateway: node };
+  // The session starter, as `deno task install` builds it for its user (where a C compiler is found).
+  const built = await buildSessionStart(env);
+  const starter = built.ok ? built.path : undefined;
+  console.log(
+    starter === undefined
+      ? `load bench: no session starter (${
+        !built.ok && built.reason
+      }): unconfined calls start through setsid(1) and a shell`
+      : `load bench: unconfined calls start through the session starter ${starter}`,
+  );
+  return { dir, env: served, manifest: loaded.manifest, gateway: node, starter };
 }
 
 /** The Deno cache this process uses (a HOME of the bench's own must not make serve fetch its packages again). */
@@ -428,18 +441,24 @@ export async function benchLoad(): Promise<Record<string, number>> {
         name: "spawn_floor",
         run: (sessions, calls) => concurrently(sessions, calls, () => spawn(tool.program, [], dir)),
       });
-      // The floor of the design: the very command line an unconfined call starts, bare (a session of its own by
+      // The floor of the design: the very command line an unconfined call starts, bare (the session starter, which
+      // makes the session and joins the call's cgroup, then the tool; without it, a session of its own by
       // setsid(1), then the shell that joins the call's cgroup, then the tool).
       const cgroups = support?.cgroups;
       const [setsid] = groupLauncher();
-      if (cgroups !== undefined && setsid !== undefined) {
+      const starter = project.starter;
+      if (cgroups !== undefined && (starter !== undefined || setsid !== undefined)) {
         variants.push({
           name: "command_floor",
           run: (sessions, calls) =>
             concurrently(sessions, calls, (w) => {
               const slot = `call-${Deno.pid}-loadbench-${w}`;
+              if (starter !== undefined) {
+                const [program, ...args] = sessionStartLine(starter, cgroups, slot);
+                return spawn(program, [...args, tool.program], dir);
+              }
               return spawn(
-                setsid,
+                setsid!,
                 [...cgroupWrapper(cgroups, undefined, slot, false, false), tool.program],
                 dir,
               );
@@ -646,10 +665,13 @@ export async function benchLoad(): Promise<Record<string, number>> {
       [`command_floor_${sessions}_errors`]: command.errors,
     });
     lines.push(
-      `load, ${sessions} sessions, unconfined: over bare spawns of the same command line (setsid, the cgroup's ` +
-        `shell, the tool) ${f2(perSecond(t) / perSecond(command))}; that command line bare ${
-          f1(perSecond(command))
-        } calls/s, ${f2(perSecond(command) / perSecond(bare))} of the bare tool's; ${command.errors} errors`,
+      `load, ${sessions} sessions, unconfined: over bare spawns of the same command line (${
+        project.starter === undefined
+          ? "setsid, the cgroup's shell, the tool"
+          : "the session starter, the tool"
+      }) ${f2(perSecond(t) / perSecond(command))}; that command line bare ${
+        f1(perSecond(command))
+      } calls/s, ${f2(perSecond(command) / perSecond(bare))} of the bare tool's; ${command.errors} errors`,
     );
   }
   // Where each call's CPU went, by process, and how many of the machine's cores the whole kept busy.

@@ -1,0 +1,78 @@
+/**
+ * Builds the session starter (`src/sandbox/session_start.c`) with the machine's C compiler, into toolgate's state
+ * folder (hidden from tools), where unconfined calls find it (`src/sandbox/session_start.ts`). Static where the C
+ * library allows (an exec of a static program maps nothing more), else linked as usual. Optional: without a
+ * compiler, unconfined calls start through setsid(1) and a shell, as they did, and `install` says so.
+ *
+ * @module
+ */
+import { dirname, join } from "../base/paths.ts";
+import { findProgram } from "../base/find_program.ts";
+import { sha256Hex } from "../base/sha256_hex.ts";
+import { SESSION_START_SOURCE_DIGEST, sessionStartPath } from "../sandbox/session_start.ts";
+
+/** The session starter's source, beside the module that starts it. */
+export const SESSION_START_SOURCE: string = new URL("../sandbox/session_start.c", import.meta.url).pathname;
+
+/** The C compilers looked for, in this order, on the builder's PATH. */
+const COMPILERS = ["cc", "gcc", "clang"];
+
+/** How a build went: the program's path and how it was linked (or that it was there already), or why there is none. */
+export type NativeBuild =
+  | { readonly ok: true; readonly path: string; readonly built: "static" | "dynamic" | "before" }
+  | { readonly ok: false; readonly reason: string };
+
+const decoder = new TextDecoder();
+
+/**
+ * Builds the session starter for `env`'s user, unless a build of this very source is there already; `env.PATH`
+ * is where the compiler is looked for. Written to a temporary name beside its place, then renamed into it, so that
+ * a call starting meanwhile finds the old program or the new one, never half of one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { buildSessionStart } from "./native.ts";
+ * const built = await buildSessionStart({ HOME: "/nonexistent", PATH: "/nonexistent" });
+ * assert.deepEqual(built, { ok: false, reason: "no C compiler (cc, gcc or clang) on PATH" });
+ * ```
+ */
+export async function buildSessionStart(env: Readonly<Record<string, string>>): Promise<NativeBuild> {
+  const compiler = COMPILERS.map((name) => findProgram(name, env.PATH ?? "")).find((path) =>
+    path !== undefined
+  );
+  if (compiler === undefined) return { ok: false, reason: "no C compiler (cc, gcc or clang) on PATH" };
+  const source = await Deno.readFile(SESSION_START_SOURCE);
+  if (await sha256Hex(source) !== SESSION_START_SOURCE_DIGEST) {
+    return { ok: false, reason: `${SESSION_START_SOURCE} is not the source this toolgate starts` };
+  }
+  const target = sessionStartPath(env);
+  try {
+    const info = await Deno.stat(target);
+    if (info.isFile) return { ok: true, path: target, built: "before" };
+  } catch {
+    // Not built yet.
+  }
+  await Deno.mkdir(dirname(target), { recursive: true, mode: 0o700 });
+  const partial = join(dirname(target), `.${crypto.randomUUID()}.partial`);
+  let failure = "";
+  for (const linked of ["static", "dynamic"] as const) {
+    const flags = ["-O2", "-Wall", "-Werror", ...(linked === "static" ? ["-static"] : []), "-o", partial];
+    const output = await new Deno.Command(compiler, {
+      args: [...flags, SESSION_START_SOURCE],
+      clearEnv: true,
+      env: { PATH: env.PATH ?? "/usr/bin:/bin" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (output.success) {
+      await Deno.chmod(partial, 0o755);
+      await Deno.rename(partial, target);
+      return { ok: true, path: target, built: linked };
+    }
+    failure = decoder.decode(output.stderr).trim().split("\n").slice(-3).join("\n");
+  }
+  await Deno.remove(partial).catch(() => {});
+  return { ok: false, reason: `${compiler} could not build it: ${failure}` };
+}
