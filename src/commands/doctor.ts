@@ -59,6 +59,11 @@ function describe(report: SetupReport, version: string): string {
       : `v${cg.version}: ${[cg.pids ? "pids" : "", cg.memory ? "memory" : ""].filter(Boolean).join(", ")}`,
   );
   row("prlimit", confinement.prlimit ?? "not found (confined tools run without rlimit caps)");
+  row(
+    "session starter",
+    confinement.sessionStart ??
+      "not built (unconfined calls start through setsid and a shell; `deno task install` builds it with a C compiler)",
+  );
   for (const profile of confinement.profiles) {
     const runs = profile.runs === "refused" ? "WILL NOT RUN" : profile.runs;
     row(`profile ${profile.profile}`, `${runs} (${profile.detail}): ${profile.tools.join(", ")}`);

@@ -10,6 +10,7 @@ import { join } from "../base/paths.ts";
 import { BELT_MANIFEST, BELT_MANIFEST_PATH } from "../manifest/tool_belt.ts";
 import { BASE_URL_VARIABLES, DEFAULT_BASE_URL } from "../agent/limits.ts";
 import { detectCgroups } from "../sandbox/cgroups.ts";
+import { findSessionStart } from "../sandbox/session_start.ts";
 import type { PermissionProfile } from "../manifest/profiles.ts";
 import { findProgram } from "../base/find_program.ts";
 import { probeSandbox, SANDBOX_MODES, type SandboxMode, type SandboxSupport } from "../sandbox/sandbox.ts";
@@ -68,6 +69,8 @@ export interface SetupReport {
     readonly userNamespaces: boolean | null;
     readonly cgroups: { readonly version: number; readonly pids: boolean; readonly memory: boolean } | null;
     readonly prlimit: string | null;
+    /** The session starter unconfined calls start through, where it is built (src/sandbox/session_start.ts). */
+    readonly sessionStart: string | null;
     readonly profiles: readonly ProfileOutlook[];
     /** Each MCP server of the manifest: its profile, how it runs here, and what stands in its way. */
     readonly servers: readonly ServerOutlook[];
@@ -361,6 +364,7 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
         memory: cgroups.memory !== undefined,
       },
       prlimit: (support.ok ? support.prlimit : findProgram("prlimit", "/usr/bin:/bin")) ?? null,
+      sessionStart: findSessionStart(env) ?? null,
       profiles,
       servers,
     },

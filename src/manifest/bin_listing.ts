@@ -19,7 +19,8 @@ function realPath(path: string): string | undefined {
 
 /**
  * Checks that `program` (resolved) stays inside `binDir` once every symlink is followed; where it leads when it
- * does not. A program that does not exist yet passes: the runner reports it as unavailable when called.
+ * does not. A program that does not exist yet passes: the runner reports it as unavailable when called. A caller
+ * that checks many calls of one manifest passes the folder's real path, resolved once (`realBinDir`).
  *
  * @example
  * ```ts
@@ -28,10 +29,14 @@ function realPath(path: string): string | undefined {
  * assert.equal(escapesBinDir("/srv/project/tools/bin/get_time", "/srv/project/tools/bin"), undefined);
  * ```
  */
-export function escapesBinDir(program: string, binDir: string): string | undefined {
+export function escapesBinDir(
+  program: string,
+  binDir: string,
+  realBinDir: string = realPath(binDir) ?? binDir,
+): string | undefined {
   const real = realPath(program);
   if (real === undefined) return undefined;
-  return isWithin(real, realPath(binDir) ?? binDir) ? undefined : real;
+  return isWithin(real, realBinDir) ? undefined : real;
 }
 
 /**

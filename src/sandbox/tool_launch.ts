@@ -208,6 +208,8 @@ export class ToolLauncher {
   readonly #filters = new Map<boolean, Promise<Filter | { readonly ok: false; readonly reason: string }>>();
   readonly #slots = new CgroupSlots();
   #groupLauncher?: readonly string[];
+  /** The real path of the manifest's `tools/bin`, resolved once per folder. */
+  #binReal?: { readonly dir: string; readonly real: string };
   /** The session starter (session_start.ts), once looked for. */
   #starter?: { readonly path?: string };
   /** The shell that ends a confined call's pid namespace, looked up once. */
@@ -509,17 +511,20 @@ export class ToolLauncher {
     const plain = { ok: true as const, program: own.program, args: own.args, confined: false };
     const cgroups = this.#trackingCgroups();
     if (cgroups === undefined) return { ...plain, envelopeWarnings, auditWarnings };
+    // One exec in front of the tool where the session starter is built, else setsid(1) and the cgroup's shell.
+    // The runner looks at the program in front of a group start as it looks at one behind setsid(1).
+    const starter = (this.#starter ??= { path: findSessionStart(this.#options.env) }).path;
+    if (starter !== undefined) {
+      const slot = await this.#slot(cgroups);
+      const tree = cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups));
+      const groupStart = sessionStartLine(starter, cgroups, slot);
+      return { ...plain, groupStart, tree, slot, envelopeWarnings, auditWarnings };
+    }
     // The shell in front would report a missing program its own way: say it the way a direct start would.
     const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
     const slot = await this.#slot(cgroups);
     const tree = cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups));
-    // One exec in front of the tool where the session starter is built, else setsid(1) and the cgroup's shell.
-    const starter = (this.#starter ??= { path: findSessionStart(this.#options.env) }).path;
-    if (starter !== undefined) {
-      const groupStart = sessionStartLine(starter, cgroups, slot);
-      return { ...plain, groupStart, tree, slot, envelopeWarnings, auditWarnings };
-    }
     const prefix = cgroupWrapper(cgroups, undefined, slot, false, tool.envPassthrough.includes("PWD"));
     return {
       ...plain,
@@ -641,7 +646,14 @@ export class ToolLauncher {
   /** A relative command whose real path left tools/bin since validation (a symlink swapped in). */
   #escapedBin(tool: ToolSpec): string | undefined {
     const relative = !isAbsolute(tool.command[0]) && !isWindowsAbsolute(tool.command[0]);
-    return relative ? escapesBinDir(tool.program, this.#manifest.binDir) : undefined;
+    if (!relative) return undefined;
+    // The folder's real path once per manifest: it is the control plane's (no tool may change it). A program
+    // found outside it is looked at again against the folder's real path now (the user may have moved it).
+    const binDir = this.#manifest.binDir;
+    if (this.#binReal?.dir !== binDir) this.#binReal = { dir: binDir, real: realOr(binDir) };
+    if (escapesBinDir(tool.program, binDir, this.#binReal.real) === undefined) return undefined;
+    this.#binReal = { dir: binDir, real: realOr(binDir) };
+    return escapesBinDir(tool.program, binDir, this.#binReal.real);
   }
 }
 
