@@ -6,11 +6,13 @@
  *   without the cgroup wrapper, for scale;
  * - the same bare command with and without the seccomp filter (the shell that opens it for bwrap, and
  *   `--seccomp 3`): target at most 1 ms added at the median;
- * - its unconfined call against a bare spawn of the tool (target at most 1.3x), and against a bare spawn through
- *   setsid(1), the least a runner that can end the tool's whole tree pays.
+ * - its unconfined call (through the session starter, built for the bench's user as `deno task install` builds
+ *   it) against a bare spawn of the tool (target at most 1.3x), and against a bare spawn through setsid(1), the
+ *   least a runner that can end the tool's whole tree pays.
  *
  * @module
  */
+import { buildSessionStart } from "../../src/build/native.ts";
 import { dirname, join } from "node:path";
 import { planLaunch } from "../../src/launcher/launch_plan.ts";
 import { fromFileUrl } from "../../src/base/paths.ts";
@@ -220,6 +222,9 @@ export async function benchSandbox(): Promise<Record<string, number>> {
     stderr: "piped",
   }).output();
   if (!trusted.success) throw new Error(`toolgate trust failed: ${new TextDecoder().decode(trusted.stderr)}`);
+  // The session starter, as `deno task install` builds it for its user: unconfined calls start through it.
+  const starter = await buildSessionStart({ ...env, XDG_STATE_HOME: state });
+  if (!starter.ok) console.log(`sandbox bench: no session starter (${starter.reason})`);
   const plan = await planLaunch(["call", "trivial"], { ...env, XDG_STATE_HOME: state }, dir);
   // What the launcher grants a `call` of the tool, and the bench's own code beside toolgate's.
   const flags = toFlags({ ...plan.set, env: [...plan.set.env, "TOOLGATE_BWRAP"] });
