@@ -1,5 +1,7 @@
 // `deno task install` puts a `toolgate` command on the PATH that works from any folder, on that folder, with the
 // built-in belt when the folder has no manifest; if the runtime that installed it is gone, it finds another.
+import { sessionStartPath } from "../src/sandbox/session_start.ts";
+import { whyMissing } from "./requires.ts";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { shimText } from "../src/build/install.ts";
@@ -58,13 +60,20 @@ async function lookAhead(dir: string, entry: string): Promise<Set<string>> {
 Deno.test("install: the installed command runs from any folder, on that folder", async () => {
   const bin = await Deno.makeTempDir();
   const data = await Deno.makeTempDir();
+  const state = await Deno.makeTempDir();
   const installed = await runProgram(Deno.execPath(), ["task", "-q", "install", "--bin", bin], {
     cwd: REPO,
-    env: { XDG_DATA_HOME: data },
+    env: { XDG_DATA_HOME: data, XDG_STATE_HOME: state },
   });
   assert.equal(installed.code, 0, installed.stderr);
   assert.equal(installed.stderr, "", "the bundle builds");
   assert.match(installed.stdout, new RegExp(`installed ${join(bin, "toolgate")}`));
+  // The session starter, built with the machine's C compiler into the state folder, or the line that says why not.
+  const starter = sessionStartPath({ XDG_STATE_HOME: state });
+  if (await whyMissing("cc") === undefined) {
+    assert.ok(installed.stdout.includes(`session starter: ${starter} (built, `), installed.stdout);
+    assert.ok((await Deno.stat(starter)).isFile);
+  } else assert.match(installed.stdout, /session starter not built \(no C compiler/);
   // It ends with what to run next: here its folder is not on PATH, so with the line that puts it there first.
   assert.ok(
     installed.stdout.endsWith(`next: export PATH="${bin}:$PATH" && toolgate doctor\n`),
@@ -260,7 +269,7 @@ hostTest(
       const data = await realTempDir();
       const installed = await runProgram(Deno.execPath(), ["task", "-q", "install", "--bin", bin], {
         cwd: REPO,
-        env: { XDG_DATA_HOME: data },
+        env: { XDG_DATA_HOME: data, XDG_STATE_HOME: await Deno.makeTempDir() },
       });
       assert.equal(installed.code, 0, installed.stderr);
       const dir = await realTempDir();

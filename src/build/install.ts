@@ -295,6 +295,14 @@ if (import.meta.main) {
         `toolgate install: cannot build the bundle, the command runs the source:\n${built.reason}`,
       );}
   }
+  // Optional: unconfined calls start through setsid(1) and a shell without it, one exec slower each. Built before
+  // the command is written, so that no run of the new command records its grants without it.
+  const starter = await buildSessionStart(env);
+  const starterLine = starter.ok
+    ? `session starter: ${starter.path}${
+      starter.built === "before" ? " (built before)" : ` (built, ${starter.built})`
+    }`
+    : `session starter not built (${starter.reason}): unconfined calls start through setsid(1) and a shell`;
   const target = join(bin, "toolgate");
   await Deno.mkdir(bin, { recursive: true });
   await Deno.writeTextFile(target, shimText(Deno.execPath(), code, Deno.version.deno, crypto.randomUUID()), {
@@ -302,14 +310,6 @@ if (import.meta.main) {
   });
   await Deno.chmod(target, 0o755);
   console.log(`installed ${target}`);
-  // Optional: unconfined calls start through setsid(1) and a shell without it, one exec slower each.
-  const starter = await buildSessionStart(env);
-  console.log(
-    starter.ok
-      ? `session starter: ${starter.path}${
-        starter.built === "before" ? " (built before)" : ` (built, ${starter.built})`
-      }`
-      : `session starter not built (${starter.reason}): unconfined calls start through setsid(1) and a shell`,
-  );
+  console.log(starterLine);
   console.log(nextSteps(bin, env.PATH ?? "").join("\n"));
 }

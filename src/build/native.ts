@@ -6,13 +6,16 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { dirname, join } from "../base/paths.ts";
 import { findProgram } from "../base/find_program.ts";
 import { sha256Hex } from "../base/sha256_hex.ts";
 import { SESSION_START_SOURCE_DIGEST, sessionStartPath } from "../sandbox/session_start.ts";
 
 /** The session starter's source, beside the module that starts it. */
-export const SESSION_START_SOURCE: string = new URL("../sandbox/session_start.c", import.meta.url).pathname;
+export const SESSION_START_SOURCE: string = fileURLToPath(
+  new URL("../sandbox/session_start.c", import.meta.url),
+);
 
 /** The C compilers looked for, in this order, on the builder's PATH. */
 const COMPILERS = ["cc", "gcc", "clang"];
@@ -46,7 +49,13 @@ export async function buildSessionStart(env: Readonly<Record<string, string>>): 
   if (await sha256Hex(source) !== SESSION_START_SOURCE_DIGEST) {
     return { ok: false, reason: `${SESSION_START_SOURCE} is not the source this toolgate starts` };
   }
-  const target = sessionStartPath(env);
+  let target: string;
+  try {
+    target = sessionStartPath(env);
+  } catch (error) {
+    // No HOME: no state folder to build it in.
+    return { ok: false, reason: (error as Error).message };
+  }
   try {
     const info = await Deno.stat(target);
     if (info.isFile) return { ok: true, path: target, built: "before" };
@@ -57,7 +66,8 @@ export async function buildSessionStart(env: Readonly<Record<string, string>>): 
   const partial = join(dirname(target), `.${crypto.randomUUID()}.partial`);
   let failure = "";
   for (const linked of ["static", "dynamic"] as const) {
-    const flags = ["-O2", "-Wall", "-Werror", ...(linked === "static" ? ["-static"] : []), "-o", partial];
+    // No -Werror: a newer compiler's new warning must not cost a user the build.
+    const flags = ["-O2", "-Wall", ...(linked === "static" ? ["-static"] : []), "-o", partial];
     const output = await new Deno.Command(compiler, {
       args: [...flags, SESSION_START_SOURCE],
       clearEnv: true,

@@ -16,7 +16,8 @@
  * them); a second failure exits 125 with "toolgate: cannot set up the cgroup DIR" (the shell's words). Then
  * PROGRAM is executed with the environment as given (PATH searched as execvp(3) does); where it cannot be, the
  * exit is 126 (127: not found) with "session-start: failed to execute PROGRAM: REASON", as setsid(1) says it.
- * Nothing here reads the environment, follows a link when it writes, or keeps a descriptor open across exec.
+ * Nothing here reads the environment (but execvp(3) the PATH), follows a link when it writes, or keeps a
+ * descriptor open across exec.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -15,7 +15,7 @@ import type { CgroupSupport } from "./cgroups.ts";
  * The SHA-256 digest of `session_start.c`, as built. A test holds it to the file: a changed source needs this
  * changed too, and with it the name of the program, so that a build of the old source is no longer found.
  */
-export const SESSION_START_SOURCE_DIGEST = "d12cbd8236c2724630b163625baec37f4397a57a237442bff1ef0df2ac7032c8";
+export const SESSION_START_SOURCE_DIGEST = "74cd277a60120fff7239c4e872691873549a2aeb81dd1433ee4e9c098899e9cb";
 
 /**
  * Where the session starter built for `env`'s user lives: `STATE/native/session-start-DIGEST16`, in toolgate's

@@ -1,6 +1,6 @@
 /**
  * Benchmarks a warm call of an upstream MCP tool through toolgate's gateway against the same call made directly
- * with the official SDK client over stdio to the same server, in one run, interleaved (target: at most 1.3x for
+ * with the official SDK client over stdio to the same server, in one run, interleaved (target: at most 1.2x for
  * an unconfined server; the confined figure is printed beside it).
  *
  * The server is `@modelcontextprotocol/server-everything` (stdio), its `echo` tool, installed by the gateway
@@ -29,7 +29,7 @@ import { probeSandbox, type SandboxMode } from "../../src/sandbox/sandbox.ts";
 import { EVERYTHING_SERVER, EVERYTHING_STDIO, installNode, NODE } from "../gateway_support.ts";
 
 /** The issue's target for an unconfined server: a warm call through toolgate over the same call made directly. */
-export const TARGET_RATIO = 1.3;
+export const TARGET_RATIO = 1.2;
 const WARMUP = 30;
 const ROUNDS = 300;
 const TOOL = "mcp__ev__echo";

@@ -19,7 +19,7 @@ confinedTest(
     const installed = await runProgram(
       Deno.execPath(),
       ["task", "-q", "install", "--bin", join(home, ".local", "bin")],
-      { cwd: REPO, env: { XDG_DATA_HOME: env.XDG_DATA_HOME } },
+      { cwd: REPO, env: { XDG_DATA_HOME: env.XDG_DATA_HOME, XDG_STATE_HOME: env.XDG_STATE_HOME } },
     );
     assert.equal(installed.code, 0, installed.stderr);
     const bundle = join(home, ".local", "share", "toolgate", "bundle");
