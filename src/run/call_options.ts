@@ -75,7 +75,7 @@ export interface ExecutorOptions {
    */
   readonly residentHelpers?: boolean;
   /**
-   * Starts the tools from a thread of their own until `Executor.close` (`src/process/spawn_thread.ts`), so that
+   * Starts the tools from threads of their own until `Executor.close` (`src/process/spawn_pool.ts`), so that
    * the calling thread does not wait in each start: for a long-lived caller that runs calls at once and closes
    * the executor (`serve`, a pool's `worker`).
    */

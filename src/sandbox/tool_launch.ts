@@ -36,7 +36,7 @@ import { type SandboxView, startFailure } from "../process/run_envelope.ts";
 import { hasSideEffects } from "../manifest/profiles.ts";
 import { startProblem } from "../process/start_problem.ts";
 import { groupLauncher } from "../process/process_tree.ts";
-import { SpawnThread } from "../process/spawn_thread.ts";
+import { SpawnPool } from "../process/spawn_pool.ts";
 import { bwrapArgs } from "./bwrap_args.ts";
 import { findSessionStart, sessionStartLine } from "./session_start.ts";
 import {
@@ -176,8 +176,9 @@ export interface ToolLauncherOptions {
    */
   readonly residentHelpers?: boolean;
   /**
-   * Start the tools from a thread of their own (`src/process/spawn_thread.ts`), made now and ended by
-   * {@linkcode ToolLauncher.close}: for a long-lived command that runs calls at once (`serve`, a pool's `worker`).
+   * Start the tools from threads of their own (`src/process/spawn_pool.ts`: two, one on a machine of one core),
+   * made now and ended by {@linkcode ToolLauncher.close}: for a long-lived command that runs calls at once
+   * (`serve`, a pool's `worker`).
    */
   readonly spawnThread?: boolean;
 }
@@ -228,11 +229,11 @@ export class ToolLauncher {
   constructor(options: ToolLauncherOptions) {
     this.#options = options;
     this.#manifest = options.manifest;
-    if (options.spawnThread) this.spawner = new SpawnThread();
+    if (options.spawnThread) this.spawner = new SpawnPool();
   }
 
   /** Where the calls' processes start ({@linkcode ToolLauncherOptions.spawnThread}); absent: on the caller's thread. */
-  readonly spawner?: SpawnThread;
+  readonly spawner?: SpawnPool;
 
   /**
    * The manifest a re-trust put in place of this launcher's (the same file, its content trusted again): its
