@@ -1,9 +1,9 @@
 /**
  * The one decision of every test that needs something of the host (bubblewrap, nats-server, chromium, the
  * gateway's installed MCP servers, the conformance suite, Node 22 for the Inspector, PyPI's servers, a pty, root,
- * python3, a C compiler): {@linkcode requires} says whether it is there, prints why not, and gives the `ignore` value of
- * `Deno.test({ ignore })`, so that a skip is an ignored test counted in `deno test`'s "N ignored", never an early
- * return that passes. Where the facility's `TOOLGATE_REQUIRE_*` variable is 1 (CI sets them), a missing facility
+ * python3, a C compiler): {@linkcode requires} says whether it is there, prints why not, and gives the `ignore`
+ * value of `Deno.test({ ignore })`, so that a skip is an ignored test counted in `deno test`'s "N ignored", never an
+ * early return that passes. Where the facility's `TOOLGATE_REQUIRE_*` variable is 1 (CI sets them), a missing facility
  * throws instead. {@linkcode whyMissing} looks for the facilities this module can find itself.
  *
  * Not here: installing what a facility needs (tests/gateway_support.ts, tests/node22.ts, the conformance and
@@ -153,8 +153,8 @@ export const CHROMIUM = "/usr/bin/chromium";
 
 /**
  * Why `facility` is not on this machine, or `undefined` where it is, for the facilities this module finds itself
- * (bubblewrap, nats-server, chromium, a pty, root, python3, a C compiler); the others are installed by their tests' helpers,
- * which say why they could not.
+ * (bubblewrap, nats-server, chromium, a pty, root, python3, a C compiler); the others are installed by their
+ * tests' helpers, which say why they could not.
  */
 export async function whyMissing(
   facility: "bwrap" | "nats" | "browser" | "pty" | "root" | "python3" | "cc",

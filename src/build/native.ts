@@ -10,7 +10,11 @@ import { fileURLToPath } from "node:url";
 import { dirname, join } from "../base/paths.ts";
 import { findProgram } from "../base/find_program.ts";
 import { sha256Hex } from "../base/sha256_hex.ts";
-import { SESSION_START_SOURCE_DIGEST, sessionStartPath } from "../sandbox/session_start.ts";
+import {
+  builtSessionStart,
+  SESSION_START_SOURCE_DIGEST,
+  sessionStartPath,
+} from "../sandbox/session_start.ts";
 
 /** The session starter's source, beside the module that starts it. */
 export const SESSION_START_SOURCE: string = fileURLToPath(
@@ -56,12 +60,7 @@ export async function buildSessionStart(env: Readonly<Record<string, string>>): 
     // No HOME: no state folder to build it in.
     return { ok: false, reason: (error as Error).message };
   }
-  try {
-    const info = await Deno.stat(target);
-    if (info.isFile) return { ok: true, path: target, built: "before" };
-  } catch {
-    // Not built yet.
-  }
+  if (builtSessionStart(env) !== undefined) return { ok: true, path: target, built: "before" };
   await Deno.mkdir(dirname(target), { recursive: true, mode: 0o700 });
   const partial = join(dirname(target), `.${crypto.randomUUID()}.partial`);
   let failure = "";

@@ -9,7 +9,7 @@
 import { dirname, join, resolve } from "../base/paths.ts";
 import { isWithin } from "../contract/relative_path.ts";
 import { CGROUP_ENV, ownCgroups } from "../sandbox/cgroups.ts";
-import { sessionStartPath } from "../sandbox/session_start.ts";
+import { builtSessionStart } from "../sandbox/session_start.ts";
 import { PROXY_SOCKET_ENV, UPSTREAM_CA_ENV } from "../sandbox/proxy_settings.ts";
 import { derivePermissions, type PermissionSet, type RunFacts } from "./own_grants.ts";
 import { endpointFromEnv } from "../agent/limits.ts";
@@ -166,16 +166,6 @@ export function helperPrograms(path: string, env: Readonly<Record<string, string
     sessionStart: builtSessionStart(env),
     secretTool: findProgram("secret-tool", path),
   };
-}
-
-/** The session starter's path for `env`'s user, where it is built (src/build/native.ts). */
-function builtSessionStart(env: Readonly<Record<string, string>>): string | undefined {
-  try {
-    return findProgram(sessionStartPath(env), "");
-  } catch {
-    // No HOME: no state folder.
-    return undefined;
-  }
 }
 
 /** The helper programs that were found, as the run grant lists them. */

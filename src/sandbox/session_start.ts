@@ -35,8 +35,31 @@ export function sessionStartPath(env: Readonly<Record<string, string>>): string 
 }
 
 /**
- * The session starter this process may start for `env`'s user, or `undefined`: not built, no HOME, or not granted
- * (the launcher grants it by its path where it is there, as it grants setsid(1)).
+ * The session starter built for `env`'s user, or `undefined`: not built (or not executable), no HOME, or not a
+ * Linux machine. What the launcher grants (`src/launcher/launch_plan.ts`) and `install` finds built already.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { builtSessionStart } from "./session_start.ts";
+ * assert.equal(builtSessionStart({ HOME: "/nonexistent" }), undefined);
+ * ```
+ */
+export function builtSessionStart(env: Readonly<Record<string, string>>): string | undefined {
+  if (Deno.build.os !== "linux") return undefined;
+  try {
+    const path = sessionStartPath(env);
+    const info = Deno.statSync(path);
+    return info.isFile && (info.mode === null || (info.mode & 0o111) !== 0) ? path : undefined;
+  } catch {
+    // No HOME, not built, or not ours to look at.
+    return undefined;
+  }
+}
+
+/**
+ * The session starter this process may start for `env`'s user, or `undefined`: not built, or not granted (the
+ * launcher grants it by its path where it is there, as it grants setsid(1)).
  *
  * @example
  * ```ts
@@ -46,20 +69,9 @@ export function sessionStartPath(env: Readonly<Record<string, string>>): string 
  * ```
  */
 export function findSessionStart(env: Readonly<Record<string, string>>): string | undefined {
-  if (Deno.build.os !== "linux") return undefined;
-  let path: string;
-  try {
-    path = sessionStartPath(env);
-  } catch {
-    return undefined;
-  }
-  if (Deno.permissions.querySync({ name: "run", command: path }).state !== "granted") return undefined;
-  try {
-    const info = Deno.statSync(path);
-    return info.isFile && (info.mode === null || (info.mode & 0o111) !== 0) ? path : undefined;
-  } catch {
-    return undefined;
-  }
+  const path = builtSessionStart(env);
+  if (path === undefined) return undefined;
+  return Deno.permissions.querySync({ name: "run", command: path }).state === "granted" ? path : undefined;
 }
 
 /**

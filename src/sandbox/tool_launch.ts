@@ -513,19 +513,19 @@ export class ToolLauncher {
     const cgroups = this.#trackingCgroups();
     if (cgroups === undefined) return { ...plain, envelopeWarnings, auditWarnings };
     // One exec in front of the tool where the session starter is built, else setsid(1) and the cgroup's shell.
-    // The runner looks at the program in front of a group start as it looks at one behind setsid(1).
     const starter = (this.#starter ??= { path: findSessionStart(this.#options.env) }).path;
-    if (starter !== undefined) {
-      const slot = await this.#slot(cgroups);
-      const tree = cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups));
-      const groupStart = sessionStartLine(starter, cgroups, slot);
-      return { ...plain, groupStart, tree, slot, envelopeWarnings, auditWarnings };
-    }
-    // The shell in front would report a missing program its own way: say it the way a direct start would.
-    const problem = tool.builtin === undefined ? startProblem(own.program) : undefined;
+    // The shell in front would report a missing program its own way: say it the way a direct start would. The
+    // runner looks at the program behind the starter, as it does behind setsid(1).
+    const problem = tool.builtin === undefined && starter === undefined
+      ? startProblem(own.program)
+      : undefined;
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
     const slot = await this.#slot(cgroups);
     const tree = cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups));
+    if (starter !== undefined) {
+      const groupStart = sessionStartLine(starter, cgroups, slot);
+      return { ...plain, groupStart, tree, slot, envelopeWarnings, auditWarnings };
+    }
     const prefix = cgroupWrapper(cgroups, undefined, slot, false, tool.envPassthrough.includes("PWD"));
     return {
       ...plain,
