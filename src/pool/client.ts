@@ -327,7 +327,12 @@ class PendingCall {
   #stop(): void {
     const stage = this.#stage;
     if (stage.name === "queued" || stage.name === "lost") {
-      this.finish(this.#stopped("The call was stopped before a worker ran it; nothing ran."));
+      this.finish(this.#stopped(
+        this.request.readOnly
+          // A worker starts a read-only call while its go travels, and stops it when the go is no.
+          ? "The call was stopped before a worker took it; it is read-only, so nothing it may have started changed anything."
+          : "The call was stopped before a worker ran it; nothing ran.",
+      ));
     } else if (stage.name === "running") {
       const byUser = stoppedByUser(this.request.signal);
       const control = stage.control;

@@ -1,7 +1,8 @@
 /**
  * The worker's side of the pool: takes calls from the work-queue stream, `concurrency` at a time, and runs each
  * through the very executor a local call goes through (preflight, sandbox, limits, audit, envelope). A call runs
- * only when signed with the pool's key, fresh, new to this worker, and with its caller's signed go; a read-only
+ * only when signed with the pool's key, fresh and new to this worker; a call with side effects waits for its
+ * caller's signed go, a read-only one starts while the go travels and is stopped without it. A read-only
  * call is acknowledged once answered (should the worker die, the stream hands it to another), any other call
  * before it runs (it is never handed out twice). A refused call is answered with the reason only: never the
  * worker's manifest or its hash.
@@ -230,16 +231,25 @@ export class PoolWorker {
       control: this.#controlSubject,
       nonce,
     });
-    const go = await this.#go(await this.#ask(call.reply, claim), call.id, nonce);
+    const going = this.#ask(call.reply, claim).then((answer) => this.#go(answer, call.id, nonce));
+    // Read-only by this worker's own manifest (never by the caller's word): the call starts while its go travels,
+    // as running it more than once does nothing; should the go be anything but yes, it is stopped and its answer
+    // dropped. A call with side effects waits for its go.
+    const readOnly = executor.manifest.byName.get(call.tool)?.readOnly === true;
+    const running = readOnly ? this.#run(call, msg, carrierOfHeaders(msg.headers), going) : undefined;
+    // At most once: the stream forgets a call with side effects before it runs, so none can run it again. Asked
+    // while the go travels: such a call is never handed out again whatever its go (only a read-only one waits).
+    const forgotten = readOnly ? undefined : msg.ackAck().catch(() => false);
+    const go = await going;
     if (go !== "yes") {
+      await running?.catch(() => {});
+      await forgotten;
       if (go === "later") msg.nak(POOL.heartbeatMs);
       else msg.term();
       return;
     }
-    const readOnly = executor.manifest.byName.get(call.tool)?.readOnly === true;
-    // At most once: the stream forgets a call with side effects before it runs, so none can run it again.
-    if (!readOnly) await msg.ackAck().catch(() => false);
-    const envelope = await this.#run(call, readOnly ? msg : undefined, carrierOfHeaders(msg.headers));
+    await forgotten;
+    const envelope = await (running ?? this.#run(call, undefined, carrierOfHeaders(msg.headers)));
     // The slot is free once the tool ended: it pulls the next call while the answer travels (the caller's receipt
     // takes a round trip). A read-only call is still acknowledged only once its caller has its answer.
     const delivering = this.#deliver(call, envelope).then(() => {
@@ -276,8 +286,16 @@ export class PoolWorker {
     return await verified(this.#options.key, "go", { ...answer }) ? answer.go : "no";
   }
 
-  /** Runs a call through the executor, beating all the while (and, for a read-only call, holding it at the stream). */
-  async #run(call: UncheckedCall, held: JsMsg | undefined, parent: TraceCarrier): Promise<Envelope> {
+  /**
+   * Runs a call through the executor, beating all the while (and, for a read-only call, holding it at the stream).
+   * A call started before its go (`going`) is stopped should the go be anything but yes.
+   */
+  async #run(
+    call: UncheckedCall,
+    held: JsMsg | undefined,
+    parent: TraceCarrier,
+    going?: Promise<"yes" | "later" | "no">,
+  ): Promise<Envelope> {
     const { executor, nc, name, key } = this.#options;
     // The caller's span goes on here (its context came in the message's headers): this side's span is the take.
     const span = executor.tracing.toolCall({
@@ -290,6 +308,9 @@ export class PoolWorker {
     let envelope: Envelope | undefined;
     const controller = new AbortController();
     this.#running.set(call.id, controller);
+    going?.then((go) => {
+      if (go !== "yes") controller.abort(new Error("the caller did not give this worker the go"));
+    });
     let count = 0;
     const beating = setInterval(async () => {
       held?.working();

@@ -7,7 +7,11 @@
  *   (`ms_per_call`), their difference (`overhead_ms`, the target: at most 3 ms) and their ratio;
  * - throughput: 500 calls with 16 in flight, in calls per second, the local executor's measured just before.
  *
- * The tool is `echo_stdin` (a shell that runs cat): the smallest real process. The sandbox is off on both sides,
+ * - a call with side effects beside a read-only one through one worker (`pool1_side_effects_*`): a worker starts a
+ *   read-only call while its caller's go travels, and waits for the go before any other.
+ *
+ * The tool is `echo_stdin` (a shell that runs cat): the smallest real process, read-only by its manifest (and, for
+ * the one figure, the same tool declared with side effects). The sandbox is off on both sides,
  * so that the figures are the pool's, not bubblewrap's (which has its own benchmark). Each worker runs one call at
  * a time (`--concurrency 1`): the number of workers is the pool's width. Skipped without `nats-server`.
  *
@@ -35,14 +39,18 @@ const THROUGHPUT_CALLS = 500;
 const WARMUP = 50;
 const IN_FLIGHT = 16;
 const ARGS = '{"n":1,"text":"hello"}';
-const TOOLS = [{
-  name: "echo",
-  readOnly: true,
-  command: [join(import.meta.dirname!, "..", "fixtures", "tools", "bin", "echo_stdin")],
-}];
+const ECHO_STDIN = join(import.meta.dirname!, "..", "fixtures", "tools", "bin", "echo_stdin");
+/**
+ * The same tool twice: read-only (its worker starts it while the caller's go travels) and, for one figure, as a
+ * call with side effects (its worker waits for the go).
+ */
+const TOOLS = [
+  { name: "echo", readOnly: true, command: [ECHO_STDIN] },
+  { name: "echo_effects", command: [ECHO_STDIN] },
+];
 
-async function call(executor: Executor): Promise<void> {
-  const envelope = await executor.call("echo", ARGS);
+async function call(executor: Executor, tool = "echo"): Promise<void> {
+  const envelope = await executor.call(tool, ARGS);
   if (!envelope.ok) throw new Error(`a call failed: ${JSON.stringify(envelope)}`);
 }
 
@@ -57,15 +65,24 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-/** Median milliseconds per call of each executor, one call after the other, interleaved (the order turning). */
-async function latency(executors: readonly Executor[], rounds: number): Promise<number[]> {
-  for (let i = 0; i < WARMUP; i++) for (const executor of executors) await call(executor);
+/**
+ * Median milliseconds per call of each executor, one call after the other, interleaved (the order turning); each
+ * calls `tool`, or its own of `tools`.
+ */
+async function latency(
+  executors: readonly Executor[],
+  rounds: number,
+  tools?: readonly string[],
+): Promise<number[]> {
+  for (let i = 0; i < WARMUP; i++) {
+    for (const [side, executor] of executors.entries()) await call(executor, tools?.[side]);
+  }
   const times: number[][] = executors.map(() => []);
   const sides = executors.map((_, side) => side);
   for (let i = 0; i < rounds; i++) {
     for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
       const started = performance.now();
-      await call(executors[side]);
+      await call(executors[side], tools?.[side]);
       times[side].push(performance.now() - started);
     }
   }
@@ -124,6 +141,12 @@ export async function benchPool(): Promise<Record<string, number>> {
       results[`pool${width}_ms_per_call`] = perCall;
       results[`pool${width}_overhead_ms`] = perCall - here;
       results[`pool${width}_latency_ratio`] = perCall / here;
+      if (width === 1) {
+        // A call with side effects beside a read-only one, the same tool: what the go's round trip adds.
+        const [readOnly, effects] = await latency([remote, remote], PAIRS, ["echo", "echo_effects"]);
+        results.pool1_side_effects_ms_per_call = effects;
+        results.pool1_side_effects_over_read_only_ms = effects - readOnly;
+      }
       localPerS.push(await throughput(local, THROUGHPUT_CALLS));
       results[`pool${width}_calls_per_s`] = await throughput(remote, THROUGHPUT_CALLS);
       if (beforeRemote !== undefined) {

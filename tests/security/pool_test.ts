@@ -20,7 +20,7 @@ import {
   type ReplyMessage,
 } from "../../src/pool/protocol.ts";
 import { importPoolKey, type PoolSigningKey, signed } from "../../src/pool/signing.ts";
-import { baseEnv, BIN, manifestOf, scratch } from "../executor_helpers.ts";
+import { alivePids, baseEnv, BIN, manifestOf, scratch } from "../executor_helpers.ts";
 import { denoDir, launcherArgs, runToolgate } from "../support.ts";
 import {
   natsServer,
@@ -40,6 +40,9 @@ const TOOLS = [
   { name: "env_dump", readOnly: true, command: [join(BIN, "env_dump")] },
   // A call with side effects, quick: each run appends a line to `runs` in the worker's folder.
   { name: "mark", command: [join(BIN, "mark_nap"), "0"] },
+  // Read-only calls (as their manifest says) that show each run the same way: one quick, one of 30 s.
+  { name: "peek", readOnly: true, command: [join(BIN, "mark_nap"), "0"] },
+  { name: "peek_long", readOnly: true, command: [join(BIN, "mark_nap"), "30"] },
 ];
 const HASH = await manifestHash(manifestOf(TOOLS));
 
@@ -297,6 +300,57 @@ poolTest(
           assert.ok(!text.includes(hex.slice(0, 12)), `a reply names the manifest's hash: ${text}`);
         }
       }
+    } finally {
+      await nc.close();
+    }
+  },
+);
+
+poolTest(
+  "pool: a read-only call starts while its go travels; a forged go stops it at once (its tree ended, no answer, the slot free)",
+  async () => {
+    await using server = await natsServer();
+    await using dir = await scratch();
+    const path = await writePoolManifest(dir.path, TOOLS);
+    // One slot: a call left running would hold every call after it.
+    await using _worker = await startWorker(server.url, path, dir.path, "a");
+    const nc = await connectPool(server.address, baseEnv(), "attacker");
+    /** Publishes a signed read-only call, its claim answered with `answer`; returns its inbox. */
+    const call = async (tool: string, answer: Answer) => {
+      const inbox = new Inbox(nc, answer);
+      await publish(
+        nc,
+        (await callBytes(inbox.subject, { fields: { tool, args: "{}" }, key: POOL_KEY })).data,
+      );
+      return inbox;
+    };
+    /** A go signed by the pool's key, sent only once the tool has left its mark: it ran before its go came. */
+    const goOnceRan = (runs: number): Answer => async (claim) => {
+      await within(
+        (async () => {
+          while ((await runsIn(dir.path)).length < runs) {
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+        })(),
+        "run of the read-only tool before its go",
+      );
+      return await signedGo(POOL_KEY)(claim);
+    };
+    try {
+      const first = await call("peek", goOnceRan(1));
+      assert.deepEqual(await first.result(), { ok: true, result: { slept: 0 }, tool: "peek" });
+      // Signed, but its go forged: it may have started; it is stopped, and nothing is sent but the claim.
+      const forged = await call("peek_long", bareGo);
+      assert.equal((await forged.first()).t, "claim");
+      // The one slot takes the next call well within the 30 s the stopped one would have slept.
+      const started = performance.now();
+      const next = await call("peek", signedGo(POOL_KEY));
+      assert.deepEqual(await next.result(), { ok: true, result: { slept: 0 }, tool: "peek" });
+      assert.ok(performance.now() - started < 10_000, "the forged call held the worker's slot");
+      assert.deepEqual(forged.raw.map((text) => JSON.parse(text).t), ["claim"], forged.raw.join("\n"));
+      const runs = await runsIn(dir.path);
+      assert.ok(runs.length === 2 || runs.length === 3, JSON.stringify(runs));
+      assert.deepEqual(await alivePids(runs.flat()), [], "a process of a stopped read-only call lives on");
     } finally {
       await nc.close();
     }
