@@ -199,6 +199,8 @@ export class Upstream {
       /** Who answers what the server asks while the call runs (`server_questions.ts`). */
       asking?: Omit<AskingCall, "timeoutMs">;
       onEvent?: (event: ToolEvent) => void;
+      /** Run once the request is handed to the transport (its write goes first), while the server works. */
+      whileWaiting?: () => void;
     },
   ): Promise<CallToolResult> {
     const client = await this.connect();
@@ -211,10 +213,13 @@ export class Upstream {
     const timeout = Number.isFinite(options.timeoutMs) ? options.timeoutMs : 2 ** 31 - 1;
     const done = options.asking && this.#questions.begin({ ...options.asking, timeoutMs: timeout });
     try {
-      return await this.#untilClosed(client.callTool({ name, arguments: args, ...meta }, undefined, {
+      const answer = client.callTool({ name, arguments: args, ...meta }, undefined, {
         signal: options.signal,
         timeout,
-      })) as CallToolResult;
+      });
+      // The SDK hands the request to the transport at once, whose write is the next microtask: this one follows it.
+      if (options.whileWaiting !== undefined) queueMicrotask(options.whileWaiting);
+      return await this.#untilClosed(answer) as CallToolResult;
     } finally {
       done?.();
       voice.close();

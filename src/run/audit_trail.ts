@@ -28,7 +28,14 @@ export const MAX_PENDING_LINES = 32;
 /** A line waiting behind its answer: the record as the call answered, and the arguments to digest when written. */
 interface PendingLine {
   readonly record: AuditRecord;
-  readonly argsText: string;
+  /** The call's arguments as sent, or their size and digest made already ({@linkcode AuditTrail.argsFacts}). */
+  readonly args: string | ArgsFacts;
+}
+
+/** The size and keyed digest of a call's arguments, as its audit line holds them. */
+export interface ArgsFacts {
+  readonly argsBytes: number;
+  readonly argsHmac: string | null;
 }
 
 /**
@@ -125,6 +132,25 @@ export class AuditTrail {
     return { ts: when.toISOString(), tool, cwd, argsBytes, argsHmac };
   }
 
+  /**
+   * The size and keyed digest of a call's arguments, made now (for {@linkcode AuditTrail.before}, while the call
+   * waits on something else); `undefined` when there is no log.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { AuditTrail } from "./audit_trail.ts";
+   * const trail = new AuditTrail({
+   *   dir: Deno.makeTempDirSync(), key: new Uint8Array(32), env: {}, redact: (text) => text,
+   *   clock: () => new Date(), workspace: "/srv/p", cwd: ".",
+   * });
+   * assert.equal(trail.argsFacts('{"a":1}')?.argsBytes, 7);
+   * ```
+   */
+  argsFacts(argsText: string): ArgsFacts | undefined {
+    return this.#log?.argsFactsNow(argsText);
+  }
+
   /** The audit line of a call that started no program: refused, or answered in this process. */
   async unrun(
     name: string,
@@ -191,7 +217,7 @@ export class AuditTrail {
   }
 
   /** Makes a call's line now (see `behind`) and keeps it pending; at once when too many are pending already. */
-  #push(when: Date, tool: string, argsText: string, line: (facts: CallFacts) => AuditRecord): void {
+  #push(when: Date, tool: string, args: string | ArgsFacts, line: (facts: CallFacts) => AuditRecord): void {
     const record = line({
       ts: when.toISOString(),
       tool,
@@ -199,7 +225,7 @@ export class AuditTrail {
       argsBytes: 0,
       argsHmac: null,
     });
-    this.#pending.push({ record, argsText });
+    this.#pending.push({ record, args });
     if (this.#pending.length > MAX_PENDING_LINES) return this.flush();
     // Written when the process ends (its event loop ran dry, or `Deno.exit`) if not before: never lost then.
     if (this.#pending.length === 1) PENDING_AT_EXIT.add(this);
@@ -209,8 +235,9 @@ export class AuditTrail {
    * Writes a call's line before its answer, together with the lines of the other calls that answer in the same
    * turn: the line waits in the pending lines until the microtasks of this turn have run (other answers parsed
    * from the same chunk of a server's output, or a burst of calls, join it), then all are written at once, in
-   * order, and each call's answer goes on. `line` is made now, as for {@linkcode AuditTrail.behind}; resolves
-   * once it is written (or its failure reported).
+   * order, and each call's answer goes on. `line` is made now, as for {@linkcode AuditTrail.behind}; `args` is
+   * the arguments' text, or their facts made already ({@linkcode AuditTrail.argsFacts}); resolves once it is
+   * written (or its failure reported).
    *
    * @example
    * ```ts
@@ -230,9 +257,14 @@ export class AuditTrail {
    * trail.close();
    * ```
    */
-  before(when: Date, tool: string, argsText: string, line: (facts: CallFacts) => AuditRecord): Promise<void> {
+  before(
+    when: Date,
+    tool: string,
+    args: string | ArgsFacts,
+    line: (facts: CallFacts) => AuditRecord,
+  ): Promise<void> {
     if (!this.#log) return Promise.resolve();
-    this.#push(when, tool, argsText, line);
+    this.#push(when, tool, args, line);
     // The write of this turn's lines, shared by every call that answers in it.
     return this.#written ??= new Promise<void>((resolve) =>
       queueMicrotask(() => {
@@ -264,8 +296,12 @@ export class AuditTrail {
     PENDING_AT_EXIT.delete(this);
     const log = this.#log!;
     try {
-      // Its key order kept: the digest's fields stay where the record put them. One write for them all.
-      log.writeManyNow(lines.map(({ record, argsText }) => ({ ...record, ...log.argsFactsNow(argsText) })));
+      // Set in place, the record made for these lines alone: the digest's fields stay where the record put them
+      // (its key order kept), and no copy is made. One write for them all.
+      for (const { record, args } of lines) {
+        Object.assign(record, typeof args === "string" ? log.argsFactsNow(args) : args);
+      }
+      log.writeManyNow(lines.map(({ record }) => record));
     } catch (error) {
       // A bug, not the file (that is reported by the log): said; the other lines were still written.
       (this.#options.onWarning ?? console.error)(`toolgate: an audit line was not written: ${error}`);

@@ -16,6 +16,7 @@ import type { EgressDecision } from "../sandbox/proxy_settings.ts";
 import { ToolLauncher } from "../sandbox/tool_launch.ts";
 import { stateRoot } from "../state/state.ts";
 import { jobAnswerRecord } from "./audit.ts";
+import type { ArgsFacts } from "./audit_trail.ts";
 import type { CallContext } from "./call_context.ts";
 import { callDefaults, processLimits } from "./call_limits.ts";
 import type { CallOptions } from "./call_options.ts";
@@ -152,6 +153,8 @@ export class GatewayLink {
     const started = trail.now();
     const clock = performance.now();
     let egress: readonly EgressDecision[] = [];
+    // The arguments' size and digest for the audit line, made while the server works rather than after it answered.
+    let args: ArgsFacts | undefined;
     // The server's progress and logs reach the caller as a tool's messages do: redacted as its answer is.
     const onEvent = options.onToolEvent &&
       (await import("../manifest/tool_protocol.ts")).scrubbedEvents(options.onToolEvent, secrets.scrub);
@@ -168,12 +171,13 @@ export class GatewayLink {
         scrub: secrets.scrub ?? ((text) => text),
         onSampling: (facts) => this.#sampled(call, facts),
         onEvent,
+        whileWaiting: () => args = trail.argsFacts(call.argsText),
       });
     const ms = Math.round(performance.now() - clock);
     const cancelled = options.signal?.aborted ? true : undefined;
     // Before the answer, with the lines of the calls that answer in the same turn (docs/audit_log.md, "When a
     // line is written").
-    await trail.before(started, tool.name, call.argsText, (facts) => ({
+    await trail.before(started, tool.name, args ?? call.argsText, (facts) => ({
       ...jobAnswerRecord(facts, { ms, envelope }),
       server: upstream.server,
       upstream_tool: upstream.tool,

@@ -72,6 +72,8 @@ export interface GatewayCallOptions {
   readonly onSampling?: (facts: SamplingFacts) => void;
   /** Gets the server's own progress for the call and its log messages while it runs (already redacted). */
   readonly onEvent?: (event: ToolEvent) => void;
+  /** Work of the caller's done once the request is on its way, while the server works (the audit line's digest). */
+  readonly whileWaiting?: () => void;
 }
 
 /**

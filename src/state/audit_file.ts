@@ -7,7 +7,7 @@
  * @module
  */
 import { StateDirError } from "./state.ts";
-import { checkOpened, createNew, openExisting } from "./private_file.ts";
+import { checkHeld, checkOpened, createNew, openExisting } from "./private_file.ts";
 
 /** Read and append: the last byte tells whether an earlier write was torn. */
 const LOG_OPEN: Deno.OpenOptions = { read: true, append: true };
@@ -85,8 +85,8 @@ function appendLine(
 export class AuditFile {
   /** Where this log's last line ended (see appendLine). */
   #last?: LastAppend;
-  /** The day's file, kept open. */
-  #held?: { readonly file: string; readonly opened: Deno.FsFile };
+  /** The day's file, kept open, and its state as checked at its opening. */
+  #held?: { readonly file: string; readonly opened: Deno.FsFile; readonly info: Deno.FileInfo };
 
   /** `hold`: keep the day's file open between lines. */
   constructor(readonly hold: boolean) {}
@@ -116,8 +116,9 @@ export class AuditFile {
     let info: Deno.FileInfo | undefined;
     if (this.#held?.file === file) {
       try {
-        // The same checks as at its opening: still a private regular file of one link, still the one the path names.
-        info = checkOpened(this.#held.opened, file, "the audit log");
+        // The same checks as at its opening: still a private regular file of one link, still the one the path names
+        // (one lstat: what the path names is the held file itself, or the file is opened anew).
+        info = checkHeld(this.#held.info, file, "the audit log");
       } catch {
         // Removed, replaced or changed since: let go, and open what the path names now (checked again there).
       }
@@ -127,7 +128,7 @@ export class AuditFile {
       this.close();
       beforeOpen();
       const fresh = openChecked(file);
-      this.#held = { file, opened: fresh.opened };
+      this.#held = { file, opened: fresh.opened, info: fresh.info };
       info = fresh.info;
     }
     try {

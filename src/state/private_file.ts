@@ -79,6 +79,30 @@ export function checkOpened(file: Deno.FsFile, path: string, what: string): Deno
     pause(5);
     info = file.statSync();
   }
+  checkPrivateInfo(info, path, what);
+  const now = Deno.lstatSync(path);
+  if (now.isSymlink || now.ino !== info.ino || now.dev !== info.dev) {
+    throw new StateDirError(`${what} ${path} was replaced while toolgate opened it; refused`);
+  }
+  return info;
+}
+
+/**
+ * Checks a file held open since it passed {@linkcode checkOpened} (`opened`, its state then) again, in one system
+ * call: when `path` still names that very file (no link, the same device and inode), what it names is the held
+ * file itself, checked as at its opening; anything else is refused (and the holder opens the path anew).
+ */
+export function checkHeld(opened: Deno.FileInfo, path: string, what: string): Deno.FileInfo {
+  const now = Deno.lstatSync(path);
+  if (now.isSymlink || now.ino === null || now.ino !== opened.ino || now.dev !== opened.dev) {
+    throw new StateDirError(`${what} ${path} was replaced since toolgate opened it`);
+  }
+  checkPrivateInfo(now, path, what);
+  return now;
+}
+
+/** A regular file of this user's, no bits for group or others, one link. */
+function checkPrivateInfo(info: Deno.FileInfo, path: string, what: string): void {
   if (!info.isFile) throw new StateDirError(`${what} ${path} is not a regular file (remove it)`);
   const uid = ownUid(dirname(path));
   if (uid !== null && info.uid !== uid) {
@@ -95,11 +119,6 @@ export function checkOpened(file: Deno.FsFile, path: string, what: string): Deno
   if (info.nlink !== 1) {
     throw new StateDirError(`${what} ${path} has ${info.nlink} hard links; toolgate wants one (remove it)`);
   }
-  const now = Deno.lstatSync(path);
-  if (now.isSymlink || now.ino !== info.ino || now.dev !== info.dev) {
-    throw new StateDirError(`${what} ${path} was replaced while toolgate opened it; refused`);
-  }
-  return info;
 }
 
 /** Waits `ms` without yielding: the audit log, the keys and the secret store are written on a synchronous path. */

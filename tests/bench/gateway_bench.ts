@@ -10,11 +10,14 @@
  * before the answer, timed with it). The direct side is the SDK's `Client` over its own
  * `StdioClientTransport`, one `callTool` each.
  *
- * Run: `deno run -A tests/bench/gateway_bench.ts` (`--rounds N` to change the number of rounds).
+ * Run: `deno run -A tests/bench/gateway_bench.ts` (`--rounds N` to change the number of rounds; `--baseline DIR`:
+ * another checkout's executor and gateway, unconfined with its audit log, as one more variant interleaved with these:
+ * a before-and-after ratio from one run).
  *
  * @module
  */
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
@@ -37,6 +40,10 @@ const ARGS = { message: "hello gateway" };
 const ARGS_TEXT = JSON.stringify(ARGS);
 /** `--audit-per-call`: one more unconfined figure, its audit file opened and closed at every call (not held). */
 const PER_CALL = Deno.args.includes("--audit-per-call");
+/** `--baseline DIR`: another checkout of toolgate, measured beside this one. */
+const BASELINE = Deno.args.includes("--baseline")
+  ? Deno.args[Deno.args.indexOf("--baseline") + 1]
+  : undefined;
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -91,8 +98,8 @@ async function setUp(dir: string) {
   const auditDir = join(dir, "audit");
   await Deno.mkdir(auditDir, { mode: 0o700 });
   let executors = 0;
-  const executor = (sandbox: SandboxMode, keepAuditOpen = true, audit = true) =>
-    new Executor({
+  const executor = (sandbox: SandboxMode, keepAuditOpen = true, audit = true, from: Checkout = HERE) =>
+    new from.Executor({
       manifest: loaded.manifest,
       env,
       cwd: dir,
@@ -103,7 +110,7 @@ async function setUp(dir: string) {
       keepAuditOpen,
       sandbox,
       // As the commands wire it.
-      openGateway: async (wiring) => new (await import("../../src/gateway/gateway.ts")).Gateway(wiring),
+      openGateway: from.openGateway,
     });
   // What `toolgate trust` does: list the server's tools once and pin their definitions.
   const trusting = executor("off");
@@ -119,14 +126,42 @@ async function setUp(dir: string) {
   return { executor };
 }
 
+/** The executor and the gateway of a checkout: this one, or the one before (`--baseline`). */
+interface Checkout {
+  readonly Executor: typeof Executor;
+  // deno-lint-ignore no-explicit-any
+  readonly openGateway: (wiring: any) => Promise<any>;
+}
+
+const HERE: Checkout = {
+  Executor,
+  // As the commands wire it.
+  openGateway: async (wiring) => new (await import("../../src/gateway/gateway.ts")).Gateway(wiring),
+};
+
+/** The checkout at `dir`: its executor and gateway modules, its schema engine loaded. */
+async function checkoutAt(dir: string): Promise<Checkout> {
+  const url = (path: string) => pathToFileURL(join(dir, path)).href;
+  const executor = await import(url("src/run/executor.ts")) as typeof import("../../src/run/executor.ts");
+  await (await import(url("src/manifest/schema.ts")) as typeof import("../../src/manifest/schema.ts"))
+    .loadSchemaEngine();
+  const gateway = url("src/gateway/gateway.ts");
+  return {
+    Executor: executor.Executor,
+    // deno-lint-ignore no-explicit-any
+    openGateway: async (wiring: any) => new (await import(gateway)).Gateway(wiring),
+  };
+}
+
 /** An executor with the gateway connected and the server started (its first call made). */
 async function warmExecutor(
-  make: (sandbox: SandboxMode, keepAuditOpen?: boolean, audit?: boolean) => Executor,
+  make: (sandbox: SandboxMode, keepAuditOpen?: boolean, audit?: boolean, from?: Checkout) => Executor,
   sandbox: SandboxMode,
   keepAuditOpen = true,
   audit = true,
+  from: Checkout = HERE,
 ) {
-  const executor = make(sandbox, keepAuditOpen, audit);
+  const executor = make(sandbox, keepAuditOpen, audit, from);
   const lines = await executor.connectGateway([TOOL]);
   if (lines.length > 0) throw new Error(lines.join("\n"));
   const call = async () => {
@@ -176,6 +211,10 @@ export async function benchGateway(rounds = ROUNDS): Promise<Record<string, numb
     // The same gateway with no audit log: how much of the figure above is the line written before the answer.
     const unaudited = await warmExecutor(executor, "off", true, false);
     running.push(unaudited.executor);
+    const before = BASELINE === undefined
+      ? undefined
+      : await warmExecutor(executor, "off", true, true, await checkoutAt(BASELINE));
+    if (before !== undefined) running.push(before.executor);
 
     const variants = [
       direct.call,
@@ -183,6 +222,7 @@ export async function benchGateway(rounds = ROUNDS): Promise<Record<string, numb
       ...(confined ? [confined.call] : []),
       ...(perCall ? [perCall.call] : []),
       unaudited.call,
+      ...(before ? [before.call] : []),
     ];
     for (let i = 0; i < WARMUP; i++) for (const run of variants) await run();
     const times: number[][] = variants.map(() => []);
@@ -195,8 +235,9 @@ export async function benchGateway(rounds = ROUNDS): Promise<Record<string, numb
     }
     const [directMs, unconfinedMs] = times;
     const confinedMs = confined ? times[2] : undefined;
-    const unauditedMs = times.at(-1)!;
-    const perCallMs = perCall ? times.at(-2)! : undefined;
+    const beforeMs = before ? times.at(-1)! : undefined;
+    const unauditedMs = times.at(before ? -2 : -1)!;
+    const perCallMs = perCall ? times.at(before ? -3 : -2)! : undefined;
     const figures: Record<string, number> = {
       ratio_median_unconfined: median(unconfinedMs) / median(directMs),
       ratio_mean_unconfined: mean(unconfinedMs) / mean(directMs),
@@ -210,6 +251,10 @@ export async function benchGateway(rounds = ROUNDS): Promise<Record<string, numb
       figures.ratio_mean_confined = mean(confinedMs) / mean(directMs);
       figures.ratio_p10_confined = tenth(confinedMs) / tenth(directMs);
       figures.gateway_confined_ms_median = median(confinedMs);
+    }
+    if (beforeMs !== undefined) {
+      figures.ratio_median_unconfined_before = median(beforeMs) / median(directMs);
+      figures.unconfined_over_before = median(unconfinedMs) / median(beforeMs);
     }
     if (perCallMs !== undefined) {
       figures.ratio_median_audit_per_call = median(perCallMs) / median(directMs);
@@ -260,6 +305,12 @@ if (import.meta.main) {
     }x median (the audit line ` +
       `before each answer is the rest)`,
   );
+  if (figures.unconfined_over_before !== undefined) {
+    console.log(
+      `  the checkout before, unconfined: ${fixed(figures.ratio_median_unconfined_before)}x median; ` +
+        `this one over it: ${fixed(figures.unconfined_over_before)}`,
+    );
+  }
   const verdict = figures.ratio_median_unconfined <= TARGET_RATIO ? "meets" : "misses";
   console.log(`${verdict} the ${TARGET_RATIO}x target`);
 }
