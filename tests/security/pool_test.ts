@@ -161,70 +161,81 @@ async function craftedCall(
   return await inbox.result();
 }
 
+/**
+ * The scene of an attack: a nats-server, a scratch folder with TOOLS' manifest, its worker `a` (one slot), and the
+ * attacker's own connection to the server.
+ */
+async function attackScene() {
+  const stack = new AsyncDisposableStack();
+  try {
+    const server = stack.use(await natsServer());
+    const dir = stack.use(await scratch());
+    const path = await writePoolManifest(dir.path, TOOLS);
+    const worker = stack.use(await startWorker(server.url, path, dir.path, "a"));
+    const nc = await connectPool(server.address, baseEnv(), "attacker");
+    stack.defer(() => nc.close());
+    const moved = stack.move();
+    return { server, dir: dir.path, worker, nc, [Symbol.asyncDispose]: () => moved.disposeAsync() };
+  } catch (error) {
+    await stack.disposeAsync();
+    throw error;
+  }
+}
+
 poolTest(
   "pool attack: a crafted call is checked again on the worker; what it adds changes nothing; a reply subject that is no inbox gets nothing sent there",
   async () => {
-    await using server = await natsServer();
-    await using dir = await scratch();
-    const path = await writePoolManifest(dir.path, TOOLS);
-    await using _worker = await startWorker(server.url, path, dir.path, "a");
-    const nc = await connectPool(server.address, baseEnv(), "attacker");
-    try {
-      // Arguments a caller's preflight would refuse are refused by the worker's own.
-      const bad = await craftedCall(nc, { tool: "echo", args: '{"n":"many","extra":true}' });
-      assert.equal(bad.ok, false);
-      assert.equal(bad.kind, "invalid_args");
-      // A tool the manifest does not have does not run, whatever command the message names.
-      const unknown = await craftedCall(nc, { tool: "sh", args: "{}" }, {
-        command: ["/bin/sh", "-c", "touch pwned"],
-      });
-      assert.equal(unknown.kind, "tool_not_found");
-      // Extra keys (an environment, a sandbox mode, a command) added to a signed call are dropped before anything
-      // runs (the signature covers the fields a worker reads, so they neither break it nor count).
-      const env = await craftedCall(nc, { tool: "env_dump", args: "{}" }, {
-        env: { INJECTED: "1", LD_PRELOAD: "/tmp/evil.so" },
-        sandbox: "off",
-        command: ["/bin/sh", "-c", "touch pwned"],
-      });
-      assert.equal(env.ok, true, JSON.stringify(env));
-      const seen = env.result as Record<string, string>;
-      assert.equal(seen.INJECTED, undefined);
-      assert.equal(seen.LD_PRELOAD, undefined);
-      assert.deepEqual(
-        Object.keys(seen).filter((name) => !["PATH", "HOME", "PWD", "SHLVL", "_"].includes(name)),
-        [],
-      );
-      await assert.rejects(Deno.stat(join(dir.path, "pwned")), Deno.errors.NotFound);
-      // Were the reply subject taken as given, the worker would publish there with its own rights (a claim sent to
-      // $JS.API.STREAM.PURGE.<stream> empties the work queue): here a subject the attacker listens on stands in.
-      const sink: unknown[] = [];
-      const listening = nc.subscribe("attacker.sink", {
-        callback: (_error, msg) => void sink.push(msg.data),
-      });
-      await publish(
-        nc,
-        (await callBytes("attacker.sink", { fields: { tool: "echo", args: "{}" }, key: POOL_KEY })).data,
-      );
-      // A well-formed call after it is answered: the worker has taken (and dropped) the crafted one by then.
-      const after = await craftedCall(nc, { tool: "echo", args: "{}" });
-      assert.equal(after.ok, true, JSON.stringify(after));
-      await nc.flush();
-      listening.unsubscribe();
-      assert.deepEqual(sink, [], "the worker sent nothing to a subject that is not an inbox");
-    } finally {
-      await nc.close();
-    }
+    await using scene = await attackScene();
+    const { nc } = scene;
+    // Arguments a caller's preflight would refuse are refused by the worker's own.
+    const bad = await craftedCall(nc, { tool: "echo", args: '{"n":"many","extra":true}' });
+    assert.equal(bad.ok, false);
+    assert.equal(bad.kind, "invalid_args");
+    // A tool the manifest does not have does not run, whatever command the message names.
+    const unknown = await craftedCall(nc, { tool: "sh", args: "{}" }, {
+      command: ["/bin/sh", "-c", "touch pwned"],
+    });
+    assert.equal(unknown.kind, "tool_not_found");
+    // Extra keys (an environment, a sandbox mode, a command) added to a signed call are dropped before anything
+    // runs (the signature covers the fields a worker reads, so they neither break it nor count).
+    const env = await craftedCall(nc, { tool: "env_dump", args: "{}" }, {
+      env: { INJECTED: "1", LD_PRELOAD: "/tmp/evil.so" },
+      sandbox: "off",
+      command: ["/bin/sh", "-c", "touch pwned"],
+    });
+    assert.equal(env.ok, true, JSON.stringify(env));
+    const seen = env.result as Record<string, string>;
+    assert.equal(seen.INJECTED, undefined);
+    assert.equal(seen.LD_PRELOAD, undefined);
+    assert.deepEqual(
+      Object.keys(seen).filter((name) => !["PATH", "HOME", "PWD", "SHLVL", "_"].includes(name)),
+      [],
+    );
+    await assert.rejects(Deno.stat(join(scene.dir, "pwned")), Deno.errors.NotFound);
+    // Were the reply subject taken as given, the worker would publish there with its own rights (a claim sent to
+    // $JS.API.STREAM.PURGE.<stream> empties the work queue): here a subject the attacker listens on stands in.
+    const sink: unknown[] = [];
+    const listening = nc.subscribe("attacker.sink", {
+      callback: (_error, msg) => void sink.push(msg.data),
+    });
+    await publish(
+      nc,
+      (await callBytes("attacker.sink", { fields: { tool: "echo", args: "{}" }, key: POOL_KEY })).data,
+    );
+    // A well-formed call after it is answered: the worker has taken (and dropped) the crafted one by then.
+    const after = await craftedCall(nc, { tool: "echo", args: "{}" });
+    assert.equal(after.ok, true, JSON.stringify(after));
+    await nc.flush();
+    listening.unsubscribe();
+    assert.deepEqual(sink, [], "the worker sent nothing to a subject that is not an inbox");
   },
 );
 
 poolTest(
   "pool attack: unsigned, forged, replayed and stale calls and a forged go run nothing, and no reply names the manifest's hash",
   async () => {
-    await using server = await natsServer();
-    await using dir = await scratch();
-    const path = await writePoolManifest(dir.path, TOOLS);
-    await using worker = await startWorker(server.url, path, dir.path, "a");
-    const nc = await connectPool(server.address, baseEnv(), "attacker");
+    await using scene = await attackScene();
+    const { nc, worker } = scene;
     const inboxes: Inbox[] = [];
     /** Publishes a crafted `mark` call, its claim answered with `answer`; returns its inbox and bytes. */
     const attack = async (crafted: Crafted, answer: Answer) => {
@@ -241,67 +252,63 @@ poolTest(
       const first = await inbox.first();
       assert.deepEqual(first, { t: "refused", id: first.id, worker: "a", reason }, inbox.raw.join("\n"));
     };
-    try {
-      // The attack of issue 24, item 6: an unsigned call and an unsigned go (today: exec ran as root).
-      const unsigned = await attack({ fields: {} }, bareGo);
-      await refusedFor(unsigned.inbox, "unsigned");
-      // Signed with a key that is not the pool's (its go too).
-      const forged = await attack({ fields: {}, key: FORGED_KEY }, signedGo(FORGED_KEY));
-      await refusedFor(forged.inbox, "signature");
-      // A call made for another manifest, unsigned: refused, never told which manifest runs here.
-      const probe = await attack({ fields: { manifest: `sha256:${"0".repeat(64)}` } }, bareGo);
-      await refusedFor(probe.inbox, "unsigned");
-      // Correctly signed, ten minutes old (a call recorded then): stale, even to a caller that says yes.
-      const stale = await attack({ fields: { ts: Date.now() - 600_000 }, key: POOL_KEY }, signedGo(POOL_KEY));
-      await refusedFor(stale.inbox, "stale");
-      // A signed call whose go is forged: unsigned, signed with another key, or a real go for another claim.
-      for (const answer of [bareGo, signedGo(FORGED_KEY), signedGo(POOL_KEY, crypto.randomUUID())]) {
-        const goForged = await attack({ fields: {}, key: POOL_KEY }, answer);
-        assert.equal((await goForged.inbox.first()).t, "claim");
-      }
-      // A valid call, answered by a caller that says yes to every claim, runs once; the exact bytes published
-      // again (as a new stream message) are a replay, refused although that caller would say yes again.
-      const valid = await attack({ fields: {}, key: POOL_KEY }, signedGo(POOL_KEY));
-      assert.deepEqual(await valid.inbox.result(), { ok: true, result: { slept: 0 }, tool: "mark" });
-      assert.equal((await runsIn(dir.path)).length, 1);
-      await publish(nc, valid.data);
-      // A key holder's call for another manifest hears "not here", and not which manifest is.
-      const other = await attack({ fields: { manifest: `sha256:${"0".repeat(64)}` }, key: POOL_KEY }, bareGo);
-      assert.equal((await other.inbox.first()).t, "mismatch");
-      // A caller's own call runs: the worker took and answered every message above before this one.
-      await using pool = await poolFor(server, manifestOf(TOOLS));
-      const answer = await pool.run({
-        tool: "mark",
-        readOnly: false,
-        argsText: "{}",
-        startWithinMs: 15_000,
-        defaults: { timeoutSec: 10, graceMs: 500, maxOutputBytes: 65536 },
-      });
-      assert.deepEqual(answer.envelope, { ok: true, result: { slept: 0 }, tool: "mark" });
-      // Two runs: the valid call and the caller's. Nothing else ran.
-      assert.equal((await runsIn(dir.path)).length, 2);
-      // The replay was refused as one, to the valid call's own inbox.
-      await within(
-        (async () => {
-          while (!valid.inbox.raw.some((text) => text.includes('"reason":"replayed"'))) {
-            await new Promise((resolve) => setTimeout(resolve, 25));
-          }
-        })(),
-        "the replay's refusal",
-      );
-      assert.match(
-        worker.stderr(),
-        new RegExp(`refused call ${valid.id} \\(mark\\): a call with its id was taken`),
-      );
-      // Nothing the worker sent to any of these inboxes names its manifest's hash, whole or short.
-      const hex = HASH.slice("sha256:".length);
-      for (const inbox of inboxes) {
-        for (const text of inbox.raw) {
-          assert.ok(!text.includes(hex.slice(0, 12)), `a reply names the manifest's hash: ${text}`);
+    // The attack of issue 24, item 6: an unsigned call and an unsigned go (today: exec ran as root).
+    const unsigned = await attack({ fields: {} }, bareGo);
+    await refusedFor(unsigned.inbox, "unsigned");
+    // Signed with a key that is not the pool's (its go too).
+    const forged = await attack({ fields: {}, key: FORGED_KEY }, signedGo(FORGED_KEY));
+    await refusedFor(forged.inbox, "signature");
+    // A call made for another manifest, unsigned: refused, never told which manifest runs here.
+    const probe = await attack({ fields: { manifest: `sha256:${"0".repeat(64)}` } }, bareGo);
+    await refusedFor(probe.inbox, "unsigned");
+    // Correctly signed, ten minutes old (a call recorded then): stale, even to a caller that says yes.
+    const stale = await attack({ fields: { ts: Date.now() - 600_000 }, key: POOL_KEY }, signedGo(POOL_KEY));
+    await refusedFor(stale.inbox, "stale");
+    // A signed call whose go is forged: unsigned, signed with another key, or a real go for another claim.
+    for (const answer of [bareGo, signedGo(FORGED_KEY), signedGo(POOL_KEY, crypto.randomUUID())]) {
+      const goForged = await attack({ fields: {}, key: POOL_KEY }, answer);
+      assert.equal((await goForged.inbox.first()).t, "claim");
+    }
+    // A valid call, answered by a caller that says yes to every claim, runs once; the exact bytes published
+    // again (as a new stream message) are a replay, refused although that caller would say yes again.
+    const valid = await attack({ fields: {}, key: POOL_KEY }, signedGo(POOL_KEY));
+    assert.deepEqual(await valid.inbox.result(), { ok: true, result: { slept: 0 }, tool: "mark" });
+    assert.equal((await runsIn(scene.dir)).length, 1);
+    await publish(nc, valid.data);
+    // A key holder's call for another manifest hears "not here", and not which manifest is.
+    const other = await attack({ fields: { manifest: `sha256:${"0".repeat(64)}` }, key: POOL_KEY }, bareGo);
+    assert.equal((await other.inbox.first()).t, "mismatch");
+    // A caller's own call runs: the worker took and answered every message above before this one.
+    await using pool = await poolFor(scene.server, manifestOf(TOOLS));
+    const answer = await pool.run({
+      tool: "mark",
+      readOnly: false,
+      argsText: "{}",
+      startWithinMs: 15_000,
+      defaults: { timeoutSec: 10, graceMs: 500, maxOutputBytes: 65536 },
+    });
+    assert.deepEqual(answer.envelope, { ok: true, result: { slept: 0 }, tool: "mark" });
+    // Two runs: the valid call and the caller's. Nothing else ran.
+    assert.equal((await runsIn(scene.dir)).length, 2);
+    // The replay was refused as one, to the valid call's own inbox.
+    await within(
+      (async () => {
+        while (!valid.inbox.raw.some((text) => text.includes('"reason":"replayed"'))) {
+          await new Promise((resolve) => setTimeout(resolve, 25));
         }
+      })(),
+      "the replay's refusal",
+    );
+    assert.match(
+      worker.stderr(),
+      new RegExp(`refused call ${valid.id} \\(mark\\): a call with its id was taken`),
+    );
+    // Nothing the worker sent to any of these inboxes names its manifest's hash, whole or short.
+    const hex = HASH.slice("sha256:".length);
+    for (const inbox of inboxes) {
+      for (const text of inbox.raw) {
+        assert.ok(!text.includes(hex.slice(0, 12)), `a reply names the manifest's hash: ${text}`);
       }
-    } finally {
-      await nc.close();
     }
   },
 );
@@ -309,12 +316,9 @@ poolTest(
 poolTest(
   "pool: a read-only call starts while its go travels; a forged go stops it at once (its tree ended, no answer, the slot free)",
   async () => {
-    await using server = await natsServer();
-    await using dir = await scratch();
-    const path = await writePoolManifest(dir.path, TOOLS);
     // One slot: a call left running would hold every call after it.
-    await using _worker = await startWorker(server.url, path, dir.path, "a");
-    const nc = await connectPool(server.address, baseEnv(), "attacker");
+    await using scene = await attackScene();
+    const { nc } = scene;
     /** Publishes a signed read-only call, its claim answered with `answer`; returns its inbox. */
     const call = async (tool: string, answer: Answer) => {
       const inbox = new Inbox(nc, answer);
@@ -328,7 +332,7 @@ poolTest(
     const goOnceRan = (runs: number): Answer => async (claim) => {
       await within(
         (async () => {
-          while ((await runsIn(dir.path)).length < runs) {
+          while ((await runsIn(scene.dir)).length < runs) {
             await new Promise((resolve) => setTimeout(resolve, 10));
           }
         })(),
@@ -336,24 +340,20 @@ poolTest(
       );
       return await signedGo(POOL_KEY)(claim);
     };
-    try {
-      const first = await call("peek", goOnceRan(1));
-      assert.deepEqual(await first.result(), { ok: true, result: { slept: 0 }, tool: "peek" });
-      // Signed, but its go forged: it may have started; it is stopped, and nothing is sent but the claim.
-      const forged = await call("peek_long", bareGo);
-      assert.equal((await forged.first()).t, "claim");
-      // The one slot takes the next call well within the 30 s the stopped one would have slept.
-      const started = performance.now();
-      const next = await call("peek", signedGo(POOL_KEY));
-      assert.deepEqual(await next.result(), { ok: true, result: { slept: 0 }, tool: "peek" });
-      assert.ok(performance.now() - started < 10_000, "the forged call held the worker's slot");
-      assert.deepEqual(forged.raw.map((text) => JSON.parse(text).t), ["claim"], forged.raw.join("\n"));
-      const runs = await runsIn(dir.path);
-      assert.ok(runs.length === 2 || runs.length === 3, JSON.stringify(runs));
-      assert.deepEqual(await alivePids(runs.flat()), [], "a process of a stopped read-only call lives on");
-    } finally {
-      await nc.close();
-    }
+    const first = await call("peek", goOnceRan(1));
+    assert.deepEqual(await first.result(), { ok: true, result: { slept: 0 }, tool: "peek" });
+    // Signed, but its go forged: it may have started; it is stopped, and nothing is sent but the claim.
+    const forged = await call("peek_long", bareGo);
+    assert.equal((await forged.first()).t, "claim");
+    // The one slot takes the next call well within the 30 s the stopped one would have slept.
+    const started = performance.now();
+    const next = await call("peek", signedGo(POOL_KEY));
+    assert.deepEqual(await next.result(), { ok: true, result: { slept: 0 }, tool: "peek" });
+    assert.ok(performance.now() - started < 10_000, "the forged call held the worker's slot");
+    assert.deepEqual(forged.raw.map((text) => JSON.parse(text).t), ["claim"], forged.raw.join("\n"));
+    const runs = await runsIn(scene.dir);
+    assert.ok(runs.length === 2 || runs.length === 3, JSON.stringify(runs));
+    assert.deepEqual(await alivePids(runs.flat()), [], "a process of a stopped read-only call lives on");
   },
 );
 
