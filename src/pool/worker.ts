@@ -231,7 +231,10 @@ export class PoolWorker {
       control: this.#controlSubject,
       nonce,
     });
-    const going = this.#ask(call.reply, claim).then((answer) => this.#go(answer, call.id, nonce));
+    // Never rejects (a go that cannot be had is no): a started call waits on it too.
+    const going = this.#ask(call.reply, claim).then((answer) => this.#go(answer, call.id, nonce)).catch(() =>
+      "no" as const
+    );
     // Read-only by this worker's own manifest (never by the caller's word): the call starts while its go travels,
     // as running it more than once does nothing; should the go be anything but yes, it is stopped and its answer
     // dropped. A call with side effects waits for its go.
