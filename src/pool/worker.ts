@@ -16,21 +16,17 @@ import type { Executor } from "../run/executor.ts";
 import { UserStop } from "../process/stop.ts";
 import {
   type BeatMessage,
-  type ClaimMessage,
   encode,
-  type MismatchMessage,
   POOL,
   readCall,
   readCancel,
-  readClaimAnswer,
-  type RefusedMessage,
   type RefusedReason,
-  type ResultMessage,
   shortHash,
   type UncheckedCall,
 } from "./protocol.ts";
 import { ReplayGuard } from "./replay_guard.ts";
 import { type PoolSigningKey, signed, verified } from "./signing.ts";
+import { CallerReplies, type Go } from "./caller_replies.ts";
 import { WorkerRelay } from "./question_relay.ts";
 import type { CallWatch } from "../run/call_watch.ts";
 import type { TraceCarrier } from "../run/tracing.ts";
@@ -65,15 +61,6 @@ export interface WorkerOptions {
   readonly watch?: CallWatch;
 }
 
-/** What each refusal means, for the worker's log. */
-const REFUSALS: Record<RefusedReason, string> = {
-  unsigned: "it is not signed",
-  signature:
-    "its signature does not verify with this worker's pool key (forged, or a caller with another key)",
-  stale: `its timestamp is outside the freshness window (${POOL.clockSkewMs / 1000} s, and its wait)`,
-  replayed: "a call with its id was taken here before (a replay)",
-};
-
 /** How long one pull for a call waits at the server before it asks again. */
 const PULL_MS = 5_000;
 
@@ -101,11 +88,14 @@ export class PoolWorker {
   readonly #now: () => number;
   /** The calls' questions to their callers, and the callers' answers. */
   readonly #relay: WorkerRelay;
+  /** What this worker says to its calls' callers: refusals, claims, answers. */
+  readonly #replies: CallerReplies;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#relay = new WorkerRelay({ nc: options.nc, key: options.key, name: options.name });
+    this.#replies = new CallerReplies(options);
   }
 
   /** How many calls run here now. */
@@ -177,7 +167,7 @@ export class PoolWorker {
   }
 
   async #handle(msg: JsMsg): Promise<void> {
-    const { executor, name, manifest, log, key } = this.#options;
+    const { executor, manifest, log, key } = this.#options;
     const read = readCall(msg.data);
     if (!read.ok) {
       log(`dropped a message that is not a call (${read.reason})`);
@@ -198,19 +188,14 @@ export class PoolWorker {
       return;
     }
     if (refusal !== undefined) {
-      await this.#refuse(call, refusal);
+      await this.#replies.refuse(call, refusal);
       msg.term();
       return;
     }
     if (call.manifest !== manifest) {
       // Never a wrong run: the caller hears that another manifest runs here (not which), and another worker may
       // take the call.
-      const mismatch: MismatchMessage = await signed(key, "reply", {
-        t: "mismatch",
-        id: call.id,
-        worker: name,
-      });
-      const heard = await this.#ask(call.reply, mismatch) !== undefined;
+      const heard = await this.#replies.mismatch(call);
       if (!msg.redelivered) {
         log(
           `call ${call.id} (${call.tool}) was made for manifest ${
@@ -223,18 +208,8 @@ export class PoolWorker {
       else msg.term();
       return;
     }
-    const nonce = crypto.randomUUID();
-    const claim: ClaimMessage = await signed(key, "reply", {
-      t: "claim",
-      id: call.id,
-      worker: name,
-      control: this.#controlSubject,
-      nonce,
-    });
     // Never rejects (a go that cannot be had is no): a started call waits on it too.
-    const going = this.#ask(call.reply, claim).then((answer) => this.#go(answer, call.id, nonce)).catch(() =>
-      "no" as const
-    );
+    const going = this.#replies.claim(call, this.#controlSubject);
     // Read-only by this worker's own manifest (never by the caller's word): the call starts while its go travels,
     // as running it more than once does nothing; should the go be anything but yes, it is stopped and its answer
     // dropped. A call with side effects waits for its go.
@@ -255,7 +230,7 @@ export class PoolWorker {
     const envelope = await (running ?? this.#run(call, undefined, carrierOfHeaders(msg.headers)));
     // The slot is free once the tool ended: it pulls the next call while the answer travels (the caller's receipt
     // takes a round trip). A read-only call is still acknowledged only once its caller has its answer.
-    const delivering = this.#deliver(call, envelope).then(() => {
+    const delivering = this.#replies.deliver(call, envelope).then(() => {
       if (readOnly) msg.ack();
     }).catch((error) => this.#options.log(`a call's answer failed in the worker: ${error}`)).finally(() =>
       this.#delivering.delete(delivering)
@@ -270,26 +245,6 @@ export class PoolWorker {
   }
 
   /**
-   * Says why a call is not run, in the log and (once, unsigned) to its reply subject: the reason only, nothing of
-   * this worker's manifest.
-   */
-  async #refuse(call: UncheckedCall, reason: RefusedReason): Promise<void> {
-    const { nc, name, log } = this.#options;
-    log(`refused call ${call.id} (${call.tool}): ${REFUSALS[reason]}`);
-    const refused: RefusedMessage = { t: "refused", id: call.id, worker: name, reason };
-    nc.publish(call.reply, encode(refused));
-    await nc.flush().catch(() => {});
-  }
-
-  /** The caller's answer to this one claim: `no` unless signed with the pool's key, for this call and nonce. */
-  async #go(data: Uint8Array | undefined, id: string, nonce: string): Promise<"yes" | "later" | "no"> {
-    const answer = data === undefined ? undefined : readClaimAnswer(data);
-    if (answer === undefined || answer.id !== id || answer.nonce !== nonce) return "no";
-    if (answer.worker !== this.#options.name) return "no";
-    return await verified(this.#options.key, "go", { ...answer }) ? answer.go : "no";
-  }
-
-  /**
    * Runs a call through the executor, beating all the while (and, for a read-only call, holding it at the stream).
    * A call started before its go (`going`) is stopped should the go be anything but yes.
    */
@@ -297,7 +252,7 @@ export class PoolWorker {
     call: UncheckedCall,
     held: JsMsg | undefined,
     parent: TraceCarrier,
-    going?: Promise<"yes" | "later" | "no">,
+    going?: Promise<Go>,
   ): Promise<Envelope> {
     const { executor, nc, name, key } = this.#options;
     // The caller's span goes on here (its context came in the message's headers): this side's span is the take.
@@ -364,36 +319,6 @@ export class PoolWorker {
       span.end(envelope === undefined ? "Error" : envelope.ok ? undefined : envelope.kind);
       clearInterval(beating);
       this.#running.delete(call.id);
-    }
-  }
-
-  /** Hands the envelope to the caller, trying again while it does not confirm (and giving up once it is gone). */
-  async #deliver(call: UncheckedCall, envelope: Envelope): Promise<void> {
-    const result: ResultMessage = await signed(this.#options.key, "reply", {
-      t: "result",
-      id: call.id,
-      worker: this.#options.name,
-      envelope,
-    });
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const outcome = await this.#request(call.reply, result);
-      if (outcome !== "timeout") return;
-    }
-    this.#options.log(`the caller of ${call.id} (${call.tool}) did not confirm its answer`);
-  }
-
-  /** A request to a caller: its answer, or `undefined` when it is gone or silent. */
-  async #ask(subject: string, message: unknown): Promise<Uint8Array | undefined> {
-    const outcome = await this.#request(subject, message);
-    return outcome instanceof Uint8Array ? outcome : undefined;
-  }
-
-  async #request(subject: string, message: unknown): Promise<Uint8Array | "gone" | "timeout"> {
-    try {
-      return (await this.#options.nc.request(subject, encode(message), { timeout: POOL.answerMs })).data;
-    } catch (error) {
-      const noResponders = (error as { isNoResponders?: () => boolean }).isNoResponders?.() === true;
-      return noResponders ? "gone" : "timeout";
     }
   }
 }
