@@ -210,24 +210,29 @@ export class PoolWorker {
     }
     // Never rejects (a go that cannot be had is no): a started call waits on it too.
     const going = this.#replies.claim(call, this.#controlSubject);
-    // Read-only by this worker's own manifest (never by the caller's word): the call starts while its go travels,
-    // as running it more than once does nothing; should the go be anything but yes, it is stopped and its answer
-    // dropped. A call with side effects waits for its go.
+    // Read-only by this worker's own manifest (never by the caller's word): the call runs while its go travels, as
+    // running it more than once does nothing; should the go be anything but yes, it is stopped and its answer
+    // dropped. A call with side effects is made ready (its sandbox started, held at its gate) but nothing of its
+    // tool runs before the go says yes and the stream has forgotten it: at most once, none can run it again.
+    // That is asked while the go travels: such a call is never handed out again whatever its go.
     const readOnly = executor.manifest.byName.get(call.tool)?.readOnly === true;
-    const running = readOnly ? this.#run(call, msg, carrierOfHeaders(msg.headers), going) : undefined;
-    // At most once: the stream forgets a call with side effects before it runs, so none can run it again. Asked
-    // while the go travels: such a call is never handed out again whatever its go (only a read-only one waits).
     const forgotten = readOnly ? undefined : msg.ackAck().catch(() => false);
+    const running = this.#run(
+      call,
+      readOnly ? msg : undefined,
+      carrierOfHeaders(msg.headers),
+      going,
+      forgotten,
+    );
     const go = await going;
     if (go !== "yes") {
-      await running?.catch(() => {});
+      await running.catch(() => {});
       await forgotten;
       if (go === "later") msg.nak(POOL.heartbeatMs);
       else msg.term();
       return;
     }
-    await forgotten;
-    const envelope = await (running ?? this.#run(call, undefined, carrierOfHeaders(msg.headers)));
+    const envelope = await running;
     // The slot is free once the tool ended: it pulls the next call while the answer travels (the caller's receipt
     // takes a round trip). A read-only call is still acknowledged only once its caller has its answer.
     const delivering = this.#replies.deliver(call, envelope).then(() => {
@@ -245,14 +250,16 @@ export class PoolWorker {
   }
 
   /**
-   * Runs a call through the executor, beating all the while (and, for a read-only call, holding it at the stream).
-   * A call started before its go (`going`) is stopped should the go be anything but yes.
+   * Runs a call through the executor while its go (`going`) travels, beating all the while (and, for a read-only
+   * call, holding it at the stream): it is stopped should the go be anything but yes. With `forgotten` (a call with
+   * side effects), nothing of the tool runs before the go says yes and the stream has forgotten the call.
    */
   async #run(
     call: UncheckedCall,
     held: JsMsg | undefined,
     parent: TraceCarrier,
-    going?: Promise<Go>,
+    going: Promise<Go>,
+    forgotten?: Promise<unknown>,
   ): Promise<Envelope> {
     const { executor, nc, name, key } = this.#options;
     // The caller's span goes on here (its context came in the message's headers): this side's span is the take.
@@ -266,9 +273,11 @@ export class PoolWorker {
     let envelope: Envelope | undefined;
     const controller = new AbortController();
     this.#running.set(call.id, controller);
-    going?.then((go) => {
+    going.then((go) => {
       if (go !== "yes") controller.abort(new Error("the caller did not give this worker the go"));
     });
+    // Told after the abort above (in that order on the same promise), as the executor asks.
+    const goAhead = forgotten && going.then(async (go) => go === "yes" && (await forgotten, true));
     let count = 0;
     const beating = setInterval(async () => {
       held?.working();
@@ -297,6 +306,7 @@ export class PoolWorker {
       }
       envelope = await executor.run(prepared.call, {
         signal: controller.signal,
+        goAhead,
         defaults: call.defaults,
         callId: call.id,
         questions: relay.questions,

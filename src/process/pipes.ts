@@ -109,9 +109,19 @@ export async function drain(
   return { chunks, kept, total };
 }
 
+/** What else a child's stdin is fed with, and when. */
+export interface FeedOptions {
+  /** Keeps stdin open until `exited`, handing out a writer for more bytes (a tool-protocol reply). */
+  readonly replies?: (write: (bytes: Uint8Array) => Promise<boolean>) => void;
+  readonly exited?: Promise<unknown>;
+  /** Nothing is written before this says true; false: stdin closes unwritten. */
+  readonly after?: Promise<boolean>;
+}
+
 /**
  * Writes the arguments to a child's stdin and closes it; with `replies`, keeps it open until the child exits and
- * hands out a writer for more (a tool-protocol reply), one write after another.
+ * hands out a writer for more (a tool-protocol reply), one write after another; with `after`, writes nothing
+ * before it says true.
  *
  * @example
  * ```ts
@@ -126,11 +136,11 @@ export async function drain(
 export async function feed(
   stdin: WritableStream<Uint8Array>,
   bytes: Uint8Array,
-  replies?: (write: (bytes: Uint8Array) => Promise<boolean>) => void,
-  exited?: Promise<unknown>,
+  { replies, exited, after }: FeedOptions = {},
 ): Promise<void> {
   const writer = stdin.getWriter();
   try {
+    if (after !== undefined && !await after) return await writer.close();
     if (bytes.length > 0) await writer.write(bytes);
     if (replies === undefined || exited === undefined) return await writer.close();
   } catch {

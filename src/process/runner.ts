@@ -29,6 +29,12 @@ export interface RunRequest {
    * false once the pipe is gone. Stdin closes when the process exits.
    */
   readonly replies?: (write: (bytes: Uint8Array) => Promise<boolean>) => void;
+  /**
+   * Stdin is written only once this says true: the process is started before it (a start held at its gate, or a
+   * built-in tool, which reads its arguments first), and nothing of the tool runs until then. False: stdin closes
+   * unwritten, and the start leaves having run nothing.
+   */
+  readonly goAhead?: Promise<boolean>;
   /** While this says true, the idle limit waits: a tool waiting for an answer to its question is not idle. */
   readonly waiting?: () => boolean;
   /** The wall-clock limit; `Infinity` for none. */
@@ -194,8 +200,9 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   // Awaited only with a store: an abort right after the call must find the start's listener in place.
   const early = ahead === undefined ? undefined : await ahead.take(request);
   // The arguments go with the start (one step across the spawn thread), unless the tool may be answered later
-  // (its stdin stays open) or was started ahead (it waits for them on its open stdin).
-  const inputWithStart = early === undefined && request.replies === undefined;
+  // (its stdin stays open), was started ahead (it waits for them on its open stdin) or waits for its go.
+  const inputWithStart = early === undefined && request.replies === undefined &&
+    request.goAhead === undefined;
   let child: ChildHandle;
   try {
     const start = {
@@ -261,17 +268,24 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   const forget = request.registry?.track({ end: endTree, done: settled });
   // A limit fires only when nothing else is ending the tree already: the envelope names the first reason.
   // Timers from `after`, not `setTimeout`: the first `setTimeout` of a process loads Node's timers (base/timer.ts).
-  const cancelTimeout = Number.isFinite(request.timeoutMs)
-    ? after(Math.min(request.timeoutMs, MAX_TIMER_MS), () => {
-      if (ending !== undefined) return;
-      timedOut = true;
-      void stopTree();
-    })
-    : undefined;
+  let cancelTimeout: CancelTimer | undefined;
   // One timer for the idle limit, moved on lazily: re-arming it for every chunk of a flood would cost more.
   const idleMs = request.idleTimeoutMs;
   let lastOutput = performance.now();
   let cancelIdle: CancelTimer | undefined;
+  // The limits count from the tool's start: for a start waiting for its go, from the go.
+  const arm = () => {
+    if (exited) return;
+    lastOutput = performance.now();
+    if (Number.isFinite(request.timeoutMs)) {
+      cancelTimeout = after(Math.min(request.timeoutMs, MAX_TIMER_MS), () => {
+        if (ending !== undefined) return;
+        timedOut = true;
+        void stopTree();
+      });
+    }
+    if (idleMs !== undefined && Number.isFinite(idleMs)) watchIdle(idleMs);
+  };
   const watchIdle = (delay: number) => {
     cancelIdle = after(Math.min(delay, MAX_TIMER_MS), () => {
       // Waiting for an answer (a person typing) is not idling: the clock starts again once the answer went out.
@@ -283,7 +297,8 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
       void stopTree();
     });
   };
-  if (idleMs !== undefined && Number.isFinite(idleMs)) watchIdle(idleMs);
+  if (request.goAhead === undefined) arm();
+  else void request.goAhead.then((go) => go && arm(), () => {});
   const onAbort = () => {
     aborted = true;
     void stopTree();
@@ -320,7 +335,9 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     sink && ((chunk) => sink(chunk, "stderr")),
     request.onStderr,
   );
-  const fed = inputWithStart ? Promise.resolve() : feed(child.stdin, request.stdin, request.replies, status);
+  const fed = inputWithStart
+    ? Promise.resolve()
+    : feed(child.stdin, request.stdin, { replies: request.replies, exited: status, after: request.goAhead });
 
   const exit = await status;
   exited = true;

@@ -162,6 +162,13 @@ export interface CallOptions {
   /** Cancels the call and ends the tool's tree. */
   readonly signal?: AbortSignal;
   /**
+   * The call may run only once this says true (a pool worker's call with side effects, its caller's go on its
+   * way): a start held at its gate (src/sandbox/gate.ts), or a built-in tool's, which reads its arguments first, is
+   * made at once and its stdin written only then; any other start, and any call not run in the foreground, waits
+   * for it before anything is made. It says false only once `signal` is aborted: nothing of the tool ran.
+   */
+  readonly goAhead?: Promise<boolean>;
+  /**
    * Decides whether {@linkcode Executor.call} runs the call (default `OWN_COMMAND`: the caller's own
    * command, approved by definition, as `toolgate call`). A caller that runs calls a model or a client chose passes
    * its `Policy`, as the agent loop and `serve` do; {@linkcode Executor.run} takes a call already decided.

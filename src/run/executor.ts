@@ -315,19 +315,31 @@ export class Executor {
 
   async #runStep(call: PreparedCall, options: CallOptions): Promise<Envelope> {
     const { tool } = call;
+    // A call waiting for its go (a pool worker's): only a start in the foreground is made before it (held, see
+    // src/run/foreground.ts); every other step waits for it.
+    const afterGo = (step: () => Promise<Envelope>) => this.#afterGo(call, options, step);
     // 1. An MCP server's tool: through the gateway.
-    if (tool.upstream !== undefined) return await this.#gateway.call(call, options);
+    if (tool.upstream !== undefined) return await afterGo(() => this.#gateway.call(call, options));
     // 2. A pool of workers runs every other call.
     const pool = this.#options.pool;
-    if (pool !== undefined) return await runInPool(this.#context, pool, call, options);
+    if (pool !== undefined) return await afterGo(() => runInPool(this.#context, pool, call, options));
     // 3. `job`: answered from the job table, in this process.
-    if (inProcess(tool)) return await this.#jobs.answer(call, options);
+    if (inProcess(tool)) return await afterGo(() => this.#jobs.answer(call, options));
     // 4. A declared secret that is nowhere: nothing starts.
     const missing = this.#secrets.missing(tool, options.secrets);
-    if (missing !== undefined) return await this.#noSecret(call, missing);
+    if (missing !== undefined) return await afterGo(() => this.#noSecret(call, missing));
     // 5. A background `exec` becomes a job; anything else runs in the foreground.
-    if (isBackgroundExec(call)) return await this.#jobs.start(call, options);
+    if (isBackgroundExec(call)) return await afterGo(() => this.#jobs.start(call, options));
     return await runForeground(this.#context, call, options);
+  }
+
+  /** Takes `step` once the call's go (if it waits for one) says yes; without it, nothing is done. */
+  async #afterGo(call: PreparedCall, options: CallOptions, step: () => Promise<Envelope>): Promise<Envelope> {
+    if (options.goAhead === undefined || await options.goAhead) return await step();
+    return failure("unavailable", "The call was not given the go: it did not run.", {
+      tool: call.tool.name,
+      retryable: false,
+    });
   }
 
   /** The answer to a call whose declared secret is nowhere: nothing starts, and the caller learns which one. */

@@ -72,6 +72,10 @@ export async function runForeground(
       asks: tool.asks,
       onQuestion: desk && ((question) => desk.ask(question)),
     });
+    // A call waiting for its go: a start that does nothing before its stdin speaks (held at its gate, or a built-in
+    // tool, which reads its arguments first) is made now, its stdin written once the go came; any other waits.
+    const held = launch.gate !== undefined || tool.builtin !== undefined;
+    if (options.goAhead !== undefined && !held) await options.goAhead;
     result = await runProcess({
       program: launch.program,
       args: launch.args,
@@ -79,6 +83,7 @@ export async function runForeground(
       cwd: context.workspace,
       // A protocol tool reads its arguments as the first line of stdin; a gated one's gate comes first.
       stdin: gated(launch.gate, encoder.encode(JSON.stringify(call.args) + (channel ? "\n" : ""))),
+      goAhead: held ? options.goAhead : undefined,
       replies: desk && ((writer) => write = writer),
       waiting: desk && (() => desk.waiting),
       timeoutMs,

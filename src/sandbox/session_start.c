@@ -12,6 +12,8 @@
  *   -w FILE VALUE   write VALUE to FILE (a limit lifted: an earlier call of the slot may have set one)
  *   -o FILE VALUE   the same, where the file is there at all (memory.swap.max, absent without swap accounting)
  *   -j FILE         write this process's pid to FILE: join the cgroup whose cgroup.procs it is
+ *   -g              wait at the call's gate: read one byte of stdin (the tool's stdin starts right after it); an end
+ *                   of stdin, or any byte but a newline, exits 125 having run nothing (src/sandbox/gate.ts)
  * A failed step starts the steps over once (an older toolgate's sweep may remove an idle slot between two of
  * them); a second failure exits 125 with "toolgate: cannot set up the cgroup DIR" (the shell's words). Then
  * PROGRAM is executed with the environment as given (PATH searched as execvp(3) does); where it cannot be, the
@@ -62,12 +64,21 @@ static int steps(char **argv, int end, const char *pid, const char **at, int *at
         return *at = argv[i + 1], *at_dir = 0, -1;
       }
       i += 2;
-    } else {
+    } else if (strcmp(step, "-j") == 0) {
       if (write_file(argv[i + 1], pid) != 0) return *at = argv[i + 1], *at_dir = 0, -1;
       i += 1;
     }
   }
   return 0;
+}
+
+/* Waits for the gate's newline on stdin, one byte only; exits 125 on anything else, running nothing. */
+static void wait_at_gate(void) {
+  char byte = 0;
+  ssize_t got;
+  do got = read(0, &byte, 1);
+  while (got < 0 && errno == EINTR);
+  if (got != 1 || byte != '\n') _exit(125);
 }
 
 int main(int argc, char **argv) {
@@ -76,7 +87,8 @@ int main(int argc, char **argv) {
   while (end < argc && strcmp(argv[end], "--") != 0) {
     const char *step = argv[end];
     int operands = strcmp(step, "-w") == 0 || strcmp(step, "-o") == 0 ? 2
-      : strcmp(step, "-d") == 0 || strcmp(step, "-j") == 0 ? 1 : -1;
+      : strcmp(step, "-d") == 0 || strcmp(step, "-j") == 0 ? 1
+      : strcmp(step, "-g") == 0 ? 0 : -1;
     if (operands < 0 || end + operands >= argc) {
       fprintf(stderr, "session-start: bad step %s\n", step);
       return 125;
@@ -84,7 +96,8 @@ int main(int argc, char **argv) {
     end += 1 + operands;
   }
   if (end + 1 >= argc) {
-    fputs("usage: session-start [-d DIR | -w FILE VALUE | -o FILE VALUE | -j FILE]... -- PROGRAM [ARG]...\n", stderr);
+    fputs("usage: session-start [-d DIR | -w FILE VALUE | -o FILE VALUE | -j FILE | -g]... -- PROGRAM [ARG]...\n",
+      stderr);
     return 125;
   }
   // A session of its own, so a process group of its own: the tool's `kill 0` reaches its own processes only, and
@@ -96,6 +109,10 @@ int main(int argc, char **argv) {
   int at_dir = 0;
   if (steps(argv, end, pid, &at, &at_dir) != 0 && steps(argv, end, pid, &at, &at_dir) != 0) {
     cannot_set_up(at, at_dir);
+  }
+  // The gate comes last: the session and the cgroups are made, and the tool waits only for its go.
+  for (int i = 1; i < end; i++) {
+    if (strcmp(argv[i], "-g") == 0) wait_at_gate();
   }
   execvp(argv[end + 1], argv + end + 1);
   int saved = errno;

@@ -15,7 +15,7 @@ import type { CgroupSupport } from "./cgroups.ts";
  * The SHA-256 digest of `session_start.c`, as built. A test holds it to the file: a changed source needs this
  * changed too, and with it the name of the program, so that a build of the old source is no longer found.
  */
-export const SESSION_START_SOURCE_DIGEST = "74cd277a60120fff7239c4e872691873549a2aeb81dd1433ee4e9c098899e9cb";
+export const SESSION_START_SOURCE_DIGEST = "d5b0601b52e81c90e4b2d3101fd413888a0fc604b48d0acdc1eac91ed8c6d61e";
 
 /**
  * Where the session starter built for `env`'s user lives: `STATE/native/session-start-DIGEST16`, in toolgate's
@@ -77,7 +77,7 @@ export function findSessionStart(env: Readonly<Record<string, string>>): string 
 /**
  * The command line in front of an unconfined tool's own: `starter STEPS... --`, whose steps do what the cgroup's
  * shell does for a call without limits (cgroups.ts): the slot's folders made where missing, any limit an earlier
- * call of the slot set lifted, the slots joined.
+ * call of the slot set lifted, the slots joined; `gated`, then the wait at the call's gate (src/sandbox/gate.ts).
  *
  * @example
  * ```ts
@@ -95,7 +95,12 @@ export function findSessionStart(env: Readonly<Record<string, string>>): string 
  * ]);
  * ```
  */
-export function sessionStartLine(starter: string, support: CgroupSupport, slot: string): string[] {
+export function sessionStartLine(
+  starter: string,
+  support: CgroupSupport,
+  slot: string,
+  gated = false,
+): string[] {
   const line = [starter];
   const pids = support.pids === undefined ? undefined : join(support.pids, slot);
   const memory = support.memory === undefined ? undefined : join(support.memory, slot);
@@ -108,6 +113,7 @@ export function sessionStartLine(starter: string, support: CgroupSupport, slot: 
     } else line.push("-w", join(memory, "memory.limit_in_bytes"), "-1");
   }
   for (const dir of dirs) line.push("-j", join(dir, "cgroup.procs"));
+  if (gated) line.push("-g");
   line.push("--");
   return line;
 }

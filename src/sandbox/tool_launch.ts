@@ -345,7 +345,7 @@ export class ToolLauncher {
       );
     }
     const mode = this.#options.sandbox ?? "auto";
-    if (mode === "off") return await this.#unconfined(tool, own, [], [unconfinedWarning("off")]);
+    if (mode === "off") return await this.#unconfined(tool, own, [], [unconfinedWarning("off")], gated);
     const support = await this.support();
     if (!support.ok) {
       if (mode === "require") {
@@ -363,7 +363,7 @@ export class ToolLauncher {
         );
       }
       const warning = unconfinedWarning("auto", support.reason);
-      return await this.#unconfined(tool, own, [warning], [warning]);
+      return await this.#unconfined(tool, own, [warning], [warning], gated);
     }
     // The probe tried the filter: where bwrap cannot load it, a confined call is refused before anything starts
     // (fail closed), unless the person named the degraded mode.
@@ -502,12 +502,15 @@ export class ToolLauncher {
    * An unconfined start (the user's `--sandbox off`, or a tool without side effects where bwrap cannot run): as
    * the tool's command says, inside a cgroup of its own where toolgate may make one. The cgroup sets no limit; it
    * holds the call's tree, so that a process that left the call's process group or session (setsid) ends with it.
+   * `gated`: the start waits at the call's gate where it has a start of its own in front of the tool (the session
+   * starter, or the cgroup's shell).
    */
   async #unconfined(
     tool: ToolSpec,
     own: Program,
     envelopeWarnings: readonly string[],
     auditWarnings: readonly string[],
+    gated: boolean,
   ): Promise<LaunchVerdict> {
     const plain = { ok: true as const, program: own.program, args: own.args, confined: false };
     const cgroups = this.#trackingCgroups();
@@ -522,17 +525,26 @@ export class ToolLauncher {
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
     const slot = await this.#slot(cgroups);
     const tree = cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups));
+    // A built-in tool reads its arguments before anything else: it needs no gate.
+    const gate = gated && tool.builtin === undefined ? GATE : undefined;
     if (starter !== undefined) {
-      const groupStart = sessionStartLine(starter, cgroups, slot);
-      return { ...plain, groupStart, tree, slot, envelopeWarnings, auditWarnings };
+      const groupStart = sessionStartLine(starter, cgroups, slot, gate !== undefined);
+      return { ...plain, groupStart, tree, slot, gate, envelopeWarnings, auditWarnings };
     }
-    const prefix = cgroupWrapper(cgroups, undefined, slot, false, tool.envPassthrough.includes("PWD"));
+    const prefix = cgroupWrapper(
+      cgroups,
+      undefined,
+      slot,
+      gate !== undefined,
+      tool.envPassthrough.includes("PWD"),
+    );
     return {
       ...plain,
       program: prefix[0],
       args: [...prefix.slice(1), own.program, ...own.args],
       tree,
       slot,
+      gate,
       envelopeWarnings,
       auditWarnings,
     };

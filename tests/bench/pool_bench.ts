@@ -1,19 +1,24 @@
 /**
  * Benchmarks the worker pool: trivial calls through a NATS JetStream pool of 1, 2 and 4 workers on this machine,
- * against the same calls run locally by the same executor, interleaved (a local call, then a pooled one, the order
- * turning each round), so that the machine's noise falls on both alike. Two figures per setting, in one run:
+ * against the same calls run locally by the same executor, interleaved (a local call, then a pooled one, every
+ * order in turn), so that the machine's noise falls on both alike. Two figures per setting, in one run:
  *
  * - latency: calls one after the other, so the pool's own cost per call shows: the medians of each
  *   (`ms_per_call`), their difference (`overhead_ms`, the target: at most 3 ms) and their ratio;
  * - throughput: 500 calls with 16 in flight, in calls per second, the local executor's measured just before.
  *
- * - a call with side effects beside a read-only one through one worker (`pool1_side_effects_*`): a worker starts a
- *   read-only call while its caller's go travels, and waits for the go before any other.
+ * And two figures of calls with side effects, whose tool runs only once the caller's go came:
+ * - beside a read-only call through one worker (`pool1_side_effects_*`): a worker starts a read-only call while
+ *   the go travels, and one with side effects too, held at its gate (the session starter's, here) until the go;
+ * - confined, through one confined worker, beside the same call run locally (`pool1_confined_side_effects_*`):
+ *   the gate of a confined start comes before bubblewrap, so only the cgroup's setup is made before the go. The
+ *   noisiest figure here: a run of this checkout beside a copy of itself said 0.87 to 1.15.
  *
  * The tool is `echo_stdin` (a shell that runs cat): the smallest real process, read-only by its manifest (and, for
- * the one figure, the same tool declared with side effects). The sandbox is off on both sides,
- * so that the figures are the pool's, not bubblewrap's (which has its own benchmark). Each worker runs one call at
- * a time (`--concurrency 1`): the number of workers is the pool's width. Skipped without `nats-server`.
+ * the figures of side effects, the same tool declared with them). The sandbox is off on both sides but for the
+ * confined figure, so that the figures are the pool's, not bubblewrap's (which has its own benchmark). The session
+ * starter is built first, as `deno task install` builds it. Each worker runs one call at a time
+ * (`--concurrency 1`): the number of workers is the pool's width. Skipped without `nats-server`.
  *
  * Run: `deno run -A tests/bench/pool_bench.ts` (`--baseline DIR`: another checkout of toolgate's pool, its client and
  * workers, on a nats-server of its own, interleaved with this one's: a before-and-after ratio from one run).
@@ -23,7 +28,8 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Executor } from "../../src/run/executor.ts";
-import { executorFor, manifestOf, scratch } from "../executor_helpers.ts";
+import { baseEnv, executorFor, manifestOf, scratch } from "../executor_helpers.ts";
+import { probeSandbox } from "../../src/sandbox/sandbox.ts";
 import {
   NATS_SERVER,
   natsServer,
@@ -35,6 +41,8 @@ import {
 
 /** Pairs of calls (one local, one pooled) per pool width. */
 const PAIRS = 300;
+/** Pairs of confined calls (each starts a sandbox, a few ms). */
+const CONFINED_PAIRS = 150;
 const THROUGHPUT_CALLS = 500;
 const WARMUP = 50;
 const IN_FLIGHT = 16;
@@ -53,6 +61,9 @@ async function call(executor: Executor, tool = "echo"): Promise<void> {
   const envelope = await executor.call(tool, ARGS);
   if (!envelope.ok) throw new Error(`a call failed: ${JSON.stringify(envelope)}`);
 }
+
+/** This checkout's builder of the session starter. */
+const HERE_NATIVE = join(import.meta.dirname!, "..", "..", "src", "build", "native.ts");
 
 /** Another checkout to measure beside this one (`--baseline DIR`). */
 const BASELINE = Deno.args.includes("--baseline")
@@ -78,15 +89,25 @@ async function latency(
     for (const [side, executor] of executors.entries()) await call(executor, tools?.[side]);
   }
   const times: number[][] = executors.map(() => []);
-  const sides = executors.map((_, side) => side);
+  // Every order in turn, so that each side follows each other as often: with three sides, turning the order
+  // around left one in the middle always, and an identical checkout measured 1.08 to 1.10 times slower there.
+  const orders = permutations(executors.map((_, side) => side));
   for (let i = 0; i < rounds; i++) {
-    for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
+    for (const side of orders[i % orders.length]) {
       const started = performance.now();
       await call(executors[side], tools?.[side]);
       times[side].push(performance.now() - started);
     }
   }
   return times.map(median);
+}
+
+/** Every order of `items`. */
+function permutations(items: readonly number[]): number[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, at) =>
+    permutations([...items.slice(0, at), ...items.slice(at + 1)]).map((rest) => [item, ...rest])
+  );
 }
 
 /** Calls per second, `IN_FLIGHT` at a time. */
@@ -104,6 +125,21 @@ export async function benchPool(): Promise<Record<string, number>> {
   if (NATS_SERVER === undefined) {
     console.log("  skipped: nats-server is not installed (apt-get install nats-server)");
     return {};
+  }
+  // The session starter, as `deno task install` builds it for its user (here and in the checkout before).
+  for (
+    const native of [
+      HERE_NATIVE,
+      ...BASELINE === undefined ? [] : [join(BASELINE, "src", "build", "native.ts")],
+    ]
+  ) {
+    const { buildSessionStart } = await import(
+      pathToFileURL(native).href
+    ) as typeof import("../../src/build/native.ts");
+    const built = await buildSessionStart(baseEnv());
+    console.log(
+      `  session starter: ${built.ok ? built.path : `none (${built.reason}): setsid(1) and a shell`}`,
+    );
   }
   await using server = await natsServer();
   await using dir = await scratch();
@@ -160,9 +196,64 @@ export async function benchPool(): Promise<Record<string, number>> {
   } finally {
     for (const worker of workers) await worker[Symbol.asyncDispose]();
   }
+  Object.assign(
+    results,
+    await confinedSideEffects(server, path, dir.path, remote, before, beforeServer, beforeRemote),
+  );
   results.local_ms_per_call = median(localMs);
   results.local_calls_per_s = localPerS.reduce((a, b) => a + b) / localPerS.length;
   return results;
+}
+
+/**
+ * A call with side effects, confined on both sides, through one worker (`--sandbox require`) and locally (an
+ * executor made as every command makes it): what the pool adds to it, its worker starting the call's sandbox while
+ * the go travels (`pool1_confined_side_effects_overhead_ms`), beside the checkout before's when there is one.
+ * `{}` without bubblewrap (said).
+ */
+async function confinedSideEffects(
+  server: { url: string },
+  path: string,
+  cwd: string,
+  remote: Executor,
+  before?: typeof import("../pool/helpers.ts"),
+  beforeServer?: { url: string },
+  beforeRemote?: Executor,
+): Promise<Record<string, number>> {
+  const support = await probeSandbox(Deno.env.get("PATH") ?? "/usr/bin:/bin", "bwrap", Deno.env.toObject());
+  if (!support.ok) {
+    console.log(`  pool1_confined_side_effects: skipped (${support.reason})`);
+    return {};
+  }
+  const confined = ["--sandbox", "require"];
+  const workers = [await startWorker(server.url, path, cwd, "confined", { args: confined })];
+  try {
+    if (before !== undefined) {
+      workers.push(
+        await before.startWorker(beforeServer!.url, path, cwd, "before-confined", { args: confined }),
+      );
+    }
+    const local = executorFor(remote.manifest, { cwd, sandbox: "require", residentHelpers: true });
+    try {
+      const [here, there, thereBefore] = await latency(
+        [local, remote, ...beforeRemote === undefined ? [] : [beforeRemote]],
+        CONFINED_PAIRS,
+        ["echo_effects", "echo_effects", "echo_effects"],
+      );
+      return {
+        pool1_confined_local_ms_per_call: here,
+        pool1_confined_side_effects_overhead_ms: there - here,
+        ...thereBefore === undefined ? {} : {
+          pool1_confined_side_effects_overhead_ms_before: thereBefore - here,
+          pool1_confined_side_effects_overhead_over_before: (there - here) / (thereBefore - here),
+        },
+      };
+    } finally {
+      await local.close();
+    }
+  } finally {
+    for (const worker of workers) await worker[Symbol.asyncDispose]();
+  }
 }
 
 if (import.meta.main) {

@@ -12,7 +12,7 @@ import { importPoolKey, type PoolSigningKey } from "../../src/pool/signing.ts";
 import { baseEnv, BIN } from "../executor_helpers.ts";
 import { denoDir, REPO } from "../support.ts";
 import { launcherArgs } from "../support.ts";
-import { findHostProgram, requires } from "../requires.ts";
+import { type Facility, findHostProgram, requires } from "../requires.ts";
 
 /** `nats-server`, on PATH or where Debian puts it (/usr/sbin, which a user's PATH lacks). */
 export const NATS_SERVER: string | undefined = findHostProgram("nats-server");
@@ -29,11 +29,18 @@ try {
   problem = error;
 }
 
-/** A test that needs a NATS server: ignored with a printed reason without one, failed instead on CI. */
-export function poolTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
+/**
+ * A test that needs a NATS server (and `also`, another facility, `missing` as {@linkcode requires} takes it):
+ * ignored with a printed reason without them, failed instead on CI.
+ */
+export function poolTest(
+  name: string,
+  fn: (t: Deno.TestContext) => Promise<void>,
+  also?: { readonly facility: Facility; readonly missing: string | undefined },
+): void {
   Deno.test({
     name,
-    ignore,
+    ignore: ignore || (also !== undefined && requires(also.facility, also.missing, name)),
     fn: async (t) => {
       if (problem !== undefined) throw problem;
       await fn(t);
@@ -137,7 +144,7 @@ export interface WorkerStart {
   readonly env?: Record<string, string>;
   /** Start it with `--insecure` (default: true, the tests' servers take anyone but where a test says). */
   readonly insecure?: boolean;
-  /** More options after the others (`--console 0`). */
+  /** More options after the others (`--console 0`; `--sandbox require` over the tests' `off`). */
   readonly args?: readonly string[];
   /** Its audit folder (default: no audit log). */
   readonly auditDir?: string;

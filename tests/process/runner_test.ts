@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { ProcessRegistry } from "../../src/process/process_tree.ts";
 import { runProcess, type RunRequest, type RunResult } from "../../src/process/runner.ts";
 import { SpawnThread } from "../../src/process/spawn_thread.ts";
+import { GATE_CLOSED_EXIT, GATE_LINE } from "../../src/sandbox/gate.ts";
 import {
   baseEnv,
   BIN,
@@ -296,4 +297,30 @@ test("ProcessRegistry: endAll ends every running tree, SIGTERM-proof ones includ
   killLeftovers(alive);
   assert.deepEqual(alive, []);
   assert.deepEqual(results.map((r) => r.signal), ["SIGTERM", "SIGKILL"]);
+});
+
+test("runProcess: a start waiting for its go gets its stdin only after a yes, its limits counted from then", async () => {
+  // A gated start (src/sandbox/gate.ts) of echo_stdin: it reads its gate line, then becomes the tool.
+  const gated = (goAhead: Promise<boolean>) =>
+    runProcess(request("/bin/sh", {
+      args: ["-c", `${GATE_LINE}\nexec "$@"`, "sh", join(BIN, "echo_stdin")],
+      stdin: encoder.encode("\n{}"),
+      // Shorter than the wait for the go: a limit counted from the start would end the call before its go.
+      timeoutMs: 300,
+      idleTimeoutMs: 300,
+      goAhead,
+    }));
+  const yes = Promise.withResolvers<boolean>();
+  const given = gated(yes.promise);
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  yes.resolve(true);
+  const ran = await given;
+  assert.equal(ran.timedOut, false);
+  assert.equal(ran.idleTimedOut, false);
+  assert.equal(ran.code, 0);
+  assert.equal(decoder.decode(ran.stdout), "{}");
+  // No go: stdin closes unwritten, and the start leaves at its gate.
+  const refused = await gated(Promise.resolve(false));
+  assert.equal(refused.code, GATE_CLOSED_EXIT);
+  assert.equal(refused.stdoutBytes, 0);
 });

@@ -243,3 +243,35 @@ Deno.test("isAlive: a running child is alive, a reaped or unknown pid is not (se
   assert.equal(await isAlive(child.pid), false);
   assert.equal(await isAlive(2 ** 22 + 1), false);
 });
+
+Deno.test("executor: a call waiting for its go runs nothing before a yes, and nothing at all without one", async () => {
+  await using dir = await scratch();
+  const executor = executorOf({ command: ["./tools/bin/sleeper_pidfile"] }, { cwd: dir.path });
+  const pidFile = join(dir.path, "pids");
+  const ran = () => Deno.stat(pidFile).then(() => true, () => false);
+  /** A prepared call run with a go of its own; the go and the call's stop handed back. */
+  const waiting = async () => {
+    const prepared = await executor.prepare("t", "{}");
+    assert.ok(prepared.ok);
+    const go = Promise.withResolvers<boolean>();
+    const controller = new AbortController();
+    const envelope = executor.run(prepared.call, { goAhead: go.promise, signal: controller.signal });
+    // Time enough for the tool to write its pids, were it started.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(await ran(), false, "the tool ran before its go");
+    return { go, controller, envelope };
+  };
+  // No go: the call is stopped, then told (as a pool worker does), and nothing ran.
+  const refused = await waiting();
+  refused.controller.abort();
+  refused.go.resolve(false);
+  assert.equal((await refused.envelope).ok, false);
+  assert.equal(await ran(), false);
+  // A yes: the tool runs then.
+  const given = await waiting();
+  given.go.resolve(true);
+  const pids = parsePids(await waitForFile(pidFile));
+  given.controller.abort();
+  assert.equal((await given.envelope as FailureEnvelope).cancelled, true);
+  killLeftovers(await waitGone(pids));
+});

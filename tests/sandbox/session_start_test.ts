@@ -112,6 +112,38 @@ facilityTest("cc", NO_CC, {
 });
 
 facilityTest("cc", NO_CC, {
+  name:
+    "session starter: at its gate (-g) the program runs only after a newline, its stdin whole after it; " +
+    "an end of stdin or another byte runs nothing",
+  fn: async () => {
+    const { starter } = await userWithStarter();
+    const dir = await realTempDir("toolgate_starter_gate_");
+    const marker = join(dir, "ran");
+    /** The starter at its gate, `stdin` written, then closed; its exit code and stdout. */
+    const gated = async (stdin: string) => {
+      const child = new Deno.Command(starter, {
+        args: ["-g", "--", "/bin/sh", "-c", `echo > ${marker}; cat`],
+        clearEnv: true,
+        env: { PATH: "/usr/bin:/bin" },
+        stdin: "piped",
+        stdout: "piped",
+      }).spawn();
+      const out = new Response(child.stdout).text();
+      const writer = child.stdin.getWriter();
+      await writer.write(new TextEncoder().encode(stdin)).catch(() => {});
+      await writer.close().catch(() => {});
+      return { code: (await child.status).code, out: await out };
+    };
+    for (const refused of ["", "x{}"]) {
+      assert.deepEqual(await gated(refused), { code: 125, out: "" }, JSON.stringify(refused));
+      await assert.rejects(Deno.stat(marker), Deno.errors.NotFound, "a program ran without its gate");
+    }
+    assert.deepEqual(await gated('\n{"n":1}\n'), { code: 0, out: '{"n":1}\n' });
+    await Deno.stat(marker);
+  },
+});
+
+facilityTest("cc", NO_CC, {
   name: "session starter: a program it cannot execute is reported in setsid(1)'s words, 127 when not there",
   fn: async () => {
     const { starter } = await userWithStarter();

@@ -22,6 +22,7 @@ import {
 import { importPoolKey, type PoolSigningKey, signed } from "../../src/pool/signing.ts";
 import { alivePids, baseEnv, BIN, manifestOf, scratch } from "../executor_helpers.ts";
 import { denoDir, launcherArgs, runToolgate } from "../support.ts";
+import { NO_BWRAP } from "./helpers.ts";
 import {
   natsServer,
   POOL_ENV,
@@ -32,6 +33,7 @@ import {
   poolTest,
   runsIn,
   startWorker,
+  type WorkerStart,
   writePoolManifest,
 } from "../pool/helpers.ts";
 
@@ -162,16 +164,16 @@ async function craftedCall(
 }
 
 /**
- * The scene of an attack: a nats-server, a scratch folder with TOOLS' manifest, its worker `a` (one slot), and the
- * attacker's own connection to the server.
+ * The scene of an attack: a nats-server, a scratch folder with TOOLS' manifest, its worker `a` (one slot, started
+ * as `start` says), and the attacker's own connection to the server.
  */
-async function attackScene() {
+async function attackScene(start: WorkerStart = {}) {
   const stack = new AsyncDisposableStack();
   try {
     const server = stack.use(await natsServer());
     const dir = stack.use(await scratch());
     const path = await writePoolManifest(dir.path, TOOLS);
-    const worker = stack.use(await startWorker(server.url, path, dir.path, "a"));
+    const worker = stack.use(await startWorker(server.url, path, dir.path, "a", start));
     const nc = await connectPool(server.address, baseEnv(), "attacker");
     stack.defer(() => nc.close());
     const moved = stack.move();
@@ -355,6 +357,64 @@ poolTest(
     assert.ok(runs.length === 2 || runs.length === 3, JSON.stringify(runs));
     assert.deepEqual(await alivePids(runs.flat()), [], "a process of a stopped read-only call lives on");
   },
+);
+
+/** The pids of the live processes whose command line holds every one of `needles` (`ps`): a call's start. */
+async function processesNaming(...needles: string[]): Promise<number[]> {
+  const output = await new Deno.Command("ps", { args: ["-eo", "pid=,stat=,args="], stdout: "piped" })
+    .output();
+  return new TextDecoder().decode(output.stdout).split("\n").flatMap((line) => {
+    const [pid, stat, ...args] = line.trim().split(/\s+/);
+    const live = stat !== undefined && !stat.startsWith("Z") && !stat.startsWith("X");
+    return live && needles.every((needle) => args.join(" ").includes(needle)) ? [Number(pid)] : [];
+  });
+}
+
+poolTest(
+  "pool: a call with side effects has its sandbox started while its go travels, and its tool runs only after a signed go: a forged go runs nothing",
+  async () => {
+    // Confined: the call's start waits at its gate (src/sandbox/gate.ts) until the worker has the go.
+    await using scene = await attackScene({ args: ["--sandbox", "require"] });
+    const { nc } = scene;
+    const mark = join(BIN, "mark_nap");
+    /** Publishes a signed call of `mark` (side effects), its claim answered with `answer`; returns its inbox. */
+    const call = async (answer: Answer) => {
+      const inbox = new Inbox(nc, answer);
+      await publish(
+        nc,
+        (await callBytes(inbox.subject, { fields: { tool: "mark", args: "{}" }, key: POOL_KEY })).data,
+      );
+      return inbox;
+    };
+    /**
+     * `answer`, given only once the call's start is there (a process naming the tool and this workspace) and the
+     * tool has run no more than its `runs` before: the sandbox was started before its go, and held.
+     */
+    const onceHeld = (answer: Answer, runs: number): Answer => async (claim) => {
+      await within(
+        (async () => {
+          while ((await processesNaming(mark, scene.dir)).length === 0) {
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+        })(),
+        "start of the call's sandbox before its go",
+      );
+      assert.equal((await runsIn(scene.dir)).length, runs, "the tool ran before its go");
+      return await answer(claim);
+    };
+    const first = await call(onceHeld(signedGo(POOL_KEY), 0));
+    assert.deepEqual(await first.result(), { ok: true, result: { slept: 0 }, tool: "mark" });
+    assert.equal((await runsIn(scene.dir)).length, 1);
+    // Signed, but its go forged once its sandbox waits: the start ends, the tool never runs, the slot is free.
+    const forged = await call(onceHeld(bareGo, 1));
+    assert.equal((await forged.first()).t, "claim");
+    const next = await call(signedGo(POOL_KEY));
+    assert.deepEqual(await next.result(), { ok: true, result: { slept: 0 }, tool: "mark" });
+    assert.equal((await runsIn(scene.dir)).length, 2, "the call whose go was forged ran");
+    assert.deepEqual(forged.raw.map((text) => JSON.parse(text).t), ["claim"], forged.raw.join("\n"));
+    assert.deepEqual(await processesNaming(mark, scene.dir), [], "a start of a call without its go lives on");
+  },
+  { facility: "bwrap", missing: NO_BWRAP },
 );
 
 /**
