@@ -1,7 +1,8 @@
 /**
  * Runs one tool process from start to end: argv without a shell, the arguments on stdin, a cleared environment,
  * output capped per stream (or handed to a sink as it arrives), a wall-clock and an idle timeout that end the whole
- * tree (SIGTERM, a grace period, SIGKILL), and no descendant left alive when the call returns.
+ * tree (SIGTERM, a grace period, SIGKILL), and no descendant left alive when the call returns. Not here: the
+ * limits' clocks (run_limits.ts), the pipes (pipes.ts).
  *
  * @module
  */
@@ -9,6 +10,7 @@ import { groupLauncher, type ProcessRegistry, signalGroup, type TreeSignal } fro
 import { MAX_OUTPUT_BYTES } from "./executor_defaults.ts";
 import { after, type CancelTimer } from "../base/timer.ts";
 import { drain, feed, joined } from "./pipes.ts";
+import { RunLimits } from "./run_limits.ts";
 import { spawnError, type StartProblem, startProblem } from "./start_problem.ts";
 import type { StartsAhead } from "./starts_ahead.ts";
 import { type ChildHandle, SPAWN_HERE, type Spawner } from "./spawn_thread.ts";
@@ -151,8 +153,6 @@ const EMPTY = new Uint8Array(0);
 const decoder = new TextDecoder();
 /** The least time to wait for the pipes to close once the tree is gone, whatever the grace period. */
 const ESCAPE_WAIT_MIN_MS = 250;
-/** The longest delay a timer takes; a longer one fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Runs one process to its end and reports how it ended; it never throws for what the tool does.
@@ -267,38 +267,24 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   const { promise: settled, resolve: settle } = Promise.withResolvers<void>();
   const forget = request.registry?.track({ end: endTree, done: settled });
   // A limit fires only when nothing else is ending the tree already: the envelope names the first reason.
-  // Timers from `after`, not `setTimeout`: the first `setTimeout` of a process loads Node's timers (base/timer.ts).
-  let cancelTimeout: CancelTimer | undefined;
-  // One timer for the idle limit, moved on lazily: re-arming it for every chunk of a flood would cost more.
-  const idleMs = request.idleTimeoutMs;
-  let lastOutput = performance.now();
-  let cancelIdle: CancelTimer | undefined;
-  // The limits count from the tool's start: for a start waiting for its go, from the go.
-  const arm = () => {
-    if (exited) return;
-    lastOutput = performance.now();
-    if (Number.isFinite(request.timeoutMs)) {
-      cancelTimeout = after(Math.min(request.timeoutMs, MAX_TIMER_MS), () => {
-        if (ending !== undefined) return;
-        timedOut = true;
-        void stopTree();
-      });
-    }
-    if (idleMs !== undefined && Number.isFinite(idleMs)) watchIdle(idleMs);
-  };
-  const watchIdle = (delay: number) => {
-    cancelIdle = after(Math.min(delay, MAX_TIMER_MS), () => {
-      // Waiting for an answer (a person typing) is not idling: the clock starts again once the answer went out.
-      if (request.waiting?.()) lastOutput = performance.now();
-      const quiet = performance.now() - lastOutput;
-      if (quiet < idleMs!) return watchIdle(idleMs! - quiet);
+  const limits = new RunLimits({
+    timeoutMs: request.timeoutMs,
+    idleTimeoutMs: request.idleTimeoutMs,
+    waiting: request.waiting,
+    onTimeout: () => {
+      if (ending !== undefined) return;
+      timedOut = true;
+      void stopTree();
+    },
+    onIdle: () => {
       if (ending !== undefined) return;
       idleTimedOut = true;
       void stopTree();
-    });
-  };
-  if (request.goAhead === undefined) arm();
-  else void request.goAhead.then((go) => go && arm(), () => {});
+    },
+  });
+  // The limits count from the tool's start: for a start waiting for its go, from the go.
+  if (request.goAhead === undefined) limits.arm();
+  else void request.goAhead.then((go) => go && limits.arm(), () => {});
   const onAbort = () => {
     aborted = true;
     void stopTree();
@@ -314,7 +300,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     overflow = stream;
     void stopTree();
   };
-  const progress = { reads: 0, onData: () => lastOutput = performance.now() };
+  const progress = { reads: 0, onData: () => limits.output() };
   const sink = request.sink;
   // No caller's cap goes past what toolgate can hold (the options refuse one; this holds for any caller).
   const cap = sink ? Infinity : Math.min(request.maxOutputBytes, MAX_OUTPUT_BYTES);
@@ -341,8 +327,7 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
 
   const exit = await status;
   exited = true;
-  cancelTimeout?.();
-  cancelIdle?.();
+  limits.stop();
   request.signal?.removeEventListener("abort", onAbort);
   // The tool is gone; whatever it left behind in its group (or its cgroup) goes too, so no descendant outlives
   // the call.
