@@ -39,6 +39,7 @@
  * @module
  */
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/index"
 import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
 // @ts-types="npm:@modelcontextprotocol/sdk@1.32.2/client/stdio"
@@ -325,6 +326,12 @@ export async function benchLoad(): Promise<Record<string, number>> {
     if (support !== undefined && (want("confined") || want("gateway"))) await start("confined", "require");
     if (want("unconfined")) await start("unconfined", "off");
     if (baseline !== undefined) {
+      // Its own session starter, as its install would build it: a starter of another source has another name.
+      const { buildSessionStart } = await import(
+        pathToFileURL(join(baseline, "src", "build", "native.ts")).href
+      ) as typeof import("../../src/build/native.ts");
+      const built = await buildSessionStart(env);
+      console.log(`load bench: the baseline's session starter: ${built.ok ? built.path : built.reason}`);
       if (servers.confined !== undefined && (want("confined") || want("gateway"))) {
         await start("confined_before", "require", baseline);
       }

@@ -9,6 +9,7 @@
  * @module
  */
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { planLaunch } from "../../src/launcher/launch_plan.ts";
 import { toFlags } from "../../src/launcher/own_grants.ts";
 import { fromFileUrl } from "../../src/base/paths.ts";
@@ -247,7 +248,10 @@ export async function startServe(
 ): Promise<Served> {
   const argv = ["serve", "--http", "0", ...args];
   const whole = { ...env, TOOLGATE_MCP_TOKEN: token };
-  const plan = await planLaunch(argv, whole, cwd);
+  // Another checkout's own plan: what it grants (its session starter, named for its source) may differ.
+  const plan = code === REPO ? await planLaunch(argv, whole, cwd) : await (await import(
+    pathToFileURL(join(code, "src", "launcher", "launch_plan.ts")).href
+  ) as typeof import("../../src/launcher/launch_plan.ts")).planLaunch(argv, whole, cwd);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
