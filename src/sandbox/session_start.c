@@ -14,57 +14,181 @@
  *   -j FILE         write this process's pid to FILE: join the cgroup whose cgroup.procs it is
  *   -g              wait at the call's gate: read one byte of stdin (the tool's stdin starts right after it); an end
  *                   of stdin, or any byte but a newline, exits 125 having run nothing (src/sandbox/gate.ts)
- * A failed step starts the steps over once (an older toolgate's sweep may remove an idle slot between two of
- * them); a second failure exits 125 with "toolgate: cannot set up the cgroup DIR" (the shell's words). Then
- * PROGRAM is executed with the environment as given (PATH searched as execvp(3) does); where it cannot be, the
- * exit is 126 (127: not found) with "session-start: failed to execute PROGRAM: REASON", as setsid(1) says it.
- * Nothing here reads the environment (but execvp(3) the PATH), follows a link when it writes, or keeps a
+ * The folders of -d are made only when another step fails (a slot's folders are there at every call but its
+ * first: a mkdir that finds its folder costs a path's walk in the cgroup filesystem at every call). A failed step
+ * starts the steps over, the folders made first, twice at most (an older toolgate's sweep may remove an idle slot
+ * between two of them); a last failure exits 125 with "toolgate: cannot set up the cgroup DIR" (the shell's
+ * words). Then PROGRAM is executed with the environment as given (PATH searched as execvp(3) does); where it
+ * cannot be, the exit is 126 (127: not found) with "session-start: failed to execute PROGRAM: REASON", as
+ * setsid(1) says it. Nothing here reads the environment (but PATH), follows a link when it writes, or keeps a
  * descriptor open across exec.
+ *
+ * Built freestanding where it can be (x86-64 and AArch64 Linux: `-DSESSION_START_FREESTANDING -nostdlib`): its
+ * own entry and system calls, no C library. A C library's start is most of such a small program's own time
+ * (a static glibc's start asks the processor its features and caches, each question a trap out of a virtual
+ * machine, and reads /proc/self/exe's link); this program's work is a dozen system calls. Elsewhere it is built
+ * against the C library, the same source through the same few calls.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <sys/syscall.h>
 
-/* Writes all of `value` to `file`; 0, or -1 with errno set. */
-static int write_file(const char *file, const char *value) {
-  int fd = open(file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return -1;
-  size_t length = strlen(value);
-  ssize_t written = write(fd, value, length);
-  int saved = errno;
-  close(fd);
-  if (written != (ssize_t)length) {
-    errno = written < 0 ? saved : EIO;
-    return -1;
+#if defined(SESSION_START_FREESTANDING) && (defined(__x86_64__) || defined(__aarch64__))
+
+/* The system calls, each returning its result or -errno. */
+#if defined(__x86_64__)
+static long call6(long n, long a, long b, long c, long d) {
+  long result;
+  register long r10 __asm__("r10") = d;
+  __asm__ volatile("syscall" : "=a"(result) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+  return result;
+}
+/* The entry: the stack holds argc, then argv, then the environment. */
+__asm__(".text\n.global _start\n_start:\n  xor %rbp, %rbp\n  mov %rsp, %rdi\n  and $-16, %rsp\n"
+        "  call start_c\n  hlt\n");
+#else
+static long call6(long n, long a, long b, long c, long d) {
+  register long x8 __asm__("x8") = n;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  register long x3 __asm__("x3") = d;
+  __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+  return x0;
+}
+__asm__(".text\n.global _start\n_start:\n  mov x29, #0\n  mov x30, #0\n  mov x0, sp\n  and sp, x0, #-16\n"
+        "  bl start_c\n");
+#endif
+
+static long sys_openat(const char *path, int flags) { return call6(SYS_openat, AT_FDCWD, (long)path, flags, 0); }
+static long sys_write(int fd, const void *bytes, unsigned long length) { return call6(SYS_write, fd, (long)bytes, length, 0); }
+static long sys_read(int fd, void *bytes, unsigned long length) { return call6(SYS_read, fd, (long)bytes, length, 0); }
+static long sys_close(int fd) { return call6(SYS_close, fd, 0, 0, 0); }
+static long sys_mkdir(const char *path, int mode) { return call6(SYS_mkdirat, AT_FDCWD, (long)path, mode, 0); }
+static long sys_setsid(void) { return call6(SYS_setsid, 0, 0, 0, 0); }
+static long sys_getpid(void) { return call6(SYS_getpid, 0, 0, 0, 0); }
+static long sys_execve(const char *path, char **argv, char **envp) {
+  return call6(SYS_execve, (long)path, (long)argv, (long)envp, 0);
+}
+static void sys_exit(int code) {
+  for (;;) call6(SYS_exit_group, code, 0, 0, 0);
+}
+
+/* What a compiler may call for a copy or a fill of its own. */
+void *memcpy(void *to, const void *from, unsigned long n) {
+  char *t = to;
+  const char *f = from;
+  while (n--) *t++ = *f++;
+  return to;
+}
+void *memset(void *to, int byte, unsigned long n) {
+  char *t = to;
+  while (n--) *t++ = (char)byte;
+  return to;
+}
+
+#else
+
+#include <unistd.h>
+#include <sys/stat.h>
+static long result_of(long result) { return result < 0 ? -errno : result; }
+static long sys_openat(const char *path, int flags) { return result_of(open(path, flags)); }
+static long sys_write(int fd, const void *bytes, unsigned long length) { return result_of(write(fd, bytes, length)); }
+static long sys_read(int fd, void *bytes, unsigned long length) { return result_of(read(fd, bytes, length)); }
+static long sys_close(int fd) { return result_of(close(fd)); }
+static long sys_mkdir(const char *path, int mode) { return result_of(mkdir(path, mode)); }
+static long sys_setsid(void) { return result_of(setsid()); }
+static long sys_getpid(void) { return getpid(); }
+static long sys_execve(const char *path, char **argv, char **envp) { return result_of(execve(path, argv, envp)); }
+static void sys_exit(int code) { _exit(code); }
+
+#endif
+
+static unsigned long length_of(const char *text) {
+  unsigned long n = 0;
+  while (text[n] != 0) n++;
+  return n;
+}
+
+static int same(const char *a, const char *b) {
+  while (*a != 0 && *a == *b) a++, b++;
+  return *a == *b;
+}
+
+/* Writes the pieces to stderr, as one line's parts (a short write to a pipe is not retried: it is a message). */
+static void say(const char *const *parts) {
+  char line[4096];
+  unsigned long n = 0;
+  for (; *parts != 0; parts++) {
+    for (const char *c = *parts; *c != 0 && n < sizeof line; c++) line[n++] = *c;
   }
-  return 0;
+  sys_write(2, line, n);
+}
+
+/* The C library's words for the errors an exec reports. */
+static const char *reason(long error) {
+  switch (error) {
+    case ENOENT: return "No such file or directory";
+    case EACCES: return "Permission denied";
+    case ENOEXEC: return "Exec format error";
+    case ENOTDIR: return "Not a directory";
+    case ELOOP: return "Too many levels of symbolic links";
+    case ENAMETOOLONG: return "File name too long";
+    case E2BIG: return "Argument list too long";
+    case ETXTBSY: return "Text file busy";
+    case ENOMEM: return "Cannot allocate memory";
+    case EPERM: return "Operation not permitted";
+    case EISDIR: return "Is a directory";
+    case EIO: return "Input/output error";
+    case EINVAL: return "Invalid argument";
+    default: return "Unknown error";
+  }
+}
+
+/* Writes all of `value` to `file`; 0, or -errno. */
+static long write_file(const char *file, const char *value) {
+  long fd = sys_openat(file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return fd;
+  unsigned long length = length_of(value);
+  long written = sys_write((int)fd, value, length);
+  sys_close((int)fd);
+  if (written < 0) return written;
+  return written == (long)length ? 0 : -EIO;
 }
 
 /* Prints the folder of `path` (a file's, or the folder itself for -d) in the shell's words, and exits 125. */
 static void cannot_set_up(const char *path, int is_dir) {
-  const char *slash = strrchr(path, '/');
-  int length = is_dir || slash == NULL ? (int)strlen(path) : (int)(slash - path);
-  fprintf(stderr, "toolgate: cannot set up the cgroup %.*s\n", length, path);
-  _exit(125);
+  char folder[4096];
+  unsigned long n = length_of(path), cut = n;
+  if (!is_dir) {
+    while (cut > 0 && path[cut - 1] != '/') cut--;
+    cut = cut > 0 ? cut - 1 : n;
+  }
+  if (cut >= sizeof folder) cut = sizeof folder - 1;
+  for (unsigned long i = 0; i < cut; i++) folder[i] = path[i];
+  folder[cut] = 0;
+  const char *parts[] = {"toolgate: cannot set up the cgroup ", folder, "\n", 0};
+  say(parts);
+  sys_exit(125);
 }
 
-/* Runs the steps argv[1..end); on failure, where it failed (and whether it was a folder step) in *at. */
-static int steps(char **argv, int end, const char *pid, const char **at, int *at_dir) {
+/*
+ * Runs the steps argv[1..end), the folders' (-d) only with `make_dirs`; on failure, where it failed (and whether it
+ * was a folder step) in *at.
+ */
+static long steps(char **argv, int end, const char *pid, int make_dirs, const char **at, int *at_dir) {
   for (int i = 1; i < end; i++) {
     const char *step = argv[i];
-    if (strcmp(step, "-d") == 0) {
-      if (mkdir(argv[i + 1], 0755) != 0 && errno != EEXIST) return *at = argv[i + 1], *at_dir = 1, -1;
+    if (same(step, "-d")) {
+      long made = make_dirs ? sys_mkdir(argv[i + 1], 0755) : 0;
+      if (made != 0 && made != -EEXIST) return *at = argv[i + 1], *at_dir = 1, -1;
       i += 1;
-    } else if (strcmp(step, "-w") == 0 || strcmp(step, "-o") == 0) {
-      if (write_file(argv[i + 1], argv[i + 2]) != 0 && !(step[1] == 'o' && errno == ENOENT)) {
-        return *at = argv[i + 1], *at_dir = 0, -1;
-      }
+    } else if (same(step, "-w") || same(step, "-o")) {
+      long wrote = write_file(argv[i + 1], argv[i + 2]);
+      if (wrote != 0 && !(step[1] == 'o' && wrote == -ENOENT)) return *at = argv[i + 1], *at_dir = 0, -1;
       i += 2;
-    } else if (strcmp(step, "-j") == 0) {
+    } else if (same(step, "-j")) {
       if (write_file(argv[i + 1], pid) != 0) return *at = argv[i + 1], *at_dir = 0, -1;
       i += 1;
     }
@@ -75,47 +199,123 @@ static int steps(char **argv, int end, const char *pid, const char **at, int *at
 /* Waits for the gate's newline on stdin, one byte only; exits 125 on anything else, running nothing. */
 static void wait_at_gate(void) {
   char byte = 0;
-  ssize_t got;
-  do got = read(0, &byte, 1);
-  while (got < 0 && errno == EINTR);
-  if (got != 1 || byte != '\n') _exit(125);
+  long got;
+  do got = sys_read(0, &byte, 1);
+  while (got == -EINTR);
+  if (got != 1 || byte != '\n') sys_exit(125);
 }
 
-int main(int argc, char **argv) {
+/* The value of `name` in the environment, or 0. */
+static const char *variable(char **envp, const char *name) {
+  unsigned long n = length_of(name);
+  for (; *envp != 0; envp++) {
+    unsigned long i = 0;
+    while (i < n && (*envp)[i] == name[i]) i++;
+    if (i == n && (*envp)[n] == '=') return *envp + n + 1;
+  }
+  return 0;
+}
+
+/* execve, and where the file is no program the kernel knows (no #! line), the shell runs it, as execvp(3) does. */
+static long exec_file(const char *path, char **argv, char **envp) {
+  long error = sys_execve(path, argv, envp);
+  if (error != -ENOEXEC) return error;
+  char *shell[256];
+  int n = 0;
+  shell[n++] = "/bin/sh";
+  shell[n++] = (char *)path;
+  for (char **arg = argv + 1; *arg != 0 && n < 255; arg++) shell[n++] = *arg;
+  shell[n] = 0;
+  sys_execve("/bin/sh", shell, envp);
+  return error;
+}
+
+/* Executes argv[0] as execvp(3) does: a name with a slash as it is, any other looked for along PATH. */
+static long exec_program(char **argv, char **envp) {
+  const char *file = argv[0];
+  for (const char *c = file; *c != 0; c++) {
+    if (*c == '/') return exec_file(file, argv, envp);
+  }
+  if (*file == 0) return -ENOENT;
+  const char *path = variable(envp, "PATH");
+  if (path == 0) path = "/bin:/usr/bin";
+  unsigned long file_length = length_of(file);
+  long error = -ENOENT;
+  int denied = 0;
+  for (const char *dir = path;; dir++) {
+    const char *end = dir;
+    while (*end != 0 && *end != ':') end++;
+    char full[4096];
+    unsigned long n = (unsigned long)(end - dir);
+    if (n + 1 + file_length < sizeof full) {
+      for (unsigned long i = 0; i < n; i++) full[i] = dir[i];
+      if (n > 0) full[n++] = '/';
+      for (unsigned long i = 0; i <= file_length; i++) full[n + i] = file[i];
+      error = exec_file(full, argv, envp);
+      if (error == -EACCES) denied = 1;
+      else if (error != -ENOENT && error != -ENOTDIR && error != -ESTALE && error != -ENODEV && error != -ETIMEDOUT) {
+        return error;
+      }
+    }
+    if (*end == 0) break;
+    dir = end;
+  }
+  return denied ? -EACCES : error;
+}
+
+static int start(int argc, char **argv, char **envp) {
   // The steps are checked whole before any is done: a malformed line is toolgate's bug, and runs nothing.
   int end = 1;
-  while (end < argc && strcmp(argv[end], "--") != 0) {
+  while (end < argc && !same(argv[end], "--")) {
     const char *step = argv[end];
-    int operands = strcmp(step, "-w") == 0 || strcmp(step, "-o") == 0 ? 2
-      : strcmp(step, "-d") == 0 || strcmp(step, "-j") == 0 ? 1
-      : strcmp(step, "-g") == 0 ? 0 : -1;
+    int operands = same(step, "-w") || same(step, "-o") ? 2 : same(step, "-d") || same(step, "-j") ? 1
+      : same(step, "-g") ? 0 : -1;
     if (operands < 0 || end + operands >= argc) {
-      fprintf(stderr, "session-start: bad step %s\n", step);
+      const char *parts[] = {"session-start: bad step ", step, "\n", 0};
+      say(parts);
       return 125;
     }
     end += 1 + operands;
   }
   if (end + 1 >= argc) {
-    fputs("usage: session-start [-d DIR | -w FILE VALUE | -o FILE VALUE | -j FILE | -g]... -- PROGRAM [ARG]...\n",
-      stderr);
+    const char *parts[] = {
+      "usage: session-start [-d DIR | -w FILE VALUE | -o FILE VALUE | -j FILE | -g]... -- PROGRAM [ARG]...\n", 0};
+    say(parts);
     return 125;
   }
   // A session of its own, so a process group of its own: the tool's `kill 0` reaches its own processes only, and
   // a terminal toolgate has is not the tool's. It never fails here: a spawned child leads no group yet.
-  setsid();
-  char pid[24];
-  snprintf(pid, sizeof pid, "%ld", (long)getpid());
+  sys_setsid();
+  char pid[24], digits[24];
+  int n = 0;
+  for (long value = sys_getpid(); value > 0 || n == 0; value /= 10) digits[n++] = (char)('0' + value % 10);
+  for (int i = 0; i < n; i++) pid[i] = digits[n - 1 - i];
+  pid[n] = 0;
   const char *at = "";
   int at_dir = 0;
-  if (steps(argv, end, pid, &at, &at_dir) != 0 && steps(argv, end, pid, &at, &at_dir) != 0) {
+  if (steps(argv, end, pid, 0, &at, &at_dir) != 0 && steps(argv, end, pid, 1, &at, &at_dir) != 0 &&
+      steps(argv, end, pid, 1, &at, &at_dir) != 0) {
     cannot_set_up(at, at_dir);
   }
   // The gate comes last: the session and the cgroups are made, and the tool waits only for its go.
   for (int i = 1; i < end; i++) {
-    if (strcmp(argv[i], "-g") == 0) wait_at_gate();
+    if (same(argv[i], "-g")) wait_at_gate();
   }
-  execvp(argv[end + 1], argv + end + 1);
-  int saved = errno;
-  fprintf(stderr, "session-start: failed to execute %s: %s\n", argv[end + 1], strerror(saved));
-  return saved == ENOENT ? 127 : 126;
+  long error = exec_program(argv + end + 1, envp);
+  const char *parts[] = {"session-start: failed to execute ", argv[end + 1], ": ", reason(-error), "\n", 0};
+  say(parts);
+  return error == -ENOENT ? 127 : 126;
 }
+
+#if defined(SESSION_START_FREESTANDING) && (defined(__x86_64__) || defined(__aarch64__))
+__attribute__((used)) void start_c(long *stack) {
+  int argc = (int)stack[0];
+  char **argv = (char **)(stack + 1);
+  sys_exit(start(argc, argv, argv + argc + 1));
+}
+#else
+extern char **environ;
+int main(int argc, char **argv) {
+  return start(argc, argv, environ);
+}
+#endif

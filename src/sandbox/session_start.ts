@@ -15,7 +15,7 @@ import type { CgroupSupport } from "./cgroups.ts";
  * The SHA-256 digest of `session_start.c`, as built. A test holds it to the file: a changed source needs this
  * changed too, and with it the name of the program, so that a build of the old source is no longer found.
  */
-export const SESSION_START_SOURCE_DIGEST = "d5b0601b52e81c90e4b2d3101fd413888a0fc604b48d0acdc1eac91ed8c6d61e";
+export const SESSION_START_SOURCE_DIGEST = "e8d67d54a861a0882f0d0ddf54b3f6f69b1e100caa4b2acb07b3f6b0d5d74964";
 
 /**
  * Where the session starter built for `env`'s user lives: `STATE/native/session-start-DIGEST16`, in toolgate's

@@ -51,9 +51,16 @@ Deno.test("session starter: its source is the one whose digest names the program
 });
 
 facilityTest("cc", NO_CC, {
-  name: "session starter: built once, statically where the C library allows, and found again without a build",
+  name: "session starter: built once, freestanding where it can be, and found again without a build",
   fn: async () => {
-    const { env, starter } = await userWithStarter();
+    const home = await realTempDir("toolgate_starter_home_");
+    const env = { PATH, HOME: home };
+    const built = await buildSessionStart(env);
+    assert.ok(built.ok, built.ok ? "" : built.reason);
+    // Its own entry and system calls on the processors its source has them for: no C library to start.
+    const freestanding = Deno.build.arch === "x86_64" || Deno.build.arch === "aarch64";
+    assert.equal(built.built, freestanding ? "freestanding" : "static");
+    const starter = built.path;
     assert.equal((await Deno.stat(starter)).mode! & 0o777, 0o755);
     const again = await buildSessionStart(env);
     assert.deepEqual(again, { ok: true, path: starter, built: "before" });
@@ -73,8 +80,19 @@ facilityTest("cc", NO_CC, {
     // A cgroup's files are there once its folder is: here, the file to join is made beforehand.
     await Deno.writeTextFile(join(dir, "procs"), "");
     // The shell reads its own /proc/self/stat: pid, process group and session (fields 1, 5, 6).
+    // The limit's path goes through the slot's folder, as a cgroup's files are in theirs: its first write fails
+    // while the folder is not there, which makes the folder and starts the steps over.
     const result = await start(starter, [
-      ...["-d", join(dir, "slot"), "-w", join(dir, "limit"), "max", "-o", join(dir, "absent"), "max"],
+      ...[
+        "-d",
+        join(dir, "slot"),
+        "-w",
+        `${join(dir, "slot")}/../limit`,
+        "max",
+        "-o",
+        join(dir, "absent"),
+        "max",
+      ],
       ...["-j", join(dir, "procs"), "--", "/bin/sh", "-c"],
       'read -r pid comm state ppid pgrp session rest < /proc/self/stat; echo "$$ $pid $pgrp $session"',
     ]);
@@ -87,6 +105,17 @@ facilityTest("cc", NO_CC, {
     assert.ok((await Deno.stat(join(dir, "slot"))).isDirectory);
     assert.equal(await Deno.readTextFile(join(dir, "limit")), "max");
     await assert.rejects(Deno.stat(join(dir, "absent")), Deno.errors.NotFound);
+    // A folder is made only when a step needs it (a slot's folder is there at every call but its first).
+    const unneeded = await start(starter, [
+      "-d",
+      join(dir, "unneeded"),
+      "-j",
+      join(dir, "procs"),
+      "--",
+      "/bin/true",
+    ]);
+    assert.equal(unneeded.code, 0, unneeded.err);
+    await assert.rejects(Deno.stat(join(dir, "unneeded")), Deno.errors.NotFound);
   },
 });
 
@@ -156,6 +185,25 @@ facilityTest("cc", NO_CC, {
     const bad = await start(starter, ["--", badInterpreter]);
     assert.equal(bad.code, 127);
     assert.match(bad.err, /^session-start: failed to execute /);
+  },
+});
+
+facilityTest("cc", NO_CC, {
+  name:
+    "session starter: a name without a slash is looked for along PATH, a script with no #! line runs in the " +
+    "shell, as execvp(3) does",
+  fn: async () => {
+    const { starter } = await userWithStarter();
+    const dir = await realTempDir("toolgate_starter_path_");
+    const found = await start(starter, ["--", "sh", "-c", "echo found"]);
+    assert.deepEqual(found, { code: 0, out: "found\n", err: "" });
+    await Deno.writeTextFile(join(dir, "plain"), 'echo "plain $1"\n', { mode: 0o755 });
+    const plain = await start(starter, ["--", join(dir, "plain"), "arg"]);
+    assert.deepEqual(plain, { code: 0, out: "plain arg\n", err: "" });
+    await Deno.writeTextFile(join(dir, "closed"), "#!/bin/sh\necho no\n", { mode: 0o644 });
+    const closed = await start(starter, ["--", join(dir, "closed")]);
+    assert.equal(closed.code, 126);
+    assert.match(closed.err, /^session-start: failed to execute .*closed: Permission denied\n$/);
   },
 });
 
