@@ -49,6 +49,20 @@ export async function pgrep(command: string, exact = true): Promise<number[]> {
 }
 
 /**
+ * The starts waiting at their call's gate (src/sandbox/gate.ts) whose command line names `text` (a workspace): the
+ * shell that reads the gate, or the session starter with its gate step (`-g`), before either becomes bwrap.
+ *
+ * @example
+ * ```ts ignore
+ * assert.deepEqual(await heldAtGate(workspace), [child.pid]);
+ * ```
+ */
+export function heldAtGate(text: string): Promise<number[]> {
+  const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return pgrep(`(read -r gate|/session-start-[0-9a-f]+ .* -g ).*${escaped}`, false);
+}
+
+/**
  * Sends SIGKILL to each pid that is still there (what a failed test left behind).
  *
  * @example

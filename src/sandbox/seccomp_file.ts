@@ -2,9 +2,9 @@
  * How a seccomp program reaches bubblewrap: bwrap reads it from a file descriptor (`--seccomp 3`), and
  * `Deno.Command` passes none but stdin, stdout and stderr. So the program is written once per content into a
  * private folder of toolgate's state (the control plane, hidden from every sandbox), named by its digest and
- * read-only, and a small shell in front of bwrap opens it as fd 3 just before it becomes bwrap. bwrap reads the
- * program, closes the descriptor and loads the filter just before it starts the tool: nothing of the file is
- * left inside.
+ * read-only, and the session starter in front of bwrap (session_start.c's `-f`), or a small shell where it is not
+ * built, opens it as fd 3 just before it becomes bwrap. bwrap reads the program, closes the descriptor and loads
+ * the filter just before it starts the tool: nothing of the file is left inside.
  *
  * Not here: the program itself (seccomp_filter.ts); when a call gets it (tool_launch.ts).
  *

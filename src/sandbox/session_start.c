@@ -7,18 +7,25 @@
  *
  *   session-start [STEP]... -- PROGRAM [ARG]...
  *
- * Steps, done in order after setsid():
+ * Steps, done in order after setsid() (but -r, -g and -f, in that order after the others):
  *   -d DIR          make the folder DIR unless it is there (a cgroup slot's first call)
  *   -w FILE VALUE   write VALUE to FILE (a limit lifted: an earlier call of the slot may have set one)
  *   -o FILE VALUE   the same, where the file is there at all (memory.swap.max, absent without swap accounting)
  *   -j FILE         write this process's pid to FILE: join the cgroup whose cgroup.procs it is
  *   -g              wait at the call's gate: read one byte of stdin (the tool's stdin starts right after it); an end
  *                   of stdin, or any byte but a newline, exits 125 having run nothing (src/sandbox/gate.ts)
+ *   -k              keep toolgate's session: no setsid() (a confined call: bwrap makes the tool's session)
+ *   -r LIMIT VALUE  set the rlimit LIMIT (cpu, fsize or data), soft and hard, to VALUE (seconds or bytes), after
+ *                   the cgroups and before the gate; one that cannot be set exits 125 ("... the cgroup rlimits")
+ *   -f FD FILE      open FILE to read as descriptor FD, kept across the exec (bwrap's seccomp program), after the
+ *                   gate; a file that cannot be opened exits 125 having run nothing
+ *   -p              the program gets PWD (the working folder) unless its environment has one: what the shell in
+ *                   front of a confined call's bwrap exported, and its tools always had
  * The folders of -d are made only when another step fails (a slot's folders are there at every call but its
  * first: a mkdir that finds its folder costs a path's walk in the cgroup filesystem at every call). A failed step
  * starts the steps over, the folders made first, twice at most (an older toolgate's sweep may remove an idle slot
  * between two of them); a last failure exits 125 with "toolgate: cannot set up the cgroup DIR" (the shell's
- * words). Then PROGRAM is executed with the environment as given (PATH searched as execvp(3) does); where it
+ * words). Then the rlimits, the gate and the files; then PROGRAM is executed with the environment as given (PATH searched as execvp(3) does); where it
  * cannot be, the exit is 126 (127: not found) with "session-start: failed to execute PROGRAM: REASON", as
  * setsid(1) says it. Nothing here reads the environment (but PATH), follows a link when it writes, or keeps a
  * descriptor open across exec.
@@ -32,6 +39,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #if defined(SESSION_START_FREESTANDING) && (defined(__x86_64__) || defined(__aarch64__))
@@ -71,6 +79,12 @@ static long sys_getpid(void) { return call6(SYS_getpid, 0, 0, 0, 0); }
 static long sys_execve(const char *path, char **argv, char **envp) {
   return call6(SYS_execve, (long)path, (long)argv, (long)envp, 0);
 }
+static long sys_setrlimit(int resource, unsigned long long value) {
+  unsigned long long limit[2] = {value, value};
+  return call6(SYS_prlimit64, 0, resource, (long)limit, 0);
+}
+static long sys_dup3(int from, int to) { return call6(SYS_dup3, from, to, 0, 0); }
+static long sys_getcwd(char *bytes, unsigned long size) { return call6(SYS_getcwd, (long)bytes, size, 0, 0); }
 static void sys_exit(int code) {
   for (;;) call6(SYS_exit_group, code, 0, 0, 0);
 }
@@ -91,6 +105,7 @@ void *memset(void *to, int byte, unsigned long n) {
 #else
 
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 static long result_of(long result) { return result < 0 ? -errno : result; }
 static long sys_openat(const char *path, int flags) { return result_of(open(path, flags)); }
@@ -101,6 +116,12 @@ static long sys_mkdir(const char *path, int mode) { return result_of(mkdir(path,
 static long sys_setsid(void) { return result_of(setsid()); }
 static long sys_getpid(void) { return getpid(); }
 static long sys_execve(const char *path, char **argv, char **envp) { return result_of(execve(path, argv, envp)); }
+static long sys_setrlimit(int resource, unsigned long long value) {
+  struct rlimit limit = {(rlim_t)value, (rlim_t)value};
+  return result_of(setrlimit(resource, &limit));
+}
+static long sys_dup3(int from, int to) { return result_of(dup3(from, to, 0)); }
+static long sys_getcwd(char *bytes, unsigned long size) { return getcwd(bytes, size) == 0 ? -errno : 0; }
 static void sys_exit(int code) { _exit(code); }
 
 #endif
@@ -263,13 +284,46 @@ static long exec_program(char **argv, char **envp) {
   return denied ? -EACCES : error;
 }
 
+/* A decimal number, or -1 when `text` is none. */
+static long long number_of(const char *text) {
+  long long value = 0;
+  if (*text == 0) return -1;
+  for (; *text != 0; text++) {
+    if (*text < '0' || *text > '9' || value > 922337203685477579LL) return -1;
+    value = value * 10 + (*text - '0');
+  }
+  return value;
+}
+
+/* Sets the rlimit `name` (cpu, fsize or data) to `value`, soft and hard; -1 when it cannot be. */
+static long set_limit(const char *name, const char *value) {
+  long long amount = number_of(value);
+  int resource = same(name, "cpu") ? RLIMIT_CPU : same(name, "fsize") ? RLIMIT_FSIZE
+    : same(name, "data") ? RLIMIT_DATA : -1;
+  if (resource < 0 || amount < 0) return -1;
+  return sys_setrlimit(resource, (unsigned long long)amount) == 0 ? 0 : -1;
+}
+
+/* Opens `file` to read as descriptor `fd`, left open across the exec; -1 when it cannot be. */
+static long open_as(const char *fd_text, const char *file) {
+  long long fd = number_of(fd_text);
+  if (fd < 3 || fd > 1023) return -1;
+  long opened = sys_openat(file, O_RDONLY);
+  if (opened < 0) return -1;
+  if (opened == fd) return 0;
+  long moved = sys_dup3((int)opened, (int)fd);
+  sys_close((int)opened);
+  return moved < 0 ? -1 : 0;
+}
+
 static int start(int argc, char **argv, char **envp) {
   // The steps are checked whole before any is done: a malformed line is toolgate's bug, and runs nothing.
   int end = 1;
   while (end < argc && !same(argv[end], "--")) {
     const char *step = argv[end];
-    int operands = same(step, "-w") || same(step, "-o") ? 2 : same(step, "-d") || same(step, "-j") ? 1
-      : same(step, "-g") ? 0 : -1;
+    int operands = same(step, "-w") || same(step, "-o") || same(step, "-r") || same(step, "-f") ? 2
+      : same(step, "-d") || same(step, "-j") ? 1 : same(step, "-g") || same(step, "-k") || same(step, "-p") ? 0
+      : -1;
     if (operands < 0 || end + operands >= argc) {
       const char *parts[] = {"session-start: bad step ", step, "\n", 0};
       say(parts);
@@ -279,13 +333,17 @@ static int start(int argc, char **argv, char **envp) {
   }
   if (end + 1 >= argc) {
     const char *parts[] = {
-      "usage: session-start [-d DIR | -w FILE VALUE | -o FILE VALUE | -j FILE | -g]... -- PROGRAM [ARG]...\n", 0};
+      "usage: session-start [-d DIR | -w FILE VALUE | -o FILE VALUE | -j FILE | -r LIMIT VALUE | -g | -k |",
+      " -f FD FILE | -p]... -- PROGRAM [ARG]...\n", 0};
     say(parts);
     return 125;
   }
   // A session of its own, so a process group of its own: the tool's `kill 0` reaches its own processes only, and
-  // a terminal toolgate has is not the tool's. It never fails here: a spawned child leads no group yet.
-  sys_setsid();
+  // a terminal toolgate has is not the tool's. It never fails here: a spawned child leads no group yet. Not for a
+  // confined call (-k), whose bwrap makes the tool's session and stays in toolgate's group, as it always did.
+  int keep = 0;
+  for (int i = 1; i < end; i++) keep |= same(argv[i], "-k");
+  if (!keep) sys_setsid();
   char pid[24], digits[24];
   int n = 0;
   for (long value = sys_getpid(); value > 0 || n == 0; value /= 10) digits[n++] = (char)('0' + value % 10);
@@ -297,9 +355,39 @@ static int start(int argc, char **argv, char **envp) {
       steps(argv, end, pid, 1, &at, &at_dir) != 0) {
     cannot_set_up(at, at_dir);
   }
-  // The gate comes last: the session and the cgroups are made, and the tool waits only for its go.
+  // The rlimits, inherited by everything the program starts (after the cgroups, as the cgroup's shell sets them).
+  for (int i = 1; i < end; i++) {
+    if (same(argv[i], "-r") && set_limit(argv[i + 1], argv[i + 2]) != 0) {
+      const char *parts[] = {"toolgate: cannot set up the cgroup rlimits\n", 0};
+      say(parts);
+      return 125;
+    }
+  }
+  // The gate comes next: the session and the cgroups are made, and the tool waits only for its go.
   for (int i = 1; i < end; i++) {
     if (same(argv[i], "-g")) wait_at_gate();
+  }
+  // The files the program reads from a descriptor, opened last, as the seccomp shell opened bwrap's.
+  for (int i = 1; i < end; i++) {
+    if (same(argv[i], "-f") && open_as(argv[i + 1], argv[i + 2]) != 0) {
+      const char *parts[] = {"session-start: cannot open ", argv[i + 2], "\n", 0};
+      say(parts);
+      return 125;
+    }
+  }
+  // PWD, where asked for and the environment has none: the environment's entries, then it.
+  char pwd[4100] = "PWD=";
+  char *with_pwd[1024];
+  int wants_pwd = 0;
+  for (int i = 1; i < end; i++) wants_pwd |= same(argv[i], "-p");
+  if (wants_pwd && variable(envp, "PWD") == 0 && sys_getcwd(pwd + 4, sizeof pwd - 4) >= 0) {
+    int n = 0;
+    while (envp[n] != 0 && n < 1022) with_pwd[n] = envp[n], n++;
+    if (envp[n] == 0) {
+      with_pwd[n] = pwd;
+      with_pwd[n + 1] = 0;
+      envp = with_pwd;
+    }
   }
   long error = exec_program(argv + end + 1, envp);
   const char *parts[] = {"session-start: failed to execute ", argv[end + 1], ": ", reason(-error), "\n", 0};

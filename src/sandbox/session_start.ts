@@ -9,13 +9,13 @@
  */
 import { join } from "../base/paths.ts";
 import { stateRoot } from "../state/state.ts";
-import type { CgroupSupport } from "./cgroups.ts";
+import type { CgroupLimits, CgroupSupport } from "./cgroups.ts";
 
 /**
  * The SHA-256 digest of `session_start.c`, as built. A test holds it to the file: a changed source needs this
  * changed too, and with it the name of the program, so that a build of the old source is no longer found.
  */
-export const SESSION_START_SOURCE_DIGEST = "e8d67d54a861a0882f0d0ddf54b3f6f69b1e100caa4b2acb07b3f6b0d5d74964";
+export const SESSION_START_SOURCE_DIGEST = "5373f538a61247b40628c7e6a19d62426944c663977a88dec5d63953fb7c96c8";
 
 /**
  * Where the session starter built for `env`'s user lives: `STATE/native/session-start-DIGEST16`, in toolgate's
@@ -101,19 +101,82 @@ export function sessionStartLine(
   slot: string,
   gated = false,
 ): string[] {
-  const line = [starter];
+  return [starter, ...cgroupSteps(support, undefined, slot), ...(gated ? ["-g"] : []), "--"];
+}
+
+/**
+ * The command line in front of a confined call's bwrap: `starter STEPS... --`, whose steps do what the cgroup's
+ * shell and the seccomp shell did (cgroups.ts, seccomp_file.ts), with no shell: the slot's folders made where
+ * missing, its limits set (or lifted where `limits` is `undefined`), the slots joined, the rlimits set, the wait
+ * at the call's gate where `gated`, the seccomp program opened as bwrap's descriptor where there is one, and PWD
+ * exported as the shell did; toolgate's session kept (bwrap makes the tool's).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { confinedStartLine } from "./session_start.ts";
+ * const support = { version: 1 as const, pids: "/cg/pids/tg", shell: "/bin/sh" };
+ * const limits = { processes: 64, memoryBytes: 1 << 30, cpuSeconds: 30, fileSizeBytes: 1000 };
+ * assert.deepEqual(confinedStartLine("/s/session-start", support, limits, "call-1-1", true, { fd: 3, file: "/f" }), [
+ *   "/s/session-start",
+ *   "-d", "/cg/pids/tg/call-1-1",
+ *   "-w", "/cg/pids/tg/call-1-1/pids.max", "64",
+ *   "-j", "/cg/pids/tg/call-1-1/cgroup.procs",
+ *   "-k", "-p",
+ *   // Seconds; whole 512-byte blocks (the shell's unit); no memory cgroup: the data segment, in whole KiB.
+ *   "-r", "cpu", "30", "-r", "fsize", "512", "-r", "data", "1073741824",
+ *   "-g",
+ *   "-f", "3", "/f",
+ *   "--",
+ * ]);
+ * ```
+ */
+export function confinedStartLine(
+  starter: string,
+  support: CgroupSupport,
+  limits: CgroupLimits | undefined,
+  slot: string,
+  gated: boolean,
+  seccomp?: { readonly fd: number; readonly file: string },
+): string[] {
+  const line = [starter, ...cgroupSteps(support, limits, slot), "-k", "-p"];
+  if (limits !== undefined) {
+    line.push("-r", "cpu", String(limits.cpuSeconds));
+    line.push("-r", "fsize", String(Math.max(1, Math.floor(limits.fileSizeBytes / 512)) * 512));
+    // Without a memory cgroup, each process's data segment is capped instead.
+    if (support.memory === undefined) {
+      line.push("-r", "data", String(Math.ceil(limits.memoryBytes / 1024) * 1024));
+    }
+  }
+  if (gated) line.push("-g");
+  if (seccomp !== undefined) line.push("-f", String(seccomp.fd), seccomp.file);
+  line.push("--");
+  return line;
+}
+
+/** The cgroup steps of a call in `slot`: its folders, its limits (lifted without `limits`), its joins. */
+function cgroupSteps(support: CgroupSupport, limits: CgroupLimits | undefined, slot: string): string[] {
+  const line: string[] = [];
   const pids = support.pids === undefined ? undefined : join(support.pids, slot);
   const memory = support.memory === undefined ? undefined : join(support.memory, slot);
   const dirs = [...new Set([pids, memory].filter((dir): dir is string => dir !== undefined))];
   for (const dir of dirs) line.push("-d", dir);
-  if (pids !== undefined) line.push("-w", join(pids, "pids.max"), "max");
+  if (pids !== undefined) line.push("-w", join(pids, "pids.max"), limits ? String(limits.processes) : "max");
   if (memory !== undefined) {
-    if (support.version === 2) {
-      line.push("-w", join(memory, "memory.max"), "max", "-o", join(memory, "memory.swap.max"), "max");
-    } else line.push("-w", join(memory, "memory.limit_in_bytes"), "-1");
+    const v2 = support.version === 2;
+    const bytes = limits ? String(limits.memoryBytes) : v2 ? "max" : "-1";
+    if (v2) {
+      // Without it, a v2 memory limit only pushes the tree into swap.
+      line.push(
+        "-w",
+        join(memory, "memory.max"),
+        bytes,
+        "-o",
+        join(memory, "memory.swap.max"),
+        limits ? "0" : "max",
+      );
+    } else line.push("-w", join(memory, "memory.limit_in_bytes"), bytes);
   }
   for (const dir of dirs) line.push("-j", join(dir, "cgroup.procs"));
-  if (gated) line.push("-g");
-  line.push("--");
   return line;
 }

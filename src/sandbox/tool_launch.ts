@@ -38,7 +38,7 @@ import { startProblem } from "../process/start_problem.ts";
 import { groupLauncher } from "../process/process_tree.ts";
 import { SpawnPool } from "../process/spawn_pool.ts";
 import { bwrapArgs } from "./bwrap_args.ts";
-import { findSessionStart, sessionStartLine } from "./session_start.ts";
+import { confinedStartLine, findSessionStart, sessionStartLine } from "./session_start.ts";
 import {
   detectCgroupsCached,
   probeSandboxCached,
@@ -76,6 +76,8 @@ interface Filter {
   readonly ok: true;
   readonly wrapper: readonly string[];
   readonly args: readonly string[];
+  /** The program's file, which the session starter opens as bwrap's descriptor in the shell's stead. */
+  readonly file?: string;
   /** Said in the envelope and the audit line: a call confined without the filter. */
   readonly said?: {
     readonly envelopeWarnings?: readonly string[];
@@ -463,16 +465,29 @@ export class ToolLauncher {
     const slot = cgroups ? await this.#slot(cgroups) : undefined;
     // A built-in tool reads its arguments before anything else: it needs no gate.
     const gate = gated && tool.builtin === undefined;
-    const prefix = cgroups && slot
-      ? cgroupWrapper(cgroups, tool.profile.limits, slot, gate)
-      : (gate ? gateWrapper() : []);
+    // In front of bwrap, with cgroups: the session starter where it is built (one exec, no shell: it sets up the
+    // cgroups and rlimits, waits at the gate and opens the filter's file), else the cgroup's shell, then the
+    // seccomp shell (two shells' starts, about 0.65 ms of CPU each under load).
+    const starter = cgroups && slot ? this.#starterPath() : undefined;
+    const front = cgroups && slot
+      ? starter !== undefined
+        ? confinedStartLine(
+          starter,
+          cgroups,
+          tool.profile.limits,
+          slot,
+          gate,
+          filter.file === undefined ? undefined : { fd: SECCOMP_FD, file: filter.file },
+        )
+        : [...cgroupWrapper(cgroups, tool.profile.limits, slot, gate), ...filter.wrapper]
+      : [...(gate ? gateWrapper() : []), ...filter.wrapper];
     const tree = cgroups && slot
       ? cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups))
       : namespaceTreeEnd(this.#shell ??= findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh");
     return {
       ok: true,
-      program: [...prefix, ...filter.wrapper, support.bwrap][0],
-      args: [...prefix, ...filter.wrapper, support.bwrap].slice(1).concat(filter.args, args),
+      program: [...front, support.bwrap][0],
+      args: [...front, support.bwrap].slice(1).concat(filter.args, args),
       confined: true,
       tree,
       envelopeWarnings: [],
@@ -516,7 +531,7 @@ export class ToolLauncher {
     const cgroups = this.#trackingCgroups();
     if (cgroups === undefined) return { ...plain, envelopeWarnings, auditWarnings };
     // One exec in front of the tool where the session starter is built, else setsid(1) and the cgroup's shell.
-    const starter = (this.#starter ??= { path: findSessionStart(this.#options.env) }).path;
+    const starter = this.#starterPath();
     // The shell in front would report a missing program its own way: say it the way a direct start would. The
     // runner looks at the program behind the starter, as it does behind setsid(1).
     const problem = tool.builtin === undefined && starter === undefined
@@ -548,6 +563,11 @@ export class ToolLauncher {
       envelopeWarnings,
       auditWarnings,
     };
+  }
+
+  /** The session starter this process may start, looked for once; `undefined` where it is not built or granted. */
+  #starterPath(): string | undefined {
+    return (this.#starter ??= { path: findSessionStart(this.#options.env) }).path;
   }
 
   /** Where unconfined calls' cgroups go: the probe's finding when bwrap was probed, else looked for once. */
@@ -633,6 +653,7 @@ export class ToolLauncher {
             ok: true as const,
             wrapper: seccompWrapper(file),
             args: ["--seccomp", String(SECCOMP_FD)],
+            file,
           };
         } catch (error) {
           return { ok: false as const, reason: (error as Error).message };

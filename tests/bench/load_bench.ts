@@ -427,6 +427,8 @@ export async function benchLoad(): Promise<Record<string, number>> {
               dir,
               // A slot of this process's own (the sweep of other toolgates' probes keeps it), removed at the end.
               `call-${Deno.pid}-loadbench-${w}`,
+              undefined,
+              project.starter,
             );
             return spawn(program, rest, dir);
           }),

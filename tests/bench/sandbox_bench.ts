@@ -27,7 +27,8 @@ import { bwrapArgs } from "../../src/sandbox/bwrap_args.ts";
 import { loadSchemaEngine } from "../../src/manifest/schema.ts";
 import { launcherArgs } from "../../src/build/install.ts";
 import { machineArch, seccompFilter } from "../../src/sandbox/seccomp_filter.ts";
-import { seccompWrapper, writeSeccompFile } from "../../src/sandbox/seccomp_file.ts";
+import { SECCOMP_FD, seccompWrapper, writeSeccompFile } from "../../src/sandbox/seccomp_file.ts";
+import { confinedStartLine, findSessionStart } from "../../src/sandbox/session_start.ts";
 import { stateRoot } from "../../src/state/state.ts";
 
 // validateManifest checks schemas with the engine loaded on demand: load it once for these tests.
@@ -84,9 +85,9 @@ function bareBwrapArgs(
 }
 
 /**
- * The very command line a confined call of `tool` starts: the cgroup wrapper of `slot` where cgroups are used,
- * then (given the seccomp program's file, as every confined call has) the shell that opens it, then bwrap with the
- * executor's arguments.
+ * The very command line a confined call of `tool` starts: where cgroups are used, the session starter given
+ * (`starter`, as the launcher uses the one built) or else the cgroup wrapper of `slot` and (given the seccomp
+ * program's file, as every confined call has) the shell that opens it; then bwrap with the executor's arguments.
  */
 export function confinedCommandLine(
   support: Support,
@@ -96,8 +97,14 @@ export function confinedCommandLine(
   cwd: string,
   slot: string,
   filter?: string,
+  starter?: string,
 ): string[] {
   const args = bareBwrapArgs(support, manifest, tool, env, cwd);
+  if (support.cgroups && starter !== undefined) {
+    const seccomp = filter === undefined ? undefined : { fd: SECCOMP_FD, file: filter };
+    const front = confinedStartLine(starter, support.cgroups, tool.profile.limits, slot, false, seccomp);
+    return [...front, support.bwrap, ...seccomp ? ["--seccomp", String(SECCOMP_FD)] : [], ...args];
+  }
   const prefix = support.cgroups ? cgroupWrapper(support.cgroups, tool.profile.limits, slot) : [];
   if (filter === undefined) return [...prefix, support.bwrap, ...args];
   return [...prefix, ...seccompWrapper(filter), support.bwrap, "--seccomp", "3", ...args];
@@ -162,6 +169,8 @@ async function measure(dir: string, launched: Record<string, string>): Promise<R
     join(stateRoot(env), "seccomp"),
     seccompFilter(machineArch()!, { network: false }),
   );
+  // The session starter a confined call starts through, where it is built and granted (as the launcher finds it).
+  const starter = findSessionStart(env);
   const bare = (withFilter: boolean) => () => {
     const [program, ...rest] = confinedCommandLine(
       support,
@@ -171,6 +180,7 @@ async function measure(dir: string, launched: Record<string, string>): Promise<R
       dir,
       `call-${Deno.pid}-bench-1`,
       withFilter ? filter : undefined,
+      starter,
     );
     return spawn(program, rest, dir);
   };

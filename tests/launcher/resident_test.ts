@@ -9,7 +9,7 @@ import { RESIDENT_MODE } from "../../src/launcher/resident_wire.ts";
 import { auditDirFor } from "../../src/state/state.ts";
 import { answer, callTools, startChatServer } from "../agent/chat_server.ts";
 import { writeFiles } from "../support.ts";
-import { pgrep, sleep, until } from "../processes.ts";
+import { heldAtGate, pgrep, sleep, until } from "../processes.ts";
 import { confinedTest } from "../security/helpers.ts";
 
 interface Installed {
@@ -434,7 +434,7 @@ confinedTest(
     const w = await world(t, "ahead");
     const log = join(w.project, "starts.log");
     const started = () => lines(log).then((found) => found.length);
-    const held = () => pgrep(`read -r gate.*${w.project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`, false);
+    const held = () => heldAtGate(w.project);
     const note = ["call", "note", '{"n":1}'];
     const socket = await warmUp(t, w, note);
     const served = await run(t, w, note);

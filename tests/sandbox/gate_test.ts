@@ -12,7 +12,7 @@ import { StartsAhead } from "../../src/process/starts_ahead.ts";
 import { confinedTest, realTempDir } from "../security/helpers.ts";
 import { GATE_CLOSED_EXIT } from "../../src/sandbox/gate.ts";
 import { writeFiles } from "../support.ts";
-import { pgrep, sleep, until } from "../processes.ts";
+import { heldAtGate, sleep, until } from "../processes.ts";
 
 const ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/root" };
 /** An environment whose own cgroups name none toolgate can use: no cgroup script. */
@@ -35,11 +35,6 @@ async function workspace(): Promise<{ dir: string; manifest: Manifest; log: stri
 
 async function starts(log: string): Promise<number> {
   return await Deno.readTextFile(log).then((text) => text.split("\n").length - 1, () => 0);
-}
-
-/** The starts waiting at their gate for a workspace. */
-function held(dir: string): Promise<number[]> {
-  return pgrep(`read -r gate.*${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`, false);
 }
 
 confinedTest(
@@ -66,7 +61,7 @@ confinedTest(
       stderr: "piped",
     }).spawn();
     // A loaded machine may take a while to bring the start to its gate: waited for, then given time to go wrong.
-    await until(async () => (await held(w.dir)).includes(child.pid), "waiting at its gate", 20_000);
+    await until(async () => (await heldAtGate(w.dir)).includes(child.pid), "waiting at its gate", 20_000);
     await sleep(300);
     assert.equal(await starts(w.log), 0, "the tool ran before its call");
     // Its caller went away before the call: stdin ends, and the start ends without the tool.
@@ -102,20 +97,20 @@ async function startedAhead(env: Record<string, string>): Promise<void> {
     const first = await executor.call("note", '{"n":1}');
     assert.deepEqual(first, { ok: true, result: { args: { n: 1 } }, tool: "note" });
     ahead.refill();
-    await until(async () => (await held(w.dir)).length > 0, "a start waiting for the next call");
-    const [waiting] = await held(w.dir);
+    await until(async () => (await heldAtGate(w.dir)).length > 0, "a start waiting for the next call");
+    const [waiting] = await heldAtGate(w.dir);
     await sleep(500);
     assert.equal(await starts(w.log), 1, "the process started ahead ran nothing of the tool");
     const second = await executor.call("note", '{"n":2}');
     assert.deepEqual(second, { ok: true, result: { args: { n: 2 } }, tool: "note" });
     assert.equal(await starts(w.log), 2, "once per call");
-    assert.ok(!(await held(w.dir)).includes(waiting), "the call took the process started ahead");
+    assert.ok(!(await heldAtGate(w.dir)).includes(waiting), "the call took the process started ahead");
     ahead.refill();
-    await until(async () => (await held(w.dir)).length > 0, "held again");
+    await until(async () => (await heldAtGate(w.dir)).length > 0, "held again");
   } finally {
     await ahead.close();
     await executor.close();
   }
-  assert.deepEqual(await held(w.dir), [], "close ended the process started ahead");
+  assert.deepEqual(await heldAtGate(w.dir), [], "close ended the process started ahead");
   assert.equal(await starts(w.log), 2);
 }

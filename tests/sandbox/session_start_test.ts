@@ -294,6 +294,68 @@ facilityTest("cc", NO_STARTER, {
   },
 });
 
+const NO_BWRAP = await whyMissing("bwrap");
+
+facilityTest("cc", NO_STARTER ?? NO_BWRAP, {
+  name:
+    "session starter: a confined call starts through it, no shell in front of bwrap: its limits, its rlimits, " +
+    "its seccomp filter and PWD as the shells gave them",
+  fn: async () => {
+    const { env, starter } = await userWithStarter();
+    const dir = await realTempDir("toolgate_starter_confined_");
+    await writeFiles(dir, {
+      "tools.json": {
+        tools: [
+          { name: "inside", command: ["./tools/bin/inside"], permissions: "tight", timeoutSec: 20 },
+          // Not a shell, which would export a PWD of its own: what the tool was given.
+          { name: "given", command: ["./tools/bin/printenv", "PWD"], permissions: "none", timeoutSec: 20 },
+        ],
+      },
+      "permissions/tight.json": { limits: { cpuSeconds: 7, fileSizeBytes: 1_000_000, processes: 32 } },
+      // Its rlimits and its seccomp mode.
+      "tools/bin/inside": [
+        "#!/bin/sh",
+        "seccomp=$(sed -n 's/^Seccomp:[[:space:]]*//p' /proc/self/status)",
+        'printf \'{"cpu":"%s","fsize":"%s","seccomp":"%s"}\\n\' "$(ulimit -t)" "$(ulimit -f)" "$seccomp"',
+      ].join("\n"),
+    });
+    await Deno.chmod(join(dir, "tools", "bin", "inside"), 0o755);
+    await Deno.copyFile("/usr/bin/printenv", join(dir, "tools", "bin", "printenv"));
+    const loaded = await loadManifest(join(dir, "tools.json"));
+    assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
+    const manifest = loaded.manifest;
+    const launcher = new ToolLauncher({
+      manifest,
+      env,
+      workspace: dir,
+      controlPlane: controlPlane(manifest, env),
+      sandbox: "require",
+    });
+    const launch = await launcher.launch(manifest.byName.get("inside")!);
+    assert.ok(launch.ok && launch.confined, JSON.stringify(launch));
+    assert.equal(launch.program, starter, "the call does not start through the starter");
+    assert.ok(!launch.args.some((arg) => arg.includes("read -r")), "a shell stands in front of bwrap");
+    launcher.release(launch);
+    await launcher.close();
+
+    const run = new Executor({
+      manifest,
+      env,
+      cwd: dir,
+      auditDir: null,
+      auditKey: new Uint8Array(32),
+      sandbox: "require",
+    });
+    try {
+      // 512-byte blocks, as the shell's ulimit counts them: 1,000,000 bytes is 1,953 whole blocks.
+      assert.deepEqual(result(await run.call("inside", "{}")), { cpu: "7", fsize: "1953", seccomp: "2" });
+      assert.deepEqual(result(await run.call("given", "{}")), { text: `${dir}\n` });
+    } finally {
+      await run.close();
+    }
+  },
+});
+
 facilityTest("cc", NO_STARTER, {
   name:
     "session starter: a tool's kill 0 ends its own group only, and a process that left its session ends with the call",

@@ -5,10 +5,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sessionStartPath } from "../../src/sandbox/session_start.ts";
-import { confinedTest, realTempDir, runScript, scriptExecutor } from "./helpers.ts";
+import { buildSessionStart } from "../../src/build/native.ts";
+import { hostTest, NO_BWRAP, realTempDir, runScript, scriptExecutor } from "./helpers.ts";
+import { whyMissing } from "../requires.ts";
 
-confinedTest(
+// A confined call starts through the starter once it is built: a real build, not a stand-in.
+const NO_CC = await whyMissing("cc");
+
+hostTest(
   "a confined tool whose workspace is the home folder cannot plant the session starter, nor change a built one",
+  NO_BWRAP ?? NO_CC,
   async () => {
     const home = await realTempDir("toolgate_starter_plant_");
     const env = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: home };
@@ -34,15 +40,17 @@ confinedTest(
     );
     await assert.rejects(Deno.lstat(starter), Deno.errors.NotFound, "a tool planted the session starter");
 
-    // Once one is there (any file stands in for the build): the tool's writes do not reach it.
-    await Deno.mkdir(join(starter, ".."), { recursive: true });
-    await Deno.writeTextFile(starter, "built\n", { mode: 0o755 });
+    // Once one is built (confined calls start through it too): the tool's writes do not reach it.
+    const built = await buildSessionStart(env);
+    assert.ok(built.ok && built.path === starter, JSON.stringify(built));
+    const bytes = await Deno.readFile(starter);
     const again = await scriptExecutor(home, { env, sandbox: "require" });
     try {
       await runScript(again, "script_workspace", `${plant}; rm -f ${relative}`);
     } finally {
       await again.close();
     }
-    assert.equal(await Deno.readTextFile(starter), "built\n", "a tool changed the session starter");
+    assert.deepEqual(await Deno.readFile(starter), bytes, "a tool changed the session starter");
   },
+  NO_BWRAP === undefined ? "cc" : "bwrap",
 );
