@@ -50,7 +50,8 @@ export async function pgrep(command: string, exact = true): Promise<number[]> {
 
 /**
  * The starts waiting at their call's gate (src/sandbox/gate.ts) whose command line names `text` (a workspace): the
- * shell that reads the gate, or the session starter with its gate step (`-g`), before either becomes bwrap.
+ * shell that reads the gate before it becomes bwrap, the session starter with its gate step (`-g`) in front of an
+ * unconfined tool, or inside a sandbox (run from its descriptor) in front of a confined one.
  *
  * @example
  * ```ts ignore
@@ -59,7 +60,10 @@ export async function pgrep(command: string, exact = true): Promise<number[]> {
  */
 export function heldAtGate(text: string): Promise<number[]> {
   const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return pgrep(`(read -r gate|/session-start-[0-9a-f]+ .* -g ).*${escaped}`, false);
+  return pgrep(
+    `(read -r gate|^[^ ]*/session-start-[0-9a-f]+ .* -g -- |^/proc/self/fd/[0-9]+ -k -g -- ).*${escaped}`,
+    false,
+  );
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
- * A call's gate: a gated start makes everything of the call's confinement that comes before bubblewrap (the
- * shell, the call's cgroups and limits), then waits for one line on stdin before it becomes bwrap; an unconfined
- * start with a cgroup waits the same way once its session and cgroup are made (the session starter's `-g`, or
- * the cgroup's shell). The caller writes that line before the tool's own stdin; an end of stdin before it ends
+ * A call's gate: a gated start makes everything of the call's confinement, then waits for one line on stdin
+ * before the tool runs. Where the session starter is built, a confined start waits inside its sandbox (bwrap runs
+ * the starter from a descriptor, at the gate: session_start.ts's `gatedInside`), its namespaces, mounts and filter
+ * set up; without it, the shell in front of bwrap waits, its cgroups and limits made. An unconfined start with a
+ * cgroup waits the same way once its session and cgroup are made (the session starter's `-g`, or the cgroup's
+ * shell). The caller writes that line before the tool's own stdin; an end of stdin before it ends
  * the start, and nothing of the tool runs. So such a start may be made ahead of its call
  * (src/process/starts_ahead.ts), or before a pool worker has its caller's go (src/pool/worker.ts).
  *

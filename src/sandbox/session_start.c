@@ -7,7 +7,10 @@
  *
  *   session-start [STEP]... -- PROGRAM [ARG]...
  *
- * Steps, done in order after setsid() (but -r, -g and -f, in that order after the others):
+ * First of all, every descriptor but stdin, stdout and stderr is closed: what toolgate's own parent left open
+ * without close-on-exec (a host's pipe, a folder) reaches no tool, and no sandbox (bwrap hands on what it is given:
+ * a folder's descriptor would open paths outside it). Inside a sandbox that includes the descriptor this program
+ * was started from. Steps, done in order after setsid() (but -r, -g and -f, in that order after the others):
  *   -d DIR          make the folder DIR unless it is there (a cgroup slot's first call)
  *   -w FILE VALUE   write VALUE to FILE (a limit lifted: an earlier call of the slot may have set one)
  *   -o FILE VALUE   the same, where the file is there at all (memory.swap.max, absent without swap accounting)
@@ -85,6 +88,7 @@ static long sys_setrlimit(int resource, unsigned long long value) {
 }
 static long sys_dup3(int from, int to) { return call6(SYS_dup3, from, to, 0, 0); }
 static long sys_getcwd(char *bytes, unsigned long size) { return call6(SYS_getcwd, (long)bytes, size, 0, 0); }
+static long sys_close_range(int first) { return call6(436 /* close_range */, first, ~0U, 0, 0); }
 static void sys_exit(int code) {
   for (;;) call6(SYS_exit_group, code, 0, 0, 0);
 }
@@ -122,6 +126,7 @@ static long sys_setrlimit(int resource, unsigned long long value) {
 }
 static long sys_dup3(int from, int to) { return result_of(dup3(from, to, 0)); }
 static long sys_getcwd(char *bytes, unsigned long size) { return getcwd(bytes, size) == 0 ? -errno : 0; }
+static long sys_close_range(int first) { return result_of(syscall(436 /* close_range */, first, ~0U, 0)); }
 static void sys_exit(int code) { _exit(code); }
 
 #endif
@@ -337,6 +342,10 @@ static int start(int argc, char **argv, char **envp) {
       " -f FD FILE | -p]... -- PROGRAM [ARG]...\n", 0};
     say(parts);
     return 125;
+  }
+  // Nothing but stdin, stdout and stderr is handed on (close_range(2) since Linux 5.9, else one by one).
+  if (sys_close_range(3) != 0) {
+    for (int fd = 3; fd < 1024; fd++) sys_close(fd);
   }
   // A session of its own, so a process group of its own: the tool's `kill 0` reaches its own processes only, and
   // a terminal toolgate has is not the tool's. It never fails here: a spawned child leads no group yet. Not for a

@@ -15,7 +15,7 @@ import type { CgroupLimits, CgroupSupport } from "./cgroups.ts";
  * The SHA-256 digest of `session_start.c`, as built. A test holds it to the file: a changed source needs this
  * changed too, and with it the name of the program, so that a build of the old source is no longer found.
  */
-export const SESSION_START_SOURCE_DIGEST = "5373f538a61247b40628c7e6a19d62426944c663977a88dec5d63953fb7c96c8";
+export const SESSION_START_SOURCE_DIGEST = "792df66b0c4a43e5c2ee71193cc3df4c56dd3f914bd000fe1e5b67356ebab35b";
 
 /**
  * Where the session starter built for `env`'s user lives: `STATE/native/session-start-DIGEST16`, in toolgate's
@@ -104,12 +104,33 @@ export function sessionStartLine(
   return [starter, ...cgroupSteps(support, undefined, slot), ...(gated ? ["-g"] : []), "--"];
 }
 
+/** A confined call's cgroups, as the starter sets them up: which, the profile's limits, the call's slot. */
+export interface StarterCgroups {
+  readonly support: CgroupSupport;
+  /** The profile's limits; `undefined`: none set, any an earlier call of the slot set lifted. */
+  readonly limits?: CgroupLimits;
+  readonly slot: string;
+}
+
+/** A file the starter opens to read on a descriptor that bwrap gets: the seccomp program, the starter itself. */
+export interface StarterFile {
+  readonly fd: number;
+  readonly file: string;
+}
+
+/**
+ * The descriptor on which a confined call's bwrap gets the session starter, to run it inside the sandbox as the
+ * call's gate ({@linkcode gatedInside}).
+ */
+export const STARTER_FD = 4;
+
 /**
  * The command line in front of a confined call's bwrap: `starter STEPS... --`, whose steps do what the cgroup's
- * shell and the seccomp shell did (cgroups.ts, seccomp_file.ts), with no shell: the slot's folders made where
- * missing, its limits set (or lifted where `limits` is `undefined`), the slots joined, the rlimits set, the wait
- * at the call's gate where `gated`, the seccomp program opened as bwrap's descriptor where there is one, and PWD
- * exported as the shell did; toolgate's session kept (bwrap makes the tool's).
+ * shell and the seccomp shell did (cgroups.ts, seccomp_file.ts), with no shell: with `cgroups`, the slot's
+ * folders made where missing, its limits set (or lifted), the slots joined and the rlimits set (without, bwrap's
+ * own prlimit sets them inside); the wait at the call's gate where `gated`; `files` opened on their descriptors
+ * (the seccomp program, the starter for a gate inside); PWD exported as the shell did; toolgate's session kept
+ * (bwrap makes the tool's).
  *
  * @example
  * ```ts
@@ -117,7 +138,8 @@ export function sessionStartLine(
  * import { confinedStartLine } from "./session_start.ts";
  * const support = { version: 1 as const, pids: "/cg/pids/tg", shell: "/bin/sh" };
  * const limits = { processes: 64, memoryBytes: 1 << 30, cpuSeconds: 30, fileSizeBytes: 1000 };
- * assert.deepEqual(confinedStartLine("/s/session-start", support, limits, "call-1-1", true, { fd: 3, file: "/f" }), [
+ * const files = [{ fd: 3, file: "/f" }, { fd: 4, file: "/s/session-start" }];
+ * assert.deepEqual(confinedStartLine("/s/session-start", { support, limits, slot: "call-1-1" }, false, files), [
  *   "/s/session-start",
  *   "-d", "/cg/pids/tg/call-1-1",
  *   "-w", "/cg/pids/tg/call-1-1/pids.max", "64",
@@ -125,33 +147,54 @@ export function sessionStartLine(
  *   "-k", "-p",
  *   // Seconds; whole 512-byte blocks (the shell's unit); no memory cgroup: the data segment, in whole KiB.
  *   "-r", "cpu", "30", "-r", "fsize", "512", "-r", "data", "1073741824",
- *   "-g",
  *   "-f", "3", "/f",
+ *   "-f", "4", "/s/session-start",
  *   "--",
  * ]);
  * ```
  */
 export function confinedStartLine(
   starter: string,
-  support: CgroupSupport,
-  limits: CgroupLimits | undefined,
-  slot: string,
+  cgroups: StarterCgroups | undefined,
   gated: boolean,
-  seccomp?: { readonly fd: number; readonly file: string },
+  files: readonly StarterFile[],
 ): string[] {
-  const line = [starter, ...cgroupSteps(support, limits, slot), "-k", "-p"];
-  if (limits !== undefined) {
+  const line = [starter];
+  const limits = cgroups?.limits;
+  if (cgroups !== undefined) line.push(...cgroupSteps(cgroups.support, limits, cgroups.slot));
+  line.push("-k", "-p");
+  if (cgroups !== undefined && limits !== undefined) {
     line.push("-r", "cpu", String(limits.cpuSeconds));
     line.push("-r", "fsize", String(Math.max(1, Math.floor(limits.fileSizeBytes / 512)) * 512));
     // Without a memory cgroup, each process's data segment is capped instead.
-    if (support.memory === undefined) {
+    if (cgroups.support.memory === undefined) {
       line.push("-r", "data", String(Math.ceil(limits.memoryBytes / 1024) * 1024));
     }
   }
   if (gated) line.push("-g");
-  if (seccomp !== undefined) line.push("-f", String(seccomp.fd), seccomp.file);
+  for (const { fd, file } of files) line.push("-f", String(fd), file);
   line.push("--");
   return line;
+}
+
+/**
+ * A confined call's command inside its sandbox with its gate there: the session starter, from the descriptor
+ * bwrap got it on ({@linkcode STARTER_FD}; it closes every descriptor but stdin, stdout and stderr), waits at the
+ * gate, then becomes the program. Everything bwrap sets up (namespaces, mounts, the seccomp filter) is done before the go: a start made
+ * ahead of its call, or while a pool caller's go travels, holds a sandbox ready, and nothing of the tool ran.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { gatedInside } from "./session_start.ts";
+ * assert.deepEqual(gatedInside("/srv/p/tools/bin/t", ["a"]), {
+ *   program: "/proc/self/fd/4",
+ *   args: ["-k", "-g", "--", "/srv/p/tools/bin/t", "a"],
+ * });
+ * ```
+ */
+export function gatedInside(program: string, args: readonly string[]): { program: string; args: string[] } {
+  return { program: `/proc/self/fd/${STARTER_FD}`, args: ["-k", "-g", "--", program, ...args] };
 }
 
 /** The cgroup steps of a call in `slot`: its folders, its limits (lifted without `limits`), its joins. */

@@ -38,7 +38,13 @@ import { startProblem } from "../process/start_problem.ts";
 import { groupLauncher } from "../process/process_tree.ts";
 import { SpawnPool } from "../process/spawn_pool.ts";
 import { bwrapArgs } from "./bwrap_args.ts";
-import { confinedStartLine, findSessionStart, sessionStartLine } from "./session_start.ts";
+import {
+  confinedStartLine,
+  findSessionStart,
+  gatedInside,
+  sessionStartLine,
+  STARTER_FD,
+} from "./session_start.ts";
 import {
   detectCgroupsCached,
   probeSandboxCached,
@@ -449,9 +455,17 @@ export class ToolLauncher {
           "does not run without it.",
       );
     }
+    // A built-in tool reads its arguments before anything else: it needs no gate.
+    const gate = gated && tool.builtin === undefined;
+    // The session starter, where it is built, is the one program in front of bwrap (no shell: it sets up the
+    // cgroups and rlimits and opens the filter's file; the cgroup's shell and the seccomp shell took two shells'
+    // starts, about 0.65 ms of CPU each under load), and the call's gate is inside the sandbox: bwrap gets the
+    // starter on a descriptor and runs it there, at the gate, so that the sandbox is set up before the go.
+    const starter = this.#starterPath();
+    const inside = gate && starter !== undefined ? gatedInside(inner.program, inner.args) : inner;
     const args = bwrapArgs(support, {
-      program: inner.program,
-      args: inner.args,
+      program: inside.program,
+      args: inside.args,
       cwd: this.#options.workspace,
       profile: tool.profile,
       files: inner.files,
@@ -463,23 +477,18 @@ export class ToolLauncher {
     });
     // With cgroups, the first process sets up and joins the call's cgroups, then becomes bwrap.
     const slot = cgroups ? await this.#slot(cgroups) : undefined;
-    // A built-in tool reads its arguments before anything else: it needs no gate.
-    const gate = gated && tool.builtin === undefined;
-    // In front of bwrap, with cgroups: the session starter where it is built (one exec, no shell: it sets up the
-    // cgroups and rlimits, waits at the gate and opens the filter's file), else the cgroup's shell, then the
-    // seccomp shell (two shells' starts, about 0.65 ms of CPU each under load).
-    const starter = cgroups && slot ? this.#starterPath() : undefined;
-    const front = cgroups && slot
-      ? starter !== undefined
-        ? confinedStartLine(
-          starter,
-          cgroups,
-          tool.profile.limits,
-          slot,
-          gate,
-          filter.file === undefined ? undefined : { fd: SECCOMP_FD, file: filter.file },
-        )
-        : [...cgroupWrapper(cgroups, tool.profile.limits, slot, gate), ...filter.wrapper]
+    const front = starter !== undefined
+      ? confinedStartLine(
+        starter,
+        cgroups && slot ? { support: cgroups, limits: tool.profile.limits, slot } : undefined,
+        false,
+        [
+          ...filter.file === undefined ? [] : [{ fd: SECCOMP_FD, file: filter.file }],
+          ...gate ? [{ fd: STARTER_FD, file: starter }] : [],
+        ],
+      )
+      : cgroups && slot
+      ? [...cgroupWrapper(cgroups, tool.profile.limits, slot, gate), ...filter.wrapper]
       : [...(gate ? gateWrapper() : []), ...filter.wrapper];
     const tree = cgroups && slot
       ? cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups))

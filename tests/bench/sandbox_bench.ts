@@ -102,7 +102,8 @@ export function confinedCommandLine(
   const args = bareBwrapArgs(support, manifest, tool, env, cwd);
   if (support.cgroups && starter !== undefined) {
     const seccomp = filter === undefined ? undefined : { fd: SECCOMP_FD, file: filter };
-    const front = confinedStartLine(starter, support.cgroups, tool.profile.limits, slot, false, seccomp);
+    const cgroups = { support: support.cgroups, limits: tool.profile.limits, slot };
+    const front = confinedStartLine(starter, cgroups, false, seccomp === undefined ? [] : [seccomp]);
     return [...front, support.bwrap, ...seccomp ? ["--seccomp", String(SECCOMP_FD)] : [], ...args];
   }
   const prefix = support.cgroups ? cgroupWrapper(support.cgroups, tool.profile.limits, slot) : [];

@@ -298,8 +298,8 @@ const NO_BWRAP = await whyMissing("bwrap");
 
 facilityTest("cc", NO_STARTER ?? NO_BWRAP, {
   name:
-    "session starter: a confined call starts through it, no shell in front of bwrap: its limits, its rlimits, " +
-    "its seccomp filter and PWD as the shells gave them",
+    "session starter: a confined call starts through it, no shell in front of bwrap, its gate inside the sandbox: " +
+    "its limits, its rlimits, its seccomp filter and PWD as the shells gave them, no descriptor of the starter's",
   fn: async () => {
     const { env, starter } = await userWithStarter();
     const dir = await realTempDir("toolgate_starter_confined_");
@@ -312,11 +312,12 @@ facilityTest("cc", NO_STARTER ?? NO_BWRAP, {
         ],
       },
       "permissions/tight.json": { limits: { cpuSeconds: 7, fileSizeBytes: 1_000_000, processes: 32 } },
-      // Its rlimits and its seccomp mode.
+      // Its rlimits, its seccomp mode and its open descriptors (the listing's own is 3).
       "tools/bin/inside": [
         "#!/bin/sh",
         "seccomp=$(sed -n 's/^Seccomp:[[:space:]]*//p' /proc/self/status)",
-        'printf \'{"cpu":"%s","fsize":"%s","seccomp":"%s"}\\n\' "$(ulimit -t)" "$(ulimit -f)" "$seccomp"',
+        "fds=$(ls /proc/self/fd | tr '\\n' ' ')",
+        'printf \'{"cpu":"%s","fsize":"%s","seccomp":"%s","fds":"%s"}\\n\' "$(ulimit -t)" "$(ulimit -f)" "$seccomp" "$fds"',
       ].join("\n"),
     });
     await Deno.chmod(join(dir, "tools", "bin", "inside"), 0o755);
@@ -331,10 +332,20 @@ facilityTest("cc", NO_STARTER ?? NO_BWRAP, {
       controlPlane: controlPlane(manifest, env),
       sandbox: "require",
     });
-    const launch = await launcher.launch(manifest.byName.get("inside")!);
+    // Gated, as every call is.
+    const launch = await launcher.launch(manifest.byName.get("inside")!, undefined, [], true);
     assert.ok(launch.ok && launch.confined, JSON.stringify(launch));
     assert.equal(launch.program, starter, "the call does not start through the starter");
     assert.ok(!launch.args.some((arg) => arg.includes("read -r")), "a shell stands in front of bwrap");
+    // The gate: bwrap runs the starter from its descriptor, inside the sandbox, in front of the tool.
+    const inside = launch.args.slice(launch.args.lastIndexOf("--") - 3);
+    assert.deepEqual(inside, [
+      "/proc/self/fd/4",
+      "-k",
+      "-g",
+      "--",
+      join(dir, "tools", "bin", "inside"),
+    ]);
     launcher.release(launch);
     await launcher.close();
 
@@ -348,7 +359,12 @@ facilityTest("cc", NO_STARTER ?? NO_BWRAP, {
     });
     try {
       // 512-byte blocks, as the shell's ulimit counts them: 1,000,000 bytes is 1,953 whole blocks.
-      assert.deepEqual(result(await run.call("inside", "{}")), { cpu: "7", fsize: "1953", seccomp: "2" });
+      assert.deepEqual(result(await run.call("inside", "{}")), {
+        cpu: "7",
+        fsize: "1953",
+        seccomp: "2",
+        fds: "0 1 2 3 ",
+      });
       assert.deepEqual(result(await run.call("given", "{}")), { text: `${dir}\n` });
     } finally {
       await run.close();
