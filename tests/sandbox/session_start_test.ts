@@ -296,7 +296,7 @@ facilityTest("cc", NO_STARTER, {
 
 const NO_BWRAP = await whyMissing("bwrap");
 
-facilityTest("cc", NO_STARTER ?? NO_BWRAP, {
+facilityTest(NO_BWRAP === undefined ? "cc" : "bwrap", NO_BWRAP ?? NO_STARTER, {
   name:
     "session starter: a confined call starts through it, no shell in front of bwrap, its gate inside the sandbox: " +
     "its limits, its rlimits, its seccomp filter and PWD as the shells gave them, no descriptor of the starter's",
