@@ -128,7 +128,7 @@ export const STARTER_FD = 4;
  * The command line in front of a confined call's bwrap: `starter STEPS... --`, whose steps do what the cgroup's
  * shell and the seccomp shell did (cgroups.ts, seccomp_file.ts), with no shell: with `cgroups`, the slot's
  * folders made where missing, its limits set (or lifted), the slots joined and the rlimits set (without, bwrap's
- * own prlimit sets them inside); the wait at the call's gate where `gated`; `files` opened on their descriptors
+ * own prlimit sets them inside); `files` opened on their descriptors
  * (the seccomp program, the starter for a gate inside); PWD exported as the shell did; toolgate's session kept
  * (bwrap makes the tool's).
  *
@@ -139,7 +139,7 @@ export const STARTER_FD = 4;
  * const support = { version: 1 as const, pids: "/cg/pids/tg", shell: "/bin/sh" };
  * const limits = { processes: 64, memoryBytes: 1 << 30, cpuSeconds: 30, fileSizeBytes: 1000 };
  * const files = [{ fd: 3, file: "/f" }, { fd: 4, file: "/s/session-start" }];
- * assert.deepEqual(confinedStartLine("/s/session-start", { support, limits, slot: "call-1-1" }, false, files), [
+ * assert.deepEqual(confinedStartLine("/s/session-start", { support, limits, slot: "call-1-1" }, files), [
  *   "/s/session-start",
  *   "-d", "/cg/pids/tg/call-1-1",
  *   "-w", "/cg/pids/tg/call-1-1/pids.max", "64",
@@ -156,7 +156,6 @@ export const STARTER_FD = 4;
 export function confinedStartLine(
   starter: string,
   cgroups: StarterCgroups | undefined,
-  gated: boolean,
   files: readonly StarterFile[],
 ): string[] {
   const line = [starter];
@@ -171,7 +170,6 @@ export function confinedStartLine(
       line.push("-r", "data", String(Math.ceil(limits.memoryBytes / 1024) * 1024));
     }
   }
-  if (gated) line.push("-g");
   for (const { fd, file } of files) line.push("-f", String(fd), file);
   line.push("--");
   return line;

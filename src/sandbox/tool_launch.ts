@@ -481,7 +481,6 @@ export class ToolLauncher {
       ? confinedStartLine(
         starter,
         cgroups && slot ? { support: cgroups, limits: tool.profile.limits, slot } : undefined,
-        false,
         [
           ...filter.file === undefined ? [] : [{ fd: SECCOMP_FD, file: filter.file }],
           ...gate ? [{ fd: STARTER_FD, file: starter }] : [],

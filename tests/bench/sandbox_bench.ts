@@ -103,7 +103,7 @@ export function confinedCommandLine(
   if (support.cgroups && starter !== undefined) {
     const seccomp = filter === undefined ? undefined : { fd: SECCOMP_FD, file: filter };
     const cgroups = { support: support.cgroups, limits: tool.profile.limits, slot };
-    const front = confinedStartLine(starter, cgroups, false, seccomp === undefined ? [] : [seccomp]);
+    const front = confinedStartLine(starter, cgroups, seccomp === undefined ? [] : [seccomp]);
     return [...front, support.bwrap, ...seccomp ? ["--seccomp", String(SECCOMP_FD)] : [], ...args];
   }
   const prefix = support.cgroups ? cgroupWrapper(support.cgroups, tool.profile.limits, slot) : [];
