@@ -10,6 +10,7 @@ import {
 } from "./cli.ts";
 import { isOwnManifest } from "../manifest/manifest_location.ts";
 import { stateRoot } from "../state/state.ts";
+import { allowsNetwork } from "../manifest/profiles.ts";
 import { NOT_COVERED, readManifestContent } from "../manifest/trust.ts";
 import { describeChanges, serverLine, toolLine } from "../manifest/trust_changes.ts";
 import { forgetTrust, readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
@@ -96,7 +97,7 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   const { loadManifest } = await import("../manifest/manifest.ts");
   const loaded = await loadManifest(path, { allowAbsoluteCommands: flag(parsed, "allow-absolute-commands") });
   if (!loaded.ok || (loaded.manifest.servers ?? []).length === 0) return true;
-  const [{ readPins, writePins }, { reviewLines, reviewServers }] = await Promise.all([
+  const [{ readPins, writePins }, { readOnlyAdvice, reviewLines, reviewServers }] = await Promise.all([
     import("../manifest/pins.ts"),
     import("./trust_review.ts"),
   ]);
@@ -158,7 +159,13 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   });
   const lines = reviewLines(servers);
   writePins(state, realPath, pins);
-  await io.stdout(["pinned the MCP servers' tool definitions, as they are now:", ...lines, ""].join("\n"));
+  const advice = readOnlyAdvice(
+    loaded.manifest.servers.map((server) => ({ ...server, network: allowsNetwork(server.profile) })),
+    pins,
+  );
+  await io.stdout(
+    ["pinned the MCP servers' tool definitions, as they are now:", ...lines, ...advice, ""].join("\n"),
+  );
   return installed.failed.length === 0 && servers.every((review) => review.error === undefined);
 }
 

@@ -117,3 +117,58 @@ export function reviewLines(servers: readonly ServerReview[]): string[] {
   }
   return lines;
 }
+
+/** What {@linkcode readOnlyAdvice} reads of a manifest's server. */
+export interface AdvisedServer {
+  readonly name: string;
+  /** The tools the manifest lists as read-only. */
+  readonly readOnly: readonly string[];
+  /** The only tools exposed, when given; those never exposed. */
+  readonly allow?: readonly string[];
+  readonly deny: readonly string[];
+  /** Whether its profile reaches a network (then no tool of it is free, listed or not). */
+  readonly network: boolean;
+}
+
+/**
+ * The lines `toolgate trust` closes with when a server marks tools read-only (`readOnlyHint` in its pinned
+ * definitions) that the manifest's `readOnly` does not list: those still ask for approval at every call (the
+ * server's word never makes a tool free, docs/approvals.md), and where nobody can be asked (an MCP client without
+ * elicitation) they are refused. The user decides; the lines say what to add. A server that reaches a network
+ * gets none: `readOnly` never waives the network.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readOnlyAdvice } from "./trust_review.ts";
+ * const pins = { memory: { read_graph: { name: "read_graph", annotations: { readOnlyHint: true } }, create: { name: "create" } } };
+ * const server = { name: "memory", readOnly: [], deny: [], network: false };
+ * assert.deepEqual(readOnlyAdvice([server], pins), [
+ *   "tools their servers say only read (readOnlyHint) still ask for approval at every call, and are refused where nobody can be asked, until tools.json lists them in the server's readOnly; the server's word is no proof, so list only those you trust to only read:",
+ *   '  memory: "readOnly": ["read_graph"]',
+ * ]);
+ * assert.deepEqual(readOnlyAdvice([{ ...server, readOnly: ["read_graph"] }], pins), []);
+ * ```
+ */
+export function readOnlyAdvice(servers: readonly AdvisedServer[], pins: PinSet): string[] {
+  const lines: string[] = [];
+  for (const server of servers) {
+    if (server.network) continue;
+    const marked = Object.values(pins[server.name] ?? {}).filter((definition) =>
+      offerLabel(server.name, definition.name) === undefined &&
+      (definition.annotations as { readOnlyHint?: unknown } | undefined)?.readOnlyHint === true &&
+      !server.readOnly.includes(definition.name) && !server.deny.includes(definition.name) &&
+      (server.allow === undefined || server.allow.includes(definition.name))
+    ).map((definition) => definition.name);
+    if (marked.length === 0) continue;
+    // The tools the manifest lists already stay in the list to write.
+    lines.push(`  ${server.name}: "readOnly": ${JSON.stringify([...server.readOnly, ...marked])}`);
+  }
+  if (lines.length === 0) return [];
+  return [
+    "tools their servers say only read (readOnlyHint) still ask for approval at every call, and are refused where " +
+    "nobody can be asked, until tools.json lists them in the server's readOnly; the server's word is no proof, so " +
+    "list only those you trust to only read:",
+    ...lines,
+  ];
+}

@@ -234,6 +234,10 @@ for (const shape of SHAPES) {
           new RegExp(`^  ${name}: npx @modelcontextprotocol/server-${name} -> `, "m"),
         );
       }
+      // The tools a server marks read-only are named with the line that would let them run unasked: the import
+      // lists none in `readOnly` (the server's word alone never frees a tool), so they ask until the user adds it.
+      assert.match(trusted.stdout, /^ {2}memory: "readOnly": \[[^\]]*"read_graph"[^\]]*\]$/m, trusted.stdout);
+      assert.match(trusted.stdout, /^ {2}filesystem: "readOnly": \[[^\]]*"read_text_file"[^\]]*\]$/m);
       // Each server, as the host starts it, side by side.
       await Promise.all(NPM_NAMES.map(async (name) => {
         const entry = entries[name];

@@ -6,11 +6,40 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildSessionStart } from "../../src/build/native.ts";
-import { denoDir, REPO, writeFiles } from "../support.ts";
+import { shimText } from "../../src/build/install.ts";
+import { findSessionStart } from "../../src/sandbox/session_start.ts";
+import { denoDir, REPO, runProgram, writeFiles } from "../support.ts";
 import { whyMissing } from "../requires.ts";
 import { hostTest, NO_BWRAP, realTempDir } from "./helpers.ts";
 
 const NO_CC = await whyMissing("cc");
+
+/** A project whose one tool, confined, prints its descriptors and what descriptor 7's folder's secret.txt holds. */
+async function peekProject(): Promise<string> {
+  const dir = await realTempDir("toolgate_inherited_project_");
+  await writeFiles(dir, {
+    "tools.json": { tools: [{ name: "peek", command: ["./tools/bin/peek"], permissions: "none" }] },
+    // Its descriptors (the listing's own is 3), and what the inherited folder's would open.
+    "tools/bin/peek": [
+      "#!/bin/sh",
+      "fds=$(ls /proc/self/fd | tr '\\n' ' ')",
+      "leaked=$(cat /proc/self/fd/7/secret.txt 2>/dev/null)",
+      'printf \'{"fds":"%s","leaked":"%s"}\\n\' "$fds" "$leaked"',
+    ].join("\n"),
+  });
+  await Deno.chmod(join(dir, "tools", "bin", "peek"), 0o755);
+  return dir;
+}
+
+/** A folder holding secret.txt, outside every sandbox. */
+async function secretFolder(): Promise<string> {
+  const secret = await realTempDir("toolgate_inherited_secret_");
+  await Deno.writeTextFile(join(secret, "secret.txt"), "s3cret");
+  return secret;
+}
+
+/** The wrapper a host might be: it opens a folder on descriptor 7 and starts a program without closing it. */
+const WRAPPER = ["-c", 'exec 7<"$0"; exec "$@"'];
 
 /** Runs one call of `tool` in `dir` from a Deno process started with `secret` open on descriptor 7. */
 async function callWithInherited(home: string, dir: string, tool: string, secret: string): Promise<unknown> {
@@ -34,8 +63,7 @@ async function callWithInherited(home: string, dir: string, tool: string, secret
   // The wrapper a host might be: it opens a folder and starts toolgate without closing it.
   const output = await new Deno.Command("/bin/sh", {
     args: [
-      "-c",
-      'exec 7<"$0"; exec "$@"',
+      ...WRAPPER,
       secret,
       Deno.execPath(),
       "run",
@@ -63,22 +91,38 @@ hostTest(
     const home = await realTempDir("toolgate_inherited_home_");
     const built = await buildSessionStart({ PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home });
     assert.ok(built.ok, built.ok ? "" : built.reason);
-    const secret = await realTempDir("toolgate_inherited_secret_");
-    await Deno.writeTextFile(join(secret, "secret.txt"), "s3cret");
-    const dir = await realTempDir("toolgate_inherited_project_");
-    await writeFiles(dir, {
-      "tools.json": { tools: [{ name: "peek", command: ["./tools/bin/peek"], permissions: "none" }] },
-      // Its descriptors (the listing's own is 3), and what the inherited folder's would open.
-      "tools/bin/peek": [
-        "#!/bin/sh",
-        "fds=$(ls /proc/self/fd | tr '\\n' ' ')",
-        "leaked=$(cat /proc/self/fd/7/secret.txt 2>/dev/null)",
-        'printf \'{"fds":"%s","leaked":"%s"}\\n\' "$fds" "$leaked"',
-      ].join("\n"),
-    });
-    await Deno.chmod(join(dir, "tools", "bin", "peek"), 0o755);
+    const secret = await secretFolder();
+    const dir = await peekProject();
     const envelope = await callWithInherited(home, dir, "peek", secret);
     assert.deepEqual(envelope, { ok: true, result: { fds: "0 1 2 3 ", leaked: "" }, tool: "peek" });
   },
   NO_BWRAP === undefined ? "cc" : "bwrap",
+);
+
+hostTest(
+  "the installed command closes descriptors 3 to 9 its parent left open: without the session starter, a confined tool gets none",
+  NO_BWRAP,
+  async () => {
+    // A fresh home: no session starter is built there, so the call starts through the shells and bwrap alone.
+    const home = await realTempDir("toolgate_inherited_home_");
+    const env = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home, DENO_DIR: denoDir() };
+    assert.equal(findSessionStart(env), undefined);
+    const bin = join(home, "toolgate");
+    await Deno.writeTextFile(bin, shimText(Deno.execPath(), { source: REPO.replace(/\/$/, "") }, "2.9.6"), {
+      mode: 0o755,
+    });
+    const secret = await secretFolder();
+    const dir = await peekProject();
+    const trust = await runProgram(bin, ["trust"], { cwd: dir, env });
+    assert.equal(trust.code, 0, trust.stderr);
+    const call = await runProgram("/bin/sh", [...WRAPPER, secret, bin, "call", "peek", "{}"], {
+      cwd: dir,
+      env,
+    });
+    assert.equal(call.code, 0, call.stderr);
+    const envelope = JSON.parse(call.stdout);
+    assert.equal(envelope.ok, true, call.stdout);
+    assert.equal(envelope.result.leaked, "", call.stdout);
+    assert.doesNotMatch(envelope.result.fds, /\b7\b/, call.stdout);
+  },
 );
