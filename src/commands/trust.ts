@@ -44,6 +44,8 @@ export const trustCommand: Command = {
     'pinned (docs/gateway.md, "Package servers"); --update NAME installs it again at its newest version.',
     "Each MCP server is started to pin its tools' definitions; one that cannot be pinned is said with its reason,",
     "and the command exits 1. --sandbox off starts them unconfined, as `call --sandbox off` would run them.",
+    "It closes with the tools a server says only read (readOnlyHint) that the server's readOnly does not list:",
+    'they ask for approval at every call until you list them (docs/approvals.md, "An MCP server\'s tools").',
   ].join("\n"),
   async run(parsed, io) {
     expectPositionals(parsed, 0, "trust");

@@ -71,8 +71,8 @@ export function installedServer(server: ServerSpec, options: InstalledServerOpti
   if (entry.kind === "unsupported") return entry.message;
   if (entry.kind === "plain") return server;
   const notInstalled =
-    `${entry.written} is not installed: run \`toolgate trust\` (toolgate installs the package ` +
-    "once, pinned, and runs it from there; nothing is downloaded when a server starts)";
+    `${entry.written} is not installed: run \`toolgate trust\`, which installs the package once, pinned, ` +
+    "or says why it cannot (a package index that lacks it, no network); nothing is downloaded when a server starts";
   if (options.manifest === undefined) return notInstalled;
   let install: InstalledPackage | undefined;
   try {

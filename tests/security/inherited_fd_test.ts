@@ -1,7 +1,8 @@
 // A descriptor toolgate's own parent left open without close-on-exec (a host's pipe, a folder opened by a wrapper
 // script) is handed on by Deno to every process it starts, and by bubblewrap into the sandbox: a folder's
 // descriptor inside opens paths outside every bind (`/proc/self/fd/N/...`). The session starter in front of every
-// start closes all but stdin, stdout and stderr, and a confined call starts through it where it is built.
+// start closes all but stdin, stdout and stderr, and a confined call starts through it where it is built; where it
+// is not, the installed command's shell closes 3 to 9 before toolgate starts (all a POSIX shell can name).
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -100,7 +101,7 @@ hostTest(
 );
 
 hostTest(
-  "the installed command closes descriptors 3 to 9 its parent left open: without the session starter, a confined tool gets none",
+  "the installed command closes descriptors 3 to 9 its parent left open: without the session starter, a confined tool gets none of them",
   NO_BWRAP,
   async () => {
     // A fresh home: no session starter is built there, so the call starts through the shells and bwrap alone.
