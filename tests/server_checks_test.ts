@@ -95,3 +95,21 @@ Deno.test("doctor: each MCP server's profile and how it runs here; one that cann
   assert.deepEqual(servers[0].reads, ["/opt"]);
   assert.equal(servers[1].errors.length, 1);
 });
+
+Deno.test("doctor: a package server that toolgate trust has not installed cannot start, said with the fix; validate only warns", async () => {
+  const p = await withServers({
+    mem: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"] },
+  });
+  await using _ = p.dir;
+  const text = await p.run(["doctor"]);
+  assert.equal(text.code, 1, text.stdout + text.stderr);
+  assert.match(text.stdout, /server mem\s+CANNOT START /);
+  assert.match(
+    text.stdout,
+    /error: mcpServers "mem": npx @modelcontextprotocol\/server-memory is not installed: run `toolgate trust`/,
+  );
+  assert.match(text.stdout, /fix: toolgate trust \(it installs the package, or says why it cannot\)/);
+  // validate reads the manifest alone: the install is not its business.
+  const validated = await p.run(["validate"]);
+  assert.doesNotMatch(validated.stdout + validated.stderr, /is not installed/);
+});

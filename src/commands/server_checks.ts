@@ -9,6 +9,7 @@
  * @module
  */
 import { serverEntryOf } from "../packages/package_entry.ts";
+import { installedServer } from "../packages/installed_server.ts";
 import { isAbsolute, resolve } from "../base/paths.ts";
 import { findProgram } from "../base/find_program.ts";
 import type { ServerSpec } from "../manifest/server_spec.ts";
@@ -57,6 +58,11 @@ export interface ServerCheckContext {
   readonly hasSecret: (name: string) => boolean;
   /** What confinement can do here, and the mode; absent: not looked at. */
   readonly sandbox?: { readonly support: SandboxSupport; readonly mode: SandboxMode };
+  /**
+   * The environment and the manifest's real path, to look for a package server's install (`toolgate trust`
+   * makes it); absent: not looked at.
+   */
+  readonly installs?: { readonly env: Readonly<Record<string, string>>; readonly manifest: string };
 }
 
 /** Does `path` exist here? `undefined` when toolgate may not look. */
@@ -114,8 +120,18 @@ export function serverOutlook(server: ServerSpec, context: ServerCheckContext): 
         ? undefined
         : resolve(context.workspace, runtime))
       : findProgram(runtime, context.path)) ?? null;
+    // A package server runs only from the install trust made: one not made (its package index lacks it, no
+    // network at trust) or changed since is said here, before a host starts it.
+    const notInstalled = entry.kind === "package" && context.installs !== undefined
+      ? installedServer(server, context.installs)
+      : undefined;
     if (entry.kind === "unsupported") {
       errors.push({ problem: `${name}: ${entry.message}`, fix: "change the entry's command" });
+    } else if (typeof notInstalled === "string") {
+      errors.push({
+        problem: `${name}: ${notInstalled}`,
+        fix: "toolgate trust (it installs the package, or says why it cannot)",
+      });
     } else if (program === null) {
       errors.push({
         problem: entry.kind === "package"
@@ -172,6 +188,8 @@ export interface ServerLookup {
   /** The workspace. */
   readonly cwd: string;
   readonly sandbox?: ServerCheckContext["sandbox"];
+  /** The manifest's real path: a package server's install is looked for (see {@linkcode ServerCheckContext}). */
+  readonly manifest?: string;
 }
 
 /**
@@ -199,6 +217,7 @@ export function serverOutlooks(servers: readonly ServerSpec[], lookup: ServerLoo
     workspace: lookup.cwd,
     hasSecret: (name) => stored.has(name) || (env[name] ?? readEnv?.([name])[name] ?? "") !== "",
     sandbox: lookup.sandbox,
+    installs: lookup.manifest === undefined ? undefined : { env, manifest: lookup.manifest },
   };
   return servers.map((server) => serverOutlook(server, context));
 }

@@ -314,6 +314,7 @@ export async function setupReport(input: ReportInput): Promise<SetupReport> {
     ? (await import("./server_checks.ts")).serverOutlooks(manifest.manifest.servers, {
       ...input,
       sandbox: { support, mode: mode.value },
+      manifest: await Deno.realPath(path).catch(() => undefined),
     })
     : [];
   for (const server of servers) {

@@ -238,6 +238,10 @@ for (const shape of SHAPES) {
       // lists none in `readOnly` (the server's word alone never frees a tool), so they ask until the user adds it.
       assert.match(trusted.stdout, /^ {2}memory: "readOnly": \[[^\]]*"read_graph"[^\]]*\]$/m, trusted.stdout);
       assert.match(trusted.stdout, /^ {2}filesystem: "readOnly": \[[^\]]*"read_text_file"[^\]]*\]$/m);
+      // doctor finds each package server's install, under its own least permissions: none is said missing.
+      const doctor = await shared.run(["doctor"]);
+      assert.doesNotMatch(doctor.stdout, /is not installed|changed since toolgate installed/, doctor.stdout);
+      assert.match(doctor.stdout, /^server memory +confined /m, doctor.stdout);
       // Each server, as the host starts it, side by side.
       await Promise.all(NPM_NAMES.map(async (name) => {
         const entry = entries[name];
