@@ -1,7 +1,8 @@
 /**
  * What `validate` and `doctor` say of a manifest's MCP servers without starting them: a stdio server's program
  * found (on PATH, or at its path), the paths its arguments name there, the secrets it names in the store or the
- * environment, and what its profile gets here (reads, writes, network; confined, unconfined or refused).
+ * environment, and what its profile gets here (reads, writes, network; confined, unconfined or refused); for
+ * `doctor`, a package server's install too (the one `toolgate trust` made, unchanged).
  *
  * Not here: starting a server and its start's failures (`gateway/upstream.ts`, `gateway/start_hint.ts`), the
  * entry's own rules (`manifest/server_spec.ts`).
@@ -130,7 +131,7 @@ export function serverOutlook(server: ServerSpec, context: ServerCheckContext): 
     } else if (typeof notInstalled === "string") {
       errors.push({
         problem: `${name}: ${notInstalled}`,
-        fix: "toolgate trust (it installs the package, or says why it cannot)",
+        fix: "toolgate trust, in the manifest's folder",
       });
     } else if (program === null) {
       errors.push({
