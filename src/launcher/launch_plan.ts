@@ -293,9 +293,10 @@ export async function planLaunch(
     : values.get("executor");
   const keyFile = poolKeyFile(values.get("pool-key-file"), env, cwd);
   const poolAddress = poolUrl === undefined || poolUrl === "local" ? undefined : parsePoolUrl(poolUrl);
-  // Deno scopes a Unix socket by its exact path: the egress proxy's is chosen here, and granted.
+  // Deno scopes a Unix socket by its exact path: the egress proxy's is chosen here, and granted. Its name is
+  // short (16 hex digits): a socket's whole path fits in 107 bytes, and a long home folder takes most of them.
   const proxySocket = egressHosts.length > 0 && stateDirs.length > 0
-    ? join(stateDirs[0], "proxy", `${crypto.randomUUID()}.sock`)
+    ? join(stateDirs[0], "proxy", `${crypto.getRandomValues(new Uint8Array(8)).toHex()}.sock`)
     : undefined;
   // Deno lets only --allow-all read /proc/self: hand the main entry this process's cgroups (the same as its own).
   const cgroupText = env[CGROUP_ENV] || ownCgroups();

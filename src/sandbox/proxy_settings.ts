@@ -91,3 +91,25 @@ export const UPSTREAM_CA_ENV = "TOOLGATE_UPSTREAM_CA";
 export function proxySocketPath(env: Readonly<Record<string, string>>, stateDir: string): string {
   return env[PROXY_SOCKET_ENV] || join(stateDir, "proxy", `${Deno.pid}.sock`);
 }
+
+/** The most bytes a Unix socket's path may have on Linux (`sun_path`, 108 with its NUL). */
+export const SOCKET_PATH_MAX = 107;
+
+/**
+ * Why a Unix socket cannot be bound at `path` (its path is too long), with the fix; `undefined` when it can.
+ * toolgate's sockets live in its state folder, under the home folder: a long home leaves too few bytes.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { socketPathProblem } from "./proxy_settings.ts";
+ * assert.equal(socketPathProblem("/home/me/.local/state/toolgate/proxy/1.sock"), undefined);
+ * assert.match(socketPathProblem(`/home/${"x".repeat(90)}/.local/state/toolgate/proxy/1.sock`)!, /set XDG_STATE_HOME/);
+ * ```
+ */
+export function socketPathProblem(path: string): string | undefined {
+  const bytes = new TextEncoder().encode(path).length;
+  if (bytes <= SOCKET_PATH_MAX) return undefined;
+  return `its socket's path ${path} is ${bytes} bytes, past the ${SOCKET_PATH_MAX} a Unix socket's path may have: ` +
+    "set XDG_STATE_HOME to a shorter folder (toolgate keeps its state there)";
+}

@@ -26,7 +26,7 @@ import { SECCOMP_FD, seccompWrapper, writeSeccompFile } from "./seccomp_file.ts"
 // The egress proxy and the run's CA load at the first call whose profile names hosts: other calls never pay.
 import type { EgressProxy } from "./egress_proxy.ts";
 import type { EgressDecision } from "./proxy_settings.ts";
-import { proxySocketPath, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
+import { proxySocketPath, socketPathProblem, UPSTREAM_CA_ENV } from "./proxy_settings.ts";
 import { BRIDGE_PORT, BRIDGE_QUIET } from "./net_bridge.ts";
 import { type Denial, failure, type FailureEnvelope } from "../contract.ts";
 import { type ControlPlane } from "./control_plane.ts";
@@ -624,6 +624,9 @@ export class ToolLauncher {
   async #startProxy(): Promise<EgressProxy> {
     const { EgressProxy } = await import("./egress_proxy.ts");
     const socket = proxySocketPath(this.#options.env, stateRoot(this.#options.env));
+    // Said with its fix, before a folder is made for it (the runtime's own word is `SUN_LEN`).
+    const tooLong = socketPathProblem(socket);
+    if (tooLong !== undefined) throw new Error(tooLong);
     prepareDir(dirname(socket));
     const extra = this.#options.env[UPSTREAM_CA_ENV];
     return EgressProxy.start(socket, extra ? { upstreamCa: [Deno.readTextFileSync(extra)] } : {});

@@ -4,7 +4,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runToolgate, writeFiles } from "../support.ts";
-import { hostTest, NO_BWRAP, realTempDir, runScript, SCRIPT_FIXTURE, scriptExecutor } from "./helpers.ts";
+import {
+  hostTest,
+  netScriptExecutor,
+  NO_BWRAP,
+  realTempDir,
+  runScript,
+  SCRIPT_FIXTURE,
+  scriptExecutor,
+} from "./helpers.ts";
 
 const CURL = ["/usr/bin/curl", "/bin/curl"].find((path) => {
   try {
@@ -73,6 +81,59 @@ hostTest(
     } finally {
       await listed.http.shutdown();
       await other.http.shutdown();
+    }
+  },
+);
+
+hostTest(
+  "a long state folder: the egress proxy's socket still fits through the command; one past a socket's limit is unavailable, naming XDG_STATE_HOME",
+  NO_BWRAP ?? (CURL ? undefined : "curl is not installed"),
+  async () => {
+    const listed = server("listed-ok");
+    try {
+      const dir = await realTempDir();
+      const script = `curl -s -m 5 http://127.0.0.1:${listed.port}/plain; echo`;
+      const executor = await netScriptExecutor(dir, "fetcher", [`127.0.0.1:${listed.port}`]);
+      // A state folder of 65 characters, as a long home gives: the launcher's socket, `<16 hex>.sock` under
+      // `toolgate/proxy/`, is 102 bytes (a UUID's name made it 122, past a socket's 107: the proxy could not start).
+      const base = await realTempDir();
+      const state = join(base, "s".repeat(64 - base.length));
+      await Deno.mkdir(state);
+      assert.equal(state.length, 65);
+      const launched = await runToolgate(
+        ["--tools", join(dir, "tools.json"), "call", "fetcher", JSON.stringify({ script }), "--locked"],
+        dir,
+        { XDG_STATE_HOME: state },
+      );
+      assert.equal(launched.code, 0, launched.stdout + launched.stderr);
+      assert.match(JSON.parse(launched.stdout).result.out, /listed-ok/, launched.stdout);
+      // Past the limit, the call says why and what to set, before any folder is made for the socket.
+      const far = join(base, "f".repeat(100));
+      await Deno.mkdir(far);
+      // The library's executor with its state in the workspace, as a check of the tool itself.
+      assert.match((await runScript(executor, "fetcher", script)).out, /listed-ok/);
+      await executor.close();
+      const long = await netScriptExecutor(dir, "fetcher", [`127.0.0.1:${listed.port}`], {
+        env: {
+          PATH: "/usr/local/bin:/usr/bin:/bin",
+          HOME: Deno.env.get("HOME") ?? "/root",
+          XDG_STATE_HOME: far,
+        },
+      });
+      try {
+        const envelope = await long.call("fetcher", JSON.stringify({ script }));
+        assert.equal(envelope.ok, false, JSON.stringify(envelope));
+        assert.equal(!envelope.ok && envelope.kind, "unavailable");
+        assert.match(
+          !envelope.ok ? envelope.message : "",
+          /egress proxy cannot start: its socket's path \S+ is \d+ bytes, past the 107 .*set XDG_STATE_HOME/,
+        );
+      } finally {
+        await long.close();
+      }
+      assert.deepEqual(listed.hits, ["/plain", "/plain"]);
+    } finally {
+      await listed.http.shutdown();
     }
   },
 );
