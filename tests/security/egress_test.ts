@@ -94,12 +94,15 @@ hostTest(
       const dir = await realTempDir();
       const script = `curl -s -m 5 http://127.0.0.1:${listed.port}/plain; echo`;
       const executor = await netScriptExecutor(dir, "fetcher", [`127.0.0.1:${listed.port}`]);
+      // The library's executor with its state in the workspace, as a check of the tool itself.
+      assert.match((await runScript(executor, "fetcher", script)).out, /listed-ok/);
+      await executor.close();
       // A state folder of 65 characters, as a long home gives: the launcher's socket, `<16 hex>.sock` under
       // `toolgate/proxy/`, is 102 bytes (a UUID's name made it 122, past a socket's 107: the proxy could not start).
       const base = await realTempDir();
       const state = join(base, "s".repeat(64 - base.length));
       await Deno.mkdir(state);
-      assert.equal(state.length, 65);
+      assert.equal(state.length, 65, `the temporary folder ${base} is too long for this test`);
       const launched = await runToolgate(
         ["--tools", join(dir, "tools.json"), "call", "fetcher", JSON.stringify({ script }), "--locked"],
         dir,
@@ -110,9 +113,6 @@ hostTest(
       // Past the limit, the call says why and what to set, before any folder is made for the socket.
       const far = join(base, "f".repeat(100));
       await Deno.mkdir(far);
-      // The library's executor with its state in the workspace, as a check of the tool itself.
-      assert.match((await runScript(executor, "fetcher", script)).out, /listed-ok/);
-      await executor.close();
       const long = await netScriptExecutor(dir, "fetcher", [`127.0.0.1:${listed.port}`], {
         env: {
           PATH: "/usr/local/bin:/usr/bin:/bin",
