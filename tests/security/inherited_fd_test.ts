@@ -2,7 +2,7 @@
 // script) is handed on by Deno to every process it starts, and by bubblewrap into the sandbox: a folder's
 // descriptor inside opens paths outside every bind (`/proc/self/fd/N/...`). The session starter in front of every
 // start closes all but stdin, stdout and stderr, and a confined call starts through it where it is built; where it
-// is not, the installed command's shell closes 3 to 9 before toolgate starts (all a POSIX shell can name).
+// is not, the installed command's shell closes 3 to 9 before toolgate starts (all that every POSIX shell can name).
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
