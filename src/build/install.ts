@@ -189,8 +189,8 @@ export function shimText(runtime: string, code: InstalledCode, version: string, 
     "# It works out the least Deno permissions for each run and starts toolgate under exactly those.",
     // What its parent left open without close-on-exec (a host's extra pipe, a folder a wrapper script opened)
     // would reach every program toolgate starts, a confined tool too, which could open paths outside its binds
-    // through a folder's descriptor (/proc/self/fd/N/...). Closed here, 3 to 9: all that every POSIX shell can name. The
-    // session starter, where it is built, closes every one before each start.
+    // through a folder's descriptor (/proc/self/fd/N/...). Closed here, 3 to 9: all that every POSIX shell can
+    // name. The session starter, where it is built, closes every one before each start.
     "exec 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&-",
     // Deno lets only --allow-all read /proc/self: the shell reads its cgroups (which the command keeps) with its own
     // builtins, so the launcher need not start a program for them.

@@ -10,7 +10,6 @@ import {
 } from "./cli.ts";
 import { isOwnManifest } from "../manifest/manifest_location.ts";
 import { stateRoot } from "../state/state.ts";
-import { allowsNetwork } from "../manifest/profiles.ts";
 import { NOT_COVERED, readManifestContent } from "../manifest/trust.ts";
 import { describeChanges, serverLine, toolLine } from "../manifest/trust_changes.ts";
 import { forgetTrust, readTrustRecord, writeTrustRecord } from "../manifest/trust_record.ts";
@@ -161,10 +160,7 @@ async function pinServers(parsed: ParsedArgs, io: Io, path: string, realPath: st
   });
   const lines = reviewLines(servers);
   writePins(state, realPath, pins);
-  const advice = readOnlyAdvice(
-    loaded.manifest.servers.map((server) => ({ ...server, network: allowsNetwork(server.profile) })),
-    pins,
-  );
+  const advice = readOnlyAdvice(loaded.manifest.servers, pins);
   await io.stdout(
     ["pinned the MCP servers' tool definitions, as they are now:", ...lines, ...advice, ""].join("\n"),
   );

@@ -8,6 +8,7 @@
 import { pinChanges, type PinSet, type ToolDefinition } from "../manifest/pins.ts";
 import { invisibleCharacters } from "../base/invisible.ts";
 import { offerLabel } from "../manifest/offer_names.ts";
+import { allowsNetwork, type PermissionProfile } from "../manifest/profiles.ts";
 
 /** One upstream tool against its pin. */
 export interface ToolReview {
@@ -126,8 +127,8 @@ export interface AdvisedServer {
   /** The only tools exposed, when given; those never exposed. */
   readonly allow?: readonly string[];
   readonly deny: readonly string[];
-  /** Whether its profile reaches a network (then no tool of it is free, listed or not). */
-  readonly network: boolean;
+  /** Its profile's network: one that reaches a network frees no tool, listed or not. */
+  readonly profile: Pick<PermissionProfile, "net">;
 }
 
 /**
@@ -142,7 +143,7 @@ export interface AdvisedServer {
  * import assert from "node:assert/strict";
  * import { readOnlyAdvice } from "./trust_review.ts";
  * const pins = { memory: { read_graph: { name: "read_graph", annotations: { readOnlyHint: true } }, create: { name: "create" } } };
- * const server = { name: "memory", readOnly: [], deny: [], network: false };
+ * const server = { name: "memory", readOnly: [], deny: [], profile: { net: false } };
  * assert.deepEqual(readOnlyAdvice([server], pins), [
  *   "tools their servers say only read (readOnlyHint) still ask for approval at every call, and are refused where nobody can be asked, until tools.json lists them in the server's readOnly; the server's word is no proof, so list only those you trust to only read:",
  *   '  memory: "readOnly": ["read_graph"]',
@@ -153,7 +154,7 @@ export interface AdvisedServer {
 export function readOnlyAdvice(servers: readonly AdvisedServer[], pins: PinSet): string[] {
   const lines: string[] = [];
   for (const server of servers) {
-    if (server.network) continue;
+    if (allowsNetwork(server.profile)) continue;
     const marked = Object.values(pins[server.name] ?? {}).filter((definition) =>
       offerLabel(server.name, definition.name) === undefined &&
       (definition.annotations as { readOnlyHint?: unknown } | undefined)?.readOnlyHint === true &&

@@ -269,7 +269,7 @@ function sameJson(text: string, value: unknown): boolean {
  * assert.ok(result.ok && allowsNetwork(result.profile));
  * ```
  */
-export function allowsNetwork(profile: PermissionProfile): boolean {
+export function allowsNetwork(profile: Pick<PermissionProfile, "net">): boolean {
   return profile.net !== false;
 }
 

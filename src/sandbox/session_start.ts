@@ -128,9 +128,8 @@ export const STARTER_FD = 4;
  * The command line in front of a confined call's bwrap: `starter STEPS... --`, whose steps do what the cgroup's
  * shell and the seccomp shell did (cgroups.ts, seccomp_file.ts), with no shell: with `cgroups`, the slot's
  * folders made where missing, its limits set (or lifted), the slots joined and the rlimits set (without, bwrap's
- * own prlimit sets them inside); `files` opened on their descriptors
- * (the seccomp program, the starter for a gate inside); PWD exported as the shell did; toolgate's session kept
- * (bwrap makes the tool's).
+ * own prlimit sets them inside); `files` opened on their descriptors (the seccomp program, the starter for a
+ * gate inside); PWD exported as the shell did; toolgate's session kept (bwrap makes the tool's).
  *
  * @example
  * ```ts
@@ -178,8 +177,9 @@ export function confinedStartLine(
 /**
  * A confined call's command inside its sandbox with its gate there: the session starter, from the descriptor
  * bwrap got it on ({@linkcode STARTER_FD}; it closes every descriptor but stdin, stdout and stderr), waits at the
- * gate, then becomes the program. Everything bwrap sets up (namespaces, mounts, the seccomp filter) is done before the go: a start made
- * ahead of its call, or while a pool caller's go travels, holds a sandbox ready, and nothing of the tool ran.
+ * gate, then becomes the program. Everything bwrap sets up (namespaces, mounts, the seccomp filter) is done
+ * before the go: a start made ahead of its call, or while a pool caller's go travels, holds a sandbox ready, and
+ * nothing of the tool ran.
  *
  * @example
  * ```ts
