@@ -45,8 +45,12 @@ export async function runForeground(
   let envelope: Envelope;
   options.trace?.arguments(call.argsText, (text) => context.secrets.redact(text));
   // The confinement's start (bubblewrap's arguments, the egress proxy, a cgroup slot) is a child of the call's span.
+  // It waits at a gate (src/sandbox/gate.ts) only where something may make it ahead of its go: a pool caller's go,
+  // or a start made ahead of its call; any other call starts its tool at once (the gate inside a sandbox is one
+  // more exec there).
+  const atGate = options.goAhead !== undefined || context.options.startsAhead !== undefined;
   const start = () =>
-    context.launcher.launch(tool, undefined, context.secrets.credentials(tool, options.secrets), true);
+    context.launcher.launch(tool, undefined, context.secrets.credentials(tool, options.secrets), atGate);
   const launch = await (options.trace?.child(CHILD_SPANS.confinement, start) ?? start());
   if (!launch.ok) {
     envelope = launch.envelope;

@@ -6,7 +6,8 @@
  * cgroup waits the same way once its session and cgroup are made (the session starter's `-g`, or the cgroup's
  * shell). The caller writes that line before the tool's own stdin; an end of stdin before it ends
  * the start, and nothing of the tool runs. So such a start may be made ahead of its call
- * (src/process/starts_ahead.ts), or before a pool worker has its caller's go (src/pool/worker.ts).
+ * (src/process/starts_ahead.ts), or before a pool worker has its caller's go (src/pool/worker.ts); a call that
+ * nothing starts ahead is not gated (src/run/foreground.ts): its tool starts at once.
  *
  * @module
  */
