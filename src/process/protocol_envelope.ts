@@ -1,7 +1,7 @@
 /** The envelope of a `toolgate/1` tool's run: its answer from the channel, its failure from the run. @module */
 import { type Envelope, withContent } from "../contract.ts";
 import { envelopeFromRun, type OutcomeContext } from "./run_envelope.ts";
-import type { RunResult } from "./runner.ts";
+import type { RunResult } from "./run_terms.ts";
 import type { ToolChannel } from "../manifest/tool_protocol.ts";
 
 const encoder = new TextEncoder();

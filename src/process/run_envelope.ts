@@ -20,7 +20,7 @@ import {
   withWarnings,
 } from "../contract.ts";
 import { SECRET_REMOVED_WARNING } from "../state/redact.ts";
-import type { RunResult } from "./runner.ts";
+import type { RunResult } from "./run_terms.ts";
 import type { StartProblem } from "./start_problem.ts";
 import { type ShutdownCause, shutdownStopped, userStopped } from "./stop.ts";
 import { seconds } from "../base/text.ts";

@@ -10,7 +10,7 @@
  */
 import type { Denial, Envelope, FailureKind } from "../contract.ts";
 import type { EgressDecision } from "../sandbox/proxy_settings.ts";
-import type { RunResult } from "../process/runner.ts";
+import type { RunResult } from "../process/run_terms.ts";
 import type { AuditRecord } from "../state/audit_log.ts";
 
 /**

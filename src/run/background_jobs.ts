@@ -13,7 +13,7 @@ import { ToolFailure } from "../contract/tool_output.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 import { EXECUTOR_DEFAULTS } from "../process/executor_defaults.ts";
 import { envelopeFromRun } from "../process/run_envelope.ts";
-import type { RunResult } from "../process/runner.ts";
+import type { RunResult } from "../process/run_terms.ts";
 import { stoppedByUser, userStopped } from "../process/stop.ts";
 import { type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts";
 import { ensurePrivateDir } from "../state/private_dir.ts";
@@ -195,7 +195,7 @@ export class BackgroundJobs {
     if (!launch.ok) {
       envelope = launch.envelope;
     } else {
-      const release = () => this.#context.launcher.release(launch);
+      const release = (tidied?: Promise<void>) => this.#context.launcher.release(launch, tidied);
       const outcome = await jobs.start({
         scope: options.jobScope ?? "",
         command: args.command,
@@ -215,7 +215,7 @@ export class BackgroundJobs {
         },
         denials: launch.denials,
         onEnd: (ended, run) => {
-          release();
+          release(run.started ? run.tidied : undefined);
           void this.#auditEnd(call, ended, run, launch);
         },
       });

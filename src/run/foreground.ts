@@ -9,7 +9,8 @@
 import { type Envelope, withDenials, withWarnings } from "../contract.ts";
 import type { PreparedCall } from "../policy/prepared_call.ts";
 import { protocolEnvelope } from "../process/protocol_envelope.ts";
-import { runProcess, type RunResult } from "../process/runner.ts";
+import { runProcess } from "../process/runner.ts";
+import type { RunResult } from "../process/run_terms.ts";
 import { stderrLines } from "../process/stderr_tail.ts";
 import { shutdownCause, stoppedByUser } from "../process/stop.ts";
 import { type Launch, PROXY_ENV } from "../sandbox/tool_launch.ts";
@@ -111,8 +112,8 @@ export async function runForeground(
     });
     channel?.end();
     desk?.close();
-    // The call's tree is gone: its egress token and its cgroup slot are free for the next call.
-    context.launcher.release(launch);
+    // The call's tree is gone: its egress token is free for the next call, its cgroup slot once tidied.
+    context.launcher.release(launch, result.started ? result.tidied : undefined);
     for (const decision of launch.egress ?? []) {
       options.trace?.mark(CHILD_SPANS.egress, egressAttributes(decision));
     }

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Denial } from "../contract.ts";
-import type { RunResult } from "../process/runner.ts";
+import type { RunResult } from "../process/run_terms.ts";
 import { type ExecCommand, finishedCommand } from "../contract/exec_args.ts";
 import { JOB_CAPS } from "./job_owners.ts";
 import type { JobLog } from "./job_log.ts";

@@ -16,7 +16,8 @@
  */
 import { join } from "../base/paths.ts";
 import { type Denial, failure, type FailureEnvelope } from "../contract.ts";
-import { runProcess, type RunRequest, type RunResult } from "../process/runner.ts";
+import { runProcess } from "../process/runner.ts";
+import type { RunRequest, RunResult } from "../process/run_terms.ts";
 import type { ProcessRegistry } from "../process/process_tree.ts";
 import type { ExecCommand } from "../contract/exec_args.ts";
 import { type JobCaps, JobOwners } from "./job_owners.ts";

@@ -7,7 +7,7 @@ import {
   NOT_RETRYABLE_WARNING,
   STDERR_MESSAGE_LIMIT,
 } from "../../src/process/run_envelope.ts";
-import type { Ended } from "../../src/process/runner.ts";
+import type { Ended } from "../../src/process/run_terms.ts";
 import { baseEnv, BIN, executorFor, executorOf, manifestOf, scratch } from "../executor_helpers.ts";
 
 /**

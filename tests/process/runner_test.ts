@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ProcessRegistry } from "../../src/process/process_tree.ts";
-import { runProcess, type RunRequest, type RunResult } from "../../src/process/runner.ts";
+import { runProcess } from "../../src/process/runner.ts";
+import type { RunRequest, RunResult } from "../../src/process/run_terms.ts";
 import { SpawnThread } from "../../src/process/spawn_thread.ts";
 import { GATE_CLOSED_EXIT, GATE_LINE } from "../../src/sandbox/gate.ts";
 import {
