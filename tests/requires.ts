@@ -1,7 +1,7 @@
 /**
  * The one decision of every test that needs something of the host (bubblewrap, nats-server, chromium, the
  * gateway's installed MCP servers, the conformance suite, Node 22 for the Inspector, PyPI's servers, a pty, root,
- * python3, a C compiler): {@linkcode requires} says whether it is there, prints why not, and gives the `ignore`
+ * python3, a C compiler, bash): {@linkcode requires} says whether it is there, prints why not, and gives the `ignore`
  * value of `Deno.test({ ignore })`, so that a skip is an ignored test counted in `deno test`'s "N ignored", never an
  * early return that passes. Where the facility's `TOOLGATE_REQUIRE_*` variable is 1 (CI sets them), a missing facility
  * throws instead. {@linkcode whyMissing} looks for the facilities this module can find itself.
@@ -38,6 +38,8 @@ export const FACILITIES = {
   python3: "TOOLGATE_REQUIRE_PYTHON",
   /** A C compiler (cc, gcc or clang), which builds the session starter (src/build/native.ts). */
   cc: "TOOLGATE_REQUIRE_CC",
+  /** bash, through which the installed command closes the descriptors from 10 up that its parent left open. */
+  bash: "TOOLGATE_REQUIRE_BASH",
   /** No runtime for `deno compile` in Deno's cache, so that its missing download can be seen (CI's fresh home). */
   uncached_denort: "TOOLGATE_REQUIRE_UNCACHED_DENORT",
 } as const;
@@ -157,7 +159,7 @@ export const CHROMIUM = "/usr/bin/chromium";
  * tests' helpers, which say why they could not.
  */
 export async function whyMissing(
-  facility: "bwrap" | "nats" | "browser" | "pty" | "root" | "python3" | "cc",
+  facility: "bwrap" | "nats" | "browser" | "pty" | "root" | "python3" | "cc" | "bash",
 ): Promise<string | undefined> {
   switch (facility) {
     case "bwrap": {
@@ -184,5 +186,9 @@ export async function whyMissing(
       return ["cc", "gcc", "clang"].some((name) => findHostProgram(name) !== undefined)
         ? undefined
         : "no C compiler (cc, gcc or clang) is installed (apt-get install gcc)";
+    case "bash":
+      return findHostProgram("bash") === undefined
+        ? "bash is not installed (apt-get install bash)"
+        : undefined;
   }
 }

@@ -189,9 +189,22 @@ export function shimText(runtime: string, code: InstalledCode, version: string, 
     "# It works out the least Deno permissions for each run and starts toolgate under exactly those.",
     // What its parent left open without close-on-exec (a host's extra pipe, a folder a wrapper script opened)
     // would reach every program toolgate starts, a confined tool too, which could open paths outside its binds
-    // through a folder's descriptor (/proc/self/fd/N/...). Closed here, 3 to 9: all that every POSIX shell can
-    // name. The session starter, where it is built, closes every one before each start.
+    // through a folder's descriptor (/proc/self/fd/N/...). Closed here: 3 to 9 by this shell (all that every POSIX
+    // shell can name), from 10 up by bash, which then starts the command again (where bash is, and only when such
+    // a descriptor is open). The session starter, where it is built, also closes every one before each start.
     "exec 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&-",
+    'if [ -z "$_TOOLGATE_FDS_CLOSED" ]; then',
+    "  for _tg_fd in /proc/self/fd/[1-9][0-9]*; do",
+    // Started again by its path only: a bare name would be looked up in PATH.
+    "    case $0 in",
+    '    */*) [ -e "$_tg_fd" ] && _tg_bash=$(command -v bash) && export _TOOLGATE_FDS_CLOSED=1 &&',
+    '      exec "$_tg_bash" -c ' +
+    `'for fd in /proc/self/fd/[1-9][0-9]*; do eval "exec \${fd##*/}>&-"; done; exec "$0" "$@"' "$0" "$@" ;;`,
+    "    esac",
+    "    break",
+    "  done",
+    "fi",
+    "unset _TOOLGATE_FDS_CLOSED _tg_fd _tg_bash",
     // Deno lets only --allow-all read /proc/self: the shell reads its cgroups (which the command keeps) with its own
     // builtins, so the launcher need not start a program for them.
     "TOOLGATE_CGROUP=",

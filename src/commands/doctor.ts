@@ -62,9 +62,9 @@ function describe(report: SetupReport, version: string): string {
   row(
     "session starter",
     confinement.sessionStart ??
-      "not built (unconfined calls start through setsid and a shell, and descriptors above 9 that whatever " +
-        "started toolgate left open reach the tools: docs/limits.md; `deno task install` builds it with a C " +
-        "compiler)",
+      "not built (unconfined calls start through setsid and a shell, and, where bash is missing, descriptors " +
+        "above 9 that whatever started toolgate left open reach the tools: docs/limits.md; `deno task install` " +
+        "builds it with a C compiler)",
   );
   for (const profile of confinement.profiles) {
     const runs = profile.runs === "refused" ? "WILL NOT RUN" : profile.runs;
