@@ -122,11 +122,6 @@ export interface NotStarted extends RunFacts {
 export interface Ended extends RunFacts {
   readonly started: true;
   readonly spawnError?: undefined;
-  /**
-   * Resolves once what held the tree is tidied ({@linkcode TreeEnd.goneWithFirst}: its cgroup, which may then hold
-   * another call); absent: it was before the run answered.
-   */
-  readonly tidied?: Promise<void>;
 }
 
 /**

@@ -205,17 +205,13 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   // the call.
   // A SIGTERM on its way through the tree's end (a shell that reads the cgroup) finishes first: once this call
   // is done its cgroup slot goes to the next call, whose processes that late reading must never see.
-  // A tree gone with its first process (a sandbox's pid namespace) is only tidied after the answer, when that
-  // process ended by itself: killed, or with an end of the tree asked, its namespace may still be going.
-  let tidied: Promise<void> | undefined;
+  // A sandbox's bwrap exits as soon as the tool has, while its namespace's init is still being ended (killed as
+  // its parent dies, then every process of the namespace with it): its cgroup says when nothing is left.
   if (request.tree !== undefined) {
-    const byItself = ending === undefined && !exit.signal;
     await ending;
-    if (request.tree.goneWithFirst && byItself) tidied = request.tree.settle(pgid);
-    else await request.tree.settle(pgid);
+    await request.tree.settle(pgid);
   } else if (!request.endsItsTree) await endTree("SIGKILL");
-  if (tidied === undefined) settle();
-  else void tidied.then(settle);
+  settle();
   cancelKill?.();
 
   // A descendant that escaped the group (setsid) may still hold the pipes open: wait a moment, then stop reading.
@@ -267,6 +263,5 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
     overflow,
     escaped,
     durationMs: performance.now() - started,
-    tidied,
   };
 }

@@ -38,11 +38,4 @@ export interface TreeEnd {
    * session) and resolves once none is left; never throws.
    */
   settle(pid: number): Promise<void>;
-  /**
-   * The tree is gone once its first process has ended by itself (exited, not killed, and no end of the tree asked):
-   * a sandbox's bwrap exits only after the init of its pid namespace, which the kernel lets go only once every other
-   * process of the namespace is gone. {@linkcode TreeEnd.settle} then only tidies what holds the tree (a cgroup,
-   * before its slot goes to another call), and the run answers without waiting for it. Absent: it waits.
-   */
-  readonly goneWithFirst?: boolean;
 }

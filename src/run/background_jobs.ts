@@ -195,7 +195,7 @@ export class BackgroundJobs {
     if (!launch.ok) {
       envelope = launch.envelope;
     } else {
-      const release = (tidied?: Promise<void>) => this.#context.launcher.release(launch, tidied);
+      const release = () => this.#context.launcher.release(launch);
       const outcome = await jobs.start({
         scope: options.jobScope ?? "",
         command: args.command,
@@ -215,7 +215,7 @@ export class BackgroundJobs {
         },
         denials: launch.denials,
         onEnd: (ended, run) => {
-          release(run.started ? run.tidied : undefined);
+          release();
           void this.#auditEnd(call, ended, run, launch);
         },
       });

@@ -112,8 +112,8 @@ export async function runForeground(
     });
     channel?.end();
     desk?.close();
-    // The call's tree is gone: its egress token is free for the next call, its cgroup slot once tidied.
-    context.launcher.release(launch, result.started ? result.tidied : undefined);
+    // The call's tree is gone: its egress token and its cgroup slot are free for the next call.
+    context.launcher.release(launch);
     for (const decision of launch.egress ?? []) {
       options.trace?.mark(CHILD_SPANS.egress, egressAttributes(decision));
     }

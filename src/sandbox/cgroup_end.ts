@@ -58,8 +58,7 @@ const ASK_AGAIN_MS = [1, 5];
  * How a call's tree ends through the cgroups of `slot`: a signal reaches every process they hold, and the end
  * waits until they hold none. Each step is one small shell (toolgate may not write `/sys` itself); with `watch`,
  * a settle asks it first whether the cgroup is empty already (again after 1 ms and 5 ms when not), and starts
- * no shell then. `sandboxed`: the cgroup holds a sandbox's bwrap and its pid namespace, whose tree is gone once bwrap
- * ended by itself (`TreeEnd.goneWithFirst`): the settle then only tidies the slot, after the call's answer.
+ * no shell then.
  *
  * @example
  * ```ts
@@ -71,12 +70,7 @@ const ASK_AGAIN_MS = [1, 5];
  * assert.equal(typeof tree.signal, "function");
  * ```
  */
-export function cgroupTreeEnd(
-  support: CgroupSupport,
-  slot: string,
-  watch?: CgroupWatch,
-  sandboxed = false,
-): TreeEnd {
+export function cgroupTreeEnd(support: CgroupSupport, slot: string, watch?: CgroupWatch): TreeEnd {
   // Every process of the call joined each hierarchy used: one of them names them all.
   const dir = join((support.pids ?? support.memory)!, slot);
   // Where no shell can run, the sandbox's own end (its pid namespace) must do.
@@ -84,7 +78,6 @@ export function cgroupTreeEnd(
     await runShellScript(support.shell, KILL_SCRIPT, [dir, signal.slice(3), wait ? "1" : "0", first]);
   };
   return {
-    goneWithFirst: sandboxed,
     // While the first process runs (the caller's contract), its pid is its own: it is signalled too.
     signal: (pid, signal) => run(signal, signal === "SIGKILL", String(pid)),
     // Its first process has exited (and been reaped): its pid may be another's now, so only the cgroup is ended.

@@ -292,16 +292,10 @@ export class ToolLauncher {
     await this.spawner?.close();
   }
 
-  /**
-   * The call's tree is gone: its egress token is free for the next call, and so is its cgroup slot, once `tidied`
-   * (the run's `tidied`) when given.
-   */
-  release(launch: Launch, tidied?: Promise<void>): void {
+  /** The call's tree is gone: its egress token and its cgroup slot are free for the next call. */
+  release(launch: Launch): void {
     launch.unregister?.();
-    const slot = launch.slot;
-    if (slot === undefined) return;
-    if (tidied === undefined) this.#slots.give(slot);
-    else void tidied.then(() => this.#slots.give(slot));
+    if (launch.slot !== undefined) this.#slots.give(launch.slot);
   }
 
   /** The tool's own program: a built-in tool through toolgate's runtime, any other as the manifest says. */
@@ -496,7 +490,7 @@ export class ToolLauncher {
       ? [...cgroupWrapper(cgroups, tool.profile.limits, slot, gate), ...filter.wrapper]
       : [...(gate ? gateWrapper() : []), ...filter.wrapper];
     const tree = cgroups && slot
-      ? cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups), true)
+      ? cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups))
       : namespaceTreeEnd(this.#shell ??= findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh");
     return {
       ok: true,

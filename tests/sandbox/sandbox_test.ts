@@ -139,11 +139,12 @@ confinedTest("a grandchild that escaped with setsid is gone after a confined tim
 });
 
 confinedTest(
-  "a confined tool that exits leaving a setsid grandchild: none is alive when its call answers, though the call's cgroup is checked after the answer",
+  "a confined tool that exits leaving a setsid grandchild: none is alive when its call answers",
   async () => {
-    // The answer no longer waits for the cgroup's check (its slot is given back once it is done): what holds the
-    // promise is the pid namespace, which the kernel empties before bwrap can exit. Calls in a row, as `serve` makes
-    // them (the resident helper asks the cgroup), each looked at the moment it answered.
+    // bwrap exits as soon as the tool has (its namespace's init tells it the tool's status), while that init, which
+    // holds the grandchild, is only then killed as its parent dies: the answer waits for the call's cgroup to be
+    // empty, not for bwrap. Calls in a row, as `serve` makes them (the resident helper asks the cgroup), each looked
+    // at the moment it answered.
     const seconds = `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1000)}`;
     const pattern = `sleep ${seconds}`;
     const run = await executor(await Deno.makeTempDir(), { residentHelpers: true });
