@@ -64,7 +64,9 @@ export function namespaceTreeEnd(shell: string): TreeEnd {
     signal: async (pid, signal) => {
       await runShellScript(shell, SCRIPT, [String(pid), signal.slice(3)]);
     },
-    // The namespace died with its init, before bwrap could exit: nothing is left once bwrap is gone.
+    // Nothing is waited for: bwrap exits as soon as the tool has (its init reports the tool's status), and the
+    // init, with what the tool left, is killed a moment later, as bwrap's death reaches it (docs/limits.md). Only a
+    // cgroup can say when nothing is left.
     settle: () => Promise.resolve(),
   };
 }
