@@ -255,6 +255,58 @@ Deno.test("install: when the runtime that installed it is gone, the command uses
 });
 
 hostTest(
+  "install: the installed command runs when its parent left nothing open past stderr, with no bash step; one left open on 42 takes it",
+  await whyMissing("bash"),
+  async () => {
+    // Its shell reads the script on a descriptor of 10 or above that closes on exec: no reason to close anything.
+    // A `bash` first on PATH notes each start, so the step is seen (the installed command finds bash by PATH).
+    const bin = await realTempDir();
+    await Deno.writeTextFile(
+      join(bin, "toolgate"),
+      shimText(Deno.execPath(), { source: REPO.replace(/\/$/, "") }, "2.9.6"),
+      { mode: 0o755 },
+    );
+    const spy = await realTempDir();
+    const bash = (await runProgram("/bin/sh", ["-c", "command -v bash"])).stdout.trim();
+    await Deno.writeTextFile(
+      join(spy, "bash"),
+      `#!/bin/sh\necho started >> ${spy}/starts\nexec ${bash} "$@"\n`,
+      {
+        mode: 0o755,
+      },
+    );
+    const project = await realTempDir();
+    const env = { PATH: `${spy}:/usr/local/bin:/usr/bin:/bin`, XDG_STATE_HOME: await realTempDir() };
+    // A parent that closes every descriptor past stderr (as most do) before it starts the command, or opens 42.
+    const closeAll = 'for fd in /proc/self/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done; ';
+    const call = (opened: string) =>
+      runProgram(bash, [
+        "-c",
+        `${closeAll}${opened}exec "$@"`,
+        "-",
+        join(bin, "toolgate"),
+        "call",
+        "get_time",
+        `{"timezone":"UTC"}`,
+      ], {
+        cwd: project,
+        env,
+      });
+    const starts = async () =>
+      (await Deno.readTextFile(join(spy, "starts")).catch(() => "")).split("\n").length - 1;
+    const clean = await call("");
+    assert.equal(clean.code, 0, clean.stderr);
+    assert.equal(JSON.parse(clean.stdout).tool, "get_time", clean.stdout);
+    assert.equal(await starts(), 0);
+    const left = await call(`exec 42<"${project}"; `);
+    assert.equal(left.code, 0, left.stderr);
+    assert.equal(JSON.parse(left.stdout).tool, "get_time", left.stdout);
+    assert.equal(await starts(), 1);
+  },
+  "bash",
+);
+
+hostTest(
   "install: the installed command's egress bridge runs inside the sandbox under a tool's narrow grants",
   NO_BWRAP ?? (CURL ? undefined : "curl is not installed"),
   async () => {

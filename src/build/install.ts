@@ -192,19 +192,25 @@ export function shimText(runtime: string, code: InstalledCode, version: string, 
     // through a folder's descriptor (/proc/self/fd/N/...). Closed here: 3 to 9 by this shell (all that every POSIX
     // shell can name), from 10 up by bash, which then starts the command again (where bash is, and only when such
     // a descriptor is open). The session starter, where it is built, also closes every one before each start.
+    // The shell's own descriptors (the script it reads, on 10 or above) close on exec: they pass to nobody, so they
+    // are no reason for bash; and bash, finding nothing from 10 up, leaves its pattern unexpanded, which it skips.
     "exec 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&-",
     'if [ -z "$_TOOLGATE_FDS_CLOSED" ]; then',
     "  for _tg_fd in /proc/self/fd/[1-9][0-9]*; do",
+    '    [ -e "$_tg_fd" ] || continue',
+    "    _tg_flags=",
+    '    { read -r _tg_flags; read -r _tg_key _tg_flags; } 2>/dev/null < "/proc/self/fdinfo/${_tg_fd##*/}"',
+    "    case $_tg_flags in 0*) [ $(( $_tg_flags & 02000000 )) -eq 0 ] || continue ;; esac",
     // Started again by its path only: a bare name would be looked up in PATH.
     "    case $0 in",
-    '    */*) [ -e "$_tg_fd" ] && _tg_bash=$(command -v bash) && export _TOOLGATE_FDS_CLOSED=1 &&',
+    "    */*) _tg_bash=$(command -v bash) && export _TOOLGATE_FDS_CLOSED=1 &&",
     '      exec "$_tg_bash" -c ' +
-    `'for fd in /proc/self/fd/[1-9][0-9]*; do eval "exec \${fd##*/}>&-"; done; exec "$0" "$@"' "$0" "$@" ;;`,
+    `'for fd in /proc/self/fd/[1-9][0-9]*; do [ -e "$fd" ] && eval "exec \${fd##*/}>&-"; done; exec "$0" "$@"' "$0" "$@" ;;`,
     "    esac",
     "    break",
     "  done",
     "fi",
-    "unset _TOOLGATE_FDS_CLOSED _tg_fd _tg_bash",
+    "unset _TOOLGATE_FDS_CLOSED _tg_fd _tg_bash _tg_flags _tg_key",
     // Deno lets only --allow-all read /proc/self: the shell reads its cgroups (which the command keeps) with its own
     // builtins, so the launcher need not start a program for them.
     "TOOLGATE_CGROUP=",
