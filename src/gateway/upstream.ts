@@ -512,9 +512,9 @@ export class Upstream {
     };
     // Its tree is gone once its first process exited and the launch's end found nothing of it left (a process
     // that made a session of its own): only then is its cgroup slot free and its end reported.
-    child.settled = process.status.then(async () => {
+    child.settled = process.status.then(async (status) => {
       child.exited = true;
-      await launch.tree?.settle(process.pid);
+      await launch.tree?.settle(process.pid, status);
       child.forget();
       launcher.release(launch);
     });

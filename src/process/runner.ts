@@ -206,10 +206,11 @@ export async function runProcess(request: RunRequest): Promise<RunResult> {
   // A SIGTERM on its way through the tree's end (a shell that reads the cgroup) finishes first: once this call
   // is done its cgroup slot goes to the next call, whose processes that late reading must never see.
   // A sandbox's bwrap exits as soon as the tool has, while its namespace's init is still being ended (killed as
-  // its parent dies, then every process of the namespace with it): its cgroup says when nothing is left.
+  // its parent dies, then every process of the namespace with it): the session starter in front of it exits only
+  // after that, and where it is not, the cgroup says when nothing is left.
   if (request.tree !== undefined) {
     await ending;
-    await request.tree.settle(pgid);
+    await request.tree.settle(pgid, exit);
   } else if (!request.endsItsTree) await endTree("SIGKILL");
   settle();
   cancelKill?.();

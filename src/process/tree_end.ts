@@ -10,6 +10,11 @@
  */
 import type { TreeSignal } from "./process_tree.ts";
 
+/** How a tree's first process ended: by a signal, or (`null`) on its own with an exit code. */
+export interface TreeExit {
+  readonly signal: Deno.Signal | null;
+}
+
 /**
  * How to end one started tree, whose first process (the one toolgate spawned) is `pid`.
  *
@@ -34,8 +39,8 @@ export interface TreeEnd {
    */
   signal(pid: number, signal: TreeSignal): Promise<void>;
   /**
-   * The first process has exited: ends whatever of its tree is left (a process that left its process group or
-   * session) and resolves once none is left; never throws.
+   * The first process has exited (`exit`, how; absent where it is not known): ends whatever of its tree is left
+   * (a process that left its process group or session) and resolves once none is left; never throws.
    */
-  settle(pid: number): Promise<void>;
+  settle(pid: number, exit?: TreeExit): Promise<void>;
 }

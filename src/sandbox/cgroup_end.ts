@@ -10,7 +10,7 @@
 import { join } from "../base/paths.ts";
 import { after } from "../base/timer.ts";
 import type { TreeSignal } from "../process/process_tree.ts";
-import type { TreeEnd } from "../process/tree_end.ts";
+import type { TreeEnd, TreeExit } from "../process/tree_end.ts";
 import type { CgroupSupport } from "./cgroups.ts";
 import { runShellScript } from "./shell_script.ts";
 import type { CgroupWatch } from "./cgroup_watch.ts";
@@ -58,7 +58,9 @@ const ASK_AGAIN_MS = [1, 5];
  * How a call's tree ends through the cgroups of `slot`: a signal reaches every process they hold, and the end
  * waits until they hold none. Each step is one small shell (toolgate may not write `/sys` itself); with `watch`,
  * a settle asks it first whether the cgroup is empty already (again after 1 ms and 5 ms when not), and starts
- * no shell then.
+ * no shell then. `stays`: the first process is the session starter that stays until everything started under it
+ * is gone (`-s`, session_start.c): its own exit, unless a signal killed it, says the cgroup is empty (it joined
+ * before it started anything), and nothing is asked.
  *
  * @example
  * ```ts
@@ -70,7 +72,12 @@ const ASK_AGAIN_MS = [1, 5];
  * assert.equal(typeof tree.signal, "function");
  * ```
  */
-export function cgroupTreeEnd(support: CgroupSupport, slot: string, watch?: CgroupWatch): TreeEnd {
+export function cgroupTreeEnd(
+  support: CgroupSupport,
+  slot: string,
+  watch?: CgroupWatch,
+  stays = false,
+): TreeEnd {
   // Every process of the call joined each hierarchy used: one of them names them all.
   const dir = join((support.pids ?? support.memory)!, slot);
   // Where no shell can run, the sandbox's own end (its pid namespace) must do.
@@ -85,7 +92,8 @@ export function cgroupTreeEnd(support: CgroupSupport, slot: string, watch?: Cgro
     // own: nothing is to be signalled or waited for (the script's first round finds the same and ends there).
     // A confined call's cgroup is now and then (one call in twenty, under load) not empty yet when its bwrap's exit
     // is seen, and is a moment later: asked again twice, after 1 ms and 5 ms, before a shell is started.
-    settle: async () => {
+    settle: async (_pid: number, exit?: TreeExit) => {
+      if (stays && exit !== undefined && exit.signal === null) return;
       if (watch !== undefined) {
         for (const pause of [0, ...ASK_AGAIN_MS]) {
           if (pause > 0) await new Promise<void>((resolve) => after(pause, resolve));

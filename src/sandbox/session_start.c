@@ -24,11 +24,20 @@
  *                   gate; a file that cannot be opened exits 125 having run nothing
  *   -p              the program gets PWD (the working folder) unless its environment has one: what the shell in
  *                   front of a confined call's bwrap exported, and its tools always had
+ *   -s              stay: run PROGRAM as a child, not in this process's place, and exit only once every process
+ *                   started under it is gone. As a subreaper (PR_SET_CHILD_SUBREAPER), this process inherits
+ *                   whatever is orphaned below it, so its exit is the end of the whole tree: a confined call's
+ *                   bwrap exits as soon as its tool has, while its pid namespace is still being ended (its init is
+ *                   killed only as bwrap's death reaches it), and the namespace's init is then this process's child.
+ *                   It ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT (PROGRAM gets them as it would: they reach its
+ *                   process group or its cgroup), keeps no descriptor, and ends as PROGRAM did: its exit code, or
+ *                   the signal that killed it, raised on itself. So its own death by any other signal (SIGKILL) is
+ *                   the one end that says nothing of the tree below it.
  * The folders of -d are made only when another step fails (a slot's folders are there at every call but its
  * first: a mkdir that finds its folder costs a path's walk in the cgroup filesystem at every call). A failed step
  * starts the steps over, the folders made first, twice at most (an older toolgate's sweep may remove an idle slot
  * between two of them); a last failure exits 125 with "toolgate: cannot set up the cgroup DIR" (the shell's
- * words). Then the rlimits, the gate and the files; then PROGRAM is executed with the environment as given (PATH searched as execvp(3) does); where it
+ * words). Then the rlimits, the gate and the files; then (with -s in a child) PROGRAM is executed with the environment as given (PATH searched as execvp(3) does); where it
  * cannot be, the exit is 126 (127: not found) with "session-start: failed to execute PROGRAM: REASON", as
  * setsid(1) says it. Nothing here reads the environment (but PATH), follows a link when it writes, or keeps a
  * descriptor open across exec.
@@ -92,6 +101,16 @@ static long sys_close_range(int first) { return call6(436 /* close_range */, fir
 static void sys_exit(int code) {
   for (;;) call6(SYS_exit_group, code, 0, 0, 0);
 }
+/* A child, as fork(2) makes one (no shared memory: it goes on with its own copy of this stack). */
+static long sys_fork(void) { return call6(SYS_clone, 17 /* SIGCHLD */, 0, 0, 0); }
+static long sys_wait_any(int *status) { return call6(SYS_wait4, -1, (long)status, 0x40000000 /* __WALL */, 0); }
+static long sys_subreaper(void) { return call6(SYS_prctl, 36 /* PR_SET_CHILD_SUBREAPER */, 1, 0, 0); }
+static long sys_kill_self(int number) { return call6(SYS_kill, sys_getpid(), number, 0, 0); }
+/* SIG_DFL (0) or SIG_IGN (1) for signal `number`: no handler, so no restorer (the kernel's sigaction, 8-byte mask). */
+static long sys_disposition(int number, long handler) {
+  long action[4] = {handler, 0, 0, 0};
+  return call6(SYS_rt_sigaction, number, (long)action, 0, 8);
+}
 
 /* What a compiler may call for a copy or a fill of its own. */
 void *memcpy(void *to, const void *from, unsigned long n) {
@@ -109,8 +128,11 @@ void *memset(void *to, int byte, unsigned long n) {
 #else
 
 #include <unistd.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 static long result_of(long result) { return result < 0 ? -errno : result; }
 static long sys_openat(const char *path, int flags) { return result_of(open(path, flags)); }
 static long sys_write(int fd, const void *bytes, unsigned long length) { return result_of(write(fd, bytes, length)); }
@@ -128,6 +150,13 @@ static long sys_dup3(int from, int to) { return result_of(dup3(from, to, 0)); }
 static long sys_getcwd(char *bytes, unsigned long size) { return getcwd(bytes, size) == 0 ? -errno : 0; }
 static long sys_close_range(int first) { return result_of(syscall(436 /* close_range */, first, ~0U, 0)); }
 static void sys_exit(int code) { _exit(code); }
+static long sys_fork(void) { return result_of(fork()); }
+static long sys_wait_any(int *status) { return result_of(waitpid(-1, status, __WALL)); }
+static long sys_subreaper(void) { return result_of(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)); }
+static long sys_kill_self(int number) { return result_of(kill(getpid(), number)); }
+static long sys_disposition(int number, long handler) {
+  return signal(number, handler == 0 ? SIG_DFL : SIG_IGN) == SIG_ERR ? -EINVAL : 0;
+}
 
 #endif
 
@@ -321,13 +350,67 @@ static long open_as(const char *fd_text, const char *file) {
   return moved < 0 ? -1 : 0;
 }
 
+/* Executes the program of `argv`; where it cannot be, says why and gives the exit code (127: not found, else 126). */
+static int run_program(char **argv, char **envp) {
+  long error = exec_program(argv, envp);
+  const char *parts[] = {"session-start: failed to execute ", argv[0], ": ", reason(-error), "\n", 0};
+  say(parts);
+  return error == -ENOENT ? 127 : 126;
+}
+
+/* The signals the process that stays (-s) ignores: they reach the program through its process group or cgroup. */
+static const int PASSED_ON[] = {1 /* SIGHUP */, 2 /* SIGINT */, 3 /* SIGQUIT */, 15 /* SIGTERM */};
+
+/*
+ * -s: runs the program of `argv` as a child and waits, as a subreaper, until nothing started under it is left;
+ * then ends as the program did (its code, or its signal raised here).
+ */
+static int stay(char **argv, char **envp) {
+  const int count = sizeof PASSED_ON / sizeof PASSED_ON[0];
+  if (sys_subreaper() != 0) {
+    const char *parts[] = {"session-start: cannot become a subreaper\n", 0};
+    say(parts);
+    return 125;
+  }
+  for (int i = 0; i < count; i++) sys_disposition(PASSED_ON[i], 1);
+  long child = sys_fork();
+  if (child == 0) {
+    for (int i = 0; i < count; i++) sys_disposition(PASSED_ON[i], 0);
+    sys_exit(run_program(argv, envp));
+  }
+  if (child < 0) {
+    const char *parts[] = {"session-start: failed to execute ", argv[0], ": ", reason(-child), "\n", 0};
+    say(parts);
+    return 126;
+  }
+  // Nothing is held here: the program's pipes close when its last holder below ends, as they did without this.
+  if (sys_close_range(0) != 0) {
+    for (int fd = 0; fd < 1024; fd++) sys_close(fd);
+  }
+  int status = 0;
+  for (;;) {
+    int reaped_status = 0;
+    long reaped = sys_wait_any(&reaped_status);
+    if (reaped == -EINTR) continue;
+    // No child is left (ECHILD): the tree below is gone whole.
+    if (reaped < 0) break;
+    if (reaped == child) status = reaped_status;
+  }
+  if ((status & 0x7f) == 0) return (status >> 8) & 0xff;
+  int number = status & 0x7f;
+  sys_disposition(number, 0);
+  sys_kill_self(number);
+  return 128 + number;
+}
+
 static int start(int argc, char **argv, char **envp) {
   // The steps are checked whole before any is done: a malformed line is toolgate's bug, and runs nothing.
   int end = 1;
   while (end < argc && !same(argv[end], "--")) {
     const char *step = argv[end];
     int operands = same(step, "-w") || same(step, "-o") || same(step, "-r") || same(step, "-f") ? 2
-      : same(step, "-d") || same(step, "-j") ? 1 : same(step, "-g") || same(step, "-k") || same(step, "-p") ? 0
+      : same(step, "-d") || same(step, "-j") ? 1
+      : same(step, "-g") || same(step, "-k") || same(step, "-p") || same(step, "-s") ? 0
       : -1;
     if (operands < 0 || end + operands >= argc) {
       const char *parts[] = {"session-start: bad step ", step, "\n", 0};
@@ -339,7 +422,7 @@ static int start(int argc, char **argv, char **envp) {
   if (end + 1 >= argc) {
     const char *parts[] = {
       "usage: session-start [-d DIR | -w FILE VALUE | -o FILE VALUE | -j FILE | -r LIMIT VALUE | -g | -k |",
-      " -f FD FILE | -p]... -- PROGRAM [ARG]...\n", 0};
+      " -f FD FILE | -p | -s]... -- PROGRAM [ARG]...\n", 0};
     say(parts);
     return 125;
   }
@@ -398,10 +481,10 @@ static int start(int argc, char **argv, char **envp) {
       envp = with_pwd;
     }
   }
-  long error = exec_program(argv + end + 1, envp);
-  const char *parts[] = {"session-start: failed to execute ", argv[end + 1], ": ", reason(-error), "\n", 0};
-  say(parts);
-  return error == -ENOENT ? 127 : 126;
+  for (int i = 1; i < end; i++) {
+    if (same(argv[i], "-s")) return stay(argv + end + 1, envp);
+  }
+  return run_program(argv + end + 1, envp);
 }
 
 #if defined(SESSION_START_FREESTANDING) && (defined(__x86_64__) || defined(__aarch64__))

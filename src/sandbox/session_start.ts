@@ -15,7 +15,7 @@ import type { CgroupLimits, CgroupSupport } from "./cgroups.ts";
  * The SHA-256 digest of `session_start.c`, as built. A test holds it to the file: a changed source needs this
  * changed too, and with it the name of the program, so that a build of the old source is no longer found.
  */
-export const SESSION_START_SOURCE_DIGEST = "792df66b0c4a43e5c2ee71193cc3df4c56dd3f914bd000fe1e5b67356ebab35b";
+export const SESSION_START_SOURCE_DIGEST = "8065fb5dc4cd2b3c627ccb4d05e03f7ac83b96b758df9c7f97651b947ceac653";
 
 /**
  * Where the session starter built for `env`'s user lives: `STATE/native/session-start-DIGEST16`, in toolgate's
@@ -129,7 +129,9 @@ export const STARTER_FD = 4;
  * shell and the seccomp shell did (cgroups.ts, seccomp_file.ts), with no shell: with `cgroups`, the slot's
  * folders made where missing, its limits set (or lifted), the slots joined and the rlimits set (without, bwrap's
  * own prlimit sets them inside); `files` opened on their descriptors (the seccomp program, the starter for a
- * gate inside); PWD exported as the shell did; toolgate's session kept (bwrap makes the tool's).
+ * gate inside); PWD exported as the shell did; toolgate's session kept (bwrap makes the tool's). It stays as
+ * bwrap's parent, a subreaper, until the sandbox's pid namespace is gone (`-s`): bwrap exits as soon as its tool
+ * has, its namespace is ended a moment later, and the starter's exit comes after that (namespace_end.ts).
  *
  * @example
  * ```ts
@@ -141,9 +143,10 @@ export const STARTER_FD = 4;
  * assert.deepEqual(confinedStartLine("/s/session-start", { support, limits, slot: "call-1-1" }, files), [
  *   "/s/session-start",
  *   "-d", "/cg/pids/tg/call-1-1",
- *   "-w", "/cg/pids/tg/call-1-1/pids.max", "64",
+ *   // The profile's 64, and the starter that stays.
+ *   "-w", "/cg/pids/tg/call-1-1/pids.max", "65",
  *   "-j", "/cg/pids/tg/call-1-1/cgroup.procs",
- *   "-k", "-p",
+ *   "-k", "-p", "-s",
  *   // Seconds; whole 512-byte blocks (the shell's unit); no memory cgroup: the data segment, in whole KiB.
  *   "-r", "cpu", "30", "-r", "fsize", "512", "-r", "data", "1073741824",
  *   "-f", "3", "/f",
@@ -159,8 +162,9 @@ export function confinedStartLine(
 ): string[] {
   const line = [starter];
   const limits = cgroups?.limits;
-  if (cgroups !== undefined) line.push(...cgroupSteps(cgroups.support, limits, cgroups.slot));
-  line.push("-k", "-p");
+  // The starter itself, which stays, is the one process of the cgroup that is not the call's.
+  if (cgroups !== undefined) line.push(...cgroupSteps(cgroups.support, limits, cgroups.slot, 1));
+  line.push("-k", "-p", "-s");
   if (cgroups !== undefined && limits !== undefined) {
     line.push("-r", "cpu", String(limits.cpuSeconds));
     line.push("-r", "fsize", String(Math.max(1, Math.floor(limits.fileSizeBytes / 512)) * 512));
@@ -195,14 +199,25 @@ export function gatedInside(program: string, args: readonly string[]): { program
   return { program: `/proc/self/fd/${STARTER_FD}`, args: ["-k", "-g", "--", program, ...args] };
 }
 
-/** The cgroup steps of a call in `slot`: its folders, its limits (lifted without `limits`), its joins. */
-function cgroupSteps(support: CgroupSupport, limits: CgroupLimits | undefined, slot: string): string[] {
+/**
+ * The cgroup steps of a call in `slot`: its folders, its limits (lifted without `limits`), its joins. `own`: the
+ * processes of toolgate's own the cgroup holds besides the call's (the starter that stays), not counted against
+ * its process limit.
+ */
+function cgroupSteps(
+  support: CgroupSupport,
+  limits: CgroupLimits | undefined,
+  slot: string,
+  own = 0,
+): string[] {
   const line: string[] = [];
   const pids = support.pids === undefined ? undefined : join(support.pids, slot);
   const memory = support.memory === undefined ? undefined : join(support.memory, slot);
   const dirs = [...new Set([pids, memory].filter((dir): dir is string => dir !== undefined))];
   for (const dir of dirs) line.push("-d", dir);
-  if (pids !== undefined) line.push("-w", join(pids, "pids.max"), limits ? String(limits.processes) : "max");
+  if (pids !== undefined) {
+    line.push("-w", join(pids, "pids.max"), limits ? String(limits.processes + own) : "max");
+  }
   if (memory !== undefined) {
     const v2 = support.version === 2;
     const bytes = limits ? String(limits.memoryBytes) : v2 ? "max" : "-1";

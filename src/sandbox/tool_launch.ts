@@ -489,9 +489,11 @@ export class ToolLauncher {
       : cgroups && slot
       ? [...cgroupWrapper(cgroups, tool.profile.limits, slot, gate), ...filter.wrapper]
       : [...(gate ? gateWrapper() : []), ...filter.wrapper];
+    // The starter stays in front of bwrap until the sandbox's namespace is gone: its exit is the tree's end.
+    const stays = starter !== undefined;
     const tree = cgroups && slot
-      ? cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups))
-      : namespaceTreeEnd(this.#shell ??= findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh");
+      ? cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups), stays)
+      : namespaceTreeEnd(this.#shell ??= findProgram("sh", "/bin:/usr/bin") ?? "/bin/sh", stays);
     return {
       ok: true,
       program: [...front, support.bwrap][0],

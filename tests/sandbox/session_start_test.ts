@@ -207,6 +207,42 @@ facilityTest("cc", NO_CC, {
   },
 });
 
+facilityTest("cc", NO_CC, {
+  name:
+    "session starter: staying (-s), it exits once everything started under it is gone, as its program ended, " +
+    "deaf to SIGTERM, holding no descriptor",
+  fn: async () => {
+    const { starter } = await userWithStarter();
+    const dir = await realTempDir("toolgate_starter_stays_");
+    // A process that left the program's session, with nothing of the program's open, writes a file 0.3 s after
+    // the program exited: the starter, its subreaper, exits after it.
+    const late = join(dir, "late");
+    const orphan = `setsid sh -c 'sleep 0.3; echo late > ${late}' < /dev/null > /dev/null 2>&1 &`;
+    const left = await start(starter, ["-k", "-s", "--", "/bin/sh", "-c", `${orphan} echo early; exit 3`]);
+    assert.deepEqual(left, { code: 3, out: "early\n", err: "" });
+    assert.equal(await Deno.readTextFile(late), "late\n", "the starter exited before the orphan did");
+    // Killed by a signal: the starter ends by the same signal.
+    const killed = await new Deno.Command(starter, {
+      args: ["-k", "-s", "--", "/bin/sh", "-c", "kill -TERM $$"],
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    assert.equal(killed.signal, "SIGTERM");
+    // A SIGTERM to the starter itself is the program's to hear (through its group or its cgroup), not its own.
+    const child = new Deno.Command(starter, {
+      args: ["-k", "-s", "--", "/bin/sh", "-c", "sleep 0.5; exit 5"],
+      clearEnv: true,
+      stdin: "null",
+    }).spawn();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    child.kill("SIGTERM");
+    assert.deepEqual({ ...await child.status }, { success: false, code: 5, signal: null });
+    // Its own descriptors, listed by its program once it had the time to close them: none.
+    const held = await start(starter, ["-k", "-s", "--", "/bin/sh", "-c", 'sleep 0.2; ls "/proc/$PPID/fd"']);
+    assert.deepEqual(held, { code: 0, out: "", err: "" });
+  },
+});
+
 /** A project of shell tools, run unconfined through an executor whose user has the starter. */
 async function project(): Promise<{ dir: string; manifest: Manifest }> {
   const dir = await realTempDir("toolgate_starter_project_");
@@ -337,6 +373,9 @@ facilityTest(NO_BWRAP === undefined ? "cc" : "bwrap", NO_BWRAP ?? NO_STARTER, {
     assert.ok(launch.ok && launch.confined, JSON.stringify(launch));
     assert.equal(launch.program, starter, "the call does not start through the starter");
     assert.ok(!launch.args.some((arg) => arg.includes("read -r")), "a shell stands in front of bwrap");
+    // It stays in front of bwrap (its exit is the namespace's end, where bwrap's is not): the test above.
+    const front = launch.args.slice(0, launch.args.indexOf("--"));
+    assert.ok(front.includes("-s"), `the starter does not stay: ${front.join(" ")}`);
     // The gate: bwrap runs the starter from its descriptor, inside the sandbox, in front of the tool.
     const inside = launch.args.slice(launch.args.lastIndexOf("--") - 3);
     assert.deepEqual(inside, [
@@ -368,6 +407,71 @@ facilityTest(NO_BWRAP === undefined ? "cc" : "bwrap", NO_BWRAP ?? NO_STARTER, {
       assert.deepEqual(result(await run.call("given", "{}")), { text: `${dir}\n` });
     } finally {
       await run.close();
+    }
+  },
+});
+
+facilityTest(NO_BWRAP === undefined ? "cc" : "bwrap", NO_BWRAP ?? NO_CC, {
+  name:
+    "session starter: confined, it stays until the sandbox's pid namespace is gone: nothing a tool left (setsid) " +
+    "is alive at its answer or its timeout's, with a cgroup and without one",
+  fn: async () => {
+    const { env } = await userWithStarter();
+    const dir = await realTempDir("toolgate_starter_namespace_");
+    const seconds = `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1000)}`;
+    // Its grandchild leaves its session and holds nothing of the call's: only the namespace's end ends it.
+    const leave = `setsid sleep ${seconds} < /dev/null > /dev/null 2>&1 &`;
+    await writeFiles(dir, {
+      "tools.json": {
+        tools: [
+          { name: "leaver", command: ["./tools/bin/leaver"], permissions: "none", timeoutSec: 10 },
+          { name: "stays", command: ["./tools/bin/stays"], permissions: "none", timeoutSec: 1 },
+        ],
+      },
+      "tools/bin/leaver": `#!/bin/sh\n${leave}\necho '{"left":true}'\n`,
+      "tools/bin/stays": `#!/bin/sh\n${leave}\nsleep ${seconds}\n`,
+    });
+    for (const name of ["leaver", "stays"]) await Deno.chmod(join(dir, "tools", "bin", name), 0o755);
+    const loaded = await loadManifest(join(dir, "tools.json"));
+    assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
+    const modes: Record<string, string>[] = [
+      { TOOLGATE_CGROUP: "none" },
+      ...CGROUPS === undefined ? [] : [{}],
+    ];
+    try {
+      for (const mode of modes) {
+        const run: Executor = new Executor({
+          manifest: loaded.manifest,
+          env: { ...env, ...mode },
+          cwd: dir,
+          auditDir: null,
+          auditKey: new Uint8Array(32),
+          sandbox: "require",
+          residentHelpers: true,
+        });
+        try {
+          // Calls in a row, each looked at the moment it answered.
+          for (let call = 0; call < 12; call++) {
+            assert.deepEqual(result(await run.call("leaver", "{}")), { left: true });
+            assert.deepEqual(
+              await pgrep(`sleep ${seconds}`),
+              [],
+              `${JSON.stringify(mode)} call ${call}: one outlived it`,
+            );
+          }
+          const timedOut: Envelope = await run.call("stays", "{}");
+          assert.equal(!timedOut.ok && timedOut.kind, "timeout", JSON.stringify(timedOut));
+          assert.deepEqual(
+            await pgrep(`sleep ${seconds}`),
+            [],
+            `${JSON.stringify(mode)}: one outlived its timeout`,
+          );
+        } finally {
+          await run.close();
+        }
+      }
+    } finally {
+      await new Deno.Command("pkill", { args: ["-KILL", "-f", `sleep ${seconds}`] }).output();
     }
   },
 });
