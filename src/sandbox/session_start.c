@@ -32,7 +32,9 @@
  *                   It ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT (PROGRAM gets them as it would: they reach its
  *                   process group or its cgroup), keeps no descriptor, and ends as PROGRAM did: its exit code, or
  *                   the signal that killed it, raised on itself. So its own death by any other signal (SIGKILL) is
- *                   the one end that says nothing of the tree below it.
+ *                   the one end that says nothing of the tree below it. It dies with its parent (SIGKILL), as
+ *                   bwrap's --die-with-parent did when toolgate was bwrap's parent: a toolgate killed with SIGKILL
+ *                   takes it, and so bwrap and the sandbox, with it; a parent gone before it asked runs nothing.
  * The folders of -d are made only when another step fails (a slot's folders are there at every call but its
  * first: a mkdir that finds its folder costs a path's walk in the cgroup filesystem at every call). A failed step
  * starts the steps over, the folders made first, twice at most (an older toolgate's sweep may remove an idle slot
@@ -105,6 +107,8 @@ static void sys_exit(int code) {
 static long sys_fork(void) { return call6(SYS_clone, 17 /* SIGCHLD */, 0, 0, 0); }
 static long sys_wait_any(int *status) { return call6(SYS_wait4, -1, (long)status, 0x40000000 /* __WALL */, 0); }
 static long sys_subreaper(void) { return call6(SYS_prctl, 36 /* PR_SET_CHILD_SUBREAPER */, 1, 0, 0); }
+static long sys_die_with_parent(void) { return call6(SYS_prctl, 1 /* PR_SET_PDEATHSIG */, 9 /* SIGKILL */, 0, 0); }
+static long sys_getppid(void) { return call6(SYS_getppid, 0, 0, 0, 0); }
 static long sys_kill_self(int number) { return call6(SYS_kill, sys_getpid(), number, 0, 0); }
 /* SIG_DFL (0) or SIG_IGN (1) for signal `number`: no handler, so no restorer (the kernel's sigaction, 8-byte mask). */
 static long sys_disposition(int number, long handler) {
@@ -153,6 +157,8 @@ static void sys_exit(int code) { _exit(code); }
 static long sys_fork(void) { return result_of(fork()); }
 static long sys_wait_any(int *status) { return result_of(waitpid(-1, status, __WALL)); }
 static long sys_subreaper(void) { return result_of(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)); }
+static long sys_die_with_parent(void) { return result_of(prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)); }
+static long sys_getppid(void) { return getppid(); }
 static long sys_kill_self(int number) { return result_of(kill(getpid(), number)); }
 static long sys_disposition(int number, long handler) {
   return signal(number, handler == 0 ? SIG_DFL : SIG_IGN) == SIG_ERR ? -EINVAL : 0;
@@ -367,6 +373,8 @@ static const int PASSED_ON[] = {1 /* SIGHUP */, 2 /* SIGINT */, 3 /* SIGQUIT */,
  */
 static int stay(char **argv, char **envp) {
   const int count = sizeof PASSED_ON / sizeof PASSED_ON[0];
+  long parent = sys_getppid();
+  if (sys_die_with_parent() != 0 || sys_getppid() != parent) return 125;
   if (sys_subreaper() != 0) {
     const char *parts[] = {"session-start: cannot become a subreaper\n", 0};
     say(parts);

@@ -15,7 +15,7 @@ import type { CgroupLimits, CgroupSupport } from "./cgroups.ts";
  * The SHA-256 digest of `session_start.c`, as built. A test holds it to the file: a changed source needs this
  * changed too, and with it the name of the program, so that a build of the old source is no longer found.
  */
-export const SESSION_START_SOURCE_DIGEST = "8065fb5dc4cd2b3c627ccb4d05e03f7ac83b96b758df9c7f97651b947ceac653";
+export const SESSION_START_SOURCE_DIGEST = "dedc037dc3dfff01340c0fbcae814db124c1d2aca6f597cd68dbd74d32d28924";
 
 /**
  * Where the session starter built for `env`'s user lives: `STATE/native/session-start-DIGEST16`, in toolgate's

@@ -10,41 +10,18 @@ import { type Manifest } from "../../src/manifest/manifest_types.ts";
 import { ToolLauncher } from "../../src/sandbox/tool_launch.ts";
 import { controlPlane } from "../../src/sandbox/control_plane.ts";
 import { detectCgroups } from "../../src/sandbox/cgroups.ts";
-import { SESSION_START_SOURCE_DIGEST, sessionStartPath } from "../../src/sandbox/session_start.ts";
+import { SESSION_START_SOURCE_DIGEST } from "../../src/sandbox/session_start.ts";
 import { buildSessionStart, SESSION_START_SOURCE } from "../../src/build/native.ts";
 import { sha256Hex } from "../../src/base/sha256_hex.ts";
 import { type Envelope } from "../../src/contract.ts";
 import { realTempDir } from "../security/helpers.ts";
 import { writeFiles } from "../support.ts";
 import { pgrep } from "../processes.ts";
+import { start, userWithStarter } from "./starter_helpers.ts";
 import { facilityTest, whyMissing } from "../requires.ts";
 
 const PATH = Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
 const NO_CC = await whyMissing("cc");
-const decoder = new TextDecoder();
-
-/** A scratch user whose data folder holds a session starter built now. */
-async function userWithStarter(): Promise<{ env: Record<string, string>; starter: string }> {
-  const home = await realTempDir("toolgate_starter_home_");
-  const env = { PATH, HOME: home };
-  const built = await buildSessionStart(env);
-  assert.ok(built.ok, built.ok ? "" : built.reason);
-  assert.equal(built.path, sessionStartPath(env));
-  return { env, starter: built.path };
-}
-
-/** Runs the starter with `args`; its exit code, stdout and stderr. */
-async function start(starter: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const output = await new Deno.Command(starter, {
-    args,
-    clearEnv: true,
-    env: { PATH: "/usr/bin:/bin" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return { code: output.code, out: decoder.decode(output.stdout), err: decoder.decode(output.stderr) };
-}
 
 Deno.test("session starter: its source is the one whose digest names the program toolgate looks for", async () => {
   assert.equal(await sha256Hex(await Deno.readFile(SESSION_START_SOURCE)), SESSION_START_SOURCE_DIGEST);
@@ -204,42 +181,6 @@ facilityTest("cc", NO_CC, {
     const closed = await start(starter, ["--", join(dir, "closed")]);
     assert.equal(closed.code, 126);
     assert.match(closed.err, /^session-start: failed to execute .*closed: Permission denied\n$/);
-  },
-});
-
-facilityTest("cc", NO_CC, {
-  name:
-    "session starter: staying (-s), it exits once everything started under it is gone, as its program ended, " +
-    "deaf to SIGTERM, holding no descriptor",
-  fn: async () => {
-    const { starter } = await userWithStarter();
-    const dir = await realTempDir("toolgate_starter_stays_");
-    // A process that left the program's session, with nothing of the program's open, writes a file 0.3 s after
-    // the program exited: the starter, its subreaper, exits after it.
-    const late = join(dir, "late");
-    const orphan = `setsid sh -c 'sleep 0.3; echo late > ${late}' < /dev/null > /dev/null 2>&1 &`;
-    const left = await start(starter, ["-k", "-s", "--", "/bin/sh", "-c", `${orphan} echo early; exit 3`]);
-    assert.deepEqual(left, { code: 3, out: "early\n", err: "" });
-    assert.equal(await Deno.readTextFile(late), "late\n", "the starter exited before the orphan did");
-    // Killed by a signal: the starter ends by the same signal.
-    const killed = await new Deno.Command(starter, {
-      args: ["-k", "-s", "--", "/bin/sh", "-c", "kill -TERM $$"],
-      clearEnv: true,
-      stdin: "null",
-    }).output();
-    assert.equal(killed.signal, "SIGTERM");
-    // A SIGTERM to the starter itself is the program's to hear (through its group or its cgroup), not its own.
-    const child = new Deno.Command(starter, {
-      args: ["-k", "-s", "--", "/bin/sh", "-c", "sleep 0.5; exit 5"],
-      clearEnv: true,
-      stdin: "null",
-    }).spawn();
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    child.kill("SIGTERM");
-    assert.deepEqual({ ...await child.status }, { success: false, code: 5, signal: null });
-    // Its own descriptors, listed by its program once it had the time to close them: none.
-    const held = await start(starter, ["-k", "-s", "--", "/bin/sh", "-c", 'sleep 0.2; ls "/proc/$PPID/fd"']);
-    assert.deepEqual(held, { code: 0, out: "", err: "" });
   },
 });
 
@@ -407,71 +348,6 @@ facilityTest(NO_BWRAP === undefined ? "cc" : "bwrap", NO_BWRAP ?? NO_STARTER, {
       assert.deepEqual(result(await run.call("given", "{}")), { text: `${dir}\n` });
     } finally {
       await run.close();
-    }
-  },
-});
-
-facilityTest(NO_BWRAP === undefined ? "cc" : "bwrap", NO_BWRAP ?? NO_CC, {
-  name:
-    "session starter: confined, it stays until the sandbox's pid namespace is gone: nothing a tool left (setsid) " +
-    "is alive at its answer or its timeout's, with a cgroup and without one",
-  fn: async () => {
-    const { env } = await userWithStarter();
-    const dir = await realTempDir("toolgate_starter_namespace_");
-    const seconds = `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1000)}`;
-    // Its grandchild leaves its session and holds nothing of the call's: only the namespace's end ends it.
-    const leave = `setsid sleep ${seconds} < /dev/null > /dev/null 2>&1 &`;
-    await writeFiles(dir, {
-      "tools.json": {
-        tools: [
-          { name: "leaver", command: ["./tools/bin/leaver"], permissions: "none", timeoutSec: 10 },
-          { name: "stays", command: ["./tools/bin/stays"], permissions: "none", timeoutSec: 1 },
-        ],
-      },
-      "tools/bin/leaver": `#!/bin/sh\n${leave}\necho '{"left":true}'\n`,
-      "tools/bin/stays": `#!/bin/sh\n${leave}\nsleep ${seconds}\n`,
-    });
-    for (const name of ["leaver", "stays"]) await Deno.chmod(join(dir, "tools", "bin", name), 0o755);
-    const loaded = await loadManifest(join(dir, "tools.json"));
-    assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
-    const modes: Record<string, string>[] = [
-      { TOOLGATE_CGROUP: "none" },
-      ...CGROUPS === undefined ? [] : [{}],
-    ];
-    try {
-      for (const mode of modes) {
-        const run: Executor = new Executor({
-          manifest: loaded.manifest,
-          env: { ...env, ...mode },
-          cwd: dir,
-          auditDir: null,
-          auditKey: new Uint8Array(32),
-          sandbox: "require",
-          residentHelpers: true,
-        });
-        try {
-          // Calls in a row, each looked at the moment it answered.
-          for (let call = 0; call < 12; call++) {
-            assert.deepEqual(result(await run.call("leaver", "{}")), { left: true });
-            assert.deepEqual(
-              await pgrep(`sleep ${seconds}`),
-              [],
-              `${JSON.stringify(mode)} call ${call}: one outlived it`,
-            );
-          }
-          const timedOut: Envelope = await run.call("stays", "{}");
-          assert.equal(!timedOut.ok && timedOut.kind, "timeout", JSON.stringify(timedOut));
-          assert.deepEqual(
-            await pgrep(`sleep ${seconds}`),
-            [],
-            `${JSON.stringify(mode)}: one outlived its timeout`,
-          );
-        } finally {
-          await run.close();
-        }
-      }
-    } finally {
-      await new Deno.Command("pkill", { args: ["-KILL", "-f", `sleep ${seconds}`] }).output();
     }
   },
 });
