@@ -35,6 +35,11 @@
  *                   the one end that says nothing of the tree below it. It dies with its parent (SIGKILL), as
  *                   bwrap's --die-with-parent did when toolgate was bwrap's parent: a toolgate killed with SIGKILL
  *                   takes it, and so bwrap and the sandbox, with it; a parent gone before it asked runs nothing.
+ *   -x              with -s: once PROGRAM has exited, kill (SIGKILL) whatever is left below, round after round until
+ *                   nothing is (each kill makes the killed process's children this subreaper's). An unconfined
+ *                   call has no namespace to end its tree: a process that left its session (setsid) is ended so,
+ *                   with a cgroup or without one. Found through /proc/self/task/PID/children, or where the kernel
+ *                   has no such file, through each /proc/PID/stat.
  * The folders of -d are made only when another step fails (a slot's folders are there at every call but its
  * first: a mkdir that finds its folder costs a path's walk in the cgroup filesystem at every call). A failed step
  * starts the steps over, the folders made first, twice at most (an older toolgate's sweep may remove an idle slot
@@ -109,6 +114,8 @@ static long sys_wait_any(int *status) { return call6(SYS_wait4, -1, (long)status
 static long sys_subreaper(void) { return call6(SYS_prctl, 36 /* PR_SET_CHILD_SUBREAPER */, 1, 0, 0); }
 static long sys_die_with_parent(void) { return call6(SYS_prctl, 1 /* PR_SET_PDEATHSIG */, 9 /* SIGKILL */, 0, 0); }
 static long sys_getppid(void) { return call6(SYS_getppid, 0, 0, 0, 0); }
+static long sys_kill(int pid, int number) { return call6(SYS_kill, pid, number, 0, 0); }
+static long sys_getdents(int fd, void *bytes, unsigned long size) { return call6(SYS_getdents64, fd, (long)bytes, size, 0); }
 static long sys_kill_self(int number) { return call6(SYS_kill, sys_getpid(), number, 0, 0); }
 /* SIG_DFL (0) or SIG_IGN (1) for signal `number`: no handler, so no restorer (the kernel's sigaction, 8-byte mask). */
 static long sys_disposition(int number, long handler) {
@@ -159,6 +166,10 @@ static long sys_wait_any(int *status) { return result_of(waitpid(-1, status, __W
 static long sys_subreaper(void) { return result_of(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)); }
 static long sys_die_with_parent(void) { return result_of(prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)); }
 static long sys_getppid(void) { return getppid(); }
+static long sys_kill(int pid, int number) { return result_of(kill(pid, number)); }
+static long sys_getdents(int fd, void *bytes, unsigned long size) {
+  return result_of(syscall(SYS_getdents64, fd, bytes, size));
+}
 static long sys_kill_self(int number) { return result_of(kill(getpid(), number)); }
 static long sys_disposition(int number, long handler) {
   return signal(number, handler == 0 ? SIG_DFL : SIG_IGN) == SIG_ERR ? -EINVAL : 0;
@@ -364,6 +375,102 @@ static int run_program(char **argv, char **envp) {
   return error == -ENOENT ? 127 : 126;
 }
 
+/* Writes the decimal `value` into `text` at `n`, ended by a 0; the length after it. */
+static unsigned long put_number(char *text, unsigned long n, long value) {
+  char digits[24];
+  int count = 0;
+  do digits[count++] = (char)('0' + value % 10);
+  while ((value /= 10) > 0);
+  while (count > 0) text[n++] = digits[--count];
+  text[n] = 0;
+  return n;
+}
+
+/* Appends `piece` to `text` at `n`, ended by a 0; the length after it. */
+static unsigned long put_text(char *text, unsigned long n, const char *piece) {
+  while (*piece != 0) text[n++] = *piece++;
+  text[n] = 0;
+  return n;
+}
+
+/* Reads up to `size` - 1 bytes of `path` into `bytes`, ended by a 0: how many, or -1 when it cannot be opened. */
+static long read_file(const char *path, char *bytes, unsigned long size) {
+  long fd = sys_openat(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  unsigned long n = 0;
+  while (n + 1 < size) {
+    long got = sys_read((int)fd, bytes + n, size - 1 - n);
+    if (got == -EINTR) continue;
+    if (got <= 0) break;
+    n += (unsigned long)got;
+  }
+  sys_close((int)fd);
+  bytes[n] = 0;
+  return (long)n;
+}
+
+/*
+ * Kills (SIGKILL) every child of this process, `self`; how many it found, or -1 when /proc cannot say. A child
+ * cannot be another process meanwhile: it stays this process's, dead or alive, until this process reaps it.
+ */
+static long kill_children(long self) {
+  static char list[65536];
+  char path[64];
+  put_text(path, put_number(path, put_text(path, 0, "/proc/self/task/"), self), "/children");
+  long n = read_file(path, list, sizeof list);
+  long found = 0;
+  if (n >= 0) {
+    // A list cut short by the buffer: its last number may be cut too, and is left for the next round.
+    if (n == (long)sizeof list - 1) {
+      while (n > 0 && list[n - 1] != ' ') n--;
+    }
+    long pid = 0;
+    for (long i = 0; i <= n; i++) {
+      char c = i < n ? list[i] : ' ';
+      if (c >= '0' && c <= '9') {
+        pid = pid * 10 + (c - '0');
+      } else {
+        if (pid > 0) sys_kill((int)pid, 9), found++;
+        pid = 0;
+      }
+    }
+    return found;
+  }
+  // No such file (a kernel without CONFIG_PROC_CHILDREN): each process's parent, from its /proc/PID/stat.
+  long dir = sys_openat("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -1;
+  static char entries[8192];
+  for (;;) {
+    long got = sys_getdents((int)dir, entries, sizeof entries);
+    if (got <= 0) break;
+    for (long at = 0; at < got;) {
+      // struct linux_dirent64: inode (8 bytes), offset (8), record length (2), type (1), then the name.
+      unsigned short length = (unsigned short)((unsigned char)entries[at + 16] |
+        ((unsigned char)entries[at + 17] << 8));
+      const char *name = entries + at + 19;
+      at += length;
+      long pid = 0;
+      const char *c = name;
+      while (*c >= '0' && *c <= '9') pid = pid * 10 + (*c++ - '0');
+      if (*c != 0 || pid <= 0) continue;
+      char stat[512];
+      put_text(stat, put_number(stat, put_text(stat, 0, "/proc/"), pid), "/stat");
+      static char line[1024];
+      long read = read_file(stat, line, sizeof line);
+      if (read <= 0) continue;
+      // "PID (NAME) STATE PPID ...": the name may hold spaces and parentheses; the last ')' ends it.
+      long close_at = read - 1;
+      while (close_at > 0 && line[close_at] != ')') close_at--;
+      long i = close_at + 4;
+      long parent = 0;
+      while (i < read && line[i] >= '0' && line[i] <= '9') parent = parent * 10 + (line[i++] - '0');
+      if (close_at > 0 && parent == self) sys_kill((int)pid, 9), found++;
+    }
+  }
+  sys_close((int)dir);
+  return found;
+}
+
 /* The signals the process that stays (-s) ignores: they reach the program through its process group or cgroup. */
 static const int PASSED_ON[] = {1 /* SIGHUP */, 2 /* SIGINT */, 3 /* SIGQUIT */, 15 /* SIGTERM */};
 
@@ -371,7 +478,7 @@ static const int PASSED_ON[] = {1 /* SIGHUP */, 2 /* SIGINT */, 3 /* SIGQUIT */,
  * -s: runs the program of `argv` as a child and waits, as a subreaper, until nothing started under it is left;
  * then ends as the program did (its code, or its signal raised here).
  */
-static int stay(char **argv, char **envp) {
+static int stay(char **argv, char **envp, int kill_rest) {
   const int count = sizeof PASSED_ON / sizeof PASSED_ON[0];
   long parent = sys_getppid();
   if (sys_die_with_parent() != 0 || sys_getppid() != parent) return 125;
@@ -395,14 +502,18 @@ static int stay(char **argv, char **envp) {
   if (sys_close_range(0) != 0) {
     for (int fd = 0; fd < 1024; fd++) sys_close(fd);
   }
-  int status = 0;
+  int status = 0, exited = 0;
+  long self = sys_getpid();
   for (;;) {
+    // -x: once the program has exited, what is left below is killed before each wait (where /proc cannot say
+    // what is left, nothing more is waited for).
+    if (exited && kill_rest && kill_children(self) < 0) break;
     int reaped_status = 0;
     long reaped = sys_wait_any(&reaped_status);
     if (reaped == -EINTR) continue;
     // No child is left (ECHILD): the tree below is gone whole.
     if (reaped < 0) break;
-    if (reaped == child) status = reaped_status;
+    if (reaped == child) status = reaped_status, exited = 1;
   }
   if ((status & 0x7f) == 0) return (status >> 8) & 0xff;
   int number = status & 0x7f;
@@ -418,7 +529,7 @@ static int start(int argc, char **argv, char **envp) {
     const char *step = argv[end];
     int operands = same(step, "-w") || same(step, "-o") || same(step, "-r") || same(step, "-f") ? 2
       : same(step, "-d") || same(step, "-j") ? 1
-      : same(step, "-g") || same(step, "-k") || same(step, "-p") || same(step, "-s") ? 0
+      : same(step, "-g") || same(step, "-k") || same(step, "-p") || same(step, "-s") || same(step, "-x") ? 0
       : -1;
     if (operands < 0 || end + operands >= argc) {
       const char *parts[] = {"session-start: bad step ", step, "\n", 0};
@@ -430,7 +541,7 @@ static int start(int argc, char **argv, char **envp) {
   if (end + 1 >= argc) {
     const char *parts[] = {
       "usage: session-start [-d DIR | -w FILE VALUE | -o FILE VALUE | -j FILE | -r LIMIT VALUE | -g | -k |",
-      " -f FD FILE | -p | -s]... -- PROGRAM [ARG]...\n", 0};
+      " -f FD FILE | -p | -s | -x]... -- PROGRAM [ARG]...\n", 0};
     say(parts);
     return 125;
   }
@@ -489,9 +600,9 @@ static int start(int argc, char **argv, char **envp) {
       envp = with_pwd;
     }
   }
-  for (int i = 1; i < end; i++) {
-    if (same(argv[i], "-s")) return stay(argv + end + 1, envp);
-  }
+  int stays = 0, kill_rest = 0;
+  for (int i = 1; i < end; i++) stays |= same(argv[i], "-s"), kill_rest |= same(argv[i], "-x");
+  if (stays) return stay(argv + end + 1, envp, kill_rest);
   return run_program(argv + end + 1, envp);
 }
 

@@ -15,7 +15,7 @@ import type { CgroupLimits, CgroupSupport } from "./cgroups.ts";
  * The SHA-256 digest of `session_start.c`, as built. A test holds it to the file: a changed source needs this
  * changed too, and with it the name of the program, so that a build of the old source is no longer found.
  */
-export const SESSION_START_SOURCE_DIGEST = "dedc037dc3dfff01340c0fbcae814db124c1d2aca6f597cd68dbd74d32d28924";
+export const SESSION_START_SOURCE_DIGEST = "37ccad363f3753c3091354ca115c2762d8e50895865a832badb39d0c59c57bc2";
 
 /**
  * Where the session starter built for `env`'s user lives: `STATE/native/session-start-DIGEST16`, in toolgate's
@@ -75,33 +75,37 @@ export function findSessionStart(env: Readonly<Record<string, string>>): string 
 }
 
 /**
- * The command line in front of an unconfined tool's own: `starter STEPS... --`, whose steps do what the cgroup's
- * shell does for a call without limits (cgroups.ts): the slot's folders made where missing, any limit an earlier
- * call of the slot set lifted, the slots joined; `gated`, then the wait at the call's gate (src/sandbox/gate.ts).
+ * The command line in front of an unconfined tool's own: `starter STEPS... --`. With `cgroups`, its steps do what
+ * the cgroup's shell does for a call without limits (cgroups.ts): the slot's folders made where missing, any limit
+ * an earlier call of the slot set lifted, the slots joined. It stays as the tool's parent, a subreaper, and once
+ * the tool has exited kills whatever it left (`-s -x`: a process that left its session too, with a cgroup or
+ * without one), so its own exit is the tree's end; `gated`, then the wait at the call's gate (src/sandbox/gate.ts).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { sessionStartLine } from "./session_start.ts";
- * const line = sessionStartLine("/s/session-start", { version: 2, pids: "/cg/tg", memory: "/cg/tg", shell: "/bin/sh" }, "call-1-1");
- * assert.deepEqual(line, [
+ * const support = { version: 2 as const, pids: "/cg/tg", memory: "/cg/tg", shell: "/bin/sh" };
+ * assert.deepEqual(sessionStartLine("/s/session-start", { support, slot: "call-1-1" }), [
  *   "/s/session-start",
  *   "-d", "/cg/tg/call-1-1",
  *   "-w", "/cg/tg/call-1-1/pids.max", "max",
  *   "-w", "/cg/tg/call-1-1/memory.max", "max",
  *   "-o", "/cg/tg/call-1-1/memory.swap.max", "max",
  *   "-j", "/cg/tg/call-1-1/cgroup.procs",
+ *   "-s", "-x",
  *   "--",
  * ]);
+ * assert.deepEqual(sessionStartLine("/s/session-start", undefined, true), ["/s/session-start", "-s", "-x", "-g", "--"]);
  * ```
  */
 export function sessionStartLine(
   starter: string,
-  support: CgroupSupport,
-  slot: string,
+  cgroups: { readonly support: CgroupSupport; readonly slot: string } | undefined,
   gated = false,
 ): string[] {
-  return [starter, ...cgroupSteps(support, undefined, slot), ...(gated ? ["-g"] : []), "--"];
+  const steps = cgroups === undefined ? [] : cgroupSteps(cgroups.support, undefined, cgroups.slot);
+  return [starter, ...steps, "-s", "-x", ...(gated ? ["-g"] : []), "--"];
 }
 
 /** A confined call's cgroups, as the starter sets them up: which, the profile's limits, the call's slot. */

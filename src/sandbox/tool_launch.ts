@@ -527,8 +527,9 @@ export class ToolLauncher {
    * An unconfined start (the user's `--sandbox off`, or a tool without side effects where bwrap cannot run): as
    * the tool's command says, inside a cgroup of its own where toolgate may make one. The cgroup sets no limit; it
    * holds the call's tree, so that a process that left the call's process group or session (setsid) ends with it.
-   * `gated`: the start waits at the call's gate where it has a start of its own in front of the tool (the session
-   * starter, or the cgroup's shell).
+   * The session starter, where it is built, does the same with a cgroup or without one: it stays as the tool's
+   * parent and kills what the tool left (`-s -x`). `gated`: the start waits at the call's gate where it has a
+   * start of its own in front of the tool (the session starter, or the cgroup's shell).
    */
   async #unconfined(
     tool: ToolSpec,
@@ -539,9 +540,15 @@ export class ToolLauncher {
   ): Promise<LaunchVerdict> {
     const plain = { ok: true as const, program: own.program, args: own.args, confined: false };
     const cgroups = this.#trackingCgroups();
-    if (cgroups === undefined) return { ...plain, envelopeWarnings, auditWarnings };
     // One exec in front of the tool where the session starter is built, else setsid(1) and the cgroup's shell.
     const starter = this.#starterPath();
+    // A built-in tool reads its arguments before anything else: it needs no gate.
+    const gate = gated && tool.builtin === undefined ? GATE : undefined;
+    if (cgroups === undefined) {
+      if (starter === undefined) return { ...plain, envelopeWarnings, auditWarnings };
+      const groupStart = sessionStartLine(starter, undefined, gate !== undefined);
+      return { ...plain, groupStart, gate, envelopeWarnings, auditWarnings };
+    }
     // The shell in front would report a missing program its own way: say it the way a direct start would. The
     // runner looks at the program behind the starter, as it does behind setsid(1).
     const problem = tool.builtin === undefined && starter === undefined
@@ -549,11 +556,10 @@ export class ToolLauncher {
       : undefined;
     if (problem !== undefined) return { ok: false, envelope: startFailure(problem, tool.name, own.program) };
     const slot = await this.#slot(cgroups);
-    const tree = cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups));
-    // A built-in tool reads its arguments before anything else: it needs no gate.
-    const gate = gated && tool.builtin === undefined ? GATE : undefined;
+    // Behind the starter, its own exit is the tree's end (it stays until the tool's leftovers are killed).
+    const tree = cgroupTreeEnd(cgroups, slot, this.#watchOf(cgroups), starter !== undefined);
     if (starter !== undefined) {
-      const groupStart = sessionStartLine(starter, cgroups, slot, gate !== undefined);
+      const groupStart = sessionStartLine(starter, { support: cgroups, slot }, gate !== undefined);
       return { ...plain, groupStart, tree, slot, gate, envelopeWarnings, auditWarnings };
     }
     const prefix = cgroupWrapper(

@@ -463,7 +463,7 @@ export async function benchLoad(): Promise<Record<string, number>> {
             concurrently(sessions, calls, (w) => {
               const slot = `call-${Deno.pid}-loadbench-${w}`;
               if (starter !== undefined) {
-                const [program, ...args] = sessionStartLine(starter, cgroups, slot);
+                const [program, ...args] = sessionStartLine(starter, { support: cgroups, slot });
                 return spawn(program, [...args, tool.program], dir);
               }
               return spawn(

@@ -1,5 +1,6 @@
 // The sandbox: tools confined by bubblewrap cannot write outside their writable paths, reach the network when
 // their profile says no, or leave a process behind; without bubblewrap, `require` refuses and `auto` warns.
+import { findSessionStart } from "../../src/sandbox/session_start.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -160,20 +161,22 @@ confinedTest(
   },
 );
 
-Deno.test("unconfined, the same setsid grandchild ends with the call where toolgate makes cgroups, and escapes the group kill where it cannot", async () => {
+Deno.test("unconfined, the same setsid grandchild ends with the call where toolgate makes cgroups or has its session starter, and escapes the group kill where it has neither", async () => {
   const seconds = `${300 + Math.floor(Math.random() * 600)}.${Math.floor(Math.random() * 1000)}`;
   const pattern = `sleep ${seconds}`;
   const run = await executor(await Deno.makeTempDir(), { graceMs: 200, sandbox: "off" });
-  // A cgroup holds the unconfined call's tree where toolgate may make one; without, only its process group does.
-  const cgroups = detectCgroups(Deno.env.toObject()) !== undefined;
+  // A cgroup holds the unconfined call's tree where toolgate may make one, and the session starter (staying, it
+  // kills what the tool left) where it is built; without either, only its process group does.
+  const env = { HOME: Deno.env.get("HOME") ?? "/root" };
+  const held = detectCgroups(Deno.env.toObject()) !== undefined || findSessionStart(env) !== undefined;
   try {
     const envelope = await run.call("escaper", JSON.stringify({ seconds }));
     assert.equal(!envelope.ok && envelope.kind, "timeout");
     assert.equal(
       (await survivors(pattern)).length,
-      cgroups ? 0 : 1,
-      cgroups
-        ? "the escaped grandchild outlived its call's cgroup"
+      held ? 0 : 1,
+      held
+        ? "the escaped grandchild outlived its call's cgroup or session starter"
         : "the escaped grandchild should still be running",
     );
   } finally {

@@ -206,3 +206,87 @@ facilityTest(NO_BWRAP === undefined ? "cc" : "bwrap", NO_BWRAP ?? NO_CC, {
     }
   },
 });
+
+facilityTest("cc", NO_CC, {
+  name:
+    "session starter: staying and ending what is left (-s -x), it kills what its program left once it exits " +
+    "(a process that left its session, and that one's children), then exits as its program did",
+  fn: async () => {
+    const { starter } = await userWithStarter();
+    const seconds = uniqueSeconds();
+    // A process in a session of its own, and one more below a child that outlives the program.
+    const left = `setsid sleep ${seconds} < /dev/null > /dev/null 2>&1 & ` +
+      `(sh -c 'sleep ${seconds} & exec sleep ${seconds}' < /dev/null > /dev/null 2>&1 &) ; echo done; exit 4`;
+    try {
+      const ended = await start(starter, ["-s", "-x", "--", "/bin/sh", "-c", left]);
+      assert.deepEqual(ended, { code: 4, out: "done\n", err: "" });
+      assert.deepEqual(
+        await pgrep(`sleep ${seconds}`),
+        [],
+        "a process the program left outlived the starter",
+      );
+    } finally {
+      await new Deno.Command("pkill", { args: ["-KILL", "-f", `sleep ${seconds}`] }).output();
+    }
+  },
+});
+
+facilityTest("cc", NO_CC, {
+  name:
+    "session starter: an unconfined call behind it, with a cgroup and without one: a process the tool left " +
+    "(setsid) is not alive at its answer, nor at its timeout's",
+  fn: async () => {
+    const { env } = await userWithStarter();
+    const dir = await realTempDir("toolgate_starter_unconfined_");
+    const seconds = uniqueSeconds();
+    const leave = `setsid sleep ${seconds} < /dev/null > /dev/null 2>&1 &`;
+    await writeFiles(dir, {
+      "tools.json": {
+        tools: [
+          { name: "leaver", command: ["./tools/bin/leaver"], permissions: "none", timeoutSec: 10 },
+          { name: "stays", command: ["./tools/bin/stays"], permissions: "none", timeoutSec: 1 },
+        ],
+      },
+      "tools/bin/leaver": `#!/bin/sh\n${leave}\necho '{"left":true}'\n`,
+      "tools/bin/stays": `#!/bin/sh\n${leave}\nsleep ${seconds}\n`,
+    });
+    for (const name of ["leaver", "stays"]) await Deno.chmod(join(dir, "tools", "bin", name), 0o755);
+    const loaded = await loadManifest(join(dir, "tools.json"));
+    assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
+    try {
+      for (const mode of MODES) {
+        const run: Executor = new Executor({
+          manifest: loaded.manifest,
+          env: { ...env, ...mode },
+          cwd: dir,
+          auditDir: null,
+          auditKey: new Uint8Array(32),
+          sandbox: "off",
+          graceMs: 200,
+          residentHelpers: true,
+        });
+        try {
+          for (let call = 0; call < 6; call++) {
+            assert.deepEqual(result(await run.call("leaver", "{}")), { left: true });
+            assert.deepEqual(
+              await pgrep(`sleep ${seconds}`),
+              [],
+              `${JSON.stringify(mode)} call ${call}: one outlived it`,
+            );
+          }
+          const timedOut: Envelope = await run.call("stays", "{}");
+          assert.equal(!timedOut.ok && timedOut.kind, "timeout", JSON.stringify(timedOut));
+          assert.deepEqual(
+            await pgrep(`sleep ${seconds}`),
+            [],
+            `${JSON.stringify(mode)}: one outlived its timeout`,
+          );
+        } finally {
+          await run.close();
+        }
+      }
+    } finally {
+      await new Deno.Command("pkill", { args: ["-KILL", "-f", `sleep ${seconds}`] }).output();
+    }
+  },
+});

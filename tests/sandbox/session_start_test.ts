@@ -200,7 +200,7 @@ async function project(): Promise<{ dir: string; manifest: Manifest }> {
       "#!/bin/sh",
       "read -r pid comm state ppid pgrp session rest < /proc/self/stat",
       'if grep -q "/toolgate/call-" /proc/self/cgroup; then slot=true; else slot=false; fi',
-      'printf \'{"pid":%s,"pgrp":%s,"session":%s,"slot":%s}\\n\' "$pid" "$pgrp" "$session" "$slot"',
+      'printf \'{"pid":%s,"ppid":%s,"pgrp":%s,"session":%s,"slot":%s}\\n\' "$pid" "$ppid" "$pgrp" "$session" "$slot"',
     ].join("\n"),
     // The usual cleanup of a shell script: every process of its group, which must not be toolgate's.
     "tools/bin/kill_group": "#!/bin/sh\nkill -TERM 0\nsleep 5\n",
@@ -262,8 +262,11 @@ facilityTest("cc", NO_STARTER, {
     const run = executor(p.manifest, env, p.dir);
     try {
       const where = result(await run.call("where", "{}"));
-      assert.equal(where.pgrp, where.pid);
-      assert.equal(where.session, where.pid);
+      // The starter, its parent (it stays), leads the session and group the tool is in: toolgate's are not theirs.
+      assert.equal(where.pgrp, where.ppid);
+      assert.equal(where.session, where.ppid);
+      const own = (await Deno.readTextFile("/proc/self/stat")).split(") ")[1].split(" ");
+      assert.notEqual(String(where.session), own[3], "the tool is in toolgate's session");
       assert.equal(where.slot, true, "the tool is not in its call's cgroup");
     } finally {
       await run.close();
