@@ -77,69 +77,71 @@ facilityTest("cc", NO_CC, {
   },
 });
 
+/**
+ * Calls in a row of a tool that leaves a process in a session of its own (setsid) and exits, each looked at the
+ * moment it answered, then one that stays and times out: in each mode, behind a starter, none of them is left.
+ */
+async function leaversEnd(sandbox: "require" | "off", calls: number): Promise<void> {
+  const { env } = await userWithStarter();
+  const dir = await realTempDir("toolgate_starter_leavers_");
+  const seconds = uniqueSeconds();
+  // Its grandchild leaves its session and holds nothing of the call's: only the tree's end ends it.
+  const leave = `setsid sleep ${seconds} < /dev/null > /dev/null 2>&1 &`;
+  await writeFiles(dir, {
+    "tools.json": {
+      tools: [
+        { name: "leaver", command: ["./tools/bin/leaver"], permissions: "none", timeoutSec: 10 },
+        { name: "stays", command: ["./tools/bin/stays"], permissions: "none", timeoutSec: 1 },
+      ],
+    },
+    "tools/bin/leaver": `#!/bin/sh\n${leave}\necho '{"left":true}'\n`,
+    "tools/bin/stays": `#!/bin/sh\n${leave}\nsleep ${seconds}\n`,
+  });
+  for (const name of ["leaver", "stays"]) await Deno.chmod(join(dir, "tools", "bin", name), 0o755);
+  const loaded = await loadManifest(join(dir, "tools.json"));
+  assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
+  try {
+    for (const mode of MODES) {
+      const run: Executor = new Executor({
+        manifest: loaded.manifest,
+        env: { ...env, ...mode },
+        cwd: dir,
+        auditDir: null,
+        auditKey: new Uint8Array(32),
+        sandbox,
+        graceMs: 200,
+        residentHelpers: true,
+      });
+      try {
+        for (let call = 0; call < calls; call++) {
+          assert.deepEqual(result(await run.call("leaver", "{}")), { left: true });
+          assert.deepEqual(
+            await pgrep(`sleep ${seconds}`),
+            [],
+            `${JSON.stringify(mode)} call ${call}: one outlived it`,
+          );
+        }
+        const timedOut: Envelope = await run.call("stays", "{}");
+        assert.equal(!timedOut.ok && timedOut.kind, "timeout", JSON.stringify(timedOut));
+        assert.deepEqual(
+          await pgrep(`sleep ${seconds}`),
+          [],
+          `${JSON.stringify(mode)}: one outlived its timeout`,
+        );
+      } finally {
+        await run.close();
+      }
+    }
+  } finally {
+    await new Deno.Command("pkill", { args: ["-KILL", "-f", `sleep ${seconds}`] }).output();
+  }
+}
+
 facilityTest(NO_BWRAP === undefined ? "cc" : "bwrap", NO_BWRAP ?? NO_CC, {
   name:
     "session starter: confined, it stays until the sandbox's pid namespace is gone: nothing a tool left (setsid) " +
     "is alive at its answer or its timeout's, with a cgroup and without one",
-  fn: async () => {
-    const { env } = await userWithStarter();
-    const dir = await realTempDir("toolgate_starter_namespace_");
-    const seconds = uniqueSeconds();
-    // Its grandchild leaves its session and holds nothing of the call's: only the namespace's end ends it.
-    const leave = `setsid sleep ${seconds} < /dev/null > /dev/null 2>&1 &`;
-    await writeFiles(dir, {
-      "tools.json": {
-        tools: [
-          { name: "leaver", command: ["./tools/bin/leaver"], permissions: "none", timeoutSec: 10 },
-          { name: "stays", command: ["./tools/bin/stays"], permissions: "none", timeoutSec: 1 },
-        ],
-      },
-      "tools/bin/leaver": `#!/bin/sh\n${leave}\necho '{"left":true}'\n`,
-      "tools/bin/stays": `#!/bin/sh\n${leave}\nsleep ${seconds}\n`,
-    });
-    for (const name of ["leaver", "stays"]) await Deno.chmod(join(dir, "tools", "bin", name), 0o755);
-    const loaded = await loadManifest(join(dir, "tools.json"));
-    assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
-    const modes: Record<string, string>[] = [
-      { TOOLGATE_CGROUP: "none" },
-      ...CGROUPS === undefined ? [] : [{}],
-    ];
-    try {
-      for (const mode of modes) {
-        const run: Executor = new Executor({
-          manifest: loaded.manifest,
-          env: { ...env, ...mode },
-          cwd: dir,
-          auditDir: null,
-          auditKey: new Uint8Array(32),
-          sandbox: "require",
-          residentHelpers: true,
-        });
-        try {
-          // Calls in a row, each looked at the moment it answered.
-          for (let call = 0; call < 12; call++) {
-            assert.deepEqual(result(await run.call("leaver", "{}")), { left: true });
-            assert.deepEqual(
-              await pgrep(`sleep ${seconds}`),
-              [],
-              `${JSON.stringify(mode)} call ${call}: one outlived it`,
-            );
-          }
-          const timedOut: Envelope = await run.call("stays", "{}");
-          assert.equal(!timedOut.ok && timedOut.kind, "timeout", JSON.stringify(timedOut));
-          assert.deepEqual(
-            await pgrep(`sleep ${seconds}`),
-            [],
-            `${JSON.stringify(mode)}: one outlived its timeout`,
-          );
-        } finally {
-          await run.close();
-        }
-      }
-    } finally {
-      await new Deno.Command("pkill", { args: ["-KILL", "-f", `sleep ${seconds}`] }).output();
-    }
-  },
+  fn: () => leaversEnd("require", 12),
 });
 
 facilityTest(NO_BWRAP === undefined ? "cc" : "bwrap", NO_BWRAP ?? NO_CC, {
@@ -235,58 +237,5 @@ facilityTest("cc", NO_CC, {
   name:
     "session starter: an unconfined call behind it, with a cgroup and without one: a process the tool left " +
     "(setsid) is not alive at its answer, nor at its timeout's",
-  fn: async () => {
-    const { env } = await userWithStarter();
-    const dir = await realTempDir("toolgate_starter_unconfined_");
-    const seconds = uniqueSeconds();
-    const leave = `setsid sleep ${seconds} < /dev/null > /dev/null 2>&1 &`;
-    await writeFiles(dir, {
-      "tools.json": {
-        tools: [
-          { name: "leaver", command: ["./tools/bin/leaver"], permissions: "none", timeoutSec: 10 },
-          { name: "stays", command: ["./tools/bin/stays"], permissions: "none", timeoutSec: 1 },
-        ],
-      },
-      "tools/bin/leaver": `#!/bin/sh\n${leave}\necho '{"left":true}'\n`,
-      "tools/bin/stays": `#!/bin/sh\n${leave}\nsleep ${seconds}\n`,
-    });
-    for (const name of ["leaver", "stays"]) await Deno.chmod(join(dir, "tools", "bin", name), 0o755);
-    const loaded = await loadManifest(join(dir, "tools.json"));
-    assert.ok(loaded.ok, loaded.ok ? "" : loaded.errors.join("\n"));
-    try {
-      for (const mode of MODES) {
-        const run: Executor = new Executor({
-          manifest: loaded.manifest,
-          env: { ...env, ...mode },
-          cwd: dir,
-          auditDir: null,
-          auditKey: new Uint8Array(32),
-          sandbox: "off",
-          graceMs: 200,
-          residentHelpers: true,
-        });
-        try {
-          for (let call = 0; call < 6; call++) {
-            assert.deepEqual(result(await run.call("leaver", "{}")), { left: true });
-            assert.deepEqual(
-              await pgrep(`sleep ${seconds}`),
-              [],
-              `${JSON.stringify(mode)} call ${call}: one outlived it`,
-            );
-          }
-          const timedOut: Envelope = await run.call("stays", "{}");
-          assert.equal(!timedOut.ok && timedOut.kind, "timeout", JSON.stringify(timedOut));
-          assert.deepEqual(
-            await pgrep(`sleep ${seconds}`),
-            [],
-            `${JSON.stringify(mode)}: one outlived its timeout`,
-          );
-        } finally {
-          await run.close();
-        }
-      }
-    } finally {
-      await new Deno.Command("pkill", { args: ["-KILL", "-f", `sleep ${seconds}`] }).output();
-    }
-  },
+  fn: () => leaversEnd("off", 6),
 });
